@@ -1,0 +1,62 @@
+"""Agents: every payer wallet and every registered agent has one UUID record."""
+from __future__ import annotations
+
+import re
+
+from .errors import ServiceError
+from .ids import new_uuid, now_ms
+from .tables import Agent
+
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def is_address(text: str) -> bool:
+    return bool(_ADDRESS.match(text))
+
+
+def is_uuid(text: str) -> bool:
+    return bool(_UUID.match(text))
+
+
+class AgentDirectory:
+    """Lookups with a small cache: a wallet's agent id never changes once made."""
+
+    def __init__(self) -> None:
+        self._by_wallet: dict[str, str] = {}
+
+    async def for_wallet(self, wallet: str) -> str:
+        """The agent id of a wallet, creating the agent on first sight."""
+        w = wallet.lower()
+        cached = self._by_wallet.get(w)
+        if cached:
+            return cached
+        row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
+        if row is None:
+            await Agent.insert(Agent(id=new_uuid(), wallet_address=w, credits=0, created_ms=now_ms())).on_conflict(
+                action="DO NOTHING"
+            )
+            row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
+        self._by_wallet[w] = row["id"]
+        return row["id"]
+
+    async def register(self, wallet: str | None, name: str | None) -> dict:
+        if wallet is not None:
+            if not is_address(wallet):
+                raise ServiceError(400, "invalid_request", "wallet_address must be a 0x address", [{"field": "wallet_address", "message": "expected 0x + 40 hex"}])
+            existing = await Agent.select().where(Agent.wallet_address == wallet.lower()).first()
+            if existing:
+                if name and not existing["name"]:
+                    await Agent.update({Agent.name: name}).where(Agent.id == existing["id"])
+                return existing
+        row = Agent(id=new_uuid(), wallet_address=wallet.lower() if wallet else None, name=name, credits=0, created_ms=now_ms())
+        await Agent.insert(row)
+        return await Agent.select().where(Agent.id == row.id).first()
+
+    async def get(self, agent_ref: str) -> dict | None:
+        """By UUID or wallet address (case-insensitive)."""
+        if is_uuid(agent_ref):
+            return await Agent.select().where(Agent.id == agent_ref.lower()).first()
+        if is_address(agent_ref):
+            return await Agent.select().where(Agent.wallet_address == agent_ref.lower()).first()
+        return None

@@ -1,0 +1,122 @@
+"""Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, or a bare
+X-Agent-ID (free reads only). Write-proof nonces are single-use (database)."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import logging
+import secrets
+import time
+
+from .agents import AgentDirectory, is_address, is_uuid
+from .auth_proof import ProofError, verify_agent_proof
+from .errors import ServiceError
+from .ids import now_ms
+from .request import CallRequest
+from .tables import AccessToken, ProofNonce
+
+log = logging.getLogger("tollway.auth")
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    agent_id: str
+    wallet: str | None
+    via: str  # "token", "proof" or "id"
+    scope: str | None = None  # proof scope
+
+    @property
+    def can_spend(self) -> bool:
+        """Credits move only for a write proof or an access token."""
+        return self.via == "token" or (self.via == "proof" and self.scope == "write")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Authenticator:
+    def __init__(self, *, agents: AgentDirectory, chain_id: int, enforce_read_proofs: bool, operator_token: str) -> None:
+        self.agents = agents
+        self.chain_id = chain_id
+        self.enforce_read_proofs = enforce_read_proofs
+        self.operator_token = operator_token
+
+    def require_operator(self, req: CallRequest) -> None:
+        auth = req.header("authorization") or ""
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        if not given or not hmac.compare_digest(given.encode(), self.operator_token.encode()):
+            raise ServiceError(401, "unauthorized", "Operator routes need Authorization: Bearer <TOLLWAY_OPERATOR_TOKEN>.")
+
+    async def issue_access_token(self, agent_id: str, ttl_s: int) -> tuple[str, int]:
+        token = "tw_at_" + secrets.token_urlsafe(32)
+        expires = now_ms() + ttl_s * 1000
+        await AccessToken.insert(AccessToken(token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms()))
+        return token, expires
+
+    async def caller(self, req: CallRequest, *, scope: str) -> Caller | None:
+        """Identify the caller for a route needing `scope` ("read" or "write").
+
+        Returns None when the request names nobody. A proof that is present but
+        invalid is refused (401), never silently ignored.
+        """
+        auth = req.header("authorization")
+        if auth and auth[:7].lower() == "bearer ":
+            return await self._token_caller(auth[7:].strip())
+        agent_header = req.header("x-agent-id")
+        if not agent_header:
+            return None
+        agent_header = agent_header.strip()
+        proof = req.header("x-agent-proof")
+        if proof:
+            if not is_address(agent_header):
+                raise ServiceError(401, "invalid_agent_proof", "A proof needs X-Agent-ID to be the signing wallet address.")
+            try:
+                verified = verify_agent_proof(
+                    proof,
+                    agent_id_header=agent_header,
+                    chain_id=self.chain_id,
+                    method=req.method,
+                    path=req.path,
+                    body=req.body,
+                    now=int(time.time()),
+                    required_scope=scope,
+                )
+            except ProofError as exc:
+                if scope == "read" and not self.enforce_read_proofs:
+                    log.warning("read proof refused (log-only): %s", exc.message)
+                    return await self._id_caller(agent_header)
+                raise ServiceError(401, "invalid_agent_proof", exc.message, {"reason": exc.reason}) from exc
+            if verified.scope == "write":
+                inserted = (
+                    await ProofNonce.insert(ProofNonce(id=f"{agent_header.lower()}:{verified.nonce}", expires_ms=verified.expires_at * 1000 + 30_000))
+                    .on_conflict(action="DO NOTHING")
+                    .returning(ProofNonce.id)
+                )
+                if not inserted:
+                    raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
+            agent_id = await self.agents.for_wallet(agent_header)
+            return Caller(agent_id, agent_header.lower(), "proof", verified.scope)
+        if scope == "read" and self.enforce_read_proofs:
+            raise ServiceError(401, "invalid_agent_proof", "This route needs a signed read proof in X-Agent-Proof.", {"reason": "missing"})
+        if scope == "read" and not self.enforce_read_proofs:
+            log.debug("read without proof for %s (log-only)", agent_header)
+        return await self._id_caller(agent_header)
+
+    async def _id_caller(self, agent_header: str) -> Caller | None:
+        if is_address(agent_header):
+            return Caller(await self.agents.for_wallet(agent_header), agent_header.lower(), "id")
+        if is_uuid(agent_header):
+            row = await self.agents.get(agent_header)
+            if row is None:
+                raise ServiceError(404, "agent_not_found", f"No agent {agent_header}.")
+            return Caller(row["id"], row["wallet_address"], "id")
+        raise ServiceError(400, "invalid_request", "X-Agent-ID must be a wallet address or an agent UUID.", [{"field": "X-Agent-ID", "message": "expected 0x address or UUID"}])
+
+    async def _token_caller(self, token: str) -> Caller:
+        row = await AccessToken.select(AccessToken.agent_id, AccessToken.expires_ms).where(AccessToken.token_hash == token_hash(token)).first()
+        if row is None or row["expires_ms"] < now_ms():
+            raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
+        agent = await self.agents.get(row["agent_id"])
+        return Caller(row["agent_id"], agent["wallet_address"] if agent else None, "token")

@@ -1,0 +1,20 @@
+"""What the kernel needs to know about its deployment (built by runtime.settings)."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelConfig:
+    network: str = "local"  # local, base-sepolia, base
+    pay_to: str = ""  # receiving wallet in quotes
+    operator_token: str = ""
+    proof_enforcement: str = "log"  # log | enforce (read proofs)
+    receipt_seed: bytes = b""  # Ed25519 seed, 32 bytes
+    facilitator_url: str | None = None
+    settlement_backend: str | None = None  # None: local on the local network, else facilitator
+    quote_ttl_s: int = 300
+    access_token_ttl_s: int = 86_400
+    plugin_env: Mapping[str, str] = dataclasses.field(default_factory=dict)  # TOLLWAY_* variables
+    strict_plugins: bool = False

@@ -1,0 +1,69 @@
+"""The one error taxonomy of the service: every refusal is a `ServiceError`.
+
+Each front turns a `ServiceError` into its protocol's answer (HTTP status and
+the spec's `{error, message, details}` body, or an MCP tool error) and nothing
+else; the kernel never builds protocol responses itself.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """A refusal with the spec's status, machine code and human message."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: Any = None,
+        *,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        self.headers = dict(headers or {})
+        # Fields the spec puts beside error/message for some errors
+        # (402 quote fields, retry_after, request_id/receipt_id of failed calls).
+        self.extra = dict(extra or {})
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"error": self.code, "message": self.message}
+        out.update(self.extra)
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"ServiceError({self.status}, {self.code!r}, {self.message!r})"
+
+
+def invalid_request(message: str, details: list[dict[str, str]] | None = None) -> ServiceError:
+    """400 `invalid_request`: wrong shape, missing field or value outside the spec's limits."""
+    return ServiceError(400, "invalid_request", message, details or [])
+
+
+def invalid_input(message: str, details: Any = None, **extra: Any) -> ServiceError:
+    """400 `invalid_input`: semantically invalid input."""
+    return ServiceError(400, "invalid_input", message, details, extra=extra)
+
+
+def not_found(message: str = "Not found") -> ServiceError:
+    return ServiceError(404, "not_found", message)
+
+
+def unauthorized(message: str, code: str = "unauthorized") -> ServiceError:
+    return ServiceError(401, code, message)
+
+
+def forbidden(message: str, code: str = "forbidden") -> ServiceError:
+    return ServiceError(403, code, message)
+
+
+def internal_error(message: str = "The call failed; nothing was charged.", **extra: Any) -> ServiceError:
+    return ServiceError(500, "internal_error", message, extra=extra)

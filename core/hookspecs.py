@@ -1,0 +1,72 @@
+"""The plugin API: every hook a plugin may implement.
+
+Hooks only declare objects through a `register` callback; the registered objects
+(tools, settlement backends, settings, periodic tasks) carry the behaviour.
+Plugins mark implementations with `hookimpl`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
+    from .payments.settlement import SettlementBackendFactory
+    from .periodic import PeriodicTask
+    from .settings_spec import Setting
+    from .tool import Tool
+
+PROJECT = "tollway"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_tools(register: "Callable[[Tool], None]") -> None:
+    """Declare the plugin's tools.
+
+    :param register: call once per `core.tool.Tool`; a name or path already
+        taken stops start-up.
+    """
+
+
+@hookspec
+def register_settlement_backends(register: "Callable[[str, SettlementBackendFactory], None]") -> None:
+    """Declare payment settlement backends (the kernel registers `local` and `facilitator`).
+
+    :param register: `register(name, factory)`; `factory(services)` builds the
+        backend once the database and settings are ready.
+    """
+
+
+@hookspec
+def register_settings(register: "Callable[[Setting], None]") -> None:
+    """Declare the plugin's settings, read from `TOLLWAY_<FAMILY>_<NAME>`.
+
+    :param register: call once per `core.settings_spec.Setting`.
+    """
+
+
+@hookspec
+def register_periodic_tasks(register: "Callable[[PeriodicTask], None]") -> None:
+    """Declare work the scheduler runs every `interval_s` seconds.
+
+    :param register: call once per `core.periodic.PeriodicTask`.
+    """
+
+
+@hookspec
+def startup(kernel: Any) -> None:
+    """Called once when the kernel has started (database open, tools registered).
+
+    :param kernel: the running `core.kernel.Kernel`.
+    """
+
+
+@hookspec
+def shutdown(kernel: Any) -> None:
+    """Called once when the kernel stops, before the database closes.
+
+    :param kernel: the stopping `core.kernel.Kernel`.
+    """

@@ -1,0 +1,155 @@
+"""The kernel: plugin manager, registries of tools/backends/settings, lifecycle.
+
+Fronts hold one `Kernel`; `Kernel.call` (in `core.pipeline`) is the one paid-call
+pipeline of DESIGN.md §1.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import httpx
+import pluggy
+
+from . import builtin, hookspecs
+from .accounts import Accounts
+from .agents import AgentDirectory
+from .auth import Authenticator
+from .config import KernelConfig
+from .payments.gateway import X402Gateway
+from .payments.networks import Network, get_network
+from .payments.settlement import SettlementBackend
+from .periodic import PeriodicTask
+from .pipeline import PaidCallPipeline
+from .receipt_signing import ReceiptSigner
+from .receipts import ReceiptBook
+from .settings_spec import Setting
+from .tool import Tool
+
+log = logging.getLogger("tollway.kernel")
+
+
+class StartupError(RuntimeError):
+    """A configuration that must not start (duplicate tool name or path, unknown backend)."""
+
+
+class Kernel(PaidCallPipeline, Accounts):
+    """Holds the registries and services; the pipeline and account operations
+    come from the two mixins so each lives in a module of its own."""
+
+    def __init__(
+        self,
+        config: KernelConfig,
+        db: Any,
+        *,
+        plugins: Iterable[tuple[str, object]] = (),
+        http_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.config = config
+        self.db = db
+        self.network: Network = get_network(config.network)
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.pm.register(builtin, name="tollway.builtin")
+        for name, plugin in plugins:
+            self.pm.register(plugin, name=name)
+        self.plugin_failures: dict[str, str] = {}
+        self.http_transport = http_transport
+        self.tools: dict[str, Tool] = {}
+        self.tools_by_path: dict[str, Tool] = {}
+        self.settings: dict[str, Setting] = {}
+        self.periodic_tasks: list[PeriodicTask] = []
+        self.backend_factories: dict[str, Any] = {}
+        self.agents = AgentDirectory()
+        self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
+        self.auth = Authenticator(
+            agents=self.agents,
+            chain_id=self.network.chain_id,
+            enforce_read_proofs=config.proof_enforcement == "enforce",
+            operator_token=config.operator_token,
+        )
+        self.backend: SettlementBackend | None = None
+        self.gateway: X402Gateway | None = None
+        self.http: httpx.AsyncClient | None = None
+        self.started = False
+
+    # -- registries -------------------------------------------------------------
+    def collect(self) -> None:
+        """Ask every plugin for its declarations; collisions stop start-up."""
+        self.pm.check_pending()
+        self.tools.clear()
+        self.tools_by_path.clear()
+        self.settings.clear()
+        self.periodic_tasks.clear()
+        self.backend_factories.clear()
+
+        def add_tool(tool: Tool) -> None:
+            if not isinstance(tool, Tool):
+                raise StartupError(f"register_tools received {tool!r}, not a core.tool.Tool")
+            if tool.name in self.tools:
+                raise StartupError(f"duplicate tool name {tool.name!r}: two plugins declare it")
+            if tool.path in self.tools_by_path:
+                raise StartupError(f"duplicate tool path {tool.path!r}: {self.tools_by_path[tool.path].name} and {tool.name}")
+            self.tools[tool.name] = tool
+            self.tools_by_path[tool.path] = tool
+
+        def add_setting(setting: Setting) -> None:
+            if setting.env_var in self.settings:
+                raise StartupError(f"duplicate setting {setting.env_var}")
+            self.settings[setting.env_var] = setting
+
+        def add_backend(name: str, factory: Any) -> None:
+            # First registration wins: pluggy calls later-registered plugins first,
+            # and the built-in backends are trylast, so a plugin can override them.
+            self.backend_factories.setdefault(name, factory)
+
+        self.pm.hook.register_tools(register=add_tool)
+        self.pm.hook.register_settings(register=add_setting)
+        self.pm.hook.register_settlement_backends(register=add_backend)
+        self.pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
+
+    def family_settings(self, family: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        prefix = f"TOLLWAY_{family.upper()}_"
+        for env_var, setting in self.settings.items():
+            if env_var.startswith(prefix):
+                value = self.config.plugin_env.get(env_var, setting.default)
+                if value is not None:
+                    out[setting.name] = value
+        return out
+
+    # -- lifecycle ---------------------------------------------------------------
+    async def start(self) -> None:
+        if self.started:
+            return
+        self.collect()
+        await self.db.connect()
+        await self.db.create_tables()
+        await self.receipts.publish_key()
+        backend_name = self.config.settlement_backend or ("local" if self.network.name == "local" else "facilitator")
+        if backend_name not in self.backend_factories:
+            raise StartupError(f"unknown settlement backend {backend_name!r}; known: {sorted(self.backend_factories)}")
+        self.http = httpx.AsyncClient(transport=self.http_transport, timeout=httpx.Timeout(15.0), follow_redirects=True)
+        self.backend = self.backend_factories[backend_name](self)
+        self.gateway = X402Gateway(
+            network=self.network, pay_to=self.config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=self.config.quote_ttl_s
+        )
+        self.started = True
+        self.pm.hook.startup(kernel=self)
+
+    async def stop(self) -> None:
+        if not self.started:
+            return
+        self.pm.hook.shutdown(kernel=self)
+        if self.http is not None:
+            await self.http.aclose()
+        await self.db.close()
+        self.started = False
+
+
+
+def report_plugin_failure(kernel: Kernel, name: str, exc: BaseException) -> None:
+    kernel.plugin_failures[name] = f"{type(exc).__name__}: {exc}"
+    print(f"tollway: plugin {name!r} failed to load and was skipped: {exc}", file=sys.stderr)

@@ -1,0 +1,206 @@
+"""The x402 gateway: quote -> 402, then verify -> reserve -> settle.
+
+The authorization is reserved (a row keyed by chain, asset, payer and nonce) and
+the quote marked used in one transaction before any tool runs, so two requests
+carrying one authorization can never both be served.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import msgspec
+
+from ..errors import ServiceError
+from ..ids import iso, now_ms
+from ..money import usdc
+from ..tables import PaymentAuthorization
+from . import quotes, x402
+from .eip3009 import authorization_key, verify_authorization
+from .networks import Network
+from .settlement import SettlementBackend, SettlementResult
+
+# Tollway's own reason when `accepted` echoes other requirements than the quote's.
+REQUIREMENTS_MISMATCH = "accepted_requirements_mismatch"
+
+PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
+
+
+def find_payment_header(headers: Any) -> str | None:
+    """The payment payload from whichever header carries it (DESIGN.md §5, §9)."""
+    for name in PAYMENT_HEADERS:
+        value = headers.get(name)
+        if value:
+            return value
+    auth = headers.get("authorization")
+    if auth and not auth[:7].lower() == "bearer ":
+        return auth
+    return None
+
+
+@dataclasses.dataclass
+class Accepted:
+    """A verified, reserved payment waiting for settlement or voiding."""
+
+    payment: x402.PaymentPayload
+    payer: str
+    key: str
+    quote_id: str
+    amount: int
+    requirements: dict[str, Any]
+
+
+class PaymentFailed(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class X402Gateway:
+    def __init__(self, *, network: Network, pay_to: str, backend: SettlementBackend, db: Any, quote_ttl_s: int) -> None:
+        self.network = network
+        self.pay_to = pay_to
+        self.backend = backend
+        self.db = db
+        self.quote_ttl_s = quote_ttl_s
+
+    def requirements(self, amount: int, quote_id: str) -> dict[str, Any]:
+        return x402.build_requirements(self.network, amount, self.pay_to, quote_id, self.quote_ttl_s)
+
+    async def payment_required(
+        self,
+        *,
+        purpose: str,
+        description: str,
+        input_hash: str,
+        amount: int,
+        resource_url: str,
+        failure: PaymentFailed | None = None,
+    ) -> ServiceError:
+        """A fresh quote as the spec's 402 body plus the PAYMENT-REQUIRED header."""
+        quote = await quotes.create_quote(
+            tool=purpose, input_hash=input_hash, amount=amount, pay_to=self.pay_to, network=self.network.caip2, ttl_s=self.quote_ttl_s
+        )
+        error_text = failure.reason if failure else "payment_required"
+        header = x402.encode_payment_required(error_text, resource_url, description, [self.requirements(amount, quote["id"])])
+        extra = {
+            "code": 402,
+            "quote_id": quote["id"],
+            "amount_usdc": usdc(amount),
+            "pay_to": self.pay_to,
+            "network": self.network.caip2,
+            "expires_at": iso(quote["expires_ms"]),
+        }
+        if failure:
+            return ServiceError(
+                402,
+                "payment_verification_failed",
+                failure.message,
+                {"reason": failure.reason},
+                headers={"PAYMENT-REQUIRED": header},
+                extra=extra,
+            )
+        return ServiceError(
+            402, "payment_required", f"Payment of {usdc(amount)} USDC required.", headers={"PAYMENT-REQUIRED": header}, extra=extra
+        )
+
+    def decode(self, header_value: str) -> x402.PaymentPayload:
+        try:
+            return x402.decode_payment_header(header_value)
+        except x402.PaymentError as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+
+    async def verify(self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str) -> tuple[dict, str]:
+        """Everything short of reserving: quote, accepted requirements, signature, funds."""
+        quote_id = quote_id_header or x402.quote_id_from(payment)
+        try:
+            quote = await quotes.check_quote(quote_id, tool=purpose, input_hash=input_hash)
+        except quotes.QuoteProblem as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+        requirements = self.requirements(quote["amount"], quote["id"])
+        self._check_accepted(payment, requirements)
+        try:
+            payer = verify_authorization(
+                self.network,
+                payment.authorization,
+                payment.signature,
+                pay_to=quote["pay_to"],
+                amount_micro=quote["amount"],
+                now=int(time.time()),
+            )
+        except x402.PaymentError as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+        reason = await self.backend.verify(payment, requirements, payer)
+        if reason:
+            raise PaymentFailed(reason, f"The payment cannot settle: {reason}.")
+        return quote, payer
+
+    def _check_accepted(self, payment: x402.PaymentPayload, requirements: dict[str, Any]) -> None:
+        try:
+            x402.check_scheme_and_network(payment, self.network)
+        except x402.PaymentError as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+        acc = payment.accepted
+        if acc is None:
+            return
+        for field in ("scheme", "network", "amount", "payTo", "asset"):
+            mine, theirs = requirements[field], acc.get(field)
+            if str(theirs).lower() != str(mine).lower():
+                raise PaymentFailed(REQUIREMENTS_MISMATCH, f"accepted.{field} does not match the quote.")
+
+    async def reserve(self, payment: x402.PaymentPayload, quote: dict, payer: str, purpose: str) -> Accepted:
+        key = authorization_key(self.network, payment.authorization)
+        now = now_ms()
+        async with self.db.transaction():
+            inserted = (
+                await PaymentAuthorization.insert(
+                    PaymentAuthorization(
+                        id=key,
+                        payer=payer.lower(),
+                        pay_to=payment.authorization.to.lower(),
+                        value=payment.authorization.value,
+                        nonce=payment.authorization.nonce,
+                        quote_id=quote["id"],
+                        purpose=purpose,
+                        status="reserved",
+                        settlement_tx=None,
+                        payload=msgspec.json.encode(payment.raw).decode(),
+                        receipt_id=None,
+                        created_ms=now,
+                        updated_ms=now,
+                    )
+                )
+                .on_conflict(action="DO NOTHING")
+                .returning(PaymentAuthorization.id)
+            )
+            if not inserted:
+                raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
+            if not await quotes.mark_used(quote["id"]):
+                raise PaymentFailed("quote_already_used", f"Quote {quote['id']} was already used.")
+        return Accepted(payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"]))
+
+    async def accept(self, header_value: str, quote_id_header: str | None, *, purpose: str, input_hash: str) -> Accepted:
+        payment = self.decode(header_value)
+        quote, payer = await self.verify(payment, quote_id_header, purpose=purpose, input_hash=input_hash)
+        return await self.reserve(payment, quote, payer, purpose)
+
+    async def settle(self, accepted: Accepted) -> SettlementResult:
+        result = await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
+        status = {"settled": "settled", "pending": "pending", "failed": "failed"}[result.status]
+        await PaymentAuthorization.update(
+            {PaymentAuthorization.status: status, PaymentAuthorization.settlement_tx: result.transaction, PaymentAuthorization.updated_ms: now_ms()}
+        ).where(PaymentAuthorization.id == accepted.key)
+        return result
+
+    async def void(self, accepted: Accepted) -> None:
+        """The tool failed before settlement: the authorization is spent unsettled."""
+        await PaymentAuthorization.update({PaymentAuthorization.status: "voided", PaymentAuthorization.updated_ms: now_ms()}).where(
+            PaymentAuthorization.id == accepted.key
+        )
+
+    def payment_response(self, accepted: Accepted, result: SettlementResult) -> str:
+        return x402.encode_payment_response(
+            result.status == "settled", result.transaction or "", self.network.caip2, accepted.payer, result.reason
+        )

@@ -1,0 +1,77 @@
+"""Settlement backends: who moves the USDC once a payment is verified.
+
+`local` settles on the embedded test network's ledger in our own database;
+`facilitator` calls an x402 facilitator's /verify and /settle over HTTP.
+Both are idempotent on the authorization: settling twice returns the same hash.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from eth_hash.auto import keccak
+
+from .. import ledger
+from ..tables import LedgerEntry
+from .networks import Network
+from .x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload
+
+
+@dataclasses.dataclass(frozen=True)
+class SettlementResult:
+    status: Literal["settled", "pending", "failed"]
+    transaction: str | None
+    reason: str | None = None
+
+
+class SettlementBackend(Protocol):
+    name: str
+
+    async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
+        """None when the payment can settle, else an x402 invalid-reason code."""
+
+    async def settle(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult: ...
+
+    async def on_chain_balance(self, address: str) -> int | None:
+        """Micro-USDC held by `address`, or None when this backend cannot tell."""
+
+
+SettlementBackendFactory = Callable[[Any], SettlementBackend]
+
+
+def local_transaction_hash(network: Network, payment: PaymentPayload) -> str:
+    a = payment.authorization
+    key = f"{network.chain_id}:{network.asset.lower()}:{a.from_.lower()}:{a.nonce.lower()}".encode()
+    return "0x" + keccak(key).hex()
+
+
+class LocalSettlement:
+    """The embedded test network: USDC balances are rows in our database."""
+
+    name = "local"
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.network: Network = kernel.network
+
+    async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
+        if await ledger.chain_balance(self.network.chain_id, payer) < payment.authorization.value:
+            return ERR_INSUFFICIENT_BALANCE
+        return None
+
+    async def settle(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
+        tx = local_transaction_hash(self.network, payment)
+        value = payment.authorization.value
+        async with self.kernel.db.transaction():
+            done = await LedgerEntry.exists().where((LedgerEntry.reference == tx) & (LedgerEntry.kind == "transfer_out"))
+            if done:
+                return SettlementResult("settled", tx)
+            after = await ledger.chain_debit(self.network.chain_id, payer, value, kind="transfer_out", reference=tx)
+            if after is None:
+                return SettlementResult("failed", None, ERR_INSUFFICIENT_BALANCE)
+            await ledger.chain_credit(self.network.chain_id, payment.authorization.to, value, kind="transfer_in", reference=tx)
+        return SettlementResult("settled", tx)
+
+    async def on_chain_balance(self, address: str) -> int | None:
+        return await ledger.chain_balance(self.network.chain_id, address)

@@ -1,0 +1,228 @@
+"""The paid-call pipeline (DESIGN.md §1): validate, price, pay (credits or x402),
+run, sign the receipt; refund or leave unsettled when the tool fails.
+
+Input is refused before any payment; an x402 payment is settled only after an
+inline tool succeeded; credits are taken before the tool runs and given back if
+it fails.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import rfc8785
+
+from . import ledger
+from .errors import ServiceError, invalid_request
+from .ids import new_id
+from .money import usdc
+from .payments.gateway import Accepted, PaymentFailed, find_payment_header
+from .request import Answer, CallRequest
+from .tool import Tool, ToolContext, ToolError
+from .validation import FieldError, convert, decode_object, field_error
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+log = logging.getLogger("tollway.pipeline")
+
+MEMO_MAX = 1000
+
+
+@dataclasses.dataclass
+class PreparedCall:
+    tool: Tool
+    value: Any  # the validated input Struct
+    price: int
+    input_hash: str
+    memo: str | None
+    decision_context: dict[str, Any] | None
+
+
+def input_hash_of(value: Any) -> str:
+    return hashlib.sha256(rfc8785.dumps(msgspec.to_builtins(value))).hexdigest()
+
+
+def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+    memo = obj.pop("memo", None)
+    ctx = obj.pop("decisionContext", None)
+    if memo is not None and (not isinstance(memo, str) or len(memo) > MEMO_MAX):
+        raise invalid_request("memo must be a string of at most 1000 characters.", [{"field": "memo", "message": "expected a string of at most 1000 characters"}])
+    if ctx is not None:
+        if not isinstance(ctx, dict):
+            raise invalid_request("decisionContext must be an object.", [{"field": "decisionContext", "message": "expected an object"}])
+        conf = ctx.get("confidence")
+        if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
+            raise invalid_request(
+                "decisionContext.confidence must be a number from 0 to 1.",
+                [{"field": "decisionContext.confidence", "message": "expected a number from 0 to 1"}],
+            )
+    return memo, ctx
+
+
+class PaidCallPipeline:
+    """Mixin of `Kernel`: the one pipeline every front calls."""
+
+    def prepare(self: "Kernel", tool: Tool, body: bytes) -> PreparedCall:
+        """Validate and price: everything that must happen before payment."""
+        obj = decode_object(body)
+        memo, ctx = _audit_fields(obj)
+        value = convert(obj, tool.input_type)
+        if tool.check is not None:
+            try:
+                tool.check(value)
+            except FieldError as exc:
+                raise field_error(exc) from exc
+        return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
+
+    async def call(self: "Kernel", tool_name: str, req: CallRequest) -> Answer:
+        tool = self.tools.get(tool_name)
+        if tool is None:
+            raise ServiceError(404, "invalid_input", f"Unknown tool {tool_name!r}.")
+        call = self.prepare(tool, req.body)
+        payment_header = find_payment_header(req.headers)
+        if payment_header:
+            return await self._pay_x402(call, req, payment_header)
+        caller = await self.auth.caller(req, scope="write")
+        prefers_x402 = (req.header("x-payment-method") or "").strip().lower() == "x402"
+        if caller is not None and caller.can_spend and not prefers_x402:
+            answer = await self._pay_credits(call, caller.agent_id)
+            if answer is not None:
+                return answer
+        assert self.gateway is not None
+        raise await self.gateway.payment_required(
+            purpose=tool.name, description=tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url
+        )
+
+    async def run_paid(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str) -> Any:
+        """Run the tool itself; any exception is the tool's failure."""
+        assert self.http is not None
+        ctx = ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(call.tool.family))
+        return await call.tool.run(call.value, ctx)
+
+    def _success(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
+        data: dict[str, Any] = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
+        data.update(msgspec.to_builtins(output))
+        return {"success": True, "data": data}
+
+    def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
+        if isinstance(exc, ToolError):
+            return ServiceError(exc.status, exc.code, exc.message, exc.details, extra={"request_id": request_id, "receipt_id": receipt_id})
+        log.exception("tool failed (request %s)", request_id, exc_info=exc)
+        return ServiceError(
+            500, "internal_error", f"The call failed and was not charged (ref: {request_id}).", extra={"request_id": request_id, "receipt_id": receipt_id}
+        )
+
+    # -- credits ------------------------------------------------------------------
+    async def _pay_credits(self: "Kernel", call: PreparedCall, agent_id: str) -> Answer | None:
+        """None when the credits do not cover the price (the caller then gets a 402)."""
+        tool = call.tool
+        request_id = new_id("req")
+        async with self.db.transaction():
+            taken = await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
+        if taken is None:
+            return None
+        try:
+            output = await self.run_paid(call, agent_id, request_id)
+        except Exception as exc:  # the tool failed: give the credits back
+            async with self.db.transaction():
+                await ledger.credit_credits(agent_id, call.price, kind="refund", reference=request_id, memo=tool.name)
+                receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None)
+                await self.receipts.revise(receipt["receipt_id"], {"status": "refunded"})
+            raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
+        async with self.db.transaction():
+            receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None)
+        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output))
+
+    # -- x402 ----------------------------------------------------------------------
+    async def _pay_x402(self: "Kernel", call: PreparedCall, req: CallRequest, header: str) -> Answer:
+        gateway = self.gateway
+        assert gateway is not None
+        tool = call.tool
+        try:
+            accepted = await gateway.accept(header, req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash)
+        except PaymentFailed as failure:
+            raise await gateway.payment_required(
+                purpose=tool.name, description=tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
+            ) from failure
+        agent_id = await self.agents.for_wallet(accepted.payer)
+        request_id = new_id("req")
+        try:
+            output = await self.run_paid(call, agent_id, request_id)
+        except Exception as exc:  # not settled: nothing is charged
+            await gateway.void(accepted)
+            receipt = await self._receipt(call, agent_id, request_id, status="not_charged", execution="failed", method="x402", tx=None, settled=False)
+            raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
+        return await self._settle_and_answer(call, req, accepted, agent_id, request_id, output)
+
+    async def _settle_and_answer(
+        self: "Kernel", call: PreparedCall, req: CallRequest, accepted: Accepted, agent_id: str, request_id: str, output: Any
+    ) -> Answer:
+        gateway = self.gateway
+        assert gateway is not None
+        try:
+            result = await gateway.settle(accepted)
+        except Exception:  # a timeout or a broken facilitator: pending, never a fresh 402
+            log.exception("settlement of %s did not finish; left pending", accepted.key)
+            from .payments.settlement import SettlementResult
+
+            result = SettlementResult("pending", None, "settlement_pending")
+            from .tables import PaymentAuthorization
+
+            await PaymentAuthorization.update({PaymentAuthorization.status: "pending"}).where(PaymentAuthorization.id == accepted.key)
+        if result.status == "failed":
+            await self._receipt(call, agent_id, request_id, status="not_charged", execution="completed", method="x402", tx=None, settled=False)
+            failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
+            raise await gateway.payment_required(
+                purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
+            )
+        settled = result.status == "settled"
+        receipt = await self._receipt(
+            call,
+            agent_id,
+            request_id,
+            status="settled" if settled else "pending",
+            execution="completed",
+            method="x402",
+            tx=result.transaction,
+            settled=settled,
+        )
+        from .tables import PaymentAuthorization
+
+        await PaymentAuthorization.update({PaymentAuthorization.receipt_id: receipt["receipt_id"]}).where(PaymentAuthorization.id == accepted.key)
+        headers = {"PAYMENT-RESPONSE": gateway.payment_response(accepted, result)}
+        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
+
+    async def _receipt(
+        self: "Kernel",
+        call: PreparedCall,
+        agent_id: str,
+        request_id: str,
+        *,
+        status: str,
+        execution: str,
+        method: str,
+        tx: str | None,
+        settled: bool = True,
+    ) -> dict[str, Any]:
+        return await self.receipts.issue(
+            agent_id=agent_id,
+            category=call.tool.category,
+            subcategory=call.tool.subcategory or call.tool.name,
+            amount=call.price,
+            status=status,
+            execution_status=execution,
+            settlement_tx=tx,
+            payment_method=method,
+            tool=call.tool.name,
+            request_id=request_id,
+            memo=call.memo,
+            decision_context=call.decision_context,
+            settled=settled,
+        )
+
+
+__all__ = ["PaidCallPipeline", "PreparedCall", "input_hash_of", "usdc"]

@@ -1,0 +1,133 @@
+"""Receipts: one signed record per charge, refund or failed call, and its revisions.
+
+The served body is exactly what is signed (plus `digest` and `signature`);
+private columns (provider cost) live beside it and are never served or signed.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from .ids import iso, new_id, now_ms
+from .money import usdc
+from .receipt_signing import ReceiptSigner, metadata_digest
+from .tables import Receipt, ReceiptRevision, SigningKey
+
+
+class ReceiptBook:
+    def __init__(self, signer: ReceiptSigner) -> None:
+        self.signer = signer
+
+    async def publish_key(self) -> None:
+        await SigningKey.insert(
+            SigningKey(key_id=self.signer.key_id, public_key=self.signer.public_key_b64url, active=True, created_ms=now_ms())
+        ).on_conflict(action="DO NOTHING")
+        # Only the key this process signs with is active; older keys stay published.
+        await SigningKey.update({SigningKey.active: False}).where(SigningKey.key_id != self.signer.key_id)
+        await SigningKey.update({SigningKey.active: True}).where(SigningKey.key_id == self.signer.key_id)
+
+    async def keys(self) -> list[dict[str, Any]]:
+        rows = await SigningKey.select().order_by(SigningKey.created_ms)
+        return [
+            {"key_id": r["key_id"], "alg": "Ed25519", "public_key": r["public_key"], "created_at": iso(r["created_ms"]), "active": bool(r["active"])}
+            for r in rows
+        ]
+
+    async def issue(
+        self,
+        *,
+        agent_id: str,
+        category: str,
+        subcategory: str | None,
+        amount: int,
+        status: str,
+        execution_status: str,
+        settlement_tx: str | None,
+        payment_method: str,
+        tool: str | None,
+        request_id: str | None,
+        job_id: str | None = None,
+        memo: str | None = None,
+        decision_context: Any = None,
+        metadata: Any = None,
+        provider_cost: int | None = None,
+        settled: bool = True,
+        receipt_id: str | None = None,
+    ) -> dict[str, Any]:
+        created = now_ms()
+        body = {
+            "receipt_id": receipt_id or new_id("rcpt"),
+            "agent_id": agent_id,
+            "soul_agent_id": None,
+            "category": category,
+            "subcategory": subcategory,
+            "tool": tool,
+            "request_id": request_id,
+            "amount_usdc": usdc(amount),
+            "service_fee": usdc(0),
+            "payment_method": payment_method,
+            "status": status,
+            "execution_status": execution_status,
+            "goal_id": None,
+            "revision": 1,
+            "settlement_tx": settlement_tx,
+            "memo": memo,
+            "decisionContext": decision_context,
+            "value_tag": None,
+            "job_id": job_id,
+            "metadata_digest": metadata_digest(metadata) if metadata is not None else None,
+            "created_at": iso(created),
+            "settled_at": iso(created) if settled else None,
+        }
+        signed = self.signer.sign(body)
+        text = msgspec.json.encode(signed).decode()
+        await Receipt.insert(
+            Receipt(
+                receipt_id=signed["receipt_id"],
+                agent_id=agent_id,
+                category=category,
+                amount=amount,
+                status=status,
+                revision=1,
+                job_id=job_id,
+                body=text,
+                provider_cost=provider_cost,
+                created_ms=created,
+            )
+        )
+        await ReceiptRevision.insert(
+            ReceiptRevision(id=f"{signed['receipt_id']}:1", receipt_id=signed["receipt_id"], revision=1, body=text, created_ms=created)
+        )
+        return signed
+
+    async def revise(self, receipt_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Re-sign with `changes` applied and revision + 1 (status change, settlement, refund)."""
+        row = await Receipt.select(Receipt.body, Receipt.revision).where(Receipt.receipt_id == receipt_id).first()
+        if row is None:
+            raise LookupError(receipt_id)
+        body = msgspec.json.decode(row["body"])
+        body.update(changes)
+        body["revision"] = int(row["revision"]) + 1
+        signed = self.signer.sign(body)
+        text = msgspec.json.encode(signed).decode()
+        updated = (
+            await Receipt.update({Receipt.body: text, Receipt.revision: body["revision"], Receipt.status: body["status"]})
+            .where((Receipt.receipt_id == receipt_id) & (Receipt.revision == row["revision"]))
+            .returning(Receipt.receipt_id)
+        )
+        if not updated:  # a concurrent re-sign won; try again on the newer revision
+            return await self.revise(receipt_id, changes)
+        await ReceiptRevision.insert(
+            ReceiptRevision(id=f"{receipt_id}:{body['revision']}", receipt_id=receipt_id, revision=body["revision"], body=text, created_ms=now_ms())
+        )
+        return signed
+
+    async def get(self, receipt_id: str) -> dict[str, Any] | None:
+        row = await Receipt.select(Receipt.body).where(Receipt.receipt_id == receipt_id).first()
+        return msgspec.json.decode(row["body"]) if row else None
+
+    async def revisions(self, receipt_id: str) -> list[dict[str, Any]]:
+        rows = await ReceiptRevision.select(ReceiptRevision.body).where(ReceiptRevision.receipt_id == receipt_id).order_by(ReceiptRevision.revision)
+        return [msgspec.json.decode(r["body"]) for r in rows]

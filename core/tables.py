@@ -1,0 +1,154 @@
+"""The kernel's tables (Piccolo). Money columns are integers of micro-USDC and
+times are integers of unix milliseconds, so SQLite and PostgreSQL agree exactly.
+
+Tables are declared against a placeholder engine; `runtime.database.Database.bind`
+points them at the real one.
+"""
+from __future__ import annotations
+
+from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
+from piccolo.engine.sqlite import SQLiteEngine
+from piccolo.table import Table
+
+# Never queried: replaced by Database.bind() before any query runs.
+PLACEHOLDER_ENGINE = SQLiteEngine(path="tollway-unbound.sqlite")
+
+
+class Agent(Table, tablename="tw_agents", db=PLACEHOLDER_ENGINE):
+    """Every payer wallet and every registered agent; owns credits, receipts, jobs."""
+
+    id = Varchar(length=36, primary_key=True)
+    wallet_address = Varchar(length=42, null=True, default=None, unique=True, index=True)
+    name = Text(null=True, default=None)
+    credits = BigInt(default=0)  # micro-USDC; a conditional update keeps it >= 0
+    created_ms = BigInt()
+
+
+class LedgerEntry(Table, tablename="tw_ledger", db=PLACEHOLDER_ENGINE):
+    """One row per movement of money, written in the same transaction as the balance."""
+
+    id = Varchar(length=40, primary_key=True)
+    account = Varchar(length=80, index=True)  # "credits:<agent_id>" or "chain:<chain_id>:<address>"
+    delta = BigInt()
+    balance_after = BigInt()
+    kind = Varchar(length=24)  # grant, top_up, spend, refund, fund, transfer_in, transfer_out
+    reference = Varchar(length=120, null=True, default=None, index=True)
+    memo = Text(null=True, default=None)
+    created_ms = BigInt()
+
+
+class ChainBalance(Table, tablename="tw_chain_balances", db=PLACEHOLDER_ENGINE):
+    """The embedded test network's USDC ledger (local network only)."""
+
+    address = Varchar(length=60, primary_key=True)  # "<chain_id>:<lower-case address>"
+    balance = BigInt(default=0)
+
+
+class Quote(Table, tablename="tw_quotes", db=PLACEHOLDER_ENGINE):
+    """A 402 price quote: one tool, one exact input (hash), one amount, one expiry."""
+
+    id = Varchar(length=40, primary_key=True)
+    tool = Varchar(length=64)
+    input_hash = Varchar(length=64)
+    amount = BigInt()
+    pay_to = Varchar(length=42)
+    network = Varchar(length=32)
+    expires_ms = BigInt()
+    used_ms = BigInt(null=True, default=None)
+    created_ms = BigInt()
+
+
+class PaymentAuthorization(Table, tablename="tw_payment_authorizations", db=PLACEHOLDER_ENGINE):
+    """An EIP-3009 authorization reserved before the tool runs: its key is
+    (chain id, asset, from, nonce), so one authorization pays at most once."""
+
+    id = Varchar(length=64, primary_key=True)  # sha256 of chain:asset:from:nonce
+    payer = Varchar(length=42, index=True)
+    pay_to = Varchar(length=42)
+    value = BigInt()
+    nonce = Varchar(length=66)
+    quote_id = Varchar(length=40, null=True, default=None)
+    purpose = Varchar(length=64)  # tool name or "credits_top_up"
+    status = Varchar(length=16)  # reserved, settled, pending, voided, failed
+    settlement_tx = Varchar(length=66, null=True, default=None)
+    payload = Text()  # the payment payload as received (JSON), for settlement retries
+    receipt_id = Varchar(length=40, null=True, default=None)
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+class Receipt(Table, tablename="tw_receipts", db=PLACEHOLDER_ENGINE):
+    """The current signed revision of each receipt, plus private columns never served."""
+
+    receipt_id = Varchar(length=40, primary_key=True)
+    agent_id = Varchar(length=36, index=True)
+    category = Varchar(length=32)
+    amount = BigInt()
+    status = Varchar(length=24)
+    revision = Integer()
+    job_id = Varchar(length=40, null=True, default=None, index=True)
+    body = Text()  # the receipt exactly as served (JSON)
+    provider_cost = BigInt(null=True, default=None)  # private: never served, never signed
+    created_ms = BigInt(index=True)
+
+
+class ReceiptRevision(Table, tablename="tw_receipt_revisions", db=PLACEHOLDER_ENGINE):
+    """Every signed revision, append-only."""
+
+    id = Varchar(length=48, primary_key=True)  # "<receipt_id>:<revision>"
+    receipt_id = Varchar(length=40, index=True)
+    revision = Integer()
+    body = Text()
+    created_ms = BigInt()
+
+
+class SigningKey(Table, tablename="tw_signing_keys", db=PLACEHOLDER_ENGINE):
+    """Public halves of receipt signing keys (the private seed stays in TOLLWAY_HOME)."""
+
+    key_id = Varchar(length=40, primary_key=True)
+    public_key = Varchar(length=64)
+    active = Boolean(default=True)
+    created_ms = BigInt()
+
+
+class AccessToken(Table, tablename="tw_access_tokens", db=PLACEHOLDER_ENGINE):
+    """Operator-issued bearer tokens for sessions without a wallet key (stored hashed)."""
+
+    token_hash = Varchar(length=64, primary_key=True)
+    agent_id = Varchar(length=36, index=True)
+    expires_ms = BigInt()
+    created_ms = BigInt()
+
+
+class ProofNonce(Table, tablename="tw_proof_nonces", db=PLACEHOLDER_ENGINE):
+    """Write-proof nonces already used (single use until the proof expires)."""
+
+    id = Varchar(length=110, primary_key=True)  # "<agent>:<nonce>"
+    expires_ms = BigInt(index=True)
+
+
+class CreditTopUp(Table, tablename="tw_credit_top_ups", db=PLACEHOLDER_ENGINE):
+    """Credits bought by x402; the settlement transaction is the idempotency key."""
+
+    settlement_tx = Varchar(length=66, primary_key=True)
+    transaction_id = Varchar(length=40)  # the ledger row id
+    agent_id = Varchar(length=36, index=True)
+    amount = BigInt()
+    credits_balance = BigInt()
+    memo = Text(null=True, default=None)
+    created_ms = BigInt()
+
+
+KERNEL_TABLES: tuple[type[Table], ...] = (
+    Agent,
+    LedgerEntry,
+    ChainBalance,
+    Quote,
+    PaymentAuthorization,
+    Receipt,
+    ReceiptRevision,
+    SigningKey,
+    AccessToken,
+    ProofNonce,
+    CreditTopUp,
+)

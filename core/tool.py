@@ -1,0 +1,119 @@
+"""The one declaration of a tool: everything else (HTTP route, MCP tool, OpenAPI
+entry, price quote, rate-limit category, docs, contract tests) is derived from it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal
+
+import httpx
+import msgspec
+
+from .money import to_micro
+
+CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
+PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
+Idempotency = Literal["required", "optional", "ignored"]
+Mode = Literal["inline", "job"]
+RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+_PATH = re.compile(r"^/v1/[a-z0-9/_-]+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Example:
+    """One worked call: an input that validates, and what it is meant to show."""
+
+    title: str
+    input: Mapping[str, Any]
+
+
+@dataclasses.dataclass
+class ToolContext:
+    """What a running tool may use: never the database, never payment state."""
+
+    request_id: str
+    agent_id: str | None
+    http: httpx.AsyncClient
+    settings: Mapping[str, str]
+
+
+class ToolError(Exception):
+    """A tool's own failure. The call is recorded failed and not charged.
+
+    `code` is one of the spec's job failure codes (provider_unavailable,
+    rate_limited, invalid_input, internal_error, ...); `status` the HTTP-like
+    status the fronts answer with.
+    """
+
+    def __init__(self, code: str, message: str, status: int = 502, details: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.details = details
+
+
+Price = int | str | Callable[[Any], int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Tool:
+    """A paid tool, declared once by a plugin through `register_tools`.
+
+    `price` is micro-USDC (int), a USDC decimal string ("0.005"), or a pure
+    function of the validated input returning micro-USDC.
+    """
+
+    name: str  # the spec's `data.tool` string, e.g. "vehicle_recalls"
+    path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
+    title: str
+    description: str
+    category: str  # a receipt category
+    input_type: type[msgspec.Struct]
+    output_type: type[msgspec.Struct]
+    run: Callable[[Any, ToolContext], Awaitable[Any]]
+    price: Price
+    family: str  # plugin family: settings prefix TOLLWAY_<FAMILY>_*
+    subcategory: str | None = None
+    mode: Mode = "inline"
+    payment_header: PaymentHeader = "payment-signature"
+    idempotency: Idempotency = "ignored"
+    rate_limit: str = "lookup"
+    examples: tuple[Example, ...] = ()
+    # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
+    check: Callable[[Any], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"tool name {self.name!r} must be lower_snake_case")
+        if not _PATH.match(self.path):
+            raise ValueError(f"tool path {self.path!r} must start with /v1/ and use lower-case segments")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"tool {self.name}: category must be one of {CATEGORIES}")
+        if self.rate_limit not in RATE_LIMIT_CATEGORIES:
+            raise ValueError(f"tool {self.name}: rate_limit must be one of {RATE_LIMIT_CATEGORIES}")
+        if isinstance(self.price, str):
+            object.__setattr__(self, "price", to_micro(self.price))
+        if isinstance(self.price, int) and self.price <= 0:
+            raise ValueError(f"tool {self.name}: price must be positive")
+
+    def quote(self, value: Any) -> int:
+        """The price of one call with this validated input, in micro-USDC."""
+        price = self.price(value) if callable(self.price) else self.price
+        if not isinstance(price, int) or isinstance(price, bool) or price <= 0:
+            raise ValueError(f"tool {self.name}: price function must return a positive int of micro-USDC")
+        return price
+
+    @property
+    def fixed_price(self) -> int | None:
+        return None if callable(self.price) else int(self.price)  # type: ignore[arg-type]
+
+    def input_schema(self) -> dict[str, Any]:
+        return msgspec.json.schema(self.input_type)
+
+    def output_schema(self) -> dict[str, Any]:
+        return msgspec.json.schema(self.output_type)

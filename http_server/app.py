@@ -1,0 +1,142 @@
+"""The Litestar app factory used by `tollway serve`, the tests and the benchmarks.
+
+Kernel routes are thin handlers; each tool's route is generated from its `Tool`.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Litestar, Request, Response, get, post
+from litestar.exceptions import HTTPException
+from litestar.handlers import HTTPRouteHandler
+from litestar.openapi import OpenAPIConfig
+from litestar.params import Parameter
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+
+from core import analytics
+from core.errors import ServiceError
+from core.kernel import Kernel
+from core.tool import Tool
+
+from .openapi import tool_components, tool_operation_class
+from .translate import (
+    answer_response,
+    http_exception_handler,
+    json_response,
+    service_error_handler,
+    to_call_request,
+    unexpected_error_handler,
+)
+
+
+def _tool_handler(kernel: Kernel, tool: Tool) -> HTTPRouteHandler:
+    async def handle(request: Request) -> Response:
+        return answer_response(await kernel.call(tool.name, await to_call_request(request)))
+
+    handle.__name__ = f"tool_{tool.name}"
+    return post(
+        tool.path,
+        operation_id=tool.name,
+        summary=tool.title,
+        description=f"{tool.description}\n\nPrice: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits.",
+        tags=[f"tools: {tool.family}"],
+        operation_class=tool_operation_class(tool),
+        status_code=200,
+    )(handle)
+
+
+def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
+    @get("/healthz", operation_id="healthz", tags=["service"])
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "tools": len(kernel.tools), "network": kernel.network.caip2}
+
+    @get("/v1/balance", operation_id="balance", tags=["credits"])
+    async def balance(request: Request) -> Response:
+        return json_response(await kernel.balance(await to_call_request(request)))
+
+    @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200)
+    async def top_up(request: Request) -> Response:
+        return json_response(await kernel.top_up(await to_call_request(request)))
+
+    @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
+    async def receipt_keys() -> dict[str, Any]:
+        return {"keys": await kernel.receipts.keys()}
+
+    @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"])
+    async def receipt_get(request: Request, receipt_id: Annotated[str, Parameter()]) -> Response:
+        caller = await kernel.auth.caller(await to_call_request(request), scope="read")
+        receipt = await kernel.receipts.get(receipt_id)
+        if caller is None or receipt is None or receipt["agent_id"] != caller.agent_id:
+            raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
+        return json_response(receipt)
+
+    async def _agent(request: Request) -> tuple[str, Any]:
+        req = await to_call_request(request)
+        caller = await kernel.auth.caller(req, scope="read")
+        if caller is None:
+            raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID).")
+        return caller.agent_id, req.query
+
+    @get("/v1/analytics/receipts", operation_id="analytics_receipts", tags=["analytics"])
+    async def analytics_receipts(request: Request) -> Response:
+        agent_id, query = await _agent(request)
+        return json_response(await analytics.list_receipts(agent_id, query))
+
+    @get("/v1/analytics/spend/breakdown", operation_id="analytics_spend_breakdown", tags=["analytics"])
+    async def analytics_breakdown(request: Request) -> Response:
+        agent_id, query = await _agent(request)
+        return json_response(await analytics.spend_breakdown(agent_id, query))
+
+    @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200)
+    async def register_agent(request: Request) -> Response:
+        return json_response(await kernel.register_agent(await to_call_request(request)))
+
+    @post("/v1/tools/internal/credits/grant", operation_id="operator_grant_credits", tags=["operator"], status_code=200)
+    async def grant(request: Request) -> Response:
+        return json_response(await kernel.grant_credits(await to_call_request(request)))
+
+    @post("/v1/tools/internal/access-tokens", operation_id="operator_access_token", tags=["operator"], status_code=200)
+    async def access_token(request: Request) -> Response:
+        return json_response(await kernel.issue_access_token(await to_call_request(request)))
+
+    @post("/v1/tools/internal/chain/fund", operation_id="operator_chain_fund", tags=["operator"], status_code=200)
+    async def chain_fund(request: Request) -> Response:
+        return json_response(await kernel.fund_chain_request(await to_call_request(request)))
+
+    return [
+        healthz,
+        balance,
+        top_up,
+        receipt_keys,
+        receipt_get,
+        analytics_receipts,
+        analytics_breakdown,
+        register_agent,
+        grant,
+        access_token,
+        chain_fund,
+    ]
+
+
+def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = False) -> Litestar:
+    """Build the app. The kernel's registries are collected now (routes need them);
+    with `manage_kernel` the app starts and stops the kernel with its lifespan."""
+    kernel.collect()
+    tools = sorted(kernel.tools.values(), key=lambda t: t.path)
+    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools]
+    openapi = OpenAPIConfig(
+        title="Tollway",
+        version="1.0.0",
+        description="Paid tools for autonomous agents: x402 (USDC) or prepaid credits, Ed25519-signed receipts.",
+        path="/schema",
+        components=tool_components(tools),
+        render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
+    )
+    return Litestar(
+        route_handlers=handlers,
+        openapi_config=openapi,
+        exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
+        on_startup=[kernel.start] if manage_kernel else [],
+        on_shutdown=[kernel.stop] if manage_kernel else [],
+        debug=debug,
+    )

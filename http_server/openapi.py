@@ -1,0 +1,104 @@
+"""OpenAPI for the generated tool routes: each tool's msgspec input and output
+types become components; each tool operation gets its request body, its 200
+envelope and the 402 quote answer."""
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar.openapi.spec import Components, Operation
+
+from core.tool import Tool
+
+REF = "#/components/schemas/{name}"
+
+
+class ErrorBody(msgspec.Struct):
+    error: str
+    message: str
+    details: Any | None = None
+
+
+class PaymentRequiredBody(msgspec.Struct):
+    error: str
+    code: int
+    message: str
+    quote_id: str
+    amount_usdc: str
+    pay_to: str
+    network: str
+    expires_at: str
+
+
+def tool_components(tools: list[Tool]) -> Components:
+    types: list[Any] = [ErrorBody, PaymentRequiredBody]
+    for tool in tools:
+        types += [tool.input_type, tool.output_type]
+    _, components = msgspec.json.schema_components(types, ref_template=REF)
+    return Components(schemas=components)  # type: ignore[arg-type]
+
+
+def _audit_properties() -> dict[str, Any]:
+    return {
+        "memo": {"type": "string", "maxLength": 1000, "description": "Audit note copied into the receipt."},
+        "decisionContext": {"type": "object", "description": "Open audit object (goal, goalId, alternatives, confidence 0..1) copied into the receipt."},
+    }
+
+
+def tool_operation_class(tool: Tool) -> type[Operation]:
+    """An Operation subclass that fills in what a raw-body handler cannot show."""
+    input_ref = {"$ref": REF.format(name=tool.input_type.__name__)}
+    output_ref = {"$ref": REF.format(name=tool.output_type.__name__)}
+    envelope = {
+        "type": "object",
+        "required": ["success", "data"],
+        "properties": {
+            "success": {"type": "boolean"},
+            "data": {
+                "allOf": [
+                    {
+                        "type": "object",
+                        "required": ["request_id", "receipt_id", "status", "tool"],
+                        "properties": {
+                            "request_id": {"type": "string"},
+                            "receipt_id": {"type": "string"},
+                            "status": {"type": "string", "enum": ["completed"]},
+                            "tool": {"type": "string", "enum": [tool.name]},
+                        },
+                    },
+                    output_ref,
+                ]
+            },
+        },
+    }
+    error = {"$ref": REF.format(name="ErrorBody")}
+    example = tool.examples[0].input if tool.examples else None
+
+    class ToolOperation(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = {  # type: ignore[assignment]
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {"allOf": [input_ref, {"type": "object", "properties": _audit_properties()}]},
+                        **({"example": dict(example)} if example else {}),
+                    }
+                },
+            }
+            self.responses = {  # type: ignore[assignment]
+                "200": {"description": "The answer, paid.", "content": {"application/json": {"schema": envelope}}},
+                "400": {"description": "Invalid input (refused before payment).", "content": {"application/json": {"schema": error}}},
+                "402": {
+                    "description": f"Payment required: the quote; header `{tool.payment_header}` pays it.",
+                    "headers": {"PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON", "schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": {"$ref": REF.format(name="PaymentRequiredBody")}}},
+                },
+                "429": {"description": "Rate limit exceeded.", "content": {"application/json": {"schema": error}}},
+            }
+            self.parameters = [  # type: ignore[assignment]
+                {"name": tool.payment_header, "in": "header", "required": False, "schema": {"type": "string"}, "description": "base64 x402 PaymentPayload"},
+                {"name": "X-Quote-ID", "in": "header", "required": False, "schema": {"type": "string"}},
+            ]
+
+    ToolOperation.__name__ = f"{tool.name}_operation"
+    return ToolOperation

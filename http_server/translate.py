@@ -1,0 +1,64 @@
+"""HTTP <-> kernel translation: Litestar requests to `CallRequest`, kernel answers
+and `ServiceError`s to responses with the spec's error body."""
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, NotFoundException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from core.errors import ServiceError
+from core.request import Answer, CallRequest
+
+JSON = "application/json"
+
+
+async def to_call_request(request: Request) -> CallRequest:
+    body = await request.body() if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    client = request.client.host if request.client else None
+    return CallRequest(
+        method=request.method,
+        path=request.url.path,
+        url=str(request.url),
+        headers=headers,
+        body=body,
+        query={k: v for k, v in request.query_params.items()},
+        client_ip=client,
+    )
+
+
+def answer_response(answer: Answer) -> Response:
+    return Response(content=answer.body, status_code=answer.status, headers=answer.headers or None, media_type=JSON)
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    return Response(content=body, status_code=status, media_type=JSON)
+
+
+def service_error_handler(_: Request, exc: ServiceError) -> Response:
+    return Response(content=exc.body(), status_code=exc.status, headers=exc.headers or None, media_type=JSON)
+
+
+_HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+
+
+def http_exception_handler(_: Request, exc: HTTPException) -> Response:
+    status = exc.status_code
+    code = _HTTP_CODES.get(status, "internal_error" if status >= 500 else "invalid_request")
+    message = exc.detail if isinstance(exc, NotFoundException) or status < 500 else "Internal error"
+    body: dict[str, Any] = {"error": code, "message": str(message)}
+    extra = getattr(exc, "extra", None)
+    if status == 400 and extra:
+        body["details"] = extra
+    return Response(content=body, status_code=status, headers=getattr(exc, "headers", None), media_type=JSON)
+
+
+def unexpected_error_handler(_: Request, exc: Exception) -> Response:
+    import logging
+
+    logging.getLogger("tollway.http").exception("unhandled error", exc_info=exc)
+    return Response(
+        content={"error": "internal_error", "message": "Internal error"}, status_code=HTTP_500_INTERNAL_SERVER_ERROR, media_type=JSON
+    )

@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-vehicles`: the NHTSA vehicle recalls lookup."""

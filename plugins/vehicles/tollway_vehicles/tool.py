@@ -1,0 +1,169 @@
+"""The `vehicle_recalls` tool: its input/output types, its checks and its run.
+
+Declared once here; the kernel derives the route, MCP tool, schema and price.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from core.ids import iso, now_ms
+from core.tool import Example, Tool, ToolContext
+from core.validation import FieldError
+
+from . import nhtsa
+
+SOURCE = "NHTSA"  # National Highway Traffic Safety Administration
+SOURCE_KIND = "public"
+
+# At least one letter or digit; the leading run cannot overlap the rest, so
+# matching stays linear on any length (msgspec may test the pattern first).
+Make = Annotated[
+    str,
+    Meta(
+        min_length=2,
+        max_length=40,
+        pattern=r"^[ -]*[A-Za-z0-9][A-Za-z0-9 -]*$",
+        description="Vehicle make, e.g. Honda: 2 to 40 letters, digits, spaces or hyphens.",
+        examples=["Honda"],
+    ),
+]
+Model = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=60,
+        pattern=r"^[ .-]*[A-Za-z0-9][A-Za-z0-9 .-]*$",
+        description="Vehicle model, e.g. Accord: 1 to 60 letters, digits, spaces, periods or hyphens.",
+        examples=["Accord"],
+    ),
+]
+ModelYear = Annotated[int, Meta(ge=1950, description="Model year, 1950 up to next year.", examples=[2021])]
+Limit = Annotated[int, Meta(ge=1, le=50, description="Most recalls to return, 1 to 50 (default 25).")]
+
+
+class VehicleRecallsInput(msgspec.Struct, forbid_unknown_fields=True):
+    make: Make
+    model: Model
+    model_year: ModelYear
+    limit: Limit = 25
+
+
+class Recall(msgspec.Struct):
+    """The spec's Vehicle recall; every string is null when NHTSA gives none."""
+
+    campaign_number: str | None
+    reported_on: str | None  # YYYY-MM-DD
+    component: str | None
+    summary: str | None
+    consequence: str | None
+    remedy: str | None
+    notes: str | None
+    manufacturer: str | None
+    park_it: bool  # owners told not to drive the vehicle
+    park_outside: bool
+    over_the_air_fix: bool
+
+
+class RecallResult(msgspec.Struct):
+    make: str
+    model: str
+    model_year: int
+    total: int  # NHTSA's own count for the model; may exceed len(recalls)
+    recalls: list[Recall]
+
+
+class RecallEvidence(msgspec.Struct):
+    source: str
+    source_kind: str
+    retrieved_at: str
+    as_of: str | None  # latest reported_on among NHTSA's recalls; null when none
+
+
+Evidence = RecallEvidence  # the spec's name; the class name stays unique in OpenAPI
+
+
+class RecallAnswer(msgspec.Struct):
+    result: RecallResult
+    evidence: RecallEvidence
+
+
+def check(value: VehicleRecallsInput) -> None:
+    """What msgspec constraints cannot say: the moving upper year, trimmed lengths."""
+    next_year = _dt.datetime.now(_dt.timezone.utc).year + 1
+    if value.model_year > next_year:
+        raise FieldError("model_year", f"Expected a model year from 1950 up to {next_year}")
+    if len(value.make.strip()) < 2:
+        raise FieldError("make", "Expected at least 2 characters besides leading and trailing spaces")
+
+
+def _recall(p: nhtsa.ParsedRecall) -> Recall:
+    return Recall(
+        campaign_number=p.campaign_number,
+        reported_on=p.reported_on,
+        component=p.component,
+        summary=p.summary,
+        consequence=p.consequence,
+        remedy=p.remedy,
+        notes=p.notes,
+        manufacturer=p.manufacturer,
+        park_it=p.park_it,
+        park_outside=p.park_outside,
+        over_the_air_fix=p.over_the_air_fix,
+    )
+
+
+async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
+    base_url = nhtsa.base_url_from(ctx.settings)
+    page = await nhtsa.fetch_recalls(ctx.http, base_url, value.make, value.model, value.model_year)
+    retrieved_at = iso(now_ms())
+    # as_of covers every recall NHTSA sent, not just the first `limit`, so it
+    # does not change with the caller's limit.
+    dates = [r.reported_on for r in page.recalls if r.reported_on]
+    return RecallAnswer(
+        result=RecallResult(
+            make=value.make.strip(),
+            model=value.model.strip(),
+            model_year=value.model_year,
+            total=page.total,
+            recalls=[_recall(r) for r in page.recalls[: value.limit]],
+        ),
+        evidence=RecallEvidence(
+            source=SOURCE,
+            source_kind=SOURCE_KIND,
+            retrieved_at=retrieved_at,
+            as_of=max(dates) if dates else None,
+        ),
+    )
+
+
+VEHICLE_RECALLS = Tool(
+    name="vehicle_recalls",
+    path="/v1/tools/lookup/vehicle-recalls",
+    title="Vehicle recalls",
+    description=(
+        "Safety recalls NHTSA lists for a make, model and model year of vehicle sold in the United States: "
+        "campaign number, report date, component, summary, consequence, remedy, and whether owners are told "
+        "to park it, park it outside, or can get an over-the-air fix. `total` is NHTSA's own count and may "
+        "exceed the recalls returned. It does not say whether a given vehicle was repaired."
+    ),
+    category="data",
+    subcategory="vehicle_recalls",
+    input_type=VehicleRecallsInput,
+    output_type=RecallAnswer,
+    run=run,
+    price="0.005",
+    family="vehicles",
+    payment_header="payment-signature",
+    rate_limit="lookup",
+    examples=(
+        Example(
+            title="Recalls for a 2021 Honda Accord",
+            input={"make": "Honda", "model": "Accord", "model_year": 2021},
+        ),
+    ),
+    check=check,
+)

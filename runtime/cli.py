@@ -1,0 +1,152 @@
+"""The `tollway` command (DESIGN.md §4)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from core.money import AmountError, to_micro, usdc
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from http_server import create_app
+
+    from .service import build_kernel
+    from .settings import load_settings
+
+    settings = load_settings()
+    kernel = build_kernel(settings)
+    app = create_app(kernel)
+    print(f"tollway: serving on http://{args.host}:{args.port} (network {settings.network}, database {settings.database_url})")
+    print(f"tollway: pay_to {settings.pay_to}")
+    if settings.operator_token_generated:
+        print(f"tollway: operator token (saved in {settings.home / 'operator_token'}): {settings.operator_token}")
+    else:
+        print(f"tollway: operator token in {settings.home / 'operator_token'} or TOLLWAY_OPERATOR_TOKEN")
+    for name, err in kernel.plugin_failures.items():
+        print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, workers=1, log_level="info", access_log=False)
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from .service import build_kernel
+    from .settings import load_settings
+
+    kernel = build_kernel(load_settings())
+    kernel.collect()
+    rows = []
+    for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
+        price = "by input" if tool.fixed_price is None else usdc(tool.fixed_price)
+        rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode})
+    if args.json:
+        print(json.dumps({"tools": rows, "failures": kernel.plugin_failures}, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['tool']:32} {r['price_usdc']:>12}  POST {r['path']}  ({r['family']})")
+        for name, err in kernel.plugin_failures.items():
+            print(f"FAILED {name}: {err}")
+    return 1 if kernel.plugin_failures else 0
+
+
+def _receipts_verify(args: argparse.Namespace) -> int:
+    from core.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
+
+    receipt = json.loads(Path(args.file).read_text())
+    if isinstance(receipt, dict) and "data" in receipt and "receipt_id" not in receipt:
+        receipt = receipt["data"]
+    keys: dict[str, bytes] = {}
+    if args.keys:
+        doc = json.loads(Path(args.keys).read_text())
+        for k in doc.get("keys", []):
+            keys[k["key_id"]] = b64url_decode(k["public_key"])
+    else:
+        from .settings import load_settings
+
+        signer = ReceiptSigner(load_settings().receipt_seed)
+        keys[signer.key_id] = signer.public_key
+    ok, reason = verify_receipt(receipt, keys)
+    print(("valid" if ok else "INVALID") + f": {reason}")
+    return 0 if ok else 1
+
+
+def _dev_fund(args: argparse.Namespace) -> int:
+    from .service import build_kernel
+    from .settings import load_settings
+
+    try:
+        amount = to_micro(args.amount)
+    except AmountError as exc:
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
+
+    async def run() -> int:
+        kernel = build_kernel(load_settings(), load_installed=False)
+        await kernel.start()
+        try:
+            return await kernel.fund_chain(args.address, amount)
+        finally:
+            await kernel.stop()
+
+    from core.errors import ServiceError
+
+    try:
+        after = asyncio.run(run())
+    except ServiceError as exc:
+        print(f"tollway: {exc.message}", file=sys.stderr)
+        return 2
+    print(json.dumps({"address": args.address, "on_chain_balance": usdc(after)}))
+    return 0
+
+
+def _new_plugin(args: argparse.Namespace) -> int:
+    from .template import render_plugin
+
+    target = render_plugin(args.name, Path(args.dir) if args.dir else None)
+    print(f"tollway: plugin rendered into {target}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tollway", description="Tollway: paid tools for autonomous agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="run the HTTP API (and MCP at /mcp) on the configured database")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8402)
+    p.add_argument("--workers", type=int, default=1, help="in-process job workers")
+    p.set_defaults(func=_serve)
+
+    p = sub.add_parser("plugins", help="list loaded tools, prices and plugin failures")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("new-plugin", help="render plugin_template/ into a new plugin folder")
+    p.add_argument("name", help="family name, e.g. weather")
+    p.add_argument("--dir", help="target folder (default: plugins/<name>)")
+    p.set_defaults(func=_new_plugin)
+
+    p = sub.add_parser("receipts", help="receipt tools")
+    rsub = p.add_subparsers(dest="receipts_command", required=True)
+    v = rsub.add_parser("verify", help="verify a served receipt offline (exit 0 valid, 1 not)")
+    v.add_argument("file")
+    v.add_argument("--keys", help="JSON of GET /v1/receipts/keys (default: this TOLLWAY_HOME's key)")
+    v.set_defaults(func=_receipts_verify)
+
+    p = sub.add_parser("dev", help="local test network helpers")
+    dsub = p.add_subparsers(dest="dev_command", required=True)
+    f = dsub.add_parser("fund", help="mint test USDC to ADDRESS on the local network")
+    f.add_argument("address")
+    f.add_argument("amount", help="USDC, e.g. 10 or 0.5")
+    f.set_defaults(func=_dev_fund)
+
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Engine selection, connection lifecycle and table creation."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from urllib.parse import urlparse
+
+from piccolo.engine.base import Engine
+from piccolo.engine.postgres import PostgresEngine
+from piccolo.table import Table, create_db_tables
+
+from core.tables import KERNEL_TABLES
+
+from .sqlite_engine import EmbeddedSQLiteEngine
+
+
+def parse_database_url(url: str) -> tuple[str, dict]:
+    """`sqlite:///path` -> ("sqlite", {path}); `postgres://u@h:p/db` -> ("postgres", asyncpg config)."""
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        path = url[len("sqlite://") :]
+        if path.startswith("/") and not path.startswith("//"):
+            path = path  # sqlite:///abs/path -> /abs/path
+        return "sqlite", {"path": path}
+    if parsed.scheme in ("postgres", "postgresql"):
+        config = {
+            "host": parsed.hostname or "127.0.0.1",
+            "port": parsed.port or 5432,
+            "user": parsed.username or "postgres",
+            "database": (parsed.path or "/postgres").lstrip("/") or "postgres",
+        }
+        if parsed.password:
+            config["password"] = parsed.password
+        return "postgres", config
+    raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgres://...")
+
+
+class Database:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.kind, self._config = parse_database_url(url)
+        self.engine: Engine
+        if self.kind == "sqlite":
+            os.makedirs(os.path.dirname(os.path.abspath(self._config["path"])), exist_ok=True)
+            self.engine = EmbeddedSQLiteEngine(path=self._config["path"])
+        else:
+            self.engine = PostgresEngine(config=self._config)
+        self._tables: list[type[Table]] = list(KERNEL_TABLES)
+
+    @classmethod
+    def from_url(cls, url: str) -> "Database":
+        return cls(url)
+
+    def add_tables(self, tables: Iterable[type[Table]]) -> None:
+        for t in tables:
+            if t not in self._tables:
+                self._tables.append(t)
+
+    def bind(self) -> None:
+        for table in self._tables:
+            table._meta.db = self.engine
+
+    async def connect(self) -> None:
+        self.bind()
+        if isinstance(self.engine, PostgresEngine):
+            await self.engine.start_connection_pool(min_size=2, max_size=20)
+        else:
+            self.engine.raw_connection()
+
+    async def create_tables(self) -> None:
+        self.bind()
+        await create_db_tables(*self._tables, if_not_exists=True)
+
+    async def truncate_all(self) -> None:
+        """Empty every table (tests reuse one PostgreSQL database per run)."""
+        for table in self._tables:
+            await table.delete(force=True)
+
+    async def close(self) -> None:
+        if isinstance(self.engine, PostgresEngine):
+            await self.engine.close_connection_pool()
+        else:
+            self.engine.close()
+
+    def transaction(self):
+        return self.engine.transaction()

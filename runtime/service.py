@@ -1,0 +1,30 @@
+"""Builds a ready-to-start Kernel from settings: the one wiring used by the CLI,
+the HTTP app, the tests and the benchmarks."""
+from __future__ import annotations
+
+import httpx
+
+from core.kernel import Kernel
+
+from .database import Database
+from .plugins import load_entry_point_plugins
+from .settings import Settings
+
+
+def build_kernel(
+    settings: Settings,
+    *,
+    strict_plugins: bool = False,
+    plugins: list[tuple[str, object]] | None = None,
+    load_installed: bool = True,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+) -> Kernel:
+    kernel = Kernel(
+        settings.kernel_config(strict_plugins=strict_plugins),
+        Database.from_url(settings.database_url),
+        plugins=plugins or [],
+        http_transport=http_transport,
+    )
+    if load_installed:
+        load_entry_point_plugins(kernel, strict=strict_plugins)
+    return kernel

@@ -1,0 +1,102 @@
+"""Settings from the environment (and `.env`), DESIGN.md §4.
+
+First start generates what an embedded deployment needs into TOLLWAY_HOME:
+the receipt signing seed, the dev receiving wallet and the operator token.
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from core.config import KernelConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    network: str
+    pay_to: str
+    facilitator_url: str | None
+    operator_token: str
+    operator_token_generated: bool
+    proof_enforcement: str
+    receipt_seed: bytes
+    env: Mapping[str, str]
+
+    def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
+        return KernelConfig(
+            network=self.network,
+            pay_to=self.pay_to,
+            operator_token=self.operator_token,
+            proof_enforcement=self.proof_enforcement,
+            receipt_seed=self.receipt_seed,
+            facilitator_url=self.facilitator_url,
+            plugin_env={k: v for k, v in self.env.items() if k.startswith("TOLLWAY_")},
+            strict_plugins=strict_plugins,
+        )
+
+
+def _read_or_create(path: Path, make: "callable") -> tuple[str, bool]:
+    if path.exists():
+        return path.read_text().strip(), False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = make()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(value + "\n")
+    return value, True
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    if env is None:
+        try:
+            from dotenv import dotenv_values
+
+            file_env = {k: v for k, v in dotenv_values(".env").items() if v is not None}
+        except Exception:  # pragma: no cover - dotenv is a dependency
+            file_env = {}
+        env = {**file_env, **os.environ}
+    home = Path(env.get("TOLLWAY_HOME") or "./.tollway").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    database_url = env.get("TOLLWAY_DATABASE_URL") or f"sqlite:///{home / 'tollway.db'}"
+    network = env.get("TOLLWAY_NETWORK") or "local"
+    if network not in ("local", "base-sepolia", "base"):
+        raise ValueError("TOLLWAY_NETWORK must be local, base-sepolia or base")
+
+    pay_to = env.get("TOLLWAY_PAY_TO")
+    if not pay_to:
+        from eth_account import Account
+
+        key, _ = _read_or_create(home / "dev_wallet.key", lambda: "0x" + secrets.token_hex(32))
+        pay_to = Account.from_key(key).address
+
+    token = env.get("TOLLWAY_OPERATOR_TOKEN")
+    generated = False
+    if not token:
+        token, generated = _read_or_create(home / "operator_token", lambda: "tw_op_" + secrets.token_urlsafe(24))
+
+    seed_text = env.get("TOLLWAY_RECEIPT_KEY")
+    if not seed_text:
+        seed_text, _ = _read_or_create(home / "receipt_key.seed", lambda: base64.b64encode(secrets.token_bytes(32)).decode())
+    seed = base64.b64decode(seed_text)
+
+    enforcement = env.get("TOLLWAY_PROOF_ENFORCEMENT") or "log"
+    if enforcement not in ("log", "enforce"):
+        raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
+    return Settings(
+        home=home,
+        database_url=database_url,
+        network=network,
+        pay_to=pay_to,
+        facilitator_url=env.get("TOLLWAY_FACILITATOR_URL") or None,
+        operator_token=token,
+        operator_token_generated=generated,
+        proof_enforcement=enforcement,
+        receipt_seed=seed,
+        env=dict(env),
+    )

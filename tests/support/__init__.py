@@ -1,0 +1,1 @@
+"""Inline plugins and helpers for the kernel's own tests."""
