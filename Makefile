@@ -25,6 +25,7 @@ test: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
+	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/paid_calls.py
 
 clean:

@@ -117,6 +117,7 @@ class Accounts:
                 purpose=TOP_UP_PURPOSE, description="Prepaid credits", input_hash=input_hash, amount=amount, resource_url=req.url, failure=failure
             ) from failure
         result = await gateway.settle(accepted)
+        await gateway.record(accepted, result.status, result.transaction)
         if result.status != "settled" or not result.transaction:
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason or result.status}; nothing was credited.")
             raise await gateway.payment_required(

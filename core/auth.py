@@ -9,6 +9,7 @@ import logging
 import secrets
 import time
 
+from . import sql
 from .agents import AgentDirectory, is_address, is_uuid
 from .auth_proof import ProofError, verify_agent_proof
 from .errors import ServiceError
@@ -115,8 +116,10 @@ class Authenticator:
         raise ServiceError(400, "invalid_request", "X-Agent-ID must be a wallet address or an agent UUID.", [{"field": "X-Agent-ID", "message": "expected 0x address or UUID"}])
 
     async def _token_caller(self, token: str) -> Caller:
-        row = await AccessToken.select(AccessToken.agent_id, AccessToken.expires_ms).where(AccessToken.token_hash == token_hash(token)).first()
+        row = await sql.fetch_one(
+            "SELECT t.agent_id, t.expires_ms, a.wallet_address FROM tw_access_tokens t JOIN tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}",
+            token_hash(token),
+        )
         if row is None or row["expires_ms"] < now_ms():
             raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
-        agent = await self.agents.get(row["agent_id"])
-        return Caller(row["agent_id"], agent["wallet_address"] if agent else None, "token")
+        return Caller(row["agent_id"], row["wallet_address"], "token")

@@ -5,8 +5,8 @@ ledger row, inside one transaction. Callers open the transaction.
 """
 from __future__ import annotations
 
+from . import sql
 from .ids import new_id, now_ms
-from .tables import Agent, ChainBalance, LedgerEntry
 
 
 def credits_account(agent_id: str) -> str:
@@ -19,17 +19,9 @@ def chain_account(chain_id: int, address: str) -> str:
 
 async def _ledger_row(account: str, delta: int, balance_after: int, kind: str, reference: str | None, memo: str | None) -> str:
     row_id = new_id("txn")
-    await LedgerEntry.insert(
-        LedgerEntry(
-            id=row_id,
-            account=account,
-            delta=delta,
-            balance_after=balance_after,
-            kind=kind,
-            reference=reference,
-            memo=memo,
-            created_ms=now_ms(),
-        )
+    await sql.fetch(
+        "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
+        row_id, account, delta, balance_after, kind, reference, memo, now_ms(),
     )
     return row_id
 
@@ -39,26 +31,20 @@ async def debit_credits(agent_id: str, amount: int, *, kind: str, reference: str
 
     Returns (balance_after, ledger_row_id), or None when the credits fall short.
     """
-    rows = (
-        await Agent.update({Agent.credits: Agent.credits - amount})
-        .where((Agent.id == agent_id) & (Agent.credits >= amount))
-        .returning(Agent.credits)
+    row = await sql.fetch_one(
+        "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits", amount, agent_id, amount
     )
-    if not rows:
+    if row is None:
         return None
-    after = int(rows[0]["credits"])
+    after = int(row["credits"])
     return after, await _ledger_row(credits_account(agent_id), -amount, after, kind, reference, memo)
 
 
 async def credit_credits(agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None) -> tuple[int, str]:
-    rows = (
-        await Agent.update({Agent.credits: Agent.credits + amount})
-        .where(Agent.id == agent_id)
-        .returning(Agent.credits)
-    )
-    if not rows:
+    row = await sql.fetch_one("UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits", amount, agent_id)
+    if row is None:
         raise LookupError(f"no agent {agent_id}")
-    after = int(rows[0]["credits"])
+    after = int(row["credits"])
     return after, await _ledger_row(credits_account(agent_id), amount, after, kind, reference, memo)
 
 
@@ -67,32 +53,32 @@ def _chain_key(chain_id: int, address: str) -> str:
 
 
 async def chain_balance(chain_id: int, address: str) -> int:
-    row = await ChainBalance.select(ChainBalance.balance).where(ChainBalance.address == _chain_key(chain_id, address)).first()
+    row = await sql.fetch_one("SELECT balance FROM tw_chain_balances WHERE address = {}", _chain_key(chain_id, address))
     return int(row["balance"]) if row else 0
 
 
 async def chain_credit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int:
-    key = _chain_key(chain_id, address)
-    await ChainBalance.insert(ChainBalance(address=key, balance=0)).on_conflict(action="DO NOTHING")
-    rows = (
-        await ChainBalance.update({ChainBalance.balance: ChainBalance.balance + amount})
-        .where(ChainBalance.address == key)
-        .returning(ChainBalance.balance)
+    row = await sql.fetch_one(
+        "INSERT INTO tw_chain_balances (address, balance) VALUES ({}, {}) "
+        "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance",
+        _chain_key(chain_id, address), amount,
     )
-    after = int(rows[0]["balance"])
+    after = int(row["balance"])
     await _ledger_row(chain_account(chain_id, address), amount, after, kind, reference, None)
     return after
 
 
 async def chain_debit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int | None:
-    key = _chain_key(chain_id, address)
-    rows = (
-        await ChainBalance.update({ChainBalance.balance: ChainBalance.balance - amount})
-        .where((ChainBalance.address == key) & (ChainBalance.balance >= amount))
-        .returning(ChainBalance.balance)
+    row = await sql.fetch_one(
+        "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} RETURNING balance",
+        amount, _chain_key(chain_id, address), amount,
     )
-    if not rows:
+    if row is None:
         return None
-    after = int(rows[0]["balance"])
+    after = int(row["balance"])
     await _ledger_row(chain_account(chain_id, address), -amount, after, kind, reference, None)
     return after
+
+
+async def transfer_done(reference: str) -> bool:
+    return await sql.fetch_one("SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'", reference) is not None

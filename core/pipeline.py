@@ -54,6 +54,13 @@ def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | Non
     if ctx is not None:
         if not isinstance(ctx, dict):
             raise invalid_request("decisionContext must be an object.", [{"field": "decisionContext", "message": "expected an object"}])
+        try:  # it is signed into the receipt: refuse what RFC 8785 cannot canonicalise, before payment
+            rfc8785.dumps(ctx)
+        except Exception:
+            raise invalid_request(
+                "decisionContext holds a value that cannot be signed (integers must stay within ±2^53-1).",
+                [{"field": "decisionContext", "message": "integers must be within ±(2^53-1)"}],
+            ) from None
         conf = ctx.get("confidence")
         if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
             raise invalid_request(
@@ -153,8 +160,8 @@ class PaidCallPipeline:
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # not settled: nothing is charged
-            await gateway.void(accepted)
             receipt = await self._receipt(call, agent_id, request_id, status="not_charged", execution="failed", method="x402", tx=None, settled=False)
+            await gateway.record(accepted, "voided", None, receipt["receipt_id"])
             raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
         return await self._settle_and_answer(call, req, accepted, agent_id, request_id, output)
 
@@ -163,18 +170,10 @@ class PaidCallPipeline:
     ) -> Answer:
         gateway = self.gateway
         assert gateway is not None
-        try:
-            result = await gateway.settle(accepted)
-        except Exception:  # a timeout or a broken facilitator: pending, never a fresh 402
-            log.exception("settlement of %s did not finish; left pending", accepted.key)
-            from .payments.settlement import SettlementResult
-
-            result = SettlementResult("pending", None, "settlement_pending")
-            from .tables import PaymentAuthorization
-
-            await PaymentAuthorization.update({PaymentAuthorization.status: "pending"}).where(PaymentAuthorization.id == accepted.key)
+        result = await gateway.settle(accepted)
         if result.status == "failed":
-            await self._receipt(call, agent_id, request_id, status="not_charged", execution="completed", method="x402", tx=None, settled=False)
+            receipt = await self._receipt(call, agent_id, request_id, status="not_charged", execution="completed", method="x402", tx=None, settled=False)
+            await gateway.record(accepted, "failed", None, receipt["receipt_id"])
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
@@ -190,9 +189,7 @@ class PaidCallPipeline:
             tx=result.transaction,
             settled=settled,
         )
-        from .tables import PaymentAuthorization
-
-        await PaymentAuthorization.update({PaymentAuthorization.receipt_id: receipt["receipt_id"]}).where(PaymentAuthorization.id == accepted.key)
+        await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
         headers = {"PAYMENT-RESPONSE": gateway.payment_response(accepted, result)}
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from . import sql
 from .ids import iso, new_id, now_ms
 from .money import usdc
 from .receipt_signing import ReceiptSigner, metadata_digest
@@ -83,22 +84,15 @@ class ReceiptBook:
         }
         signed = self.signer.sign(body)
         text = msgspec.json.encode(signed).decode()
-        await Receipt.insert(
-            Receipt(
-                receipt_id=signed["receipt_id"],
-                agent_id=agent_id,
-                category=category,
-                amount=amount,
-                status=status,
-                revision=1,
-                job_id=job_id,
-                body=text,
-                provider_cost=provider_cost,
-                created_ms=created,
-            )
+        rid = signed["receipt_id"]
+        await sql.fetch(
+            "INSERT INTO tw_receipts (receipt_id, agent_id, category, amount, status, revision, job_id, body, provider_cost, created_ms) "
+            "VALUES ({}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
+            rid, agent_id, category, amount, status, job_id, text, provider_cost, created,
         )
-        await ReceiptRevision.insert(
-            ReceiptRevision(id=f"{signed['receipt_id']}:1", receipt_id=signed["receipt_id"], revision=1, body=text, created_ms=created)
+        await sql.fetch(
+            "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, 1, {}, {})",
+            f"{rid}:1", rid, text, created,
         )
         return signed
 

@@ -110,6 +110,19 @@ def settings_for(tmp_path: Path, db_kind: str, **env: str):
     return load_settings(base)
 
 
+async def _empty_postgres(url: str) -> None:
+    """Empty every kernel table of this run's database before a test starts."""
+    from runtime.database import Database
+
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        await db.create_tables()
+        await db.truncate_all()
+    finally:
+        await db.close()
+
+
 @pytest.fixture
 async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
     """`await kernel_factory(plugins=[...], installed={...}, transport=..., env={...})` -> started Kernel.
@@ -135,12 +148,11 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
         kernel = build_kernel(settings, plugins=plugins, load_installed=False, http_transport=transport, strict_plugins=True)
         if installed:
             load_entry_point_plugins(kernel, strict=True, only=installed)
-        first = not made
+        if db_kind == "postgres" and not made:
+            await _empty_postgres(settings.database_url)
         made.append(kernel)
         if start:
             await kernel.start()
-            if db_kind == "postgres" and first:
-                await kernel.db.truncate_all()
         return kernel
 
     yield make

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
+from litestar.logging import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
@@ -139,4 +140,11 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = Fals
         on_startup=[kernel.start] if manage_kernel else [],
         on_shutdown=[kernel.stop] if manage_kernel else [],
         debug=debug,
+        # Per-request INFO lines (httpx logs every upstream call) cost more than the
+        # lookup itself; the service logs warnings and its own tollway.* INFO lines.
+        logging_config=LoggingConfig(
+            root={"level": "WARNING", "handlers": ["queue_listener"]},
+            loggers={"tollway": {"level": "INFO", "propagate": True}, "httpx": {"level": "WARNING", "propagate": True}},
+            log_exceptions="debug",
+        ),
     )

@@ -3,6 +3,7 @@ cross-checked against eth-account and the official x402 SDK client."""
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import time
 
@@ -146,8 +147,8 @@ def test_eth_account_signature_recovers(payer, value, nonce, vb):
 
 
 def test_digest_matches_official_sdk(payer):
-    eip712 = pytest.importorskip("x402.mechanisms.evm.eip712")
-    types = pytest.importorskip("x402.mechanisms.evm.types")
+    eip712 = importlib.import_module("x402.mechanisms.evm.eip712")
+    types = importlib.import_module("x402.mechanisms.evm.types")
     auth, _ = _signed(payer)
     for network in NETWORKS.values():
         sdk_auth = types.ExactEIP3009Authorization(
@@ -561,7 +562,7 @@ def test_payment_required_round_trip():
     }
     assert b" " not in base64.b64decode(header)  # compact JSON
 
-    utils = pytest.importorskip("x402.http.utils")
+    utils = importlib.import_module("x402.http.utils")
     sdk = utils.decode_payment_required_header(header)
     assert sdk.x402_version == 2
     (sdk_req,) = sdk.accepts
@@ -583,7 +584,7 @@ def test_payment_response_matches_sdk():
                                      x402.ERR_NONCE_ALREADY_USED)
     assert _unb64(failed)["errorReason"] == "invalid_exact_evm_nonce_already_used"
 
-    utils = pytest.importorskip("x402.http.utils")
+    utils = importlib.import_module("x402.http.utils")
     sdk = utils.decode_payment_response_header(h)
     assert sdk.success is True and sdk.transaction == "0x" + "11" * 32 and sdk.payer == PAY_TO
     sdk_failed = utils.decode_payment_response_header(failed)
@@ -591,7 +592,7 @@ def test_payment_response_matches_sdk():
 
 
 def test_reason_codes_match_sdk():
-    c = pytest.importorskip("x402.mechanisms.evm.constants")
+    c = importlib.import_module("x402.mechanisms.evm.constants")
     assert x402.ERR_INVALID_SIGNATURE == c.ERR_INVALID_SIGNATURE
     assert x402.ERR_RECIPIENT_MISMATCH == c.ERR_RECIPIENT_MISMATCH
     assert x402.ERR_AUTHORIZATION_VALUE_MISMATCH == c.ERR_AUTHORIZATION_VALUE_MISMATCH
@@ -608,7 +609,7 @@ def test_reason_codes_match_sdk():
 
 
 def _sdk_client(account):
-    sdk = pytest.importorskip("x402")
+    sdk = importlib.import_module("x402")
     from x402.mechanisms.evm import EthAccountSigner
     from x402.mechanisms.evm.exact import ExactEvmClientScheme
     from x402.mechanisms.evm.exact.v1.client import ExactEvmSchemeV1
@@ -620,7 +621,7 @@ def _sdk_client(account):
 
 
 def test_official_sdk_v2_payment_verifies():
-    utils = pytest.importorskip("x402.http.utils")
+    utils = importlib.import_module("x402.http.utils")
     account = Account.create()
     client = _sdk_client(account)
 
@@ -654,7 +655,7 @@ def test_official_sdk_v2_payment_verifies():
 
 
 def test_official_sdk_v1_payment_verifies():
-    utils = pytest.importorskip("x402.http.utils")
+    utils = importlib.import_module("x402.http.utils")
     from x402.schemas.v1 import PaymentRequiredV1
 
     account = Account.create()
@@ -682,7 +683,7 @@ def test_official_sdk_v1_payment_verifies():
 
 
 def test_sdk_payment_for_wrong_amount_refused():
-    utils = pytest.importorskip("x402.http.utils")
+    utils = importlib.import_module("x402.http.utils")
     account = Account.create()
     client = _sdk_client(account)
     req = build_requirements(NET, PRICE - 1, PAY_TO, "q_cheap")

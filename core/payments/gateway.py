@@ -7,6 +7,7 @@ carrying one authorization can never both be served.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from typing import Any
 
@@ -15,7 +16,7 @@ import msgspec
 from ..errors import ServiceError
 from ..ids import iso, now_ms
 from ..money import usdc
-from ..tables import PaymentAuthorization
+from .. import sql
 from . import quotes, x402
 from .eip3009 import authorization_key, verify_authorization
 from .networks import Network
@@ -23,6 +24,8 @@ from .settlement import SettlementBackend, SettlementResult
 
 # Tollway's own reason when `accepted` echoes other requirements than the quote's.
 REQUIREMENTS_MISMATCH = "accepted_requirements_mismatch"
+
+log = logging.getLogger("tollway.payments")
 
 PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
 
@@ -154,26 +157,12 @@ class X402Gateway:
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
         async with self.db.transaction():
-            inserted = (
-                await PaymentAuthorization.insert(
-                    PaymentAuthorization(
-                        id=key,
-                        payer=payer.lower(),
-                        pay_to=payment.authorization.to.lower(),
-                        value=payment.authorization.value,
-                        nonce=payment.authorization.nonce,
-                        quote_id=quote["id"],
-                        purpose=purpose,
-                        status="reserved",
-                        settlement_tx=None,
-                        payload=msgspec.json.encode(payment.raw).decode(),
-                        receipt_id=None,
-                        created_ms=now,
-                        updated_ms=now,
-                    )
-                )
-                .on_conflict(action="DO NOTHING")
-                .returning(PaymentAuthorization.id)
+            inserted = await sql.fetch_one(
+                "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, status, settlement_tx, "
+                "payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'reserved', NULL, {}, NULL, {}, {}) "
+                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                key, payer.lower(), payment.authorization.to.lower(), payment.authorization.value, payment.authorization.nonce,
+                quote["id"], purpose, msgspec.json.encode(payment.raw).decode(), now, now,
             )
             if not inserted:
                 raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
@@ -187,17 +176,20 @@ class X402Gateway:
         return await self.reserve(payment, quote, payer, purpose)
 
     async def settle(self, accepted: Accepted) -> SettlementResult:
-        result = await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
-        status = {"settled": "settled", "pending": "pending", "failed": "failed"}[result.status]
-        await PaymentAuthorization.update(
-            {PaymentAuthorization.status: status, PaymentAuthorization.settlement_tx: result.transaction, PaymentAuthorization.updated_ms: now_ms()}
-        ).where(PaymentAuthorization.id == accepted.key)
-        return result
+        """Settle through the backend; the caller records the outcome with `record`
+        (together with the receipt id, in one write)."""
+        try:
+            return await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
+        except Exception:  # a broken backend: the payment may have moved, so pending, never a fresh 402
+            log.exception("settlement of %s did not finish; left pending", accepted.key)
+            return SettlementResult("pending", None, "settlement_pending")
 
-    async def void(self, accepted: Accepted) -> None:
-        """The tool failed before settlement: the authorization is spent unsettled."""
-        await PaymentAuthorization.update({PaymentAuthorization.status: "voided", PaymentAuthorization.updated_ms: now_ms()}).where(
-            PaymentAuthorization.id == accepted.key
+    async def record(self, accepted: Accepted, status: str, transaction: str | None = None, receipt_id: str | None = None) -> None:
+        """Write the authorization's state (settled, pending, failed, voided) and its receipt."""
+        await sql.fetch(
+            "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
+            "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}",
+            status, transaction, receipt_id, now_ms(), accepted.key,
         )
 
     def payment_response(self, accepted: Accepted, result: SettlementResult) -> str:

@@ -3,7 +3,7 @@ and usable once."""
 from __future__ import annotations
 
 from ..ids import new_id, now_ms
-from ..tables import Quote
+from .. import sql
 
 
 class QuoteProblem(Exception):
@@ -15,26 +15,20 @@ class QuoteProblem(Exception):
 
 async def create_quote(*, tool: str, input_hash: str, amount: int, pay_to: str, network: str, ttl_s: int) -> dict:
     created = now_ms()
-    row = Quote(
-        id=new_id("q"),
-        tool=tool,
-        input_hash=input_hash,
-        amount=amount,
-        pay_to=pay_to,
-        network=network,
-        expires_ms=created + ttl_s * 1000,
-        used_ms=None,
-        created_ms=created,
+    quote_id, expires = new_id("q"), created + ttl_s * 1000
+    await sql.fetch(
+        "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, created_ms) "
+        "VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, {})",
+        quote_id, tool, input_hash, amount, pay_to, network, expires, created,
     )
-    await Quote.insert(row)
-    return {"id": row.id, "amount": amount, "pay_to": pay_to, "network": network, "expires_ms": row.expires_ms}
+    return {"id": quote_id, "amount": amount, "pay_to": pay_to, "network": network, "expires_ms": expires}
 
 
 async def check_quote(quote_id: str | None, *, tool: str, input_hash: str) -> dict:
     """The quote's row if it exists, is unexpired, unused and for this tool and input."""
     if not quote_id:
         raise QuoteProblem("missing_quote_id", "Send the quote id from the 402 answer in X-Quote-ID.")
-    row = await Quote.select().where(Quote.id == quote_id).first()
+    row = await sql.fetch_one("SELECT id, tool, input_hash, amount, pay_to, expires_ms, used_ms FROM tw_quotes WHERE id = {}", quote_id)
     if row is None:
         raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
     if row["used_ms"] is not None:
@@ -48,9 +42,5 @@ async def check_quote(quote_id: str | None, *, tool: str, input_hash: str) -> di
 
 async def mark_used(quote_id: str) -> bool:
     """Atomically mark the quote used; False when another request used it first."""
-    rows = (
-        await Quote.update({Quote.used_ms: now_ms()})
-        .where((Quote.id == quote_id) & Quote.used_ms.is_null())
-        .returning(Quote.id)
-    )
-    return bool(rows)
+    row = await sql.fetch_one("UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL RETURNING id", now_ms(), quote_id)
+    return row is not None

@@ -13,7 +13,6 @@ from typing import Any, Literal, Protocol
 from eth_hash.auto import keccak
 
 from .. import ledger
-from ..tables import LedgerEntry
 from .networks import Network
 from .x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload
 
@@ -64,8 +63,7 @@ class LocalSettlement:
         tx = local_transaction_hash(self.network, payment)
         value = payment.authorization.value
         async with self.kernel.db.transaction():
-            done = await LedgerEntry.exists().where((LedgerEntry.reference == tx) & (LedgerEntry.kind == "transfer_out"))
-            if done:
+            if await ledger.transfer_done(tx):
                 return SettlementResult("settled", tx)
             after = await ledger.chain_debit(self.network.chain_id, payer, value, kind="transfer_out", reference=tx)
             if after is None:
