@@ -14,7 +14,8 @@ from .tables import Receipt
 from .tool import CATEGORIES
 
 DAY_MS = 86_400_000
-CHARGED_STATUSES = ("settled", "pending")  # money moved or is moving; refunds and failures cost nothing
+CHARGED_STATUSES = ("settled", "pending")
+TOP_UP_TOOL = "credits_top_up"  # buying credits is not spending them  # money moved or is moving; refunds and failures cost nothing
 
 
 def _int_param(query: Mapping[str, str], name: str, default: int | None, lo: int, hi: int | None, *, clamp: bool = False) -> int | None:
@@ -85,7 +86,8 @@ async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> dict[str, 
     assert period is not None
     rows = await (
         Receipt.select(Receipt.category, Sum(Receipt.amount, alias="total"), Count(alias="count"))
-        .where((Receipt.agent_id == agent_id) & (Receipt.created_ms >= now_ms() - period * DAY_MS) & Receipt.status.is_in(list(CHARGED_STATUSES)))
+        .where((Receipt.agent_id == agent_id) & (Receipt.created_ms >= now_ms() - period * DAY_MS) & Receipt.status.is_in(list(CHARGED_STATUSES))
+               & ((Receipt.tool != TOP_UP_TOOL) | Receipt.tool.is_null()))
         .group_by(Receipt.category)
     )
     totals = {r["category"]: (int(r["total"] or 0), int(r["count"])) for r in rows}

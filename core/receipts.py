@@ -86,9 +86,9 @@ class ReceiptBook:
         text = msgspec.json.encode(signed).decode()
         rid = signed["receipt_id"]
         await sql.fetch(
-            "INSERT INTO tw_receipts (receipt_id, agent_id, category, amount, status, revision, job_id, body, provider_cost, created_ms) "
-            "VALUES ({}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
-            rid, agent_id, category, amount, status, job_id, text, provider_cost, created,
+            "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
+            "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
+            rid, agent_id, category, tool, amount, status, job_id, text, provider_cost, created,
         )
         await sql.fetch(
             "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, 1, {}, {})",

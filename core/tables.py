@@ -83,6 +83,7 @@ class Receipt(Table, tablename="tw_receipts", db=PLACEHOLDER_ENGINE):
     receipt_id = Varchar(length=40, primary_key=True)
     agent_id = Varchar(length=36, index=True)
     category = Varchar(length=32)
+    tool = Varchar(length=64, null=True, default=None)  # "credits_top_up" for top-ups (not spend)
     amount = BigInt()
     status = Varchar(length=24)
     revision = Integer()

@@ -19,7 +19,7 @@ from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
 
-from .openapi import tool_components, tool_operation_class
+from .openapi import include_tool_components, tool_operation_class
 from .translate import (
     answer_response,
     http_exception_handler,
@@ -130,10 +130,9 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = Fals
         version="1.0.0",
         description="Paid tools for autonomous agents: x402 (USDC) or prepaid credits, Ed25519-signed receipts.",
         path="/schema",
-        components=tool_components(tools),
         render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=handlers,
         openapi_config=openapi,
         exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
@@ -148,3 +147,5 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = Fals
             log_exceptions="debug",
         ),
     )
+    include_tool_components(app, tools)
+    return app

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar.openapi.spec import Components, Operation
+from litestar.openapi.spec import Operation
 
 from core.tool import Tool
 
@@ -30,12 +30,25 @@ class PaymentRequiredBody(msgspec.Struct):
     expires_at: str
 
 
-def tool_components(tools: list[Tool]) -> Components:
+def tool_components(tools: list[Tool]) -> dict[str, Any]:
     types: list[Any] = [ErrorBody, PaymentRequiredBody]
     for tool in tools:
         types += [tool.input_type, tool.output_type]
     _, components = msgspec.json.schema_components(types, ref_template=REF)
-    return Components(schemas=components)  # type: ignore[arg-type]
+    return components
+
+
+def include_tool_components(app: Any, tools: list[Tool]) -> None:
+    """Add the tools' msgspec schemas to the document's components.
+
+    Litestar fills `components.schemas` from its own registry when it builds the
+    document; the app's routes are all known once it is constructed, so the
+    document is built now and the tool schemas merged into it.
+    """
+    from litestar._openapi.plugin import OpenAPIPlugin
+
+    doc = app.plugins.get(OpenAPIPlugin).provide_openapi()
+    doc.components.schemas = {**tool_components(tools), **(doc.components.schemas or {})}
 
 
 def _audit_properties() -> dict[str, Any]:
@@ -75,7 +88,10 @@ def tool_operation_class(tool: Tool) -> type[Operation]:
     example = tool.examples[0].input if tool.examples else None
 
     class ToolOperation(Operation):
-        def __post_init__(self) -> None:
+        # Operation is a dataclass without __post_init__, so its generated
+        # __init__ would never call ours: extend __init__ instead.
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
             self.request_body = {  # type: ignore[assignment]
                 "required": True,
                 "content": {

@@ -47,9 +47,15 @@ async def test_top_up_flow_and_idempotent_resubmission(kernel):
         assert again.json()["settlement_tx"] == record["settlement_tx"]
 
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+        receipts = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": payer.address})).json()
+        spend = (await client.get("/v1/analytics/spend/breakdown", headers={"X-Agent-ID": payer.address})).json()
     assert balance["credits_balance"] == "2.500000"
     assert balance["on_chain_balance"] == "2.500000"
     assert await CreditTopUp.count() == 1
+    (receipt,) = receipts["receipts"]
+    assert receipt["tool"] == "credits_top_up" and receipt["settlement_tx"] == record["settlement_tx"]
+    assert receipt["amount_usdc"] == "2.500000" and receipt["memo"] == "fuel"
+    assert spend["total"] == "0.000000" and spend["categories"] == []  # buying credits is not spending
 
 
 @pytest.mark.parametrize("amount", [0.001, 1000.01, "abc", None, True, 0, -1, "0.0000001"])
