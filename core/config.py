@@ -13,6 +13,7 @@ class KernelConfig:
     proof_enforcement: str = "log"  # log | enforce (read proofs)
     receipt_seed: bytes = b""  # Ed25519 seed, 32 bytes
     facilitator_url: str | None = None
+    facilitator_timeout_s: float = 15.0  # /verify and /settle; a settle past it is "pending"
     settlement_backend: str | None = None  # None: local on the local network, else facilitator
     quote_ttl_s: int = 300
     access_token_ttl_s: int = 86_400

@@ -22,6 +22,7 @@ class Settings:
     network: str
     pay_to: str
     facilitator_url: str | None
+    facilitator_timeout_s: float
     operator_token: str
     operator_token_generated: bool
     proof_enforcement: str
@@ -36,6 +37,7 @@ class Settings:
             proof_enforcement=self.proof_enforcement,
             receipt_seed=self.receipt_seed,
             facilitator_url=self.facilitator_url,
+            facilitator_timeout_s=self.facilitator_timeout_s,
             plugin_env={k: v for k, v in self.env.items() if k.startswith("TOLLWAY_")},
             strict_plugins=strict_plugins,
         )
@@ -85,6 +87,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         seed_text, _ = _read_or_create(home / "receipt_key.seed", lambda: base64.b64encode(secrets.token_bytes(32)).decode())
     seed = base64.b64decode(seed_text)
 
+    try:
+        facilitator_timeout_s = float(env.get("TOLLWAY_FACILITATOR_TIMEOUT_S") or 15)
+    except ValueError:
+        raise ValueError("TOLLWAY_FACILITATOR_TIMEOUT_S must be a number of seconds") from None
+    if not 0 < facilitator_timeout_s <= 300:
+        raise ValueError("TOLLWAY_FACILITATOR_TIMEOUT_S must be more than 0 and at most 300 seconds")
+
     enforcement = env.get("TOLLWAY_PROOF_ENFORCEMENT") or "log"
     if enforcement not in ("log", "enforce"):
         raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
@@ -94,6 +103,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         network=network,
         pay_to=pay_to,
         facilitator_url=env.get("TOLLWAY_FACILITATOR_URL") or None,
+        facilitator_timeout_s=facilitator_timeout_s,
         operator_token=token,
         operator_token_generated=generated,
         proof_enforcement=enforcement,

@@ -25,6 +25,7 @@ class FacilitatorSettlement:
             raise RuntimeError("TOLLWAY_FACILITATOR_URL must be set to settle through a facilitator")
         self.url = url.rstrip("/")
         self.kernel = kernel
+        self.timeout = httpx.Timeout(kernel.config.facilitator_timeout_s)
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -34,13 +35,13 @@ class FacilitatorSettlement:
         return {"x402Version": payment.version, "paymentPayload": payment.raw, "paymentRequirements": requirements}
 
     async def supported(self) -> dict[str, Any]:
-        resp = await self.http.get(f"{self.url}/supported")
+        resp = await self.http.get(f"{self.url}/supported", timeout=self.timeout)
         resp.raise_for_status()
         return resp.json()
 
     async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
         try:
-            resp = await self.http.post(f"{self.url}/verify", json=self._body(payment, requirements))
+            resp = await self.http.post(f"{self.url}/verify", json=self._body(payment, requirements), timeout=self.timeout)
             data = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("facilitator /verify failed: %s", exc)
@@ -53,7 +54,7 @@ class FacilitatorSettlement:
 
     async def settle(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
         try:
-            resp = await self.http.post(f"{self.url}/settle", json=self._body(payment, requirements))
+            resp = await self.http.post(f"{self.url}/settle", json=self._body(payment, requirements), timeout=self.timeout)
         except httpx.TimeoutException:
             return SettlementResult("pending", None, "settlement_timeout")
         except httpx.HTTPError as exc:
