@@ -112,9 +112,9 @@ class Kernel(PaidCallPipeline, Accounts):
 
     def family_settings(self, family: str) -> dict[str, str]:
         out: dict[str, str] = {}
-        prefix = f"TOLLWAY_{family.upper()}_"
+        # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
         for env_var, setting in self.settings.items():
-            if env_var.startswith(prefix):
+            if setting.family == family:
                 value = self.config.plugin_env.get(env_var, setting.default)
                 if value is not None:
                     out[setting.name] = value

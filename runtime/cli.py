@@ -104,9 +104,13 @@ def _dev_fund(args: argparse.Namespace) -> int:
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
-    from .template import render_plugin
+    from .template import TemplateError, render_plugin
 
-    target = render_plugin(args.name, Path(args.dir) if args.dir else None)
+    try:
+        target = render_plugin(args.name, Path(args.dir) if args.dir else None)
+    except TemplateError as exc:
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
     print(f"tollway: plugin rendered into {target}")
     return 0
 
