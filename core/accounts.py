@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from eth_utils import to_checksum_address
 
 from . import ledger
 from .agents import is_address
@@ -75,7 +76,7 @@ class Accounts:
             "on_chain_balance": usdc(on_chain) if on_chain is not None else None,
             "credits_balance": usdc(int(agent["credits"]) if agent else 0),
             "currency": "USDC",
-            "address": wallet,
+            "address": to_checksum_address(wallet) if wallet else None,
             "chain_id": self.network.chain_id,
             "agent_id": caller.agent_id,
         }

@@ -7,6 +7,7 @@ it fails.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -170,26 +171,29 @@ class PaidCallPipeline:
     ) -> Answer:
         gateway = self.gateway
         assert gateway is not None
-        result = await gateway.settle(accepted)
+        # A backend that settles inside our database (the local network) shares one
+        # transaction with the receipt; a remote one must never hold a transaction
+        # open across its HTTP call.
+        local = getattr(gateway.backend, "settles_in_database", False)
+        async with self.db.transaction() if local else contextlib.nullcontext():
+            result = await gateway.settle(accepted)
+            settled = result.status == "settled"
+            receipt = await self._receipt(
+                call,
+                agent_id,
+                request_id,
+                status="settled" if settled else ("not_charged" if result.status == "failed" else "pending"),
+                execution="completed",
+                method="x402",
+                tx=result.transaction,
+                settled=settled,
+            )
+            await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
         if result.status == "failed":
-            receipt = await self._receipt(call, agent_id, request_id, status="not_charged", execution="completed", method="x402", tx=None, settled=False)
-            await gateway.record(accepted, "failed", None, receipt["receipt_id"])
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
             )
-        settled = result.status == "settled"
-        receipt = await self._receipt(
-            call,
-            agent_id,
-            request_id,
-            status="settled" if settled else "pending",
-            execution="completed",
-            method="x402",
-            tx=result.transaction,
-            settled=settled,
-        )
-        await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
         headers = {"PAYMENT-RESPONSE": gateway.payment_response(accepted, result)}
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
 

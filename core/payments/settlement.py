@@ -49,6 +49,7 @@ class LocalSettlement:
     """The embedded test network: USDC balances are rows in our database."""
 
     name = "local"
+    settles_in_database = True  # the caller may settle inside its own transaction
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel

@@ -1,0 +1,74 @@
+"""The `tollway` CLI on a real TOLLWAY_HOME, and proof enforcement on read routes."""
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import pytest
+from eth_account import Account
+
+from core.auth_proof import make_agent_proof
+from core.testing import http_client, settings_for
+from runtime.cli import main as cli
+
+
+@pytest.fixture
+def home_env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("TOLLWAY_HOME", str(home))
+    monkeypatch.setenv("TOLLWAY_DATABASE_URL", f"sqlite:///{home / 'tollway.db'}")
+    monkeypatch.setenv("TOLLWAY_RECEIPT_KEY", base64.b64encode(b"\x05" * 32).decode())
+    monkeypatch.delenv("TOLLWAY_NETWORK", raising=False)
+    return home
+
+
+def test_dev_fund_mints_on_the_local_network_only(home_env, capsys, monkeypatch):
+    address = Account.create().address
+    assert cli(["dev", "fund", address, "2.5"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"address": address, "on_chain_balance": "2.500000"}
+    assert cli(["dev", "fund", address, "0.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["on_chain_balance"] == "3.000000"
+    assert cli(["dev", "fund", address, "0.0000001"]) == 2
+    monkeypatch.setenv("TOLLWAY_NETWORK", "base-sepolia")
+    monkeypatch.setenv("TOLLWAY_FACILITATOR_URL", "http://127.0.0.1:9")
+    assert cli(["dev", "fund", address, "1"]) == 2
+    assert "local test network" in capsys.readouterr().err
+
+
+def test_plugins_lists_installed_tools_with_prices(home_env, capsys):
+    assert cli(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "vehicle_recalls" in out and "0.005000" in out and "/v1/tools/lookup/vehicle-recalls" in out
+
+
+def test_first_start_generates_home_files(home_env):
+    settings = settings_for(home_env.parent, "sqlite", TOLLWAY_OPERATOR_TOKEN="", TOLLWAY_RECEIPT_KEY="")
+    assert settings.operator_token_generated is True
+    assert (settings.home / "operator_token").read_text().strip() == settings.operator_token
+    assert len(base64.b64decode((settings.home / "receipt_key.seed").read_text())) == 32
+    again = settings_for(home_env.parent, "sqlite", TOLLWAY_OPERATOR_TOKEN="", TOLLWAY_RECEIPT_KEY="")
+    assert again.operator_token == settings.operator_token and again.pay_to == settings.pay_to
+    assert again.operator_token_generated is False
+
+
+async def test_enforced_read_proofs(kernel_factory):
+    kernel = await kernel_factory(env={"TOLLWAY_PROOF_ENFORCEMENT": "enforce"})
+    wallet = Account.create()
+    async with http_client(kernel) as client:
+        bare = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address})
+        proof = make_agent_proof(wallet, chain_id=84532, scope="read", method="GET", path="/v1/balance", body=b"", now=int(time.time()))
+        proved = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": proof})
+        wrong_path = await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": proof})
+    assert bare.status_code == 401 and bare.json()["error"] == "invalid_agent_proof"
+    assert proved.status_code == 200 and proved.json()["address"] == wallet.address
+    assert wrong_path.status_code == 401 and wrong_path.json()["details"]["reason"] == "path_mismatch"
+
+
+async def test_logged_read_proofs_fall_back_to_the_agent_id(kernel_factory):
+    kernel = await kernel_factory()
+    wallet = Account.create()
+    async with http_client(kernel) as client:
+        bare = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address})
+        bad = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": "garbage"})
+    assert bare.status_code == 200 and bad.status_code == 200
