@@ -25,6 +25,7 @@ from .periodic import PeriodicTask
 from .pipeline import PaidCallPipeline
 from .receipt_signing import ReceiptSigner
 from .receipts import ReceiptBook
+from .refunds import Refunds
 from .settings_spec import Setting
 from .tool import Tool
 
@@ -35,7 +36,7 @@ class StartupError(RuntimeError):
     """A configuration that must not start (duplicate tool name or path, unknown backend)."""
 
 
-class Kernel(PaidCallPipeline, Accounts):
+class Kernel(PaidCallPipeline, Accounts, Refunds):
     """Holds the registries and services; the pipeline and account operations
     come from the two mixins so each lives in a module of its own."""
 

@@ -19,7 +19,6 @@ import rfc8785
 from . import ledger
 from .errors import ServiceError, invalid_request
 from .ids import new_id
-from .money import usdc
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
@@ -41,6 +40,7 @@ class PreparedCall:
     input_hash: str
     memo: str | None
     decision_context: dict[str, Any] | None
+    provider_cost: int | None = None  # reported by the tool while it runs
 
 
 def input_hash_of(value: Any) -> str:
@@ -109,7 +109,10 @@ class PaidCallPipeline:
         """Run the tool itself; any exception is the tool's failure."""
         assert self.http is not None
         ctx = ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(call.tool.family))
-        return await call.tool.run(call.value, ctx)
+        try:
+            return await call.tool.run(call.value, ctx)
+        finally:
+            call.provider_cost = ctx.provider_cost
 
     def _success(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
         data: dict[str, Any] = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
@@ -135,11 +138,10 @@ class PaidCallPipeline:
             return None
         try:
             output = await self.run_paid(call, agent_id, request_id)
-        except Exception as exc:  # the tool failed: give the credits back
+        except Exception as exc:  # the tool failed: the charge is recorded, then refunded
             async with self.db.transaction():
-                await ledger.credit_credits(agent_id, call.price, kind="refund", reference=request_id, memo=tool.name)
                 receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None)
-                await self.receipts.revise(receipt["receipt_id"], {"status": "refunded"})
+                await self.refund_to_credits(receipt["receipt_id"], reason=getattr(exc, "code", "internal_error"))
             raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
         async with self.db.transaction():
             receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None)
@@ -222,8 +224,9 @@ class PaidCallPipeline:
             request_id=request_id,
             memo=call.memo,
             decision_context=call.decision_context,
+            provider_cost=call.provider_cost,
             settled=settled,
         )
 
 
-__all__ = ["PaidCallPipeline", "PreparedCall", "input_hash_of", "usdc"]
+__all__ = ["PaidCallPipeline", "PreparedCall", "input_hash_of"]

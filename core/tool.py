@@ -39,6 +39,9 @@ class ToolContext:
     agent_id: str | None
     http: httpx.AsyncClient
     settings: Mapping[str, str]
+    # What the call cost us upstream (micro-USDC), if the tool knows: stored
+    # beside the receipt, never served and never signed.
+    provider_cost: int | None = None
 
 
 class ToolError(Exception):

@@ -190,3 +190,39 @@ async def test_operator_routes_need_the_operator_token(kernel):
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/internal/agents/register", json={}, headers={"Authorization": "Bearer nope"})
     assert resp.status_code == 401 and resp.json()["error"] == "unauthorized"
+
+
+async def test_provider_cost_is_stored_but_never_served_or_signed(kernel):
+    async with http_client(kernel) as client:
+        agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
+        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
+        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()
+        paid = await client.post("/v1/tools/test/echo", json={"text": "cost", "repeat": 3}, headers={"Authorization": f"Bearer {token['token']}"})
+    receipt_id = paid.json()["data"]["receipt_id"]
+    row = await Receipt.select(Receipt.provider_cost, Receipt.body).where(Receipt.receipt_id == receipt_id).first()
+    assert row["provider_cost"] == 21
+    served = await kernel.receipts.get(receipt_id)
+    assert not any("cost" in k for k in served)
+    assert 21 not in [v for v in served.values() if isinstance(v, int) and not isinstance(v, bool)]
+
+
+async def test_settled_x402_charge_refunds_to_credits_once(kernel):
+    import asyncio
+
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post("/v1/tools/test/flaky", json={"text": "fine"})
+        paid = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"payment-signature": pay_402(payer, first.headers["PAYMENT-REQUIRED"])})
+        receipt_id = paid.json()["data"]["receipt_id"]
+        results = await asyncio.gather(*[kernel.refund_to_credits(receipt_id, reason="too_few_peers") for _ in range(5)], return_exceptions=True)
+        balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+    refunded = [r for r in results if isinstance(r, dict)]
+    refused = [r for r in results if not isinstance(r, dict)]
+    assert len(refunded) == 1 and len(refused) == 4
+    assert all(getattr(e, "code", None) == "not_refundable" for e in refused)
+    assert refunded[0]["status"] == "refunded" and refunded[0]["revision"] == 2 and refunded[0]["refund_reason"] == "too_few_peers"
+    assert balance["credits_balance"] == "0.010000"  # the USDC moved on-chain, so it comes back as credits
+    assert balance["on_chain_balance"] == "0.990000"
+    signer = ReceiptSigner(kernel.config.receipt_seed)
+    assert verify_receipt(refunded[0], {signer.key_id: signer.public_key})[0]

@@ -28,6 +28,7 @@ RUNS: list[str] = []  # request ids the tool actually ran for
 
 async def run_echo(value: EchoInput, ctx: ToolContext) -> EchoOutput:
     RUNS.append(ctx.request_id)
+    ctx.provider_cost = 7 * value.repeat  # what an upstream would have cost us
     return EchoOutput(result={"text": value.text * value.repeat, "words": len(value.text.split())}, evidence={"source": "echo"})
 
 
