@@ -20,6 +20,17 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_last_us = 0
+
+
+def monotonic_us() -> int:
+    """Unix microseconds, strictly increasing within this process (an ordering
+    tiebreak for rows written in the same millisecond)."""
+    global _last_us
+    _last_us = max(time.time_ns() // 1000, _last_us + 1)
+    return _last_us
+
+
 def iso(ms: int) -> str:
     """Unix milliseconds -> ISO 8601 UTC with milliseconds and a Z."""
     dt = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc)

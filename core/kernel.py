@@ -15,15 +15,18 @@ import pluggy
 
 from . import builtin, hookspecs
 from .accounts import Accounts
+from .agent_reads import AgentReads
 from .agents import AgentDirectory
 from .auth import Authenticator
 from .config import KernelConfig
+from .events import EventBus, LocalEventBus
 from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
 from .payments.settlement import SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCallPipeline
 from .receipt_signing import ReceiptSigner
+from .job_runner import JobRunner
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .settings_spec import Setting
@@ -36,7 +39,7 @@ class StartupError(RuntimeError):
     """A configuration that must not start (duplicate tool name or path, unknown backend)."""
 
 
-class Kernel(PaidCallPipeline, Accounts, Refunds):
+class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
     """Holds the registries and services; the pipeline and account operations
     come from the two mixins so each lives in a module of its own."""
 
@@ -47,6 +50,7 @@ class Kernel(PaidCallPipeline, Accounts, Refunds):
         *,
         plugins: Iterable[tuple[str, object]] = (),
         http_transport: httpx.AsyncBaseTransport | None = None,
+        events: EventBus | None = None,
     ) -> None:
         self.config = config
         self.db = db
@@ -58,6 +62,7 @@ class Kernel(PaidCallPipeline, Accounts, Refunds):
             self.pm.register(plugin, name=name)
         self.plugin_failures: dict[str, str] = {}
         self.http_transport = http_transport
+        self.events: EventBus = events or LocalEventBus()
         self.tools: dict[str, Tool] = {}
         self.tools_by_path: dict[str, Tool] = {}
         self.settings: dict[str, Setting] = {}
@@ -132,6 +137,7 @@ class Kernel(PaidCallPipeline, Accounts, Refunds):
         backend_name = self.config.settlement_backend or ("local" if self.network.name == "local" else "facilitator")
         if backend_name not in self.backend_factories:
             raise StartupError(f"unknown settlement backend {backend_name!r}; known: {sorted(self.backend_factories)}")
+        await self.events.start()
         self.http = httpx.AsyncClient(transport=self.http_transport, timeout=httpx.Timeout(15.0), follow_redirects=True)
         self.backend = self.backend_factories[backend_name](self)
         self.gateway = X402Gateway(
@@ -146,6 +152,7 @@ class Kernel(PaidCallPipeline, Accounts, Refunds):
         self.pm.hook.shutdown(kernel=self)
         if self.http is not None:
             await self.http.aclose()
+        await self.events.stop()
         await self.db.close()
         self.started = False
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import rfc8785
 
-from . import ledger
+from . import jobs, ledger
+from .events import JOBS_NEW
 from .errors import ServiceError, invalid_request
 from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
@@ -132,6 +133,13 @@ class PaidCallPipeline:
         """None when the credits do not cover the price (the caller then gets a 402)."""
         tool = call.tool
         request_id = new_id("req")
+        if tool.mode == "job":  # charge, receipt and job row commit together
+            async with self.db.transaction():
+                if await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name) is None:
+                    return None
+                receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="pending", method="credits", tx=None)
+                await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
+            return await self._job_accepted(call, request_id, receipt["receipt_id"])
         async with self.db.transaction():
             taken = await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
         if taken is None:
@@ -160,6 +168,8 @@ class PaidCallPipeline:
             ) from failure
         agent_id = await self.agents.for_wallet(accepted.payer)
         request_id = new_id("req")
+        if tool.mode == "job":  # nothing to wait for: settle now, the job runs later
+            return await self._settle_and_answer(call, req, accepted, agent_id, request_id, None)
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # not settled: nothing is charged
@@ -180,24 +190,49 @@ class PaidCallPipeline:
         async with self.db.transaction() if local else contextlib.nullcontext():
             result = await gateway.settle(accepted)
             settled = result.status == "settled"
+            job = call.tool.mode == "job"
             receipt = await self._receipt(
                 call,
                 agent_id,
                 request_id,
                 status="settled" if settled else ("not_charged" if result.status == "failed" else "pending"),
-                execution="completed",
+                execution="pending" if job and result.status != "failed" else "completed",
                 method="x402",
                 tx=result.transaction,
                 settled=settled,
             )
             await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
+            if job and result.status != "failed":
+                await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
         if result.status == "failed":
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
             )
         headers = {"PAYMENT-RESPONSE": gateway.payment_response(accepted, result)}
+        if call.tool.mode == "job":
+            answer = await self._job_accepted(call, request_id, receipt["receipt_id"])
+            answer.headers.update(headers)
+            return answer
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
+
+    # -- jobs ------------------------------------------------------------------------
+    async def _create_job(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
+        await jobs.create(
+            job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id
+        )
+
+    async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
+        """202, unwrapped as the spec shows; workers are woken after the commit."""
+        await self.events.publish(JOBS_NEW, request_id)
+        body = {
+            "request_id": request_id,
+            "tool": call.tool.name,
+            "status": "pending",
+            "receipt_id": receipt_id,
+            "message": f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
+        }
+        return Answer(202, body, {})
 
     async def _receipt(
         self: "Kernel",

@@ -21,7 +21,9 @@ REFUNDABLE = ("settled", "pending")
 class Refunds:
     """Mixin of `Kernel`."""
 
-    async def refund_to_credits(self: "Kernel", receipt_id: str, *, reason: str) -> dict[str, Any]:
+    async def refund_to_credits(
+        self: "Kernel", receipt_id: str, *, reason: str, changes: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         async with self.db.transaction():
             row = await sql.fetch_one(
                 "UPDATE tw_receipts SET status = 'refunded' WHERE receipt_id = {} AND status IN ({}, {}) RETURNING agent_id, amount",
@@ -30,4 +32,4 @@ class Refunds:
             if row is None:
                 raise ServiceError(409, "not_refundable", f"Receipt {receipt_id} is not a charge that can be refunded.")
             await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
-            return await self.receipts.revise(receipt_id, {"status": "refunded", "refund_reason": reason})
+            return await self.receipts.revise(receipt_id, {**(changes or {}), "status": "refunded", "refund_reason": reason})

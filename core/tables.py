@@ -140,6 +140,47 @@ class CreditTopUp(Table, tablename="tw_credit_top_ups", db=PLACEHOLDER_ENGINE):
     created_ms = BigInt()
 
 
+
+
+class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):
+    """An accepted asynchronous call. Claimed by a worker under a lease; every
+    attempt increments `attempt`, and only the current attempt may write the
+    outcome (fencing), so a worker that lost its lease cannot overwrite."""
+
+    id = Varchar(length=40, primary_key=True)  # the request_id
+    tool = Varchar(length=64)
+    agent_id = Varchar(length=36, index=True)
+    status = Varchar(length=16, index=True)  # pending, processing, completed, failed
+    input = Text()  # validated input, JSON
+    result = Text(null=True, default=None)  # JSON
+    error = Text(null=True, default=None)
+    error_code = Varchar(length=40, null=True, default=None)
+    error_category = Varchar(length=40, null=True, default=None)
+    error_status = Integer(null=True, default=None)
+    receipt_id = Varchar(length=40, null=True, default=None)
+    attempt = Integer(default=0)
+    lease_until_ms = BigInt(null=True, default=None)
+    worker_id = Varchar(length=80, null=True, default=None)
+    created_ms = BigInt(index=True)
+    updated_ms = BigInt()
+    started_ms = BigInt(null=True, default=None)  # first pick-up (dispatch latency)
+    finished_ms = BigInt(null=True, default=None)
+
+
+class Notification(Table, tablename="tw_notifications", db=PLACEHOLDER_ENGINE):
+    """Stored notifications for an agent (job_completed, job_failed, ...)."""
+
+    id = Varchar(length=36, primary_key=True)
+    agent_id = Varchar(length=36, index=True)
+    type = Varchar(length=32)
+    title = Text()
+    body = Text(null=True, default=None)
+    metadata = Text()  # JSON
+    read = Boolean(default=False)
+    created_ms = BigInt(index=True)
+    seq = BigInt(default=0)  # monotonic microseconds: newest-first order within one millisecond
+
+
 KERNEL_TABLES: tuple[type[Table], ...] = (
     Agent,
     LedgerEntry,
@@ -152,4 +193,6 @@ KERNEL_TABLES: tuple[type[Table], ...] = (
     AccessToken,
     ProofNonce,
     CreditTopUp,
+    Job,
+    Notification,
 )

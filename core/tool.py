@@ -89,6 +89,12 @@ class Tool:
     examples: tuple[Example, ...] = ()
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
     check: Callable[[Any], None] | None = None
+    # Job mode: the longest one attempt may run, and whether a failed job is refunded.
+    time_limit_s: float = 60.0
+    refund_failed_jobs: bool = True
+    # CPU-heavy tools: `run` is a plain (picklable, module-level) function of the
+    # input alone, executed in a process pool so the event loop never blocks.
+    cpu_bound: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -103,6 +109,10 @@ class Tool:
             object.__setattr__(self, "price", to_micro(self.price))
         if isinstance(self.price, int) and self.price <= 0:
             raise ValueError(f"tool {self.name}: price must be positive")
+        if self.cpu_bound and self.mode != "job":
+            raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
+        if self.time_limit_s <= 0:
+            raise ValueError(f"tool {self.name}: time_limit_s must be positive")
 
     def quote(self, value: Any) -> int:
         """The price of one call with this validated input, in micro-USDC."""

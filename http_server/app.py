@@ -20,6 +20,7 @@ from core.kernel import Kernel
 from core.tool import Tool
 
 from .openapi import include_tool_components, tool_operation_class
+from .push import PushHub, make_subscribe_handler
 from .translate import (
     answer_response,
     http_exception_handler,
@@ -88,6 +89,18 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
         agent_id, query = await _agent(request)
         return json_response(await analytics.spend_breakdown(agent_id, query))
 
+    @get("/v1/requests/{request_id:str}", operation_id="job_status", tags=["jobs"])
+    async def job_status(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
+        return json_response(await kernel.job_status(await to_call_request(request), request_id))
+
+    @get("/v1/status/{request_id:str}", operation_id="job_status_alias", tags=["jobs"])
+    async def job_status_alias(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
+        return json_response(await kernel.job_status(await to_call_request(request), request_id))
+
+    @get("/v1/tools/notifications", operation_id="notifications", tags=["notifications"])
+    async def list_notifications(request: Request) -> Response:
+        return json_response(await kernel.list_notifications(await to_call_request(request)))
+
     @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200)
     async def register_agent(request: Request) -> Response:
         return json_response(await kernel.register_agent(await to_call_request(request)))
@@ -105,6 +118,9 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
         return json_response(await kernel.fund_chain_request(await to_call_request(request)))
 
     return [
+        job_status,
+        job_status_alias,
+        list_notifications,
         healthz,
         balance,
         top_up,
@@ -119,12 +135,39 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
     ]
 
 
-def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = False) -> Litestar:
-    """Build the app. The kernel's registries are collected now (routes need them);
-    with `manage_kernel` the app starts and stops the kernel with its lifespan."""
+def create_app(kernel: Kernel, *, manage_kernel: bool = True, workers: int = 0, scheduler: bool = False, debug: bool = False) -> Litestar:
+    """Build the app. The kernel's registries are collected now (routes need them).
+
+    With `manage_kernel` the app starts and stops the kernel with its lifespan;
+    `workers` > 0 runs that many in-process job workers (the SQLite default, where
+    one process does everything) and `scheduler` the periodic tasks.
+    """
+    from runtime.scheduler import Scheduler
+    from runtime.worker import Worker
+
     kernel.collect()
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
-    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools]
+    hub = PushHub(kernel)
+    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools] + [make_subscribe_handler(kernel, hub)]
+    background: list = []
+
+    async def start_background() -> None:
+        hub.start()
+        for _ in range(workers):
+            worker = Worker(kernel)
+            worker.start()
+            background.append(worker)
+        if scheduler:
+            sched = Scheduler(kernel)
+            sched.start()
+            background.append(sched)
+
+    async def stop_background() -> None:
+        for item in reversed(background):
+            await item.stop()
+        background.clear()
+        hub.stop()
+
     openapi = OpenAPIConfig(
         title="Tollway",
         version="1.0.0",
@@ -136,8 +179,8 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, debug: bool = Fals
         route_handlers=handlers,
         openapi_config=openapi,
         exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
-        on_startup=[kernel.start] if manage_kernel else [],
-        on_shutdown=[kernel.stop] if manage_kernel else [],
+        on_startup=([kernel.start] if manage_kernel else []) + [start_background],
+        on_shutdown=[stop_background] + ([kernel.stop] if manage_kernel else []),
         debug=debug,
         # Per-request INFO lines (httpx logs every upstream call) cost more than the
         # lookup itself; the service logs warnings and its own tollway.* INFO lines.

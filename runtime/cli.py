@@ -20,7 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     kernel = build_kernel(settings)
-    app = create_app(kernel)
+    app = create_app(kernel, workers=args.workers, scheduler=True)
     print(f"tollway: serving on http://{args.host}:{args.port} (network {settings.network}, database {settings.database_url})")
     print(f"tollway: pay_to {settings.pay_to}")
     if settings.operator_token_generated:
@@ -30,6 +30,39 @@ def _serve(args: argparse.Namespace) -> int:
     for name, err in kernel.plugin_failures.items():
         print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, workers=1, log_level="info", access_log=False)
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    import signal
+
+    from .scheduler import Scheduler
+    from .service import build_kernel
+    from .settings import load_settings
+    from .worker import Worker
+
+    settings = load_settings()
+    kernel = build_kernel(settings)
+
+    async def run() -> None:
+        await kernel.start()
+        worker = Worker(kernel, concurrency=args.concurrency, lease_s=args.lease)
+        scheduler = Scheduler(kernel)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        worker.start()
+        scheduler.start()
+        print(f"tollway: worker {worker.worker_id} on {settings.database_url.split('@')[-1]}", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await worker.stop()
+            await scheduler.stop()
+            await kernel.stop()
+
+    asyncio.run(run())
     return 0
 
 
@@ -122,8 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="run the HTTP API (and MCP at /mcp) on the configured database")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8402)
-    p.add_argument("--workers", type=int, default=1, help="in-process job workers")
+    p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("worker", help="run a job worker only (any number, on any machine, sharing one PostgreSQL)")
+    p.add_argument("--concurrency", type=int, default=8, help="jobs run at once by this process")
+    p.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job stays ours without a heartbeat")
+    p.set_defaults(func=_worker)
 
     p = sub.add_parser("plugins", help="list loaded tools, prices and plugin failures")
     p.add_argument("--json", action="store_true")

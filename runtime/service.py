@@ -19,11 +19,13 @@ def build_kernel(
     load_installed: bool = True,
     http_transport: httpx.AsyncBaseTransport | None = None,
 ) -> Kernel:
+    db = Database.from_url(settings.database_url)
     kernel = Kernel(
         settings.kernel_config(strict_plugins=strict_plugins),
-        Database.from_url(settings.database_url),
+        db,
         plugins=plugins or [],
         http_transport=http_transport,
+        events=db.event_bus(),
     )
     if load_installed:
         load_entry_point_plugins(kernel, strict=strict_plugins)

@@ -15,7 +15,7 @@ from eth_account import Account
 
 from core.money import to_micro
 from http_server import create_app
-from tests.support.facilitator_server import serve_app
+from tests.support.serving import serve_app
 from tests.support.replay import nhtsa_honda_accord_2021
 
 SCRIPT = Path(__file__).resolve().parents[1] / "docs" / "examples" / "pay_recall.py"

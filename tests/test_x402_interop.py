@@ -26,7 +26,7 @@ from core.receipt_signing import ReceiptSigner, verify_receipt
 from http_server import create_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
-from tests.support.facilitator_server import serve_app
+from tests.support.serving import serve_app
 from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, shared_data
 from tollway_vehicles import nhtsa
 

@@ -82,5 +82,15 @@ class Database:
         else:
             self.engine.close()
 
+    def event_bus(self):
+        """LISTEN/NOTIFY across processes on PostgreSQL; in-process on SQLite."""
+        if self.kind == "postgres":
+            from .pg_events import PostgresEventBus
+
+            return PostgresEventBus(self._config, self.engine)
+        from core.events import LocalEventBus
+
+        return LocalEventBus()
+
     def transaction(self):
         return self.engine.transaction()

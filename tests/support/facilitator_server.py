@@ -16,21 +16,17 @@ Switches for failure paths: `settle_mode = "hang"` makes /settle wait until
 gave up), `settle_mode = "fail"` makes /settle answer `success: false` with
 `fail_reason`.
 
-`serve_app` runs any ASGI app with uvicorn as a task in the caller's event loop
-on a free port (kernels with an asyncpg pool must be served from the loop that
-created the pool).
+It is served with `tests.support.serving.serve_app`.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 import msgspec
-import uvicorn
 from eth_account import Account
 from eth_hash.auto import keccak
 from litestar import Litestar, Request, Response, get, post
@@ -40,6 +36,8 @@ from x402.schemas import SettleRequest, VerifyRequest
 from core.payments import x402 as wire
 from core.payments.eip3009 import authorization_digest, verify_authorization
 from core.payments.networks import Network, get_network
+
+from .serving import serve_app
 
 MISSING_EIP712_DOMAIN = "missing_eip712_domain"  # the SDK's code (x402.mechanisms.evm.constants)
 UNKNOWN_ASSET = "invalid_exact_evm_failed_to_get_asset_info"  # likewise
@@ -214,39 +212,6 @@ class Facilitator:
         return Litestar(route_handlers=[verify, settle, supported])
 
 
-class _InLoopServer(uvicorn.Server):
-    """uvicorn inside a test: leaves the test runner's signal handlers alone."""
-
-    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
-        return contextlib.nullcontext()
-
-
-@contextlib.asynccontextmanager
-async def serve_app(app: Any, *, host: str = "127.0.0.1") -> AsyncIterator[str]:
-    """Serve `app` with uvicorn on a free port of `host` in the running loop; yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False, timeout_graceful_shutdown=5)
-    server = _InLoopServer(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        for _ in range(2000):  # start-up takes milliseconds; bounded all the same
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.005)
-        if not server.started:
-            if task.done():
-                task.result()  # re-raises why it could not start
-            raise RuntimeError("uvicorn did not start")
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
 @contextlib.asynccontextmanager
 async def running_facilitator(network: str = "base-sepolia") -> AsyncIterator[Facilitator]:
     """A `Facilitator` served on 127.0.0.1; its `url` is set. Hanging settles are released on exit."""
@@ -262,4 +227,4 @@ async def running_facilitator(network: str = "base-sepolia") -> AsyncIterator[Fa
         facilitator.release()
 
 
-__all__ = ["Facilitator", "running_facilitator", "serve_app"]
+__all__ = ["Facilitator", "running_facilitator"]

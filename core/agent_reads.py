@@ -1,0 +1,35 @@
+"""Free reads of an agent's own things (mixin of `Kernel`): job status and
+notifications. A job belongs to the agent that paid for it; anyone else gets
+404, never 403, so request ids leak nothing."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import jobs, notifications
+from .auth import Caller
+from .errors import ServiceError
+from .request import CallRequest
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+
+class AgentReads:
+    async def reader(self: "Kernel", req: CallRequest) -> Caller:
+        caller = await self.auth.caller(req, scope="read")
+        if caller is None:
+            raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID) or an access token.")
+        return caller
+
+    async def job_for(self: "Kernel", caller: Caller, job_id: str) -> dict[str, Any]:
+        row = await jobs.get(job_id)
+        if row is None or row["agent_id"] != caller.agent_id:
+            raise ServiceError(404, "not_found", f"No request {job_id} for this agent.")
+        return jobs.resource(row)
+
+    async def job_status(self: "Kernel", req: CallRequest, job_id: str) -> dict[str, Any]:
+        return await self.job_for(await self.reader(req), job_id)
+
+    async def list_notifications(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+        caller = await self.reader(req)
+        return await notifications.list_for(caller.agent_id, req.query)

@@ -1,0 +1,53 @@
+"""Events between processes: job wake-ups for workers and job updates for push
+subscribers. The kernel publishes; the runtime picks the bus: in-process on
+SQLite (one process), PostgreSQL LISTEN/NOTIFY when several processes share one
+database (runtime/database/pg_events.py)."""
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Protocol
+
+JOBS_NEW = "tollway_jobs_new"  # payload: request id of a job ready to run
+JOB_UPDATES = "tollway_job_updates"  # payload: "<request id> <status>"
+
+Callback = Callable[[str], None]
+
+
+class EventBus(Protocol):
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def publish(self, channel: str, payload: str) -> None: ...
+
+    def subscribe(self, channel: str, callback: Callback) -> Callable[[], None]:
+        """Call `callback(payload)` for each event; returns the unsubscribe function."""
+
+
+class LocalEventBus:
+    """One process: callbacks run on the event loop soon after `publish`."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, list[Callback]] = defaultdict(list)
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        self._subscribers.clear()
+
+    async def publish(self, channel: str, payload: str) -> None:
+        loop = asyncio.get_running_loop()
+        for callback in list(self._subscribers.get(channel, ())):
+            loop.call_soon(callback, payload)
+
+    def subscribe(self, channel: str, callback: Callback) -> Callable[[], None]:
+        self._subscribers[channel].append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers.get(channel, []):
+                self._subscribers[channel].remove(callback)
+
+        return unsubscribe

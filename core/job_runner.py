@@ -1,0 +1,104 @@
+"""Running accepted jobs (mixin of `Kernel`): one attempt of one claimed job,
+with a lease kept alive by heartbeats, a time limit, a process pool for
+CPU-heavy tools, and exactly one outcome per job whatever the attempts.
+
+The charge and the receipt were made when the job was accepted; an outcome
+re-signs that same receipt (`execution_status`), refunds it when the tool's
+declaration says failed jobs are refunded, writes the owner's notification and
+publishes the update for push subscribers.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from . import jobs, notifications
+from .events import JOB_UPDATES
+from .tool import ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+log = logging.getLogger("tollway.jobs")
+
+
+class JobRunner:
+    """Mixin of `Kernel`."""
+
+    async def run_claimed(self: "Kernel", claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
+        """Run one attempt; returns the status written ('completed', 'failed') or 'fenced'."""
+        tool = self.tools.get(claimed.tool)
+        if tool is None:
+            return await self._job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
+        await self.events.publish(JOB_UPDATES, f"{claimed.id} processing")
+        heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
+        try:
+            value = msgspec.json.decode(claimed.input, type=tool.input_type)
+            if tool.cpu_bound:
+                if pool is None:
+                    raise RuntimeError(f"tool {tool.name} is cpu_bound but the worker has no process pool")
+                work = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
+            else:
+                assert self.http is not None
+                ctx = ToolContext(request_id=claimed.id, agent_id=claimed.agent_id, http=self.http, settings=self.family_settings(tool.family))
+                work = tool.run(value, ctx)
+            output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
+        except ToolError as exc:
+            return await self._job_failed(claimed, tool, exc.code, exc.message)
+        except asyncio.TimeoutError:
+            return await self._job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
+        except Exception:
+            log.exception("job %s attempt %s failed", claimed.id, claimed.attempt)
+            return await self._job_failed(claimed, tool, "internal_error", "The job failed.")
+        finally:
+            heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heart
+        return await self._job_completed(claimed, msgspec.to_builtins(output))
+
+    async def _heartbeat(self: "Kernel", claimed: jobs.Claimed, lease_s: float) -> None:
+        while True:
+            await asyncio.sleep(max(lease_s / 3, 0.05))
+            try:
+                if not await jobs.heartbeat(claimed.id, claimed.attempt, lease_s):
+                    log.warning("job %s attempt %s lost its lease", claimed.id, claimed.attempt)
+                    return
+            except Exception:  # the database blipped: the next beat tries again
+                log.exception("heartbeat of job %s failed", claimed.id)
+
+    async def _job_completed(self: "Kernel", claimed: jobs.Claimed, result: Any) -> str:
+        async with self.db.transaction():
+            if not await jobs.complete(claimed.id, claimed.attempt, result):
+                return "fenced"
+            if claimed.receipt_id:
+                await self.receipts.revise(claimed.receipt_id, {"execution_status": "completed"})
+            await notifications.notify(
+                claimed.agent_id, "job_completed", f"{claimed.tool} completed", None,
+                {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
+            )
+        await self.events.publish(JOB_UPDATES, f"{claimed.id} completed")
+        return "completed"
+
+    async def _job_failed(self: "Kernel", claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
+        refund = tool is None or tool.refund_failed_jobs
+        async with self.db.transaction():
+            if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message):
+                return "fenced"
+            refunded = False
+            if claimed.receipt_id:
+                if refund:
+                    await self.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
+                    refunded = True
+                else:
+                    await self.receipts.revise(claimed.receipt_id, {"execution_status": "failed"})
+            await notifications.notify(
+                claimed.agent_id, "job_failed", f"{claimed.tool} failed", message,
+                {"jobId": claimed.id, "tool": claimed.tool, "errorCode": code, "receiptId": claimed.receipt_id, "refunded": refunded},
+            )
+        await self.events.publish(JOB_UPDATES, f"{claimed.id} failed")
+        return "failed"

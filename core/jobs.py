@@ -1,0 +1,136 @@
+"""Asynchronous jobs: the job row, claiming under a lease, fenced outcomes, and
+the Job resource of the spec.
+
+A job is created in the same transaction as its charge and receipt. A worker
+claims it (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which bumps `attempt`; the
+outcome is written only `WHERE attempt = <the claimer's attempt>`, so a worker
+whose lease expired (and whose job another worker re-ran) cannot overwrite it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import msgspec
+
+from . import sql
+from .ids import iso, now_ms
+
+RETENTION_DAYS = 30
+TERMINAL = ("completed", "failed")
+
+# error_code -> (error_category, error_status): the spec's stable job failure codes
+FAILURE_CODES: dict[str, tuple[str, int]] = {
+    "insufficient_funds": ("payment_required", 402),
+    "payment_failed": ("payment_required", 402),
+    "invalid_input": ("bad_request", 400),
+    "content_blocked": ("bad_request", 400),
+    "rate_limited": ("upstream_rejected", 429),
+    "provider_unavailable": ("upstream_unavailable", 503),
+    "provider_auth": ("upstream_rejected", 502),
+    "enrichment_exhausted": ("not_found", 404),
+    "target_unreachable": ("bad_request", 400),
+    "source_unsupported": ("bad_request", 422),
+    "checkout_failed": ("upstream_rejected", 502),
+    "internal_error": ("internal", 500),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Claimed:
+    id: str
+    tool: str
+    agent_id: str
+    input: bytes
+    attempt: int
+    receipt_id: str | None
+
+
+_COLUMNS = "id, tool, agent_id, input, attempt, receipt_id"
+
+
+async def create(*, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None) -> None:
+    now = now_ms()
+    await sql.fetch(
+        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms) "
+        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {})",
+        job_id, tool, agent_id, input_json, receipt_id, now, now,
+    )
+
+
+async def claim(worker_id: str, lease_s: float, *, skip_locked: bool) -> Claimed | None:
+    """Take the oldest runnable job: pending, or processing with an expired lease."""
+    now = now_ms()
+    lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
+        "WHERE id = (SELECT id FROM tw_jobs WHERE status = 'pending' OR (status = 'processing' AND lease_until_ms < {}) "
+        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}",
+        worker_id, now + int(lease_s * 1000), now, now, now,
+    )
+    if row is None:
+        return None
+    return Claimed(row["id"], row["tool"], row["agent_id"], row["input"].encode(), int(row["attempt"]), row["receipt_id"])
+
+
+async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
+    """Extend the lease; False when the job is no longer ours (fenced out)."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
+        now_ms() + int(lease_s * 1000), job_id, attempt,
+    )
+    return row is not None
+
+
+async def complete(job_id: str, attempt: int, result: Any) -> bool:
+    now = now_ms()
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
+        msgspec.json.encode(result).decode(), now, now, job_id, attempt,
+    )
+    return row is not None
+
+
+async def fail(job_id: str, attempt: int | None, *, code: str, message: str) -> bool:
+    """Record a failure; `attempt=None` fails a job that never ran (e.g. unknown tool)."""
+    category, status = FAILURE_CODES.get(code, FAILURE_CODES["internal_error"])
+    if code not in FAILURE_CODES:
+        code = "internal_error"
+    text = f"{message} (ref: {job_id})"
+    now = now_ms()
+    fence = "attempt = {} AND status = 'processing'" if attempt is not None else "status IN ('pending', 'processing')"
+    args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+        f"updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id",
+        *args,
+    )
+    return row is not None
+
+
+async def get(job_id: str) -> dict[str, Any] | None:
+    return await sql.fetch_one("SELECT * FROM tw_jobs WHERE id = {}", job_id)
+
+
+def resource(row: Any) -> dict[str, Any]:
+    """The spec's Job: result only when completed, error fields only when failed."""
+    out: dict[str, Any] = {
+        "request_id": row["id"],
+        "status": row["status"],
+        "tool": row["tool"],
+        "receipt_id": row["receipt_id"],
+        "created_at": iso(int(row["created_ms"])),
+        "updated_at": iso(int(row["updated_ms"])),
+    }
+    if row["status"] == "completed":
+        out["result"] = msgspec.json.decode(row["result"]) if row["result"] is not None else None
+    elif row["status"] == "failed":
+        out.update(error=row["error"], error_code=row["error_code"], error_category=row["error_category"], error_status=row["error_status"])
+    return out
+
+
+async def purge_older_than(days: int = RETENTION_DAYS) -> int:
+    rows = await sql.fetch("DELETE FROM tw_jobs WHERE created_ms < {} RETURNING id", now_ms() - days * 86_400_000)
+    return len(rows)

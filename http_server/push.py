@@ -1,0 +1,146 @@
+"""The job push channel: WebSocket `/v1/requests/subscribe` (docs/jobs.md).
+
+Each API process subscribes once to the job-update events (LISTEN/NOTIFY on
+PostgreSQL, in-process on SQLite) and forwards them to its sockets that asked
+for those request ids. Messages are read from the job row, so a push always
+matches what polling would return.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import defaultdict
+from typing import Any
+
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
+
+from core.errors import ServiceError
+from core.events import JOB_UPDATES
+from core.jobs import TERMINAL
+from core.request import CallRequest
+
+MAX_IDS_PER_SOCKET = 100
+
+
+class PushHub:
+    """Routes job-update events of this process to the queues of interested sockets."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._queues: dict[str, set[asyncio.Queue[str]]] = defaultdict(set)
+        self._unsubscribe: Any = None
+
+    def start(self) -> None:
+        if self._unsubscribe is None:
+            self._unsubscribe = self.kernel.events.subscribe(JOB_UPDATES, self._on_event)
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _on_event(self, payload: str) -> None:
+        request_id = payload.split(" ", 1)[0]
+        for queue in list(self._queues.get(request_id, ())):
+            queue.put_nowait(request_id)
+
+    def watch(self, request_id: str, queue: asyncio.Queue[str]) -> None:
+        self._queues[request_id].add(queue)
+
+    def unwatch(self, request_id: str, queue: asyncio.Queue[str]) -> None:
+        watchers = self._queues.get(request_id)
+        if watchers is not None:
+            watchers.discard(queue)
+            if not watchers:
+                self._queues.pop(request_id, None)
+
+
+def _message(job: dict[str, Any], snapshot: bool) -> dict[str, Any]:
+    return {"type": "job", "snapshot": snapshot, **job}
+
+
+def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
+    @websocket("/v1/requests/subscribe")
+    async def subscribe(socket: WebSocket) -> None:
+        hub.start()  # idempotent; also covers apps run without a lifespan (tests)
+        await socket.accept()
+        req = CallRequest(
+            method="GET",
+            path=socket.url.path,
+            url=str(socket.url),
+            headers={k.lower(): v for k, v in socket.headers.items()},
+            query={k: v for k, v in socket.query_params.items()},
+        )
+        try:
+            caller = await kernel.reader(req)
+        except ServiceError as exc:
+            await socket.send_json({"type": "error", **exc.body()})
+            await socket.close(code=4401)
+            return
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        sent: dict[str, str] = {}  # request id -> last status pushed
+
+        async def push(request_id: str, snapshot: bool) -> None:
+            try:
+                job = await kernel.job_for(caller, request_id)
+            except ServiceError as exc:
+                await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
+                hub.unwatch(request_id, queue)
+                return
+            if sent.get(request_id) != job["status"] or snapshot:
+                sent[request_id] = job["status"]
+                await socket.send_json(_message(job, snapshot))
+            if job["status"] in TERMINAL:
+                hub.unwatch(request_id, queue)
+
+        async def add(ids: Any) -> None:
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                await socket.send_json({"type": "error", "error": "invalid_request", "message": "request_ids must be a list of strings"})
+                return
+            for request_id in ids:
+                if len(sent) >= MAX_IDS_PER_SOCKET and request_id not in sent:
+                    await socket.send_json({"type": "error", "request_id": request_id, "error": "invalid_request",
+                                            "message": f"at most {MAX_IDS_PER_SOCKET} request ids per connection"})
+                    continue
+                hub.watch(request_id, queue)  # watch first: no update can slip between snapshot and watch
+                await push(request_id, snapshot=True)
+
+        async def read_client() -> None:
+            while True:
+                message = await socket.receive_json()
+                action = message.get("action") if isinstance(message, dict) else None
+                if action == "subscribe":
+                    await add(message.get("request_ids"))
+                elif action == "unsubscribe":
+                    for request_id in message.get("request_ids") or []:
+                        hub.unwatch(request_id, queue)
+                        sent.pop(request_id, None)
+                else:
+                    await socket.send_json({"type": "error", "error": "invalid_request", "message": "action must be subscribe or unsubscribe"})
+
+        async def forward() -> None:
+            while True:
+                request_id = await queue.get()
+                await push(request_id, snapshot=False)
+
+        initial = [i for i in (req.query.get("request_ids") or req.query.get("request_id") or "").split(",") if i]
+        if initial:
+            await add(initial)
+        tasks = [asyncio.create_task(read_client()), asyncio.create_task(forward())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            for t in tasks:
+                t.cancel()
+            for t in tasks:
+                with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
+                    await t
+            for request_id in list(sent):
+                hub.unwatch(request_id, queue)
+            for request_id in initial:
+                hub.unwatch(request_id, queue)
+
+    return subscribe

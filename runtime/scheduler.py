@@ -1,0 +1,37 @@
+"""Runs the periodic tasks plugins and the kernel declare (`register_periodic_tasks`),
+each every `interval_s`, in the serving or worker process."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+log = logging.getLogger("tollway.scheduler")
+
+
+class Scheduler:
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        for task in self.kernel.periodic_tasks:
+            self._tasks.append(loop.create_task(self._every(task)))
+
+    async def _every(self, task: Any) -> None:
+        while True:
+            try:
+                await task.run(self.kernel)
+            except Exception:
+                log.exception("periodic task %s failed", task.name)
+            await asyncio.sleep(task.interval_s)
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        self._tasks.clear()

@@ -1,0 +1,121 @@
+"""The job worker: claims jobs from the shared database and runs them.
+
+Any number of workers (in `tollway serve` or as `tollway worker` processes on
+any machines) share one PostgreSQL: claims use `FOR UPDATE SKIP LOCKED`, a lease
+kept alive by heartbeats, and fencing by attempt number (core/jobs.py). Workers
+wake on the `tollway_jobs_new` event and also poll, so a lost event only delays.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any
+
+from core import jobs
+from core.events import JOBS_NEW
+
+log = logging.getLogger("tollway.worker")
+
+
+class Worker:
+    def __init__(
+        self,
+        kernel: Any,
+        *,
+        concurrency: int = 8,
+        lease_s: float = 30.0,
+        poll_s: float = 1.0,
+        worker_id: str | None = None,
+        pool: Executor | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.concurrency = concurrency
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self._pool = pool
+        self._own_pool = False
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._running: set[asyncio.Task[Any]] = set()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._task: asyncio.Task[None] | None = None
+        self.completed = 0
+
+    @property
+    def skip_locked(self) -> bool:
+        return self.kernel.db.kind == "postgres"
+
+    def _pool_for_cpu_tools(self) -> Executor | None:
+        if self._pool is None and any(t.cpu_bound for t in self.kernel.tools.values()):
+            self._pool = ProcessPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1))
+            self._own_pool = True
+        return self._pool
+
+    def start(self) -> asyncio.Task[None]:
+        self._task = asyncio.get_running_loop().create_task(self.run())
+        return self._task
+
+    async def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._own_pool and self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self) -> None:
+        unsubscribe = self.kernel.events.subscribe(JOBS_NEW, lambda _payload: self._wake.set())
+        pool = self._pool_for_cpu_tools()
+        try:
+            while not self._stop.is_set():
+                claimed_any = await self._fill_slots(pool)
+                if claimed_any:
+                    continue
+                self._wake.clear()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)
+        finally:
+            unsubscribe()
+            for task in list(self._running):
+                task.cancel()
+            for task in list(self._running):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _fill_slots(self, pool: Executor | None) -> bool:
+        """Claim jobs while there are free slots and runnable jobs; True if any."""
+        claimed_any = False
+        while not self._stop.is_set():
+            await self._slots.acquire()
+            try:
+                claimed = await jobs.claim(self.worker_id, self.lease_s, skip_locked=self.skip_locked)
+            except Exception:
+                self._slots.release()
+                log.exception("claiming a job failed")
+                await asyncio.sleep(self.poll_s)
+                return claimed_any
+            if claimed is None:
+                self._slots.release()
+                return claimed_any
+            claimed_any = True
+            task = asyncio.get_running_loop().create_task(self._run_one(claimed, pool))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+        return claimed_any
+
+    async def _run_one(self, claimed: jobs.Claimed, pool: Executor | None) -> None:
+        try:
+            status = await self.kernel.run_claimed(claimed, lease_s=self.lease_s, pool=pool)
+            if status in ("completed", "failed"):
+                self.completed += 1
+        except Exception:
+            log.exception("job %s crashed the runner", claimed.id)
+        finally:
+            self._slots.release()
+            self._wake.set()

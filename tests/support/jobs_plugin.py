@@ -1,0 +1,91 @@
+"""Job-mode tools for the kernel's job tests (no upstream needed).
+
+`add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
+while a worker is killed); `broken_job` fails with a spec code; `slow_job`
+outlives its time limit; `cpu_sum` runs in the worker's process pool.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+
+import msgspec
+
+from core import Example, Tool, ToolContext, ToolError, hookimpl
+
+
+class Numbers(msgspec.Struct, forbid_unknown_fields=True):
+    a: int
+    b: int = 0
+    gate: str | None = None  # a file path gate_job waits for
+    marker: str | None = None  # a file gate_job appends its worker pid to when it starts
+
+
+class Sum(msgspec.Struct):
+    sum: int
+    pid: int
+
+
+async def add_numbers(value: Numbers, ctx: ToolContext) -> Sum:
+    return Sum(sum=value.a + value.b, pid=os.getpid())
+
+
+async def gate_job(value: Numbers, ctx: ToolContext) -> Sum:
+    if value.marker:
+        with open(value.marker, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    while value.gate and not Path(value.gate).exists():
+        await asyncio.sleep(0.05)
+    return Sum(sum=value.a + value.b, pid=os.getpid())
+
+
+async def broken_job(value: Numbers, ctx: ToolContext) -> Sum:
+    raise ToolError("provider_unavailable", "the upstream is down", status=503)
+
+
+async def slow_job(value: Numbers, ctx: ToolContext) -> Sum:
+    await asyncio.sleep(30)
+    return Sum(sum=0, pid=os.getpid())
+
+
+def cpu_sum(value: Numbers) -> Sum:
+    """Runs in a worker's process pool: a plain function of the input."""
+    return Sum(sum=sum(i * i for i in range(value.a)) + value.b, pid=os.getpid())
+
+
+def _tool(name: str, run, **kw) -> Tool:
+    return Tool(
+        name=name,
+        path=f"/v1/tools/test/{name.replace('_', '-')}",
+        title=name,
+        description=f"{name} (job tests)",
+        category="infrastructure",
+        input_type=Numbers,
+        output_type=Sum,
+        run=run,
+        price="0.002",
+        family="jobs",
+        mode="job",
+        rate_limit="paid",
+        examples=(Example("two and two", {"a": 2, "b": 2}),),
+        **kw,
+    )
+
+
+ADD = _tool("add_numbers", add_numbers)
+GATE = _tool("gate_job", gate_job)
+BROKEN = _tool("broken_job", broken_job)
+BROKEN_KEPT = _tool("broken_kept", broken_job, refund_failed_jobs=False)
+SLOW = _tool("slow_job", slow_job, time_limit_s=0.3)
+CPU = _tool("cpu_sum", cpu_sum, cpu_bound=True)
+
+
+class JobsPlugin:
+    @hookimpl
+    def register_tools(self, register):
+        for tool in (ADD, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU):
+            register(tool)
+
+
