@@ -1,11 +1,11 @@
-"""Free reads of an agent's own things (mixin of `Kernel`): job status and
-notifications. A job belongs to the agent that paid for it; anyone else gets
+"""Free reads of an agent's own things (mixin of `Kernel`): job status,
+receipts and spend analytics, notifications. A job belongs to the agent that paid for it; anyone else gets
 404, never 403, so request ids leak nothing."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import jobs, notifications
+from . import analytics, jobs, notifications
 from .auth import Caller
 from .errors import ServiceError
 from .request import CallRequest
@@ -29,6 +29,19 @@ class AgentReads:
 
     async def job_status(self: "Kernel", req: CallRequest, job_id: str) -> dict[str, Any]:
         return await self.job_for(await self.reader(req), job_id)
+
+    async def receipt_for(self: "Kernel", req: CallRequest, receipt_id: str) -> dict[str, Any]:
+        caller = await self.reader(req)
+        receipt = await self.receipts.get(receipt_id)
+        if receipt is None or receipt["agent_id"] != caller.agent_id:
+            raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
+        return receipt
+
+    async def list_receipts(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+        return await analytics.list_receipts((await self.reader(req)).agent_id, req.query)
+
+    async def spend_breakdown(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+        return await analytics.spend_breakdown((await self.reader(req)).agent_id, req.query)
 
     async def list_notifications(self: "Kernel", req: CallRequest) -> dict[str, Any]:
         caller = await self.reader(req)

@@ -15,7 +15,7 @@ from .auth_proof import ProofError, verify_agent_proof
 from .errors import ServiceError
 from .ids import now_ms
 from .request import CallRequest
-from .tables import AccessToken, ProofNonce
+from .tables import AccessToken
 
 log = logging.getLogger("tollway.auth")
 
@@ -26,6 +26,8 @@ class Caller:
     wallet: str | None
     via: str  # "token", "proof" or "id"
     scope: str | None = None  # proof scope
+    nonce_id: str | None = None  # a write proof's nonce, until consumed
+    nonce_expires_ms: int = 0
 
     @property
     def can_spend(self) -> bool:
@@ -56,11 +58,14 @@ class Authenticator:
         await AccessToken.insert(AccessToken(token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms()))
         return token, expires
 
-    async def caller(self, req: CallRequest, *, scope: str) -> Caller | None:
+    async def caller(self, req: CallRequest, *, scope: str, consume_nonce: bool = True) -> Caller | None:
         """Identify the caller for a route needing `scope` ("read" or "write").
 
         Returns None when the request names nobody. A proof that is present but
-        invalid is refused (401), never silently ignored.
+        invalid is refused (401), never silently ignored. With
+        `consume_nonce=False` a write proof is verified but its single-use nonce
+        is left for `consume_nonce` (an idempotent replay executes nothing, so
+        it may repeat the proof).
         """
         auth = req.header("authorization")
         if auth and auth[:7].lower() == "bearer ":
@@ -89,21 +94,31 @@ class Authenticator:
                     log.warning("read proof refused (log-only): %s", exc.message)
                     return await self._id_caller(agent_header)
                 raise ServiceError(401, "invalid_agent_proof", exc.message, {"reason": exc.reason}) from exc
-            if verified.scope == "write":
-                inserted = (
-                    await ProofNonce.insert(ProofNonce(id=f"{agent_header.lower()}:{verified.nonce}", expires_ms=verified.expires_at * 1000 + 30_000))
-                    .on_conflict(action="DO NOTHING")
-                    .returning(ProofNonce.id)
-                )
-                if not inserted:
-                    raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
             agent_id = await self.agents.for_wallet(agent_header)
-            return Caller(agent_id, agent_header.lower(), "proof", verified.scope)
+            caller = Caller(agent_id, agent_header.lower(), "proof", verified.scope)
+            if verified.scope == "write":
+                caller = dataclasses.replace(
+                    caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", nonce_expires_ms=verified.expires_at * 1000 + 30_000
+                )
+                if consume_nonce:
+                    await self.consume_nonce(caller)
+            return caller
         if scope == "read" and self.enforce_read_proofs:
             raise ServiceError(401, "invalid_agent_proof", "This route needs a signed read proof in X-Agent-Proof.", {"reason": "missing"})
         if scope == "read" and not self.enforce_read_proofs:
             log.debug("read without proof for %s (log-only)", agent_header)
         return await self._id_caller(agent_header)
+
+    async def consume_nonce(self, caller: Caller) -> None:
+        """Spend a write proof's nonce; a second use is refused."""
+        if caller.nonce_id is None:
+            return
+        inserted = await sql.fetch_one(
+            "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id",
+            caller.nonce_id, caller.nonce_expires_ms,
+        )
+        if inserted is None:
+            raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
 
     async def _id_caller(self, agent_header: str) -> Caller | None:
         if is_address(agent_header):

@@ -24,5 +24,10 @@ async def _purge_old_jobs(kernel):
 def register_periodic_tasks(register):
     from .periodic import PeriodicTask
 
+    from .idempotency import PURGE_TASK as purge_idempotency
+    from .ratelimits import PURGE_TASK as purge_rate_counters
+
     # Jobs are retained 30 days (spec: Limits).
     register(PeriodicTask(name="purge_old_jobs", interval_s=3600, run=_purge_old_jobs))
+    register(purge_rate_counters)
+    register(purge_idempotency)

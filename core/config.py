@@ -18,4 +18,7 @@ class KernelConfig:
     quote_ttl_s: int = 300
     access_token_ttl_s: int = 86_400
     plugin_env: Mapping[str, str] = dataclasses.field(default_factory=dict)  # TOLLWAY_* variables
+    rate_limits: Mapping[str, tuple[int, int]] | None = None  # category -> (limit, window s); None: defaults
+    idempotency_ttl_s: int = 86_400
+    idempotency_lease_s: int = 60
     strict_plugins: bool = False

@@ -26,7 +26,9 @@ from .payments.settlement import SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCallPipeline
 from .receipt_signing import ReceiptSigner
+from .idempotency import IdempotencyStore
 from .job_runner import JobRunner
+from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .settings_spec import Setting
@@ -76,6 +78,8 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
             enforce_read_proofs=config.proof_enforcement == "enforce",
             operator_token=config.operator_token,
         )
+        self.rate_limiter = RateLimiter(config.rate_limits or DEFAULT_LIMITS, shared=getattr(db, "kind", "sqlite") == "postgres")
+        self.idempotency = IdempotencyStore(config.idempotency_ttl_s, config.idempotency_lease_s)
         self.backend: SettlementBackend | None = None
         self.gateway: X402Gateway | None = None
         self.http: httpx.AsyncClient | None = None

@@ -11,13 +11,19 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import rfc8785
 
 from . import jobs, ledger
+from .auth import Caller
 from .events import JOBS_NEW
+from .idempotency import check_key, hash_body, missing_key
+from .ratelimits import caller_key
+from .payments import x402
+from .payments.eip3009 import recover_payer
 from .errors import ServiceError, invalid_request
 from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
@@ -72,6 +78,22 @@ def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | Non
     return memo, ctx
 
 
+def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
+    """Credits pay when the caller may spend them and did not ask for x402."""
+    prefers_x402 = (req.header("x-payment-method") or "").strip().lower() == "x402"
+    return caller is not None and caller.can_spend and not prefers_x402
+
+
+def _payer(kernel: "Kernel", payment_header: str) -> str | None:
+    """The wallet that signed the payment (its signature checked), or None if unreadable.
+    Only the idempotency scope uses it; the payment itself is verified in full later."""
+    try:
+        payment = x402.decode_payment_header(payment_header)
+        return recover_payer(kernel.network, payment.authorization, payment.signature).lower()
+    except x402.PaymentError:
+        return None
+
+
 class PaidCallPipeline:
     """Mixin of `Kernel`: the one pipeline every front calls."""
 
@@ -88,22 +110,74 @@ class PaidCallPipeline:
         return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
 
     async def call(self: "Kernel", tool_name: str, req: CallRequest) -> Answer:
+        """One paid tool call, counted against the tool's rate-limit category; the
+        `RateLimit-*` headers go on the answer and on every refusal."""
         tool = self.tools.get(tool_name)
         if tool is None:
             raise ServiceError(404, "invalid_input", f"Unknown tool {tool_name!r}.")
+        return await self.limited(tool.rate_limit, req, lambda: self._call(tool, req))
+
+    async def limited(self: "Kernel", category: str, req: CallRequest, run: Callable[[], Awaitable[Any]]) -> Any:
+        """Count `req` in `category` (per agent or IP), then run; headers on every outcome.
+
+        Returns what `run` returns; an `Answer` gets the headers added, any other
+        value is returned with them as `(value, headers)`.
+        """
+        state = await self.rate_limiter.hit(category, caller_key(req.headers, req.client_ip))
+        if not state.allowed:
+            raise state.exceeded()
+        try:
+            result = await run()
+        except ServiceError as exc:
+            exc.headers.update(state.headers())
+            raise
+        if isinstance(result, Answer):
+            result.headers.update(state.headers())
+            return result
+        return result, state.headers()
+
+    async def _call(self: "Kernel", tool: Tool, req: CallRequest) -> Answer:
+        key = req.header("idempotency-key") if tool.idempotency != "ignored" else None
+        if key is not None:
+            check_key(key)
+        elif tool.idempotency == "required":
+            raise missing_key()
         call = self.prepare(tool, req.body)
         payment_header = find_payment_header(req.headers)
+        caller = None if payment_header else await self.auth.caller(req, scope="write", consume_nonce=False)
+        identity = _payer(self, payment_header) if payment_header else (caller.agent_id if _spends_credits(caller, req) else None)
+        if key is None or identity is None:  # no key, or nothing will execute (a 402 quote)
+            return await self._pay_and_run(call, req, payment_header, caller)
+        begin = await self.idempotency.begin(f"{tool.name}:{identity}", key, hash_body(req.body))
+        if begin.kind == "replay":
+            return Answer(begin.status, begin.body, dict(begin.headers))
+        try:
+            answer = await self._pay_and_run(call, req, payment_header, caller)
+        except ServiceError as exc:
+            if exc.status in (401, 402):  # the payment or proof was refused: nothing ran
+                await self.idempotency.abandon(begin.token)
+            else:  # errors after execution began are replayed like answers
+                await self.idempotency.finish(begin.token, exc.status, exc.body(), exc.headers)
+            raise
+        except BaseException:
+            await self.idempotency.abandon(begin.token)
+            raise
+        await self.idempotency.finish(begin.token, answer.status, answer.body, answer.headers)
+        return answer
+
+    async def _pay_and_run(self: "Kernel", call: PreparedCall, req: CallRequest, payment_header: str | None, caller: Caller | None) -> Answer:
         if payment_header:
             return await self._pay_x402(call, req, payment_header)
-        caller = await self.auth.caller(req, scope="write")
-        prefers_x402 = (req.header("x-payment-method") or "").strip().lower() == "x402"
-        if caller is not None and caller.can_spend and not prefers_x402:
+        if caller is not None:
+            await self.auth.consume_nonce(caller)
+        if _spends_credits(caller, req):
+            assert caller is not None
             answer = await self._pay_credits(call, caller.agent_id)
             if answer is not None:
                 return answer
         assert self.gateway is not None
         raise await self.gateway.payment_required(
-            purpose=tool.name, description=tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url
+            purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url
         )
 
     async def run_paid(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str) -> Any:

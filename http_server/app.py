@@ -14,7 +14,6 @@ from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
-from core import analytics
 from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
@@ -52,13 +51,19 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "tools": len(kernel.tools), "network": kernel.network.caip2}
 
+    async def limited(request: Request, category: str, read: Any) -> Response:
+        """Run a kernel read counted against `category`; RateLimit-* headers on every answer."""
+        req = await to_call_request(request)
+        value, headers = await kernel.limited(category, req, lambda: read(req))
+        return json_response(value, headers=headers)
+
     @get("/v1/balance", operation_id="balance", tags=["credits"])
     async def balance(request: Request) -> Response:
-        return json_response(await kernel.balance(await to_call_request(request)))
+        return await limited(request, "free_read", kernel.balance)
 
     @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200)
     async def top_up(request: Request) -> Response:
-        return json_response(await kernel.top_up(await to_call_request(request)))
+        return await limited(request, "paid", kernel.top_up)
 
     @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
     async def receipt_keys() -> dict[str, Any]:
@@ -66,40 +71,27 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 
     @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"])
     async def receipt_get(request: Request, receipt_id: Annotated[str, Parameter()]) -> Response:
-        caller = await kernel.auth.caller(await to_call_request(request), scope="read")
-        receipt = await kernel.receipts.get(receipt_id)
-        if caller is None or receipt is None or receipt["agent_id"] != caller.agent_id:
-            raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
-        return json_response(receipt)
-
-    async def _agent(request: Request) -> tuple[str, Any]:
-        req = await to_call_request(request)
-        caller = await kernel.auth.caller(req, scope="read")
-        if caller is None:
-            raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID).")
-        return caller.agent_id, req.query
+        return await limited(request, "free_read", lambda req: kernel.receipt_for(req, receipt_id))
 
     @get("/v1/analytics/receipts", operation_id="analytics_receipts", tags=["analytics"])
     async def analytics_receipts(request: Request) -> Response:
-        agent_id, query = await _agent(request)
-        return json_response(await analytics.list_receipts(agent_id, query))
+        return await limited(request, "free_read", kernel.list_receipts)
 
     @get("/v1/analytics/spend/breakdown", operation_id="analytics_spend_breakdown", tags=["analytics"])
     async def analytics_breakdown(request: Request) -> Response:
-        agent_id, query = await _agent(request)
-        return json_response(await analytics.spend_breakdown(agent_id, query))
+        return await limited(request, "free_read", kernel.spend_breakdown)
 
     @get("/v1/requests/{request_id:str}", operation_id="job_status", tags=["jobs"])
     async def job_status(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
-        return json_response(await kernel.job_status(await to_call_request(request), request_id))
+        return await limited(request, "free_read", lambda req: kernel.job_status(req, request_id))
 
     @get("/v1/status/{request_id:str}", operation_id="job_status_alias", tags=["jobs"])
     async def job_status_alias(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
-        return json_response(await kernel.job_status(await to_call_request(request), request_id))
+        return await limited(request, "free_read", lambda req: kernel.job_status(req, request_id))
 
     @get("/v1/tools/notifications", operation_id="notifications", tags=["notifications"])
     async def list_notifications(request: Request) -> Response:
-        return json_response(await kernel.list_notifications(await to_call_request(request)))
+        return await limited(request, "free_read", kernel.list_notifications)
 
     @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200)
     async def register_agent(request: Request) -> Response:

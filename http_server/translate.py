@@ -33,8 +33,8 @@ def answer_response(answer: Answer) -> Response:
     return Response(content=answer.body, status_code=answer.status, headers=answer.headers or None, media_type=JSON)
 
 
-def json_response(body: Any, status: int = 200) -> Response:
-    return Response(content=body, status_code=status, media_type=JSON)
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(content=body, status_code=status, headers=headers or None, media_type=JSON)
 
 
 def service_error_handler(_: Request, exc: ServiceError) -> Response:

@@ -27,6 +27,9 @@ class Settings:
     operator_token_generated: bool
     proof_enforcement: str
     receipt_seed: bytes
+    rate_limits: Mapping[str, tuple[int, int]]
+    idempotency_ttl_s: int
+    idempotency_lease_s: int
     env: Mapping[str, str]
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
@@ -39,6 +42,9 @@ class Settings:
             facilitator_url=self.facilitator_url,
             facilitator_timeout_s=self.facilitator_timeout_s,
             plugin_env={k: v for k, v in self.env.items() if k.startswith("TOLLWAY_")},
+            rate_limits=self.rate_limits,
+            idempotency_ttl_s=self.idempotency_ttl_s,
+            idempotency_lease_s=self.idempotency_lease_s,
             strict_plugins=strict_plugins,
         )
 
@@ -97,6 +103,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     enforcement = env.get("TOLLWAY_PROOF_ENFORCEMENT") or "log"
     if enforcement not in ("log", "enforce"):
         raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
+    from core.idempotency import parse_settings as parse_idempotency
+    from core.ratelimits import parse_limits
+
+    rate_limits = parse_limits(env)
+    idempotency_ttl_s, idempotency_lease_s = parse_idempotency(env)
     return Settings(
         home=home,
         database_url=database_url,
@@ -108,5 +119,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         operator_token_generated=generated,
         proof_enforcement=enforcement,
         receipt_seed=seed,
+        rate_limits=rate_limits,
+        idempotency_ttl_s=idempotency_ttl_s,
+        idempotency_lease_s=idempotency_lease_s,
         env=dict(env),
     )

@@ -9,6 +9,8 @@ from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
 from piccolo.table import Table, create_db_tables
 
+from core.idempotency import IDEMPOTENCY_TABLES
+from core.ratelimits import RATE_LIMIT_TABLES
 from core.tables import KERNEL_TABLES
 
 from .sqlite_engine import EmbeddedSQLiteEngine
@@ -45,7 +47,7 @@ class Database:
             self.engine = EmbeddedSQLiteEngine(path=self._config["path"])
         else:
             self.engine = PostgresEngine(config=self._config)
-        self._tables: list[type[Table]] = list(KERNEL_TABLES)
+        self._tables: list[type[Table]] = [*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES]
 
     @classmethod
     def from_url(cls, url: str) -> "Database":

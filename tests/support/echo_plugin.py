@@ -74,8 +74,25 @@ FLAKY = Tool(
 )
 
 
+ECHO_KEYED = Tool(
+    name="echo_keyed",
+    path="/v1/tools/test/echo-keyed",
+    title="Echo with Idempotency-Key",
+    description="Echoes text; honours an optional Idempotency-Key (kernel tests).",
+    category="data",
+    input_type=EchoInput,
+    output_type=EchoOutput,
+    run=run_flaky,
+    price="0.003",
+    family="echo",
+    idempotency="optional",
+    examples=(Example("ok", {"text": "fine"}),),
+)
+
+
 class EchoPlugin:
     @hookimpl
     def register_tools(self, register):
         register(ECHO)
         register(FLAKY)
+        register(ECHO_KEYED)

@@ -75,6 +75,7 @@ def _tool(name: str, run, **kw) -> Tool:
 
 
 ADD = _tool("add_numbers", add_numbers)
+ADD_KEYED = _tool("add_keyed", gate_job, idempotency="required")  # like solve and predict
 GATE = _tool("gate_job", gate_job)
 BROKEN = _tool("broken_job", broken_job)
 BROKEN_KEPT = _tool("broken_kept", broken_job, refund_failed_jobs=False)
@@ -85,7 +86,7 @@ CPU = _tool("cpu_sum", cpu_sum, cpu_bound=True)
 class JobsPlugin:
     @hookimpl
     def register_tools(self, register):
-        for tool in (ADD, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU):
+        for tool in (ADD, ADD_KEYED, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU):
             register(tool)
 
 

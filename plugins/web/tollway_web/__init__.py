@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-web`: read a web page as Markdown (`web_read`)."""
