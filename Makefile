@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench bench-jobs clean
 
 $(STAMP): pyproject.toml $(PLUGINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: $(STAMP)
 bench: $(STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/paid_calls.py
+
+bench-jobs: $(STAMP)
+	./scripts/ensure-postgres.sh
+	$(BIN)/python bench/jobs.py
 
 clean:
 	rm -rf $(VENV) .tollway

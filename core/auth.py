@@ -19,6 +19,8 @@ from .tables import AccessToken
 
 log = logging.getLogger("tollway.auth")
 
+TOKEN_CACHE_SIZE = 10_000
+
 
 @dataclasses.dataclass(frozen=True)
 class Caller:
@@ -27,7 +29,7 @@ class Caller:
     via: str  # "token", "proof" or "id"
     scope: str | None = None  # proof scope
     nonce_id: str | None = None  # a write proof's nonce, until consumed
-    nonce_expires_ms: int = 0
+    valid_until_ms: int = 0  # when the credential (write proof or access token) expires
 
     @property
     def can_spend(self) -> bool:
@@ -45,6 +47,7 @@ class Authenticator:
         self.chain_id = chain_id
         self.enforce_read_proofs = enforce_read_proofs
         self.operator_token = operator_token
+        self._tokens: dict[str, Caller] = {}
 
     def require_operator(self, req: CallRequest) -> None:
         auth = req.header("authorization") or ""
@@ -98,7 +101,7 @@ class Authenticator:
             caller = Caller(agent_id, agent_header.lower(), "proof", verified.scope)
             if verified.scope == "write":
                 caller = dataclasses.replace(
-                    caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", nonce_expires_ms=verified.expires_at * 1000 + 30_000
+                    caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", valid_until_ms=verified.expires_at * 1000 + 30_000
                 )
                 if consume_nonce:
                     await self.consume_nonce(caller)
@@ -115,7 +118,7 @@ class Authenticator:
             return
         inserted = await sql.fetch_one(
             "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id",
-            caller.nonce_id, caller.nonce_expires_ms,
+            caller.nonce_id, caller.valid_until_ms,
         )
         if inserted is None:
             raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
@@ -131,10 +134,23 @@ class Authenticator:
         raise ServiceError(400, "invalid_request", "X-Agent-ID must be a wallet address or an agent UUID.", [{"field": "X-Agent-ID", "message": "expected 0x address or UUID"}])
 
     async def _token_caller(self, token: str) -> Caller:
+        # Tokens never change and are never revoked before they expire, so a
+        # process may remember them until then (saves a query per call).
+        key = token_hash(token)
+        cached = self._tokens.get(key)
+        if cached is not None and cached.valid_until_ms > now_ms():
+            return cached
+        caller = await self._load_token(key)
+        if len(self._tokens) >= TOKEN_CACHE_SIZE:
+            self._tokens.clear()
+        self._tokens[key] = caller
+        return caller
+
+    async def _load_token(self, key: str) -> Caller:
         row = await sql.fetch_one(
             "SELECT t.agent_id, t.expires_ms, a.wallet_address FROM tw_access_tokens t JOIN tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}",
-            token_hash(token),
+            key,
         )
         if row is None or row["expires_ms"] < now_ms():
             raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
-        return Caller(row["agent_id"], row["wallet_address"], "token")
+        return Caller(row["agent_id"], row["wallet_address"], "token", valid_until_ms=int(row["expires_ms"]))

@@ -25,6 +25,11 @@ class EventBus(Protocol):
     def subscribe(self, channel: str, callback: Callback) -> Callable[[], None]:
         """Call `callback(payload)` for each event; returns the unsubscribe function."""
 
+    def notify_sql(self, channel: str, payload_sql: str) -> str | None:
+        """An SQL expression that publishes `payload_sql` when its statement's
+        transaction commits, to ride along in a RETURNING list and save a round
+        trip; None when this bus cannot (then the caller publishes)."""
+
 
 class LocalEventBus:
     """One process: callbacks run on the event loop soon after `publish`."""
@@ -42,6 +47,9 @@ class LocalEventBus:
         loop = asyncio.get_running_loop()
         for callback in list(self._subscribers.get(channel, ())):
             loop.call_soon(callback, payload)
+
+    def notify_sql(self, channel: str, payload_sql: str) -> str | None:
+        return None
 
     def subscribe(self, channel: str, callback: Callback) -> Callable[[], None]:
         self._subscribers[channel].append(callback)

@@ -35,7 +35,6 @@ class JobRunner:
         tool = self.tools.get(claimed.tool)
         if tool is None:
             return await self._job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
-        await self.events.publish(JOB_UPDATES, f"{claimed.id} processing")
         heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
@@ -61,6 +60,14 @@ class JobRunner:
                 await heart
         return await self._job_completed(claimed, msgspec.to_builtins(output))
 
+    async def _publish_unless_in_sql(self: "Kernel", channel: str, payload: str) -> None:
+        """Buses that publish from SQL already did, at commit (see `jobs._notifying`)."""
+        if self.events.notify_sql(channel, "''") is None:
+            await self.events.publish(channel, payload)
+
+    async def announce_claim(self: "Kernel", claimed: jobs.Claimed) -> None:
+        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} processing")
+
     async def _heartbeat(self: "Kernel", claimed: jobs.Claimed, lease_s: float) -> None:
         while True:
             await asyncio.sleep(max(lease_s / 3, 0.05))
@@ -73,7 +80,7 @@ class JobRunner:
 
     async def _job_completed(self: "Kernel", claimed: jobs.Claimed, result: Any) -> str:
         async with self.db.transaction():
-            if not await jobs.complete(claimed.id, claimed.attempt, result):
+            if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
                 return "fenced"
             if claimed.receipt_id:
                 await self.receipts.revise(claimed.receipt_id, {"execution_status": "completed"})
@@ -81,13 +88,13 @@ class JobRunner:
                 claimed.agent_id, "job_completed", f"{claimed.tool} completed", None,
                 {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
             )
-        await self.events.publish(JOB_UPDATES, f"{claimed.id} completed")
+        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} completed")
         return "completed"
 
     async def _job_failed(self: "Kernel", claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
         refund = tool is None or tool.refund_failed_jobs
         async with self.db.transaction():
-            if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message):
+            if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events):
                 return "fenced"
             refunded = False
             if claimed.receipt_id:
@@ -100,5 +107,5 @@ class JobRunner:
                 claimed.agent_id, "job_failed", f"{claimed.tool} failed", message,
                 {"jobId": claimed.id, "tool": claimed.tool, "errorCode": code, "receiptId": claimed.receipt_id, "refunded": refunded},
             )
-        await self.events.publish(JOB_UPDATES, f"{claimed.id} failed")
+        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} failed")
         return "failed"

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from . import sql
+from .events import JOB_UPDATES, JOBS_NEW
 from .ids import iso, now_ms
 
 RETENTION_DAYS = 30
@@ -49,16 +50,22 @@ class Claimed:
 _COLUMNS = "id, tool, agent_id, input, attempt, receipt_id"
 
 
-async def create(*, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None) -> None:
+def _notifying(bus: Any, channel: str, payload_sql: str) -> str:
+    """`, pg_notify(...)` for a RETURNING list when the bus publishes in SQL."""
+    expr = bus.notify_sql(channel, payload_sql) if bus is not None else None
+    return f", {expr} AS notified" if expr else ""
+
+
+async def create(*, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None, bus: Any = None) -> None:
     now = now_ms()
     await sql.fetch(
         "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {})",
+        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}) RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
         job_id, tool, agent_id, input_json, receipt_id, now, now,
     )
 
 
-async def claim(worker_id: str, lease_s: float, *, skip_locked: bool) -> Claimed | None:
+async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any = None) -> Claimed | None:
     """Take the oldest runnable job: pending, or processing with an expired lease."""
     now = now_ms()
     lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
@@ -66,7 +73,7 @@ async def claim(worker_id: str, lease_s: float, *, skip_locked: bool) -> Claimed
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
         "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
         "WHERE id = (SELECT id FROM tw_jobs WHERE status = 'pending' OR (status = 'processing' AND lease_until_ms < {}) "
-        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}",
+        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
         worker_id, now + int(lease_s * 1000), now, now, now,
     )
     if row is None:
@@ -83,17 +90,17 @@ async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
     return row is not None
 
 
-async def complete(job_id: str, attempt: int, result: Any) -> bool:
+async def complete(job_id: str, attempt: int, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'completed', result = {}, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
-        "WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
+        "WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
         msgspec.json.encode(result).decode(), now, now, job_id, attempt,
     )
     return row is not None
 
 
-async def fail(job_id: str, attempt: int | None, *, code: str, message: str) -> bool:
+async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus: Any = None) -> bool:
     """Record a failure; `attempt=None` fails a job that never ran (e.g. unknown tool)."""
     category, status = FAILURE_CODES.get(code, FAILURE_CODES["internal_error"])
     if code not in FAILURE_CODES:
@@ -104,7 +111,8 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str) -> 
     args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
-        f"updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id",
+        f"updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"
+        + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
         *args,
     )
     return row is not None

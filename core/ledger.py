@@ -17,13 +17,33 @@ def chain_account(chain_id: int, address: str) -> str:
     return f"chain:{chain_id}:{address.lower()}"
 
 
-async def _ledger_row(account: str, delta: int, balance_after: int, kind: str, reference: str | None, memo: str | None) -> str:
+_LEDGER_COLUMNS = "(id, account, delta, balance_after, kind, reference, memo, created_ms)"
+
+
+async def _move(update_sql: str, update_args: tuple, account: str, delta: int, kind: str, reference: str | None, memo: str | None) -> tuple[int, str] | None:
+    """Run a balance UPDATE … RETURNING balance and write its ledger row.
+
+    On PostgreSQL both are one statement (a data-modifying CTE: one round trip
+    instead of two); SQLite runs them one after the other, in process.
+    Returns (balance_after, ledger row id), or None when the UPDATE matched nothing.
+    """
     row_id = new_id("txn")
+    if sql.on_postgres():
+        row = await sql.fetch_one(
+            f"WITH moved AS ({update_sql}) INSERT INTO tw_ledger {_LEDGER_COLUMNS} "
+            "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+            *update_args, row_id, account, delta, kind, reference, memo, now_ms(),
+        )
+        return None if row is None else (int(row["balance_after"]), row_id)
+    row = await sql.fetch_one(update_sql, *update_args)
+    if row is None:
+        return None
+    after = int(row["balance"])
     await sql.fetch(
-        "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
-        row_id, account, delta, balance_after, kind, reference, memo, now_ms(),
+        f"INSERT INTO tw_ledger {_LEDGER_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}})",
+        row_id, account, delta, after, kind, reference, memo, now_ms(),
     )
-    return row_id
+    return after, row_id
 
 
 async def debit_credits(agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None) -> tuple[int, str] | None:
@@ -31,21 +51,20 @@ async def debit_credits(agent_id: str, amount: int, *, kind: str, reference: str
 
     Returns (balance_after, ledger_row_id), or None when the credits fall short.
     """
-    row = await sql.fetch_one(
-        "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits", amount, agent_id, amount
+    return await _move(
+        "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits AS balance",
+        (amount, agent_id, amount), credits_account(agent_id), -amount, kind, reference, memo,
     )
-    if row is None:
-        return None
-    after = int(row["credits"])
-    return after, await _ledger_row(credits_account(agent_id), -amount, after, kind, reference, memo)
 
 
 async def credit_credits(agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None) -> tuple[int, str]:
-    row = await sql.fetch_one("UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits", amount, agent_id)
-    if row is None:
+    moved = await _move(
+        "UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits AS balance",
+        (amount, agent_id), credits_account(agent_id), amount, kind, reference, memo,
+    )
+    if moved is None:
         raise LookupError(f"no agent {agent_id}")
-    after = int(row["credits"])
-    return after, await _ledger_row(credits_account(agent_id), amount, after, kind, reference, memo)
+    return moved
 
 
 def _chain_key(chain_id: int, address: str) -> str:
@@ -58,26 +77,21 @@ async def chain_balance(chain_id: int, address: str) -> int:
 
 
 async def chain_credit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int:
-    row = await sql.fetch_one(
+    moved = await _move(
         "INSERT INTO tw_chain_balances (address, balance) VALUES ({}, {}) "
         "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance",
-        _chain_key(chain_id, address), amount,
+        (_chain_key(chain_id, address), amount), chain_account(chain_id, address), amount, kind, reference, None,
     )
-    after = int(row["balance"])
-    await _ledger_row(chain_account(chain_id, address), amount, after, kind, reference, None)
-    return after
+    assert moved is not None
+    return moved[0]
 
 
 async def chain_debit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int | None:
-    row = await sql.fetch_one(
+    moved = await _move(
         "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} RETURNING balance",
-        amount, _chain_key(chain_id, address), amount,
+        (amount, _chain_key(chain_id, address), amount), chain_account(chain_id, address), -amount, kind, reference, None,
     )
-    if row is None:
-        return None
-    after = int(row["balance"])
-    await _ledger_row(chain_account(chain_id, address), -amount, after, kind, reference, None)
-    return after
+    return None if moved is None else moved[0]
 
 
 async def transfer_done(reference: str) -> bool:

@@ -293,12 +293,13 @@ class PaidCallPipeline:
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
         await jobs.create(
-            job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id
+            job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id,
+            bus=self.events,
         )
 
     async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
         """202, unwrapped as the spec shows; workers are woken after the commit."""
-        await self.events.publish(JOBS_NEW, request_id)
+        await self._publish_unless_in_sql(JOBS_NEW, request_id)
         body = {
             "request_id": request_id,
             "tool": call.tool.name,

@@ -90,31 +90,33 @@ class ReceiptBook:
             "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
             rid, agent_id, category, tool, amount, status, job_id, text, provider_cost, created,
         )
-        await sql.fetch(
-            "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, 1, {}, {})",
-            f"{rid}:1", rid, text, created,
-        )
         return signed
 
     async def revise(self, receipt_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
-        """Re-sign with `changes` applied and revision + 1 (status change, settlement, refund)."""
-        row = await Receipt.select(Receipt.body, Receipt.revision).where(Receipt.receipt_id == receipt_id).first()
-        if row is None:
-            raise LookupError(receipt_id)
-        body = msgspec.json.decode(row["body"])
-        body.update(changes)
-        body["revision"] = int(row["revision"]) + 1
-        signed = self.signer.sign(body)
-        text = msgspec.json.encode(signed).decode()
-        updated = (
-            await Receipt.update({Receipt.body: text, Receipt.revision: body["revision"], Receipt.status: body["status"]})
-            .where((Receipt.receipt_id == receipt_id) & (Receipt.revision == row["revision"]))
-            .returning(Receipt.receipt_id)
-        )
-        if not updated:  # a concurrent re-sign won; try again on the newer revision
-            return await self.revise(receipt_id, changes)
-        await ReceiptRevision.insert(
-            ReceiptRevision(id=f"{receipt_id}:{body['revision']}", receipt_id=receipt_id, revision=body["revision"], body=text, created_ms=now_ms())
+        """Re-sign with `changes` applied and revision + 1 (status change, settlement, refund).
+
+        Compare-and-swap on the revision: a concurrent re-sign of the same receipt
+        makes this one read the newer revision and apply its changes on top.
+        """
+        while True:
+            row = await sql.fetch_one("SELECT body, revision FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+            if row is None:
+                raise LookupError(receipt_id)
+            body = msgspec.json.decode(row["body"])
+            body.update(changes)
+            body["revision"] = int(row["revision"]) + 1
+            signed = self.signer.sign(body)
+            text = msgspec.json.encode(signed).decode()
+            updated = await sql.fetch_one(
+                "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} RETURNING receipt_id",
+                text, body["revision"], body["status"], receipt_id, int(row["revision"]),
+            )
+            if updated is not None:
+                break
+        # the superseded revision is archived; the current one lives in tw_receipts
+        await sql.fetch(
+            "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, {}, {}, {})",
+            f"{receipt_id}:{row['revision']}", receipt_id, int(row["revision"]), row["body"], now_ms(),
         )
         return signed
 
@@ -123,5 +125,7 @@ class ReceiptBook:
         return msgspec.json.decode(row["body"]) if row else None
 
     async def revisions(self, receipt_id: str) -> list[dict[str, Any]]:
+        """Every signed revision, oldest first: the archived ones and the current one."""
         rows = await ReceiptRevision.select(ReceiptRevision.body).where(ReceiptRevision.receipt_id == receipt_id).order_by(ReceiptRevision.revision)
-        return [msgspec.json.decode(r["body"]) for r in rows]
+        current = await self.get(receipt_id)
+        return [msgspec.json.decode(r["body"]) for r in rows] + ([current] if current else [])

@@ -43,6 +43,10 @@ class _Statement:
         return self.template
 
 
+def on_postgres() -> bool:
+    return Agent._meta.db.engine_type == "postgres"
+
+
 async def fetch(template: str, *args: Any) -> list[Any]:
     """Run one statement; rows support `row["column"]`."""
     engine = Agent._meta.db

@@ -94,7 +94,7 @@ class Receipt(Table, tablename="tw_receipts", db=PLACEHOLDER_ENGINE):
 
 
 class ReceiptRevision(Table, tablename="tw_receipt_revisions", db=PLACEHOLDER_ENGINE):
-    """Every signed revision, append-only."""
+    """Superseded signed revisions, append-only (the current one is in tw_receipts)."""
 
     id = Varchar(length=48, primary_key=True)  # "<receipt_id>:<revision>"
     receipt_id = Varchar(length=40, index=True)

@@ -42,7 +42,7 @@ def _worker(args: argparse.Namespace) -> int:
     from .worker import Worker
 
     settings = load_settings()
-    kernel = build_kernel(settings)
+    kernel = build_kernel(settings, worker_only=True)
 
     async def run() -> None:
         await kernel.start()
@@ -62,7 +62,9 @@ def _worker(args: argparse.Namespace) -> int:
             await scheduler.stop()
             await kernel.stop()
 
-    asyncio.run(run())
+    import uvloop  # libuv event loop: the worker spends its time in database round trips
+
+    uvloop.run(run())
     return 0
 
 

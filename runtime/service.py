@@ -18,8 +18,9 @@ def build_kernel(
     plugins: list[tuple[str, object]] | None = None,
     load_installed: bool = True,
     http_transport: httpx.AsyncBaseTransport | None = None,
+    worker_only: bool = False,
 ) -> Kernel:
-    db = Database.from_url(settings.database_url)
+    db = Database(settings.database_url, asynchronous_commit=worker_only)
     kernel = Kernel(
         settings.kernel_config(strict_plugins=strict_plugins),
         db,

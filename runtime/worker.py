@@ -94,7 +94,7 @@ class Worker:
         while not self._stop.is_set():
             await self._slots.acquire()
             try:
-                claimed = await jobs.claim(self.worker_id, self.lease_s, skip_locked=self.skip_locked)
+                claimed = await jobs.claim(self.worker_id, self.lease_s, skip_locked=self.skip_locked, bus=self.kernel.events)
             except Exception:
                 self._slots.release()
                 log.exception("claiming a job failed")
@@ -111,6 +111,7 @@ class Worker:
 
     async def _run_one(self, claimed: jobs.Claimed, pool: Executor | None) -> None:
         try:
+            await self.kernel.announce_claim(claimed)
             status = await self.kernel.run_claimed(claimed, lease_s=self.lease_s, pool=pool)
             if status in ("completed", "failed"):
                 self.completed += 1

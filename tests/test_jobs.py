@@ -9,7 +9,7 @@ import pytest
 from eth_account import Account
 
 from core import jobs
-from core.tables import Job, LedgerEntry, Receipt, ReceiptRevision
+from core.tables import Job, LedgerEntry, Receipt
 from core.testing import http_client, pay_402
 from runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
@@ -138,8 +138,9 @@ async def test_a_worker_that_lost_its_lease_cannot_write(kernel):
     assert await kernel.run_claimed(second, lease_s=30) == "fenced"  # one outcome only
     row = await Job.select().where(Job.id == first.id).first()
     assert row["status"] == "completed" and row["attempt"] == 2
-    revisions = await ReceiptRevision.count().where(ReceiptRevision.receipt_id == accepted["receipt_id"])
-    assert revisions == 2  # accepted, then completed once
+    revisions = await kernel.receipts.revisions(accepted["receipt_id"])
+    assert [r["revision"] for r in revisions] == [1, 2]  # accepted, then completed once
+    assert [r["execution_status"] for r in revisions] == ["pending", "completed"]
     spends = await LedgerEntry.count().where(LedgerEntry.kind == "spend")
     assert spends == 1
 

@@ -16,6 +16,9 @@ from core.tables import KERNEL_TABLES
 from .sqlite_engine import EmbeddedSQLiteEngine
 
 
+SCHEMA_LOCK = 0x746F6C6C  # "toll": the advisory lock key serialising schema creation
+
+
 def parse_database_url(url: str) -> tuple[str, dict]:
     """`sqlite:///path` -> ("sqlite", {path}); `postgres://u@h:p/db` -> ("postgres", asyncpg config)."""
     parsed = urlparse(url)
@@ -37,9 +40,21 @@ def parse_database_url(url: str) -> tuple[str, dict]:
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgres://...")
 
 
+# Tables whose rows may be lost in a PostgreSQL crash without harm: rate-limit
+# counters (a window restarts from zero). UNLOGGED skips the WAL and its fsync
+# on the one row every request of an agent updates.
+UNLOGGED_TABLES = ("tw_rate_counters",)
+
+
 class Database:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, asynchronous_commit: bool = False) -> None:
+        """`asynchronous_commit` is for worker-only processes (`tollway worker`):
+        everything a worker writes is fenced by the job's attempt and redone by a
+        re-run, so a commit lost in a database crash is the same as a worker
+        crash, which the lease already recovers from. API processes, which write
+        charges, always commit synchronously."""
         self.url = url
+        self.asynchronous_commit = asynchronous_commit
         self.kind, self._config = parse_database_url(url)
         self.engine: Engine
         if self.kind == "sqlite":
@@ -65,13 +80,43 @@ class Database:
     async def connect(self) -> None:
         self.bind()
         if isinstance(self.engine, PostgresEngine):
-            await self.engine.start_connection_pool(min_size=2, max_size=20)
+            settings = {"synchronous_commit": "off"} if self.asynchronous_commit else {}
+            await self.engine.start_connection_pool(min_size=2, max_size=20, server_settings=settings)
         else:
             self.engine.raw_connection()
 
     async def create_tables(self) -> None:
+        """Create the tables (with their indexes) that do not exist yet.
+
+        Only missing tables are touched: `CREATE INDEX IF NOT EXISTS` locks its
+        table even when the index exists, and a process starting beside running
+        workers would deadlock with their transactions. On PostgreSQL processes
+        that start together take turns under an advisory lock.
+        """
         self.bind()
-        await create_db_tables(*self._tables, if_not_exists=True)
+        if self.kind == "postgres":
+            if not await self._missing_tables():
+                return
+            async with self.engine.transaction():
+                await self.engine.run_ddl(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
+                missing = await self._missing_tables()
+                if missing:
+                    await create_db_tables(*missing, if_not_exists=True)
+                    for table in missing:
+                        if table._meta.tablename in UNLOGGED_TABLES:
+                            await self.engine.run_ddl(f"ALTER TABLE {table._meta.tablename} SET UNLOGGED")
+        else:
+            missing = await self._missing_tables()
+            if missing:
+                await create_db_tables(*missing, if_not_exists=True)
+
+    async def _missing_tables(self) -> list[type[Table]]:
+        if self.kind == "postgres":
+            rows = await self.engine.run_ddl("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()")
+        else:
+            rows = await self.engine.run_ddl("SELECT name FROM sqlite_master WHERE type = 'table'")
+        existing = {r["name"] for r in rows}
+        return [t for t in self._tables if t._meta.tablename not in existing]
 
     async def truncate_all(self) -> None:
         """Empty every table (tests reuse one PostgreSQL database per run)."""

@@ -54,6 +54,11 @@ class PostgresEventBus:
 
         await sql.fetch("SELECT pg_notify({}, {})", channel, payload)
 
+    def notify_sql(self, channel: str, payload_sql: str) -> str | None:
+        if not channel.replace("_", "").isalnum():
+            raise ValueError(f"bad channel name {channel!r}")
+        return f"pg_notify('{channel}', {payload_sql})"
+
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]:
         self._subscribers[channel].append(callback)
         if self._conn is not None and channel not in self._listening:

@@ -16,7 +16,7 @@ from tests.support.jobs_plugin import JobsPlugin
 
 
 async def main() -> None:
-    kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
+    kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True, worker_only=True)
     await kernel.start()
     worker = Worker(kernel, lease_s=float(os.environ.get("TEST_WORKER_LEASE_S", "30")), poll_s=0.2,
                     concurrency=int(os.environ.get("TEST_WORKER_CONCURRENCY", "8")))
@@ -26,4 +26,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    import uvloop  # as `tollway worker` runs
+
+    sys.exit(uvloop.run(main()))

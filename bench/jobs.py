@@ -1,0 +1,191 @@
+"""Job dispatch latency and throughput on PostgreSQL with N worker processes.
+
+Prints one JSON line: `dispatch_p50_ms` / `dispatch_p99_ms` (job accepted ->
+picked up by a worker, read from the job rows, measured at a steady 50 jobs/s so
+workers are idle when each job arrives), `jobs_per_s` (end to end: a burst of
+paid jobs accepted through `Kernel.call` — the pipeline both fronts call; the
+HTTP layer's own cost is measured by bench/paid_calls.py — by 16 concurrent
+callers in this process, and completed by the worker processes, from the first
+acceptance to the last completion), `workers`, `db`.
+
+The job is trivial (`add_numbers` from tests/support/jobs_plugin.py), paid from
+credits through the real pipeline: charge, receipt, job row, NOTIFY wake-up,
+claim with SKIP LOCKED, fenced completion, receipt re-sign, notification.
+
+Run: `make bench-jobs` or `.venv/bin/python bench/jobs.py [--jobs 3000] [--workers 2]`.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OPERATOR = "bench-operator-token"
+UNLIMITED = "10000000/60"
+PATH = "/v1/tools/test/add-numbers"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def create_database(admin: str) -> str:
+    import asyncpg
+
+    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1), timeout=5)
+    name = f"tollway_bench_jobs_{secrets.token_hex(3)}"
+    await conn.execute(f'CREATE DATABASE "{name}"')
+    await conn.close()
+    return admin.rsplit("/", 1)[0] + "/" + name
+
+
+async def drop_database(admin: str, url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
+    await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    await conn.close()
+
+
+def bench_env(home: Path, url: str) -> dict[str, str]:
+    return {
+        "TOLLWAY_HOME": str(home),
+        "TOLLWAY_DATABASE_URL": url,
+        "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
+        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0b" * 32).decode(),
+        "TOLLWAY_RATE_LIMIT_PAID": UNLIMITED,
+        "TOLLWAY_RATE_LIMIT_FREE_READ": UNLIMITED,
+    }
+
+
+async def start_workers(env: dict[str, str], count: int) -> list[asyncio.subprocess.Process]:
+    procs = []
+    for _ in range(count):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tests.support.worker_process",
+            env={**os.environ, **env, "PYTHONPATH": str(ROOT), "TEST_WORKER_CONCURRENCY": os.environ.get("BENCH_WORKER_CONCURRENCY", "16")},
+            cwd=str(ROOT), stdout=asyncio.subprocess.PIPE,
+        )
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout=60)
+        if line.strip() != b"ready":
+            raise RuntimeError("worker did not start")
+        procs.append(proc)
+    return procs
+
+
+async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
+    from core import sql
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        row = await sql.fetch_one("SELECT count(*) AS n FROM tw_jobs WHERE status IN ('pending', 'processing')")
+        if int(row["n"]) == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError("jobs did not finish in time")
+
+
+async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
+    from core import sql
+    from core.request import CallRequest
+    from http_server import create_app
+    from runtime.service import build_kernel
+    from runtime.settings import load_settings
+    from tests.support.jobs_plugin import JobsPlugin
+
+    url = await create_database(admin)
+    home = Path(tempfile.mkdtemp())
+    env = bench_env(home, url)
+    kernel = build_kernel(load_settings(env), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
+    await kernel.start()
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        procs = await start_workers(env, workers)
+        app = create_app(kernel, manage_kernel=False)
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
+            op = {"Authorization": f"Bearer {OPERATOR}"}
+            agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=op)).json()
+            await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1000"}, headers=op)
+            token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"]
+            headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+
+            async def accept(i: int) -> str:
+                # Kernel.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
+                req = CallRequest(
+                    method="POST", path=PATH, url=f"http://bench.local{PATH}", headers=headers,
+                    body=json.dumps({"a": i, "b": 1}).encode(), client_ip="127.0.0.1",
+                )
+                answer = await kernel.call("add_numbers", req)
+                assert answer.status == 202, answer.body
+                return answer.body["request_id"]
+
+            # 1. dispatch latency at a steady 50 jobs/s (workers idle when a job arrives)
+            paced = []
+            for i in range(200):
+                paced.append(await accept(i))
+                await asyncio.sleep(0.02)
+            await wait_all_done(paced)
+            rows = await sql.fetch("SELECT started_ms - created_ms AS d FROM tw_jobs WHERE status = 'completed'")
+            dispatch = [float(r["d"]) for r in rows]
+
+            # 2. throughput: a burst accepted by 16 concurrent clients
+            counter = iter(range(jobs))
+            burst: list[str] = []
+
+            async def client_loop() -> None:
+                for i in counter:
+                    burst.append(await accept(i))
+
+            t0 = time.time()
+            await asyncio.gather(*[client_loop() for _ in range(16)])
+            await wait_all_done(burst)
+            row = await sql.fetch_one(
+                "SELECT min(created_ms) AS a, max(finished_ms) AS b, count(*) AS n FROM tw_jobs WHERE status = 'completed' AND created_ms >= {}",
+                int(t0 * 1000) - 1,
+            )
+            span_s = (int(row["b"]) - int(row["a"])) / 1000
+            failed = await sql.fetch_one("SELECT count(*) AS n FROM tw_jobs WHERE status = 'failed'")
+        return {
+            "db": "postgres",
+            "workers": workers,
+            "jobs": jobs,
+            "dispatch_p50_ms": round(statistics.median(dispatch), 2),
+            "dispatch_p99_ms": round(percentile(dispatch, 0.99), 2),
+            "jobs_per_s": round(int(row["n"]) / span_s, 1),
+            "failed": int(failed["n"]),
+        }
+    finally:
+        for proc in procs:
+            proc.kill()
+            await proc.wait()
+        await kernel.stop()
+        await drop_database(admin, url)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=3000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    args = parser.parse_args()
+    import uvloop
+
+    print(json.dumps(uvloop.run(run(args.jobs, args.workers, args.postgres))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
