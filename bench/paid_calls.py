@@ -60,6 +60,9 @@ def bench_env(home: Path, database_url: str) -> dict[str, str]:
         "TOLLWAY_NETWORK": "local",
         "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
         "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x09" * 32).decode(),
+        # the bench is one agent hammering one tool: lift the per-agent limit (still counted)
+        "TOLLWAY_RATE_LIMIT_LOOKUP": "10000000/60",
+        "TOLLWAY_RATE_LIMIT_FREE_READ": "10000000/60",
     }
 
 
