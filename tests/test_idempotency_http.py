@@ -17,6 +17,7 @@ from runtime.worker import Worker
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
+from tests.support.accounts import credits_session
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -27,11 +28,7 @@ async def kernel(kernel_factory):
 
 
 async def token_with_credits(client, amount="1"):
-    agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR)
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
-    return {"Authorization": f"Bearer {token}"}
-
+    return (await credits_session(client, amount))[1]
 
 def strip_rate(headers) -> dict:
     return {k.lower(): v for k, v in headers.items() if not k.lower().startswith("ratelimit") and k.lower() not in ("content-length", "date")}

@@ -13,6 +13,7 @@ from core.tables import Job, LedgerEntry, Receipt
 from core.testing import http_client, pay_402
 from runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
+from tests.support.accounts import credits_session
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -23,11 +24,7 @@ async def kernel(kernel_factory):
 
 
 async def agent_with_credits(client, amount="1"):
-    agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR)
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
-    return agent["agent_id"], {"Authorization": f"Bearer {token}"}
-
+    return await credits_session(client, amount)
 
 async def wait_for_status(client, request_id, headers, statuses=("completed", "failed"), tries=400):
     for _ in range(tries):

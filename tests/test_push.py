@@ -16,16 +16,13 @@ from http_server import create_app
 from runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serving import serve_app
+from tests.support.accounts import credits_session
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
 
 async def _agent(client):
-    agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
-    return {"Authorization": f"Bearer {token}"}
-
+    return (await credits_session(client))[1]
 
 async def _receive(ws, timeout=10.0):
     return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))

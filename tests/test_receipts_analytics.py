@@ -13,6 +13,7 @@ from core.tables import Receipt
 from core.testing import http_client
 from runtime.cli import main as cli
 from tests.support.echo_plugin import EchoPlugin
+from tests.support.accounts import credits_session
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -23,11 +24,7 @@ async def kernel(kernel_factory):
 
 
 async def _agent_with_credits(client, amount="1"):
-    agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR)
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()
-    return agent["agent_id"], {"Authorization": f"Bearer {token['token']}"}
-
+    return await credits_session(client, amount)
 
 async def test_keys_published_and_receipt_verifies_offline(kernel, tmp_path, monkeypatch):
     async with http_client(kernel) as client:
