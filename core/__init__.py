@@ -7,7 +7,7 @@ No web framework is imported here; the fronts translate their protocol to
 from .hookspecs import hookimpl, hookspec
 from .periodic import PeriodicTask
 from .settings_spec import Setting
-from .tool import Example, Tool, ToolContext, ToolError
+from .tool import Example, Fact, Tool, ToolContext, ToolError
 from .validation import FieldError
 
-__all__ = ["Example", "FieldError", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]
+__all__ = ["Example", "Fact", "FieldError", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import httpx
@@ -60,6 +60,20 @@ class ToolError(Exception):
         self.details = details
 
 
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    """One recordable fact a lookup's answer states about an entity, for the
+    history features (Changes, Benchmark, Watches): e.g. attribute
+    `vehicle_recalls`, key `HONDA|ACCORD|2021`, value `{"total": 4, ...}`."""
+
+    attribute: str  # the data tool's name
+    key: str  # the entity in the source's own terms (a VIN in capitals, a certificate, an entry number)
+    value: Any  # JSON-able; numeric fields a benchmark may read live at the top level of a dict
+    source: str  # evidence.source
+    as_of: str | None = None  # the source's own date for the value
+    public: bool = True  # facts about public sources are visible to every caller
+
+
 Price = int | str | Callable[[Any], int]
 
 
@@ -95,6 +109,8 @@ class Tool:
     # CPU-heavy tools: `run` is a plain (picklable, module-level) function of the
     # input alone, executed in a process pool so the event loop never blocks.
     cpu_bound: bool = False
+    # Lookups: how an answer maps to recordable facts, `facts(input, output) -> [Fact]`.
+    facts: Callable[[Any, Any], Iterable[Fact]] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -330,3 +330,14 @@ async def test_answer_snapshot(snapshot) -> None:
     answer = msgspec.to_builtins(await call(http))
     answer["evidence"]["retrieved_at"] = "<retrieved_at>"
     assert answer == snapshot
+
+
+async def test_answer_maps_to_one_recordable_fact() -> None:
+    from tollway_vehicles.tool import facts
+
+    http, _ = replay(HONDA.read_bytes())
+    answer = await call(http, value(make=" honda ", model="accord", limit=1))
+    (fact,) = facts(value(make=" honda ", model="accord", limit=1), answer)
+    assert fact.attribute == "vehicle_recalls" and fact.key == "HONDA|ACCORD|2021"
+    assert fact.value == {"total": 4}
+    assert fact.source == "NHTSA" and fact.as_of == "2024-02-01" and fact.public

@@ -11,7 +11,7 @@ import msgspec
 from msgspec import Meta
 
 from core.ids import iso, now_ms
-from core.tool import Example, Tool, ToolContext
+from core.tool import Example, Fact, Tool, ToolContext
 from core.validation import FieldError
 
 from . import nhtsa
@@ -140,6 +140,22 @@ async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
     )
 
 
+def facts(value: VehicleRecallsInput, answer: RecallAnswer) -> list[Fact]:
+    """One fact per lookup: the model's recall count (the benchmarkable field
+    `total`), keyed `MAKE|MODEL|YEAR` in capitals. It is NHTSA's own count, so
+    the fact does not depend on the caller's `limit`."""
+    key = "|".join((" ".join(value.make.split()).upper(), " ".join(value.model.split()).upper(), str(value.model_year)))
+    return [
+        Fact(
+            attribute="vehicle_recalls",
+            key=key,
+            value={"total": answer.result.total},
+            source=answer.evidence.source,
+            as_of=answer.evidence.as_of,
+        )
+    ]
+
+
 VEHICLE_RECALLS = Tool(
     name="vehicle_recalls",
     path="/v1/tools/lookup/vehicle-recalls",
@@ -166,4 +182,5 @@ VEHICLE_RECALLS = Tool(
         ),
     ),
     check=check,
+    facts=facts,
 )
