@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 @dataclasses.dataclass(frozen=True)
 class KernelConfig:
+    home: str = ".tollway"  # TOLLWAY_HOME: where plugins keep downloaded lists and indexes
     network: str = "local"  # local, base-sepolia, base
     pay_to: str = ""  # receiving wallet in quotes
     operator_token: str = ""

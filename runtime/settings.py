@@ -34,6 +34,7 @@ class Settings:
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
+            home=str(self.home),
             network=self.network,
             pay_to=self.pay_to,
             operator_token=self.operator_token,
