@@ -4,10 +4,11 @@ the paid-call pipeline (payments, credits, receipts, auth, errors).
 No web framework is imported here; the fronts translate their protocol to
 `Kernel.call` and back. Plugins need only what this module exports.
 """
+from .datasources import DataSource
 from .hookspecs import hookimpl, hookspec
 from .periodic import PeriodicTask
 from .settings_spec import Setting
 from .tool import Example, Fact, Tool, ToolContext, ToolError
 from .validation import FieldError
 
-__all__ = ["Example", "Fact", "FieldError", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]
+__all__ = ["DataSource", "Example", "Fact", "FieldError", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
+    from .datasources import DataSource
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
     from .settings_spec import Setting
@@ -53,6 +54,15 @@ def register_periodic_tasks(register: "Callable[[PeriodicTask], None]") -> None:
     """Declare work the scheduler runs every `interval_s` seconds.
 
     :param register: call once per `core.periodic.PeriodicTask`.
+    """
+
+
+@hookspec
+def register_data_sources(register: "Callable[[DataSource], None]") -> None:
+    """Declare downloadable data the plugin keeps (refreshed by `tollway data refresh`).
+
+    :param register: call once per `core.datasources.DataSource`; a name taken twice
+        stops start-up.
     """
 
 

@@ -19,6 +19,7 @@ from .agent_reads import AgentReads
 from .agents import AgentDirectory
 from .auth import Authenticator
 from .config import KernelConfig
+from .datasources import DataSource
 from .events import EventBus, LocalEventBus
 from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
@@ -69,6 +70,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.tools_by_path: dict[str, Tool] = {}
         self.settings: dict[str, Setting] = {}
         self.periodic_tasks: list[PeriodicTask] = []
+        self.data_sources: dict[str, DataSource] = {}
         self.backend_factories: dict[str, Any] = {}
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
@@ -93,6 +95,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.tools_by_path.clear()
         self.settings.clear()
         self.periodic_tasks.clear()
+        self.data_sources.clear()
         self.backend_factories.clear()
 
         def add_tool(tool: Tool) -> None:
@@ -115,7 +118,13 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
             # and the built-in backends are trylast, so a plugin can override them.
             self.backend_factories.setdefault(name, factory)
 
+        def add_source(source: DataSource) -> None:
+            if source.name in self.data_sources:
+                raise StartupError(f"duplicate data source {source.name!r}")
+            self.data_sources[source.name] = source
+
         self.pm.hook.register_tools(register=add_tool)
+        self.pm.hook.register_data_sources(register=add_source)
         self.pm.hook.register_settings(register=add_setting)
         self.pm.hook.register_settlement_backends(register=add_backend)
         self.pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)

@@ -276,6 +276,41 @@ async def test_hook_register_periodic_tasks_declares_tasks(kernel_factory) -> No
     assert ran == [kernel]
 
 
+# -- register_data_sources -------------------------------------------------------------
+@exercises("register_data_sources")
+async def test_hook_register_data_sources_declares_refreshable_data(kernel_factory) -> None:
+    from core import DataSource
+    from core.kernel import StartupError
+
+    seen: list[tuple[int, int | None, str]] = []
+
+    async def refresh(kernel: Any, progress: Any) -> str:
+        progress(1, 2, "first.csv")
+        progress(2, 2, "second.csv")
+        return f"refreshed into {kernel.config.home}"
+
+    source = DataSource(name="hooks_lists", description="two files", refresh=refresh)
+
+    class Lists:
+        @hookimpl
+        def register_data_sources(self, register):
+            register(source)
+
+    kernel = await kernel_factory(plugins=[("lists", Lists())])
+    assert kernel.data_sources == {"hooks_lists": source}
+    summary = await kernel.data_sources["hooks_lists"].refresh(kernel, lambda *a: seen.append(a))
+    assert seen == [(1, 2, "first.csv"), (2, 2, "second.csv")] and summary.startswith("refreshed into ")
+
+    class Again:
+        @hookimpl
+        def register_data_sources(self, register):
+            register(DataSource(name="hooks_lists", description="clash", refresh=refresh))
+
+    clash = await kernel_factory(plugins=[("lists", Lists()), ("again", Again())], start=False)
+    with pytest.raises(StartupError, match="hooks_lists"):
+        clash.collect()
+
+
 # -- startup and shutdown ---------------------------------------------------------------
 class Lifecycle:
     def __init__(self) -> None:

@@ -1,0 +1,18 @@
+"""Downloadable data a plugin keeps under TOLLWAY_HOME (e.g. the OFAC lists),
+declared through `register_data_sources` and refreshed by `tollway data refresh
+[SOURCE]` (and by the plugin's own periodic task)."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+# progress(done, total, what): total is None when unknown
+Progress = Callable[[int, int | None, str], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSource:
+    name: str  # what `tollway data refresh NAME` names, e.g. "sanctions"
+    description: str
+    refresh: Callable[[Any, Progress], Awaitable[str]]  # (kernel, progress) -> one-line summary
