@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-banks`: the FDIC BankFind bank profile lookup."""

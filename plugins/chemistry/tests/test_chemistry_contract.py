@@ -1,0 +1,8 @@
+"""The kernel's contract suite run on this plugin, on SQLite and on PostgreSQL."""
+from __future__ import annotations
+
+from core.testing import PluginContract
+
+
+class TestChemistryContract(PluginContract):
+    plugin = "tollway_chemistry"

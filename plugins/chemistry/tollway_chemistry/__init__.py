@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-chemistry`: compound identity from PubChem."""

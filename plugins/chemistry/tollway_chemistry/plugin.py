@@ -1,0 +1,21 @@
+"""Hook implementations: declare the compound resolve tool and its setting."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.hookspecs import hookimpl
+from core.settings_spec import Setting
+from core.tool import Tool
+
+from .pubchem import BASE_URL_SETTING
+from .tool import COMPOUND_RESOLVE
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(COMPOUND_RESOLVE)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    register(BASE_URL_SETTING)

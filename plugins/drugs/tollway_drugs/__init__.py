@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-drugs`: the openFDA drug adverse events lookup."""

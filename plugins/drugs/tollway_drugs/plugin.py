@@ -1,0 +1,25 @@
+"""Hook implementations: declare the drug adverse events tool and its settings.
+
+Nothing runs here at import time beyond building the declarations.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.hookspecs import hookimpl
+from core.settings_spec import Setting
+from core.tool import Tool
+
+from .openfda import API_KEY_SETTING, BASE_URL_SETTING
+from .tool import PRODUCT_DRUG_ADVERSE_EVENTS
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(PRODUCT_DRUG_ADVERSE_EVENTS)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    register(BASE_URL_SETTING)
+    register(API_KEY_SETTING)

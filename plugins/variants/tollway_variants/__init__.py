@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-variants`: variant clinical significance from ClinVar."""

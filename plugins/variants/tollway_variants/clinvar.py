@@ -1,0 +1,303 @@
+"""ClinVar through NCBI E-utilities: find variation IDs, fetch VCV XML, parse it.
+
+Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`). Every
+upstream failure becomes a `ToolError` (the call is not charged).
+
+Requests (https://www.ncbi.nlm.nih.gov/books/NBK25499/):
+
+- by rsID: `GET {base}/esearch.fcgi?db=clinvar&term=rs17851045&retmode=json&retmax=5`
+  -> `{"esearchresult": {"count": "1", "idlist": ["177881"], ...}}` (ClinVar UIDs are
+  variation IDs), then the efetch below with those IDs;
+- by VCV: the efetch alone, with the accession's number:
+  `GET {base}/efetch.fcgi?db=clinvar&rettype=vcv&is_variationid=true&id=177881[,...]`
+  -> VCV XML, one `VariationArchive` per record, always the current version.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import msgspec
+
+from core.ids import iso, now_ms
+from core.settings_spec import Setting
+from core.tool import ToolError
+
+SOURCE = "ClinVar"
+DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+BASE_URL_SETTING = Setting(
+    family="variants",
+    name="eutils_api_url",
+    default=DEFAULT_BASE_URL,
+    description="Base URL of NCBI E-utilities (or a mirror / local replay server serving the same paths).",
+)
+PAGE_URL = "https://www.ncbi.nlm.nih.gov/clinvar/variation/{id}/"
+MAX_VARIANTS = 5
+REQUEST_TIMEOUT_S = 20.0
+# NCBI asks every E-utilities program to name itself with `tool`.
+TOOL_PARAM = "tollway"
+
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+CLASSIFICATION_TAGS = {
+    "germline": "GermlineClassification",
+    "somatic_clinical_impact": "SomaticClinicalImpact",
+    "oncogenicity": "OncogenicityClassification",
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str | None
+    ids: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Classification:
+    classification: str
+    review_status: str | None
+    last_evaluated: str | None
+    conditions: list[Condition]
+
+
+@dataclass(frozen=True)
+class ParsedVariant:
+    variation_id: int
+    vcv: str
+    version: str
+    title: str | None
+    variant_type: str | None
+    genes: list[tuple[str | None, int | None]]
+    protein_change: str | None
+    molecular_consequences: list[str]
+    rsid: str | None
+    page_url: str
+    germline: Classification | None
+    somatic_clinical_impact: Classification | None
+    oncogenicity: Classification | None
+
+    def classifications(self) -> list[Classification]:
+        return [c for c in (self.germline, self.somatic_clinical_impact, self.oncogenicity) if c is not None]
+
+
+@dataclass
+class Lookup:
+    variants: list[ParsedVariant] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+
+
+def _unavailable(message: str, **details: Any) -> ToolError:
+    return ToolError("provider_unavailable", message, status=503, details=details or None)
+
+
+def base_url_from(settings: Mapping[str, str]) -> str:
+    s = BASE_URL_SETTING
+    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
+    return url.strip().rstrip("/") or DEFAULT_BASE_URL
+
+
+# --- parsing ---------------------------------------------------------------------
+
+
+def valid_date(value: str | None) -> str | None:
+    """A real calendar YYYY-MM-DD (from 1900 on), else None (ClinVar has placeholders)."""
+    if not value:
+        return None
+    m = _DATE.match(value.strip())
+    if not m:
+        return None
+    try:
+        day = _dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+    return day.isoformat() if day.year >= 1900 else None
+
+
+def _text(el: ET.Element | None) -> str | None:
+    if el is None or el.text is None:
+        return None
+    text = " ".join(el.text.split())
+    return text or None
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        key = repr(item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _conditions(el: ET.Element) -> list[Condition]:
+    out = []
+    for trait in el.findall("ConditionList/TraitSet/Trait"):
+        name = _text(trait.find("Name/ElementValue[@Type='Preferred']"))
+        ids = _unique([(x.get("DB"), x.get("ID")) for x in trait.findall("XRef") if x.get("DB") and x.get("ID")])
+        if name or ids:
+            out.append(Condition(name=name, ids=ids))
+    return _unique(out)
+
+
+def _classification(classifications: ET.Element | None, tag: str) -> Classification | None:
+    el = classifications.find(tag) if classifications is not None else None
+    if el is None:
+        return None
+    description = _text(el.find("Description"))
+    if description is None:
+        return None
+    return Classification(
+        classification=description,
+        review_status=_text(el.find("ReviewStatus")),
+        last_evaluated=valid_date(el.get("DateLastEvaluated")),
+        conditions=_conditions(el),
+    )
+
+
+def parse_archive(archive: ET.Element) -> ParsedVariant | None:
+    """One `VariationArchive` -> the spec's Variant, or None if it is not readable."""
+    accession = (archive.get("Accession") or "").strip()
+    version = (archive.get("Version") or "").strip()
+    variation_id = (archive.get("VariationID") or "").strip()
+    if not accession or not version.isdigit() or not variation_id.isdigit():
+        return None
+    record = archive.find("ClassifiedRecord")
+    if record is None:
+        record = archive.find("IncludedRecord")
+    variant = None
+    if record is not None:
+        variant = next((c for c in record if c.tag in ("SimpleAllele", "Haplotype", "Genotype")), None)
+    alleles = list(variant.iter("SimpleAllele")) if variant is not None else []
+
+    genes: list[tuple[str | None, int | None]] = []
+    proteins: list[str] = []
+    consequences: list[str] = []
+    rsids: list[str] = []
+    if variant is not None:
+        for gene in variant.iter("Gene"):
+            gid = (gene.get("GeneID") or "").strip()
+            symbol = (gene.get("Symbol") or "").strip() or None
+            if gid.isdigit() or symbol:
+                genes.append((symbol, int(gid) if gid.isdigit() else None))
+        for mc in variant.iter("MolecularConsequence"):
+            if mc.get("Type"):
+                consequences.append(mc.get("Type").strip())
+    for allele in alleles:
+        proteins += [t for t in (_text(p) for p in allele.findall("ProteinChange")) if t]
+        rsids += [
+            "rs" + x.get("ID").strip()
+            for x in allele.findall("XRefList/XRef")
+            if x.get("DB") == "dbSNP" and x.get("Type") == "rs" and (x.get("ID") or "").strip().isdigit()
+        ]
+    # A gene named twice (once with its ID, once without) is kept once, with its ID.
+    with_id = {s for s, g in genes if g is not None}
+    genes = _unique([(s, g) for s, g in genes if g is not None or s not in with_id])
+    rsids = _unique(rsids)
+    classifications = record.find("Classifications") if record is not None else None
+    return ParsedVariant(
+        variation_id=int(variation_id),
+        vcv=accession,
+        version=f"{accession}.{version}",
+        title=(archive.get("VariationName") or "").strip() or None,
+        variant_type=(archive.get("VariationType") or "").strip() or None,
+        genes=genes,
+        protein_change=", ".join(_unique(proteins)) or None,
+        molecular_consequences=_unique(consequences),
+        # One rsID per variant; a haplotype or genotype of several alleles has none of its own.
+        rsid=rsids[0] if len(rsids) == 1 else None,
+        page_url=PAGE_URL.format(id=int(variation_id)),
+        germline=_classification(classifications, CLASSIFICATION_TAGS["germline"]),
+        somatic_clinical_impact=_classification(classifications, CLASSIFICATION_TAGS["somatic_clinical_impact"]),
+        oncogenicity=_classification(classifications, CLASSIFICATION_TAGS["oncogenicity"]),
+    )
+
+
+def parse_vcv_xml(content: bytes) -> list[ParsedVariant]:
+    """VCV XML (efetch's `ClinVarResult-Set` or a release file's wrapper) -> variants, in document order.
+
+    A well-formed document without any `VariationArchive` is "no such record".
+    """
+    try:
+        root = ET.fromstring(content)
+    except ET.ParseError as exc:
+        raise _unavailable("ClinVar answered with something other than XML.") from exc
+    out = []
+    for archive in root.iter("VariationArchive"):
+        parsed = parse_archive(archive)
+        if parsed is not None:
+            out.append(parsed)
+    return out
+
+
+def parse_esearch(body: Any) -> list[int]:
+    result = body.get("esearchresult") if isinstance(body, Mapping) else None
+    if not isinstance(result, Mapping) or "ERROR" in result:
+        raise _unavailable("ClinVar search answered without a result.")
+    ids = result.get("idlist")
+    if not isinstance(ids, list):
+        raise _unavailable("ClinVar search answered without an id list.")
+    return _unique([int(i) for i in ids if isinstance(i, str) and i.strip().isdigit() and int(i) > 0])
+
+
+# --- requests --------------------------------------------------------------------
+
+
+async def _get(http: httpx.AsyncClient, url: str, params: dict[str, str], calls: list[str]) -> httpx.Response:
+    try:
+        response = await http.get(url, params=params, timeout=REQUEST_TIMEOUT_S)
+    except httpx.TimeoutException as exc:
+        raise _unavailable("ClinVar did not answer in time.", reason="timeout") from exc
+    except httpx.HTTPError as exc:
+        raise _unavailable("ClinVar could not be reached.", reason=type(exc).__name__) from exc
+    calls.append(iso(now_ms()))
+    status = response.status_code
+    if status == 429:
+        details: dict[str, Any] = {"upstream_status": 429}
+        retry_after = response.headers.get("retry-after")
+        if retry_after and retry_after.strip().isdigit():
+            details["retry_after"] = int(retry_after.strip())
+        raise ToolError("rate_limited", "NCBI is limiting requests; try again later.", status=503, details=details)
+    if status != 200:
+        raise _unavailable(f"NCBI E-utilities answered HTTP {status}.", upstream_status=status)
+    return response
+
+
+async def fetch_variants(http: httpx.AsyncClient, base_url: str, ids: list[int], calls: list[str]) -> list[ParsedVariant]:
+    params = {
+        "db": "clinvar",
+        "rettype": "vcv",
+        "is_variationid": "true",
+        "id": ",".join(str(i) for i in ids),
+        "tool": TOOL_PARAM,
+    }
+    response = await _get(http, f"{base_url.rstrip('/')}/efetch.fcgi", params, calls)
+    by_id = {v.variation_id: v for v in parse_vcv_xml(response.content)}
+    # Our order (the search's), and only the records asked for.
+    return [by_id[i] for i in ids if i in by_id]
+
+
+async def by_vcv(http: httpx.AsyncClient, base_url: str, variation_id: int) -> Lookup:
+    out = Lookup()
+    out.variants = await fetch_variants(http, base_url, [variation_id], out.calls)
+    return out
+
+
+async def by_rsid(http: httpx.AsyncClient, base_url: str, rsid: str) -> Lookup:
+    out = Lookup()
+    params = {"db": "clinvar", "term": rsid, "retmode": "json", "retmax": str(MAX_VARIANTS), "tool": TOOL_PARAM}
+    response = await _get(http, f"{base_url.rstrip('/')}/esearch.fcgi", params, out.calls)
+    try:
+        body = msgspec.json.decode(response.content)
+    except msgspec.DecodeError as exc:
+        raise _unavailable("ClinVar search answered with something other than JSON.") from exc
+    ids = parse_esearch(body)[:MAX_VARIANTS]
+    if ids:
+        out.variants = await fetch_variants(http, base_url, ids, out.calls)
+    return out

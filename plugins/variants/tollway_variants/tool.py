@@ -1,0 +1,235 @@
+"""The `variant_clinical_significance` tool: input/output types, checks and run."""
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from core.ids import iso, now_ms
+from core.tool import Example, Fact, Tool, ToolContext
+from core.validation import FieldError
+
+from . import clinvar
+
+SOURCE = clinvar.SOURCE  # ClinVar, run by NCBI (US National Library of Medicine)
+SOURCE_KIND = "public"
+
+_VCV = re.compile(r"^\s*VCV(\d{1,9})(?:\.(\d{1,4}))?\s*$", re.IGNORECASE)
+
+Vcv = Annotated[
+    str,
+    Meta(
+        min_length=4,
+        max_length=24,
+        pattern=r"^\s*[Vv][Cc][Vv][0-9]{1,9}(\.[0-9]{1,4})?\s*$",
+        description="ClinVar variation accession, e.g. VCV000177881 or VCV000177881.29 (a version names its base accession).",
+        examples=["VCV000177881"],
+    ),
+]
+RsId = Annotated[
+    str,
+    Meta(
+        min_length=3,
+        max_length=16,
+        pattern=r"^\s*[Rr][Ss][1-9][0-9]{0,11}\s*$",
+        description="dbSNP reference SNP id, e.g. rs17851045.",
+        examples=["rs17851045"],
+    ),
+]
+
+
+class VariantInput(msgspec.Struct, forbid_unknown_fields=True):
+    """Exactly one of `vcv`, `rsid`. Never a person's genome or a VCF file."""
+
+    vcv: Vcv | None = None
+    rsid: RsId | None = None
+
+
+class ConditionId(msgspec.Struct):
+    source: str
+    id: str
+
+
+class Condition(msgspec.Struct):
+    name: str | None
+    ids: list[ConditionId]
+
+
+class Classification(msgspec.Struct):
+    classification: str
+    review_status: str | None
+    last_evaluated: str | None  # YYYY-MM-DD
+    conditions: list[Condition]
+
+
+class Gene(msgspec.Struct):
+    symbol: str | None
+    gene_id: int | None
+
+
+class Variant(msgspec.Struct):
+    vcv: str
+    version: str
+    title: str | None
+    variant_type: str | None
+    genes: list[Gene]
+    protein_change: str | None
+    molecular_consequences: list[str]
+    rsid: str | None
+    page_url: str
+    germline: Classification | None
+    somatic_clinical_impact: Classification | None
+    oncogenicity: Classification | None
+
+
+class VariantResult(msgspec.Struct):
+    variants: list[Variant]
+
+
+class UpstreamCall(msgspec.Struct):
+    retrieved_at: str
+
+
+class VariantEvidence(msgspec.Struct):
+    source: str
+    source_kind: str
+    retrieved_at: str
+    as_of: str | None  # latest valid last_evaluated across every returned classification
+    calls: list[UpstreamCall]
+
+
+class VariantAnswer(msgspec.Struct):
+    result: VariantResult
+    evidence: VariantEvidence
+
+
+def check(value: VariantInput) -> None:
+    given = [f for f in ("vcv", "rsid") if getattr(value, f) is not None]
+    if not given:
+        raise FieldError("vcv", "Give exactly one of vcv or rsid")
+    if len(given) > 1:
+        raise FieldError("rsid", "Give exactly one of vcv or rsid, not both")
+    if value.vcv is not None:
+        m = _VCV.match(value.vcv)
+        if not m or int(m[1]) == 0:
+            raise FieldError("vcv", "Expected a ClinVar accession such as VCV000177881 or VCV000177881.29")
+
+
+def variation_id(vcv: str) -> int:
+    """`VCV000177881.3` -> 177881 (the version only names the base accession)."""
+    m = _VCV.match(vcv)
+    assert m is not None
+    return int(m[1])
+
+
+def _classification(c: clinvar.Classification | None) -> Classification | None:
+    if c is None:
+        return None
+    return Classification(
+        classification=c.classification,
+        review_status=c.review_status,
+        last_evaluated=c.last_evaluated,
+        conditions=[Condition(name=d.name, ids=[ConditionId(source=s, id=i) for s, i in d.ids]) for d in c.conditions],
+    )
+
+
+def _variant(p: clinvar.ParsedVariant) -> Variant:
+    return Variant(
+        vcv=p.vcv,
+        version=p.version,
+        title=p.title,
+        variant_type=p.variant_type,
+        genes=[Gene(symbol=s, gene_id=g) for s, g in p.genes],
+        protein_change=p.protein_change,
+        molecular_consequences=p.molecular_consequences,
+        rsid=p.rsid,
+        page_url=p.page_url,
+        germline=_classification(p.germline),
+        somatic_clinical_impact=_classification(p.somatic_clinical_impact),
+        oncogenicity=_classification(p.oncogenicity),
+    )
+
+
+def latest_evaluated(variants: list[Variant]) -> str | None:
+    dates = [
+        c.last_evaluated
+        for v in variants
+        for c in (v.germline, v.somatic_clinical_impact, v.oncogenicity)
+        if c is not None and c.last_evaluated
+    ]
+    return max(dates) if dates else None
+
+
+async def run(value: VariantInput, ctx: ToolContext) -> VariantAnswer:
+    base_url = clinvar.base_url_from(ctx.settings)
+    if value.vcv is not None:
+        found = await clinvar.by_vcv(ctx.http, base_url, variation_id(value.vcv))
+    else:
+        assert value.rsid is not None
+        found = await clinvar.by_rsid(ctx.http, base_url, value.rsid.strip().lower())
+    variants = [_variant(p) for p in found.variants[: clinvar.MAX_VARIANTS]]
+    return VariantAnswer(
+        result=VariantResult(variants=variants),
+        evidence=VariantEvidence(
+            source=SOURCE,
+            source_kind=SOURCE_KIND,
+            retrieved_at=iso(now_ms()),
+            as_of=latest_evaluated(variants),
+            calls=[UpstreamCall(retrieved_at=t) for t in found.calls],
+        ),
+    )
+
+
+def _summary(c: Classification | None) -> dict[str, str | None] | None:
+    if c is None:
+        return None
+    return {"classification": c.classification, "review_status": c.review_status, "last_evaluated": c.last_evaluated}
+
+
+def facts(value: VariantInput, answer: VariantAnswer) -> list[Fact]:
+    """One fact per returned variant, keyed by its base VCV accession."""
+    return [
+        Fact(
+            attribute="variant_clinical_significance",
+            key=v.vcv,
+            value={
+                "version": v.version,
+                "germline": _summary(v.germline),
+                "somatic_clinical_impact": _summary(v.somatic_clinical_impact),
+                "oncogenicity": _summary(v.oncogenicity),
+            },
+            source=answer.evidence.source,
+            as_of=latest_evaluated([v]),
+        )
+        for v in answer.result.variants
+    ]
+
+
+VARIANT_CLINICAL_SIGNIFICANCE = Tool(
+    name="variant_clinical_significance",
+    path="/v1/tools/lookup/variant-clinical-significance",
+    title="Variant clinical significance",
+    description=(
+        "ClinVar's aggregate classifications of a genetic variant, by ClinVar accession (VCV) or dbSNP rsID: "
+        "up to five variants, each with its current version, genes, protein change, molecular consequences and "
+        "the germline, somatic clinical impact and oncogenicity classifications (review status, date last "
+        "evaluated, conditions). Never a person's genome or a VCF file. Not medical advice."
+    ),
+    category="data",
+    subcategory="variant_clinical_significance",
+    input_type=VariantInput,
+    output_type=VariantAnswer,
+    run=run,
+    price="0.01",
+    family="variants",
+    payment_header="payment-signature",
+    rate_limit="lookup",
+    examples=(
+        Example(title="A KRAS variant by accession", input={"vcv": "VCV000177881"}),
+        Example(title="The same variant by rsID", input={"rsid": "rs17851045"}),
+    ),
+    check=check,
+    facts=facts,
+)
