@@ -1,1 +1,1 @@
-"""Tollway plugin `tollway-vehicles`: the NHTSA vehicle recalls lookup."""
+"""Tollway plugin `tollway-vehicles`: NHTSA vehicle recalls, complaints and VIN decoding."""

@@ -1,4 +1,4 @@
-"""Hook implementations: declare the vehicle recalls tool and its setting.
+"""Hook implementations: declare the vehicle tools (recalls, complaints, VIN decoding) and their settings.
 
 Nothing runs here at import time beyond building the declarations.
 """
@@ -12,13 +12,19 @@ from core.tool import Tool
 
 from .nhtsa import BASE_URL_SETTING
 from .tool import VEHICLE_RECALLS
+from .tool_complaints import VEHICLE_COMPLAINTS
+from .tool_vin import VEHICLE_IDENTIFICATION
+from .vin import VPIC_URL_SETTING
 
 
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(VEHICLE_RECALLS)
+    register(VEHICLE_COMPLAINTS)
+    register(VEHICLE_IDENTIFICATION)
 
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
     register(BASE_URL_SETTING)
+    register(VPIC_URL_SETTING)

@@ -1,0 +1,24 @@
+"""Hook implementations: declare the `place_disasters` tool and its setting.
+
+Nothing runs here at import time beyond building the declarations.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.hookspecs import hookimpl
+from core.settings_spec import Setting
+from core.tool import Tool
+
+from .openfema import BASE_URL_SETTING
+from .tool import PLACE_DISASTERS
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(PLACE_DISASTERS)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    register(BASE_URL_SETTING)

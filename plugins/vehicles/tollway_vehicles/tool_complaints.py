@@ -1,0 +1,177 @@
+"""The `vehicle_complaints` tool: owner complaints NHTSA holds for a make, model
+and model year, with counts of crashes, fires, injuries and deaths.
+
+Declared once here; the kernel derives the route, MCP tool, schema and price.
+"""
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
+
+from core.ids import iso, now_ms
+from core.tool import Example, Fact, Tool, ToolContext
+
+from . import complaints as nhtsa_complaints
+from . import nhtsa
+from .tool import SOURCE, SOURCE_KIND, Make, Model, ModelYear
+from .tool import check as _check_vehicle
+
+ComplaintsLimit = Annotated[
+    int, Meta(ge=1, le=50, description="Most recent complaints to return, 1 to 50 (default 10).")
+]
+
+
+class VehicleComplaintsInput(msgspec.Struct, forbid_unknown_fields=True):
+    make: Make
+    model: Model
+    model_year: ModelYear
+    limit: ComplaintsLimit = 10
+
+
+class Complaint(msgspec.Struct):
+    """One owner complaint; strings are null when NHTSA gives none."""
+
+    odi_number: int | None  # NHTSA's complaint (ODI) number
+    filed_on: str | None  # YYYY-MM-DD the complaint was filed
+    incident_on: str | None  # YYYY-MM-DD of the incident
+    components: str | None  # NHTSA's component text as sent (comma-joined; names may hold commas)
+    summary: str | None
+    manufacturer: str | None
+    crash: bool
+    fire: bool
+    injuries: int
+    deaths: int
+
+
+class ComplaintsResult(msgspec.Struct):
+    make: str
+    model: str
+    model_year: int
+    total: int  # NHTSA's own count of complaints for the vehicle
+    complaints_counted: int  # complaints NHTSA sent, over which the four counts below run
+    crashes: int  # of those, complaints reporting a crash
+    fires: int  # of those, complaints reporting a fire
+    injuries: int  # sum of the injuries those complaints report
+    deaths: int  # sum of the deaths those complaints report
+    complaints: list[Complaint]  # most recent first, at most `limit`
+
+
+class ComplaintsEvidence(msgspec.Struct):
+    source: str
+    source_kind: str
+    retrieved_at: str
+    as_of: str | None  # latest filing date among the complaints NHTSA sent
+
+
+class ComplaintsAnswer(msgspec.Struct):
+    result: ComplaintsResult
+    evidence: ComplaintsEvidence
+
+
+def check(value: VehicleComplaintsInput) -> None:
+    """The same make / model-year rules as `vehicle_recalls`."""
+    _check_vehicle(value)  # type: ignore[arg-type]  # reads only make and model_year
+
+
+def _complaint(p: nhtsa_complaints.ParsedComplaint) -> Complaint:
+    return Complaint(
+        odi_number=p.odi_number,
+        filed_on=p.filed_on,
+        incident_on=p.incident_on,
+        components=p.components,
+        summary=p.summary,
+        manufacturer=p.manufacturer,
+        crash=p.crash,
+        fire=p.fire,
+        injuries=p.injuries,
+        deaths=p.deaths,
+    )
+
+
+async def run(value: VehicleComplaintsInput, ctx: ToolContext) -> ComplaintsAnswer:
+    base_url = nhtsa.base_url_from(ctx.settings)
+    page = await nhtsa_complaints.fetch_complaints(ctx.http, base_url, value.make, value.model, value.model_year)
+    retrieved_at = iso(now_ms())
+    sent = page.complaints
+    dates = [c.filed_on for c in sent if c.filed_on]
+    recent = nhtsa_complaints.most_recent_first(sent)[: value.limit]
+    return ComplaintsAnswer(
+        result=ComplaintsResult(
+            make=value.make.strip(),
+            model=value.model.strip(),
+            model_year=value.model_year,
+            total=page.total,
+            complaints_counted=len(sent),
+            crashes=sum(1 for c in sent if c.crash),
+            fires=sum(1 for c in sent if c.fire),
+            injuries=sum(c.injuries for c in sent),
+            deaths=sum(c.deaths for c in sent),
+            complaints=[_complaint(c) for c in recent],
+        ),
+        evidence=ComplaintsEvidence(
+            source=SOURCE,
+            source_kind=SOURCE_KIND,
+            retrieved_at=retrieved_at,
+            as_of=max(dates) if dates else None,
+        ),
+    )
+
+
+def vehicle_key(make: str, model: str, model_year: int) -> str:
+    return "|".join((" ".join(make.split()).upper(), " ".join(model.split()).upper(), str(model_year)))
+
+
+def facts(value: VehicleComplaintsInput, answer: ComplaintsAnswer) -> list[Fact]:
+    """One fact per lookup keyed `MAKE|MODEL|YEAR`; the benchmarkable numeric
+    fields (`total`, `crashes`, `fires`, `injuries`, `deaths`) at the top level.
+    None depends on the caller's `limit`."""
+    r = answer.result
+    return [
+        Fact(
+            attribute="vehicle_complaints",
+            key=vehicle_key(value.make, value.model, value.model_year),
+            value={
+                "total": r.total,
+                "crashes": r.crashes,
+                "fires": r.fires,
+                "injuries": r.injuries,
+                "deaths": r.deaths,
+                "complaints_counted": r.complaints_counted,
+            },
+            source=answer.evidence.source,
+            as_of=answer.evidence.as_of,
+        )
+    ]
+
+
+VEHICLE_COMPLAINTS = Tool(
+    name="vehicle_complaints",
+    path="/v1/tools/lookup/vehicle-complaints",
+    title="Vehicle complaints",
+    description=(
+        "Owner complaints NHTSA holds for a make, model and model year of vehicle sold in the United States: "
+        "NHTSA's own complaint count (`total`), the number of complaints reporting a crash or a fire and the "
+        "injuries and deaths they report (counted over every complaint NHTSA sent, `complaints_counted`), and "
+        "the most recent complaints with their ODI number, dates, components and summary. Complaints are "
+        "owners' unverified reports, not findings of a defect."
+    ),
+    category="data",
+    subcategory="vehicle_complaints",
+    input_type=VehicleComplaintsInput,
+    output_type=ComplaintsAnswer,
+    run=run,
+    price="0.005",
+    family="vehicles",
+    payment_header="payment-signature",
+    rate_limit="lookup",
+    examples=(
+        Example(
+            title="Complaints about the 2021 Honda Accord",
+            input={"make": "Honda", "model": "Accord", "model_year": 2021},
+        ),
+    ),
+    check=check,
+    facts=facts,
+)
