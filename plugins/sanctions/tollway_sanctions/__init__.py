@@ -1,0 +1,1 @@
+"""Tollway plugin: OFAC sanctions screening (`company_sanctions`, `person_sanctions`)."""

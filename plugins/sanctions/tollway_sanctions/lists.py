@@ -1,0 +1,341 @@
+"""The OFAC lists: download (or read from a file:// folder), persist under
+TOLLWAY_HOME, parse, index, and say which lists are out of date.
+
+Layout on disk: `<home>/sanctions/<list key>/` holds the list's four files as
+downloaded plus `meta.json` (`loaded_at` unix seconds, `as_of`, `url`). A
+refresh writes a new folder and swaps it in only when every file downloaded and
+parsed, so a failed refresh never replaces a good list (and does not renew its
+72-hour freshness, which counts from the last successful load).
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import email.utils
+import json
+import os
+import shutil
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from core.settings_spec import Setting
+
+from . import matching
+from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
+
+DEFAULT_LISTS_URL = "https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports"
+LISTS_URL_SETTING = Setting(
+    family="sanctions",
+    name="lists_url",
+    default=DEFAULT_LISTS_URL,
+    description="Base URL of OFAC's list files (each fetched as <URL>/<FILE>); a file:// folder works too.",
+)
+MAX_AGE_S = 72 * 3600  # the spec's list freshness
+REFRESH_AFTER_S = 20 * 3600  # the daily task re-downloads lists older than this
+REFRESH_INTERVAL_S = 24 * 3600
+DOWNLOAD_TIMEOUT_S = 120.0
+SOURCE = "OFAC"  # Office of Foreign Assets Control, US Department of the Treasury
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    key: str
+    name: str  # as served in `lists[].name`
+    files: tuple[str, str, str, str]  # primary, addresses, other names, remarks overflow
+
+
+LISTS: tuple[ListSpec, ...] = (
+    ListSpec("sdn", "OFAC SDN List", ("sdn.csv", "add.csv", "alt.csv", "sdn_comments.csv")),
+    ListSpec("consolidated", "OFAC Consolidated Sanctions List (non-SDN)", ("cons_prim.csv", "cons_add.csv", "cons_alt.csv", "cons_comments.csv")),
+)
+
+Progress = Callable[[str, int, int | None], None]  # (file, bytes so far, total bytes or None)
+
+
+@dataclass
+class LoadedList:
+    spec: ListSpec
+    entries: dict[int, ParsedEntry]  # by entry number: a later diff between two loads is cheap
+    loaded_at: float  # unix seconds of the last successful load
+    as_of: str  # ISO 8601 UTC: the source's Last-Modified when given, else loaded_at
+
+    def entry(self, number: int) -> Entry | None:
+        found = self.entries.get(number)
+        return found.entry if found else None
+
+
+@dataclass
+class Hit:
+    score: float
+    matched_name: str
+    entry: Entry
+    list_name: str
+
+
+def lists_url_from(settings: Mapping[str, str] | None) -> str:
+    s = LISTS_URL_SETTING
+    settings = settings or {}
+    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_LISTS_URL
+    return url.strip().rstrip("/") or DEFAULT_LISTS_URL
+
+
+def _iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ListStore:
+    """The loaded lists and their index, for one TOLLWAY_HOME."""
+
+    def __init__(self, home: str | Path) -> None:
+        self.root = Path(home) / "sanctions"
+        self.lists: dict[str, LoadedList] = {}
+        self.persons = matching.NameIndex(True)
+        self.others = matching.NameIndex(False)
+        self._lock = asyncio.Lock()
+
+    # -- state ---------------------------------------------------------------------
+    def out_of_date(self, now: float | None = None) -> list[str]:
+        """Names of the lists never loaded or last loaded more than 72 hours ago."""
+        now = time.time() if now is None else now
+        out = []
+        for spec in LISTS:
+            loaded = self.lists.get(spec.key)
+            if loaded is None or now - loaded.loaded_at > MAX_AGE_S:
+                out.append(spec.name)
+        return out
+
+    def checked(self) -> list[dict[str, str]]:
+        return [{"name": spec.name, "as_of": self.lists[spec.key].as_of} for spec in LISTS if spec.key in self.lists]
+
+    def find(self, number: int) -> tuple[ListSpec, Entry] | None:
+        for spec in LISTS:
+            loaded = self.lists.get(spec.key)
+            if loaded is not None and (e := loaded.entry(number)) is not None:
+                return spec, e
+        return None
+
+    # -- search --------------------------------------------------------------------
+    def search(self, name: str, *, person: bool, min_score: float) -> list[Hit]:
+        """Every entry of the right kind scoring >= min_score, best first."""
+        index = self.persons if person else self.others
+        found = index.search(name, min_score)
+        hits = []
+        for (key, number), (s, matched) in found.items():
+            loaded = self.lists[key]
+            hits.append(Hit(s, matched, loaded.entries[number].entry, loaded.spec.name))
+        hits.sort(key=lambda h: (-h.score, h.entry.number, h.list_name))
+        return hits
+
+    def _rebuild(self, lists: dict[str, LoadedList]) -> tuple[matching.NameIndex, matching.NameIndex]:
+        def items():
+            for key, loaded in lists.items():
+                for number, parsed in loaded.entries.items():
+                    e = parsed.entry
+                    yield (key, number), parsed.is_person, [e.name, *(o.name for o in e.other_names)]
+
+        return matching.build(items())
+
+    def _install(self, lists: dict[str, LoadedList]) -> None:
+        persons, others = self._rebuild(lists)
+        self.lists, self.persons, self.others = lists, persons, others  # swapped at once
+
+    # -- disk ----------------------------------------------------------------------
+    def _read_folder(self, spec: ListSpec, folder: Path) -> LoadedList | None:
+        meta_path = folder / "meta.json"
+        if not meta_path.is_file():
+            return None
+        try:
+            meta = json.loads(meta_path.read_text())
+            data = [(folder / f).read_bytes() for f in spec.files]
+            entries = parse_list(*data, names=spec.files)
+            return LoadedList(spec, entries, float(meta["loaded_at"]), str(meta["as_of"]))
+        except (OSError, ValueError, KeyError, ListFormatError):
+            return None
+
+    def load_persisted(self) -> list[str]:
+        """Load what earlier refreshes left under TOLLWAY_HOME; returns the lists loaded."""
+        lists = dict(self.lists)
+        for spec in LISTS:
+            loaded = self._read_folder(spec, self.root / spec.key)
+            current = lists.get(spec.key)
+            if loaded is not None and (current is None or loaded.loaded_at > current.loaded_at):
+                lists[spec.key] = loaded
+        changed = [k for k in lists if lists[k] is not self.lists.get(k)]
+        if changed:
+            self._install(lists)
+        return changed
+
+    def persisted_newer(self) -> bool:
+        """Whether another process (e.g. `tollway data refresh`) left newer lists on disk."""
+        for spec in LISTS:
+            try:
+                meta = json.loads((self.root / spec.key / "meta.json").read_text())
+            except (OSError, ValueError):
+                continue
+            current = self.lists.get(spec.key)
+            if current is None or float(meta.get("loaded_at", 0)) > current.loaded_at:
+                return True
+        return False
+
+    # -- refresh -------------------------------------------------------------------
+    async def refresh(
+        self,
+        url: str,
+        *,
+        http: httpx.AsyncClient | None = None,
+        progress: Progress | None = None,
+        force: bool = True,
+    ) -> dict[str, str | None]:
+        """Download every list (or only those older than REFRESH_AFTER_S when not
+        `force`), persist and index them. Returns list name -> None (loaded) or
+        the reason it failed; a failed list keeps its previous load."""
+        async with self._lock:
+            if self.persisted_newer():
+                await asyncio.to_thread(self.load_persisted)
+            now = time.time()
+            results: dict[str, str | None] = {}
+            fresh: dict[str, LoadedList] = {}
+            for spec in LISTS:
+                current = self.lists.get(spec.key)
+                if not force and current is not None and now - current.loaded_at < REFRESH_AFTER_S:
+                    continue
+                try:
+                    fresh[spec.key] = await self._download(spec, url, http, progress)
+                    results[spec.name] = None
+                except (httpx.HTTPError, OSError, ValueError, ListFormatError) as exc:
+                    results[spec.name] = f"{type(exc).__name__}: {exc}"
+            if fresh:
+                lists = {**self.lists, **fresh}
+                await asyncio.to_thread(self._install, lists)
+            return results
+
+    def load_local(self, url: str) -> dict[str, str | None]:
+        """Load every list from a file:// folder now (start-up, no event loop needed)."""
+        results: dict[str, str | None] = {}
+        fresh: dict[str, LoadedList] = {}
+        for spec in LISTS:
+            try:
+                data = [_local_path(f"{url}/{f}").read_bytes() for f in spec.files]
+                entries = parse_list(*data, names=spec.files)
+                loaded_at = time.time()
+                meta = {"loaded_at": loaded_at, "as_of": _iso(loaded_at), "url": url}
+                self._persist(spec, data, meta)
+                fresh[spec.key] = LoadedList(spec, entries, loaded_at, meta["as_of"])
+                results[spec.name] = None
+            except (OSError, ValueError, ListFormatError) as exc:
+                results[spec.name] = f"{type(exc).__name__}: {exc}"
+        if fresh:
+            self._install({**self.lists, **fresh})
+        return results
+
+    async def _download(self, spec: ListSpec, url: str, http: httpx.AsyncClient | None, progress: Progress | None) -> LoadedList:
+        data: list[bytes] = []
+        modified: list[float] = []
+        for f in spec.files:
+            body, last_modified = await _fetch(f"{url}/{f}", f, http, progress)
+            data.append(body)
+            if last_modified is not None:
+                modified.append(last_modified)
+        entries = await asyncio.to_thread(parse_list, *data, names=spec.files)
+        loaded_at = time.time()
+        as_of = _iso(max(modified)) if modified else _iso(loaded_at)
+        await asyncio.to_thread(self._persist, spec, data, {"loaded_at": loaded_at, "as_of": as_of, "url": url})
+        return LoadedList(spec, entries, loaded_at, as_of)
+
+    def _persist(self, spec: ListSpec, data: list[bytes], meta: dict[str, Any]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        final = self.root / spec.key
+        tmp = self.root / f".{spec.key}.new"
+        old = self.root / f".{spec.key}.old"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for name, body in zip(spec.files, data):
+            (tmp / name).write_bytes(body)
+        (tmp / "meta.json").write_text(json.dumps(meta))
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            final.rename(old)
+        tmp.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _local_path(url: str) -> Path:
+    return Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+
+
+async def _fetch(url: str, file: str, http: httpx.AsyncClient | None, progress: Progress | None) -> tuple[bytes, float | None]:
+    """One file's bytes and the source's Last-Modified (unix seconds) if it gave one."""
+    if url.startswith("file://"):
+        body = await asyncio.to_thread(_local_path(url).read_bytes)
+        if progress:
+            progress(file, len(body), len(body))
+        return body, None
+    own = http is None
+    client = http or httpx.AsyncClient(follow_redirects=True)
+    try:
+        async with client.stream("GET", url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            if response.status_code != 200:
+                raise ValueError(f"{url} answered HTTP {response.status_code}")
+            total = response.headers.get("content-length")
+            total_n = int(total) if total and total.isdigit() else None
+            chunks: list[bytes] = []
+            done = 0
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                done += len(chunk)
+                if progress:
+                    progress(file, done, total_n)
+            last_modified = None
+            if lm := response.headers.get("last-modified"):
+                try:
+                    last_modified = email.utils.parsedate_to_datetime(lm).timestamp()
+                except (TypeError, ValueError):
+                    last_modified = None
+            return b"".join(chunks), last_modified
+    finally:
+        if own:
+            await client.aclose()
+
+
+# -- the store the tools read (one per process; see docs/sanctions.md) ------------------
+_STORES: dict[Path, ListStore] = {}
+_ACTIVE: list[ListStore] = []
+
+
+def store_for(home: str | Path) -> ListStore:
+    root = Path(home).resolve()
+    if root not in _STORES:
+        _STORES[root] = ListStore(root)
+    return _STORES[root]
+
+
+def activate(store: ListStore) -> None:
+    _ACTIVE[:] = [store]
+
+
+def active() -> ListStore | None:
+    return _ACTIVE[0] if _ACTIVE else None
+
+
+async def refresh(
+    settings: Mapping[str, str] | None,
+    home: str | Path,
+    *,
+    progress: Progress | None = None,
+    http: httpx.AsyncClient | None = None,
+) -> dict[str, str | None]:
+    """`tollway data refresh sanctions`: download every list now into `<home>/sanctions/`.
+
+    `settings` is the plugin's settings (`lists_url`) or the environment
+    (`TOLLWAY_SANCTIONS_LISTS_URL`); `progress(file, done, total)` is called as
+    bytes arrive. Returns list name -> None when loaded, else the reason it failed.
+    """
+    return await store_for(home).refresh(lists_url_from(settings), http=http, progress=progress, force=True)
+

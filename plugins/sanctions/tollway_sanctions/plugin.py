@@ -1,0 +1,101 @@
+"""Hook implementations: the two screening tools, the lists URL setting, the daily
+refresh, and loading the lists at start-up.
+
+At start-up the lists persisted under TOLLWAY_HOME are loaded; a `file://`
+lists URL is read at once (before the service answers); any other URL is
+downloaded by the daily periodic task, which also runs when the scheduler starts
+(and, when lists are missing or old, by a background task started here).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from core.datasources import DataSource
+from core.hookspecs import hookimpl
+from core.periodic import PeriodicTask
+from core.settings_spec import Setting
+from core.tool import Tool
+
+from . import lists
+from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
+
+log = logging.getLogger("tollway.sanctions")
+_BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(COMPANY_SANCTIONS)
+    register(PERSON_SANCTIONS)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    register(lists.LISTS_URL_SETTING)
+
+
+async def refresh_task(kernel: Any) -> None:
+    """Daily: re-download the lists older than a day (kept when a download fails)."""
+    store = lists.store_for(kernel.config.home)
+    url = lists.lists_url_from(kernel.family_settings("sanctions"))
+    results = await store.refresh(url, http=kernel.http, force=False)
+    for name, error in results.items():
+        if error:
+            log.warning("sanctions list %s not refreshed: %s", name, error)
+
+
+@hookimpl
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
+    register(PeriodicTask(name="sanctions_lists_refresh", interval_s=lists.REFRESH_INTERVAL_S, run=refresh_task))
+
+
+@hookimpl
+def startup(kernel: Any) -> None:
+    store = lists.store_for(kernel.config.home)
+    store.load_persisted()
+    lists.activate(store)
+    url = lists.lists_url_from(kernel.family_settings("sanctions"))
+    if url.startswith("file://"):
+        if store.out_of_date() or store.persisted_newer() or _older_than_refresh(store):
+            _load_local_now(store, url)
+        return
+    if store.out_of_date() or _older_than_refresh(store):
+        task = asyncio.get_running_loop().create_task(refresh_task(kernel))
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+
+def _older_than_refresh(store: lists.ListStore) -> bool:
+    import time
+
+    now = time.time()
+    return any(spec.key not in store.lists or now - store.lists[spec.key].loaded_at > lists.REFRESH_AFTER_S for spec in lists.LISTS)
+
+
+def _load_local_now(store: lists.ListStore, url: str) -> None:
+    """A local folder is read synchronously so the first call finds the lists."""
+    for name, error in store.load_local(url).items():
+        if error:
+            log.warning("sanctions list %s not loaded from %s: %s", name, url, error)
+
+
+async def refresh_source(kernel: Any, progress: Callable[[int, int | None, str], None]) -> str:
+    """`tollway data refresh sanctions`: download every list now (kept when a download fails)."""
+    results = await lists.refresh(
+        kernel.family_settings("sanctions"),
+        kernel.config.home,
+        progress=lambda file, done, total: progress(done, total, file),
+        http=kernel.http,
+    )
+    failed = {name: error for name, error in results.items() if error}
+    if failed:
+        raise RuntimeError("; ".join(f"{name}: {error}" for name, error in failed.items()))
+    return f"loaded {', '.join(sorted(results))} into {kernel.config.home}/sanctions"
+
+
+@hookimpl
+def register_data_sources(register: Callable[[DataSource], None]) -> None:
+    register(DataSource(name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source))
