@@ -8,6 +8,10 @@ from collections.abc import Mapping
 @dataclasses.dataclass(frozen=True)
 class KernelConfig:
     home: str = ".tollway"  # TOLLWAY_HOME: where plugins keep downloaded lists and indexes
+    # TOLLWAY_OFFLINE: no background downloads (start-up or scheduled refreshes of
+    # remote data); calls and explicit `tollway data refresh` still reach upstreams.
+    # Air-gapped deployments and the test suite set it.
+    offline: bool = False
     network: str = "local"  # local, base-sepolia, base
     pay_to: str = ""  # receiving wallet in quotes
     operator_token: str = ""

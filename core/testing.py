@@ -105,6 +105,8 @@ def settings_for(tmp_path: Path, db_kind: str, **env: str):
         "TOLLWAY_NETWORK": "local",
         "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
         "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x07" * 32).decode(),
+        # tests never reach the internet: no background downloads at start-up
+        "TOLLWAY_OFFLINE": "1",
     }
     base.update(env)
     return load_settings(base)

@@ -17,6 +17,7 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
+from mcp_server.http import streamable_http
 
 from .openapi import include_tool_components, tool_operation_class
 from .push import PushHub, make_subscribe_handler
@@ -127,8 +128,20 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
     ]
 
 
-def create_app(kernel: Kernel, *, manage_kernel: bool = True, workers: int = 0, scheduler: bool = False, debug: bool = False) -> Litestar:
+def create_app(
+    kernel: Kernel,
+    *,
+    manage_kernel: bool = True,
+    workers: int = 0,
+    scheduler: bool = False,
+    debug: bool = False,
+    mcp_allowed_hosts: list[str] | None = None,
+) -> Litestar:
     """Build the app. The kernel's registries are collected now (routes need them).
+
+    MCP (Streamable HTTP) is mounted at /mcp; its session manager runs in the
+    app's lifespan. `mcp_allowed_hosts` (default TOLLWAY_MCP_ALLOWED_HOSTS, else
+    loopback only) is its DNS-rebinding allow-list of Host values.
 
     With `manage_kernel` the app starts and stops the kernel with its lifespan;
     `workers` > 0 runs that many in-process job workers (the SQLite default, where
@@ -140,7 +153,8 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, workers: int = 0, 
     kernel.collect()
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
-    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools] + [make_subscribe_handler(kernel, hub)]
+    mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
+    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
     background: list = []
 
     async def start_background() -> None:
@@ -173,6 +187,7 @@ def create_app(kernel: Kernel, *, manage_kernel: bool = True, workers: int = 0, 
         exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
         on_startup=([kernel.start] if manage_kernel else []) + [start_background],
         on_shutdown=[stop_background] + ([kernel.stop] if manage_kernel else []),
+        lifespan=[mcp_lifespan],
         debug=debug,
         # Per-request INFO lines (httpx logs every upstream call) cost more than the
         # lookup itself; the service logs warnings and its own tollway.* INFO lines.

@@ -33,6 +33,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from mcp_server.stdio import main as serve_mcp_stdio
+
+    return serve_mcp_stdio(workers=args.workers)
+
+
 def _worker(args: argparse.Namespace) -> int:
     import signal
 
@@ -159,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8402)
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
     p.set_defaults(func=_serve)
+
+    p = sub.add_parser("mcp", help="speak MCP on stdio (paying as TOLLWAY_AGENT_KEY: an access token or a wallet private key)")
+    p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)")
+    p.set_defaults(func=_mcp)
 
     p = sub.add_parser("worker", help="run a job worker only (any number, on any machine, sharing one PostgreSQL)")
     p.add_argument("--concurrency", type=int, default=8, help="jobs run at once by this process")

@@ -27,6 +27,7 @@ class Settings:
     operator_token_generated: bool
     proof_enforcement: str
     receipt_seed: bytes
+    offline: bool
     rate_limits: Mapping[str, tuple[int, int]]
     idempotency_ttl_s: int
     idempotency_lease_s: int
@@ -35,6 +36,7 @@ class Settings:
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
             home=str(self.home),
+            offline=self.offline,
             network=self.network,
             pay_to=self.pay_to,
             operator_token=self.operator_token,
@@ -120,6 +122,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         operator_token_generated=generated,
         proof_enforcement=enforcement,
         receipt_seed=seed,
+        offline=(env.get("TOLLWAY_OFFLINE") or "").strip().lower() in ("1", "true", "yes"),
         rate_limits=rate_limits,
         idempotency_ttl_s=idempotency_ttl_s,
         idempotency_lease_s=idempotency_lease_s,

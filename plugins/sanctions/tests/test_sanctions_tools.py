@@ -4,6 +4,8 @@ from OFAC's real URLs through an httpx.MockTransport serving the recorded files,
 persistence under TOLLWAY_HOME and the 72-hour freshness rule."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 import time
 from pathlib import Path
@@ -172,8 +174,9 @@ async def test_failed_download_keeps_the_previous_load(tmp_path) -> None:
 
 
 async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
+    """OFAC's real URLs, answered by the replay transport (so not offline here)."""
     seen: list[str] = []
-    kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen))
+    kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""})
     from tollway_sanctions.plugin import refresh_task
 
     await refresh_task(kernel)  # what the scheduler runs at start and daily
@@ -181,6 +184,16 @@ async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Ayman al Zawahiri"})
     assert resp.status_code == 402
+
+
+async def test_offline_kernel_starts_no_download(kernel_factory, tmp_path) -> None:
+    seen: list[str] = []
+    kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen))  # TOLLWAY_OFFLINE=1
+    from tollway_sanctions.plugin import refresh_task
+
+    await refresh_task(kernel)
+    await asyncio.sleep(0.05)
+    assert seen == []
 
 
 async def test_answer_snapshot(loaded_store, snapshot, monkeypatch) -> None:

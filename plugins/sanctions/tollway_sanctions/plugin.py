@@ -41,6 +41,8 @@ async def refresh_task(kernel: Any) -> None:
     """Daily: re-download the lists older than a day (kept when a download fails)."""
     store = lists.store_for(kernel.config.home)
     url = lists.lists_url_from(kernel.family_settings("sanctions"))
+    if kernel.config.offline and not url.startswith("file://"):
+        return  # TOLLWAY_OFFLINE: scheduled downloads are off
     results = await store.refresh(url, http=kernel.http, force=False)
     for name, error in results.items():
         if error:
@@ -61,6 +63,8 @@ def startup(kernel: Any) -> None:
     if url.startswith("file://"):
         if store.out_of_date() or store.persisted_newer() or _older_than_refresh(store):
             _load_local_now(store, url)
+        return
+    if kernel.config.offline:  # no background download (TOLLWAY_OFFLINE)
         return
     if store.out_of_date() or _older_than_refresh(store):
         task = asyncio.get_running_loop().create_task(refresh_task(kernel))
