@@ -74,6 +74,48 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_refresh(args: argparse.Namespace) -> int:
+    """Download the data sources plugins declare (all, or the one named) now."""
+    from .service import build_kernel
+    from .settings import load_settings
+
+    kernel = build_kernel(load_settings())
+
+    def progress(done: int, total: int | None, what: str) -> None:
+        if total:
+            width = 30
+            filled = int(width * min(done, total) / total)
+            line = f"\r  {what:<20} [{'#' * filled}{'.' * (width - filled)}] {done * 100 // total:3d}%"
+        else:
+            line = f"\r  {what:<20} {done:>12,} bytes"
+        print(line, end="", file=sys.stderr, flush=True)
+
+    async def run() -> int:
+        await kernel.start()
+        try:
+            names = [args.source] if args.source else sorted(kernel.data_sources)
+            unknown = [n for n in names if n not in kernel.data_sources]
+            if unknown:
+                known = ", ".join(sorted(kernel.data_sources)) or "none"
+                print(f"tollway: no data source {unknown[0]!r} (known: {known})", file=sys.stderr)
+                return 2
+            failed = 0
+            for name in names:
+                print(f"{name}: {kernel.data_sources[name].description}", file=sys.stderr)
+                try:
+                    summary = await kernel.data_sources[name].refresh(kernel, progress)
+                except Exception as exc:  # report and go on with the next source
+                    print(f"\n{name}: FAILED: {exc}", file=sys.stderr)
+                    failed += 1
+                    continue
+                print(f"\n{name}: {summary}", file=sys.stderr)
+            return 1 if failed else 0
+        finally:
+            await kernel.stop()
+
+    return asyncio.run(run())
+
+
 def _plugins(args: argparse.Namespace) -> int:
     from .service import build_kernel
     from .settings import load_settings
@@ -190,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("file")
     v.add_argument("--keys", help="JSON of GET /v1/receipts/keys (default: this TOLLWAY_HOME's key)")
     v.set_defaults(func=_receipts_verify)
+
+    p = sub.add_parser("data", help="downloadable data plugins keep under TOLLWAY_HOME")
+    dsub = p.add_subparsers(dest="data_command", required=True)
+    r = dsub.add_parser("refresh", help="download now (all sources, or SOURCE, e.g. sanctions)")
+    r.add_argument("source", nargs="?")
+    r.set_defaults(func=_data_refresh)
 
     p = sub.add_parser("dev", help="local test network helpers")
     dsub = p.add_subparsers(dest="dev_command", required=True)

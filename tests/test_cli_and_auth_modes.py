@@ -20,6 +20,7 @@ def home_env(tmp_path, monkeypatch):
     monkeypatch.setenv("TOLLWAY_DATABASE_URL", f"sqlite:///{home / 'tollway.db'}")
     monkeypatch.setenv("TOLLWAY_RECEIPT_KEY", base64.b64encode(b"\x05" * 32).decode())
     monkeypatch.delenv("TOLLWAY_NETWORK", raising=False)
+    monkeypatch.setenv("TOLLWAY_OFFLINE", "1")  # tests never reach the internet
     return home
 
 
@@ -72,3 +73,25 @@ async def test_logged_read_proofs_fall_back_to_the_agent_id(kernel_factory):
         bare = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address})
         bad = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": "garbage"})
     assert bare.status_code == 200 and bad.status_code == 200
+
+
+def test_data_refresh_loads_the_sanctions_lists_from_a_folder(home_env, tmp_path, capsys, monkeypatch):
+    """`tollway data refresh sanctions` with the lists URL pointing at a folder
+    of the real OFAC files (../shared/data/ofac): loaded, progress reported."""
+    from pathlib import Path
+
+    from tests.support.replay import shared_data_dir
+
+    folder = tmp_path / "ofac"
+    folder.mkdir()
+    for part in ("sdn_sample_small", "consolidated_non_sdn_2025-12"):
+        for f in (shared_data_dir() / "ofac" / part).iterdir():
+            (folder / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setenv("TOLLWAY_SANCTIONS_LISTS_URL", folder.resolve().as_uri())
+    monkeypatch.setenv("TOLLWAY_OFFLINE", "1")
+    assert cli(["data", "refresh", "sanctions"]) == 0
+    err = capsys.readouterr().err
+    assert "sanctions: loaded" in err and "sdn.csv" in err
+    assert (Path(home_env) / "sanctions").is_dir()
+    assert cli(["data", "refresh", "nothing-like-this"]) == 2
+    assert "no data source 'nothing-like-this'" in capsys.readouterr().err
