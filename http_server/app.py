@@ -19,7 +19,7 @@ from core.kernel import Kernel
 from core.tool import Tool
 from mcp_server.http import streamable_http
 
-from .openapi import include_tool_components, tool_operation_class
+from .openapi import ToolSchemas, include_tool_components, tool_operation_class
 from .push import PushHub, make_subscribe_handler
 from .translate import (
     answer_response,
@@ -31,7 +31,7 @@ from .translate import (
 )
 
 
-def _tool_handler(kernel: Kernel, tool: Tool) -> HTTPRouteHandler:
+def _tool_handler(kernel: Kernel, tool: Tool, schemas: ToolSchemas) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         return answer_response(await kernel.call(tool.name, await to_call_request(request)))
 
@@ -42,8 +42,8 @@ def _tool_handler(kernel: Kernel, tool: Tool) -> HTTPRouteHandler:
         summary=tool.title,
         description=f"{tool.description}\n\nPrice: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits.",
         tags=[f"tools: {tool.family}"],
-        operation_class=tool_operation_class(tool),
-        status_code=200,
+        operation_class=tool_operation_class(tool, schemas),
+        status_code=202 if tool.mode == "job" else 200,
     )(handle)
 
 
@@ -154,7 +154,8 @@ def create_app(
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
-    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
+    schemas = ToolSchemas(tools)
+    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
     background: list = []
 
     async def start_background() -> None:
@@ -197,5 +198,5 @@ def create_app(
             log_exceptions="debug",
         ),
     )
-    include_tool_components(app, tools)
+    include_tool_components(app, schemas)
     return app

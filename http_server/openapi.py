@@ -30,15 +30,33 @@ class PaymentRequiredBody(msgspec.Struct):
     expires_at: str
 
 
-def tool_components(tools: list[Tool]) -> dict[str, Any]:
-    types: list[Any] = [ErrorBody, PaymentRequiredBody]
-    for tool in tools:
-        types += [tool.input_type, tool.output_type]
-    _, components = msgspec.json.schema_components(types, ref_template=REF)
-    return components
+class ToolSchemas:
+    """The components of every tool's input and output types, built together so
+    that two plugins' types of the same name get distinct (qualified) names, and
+    the reference of each type under that name."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        types: list[Any] = [ErrorBody, PaymentRequiredBody, JobAccepted]
+        for tool in tools:
+            types += [tool.input_type, tool.output_type]
+        refs, self.components = msgspec.json.schema_components(types, ref_template=REF)
+        self._refs = {t: r for t, r in zip(types, refs)}
+
+    def ref(self, type_: Any) -> dict[str, str]:
+        return dict(self._refs[type_])
 
 
-def include_tool_components(app: Any, tools: list[Tool]) -> None:
+class JobAccepted(msgspec.Struct):
+    """The 202 answer of a job-mode tool (unwrapped, as the spec shows)."""
+
+    request_id: str
+    tool: str
+    status: str
+    receipt_id: str | None = None
+    message: str | None = None
+
+
+def include_tool_components(app: Any, schemas: ToolSchemas) -> None:
     """Add the tools' msgspec schemas to the document's components.
 
     Litestar fills `components.schemas` from its own registry when it builds the
@@ -48,7 +66,7 @@ def include_tool_components(app: Any, tools: list[Tool]) -> None:
     from litestar._openapi.plugin import OpenAPIPlugin
 
     doc = app.plugins.get(OpenAPIPlugin).provide_openapi()
-    doc.components.schemas = {**tool_components(tools), **(doc.components.schemas or {})}
+    doc.components.schemas = {**schemas.components, **(doc.components.schemas or {})}
 
 
 def _audit_properties() -> dict[str, Any]:
@@ -58,10 +76,10 @@ def _audit_properties() -> dict[str, Any]:
     }
 
 
-def tool_operation_class(tool: Tool) -> type[Operation]:
+def tool_operation_class(tool: Tool, schemas: ToolSchemas) -> type[Operation]:
     """An Operation subclass that fills in what a raw-body handler cannot show."""
-    input_ref = {"$ref": REF.format(name=tool.input_type.__name__)}
-    output_ref = {"$ref": REF.format(name=tool.output_type.__name__)}
+    input_ref = schemas.ref(tool.input_type)
+    output_ref = schemas.ref(tool.output_type)
     envelope = {
         "type": "object",
         "required": ["success", "data"],
@@ -84,7 +102,7 @@ def tool_operation_class(tool: Tool) -> type[Operation]:
             },
         },
     }
-    error = {"$ref": REF.format(name="ErrorBody")}
+    error = schemas.ref(ErrorBody)
     example = tool.examples[0].input if tool.examples else None
 
     class ToolOperation(Operation):
@@ -101,13 +119,19 @@ def tool_operation_class(tool: Tool) -> type[Operation]:
                     }
                 },
             }
+            answered = (
+                {"202": {"description": "Accepted and paid; poll GET /v1/requests/{request_id} for the result.",
+                         "content": {"application/json": {"schema": schemas.ref(JobAccepted)}}}}
+                if tool.mode == "job"
+                else {"200": {"description": "The answer, paid.", "content": {"application/json": {"schema": envelope}}}}
+            )
             self.responses = {  # type: ignore[assignment]
-                "200": {"description": "The answer, paid.", "content": {"application/json": {"schema": envelope}}},
+                **answered,
                 "400": {"description": "Invalid input (refused before payment).", "content": {"application/json": {"schema": error}}},
                 "402": {
                     "description": f"Payment required: the quote; header `{tool.payment_header}` pays it.",
                     "headers": {"PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON", "schema": {"type": "string"}}},
-                    "content": {"application/json": {"schema": {"$ref": REF.format(name="PaymentRequiredBody")}}},
+                    "content": {"application/json": {"schema": schemas.ref(PaymentRequiredBody)}},
                 },
                 "429": {"description": "Rate limit exceeded.", "content": {"application/json": {"schema": error}}},
             }
