@@ -27,6 +27,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/paid_calls.py
+	$(BIN)/python bench/jobs.py
+	$(BIN)/python bench/sanctions.py
 
 bench-jobs: $(STAMP)
 	./scripts/ensure-postgres.sh
