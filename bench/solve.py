@@ -1,0 +1,152 @@
+"""Solve quality bench: converts the standard instances in ../shared/bench/ into
+`solve` requests, runs them through the tool's own `run` (model, solver and the
+independent checks), and prints one JSON line per instance:
+{instance, problem, status, objective, published, gap_pct, seconds}.
+
+    .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
+
+Instances are a table of loaders (LOADERS): each yields (instance, request,
+published value). Routing and schedule instances are added to the same table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+BENCH = Path(os.environ.get("TOLLWAY_BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "bench"))
+
+Case = tuple[str, dict[str, Any], float]  # instance, request (without time_limit_s), published
+
+
+def _numbers(path: Path) -> list[str]:
+    return path.read_text().split()
+
+
+def binpack_orlib(path: Path) -> Iterator[Case]:
+    """OR-Library binpack layout: count; per problem a name, `capacity n best`, then n sizes."""
+    tok = _numbers(path)
+    count, pos = int(tok[0]), 1
+    for _ in range(count):
+        name = tok[pos]
+        cap, n, best = float(tok[pos + 1]), int(tok[pos + 2]), float(tok[pos + 3])
+        sizes = [float(x) for x in tok[pos + 4 : pos + 4 + n]]
+        pos += 4 + n
+        yield name, _bin_request(cap, sizes), best
+
+
+def binpack_bpp(path: Path, published: float) -> Iterator[Case]:
+    """BPPLIB (Scholl) layout: n, capacity, then n sizes."""
+    tok = _numbers(path)
+    n, cap = int(tok[0]), float(tok[1])
+    yield path.stem, _bin_request(cap, [float(x) for x in tok[2 : 2 + n]]), published
+
+
+def _bin_request(cap: float, sizes: list[float]) -> dict[str, Any]:
+    return {
+        "problem": "packing",
+        "packing": {
+            "variant": "bin",
+            "dimensions": ["size"],
+            "bins": [{"id": "bin", "capacity": {"size": cap}, "quantity": len(sizes)}],
+            "items": [{"id": f"i{j}", "size": {"size": s}} for j, s in enumerate(sizes)],
+        },
+    }
+
+
+def mknap(path: Path) -> Iterator[Case]:
+    """OR-Library mknap1: problems; per problem `n m optimum`, profits, m weight rows, m capacities."""
+    tok = _numbers(path)
+    count, pos = int(tok[0]), 1
+    for p in range(count):
+        n, m, best = int(tok[pos]), int(tok[pos + 1]), float(tok[pos + 2])
+        pos += 3
+        profits = [float(x) for x in tok[pos : pos + n]]
+        pos += n
+        weights = []
+        for _ in range(m):
+            weights.append([float(x) for x in tok[pos : pos + n]])
+            pos += n
+        caps = [float(x) for x in tok[pos : pos + m]]
+        pos += m
+        dims = [f"r{i}" for i in range(m)]
+        request = {
+            "problem": "packing",
+            "packing": {
+                "variant": "knapsack",
+                "dimensions": dims,
+                "bins": [{"id": "knapsack", "capacity": dict(zip(dims, caps))}],
+                "items": [{"id": f"j{j}", "size": {d: weights[i][j] for i, d in enumerate(dims)}, "value": profits[j]} for j in range(n)],
+            },
+        }
+        yield f"mknap1-{p + 1}", request, best
+
+
+def gap_orlib(path: Path, *, maximise: bool, published: float) -> Iterator[Case]:
+    """OR-Library GAP, one problem per file: `m n`, m cost rows, m resource rows, m capacities."""
+    tok = _numbers(path)
+    m, n = int(tok[0]), int(tok[1])
+    pos = 2
+    cost = [[float(x) for x in tok[pos + i * n : pos + (i + 1) * n]] for i in range(m)]
+    pos += m * n
+    use = [[float(x) for x in tok[pos + i * n : pos + (i + 1) * n]] for i in range(m)]
+    pos += m * n
+    caps = [float(x) for x in tok[pos : pos + m]]
+    key = "value" if maximise else "cost"
+    block: dict[str, Any] = {
+        "objective": "maximise_value" if maximise else "minimise_cost",
+        "items": [{"id": f"job{j}"} for j in range(n)],
+        "options": [{"id": f"agent{i}", "capacity": caps[i]} for i in range(m)],
+        "pairs": [{"item": f"job{j}", "option": f"agent{i}", key: cost[i][j], "use": use[i][j]} for i in range(m) for j in range(n)],
+    }
+    if maximise:
+        block["assign_all"] = True
+    yield f"{path.name}-{'max' if maximise else 'min'}", {"problem": "allocation", "allocation": block}, published
+
+
+LOADERS: dict[str, Callable[[], Iterator[Case]]] = {
+    "u120_00": lambda: binpack_orlib(BENCH / "binpacking" / "u120_00.txt"),
+    "N1C1W1_A": lambda: binpack_bpp(BENCH / "binpacking" / "N1C1W1_A.BPP", 25),
+    "mknap1": lambda: mknap(BENCH / "knapsack" / "mknap1.txt"),
+    "gap1-0-min": lambda: gap_orlib(BENCH / "gap" / "gap1-0", maximise=False, published=261),
+    "gap1-0-max": lambda: gap_orlib(BENCH / "gap" / "gap1-0", maximise=True, published=336),
+}
+
+
+def run_case(instance: str, request: dict[str, Any], published: float, time_limit: int) -> dict[str, Any]:
+    from tollway_solve import tool
+    from tollway_solve.request import SolveRequest
+
+    value = msgspec.convert({**request, "time_limit_s": time_limit}, SolveRequest, strict=True)
+    tool.check(value)  # refused inputs raise here, as they would before payment
+    started = time.monotonic()
+    try:
+        out = tool.run(value)
+        status, objective = out.status, out.objective_value
+    except tool.SolveFailed as exc:
+        status, objective = f"failed: {exc.message}", None
+    seconds = time.monotonic() - started
+    gap = None if objective is None else round(100 * abs(objective - published) / max(1e-9, abs(published)), 3)
+    return {"instance": instance, "problem": request["problem"], "status": status, "objective": objective, "published": published, "gap_pct": gap, "seconds": round(seconds, 2)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--time-limit", type=int, default=30)
+    parser.add_argument("names", nargs="*", help=f"loaders to run (default all): {', '.join(LOADERS)}")
+    args = parser.parse_args(argv)
+    for name in args.names or list(LOADERS):
+        for instance, request, published in LOADERS[name]():
+            print(json.dumps(run_case(instance, request, published, args.time_limit)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

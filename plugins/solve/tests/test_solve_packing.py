@@ -1,0 +1,241 @@
+"""Packing: refusals with their codes, aggregated quantities, knapsack,
+incompatible pairs, infeasibility with conflicts, the independent checker on
+broken solutions, and hypothesis properties against brute force on small
+random instances (every returned solution passes the checker; `optimal` is
+the brute-force optimum; `infeasible` is really infeasible)."""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tollway_solve import packing_check, tool
+from tollway_solve.request import SolveRequest
+
+from core.errors import ServiceError
+
+
+def request(block: dict[str, Any], time_limit_s: int = 10) -> Any:
+    return msgspec.convert({"problem": "packing", "time_limit_s": time_limit_s, "packing": block}, SolveRequest, strict=True)
+
+
+def solve(block: dict[str, Any]) -> dict[str, Any]:
+    value = request(block)
+    tool.check(value)
+    return msgspec.to_builtins(tool.run(value))
+
+
+def code_of(block: dict[str, Any]) -> tuple[str, str]:
+    with pytest.raises(ServiceError) as err:
+        tool.check(request(block))
+    assert err.value.code == "invalid_input"
+    return err.value.extra["code"], err.value.details[0]["field"]
+
+
+BASE = {
+    "variant": "bin",
+    "dimensions": ["kg"],
+    "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 5}],
+    "items": [{"id": "a", "size": {"kg": 4}, "quantity": 2}, {"id": "c", "size": {"kg": 3}}],
+}
+
+
+@pytest.mark.parametrize(
+    "change,code,field",
+    [
+        ({"dimensions": []}, "empty_list", "packing.dimensions"),
+        ({"dimensions": ["kg", "kg"]}, "duplicate_id", "packing.dimensions[1]"),
+        ({"items": []}, "empty_list", "packing.items"),
+        ({"items": [{"id": "a", "size": {"kg": 1}}, {"id": "a", "size": {"kg": 1}}]}, "duplicate_id", "packing.items[1].id"),
+        ({"items": [{"id": " ", "size": {"kg": 1}}]}, "empty_id", "packing.items[0].id"),
+        ({"items": [{"id": "a", "size": {"m3": 1}}]}, "unknown_dimension", "packing.items[0].size.m3"),
+        ({"bins": [{"id": "b", "capacity": {}}]}, "missing_capacity", "packing.bins[0].capacity"),
+        ({"items": [{"id": "a", "size": {"kg": -1}}]}, "negative_value", "packing.items[0].size.kg"),
+        ({"items": [{"id": "a", "size": {"kg": 2e12}}]}, "magnitude_too_large", "packing.items[0].size.kg"),
+        ({"items": [{"id": "a", "size": {"kg": 0.1234567}}]}, "unsupported_precision", "packing.items[0].size.kg"),
+        ({"items": [{"id": "a", "size": {"kg": 1}, "quantity": 1_000_001}]}, "quantity_too_large", "packing.items[0].quantity"),
+        ({"bins": [{"id": "b", "capacity": {"kg": 1}, "quantity": -1}]}, "negative_value", "packing.bins[0].quantity"),
+        ({"incompatible": [["a", "zz"]]}, "unknown_id", "packing.incompatible[0][1]"),
+        ({"incompatible": [["a", "a"]]}, "contradictory_input", "packing.incompatible[0]"),
+        ({"variant": "knapsack", "bins": [{"id": "b", "capacity": {"kg": 1}}]}, "missing_value", "packing.items[0].value"),
+        ({"variant": "knapsack", "items": [{"id": "a", "size": {"kg": 1}, "value": 1}], "bins": [{"id": "b", "capacity": {"kg": 1}, "quantity": 2}]}, "knapsack_one_bin", "packing.bins"),
+    ],
+)
+def test_refusals(change: dict[str, Any], code: str, field: str) -> None:
+    assert code_of({**BASE, **change}) == (code, field)
+
+
+def test_non_finite_is_refused() -> None:
+    value = request(BASE)
+    value.packing.items[0].size["kg"] = float("nan")
+    with pytest.raises(ServiceError) as err:
+        tool.check(value)
+    assert err.value.extra["code"] == "non_finite"
+
+
+def test_million_units_are_aggregated_not_expanded() -> None:
+    block = {
+        "variant": "bin",
+        "dimensions": ["kg"],
+        "bins": [{"id": "pallet", "capacity": {"kg": 1000}, "quantity": 1_000_000}],
+        "items": [{"id": "box", "size": {"kg": 1}, "quantity": 1_000_000}, {"id": "tin", "size": {"kg": 0.5}, "quantity": 999_999}],
+    }
+    out = solve(block)
+    assert out["status"] == "optimal"
+    counted = sum(it["count"] for b in out["solution"]["bins"] for it in b["items"])
+    assert counted == 1_999_999
+    assert out["objective_value"] == len(out["solution"]["bins"]) == out["bound"] == 1500
+    assert out["meta"]["variables_estimated"] <= 100_000
+
+
+def test_decimal_sizes_fill_exactly() -> None:
+    block = {"variant": "bin", "dimensions": ["m"], "bins": [{"id": "b", "capacity": {"m": 0.3}, "quantity": 3}], "items": [{"id": "x", "size": {"m": 0.1}, "quantity": 3}]}
+    out = solve(block)
+    assert out["status"] == "optimal" and out["objective_value"] == 1  # 0.1 * 3 fits 0.3 exactly
+
+
+def test_incompatible_items_never_share_a_bin() -> None:
+    block = {
+        "variant": "bin",
+        "dimensions": ["kg"],
+        "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 4}],
+        "items": [{"id": "acid", "size": {"kg": 1}}, {"id": "base", "size": {"kg": 1}}, {"id": "salt", "size": {"kg": 1}}],
+        "incompatible": [["acid", "base"]],
+    }
+    out = solve(block)
+    assert out["status"] == "optimal" and out["objective_value"] == 2
+    for b in out["solution"]["bins"]:
+        assert {"acid", "base"} - {it["id"] for it in b["items"]}
+
+
+def test_infeasible_names_the_clash() -> None:
+    too_big = {**BASE, "items": [{"id": "piano", "size": {"kg": 11}}]}
+    out = solve(too_big)
+    assert out["status"] == "infeasible"
+    assert out["solution"] is None and out["objective_value"] is None and out["bound"] is None and out["gap"] is None and out["checks"] == []
+    refs = {c["ref"] for c in out["conflicts"][0]["constraints"]}
+    assert {"piano", "b"} <= refs and out["conflicts"][0]["explanation"]
+    few = {**BASE, "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 1}], "items": [{"id": "a", "size": {"kg": 6}, "quantity": 2}]}
+    out = solve(few)
+    assert out["status"] == "infeasible" and {c["family"] for c in out["conflicts"][0]["constraints"]} >= {"bin_quantity", "item_quantity"}
+
+
+def test_knapsack_reports_left_out() -> None:
+    block = {
+        "variant": "knapsack",
+        "dimensions": ["kg", "l"],
+        "bins": [{"id": "sack", "capacity": {"kg": 10, "l": 10}}],
+        "items": [
+            {"id": "gold", "size": {"kg": 6, "l": 1}, "value": 10},
+            {"id": "silver", "size": {"kg": 5, "l": 5}, "value": 6, "quantity": 2},
+            {"id": "sand", "size": {"kg": 1, "l": 1}, "value": 0},
+        ],
+    }
+    out = solve(block)
+    assert out["status"] == "optimal" and out["objective_value"] == 12 and out["gap"] == 0
+    left = {x["id"]: x["count"] for x in out["solution"]["left_out"]}
+    assert left == {"gold": 1, "sand": 1}
+
+
+def test_checker_catches_broken_solutions() -> None:
+    block = request(BASE).packing
+    good = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}], "used": {"kg": 8}}, {"bin": "b", "index": 1, "items": [{"id": "c", "count": 1}], "used": {"kg": 3}}]}
+    assert all(c.satisfied for c in packing_check.check(block, good))
+    assert packing_check.objective(block, good) == 2
+
+    def failing(sol: dict[str, Any]) -> set[str]:
+        return {c.name for c in packing_check.check(block, sol) if not c.satisfied}
+
+    over = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}, {"id": "c", "count": 1}], "used": {"kg": 11}}]}
+    assert failing(over) == {"bin_capacity"}
+    assert [c.worst_violation for c in packing_check.check(block, over) if c.name == "bin_capacity"] == [1.0]
+    missing = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}], "used": {"kg": 8}}]}
+    assert failing(missing) == {"every_item_packed"}
+    twice = {"bins": [dict(good["bins"][0]), {**good["bins"][1], "index": 0}]}
+    assert failing(twice) == {"bin_availability"}
+    beyond = {"bins": [good["bins"][0], {**good["bins"][1], "index": 5}]}
+    assert failing(beyond) == {"bin_availability"}
+    lying = {"bins": [good["bins"][0], {**good["bins"][1], "used": {"kg": 2}}]}
+    assert failing(lying) == {"used_reported"}
+    assert failing({"bins": "nope"}) == {"solution_shape"}
+    clash = request({**BASE, "incompatible": [["a", "c"]]}).packing
+    together = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 1}, {"id": "c", "count": 1}], "used": {"kg": 7}}, {"bin": "b", "index": 1, "items": [{"id": "a", "count": 1}], "used": {"kg": 4}}]}
+    assert {c.name for c in packing_check.check(clash, together) if not c.satisfied} == {"incompatible_pairs"}
+
+
+# -- properties against brute force -----------------------------------------------------
+@st.composite
+def small_bin_blocks(draw: Any) -> dict[str, Any]:
+    dims = ["d0", "d1"][: draw(st.integers(1, 2))]
+    n_types = draw(st.integers(1, 2))
+    bins = [{"id": f"b{t}", "capacity": {d: draw(st.integers(1, 10)) for d in dims}, "quantity": draw(st.integers(0, 2))} for t in range(n_types)]
+    if sum(b["quantity"] for b in bins) == 0:
+        bins[0]["quantity"] = 1
+    n_items = draw(st.integers(1, 3))
+    items = [{"id": f"i{k}", "size": {d: draw(st.integers(0, 8)) for d in dims}, "quantity": draw(st.integers(1, 2))} for k in range(n_items)]
+    pairs = [p for p in itertools.combinations([it["id"] for it in items], 2) if draw(st.booleans())]
+    return {"variant": "bin", "dimensions": dims, "bins": bins, "items": items, "incompatible": [list(p) for p in pairs]}
+
+
+def brute_bins(block: dict[str, Any]) -> int | None:
+    slots = [b for b in block["bins"] for _ in range(b["quantity"])]
+    units = [it for it in block["items"] for _ in range(it["quantity"])]
+    bad = {frozenset(p) for p in block["incompatible"]}
+    best = None
+    for assign in itertools.product(range(len(slots)), repeat=len(units)):
+        ok = True
+        for s, b in enumerate(slots):
+            inside = [u for u, a in zip(units, assign) if a == s]
+            if any(sum(u["size"][d] for u in inside) > b["capacity"][d] for d in block["dimensions"]):
+                ok = False
+                break
+            ids = {u["id"] for u in inside}
+            if any(p <= ids for p in bad):
+                ok = False
+                break
+        if ok:
+            used = len(set(assign))
+            best = used if best is None else min(best, used)
+    return best
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_bin_blocks())
+def test_bin_answers_are_checked_and_agree_with_brute_force(block: dict[str, Any]) -> None:
+    out = solve(block)  # run() raises if any check fails
+    truth = brute_bins(block)
+    if out["status"] == "infeasible":
+        assert truth is None
+    else:
+        assert out["status"] == "optimal" and truth is not None
+        assert out["objective_value"] == truth
+        assert all(c["satisfied"] for c in out["checks"])
+
+
+@st.composite
+def small_knapsacks(draw: Any) -> dict[str, Any]:
+    dims = ["d0", "d1"][: draw(st.integers(1, 2))]
+    items = [
+        {"id": f"i{k}", "size": {d: draw(st.integers(0, 6)) for d in dims}, "quantity": draw(st.integers(0, 3)), "value": draw(st.sampled_from([0, 1, 2.5, 4, 7.25]))}
+        for k in range(draw(st.integers(1, 4)))
+    ]
+    pairs = [p for p in itertools.combinations([it["id"] for it in items], 2) if draw(st.booleans())]
+    return {"variant": "knapsack", "dimensions": dims, "bins": [{"id": "k", "capacity": {d: draw(st.integers(0, 12)) for d in dims}}], "items": items, "incompatible": [list(p) for p in pairs]}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_knapsacks())
+def test_knapsack_answers_are_optimal(block: dict[str, Any]) -> None:
+    out = solve(block)
+    best = 0.0
+    bad = [tuple(p) for p in block["incompatible"]]
+    for counts in itertools.product(*[range(it["quantity"] + 1) for it in block["items"]]):
+        chosen = {it["id"] for it, c in zip(block["items"], counts) if c}
+        if any(a in chosen and b in chosen for a, b in bad):
+            continue
+        if all(sum(it["size"][d] * c for it, c in zip(block["items"], counts)) <= block["bins"][0]["capacity"][d] for d in block["dimensions"]):
+            best = max(best, sum(it["value"] * c for it, c in zip(block["items"], counts)))
+    assert out["status"] == "optimal" and out["objective_value"] == pytest.approx(best)

@@ -1,0 +1,215 @@
+"""The solve shell: request refusals before payment (400 invalid_input with a
+specific code), the published price formula, the check-or-fail rule, and the
+whole paid job through the kernel (credits, Idempotency-Key, 202, a Worker,
+polling) on SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import asyncio
+import copy
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+import pytest
+from tollway_solve import registry, tool
+from tollway_solve.family import Check, Outcome
+from tollway_solve.pricing import price_micro
+from tollway_solve.request import SolveRequest
+
+from core.errors import ServiceError
+from core.tables import Quote, Receipt
+from core.testing import http_client
+from runtime.worker import Worker
+from tests.support.accounts import credits_session
+
+PACKING = copy.deepcopy(dict(tool.EXAMPLES[0].input))
+
+
+def value_of(body: dict[str, Any]) -> Any:
+    return msgspec.convert(body, SolveRequest, strict=True)
+
+
+def refusal(body: dict[str, Any]) -> ServiceError:
+    with pytest.raises(ServiceError) as err:
+        tool.check(value_of(body))
+    assert err.value.status == 400 and err.value.code == "invalid_input"
+    assert err.value.details and err.value.details[0]["field"]
+    return err.value
+
+
+def test_time_limit_range_and_default() -> None:
+    body = {k: v for k, v in PACKING.items() if k != "time_limit_s"}
+    assert value_of(body).time_limit_s == 30
+    for bad in (0, 301):
+        assert refusal({**PACKING, "time_limit_s": bad}).extra["code"] == "bad_time_limit"
+
+
+def test_block_rules() -> None:
+    assert refusal({"problem": "packing"}).extra["code"] == "missing_block"
+    other = {**PACKING, "allocation": tool.EXAMPLES[1].input["allocation"]}
+    assert refusal(other).extra["code"] == "unexpected_block"
+
+
+def test_unknown_fields_are_refused() -> None:
+    for body in ({**PACKING, "extra": 1}, {**PACKING, "packing": {**PACKING["packing"], "colour": "red"}}):
+        with pytest.raises(msgspec.ValidationError):
+            value_of(body)
+
+
+def test_missing_family_is_unsupported_before_payment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(registry.FAMILIES, "packing")
+    err = refusal(PACKING)
+    assert err.extra["code"] == "unsupported_problem" and err.details[0]["field"] == "problem"
+
+
+def test_absent_family_modules_are_tolerated() -> None:
+    assert registry._load("no_such_family") is None
+    assert {"packing", "allocation"} <= set(registry.FAMILIES)
+
+
+def test_too_many_variables() -> None:
+    items = [{"id": f"i{j}", "size": {"kg": 1 + j % 7}} for j in range(1000)]
+    body = {"problem": "packing", "packing": {"variant": "bin", "dimensions": ["kg"], "bins": [{"id": "b", "capacity": {"kg": 7}, "quantity": 1000}], "items": items}}
+    err = refusal(body)
+    assert err.extra["code"] == "too_many_variables"
+
+
+def test_price_formula_is_published_and_deterministic() -> None:
+    v = value_of(PACKING)
+    units = registry.FAMILIES["packing"].price_units(v.packing)
+    assert tool.price(v) == price_micro(units, 10) == 10_000 + 1_000 * max(1, -(-units // 1000)) + 200 * 10
+    assert price_micro(10**9, 300) == 10_000 + 2_000_000 + 60_000  # the size term is capped
+    bigger = value_of({**PACKING, "time_limit_s": 60})
+    assert tool.price(bigger) == tool.price(v) + 200 * 50
+
+
+class _LyingFamily:
+    """Returns a solution its own checker rejects: the tool must fail the job."""
+
+    name = "packing"
+    block_type = dict
+
+    def validate(self, block: Any) -> None: ...
+    def estimate_variables(self, block: Any) -> int: return 1
+    def size(self, block: Any) -> dict[str, int]: return {"n": 1}
+    def price_units(self, block: Any) -> int: return 1
+
+    def solve(self, block: Any, time_limit_s: float) -> Outcome:
+        return Outcome("optimal", 1.0, 1.0, 0.0, {"x": 1}, variables_built=1)
+
+    def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
+        return [Check("capacity", False, 3.0, "over by 3")]
+
+    def objective(self, block: Any, solution: dict[str, Any]) -> float:
+        return 1.0
+
+
+def test_a_solution_failing_a_check_fails_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.FAMILIES, "packing", _LyingFamily())
+    with pytest.raises(tool.SolveFailed) as err:
+        tool.run(value_of(PACKING))
+    assert err.value.code == "internal_error" and "capacity" in err.value.message
+    again = pickle.loads(pickle.dumps(err.value))  # crosses the process pool intact
+    assert (again.code, again.message, again.status) == (err.value.code, err.value.message, 500)
+
+
+def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Off(_LyingFamily):
+        def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
+            return []
+
+        def objective(self, block: Any, solution: dict[str, Any]) -> float:
+            return 2.0
+
+    monkeypatch.setitem(registry.FAMILIES, "packing", Off())
+    with pytest.raises(tool.SolveFailed, match="objective"):
+        tool.run(value_of(PACKING))
+
+
+def test_every_response_field_is_present() -> None:
+    out = msgspec.to_builtins(tool.run(value_of(PACKING)))
+    assert set(out) == {"status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
+    assert set(out["meta"]) == {"problem", "size", "variables_estimated", "variables_built", "solve_time_s", "time_limit_s", "conflicts_complete"}
+    assert out["status"] == "optimal" and out["gap"] == 0 and out["bound"] == out["objective_value"] == 3
+    assert all(set(c) == {"name", "satisfied", "worst_violation", "detail"} and c["satisfied"] for c in out["checks"])
+
+
+# -- through the kernel ------------------------------------------------------------------
+async def wait_for(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    for _ in range(2000):
+        body = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
+        if body["status"] in ("completed", "failed"):
+            return body
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"job {request_id} stuck in {body.get('status')}")
+
+
+@pytest.fixture
+async def kernel(kernel_factory: Any) -> Any:
+    return await kernel_factory(installed={"tollway_solve"})
+
+
+async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        no_key = await client.post("/v1/tools/solve", json=PACKING, headers=auth)
+        assert no_key.status_code == 400 and no_key.json()["details"][0]["field"] == "Idempotency-Key"
+        keyed = {**auth, "Idempotency-Key": "solve-e2e-0001"}
+        accepted = await client.post("/v1/tools/solve", json=PACKING, headers=keyed)
+        assert accepted.status_code == 202, accepted.text
+        job = accepted.json()
+        assert job["tool"] == "solve" and job["status"] == "pending"
+        replay = await client.post("/v1/tools/solve", json=PACKING, headers=keyed)
+        assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
+        changed = await client.post("/v1/tools/solve", json={**PACKING, "time_limit_s": 11}, headers=keyed)
+        assert changed.status_code == 422
+        worker = Worker(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
+        worker.start()
+        try:
+            done = await wait_for(client, job["request_id"], auth)
+        finally:
+            await worker.stop()
+        balance = (await client.get("/v1/balance", headers=auth)).json()
+    assert done["status"] == "completed", done
+    result = done["result"]
+    assert result["status"] == "optimal" and result["objective_value"] == 3 and result["gap"] == 0
+    assert all(c["satisfied"] for c in result["checks"]) and {c["name"] for c in result["checks"]} >= {"bin_capacity", "every_item_packed", "incompatible_pairs", "objective"}
+    assert result["meta"]["problem"] == "packing" and result["meta"]["time_limit_s"] == 10
+    price = tool.price(value_of(PACKING))
+    assert balance["credits_balance"] == f"{(1_000_000 - price) / 1e6:.6f}"
+    receipt = await kernel.receipts.get(job["receipt_id"])
+    assert receipt["execution_status"] == "completed" and receipt["category"] == "infrastructure"
+
+
+async def test_refused_input_never_quotes(kernel: Any) -> None:
+    bad = {**PACKING, "packing": {**PACKING["packing"], "incompatible": [["books", "books"]]}}
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        resp = await client.post("/v1/tools/solve", json=bad, headers={**auth, "Idempotency-Key": "solve-bad-0001"})
+    assert resp.status_code == 400
+    body = resp.json()
+    assert body["error"] == "invalid_input" and body["code"] == "contradictory_input" and body["message"]
+    assert body["details"][0]["field"] == "packing.incompatible[0]"
+    assert await Quote.count() == 0 and await Receipt.count() == 0
+
+
+async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        accepted = (await client.post("/v1/tools/solve", json=PACKING, headers={**auth, "Idempotency-Key": "solve-lie-0001"})).json()
+        monkeypatch.setitem(registry.FAMILIES, "packing", _LyingFamily())
+        with ThreadPoolExecutor(1) as pool:  # in-process, so the lying family is the one that runs
+            worker = Worker(kernel, poll_s=0.05, pool=pool)
+            worker.start()
+            try:
+                failed = await wait_for(client, accepted["request_id"], auth)
+            finally:
+                await worker.stop()
+        balance = (await client.get("/v1/balance", headers=auth)).json()
+    assert failed["status"] == "failed" and failed["error_code"] == "internal_error"
+    assert "capacity" in failed["error"]
+    assert balance["credits_balance"] == "1.000000"
+    receipt = await kernel.receipts.get(accepted["receipt_id"])
+    assert receipt["status"] == "refunded" and receipt["execution_status"] == "failed"

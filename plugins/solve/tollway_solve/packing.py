@@ -1,0 +1,535 @@
+"""Packing: `bin` (minimise the bins used) and `knapsack` (maximise the value
+packed into one bin), over several dimensions, with item and bin quantities up
+to 1,000,000 and incompatible pairs. No geometric placement.
+
+Items are aggregated, never expanded one by one: identical input kinds (same
+sizes and value, in no incompatible pair) become one model kind, and the model
+counts how many units of each kind go into each bin. A greedy first-fit-
+decreasing packing over groups of identical bins gives the number of bins the
+model may open, a starting solution and the upper bound; the largest total size
+per dimension over the largest capacity gives the lower bound. CP-SAT proves
+the optimum (status `optimal`, gap 0) or stops at the time limit (`timeout`
+with its best solution, bound and gap).
+
+The checks live in packing_check.py, written apart from this model.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Any, Literal
+
+import msgspec
+from ortools.sat.python import cp_model
+
+from . import packing_check
+from .family import Conflict, ConflictConstraint, InputProblem, Outcome
+from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
+
+name = "packing"
+MAX_QUANTITY = 1_000_000
+MAX_VARIABLES = 100_000
+
+
+class Bin(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    capacity: dict[str, float]
+    quantity: int = 1
+
+
+class Item(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    size: dict[str, float]
+    quantity: int = 1
+    value: float | None = None  # knapsack: the value of one unit (nonnegative)
+
+
+class PackingBlock(msgspec.Struct, forbid_unknown_fields=True):
+    """`variant` bin minimises bins; knapsack maximises the value packed in its one bin."""
+
+    variant: Literal["bin", "knapsack"]
+    dimensions: list[str]
+    bins: list[Bin]
+    items: list[Item]
+    incompatible: list[tuple[str, str]] = []
+
+
+block_type = PackingBlock
+
+
+# -- validation -------------------------------------------------------------------
+def _ids(entries: list[Any], field: str) -> None:
+    seen: set[str] = set()
+    for i, e in enumerate(entries):
+        if not e.id.strip():
+            raise InputProblem("empty_id", "ids must not be empty", f"{field}[{i}].id")
+        if e.id in seen:
+            raise InputProblem("duplicate_id", f"id {e.id!r} appears twice", f"{field}[{i}].id")
+        seen.add(e.id)
+
+
+def validate(block: PackingBlock) -> None:
+    if not block.dimensions:
+        raise InputProblem("empty_list", "at least one dimension is needed", "packing.dimensions")
+    dims: set[str] = set()
+    for i, d in enumerate(block.dimensions):
+        if not d.strip():
+            raise InputProblem("empty_id", "dimension names must not be empty", f"packing.dimensions[{i}]")
+        if d in dims:
+            raise InputProblem("duplicate_id", f"dimension {d!r} appears twice", f"packing.dimensions[{i}]")
+        dims.add(d)
+    for field, entries in (("packing.bins", block.bins), ("packing.items", block.items)):
+        if not entries:
+            raise InputProblem("empty_list", "at least one entry is needed", field)
+        _ids(entries, field)
+    for i, b in enumerate(block.bins):
+        _quantity(b.quantity, f"packing.bins[{i}].quantity")
+        for d, v in b.capacity.items():
+            if d not in dims:
+                raise InputProblem("unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.bins[{i}].capacity.{d}")
+            check_number(v, f"packing.bins[{i}].capacity.{d}")
+        for d in block.dimensions:
+            if d not in b.capacity:
+                raise InputProblem("missing_capacity", f"bin {b.id!r} has no capacity for dimension {d!r}", f"packing.bins[{i}].capacity")
+    for i, it in enumerate(block.items):
+        _quantity(it.quantity, f"packing.items[{i}].quantity")
+        for d, v in it.size.items():
+            if d not in dims:
+                raise InputProblem("unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.items[{i}].size.{d}")
+            check_number(v, f"packing.items[{i}].size.{d}")
+        if block.variant == "knapsack":
+            if it.value is None:
+                raise InputProblem("missing_value", f"knapsack item {it.id!r} needs a value", f"packing.items[{i}].value")
+            check_number(it.value, f"packing.items[{i}].value")
+    if block.variant == "knapsack" and (len(block.bins) != 1 or block.bins[0].quantity != 1):
+        raise InputProblem("knapsack_one_bin", "a knapsack uses exactly one bin (one entry with quantity 1)", "packing.bins")
+    item_ids = {it.id for it in block.items}
+    for i, (a, b) in enumerate(block.incompatible):
+        for j, ref in enumerate((a, b)):
+            if ref not in item_ids:
+                raise InputProblem("unknown_id", f"{ref!r} is not an item id", f"packing.incompatible[{i}][{j}]")
+        if a == b:
+            raise InputProblem("contradictory_input", f"item {a!r} cannot be incompatible with itself", f"packing.incompatible[{i}]")
+    # scaled integers must keep every sum CP-SAT builds inside 64 bits
+    data = _Data.of(block)
+    for d, dim in enumerate(block.dimensions):
+        top = max([c[d] for c in data.caps] + [s[d] * k.quantity for s, k in zip(data.sizes, block.items)])
+        if top * (len(block.items) + 1) >= INT_SAFE:
+            raise InputProblem("unsupported_precision", f"the sizes of dimension {dim!r} need more precision than can be solved exactly", "packing")
+    if data.values and sum(v * it.quantity for v, it in zip(data.values, block.items)) >= INT_SAFE:
+        raise InputProblem("unsupported_precision", "the values need more precision than can be solved exactly", "packing.items")
+
+
+def _quantity(q: int, field: str) -> None:
+    if q < 0:
+        raise InputProblem("negative_value", "must not be negative", field)
+    if q > MAX_QUANTITY:
+        raise InputProblem("quantity_too_large", f"packing quantities are at most {MAX_QUANTITY}", field)
+
+
+# -- data: exact integers ------------------------------------------------------------
+@dataclasses.dataclass
+class _Data:
+    scales: list[int]  # per dimension
+    caps: list[list[int]]  # per bin type
+    sizes: list[list[int]]  # per input item
+    value_scale: int
+    values: list[int]  # per input item (knapsack)
+
+    @classmethod
+    def of(cls, block: PackingBlock) -> _Data:
+        scales = []
+        for d in block.dimensions:
+            scales.append(scale_for([b.capacity.get(d, 0) for b in block.bins] + [it.size.get(d, 0) for it in block.items]))
+        caps = [[scaled(b.capacity.get(d, 0), s) for d, s in zip(block.dimensions, scales)] for b in block.bins]
+        sizes = [[scaled(it.size.get(d, 0), s) for d, s in zip(block.dimensions, scales)] for it in block.items]
+        vs = scale_for([it.value or 0 for it in block.items]) if block.variant == "knapsack" else 0
+        values = [scaled(it.value or 0, vs) for it in block.items] if block.variant == "knapsack" else []
+        return cls(scales, caps, sizes, vs, values)
+
+
+@dataclasses.dataclass
+class _Kind:
+    """A model kind: identical input items merged."""
+
+    size: list[int]
+    value: int
+    members: list[int]  # input item indexes
+    quantity: int
+
+
+def _kinds(block: PackingBlock, data: _Data) -> list[_Kind]:
+    incompatible = {x for pair in block.incompatible for x in pair}
+    kinds: list[_Kind] = []
+    index: dict[tuple, _Kind] = {}
+    for i, it in enumerate(block.items):
+        if it.quantity == 0:
+            continue
+        v = data.values[i] if data.values else 0
+        key = (tuple(data.sizes[i]), v)
+        if it.id not in incompatible and key in index:
+            k = index[key]
+            k.members.append(i)
+            k.quantity += it.quantity
+            continue
+        k = _Kind(list(data.sizes[i]), v, [i], it.quantity)
+        kinds.append(k)
+        if it.id not in incompatible:
+            index[key] = k
+    return kinds
+
+
+def _fit(rem: list[int], size: list[int], cap: int) -> int:
+    """How many units of `size` fit in `rem` (at most `cap`)."""
+    f = cap
+    for r, s in zip(rem, size):
+        if s > 0:
+            f = min(f, r // s)
+    return max(f, 0)
+
+
+@dataclasses.dataclass
+class _Group:
+    """`n` identical bins of type `t` with the same remaining room and contents."""
+
+    t: int
+    n: int
+    rem: list[int]
+    load: dict[int, int]
+
+
+def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_bins: int) -> list[_Group] | None:
+    """First fit decreasing over groups of identical bins; None if the bins run out
+    or more than `max_bins` would be opened."""
+    order = sorted(range(len(kinds)), key=lambda k: -max((s / max(1, max(c[d] for c in caps))) for d, s in enumerate(kinds[k].size)) if kinds[k].size else 0)
+    types = sorted(range(len(caps)), key=lambda t: -sum(caps[t][d] / max(1, max(c[d] for c in caps)) for d in range(len(caps[t]))))
+    groups: list[_Group] = []
+    opened = [0] * len(caps)
+    for k in order:
+        kind = kinds[k]
+        left = kind.quantity
+        gi = 0
+        while left > 0 and gi < len(groups):
+            g = groups[gi]
+            gi += 1
+            if clash.get(k) and any(o in g.load for o in clash[k]):
+                continue
+            f = _fit(g.rem, kind.size, left)
+            if f == 0:
+                continue
+            full, part = divmod(left, f)
+            if full >= g.n:
+                _add(g, k, f, kind.size)
+                left -= f * g.n
+                continue
+            # split the group: `full` bins take f, one takes `part`, the rest stay
+            rest = g.n - full
+            taken = _Group(g.t, full, list(g.rem), dict(g.load))
+            _add(taken, k, f, kind.size)
+            new = [taken] if full else []
+            if part:
+                one = _Group(g.t, 1, list(g.rem), dict(g.load))
+                _add(one, k, part, kind.size)
+                new.append(one)
+                rest -= 1
+            if rest:
+                new.append(_Group(g.t, rest, list(g.rem), dict(g.load)))
+            gi -= 1
+            groups[gi : gi + 1] = new
+            left = 0
+        while left > 0:
+            for t in types:
+                f = _fit(caps[t], kind.size, left)
+                if f > 0 and opened[t] < quantities[t]:
+                    break
+            else:
+                return None
+            need = min(-(-left // f), quantities[t] - opened[t])
+            full, part = divmod(min(left, need * f), f)
+            if full:
+                g = _Group(t, full, list(caps[t]), {})
+                _add(g, k, f, kind.size)
+                groups.append(g)
+            if part:
+                g = _Group(t, 1, list(caps[t]), {})
+                _add(g, k, part, kind.size)
+                groups.append(g)
+            opened[t] += full + (1 if part else 0)
+            left -= full * f + part
+            if sum(opened) > max_bins:
+                return None
+    return groups
+
+
+def _add(g: _Group, k: int, count: int, size: list[int]) -> None:
+    g.load[k] = g.load.get(k, 0) + count
+    g.rem = [r - count * s for r, s in zip(g.rem, size)]
+
+
+@dataclasses.dataclass
+class _Plan:
+    data: _Data
+    kinds: list[_Kind]
+    clash: dict[int, set[int]]
+    greedy: list[_Group] | None
+    slots: list[int]  # bins of each type the model may open
+
+
+def _plan(block: PackingBlock) -> _Plan:
+    data = _Data.of(block)
+    kinds = _kinds(block, data)
+    by_id = {it.id: i for i, it in enumerate(block.items)}
+    kind_of = {m: k for k, kind in enumerate(kinds) for m in kind.members}
+    clash: dict[int, set[int]] = {}
+    for a, b in block.incompatible:
+        ka, kb = kind_of.get(by_id[a]), kind_of.get(by_id[b])
+        if ka is not None and kb is not None:
+            clash.setdefault(ka, set()).add(kb)
+            clash.setdefault(kb, set()).add(ka)
+    quantities = [b.quantity for b in block.bins]
+    if block.variant == "knapsack":
+        return _Plan(data, kinds, clash, None, [1])
+    total_units = sum(k.quantity for k in kinds)
+    max_bins = MAX_VARIABLES // (len(block.items) + 1) + 1
+    greedy = _greedy(kinds, data.caps, quantities, clash, max_bins)
+    if greedy is None:
+        slots = [min(q, total_units) for q in quantities]
+    else:
+        used = sum(g.n for g in greedy)
+        slots = [min(q, used) for q in quantities]
+    return _Plan(data, kinds, clash, greedy, slots)
+
+
+def estimate_variables(block: PackingBlock) -> int:
+    """The spec's estimate: bins x (item kinds + 1) for bin, item kinds for knapsack;
+    `bins` counts the bins the model may open (see docs/solve.md)."""
+    if block.variant == "knapsack":
+        return len(block.items)
+    return sum(_plan(block).slots) * (len(block.items) + 1)
+
+
+def size(block: PackingBlock) -> dict[str, int]:
+    return {
+        "item_kinds": len(block.items),
+        "items": sum(it.quantity for it in block.items),
+        "bin_kinds": len(block.bins),
+        "bins_available": sum(b.quantity for b in block.bins),
+        "dimensions": len(block.dimensions),
+    }
+
+
+def price_units(block: PackingBlock) -> int:
+    """Item kinds x bins x dimensions (bins as in the estimate)."""
+    bins = 1 if block.variant == "knapsack" else sum(_plan(block).slots)
+    return len(block.items) * max(1, bins) * len(block.dimensions)
+
+
+# -- solving ---------------------------------------------------------------------------
+def _num_workers() -> int:
+    return max(2, min(8, os.cpu_count() or 2))
+
+
+def _lower_bound(plan: _Plan) -> int:
+    lb = 1 if plan.kinds else 0
+    caps = plan.data.caps
+    for d in range(len(plan.data.scales)):
+        total = sum(k.size[d] * k.quantity for k in plan.kinds)
+        biggest = max(c[d] for c in caps)
+        if total and biggest:
+            lb = max(lb, -(-total // biggest))
+    return lb
+
+
+def _oversize(block: PackingBlock, plan: _Plan) -> list[Conflict]:
+    out = []
+    for kind in plan.kinds:
+        if all(_fit(c, kind.size, 1) == 0 or q == 0 for c, q in zip(plan.data.caps, [b.quantity for b in block.bins])):
+            for m in kind.members:
+                it = block.items[m]
+                cons = [ConflictConstraint("item_size", it.id, f"size of item {it.id!r}")]
+                cons += [ConflictConstraint("bin_capacity", b.id, f"capacity of bin {b.id!r} (quantity {b.quantity})") for b in block.bins]
+                out.append(Conflict(cons, f"item {it.id!r} fits in no available bin in every dimension at once"))
+    return out
+
+
+def _bins_out(block: PackingBlock, plan: _Plan, contents: list[tuple[int, dict[int, int]]]) -> list[dict[str, Any]]:
+    """Model kinds per opened bin -> input ids, spreading each kind over its members."""
+    left = {m: block.items[m].quantity for kind in plan.kinds for m in kind.members}
+    out = []
+    per_type: dict[int, int] = {}
+    for t, load in contents:
+        counts: dict[int, int] = {}
+        for k, c in load.items():
+            for m in plan.kinds[k].members:
+                if c == 0:
+                    break
+                take = min(c, left[m])
+                if take:
+                    counts[m] = counts.get(m, 0) + take
+                    left[m] -= take
+                    c -= take
+        if not counts:
+            continue
+        used = []
+        for d, s in enumerate(plan.data.scales):
+            used.append(unscale(sum(plan.data.sizes[m][d] * c for m, c in counts.items()), s))
+        index = per_type.get(t, 0)
+        per_type[t] = index + 1
+        out.append(
+            {
+                "bin": block.bins[t].id,
+                "index": index,
+                "items": [{"id": block.items[m].id, "count": c} for m, c in sorted(counts.items())],
+                "used": dict(zip(block.dimensions, used)),
+            }
+        )
+    return out
+
+
+def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
+    started = time.monotonic()
+    plan = _plan(block)
+    if block.variant == "knapsack":
+        return _solve_knapsack(block, plan, time_limit_s, started)
+    if not plan.kinds:
+        return Outcome("optimal", 0.0, 0.0, 0.0, {"bins": []}, variables_built=0)
+    conflicts = _oversize(block, plan)
+    if conflicts:
+        return Outcome("infeasible", None, None, None, None, conflicts=conflicts, conflicts_complete=False)
+    lb = _lower_bound(plan)
+    if plan.greedy is not None and sum(g.n for g in plan.greedy) == lb:  # the greedy packing meets the bound: proven
+        contents = [(g.t, g.load) for g in plan.greedy for _ in range(g.n)]
+        sol = {"bins": _bins_out(block, plan, contents)}
+        return Outcome("optimal", float(lb), float(lb), 0.0, sol, variables_built=0)
+
+    m = cp_model.CpModel()
+    caps = plan.data.caps
+    slots: list[tuple[int, Any, dict[int, Any]]] = []
+    nvars = 0
+    for t, n in enumerate(plan.slots):
+        prev = None
+        for _ in range(n):
+            y = m.NewBoolVar("")
+            xs: dict[int, Any] = {}
+            for k, kind in enumerate(plan.kinds):
+                ub = _fit(caps[t], kind.size, kind.quantity)
+                if ub > 0:
+                    xs[k] = m.NewIntVar(0, ub, "")
+                    if all(s == 0 for s in kind.size):
+                        m.Add(xs[k] <= ub * y)
+            for d in range(len(plan.data.scales)):
+                terms = [kind_size * xs[k] for k in xs if (kind_size := plan.kinds[k].size[d])]
+                if terms:
+                    m.Add(sum(terms) <= caps[t][d] * y)
+            for a, others in plan.clash.items():
+                for b in others:
+                    if a < b and a in xs and b in xs:
+                        ua, ub_ = m.NewBoolVar(""), m.NewBoolVar("")
+                        m.Add(xs[a] == 0).OnlyEnforceIf(ua.Not())
+                        m.Add(xs[b] == 0).OnlyEnforceIf(ub_.Not())
+                        m.AddBoolOr([ua.Not(), ub_.Not()])
+                        nvars += 2
+            if prev is not None:
+                m.AddImplication(y, prev)  # symmetry: bins of a type open in order
+            prev = y
+            slots.append((t, y, xs))
+            nvars += 1 + len(xs)
+    for k, kind in enumerate(plan.kinds):
+        m.Add(sum(xs[k] for _, _, xs in slots if k in xs) == kind.quantity)
+    used = sum(y for _, y, _ in slots)
+    m.Add(used >= lb)
+    if plan.greedy is not None:
+        m.Add(used <= sum(g.n for g in plan.greedy))
+        _hint(m, slots, plan)
+    m.Minimize(used)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.5, time_limit_s - (time.monotonic() - started))
+    solver.parameters.num_workers = _num_workers()
+    status = solver.Solve(m)
+    if status == cp_model.INFEASIBLE:
+        return Outcome("infeasible", None, None, None, None, conflicts=_count_conflict(block), variables_built=nvars)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status == cp_model.MODEL_INVALID:
+            raise RuntimeError(m.Validate())
+        return Outcome("timeout", None, float(lb), None, None, variables_built=nvars)
+    contents = [(t, {k: solver.Value(x) for k, x in xs.items() if solver.Value(x)}) for t, y, xs in slots]
+    sol = {"bins": _bins_out(block, plan, contents)}
+    value = float(round(solver.ObjectiveValue()))
+    bound = float(max(lb, round(solver.BestObjectiveBound())))
+    if status == cp_model.OPTIMAL or bound >= value:
+        return Outcome("optimal", value, value, 0.0, sol, variables_built=nvars)
+    return Outcome("timeout", value, bound, (value - bound) / max(1.0, value), sol, variables_built=nvars)
+
+
+def _hint(m: cp_model.CpModel, slots: list[tuple[int, Any, dict[int, Any]]], plan: _Plan) -> None:
+    assert plan.greedy is not None
+    per_type: dict[int, list[dict[int, int]]] = {}
+    for g in plan.greedy:
+        per_type.setdefault(g.t, []).extend([g.load] * g.n)
+    seen: dict[int, int] = {}
+    for t, y, xs in slots:
+        i = seen.get(t, 0)
+        seen[t] = i + 1
+        loads = per_type.get(t, [])
+        load = loads[i] if i < len(loads) else {}
+        m.AddHint(y, bool(load))
+        for k, x in xs.items():
+            m.AddHint(x, load.get(k, 0))
+
+
+def _count_conflict(block: PackingBlock) -> list[Conflict]:
+    cons = [ConflictConstraint("bin_quantity", b.id, f"{b.quantity} bin(s) {b.id!r} available") for b in block.bins]
+    cons.append(ConflictConstraint("item_quantity", ",".join(it.id for it in block.items), "every item must be packed"))
+    cons += [ConflictConstraint("incompatible", f"{a},{b}", f"{a!r} and {b!r} may not share a bin") for a, b in block.incompatible]
+    return [Conflict(cons, "the items cannot all be packed into the bins available (proven by exhaustive search)")]
+
+
+def _solve_knapsack(block: PackingBlock, plan: _Plan, time_limit_s: float, started: float) -> Outcome:
+    m = cp_model.CpModel()
+    cap = plan.data.caps[0]
+    xs: dict[int, Any] = {}
+    for k, kind in enumerate(plan.kinds):
+        ub = _fit(cap, kind.size, kind.quantity)
+        if ub > 0 and kind.value > 0:
+            xs[k] = m.NewIntVar(0, ub, "")
+    for d in range(len(plan.data.scales)):
+        terms = [plan.kinds[k].size[d] * x for k, x in xs.items() if plan.kinds[k].size[d]]
+        if terms:
+            m.Add(sum(terms) <= cap[d])
+    nvars = len(xs)
+    for a, others in plan.clash.items():
+        for b in others:
+            if a < b and a in xs and b in xs:
+                ua, ub_ = m.NewBoolVar(""), m.NewBoolVar("")
+                m.Add(xs[a] == 0).OnlyEnforceIf(ua.Not())
+                m.Add(xs[b] == 0).OnlyEnforceIf(ub_.Not())
+                m.AddBoolOr([ua.Not(), ub_.Not()])
+                nvars += 2
+    m.Maximize(sum(plan.kinds[k].value * x for k, x in xs.items()))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.5, time_limit_s - (time.monotonic() - started))
+    solver.parameters.num_workers = _num_workers()
+    status = solver.Solve(m)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status == cp_model.MODEL_INVALID:
+            raise RuntimeError(m.Validate())
+        return Outcome("timeout", None, None, None, None, variables_built=nvars)  # packing nothing is always feasible: never infeasible
+    counts = {k: solver.Value(x) for k, x in xs.items()}
+    contents = [(0, {k: c for k, c in counts.items() if c})]
+    bins = _bins_out(block, plan, contents)
+    if not bins:
+        bins = [{"bin": block.bins[0].id, "index": 0, "items": [], "used": {d: 0.0 for d in block.dimensions}}]
+    packed = {it["id"]: it["count"] for it in bins[0]["items"]}
+    left_out = [{"id": it.id, "count": it.quantity - packed.get(it.id, 0)} for it in block.items if it.quantity - packed.get(it.id, 0) > 0]
+    vs = plan.data.value_scale
+    value = unscale(round(solver.ObjectiveValue()), vs)
+    bound = unscale(round(solver.BestObjectiveBound()), vs)
+    sol = {"bins": bins, "left_out": left_out}
+    if status == cp_model.OPTIMAL:
+        return Outcome("optimal", value, value, 0.0, sol, variables_built=nvars)
+    return Outcome("timeout", value, bound, abs(bound - value) / max(1.0, abs(value)), sol, variables_built=nvars)
+
+
+check = packing_check.check
+objective = packing_check.objective

@@ -1,0 +1,46 @@
+"""The `solve` answer (job result): every field of the spec is always present,
+null where the spec says."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class CheckOut(msgspec.Struct):
+    name: str
+    satisfied: bool
+    worst_violation: float  # in input units; 0 when satisfied
+    detail: str
+
+
+class ConflictConstraintOut(msgspec.Struct):
+    family: str
+    ref: str
+    label: str
+
+
+class ConflictOut(msgspec.Struct):
+    constraints: list[ConflictConstraintOut]
+    explanation: str
+
+
+class SolveMeta(msgspec.Struct):
+    problem: str
+    size: dict[str, int]
+    variables_estimated: int
+    variables_built: int
+    solve_time_s: float
+    time_limit_s: int
+    conflicts_complete: bool
+
+
+class SolveResponse(msgspec.Struct):
+    status: Literal["optimal", "feasible", "infeasible", "timeout"]
+    objective_value: float | None
+    bound: float | None
+    gap: float | None
+    solution: dict[str, Any] | None
+    checks: list[CheckOut]
+    conflicts: list[ConflictOut]
+    meta: SolveMeta
