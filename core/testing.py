@@ -212,6 +212,11 @@ class PluginContract:
         assert self.plugin, "set `plugin` to the plugin's entry-point name"
         return await kernel_factory(installed={self.plugin})
 
+    @staticmethod
+    def _key(tool: Any) -> dict[str, str]:
+        """An Idempotency-Key for tools that require one (so the refusal tested is the input's)."""
+        return {"Idempotency-Key": f"contract-{tool.name}"} if tool.idempotency == "required" else {}
+
     def _tools(self, kernel: Any) -> list[Any]:
         tools = [t for t in kernel.tools.values() if t.run.__module__.split(".")[0] == self.plugin]
         assert tools, f"plugin {self.plugin} registered no tools"
@@ -243,7 +248,7 @@ class PluginContract:
 
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json"})
+                resp = await client.post(tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json", **self._key(tool)})
                 assert resp.status_code == 400, resp.text
                 body = resp.json()
                 assert body["error"] in ("invalid_request", "invalid_input")
@@ -255,7 +260,7 @@ class PluginContract:
     async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(tool.path, json=dict(tool.examples[0].input))
+                resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
                 assert resp.status_code == 402, resp.text
                 assert resp.json()["error"] == "payment_required"
                 assert resp.headers["PAYMENT-REQUIRED"]
