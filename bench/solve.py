@@ -111,7 +111,22 @@ def gap_orlib(path: Path, *, maximise: bool, published: float) -> Iterator[Case]
     yield f"{path.name}-{'max' if maximise else 'min'}", {"problem": "allocation", "allocation": block}, published
 
 
+def scheduling_or_routing(name: str) -> Iterator[Case]:
+    """Job shop, RCPSP, Solomon and CVRP files, read by bench/solve_instances_sched_routing.py."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from solve_instances_sched_routing import INSTANCES
+
+    problem, loader, published = INSTANCES[name]
+    yield name, {"problem": problem, problem: msgspec.to_builtins(loader())}, published
+
+
 LOADERS: dict[str, Callable[[], Iterator[Case]]] = {
+    "ft06": lambda: scheduling_or_routing("ft06"),
+    "ft10": lambda: scheduling_or_routing("ft10"),
+    "j301_1": lambda: scheduling_or_routing("j301_1"),
+    "C101": lambda: scheduling_or_routing("C101"),
+    "R101": lambda: scheduling_or_routing("R101"),
+    "A-n32-k5": lambda: scheduling_or_routing("A-n32-k5"),
     "u120_00": lambda: binpack_orlib(BENCH / "binpacking" / "u120_00.txt"),
     "N1C1W1_A": lambda: binpack_bpp(BENCH / "binpacking" / "N1C1W1_A.BPP", 25),
     "mknap1": lambda: mknap(BENCH / "knapsack" / "mknap1.txt"),

@@ -9,7 +9,6 @@ import is a bug and is not hidden.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 from typing import Any
 
 PROBLEMS = ("routing", "allocation", "packing", "schedule")
@@ -18,7 +17,7 @@ PROBLEMS = ("routing", "allocation", "packing", "schedule")
 _REQUIRED = ("name", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
 
 
-def _load(problem: str) -> ModuleType | None:
+def _load(problem: str) -> Any | None:
     module_name = f"{__package__}.{problem}"
     try:
         module = importlib.import_module(module_name)
@@ -26,9 +25,11 @@ def _load(problem: str) -> ModuleType | None:
         if exc.name == module_name:
             return None
         raise
-    if not all(hasattr(module, attr) for attr in _REQUIRED):
+    # a family is the module itself (functions at module level) or its `family` object
+    candidate = getattr(module, "family", module)
+    if not all(hasattr(candidate, attr) for attr in _REQUIRED):
         return None  # a family still being written: not offered yet
-    return module
+    return candidate
 
 
 FAMILIES: dict[str, Any] = {p: m for p in PROBLEMS if (m := _load(p)) is not None}

@@ -1,0 +1,245 @@
+"""Routing family: validation, model, independent checker, and property tests against brute force."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tollway_solve.family import InputProblem
+from tollway_solve.routing import RoutingBlock, family
+
+
+def blk(**kw) -> RoutingBlock:
+    return msgspec.convert(kw, RoutingBlock)
+
+
+def all_ok(b, out):
+    checks = family.check(b, out.solution)
+    assert {c.name for c in checks} == {"every_stop_once", "vehicle_capacity", "stop_windows", "shift_windows",
+                                         "route_continuity", "objective"}
+    assert all(c.satisfied for c in checks), [c for c in checks if not c.satisfied]
+    assert out.objective_value == pytest.approx(family.objective(b, out.solution))
+    assert out.bound is None and out.gap is None and out.status != "optimal"
+
+
+COORDS = [{"id": "D", "x": 0, "y": 0}, {"id": "A", "x": 3, "y": 4}, {"id": "B", "x": 6, "y": 8}, {"id": "C", "x": -3, "y": 4}]
+
+
+def basic(**over):
+    kw = dict(vehicles=[{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
+              stops=[{"id": s, "demand": 2, "location": {"id": s}} for s in "ABC"],
+              coordinates=COORDS)
+    kw.update(over)
+    return blk(**kw)
+
+
+def code_of(b) -> str:
+    with pytest.raises(InputProblem) as e:
+        family.validate(b)
+    return e.value.code
+
+
+def test_validation_codes():
+    assert code_of(basic(vehicles=[])) == "no_vehicles"
+    assert code_of(basic(stops=[])) == "no_stops"
+    assert code_of(basic(stops=[{"id": str(i), "location": {"id": "A"}} for i in range(501)])) == "too_many_stops"
+    assert code_of(basic(coordinates=None)) == "missing_locations"
+    assert code_of(basic(matrix={"ids": ["D"], "distance": [[0]]})) == "ambiguous_locations"
+    assert code_of(basic(stops=[{"id": "", "location": {"id": "A"}}])) == "empty_id"
+    assert code_of(basic(stops=[{"id": "x", "location": {"id": "A"}}, {"id": "x", "location": {"id": "B"}}])) == "duplicate_id"
+    assert code_of(basic(stops=[{"id": "x", "location": {"id": "Z"}}])) == "unknown_id"
+    assert code_of(basic(vehicles=[{"id": "v", "capacity": 1, "start": {"id": "Q"}}])) == "unknown_id"
+    assert code_of(basic(coordinates=COORDS + [COORDS[0]])) == "duplicate_id"
+    m = {"ids": ["D", "A"], "distance": [[0, 1], [1, 0]]}
+    base = dict(coordinates=None, stops=[{"id": "a", "location": {"id": "A"}}])
+    family.validate(basic(matrix=m, **base))
+    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1]]}, **base)) == "bad_matrix"
+    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1, 2], [1, 0, 2]]}, **base)) == "bad_matrix"
+    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, -1], [1, 0]]}, **base)) == "bad_matrix"
+    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, float("nan")], [1, 0]]}, **base)) == "bad_matrix"
+    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1], [1, 0]], "time": [[0]]}, **base)) == "bad_matrix"
+    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 5, "end": 1}]}])) == "reversed_window"
+    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"},
+                                 "windows": [{"start": 0, "end": 5}, {"start": 3, "end": 9}]}])) == "overlapping_windows"
+    assert code_of(basic(vehicles=[{"id": "v", "capacity": 1, "start": {"id": "D"}, "shift": {"start": 9, "end": 2}}])) == "reversed_window"
+    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": -1}])) == "bad_magnitude"
+    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": 2e12}])) == "bad_magnitude"
+    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": 0.1234567}])) == "unsupported_precision"
+    with pytest.raises(msgspec.ValidationError):
+        basic(colour="red")
+    with pytest.raises(msgspec.ValidationError):
+        basic(objective="vehicles")
+
+
+def test_estimate():
+    b = basic()
+    family.validate(b)
+    assert family.estimate_variables(b) == 4 * (3 + 2 * 1)
+    assert family.size(b) == {"stops": 3, "vehicles": 1, "locations": 4}
+
+
+def test_coordinates_defaults_km_minutes_40kmh():
+    b = basic()
+    out = family.solve(b, 2)
+    assert out.status == "feasible"
+    all_ok(b, out)
+    (r,) = out.solution["routes"]
+    # best tour D->A->B->C->D (or reverse): 5 + 5 + sqrt(97) + 5
+    best = 15 + math.sqrt(97)
+    assert r["distance"] == pytest.approx(best)
+    assert r["time"] == pytest.approx(best * 60 / 40)
+    assert [x["load_after"] for x in r["stops"]] == [2, 4, 6]
+
+
+def test_matrix_windows_service_and_shift():
+    ids = ["D", "A", "B"]
+    dist = [[0, 10, 10], [10, 0, 5], [10, 5, 0]]
+    tm = [[0, 10, 10], [10, 0, 5], [10, 5, 0]]
+    b = blk(objective="time", vehicles=[{"id": "v", "capacity": 5, "start": {"id": "D"}, "shift": {"start": 100, "end": 200}}],
+            stops=[{"id": "a", "location": {"id": "A"}, "demand": 1, "service": 3, "windows": [{"start": 150, "end": 160}]},
+                   {"id": "b", "location": {"id": "B"}, "demand": 1, "service": 2,
+                    "windows": [{"start": 0, "end": 50}, {"start": 120, "end": 130}]}],
+            matrix={"ids": ids, "distance": dist, "time": tm})
+    family.validate(b)
+    out = family.solve(b, 2)
+    assert out.status == "feasible"
+    all_ok(b, out)
+    (r,) = out.solution["routes"]
+    assert [x["id"] for x in r["stops"]] == ["b", "a"]
+    assert r["start_time"] >= 100 and r["end_time"] <= 200
+
+
+def test_vehicles_then_distance_uses_fewest_vehicles():
+    vehicles = [{"id": f"v{i}", "capacity": 10, "start": {"id": "D"}} for i in range(3)]
+    b = basic(objective="vehicles_then_distance", vehicles=vehicles)
+    out = family.solve(b, 3)
+    assert out.status == "feasible"
+    all_ok(b, out)
+    assert len(out.solution["routes"]) == 1
+    # with capacity 4, two vehicles are needed for 6 units of demand
+    b2 = basic(objective="vehicles_then_distance",
+               vehicles=[{"id": f"v{i}", "capacity": 4, "start": {"id": "D"}} for i in range(3)])
+    out2 = family.solve(b2, 2)
+    all_ok(b2, out2)
+    assert len(out2.solution["routes"]) == 2
+
+
+def test_infeasible_demand_and_unreachable_window():
+    b = basic(stops=[{"id": "big", "demand": 11, "location": {"id": "A"}}])
+    out = family.solve(b, 2)
+    assert out.status == "infeasible" and out.solution is None and out.objective_value is None
+    assert any(c.family == "capacity" for cf in out.conflicts for c in cf.constraints)
+    # A is 5 km away = 7.5 minutes at 40 km/h; its window closes at 5
+    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}]}])
+    out = family.solve(b, 2)
+    assert out.status == "infeasible"
+    assert {"window", "shift"} <= {c.family for cf in out.conflicts for c in cf.constraints}
+
+
+def test_checker_catches_violations():
+    b = basic(vehicles=[{"id": "v1", "capacity": 3, "start": {"id": "D"}, "shift": {"start": 0, "end": 10}}],
+              stops=[{"id": "A", "demand": 2, "location": {"id": "A"}, "windows": [{"start": 0, "end": 1}]},
+                     {"id": "B", "demand": 2, "location": {"id": "B"}}, {"id": "C", "demand": 0, "location": {"id": "C"}}])
+    sol = {"routes": [{"vehicle": "v1", "start_time": 0, "end_time": 12,
+                       "stops": [{"id": "A", "arrival": 1, "departure": 1, "load_after": 2},
+                                 {"id": "B", "arrival": 2, "departure": 2, "load_after": 4}],
+                       "distance": 21, "time": 12}], "unserved": []}
+    bad = {c.name for c in family.check(b, sol) if not c.satisfied}
+    assert bad == {"every_stop_once", "vehicle_capacity", "route_continuity", "shift_windows", "objective"}
+    sol["routes"][0]["stops"][0]["arrival"] = 7.5
+    sol["routes"][0]["stops"][0]["departure"] = 7.5
+    assert "stop_windows" in {c.name for c in family.check(b, sol) if not c.satisfied}
+
+
+# ------------------------------------------------------------------ properties
+
+@st.composite
+def small_routing(draw):
+    npts = draw(st.integers(2, 4))
+    coords = [{"id": f"L{i}", "x": draw(st.integers(0, 10)), "y": draw(st.integers(0, 10))} for i in range(npts)]
+    nveh = draw(st.integers(1, 2))
+    vehicles = []
+    for k in range(nveh):
+        v = {"id": f"v{k}", "capacity": draw(st.integers(1, 6)), "start": {"id": draw(st.sampled_from(coords))["id"]}}
+        if draw(st.booleans()):
+            v["end"] = {"id": draw(st.sampled_from(coords))["id"]}
+        if draw(st.booleans()):
+            a = draw(st.integers(0, 10))
+            v["shift"] = {"start": a, "end": a + draw(st.integers(5, 60))}
+        vehicles.append(v)
+    stops = []
+    for i in range(draw(st.integers(1, 4))):
+        s = {"id": f"s{i}", "demand": draw(st.integers(0, 4)), "location": {"id": draw(st.sampled_from(coords))["id"]},
+             "service": draw(st.integers(0, 3))}
+        if draw(st.booleans()):
+            a = draw(st.integers(0, 30))
+            s["windows"] = [{"start": a, "end": a + draw(st.integers(0, 20))}]
+            if draw(st.booleans()):
+                b = s["windows"][0]["end"] + draw(st.integers(1, 10))
+                s["windows"].append({"start": b, "end": b + draw(st.integers(0, 20))})
+        stops.append(s)
+    return blk(objective=draw(st.sampled_from(["distance", "time", "vehicles_then_distance"])),
+               vehicles=vehicles, stops=stops, coordinates=coords, speed=draw(st.sampled_from([40, 60])))
+
+
+def route_feasible(b, v, seq) -> bool:
+    """Earliest-time simulation (waiting allowed) is dominant for feasibility."""
+    pos = {c.id: c for c in b.coordinates}
+
+    def tt(a, c):
+        return math.hypot(pos[a].x - pos[c].x, pos[a].y - pos[c].y) * 60.0 / b.speed
+
+    if sum(s.demand for s in seq) > v.capacity:
+        return False
+    clock = v.shift.start if v.shift else 0.0
+    here = v.start.id
+    for s in seq:
+        arr = clock + tt(here, s.location.id)
+        if s.windows:
+            begins = [max(arr, w.start) for w in sorted(s.windows, key=lambda w: w.start) if arr <= w.end + 1e-9]
+            if not begins:
+                return False
+            arr = begins[0]
+        clock = arr + s.service
+        here = s.location.id
+    clock += tt(here, (v.end or v.start).id)
+    return v.shift is None or clock <= v.shift.end + 1e-9
+
+
+def brute_feasible(b) -> bool:
+    stops = list(b.stops)
+    V = len(b.vehicles)
+    for assign in itertools.product(range(V), repeat=len(stops)):
+        ok = True
+        for k, v in enumerate(b.vehicles):
+            mine = [s for s, a in zip(stops, assign) if a == k]
+            if not mine:  # an unused vehicle stays put
+                continue
+            if not any(route_feasible(b, v, list(p)) for p in itertools.permutations(mine)):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_routing())
+def test_property_checked_and_honest(b):
+    family.validate(b)
+    out = family.solve(b, 1)
+    truth = brute_feasible(b)
+    if out.status == "infeasible":
+        assert not truth, "claimed infeasible but a plan exists"
+        assert out.conflicts and out.solution is None
+        return
+    assert out.solution is not None
+    all_ok(b, out)
+    if truth:
+        assert out.status == "feasible" and out.solution["unserved"] == []
+    else:
+        assert out.status == "timeout" and out.solution["unserved"]

@@ -1,0 +1,274 @@
+"""Routing family: capacitated vehicle routing with time windows and shifts (OR-Tools routing).
+
+Block (`routing`)::
+
+    objective     "distance" | "time" | "vehicles_then_distance"      (default "distance")
+    vehicles      [{id, capacity, start {id}, end {id} (default = start),
+                    shift {start, end} (optional: leave start at/after shift.start, back by shift.end)}]
+    stops         [{id, demand (default 0), location {id}, service (default 0),
+                    windows [{start, end}] (optional: service begins inside one window)}]
+    matrix        {ids, distance [[...]], time [[...]] (optional)}    square, ordered by ids
+      or
+    coordinates   [{id, x, y}]                      Euclidean distance between (x, y)
+    speed         distance units per hour used when no time matrix is given (default 40)
+    distance_unit label, default "km";  time_unit label, default "minutes"
+
+Without a time matrix, travel minutes = distance / speed * 60. Every stop must be served.
+
+Objectives
+* `distance`: total distance of all routes.
+* `time`: total route duration (return time minus departure time, waiting and service included).
+* `vehicles_then_distance` (the token of the spec's "vehicles-then-distance"): fewest vehicles
+  first, then total distance. `objective_value` is the total distance; the vehicle count is the
+  number of routes in the solution.
+
+Solution::
+
+    {routes: [{vehicle, start_time, end_time,
+               stops: [{id, arrival, departure, load_after}], distance, time}],
+     unserved: [stop ids]}
+
+Only vehicles that leave are listed. `arrival` is when the vehicle reaches the stop; service
+begins at max(arrival, the window's start) and `departure` = service begin + service time.
+`load_after` is the demand carried on the route after the stop (cumulative demand served).
+`start_time`/`end_time` are the departure from the start and the arrival at the end location
+(additive fields, used by the shift_windows check); `time` = end_time - start_time.
+
+Statuses: never `optimal` (bound and gap are null). `feasible` when every stop is served;
+`infeasible` only for contradictions proven before search (a stop's demand above every
+vehicle's capacity; a stop no vehicle can reach within its windows and shift, using shortest
+travel times); `timeout` when the time ran out before every stop could be served (the solution,
+if any, lists the rest in `unserved`).
+
+Validation codes: empty_id, duplicate_id, unknown_id, no_vehicles, no_stops, too_many_stops,
+missing_locations, ambiguous_locations, bad_matrix, reversed_window, overlapping_windows,
+bad_magnitude, unsupported_precision.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import msgspec
+
+from .family import Check, InputProblem, Outcome
+
+MAX_STOPS = 500
+MAX_MAGNITUDE = 1e12
+
+
+class LocationRef(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+
+
+class Window(msgspec.Struct, forbid_unknown_fields=True):
+    start: float
+    end: float
+
+
+class Vehicle(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    capacity: float
+    start: LocationRef
+    end: LocationRef | None = None
+    shift: Window | None = None
+
+
+class Stop(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    location: LocationRef
+    demand: float = 0
+    service: float = 0
+    windows: list[Window] | None = None
+
+
+class Matrix(msgspec.Struct, forbid_unknown_fields=True):
+    ids: list[str]
+    distance: list[list[float]]
+    time: list[list[float]] | None = None
+
+
+class Coordinate(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    x: float
+    y: float
+
+
+class RoutingBlock(msgspec.Struct, forbid_unknown_fields=True):
+    vehicles: list[Vehicle]
+    stops: list[Stop]
+    objective: Literal["distance", "time", "vehicles_then_distance"] = "distance"
+    matrix: Matrix | None = None
+    coordinates: list[Coordinate] | None = None
+    speed: float = 40.0
+    distance_unit: str = "km"
+    time_unit: str = "minutes"
+
+
+def _num(v: float, field: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise InputProblem("bad_magnitude", f"{field} must be a finite number", field)
+    if v < 0:
+        raise InputProblem("bad_magnitude", f"{field} must be nonnegative", field)
+    if v > MAX_MAGNITUDE:
+        raise InputProblem("bad_magnitude", f"{field} must be at most 1e12", field)
+
+
+def amount_scale(block: RoutingBlock) -> int:
+    vals = [v.capacity for v in block.vehicles] + [s.demand for s in block.stops]
+    for k in range(7):
+        s = 10**k
+        if all(abs(x * s - round(x * s)) <= 1e-9 * max(1.0, abs(x * s)) for x in vals):
+            return s
+    raise InputProblem("unsupported_precision", "capacities and demands have more than 6 decimals",
+                       "routing.stops[].demand")
+
+
+def location_ids(block: RoutingBlock) -> list[str]:
+    if block.matrix is not None:
+        return list(block.matrix.ids)
+    return [c.id for c in block.coordinates or []]
+
+
+def matrices(block: RoutingBlock) -> tuple[list[list[float]], list[list[float]]]:
+    """(distance, time) over location_ids(block), in input units."""
+    if block.matrix is not None:
+        d = block.matrix.distance
+        t = block.matrix.time
+    else:
+        cs = block.coordinates or []
+        d = [[math.hypot(a.x - b.x, a.y - b.y) for b in cs] for a in cs]
+        t = None
+    if t is None:
+        f = 60.0 / block.speed
+        t = [[x * f for x in row] for row in d]
+    return d, t
+
+
+def _windows(ws: list[Window] | None, field: str) -> None:
+    if not ws:
+        return
+    for k, w in enumerate(ws):
+        _num(w.start, f"{field}[{k}].start")
+        _num(w.end, f"{field}[{k}].end")
+        if w.end < w.start:
+            raise InputProblem("reversed_window", f"window {k} ends before it starts", f"{field}[{k}]")
+    s = sorted(ws, key=lambda w: w.start)
+    for a, b in zip(s, s[1:]):
+        if b.start <= a.end:
+            raise InputProblem("overlapping_windows",
+                               f"windows [{a.start},{a.end}] and [{b.start},{b.end}] overlap", field)
+
+
+class RoutingFamily:
+    name = "routing"
+    block_type = RoutingBlock
+
+    def validate(self, block: RoutingBlock) -> None:
+        if not block.vehicles:
+            raise InputProblem("no_vehicles", "at least one vehicle is required", "routing.vehicles")
+        if not block.stops:
+            raise InputProblem("no_stops", "at least one stop is required", "routing.stops")
+        if len(block.stops) > MAX_STOPS:
+            raise InputProblem("too_many_stops", f"at most {MAX_STOPS} stops", "routing.stops")
+        if block.matrix is None and block.coordinates is None:
+            raise InputProblem("missing_locations", "give a matrix or coordinates", "routing")
+        if block.matrix is not None and block.coordinates is not None:
+            raise InputProblem("ambiguous_locations", "give a matrix or coordinates, not both", "routing")
+        if not (isinstance(block.speed, (int, float)) and math.isfinite(block.speed) and 0 < block.speed <= MAX_MAGNITUDE):
+            raise InputProblem("bad_magnitude", "speed must be positive and finite", "routing.speed")
+        ids = location_ids(block)
+        seen: set[str] = set()
+        for i, x in enumerate(ids):
+            f = f"routing.matrix.ids[{i}]" if block.matrix is not None else f"routing.coordinates[{i}].id"
+            if not x:
+                raise InputProblem("empty_id", "location id is empty", f)
+            if x in seen:
+                raise InputProblem("duplicate_id", f"location id {x!r} appears twice", f)
+            seen.add(x)
+        if block.matrix is not None:
+            n = len(ids)
+            for name in ("distance", "time"):
+                mat = getattr(block.matrix, name)
+                if mat is None:
+                    continue
+                if len(mat) != n or any(len(r) != n for r in mat):
+                    raise InputProblem("bad_matrix", f"matrix.{name} must be {n} x {n} (ordered by ids)",
+                                       f"routing.matrix.{name}")
+                for a, row in enumerate(mat):
+                    for b, v in enumerate(row):
+                        if not math.isfinite(v) or v < 0 or v > MAX_MAGNITUDE:
+                            raise InputProblem("bad_matrix",
+                                               f"matrix.{name}[{a}][{b}] must be finite, nonnegative, at most 1e12",
+                                               f"routing.matrix.{name}[{a}][{b}]")
+        else:
+            for i, c in enumerate(block.coordinates or []):
+                for k in ("x", "y"):
+                    v = getattr(c, k)
+                    if not math.isfinite(v) or abs(v) > MAX_MAGNITUDE:
+                        raise InputProblem("bad_magnitude", "coordinates must be finite, at most 1e12",
+                                           f"routing.coordinates[{i}].{k}")
+        vseen: set[str] = set()
+        for i, v in enumerate(block.vehicles):
+            f = f"routing.vehicles[{i}]"
+            if not v.id:
+                raise InputProblem("empty_id", "vehicle id is empty", f + ".id")
+            if v.id in vseen:
+                raise InputProblem("duplicate_id", f"vehicle id {v.id!r} appears twice", f + ".id")
+            vseen.add(v.id)
+            _num(v.capacity, f + ".capacity")
+            for side in ("start", "end"):
+                ref = getattr(v, side)
+                if ref is not None and ref.id not in seen:
+                    raise InputProblem("unknown_id", f"vehicle {v.id!r} {side} location {ref.id!r} is unknown",
+                                       f"{f}.{side}.id")
+            if v.shift is not None:
+                _windows([v.shift], f + ".shift")
+        sseen: set[str] = set()
+        for i, s in enumerate(block.stops):
+            f = f"routing.stops[{i}]"
+            if not s.id:
+                raise InputProblem("empty_id", "stop id is empty", f + ".id")
+            if s.id in sseen:
+                raise InputProblem("duplicate_id", f"stop id {s.id!r} appears twice", f + ".id")
+            sseen.add(s.id)
+            if s.location.id not in seen:
+                raise InputProblem("unknown_id", f"stop {s.id!r} location {s.location.id!r} is unknown",
+                                   f + ".location.id")
+            _num(s.demand, f + ".demand")
+            _num(s.service, f + ".service")
+            _windows(s.windows, f + ".windows")
+        amount_scale(block)
+
+    def estimate_variables(self, block: RoutingBlock) -> int:
+        return 4 * (len(block.stops) + 2 * len(block.vehicles))
+
+    def size(self, block: RoutingBlock) -> dict[str, int]:
+        return {"stops": len(block.stops), "vehicles": len(block.vehicles), "locations": len(location_ids(block))}
+
+    def price_units(self, block: RoutingBlock) -> int:
+        return self.estimate_variables(block)
+
+    def objective(self, block: RoutingBlock, solution: dict[str, Any]) -> float:
+        from .routing_check import recompute_routes
+
+        totals = recompute_routes(block, solution)
+        if block.objective == "time":
+            return float(sum(r["time"] for r in totals))
+        return float(sum(r["distance"] for r in totals))
+
+    def solve(self, block: RoutingBlock, time_limit_s: float) -> Outcome:
+        from . import routing_model
+
+        return routing_model.solve(block, time_limit_s)
+
+    def check(self, block: RoutingBlock, solution: dict[str, Any]) -> list[Check]:
+        from .routing_check import check
+
+        return check(block, solution)
+
+
+family = RoutingFamily()
+
+# load the model (and OR-Tools) with the family, not on the first solve
+from . import routing_check, routing_model  # noqa: E402,F401

@@ -1,0 +1,308 @@
+"""Schedule family: jobs on renewable resources, CP-SAT interval model.
+
+Block (`schedule`)::
+
+    objective     "makespan" | "tardiness" | "cost"           (default "makespan")
+    time_unit     label only, default "minutes"; all times are integers in it
+    resources     [{id, capacity (default 1), calendar [{start, end}] (optional),
+                    cost_per_unit_time (default 0)}]
+    jobs          [{id, duration (int >= 0), release (int, default 0),
+                    due (int, optional), needs {resource: amount}, weight (default 1)}]
+    precedence    [{before, after, lag (int, default 0)}]   after.start >= before.end + lag
+
+Semantics
+* A job holds `needs[r]` units of resource r during [start, end), end = start + duration.
+* `calendar` lists the windows in which a resource is available (none = always). A job
+  needing a resource with a calendar must fit inside one window: window.start <= start
+  and end <= window.end (windows of one resource may touch but not overlap).
+* `due`: with objective "tardiness" it is soft: tardiness = max(0, end - due), objective
+  sum(weight * tardiness). With the other objectives it is a hard deadline: end <= due.
+* "cost" = sum over jobs of weight * duration * sum_r needs[r] * cost_per_unit_time[r]. Needs
+  are fixed, so every feasible schedule has the same cost: the first feasible schedule is
+  proven optimal for it; remaining time (at most a short tie-break budget) shortens the makespan.
+* Amounts (capacity, needs) may have up to 3 decimals, weights and rates up to 6; finer
+  precision is refused (`unsupported_precision`).
+
+Solution: `{starts: [{job, start, end, resources {r: amount}, tardiness}], makespan}`.
+
+Statuses: `optimal` only when CP-SAT proves optimality; `feasible` when a schedule was found
+without proof; `infeasible` when CP-SAT (or a direct pre-check) proves there is none, with
+`conflicts` naming the clashing constraints (from an assumption core: not necessarily
+minimal); `timeout` when the time ran out with neither a schedule nor a proof.
+
+Validation codes (InputProblem.code): empty_id, duplicate_id, unknown_id, no_jobs,
+reversed_window, overlapping_windows, precedence_cycle, bad_magnitude, unsupported_precision.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Literal
+
+import msgspec
+
+from .family import Check, Conflict, ConflictConstraint, InputProblem, Outcome
+
+MAX_MAGNITUDE = 1e12
+TOL = 1e-6
+
+
+class Window(msgspec.Struct, forbid_unknown_fields=True):
+    start: int
+    end: int
+
+
+class Resource(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    capacity: float = 1
+    calendar: list[Window] | None = None
+    cost_per_unit_time: float = 0
+
+
+class Job(msgspec.Struct, forbid_unknown_fields=True):
+    id: str
+    duration: int
+    release: int = 0
+    due: int | None = None
+    needs: dict[str, float] = msgspec.field(default_factory=dict)
+    weight: float = 1
+
+
+class Precedence(msgspec.Struct, forbid_unknown_fields=True):
+    before: str
+    after: str
+    lag: int = 0
+
+
+class ScheduleBlock(msgspec.Struct, forbid_unknown_fields=True):
+    jobs: list[Job]
+    objective: Literal["makespan", "tardiness", "cost"] = "makespan"
+    resources: list[Resource] = msgspec.field(default_factory=list)
+    precedence: list[Precedence] = msgspec.field(default_factory=list)
+    time_unit: str = "minutes"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _decimals_scale(values: list[float], max_decimals: int, field: str) -> int:
+    """Smallest 10**k (k <= max_decimals) making every value integral."""
+    for k in range(max_decimals + 1):
+        s = 10**k
+        if all(abs(v * s - round(v * s)) <= 1e-9 * max(1.0, abs(v * s)) for v in values):
+            return s
+    raise InputProblem(
+        "unsupported_precision",
+        f"values in {field} have more than {max_decimals} decimals",
+        field,
+    )
+
+
+def _check_number(v: float, field: str, allow_negative: bool = False) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise InputProblem("bad_magnitude", f"{field} must be a finite number", field)
+    if not allow_negative and v < 0:
+        raise InputProblem("bad_magnitude", f"{field} must be nonnegative", field)
+    if abs(v) > MAX_MAGNITUDE:
+        raise InputProblem("bad_magnitude", f"{field} must be at most 1e12 in magnitude", field)
+
+
+def horizon(block: ScheduleBlock) -> int:
+    """An upper bound on the end of any job in some optimal/feasible schedule:
+    latest of releases and calendar ends, plus all durations and positive lags."""
+    base = max([j.release for j in block.jobs] + [0])
+    for r in block.resources:
+        for w in r.calendar or []:
+            base = max(base, w.end)
+    return base + sum(j.duration for j in block.jobs) + sum(max(0, p.lag) for p in block.precedence)
+
+
+def _intersect(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _job_windows(block: ScheduleBlock, job: Job) -> list[tuple[int, int]] | None:
+    """Windows a job must fit into one of (intersection over its calendar resources), or None."""
+    res = {r.id: r for r in block.resources}
+    wins: list[tuple[int, int]] | None = None
+    for rid, amt in job.needs.items():
+        r = res[rid]
+        if amt > 0 and r.calendar is not None:
+            ws = sorted((w.start, w.end) for w in r.calendar)
+            wins = ws if wins is None else _intersect(wins, ws)
+    return wins
+
+
+# ---------------------------------------------------------------- family
+
+
+class ScheduleFamily:
+    name = "schedule"
+    block_type = ScheduleBlock
+
+    # -------------------------------------------------------- validation
+    def validate(self, block: ScheduleBlock) -> None:
+        if not block.jobs:
+            raise InputProblem("no_jobs", "at least one job is required", "schedule.jobs")
+        res_ids: set[str] = set()
+        for i, r in enumerate(block.resources):
+            f = f"schedule.resources[{i}]"
+            if not r.id:
+                raise InputProblem("empty_id", "resource id is empty", f + ".id")
+            if r.id in res_ids:
+                raise InputProblem("duplicate_id", f"resource id {r.id!r} appears twice", f + ".id")
+            res_ids.add(r.id)
+            _check_number(r.capacity, f + ".capacity")
+            _check_number(r.cost_per_unit_time, f + ".cost_per_unit_time")
+            if r.calendar is not None:
+                for k, w in enumerate(r.calendar):
+                    _check_number(w.start, f"{f}.calendar[{k}].start", allow_negative=True)
+                    _check_number(w.end, f"{f}.calendar[{k}].end", allow_negative=True)
+                    if w.end <= w.start:
+                        raise InputProblem(
+                            "reversed_window",
+                            f"calendar window {k} of resource {r.id!r} ends at or before it starts",
+                            f"{f}.calendar[{k}]",
+                        )
+                ws = sorted(r.calendar, key=lambda w: w.start)
+                for a, b in zip(ws, ws[1:]):
+                    if b.start < a.end:
+                        raise InputProblem(
+                            "overlapping_windows",
+                            f"calendar windows [{a.start},{a.end}] and [{b.start},{b.end}] of resource {r.id!r} overlap",
+                            f + ".calendar",
+                        )
+        job_ids: set[str] = set()
+        for i, j in enumerate(block.jobs):
+            f = f"schedule.jobs[{i}]"
+            if not j.id:
+                raise InputProblem("empty_id", "job id is empty", f + ".id")
+            if j.id in job_ids:
+                raise InputProblem("duplicate_id", f"job id {j.id!r} appears twice", f + ".id")
+            job_ids.add(j.id)
+            _check_number(j.duration, f + ".duration")
+            _check_number(j.release, f + ".release", allow_negative=True)
+            if j.due is not None:
+                _check_number(j.due, f + ".due", allow_negative=True)
+            _check_number(j.weight, f + ".weight")
+            for rid, amt in j.needs.items():
+                if rid not in res_ids:
+                    raise InputProblem("unknown_id", f"job {j.id!r} needs unknown resource {rid!r}", f"{f}.needs.{rid}")
+                _check_number(amt, f"{f}.needs.{rid}")
+        for i, p in enumerate(block.precedence):
+            f = f"schedule.precedence[{i}]"
+            for side in ("before", "after"):
+                v = getattr(p, side)
+                if not v:
+                    raise InputProblem("empty_id", f"precedence {side} is empty", f"{f}.{side}")
+                if v not in job_ids:
+                    raise InputProblem("unknown_id", f"precedence names unknown job {v!r}", f"{f}.{side}")
+            _check_number(p.lag, f + ".lag", allow_negative=True)
+            if p.before == p.after:
+                raise InputProblem("precedence_cycle", f"job {p.before!r} precedes itself", f)
+        cyc = _find_cycle(block)
+        if cyc:
+            raise InputProblem(
+                "precedence_cycle", "precedence cycle: " + " -> ".join(cyc), "schedule.precedence"
+            )
+        amounts = [r.capacity for r in block.resources] + [a for j in block.jobs for a in j.needs.values()]
+        _decimals_scale(amounts, 3, "schedule capacities and needs")
+        _decimals_scale([j.weight for j in block.jobs], 6, "schedule.jobs[].weight")
+        _decimals_scale([r.cost_per_unit_time for r in block.resources], 6, "schedule.resources[].cost_per_unit_time")
+        if horizon(block) > 10**9:
+            raise InputProblem("bad_magnitude", "the schedule horizon exceeds 1e9 time units", "schedule")
+
+    # -------------------------------------------------------- sizes, price
+    def estimate_variables(self, block: ScheduleBlock) -> int:
+        windows = sum(len(r.calendar or []) for r in block.resources)
+        span = horizon(block) - min([j.release for j in block.jobs] + [0])
+        return len(block.jobs) * (3 + len(block.resources)) + len(block.precedence) + windows + span
+
+    def size(self, block: ScheduleBlock) -> dict[str, int]:
+        return {
+            "jobs": len(block.jobs),
+            "resources": len(block.resources),
+            "precedence": len(block.precedence),
+            "calendar_windows": sum(len(r.calendar or []) for r in block.resources),
+            "horizon": horizon(block),
+        }
+
+    def price_units(self, block: ScheduleBlock) -> int:
+        return self.estimate_variables(block)
+
+    # -------------------------------------------------------- objective
+    def objective(self, block: ScheduleBlock, solution: dict[str, Any]) -> float:
+        by_job = {s["job"]: s for s in solution["starts"]}
+        if block.objective == "makespan":
+            return float(max([s["end"] for s in solution["starts"]] + [0]))
+        if block.objective == "tardiness":
+            total = 0.0
+            for j in block.jobs:
+                if j.due is not None:
+                    total += j.weight * max(0, by_job[j.id]["end"] - j.due)
+            return total
+        rate = {r.id: r.cost_per_unit_time for r in block.resources}
+        return float(
+            sum(j.weight * j.duration * sum(a * rate[r] for r, a in j.needs.items()) for j in block.jobs)
+        )
+
+    # -------------------------------------------------------- solve
+    def solve(self, block: ScheduleBlock, time_limit_s: float) -> Outcome:
+        from . import schedule_model
+
+        return schedule_model.solve(block, time_limit_s)
+
+    # -------------------------------------------------------- check
+    def check(self, block: ScheduleBlock, solution: dict[str, Any]) -> list[Check]:
+        from . import schedule_check
+
+        return schedule_check.check(block, solution)
+
+
+def _find_cycle(block: ScheduleBlock) -> list[str] | None:
+    succ: dict[str, list[str]] = {j.id: [] for j in block.jobs}
+    for p in block.precedence:
+        succ[p.before].append(p.after)
+    color: dict[str, int] = {k: 0 for k in succ}
+    parent: dict[str, str] = {}
+    for root in succ:
+        if color[root]:
+            continue
+        stack = [(root, iter(succ[root]))]
+        color[root] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[node] = 2
+                stack.pop()
+                continue
+            if color[nxt] == 1:
+                cyc = [nxt]
+                cur = node
+                while cur != nxt:
+                    cyc.append(cur)
+                    cur = parent[cur]
+                cyc.append(nxt)
+                return list(reversed(cyc))
+            if color[nxt] == 0:
+                color[nxt] = 1
+                parent[nxt] = node
+                stack.append((nxt, iter(succ[nxt])))
+    return None
+
+
+family = ScheduleFamily()
+
+# load the model (and OR-Tools) with the family, not on the first solve
+from . import schedule_check, schedule_model  # noqa: E402,F401
