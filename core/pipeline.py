@@ -107,7 +107,16 @@ class PaidCallPipeline:
         """Validate and price: everything that must happen before payment."""
         obj = decode_object(body)
         memo, ctx = _audit_fields(obj)
-        value = convert(obj, tool.input_type)
+        try:
+            value = convert(obj, tool.input_type)
+        except ServiceError as exc:
+            if tool.shape_error == "invalid_input":
+                exc.code = "invalid_input"
+                message = (exc.details or [{}])[0].get("message", "")
+                exc.extra.setdefault(
+                    "code", "unknown_field" if "not an accepted field" in message else "missing_field" if "is required" in message else "bad_value"
+                )
+            raise
         if tool.check is not None:
             try:
                 tool.check(value)

@@ -103,6 +103,10 @@ class Tool:
     examples: tuple[Example, ...] = ()
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
     check: Callable[[Any], None] | None = None
+    # The error of a request whose shape is wrong (unknown field, wrong type, missing
+    # field): the spec's default `invalid_request`, or `invalid_input` for tools whose
+    # spec says so (Solve), which then also carries a `code`.
+    shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
     # Job mode: the longest one attempt may run, and whether a failed job is refunded.
     time_limit_s: float = 60.0
     refund_failed_jobs: bool = True

@@ -213,3 +213,22 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
     assert balance["credits_balance"] == "1.000000"
     receipt = await kernel.receipts.get(accepted["receipt_id"])
     assert receipt["status"] == "refunded" and receipt["execution_status"] == "failed"
+
+
+async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> None:
+    """The spec: unknown fields (and any wrong shape) are refused before payment with
+    400 invalid_input carrying a code and a message."""
+    from core.tables import Quote
+    from core.testing import http_client
+
+    kernel = await kernel_factory(installed={"tollway_solve"})
+    key = {"Idempotency-Key": "shape-1"}
+    async with http_client(kernel) as client:
+        unknown = await client.post("/v1/tools/solve", json={"problem": "packing", "colour": "red"}, headers=key)
+        wrong = await client.post("/v1/tools/solve", json={"problem": "packing", "time_limit_s": "soon"}, headers=key)
+        missing = await client.post("/v1/tools/solve", json={}, headers=key)
+    assert unknown.status_code == 400 and unknown.json()["error"] == "invalid_input"
+    assert unknown.json()["code"] == "unknown_field" and unknown.json()["details"][0]["field"] == "colour"
+    assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
+    assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
+    assert await Quote.count() == 0
