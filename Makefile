@@ -29,6 +29,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/paid_calls.py
 	$(BIN)/python bench/jobs.py
 	$(BIN)/python bench/sanctions.py
+	$(BIN)/python bench/solve.py
+	$(BIN)/python bench/simulate.py
+	$(BIN)/python bench/forecast.py
 
 bench-jobs: $(STAMP)
 	./scripts/ensure-postgres.sh

@@ -1,0 +1,284 @@
+"""Forecast model: validation codes, time axis, seasonality handling, floor,
+intervals, determinism. No timing assertions."""
+from __future__ import annotations
+
+import datetime as dt
+import pickle
+
+import msgspec
+import numpy as np
+import pytest
+from tollway_predict import forecast_models as fm
+from tollway_predict.errors import InputProblem
+from tollway_predict.forecast import ForecastBlock, Point, run_forecast, size, validate
+
+
+def block(values, t=None, **kw):
+    t = t if t is not None else list(range(len(values)))
+    return ForecastBlock(series=[Point(t=a, y=float(b)) for a, b in zip(t, values)], **{"horizon": 4, **kw})
+
+
+def monthly_dates(n, start=(2020, 1)):
+    y, m = start
+    out = []
+    for _ in range(n):
+        out.append(f"{y:04d}-{m:02d}-01")
+        m += 1
+        if m == 13:
+            y, m = y + 1, 1
+    return out
+
+
+def seasonal_series(n, m=12, seed=0):
+    rng = np.random.default_rng(seed)
+    k = np.arange(n)
+    return 100 + 0.5 * k + 20 * np.sin(2 * np.pi * k / m) + rng.normal(0, 1, n)
+
+
+def code_of(b):
+    with pytest.raises(InputProblem) as e:
+        validate(b)
+    return e.value.code, e.value.field
+
+
+# ---------------------------------------------------------------- validation codes
+
+
+@pytest.mark.parametrize(
+    "make, code, field",
+    [
+        (lambda: block(range(7)), "series_too_short", "series"),
+        (lambda: block(range(10_001)), "series_too_long", "series"),
+        (lambda: block([1, 2, 3, float("nan"), 5, 6, 7, 8]), "non_finite_value", "series[3].y"),
+        (lambda: block(range(10), horizon=0), "horizon_out_of_range", "horizon"),
+        (lambda: block(range(400), horizon=366), "horizon_out_of_range", "horizon"),
+        (lambda: block(range(10), horizon=21), "horizon_too_long", "horizon"),
+        (lambda: block(range(10), frequency="fortnightly"), "invalid_frequency", "frequency"),
+        (lambda: block(range(10), interval_levels=[80, 100]), "invalid_interval_level", "interval_levels[1]"),
+        (lambda: block(range(10), interval_levels=[0]), "invalid_interval_level", "interval_levels[0]"),
+        (lambda: block(range(10), interval_levels=[80, 80]), "duplicate_interval_level", "interval_levels"),
+        (lambda: block(range(10), interval_levels=[10, 20, 30, 40, 50, 60]), "too_many_interval_levels",
+         "interval_levels"),
+        (lambda: block(range(10), floor=float("inf")), "invalid_floor", "floor"),
+        (lambda: block(range(10), seasonal_period=0), "invalid_seasonal_period", "seasonal_period"),
+        (lambda: block(range(10), t=[0, 1, 2, 2, 4, 5, 6, 7, 8, 9]), "time_not_increasing", "series[3].t"),
+        (lambda: block(range(10), t=[0, 2, 4, 7, 9, 11, 13, 15, 17, 19]), "irregular_step", "series[3].t"),
+        (lambda: block(range(10), t=[0, 1, 5, 9, 13, 17, 21, 25, 29, 33]), "too_many_missing_steps", "series"),
+        (lambda: block(range(10), t=list(range(9)) + ["2020-01-01"]), "mixed_time_types", "series[9].t"),
+        (lambda: block(range(10), t=monthly_dates(9) + ["not a date"]), "invalid_time", "series[9].t"),
+        (lambda: block(range(10), t=monthly_dates(10), frequency="daily"), "frequency_mismatch", "frequency"),
+        (lambda: block(range(10), t=[0, 1, 2, 3, 4, 5, 6, 7, 8, 20_000]), "series_too_long", "series"),
+    ],
+)
+def test_validation_codes(make, code, field):
+    assert code_of(make()) == (code, field)
+
+
+def test_valid_block_passes_and_size():
+    b = block(range(20), horizon=5)
+    assert validate(b) is None
+    assert size(b) == 100
+
+
+def test_block_decodes_from_json_with_defaults():
+    raw = b'{"series": [' + b",".join(b'{"t": %d, "y": %d}' % (i, i) for i in range(10)) + b'], "horizon": 3}'
+    b = msgspec.json.decode(raw, type=ForecastBlock)
+    assert b.interval_levels == [80.0, 95.0] and b.frequency is None
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(raw[:-1] + b', "colour": 1}', type=ForecastBlock)
+
+
+# ---------------------------------------------------------------- time axis
+
+
+def test_missing_steps_interpolated_and_reported():
+    t = list(range(12))
+    del t[5]
+    y = [float(v) * 2 for v in t]
+    out = run_forecast(block(y, t=t), 10)
+    assert out["checks"]["interpolated"] == [{"t": 5, "value": 10.0}]
+    assert [p["t"] for p in out["prediction"]] == [12, 13, 14, 15]
+
+
+def test_missing_month_interpolated_with_dates():
+    dates = monthly_dates(14)
+    y = list(range(14))
+    del dates[6], y[6]
+    out = run_forecast(block(y, t=dates), 10)
+    assert out["checks"]["interpolated"] == [{"t": "2020-07-01", "value": 6.0}]
+    assert out["meta"]["frequency"] == "monthly" and out["meta"]["frequency_inferred"]
+    assert out["prediction"][0]["t"] == "2021-03-01"
+
+
+@pytest.mark.parametrize(
+    "t, freq, first_next",
+    [
+        ([f"2021-{q:02d}-01" for q in (1, 4, 7, 10)] + [f"2022-{q:02d}-01" for q in (1, 4, 7, 10)],
+         "quarterly", "2023-01-01"),
+        ([f"{2000 + k}-06-30" for k in range(8)], "yearly", "2008-06-30"),
+        ([(dt.date(2024, 1, 1) + dt.timedelta(days=k)).isoformat() for k in range(8)], "daily", "2024-01-09"),
+        ([(dt.date(2024, 1, 1) + dt.timedelta(weeks=k)).isoformat() for k in range(8)], "weekly", "2024-02-26"),
+        ([f"2024-03-01T{k:02d}:00:00" for k in range(8)], "hourly", "2024-03-01T08:00:00"),
+        ([f"2024-03-01T{k:02d}:00:00Z" for k in range(8)], "hourly", "2024-03-01T08:00:00+00:00"),
+        (["2023-01-31", "2023-02-28", "2023-03-31", "2023-04-30", "2023-05-31", "2023-06-30", "2023-07-31",
+          "2023-08-31"], "monthly", "2023-09-30"),
+    ],
+)
+def test_frequency_inference(t, freq, first_next):
+    out = run_forecast(block(np.linspace(10, 20, len(t)), t=t, horizon=2), 10)
+    assert out["meta"]["frequency"] == freq
+    assert out["prediction"][0]["t"] == first_next
+
+
+def test_integer_index_has_no_inferred_frequency_but_accepts_one():
+    out = run_forecast(block(range(10)), 10)
+    assert out["meta"]["frequency"] is None and out["meta"]["seasonal_period"] == 1
+    out = run_forecast(block(seasonal_series(40, 4), frequency="quarterly"), 10)
+    assert out["meta"]["frequency"] == "quarterly" and out["meta"]["seasonal_period"] == 4
+
+
+def test_integer_step_continues():
+    out = run_forecast(block(range(10), t=list(range(100, 150, 5))), 10)
+    assert [p["t"] for p in out["prediction"]] == [150, 155, 160, 165]
+
+
+# ---------------------------------------------------------------- seasonality
+
+
+def test_seasonal_period_dropped_without_two_full_periods():
+    out = run_forecast(block(seasonal_series(20), t=monthly_dates(20)), 10)
+    assert out["meta"]["seasonal_period"] == 1 and out["meta"]["seasonal_period_requested"] == 12
+    assert out["checks"]["seasonal_period_dropped"]["seasonal_period"] == 12
+    assert "seasonal_naive" not in out["meta"]["candidates"]
+
+
+def test_seasonal_period_kept_and_used():
+    out = run_forecast(block(seasonal_series(60), t=monthly_dates(60), horizon=12), 10)
+    assert out["meta"]["seasonal_period"] == 12 and out["checks"]["seasonal_period_dropped"] is None
+    assert out["meta"]["seasonality"] == "multiplicative"
+    # the forecast follows the cycle: its peak month matches the series' peak month
+    f = np.array([p["value"] for p in out["prediction"]])
+    k = np.arange(60, 72)
+    truth = 100 + 0.5 * k + 20 * np.sin(2 * np.pi * k / 12)
+    assert np.mean(np.abs(f - truth)) < 4.0
+
+
+def test_explicit_seasonal_period_overrides_default():
+    out = run_forecast(block(seasonal_series(40, 5), seasonal_period=5), 10)
+    assert out["meta"]["seasonal_period"] == 5 and out["meta"]["seasonality"] != "none"
+
+
+def test_seasonality_test_and_indices():
+    y = seasonal_series(48)
+    assert fm.seasonality_test(y, 12)
+    assert not fm.seasonality_test(np.arange(48.0), 1)
+    idx = fm.seasonal_indices(y, 12, True)
+    assert idx.shape == (12,) and abs(idx.mean() - 1) < 1e-12
+
+
+# ---------------------------------------------------------------- floor, intervals
+
+
+def test_floor_clips_forecast_and_bounds():
+    y = np.linspace(50, 5, 30)
+    out = run_forecast(block(y, horizon=20, floor=0.0), 10)
+    vals = [p["value"] for p in out["prediction"]]
+    assert min(vals) >= 0.0
+    for iv in out["uncertainty"]["intervals"]:
+        assert min(iv["lower"].values()) >= 0.0
+    assert out["checks"]["clipped"] > 0
+    unclipped = run_forecast(block(y, horizon=20), 10)
+    assert min(p["value"] for p in unclipped["prediction"]) < 0
+    assert unclipped["checks"]["clipped"] == 0
+
+
+def test_interval_ordering_and_layout():
+    out = run_forecast(block(seasonal_series(60), horizon=12, interval_levels=[95, 50, 80]), 10)
+    u = out["uncertainty"]
+    assert u["levels"] == [95, 50, 80]
+    assert len(u["intervals"]) == 12
+    for p, iv in zip(out["prediction"], u["intervals"]):
+        assert p["t"] == iv["t"]
+        lo, hi = iv["lower"], iv["upper"]
+        assert lo["95"] <= lo["80"] <= lo["50"] <= p["value"] <= hi["50"] <= hi["80"] <= hi["95"]
+        assert lo["95"] < hi["95"]
+    widths = [iv["upper"]["95"] - iv["lower"]["95"] for iv in u["intervals"]]
+    assert widths[-1] >= widths[0]
+
+
+def test_no_interval_levels():
+    out = run_forecast(block(range(10), interval_levels=[]), 10)
+    assert out["uncertainty"]["levels"] == []
+    assert all(iv["lower"] == {} for iv in out["uncertainty"]["intervals"])
+
+
+def test_fractional_level_key():
+    out = run_forecast(block(range(10), interval_levels=[99.5]), 10)
+    assert "99.5" in out["uncertainty"]["intervals"][0]["lower"]
+
+
+# ---------------------------------------------------------------- result shape, methods
+
+
+def test_result_shape_and_meta():
+    out = run_forecast(block(seasonal_series(72), t=monthly_dates(72), horizon=6), 20)
+    assert out["status"] == "complete" and out["model"] == "forecast"
+    meta = out["meta"]
+    for name in ("naive", "seasonal_naive", "ses", "holt_damped", "ets_auto", "theta", "arima"):
+        assert name in meta["candidates"], name
+        assert set(meta["candidates"][name]) == {"smape", "mase", "score"}
+    assert 1 <= len(meta["chosen"]) <= 3 and all(c in meta["candidates"] for c in meta["chosen"])
+    assert meta["holdout"] == 6
+    msgspec.json.encode(out)  # JSON-serialisable
+
+
+def test_constant_series():
+    out = run_forecast(block([5.0] * 12), 10)
+    assert all(abs(p["value"] - 5.0) < 1e-6 for p in out["prediction"])
+
+
+def test_trend_followed():
+    out = run_forecast(block(np.arange(30) * 3.0 + 7, horizon=5), 10)
+    vals = [p["value"] for p in out["prediction"]]
+    assert vals == sorted(vals) and abs(vals[0] - 97.0) < 3
+
+
+def test_long_series_fit_window_reported():
+    y = seasonal_series(1200, 24)
+    out = run_forecast(block(y, frequency="hourly", horizon=24), 60)
+    assert out["checks"]["fit_window"] == {"points_used": 500, "points_total": 1200}
+
+
+def test_methods_mean_and_sd_shapes():
+    y = seasonal_series(50, 1)
+    for fn in (fm.naive, fm.drift, fm.ses, fm.holt_damped, fm.ets_auto, fm.theta, fm.arima):
+        mean, sd = fn(y, 7)
+        assert mean.shape == (7,) and sd.shape == (7,) and np.all(np.isfinite(mean)) and np.all(sd >= 0)
+    mean, sd = fm.seasonal_naive(y, 7, 5)
+    assert np.allclose(mean[:5], y[-5:]) and mean[5] == y[-5]
+
+
+def test_arima_random_walk_with_drift():
+    rng = np.random.default_rng(3)
+    y = np.cumsum(rng.normal(2.0, 1.0, 300))
+    mean, sd = fm.arima(y, 10)
+    assert abs((mean[-1] - y[-1]) / 10 - 2.0) < 0.5
+    assert sd[-1] > sd[0]
+
+
+def test_tiny_time_limit_returns_a_forecast():
+    out = run_forecast(block(seasonal_series(400, 12), frequency="monthly", horizon=12), 1e-9)
+    assert out["status"] == "timeout"
+    assert len(out["prediction"]) == 12 and out["meta"]["not_scored"]
+
+
+# ---------------------------------------------------------------- determinism and purity
+
+
+def test_deterministic_and_picklable():
+    b = block(seasonal_series(80), t=monthly_dates(80), horizon=12, floor=0.0)
+    b2 = pickle.loads(pickle.dumps(b))
+    a, c = run_forecast(b, 20), run_forecast(b2, 20)
+    a["meta"].pop("seconds"), c["meta"].pop("seconds")
+    assert a == c
+    assert pickle.loads(pickle.dumps(a)) == a

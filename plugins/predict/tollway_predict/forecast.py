@@ -1,0 +1,280 @@
+"""`model: forecast` — the forecast block, its checks before payment, its price size
+and the forecast itself. Pure and picklable: no I/O, no globals mutated.
+
+Pipeline of `run_forecast`:
+1. time axis (forecast_time): step, missing steps (linearly interpolated), frequency;
+2. seasonal period: given, or the frequency's natural cycle; dropped (reported) when
+   the series has fewer than two full periods;
+3. fit window: at most the last max(FIT_WINDOW, 4 m) points are used for fitting
+   (reported in meta);
+4. candidates are fitted on the series minus a held-out tail of
+   min(horizon, n // 3) points and scored on that tail by an OWA-like score
+   (sMAPE and MASE each relative to naive2 on the same tail);
+5. the COMBINE best candidates are refitted on the whole window, projected, and
+   their point forecasts and interval bounds averaged (mean of the best three is the
+   forecast; `meta.method` names it and `meta.chosen` lists the members);
+6. forecasts and bounds are clipped at `floor` (reported).
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import msgspec
+import numpy as np
+from scipy.stats import norm
+
+from . import forecast_models as fm
+from .errors import InputProblem
+from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
+
+VERSION = "forecast-1"
+MIN_POINTS, MAX_POINTS = 8, 10_000
+MAX_HORIZON = 365
+MAX_LEVELS = 5
+FIT_WINDOW = 500
+COMBINE = 3
+
+
+class Point(msgspec.Struct, forbid_unknown_fields=True):
+    t: int | str
+    y: float
+
+
+class ForecastBlock(msgspec.Struct, forbid_unknown_fields=True):
+    series: list[Point]
+    horizon: int
+    frequency: str | None = None
+    interval_levels: list[float] = msgspec.field(default_factory=lambda: [80.0, 95.0])
+    floor: float | None = None
+    seasonal_period: int | None = None
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _prepare(block: ForecastBlock):
+    n = len(block.series)
+    if n < MIN_POINTS:
+        raise InputProblem("series_too_short", f"series needs at least {MIN_POINTS} points, got {n}", "series")
+    if n > MAX_POINTS:
+        raise InputProblem("series_too_long", f"series allows at most {MAX_POINTS} points, got {n}", "series")
+    for i, p in enumerate(block.series):
+        if not (isinstance(p.y, (int, float)) and math.isfinite(p.y)):
+            raise InputProblem("non_finite_value", "y must be a finite number", f"series[{i}].y")
+    h = block.horizon
+    if not isinstance(h, int) or isinstance(h, bool) or not 1 <= h <= MAX_HORIZON:
+        raise InputProblem("horizon_out_of_range", f"horizon must be 1 to {MAX_HORIZON} steps", "horizon")
+    if h > 2 * n:
+        raise InputProblem("horizon_too_long", f"horizon may be at most twice the series length ({2 * n})", "horizon")
+    if block.frequency is not None and block.frequency not in FREQUENCIES:
+        raise InputProblem("invalid_frequency", f"frequency must be one of {', '.join(FREQUENCIES)}", "frequency")
+    levels = block.interval_levels
+    if len(levels) > MAX_LEVELS:
+        raise InputProblem("too_many_interval_levels", f"at most {MAX_LEVELS} interval levels", "interval_levels")
+    for i, lv in enumerate(levels):
+        if not (math.isfinite(lv) and 0 < lv < 100):
+            raise InputProblem("invalid_interval_level", "interval levels are percentages strictly between 0 and 100",
+                               f"interval_levels[{i}]")
+    if len(set(levels)) != len(levels):
+        raise InputProblem("duplicate_interval_level", "interval levels must be distinct", "interval_levels")
+    if block.floor is not None and not math.isfinite(block.floor):
+        raise InputProblem("invalid_floor", "floor must be a finite number", "floor")
+    sp = block.seasonal_period
+    if sp is not None and (isinstance(sp, bool) or not 1 <= sp <= MAX_POINTS // 2):
+        raise InputProblem("invalid_seasonal_period", f"seasonal_period must be 1 to {MAX_POINTS // 2}", "seasonal_period")
+    axis = build_axis([p.t for p in block.series])
+    if block.frequency is not None and axis.kind != "index" and axis.frequency != block.frequency:
+        raise InputProblem(
+            "frequency_mismatch",
+            f"frequency {block.frequency!r} does not match the step of t "
+            f"({axis.frequency or 'not one of ' + ', '.join(FREQUENCIES)})",
+            "frequency",
+        )
+    filled = axis.positions[-1] + 1
+    if filled > MAX_POINTS:
+        raise InputProblem("series_too_long",
+                           f"with its missing steps the series has {filled} points, more than {MAX_POINTS}", "series")
+    if filled > 2 * n:
+        raise InputProblem(
+            "too_many_missing_steps",
+            f"at the step of t ({axis.step}) the series has {filled - n} missing steps, more than its {n} points",
+            "series")
+    return axis
+
+
+def validate(block: ForecastBlock) -> None:
+    """Raise InputProblem (400 invalid_input, before payment) on any bad input."""
+    _prepare(block)
+
+
+def size(block: ForecastBlock) -> int:
+    """Pricing size: series length times horizon."""
+    return len(block.series) * block.horizon
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _smape(a, f):
+    d = np.abs(a) + np.abs(f)
+    r = np.where(d > 0, 2 * np.abs(a - f) / np.where(d > 0, d, 1), 0.0)
+    return 100 * float(np.mean(r))
+
+
+def _scale(y, m):
+    m = m if len(y) > m else 1
+    d = np.abs(y[m:] - y[:-m])
+    return float(np.mean(d)) if len(d) else 0.0
+
+
+def _mase(a, f, scale):
+    e = float(np.mean(np.abs(a - f)))
+    return e / scale if scale > 0 else e
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float):
+    """Fit each named candidate on y; returns {name: (mean, sd)} and errors, stopping
+    at the deadline (second value True if cut short)."""
+    season = fm.Season(y, m)
+    z = season.adjust(y)
+    out, errors, cut = {}, {}, False
+    for name in names:
+        if time.monotonic() > deadline and out:
+            cut = True
+            break
+        adjusted, fn = fm.CANDIDATES[name]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if name == "seasonal_naive":
+                    mean, sd = fm.seasonal_naive(y, h, m)
+                elif adjusted:
+                    mean, sd = fn(z, h)
+                    mean, sd = season.restore(np.asarray(mean, float), np.asarray(sd, float))
+                else:
+                    mean, sd = fn(y, h)
+            mean, sd = np.asarray(mean, float), np.asarray(sd, float)
+            if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))):
+                raise ValueError("non-finite forecast")
+            out[name] = (mean, np.maximum(sd, 0.0))
+        except Exception as exc:  # noqa: BLE001 — a failing candidate is dropped, never the request
+            errors[name] = f"{type(exc).__name__}: {exc}"[:200]
+    return out, errors, cut, season
+
+
+def run_forecast(block: ForecastBlock, time_limit_s: float) -> dict:
+    start = time.monotonic()
+    deadline = start + 0.9 * float(time_limit_s)
+    axis = _prepare(block)
+    checks: dict = {"interpolated": [], "seasonal_period_dropped": None, "clipped": 0, "fit_window": None}
+
+    # 1. axis and interpolation
+    n_full = axis.positions[-1] + 1
+    pos = np.asarray(axis.positions)
+    vals = np.asarray([float(p.y) for p in block.series])
+    y_all = np.interp(np.arange(n_full), pos, vals)
+    missing = sorted(set(range(n_full)) - set(axis.positions))
+    checks["interpolated"] = [{"t": axis.label(k), "value": float(y_all[k])} for k in missing]
+
+    # 2. frequency and seasonal period
+    frequency = block.frequency or axis.frequency
+    requested = block.seasonal_period or NATURAL_PERIOD.get(frequency or "", 1)
+    m = requested
+    if m > 1 and n_full < 2 * m:
+        checks["seasonal_period_dropped"] = {
+            "seasonal_period": m, "reason": f"fewer than two full periods ({n_full} < {2 * m} points)"}
+        m = 1
+
+    # 3. fit window
+    window = max(FIT_WINDOW, 4 * m)
+    y = y_all[-window:] if n_full > window else y_all
+    if len(y) < n_full:
+        checks["fit_window"] = {"points_used": len(y), "points_total": int(n_full)}
+    h = block.horizon
+    n = len(y)
+
+    names = [k for k in fm.CANDIDATES if k != "seasonal_naive" or m > 1]
+
+    # 4. hold-out scoring
+    hold = max(1, min(h, n // 3))
+    train, test = y[:-hold], y[-hold:]
+    fits, errors, cut, _ = _fit_all(train, hold, m, names, deadline)
+    scale = _scale(train, m)
+    scores = {}
+    for name, (mean, _sd) in fits.items():
+        scores[name] = {"smape": _smape(test, mean), "mase": _mase(test, mean, scale)}
+    ref = scores.get("naive2") or scores.get("naive")
+    for name, s in scores.items():
+        if ref and ref["smape"] > 0 and ref["mase"] > 0:
+            s["score"] = 0.5 * (s["smape"] / ref["smape"] + s["mase"] / ref["mase"])
+        else:
+            s["score"] = s["smape"] / 100 + s["mase"]
+    ranked = sorted(scores, key=lambda k: (scores[k]["score"], names.index(k)))
+    chosen = ranked[:COMBINE] if ranked else ["naive"]
+
+    # 5. refit the chosen on the whole window and combine
+    final, errors2, cut2, season = _fit_all(y, h, m, chosen, math.inf if not cut else deadline + 0.1 * time_limit_s)
+    if not final:  # cannot happen in practice: naive never fails
+        final, *_ = _fit_all(y, h, m, ["naive"], math.inf)
+    members = [k for k in chosen if k in final]
+    levels = list(block.interval_levels)
+    mean = np.mean([final[k][0] for k in members], axis=0)
+    bounds = {}
+    for lv in levels:
+        z = float(norm.ppf(0.5 + lv / 200))
+        lo = np.mean([final[k][0] - z * final[k][1] for k in members], axis=0)
+        hi = np.mean([final[k][0] + z * final[k][1] for k in members], axis=0)
+        bounds[lv] = (np.minimum(lo, mean), np.maximum(hi, mean))
+    # nested intervals: a wider level never inside a narrower one
+    for a, b in zip(sorted(levels), sorted(levels)[1:]):
+        bounds[b] = (np.minimum(bounds[b][0], bounds[a][0]), np.maximum(bounds[b][1], bounds[a][1]))
+
+    # 6. floor
+    if block.floor is not None:
+        fl = float(block.floor)
+        clipped = int(np.sum(mean < fl)) + sum(int(np.sum(lo < fl)) + int(np.sum(hi < fl)) for lo, hi in bounds.values())
+        mean = np.maximum(mean, fl)
+        bounds = {lv: (np.maximum(lo, fl), np.maximum(hi, fl)) for lv, (lo, hi) in bounds.items()}
+        checks["clipped"] = clipped
+
+    labels = [axis.label(n_full - 1 + k) for k in range(1, h + 1)]
+    key = lambda lv: f"{lv:g}"
+    prediction = [{"t": t, "value": float(v)} for t, v in zip(labels, mean)]
+    intervals = [
+        {"t": t,
+         "lower": {key(lv): float(bounds[lv][0][i]) for lv in levels},
+         "upper": {key(lv): float(bounds[lv][1][i]) for lv in levels}}
+        for i, t in enumerate(labels)
+    ]
+    status = "timeout" if (cut or cut2) else "complete"
+    meta = {
+        "method": members[0] if len(members) == 1 else "mean(" + ", ".join(members) + ")",
+        "chosen": members,
+        "candidates": {k: {"smape": round(v["smape"], 6), "mase": round(v["mase"], 6), "score": round(v["score"], 6)}
+                       for k, v in scores.items()},
+        "failed": {**errors, **errors2},
+        "not_scored": [k for k in names if k not in scores and k not in errors] if cut else [],
+        "holdout": hold,
+        "seasonal_period": m,
+        "seasonal_period_requested": requested,
+        "seasonality": season.kind,
+        "frequency": frequency,
+        "frequency_inferred": block.frequency is None,
+        "step": {"kind": axis.kind, "size": axis.step,
+                 "unit": {"index": "index", "calendar": "months", "fixed": "seconds"}[axis.kind]},
+        "seconds": round(time.monotonic() - start, 4),
+    }
+    return {
+        "model": "forecast",
+        "version": VERSION,
+        "status": status,
+        "prediction": prediction,
+        "uncertainty": {"levels": levels, "method": "normal, averaged over the combined methods", "intervals": intervals},
+        "checks": checks,
+        "meta": meta,
+    }

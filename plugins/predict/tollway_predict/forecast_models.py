@@ -1,0 +1,318 @@
+"""Forecasting methods. Each candidate maps a training array and a horizon to
+``(mean, sd)`` arrays of length h (sd: standard deviation of the h-step error under
+the method's own model, used for normal prediction intervals).
+
+Seasonality is handled once, outside the methods that cannot model it: the series is
+tested for seasonality at lag m (the M4 90 % autocorrelation test), and if seasonal
+it is divided by (or, with non-positive values, has subtracted) classical
+decomposition indices; SES, Holt, damped, ETS, Theta, drift and ARIMA run on the
+adjusted series and are re-seasonalised. Naive and seasonal naive run on the raw
+series. The exponential-smoothing family and Theta are implemented here directly
+(closed-form variance, scipy optimiser), ARIMA uses statsmodels (Hannan-Rissanen
+estimation of the ARMA part of a differenced series, order by AICc).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+
+# ---------------------------------------------------------------- seasonality
+
+
+def seasonality_test(y: np.ndarray, m: int) -> bool:
+    """M4 benchmark test: autocorrelation at lag m beyond the 90 % limit."""
+    n = len(y)
+    if m <= 1 or n < 2 * m:
+        return False
+    x = y - y.mean()
+    denom = float(np.dot(x, x))
+    if denom <= 0:
+        return False
+    acf = np.array([np.dot(x[k:], x[: n - k]) / denom for k in range(1, m + 1)])
+    limit = 1.645 * math.sqrt((1 + 2 * float(np.sum(acf[: m - 1] ** 2))) / n)
+    return abs(acf[m - 1]) > limit
+
+
+def seasonal_indices(y: np.ndarray, m: int, multiplicative: bool) -> np.ndarray:
+    """Classical decomposition: indices by position (index 0 = position of y[0])."""
+    if m % 2 == 0:
+        w = np.r_[0.5, np.ones(m - 1), 0.5] / m
+    else:
+        w = np.ones(m) / m
+    trend = np.convolve(y, w, mode="valid")
+    off = (len(w) - 1) // 2
+    core = y[off: off + len(trend)]
+    ratio = core / trend if multiplicative else core - trend
+    where = (np.arange(len(ratio)) + off) % m
+    idx = np.zeros(m)
+    for j in range(m):
+        vals = ratio[where == j]
+        idx[j] = vals.mean() if len(vals) else (1.0 if multiplicative else 0.0)
+    if multiplicative:
+        idx = idx / idx.mean()
+    else:
+        idx = idx - idx.mean()
+    return idx
+
+
+class Season:
+    """Seasonal adjustment of one series (identity when not seasonal)."""
+
+    def __init__(self, y: np.ndarray, m: int):
+        self.m = m
+        self.kind = "none"
+        self.idx = None
+        if m > 1 and seasonality_test(y, m):
+            mult = bool(np.all(y > 0))
+            idx = seasonal_indices(y, m, mult)
+            if np.all(np.isfinite(idx)) and (not mult or np.all(idx > 0)):
+                self.kind = "multiplicative" if mult else "additive"
+                self.idx = idx
+        self.n = len(y)
+
+    def _pattern(self, start: int, length: int) -> np.ndarray:
+        return self.idx[(np.arange(start, start + length)) % self.m]
+
+    def adjust(self, y: np.ndarray) -> np.ndarray:
+        if self.idx is None:
+            return y
+        s = self._pattern(0, len(y))
+        return y / s if self.kind == "multiplicative" else y - s
+
+    def restore(self, mean: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.idx is None:
+            return mean, sd
+        s = self._pattern(self.n, len(mean))
+        if self.kind == "multiplicative":
+            return mean * s, sd * s
+        return mean + s, sd
+
+
+# ---------------------------------------------------------------- simple methods
+
+
+def naive(y: np.ndarray, h: int):
+    d = np.diff(y)
+    s = float(np.sqrt(np.mean(d ** 2))) if len(d) else 0.0
+    return np.full(h, y[-1]), s * np.sqrt(np.arange(1, h + 1))
+
+
+def seasonal_naive(y: np.ndarray, h: int, m: int):
+    d = y[m:] - y[:-m]
+    s = float(np.sqrt(np.mean(d ** 2))) if len(d) else 0.0
+    k = np.arange(h)
+    mean = y[len(y) - m + (k % m)]
+    return mean.astype(float), s * np.sqrt(k // m + 1.0)
+
+
+def drift(y: np.ndarray, h: int):
+    n = len(y)
+    slope = (y[-1] - y[0]) / (n - 1)
+    d = np.diff(y) - slope
+    s = float(np.sqrt(np.sum(d ** 2) / max(n - 2, 1)))
+    k = np.arange(1, h + 1)
+    return y[-1] + slope * k, s * np.sqrt(k * (1 + k / (n - 1)))
+
+
+# ---------------------------------------------------------------- exponential smoothing
+
+
+def _ets_sse(params, y, trend: bool, damped: bool):
+    a, b, phi, l, t = params
+    if not trend:
+        b = t = 0.0
+        phi = 0.0
+    elif not damped:
+        phi = 1.0
+    sse = 0.0
+    for v in y:
+        f = l + phi * t
+        e = v - f
+        sse += e * e
+        l = f + a * e
+        t = phi * t + b * e
+    return sse, l, t
+
+
+def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
+    """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
+    smoothing parameters and initial states."""
+    n = len(y)
+    yl = list(map(float, y))
+    k0 = min(n, 10)
+    slope, icpt = np.polyfit(np.arange(k0), y[:k0], 1) if k0 >= 2 else (0.0, y[0])
+    scale = float(np.std(y)) or 1.0
+    x0 = [0.3, 0.05, 0.95, float(icpt), float(slope)]
+    bounds = [(1e-4, 0.9999), (1e-4, 0.9999), (0.8, 0.98), (None, None), (None, None)]
+    if not trend:
+        x0, bounds = x0[:1] + [0.0, 0.0, float(y[0]), 0.0], bounds[:1] + [(0, 0), (0, 0), (None, None), (0, 0)]
+    elif not damped:
+        bounds[2] = (1.0, 1.0)
+        x0[2] = 1.0
+
+    def obj(p):
+        if trend and p[1] > p[0]:
+            return 1e30
+        return _ets_sse(p, yl, trend, damped)[0] / (scale * scale)
+
+    best = None
+    starts = [x0] if not trend else [x0, [0.5, 0.01] + x0[2:]]
+    for s in starts:
+        r = minimize(obj, s, method="L-BFGS-B", bounds=bounds, options={"maxiter": 200})
+        if best is None or r.fun < best.fun:
+            best = r
+    p = best.x
+    sse, l, t = _ets_sse(p, yl, trend, damped)
+    a, b, phi = float(p[0]), float(p[1]), float(p[2])
+    if not trend:
+        b, phi = 0.0, 0.0
+    elif not damped:
+        phi = 1.0
+    k = 1 + 1 + (2 if trend else 0) + (1 if damped else 0)  # alpha, l0, beta, b0, phi
+    sigma2 = sse / max(n - k, 1)
+    aicc = n * math.log(max(sse / n, 1e-300)) + 2 * (k + 1)
+    if n - k - 2 > 0:
+        aicc += 2 * (k + 1) * (k + 2) / (n - k - 2)
+    else:
+        aicc = math.inf
+    return {"alpha": a, "beta": b, "phi": phi, "level": l, "slope": t, "sigma2": sigma2,
+            "aicc": aicc, "trend": trend, "damped": damped}
+
+
+def project_ets(f: dict, h: int):
+    j = np.arange(1, h + 1)
+    a, b, phi = f["alpha"], f["beta"], f["phi"]
+    if not f["trend"]:
+        mean = np.full(h, f["level"])
+        c = np.full(h, a)
+    elif not f["damped"]:
+        mean = f["level"] + j * f["slope"]
+        c = a + b * j
+    else:
+        cum = phi * (1 - phi ** j) / (1 - phi)
+        mean = f["level"] + cum * f["slope"]
+        c = a + b * cum
+    var = f["sigma2"] * (1 + np.r_[0.0, np.cumsum(c[:-1] ** 2)])
+    return mean, np.sqrt(var)
+
+
+def ses(y, h):
+    return project_ets(fit_ets(y, False, False), h)
+
+
+def holt_damped(y, h):
+    return project_ets(fit_ets(y, True, True), h)
+
+
+def ets_auto(y, h):
+    fits = [fit_ets(y, False, False), fit_ets(y, True, False), fit_ets(y, True, True)]
+    best = min(fits, key=lambda f: f["aicc"])
+    return project_ets(best, h)
+
+
+def theta(y, h):
+    """Standard Theta method as SES with drift (Hyndman & Billah 2003)."""
+    n = len(y)
+    f = fit_ets(y, False, False)
+    b0 = float(np.polyfit(np.arange(n), y, 1)[0])
+    a = f["alpha"]
+    j = np.arange(1, h + 1)
+    mean = f["level"] + 0.5 * b0 * (j - 1 + 1 / a - (1 - a) ** n / a)
+    sd = np.sqrt(f["sigma2"] * (1 + (j - 1) * a * a))
+    return mean, sd
+
+
+# ---------------------------------------------------------------- ARIMA
+
+
+def _kpss_needs_diff(x: np.ndarray) -> bool:
+    from statsmodels.tsa.stattools import kpss
+
+    if len(x) < 8 or np.ptp(x) == 0:
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, p, *_ = kpss(x, regression="c", nlags="auto")
+    return p < 0.05
+
+
+def _psi(ar: np.ndarray, ma: np.ndarray, h: int) -> np.ndarray:
+    psi = np.zeros(h)
+    psi[0] = 1.0
+    for j in range(1, h):
+        v = ma[j - 1] if j - 1 < len(ma) else 0.0
+        for i, phi in enumerate(ar, start=1):
+            if j - i >= 0:
+                v += phi * psi[j - i]
+        psi[j] = v
+    return psi
+
+
+ARIMA_ORDERS = ((1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1))
+
+
+def arima(y, h):
+    """ARIMA(p,d,q) with d in {0,1,2} by KPSS tests, drift when the mean of the
+    differenced series is clearly non-zero, (p,q) by AICc."""
+    from statsmodels.tsa.arima.model import ARIMA
+
+    d = 0
+    x = np.asarray(y, float)
+    while d < 2 and _kpss_needs_diff(x):
+        x = np.diff(x)
+        d += 1
+    mu = float(x.mean())
+    se = float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else 0.0
+    use_mean = d == 0 or (se > 0 and abs(mu) > 1.96 * se)
+    w = x - mu if use_mean else x
+    best = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for p, q in ARIMA_ORDERS:
+            if len(w) < 3 * (p + q) + 8:
+                continue
+            try:
+                r = ARIMA(w, order=(p, 0, q), trend="n").fit(method="hannan_rissanen")
+            except Exception:  # noqa: BLE001, S112 — an order that cannot be estimated is skipped
+                continue
+            if not np.isfinite(r.aicc):
+                continue
+            if best is None or r.aicc < best[0]:
+                best = (r.aicc, r, p, q)
+    if best is None:
+        ar, ma, sigma2, wf = np.zeros(0), np.zeros(0), float(np.var(w)), np.zeros(h)
+    else:
+        r = best[1]
+        ar = np.asarray(r.arparams)
+        ma = np.asarray(r.maparams)
+        sigma2 = float(r.params[-1])
+        wf = np.asarray(r.forecast(h))
+    wf = wf + (mu if use_mean else 0.0)
+    psi = _psi(ar, ma, h)
+    mean = wf
+    last = np.asarray(y, float)
+    for k in range(d):
+        base = np.diff(last, n=d - 1 - k)[-1] if d - 1 - k > 0 else last[-1]
+        mean = base + np.cumsum(mean)
+        psi = np.cumsum(psi)
+    var = sigma2 * np.cumsum(psi ** 2)
+    return mean, np.sqrt(var)
+
+
+# ---------------------------------------------------------------- catalogue
+
+# name -> (runs on seasonally adjusted series, function); cheap ones first.
+CANDIDATES = {
+    "naive": (False, naive),
+    "seasonal_naive": (False, None),
+    "naive2": (True, naive),
+    "drift": (True, drift),
+    "ses": (True, ses),
+    "holt_damped": (True, holt_damped),
+    "theta": (True, theta),
+    "ets_auto": (True, ets_auto),
+    "arima": (True, arima),
+}

@@ -1,0 +1,14 @@
+"""Hook implementations: declare the `predict` tool."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.hookspecs import hookimpl
+from core.tool import Tool
+
+from .tool import PREDICT
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(PREDICT)
