@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import rfc8785
 
-from . import jobs, ledger
+from . import holds, jobs, ledger
 from .auth import Caller
 from .events import JOBS_NEW
 from .idempotency import check_key, hash_body, missing_key
@@ -231,20 +231,31 @@ class PaidCallPipeline:
                 receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="pending", method="credits", tx=None)
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             return await self._job_accepted(call, request_id, receipt["receipt_id"])
+        # Inline: the debit and its hold commit together; the hold ends (charged with
+        # its receipt, or refunded) with the outcome, or the reconciler ends it if
+        # this process dies in between (core/holds.py).
+        receipt_id = new_id("rcpt")
         async with self.db.transaction():
-            taken = await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
-        if taken is None:
-            return None
+            if await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name) is None:
+                return None
+            await holds.place(
+                request_id=request_id, agent_id=agent_id, amount=call.price, tool=tool.name, receipt_id=receipt_id,
+                memo=call.memo, decision_context=call.decision_context,
+            )
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # the tool failed: the charge is recorded, then refunded
             async with self.db.transaction():
-                receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None)
-                await self.refund_to_credits(receipt["receipt_id"], reason=getattr(exc, "code", "internal_error"))
-            raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
+                if await holds.end(request_id, "refunded"):
+                    await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None, receipt_id=receipt_id)
+                    await self.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
+            raise self._failure(exc, request_id, receipt_id) from exc
         async with self.db.transaction():
-            receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None)
-        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output))
+            if await holds.end(request_id, "charged"):
+                await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
+            # else the reconciler took this process for dead and refunded the hold
+            # (its receipt says so): the answer is given, and it stays free.
+        return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
     async def _pay_x402(self: "Kernel", call: PreparedCall, req: CallRequest, header: str) -> Answer:
@@ -337,8 +348,10 @@ class PaidCallPipeline:
         method: str,
         tx: str | None,
         settled: bool = True,
+        receipt_id: str | None = None,
     ) -> dict[str, Any]:
         return await self.receipts.issue(
+            receipt_id=receipt_id,
             agent_id=agent_id,
             category=call.tool.category,
             subcategory=call.tool.subcategory or call.tool.name,

@@ -211,7 +211,7 @@ async def test_free_kernel_reads_are_tools(kernel, mode):
         missing_job = await client.call_tool("job_status", {"request_id": "req_nope"})
     assert [r["receipt_id"] for r in receipts.structured_content["receipts"]] == [paid.structured_content["receipt_id"]]
     assert breakdown.is_error is False and isinstance(breakdown.structured_content, dict)
-    assert notes.structured_content["count"] == 0
+    assert [n["type"] for n in notes.structured_content["notifications"]] == ["credit_issued"]  # the grant
     assert bad.is_error and bad.structured_content["details"] == [{"field": "limit", "message": "expected integer"}]
     assert missing_job.is_error and missing_job.structured_content["error"] == "not_found"
 
