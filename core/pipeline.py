@@ -29,7 +29,7 @@ from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
-from .validation import FieldError, convert, decode_object, field_error
+from .validation import FieldError, FieldErrors, convert, decode_object, field_error
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -107,20 +107,12 @@ class PaidCallPipeline:
         """Validate and price: everything that must happen before payment."""
         obj = decode_object(body)
         memo, ctx = _audit_fields(obj)
-        try:
-            value = convert(obj, tool.input_type)
-        except ServiceError as exc:
-            if tool.shape_error == "invalid_input":
-                exc.code = "invalid_input"
-                message = (exc.details or [{}])[0].get("message", "")
-                exc.extra.setdefault(
-                    "code", "unknown_field" if "not an accepted field" in message else "missing_field" if "is required" in message else "bad_value"
-                )
-            raise
+        # every failing field is named; shape errors of `invalid_input` tools carry a `code`
+        value = convert(obj, tool.input_type, error=tool.shape_error)
         if tool.check is not None:
             try:
                 tool.check(value)
-            except FieldError as exc:
+            except (FieldError, FieldErrors) as exc:
                 raise field_error(exc) from exc
         return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
 

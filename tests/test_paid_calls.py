@@ -56,8 +56,9 @@ async def test_invalid_input_refused_before_payment_with_field_paths(kernel):
         memo = await client.post("/v1/tools/test/echo", json={"text": "x", "memo": "m" * 1001})
     assert resp.status_code == 400
     assert resp.json()["error"] == "invalid_request"
-    assert resp.json()["details"] == [{"field": "repeat", "message": "Expected `int` <= 5"}]
-    assert missing.json()["details"][0]["field"] == "text"
+    assert resp.json()["details"] == [{"field": "repeat", "message": "repeat must be from 1 to 5"}]
+    assert resp.json()["message"] == "repeat must be from 1 to 5."
+    assert missing.json()["details"] == [{"field": "text", "message": "text is required (a string of 1 to 200 characters)"}]
     assert memo.status_code == 400 and memo.json()["details"][0]["field"] == "memo"
     assert await Quote.count() == 0
 

@@ -232,3 +232,33 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> Non
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
     assert await Quote.count() == 0
+
+
+async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> None:
+    """msgspec stops at the first problem; the answer still names every wrong field,
+    each with its dotted/indexed path and a message that says what is expected."""
+    block = copy.deepcopy(PACKING["packing"])
+    block["bins"][0]["quantity"] = "ten"
+    block["items"][2]["size"]["kg"] = "heavy"
+    block["items"][2]["colour"] = "red"
+    del block["items"][1]["id"]
+    block["incompatible"] = [["books"]]
+    body = {**PACKING, "time_limit_s": 2.5, "packing": block}
+    async with http_client(kernel) as client:
+        resp = await client.post("/v1/tools/solve", json=body, headers={"Idempotency-Key": "solve-many-0001"})
+    assert resp.status_code == 400, resp.text
+    answer = resp.json()
+    assert answer["error"] == "invalid_input" and answer["code"] == "bad_value"
+    assert answer["details"] == [
+        {"field": "time_limit_s", "message": "time_limit_s must be a whole number"},
+        {"field": "packing.bins[0].quantity", "message": "packing.bins[0].quantity must be a whole number"},
+        {"field": "packing.items[1].id", "message": "packing.items[1].id is required (a string)"},
+        {"field": "packing.items[2].size.kg", "message": "packing.items[2].size.kg must be a number"},
+        {"field": "packing.items[2].colour", "message": "packing.items[2].colour is not an accepted field"},
+        {"field": "packing.incompatible[0]", "message": "packing.incompatible[0] must be a list of exactly 2 items"},
+    ]
+    assert answer["message"] == (
+        "6 fields are invalid: time_limit_s, packing.bins[0].quantity, packing.items[1].id, packing.items[2].size.kg, "
+        "packing.items[2].colour, packing.incompatible[0]."
+    )
+    assert await Quote.count() == 0 and await Receipt.count() == 0
