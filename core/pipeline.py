@@ -312,7 +312,7 @@ class PaidCallPipeline:
         body = {
             "request_id": request_id,
             "tool": call.tool.name,
-            "status": "pending",
+            "status": call.tool.accepted_status,
             "receipt_id": receipt_id,
             "message": f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
         }
