@@ -88,6 +88,7 @@ class _LyingFamily:
     """Returns a solution its own checker rejects: the tool must fail the job."""
 
     name = "packing"
+    VERSION = "lying-1"
     block_type = dict
 
     def validate(self, block: Any) -> None: ...
@@ -114,6 +115,34 @@ def test_a_solution_failing_a_check_fails_the_job(monkeypatch: pytest.MonkeyPatc
     assert (again.code, again.message, again.status) == (err.value.code, err.value.message, 500)
 
 
+def test_results_carry_the_familys_version() -> None:
+    """The spec: Solve results carry a `version`, as Predict's do: the family's model
+    revision and the OR-Tools release it ran on."""
+    import ortools
+
+    for example in tool.EXAMPLES:
+        body = copy.deepcopy(dict(example.input))
+        fam = registry.FAMILIES[body["problem"]]
+        out = msgspec.to_builtins(tool.run(value_of(body)))
+        assert out["version"] == fam.VERSION == f"{body['problem']}-1/ortools-{ortools.__version__}"
+    assert {f.VERSION.split("/")[0] for f in registry.FAMILIES.values()} == {f"{p}-1" for p in registry.FAMILIES}
+    assert "version" in tool.SOLVE.output_schema()["$defs"]["SolveResponse"]["required"]
+
+
+def test_a_family_without_a_version_is_not_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    half = types.ModuleType("tollway_solve.half")
+    for attr in registry._REQUIRED:
+        if attr != "VERSION":
+            setattr(half, attr, getattr(registry.FAMILIES["packing"], attr))
+    monkeypatch.setitem(sys.modules, "tollway_solve.half", half)
+    assert registry._load("half") is None
+    half.VERSION = "half-1"
+    assert registry._load("half") is half
+
+
 def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
     class Off(_LyingFamily):
         def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
@@ -129,7 +158,7 @@ def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -
 
 def test_every_response_field_is_present() -> None:
     out = msgspec.to_builtins(tool.run(value_of(PACKING)))
-    assert set(out) == {"status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
+    assert set(out) == {"version", "status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
     assert set(out["meta"]) == {"problem", "size", "variables_estimated", "variables_built", "solve_time_s", "time_limit_s", "conflicts_complete"}
     assert out["status"] == "optimal" and out["gap"] == 0 and out["bound"] == out["objective_value"] == 3
     assert all(set(c) == {"name", "satisfied", "worst_violation", "detail"} and c["satisfied"] for c in out["checks"])
@@ -177,6 +206,7 @@ async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
     assert result["status"] == "optimal" and result["objective_value"] == 3 and result["gap"] == 0
     assert all(c["satisfied"] for c in result["checks"]) and {c["name"] for c in result["checks"]} >= {"bin_capacity", "every_item_packed", "incompatible_pairs", "objective"}
     assert result["meta"]["problem"] == "packing" and result["meta"]["time_limit_s"] == 10
+    assert result["version"] == registry.FAMILIES["packing"].VERSION
     price = tool.price(value_of(PACKING))
     assert balance["credits_balance"] == f"{(1_000_000 - price) / 1e6:.6f}"
     receipt = await kernel.receipts.get(job["receipt_id"])
