@@ -127,6 +127,8 @@ _SIMPLE = {
     mi.TimeDeltaType: "an ISO 8601 duration",
     mi.UUIDType: "a UUID",
     mi.DecimalType: "a decimal number",
+    mi.BytesType: "base64-encoded bytes",
+    mi.ByteArrayType: "base64-encoded bytes",
 }
 
 
@@ -162,8 +164,7 @@ def expected(t: Any) -> str:
 # -- the walk ------------------------------------------------------------------------------
 _TYPE_INFO: dict[Any, Any] = {}
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
+# Leaf types msgspec judges for the walk (their wire form is a string with rules of its own).
 _ORACLE_TYPES: dict[type, type] = {
     mi.DateTimeType: datetime.datetime,
     mi.DateType: datetime.date,
@@ -171,6 +172,8 @@ _ORACLE_TYPES: dict[type, type] = {
     mi.TimeDeltaType: datetime.timedelta,
     mi.UUIDType: uuid.UUID,
     mi.DecimalType: decimal.Decimal,
+    mi.BytesType: bytes,
+    mi.ByteArrayType: bytearray,
 }
 
 
@@ -182,6 +185,10 @@ def _type_info(type_: Any) -> Any:
         return info
     except TypeError:  # an unhashable annotation: not cached
         return mi.type_info(type_)
+
+
+def _subject(path: str) -> str:
+    return path or "the body"
 
 
 def _key_path(path: str, key: str) -> str:
@@ -254,7 +261,7 @@ class _Walk:
         return not probe.problems and not probe.more
 
     def must(self, path: str, words: str) -> None:
-        self.add(path, f"{path or 'the body'} must be {words}")
+        self.add(path, f"{_subject(path)} must be {words}")
 
     def visit(self, t: Any, v: Any, path: str) -> None:
         t, description = _unwrap(t)
@@ -304,10 +311,10 @@ class _Walk:
     def _string(self, t: mi.StrType, v: str, path: str, description: str | None) -> None:
         if (t.min_length is not None and len(v) < t.min_length) or (t.max_length is not None and len(v) > t.max_length):
             words = _count(t.min_length, t.max_length, "characters")
-            self.add(path, f"{path} must {'not be empty' if words == 'not empty' else 'be ' + str(words)}")
+            self.add(path, f"{_subject(path)} must {'not be empty' if words == 'not empty' else 'be ' + str(words)}")
         elif t.pattern is not None and not re.search(t.pattern, v):
             hint = f" ({description.rstrip('.')})" if description else ""
-            self.add(path, f"{path} is not in the accepted form{hint}")
+            self.add(path, f"{_subject(path)} is not in the accepted form{hint}")
 
     def _oracle(self, t: Any, v: Any, path: str) -> None:
         """Types this walk does not take apart (dates, UUIDs, array-like Structs...): msgspec judges."""
@@ -316,14 +323,14 @@ class _Walk:
             return
         try:
             msgspec.convert(v, target, strict=True)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, TypeError, ValueError):
             self.must(path, expected(t))
 
     # -- containers ----------------------------------------------------------------------
     def _list(self, t: Any, v: list[Any], path: str) -> None:
         if (t.min_length is not None and len(v) < t.min_length) or (t.max_length is not None and len(v) > t.max_length):
             words = _count(t.min_length, t.max_length, "items")
-            self.add(path, f"{path} must {'not be empty' if words == 'not empty' else 'have ' + str(words)}")
+            self.add(path, f"{_subject(path)} must {'not be empty' if words == 'not empty' else 'have ' + str(words)}")
         for i, item in enumerate(v):
             if self.more:
                 return
@@ -332,7 +339,7 @@ class _Walk:
     def _dict(self, t: mi.DictType, v: dict[Any, Any], path: str) -> None:
         if (t.min_length is not None and len(v) < t.min_length) or (t.max_length is not None and len(v) > t.max_length):
             words = _count(t.min_length, t.max_length, "entries")
-            self.add(path, f"{path} must {'not be empty' if words == 'not empty' else 'have ' + str(words)}")
+            self.add(path, f"{_subject(path)} must {'not be empty' if words == 'not empty' else 'have ' + str(words)}")
         key_type, _ = _unwrap(t.key_type)
         check_keys = isinstance(key_type, (mi.StrType, mi.LiteralType, mi.EnumType))
         for key, item in v.items():
@@ -340,7 +347,7 @@ class _Walk:
                 return
             where = _key_path(path, str(key))
             if check_keys and not self.fits(t.key_type, key):
-                self.add(where, f"{json.dumps(str(key))} is not an accepted key of {path or 'the body'}: keys must be {expected(t.key_type)}")
+                self.add(where, f"{json.dumps(str(key))} is not an accepted key of {_subject(path)}: keys must be {expected(t.key_type)}")
                 continue
             self.visit(t.value_type, item, where)
 

@@ -3,7 +3,9 @@ field, with its dotted/indexed path and words saying what is expected; the happy
 path converts with msgspec alone."""
 from __future__ import annotations
 
+import datetime
 import enum
+import uuid
 from typing import Annotated, Literal
 
 import msgspec
@@ -139,3 +141,19 @@ def test_a_check_may_report_one_field_or_several() -> None:
     assert several.message == "2 fields are invalid: make, year."
     with pytest.raises(ValueError):
         FieldErrors([])
+
+
+def test_dates_and_uuids_are_judged_by_msgspec_and_named() -> None:
+    class Booking(msgspec.Struct):
+        day: datetime.date
+        ref: uuid.UUID
+        at: datetime.datetime | None = None
+
+    good = {"day": "2024-02-29", "ref": str(uuid.UUID(int=7)), "at": "2024-02-29T10:00:00Z"}
+    assert convert(good, Booking).day == datetime.date(2024, 2, 29)
+    err = refusal({"day": "2023-02-29", "ref": "nope", "at": 5}, Booking)
+    assert err.details == [
+        {"field": "day", "message": "day must be an ISO 8601 date (YYYY-MM-DD)"},
+        {"field": "ref", "message": "ref must be a UUID"},
+        {"field": "at", "message": "at must be an ISO 8601 date-time or null"},
+    ]
