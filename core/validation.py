@@ -453,13 +453,20 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     return obj
 
 
-def convert(obj: Any, type_: Any, *, error: str = "invalid_request") -> Any:
-    """Convert builtins into `type_`; a refusal names every failing field (400 `error`)."""
+def convert(obj: Any, type_: Any, *, error: str = "invalid_request", also: Iterable[Problem] = ()) -> Any:
+    """Convert builtins into `type_`; a refusal names every failing field (400 `error`).
+
+    `also`: problems the caller found in fields it took out of `obj` first (listed
+    first; alone they are a plain `invalid_request`)."""
+    also = list(also)
     try:
-        return msgspec.convert(obj, type_, strict=True)
+        value = msgspec.convert(obj, type_, strict=True)
     except msgspec.ValidationError as exc:
         problems, more = problems_of(obj, type_)
-        raise invalid_fields(problems or [_from_msgspec(exc)], more, error=error) from exc
+        raise invalid_fields([*also, *(problems or [_from_msgspec(exc)])], more, error=error) from exc
+    if also:
+        raise invalid_fields(also)
+    return value
 
 
 def field_error(err: FieldError | FieldErrors) -> ServiceError:
