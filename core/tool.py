@@ -17,6 +17,10 @@ CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructu
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
 Idempotency = Literal["required", "optional", "ignored"]
 Mode = Literal["inline", "job"]
+# The `status` of a job tool's 202 acceptance (the spec: web read says `processing`,
+# research `pending`; acceptance answers may also say queued, accepted or active).
+AcceptedStatus = Literal["pending", "processing", "queued", "accepted", "active"]
+ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
@@ -107,6 +111,8 @@ class Tool:
     # field): the spec's default `invalid_request`, or `invalid_input` for tools whose
     # spec says so (Solve), which then also carries a `code`.
     shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
+    # Job mode: the `status` of the 202 acceptance answer, on every front and in the schemas.
+    accepted_status: AcceptedStatus = "pending"
     # Job mode: the longest one attempt may run, and whether a failed job is refunded.
     time_limit_s: float = 60.0
     refund_failed_jobs: bool = True
@@ -131,6 +137,8 @@ class Tool:
             raise ValueError(f"tool {self.name}: price must be positive")
         if self.cpu_bound and self.mode != "job":
             raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
+        if self.accepted_status not in ACCEPTED_STATUSES:
+            raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
 

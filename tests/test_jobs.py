@@ -194,3 +194,18 @@ async def test_notifications_unread_and_limit(kernel):
     assert everything["count"] == 4 and all(n["read"] for n in everything["notifications"])
     assert set(everything["notifications"][0]) == {"id", "agentId", "type", "title", "body", "metadata", "read", "createdAt"}
     assert bad.status_code == 400
+
+
+def test_the_acceptance_status_is_declared_by_the_tool():
+    """`pending` unless the tool declares another of the spec's acceptance statuses."""
+    import dataclasses
+
+    from tests.support.jobs_plugin import JobsPlugin as _Plugin
+
+    declared: list = []
+    _Plugin().register_tools(declared.append)
+    tool = declared[0]
+    assert tool.accepted_status == "pending"
+    assert dataclasses.replace(tool, accepted_status="processing").accepted_status == "processing"
+    with pytest.raises(ValueError, match="accepted_status"):
+        dataclasses.replace(tool, accepted_status="running")

@@ -145,7 +145,7 @@ async def test_bad_arguments_are_the_spec_error_before_any_payment(kernel, mode)
         unknown = await client.call_tool("echo_words", {"text": "x", "colour": "red"})
         wait = await client.call_tool("add_numbers", {"a": 1, "wait_seconds": "soon"})
     assert wrong.is_error and wrong.structured_content["error"] == "invalid_request"
-    assert wrong.structured_content["details"] == [{"field": "repeat", "message": "Expected `int` <= 5"}]
+    assert wrong.structured_content["details"] == [{"field": "repeat", "message": "repeat must be from 1 to 5"}]
     assert json.loads(wrong.content[0].text) == wrong.structured_content
     assert missing.structured_content["details"][0]["field"] == "text"
     assert unknown.structured_content["error"] == "invalid_request"

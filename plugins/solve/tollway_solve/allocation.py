@@ -26,10 +26,11 @@ import msgspec
 from ortools.sat.python import cp_model
 
 from . import allocation_check
-from .family import Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "allocation"
+VERSION = f"allocation-1/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_LOT_RATIO = 1_000_000
 
 

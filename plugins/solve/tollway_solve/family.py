@@ -10,7 +10,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, Protocol
 
+import ortools
+
 Status = Literal["optimal", "feasible", "infeasible", "timeout"]
+
+# The solver every family builds on; answers may change with its release, so each
+# family's VERSION ends with it (as predict's simulation VERSION names NumPy's).
+ENGINE = f"ortools-{ortools.__version__}"
 
 
 class InputProblem(Exception):
@@ -58,6 +64,9 @@ class Outcome:
 
 class Family(Protocol):
     name: str  # "routing", "allocation", "packing", "schedule"
+    # The result's `version`, e.g. "packing-1/ortools-9.15.6755": the family's model
+    # revision (bumped whenever a change can alter answers) and the solver's release.
+    VERSION: str
     block_type: type  # the msgspec Struct of the request block named after the family
 
     def validate(self, block: Any) -> None:

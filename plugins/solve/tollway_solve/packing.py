@@ -24,10 +24,11 @@ import msgspec
 from ortools.sat.python import cp_model
 
 from . import packing_check
-from .family import Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
+VERSION = f"packing-1/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 

@@ -14,7 +14,7 @@ from typing import Any
 PROBLEMS = ("routing", "allocation", "packing", "schedule")
 
 # What a module must define to count as a family (tollway_solve.family.Family).
-_REQUIRED = ("name", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
+_REQUIRED = ("name", "VERSION", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
 
 
 def _load(problem: str) -> Any | None:

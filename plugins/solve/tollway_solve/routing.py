@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .family import Check, InputProblem, Outcome
+from .family import ENGINE, Check, InputProblem, Outcome
 
 MAX_STOPS = 500
 MAX_MAGNITUDE = 1e12
@@ -163,6 +163,7 @@ def _windows(ws: list[Window] | None, field: str) -> None:
 class RoutingFamily:
     name = "routing"
     block_type = RoutingBlock
+    VERSION = f"routing-1/{ENGINE}"  # bump the revision when a change can alter answers
 
     def validate(self, block: RoutingBlock) -> None:
         if not block.vehicles:

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .family import Check, Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Check, Conflict, ConflictConstraint, InputProblem, Outcome
 
 MAX_MAGNITUDE = 1e12
 TOL = 1e-6
@@ -149,6 +149,7 @@ def _job_windows(block: ScheduleBlock, job: Job) -> list[tuple[int, int]] | None
 class ScheduleFamily:
     name = "schedule"
     block_type = ScheduleBlock
+    VERSION = f"schedule-1/{ENGINE}"  # bump the revision when a change can alter answers
 
     # -------------------------------------------------------- validation
     def validate(self, block: ScheduleBlock) -> None:

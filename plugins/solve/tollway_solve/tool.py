@@ -123,6 +123,7 @@ def run(value: Any) -> SolveResponse:
     if status == "feasible" and solution is None:
         status = "timeout"
     return SolveResponse(
+        version=fam.VERSION,
         status=status,
         objective_value=objective,
         bound=bound,

@@ -128,6 +128,7 @@ WEB_READ = Tool(
     price="0.02",
     family=settings.FAMILY,
     mode="job",
+    accepted_status="processing",  # the spec's web read acceptance (research says pending)
     payment_header="X-Payment-Proof",
     idempotency="optional",
     rate_limit="paid",
