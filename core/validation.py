@@ -1,7 +1,7 @@
 """Input validation shared by every front: JSON body -> typed tool input.
 
 msgspec does the shape and limit checks; this module turns its messages into the
-spec's error body (`details` = `[{field, message}]` with dotted/indexed paths).
+error body of docs/api.md (`details` = `[{field, message}]` with dotted/indexed paths).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Job-mode tools for the kernel's job tests (no upstream needed).
 
 `add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
-while a worker is killed); `broken_job` fails with a spec code; `slow_job`
+while a worker is killed); `broken_job` fails with a job failure code; `slow_job`
 outlives its time limit; `cpu_sum` runs in the worker's process pool.
 """
 from __future__ import annotations
