@@ -1,7 +1,7 @@
 """The kernel: plugin manager, registries of tools/backends/settings, lifecycle.
 
 Fronts hold one `Kernel`; `Kernel.call` (in `core.pipeline`) is the one paid-call
-pipeline of DESIGN.md §1.
+pipeline (docs/architecture.md).
 """
 from __future__ import annotations
 

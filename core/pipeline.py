@@ -1,4 +1,4 @@
-"""The paid-call pipeline (DESIGN.md §1): validate, price, pay (credits or x402),
+"""The paid-call pipeline (docs/architecture.md): validate, price, pay (credits or x402),
 run, sign the receipt; refund or leave unsettled when the tool fails.
 
 Input is refused before any payment; an x402 payment is settled only after an
@@ -315,7 +315,7 @@ class PaidCallPipeline:
         )
 
     async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
-        """202, unwrapped as the spec shows; workers are woken after the commit."""
+        """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
         await self._publish_unless_in_sql(JOBS_NEW, request_id)
         body = {
             "request_id": request_id,

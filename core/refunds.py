@@ -1,4 +1,4 @@
-"""Refunds: a charged call that the spec says is refunded gives its amount back
+"""Refunds: a charged call that failed (docs/receipts.md) gives its amount back
 to the payer's credits (x402 payments included: the USDC has moved, so it comes
 back as credits) and its receipt is re-signed as `refunded` (revision + 1).
 

@@ -51,7 +51,7 @@ class ToolContext:
 class ToolError(Exception):
     """A tool's own failure. The call is recorded failed and not charged.
 
-    `code` is one of the spec's job failure codes (provider_unavailable,
+    `code` is one of the failure codes of docs/api.md (provider_unavailable,
     rate_limited, invalid_input, internal_error, ...); `status` the HTTP-like
     status the fronts answer with.
     """
@@ -89,7 +89,7 @@ class Tool:
     function of the validated input returning micro-USDC.
     """
 
-    name: str  # the spec's `data.tool` string, e.g. "vehicle_recalls"
+    name: str  # the answer's `data.tool` string, e.g. "vehicle_recalls"
     path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
     title: str
     description: str
@@ -108,8 +108,8 @@ class Tool:
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
     check: Callable[[Any], None] | None = None
     # The error of a request whose shape is wrong (unknown field, wrong type, missing
-    # field): the spec's default `invalid_request`, or `invalid_input` for tools whose
-    # spec says so (Solve), which then also carries a `code`.
+    # field): `invalid_request` by default, or `invalid_input` for tools that answer every
+    # input error that way (solve, predict), which then also carries a `code` (docs/api.md).
     shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
     # Job mode: the `status` of the 202 acceptance answer, on every front and in the schemas.
     accepted_status: AcceptedStatus = "pending"

@@ -2,7 +2,7 @@
 
 msgspec converts (fast, and it stops at the first problem). Only when it
 refuses does this module walk the target type beside the value, with
-`msgspec.inspect`, to name *every* failing field in the spec's error body:
+`msgspec.inspect`, to name *every* failing field in the error body of docs/api.md:
 `details` = `[{field, message}]`, dotted/indexed paths (`items[2].size.kg`),
 messages that say in words what is expected.
 """

@@ -47,7 +47,7 @@ class ToolSchemas:
 
 
 class JobAccepted(msgspec.Struct):
-    """The 202 answer of a job-mode tool (unwrapped, as the spec shows)."""
+    """The 202 answer of a job-mode tool (not wrapped in success/data)."""
 
     request_id: str
     tool: str

@@ -1,4 +1,4 @@
-"""The `tollway` command (DESIGN.md §4)."""
+"""The `tollway` command (docs/settings.md)."""
 from __future__ import annotations
 
 import argparse

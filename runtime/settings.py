@@ -1,4 +1,4 @@
-"""Settings from the environment (and `.env`), DESIGN.md §4.
+"""Settings from the environment (and `.env`), docs/settings.md.
 
 First start generates what an embedded deployment needs into TOLLWAY_HOME:
 the receipt signing seed, the dev receiving wallet and the operator token.

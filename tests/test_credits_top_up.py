@@ -1,4 +1,4 @@
-"""POST /v1/credits/top-up exactly as the spec says: 402 priced at `amount`,
+"""POST /v1/credits/top-up as docs/payments.md describes it: 402 priced at `amount`,
 payment-signature, settlement tx as idempotency key, already_credited on
 resubmission, invalid_amount, payment_verification_failed, the
 settled-but-not-credited recovery, and 503 for access-token sessions."""

@@ -31,7 +31,7 @@ PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
 
 
 def find_payment_header(headers: Any) -> str | None:
-    """The payment payload from whichever header carries it (DESIGN.md §5, §9)."""
+    """The payment payload from whichever header carries it (docs/payments.md)."""
     for name in PAYMENT_HEADERS:
         value = headers.get(name)
         if value:
@@ -82,7 +82,7 @@ class X402Gateway:
         resource_url: str,
         failure: PaymentFailed | None = None,
     ) -> ServiceError:
-        """A fresh quote as the spec's 402 body plus the PAYMENT-REQUIRED header."""
+        """A fresh quote as the 402 body (docs/payments.md) plus the PAYMENT-REQUIRED header."""
         quote = await quotes.create_quote(
             tool=purpose, input_hash=input_hash, amount=amount, pay_to=self.pay_to, network=self.network.caip2, ttl_s=self.quote_ttl_s
         )

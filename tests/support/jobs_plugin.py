@@ -2,7 +2,7 @@
 
 `add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
 while a worker is killed; `gate_inline` is the same as an inline call, to hold a
-paid request while its API process is killed); `broken_job` fails with a spec code; `slow_job`
+paid request while its API process is killed); `broken_job` fails with a job failure code; `slow_job`
 outlives its time limit; `cpu_sum` runs in the worker's process pool.
 """
 from __future__ import annotations

@@ -246,7 +246,7 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
 
 
 async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> None:
-    """The spec: unknown fields (and any wrong shape) are refused before payment with
+    """docs/solve.md: unknown fields (and any wrong shape) are refused before payment with
     400 invalid_input carrying a code and a message."""
     from core.tables import Quote
     from core.testing import http_client

@@ -223,7 +223,7 @@ class _Data:
 
 
 def estimate_variables(block: AllocationBlock) -> int:
-    """The spec's estimate: 2 x pairs + options + items."""
+    """The variable estimate (docs/solve.md): 2 x pairs + options + items."""
     return 2 * len(block.pairs) + len(block.options) + len(block.items)
 
 

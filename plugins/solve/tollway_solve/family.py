@@ -73,20 +73,20 @@ class Family(Protocol):
         """Raise InputProblem for what the block's types cannot express (ids, windows, cycles...)."""
 
     def estimate_variables(self, block: Any) -> int:
-        """The spec's variable estimate for this family."""
+        """The variable estimate of this family (docs/solve.md)."""
 
     def size(self, block: Any) -> dict[str, int]:
         """Sizes reported in `meta.size` (e.g. stops, vehicles)."""
 
     def price_units(self, block: Any) -> int:
-        """The spec's pricing size: allocation items x options; packing kinds x bins x
+        """The pricing size (docs/solve.md): allocation items x options; packing kinds x bins x
         dimensions; otherwise the variable estimate."""
 
     def solve(self, block: Any, time_limit_s: float) -> Outcome:
         """Build and solve the model within the time limit (runs in a worker process)."""
 
     def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
-        """Every check the spec names for the family, recomputed from input and solution."""
+        """Every check docs/solve.md names for the family, recomputed from input and solution."""
 
     def objective(self, block: Any, solution: dict[str, Any]) -> float:
         """The objective value recomputed from input and solution."""

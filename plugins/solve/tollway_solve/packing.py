@@ -303,7 +303,7 @@ def _plan(block: PackingBlock) -> _Plan:
 
 
 def estimate_variables(block: PackingBlock) -> int:
-    """The spec's estimate: bins x (item kinds + 1) for bin, item kinds for knapsack;
+    """The variable estimate: bins x (item kinds + 1) for bin, item kinds for knapsack;
     `bins` counts the bins the model may open (see docs/solve.md)."""
     if block.variant == "knapsack":
         return len(block.items)

@@ -1,5 +1,5 @@
 """The families the `solve` tool can run, found by importing
-`tollway_solve.<problem>` for each problem the spec names.
+`tollway_solve.<problem>` for each problem docs/solve.md names.
 
 A family module that does not exist yet (routing and schedule are built
 separately) is simply absent: its `problem` is refused before payment with

@@ -1,5 +1,5 @@
-"""The `solve` answer (job result): every field of the spec is always present,
-null where the spec says."""
+"""The `solve` answer (job result): every field is always present, null where
+docs/solve.md says."""
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -18,7 +18,7 @@ Without a time matrix, travel minutes = distance / speed * 60. Every stop must b
 Objectives
 * `distance`: total distance of all routes.
 * `time`: total route duration (return time minus departure time, waiting and service included).
-* `vehicles_then_distance` (the token of the spec's "vehicles-then-distance"): fewest vehicles
+* `vehicles_then_distance` ("vehicles, then distance"): fewest vehicles
   first, then total distance. `objective_value` is the total distance; the vehicle count is the
   number of routes in the solution.
 

@@ -53,7 +53,7 @@ class VehicleRecallsInput(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Recall(msgspec.Struct):
-    """The spec's Vehicle recall; every string is null when NHTSA gives none."""
+    """A Vehicle recall; every string is null when NHTSA gives none."""
 
     campaign_number: str | None
     reported_on: str | None  # YYYY-MM-DD
@@ -83,7 +83,7 @@ class RecallEvidence(msgspec.Struct):
     as_of: str | None  # latest reported_on among NHTSA's recalls; null when none
 
 
-Evidence = RecallEvidence  # the spec's name; the class name stays unique in OpenAPI
+Evidence = RecallEvidence  # the documented name; the class name stays unique in OpenAPI
 
 
 class RecallAnswer(msgspec.Struct):

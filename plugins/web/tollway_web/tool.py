@@ -42,7 +42,7 @@ class WebReadMetadata(msgspec.Struct):
 
 
 class WebReadResult(msgspec.Struct):
-    """The spec's Web read result."""
+    """The Web read result (docs/web.md)."""
 
     url: str  # the final URL, after redirects
     markdown: str  # main content, at most 51,200 UTF-8 bytes
