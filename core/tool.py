@@ -17,7 +17,7 @@ CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructu
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
 Idempotency = Literal["required", "optional", "ignored"]
 Mode = Literal["inline", "job"]
-# The `status` of a job tool's 202 acceptance (the spec: web read says `processing`,
+# The `status` of a job tool's 202 acceptance (web read says `processing`,
 # research `pending`; acceptance answers may also say queued, accepted or active).
 AcceptedStatus = Literal["pending", "processing", "queued", "accepted", "active"]
 ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")

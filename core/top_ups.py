@@ -242,7 +242,7 @@ class TopUps:
         })
 
     async def _record(self, key: str, *, already: bool) -> dict[str, Any]:
-        """The spec's Credit top-up record (plus `status`); a pending one credits nothing yet."""
+        """The Credit top-up record (docs/payments.md) (plus `status`); a pending one credits nothing yet."""
         attempt = await sql.fetch_one("SELECT payer, amount, status, settlement_tx, reason FROM tw_top_up_attempts WHERE id = {}", key)
         if attempt["status"] == "credited":
             row = await sql.fetch_one("SELECT * FROM tw_credit_top_ups WHERE settlement_tx = {}", attempt["settlement_tx"])

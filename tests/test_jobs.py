@@ -197,7 +197,7 @@ async def test_notifications_unread_and_limit(kernel):
 
 
 def test_the_acceptance_status_is_declared_by_the_tool():
-    """`pending` unless the tool declares another of the spec's acceptance statuses."""
+    """`pending` unless the tool declares another acceptance status (processing, queued, accepted, active)."""
     import dataclasses
 
     from tests.support.jobs_plugin import JobsPlugin as _Plugin

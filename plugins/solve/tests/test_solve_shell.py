@@ -116,7 +116,7 @@ def test_a_solution_failing_a_check_fails_the_job(monkeypatch: pytest.MonkeyPatc
 
 
 def test_results_carry_the_familys_version() -> None:
-    """The spec: Solve results carry a `version`, as Predict's do: the family's model
+    """Solve results carry a `version`, as Predict's do: the family's model
     revision and the OR-Tools release it ran on."""
     import ortools
 

@@ -37,7 +37,7 @@ class SolveMeta(msgspec.Struct):
 
 class SolveResponse(msgspec.Struct):
     # The family's model revision and solver release (e.g. "packing-1/ortools-9.15.6755"):
-    # the spec's Solve results carry a version, as Predict's do.
+    # Solve results carry a version, as Predict's do.
     version: str
     status: Literal["optimal", "feasible", "infeasible", "timeout"]
     objective_value: float | None
