@@ -193,7 +193,10 @@ def _reconcile(args: argparse.Namespace) -> int:
     from .service import build_kernel
     from .settings import load_settings
 
-    settings = load_settings()
+    import dataclasses
+
+    # a one-shot command: no background downloads at start-up
+    settings = dataclasses.replace(load_settings(), offline=True)
     kernel = build_kernel(settings)
 
     async def run() -> dict:
