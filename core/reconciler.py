@@ -51,8 +51,12 @@ class Reconciler:
             "holds_refunded": 0, "payments_voided": 0, "payments_settled": 0, "payments_failed": 0, "payments_pending": 0, "top_ups_credited": 0,
         }
         for row in await holds.held_before(cutoff + 1):
-            if await self._refund_hold(row):
-                summary["holds_refunded"] += 1
+            try:
+                refunded = await self._refund_hold(row)
+            except Exception:
+                log.exception("refunding hold %s failed", row["id"])
+                continue
+            summary["holds_refunded"] += refunded
         for row in await sql.fetch(
             "SELECT id FROM tw_payment_authorizations WHERE status = 'reserved' AND updated_ms <= {}", cutoff
         ):
@@ -64,7 +68,11 @@ class Reconciler:
             "SELECT * FROM tw_payment_authorizations WHERE (status = 'settling' AND updated_ms <= {}) OR (status = 'pending' AND updated_ms <= {})",
             cutoff, asked_before,
         ):
-            outcome = await self._resolve_payment(dict(row))
+            try:
+                outcome = await self._resolve_payment(dict(row))
+            except Exception:  # one payment's trouble must not stop the others; the next pass retries
+                log.exception("reconciling payment %s failed", row["id"])
+                continue
             if outcome:
                 summary[f"payments_{outcome}"] += 1
         # Settled top-ups whose credit failed (the client may never retry).
