@@ -75,11 +75,29 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _data_refresh(args: argparse.Namespace) -> int:
-    """Download the data sources plugins declare (all, or the one named) now."""
+    """Download the data sources plugins declare (all, or the one named) now.
+
+    Every failure is one line on stderr and a non-zero exit, never a traceback.
+    The kernel starts as TOLLWAY_OFFLINE so plugins start no download of their
+    own: this command is the one download.
+    """
+    import dataclasses
+
     from .service import build_kernel
     from .settings import load_settings
 
-    kernel = build_kernel(load_settings())
+    try:
+        kernel = build_kernel(dataclasses.replace(load_settings(), offline=True))
+        kernel.collect()
+    except Exception as exc:
+        print(f"tollway: data refresh: {exc}", file=sys.stderr)
+        return 2
+    names = [args.source] if args.source else sorted(kernel.data_sources)
+    unknown = [n for n in names if n not in kernel.data_sources]
+    if unknown:
+        known = ", ".join(sorted(kernel.data_sources)) or "none"
+        print(f"tollway: no data source {unknown[0]!r} (known: {known})", file=sys.stderr)
+        return 2
 
     def progress(done: int, total: int | None, what: str) -> None:
         if total:
@@ -93,18 +111,12 @@ def _data_refresh(args: argparse.Namespace) -> int:
     async def run() -> int:
         await kernel.start()
         try:
-            names = [args.source] if args.source else sorted(kernel.data_sources)
-            unknown = [n for n in names if n not in kernel.data_sources]
-            if unknown:
-                known = ", ".join(sorted(kernel.data_sources)) or "none"
-                print(f"tollway: no data source {unknown[0]!r} (known: {known})", file=sys.stderr)
-                return 2
             failed = 0
             for name in names:
                 print(f"{name}: {kernel.data_sources[name].description}", file=sys.stderr)
                 try:
                     summary = await kernel.data_sources[name].refresh(kernel, progress)
-                except Exception as exc:  # report and go on with the next source
+                except Exception as exc:  # report in one line and go on with the next source
                     print(f"\n{name}: FAILED: {exc}", file=sys.stderr)
                     failed += 1
                     continue
@@ -113,7 +125,14 @@ def _data_refresh(args: argparse.Namespace) -> int:
         finally:
             await kernel.stop()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        print("\ntollway: data refresh interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the database or a plugin's start-up failed
+        print(f"tollway: data refresh: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _plugins(args: argparse.Namespace) -> int:
