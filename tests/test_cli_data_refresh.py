@@ -76,3 +76,28 @@ async def test_serve_attempts_the_download_once_at_start(tmp_path):
     assert len(warnings) == 2, served.stderr  # one per list, once
     assert any("OFAC SDN List" in w and "503" in w for w in warnings)
     assert "Traceback" not in "".join(served.stderr)
+
+
+async def test_scheduler_holds_the_first_run_of_a_task_declared_not_at_start():
+    from core.periodic import PeriodicTask
+    from runtime.scheduler import Scheduler
+
+    runs: list[str] = []
+
+    async def record(name: str) -> None:
+        runs.append(name)
+
+    class Kernel:
+        periodic_tasks = [
+            PeriodicTask("at_start", 0.4, lambda k: record("at_start")),
+            PeriodicTask("later", 0.4, lambda k: record("later"), run_at_start=False),
+        ]
+
+    scheduler = Scheduler(Kernel())
+    scheduler.start()
+    await asyncio.sleep(0.2)
+    first = list(runs)
+    await asyncio.sleep(0.4)
+    await scheduler.stop()
+    assert first == ["at_start"]
+    assert runs.count("later") == 1 and runs.count("at_start") == 2
