@@ -41,8 +41,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from mcp_server.server import McpSettings
     from mcp_server.stdio import main as serve_mcp_stdio
 
+    from .settings import read_env
+
+    try:  # refuse a malformed TOLLWAY_MCP_* setting before touching stdio
+        McpSettings.from_env(read_env())
+    except ValueError as exc:
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
     return serve_mcp_stdio(workers=args.workers)
 
 
@@ -252,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("mcp", help="speak MCP on stdio (paying as TOLLWAY_AGENT_KEY: an access token or a wallet private key)")
+    p = sub.add_parser("mcp", help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)")
     p.set_defaults(func=_mcp)
 
