@@ -1,4 +1,4 @@
-"""Forecast bench: the 49 M3/M4 series of ../shared/bench/forecasting/series.csv.
+"""Forecast bench: the 49 M3/M4 series of bench/instances/forecasting/series.csv.
 
 Each series' training part is sent through `run_forecast` (frequency token given,
 integer index t, horizon = the official test length); the forecast is scored on the
@@ -29,7 +29,7 @@ from tollway_predict import forecast_models as fm
 from tollway_predict.forecast import ForecastBlock, Point, run_forecast
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = os.path.join(HERE, "..", "..", "shared", "bench", "forecasting", "series.csv")
+DEFAULT = os.path.join(HERE, "instances", "forecasting", "series.csv")  # see instances/README.md
 M4_M = {"Yearly": 1, "Quarterly": 4, "Monthly": 12, "Hourly": 24, "Weekly": 1, "Daily": 1, "Other": 1}
 TOKEN = {"Yearly": "yearly", "Quarterly": "quarterly", "Monthly": "monthly", "Hourly": "hourly",
          "Weekly": "weekly", "Daily": "daily", "Other": None}

@@ -8,7 +8,7 @@ and p50/p99 latency for four paths:
   credits_http        the same over HTTP on 127.0.0.1 (uvicorn in a child process)
   x402_http           the same over HTTP
 An x402 "request" counts the 402 and the paid resend together. NHTSA is replayed
-in-process from the recorded file in ../shared/data (no network).
+in-process from the recorded file in plugins/vehicles/tests/fixtures (no network).
 
 Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16]`.
 """
@@ -34,8 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or ROOT.parent / "shared")
-HONDA = SHARED / "data" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
+HONDA = ROOT / "plugins" / "vehicles" / "tests" / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
 PATH = "/v1/tools/lookup/vehicle-recalls"
 OPERATOR = "bench-operator-token"

@@ -1,7 +1,7 @@
 """Sanctions screening speed and recall (issue 5).
 
 Loads the full 2021-07 SDN set plus the 2025-12 consolidated set from
-../shared/data/ofac/, then runs 2,000 mixed queries on one core: names drawn
+plugins/sanctions/tests/fixtures/ofac/, then runs 2,000 mixed queries on one core: names drawn
 from the lists (an entry's own name or an alias) with a typo (one substitution
 in a word of 4+ letters), a word swap, or a dropped word (names of 3+ words),
 plus names not on the list. Prints one JSON line:
@@ -11,7 +11,6 @@ entries, names, index_build_s, p50_ms, p99_ms, queries_per_s, recall
 from __future__ import annotations
 
 import json
-import os
 import random
 import statistics
 import string
@@ -26,9 +25,8 @@ sys.path.insert(0, str(ROOT))
 from tollway_sanctions import lists, matching  # noqa: E402
 from tollway_sanctions.ofac import parse_list  # noqa: E402
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or ROOT / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-FOLDERS = {"sdn": DATA / "ofac" / "sdn_2021-07", "consolidated": DATA / "ofac" / "consolidated_non_sdn_2025-12"}
+OFAC = ROOT / "plugins" / "sanctions" / "tests" / "fixtures" / "ofac"  # recorded OFAC files, see the README there
+FOLDERS = {"sdn": OFAC / "sdn_2021-07", "consolidated": OFAC / "consolidated_non_sdn_2025-12"}
 N_QUERIES = 2000
 NOT_ON_LIST = [
     "Jonathan Whitfield", "Maria Gonzalez Ortega", "Blue Harbor Logistics LLC", "Greenfield Dental Care",

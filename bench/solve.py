@@ -1,4 +1,4 @@
-"""Solve quality bench: converts the standard instances in ../shared/bench/ into
+"""Solve quality bench: converts the standard instances in bench/instances/ into
 `solve` requests, runs them through the tool's own `run` (model, solver and the
 independent checks), and prints one JSON line per instance:
 {instance, problem, status, objective, published, gap_pct, seconds}.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-BENCH = Path(os.environ.get("TOLLWAY_BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "bench"))
+BENCH = Path(__file__).resolve().parent / "instances"  # see instances/README.md
 
 Case = tuple[str, dict[str, Any], float]  # instance, request (without time_limit_s), published
 

@@ -1,4 +1,4 @@
-"""Loaders turning bench instance files (../shared/bench) into schedule and routing blocks,
+"""Loaders turning bench instance files (bench/instances/) into schedule and routing blocks,
 and a runner that solves each with its family and prints one JSON line per instance:
 instance, problem, status, objective, published, gap_pct, seconds.
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from tollway_solve.schedule import family as schedule_family
 
 import msgspec
 
-BENCH = Path(os.environ.get("TOLLWAY_BENCH_DIR", Path(__file__).resolve().parents[2] / "shared" / "bench"))
+BENCH = Path(__file__).resolve().parent / "instances"  # see instances/README.md
 
 
 def load_jobshop(path: Path) -> ScheduleBlock:

@@ -9,6 +9,6 @@ from .hookspecs import hookimpl, hookspec
 from .periodic import PeriodicTask
 from .settings_spec import Setting
 from .tool import Example, Fact, Tool, ToolContext, ToolError
-from .validation import FieldError
+from .validation import FieldError, FieldErrors
 
-__all__ = ["DataSource", "Example", "Fact", "FieldError", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]
+__all__ = ["DataSource", "Example", "Fact", "FieldError", "FieldErrors", "PeriodicTask", "Setting", "Tool", "ToolContext", "ToolError", "hookimpl", "hookspec"]

@@ -1,54 +1,27 @@
-"""Account operations: balance, credit top-up by x402, and the operator routes
-(register agent, grant credits, access tokens, fund the local test network)."""
+"""Account operations: balance and the operator routes (register agent, grant
+credits, access tokens, fund the local test network); top-ups live in core/top_ups.py."""
 from __future__ import annotations
 
 import logging
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from eth_utils import to_checksum_address
 
-from . import ledger
+from . import ledger, notifications
 from .agents import is_address
 from .errors import ServiceError, invalid_request
-from .ids import iso, now_ms
-from .money import AmountError, to_micro, usdc
-from .payments.gateway import PaymentFailed, find_payment_header
-from .request import CallRequest
-from .tables import Agent, CreditTopUp, PaymentAuthorization
+from .ids import iso
+from .money import usdc
+from .request import Answer, CallRequest
+from .tables import Agent
+from .top_ups import decimal_body, parse_amount
 from .validation import convert, decode_object
 
 if TYPE_CHECKING:
     from .kernel import Kernel
 
 log = logging.getLogger("tollway.accounts")
-
-TOP_UP_MIN = 10_000  # 0.01 USDC
-TOP_UP_MAX = 1_000 * 1_000_000
-TOP_UP_PURPOSE = "credits_top_up"
-
-
-def _amount(value: Any, *, field: str = "amount", code: str = "invalid_request") -> int:
-    try:
-        if isinstance(value, bool) or not isinstance(value, (int, str, Decimal)):
-            raise AmountError("not a number")
-        return to_micro(value)
-    except AmountError as exc:
-        raise ServiceError(400, code, f"{field} must be a USDC amount with at most 6 decimals.", [{"field": field, "message": str(exc)}]) from exc
-
-
-def _decimal_body(body: bytes) -> dict[str, Any]:
-    """Decode with JSON numbers as Decimal so amounts never pass through a float."""
-    if not body.strip():
-        return {}
-    try:
-        obj = msgspec.json.Decoder(float_hook=Decimal).decode(body)
-    except msgspec.DecodeError as exc:
-        raise invalid_request("The request body is not valid JSON.", [{"field": "$", "message": str(exc)}]) from exc
-    if not isinstance(obj, dict):
-        raise invalid_request("The request body must be a JSON object.", [{"field": "$", "message": "expected an object"}])
-    return obj
 
 
 class RegisterBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -81,128 +54,10 @@ class Accounts:
             "agent_id": caller.agent_id,
         }
 
-    async def top_up(self: "Kernel", req: CallRequest) -> dict[str, Any]:
-        """POST /v1/credits/top-up: 402 priced at `amount`, then credit exactly once."""
-        auth = req.header("authorization") or ""
-        if auth[:7].lower() == "bearer ":
-            raise ServiceError(503, "route_unavailable_for_access_tokens", "Credits top-up needs a wallet session, not an access token.")
-        obj = _decimal_body(req.body)
-        if "amount" not in obj:
-            raise ServiceError(400, "invalid_amount", "amount is required (USDC, 0.01 to 1000).", [{"field": "amount", "message": "is required"}])
-        amount = _amount(obj["amount"], code="invalid_amount")
-        if not TOP_UP_MIN <= amount <= TOP_UP_MAX:
-            raise ServiceError(400, "invalid_amount", "amount must be from 0.01 to 1000 USDC.", [{"field": "amount", "message": "must be from 0.01 to 1000"}])
-        memo = obj.get("memo")
-        if memo is not None and (not isinstance(memo, str) or len(memo) > 1000):
-            raise invalid_request("memo must be a string of at most 1000 characters.", [{"field": "memo", "message": "at most 1000 characters"}])
-        unknown = sorted(set(obj) - {"amount", "memo"})
-        if unknown:
-            raise invalid_request(f"Unknown field {unknown[0]}.", [{"field": unknown[0], "message": f"{unknown[0]} is not an accepted field"}])
-        gateway = self.gateway
-        assert gateway is not None
-        input_hash = f"top-up:{amount}"
-        header = find_payment_header(req.headers)
-        if not header:
-            raise await gateway.payment_required(
-                purpose=TOP_UP_PURPOSE, description="Prepaid credits", input_hash=input_hash, amount=amount, resource_url=req.url
-            )
-        try:
-            payment = gateway.decode(header)
-            existing = await self._existing_top_up(payment, amount)
-            if existing is not None:
-                return existing
-            quote, payer = await gateway.verify(payment, req.header("x-quote-id"), purpose=TOP_UP_PURPOSE, input_hash=input_hash)
-            accepted = await gateway.reserve(payment, quote, payer, TOP_UP_PURPOSE)
-        except PaymentFailed as failure:
-            raise await gateway.payment_required(
-                purpose=TOP_UP_PURPOSE, description="Prepaid credits", input_hash=input_hash, amount=amount, resource_url=req.url, failure=failure
-            ) from failure
-        result = await gateway.settle(accepted)
-        await gateway.record(accepted, result.status, result.transaction)
-        if result.status != "settled" or not result.transaction:
-            failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason or result.status}; nothing was credited.")
-            raise await gateway.payment_required(
-                purpose=TOP_UP_PURPOSE, description="Prepaid credits", input_hash=input_hash, amount=amount, resource_url=req.url, failure=failure
-            )
-        return await self._credit_top_up(accepted.payer, amount, result.transaction, memo)
-
-    async def _existing_top_up(self: "Kernel", payment: Any, amount: int) -> dict[str, Any] | None:
-        """A resubmitted top-up payment: the same row, or a retry of the credit."""
-        from .payments.eip3009 import authorization_key
-
-        row = await PaymentAuthorization.select().where(PaymentAuthorization.id == authorization_key(self.network, payment.authorization)).first()
-        if row is None or row["purpose"] != TOP_UP_PURPOSE or row["status"] != "settled" or not row["settlement_tx"]:
-            return None
-        if payment.signature.lower() != msgspec.json.decode(row["payload"]).get("payload", {}).get("signature", "").lower():
-            return None  # not the same signed payment: the nonce check refuses it later
-        return await self._credit_top_up(row["payer"], int(row["value"]), row["settlement_tx"], None)
-
-    async def _credit_top_up(self: "Kernel", payer: str, amount: int, settlement_tx: str, memo: str | None) -> dict[str, Any]:
-        agent_id = await self.agents.for_wallet(payer)
-        existing = await CreditTopUp.select().where(CreditTopUp.settlement_tx == settlement_tx).first()
-        if existing:
-            return self._top_up_record(existing, already=True)
-        try:
-            async with self.db.transaction():
-                balance, txn_id = await ledger.credit_credits(agent_id, amount, kind="top_up", reference=settlement_tx, memo=memo)
-                inserted = (
-                    await CreditTopUp.insert(
-                        CreditTopUp(
-                            settlement_tx=settlement_tx,
-                            transaction_id=txn_id,
-                            agent_id=agent_id,
-                            amount=amount,
-                            credits_balance=balance,
-                            memo=memo,
-                            created_ms=now_ms(),
-                        )
-                    )
-                    .on_conflict(action="DO NOTHING")
-                    .returning(CreditTopUp.settlement_tx)
-                )
-                if not inserted:
-                    raise _AlreadyCredited()
-                await self.receipts.issue(
-                    agent_id=agent_id,
-                    category="infrastructure",
-                    subcategory="credits_top_up",
-                    amount=amount,
-                    status="settled",
-                    execution_status="completed",
-                    settlement_tx=settlement_tx,
-                    payment_method="x402",
-                    tool="credits_top_up",
-                    request_id=txn_id,
-                    memo=memo,
-                )
-        except _AlreadyCredited:
-            row = await CreditTopUp.select().where(CreditTopUp.settlement_tx == settlement_tx).first()
-            return self._top_up_record(row, already=True)
-        except Exception as exc:
-            log.exception("top-up %s settled but the credit failed", settlement_tx)
-            raise ServiceError(
-                500,
-                "top_up_settled_not_credited",
-                "The payment settled but the credit could not be written; retry with the same payment.",
-                extra={"settlement_tx": settlement_tx},
-            ) from exc
-        return {
-            "topped_up": usdc(amount),
-            "credits_balance": usdc(balance),
-            "transaction_id": txn_id,
-            "settlement_tx": settlement_tx,
-            "already_credited": False,
-        }
-
-    @staticmethod
-    def _top_up_record(row: dict[str, Any], *, already: bool) -> dict[str, Any]:
-        return {
-            "topped_up": usdc(int(row["amount"])),
-            "credits_balance": usdc(int(row["credits_balance"])),
-            "transaction_id": row["transaction_id"],
-            "settlement_tx": row["settlement_tx"],
-            "already_credited": already,
-        }
+    async def top_up(self: "Kernel", req: CallRequest) -> Answer:
+        """POST /v1/credits/top-up (core/top_ups.py)."""
+        assert self.top_ups is not None
+        return await self.top_ups.top_up(req)
 
     # -- operator routes -------------------------------------------------------------
     async def register_agent(self: "Kernel", req: CallRequest) -> dict[str, Any]:
@@ -213,7 +68,7 @@ class Accounts:
 
     async def grant_credits(self: "Kernel", req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
-        obj = _decimal_body(req.body)
+        obj = decimal_body(req.body)
         unknown = sorted(set(obj) - {"agent_id", "amount", "memo"})
         if unknown:
             raise invalid_request(f"Unknown field {unknown[0]}.", [{"field": unknown[0], "message": "is not an accepted field"}])
@@ -222,7 +77,7 @@ class Accounts:
             raise invalid_request("agent_id is required.", [{"field": "agent_id", "message": "is required"}])
         if "amount" not in obj:
             raise invalid_request("amount is required.", [{"field": "amount", "message": "is required"}])
-        amount = _amount(obj["amount"])
+        amount = parse_amount(obj["amount"])
         if amount <= 0:
             raise invalid_request("amount must be positive.", [{"field": "amount", "message": "must be positive"}])
         memo = obj.get("memo")
@@ -236,7 +91,17 @@ class Accounts:
                 raise ServiceError(404, "agent_not_found", f"No agent {agent_ref}.")
         async with self.db.transaction():
             balance, txn_id = await ledger.credit_credits(agent["id"], amount, kind="grant", memo=memo)
+            await notifications.notify(
+                agent["id"], "credit_issued", f"{usdc(amount)} USDC of credits granted", memo,
+                {"amount": usdc(amount), "credits_balance": usdc(balance), "source": "grant", "transactionId": txn_id},
+            )
         return {"agent_id": agent["id"], "credits_balance": usdc(balance), "transaction_id": txn_id}
+
+    async def pending_report(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+        """GET /v1/tools/internal/pending: money in an intermediate state, and why."""
+        self.auth.require_operator(req)
+        assert self.reconciler is not None
+        return await self.reconciler.pending()
 
     async def issue_access_token(self: "Kernel", req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
@@ -260,15 +125,11 @@ class Accounts:
 
     async def fund_chain_request(self: "Kernel", req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
-        obj = _decimal_body(req.body)
+        obj = decimal_body(req.body)
         address = obj.get("address")
         if not isinstance(address, str):
             raise invalid_request("address is required.", [{"field": "address", "message": "is required"}])
         if "amount" not in obj:
             raise invalid_request("amount is required.", [{"field": "amount", "message": "is required"}])
-        after = await self.fund_chain(address, _amount(obj["amount"]))
+        after = await self.fund_chain(address, parse_amount(obj["amount"]))
         return {"address": address, "on_chain_balance": usdc(after)}
-
-
-class _AlreadyCredited(Exception):
-    pass

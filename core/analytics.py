@@ -1,4 +1,4 @@
-"""Receipts listing and spend breakdown (spec: Receipts and analytics)."""
+"""Receipts listing and spend breakdown (docs/receipts.md, "Reading and verifying")."""
 from __future__ import annotations
 
 from collections.abc import Mapping

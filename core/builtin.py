@@ -27,7 +27,7 @@ def register_periodic_tasks(register):
     from .idempotency import PURGE_TASK as purge_idempotency
     from .ratelimits import PURGE_TASK as purge_rate_counters
 
-    # Jobs are retained 30 days (spec: Limits).
+    # Jobs are retained 30 days after creation (docs/jobs.md).
     register(PeriodicTask(name="purge_old_jobs", interval_s=3600, run=_purge_old_jobs))
     register(purge_rate_counters)
     register(purge_idempotency)

@@ -19,6 +19,11 @@ class KernelConfig:
     receipt_seed: bytes = b""  # Ed25519 seed, 32 bytes
     facilitator_url: str | None = None
     facilitator_timeout_s: float = 15.0  # /verify and /settle; a settle past it is "pending"
+    chain_rpc_url: str | None = None  # Ethereum JSON-RPC: settlement fates the facilitator cannot tell
+    # The reconciler: every `reconcile_interval_s` it resolves holds, payments and
+    # top-ups still in an intermediate state `reconcile_after_s` after they began.
+    reconcile_interval_s: float = 60.0
+    reconcile_after_s: float = 300.0
     settlement_backend: str | None = None  # None: local on the local network, else facilitator
     quote_ttl_s: int = 300
     access_token_ttl_s: int = 86_400

@@ -1,7 +1,7 @@
 """The one error taxonomy of the service: every refusal is a `ServiceError`.
 
 Each front turns a `ServiceError` into its protocol's answer (HTTP status and
-the spec's `{error, message, details}` body, or an MCP tool error) and nothing
+the `{error, message, details}` body of docs/api.md, or an MCP tool error) and nothing
 else; the kernel never builds protocol responses itself.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 
 class ServiceError(Exception):
-    """A refusal with the spec's status, machine code and human message."""
+    """A refusal: HTTP status, machine code and human message (docs/api.md)."""
 
     def __init__(
         self,
@@ -28,7 +28,7 @@ class ServiceError(Exception):
         self.message = message
         self.details = details
         self.headers = dict(headers or {})
-        # Fields the spec puts beside error/message for some errors
+        # Fields some refusals carry beside error/message (docs/api.md)
         # (402 quote fields, retry_after, request_id/receipt_id of failed calls).
         self.extra = dict(extra or {})
 
@@ -44,7 +44,7 @@ class ServiceError(Exception):
 
 
 def invalid_request(message: str, details: list[dict[str, str]] | None = None) -> ServiceError:
-    """400 `invalid_request`: wrong shape, missing field or value outside the spec's limits."""
+    """400 `invalid_request`: wrong shape, missing field or value outside the declared limits."""
     return ServiceError(400, "invalid_request", message, details or [])
 
 

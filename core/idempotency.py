@@ -1,4 +1,4 @@
-"""Idempotency-Key records (spec "Paid-call flow"; DESIGN.md §1 step 3, §3).
+"""Idempotency-Key records (docs/limits.md; a step of the paid call, docs/architecture.md).
 
 Where a tool's declaration applies `Idempotency-Key`, the first request with a
 key owns it and runs; every later request with the same key in the same scope

@@ -1,5 +1,5 @@
 """Asynchronous jobs: the job row, claiming under a lease, fenced outcomes, and
-the Job resource of the spec.
+the Job resource (docs/jobs.md).
 
 A job is created in the same transaction as its charge and receipt. A worker
 claims it (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which bumps `attempt`; the
@@ -20,7 +20,7 @@ from .ids import iso, now_ms
 RETENTION_DAYS = 30
 TERMINAL = ("completed", "failed")
 
-# error_code -> (error_category, error_status): the spec's stable job failure codes
+# error_code -> (error_category, error_status): the stable failure codes (docs/api.md)
 FAILURE_CODES: dict[str, tuple[str, int]] = {
     "insufficient_funds": ("payment_required", 402),
     "payment_failed": ("payment_required", 402),
@@ -123,7 +123,7 @@ async def get(job_id: str) -> dict[str, Any] | None:
 
 
 def resource(row: Any) -> dict[str, Any]:
-    """The spec's Job: result only when completed, error fields only when failed."""
+    """The Job resource: result only when completed, error fields only when failed."""
     out: dict[str, Any] = {
         "request_id": row["id"],
         "status": row["status"],

@@ -1,7 +1,7 @@
 """The kernel: plugin manager, registries of tools/backends/settings, lifecycle.
 
 Fronts hold one `Kernel`; `Kernel.call` (in `core.pipeline`) is the one paid-call
-pipeline of DESIGN.md §1.
+pipeline (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -31,9 +31,11 @@ from .idempotency import IdempotencyStore
 from .job_runner import JobRunner
 from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
+from .reconciler import Reconciler
 from .refunds import Refunds
 from .settings_spec import Setting
 from .tool import Tool
+from .top_ups import TopUps
 
 log = logging.getLogger("tollway.kernel")
 
@@ -84,6 +86,8 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.idempotency = IdempotencyStore(config.idempotency_ttl_s, config.idempotency_lease_s)
         self.backend: SettlementBackend | None = None
         self.gateway: X402Gateway | None = None
+        self.top_ups: TopUps | None = None
+        self.reconciler: Reconciler | None = None
         self.http: httpx.AsyncClient | None = None
         self.started = False
 
@@ -128,6 +132,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.pm.hook.register_settings(register=add_setting)
         self.pm.hook.register_settlement_backends(register=add_backend)
         self.pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
+        self.periodic_tasks.append(PeriodicTask(name="reconcile", interval_s=self.config.reconcile_interval_s, run=_reconcile))
 
     def family_settings(self, family: str) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -156,6 +161,8 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.gateway = X402Gateway(
             network=self.network, pay_to=self.config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=self.config.quote_ttl_s
         )
+        self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
+        self.reconciler = Reconciler(self)
         self.started = True
         self.pm.hook.startup(kernel=self)
 
@@ -169,6 +176,11 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         await self.db.close()
         self.started = False
 
+
+
+async def _reconcile(kernel: Kernel) -> None:
+    if kernel.reconciler is not None:
+        await kernel.reconciler.run_once()
 
 
 def report_plugin_failure(kernel: Kernel, name: str, exc: BaseException) -> None:

@@ -1,4 +1,4 @@
-"""Stored notifications (spec: Notification, Events/Notifications).
+"""Stored notifications (docs/jobs.md, "Notifications").
 
 Listing returns the newest first and marks what it returned as read, so
 `unread=true` shows what the agent has not fetched yet.

@@ -1,4 +1,4 @@
-"""The paid-call pipeline (DESIGN.md §1): validate, price, pay (credits or x402),
+"""The paid-call pipeline (docs/architecture.md): validate, price, pay (credits or x402),
 run, sign the receipt; refund or leave unsettled when the tool fails.
 
 Input is refused before any payment; an x402 payment is settled only after an
@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import rfc8785
 
-from . import jobs, ledger
+from . import holds, jobs, ledger
 from .auth import Caller
 from .events import JOBS_NEW
 from .idempotency import check_key, hash_body, missing_key
 from .ratelimits import caller_key
 from .payments import x402
 from .payments.eip3009 import recover_payer
-from .errors import ServiceError, invalid_request
+from .errors import ServiceError
 from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
-from .validation import FieldError, convert, decode_object, field_error
+from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -60,28 +60,24 @@ def input_hash_of(value: Any) -> str:
     return hashlib.sha256(_SORTED.encode(value)).hexdigest()
 
 
-def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None, list[Problem]]:
+    """Take the audit fields out of `obj`; their problems are reported with the input's."""
     memo = obj.pop("memo", None)
     ctx = obj.pop("decisionContext", None)
+    problems: list[Problem] = []
     if memo is not None and (not isinstance(memo, str) or len(memo) > MEMO_MAX):
-        raise invalid_request("memo must be a string of at most 1000 characters.", [{"field": "memo", "message": "expected a string of at most 1000 characters"}])
-    if ctx is not None:
-        if not isinstance(ctx, dict):
-            raise invalid_request("decisionContext must be an object.", [{"field": "decisionContext", "message": "expected an object"}])
+        problems.append(Problem("memo", f"memo must be a string of at most {MEMO_MAX} characters"))
+    if ctx is not None and not isinstance(ctx, dict):
+        problems.append(Problem("decisionContext", "decisionContext must be an object"))
+    elif ctx is not None:
         try:  # it is signed into the receipt: refuse what RFC 8785 cannot canonicalise, before payment
             rfc8785.dumps(ctx)
         except Exception:
-            raise invalid_request(
-                "decisionContext holds a value that cannot be signed (integers must stay within ±2^53-1).",
-                [{"field": "decisionContext", "message": "integers must be within ±(2^53-1)"}],
-            ) from None
+            problems.append(Problem("decisionContext", "decisionContext holds a value that cannot be signed: integers must be within ±(2^53-1)"))
         conf = ctx.get("confidence")
         if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
-            raise invalid_request(
-                "decisionContext.confidence must be a number from 0 to 1.",
-                [{"field": "decisionContext.confidence", "message": "expected a number from 0 to 1"}],
-            )
-    return memo, ctx
+            problems.append(Problem("decisionContext.confidence", "decisionContext.confidence must be a number from 0 to 1"))
+    return memo, ctx, problems
 
 
 def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
@@ -106,21 +102,14 @@ class PaidCallPipeline:
     def prepare(self: "Kernel", tool: Tool, body: bytes) -> PreparedCall:
         """Validate and price: everything that must happen before payment."""
         obj = decode_object(body)
-        memo, ctx = _audit_fields(obj)
-        try:
-            value = convert(obj, tool.input_type)
-        except ServiceError as exc:
-            if tool.shape_error == "invalid_input":
-                exc.code = "invalid_input"
-                message = (exc.details or [{}])[0].get("message", "")
-                exc.extra.setdefault(
-                    "code", "unknown_field" if "not an accepted field" in message else "missing_field" if "is required" in message else "bad_value"
-                )
-            raise
+        memo, ctx, audit = _audit_fields(obj)
+        # every failing field is named, the audit fields' too; shape errors of
+        # `invalid_input` tools carry a `code`
+        value = convert(obj, tool.input_type, error=tool.shape_error, also=audit)
         if tool.check is not None:
             try:
                 tool.check(value)
-            except FieldError as exc:
+            except (FieldError, FieldErrors) as exc:
                 raise field_error(exc) from exc
         return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
 
@@ -231,20 +220,31 @@ class PaidCallPipeline:
                 receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="pending", method="credits", tx=None)
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             return await self._job_accepted(call, request_id, receipt["receipt_id"])
+        # Inline: the debit and its hold commit together; the hold ends (charged with
+        # its receipt, or refunded) with the outcome, or the reconciler ends it if
+        # this process dies in between (core/holds.py).
+        receipt_id = new_id("rcpt")
         async with self.db.transaction():
-            taken = await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
-        if taken is None:
-            return None
+            if await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name) is None:
+                return None
+            await holds.place(
+                request_id=request_id, agent_id=agent_id, amount=call.price, tool=tool.name, receipt_id=receipt_id,
+                memo=call.memo, decision_context=call.decision_context,
+            )
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # the tool failed: the charge is recorded, then refunded
             async with self.db.transaction():
-                receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None)
-                await self.refund_to_credits(receipt["receipt_id"], reason=getattr(exc, "code", "internal_error"))
-            raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
+                if await holds.end(request_id, "refunded"):
+                    await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None, receipt_id=receipt_id)
+                    await self.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
+            raise self._failure(exc, request_id, receipt_id) from exc
         async with self.db.transaction():
-            receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None)
-        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output))
+            if await holds.end(request_id, "charged"):
+                await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
+            # else the reconciler took this process for dead and refunded the hold
+            # (its receipt says so): the answer is given, and it stays free.
+        return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
     async def _pay_x402(self: "Kernel", call: PreparedCall, req: CallRequest, header: str) -> Answer:
@@ -315,12 +315,12 @@ class PaidCallPipeline:
         )
 
     async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
-        """202, unwrapped as the spec shows; workers are woken after the commit."""
+        """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
         await self._publish_unless_in_sql(JOBS_NEW, request_id)
         body = {
             "request_id": request_id,
             "tool": call.tool.name,
-            "status": "pending",
+            "status": call.tool.accepted_status,
             "receipt_id": receipt_id,
             "message": f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
         }
@@ -337,8 +337,10 @@ class PaidCallPipeline:
         method: str,
         tx: str | None,
         settled: bool = True,
+        receipt_id: str | None = None,
     ) -> dict[str, Any]:
         return await self.receipts.issue(
+            receipt_id=receipt_id,
             agent_id=agent_id,
             category=call.tool.category,
             subcategory=call.tool.subcategory or call.tool.name,

@@ -1,4 +1,4 @@
-"""Fixed-window rate limits per category and caller (spec "Rate limits", DESIGN.md §9).
+"""Fixed-window rate limits per category and caller (docs/limits.md).
 
 Every limited route belongs to one category (`paid`, `expensive`, `free_read`,
 `lookup`); a tool names its category in `Tool.rate_limit`. A caller is an agent

@@ -1,4 +1,4 @@
-"""Receipt signatures (DESIGN.md §7): RFC 8785 canonical JSON, SHA-256 digest,
+"""Receipt signatures (docs/receipts.md): RFC 8785 canonical JSON, SHA-256 digest,
 Ed25519 over the 32 digest bytes, base64url without padding.
 
 Pure functions plus the signing key; storage lives in `core.receipts`.

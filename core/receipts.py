@@ -58,6 +58,7 @@ class ReceiptBook:
         receipt_id: str | None = None,
     ) -> dict[str, Any]:
         created = now_ms()
+        job_id = job_id or request_id  # a receipt's job_id is the request that originated it
         body = {
             "receipt_id": receipt_id or new_id("rcpt"),
             "agent_id": agent_id,

@@ -1,9 +1,12 @@
-"""Refunds: a charged call that the spec says is refunded gives its amount back
+"""Refunds: a charged call that failed (docs/receipts.md) gives its amount back
 to the payer's credits (x402 payments included: the USDC has moved, so it comes
 back as credits) and its receipt is re-signed as `refunded` (revision + 1).
 
 A receipt is refunded at most once: the status flips from a charged status to
 `refunded` by one conditional update, inside the same transaction as the credit.
+A receipt whose x402 settlement is still `pending` cannot be refunded yet (the
+money may never arrive): it becomes `refund_due`, and the reconciler credits
+the refund once the payment settles, or marks it `not_charged` if it never does.
 """
 from __future__ import annotations
 
@@ -26,10 +29,25 @@ class Refunds:
     ) -> dict[str, Any]:
         async with self.db.transaction():
             row = await sql.fetch_one(
-                "UPDATE tw_receipts SET status = 'refunded' WHERE receipt_id = {} AND status IN ({}, {}) RETURNING agent_id, amount",
+                "UPDATE tw_receipts SET status = CASE WHEN status = 'pending' THEN 'refund_due' ELSE 'refunded' END "
+                "WHERE receipt_id = {} AND status IN ({}, {}) RETURNING agent_id, amount, status",
                 receipt_id, *REFUNDABLE,
             )
             if row is None:
                 raise ServiceError(409, "not_refundable", f"Receipt {receipt_id} is not a charge that can be refunded.")
-            await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
-            return await self.receipts.revise(receipt_id, {**(changes or {}), "status": "refunded", "refund_reason": reason})
+            if row["status"] == "refunded":
+                await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
+            return await self.receipts.revise(receipt_id, {**(changes or {}), "status": row["status"], "refund_reason": reason})
+
+    async def refund_when_settled(self: "Kernel", receipt_id: str, changes: dict[str, Any]) -> bool:
+        """Credit a `refund_due` receipt whose payment has now settled; False if it is not one."""
+        async with self.db.transaction():
+            row = await sql.fetch_one(
+                "UPDATE tw_receipts SET status = 'refunded' WHERE receipt_id = {} AND status = 'refund_due' RETURNING agent_id, amount",
+                receipt_id,
+            )
+            if row is None:
+                return False
+            await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo="refund_due")
+            await self.receipts.revise(receipt_id, {**changes, "status": "refunded"})
+            return True

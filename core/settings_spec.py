@@ -1,7 +1,7 @@
 """Plugin settings: what a plugin declares through `register_settings`.
 
 A setting of family `vehicles` named `nhtsa_api_url` is read from the environment
-variable `TOLLWAY_VEHICLES_NHTSA_API_URL` (DESIGN.md §4).
+variable `TOLLWAY_VEHICLES_NHTSA_API_URL` (docs/settings.md).
 """
 from __future__ import annotations
 

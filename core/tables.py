@@ -69,7 +69,9 @@ class PaymentAuthorization(Table, tablename="tw_payment_authorizations", db=PLAC
     nonce = Varchar(length=66)
     quote_id = Varchar(length=40, null=True, default=None)
     purpose = Varchar(length=64)  # tool name or "credits_top_up"
-    status = Varchar(length=16)  # reserved, settled, pending, voided, failed
+    # reserved (verified, nothing sent) -> settling (sent to a remote backend) ->
+    # settled | pending (fate unknown: the reconciler asks again) | failed | voided
+    status = Varchar(length=16)
     settlement_tx = Varchar(length=66, null=True, default=None)
     payload = Text()  # the payment payload as received (JSON), for settlement retries
     receipt_id = Varchar(length=40, null=True, default=None)
@@ -181,6 +183,41 @@ class Notification(Table, tablename="tw_notifications", db=PLACEHOLDER_ENGINE):
     seq = BigInt(default=0)  # monotonic microseconds: newest-first order within one millisecond
 
 
+class CreditHold(Table, tablename="tw_credit_holds", db=PLACEHOLDER_ENGINE):
+    """Credits taken for an inline call that is still running: written in the same
+    transaction as the debit, ended (charged or refunded, with a receipt) in the
+    same transaction as the outcome. A hold still `held` after the reconciler's
+    grace period belongs to a process that died; the reconciler refunds it."""
+
+    id = Varchar(length=40, primary_key=True)  # the request_id
+    agent_id = Varchar(length=36, index=True)
+    amount = BigInt()
+    tool = Varchar(length=64)
+    receipt_id = Varchar(length=40)  # the id the receipt will carry, chosen up front
+    memo = Text(null=True, default=None)
+    decision_context = Text(null=True, default=None)  # JSON
+    state = Varchar(length=12, index=True)  # held, charged, refunded
+    created_ms = BigInt()
+    resolved_ms = BigInt(null=True, default=None)
+
+
+class TopUpAttempt(Table, tablename="tw_top_up_attempts", db=PLACEHOLDER_ENGINE):
+    """A credit top-up whose payment was accepted: what to credit once it settles.
+
+    Keyed by the payment authorization (tw_payment_authorizations.id), so a retry
+    of the same payment finds it whatever state the settlement is in."""
+
+    id = Varchar(length=64, primary_key=True)  # the authorization key
+    payer = Varchar(length=42, index=True)
+    amount = BigInt()
+    memo = Text(null=True, default=None)
+    status = Varchar(length=12, index=True)  # pending, credited, failed
+    settlement_tx = Varchar(length=66, null=True, default=None)
+    reason = Text(null=True, default=None)  # why pending or failed
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
 KERNEL_TABLES: tuple[type[Table], ...] = (
     Agent,
     LedgerEntry,
@@ -195,4 +232,6 @@ KERNEL_TABLES: tuple[type[Table], ...] = (
     CreditTopUp,
     Job,
     Notification,
+    CreditHold,
+    TopUpAttempt,
 )

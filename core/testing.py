@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import os
+import re
 import secrets
 import uuid
 from collections.abc import AsyncIterator
@@ -243,6 +244,27 @@ class PluginContract:
                 assert call.price == again.price > 0
                 assert call.input_hash == again.input_hash
 
+    async def test_refusals_name_what_msgspec_refuses(self, contract_kernel: Any) -> None:
+        """Each example, spoiled one place at a time (a value replaced, a field dropped, an
+        unknown field added), is refused exactly when msgspec refuses it, and the refusal
+        names the field msgspec stopped at (besides any others)."""
+        from core.validation import problems_of
+
+        for tool in self._tools(contract_kernel):
+            for example in tool.examples:
+                assert problems_of(dict(example.input), tool.input_type) == ([], 0), f"{tool.name}: example {example.title!r}"
+                for spoiled in _spoiled(dict(example.input)):
+                    try:
+                        msgspec.convert(spoiled, tool.input_type, strict=True)
+                        refused_at = None
+                    except msgspec.ValidationError as exc:
+                        refused_at = _msgspec_path(str(exc))
+                    problems, _more = problems_of(spoiled, tool.input_type)
+                    named = {p.field for p in problems}
+                    assert bool(problems) == (refused_at is not None), f"{tool.name}: {spoiled!r} -> {problems!r}"
+                    if refused_at is not None and "[...]" not in refused_at:
+                        assert refused_at in named, f"{tool.name}: msgspec refused {refused_at}, details name {sorted(named)}"
+
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
         from core.tables import Quote, Receipt
 
@@ -274,6 +296,43 @@ class PluginContract:
             ref = op["requestBody"]["content"]["application/json"]["schema"]["allOf"][0]["$ref"]
             assert ref.rsplit("/", 1)[1] in doc["components"]["schemas"]
             assert "402" in op["responses"]
+
+
+_JUNK: tuple[Any, ...] = (None, True, -1, 0, 0.5, "", "x", "A" * 300, [], [1], {}, {"k": 1}, 10**12, float("nan"))
+
+
+def _spoiled(value: Any) -> list[Any]:
+    """Copies of `value` with one place changed: every node replaced by each junk value,
+    every object key dropped, an unknown key added to every object."""
+    out: list[Any] = []
+
+    def walk(node: Any, put: Any) -> None:
+        out.extend(put(j) for j in _JUNK)
+        if isinstance(node, dict):
+            for key in node:
+                walk(node[key], lambda v, key=key, put=put, node=node: put({**node, key: v}))
+                out.append(put({k: v for k, v in node.items() if k != key}))
+            out.append(put({**node, "__not_a_field__": 1}))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, lambda v, i=i, put=put, node=node: put([*node[:i], v, *node[i + 1 :]]))
+
+    walk(value, lambda v: v)
+    return [s for s in out if isinstance(s, dict)]
+
+
+_AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+_NAMED = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<name>[^`]+)`")
+
+
+def _msgspec_path(message: str) -> str:
+    """Where msgspec's first refusal points, as a dotted/indexed path (`$` for the body)."""
+    at = _AT.search(message)
+    path = at.group("path") if at else ""
+    named = _NAMED.match(message)
+    if named:
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or "$"
 
 
 def new_agent_uuid() -> str:

@@ -17,6 +17,10 @@ CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructu
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
 Idempotency = Literal["required", "optional", "ignored"]
 Mode = Literal["inline", "job"]
+# The `status` of a job tool's 202 acceptance (web read says `processing`,
+# research `pending`; acceptance answers may also say queued, accepted or active).
+AcceptedStatus = Literal["pending", "processing", "queued", "accepted", "active"]
+ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
@@ -54,7 +58,7 @@ class ToolContext:
 class ToolError(Exception):
     """A tool's own failure. The call is recorded failed and not charged.
 
-    `code` is one of the spec's job failure codes (provider_unavailable,
+    `code` is one of the failure codes of docs/api.md (provider_unavailable,
     rate_limited, invalid_input, internal_error, ...); `status` the HTTP-like
     status the fronts answer with.
     """
@@ -92,7 +96,7 @@ class Tool:
     function of the validated input returning micro-USDC.
     """
 
-    name: str  # the spec's `data.tool` string, e.g. "vehicle_recalls"
+    name: str  # the answer's `data.tool` string, e.g. "vehicle_recalls"
     path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
     title: str
     # What the tool does, for every front: no transport words (headers, status codes,
@@ -113,9 +117,11 @@ class Tool:
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
     check: Callable[[Any], None] | None = None
     # The error of a request whose shape is wrong (unknown field, wrong type, missing
-    # field): the spec's default `invalid_request`, or `invalid_input` for tools whose
-    # spec says so (Solve), which then also carries a `code`.
+    # field): `invalid_request` by default, or `invalid_input` for tools that answer every
+    # input error that way (solve, predict), which then also carries a `code` (docs/api.md).
     shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
+    # Job mode: the `status` of the 202 acceptance answer, on every front and in the schemas.
+    accepted_status: AcceptedStatus = "pending"
     # Job mode: the longest one attempt may run, and whether a failed job is refunded.
     time_limit_s: float = 60.0
     refund_failed_jobs: bool = True
@@ -142,6 +148,8 @@ class Tool:
             raise ValueError(f"tool {self.name}: price must be positive")
         if self.cpu_bound and self.mode != "job":
             raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
+        if self.accepted_status not in ACCEPTED_STATUSES:
+            raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
 

@@ -70,7 +70,8 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 
     @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200)
     async def top_up(request: Request) -> Response:
-        return await limited(request, "paid", kernel.top_up)
+        req = await to_call_request(request)
+        return answer_response(await kernel.limited("paid", req, lambda: kernel.top_up(req)))
 
     @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
     async def receipt_keys() -> dict[str, Any]:
@@ -116,7 +117,12 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
     async def chain_fund(request: Request) -> Response:
         return json_response(await kernel.fund_chain_request(await to_call_request(request)))
 
+    @get("/v1/tools/internal/pending", operation_id="operator_pending", tags=["operator"])
+    async def pending(request: Request) -> Response:
+        return json_response(await kernel.pending_report(await to_call_request(request)))
+
     return [
+        pending,
         job_status,
         job_status_alias,
         list_notifications,

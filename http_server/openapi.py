@@ -47,7 +47,7 @@ class ToolSchemas:
 
 
 class JobAccepted(msgspec.Struct):
-    """The 202 answer of a job-mode tool (unwrapped, as the spec shows)."""
+    """The 202 answer of a job-mode tool (not wrapped in success/data)."""
 
     request_id: str
     tool: str
@@ -104,6 +104,8 @@ def tool_operation_class(tool: Tool, schemas: ToolSchemas) -> type[Operation]:
     }
     error = schemas.ref(ErrorBody)
     example = tool.examples[0].input if tool.examples else None
+    # the shared JobAccepted shape, with the status this tool answers its 202 with
+    accepted = {"allOf": [schemas.ref(JobAccepted), {"type": "object", "properties": {"status": {"type": "string", "enum": [tool.accepted_status]}}}]}
 
     class ToolOperation(Operation):
         # Operation is a dataclass without __post_init__, so its generated
@@ -120,8 +122,8 @@ def tool_operation_class(tool: Tool, schemas: ToolSchemas) -> type[Operation]:
                 },
             }
             answered = (
-                {"202": {"description": "Accepted and paid; poll GET /v1/requests/{request_id} for the result.",
-                         "content": {"application/json": {"schema": schemas.ref(JobAccepted)}}}}
+                {"202": {"description": f"Accepted and paid (status `{tool.accepted_status}`); poll GET /v1/requests/{{request_id}} for the result.",
+                         "content": {"application/json": {"schema": accepted}}}}
                 if tool.mode == "job"
                 else {"200": {"description": "The answer, paid.", "content": {"application/json": {"schema": envelope}}}}
             )

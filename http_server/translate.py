@@ -1,5 +1,5 @@
 """HTTP <-> kernel translation: Litestar requests to `CallRequest`, kernel answers
-and `ServiceError`s to responses with the spec's error body."""
+and `ServiceError`s to responses with the error body of docs/api.md."""
 from __future__ import annotations
 
 from typing import Any

@@ -288,7 +288,7 @@ def _text(value: Any) -> list[types.TextContent]:
 
 def error_result(exc: ServiceError) -> types.CallToolResult:
     """402 as the x402 MCP convention (the PaymentRequired object, also as content[0].text);
-    any other refusal as the spec's error body, worded in MCP terms."""
+    any other refusal as the error body of docs/api.md, worded in MCP terms."""
     required = exc.headers.get("PAYMENT-REQUIRED") if exc.status == 402 else None
     if required:
         payment_required = decode_b64_json(required)

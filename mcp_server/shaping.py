@@ -204,7 +204,11 @@ def output_schema(tool: Any) -> dict[str, Any]:
             "properties": {
                 "request_id": _STRING,
                 "tool": _STRING,
-                "status": {"type": "string", "enum": ["pending", "processing", "completed", "failed"]},
+                "status": {
+                    "type": "string",
+                    "enum": list(dict.fromkeys(["pending", "processing", "completed", "failed", tool.accepted_status])),
+                    "description": f"`{tool.accepted_status}` when accepted; with wait_seconds, the job's status when the wait ended.",
+                },
                 "receipt_id": _STRING,
                 "idempotency_key": _STRING,
                 "message": _STRING,

@@ -1,4 +1,4 @@
-"""The `tollway` command (DESIGN.md §4)."""
+"""The `tollway` command (docs/settings.md)."""
 from __future__ import annotations
 
 import argparse
@@ -238,6 +238,36 @@ def _dev_fund(args: argparse.Namespace) -> int:
     return 2
 
 
+def _reconcile(args: argparse.Namespace) -> int:
+    """Resolve intermediate money states now; print what was done, pending and wrong."""
+    from core.ledger_check import check_ledger
+
+    from .service import build_kernel
+    from .settings import load_settings
+
+    import dataclasses
+
+    # a one-shot command: no background downloads at start-up
+    settings = dataclasses.replace(load_settings(), offline=True)
+    kernel = build_kernel(settings)
+
+    async def run() -> dict:
+        await kernel.start()
+        try:
+            assert kernel.reconciler is not None
+            done = await kernel.reconciler.run_once(grace_s=args.grace)
+            report = {"reconciled": done, **await kernel.reconciler.pending()}
+            if args.check:
+                report["ledger_problems"] = await check_ledger(max_intermediate_age_s=settings.reconcile_after_s)
+            return report
+        finally:
+            await kernel.stop()
+
+    report = asyncio.run(run())
+    print(json.dumps(report, indent=2))
+    return 1 if report.get("ledger_problems") else 0
+
+
 def _new_plugin(args: argparse.Namespace) -> int:
     from .template import TemplateError, render_plugin
 
@@ -268,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=8, help="jobs run at once by this process")
     p.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job stays ours without a heartbeat")
     p.set_defaults(func=_worker)
+
+    p = sub.add_parser("reconcile", help="resolve holds, payments and top-ups left half done (the periodic reconciler, once, now)")
+    p.add_argument("--grace", type=float, default=None, help="seconds an intermediate state must be old (default TOLLWAY_RECONCILE_AFTER_S)")
+    p.add_argument("--check", action="store_true", help="also check that the ledger reconciles to the balances (exit 1 if not)")
+    p.set_defaults(func=_reconcile)
 
     p = sub.add_parser("plugins", help="list loaded tools, prices and plugin failures")
     p.add_argument("--json", action="store_true")

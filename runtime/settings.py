@@ -1,4 +1,4 @@
-"""Settings from the environment (and `.env`), DESIGN.md §4.
+"""Settings from the environment (and `.env`), docs/settings.md.
 
 First start generates what an embedded deployment needs into TOLLWAY_HOME:
 the receipt signing seed, the dev receiving wallet and the operator token.
@@ -23,6 +23,9 @@ class Settings:
     pay_to: str
     facilitator_url: str | None
     facilitator_timeout_s: float
+    chain_rpc_url: str | None
+    reconcile_interval_s: float
+    reconcile_after_s: float
     operator_token: str
     operator_token_generated: bool
     proof_enforcement: str
@@ -44,6 +47,9 @@ class Settings:
             receipt_seed=self.receipt_seed,
             facilitator_url=self.facilitator_url,
             facilitator_timeout_s=self.facilitator_timeout_s,
+            chain_rpc_url=self.chain_rpc_url,
+            reconcile_interval_s=self.reconcile_interval_s,
+            reconcile_after_s=self.reconcile_after_s,
             plugin_env={k: v for k, v in self.env.items() if k.startswith("TOLLWAY_")},
             rate_limits=self.rate_limits,
             idempotency_ttl_s=self.idempotency_ttl_s,
@@ -103,6 +109,17 @@ def service_url(env: Mapping[str, str]) -> str:
 DEFAULT_PORT = 8402
 
 
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    try:
+        value = float(text) if text else float(default)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds") from None
+    if not 0 < value <= 86_400:
+        raise ValueError(f"{name} must be more than 0 and at most 86400 seconds")
+    return value
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if env is None:
         env = read_env()
@@ -137,6 +154,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if not 0 < facilitator_timeout_s <= 300:
         raise ValueError("TOLLWAY_FACILITATOR_TIMEOUT_S must be more than 0 and at most 300 seconds")
 
+    reconcile_interval_s = _seconds(env, "TOLLWAY_RECONCILE_INTERVAL_S", 60)
+    reconcile_after_s = _seconds(env, "TOLLWAY_RECONCILE_AFTER_S", 300)
+
     enforcement = env.get("TOLLWAY_PROOF_ENFORCEMENT") or "log"
     if enforcement not in ("log", "enforce"):
         raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
@@ -152,6 +172,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         pay_to=pay_to,
         facilitator_url=env.get("TOLLWAY_FACILITATOR_URL") or None,
         facilitator_timeout_s=facilitator_timeout_s,
+        chain_rpc_url=env.get("TOLLWAY_CHAIN_RPC_URL") or None,
+        reconcile_interval_s=reconcile_interval_s,
+        reconcile_after_s=reconcile_after_s,
         operator_token=token,
         operator_token_generated=generated,
         proof_enforcement=enforcement,

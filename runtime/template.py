@@ -55,7 +55,7 @@ def validate_name(name: str) -> None:
     if len(name) > MAX_NAME:
         raise TemplateError(f"plugin name {name!r} is longer than {MAX_NAME} characters")
     package = f"tollway_{name}"
-    # pluggy skips a second entry point of the same name without a word (STYLE.md).
+    # pluggy skips a second entry point of the same name without a word (docs/plugins.md).
     if any(ep.name == package for ep in entry_points(group=GROUP)):
         raise TemplateError(f"a plugin with entry point {package!r} is already installed; choose another name")
 

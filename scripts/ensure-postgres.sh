@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the machine's PostgreSQL answers on 127.0.0.1:5432 before the suite
-# runs its PostgreSQL tests (DESIGN.md §3). Starts the local cluster if needed.
+# runs its PostgreSQL tests (docs/architecture.md, "Tests"). Starts the local cluster if needed.
 set -u
 answers() { (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; }
 answers && exit 0

@@ -1,4 +1,4 @@
-"""X-Agent-Proof verification (DESIGN.md §6) with real keys: every acceptance rule and refusal reason."""
+"""X-Agent-Proof verification (docs/auth.md) with real keys: every acceptance rule and refusal reason."""
 from __future__ import annotations
 
 import base64

@@ -64,15 +64,15 @@ async def test_logged_read_proofs_fall_back_to_the_agent_id(kernel_factory):
 
 def test_data_refresh_loads_the_sanctions_lists_from_a_folder(home_env, tmp_path, capsys, monkeypatch):
     """`tollway data refresh sanctions` with the lists URL pointing at a folder
-    of the real OFAC files (../shared/data/ofac): loaded, progress reported."""
+    of the real OFAC files (plugins/sanctions/tests/fixtures/ofac): loaded, progress reported."""
     from pathlib import Path
 
-    from tests.support.replay import shared_data_dir
+    from tests.support.replay import recorded_file
 
     folder = tmp_path / "ofac"
     folder.mkdir()
     for part in ("sdn_sample_small", "consolidated_non_sdn_2025-12"):
-        for f in (shared_data_dir() / "ofac" / part).iterdir():
+        for f in recorded_file("sanctions", "ofac", part).iterdir():
             (folder / f.name).write_bytes(f.read_bytes())
     monkeypatch.setenv("TOLLWAY_SANCTIONS_LISTS_URL", folder.resolve().as_uri())
     monkeypatch.setenv("TOLLWAY_OFFLINE", "1")

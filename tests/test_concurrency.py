@@ -8,6 +8,7 @@ import asyncio
 from eth_account import Account
 
 from core.money import to_micro
+from core.ledger_check import check_ledger
 from core.tables import Agent, LedgerEntry, PaymentAuthorization, Receipt
 from core.testing import http_client, pay_402
 from tests.support import echo_plugin
@@ -43,6 +44,7 @@ async def test_fifty_concurrent_replays_of_one_authorization_pay_once(kernel_fac
     transfers = await LedgerEntry.select().where(LedgerEntry.kind == "transfer_out")
     assert len(transfers) == 1 and transfers[0]["delta"] == -1000
     assert balance["on_chain_balance"] == "0.999000"
+    assert await check_ledger(max_intermediate_age_s=0) == []
 
 
 async def test_hundred_concurrent_credit_spends_against_sixty(kernel_factory):
@@ -67,6 +69,7 @@ async def test_hundred_concurrent_credit_spends_against_sixty(kernel_factory):
     assert min(e["balance_after"] for e in entries) >= 0
     assert await Receipt.count().where(Receipt.status == "settled") == 60
     assert to_micro("0.6") == 60 * 10_000
+    assert await check_ledger(max_intermediate_age_s=0) == []
 
 
 async def test_concurrent_spends_with_failures_lose_no_credit(kernel_factory):
@@ -86,3 +89,4 @@ async def test_concurrent_spends_with_failures_lose_no_credit(kernel_factory):
     entries = await LedgerEntry.select().where(LedgerEntry.account == f"credits:{agent['agent_id']}")
     assert sum(e["delta"] for e in entries) == to_micro("0.8")
     assert await Receipt.count().where(Receipt.status == "refunded") == 20
+    assert await check_ledger(max_intermediate_age_s=0) == []

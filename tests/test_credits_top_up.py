@@ -1,4 +1,4 @@
-"""POST /v1/credits/top-up exactly as the spec says: 402 priced at `amount`,
+"""POST /v1/credits/top-up as docs/payments.md describes it: 402 priced at `amount`,
 payment-signature, settlement tx as idempotency key, already_credited on
 resubmission, invalid_amount, payment_verification_failed, the
 settled-but-not-credited recovery, and 503 for access-token sessions."""
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from eth_account import Account
 
-from core.tables import CreditTopUp, LedgerEntry
+from core.ledger_check import check_ledger
+from core.tables import Agent, CreditTopUp, LedgerEntry, TopUpAttempt
 from core.testing import decode_payment_required, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
@@ -56,6 +57,25 @@ async def test_top_up_flow_and_idempotent_resubmission(kernel):
     assert receipt["tool"] == "credits_top_up" and receipt["settlement_tx"] == record["settlement_tx"]
     assert receipt["amount_usdc"] == "2.500000" and receipt["memo"] == "fuel"
     assert spend["total"] == "0.000000" and spend["categories"] == []  # buying credits is not spending
+
+
+async def test_top_up_sends_credit_issued_and_refuses_another_amount_for_the_same_payment(kernel):
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        await _fund(client, payer.address)
+        quote = await client.post("/v1/credits/top-up", json={"amount": "1.5"}, headers={"X-Agent-ID": payer.address})
+        headers = {"X-Agent-ID": payer.address, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+        paid = await client.post("/v1/credits/top-up", json={"amount": "1.5"}, headers=headers)
+        replayed = await client.post("/v1/credits/top-up", json={"amount": "2"}, headers=headers)
+        notes = (await client.get("/v1/tools/notifications", headers={"X-Agent-ID": payer.address})).json()
+        balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+    assert paid.status_code == 200 and paid.json()["status"] == "credited"
+    assert replayed.status_code == 422 and replayed.json()["error"] == "idempotency_key_reused"
+    assert replayed.json()["details"] == {"paid_amount": "1.500000", "requested_amount": "2.000000"}
+    (note,) = notes["notifications"]
+    assert note["type"] == "credit_issued" and note["metadata"]["amount"] == "1.500000"
+    assert note["metadata"]["settlement_tx"] == paid.json()["settlement_tx"]
+    assert balance["credits_balance"] == "1.500000"  # the replay credited nothing
 
 
 @pytest.mark.parametrize("amount", [0.001, 1000.01, "abc", None, True, 0, -1, "0.0000001"])
@@ -150,3 +170,31 @@ async def test_settled_but_not_credited_then_retry_credits_once(kernel, db_kind)
     assert end["on_chain_balance"] == "2.000000" and end["credits_balance"] == "3.000000"
     credits = await LedgerEntry.select().where(LedgerEntry.kind == "top_up")
     assert len(credits) == 1
+    assert await check_ledger(max_intermediate_age_s=0) == []
+
+
+async def test_the_reconciler_credits_a_settled_top_up_left_uncredited(kernel, db_kind):
+    payer = Account.create()
+    engine = kernel.db.engine
+    refuse = (
+        "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        if db_kind == "sqlite" else
+        "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups FOR EACH ROW EXECUTE FUNCTION refuse_top_up()"
+    )
+    run = engine._run_in_new_connection if db_kind == "sqlite" else engine._run_in_pool
+    if db_kind == "postgres":
+        await run("CREATE OR REPLACE FUNCTION refuse_top_up() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$ LANGUAGE plpgsql")
+    await run(refuse)
+    try:
+        async with http_client(kernel) as client:
+            await _fund(client, payer.address)
+            quote = await client.post("/v1/credits/top-up", json={"amount": 2}, headers={"X-Agent-ID": payer.address})
+            headers = {"X-Agent-ID": payer.address, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+            assert (await client.post("/v1/credits/top-up", json={"amount": 2}, headers=headers)).status_code == 500
+    finally:
+        await run("DROP TRIGGER refuse_top_up" + (" ON tw_credit_top_ups" if db_kind == "postgres" else ""))
+    assert await check_ledger() == [f"top-up payment {(await TopUpAttempt.select().first())['id']} settled but was never credited"]
+    # the client never comes back: the reconciler credits it
+    assert (await kernel.reconciler.run_once(grace_s=0))["top_ups_credited"] == 1
+    assert (await Agent.select(Agent.credits).where(Agent.wallet_address == payer.address.lower()).first())["credits"] == 2_000_000
+    assert await check_ledger(max_intermediate_age_s=0) == []

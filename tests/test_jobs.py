@@ -63,9 +63,10 @@ async def test_credits_paid_job_is_accepted_polled_and_completed(kernel):
     assert balance["credits_balance"] == "0.998000"
     receipt = await kernel.receipts.get(body["receipt_id"])
     assert receipt["execution_status"] == "completed" and receipt["status"] == "settled" and receipt["revision"] == 2
-    assert receipt["job_id"] is None or receipt["job_id"] == body["request_id"]
+    assert receipt["job_id"] == body["request_id"]
     assert receipt["memo"] == "sum"
-    assert notes["count"] == 1 and notes["notifications"][0]["type"] == "job_completed"
+    # newest first: the job's notification, then the grant's credit_issued
+    assert [n["type"] for n in notes["notifications"]] == ["job_completed", "credit_issued"]
     assert notes["notifications"][0]["metadata"]["jobId"] == body["request_id"]
     assert await Receipt.count() == 1
 
@@ -188,7 +189,23 @@ async def test_notifications_unread_and_limit(kernel):
         everything = (await client.get("/v1/tools/notifications", params={"limit": 500}, headers=auth)).json()
         bad = await client.get("/v1/tools/notifications", params={"unread": "maybe"}, headers=auth)
     assert first["count"] == 2 and [n["title"] for n in first["notifications"]] == ["n2", "n1"]
-    assert rest["count"] == 1 and rest["notifications"][0]["title"] == "n0"
-    assert everything["count"] == 3 and all(n["read"] for n in everything["notifications"])
+    # what is left unread: n0, and the grant's credit_issued from before it
+    assert [n["title"] for n in rest["notifications"]][0] == "n0" and [n["type"] for n in rest["notifications"]] == ["job_completed", "credit_issued"]
+    assert everything["count"] == 4 and all(n["read"] for n in everything["notifications"])
     assert set(everything["notifications"][0]) == {"id", "agentId", "type", "title", "body", "metadata", "read", "createdAt"}
     assert bad.status_code == 400
+
+
+def test_the_acceptance_status_is_declared_by_the_tool():
+    """`pending` unless the tool declares another acceptance status (processing, queued, accepted, active)."""
+    import dataclasses
+
+    from tests.support.jobs_plugin import JobsPlugin as _Plugin
+
+    declared: list = []
+    _Plugin().register_tools(declared.append)
+    tool = declared[0]
+    assert tool.accepted_status == "pending"
+    assert dataclasses.replace(tool, accepted_status="processing").accepted_status == "processing"
+    with pytest.raises(ValueError, match="accepted_status"):
+        dataclasses.replace(tool, accepted_status="running")

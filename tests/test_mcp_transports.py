@@ -23,7 +23,7 @@ from http_server import create_app
 from tests.support.accounts import credits_session
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
-from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, shared_data
+from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, recorded_file
 from tests.support.serving import serve_app
 
 REPLAYED = {"vehicle_recalls"}  # tests/support/replay.py has a recorded upstream answer for
@@ -138,7 +138,7 @@ async def test_parity_structured_answer_equals_http_data_and_receipts_match(kern
 # -- stdio: `tollway mcp` ------------------------------------------------------------------------------
 def nhtsa_replay_app(served: list[str]) -> Any:
     """NHTSA's recorded answer served over real HTTP for the `tollway mcp` subprocess."""
-    body = shared_data(*HONDA_ACCORD_2021).read_bytes()
+    body = recorded_file(*HONDA_ACCORD_2021).read_bytes()
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":

@@ -56,9 +56,27 @@ async def test_invalid_input_refused_before_payment_with_field_paths(kernel):
         memo = await client.post("/v1/tools/test/echo", json={"text": "x", "memo": "m" * 1001})
     assert resp.status_code == 400
     assert resp.json()["error"] == "invalid_request"
-    assert resp.json()["details"] == [{"field": "repeat", "message": "Expected `int` <= 5"}]
-    assert missing.json()["details"][0]["field"] == "text"
-    assert memo.status_code == 400 and memo.json()["details"][0]["field"] == "memo"
+    assert resp.json()["details"] == [{"field": "repeat", "message": "repeat must be from 1 to 5"}]
+    assert resp.json()["message"] == "repeat must be from 1 to 5."
+    assert missing.json()["details"] == [{"field": "text", "message": "text is required (a string of 1 to 200 characters)"}]
+    assert memo.status_code == 400 and memo.json()["details"] == [{"field": "memo", "message": "memo must be a string of at most 1000 characters"}]
+    assert await Quote.count() == 0
+
+
+async def test_audit_field_problems_are_listed_with_the_inputs(kernel):
+    async with http_client(kernel) as client:
+        resp = await client.post(
+            "/v1/tools/test/echo", json={"text": "", "repeat": 9, "memo": 7, "decisionContext": {"confidence": 2}, "colour": "red"}
+        )
+    assert resp.status_code == 400 and resp.json()["error"] == "invalid_request"
+    assert resp.json()["details"] == [
+        {"field": "memo", "message": "memo must be a string of at most 1000 characters"},
+        {"field": "decisionContext.confidence", "message": "decisionContext.confidence must be a number from 0 to 1"},
+        {"field": "text", "message": "text must be 1 to 200 characters"},
+        {"field": "repeat", "message": "repeat must be from 1 to 5"},
+        {"field": "colour", "message": "colour is not an accepted field"},
+    ]
+    assert resp.json()["message"] == "5 fields are invalid: memo, decisionContext.confidence, text, repeat, colour."
     assert await Quote.count() == 0
 
 

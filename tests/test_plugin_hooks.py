@@ -76,7 +76,7 @@ def test_every_hook_is_documented_with_its_exact_arguments() -> None:
     documented = documented_hooks()
     for name, args in hook_specs().items():
         assert name in documented, f"docs/plugins.md has no heading `{name}(...)`"
-        assert documented[name] == args, f"docs/plugins.md documents {name}({', '.join(documented[name])}), the spec is {name}({', '.join(args)})"
+        assert documented[name] == args, f"docs/plugins.md documents {name}({', '.join(documented[name])}), the hook specification is {name}({', '.join(args)})"
     assert set(documented) <= set(hook_specs()), f"docs/plugins.md documents hooks that do not exist: {set(documented) - set(hook_specs())}"
 
 

@@ -1,4 +1,4 @@
-"""Rate limits (spec "Rate limits"): fixed windows per category and caller, counted
+"""Rate limits (docs/limits.md): fixed windows per category and caller, counted
 in memory (SQLite, one process) or in the database (PostgreSQL, any number of API
 processes), on SQLite and on the machine's PostgreSQL. Times are pinned with
 `now_ms`, so no assertion depends on the clock."""

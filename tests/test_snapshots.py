@@ -76,6 +76,9 @@ async def test_error_bodies(kernel, snapshot):
         answers = {
             "bad_year": await client.post("/v1/tools/lookup/vehicle-recalls", json={"make": "Honda", "model": "Accord", "model_year": 1900}),
             "missing_make": await client.post("/v1/tools/lookup/vehicle-recalls", json={"model": "Accord", "model_year": 2020}),
+            "several_fields": await client.post(
+                "/v1/tools/lookup/vehicle-recalls", json={"make": "H", "model": "", "model_year": "2021", "limit": 0, "colour": "red"}
+            ),
             "not_json": await client.post("/v1/tools/lookup/vehicle-recalls", content=b"{nope", headers={"content-type": "application/json"}),
             "top_up_amount": await client.post("/v1/credits/top-up", json={"amount": 5000}, headers={"X-Agent-ID": Account.create().address}),
             "unknown_route": await client.get("/v1/nothing-here"),

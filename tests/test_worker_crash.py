@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core.ledger_check import check_ledger
 from core.tables import Job, LedgerEntry, Receipt
 from core.testing import http_client
 from tests.support.jobs_plugin import JobsPlugin
@@ -85,3 +86,4 @@ async def test_killed_worker_job_completes_elsewhere_charged_once(kernel_factory
     assert await LedgerEntry.count().where(LedgerEntry.kind == "spend") == 1
     assert await Receipt.count() == 1
     assert [r["revision"] for r in await kernel.receipts.revisions(accepted["receipt_id"])] == [1, 2]
+    assert await check_ledger(max_intermediate_age_s=0) == []

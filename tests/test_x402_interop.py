@@ -27,7 +27,7 @@ from http_server import create_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.serving import serve_app
-from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, shared_data
+from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, recorded_file
 from tollway_vehicles import nhtsa
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
@@ -121,7 +121,7 @@ async def test_official_client_pays_vehicle_recalls_with_nhtsa_replayed(kernel_f
     assert data["tool"] == "vehicle_recalls"
     result = data["result"]
     assert (result["make"], result["model"], result["model_year"]) == ("Honda", "Accord", 2021)
-    recorded = msgspec.json.decode(shared_data(*HONDA_ACCORD_2021).read_bytes())
+    recorded = msgspec.json.decode(recorded_file(*HONDA_ACCORD_2021).read_bytes())
     assert result["total"] == recorded["Count"] == 4  # NHTSA's own count; the recording keeps 2 of its results
     assert [r["campaign_number"] for r in result["recalls"]] == [r["NHTSACampaignNumber"] for r in recorded["results"]]
     assert result["recalls"][0]["reported_on"] == "2021-11-18"  # recorded as 18/11/2021

@@ -1,17 +1,23 @@
 """Settlement through an x402 facilitator's HTTP API (/verify, /settle).
 
-A settlement that times out is "pending" (the receipt says so and a later
-reconciliation settles it), never a fresh 402: the payer may already be charged.
+A settlement that times out is "pending" (the receipt says so and the
+reconciler settles it later), never a fresh 402: the payer may already be
+charged. The x402 facilitator API has no status route, so a payment's fate is
+read from the chain when `TOLLWAY_CHAIN_RPC_URL` is set, and otherwise by
+sending the same payment to /settle again (facilitators settle an
+authorization at most once).
 """
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import httpx
 
+from .chain import ChainError, ChainReader
 from .settlement import SettlementResult
-from .x402 import PaymentPayload
+from .x402 import ERR_NONCE_ALREADY_USED, ERR_VALID_BEFORE_EXPIRED, PaymentPayload
 
 log = logging.getLogger("tollway.facilitator")
 
@@ -26,6 +32,10 @@ class FacilitatorSettlement:
         self.url = url.rstrip("/")
         self.kernel = kernel
         self.timeout = httpx.Timeout(kernel.config.facilitator_timeout_s)
+        rpc = kernel.config.chain_rpc_url
+        self.chain: ChainReader | None = None
+        if rpc:
+            self.chain = ChainReader(kernel.http, rpc, kernel.network.asset, timeout_s=kernel.config.facilitator_timeout_s)
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -72,3 +82,26 @@ class FacilitatorSettlement:
 
     async def on_chain_balance(self, address: str) -> int | None:
         return None  # a facilitator does not report balances
+
+    async def fate(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
+        auth = payment.authorization
+        if self.chain is not None:
+            try:
+                outcome, tx = await self.chain.authorization_outcome(auth)
+            except ChainError as exc:
+                log.warning("chain lookup of %s failed: %s", auth.nonce, exc)
+                return SettlementResult("pending", None, "chain_unavailable")
+            if outcome == "transferred":
+                return SettlementResult("settled", tx)
+            if outcome == "canceled":
+                return SettlementResult("failed", None, "authorization_canceled")
+            if outcome == "used":
+                return SettlementResult("pending", None, "authorization_used_transaction_not_found")
+            if time.time() >= auth.valid_before:
+                return SettlementResult("failed", None, "authorization_expired_unused")
+            return await self.settle(payment, requirements, payer)
+        result = await self.settle(payment, requirements, payer)
+        if result.status == "failed" and result.reason in (ERR_NONCE_ALREADY_USED, ERR_VALID_BEFORE_EXPIRED):
+            # Spent or expired: whether it was our transfer only the chain can say.
+            return SettlementResult("pending", None, f"{result.reason}: set TOLLWAY_CHAIN_RPC_URL to confirm on chain")
+        return result

@@ -31,7 +31,7 @@ PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
 
 
 def find_payment_header(headers: Any) -> str | None:
-    """The payment payload from whichever header carries it (DESIGN.md §5, §9)."""
+    """The payment payload from whichever header carries it (docs/payments.md)."""
     for name in PAYMENT_HEADERS:
         value = headers.get(name)
         if value:
@@ -82,7 +82,7 @@ class X402Gateway:
         resource_url: str,
         failure: PaymentFailed | None = None,
     ) -> ServiceError:
-        """A fresh quote as the spec's 402 body plus the PAYMENT-REQUIRED header."""
+        """A fresh quote as the 402 body (docs/payments.md) plus the PAYMENT-REQUIRED header."""
         quote = await quotes.create_quote(
             tool=purpose, input_hash=input_hash, amount=amount, pay_to=self.pay_to, network=self.network.caip2, ttl_s=self.quote_ttl_s
         )
@@ -177,7 +177,17 @@ class X402Gateway:
 
     async def settle(self, accepted: Accepted) -> SettlementResult:
         """Settle through the backend; the caller records the outcome with `record`
-        (together with the receipt id, in one write)."""
+        (together with the receipt id, in one write).
+
+        The authorization is marked `settling` first: if this process dies while
+        the backend holds the payment, the reconciler knows money may have moved
+        (a `reserved` one was never sent anywhere and is simply voided)."""
+        sending = await sql.fetch_one(
+            "UPDATE tw_payment_authorizations SET status = 'settling', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING id",
+            now_ms(), accepted.key,
+        )
+        if sending is None:  # the reconciler voided it meanwhile: it must never move money now
+            return SettlementResult("failed", None, "authorization_voided")
         try:
             return await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
         except Exception:  # a broken backend: the payment may have moved, so pending, never a fresh 402
@@ -191,6 +201,20 @@ class X402Gateway:
             "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}",
             status, transaction, receipt_id, now_ms(), accepted.key,
         )
+
+    def accepted_from_row(self, row: Any) -> Accepted:
+        """Rebuild the accepted payment of a stored authorization (for the reconciler)."""
+        payment = x402.decode_payment_header(x402._b64json(msgspec.json.decode(row["payload"])))
+        amount = int(row["value"])
+        return Accepted(payment, row["payer"], row["id"], row["quote_id"], amount, self.requirements(amount, row["quote_id"]))
+
+    async def fate(self, accepted: Accepted) -> SettlementResult:
+        """Ask the backend what became of a payment sent for settlement."""
+        try:
+            return await self.backend.fate(accepted.payment, accepted.requirements, accepted.payer)
+        except Exception:
+            log.exception("asking the fate of %s failed; still pending", accepted.key)
+            return SettlementResult("pending", None, "fate_unknown")
 
     def payment_response(self, accepted: Accepted, result: SettlementResult) -> str:
         return x402.encode_payment_response(

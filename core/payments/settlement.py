@@ -35,6 +35,11 @@ class SettlementBackend(Protocol):
     async def on_chain_balance(self, address: str) -> int | None:
         """Micro-USDC held by `address`, or None when this backend cannot tell."""
 
+    async def fate(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
+        """What became of a payment sent for settlement whose answer never came:
+        `settled` (with its transaction), `failed` (nothing moved and nothing will)
+        or `pending` (not known yet; the reconciler asks again later)."""
+
 
 SettlementBackendFactory = Callable[[Any], SettlementBackend]
 
@@ -74,3 +79,11 @@ class LocalSettlement:
 
     async def on_chain_balance(self, address: str) -> int | None:
         return await ledger.chain_balance(self.network.chain_id, address)
+
+    async def fate(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
+        # Settlement here is one database transaction: either its transfer row
+        # exists, or nothing moved and nothing ever will for that attempt.
+        tx = local_transaction_hash(self.network, payment)
+        if await ledger.transfer_done(tx):
+            return SettlementResult("settled", tx)
+        return SettlementResult("failed", None, "not_settled")

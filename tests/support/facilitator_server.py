@@ -16,6 +16,11 @@ Switches for failure paths: `settle_mode = "hang"` makes /settle wait until
 gave up), `settle_mode = "fail"` makes /settle answer `success: false` with
 `fail_reason`.
 
+It also answers the few Ethereum JSON-RPC calls (`POST /rpc`) a resource server
+makes to learn a settlement's fate from the chain: `eth_blockNumber`, `eth_call`
+of the token's `authorizationState(address,bytes32)`, and `eth_getLogs` for its
+`AuthorizationUsed` events (each settled transfer is mined in a block of its own).
+
 It is served with `tests.support.serving.serve_app`.
 """
 from __future__ import annotations
@@ -39,6 +44,8 @@ from core.payments.networks import Network, get_network
 
 from .serving import serve_app
 
+AUTHORIZATION_USED_TOPIC = "0x" + keccak(b"AuthorizationUsed(address,bytes32)").hex()
+AUTHORIZATION_STATE_SELECTOR = keccak(b"authorizationState(address,bytes32)")[:4].hex()
 MISSING_EIP712_DOMAIN = "missing_eip712_domain"  # the SDK's code (x402.mechanisms.evm.constants)
 UNKNOWN_ASSET = "invalid_exact_evm_failed_to_get_asset_info"  # likewise
 
@@ -165,13 +172,47 @@ class Facilitator:
             self.balances[payer.lower()] = self.balance(payer) - auth.value
             self.fund(auth.to, auth.value)
             tx = "0x" + keccak(b"facilitator-tx" + authorization_digest(self.network, auth)).hex()
-            self.transactions.append({"transaction": tx, "from": payer, "to": auth.to, "value": auth.value, "nonce": auth.nonce})
+            self.transactions.append(
+                {"transaction": tx, "from": payer, "to": auth.to, "value": auth.value, "nonce": auth.nonce, "block": len(self.transactions) + 1}
+            )
             return 200, {"success": True, "transaction": tx, "network": self.network.caip2, "payer": payer, "amount": str(auth.value)}
         finally:
             self.settle_finished.set()
 
     def _settle_failure(self, reason: str, message: str, payer: str | None) -> dict[str, Any]:
         return {"success": False, "errorReason": reason, "errorMessage": message, "payer": payer, "transaction": "", "network": self.network.caip2}
+
+    def rpc(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Ethereum JSON-RPC, as much of it as a settlement lookup needs."""
+        self.requests.append(("rpc", body))
+        method, params = body.get("method"), body.get("params") or []
+
+        def answer(result: Any) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "id": body.get("id"), "result": result}
+
+        head = len(self.transactions)
+        if method == "eth_blockNumber":
+            return answer(hex(head))
+        if method == "eth_call":
+            call = params[0]
+            data = str(call.get("data", "")).lower()
+            if str(call.get("to", "")).lower() != self.network.asset.lower() or not data.startswith("0x" + AUTHORIZATION_STATE_SELECTOR):
+                return {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": -32000, "message": "execution reverted"}}
+            who, nonce = "0x" + data[10 + 24 : 10 + 64], "0x" + data[10 + 64 : 10 + 128]
+            return answer("0x" + ("1" if (who, nonce) in self.used_nonces else "0").rjust(64, "0"))
+        if method == "eth_getLogs":
+            query = params[0]
+            topic, who_word, nonce = (query.get("topics") or [None, None, None])[:3]
+            first = int(str(query.get("fromBlock", "0x0")), 16)
+            logs = [
+                {"address": self.network.asset, "transactionHash": t["transaction"], "blockNumber": hex(t["block"]),
+                 "topics": [AUTHORIZATION_USED_TOPIC, "0x" + t["from"].lower()[2:].rjust(64, "0"), t["nonce"]]}
+                for t in self.transactions
+                if t["block"] >= first and topic == AUTHORIZATION_USED_TOPIC
+                and who_word == "0x" + t["from"].lower()[2:].rjust(64, "0") and nonce == t["nonce"]
+            ]
+            return answer(logs)
+        return {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": -32601, "message": f"method {method} not served here"}}
 
     def supported(self) -> dict[str, Any]:
         self.requests.append(("supported", {}))
@@ -209,7 +250,14 @@ class Facilitator:
         async def supported() -> dict[str, Any]:
             return self.supported()
 
-        return Litestar(route_handlers=[verify, settle, supported])
+        @post("/rpc", status_code=200)
+        async def rpc(request: Request) -> Response:
+            data = await json_object(request)
+            if data is None:
+                return Response({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}, status_code=200)
+            return Response(self.rpc(data), status_code=200)
+
+        return Litestar(route_handlers=[verify, settle, supported, rpc])
 
 
 @contextlib.asynccontextmanager

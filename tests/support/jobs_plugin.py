@@ -1,7 +1,8 @@
 """Job-mode tools for the kernel's job tests (no upstream needed).
 
 `add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
-while a worker is killed); `broken_job` fails with a spec code; `slow_job`
+while a worker is killed; `gate_inline` is the same as an inline call, to hold a
+paid request while its API process is killed); `broken_job` fails with a job failure code; `slow_job`
 outlives its time limit; `cpu_sum` runs in the worker's process pool.
 """
 from __future__ import annotations
@@ -55,7 +56,7 @@ def cpu_sum(value: Numbers) -> Sum:
     return Sum(sum=sum(i * i for i in range(value.a)) + value.b, pid=os.getpid())
 
 
-def _tool(name: str, run, **kw) -> Tool:
+def _tool(name: str, run, mode: str = "job", **kw) -> Tool:
     return Tool(
         name=name,
         path=f"/v1/tools/test/{name.replace('_', '-')}",
@@ -67,7 +68,7 @@ def _tool(name: str, run, **kw) -> Tool:
         run=run,
         price="0.002",
         family="jobs",
-        mode="job",
+        mode=mode,
         rate_limit="paid",
         examples=(Example("two and two", {"a": 2, "b": 2}),),
         **kw,
@@ -77,6 +78,7 @@ def _tool(name: str, run, **kw) -> Tool:
 ADD = _tool("add_numbers", add_numbers)
 ADD_KEYED = _tool("add_keyed", gate_job, idempotency="required")  # like solve and predict
 GATE = _tool("gate_job", gate_job)
+GATE_INLINE = _tool("gate_inline", gate_job, mode="inline")
 BROKEN = _tool("broken_job", broken_job)
 BROKEN_KEPT = _tool("broken_kept", broken_job, refund_failed_jobs=False)
 SLOW = _tool("slow_job", slow_job, time_limit_s=0.3)
@@ -88,5 +90,13 @@ class JobsPlugin:
     def register_tools(self, register):
         for tool in (ADD, ADD_KEYED, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU):
             register(tool)
+
+
+class CrashPlugin:
+    """The inline gate, for the tests that kill an API process mid-call."""
+
+    @hookimpl
+    def register_tools(self, register):
+        register(GATE_INLINE)
 
 

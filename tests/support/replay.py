@@ -1,20 +1,16 @@
 """Replays real recorded upstream responses to the kernel's outbound HTTP client.
 
-The files served come from the shared folder's `data/` (see its README: every
-file there was recorded from the real public registry, none typed by hand).
+The files served are the recordings kept beside the tests of the plugin that
+calls that upstream, `plugins/<family>/tests/fixtures/` (each folder's README
+says where every file was recorded; none was typed by hand).
 A `Replay` is an `httpx.MockTransport` handed to the kernel as its outbound
 transport: it answers only the exact requests it was given recordings for,
 byte for byte, and answers anything else with a 599 that it also notes in
 `unexpected`. It never opens a socket, so no test using it reaches the internet.
-
-The shared folder is found as the plugin tests find it: `TOLLWAY_SHARED_DIR`
-(the folder holding `data/`, or `data/` itself), else `../shared` beside the
-repository.
 """
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import httpx
@@ -22,18 +18,11 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 
 
-def shared_data_dir() -> Path:
-    """The shared recorded-data folder (`.../shared/data`)."""
-    shared = Path(os.environ.get("TOLLWAY_SHARED_DIR") or REPO / ".." / "shared")
-    data = shared / "data" if (shared / "data").is_dir() else shared
-    return data.resolve()
-
-
-def shared_data(*parts: str) -> Path:
-    """A recorded file under the shared data folder; fails loudly when it is absent."""
-    path = shared_data_dir().joinpath(*parts)
-    if not path.is_file():
-        raise FileNotFoundError(f"recorded data {path} is missing (set TOLLWAY_SHARED_DIR to the shared folder)")
+def recorded_file(family: str, *parts: str) -> Path:
+    """A recorded file of plugin `family` (`plugins/<family>/tests/fixtures/<parts>`)."""
+    path = REPO.joinpath("plugins", family, "tests", "fixtures", *parts)
+    if not path.exists():
+        raise FileNotFoundError(f"recorded data {path} is missing")
     return path
 
 
@@ -75,14 +64,14 @@ class Replay(httpx.MockTransport):
 
 
 NHTSA_RECALLS_URL = "https://api.nhtsa.gov/recalls/recallsByVehicle"
-HONDA_ACCORD_2021 = ("nhtsa_recalls", "recallsByVehicle_honda_accord_2021_trimmed.json")
+HONDA_ACCORD_2021 = ("vehicles", "nhtsa_recalls", "recallsByVehicle_honda_accord_2021_trimmed.json")
 
 
 def nhtsa_honda_accord_2021() -> Replay:
     """NHTSA's recorded answer for recalls of the 2021 Honda Accord, served for
     `GET https://api.nhtsa.gov/recalls/recallsByVehicle?make=honda&model=accord&modelYear=2021`."""
-    body = shared_data(*HONDA_ACCORD_2021).read_bytes()
+    body = recorded_file(*HONDA_ACCORD_2021).read_bytes()
     return Replay(Recording("GET", NHTSA_RECALLS_URL, {"make": "honda", "model": "accord", "modelYear": "2021"}, body))
 
 
-__all__ = ["HONDA_ACCORD_2021", "NHTSA_RECALLS_URL", "Recording", "Replay", "nhtsa_honda_accord_2021", "shared_data", "shared_data_dir"]
+__all__ = ["HONDA_ACCORD_2021", "NHTSA_RECALLS_URL", "Recording", "Replay", "nhtsa_honda_accord_2021", "recorded_file"]

@@ -1,12 +1,11 @@
 """Tests for `company_bank_profile`, replaying FDIC BankFind answers.
 
-No recorded `api.fdic.gov/banks/institutions` JSON exists (see the shared data
-README, section fdic/). The institution row used here is real: the `/institutions`
+No recorded `api.fdic.gov/banks/institutions` JSON exists (see `fixtures/README.md`). The institution row used here is real: the `/institutions`
 row FDIC returned for CERT 10057 (Bank of Hancock County, 2020), as printed in
-`../shared/data/fdic/bankfind_docs_2020/bankfind_functions_example_rows.md`
+`fixtures/fdic/bankfind_docs_2020/bankfind_functions_example_rows.md`
 (a Python dict repr, read with `ast.literal_eval`). The envelope around it
 (`meta.total`, `meta.parameters`, `meta.index`, `totals.count`) is built here from
-FDIC's own API definition (`../shared/data/fdic/api_definitions/swagger.yaml`),
+FDIC's published API definition (https://banks.data.fdic.gov/docs/, `swagger.yaml`),
 and the extra rows of the name-search fixture are that real row with documented
 fields changed (a closed bank, a credit union); each is marked where it is built.
 
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -38,9 +36,8 @@ from tollway_banks.tool import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-DOC_ROWS = DATA / "fdic" / "bankfind_docs_2020" / "bankfind_functions_example_rows.md"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+DOC_ROWS = FIXTURES / "fdic" / "bankfind_docs_2020" / "bankfind_functions_example_rows.md"
 INSTITUTIONS_URL = "https://api.fdic.gov/banks/institutions"
 
 

@@ -41,7 +41,7 @@ REQUEST_TIMEOUT_S = 15.0
 NAME_CANDIDATES = 100
 FIELDS = "NAME,CERT,ACTIVE,CITY,STALP,REGAGNT,BKCLASS,CLCODE,ESTYMD,WEBADDR,ASSET,DEP,REPDTE"
 
-# FDIC's REGAGNT codes -> the spec's regulator names (OCC, FDIC, FED or STATE).
+# FDIC's REGAGNT codes -> our regulator names (OCC, FDIC, FED or STATE; docs/banks.md).
 _REGULATORS = {"OCC": "OCC", "FDIC": "FDIC", "FRB": "FED", "FED": "FED", "STATE": "STATE"}
 # Credit unions: class CU, regulator NCUA, or class codes 91-93 (institution_properties.yaml).
 _CU_CLCODES = {91, 92, 93}
@@ -156,7 +156,7 @@ def parse_website(value: Any) -> str | None:
 
 
 def parse_institution(row: Mapping[str, Any], score: Any = None) -> ParsedBank:
-    """One FDIC institution record (the inner `data` object) -> the spec's Bank."""
+    """One FDIC institution record (the inner `data` object) -> a Bank (docs/banks.md)."""
     regagnt = (_text(row.get("REGAGNT")) or "").upper()
     bkclass = _text(row.get("BKCLASS"))
     state = _text(row.get("STALP"))

@@ -41,7 +41,7 @@ class BankProfileInput(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Bank(msgspec.Struct):
-    """The spec's Bank; every field but `active` is null when FDIC gives no value."""
+    """A Bank (docs/banks.md); every field but `active` is null when FDIC gives no value."""
 
     name: str | None
     fdic_certificate: int | None

@@ -1,6 +1,6 @@
 """Tests for `compound_resolve`, replaying PubChem's recorded answers.
 
-Recorded (see `../shared/data/pubchem/README`): `property_all_cid_5564_2244.json`, the
+Recorded (see `fixtures/README.md`): `property_all_cid_5564_2244.json`, the
 real PUG REST property answer for CIDs 5564 (triclosan) and 2244 (aspirin), recorded for
 a `POST .../compound/cid/property/<all properties>/JSON` with `cid=5564,2244` in the body.
 Our client asks for four of those properties with the same CID body; the recorded answer
@@ -8,7 +8,7 @@ Our client asks for four of those properties with the same CID body; the recorde
 
 Not recorded: the `compound/<ns>/cids/JSON` answer and PubChem's not-found fault. Those
 fixtures below are built from PubChem's documented format (PUG REST documentation,
-https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest, and the shapes the data README quotes):
+https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest, and the shapes `fixtures/README.md` quotes):
 `{"IdentifierList": {"CID": [...]}}` and, with HTTP 404,
 `{"Fault": {"Code": "PUGREST.NotFound", "Message": "No CID found", ...}}`.
 
@@ -16,7 +16,6 @@ Every handler asserts the exact method, URL and form body PubChem would receive.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -36,9 +35,8 @@ from tollway_chemistry.tool import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-PROPS_5564_2244 = (DATA / "pubchem" / "property_all_cid_5564_2244.json").read_bytes()
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+PROPS_5564_2244 = (FIXTURES / "pubchem" / "property_all_cid_5564_2244.json").read_bytes()
 
 BASE = "https://pubchem.ncbi.nlm.nih.gov/rest/pug"
 PROPERTY_URL = f"{BASE}/compound/cid/property/MolecularFormula,IUPACName,InChIKey,IsomericSMILES/JSON"

@@ -14,7 +14,7 @@ Requests (PUG REST, https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest):
    Answer: `{"IdentifierList": {"CID": [2244, ...]}}`, in PubChem's order.
 2. `POST {base}/compound/cid/property/MolecularFormula,IUPACName,InChIKey,IsomericSMILES/JSON`
    with `cid=2244,5564` in the body (the call webchem recorded in
-   `../shared/data/pubchem/`). Answer: `{"PropertyTable": {"Properties": [{"CID": ..}]}}`.
+   `tests/fixtures/pubchem/`). Answer: `{"PropertyTable": {"Properties": [{"CID": ..}]}}`.
 """
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ async def _post(http: httpx.AsyncClient, url: str, form: dict[str, str], calls: 
 
 
 def _raise_for(response: httpx.Response, body: Any) -> None:
-    """Map a non-200 answer (other than the not-found fault) to the spec's codes."""
+    """Map a non-200 answer (other than the not-found fault) to the tool failure codes (docs/api.md)."""
     status = response.status_code
     code = _fault_code(body)
     if status == 429 or (status == 503 and code == "PUGREST.ServerBusy"):

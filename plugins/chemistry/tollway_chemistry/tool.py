@@ -61,7 +61,7 @@ class CompoundResolveInput(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class CompoundMatch(msgspec.Struct):
-    """The spec's Compound match. A property PubChem does not give is null
+    """A Compound match (docs/chemistry.md). A property PubChem does not give is null
     (PubChem has no IUPAC name for some large or ill-defined compounds)."""
 
     cid: int

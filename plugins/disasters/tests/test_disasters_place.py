@@ -1,6 +1,6 @@
 """Tests for `place_disasters`, replaying OpenFEMA's real recorded answer.
 
-The only recording (`../shared/data/openfema/`, see its README) answers the
+The only recording (`fixtures/openfema/`, see `fixtures/README.md`) answers the
 *unfiltered* query (`$top` 1000, 2022-10-28). No state-filtered recording exists,
 so the transport below derives the answer to `$filter=state eq 'TX'` from it:
 it keeps the recorded rows whose `state` is TX, projects them to the `$select`ed
@@ -11,7 +11,6 @@ unfiltered file is also parsed byte-for-byte as recorded. No test reaches the in
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import httpx
@@ -30,9 +29,8 @@ from tollway_disasters.tool import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-RECORDED = DATA / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nofilter_2022-10-28.json"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+RECORDED = FIXTURES / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nofilter_2022-10-28.json"
 URL = "https://www.fema.gov/api/open/v2/DisasterDeclarationsSummaries"
 
 

@@ -1,6 +1,6 @@
 """Tests for `product_drug_adverse_events`, replaying openFDA answers.
 
-Recorded answers used (see the shared data README, section openfda/):
+Recorded answers used (see `fixtures/README.md`):
 - `openfda/drug_event_count/count_reactionmeddrapt_pembrolizumab_limit1_2026-08-11.json`,
   a real `drug/event.json` count answer (one term, `limit=1`). It was recorded for
   a broader search (generic_name OR brand_name OR medicinalproduct); here it is
@@ -16,7 +16,6 @@ asserts the exact URL and query openFDA would receive. No test reaches the inter
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,9 +34,8 @@ from tollway_drugs.tool import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-OPENFDA = DATA / "openfda"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+OPENFDA = FIXTURES / "openfda"
 PEMBRO = OPENFDA / "drug_event_count" / "count_reactionmeddrapt_pembrolizumab_limit1_2026-08-11.json"
 ERRORS = OPENFDA / "errors"
 EVENT_URL = "https://api.fda.gov/drug/event.json"

@@ -5,7 +5,7 @@ Every upstream failure becomes a `ToolError` (the call is not charged); the
 no-match 404 `{"error": {"code": "NOT_FOUND", ...}}` is an empty answer.
 
 Count answer (openFDA docs, confirmed by the recording in
-`../shared/data/openfda/drug_event_count/`):
+`tests/fixtures/openfda/drug_event_count/`):
 `{"meta": {"disclaimer", "terms", "license", "last_updated": "YYYY-MM-DD"},
   "results": [{"term": "NAUSEA", "count": 27541}, ...]}`.
 """
@@ -38,7 +38,7 @@ API_KEY_SETTING = Setting(
     description="Optional openFDA API key sent as `api_key` (raises openFDA's daily request allowance).",
 )
 EVENT_PATH = "/drug/event.json"
-# The product name as reported on the FAERS report (what the spec says is matched).
+# The product name as reported on the FAERS report (what the tool matches, docs/drugs.md).
 SEARCH_FIELD = "patient.drug.medicinalproduct"
 COUNT_FIELD = "patient.reaction.reactionmeddrapt.exact"
 REQUEST_TIMEOUT_S = 15.0

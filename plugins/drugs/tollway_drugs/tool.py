@@ -39,7 +39,7 @@ class DrugAdverseEventsInput(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class DrugReaction(msgspec.Struct):
-    """The spec's Drug reaction."""
+    """A Drug reaction (docs/drugs.md)."""
 
     reaction: str  # MedDRA preferred term, sentence case
     reports: int  # reports naming it

@@ -4,7 +4,7 @@ and two hypothesis properties:
 * the parser accepts exactly the grammar: strings built from the language's
   tokens and from foreign ones (Python syntax, quotes, attribute access...) are
   accepted by the engine if and only if an independent recogniser written here
-  from the spec's grammar accepts them, and arbitrary text is never accepted
+  from the documented grammar (docs/predict.md) accepts them, and arbitrary text is never accepted
   unless the recogniser accepts it;
 * random expression trees, rendered to text, parsed and compiled to vectorised
   NumPy, give the same numbers as a slow scalar reference evaluator (plain
@@ -167,7 +167,7 @@ _TOKEN = re.compile(
 
 
 def recognise(text: str, names: dict[str, str]) -> bool:
-    """An independent recogniser for the spec's grammar (token list + recursion)."""
+    """An independent recogniser for the documented grammar (token list + recursion)."""
     if not text.strip() or len(text) > 1000:
         return False
     toks: list[tuple[str, str]] = []

@@ -260,3 +260,30 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel: Any) -> None:
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
     assert kind.status_code == 400 and kind.json()["error"] == "invalid_input"
     assert await Quote.count() == 0
+
+
+def test_shape_errors_name_every_nested_field() -> None:
+    """Tagged distributions, lists and optional fields: each wrong one is named with its path."""
+    from core.validation import convert
+
+    body = copy.deepcopy(SIM)
+    sim = body["simulation"]
+    sim["variables"][0]["distribution"]["sd"] = "wide"
+    sim["variables"][1]["distribution"] = {"kind": "pareto", "alpha": 2}
+    del sim["variables"][2]["distribution"]["kind"]
+    sim["outputs"][2] = {"id": "loss"}
+    sim["seed"] = 1.5
+    sim["percentiles"] = [5, "median"]
+    with pytest.raises(ServiceError) as err:
+        convert(body, PredictRequest, error="invalid_input")
+    assert err.value.code == "invalid_input" and err.value.extra["code"] == "bad_value"
+    kinds = '"fixed", "uniform", "normal", "lognormal", "triangular", "bernoulli" or "discrete"'
+    assert err.value.details == [  # in the order the body gives them
+        {"field": "simulation.seed", "message": "simulation.seed must be a whole number or null"},
+        {"field": "simulation.percentiles[1]", "message": "simulation.percentiles[1] must be a number"},
+        {"field": "simulation.variables[0].distribution.sd", "message": "simulation.variables[0].distribution.sd must be a number of at most 1000000000000000"},
+        {"field": "simulation.variables[1].distribution.kind", "message": f"simulation.variables[1].distribution.kind must be one of {kinds}"},
+        {"field": "simulation.variables[2].distribution.kind", "message": f"simulation.variables[2].distribution.kind is required (one of {kinds})"},
+        {"field": "simulation.outputs[2].expression", "message": "simulation.outputs[2].expression is required (a string)"},
+    ]
+    assert err.value.message.startswith("6 fields are invalid: simulation.seed, simulation.percentiles[1], ")

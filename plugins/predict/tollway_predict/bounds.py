@@ -1,12 +1,12 @@
 """Bounds on every field of a predict request, in its JSON schema.
 
-The spec's limits (runs, percentiles, variables, outputs, expression length,
-discrete values, time cap, series length, horizon, ...) are the models' own
-checks, which refuse with their specific codes: they are shown in the schema
-only (`shown`). Real-valued parameters the spec leaves open (a distribution's
-mean, a series value, a floor) are kept within +-1e15, where a float still holds
-every integer: enforced here by msgspec, refused as `invalid_input` with code
-`bad_value` before payment.
+The documented limits (runs, percentiles, variables, outputs, expression length,
+discrete values, time cap, series length, horizon, ...; docs/predict.md) are the
+models' own checks, which refuse with their specific codes: they are shown in the
+schema only (`shown`). Real-valued parameters nothing else limits (a
+distribution's mean, a series value, a floor) are kept within +-1e15, where a
+float still holds every integer: enforced here by msgspec, refused as
+`invalid_input` with code `bad_value` before payment.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
                        + 1,000 * ceil(size_units / 100,000)      # 0.001 USDC per started 100,000 size units, at most 1 USDC
                        + 200 * time_limit_s                      # 0.0002 USDC per second of time cap
 
-`size_units` is the spec's size rule: simulation runs x (variables + outputs);
+`size_units` is the size rule of docs/predict.md: simulation runs x (variables + outputs);
 forecast series length x horizon.
 """
 from __future__ import annotations

@@ -182,7 +182,7 @@ def validate(block: SimulationBlock, field: str = "simulation") -> list[expressi
 
 
 def size(block: SimulationBlock) -> int:
-    """The spec's size: runs times (variables + outputs)."""
+    """The size of the work (docs/predict.md): runs times (variables + outputs)."""
     return int(block.runs) * (len(block.variables) + len(block.outputs))
 
 

@@ -1,6 +1,6 @@
 """The `predict` tool: one paid job (X-Quote-ID, Idempotency-Key required, 202
 then polling) whose `model` is `simulation` or `forecast`. Validation (every
-limit of the spec, expressions parsed and compiled) and pricing happen before
+limit of docs/predict.md, expressions parsed and compiled) and pricing happen before
 payment; `run` executes in the worker's process pool. A timeout returns the
 partial work and stays charged; a failure is refunded.
 """

@@ -1,13 +1,11 @@
-"""Fixtures: the real OFAC files from ../shared/data/ofac/ (see its README).
+"""Fixtures: the real OFAC files in fixtures/ofac/ (see fixtures/README.md).
 
 The 2021-07 SDN set and the 2025-12 consolidated set live in two folders there;
 `ofac_folder` copies the eight files into one folder, the layout OFAC's export
-base (and a `file://` mirror) has. Set TOLLWAY_SHARED_DIR to use a shared
-folder elsewhere (the folder holding `data/`, or `data/` itself).
+base (and a `file://` mirror) has.
 """
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,9 +13,7 @@ import pytest
 
 from tollway_sanctions import lists
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-OFAC = DATA / "ofac"
+OFAC = Path(__file__).resolve().parent / "fixtures" / "ofac"
 SDN_2021 = OFAC / "sdn_2021-07"
 CONSOLIDATED = OFAC / "consolidated_non_sdn_2025-12"
 

@@ -1,20 +1,18 @@
 """`tollway data refresh sanctions` goes through the plugin's DataSource: the
-real OFAC files (../shared/data/ofac, served from a file:// folder) are loaded
+real OFAC files (fixtures/ofac, served from a file:// folder) are loaded
 into TOLLWAY_HOME and the progress callback sees every file."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 async def test_data_source_refreshes_the_lists_into_home(kernel_factory, tmp_path):
     folder = tmp_path / "ofac"
     folder.mkdir()
     for part in ("sdn_sample_small", "consolidated_non_sdn_2025-12"):
-        for f in (DATA / "ofac" / part).iterdir():
+        for f in (FIXTURES / "ofac" / part).iterdir():
             (folder / f.name).write_bytes(f.read_bytes())
     kernel = await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": folder.resolve().as_uri()})
     seen: list[tuple[int, int | None, str]] = []

@@ -37,7 +37,7 @@ LISTS_URL_SETTING = Setting(
     default=DEFAULT_LISTS_URL,
     description="Base URL of OFAC's list files (each fetched as <URL>/<FILE>); a file:// folder works too.",
 )
-MAX_AGE_S = 72 * 3600  # the spec's list freshness
+MAX_AGE_S = 72 * 3600  # a list older than this is stale (docs/sanctions.md)
 REFRESH_AFTER_S = 20 * 3600  # the daily task re-downloads lists older than this
 REFRESH_INTERVAL_S = 24 * 3600
 DOWNLOAD_TIMEOUT_S = 120.0

@@ -1,4 +1,4 @@
-"""OFAC's "legacy" CSV files -> entries (see ../shared/data/README.md, section ofac/).
+"""OFAC's "legacy" CSV files -> entries (the format is described in tests/fixtures/README.md).
 
 No header row; `-0-` (with or without a trailing space) means empty; most files
 end with a Ctrl-Z (0x1A) byte; lines end with CRLF (LF in older sets). The main
@@ -25,7 +25,7 @@ class Address(msgspec.Struct, frozen=True):
 
 
 class Entry(msgspec.Struct, frozen=True):
-    """The spec's Sanctions match `entry`; frozen and comparable, so two loads diff by `==`."""
+    """A sanctions match's `entry` (docs/sanctions.md); frozen and comparable, so two loads diff by `==`."""
 
     number: int
     name: str

@@ -88,6 +88,7 @@ class _LyingFamily:
     """Returns a solution its own checker rejects: the tool must fail the job."""
 
     name = "packing"
+    VERSION = "lying-1"
     block_type = dict
 
     def validate(self, block: Any) -> None: ...
@@ -114,6 +115,34 @@ def test_a_solution_failing_a_check_fails_the_job(monkeypatch: pytest.MonkeyPatc
     assert (again.code, again.message, again.status) == (err.value.code, err.value.message, 500)
 
 
+def test_results_carry_the_familys_version() -> None:
+    """Solve results carry a `version`, as Predict's do: the family's model
+    revision and the OR-Tools release it ran on."""
+    import ortools
+
+    for example in tool.EXAMPLES:
+        body = copy.deepcopy(dict(example.input))
+        fam = registry.FAMILIES[body["problem"]]
+        out = msgspec.to_builtins(tool.run(value_of(body)))
+        assert out["version"] == fam.VERSION == f"{body['problem']}-1/ortools-{ortools.__version__}"
+    assert {f.VERSION.split("/")[0] for f in registry.FAMILIES.values()} == {f"{p}-1" for p in registry.FAMILIES}
+    assert "version" in tool.SOLVE.output_schema()["$defs"]["SolveResponse"]["required"]
+
+
+def test_a_family_without_a_version_is_not_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    half = types.ModuleType("tollway_solve.half")
+    for attr in registry._REQUIRED:
+        if attr != "VERSION":
+            setattr(half, attr, getattr(registry.FAMILIES["packing"], attr))
+    monkeypatch.setitem(sys.modules, "tollway_solve.half", half)
+    assert registry._load("half") is None
+    half.VERSION = "half-1"
+    assert registry._load("half") is half
+
+
 def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
     class Off(_LyingFamily):
         def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
@@ -129,7 +158,7 @@ def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -
 
 def test_every_response_field_is_present() -> None:
     out = msgspec.to_builtins(tool.run(value_of(PACKING)))
-    assert set(out) == {"status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
+    assert set(out) == {"version", "status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
     assert set(out["meta"]) == {"problem", "size", "variables_estimated", "variables_built", "solve_time_s", "time_limit_s", "conflicts_complete"}
     assert out["status"] == "optimal" and out["gap"] == 0 and out["bound"] == out["objective_value"] == 3
     assert all(set(c) == {"name", "satisfied", "worst_violation", "detail"} and c["satisfied"] for c in out["checks"])
@@ -177,6 +206,7 @@ async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
     assert result["status"] == "optimal" and result["objective_value"] == 3 and result["gap"] == 0
     assert all(c["satisfied"] for c in result["checks"]) and {c["name"] for c in result["checks"]} >= {"bin_capacity", "every_item_packed", "incompatible_pairs", "objective"}
     assert result["meta"]["problem"] == "packing" and result["meta"]["time_limit_s"] == 10
+    assert result["version"] == registry.FAMILIES["packing"].VERSION
     price = tool.price(value_of(PACKING))
     assert balance["credits_balance"] == f"{(1_000_000 - price) / 1e6:.6f}"
     receipt = await kernel.receipts.get(job["receipt_id"])
@@ -216,7 +246,7 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
 
 
 async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> None:
-    """The spec: unknown fields (and any wrong shape) are refused before payment with
+    """docs/solve.md: unknown fields (and any wrong shape) are refused before payment with
     400 invalid_input carrying a code and a message."""
     from core.tables import Quote
     from core.testing import http_client
@@ -232,3 +262,33 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> Non
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
     assert await Quote.count() == 0
+
+
+async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> None:
+    """msgspec stops at the first problem; the answer still names every wrong field,
+    each with its dotted/indexed path and a message that says what is expected."""
+    block = copy.deepcopy(PACKING["packing"])
+    block["bins"][0]["quantity"] = "ten"
+    block["items"][2]["size"]["kg"] = "heavy"
+    block["items"][2]["colour"] = "red"
+    del block["items"][1]["id"]
+    block["incompatible"] = [["books"]]
+    body = {**PACKING, "time_limit_s": 2.5, "packing": block}
+    async with http_client(kernel) as client:
+        resp = await client.post("/v1/tools/solve", json=body, headers={"Idempotency-Key": "solve-many-0001"})
+    assert resp.status_code == 400, resp.text
+    answer = resp.json()
+    assert answer["error"] == "invalid_input" and answer["code"] == "bad_value"
+    assert answer["details"] == [
+        {"field": "time_limit_s", "message": "time_limit_s must be a whole number"},
+        {"field": "packing.bins[0].quantity", "message": "packing.bins[0].quantity must be a whole number"},
+        {"field": "packing.items[1].id", "message": "packing.items[1].id is required (a string of at most 100 characters)"},
+        {"field": "packing.items[2].size.kg", "message": "packing.items[2].size.kg must be a number"},
+        {"field": "packing.items[2].colour", "message": "packing.items[2].colour is not an accepted field"},
+        {"field": "packing.incompatible[0]", "message": "packing.incompatible[0] must be a list of exactly 2 items"},
+    ]
+    assert answer["message"] == (
+        "6 fields are invalid: time_limit_s, packing.bins[0].quantity, packing.items[1].id, packing.items[2].size.kg, "
+        "packing.items[2].colour, packing.incompatible[0]."
+    )
+    assert await Quote.count() == 0 and await Receipt.count() == 0

@@ -29,10 +29,11 @@ from . import allocation_check
 from .bounds import LIST_MAX as MAX_ENTRIES
 from .bounds import Amount, Fraction, Id
 from .bounds import items as bounded
-from .family import Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "allocation"
+VERSION = f"allocation-1/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_LOT_RATIO = 1_000_000
 
 
@@ -229,7 +230,7 @@ class _Data:
 
 
 def estimate_variables(block: AllocationBlock) -> int:
-    """The spec's estimate: 2 x pairs + options + items."""
+    """The variable estimate (docs/solve.md): 2 x pairs + options + items."""
     return 2 * len(block.pairs) + len(block.options) + len(block.items)
 
 

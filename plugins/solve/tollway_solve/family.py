@@ -10,7 +10,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, Protocol
 
+import ortools
+
 Status = Literal["optimal", "feasible", "infeasible", "timeout"]
+
+# The solver every family builds on; answers may change with its release, so each
+# family's VERSION ends with it (as predict's simulation VERSION names NumPy's).
+ENGINE = f"ortools-{ortools.__version__}"
 
 
 class InputProblem(Exception):
@@ -58,26 +64,29 @@ class Outcome:
 
 class Family(Protocol):
     name: str  # "routing", "allocation", "packing", "schedule"
+    # The result's `version`, e.g. "packing-1/ortools-9.15.6755": the family's model
+    # revision (bumped whenever a change can alter answers) and the solver's release.
+    VERSION: str
     block_type: type  # the msgspec Struct of the request block named after the family
 
     def validate(self, block: Any) -> None:
         """Raise InputProblem for what the block's types cannot express (ids, windows, cycles...)."""
 
     def estimate_variables(self, block: Any) -> int:
-        """The spec's variable estimate for this family."""
+        """The variable estimate of this family (docs/solve.md)."""
 
     def size(self, block: Any) -> dict[str, int]:
         """Sizes reported in `meta.size` (e.g. stops, vehicles)."""
 
     def price_units(self, block: Any) -> int:
-        """The spec's pricing size: allocation items x options; packing kinds x bins x
+        """The pricing size (docs/solve.md): allocation items x options; packing kinds x bins x
         dimensions; otherwise the variable estimate."""
 
     def solve(self, block: Any, time_limit_s: float) -> Outcome:
         """Build and solve the model within the time limit (runs in a worker process)."""
 
     def check(self, block: Any, solution: dict[str, Any]) -> list[Check]:
-        """Every check the spec names for the family, recomputed from input and solution."""
+        """Every check docs/solve.md names for the family, recomputed from input and solution."""
 
     def objective(self, block: Any, solution: dict[str, Any]) -> float:
         """The objective value recomputed from input and solution."""

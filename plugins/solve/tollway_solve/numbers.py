@@ -1,4 +1,4 @@
-"""Numbers in solve requests: the spec's magnitude and precision rules, and the
+"""Numbers in solve requests: the magnitude and precision rules of docs/solve.md, and the
 exact decimal scaling that turns input numbers into CP-SAT integers."""
 from __future__ import annotations
 

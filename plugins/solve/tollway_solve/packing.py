@@ -24,12 +24,13 @@ import msgspec
 from ortools.sat.python import cp_model
 
 from . import packing_check
-from .family import Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
+VERSION = f"packing-1/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 
@@ -308,7 +309,7 @@ def _plan(block: PackingBlock) -> _Plan:
 
 
 def estimate_variables(block: PackingBlock) -> int:
-    """The spec's estimate: bins x (item kinds + 1) for bin, item kinds for knapsack;
+    """The variable estimate: bins x (item kinds + 1) for bin, item kinds for knapsack;
     `bins` counts the bins the model may open (see docs/solve.md)."""
     if block.variant == "knapsack":
         return len(block.items)

@@ -4,7 +4,7 @@
                        + 1,000 * ceil(size_units / 1,000)        # 0.001 USDC per started 1,000 size units, at most 2 USDC
                        + 200 * time_limit_s                      # 0.0002 USDC per second of time cap
 
-`size_units` is the spec's size rule, computed by the family: allocation
+`size_units` is the size rule of docs/solve.md, computed by the family: allocation
 items x options; packing item kinds x bins x dimensions (bins = the bins the
 model may open, see docs); routing and schedule the variable estimate.
 """

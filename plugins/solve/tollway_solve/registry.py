@@ -1,5 +1,5 @@
 """The families the `solve` tool can run, found by importing
-`tollway_solve.<problem>` for each problem the spec names.
+`tollway_solve.<problem>` for each problem docs/solve.md names.
 
 A family module that does not exist yet (routing and schedule are built
 separately) is simply absent: its `problem` is refused before payment with
@@ -14,7 +14,7 @@ from typing import Any
 PROBLEMS = ("routing", "allocation", "packing", "schedule")
 
 # What a module must define to count as a family (tollway_solve.family.Family).
-_REQUIRED = ("name", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
+_REQUIRED = ("name", "VERSION", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
 
 
 def _load(problem: str) -> Any | None:

@@ -1,5 +1,5 @@
-"""The `solve` answer (job result): every field of the spec is always present,
-null where the spec says."""
+"""The `solve` answer (job result): every field is always present, null where
+docs/solve.md says."""
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -36,6 +36,9 @@ class SolveMeta(msgspec.Struct):
 
 
 class SolveResponse(msgspec.Struct):
+    # The family's model revision and solver release (e.g. "packing-1/ortools-9.15.6755"):
+    # Solve results carry a version, as Predict's do.
+    version: str
     status: Literal["optimal", "feasible", "infeasible", "timeout"]
     objective_value: float | None
     bound: float | None

@@ -18,7 +18,7 @@ Without a time matrix, travel minutes = distance / speed * 60. Every stop must b
 Objectives
 * `distance`: total distance of all routes.
 * `time`: total route duration (return time minus departure time, waiting and service included).
-* `vehicles_then_distance` (the token of the spec's "vehicles-then-distance"): fewest vehicles
+* `vehicles_then_distance` ("vehicles, then distance"): fewest vehicles
   first, then total distance. `objective_value` is the total distance; the vehicle count is the
   number of routes in the solution.
 
@@ -52,7 +52,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from .bounds import BIG, Amount, Id, Signed, Unit, items, shown
-from .family import Check, InputProblem, Outcome
+from .family import ENGINE, Check, InputProblem, Outcome
 
 MAX_STOPS = 500
 MAX_MAGNITUDE = 1e12
@@ -167,6 +167,7 @@ def _windows(ws: list[Window] | None, field: str) -> None:
 class RoutingFamily:
     name = "routing"
     block_type = RoutingBlock
+    VERSION = f"routing-1/{ENGINE}"  # bump the revision when a change can alter answers
 
     def validate(self, block: RoutingBlock) -> None:
         if not block.vehicles:

@@ -42,7 +42,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from .bounds import BIG, LIST_MAX, Amount, Id, Unit, items, mapping, shown
-from .family import Check, Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Check, Conflict, ConflictConstraint, InputProblem, Outcome
 
 MAX_MAGNITUDE = 1e12
 TOL = 1e-6
@@ -156,6 +156,7 @@ def _job_windows(block: ScheduleBlock, job: Job) -> list[tuple[int, int]] | None
 class ScheduleFamily:
     name = "schedule"
     block_type = ScheduleBlock
+    VERSION = f"schedule-1/{ENGINE}"  # bump the revision when a change can alter answers
 
     # -------------------------------------------------------- validation
     def validate(self, block: ScheduleBlock) -> None:

@@ -123,6 +123,7 @@ def run(value: Any) -> SolveResponse:
     if status == "feasible" and solution is None:
         status = "timeout"
     return SolveResponse(
+        version=fam.VERSION,
         status=status,
         objective_value=objective,
         bound=bound,
@@ -212,7 +213,7 @@ SOLVE = Tool(
     idempotency="required",
     payment_header="payment-signature",
     rate_limit="paid",
-    shape_error="invalid_input",  # the spec: unknown fields too are invalid_input with a code
+    shape_error="invalid_input",  # docs/solve.md: unknown fields too are invalid_input with a code
     examples=_examples(),
     check=check,
     # the longest time cap plus model building, checking and pool start-up

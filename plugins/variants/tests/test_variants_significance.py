@@ -1,6 +1,6 @@
 """Tests for `variant_clinical_significance`, replaying ClinVar's real VCV XML records.
 
-Recorded (see `../shared/data/clinvar/`): real VCV records in the current ClinVar XML
+Recorded (see `fixtures/README.md`): real VCV records in the current ClinVar XML
 format (`VariationArchive`, the element efetch `rettype=vcv` returns), saved inside a
 release file's `ClinVarVariationRelease` wrapper; efetch wraps the same element in
 `ClinVarResult-Set`. The parser reads `VariationArchive` under either wrapper, so the
@@ -16,7 +16,6 @@ Every handler asserts the exact URL and query E-utilities would receive.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,9 +34,8 @@ from tollway_variants.tool import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-VCV = DATA / "clinvar" / "vcv_xml"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+VCV = FIXTURES / "clinvar" / "vcv_xml"
 
 BASE = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 EFETCH = f"{BASE}/efetch.fcgi"

@@ -162,7 +162,7 @@ def _classification(classifications: ET.Element | None, tag: str) -> Classificat
 
 
 def parse_archive(archive: ET.Element) -> ParsedVariant | None:
-    """One `VariationArchive` -> the spec's Variant, or None if it is not readable."""
+    """One `VariationArchive` -> a Variant (docs/variants.md), or None if it is not readable."""
     accession = (archive.get("Accession") or "").strip()
     version = (archive.get("Version") or "").strip()
     variation_id = (archive.get("VariationID") or "").strip()

@@ -1,13 +1,12 @@
 """Tests for `vehicle_complaints`, replaying NHTSA's real recorded answers.
 
-The recorded responses in `../shared/data/nhtsa_complaints/` (see that folder's
-README) are served unchanged through an `httpx.MockTransport` whose handler first
-asserts the exact URL and query NHTSA would receive. No test reaches the internet.
+The recorded responses in `fixtures/nhtsa_complaints/` (see `fixtures/README.md`)
+are served unchanged through an `httpx.MockTransport` whose handler first asserts
+the exact URL and query NHTSA would receive. No test reaches the internet.
 The current-API recording is trimmed at source: `count` 199 with 2 results kept.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import httpx
@@ -25,9 +24,8 @@ from tollway_vehicles.tool_complaints import (
 from core.tool import ToolContext, ToolError
 from core.validation import FieldError
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-COMPLAINTS = DATA / "nhtsa_complaints"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+COMPLAINTS = FIXTURES / "nhtsa_complaints"
 HONDA = COMPLAINTS / "complaintsByVehicle_honda_accord_2021_trimmed.json"
 BMW_318 = COMPLAINTS / "legacy_webapi_2015" / "complaints_vehicle_1998_bmw_318.json"
 BMW_ODI = COMPLAINTS / "legacy_webapi_2015" / "complaints_odinumber_10457576.json"

@@ -1,16 +1,13 @@
 """Tests for `vehicle_recalls`, replaying NHTSA's real recorded answers.
 
-The recorded responses in `../shared/data/nhtsa_recalls/` (see that folder's
-README) are served through an `httpx.MockTransport`: its handler first asserts
+The recorded responses in `fixtures/nhtsa_recalls/` (see `fixtures/README.md`) are served through an `httpx.MockTransport`: its handler first asserts
 the exact URL and query NHTSA would receive (`GET https://api.nhtsa.gov/recalls/
 recallsByVehicle?make=honda&model=accord&modelYear=2021`), then returns the
-recorded bytes unchanged. No test reaches the internet. Set `TOLLWAY_SHARED_DIR`
-to use a shared folder elsewhere (the folder holding `data/`, or `data/` itself).
+recorded bytes unchanged. No test reaches the internet.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,10 +20,8 @@ from core.validation import FieldError
 from tollway_vehicles import nhtsa
 from tollway_vehicles.tool import VEHICLE_RECALLS, RecallAnswer, VehicleRecallsInput, check
 
-SHARED = Path(os.environ.get("TOLLWAY_SHARED_DIR") or Path(__file__).resolve().parents[3] / ".." / "shared")
-# TOLLWAY_SHARED_DIR may name the shared folder or its data/ folder.
-DATA = SHARED / "data" if (SHARED / "data").is_dir() else SHARED
-RECALLS = DATA / "nhtsa_recalls"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
+RECALLS = FIXTURES / "nhtsa_recalls"
 HONDA = RECALLS / "recallsByVehicle_honda_accord_2021_trimmed.json"
 GALANT = RECALLS / "legacy_webapi_2015" / "recalls_vehicle_1998_mitsubishi_galant.json"
 BMW_CAMPAIGN = RECALLS / "legacy_webapi_2015" / "recalls_campaign_12V176000.json"

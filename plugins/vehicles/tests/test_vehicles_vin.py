@@ -1,6 +1,6 @@
 """Tests for `vehicle_identification` (VIN decoding with NHTSA vPIC).
 
-No vPIC recording exists in the shared data folder, so the replayed answer is a
+No recorded vPIC answer could be found, so the replayed answer is a
 hand-built fixture following vPIC's documented DecodeVinValues format
 (`fixtures/vpic_DecodeVinValues_1HGCM82633A004352.json`, see `fixtures/README.md`).
 It is served through an `httpx.MockTransport` that asserts the exact URL; no test

@@ -121,7 +121,7 @@ def parse_date(value: Any) -> str | None:
 
 
 def parse_recall(item: Mapping[str, Any]) -> ParsedRecall:
-    """One NHTSA result (current or legacy shape) -> the spec's Vehicle recall."""
+    """One NHTSA result (current or legacy shape) -> a Vehicle recall (docs/vehicles.md)."""
     consequence = item.get("Consequence")
     if _text(consequence) is None:
         consequence = item.get("Conequence")  # sic: the legacy API's spelling
@@ -169,7 +169,7 @@ def parse_body(body: Any) -> RecallsPage:
         raise _unavailable("NHTSA answered without a result list.")
     recalls = [parse_recall(item) for item in results if isinstance(item, Mapping)]
     count = _count(body)
-    # `total` is the source's own Count (DESIGN.md §9), which may exceed the
+    # `total` is the source's own Count (docs/vehicles.md), which may exceed the
     # results sent; never report fewer than were actually sent.
     total = max(count if count is not None else 0, len(recalls))
     return RecallsPage(total=total, recalls=recalls)

@@ -12,7 +12,7 @@ from msgspec import Meta
 
 from core.ids import iso, now_ms
 from core.tool import Example, Fact, Tool, ToolContext
-from core.validation import FieldError
+from core.validation import FieldError, FieldErrors
 
 from . import nhtsa
 
@@ -53,7 +53,7 @@ class VehicleRecallsInput(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Recall(msgspec.Struct):
-    """The spec's Vehicle recall; every string is null when NHTSA gives none."""
+    """A Vehicle recall; every string is null when NHTSA gives none."""
 
     campaign_number: str | None
     reported_on: str | None  # YYYY-MM-DD
@@ -83,7 +83,7 @@ class RecallEvidence(msgspec.Struct):
     as_of: str | None  # latest reported_on among NHTSA's recalls; null when none
 
 
-Evidence = RecallEvidence  # the spec's name; the class name stays unique in OpenAPI
+Evidence = RecallEvidence  # the documented name; the class name stays unique in OpenAPI
 
 
 class RecallAnswer(msgspec.Struct):
@@ -92,12 +92,18 @@ class RecallAnswer(msgspec.Struct):
 
 
 def check(value: VehicleRecallsInput) -> None:
-    """What msgspec constraints cannot say: the moving upper year, trimmed lengths."""
+    """What msgspec constraints cannot say: the moving upper year, trimmed lengths.
+    Both are checked, and both named when both fail."""
     next_year = _dt.datetime.now(_dt.timezone.utc).year + 1
-    if value.model_year > next_year:
-        raise FieldError("model_year", f"Expected a model year from 1950 up to {next_year}")
+    errors = []
     if len(value.make.strip()) < 2:
-        raise FieldError("make", "Expected at least 2 characters besides leading and trailing spaces")
+        errors.append(FieldError("make", "make must have at least 2 characters besides leading and trailing spaces"))
+    if value.model_year > next_year:
+        errors.append(FieldError("model_year", f"model_year must be from 1950 up to {next_year}"))
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FieldErrors(errors)
 
 
 def _recall(p: nhtsa.ParsedRecall) -> Recall:

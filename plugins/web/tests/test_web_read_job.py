@@ -72,7 +72,7 @@ async def test_paid_web_read_runs_as_a_job(kernel, page_url):
         )
         assert accepted.status_code == 202, accepted.text
         body = accepted.json()
-        assert body["tool"] == "web_read" and body["status"] == "pending" and body["receipt_id"]
+        assert body["tool"] == "web_read" and body["status"] == "processing" and body["receipt_id"]
         worker = Worker(kernel, poll_s=0.05)
         worker.start()
         try:
@@ -105,3 +105,28 @@ async def test_unreachable_target_fails_the_job_and_refunds(kernel):
     assert job["status"] == "failed" and job["error_code"] == "target_unreachable"
     assert job["error"].endswith(f"(ref: {accepted['request_id']})")
     assert balance["credits_balance"] == "1.000000"
+
+
+async def test_acceptance_says_processing_as_the_spec_shows_for_web_read(kernel, page_url):
+    """Spec: web read answers 202 `{request_id, status: processing, tool: web_read, message}`
+    (research stays `pending`): the status comes from the tool's declaration, on HTTP
+    (credits too), in the OpenAPI 202 schema and in the MCP output schema."""
+    from mcp import Client
+
+    from mcp_server import build_server
+    from tests.support.accounts import credits_session
+
+    assert kernel.tools["web_read"].accepted_status == "processing"
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        accepted = await client.post("/v1/tools/web-read", json={"url": page_url}, headers=auth)
+        doc = (await client.get("/schema/openapi.json")).json()
+    assert accepted.status_code == 202, accepted.text
+    body = accepted.json()
+    assert (body["status"], body["tool"]) == ("processing", "web_read") and body["request_id"] and body["message"]
+    schema = doc["paths"]["/v1/tools/web-read"]["post"]["responses"]["202"]["content"]["application/json"]["schema"]
+    assert {"type": "object", "properties": {"status": {"type": "string", "enum": ["processing"]}}} in schema["allOf"]
+    async with Client(build_server(kernel).server) as mcp:
+        described = await mcp.call_tool("describe_tool", {"name": "web_read"})  # output schemas are served on demand
+    status = described.structured_content["output_schema"]["properties"]["status"]
+    assert "processing" in status["enum"] and status["description"].startswith("`processing` when accepted")

@@ -14,7 +14,7 @@ import dataclasses
 import trafilatura
 from lxml import html as lxml_html
 
-MAX_MARKDOWN_BYTES = 50 * 1024  # the spec's "at most 50 KB", counted in UTF-8 bytes
+MAX_MARKDOWN_BYTES = 50 * 1024  # "at most 50 KB" (docs/web.md), counted in UTF-8 bytes
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _SNIFF_BYTES = 1024

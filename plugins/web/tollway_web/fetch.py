@@ -4,7 +4,7 @@ Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`) and nev
 lets it follow redirects by itself: every hop's host is resolved here, checked
 against the private-address rule, and the connection is pinned to the address
 that was checked (so a DNS answer cannot change between the check and the
-connect). Every failure becomes a `ToolError` with the spec's codes.
+connect). Every failure becomes a `ToolError` with the failure codes of docs/api.md.
 """
 from __future__ import annotations
 

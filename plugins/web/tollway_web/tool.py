@@ -42,7 +42,7 @@ class WebReadMetadata(msgspec.Struct):
 
 
 class WebReadResult(msgspec.Struct):
-    """The spec's Web read result."""
+    """The Web read result (docs/web.md)."""
 
     url: str  # the final URL, after redirects
     markdown: str  # main content, at most 51,200 UTF-8 bytes
@@ -128,6 +128,7 @@ WEB_READ = Tool(
     price="0.02",
     family=settings.FAMILY,
     mode="job",
+    accepted_status="processing",  # a read is under way at once (research says pending)
     payment_header="X-Payment-Proof",
     idempotency="optional",
     rate_limit="paid",

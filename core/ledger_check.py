@@ -1,0 +1,117 @@
+"""The ledger check: holds, charges, refunds, top-ups and receipts reconcile to
+the balances, and nothing sits in an intermediate state longer than allowed.
+
+`check_ledger()` returns a list of problems (empty when the books are right);
+the concurrency and fault tests run it at their end and `tollway reconcile
+--check` prints it for an operator.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+from . import sql
+from .ids import now_ms
+
+INTERMEDIATE_PAYMENTS = ("reserved", "settling", "pending")
+
+
+async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[str]:
+    problems: list[str] = []
+    problems += await _balances_match_ledger()
+    receipts = [dict(r) for r in await sql.fetch("SELECT receipt_id, agent_id, amount, status, job_id, body FROM tw_receipts")]
+    ledger = [dict(r) for r in await sql.fetch("SELECT account, delta, kind, reference FROM tw_ledger")]
+    problems += _charges_have_receipts(receipts, ledger, await sql.fetch("SELECT id, state, amount FROM tw_credit_holds"))
+    problems += _refunds_match(receipts, ledger)
+    problems += await _top_ups_match(ledger)
+    if max_intermediate_age_s is not None:
+        problems += await _nothing_stale(int(now_ms() - max_intermediate_age_s * 1000))
+    return problems
+
+
+async def _balances_match_ledger() -> list[str]:
+    problems = []
+    sums = {r["account"]: int(r["total"]) for r in await sql.fetch("SELECT account, SUM(delta) AS total FROM tw_ledger GROUP BY account")}
+    for agent in await sql.fetch("SELECT id, credits FROM tw_agents"):
+        credits = int(agent["credits"])
+        if credits < 0:
+            problems.append(f"agent {agent['id']} has a negative balance {credits}")
+        if credits != sums.get(f"credits:{agent['id']}", 0):
+            problems.append(f"agent {agent['id']} holds {credits} but its ledger sums to {sums.get('credits:' + agent['id'], 0)}")
+    for chain in await sql.fetch("SELECT address, balance FROM tw_chain_balances"):
+        account = f"chain:{chain['address']}"
+        if int(chain["balance"]) != sums.get(account, 0):
+            problems.append(f"{account} holds {chain['balance']} but its ledger sums to {sums.get(account, 0)}")
+    return problems
+
+
+def _charges_have_receipts(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]], holds: list[Any]) -> list[str]:
+    """Every credits debit is a receipt's charge or a live hold; every credits receipt has one debit."""
+    problems = []
+    credit_receipts = {}
+    for r in receipts:
+        if msgspec.json.decode(r["body"]).get("payment_method") == "credits":
+            credit_receipts[r["job_id"]] = r
+    live_holds = {h["id"] for h in holds if h["state"] == "held"}
+    spends = Counter(e["reference"] for e in ledger if e["kind"] == "spend")
+    for request_id, n in spends.items():
+        if n != 1:
+            problems.append(f"request {request_id} was debited {n} times")
+        if request_id not in credit_receipts and request_id not in live_holds:
+            problems.append(f"request {request_id} was debited but has no receipt and no live hold")
+    for request_id, receipt in credit_receipts.items():
+        if spends.get(request_id, 0) != 1:
+            problems.append(f"credits receipt {receipt['receipt_id']} has {spends.get(request_id, 0)} debits")
+    for h in holds:
+        if h["state"] != "held" and h["id"] not in credit_receipts:
+            problems.append(f"hold {h['id']} ended {h['state']} without a receipt")
+    return problems
+
+
+def _refunds_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    refunds = Counter(e["reference"] for e in ledger if e["kind"] == "refund")
+    by_id = {r["receipt_id"]: r for r in receipts}
+    for receipt_id, n in refunds.items():
+        receipt = by_id.get(receipt_id)
+        if n != 1:
+            problems.append(f"receipt {receipt_id} was refunded {n} times")
+        if receipt is None or receipt["status"] != "refunded":
+            problems.append(f"refund for {receipt_id} whose receipt is {receipt['status'] if receipt else 'missing'}")
+    for r in receipts:
+        if r["status"] == "refunded" and refunds.get(r["receipt_id"], 0) != 1:
+            problems.append(f"receipt {r['receipt_id']} says refunded but {refunds.get(r['receipt_id'], 0)} refunds were credited")
+    return problems
+
+
+async def _top_ups_match(ledger: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    credited = Counter(e["reference"] for e in ledger if e["kind"] == "top_up")
+    for row in await sql.fetch("SELECT settlement_tx FROM tw_credit_top_ups"):
+        if credited.get(row["settlement_tx"], 0) != 1:
+            problems.append(f"top-up {row['settlement_tx']} was credited {credited.get(row['settlement_tx'], 0)} times")
+    for tx, n in credited.items():
+        if n != 1:
+            problems.append(f"settlement {tx} credited {n} times")
+    settled = await sql.fetch(
+        "SELECT a.id FROM tw_payment_authorizations a LEFT JOIN tw_top_up_attempts t ON t.id = a.id "
+        "WHERE a.purpose = 'credits_top_up' AND a.status = 'settled' AND (t.status IS NULL OR t.status <> 'credited')"
+    )
+    problems += [f"top-up payment {r['id']} settled but was never credited" for r in settled]
+    return problems
+
+
+async def _nothing_stale(cutoff_ms: int) -> list[str]:
+    problems = []
+    for r in await sql.fetch("SELECT id FROM tw_credit_holds WHERE state = 'held' AND created_ms < {}", cutoff_ms):
+        problems.append(f"hold {r['id']} is still held")
+    marks = ", ".join("{}" for _ in INTERMEDIATE_PAYMENTS)
+    for r in await sql.fetch(f"SELECT id, status FROM tw_payment_authorizations WHERE status IN ({marks}) AND created_ms < {{}}", *INTERMEDIATE_PAYMENTS, cutoff_ms):
+        problems.append(f"payment {r['id']} is still {r['status']}")
+    for r in await sql.fetch("SELECT receipt_id, status FROM tw_receipts WHERE status IN ('pending', 'refund_due') AND created_ms < {}", cutoff_ms):
+        problems.append(f"receipt {r['receipt_id']} is still {r['status']}")
+    for r in await sql.fetch("SELECT id FROM tw_top_up_attempts WHERE status = 'pending' AND created_ms < {}", cutoff_ms):
+        problems.append(f"top-up {r['id']} is still pending")
+    return problems

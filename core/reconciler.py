@@ -1,0 +1,280 @@
+"""The reconciler: nothing stays in an intermediate money state.
+
+It runs every `TOLLWAY_RECONCILE_INTERVAL_S` in each serving and worker process
+(and once by `tollway reconcile`), and resolves what a crash or a late
+settlement left half done:
+
+* a credit hold still `held` past the grace period (its process died between
+  debit and receipt): refunded, with a receipt saying so;
+* a payment authorization `reserved` past the grace period (verified, never sent
+  for settlement): voided — no money moved;
+* a payment `settling` past the grace period or `pending` (its settlement answer
+  never came): the settlement backend is asked for its fate; a settled payment is
+  recorded (its pending receipt re-signed `settled`; a top-up credited; a call
+  whose answer was lost refunded to credits), a failed one released.
+
+Several processes may run it at once: every step is a conditional update from
+the state it found, so each row is resolved once.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from . import holds, sql
+from .ids import iso, now_ms
+from .money import usdc
+from .payments.settlement import SettlementResult
+from .top_ups import TOP_UP_PURPOSE
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+log = logging.getLogger("tollway.reconciler")
+
+INTERRUPTED = "interrupted"  # refund reason of a call whose process died mid-way
+
+
+class Reconciler:
+    def __init__(self, kernel: "Kernel") -> None:
+        self.kernel = kernel
+
+    @property
+    def grace_ms(self) -> int:
+        return int(self.kernel.config.reconcile_after_s * 1000)
+
+    async def run_once(self, *, grace_s: float | None = None) -> dict[str, int]:
+        """One pass; `grace_s` overrides how old an intermediate state must be."""
+        grace = self.grace_ms if grace_s is None else int(grace_s * 1000)
+        cutoff = now_ms() - grace
+        summary = {
+            "holds_refunded": 0, "payments_voided": 0, "payments_settled": 0, "payments_failed": 0, "payments_pending": 0, "top_ups_credited": 0,
+        }
+        for row in await holds.held_before(cutoff + 1):
+            if await self._refund_hold(row):
+                summary["holds_refunded"] += 1
+        for row in await sql.fetch(
+            "SELECT id FROM tw_payment_authorizations WHERE status = 'reserved' AND updated_ms <= {}", cutoff
+        ):
+            if await self._void(row["id"]):
+                summary["payments_voided"] += 1
+        # Pending payments are asked at most once per interval; settling ones once stale.
+        asked_before = cutoff if grace_s is not None else now_ms() - int(self.kernel.config.reconcile_interval_s * 1000)
+        for row in await sql.fetch(
+            "SELECT * FROM tw_payment_authorizations WHERE (status = 'settling' AND updated_ms <= {}) OR (status = 'pending' AND updated_ms <= {})",
+            cutoff, asked_before,
+        ):
+            outcome = await self._resolve_payment(dict(row))
+            if outcome:
+                summary[f"payments_{outcome}"] += 1
+        # Settled top-ups whose credit failed (the client may never retry).
+        for row in await sql.fetch(
+            "SELECT t.id, a.settlement_tx FROM tw_top_up_attempts t JOIN tw_payment_authorizations a ON a.id = t.id "
+            "WHERE t.status = 'pending' AND a.status = 'settled' AND a.updated_ms <= {}",
+            cutoff,
+        ):
+            assert self.kernel.top_ups is not None
+            try:
+                answer = await self.kernel.top_ups.finish(row["id"], SettlementResult("settled", row["settlement_tx"]))
+            except Exception:  # the store still refuses it: the next pass tries again
+                log.exception("crediting settled top-up %s failed", row["id"])
+                continue
+            if answer.status == 200 and not answer.body.get("already_credited"):
+                summary["top_ups_credited"] += 1
+        if any(summary.values()):
+            log.info("reconciled: %s", summary)
+        return summary
+
+    # -- credit holds ------------------------------------------------------------------
+    async def _refund_hold(self, row: dict[str, Any]) -> bool:
+        kernel = self.kernel
+        tool = kernel.tools.get(row["tool"])
+        async with kernel.db.transaction():
+            if not await holds.end(row["id"], "refunded"):
+                return False  # the call ended it after all
+            await kernel.receipts.issue(
+                receipt_id=row["receipt_id"],
+                agent_id=row["agent_id"],
+                category=tool.category if tool else "data",
+                subcategory=(tool.subcategory or tool.name) if tool else row["tool"],
+                amount=int(row["amount"]),
+                status="settled",
+                execution_status="failed",
+                settlement_tx=None,
+                payment_method="credits",
+                tool=row["tool"],
+                request_id=row["id"],
+                memo=row["memo"],
+                decision_context=holds.decision_context_of(row),
+            )
+            await kernel.refund_to_credits(row["receipt_id"], reason=INTERRUPTED)
+        log.warning("refunded credit hold %s (%s USDC): its call never finished", row["id"], usdc(int(row["amount"])))
+        return True
+
+    # -- payments ----------------------------------------------------------------------
+    async def _void(self, key: str) -> bool:
+        """A reservation never sent for settlement: nothing moved."""
+        async with self.kernel.db.transaction():
+            row = await sql.fetch_one(
+                "UPDATE tw_payment_authorizations SET status = 'voided', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING purpose",
+                now_ms(), key,
+            )
+            if row is None:
+                return False
+            if row["purpose"] == TOP_UP_PURPOSE:
+                await sql.fetch(
+                    "UPDATE tw_top_up_attempts SET status = 'failed', reason = 'never_settled', updated_ms = {} WHERE id = {} AND status = 'pending'",
+                    now_ms(), key,
+                )
+        return True
+
+    async def _claim(self, row: dict[str, Any]) -> bool:
+        """Take this row for this pass (another process may be looking at it too)."""
+        claimed = await sql.fetch_one(
+            "UPDATE tw_payment_authorizations SET updated_ms = {} WHERE id = {} AND status = {} AND updated_ms = {} RETURNING id",
+            now_ms(), row["id"], row["status"], row["updated_ms"],
+        )
+        return claimed is not None
+
+    async def _resolve_payment(self, row: dict[str, Any]) -> str | None:
+        kernel = self.kernel
+        gateway = kernel.gateway
+        assert gateway is not None
+        if not await self._claim(row):
+            return None
+        accepted = gateway.accepted_from_row(row)
+        result = await gateway.fate(accepted)
+        if row["purpose"] == TOP_UP_PURPOSE:
+            return await self._resolve_top_up(row, result)
+        if result.status == "pending":
+            await self._mark(row["id"], "pending", None, from_states=("settling", "pending"))
+            return "pending"
+        if result.status == "failed":
+            return await self._call_not_paid(row, result)
+        return await self._call_paid(row, result)
+
+    async def _mark(self, key: str, status: str, tx: str | None, *, from_states: tuple[str, ...], receipt_id: str | None = None) -> bool:
+        marks = ", ".join("{}" for _ in from_states)
+        moved = await sql.fetch_one(
+            "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
+            f"receipt_id = COALESCE({{}}, receipt_id), updated_ms = {{}} WHERE id = {{}} AND status IN ({marks}) RETURNING id",
+            status, tx, receipt_id, now_ms(), key, *from_states,
+        )
+        return moved is not None
+
+    async def _resolve_top_up(self, row: dict[str, Any], result: SettlementResult) -> str:
+        top_ups = self.kernel.top_ups
+        assert top_ups is not None
+        if result.status == "pending":
+            await self._mark(row["id"], "pending", None, from_states=("settling", "pending"))
+            await top_ups.finish(row["id"], result)
+            return "pending"
+        await self._mark(row["id"], result.status, result.transaction, from_states=("settling", "pending"))
+        await top_ups.finish(row["id"], result)
+        return "settled" if result.status == "settled" else "failed"
+
+    async def _call_paid(self, row: dict[str, Any], result: SettlementResult) -> str:
+        """The USDC moved. A receipt left `pending` is re-signed settled (a refund
+        owed is credited now); a call that never wrote its receipt — its answer
+        was lost with its process — is refunded to the payer's credits."""
+        kernel = self.kernel
+        settled = {"settlement_tx": result.transaction, "settled_at": iso(now_ms())}
+        receipt_id = row["receipt_id"]
+        if receipt_id:
+            async with kernel.db.transaction():
+                if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending")):
+                    return "settled"
+                if not await kernel.refund_when_settled(receipt_id, settled):
+                    moved = await sql.fetch_one(
+                        "UPDATE tw_receipts SET status = 'settled' WHERE receipt_id = {} AND status = 'pending' RETURNING receipt_id", receipt_id
+                    )
+                    if moved is not None:
+                        await kernel.receipts.revise(receipt_id, {**settled, "status": "settled"})
+            return "settled"
+        tool = kernel.tools.get(row["purpose"])
+        agent_id = await kernel.agents.for_wallet(row["payer"])
+        try:
+            await self._refund_lost_answer(row, result, tool, agent_id)
+        except _Lost:
+            pass
+        return "settled"
+
+    async def _refund_lost_answer(self, row: dict[str, Any], result: SettlementResult, tool: Any, agent_id: str) -> None:
+        kernel = self.kernel
+        async with kernel.db.transaction():
+            receipt = await kernel.receipts.issue(
+                agent_id=agent_id,
+                category=tool.category if tool else "data",
+                subcategory=(tool.subcategory or tool.name) if tool else row["purpose"],
+                amount=int(row["value"]),
+                status="settled",
+                execution_status="failed",
+                settlement_tx=result.transaction,
+                payment_method="x402",
+                tool=row["purpose"],
+                request_id=None,
+            )
+            if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending"), receipt_id=receipt["receipt_id"]):
+                raise _Lost()
+            await kernel.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)
+
+    async def _call_not_paid(self, row: dict[str, Any], result: SettlementResult) -> str:
+        kernel = self.kernel
+        receipt_id = row["receipt_id"]
+        async with kernel.db.transaction():
+            if not await self._mark(row["id"], "failed", None, from_states=("settling", "pending")):
+                return "failed"
+            if receipt_id:
+                moved = await sql.fetch_one(
+                    "UPDATE tw_receipts SET status = 'not_charged' WHERE receipt_id = {} AND status IN ('pending', 'refund_due') RETURNING receipt_id",
+                    receipt_id,
+                )
+                if moved is not None:
+                    await kernel.receipts.revise(receipt_id, {"status": "not_charged", "settlement_failure": result.reason})
+        return "failed"
+
+    # -- the operator's view -------------------------------------------------------------
+    async def pending(self) -> dict[str, Any]:
+        """Everything in an intermediate state now, with its age and why."""
+        now = now_ms()
+
+        def age(ms: int) -> float:
+            return round((now - int(ms)) / 1000, 3)
+
+        held = await sql.fetch("SELECT id, agent_id, amount, tool, created_ms FROM tw_credit_holds WHERE state = 'held' ORDER BY created_ms")
+        payments = await sql.fetch(
+            "SELECT a.id, a.payer, a.value, a.purpose, a.status, a.receipt_id, a.created_ms, a.updated_ms, t.reason FROM tw_payment_authorizations a "
+            "LEFT JOIN tw_top_up_attempts t ON t.id = a.id WHERE a.status IN ('reserved', 'settling', 'pending') ORDER BY a.created_ms"
+        )
+        receipts = await sql.fetch(
+            "SELECT receipt_id, agent_id, tool, amount, status, created_ms FROM tw_receipts WHERE status IN ('pending', 'refund_due') ORDER BY created_ms"
+        )
+        why = {
+            "reserved": "verified, not yet sent for settlement (its call is running, or its process died)",
+            "settling": "sent for settlement, no answer yet",
+            "pending": "the settlement's outcome is not known yet; asked again every reconciliation",
+        }
+        items = [
+            {"kind": "credit_hold", "id": r["id"], "agent_id": r["agent_id"], "amount_usdc": usdc(int(r["amount"])), "tool": r["tool"],
+             "state": "held", "age_s": age(r["created_ms"]), "reason": "the call is running, or its process died before writing its receipt"}
+            for r in held
+        ] + [
+            {"kind": "top_up" if r["purpose"] == TOP_UP_PURPOSE else "payment", "id": r["id"], "payer": r["payer"],
+             "amount_usdc": usdc(int(r["value"])), "tool": r["purpose"], "state": r["status"], "receipt_id": r["receipt_id"],
+             "age_s": age(r["created_ms"]), "last_checked_s": age(r["updated_ms"]), "reason": r["reason"] or why[r["status"]]}
+            for r in payments
+        ] + [
+            {"kind": "receipt", "id": r["receipt_id"], "agent_id": r["agent_id"], "amount_usdc": usdc(int(r["amount"])), "tool": r["tool"],
+             "state": r["status"], "age_s": age(r["created_ms"]), "reason": "waiting for its payment to settle"}
+            for r in receipts
+        ]
+        return {
+            "pending": items,
+            "count": len(items),
+            "reconcile_after_s": self.kernel.config.reconcile_after_s,
+            "reconcile_interval_s": self.kernel.config.reconcile_interval_s,
+        }
+
+
+class _Lost(Exception):
+    """Another reconciler resolved the payment first; this one's receipt is rolled back."""

@@ -1,0 +1,34 @@
+"""An API process for the crash tests: `python -m tests.support.api_process PORT`.
+
+It builds the kernel from the TOLLWAY_* environment with the test job tools
+(tests/support/jobs_plugin.py), serves the HTTP app with uvicorn on
+127.0.0.1:PORT with the scheduler (so the reconciler runs at start and then
+periodically), and prints "ready" once it listens. Tests kill it with SIGKILL.
+"""
+from __future__ import annotations
+
+import sys
+
+import uvicorn
+
+from http_server import create_app
+from runtime.service import build_kernel
+from runtime.settings import load_settings
+from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
+
+
+class _Announcing(uvicorn.Server):
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets)
+        print("ready", flush=True)
+
+
+def main() -> None:
+    port = int(sys.argv[1])
+    kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())], load_installed=False, strict_plugins=True)
+    app = create_app(kernel, workers=0, scheduler=True)
+    _Announcing(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)).run()
+
+
+if __name__ == "__main__":
+    main()
