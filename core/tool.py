@@ -24,6 +24,13 @@ ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[A-Z`])")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text` (an end mark after a lower-case letter, digit or
+    closing mark, then a space and a capital): "e.g. X" and "U.S. Treasury" stay whole."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 _PATH = re.compile(r"^/v1/[a-z0-9/_-]+$")
 
 
@@ -92,6 +99,8 @@ class Tool:
     name: str  # the answer's `data.tool` string, e.g. "vehicle_recalls"
     path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
     title: str
+    # What the tool does, for every front: no transport words (headers, status codes,
+    # routes); each front adds how to pay, wait and retry in its own terms.
     description: str
     category: str  # a receipt category
     input_type: type[msgspec.Struct]
@@ -121,6 +130,8 @@ class Tool:
     cpu_bound: bool = False
     # Lookups: how an answer maps to recordable facts, `facts(input, output) -> [Fact]`.
     facts: Callable[[Any, Any], Iterable[Fact]] | None = None
+    # One sentence for compact listings (MCP tools/list); default: the description's first.
+    summary: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -148,6 +159,10 @@ class Tool:
         if not isinstance(price, int) or isinstance(price, bool) or price <= 0:
             raise ValueError(f"tool {self.name}: price function must return a positive int of micro-USDC")
         return price
+
+    @property
+    def short_description(self) -> str:
+        return self.summary or first_sentence(self.description)
 
     @property
     def fixed_price(self) -> int | None:

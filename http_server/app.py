@@ -36,11 +36,17 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: ToolSchemas) -> HTTPRoute
         return answer_response(await kernel.call(tool.name, await to_call_request(request)))
 
     handle.__name__ = f"tool_{tool.name}"
+    # The tool's description is transport-neutral; how to pay, retry and wait is said here in HTTP terms.
+    how = [f"Price: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits."]
+    if tool.idempotency == "required":
+        how.append("Send an `Idempotency-Key` header (required).")
+    if tool.mode == "job":
+        how.append("Answered 202 with a `request_id`: poll `GET /v1/requests/{request_id}` or subscribe at `/v1/requests/subscribe`.")
     return post(
         tool.path,
         operation_id=tool.name,
         summary=tool.title,
-        description=f"{tool.description}\n\nPrice: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits.",
+        description=f"{tool.description}\n\n{' '.join(how)}",
         tags=[f"tools: {tool.family}"],
         operation_class=tool_operation_class(tool, schemas),
         status_code=202 if tool.mode == "job" else 200,

@@ -23,7 +23,8 @@ from core import jobs
 from core.auth_proof import make_agent_proof
 from core.errors import ServiceError, invalid_request
 from core.events import JOB_UPDATES
-from core.money import usdc
+from core.ids import new_id
+from core.money import AmountError, to_micro, usdc
 from core.ratelimits import DEFAULT_LIMITS
 from core.request import Answer, CallRequest
 
@@ -36,6 +37,7 @@ from .shaping import (
     output_schema,
     payment_header,
 )
+from .wording import job_message, reword
 
 log = logging.getLogger("tollway.mcp")
 
@@ -46,10 +48,14 @@ REQUEST_META = "tollway/request_id"
 PRICE_META = "tollway/price"
 ERROR_META = "tollway/error"
 TRUNCATED_META = "tollway/truncated"
+IDEMPOTENCY_META = "tollway/idempotency_key"
 
 DEFAULT_OUTPUT_CAP = 50_000  # bytes of JSON text
 DEFAULT_MAX_WAIT_S = 60
+DEFAULT_MAX_PAYMENT = 1_000_000  # micro-USDC: 1.00 USDC
+MAX_PAYMENT_SETTING = "TOLLWAY_MCP_MAX_PAYMENT_USDC"
 SERVER_NAME = "tollway"
+DESCRIBE = "describe_tool"
 
 _PRIVATE_KEY = re.compile(r"^(0x)?[0-9a-fA-F]{64}$")
 
@@ -60,6 +66,10 @@ class Identity:
 
     def headers(self, *, method: str, path: str, body: bytes, scope: str) -> dict[str, str]:
         return {}
+
+    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> str | None:
+        """The x402 payment header paying `requirements`, or None: this identity holds no key."""
+        return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +92,21 @@ class WalletIdentity(Identity):
             self.account, chain_id=self.chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time())
         )
         return {"x-agent-id": self.account.address, "x-agent-proof": proof}
+
+    @property
+    def address(self) -> str:
+        return self.account.address
+
+    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> str | None:
+        """An EIP-3009 authorization for exactly `requirements` (x402 `exact`), as the payment header."""
+        from core.payments.eip3009 import make_payment_header, sign_authorization
+
+        now = int(time.time())
+        valid_for = min(int(requirements.get("maxTimeoutSeconds") or 300), 3600)
+        auth, signature = sign_authorization(
+            self.account, network, to=requirements["payTo"], value=int(requirements["amount"]), valid_after=now - 60, valid_before=now + valid_for
+        )
+        return make_payment_header(network, requirements, auth, signature)
 
 
 def identity_from_key(key: str | None, chain_id: int) -> Identity | None:
@@ -109,18 +134,35 @@ def _http_headers(request: Any) -> dict[str, str]:
 class McpSettings:
     output_cap: int = DEFAULT_OUTPUT_CAP
     max_wait_s: int = DEFAULT_MAX_WAIT_S
+    max_payment: int = DEFAULT_MAX_PAYMENT  # micro-USDC one x402 payment signed with TOLLWAY_AGENT_KEY may spend
     allowed_hosts: tuple[str, ...] = ("127.0.0.1:*", "localhost:*", "[::1]:*")
     allowed_origins: tuple[str, ...] = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> McpSettings:
-        """TOLLWAY_MCP_OUTPUT_CAP (bytes), TOLLWAY_MCP_MAX_WAIT_SECONDS, TOLLWAY_MCP_ALLOWED_HOSTS and
-        TOLLWAY_MCP_ALLOWED_ORIGINS (comma-separated; `host:*` allows any port)."""
+        """TOLLWAY_MCP_OUTPUT_CAP (bytes), TOLLWAY_MCP_MAX_WAIT_SECONDS, TOLLWAY_MCP_MAX_PAYMENT_USDC,
+        TOLLWAY_MCP_ALLOWED_HOSTS and TOLLWAY_MCP_ALLOWED_ORIGINS (comma-separated; `host:*` allows
+        any port). A malformed value raises ValueError naming the setting."""
+
+        def whole(name: str) -> int:
+            try:
+                return int(env[name])
+            except ValueError:
+                raise ValueError(f"{name} must be a whole number") from None
+
         out = cls()
         if env.get("TOLLWAY_MCP_OUTPUT_CAP"):
-            out = dataclasses.replace(out, output_cap=max(1024, int(env["TOLLWAY_MCP_OUTPUT_CAP"])))
+            out = dataclasses.replace(out, output_cap=max(1024, whole("TOLLWAY_MCP_OUTPUT_CAP")))
         if env.get("TOLLWAY_MCP_MAX_WAIT_SECONDS"):
-            out = dataclasses.replace(out, max_wait_s=max(0, int(env["TOLLWAY_MCP_MAX_WAIT_SECONDS"])))
+            out = dataclasses.replace(out, max_wait_s=max(0, whole("TOLLWAY_MCP_MAX_WAIT_SECONDS")))
+        if env.get(MAX_PAYMENT_SETTING):
+            try:
+                cap = to_micro(env[MAX_PAYMENT_SETTING])
+            except AmountError:
+                cap = -1
+            if cap < 0:
+                raise ValueError(f"{MAX_PAYMENT_SETTING} must be a USDC amount (0 or more, at most 6 decimals)")
+            out = dataclasses.replace(out, max_payment=cap)
         if env.get("TOLLWAY_MCP_ALLOWED_HOSTS"):
             out = dataclasses.replace(out, allowed_hosts=tuple(h.strip() for h in env["TOLLWAY_MCP_ALLOWED_HOSTS"].split(",") if h.strip()))
         if env.get("TOLLWAY_MCP_ALLOWED_ORIGINS"):
@@ -135,7 +177,7 @@ class FreeTool:
     title: str
     description: str
     path: Callable[[dict[str, Any]], str]
-    read: Callable[[Any, CallRequest, dict[str, Any]], Awaitable[Any]]
+    read: Callable[[Any, CallRequest, dict[str, Any]], Awaitable[Any]] | None
     properties: dict[str, Any]
     required: tuple[str, ...] = ()
     query: bool = True  # arguments become the query string
@@ -149,7 +191,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
     FreeTool(
         "job_status",
         "Job status",
-        "The Job resource of a job-mode call you made (status pending, processing, completed with `result`, or failed with error fields). Free.",
+        "A job you started: status pending, processing, completed (with `result`) or failed (with error fields). Free.",
         lambda a: f"/v1/requests/{a['request_id']}",
         lambda k, req, a: k.job_status(req, a["request_id"]),
         {"request_id": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The request_id a job tool answered with."}},
@@ -167,7 +209,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
     FreeTool(
         "receipts",
         "Receipts",
-        "Your signed receipts, newest first (filter by period, category, since/until; page with limit/offset). Free.",
+        "Your signed receipts, newest first; filter by period, category, since, until; page with limit and offset. Free.",
         lambda a: "/v1/analytics/receipts",
         lambda k, req, a: k.list_receipts(req),
         {
@@ -193,7 +235,16 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Your notifications, newest first (listing marks them read). Free.",
         lambda a: "/v1/tools/notifications",
         lambda k, req, a: k.list_notifications(req),
-        {"unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1}},
+        {"unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+    ),
+    FreeTool(
+        DESCRIBE,
+        "Describe a tool",
+        "A tool's full description, price, limits, worked examples (arguments that validate) and output schema. Free.",
+        lambda a: "",
+        None,  # answered by the MCP front from the tool declarations
+        {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A tool name from tools/list."}},
+        ("name",),
     ),
 )
 
@@ -237,14 +288,14 @@ def _text(value: Any) -> list[types.TextContent]:
 
 def error_result(exc: ServiceError) -> types.CallToolResult:
     """402 as the x402 MCP convention (the PaymentRequired object, also as content[0].text);
-    any other refusal as the error body of docs/api.md."""
+    any other refusal as the error body of docs/api.md, worded in MCP terms."""
     required = exc.headers.get("PAYMENT-REQUIRED") if exc.status == 402 else None
     if required:
         payment_required = decode_b64_json(required)
         return types.CallToolResult(
             content=_text(payment_required), structuredContent=payment_required, isError=True, _meta={ERROR_META: exc.body()}
         )
-    body = exc.body()
+    body = reword(exc).body()
     return types.CallToolResult(content=_text(body), structuredContent=body, isError=True, _meta={ERROR_META: {"status": exc.status}})
 
 
@@ -255,21 +306,28 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def price_meta(tool: Any, network: str) -> dict[str, Any]:
+def price_meta(tool: Any) -> dict[str, Any]:
+    """`_meta["tollway/price"]`: the fixed price, or that the input decides it (currency
+    and network are the server's, in its instructions)."""
     fixed = tool.fixed_price
-    out: dict[str, Any] = {"currency": "USDC", "network": network, "per": "call"}
     if fixed is None:
-        out["amount_usdc"] = None
-        out["depends_on_input"] = True
-    else:
-        out["amount_usdc"] = usdc(fixed)
-        out["amount_atomic"] = str(fixed)
-    return out
+        return {"amount_usdc": None, "depends_on_input": True}
+    return {"amount_usdc": usdc(fixed)}
 
 
-def _limit_text(category: str) -> str:
-    limit, window = DEFAULT_LIMITS.get(category, (0, 60))
+def _limit_text(kernel: Any, category: str) -> str:
+    limits = getattr(kernel.config, "rate_limits", None) or DEFAULT_LIMITS
+    limit, window = limits.get(category, DEFAULT_LIMITS.get(category, (0, 60)))
     return f"{limit} calls per {window} s" if limit else category
+
+
+def _price_text(tool: Any) -> str:
+    return "Price: depends on the input." if tool.fixed_price is None else f"Price: {usdc(tool.fixed_price)} USDC per call."
+
+
+def _has_paging(schema: dict[str, Any]) -> tuple[bool, bool]:
+    props = schema.get("properties") or {}
+    return "limit" in props, "offset" in props
 
 
 class TollwayMcp:
@@ -282,51 +340,72 @@ class TollwayMcp:
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
         self._inflight: set[asyncio.Task[Any]] = set()
         self._free = {ft.name: ft for ft in FREE_TOOLS}
+        self._schemas: dict[str, dict[str, Any]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version="1.0.0",
             title="Tollway",
-            instructions=(
-                "Paid tools for agents. Each tool's price is in its description and in _meta['tollway/price']. "
-                "Calls are paid from your credits when they cover the price; otherwise the result is an x402 "
-                "PaymentRequired (isError) and you retry with _meta['x402/payment']. Receipts: _meta['tollway/receipt_id']."
-            ),
+            instructions=self.instructions(),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
 
+    def instructions(self) -> str:
+        network = self.kernel.network.caip2
+        paying = (
+            f"Calls your credits cover are paid from them; otherwise this server pays by x402 (USDC on {network}) "
+            f"with your wallet key, up to {usdc(self.settings.max_payment)} USDC a call ({MAX_PAYMENT_SETTING})."
+            if self.identity is not None and isinstance(self.identity, WalletIdentity)
+            else "Calls your credits cover are paid from them; otherwise the result is an x402 PaymentRequired "
+            f"(isError; USDC on {network}): pay it by calling again with the signed payment in _meta['x402/payment']."
+        )
+        return (
+            "Paid tools for agents. Each tool's description ends with its price. "
+            f"{paying} Every paid call returns a signed receipt (_meta['tollway/receipt_id']; see `receipts`). "
+            "Job tools answer a request_id at once: pass wait_seconds to wait for the result in the call, or call "
+            "`job_status`. Tools that take an idempotency_key answer a retry with the same key and arguments once and "
+            f"charge it once. Answers over {self.settings.output_cap // 1000} KB are shortened: `truncated`, `omitted` "
+            "and `hint` say what was left out and how to get it. `describe_tool` gives any tool's full description, "
+            f"worked examples and output schema. Free tools are limited to {_limit_text(self.kernel, 'free_read')}."
+        )
+
+    def input_schema(self, tool: Any) -> dict[str, Any]:
+        """The tool's tools/list input schema (built once per tool and server)."""
+        schema = self._schemas.get(tool.name)
+        if schema is None:
+            schema = self._schemas[tool.name] = input_schema(tool, max_wait_s=self.settings.max_wait_s)
+        return schema
+
     # -- tools/list ---------------------------------------------------------------------
     def tool_list(self) -> list[types.Tool]:
+        """Compact: a sentence and the price per tool, its input schema (with an example when
+        the input nests objects); full descriptions, every example and the output schemas
+        come from `describe_tool`."""
         kernel = self.kernel
         clash = sorted(set(self._free) & set(kernel.tools))
         if clash:
             raise RuntimeError(f"tool names {clash} clash with the MCP front's free tools")
-        network = kernel.network.caip2
         out: list[types.Tool] = []
         for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
-            price = "depends on the input" if tool.fixed_price is None else f"{usdc(tool.fixed_price)} USDC per call"
-            limits = [f"rate limit {_limit_text(tool.rate_limit)}", f"results capped at {self.settings.output_cap // 1000} KB"]
+            description = f"{tool.short_description} {_price_text(tool)}"
             if tool.mode == "job":
-                limits.append(f"runs as a job: answers a request_id at once; poll `job_status` or pass wait_seconds (≤ {self.settings.max_wait_s})")
-            description = (
-                f"{tool.description}\n\nPrice: {price}, paid from your credits or by x402 (USDC on {network}). "
-                f"Limits: {'; '.join(limits)}."
-            )
+                description += " Runs as a job."
+            meta: dict[str, Any] = {PRICE_META: price_meta(tool)}
+            if tool.mode == "job":
+                meta["tollway/mode"] = "job"
             out.append(
                 types.Tool(
                     name=tool.name,
                     title=tool.title,
                     description=description,
-                    inputSchema=input_schema(tool, max_wait_s=self.settings.max_wait_s),
-                    outputSchema=output_schema(tool),
+                    inputSchema=self.input_schema(tool),
                     annotations=types.ToolAnnotations(
-                        title=tool.title,
-                        readOnlyHint=tool.rate_limit == "lookup",
+                        readOnlyHint=True if tool.rate_limit == "lookup" else None,
                         destructiveHint=False,
-                        idempotentHint=tool.idempotency == "required",
-                        openWorldHint=not tool.cpu_bound,
+                        idempotentHint=True if tool.idempotency == "required" else None,
+                        openWorldHint=False if tool.cpu_bound else None,
                     ),
-                    _meta={PRICE_META: price_meta(tool, network), "tollway/path": tool.path, "tollway/mode": tool.mode},
+                    _meta=meta,
                 )
             )
         for ft in FREE_TOOLS:
@@ -334,19 +413,58 @@ class TollwayMcp:
                 types.Tool(
                     name=ft.name,
                     title=ft.title,
-                    description=f"{ft.description} Rate limit {_limit_text('free_read')}.",
+                    description=ft.description,
                     inputSchema=_free_input_schema(ft),
-                    outputSchema={"type": "object"},
                     annotations=types.ToolAnnotations(
-                        title=ft.title, readOnlyHint=ft.name != "notifications", destructiveHint=False, idempotentHint=True, openWorldHint=False
+                        readOnlyHint=True if ft.name != "notifications" else None, destructiveHint=False, idempotentHint=True, openWorldHint=False
                     ),
-                    _meta={PRICE_META: {"currency": "USDC", "amount_usdc": "0.000000", "per": "call"}},
                 )
             )
         return out
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tool_list())
+
+    def describe(self, name: str) -> dict[str, Any]:
+        """`describe_tool`: everything tools/list leaves out, in MCP terms."""
+        tool = self.kernel.tools.get(name)
+        if tool is None:
+            ft = self._free.get(name)
+            if ft is None:
+                names = sorted([*self.kernel.tools, *self._free])
+                raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
+            return {
+                "name": ft.name,
+                "title": ft.title,
+                "description": ft.description,
+                "price": {"amount_usdc": "0.000000"},
+                "rate_limit": _limit_text(self.kernel, "free_read"),
+                "input_schema": _free_input_schema(ft),
+                "examples": [],
+            }
+        how = [_price_text(tool) + " Paid from your credits when they cover it, else by x402."]
+        if tool.idempotency == "required":
+            how.append("Takes an idempotency_key (generated when you leave it out; the answer's _meta['tollway/idempotency_key'] gives it): "
+                       "a retry with the same key and arguments is answered once and charged once.")
+        elif tool.idempotency == "optional":
+            how.append("Takes an optional idempotency_key: a retry with the same key and arguments is answered once and charged once.")
+        if tool.mode == "job":
+            refund = " A failed job is refunded to your credits." if tool.refund_failed_jobs else ""
+            how.append(f"Runs as a job: the answer carries a request_id; pass wait_seconds (at most {self.settings.max_wait_s}) "
+                       f"to wait for the result in the call, or call `job_status`.{refund}")
+        how.append(f"Answers over {self.settings.output_cap // 1000} KB are shortened (`truncated`, `omitted`, `hint`).")
+        return {
+            "name": tool.name,
+            "title": tool.title,
+            "description": tool.description,
+            "how_to_call": " ".join(how),
+            "price": price_meta(tool),
+            "mode": tool.mode,
+            "rate_limit": _limit_text(self.kernel, tool.rate_limit),
+            "examples": [{"title": e.title, "arguments": dict(e.input)} for e in tool.examples],
+            "input_schema": self.input_schema(tool),
+            "output_schema": output_schema(tool),
+        }
 
     # -- tools/call ---------------------------------------------------------------------
     def _who(self, ctx: Any, *, method: str, path: str, body: bytes, scope: str) -> tuple[dict[str, str], str, str | None]:
@@ -392,27 +510,64 @@ class TollwayMcp:
 
     async def _call_free(self, ctx: Any, ft: FreeTool, args: dict[str, Any]) -> types.CallToolResult:
         _check_free_args(ft, args)
-        path = ft.path(args)
-        headers, url, ip = self._who(ctx, method="GET", path=path, body=b"", scope="read")
-        query = {k: _query_value(v) for k, v in args.items()} if ft.query else {}
-        req = CallRequest("GET", path, url, headers, b"", query=query, client_ip=ip)
-        value, _headers = await self._shielded(self.kernel.limited("free_read", req, lambda: ft.read(self.kernel, req, args)))
-        capped, dropped = cap_output(value, self.settings.output_cap)
-        result_meta = {TRUNCATED_META: {"dropped_items": dropped}} if dropped else None
-        return types.CallToolResult(content=_text(capped), structuredContent=capped, _meta=result_meta)
+        if ft.read is None:  # describe_tool: the declarations, no kernel read
+            value: Any = self.describe(args["name"])
+        else:
+            read = ft.read
+            path = ft.path(args)
+            headers, url, ip = self._who(ctx, method="GET", path=path, body=b"", scope="read")
+            query = {k: _query_value(v) for k, v in args.items()} if ft.query else {}
+            req = CallRequest("GET", path, url, headers, b"", query=query, client_ip=ip)
+            value, _headers = await self._shielded(self.kernel.limited("free_read", req, lambda: read(self.kernel, req, args)))
+        return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
+
+    def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
+        capped, dropped = cap_output(value, self.settings.output_cap, hint)
+        if dropped:
+            result_meta[TRUNCATED_META] = {"dropped_items": dropped, "omitted": capped.get("omitted", {})}
+        return types.CallToolResult(content=_text(capped), structuredContent=capped, _meta=result_meta or None)
+
+    def _hint(self, schema: dict[str, Any], args: dict[str, Any], *, paid: bool) -> Any:
+        """How to get what the output cap left out, for this tool and these arguments."""
+        has_limit, has_offset = _has_paging(schema)
+        cap_kb = self.settings.output_cap // 1000
+
+        def hint(lists: dict[str, tuple[int, int]]) -> str:
+            if not lists:
+                return ""
+            path, (kept, left) = max(lists.items(), key=lambda item: item[1][1])
+            total = sum(n for _, n in lists.values())
+            text = f"{total} item(s) were left out to fit the {cap_kb} KB output cap ({left} from `{path}`)."
+            if has_limit:
+                offset = int(args.get("offset") or 0)
+                text += f" Call again with limit={max(1, kept)}"
+                text += f" and offset={offset + kept} for the next ones." if has_offset else " for a smaller answer."
+                if paid:
+                    text += " That is a new paid call."
+            else:
+                text += " This tool has no limit argument: narrow the request to get the rest."
+            return text
+
+        return hint
 
     async def _call_paid(self, ctx: Any, tool: Any, args: dict[str, Any], meta: dict[str, Any]) -> types.CallToolResult:
         wait_s = 0
         extra_headers: dict[str, str] = {}
+        call_args = dict(args)
         if tool.mode == "job" and "wait_seconds" in args:
             raw = args.pop("wait_seconds")
             if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
                 raise invalid_request("wait_seconds must be a whole number of seconds, 0 or more.", [{"field": "wait_seconds", "message": "expected an integer >= 0"}])
             wait_s = min(raw, self.settings.max_wait_s)
+        key: str | None = None
+        generated = False
         if tool.idempotency != "ignored" and "idempotency_key" in args:
             key = args.pop("idempotency_key")
             if not isinstance(key, str):
                 raise invalid_request("idempotency_key must be a string.", [{"field": "idempotency_key", "message": "expected a string"}])
+        elif tool.idempotency == "required":
+            key, generated = new_id("mcp"), True  # the call goes through; the answer says which key to retry with
+        if key is not None:
             extra_headers["idempotency-key"] = key
         body = dumps(args).encode()
         headers, url, ip = self._who(ctx, method="POST", path=tool.path, body=body, scope="write")
@@ -425,33 +580,92 @@ class TollwayMcp:
                     402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}
                 ) from exc
         req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
-        answer: Answer = await self._shielded(self.kernel.call(tool.name, req))
-        return await self._success(ctx, tool, answer, wait_s)
+        try:
+            answer: Answer = await self._shielded(self.kernel.call(tool.name, req))
+        except ServiceError as exc:
+            if not self._pays_itself(exc, meta):
+                raise
+            answer = await self._pay_and_retry(tool, exc, body, extra_headers, url, ip)
+        if answer.status >= 400:  # an idempotent replay of a call that failed
+            raise ServiceError(answer.status, answer.body.get("error", "error"), answer.body.get("message", ""), answer.body.get("details"),
+                               extra={k: v for k, v in answer.body.items() if k not in ("error", "message", "details")})
+        return await self._success(ctx, tool, answer, wait_s, key, generated, self._hint(self.input_schema(tool), call_args, paid=True))
 
-    async def _success(self, ctx: Any, tool: Any, answer: Answer, wait_s: int) -> types.CallToolResult:
+    # -- paying with the wallet key --------------------------------------------------------
+    def _pays_itself(self, exc: ServiceError, meta: dict[str, Any]) -> bool:
+        """A 402 this server answers itself: the identity holds a wallet key and the caller
+        sent no payment of its own."""
+        return (
+            exc.status == 402
+            and exc.code == "payment_required"
+            and "PAYMENT-REQUIRED" in exc.headers
+            and meta.get(PAYMENT_META) is None
+            and isinstance(self.identity, WalletIdentity)
+        )
+
+    async def _pay_and_retry(self, tool: Any, quote: ServiceError, body: bytes, extra_headers: dict[str, str], url: str, ip: str | None) -> Answer:
+        """Sign what the 402 asks for with TOLLWAY_AGENT_KEY (within the per-call cap) and call again."""
+        assert isinstance(self.identity, WalletIdentity)
+        network = self.kernel.network
+        required = decode_b64_json(quote.headers["PAYMENT-REQUIRED"])
+        accepts = [a for a in required.get("accepts", []) if a.get("scheme") == "exact" and a.get("network") == network.caip2]
+        if not accepts:
+            raise quote
+        requirements = accepts[0]
+        amount = int(requirements["amount"])
+        if amount > self.settings.max_payment:
+            raise ServiceError(
+                402,
+                "payment_over_limit",
+                f"This call costs {usdc(amount)} USDC, more than the {usdc(self.settings.max_payment)} USDC this server may pay "
+                f"per call with your wallet ({MAX_PAYMENT_SETTING}). Nothing was paid. Raise {MAX_PAYMENT_SETTING}, add credits, "
+                f"or pay it yourself with _meta['x402/payment'].",
+                {"price_usdc": usdc(amount), "max_payment_usdc": usdc(self.settings.max_payment), "setting": MAX_PAYMENT_SETTING},
+            )
+        header = self.identity.sign_payment(network, requirements)
+        assert header is not None
+        # X-Agent-ID without a proof only names the payer for the rate limit: with a payment
+        # the kernel takes the payer from the signed authorization
+        headers = {**extra_headers, "x-agent-id": self.identity.address, "payment-signature": header}
+        req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
+        try:
+            return await self._shielded(self.kernel.call(tool.name, req))
+        except ServiceError as exc:
+            if exc.status == 402:
+                reason = (exc.details or {}).get("reason") if isinstance(exc.details, dict) else None
+                raise ServiceError(
+                    402,
+                    "payment_verification_failed",
+                    f"Paying {usdc(amount)} USDC from your wallet {self.identity.address} failed: {exc.message}",
+                    {"reason": reason or exc.code, "payer": self.identity.address, "amount_usdc": usdc(amount)},
+                ) from exc
+            raise
+
+    async def _success(self, ctx: Any, tool: Any, answer: Answer, wait_s: int, key: str | None, generated: bool, hint: Any) -> types.CallToolResult:
+        result_meta: dict[str, Any] = {}
         if answer.status == 202 or tool.mode == "job":
             structured = dict(answer.body)
-            structured["message"] = (
-                f"Accepted as job {structured['request_id']}. Call the `job_status` tool with this request_id for the result."
-            )
-            if wait_s > 0:
-                job = await self._wait_for_job(ctx, structured["request_id"], wait_s)
+            job = await self._wait_for_job(ctx, structured["request_id"], wait_s) if wait_s > 0 else None
+            if job is not None:
                 structured["status"] = job["status"]
                 structured["job"] = job
+            if generated:  # the key to retry with, which the caller did not choose
+                structured["idempotency_key"] = key
+            structured["message"] = job_message(
+                structured["request_id"], structured["status"], waited_s=wait_s, job=job, refunds=tool.refund_failed_jobs
+            )
         else:
             structured = dict(answer.body["data"]) if isinstance(answer.body, dict) and "data" in answer.body else dict(answer.body)
-        result_meta: dict[str, Any] = {}
         if structured.get("receipt_id"):
             result_meta[RECEIPT_META] = structured["receipt_id"]
         if structured.get("request_id"):
             result_meta[REQUEST_META] = structured["request_id"]
+        if key is not None:
+            result_meta[IDEMPOTENCY_META] = key
         settle = _header(answer.headers, "PAYMENT-RESPONSE")
         if settle:
             result_meta[PAYMENT_RESPONSE_META] = decode_b64_json(settle)
-        structured, dropped = cap_output(structured, self.settings.output_cap)
-        if dropped:
-            result_meta[TRUNCATED_META] = {"dropped_items": dropped}
-        return types.CallToolResult(content=_text(structured), structuredContent=structured, _meta=result_meta)
+        return self._result(structured, result_meta, hint)
 
     async def _wait_for_job(self, ctx: Any, request_id: str, wait_s: int) -> dict[str, Any]:
         """Wait (at most `wait_s`) for our own job; progress notifications as its status moves."""

@@ -16,12 +16,19 @@ def _serve(args: argparse.Namespace) -> int:
     from http_server import create_app
 
     from .service import build_kernel
-    from .settings import load_settings
+    from .settings import DEFAULT_PORT, load_settings
 
     settings = load_settings()
+    port = args.port
+    if port is None:
+        try:
+            port = int(settings.env.get("TOLLWAY_PORT") or DEFAULT_PORT)
+        except ValueError:
+            print("tollway: TOLLWAY_PORT must be a port number", file=sys.stderr)
+            return 2
     kernel = build_kernel(settings)
     app = create_app(kernel, workers=args.workers, scheduler=True)
-    print(f"tollway: serving on http://{args.host}:{args.port} (network {settings.network}, database {settings.database_url})")
+    print(f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url})")
     print(f"tollway: pay_to {settings.pay_to}")
     if settings.operator_token_generated:
         print(f"tollway: operator token (saved in {settings.home / 'operator_token'}): {settings.operator_token}")
@@ -29,13 +36,21 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"tollway: operator token in {settings.home / 'operator_token'} or TOLLWAY_OPERATOR_TOKEN")
     for name, err in kernel.plugin_failures.items():
         print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, workers=1, log_level="info", access_log=False)
+    uvicorn.run(app, host=args.host, port=port, workers=1, log_level="info", access_log=False)
     return 0
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from mcp_server.server import McpSettings
     from mcp_server.stdio import main as serve_mcp_stdio
 
+    from .settings import read_env
+
+    try:  # refuse a malformed TOLLWAY_MCP_* setting before touching stdio
+        McpSettings.from_env(read_env())
+    except ValueError as exc:
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
     return serve_mcp_stdio(workers=args.workers)
 
 
@@ -75,11 +90,29 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _data_refresh(args: argparse.Namespace) -> int:
-    """Download the data sources plugins declare (all, or the one named) now."""
+    """Download the data sources plugins declare (all, or the one named) now.
+
+    Every failure is one line on stderr and a non-zero exit, never a traceback.
+    The kernel starts as TOLLWAY_OFFLINE so plugins start no download of their
+    own: this command is the one download.
+    """
+    import dataclasses
+
     from .service import build_kernel
     from .settings import load_settings
 
-    kernel = build_kernel(load_settings())
+    try:
+        kernel = build_kernel(dataclasses.replace(load_settings(), offline=True))
+        kernel.collect()
+    except Exception as exc:
+        print(f"tollway: data refresh: {exc}", file=sys.stderr)
+        return 2
+    names = [args.source] if args.source else sorted(kernel.data_sources)
+    unknown = [n for n in names if n not in kernel.data_sources]
+    if unknown:
+        known = ", ".join(sorted(kernel.data_sources)) or "none"
+        print(f"tollway: no data source {unknown[0]!r} (known: {known})", file=sys.stderr)
+        return 2
 
     def progress(done: int, total: int | None, what: str) -> None:
         if total:
@@ -93,18 +126,12 @@ def _data_refresh(args: argparse.Namespace) -> int:
     async def run() -> int:
         await kernel.start()
         try:
-            names = [args.source] if args.source else sorted(kernel.data_sources)
-            unknown = [n for n in names if n not in kernel.data_sources]
-            if unknown:
-                known = ", ".join(sorted(kernel.data_sources)) or "none"
-                print(f"tollway: no data source {unknown[0]!r} (known: {known})", file=sys.stderr)
-                return 2
             failed = 0
             for name in names:
                 print(f"{name}: {kernel.data_sources[name].description}", file=sys.stderr)
                 try:
                     summary = await kernel.data_sources[name].refresh(kernel, progress)
-                except Exception as exc:  # report and go on with the next source
+                except Exception as exc:  # report in one line and go on with the next source
                     print(f"\n{name}: FAILED: {exc}", file=sys.stderr)
                     failed += 1
                     continue
@@ -113,7 +140,14 @@ def _data_refresh(args: argparse.Namespace) -> int:
         finally:
             await kernel.stop()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        print("\ntollway: data refresh interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the database or a plugin's start-up failed
+        print(f"tollway: data refresh: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _plugins(args: argparse.Namespace) -> int:
@@ -158,32 +192,50 @@ def _receipts_verify(args: argparse.Namespace) -> int:
 
 
 def _dev_fund(args: argparse.Namespace) -> int:
-    from .service import build_kernel
-    from .settings import load_settings
+    """Mint test USDC through the running service's operator route, so the funds land
+    in the database that service uses (never in a `./.tollway` of the folder this
+    command happens to run in)."""
+    import httpx
+
+    from .settings import find_operator_token, read_env, service_url
 
     try:
-        amount = to_micro(args.amount)
+        to_micro(args.amount)
     except AmountError as exc:
         print(f"tollway: {exc}", file=sys.stderr)
         return 2
-
-    async def run() -> int:
-        kernel = build_kernel(load_settings(), load_installed=False)
-        await kernel.start()
-        try:
-            return await kernel.fund_chain(args.address, amount)
-        finally:
-            await kernel.stop()
-
-    from core.errors import ServiceError
-
-    try:
-        after = asyncio.run(run())
-    except ServiceError as exc:
-        print(f"tollway: {exc.message}", file=sys.stderr)
+    env = read_env()
+    url = (args.url or service_url(env)).rstrip("/")
+    token, token_from = find_operator_token(env)
+    if token is None:
+        print(
+            f"tollway: no operator token: set TOLLWAY_OPERATOR_TOKEN, or TOLLWAY_HOME to the folder of the running "
+            f"service (its operator_token file; {token_from} does not exist)",
+            file=sys.stderr,
+        )
         return 2
-    print(json.dumps({"address": args.address, "on_chain_balance": usdc(after)}))
-    return 0
+    route = f"{url}/v1/tools/internal/chain/fund"
+    try:
+        resp = httpx.post(route, json={"address": args.address, "amount": args.amount}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    except httpx.HTTPError as exc:
+        print(
+            f"tollway: no Tollway service answered at {url} ({type(exc).__name__}: {exc or 'no answer'}). Start one "
+            f"(`tollway serve` or `make run`), or point at it with --url or TOLLWAY_URL (or TOLLWAY_PORT).",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if resp.status_code == 200 and isinstance(body, dict) and "on_chain_balance" in body:
+        print(json.dumps(body))
+        return 0
+    message = body.get("message") if isinstance(body, dict) else None
+    if resp.status_code == 401:
+        message = f"the operator token from {token_from} was refused; use the token of the service at {url}"
+    print(f"tollway: {url} answered {resp.status_code}: {message or resp.text[:200] or 'not a Tollway service?'}", file=sys.stderr)
+    return 2
 
 
 def _reconcile(args: argparse.Namespace) -> int:
@@ -234,11 +286,11 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("serve", help="run the HTTP API (and MCP at /mcp) on the configured database")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8402)
+    p.add_argument("--port", type=int, default=None, help="default TOLLWAY_PORT, else 8402")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("mcp", help="speak MCP on stdio (paying as TOLLWAY_AGENT_KEY: an access token or a wallet private key)")
+    p = sub.add_parser("mcp", help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)")
     p.set_defaults(func=_mcp)
 
@@ -276,9 +328,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("dev", help="local test network helpers")
     dsub = p.add_subparsers(dest="dev_command", required=True)
-    f = dsub.add_parser("fund", help="mint test USDC to ADDRESS on the local network")
+    f = dsub.add_parser("fund", help="mint test USDC to ADDRESS on the running service's local network")
     f.add_argument("address")
     f.add_argument("amount", help="USDC, e.g. 10 or 0.5")
+    f.add_argument("--url", help="the running service (default TOLLWAY_URL, else http://127.0.0.1:<TOLLWAY_PORT or 8402>)")
     f.set_defaults(func=_dev_fund)
 
     args = parser.parse_args(argv)

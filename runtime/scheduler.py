@@ -1,5 +1,6 @@
 """Runs the periodic tasks plugins and the kernel declare (`register_periodic_tasks`),
-each every `interval_s`, in the serving or worker process."""
+each every `interval_s`, in the serving or worker process: at once when the
+scheduler starts, or after one interval for a task declared `run_at_start=False`."""
 from __future__ import annotations
 
 import asyncio
@@ -21,6 +22,8 @@ class Scheduler:
             self._tasks.append(loop.create_task(self._every(task)))
 
     async def _every(self, task: Any) -> None:
+        if not getattr(task, "run_at_start", True):
+            await asyncio.sleep(task.interval_s)
         while True:
             try:
                 await task.run(self.kernel)

@@ -69,6 +69,46 @@ def _read_or_create(path: Path, make: "callable") -> tuple[str, bool]:
     return value, True
 
 
+def read_env() -> dict[str, str]:
+    """The settings' environment: `.env` of the working folder, overridden by the process's."""
+    try:
+        from dotenv import dotenv_values
+
+        file_env = {k: v for k, v in dotenv_values(".env").items() if v is not None}
+    except Exception:  # pragma: no cover - dotenv is a dependency
+        file_env = {}
+    return {**file_env, **os.environ}
+
+
+def home_of(env: Mapping[str, str]) -> Path:
+    return Path(env.get("TOLLWAY_HOME") or "./.tollway").resolve()
+
+
+def find_operator_token(env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The operator token a client of a running service uses, and where it came from,
+    without creating anything: TOLLWAY_OPERATOR_TOKEN, else TOLLWAY_HOME's
+    `operator_token` file (the one `tollway serve` generated), else None."""
+    if env.get("TOLLWAY_OPERATOR_TOKEN"):
+        return env["TOLLWAY_OPERATOR_TOKEN"], "TOLLWAY_OPERATOR_TOKEN"
+    path = home_of(env) / "operator_token"
+    try:
+        token = path.read_text().strip()
+    except OSError:
+        return None, str(path)
+    return (token or None), str(path)
+
+
+def service_url(env: Mapping[str, str]) -> str:
+    """Where a client command finds the running service: TOLLWAY_URL, else
+    http://127.0.0.1:<TOLLWAY_PORT or 8402> (the port `tollway serve` listens on)."""
+    if env.get("TOLLWAY_URL"):
+        return env["TOLLWAY_URL"].rstrip("/")
+    return f"http://127.0.0.1:{env.get('TOLLWAY_PORT') or DEFAULT_PORT}"
+
+
+DEFAULT_PORT = 8402
+
+
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     text = env.get(name)
     try:
@@ -82,14 +122,8 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if env is None:
-        try:
-            from dotenv import dotenv_values
-
-            file_env = {k: v for k, v in dotenv_values(".env").items() if v is not None}
-        except Exception:  # pragma: no cover - dotenv is a dependency
-            file_env = {}
-        env = {**file_env, **os.environ}
-    home = Path(env.get("TOLLWAY_HOME") or "./.tollway").resolve()
+        env = read_env()
+    home = home_of(env)
     home.mkdir(parents=True, exist_ok=True)
     database_url = env.get("TOLLWAY_DATABASE_URL") or f"sqlite:///{home / 'tollway.db'}"
     network = env.get("TOLLWAY_NETWORK") or "local"

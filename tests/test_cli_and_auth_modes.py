@@ -24,19 +24,6 @@ def home_env(tmp_path, monkeypatch):
     return home
 
 
-def test_dev_fund_mints_on_the_local_network_only(home_env, capsys, monkeypatch):
-    address = Account.create().address
-    assert cli(["dev", "fund", address, "2.5"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"address": address, "on_chain_balance": "2.500000"}
-    assert cli(["dev", "fund", address, "0.5"]) == 0
-    assert json.loads(capsys.readouterr().out)["on_chain_balance"] == "3.000000"
-    assert cli(["dev", "fund", address, "0.0000001"]) == 2
-    monkeypatch.setenv("TOLLWAY_NETWORK", "base-sepolia")
-    monkeypatch.setenv("TOLLWAY_FACILITATOR_URL", "http://127.0.0.1:9")
-    assert cli(["dev", "fund", address, "1"]) == 2
-    assert "local test network" in capsys.readouterr().err
-
-
 def test_plugins_lists_installed_tools_with_prices(home_env, capsys):
     assert cli(["plugins"]) == 0
     out = capsys.readouterr().out

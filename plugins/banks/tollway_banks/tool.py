@@ -149,6 +149,7 @@ COMPANY_BANK_PROFILE = Tool(
     name="company_bank_profile",
     path="/v1/tools/lookup/company-bank-profile",
     title="Bank profile",
+    summary="An FDIC-insured US bank or savings institution from FDIC BankFind: status, location, regulator, assets and deposits.",
     description=(
         "An FDIC-insured US bank or savings institution as FDIC BankFind describes it: name, FDIC certificate, "
         "whether it is open and insured, city and state, primary regulator, charter class, date established, "

@@ -180,6 +180,7 @@ COMPOUND_RESOLVE = Tool(
     name="compound_resolve",
     path="/v1/tools/resolve/compound",
     title="Compound resolve",
+    summary="Resolves a chemical name, CAS number, InChIKey or SMILES to PubChem compounds: CID, IUPAC name, formula, identifiers.",
     description=(
         "Resolve a chemical name (common, trade or systematic, or a CAS registry number), an InChIKey or a "
         "SMILES to PubChem compounds: CID, IUPAC name, molecular formula, InChIKey, SMILES and the PubChem "

@@ -162,6 +162,7 @@ PLACE_DISASTERS = Tool(
     name="place_disasters",
     path="/v1/tools/lookup/place-disasters",
     title="Declared disasters for a place",
+    summary="Disasters FEMA has declared for a US state or county: counts by type and the latest declarations.",
     description=(
         "Disasters, emergencies and fire-management assistance FEMA has declared for a US state (or one of its "
         "counties or other designated areas), from OpenFEMA's Disaster Declarations Summaries: the number of "

@@ -115,6 +115,7 @@ PRODUCT_DRUG_ADVERSE_EVENTS = Tool(
     name="product_drug_adverse_events",
     path="/v1/tools/lookup/product-drug-adverse-events",
     title="Drug adverse events",
+    summary="The adverse reactions most often named on FDA (FAERS) reports for a drug, with their report counts.",
     description=(
         "The adverse reactions most often named on FDA Adverse Event Reporting System (FAERS) reports whose "
         "product name matches the drug (several words match as a phrase), from openFDA: each reaction in "

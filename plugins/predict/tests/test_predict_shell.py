@@ -281,7 +281,7 @@ def test_shape_errors_name_every_nested_field() -> None:
     assert err.value.details == [  # in the order the body gives them
         {"field": "simulation.seed", "message": "simulation.seed must be a whole number or null"},
         {"field": "simulation.percentiles[1]", "message": "simulation.percentiles[1] must be a number"},
-        {"field": "simulation.variables[0].distribution.sd", "message": "simulation.variables[0].distribution.sd must be a number"},
+        {"field": "simulation.variables[0].distribution.sd", "message": "simulation.variables[0].distribution.sd must be a number of at most 1000000000000000"},
         {"field": "simulation.variables[1].distribution.kind", "message": f"simulation.variables[1].distribution.kind must be one of {kinds}"},
         {"field": "simulation.variables[2].distribution.kind", "message": f"simulation.variables[2].distribution.kind is required (one of {kinds})"},
         {"field": "simulation.outputs[2].expression", "message": "simulation.outputs[2].expression is required (a string)"},

@@ -20,12 +20,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from typing import Annotated
 
 import msgspec
 import numpy as np
 from scipy.stats import norm
 
 from . import forecast_models as fm
+from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
@@ -38,17 +40,21 @@ COMBINE = 3
 
 
 class Point(msgspec.Struct, forbid_unknown_fields=True):
-    t: int | str
-    y: float
+    # an integer index, or an ISO 8601 date or date-time
+    t: Annotated[int, msgspec.Meta(ge=-REAL_MAX, le=REAL_MAX)] | Annotated[str, msgspec.Meta(max_length=40, extra_json_schema={"minLength": 4})]
+    y: Real
+
+
+Level = Annotated[float, shown(exclusiveMinimum=0, exclusiveMaximum=100)]  # invalid_interval_level
 
 
 class ForecastBlock(msgspec.Struct, forbid_unknown_fields=True):
-    series: list[Point]
-    horizon: int
-    frequency: str | None = None
-    interval_levels: list[float] = msgspec.field(default_factory=lambda: [80.0, 95.0])
-    floor: float | None = None
-    seasonal_period: int | None = None
+    series: Annotated[list[Point], shown(minItems=MIN_POINTS, maxItems=MAX_POINTS)]  # series_too_short, series_too_long
+    horizon: Annotated[int, shown(minimum=1, maximum=MAX_HORIZON)]  # horizon_out_of_range (and at most twice the series)
+    frequency: Annotated[str, shown(enum=list(FREQUENCIES))] | None = None  # invalid_frequency
+    interval_levels: Annotated[list[Level], shown(maxItems=MAX_LEVELS)] = msgspec.field(default_factory=lambda: [80.0, 95.0])
+    floor: Real | None = None
+    seasonal_period: Annotated[int, shown(minimum=1, maximum=MAX_POINTS // 2)] | None = None  # invalid_seasonal_period
 
 
 # ---------------------------------------------------------------- validation

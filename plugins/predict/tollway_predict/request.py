@@ -8,7 +8,7 @@ unknown field.
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -32,6 +32,6 @@ class PredictRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     120, default 20) and the block named after the model."""
 
     model: Model
-    time_limit_s: int = TIME_LIMIT_DEFAULT
+    time_limit_s: Annotated[int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})] = TIME_LIMIT_DEFAULT
     simulation: SimulationBlock | None = None
     forecast: ForecastBlock | None = None  # type: ignore[valid-type]

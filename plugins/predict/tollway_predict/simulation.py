@@ -14,12 +14,13 @@ import math
 import re
 import secrets
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import numpy as np
 
 from . import expression
+from .bounds import NonNegative, Real, shown
 from .errors import InputProblem
 
 VERSION = f"simulation-1/numpy-{np.__version__}"  # the sampling streams may change with NumPy
@@ -40,50 +41,52 @@ class _Dist(msgspec.Struct, tag_field="kind", forbid_unknown_fields=True, kw_onl
 
 
 class Fixed(_Dist, tag="fixed"):
-    value: float
+    value: Real
 
 
 class Uniform(_Dist, tag="uniform"):
-    min: float
-    max: float
+    min: Real
+    max: Real
 
 
 class Normal(_Dist, tag="normal"):
-    mean: float
-    sd: float
+    mean: Real
+    sd: NonNegative
 
 
 class LogNormal(_Dist, tag="lognormal"):
-    log_mean: float
-    log_sd: float
+    log_mean: Real
+    log_sd: NonNegative
 
 
 class Triangular(_Dist, tag="triangular"):
-    min: float
-    mode: float
-    max: float
+    min: Real
+    mode: Real
+    max: Real
 
 
 class Bernoulli(_Dist, tag="bernoulli"):
-    p: float
+    p: Annotated[float, shown(minimum=0, maximum=1)]
 
 
 class Discrete(_Dist, tag="discrete"):
-    values: list[float]
-    weights: list[float]
+    values: Annotated[list[Real], shown(minItems=1, maxItems=MAX_DISCRETE)]
+    weights: Annotated[list[NonNegative], shown(minItems=1, maxItems=MAX_DISCRETE)]
 
 
 Distribution = Fixed | Uniform | Normal | LogNormal | Triangular | Bernoulli | Discrete
 
+Ident = Annotated[str, shown(pattern=ID_PATTERN.pattern, minLength=1, maxLength=64)]  # bad_id
+
 
 class Variable(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    id: str
+    id: Ident
     distribution: Distribution
 
 
 class Output(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    id: str
-    expression: str
+    id: Ident
+    expression: Annotated[str, shown(minLength=1, maxLength=expression.MAX_LENGTH)]  # expression_too_long
 
 
 class SimulationBlock(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -91,11 +94,11 @@ class SimulationBlock(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     `percentiles` (up to 20, each 0..100; default 5, 25, 75, 95); `variables` (1..50);
     `outputs` (1..10, expression at most 1,000 characters)."""
 
-    variables: list[Variable]
-    outputs: list[Output]
-    runs: int = RUNS_DEFAULT
-    seed: int | None = None
-    percentiles: list[float] | None = None
+    variables: Annotated[list[Variable], shown(minItems=1, maxItems=MAX_VARIABLES)]
+    outputs: Annotated[list[Output], shown(minItems=1, maxItems=MAX_OUTPUTS)]
+    runs: Annotated[int, shown(minimum=RUNS_MIN, maximum=RUNS_MAX)] = RUNS_DEFAULT
+    seed: Annotated[int, shown(minimum=0, maximum=SEED_MAX)] | None = None
+    percentiles: Annotated[list[Annotated[float, shown(minimum=0, maximum=100)]], shown(maxItems=MAX_PERCENTILES)] | None = None
 
 
 # -- validation (before payment) -------------------------------------------------------------

@@ -143,13 +143,14 @@ PREDICT = Tool(
     name="predict",
     path="/v1/tools/predict",
     title="Monte Carlo simulation and time-series forecasting",
+    summary="A seeded Monte Carlo simulation of uncertain variables through output expressions, or a backtested time-series forecast.",
     description=(
         "Runs a seeded Monte Carlo simulation of up to 50 uncertain variables through up to 10 output expressions "
         "(a small safe language: + - * / ^, comparisons, min max abs sqrt exp log floor ceil clamp if), or forecasts "
         "a time series with backtested model selection. Returns model, version, status (complete or timeout with "
-        "partial work), prediction, uncertainty, checks and meta. Paid with a quote and an Idempotency-Key; answered "
-        "202 and polled at /v1/requests/{id}. Invalid input is refused before payment with 400 invalid_input and a "
-        "specific code (expression errors carry the character position)."
+        "partial work), prediction, uncertainty, checks and meta. Needs an idempotency key and runs as a job. Invalid "
+        "input is refused before payment with invalid_input and a specific code (expression errors carry the "
+        "character position)."
     ),
     category="infrastructure",
     subcategory="predict",

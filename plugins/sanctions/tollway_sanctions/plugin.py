@@ -3,8 +3,9 @@ refresh, and loading the lists at start-up.
 
 At start-up the lists persisted under TOLLWAY_HOME are loaded; a `file://`
 lists URL is read at once (before the service answers); any other URL is
-downloaded by the daily periodic task, which also runs when the scheduler starts
-(and, when lists are missing or old, by a background task started here).
+downloaded once by a background task started here when lists are missing or old,
+then daily by the periodic task (whose first run waits a day, so a start never
+downloads twice). Stopping the kernel cancels a download still running.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from . import lists
 from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
 
 log = logging.getLogger("tollway.sanctions")
-_BACKGROUND: set[asyncio.Task[Any]] = set()
+_BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # id(kernel) -> its start-up download
 
 
 @hookimpl
@@ -51,7 +52,8 @@ async def refresh_task(kernel: Any) -> None:
 
 @hookimpl
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
-    register(PeriodicTask(name="sanctions_lists_refresh", interval_s=lists.REFRESH_INTERVAL_S, run=refresh_task))
+    # `startup` makes the attempt at start; the scheduler's first run waits a day
+    register(PeriodicTask(name="sanctions_lists_refresh", interval_s=lists.REFRESH_INTERVAL_S, run=refresh_task, run_at_start=False))
 
 
 @hookimpl
@@ -67,9 +69,23 @@ def startup(kernel: Any) -> None:
     if kernel.config.offline:  # no background download (TOLLWAY_OFFLINE)
         return
     if store.out_of_date() or _older_than_refresh(store):
-        task = asyncio.get_running_loop().create_task(refresh_task(kernel))
-        _BACKGROUND.add(task)
-        task.add_done_callback(_BACKGROUND.discard)
+        task = asyncio.get_running_loop().create_task(refresh_task(kernel), name="sanctions_lists_download")
+        tasks = _BACKGROUND.setdefault(id(kernel), set())
+        tasks.add(task)
+        task.add_done_callback(_download_done)
+        task.add_done_callback(tasks.discard)
+
+
+def _download_done(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("sanctions lists not downloaded: %s", task.exception())
+
+
+@hookimpl
+def shutdown(kernel: Any) -> None:
+    """A download still running must not outlive the kernel's HTTP client."""
+    for task in _BACKGROUND.pop(id(kernel), set()):
+        task.cancel()
 
 
 def _older_than_refresh(store: lists.ListStore) -> bool:
@@ -96,7 +112,9 @@ async def refresh_source(kernel: Any, progress: Callable[[int, int | None, str],
     )
     failed = {name: error for name, error in results.items() if error}
     if failed:
-        raise RuntimeError("; ".join(f"{name}: {error}" for name, error in failed.items()))
+        url = lists.lists_url_from(kernel.family_settings("sanctions"))
+        reasons = "; ".join(f"{name}: {error}" for name, error in failed.items())
+        raise RuntimeError(f"could not load from {url} (TOLLWAY_SANCTIONS_LISTS_URL): {reasons}")
     return f"loaded {', '.join(sorted(results))} into {kernel.config.home}/sanctions"
 
 

@@ -282,7 +282,7 @@ async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> N
     assert answer["details"] == [
         {"field": "time_limit_s", "message": "time_limit_s must be a whole number"},
         {"field": "packing.bins[0].quantity", "message": "packing.bins[0].quantity must be a whole number"},
-        {"field": "packing.items[1].id", "message": "packing.items[1].id is required (a string)"},
+        {"field": "packing.items[1].id", "message": "packing.items[1].id is required (a string of at most 100 characters)"},
         {"field": "packing.items[2].size.kg", "message": "packing.items[2].size.kg must be a number"},
         {"field": "packing.items[2].colour", "message": "packing.items[2].colour is not an accepted field"},
         {"field": "packing.incompatible[0]", "message": "packing.incompatible[0] must be a list of exactly 2 items"},

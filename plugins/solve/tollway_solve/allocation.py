@@ -26,6 +26,9 @@ import msgspec
 from ortools.sat.python import cp_model
 
 from . import allocation_check
+from .bounds import LIST_MAX as MAX_ENTRIES
+from .bounds import Amount, Fraction, Id
+from .bounds import items as bounded
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
@@ -35,51 +38,55 @@ MAX_LOT_RATIO = 1_000_000
 
 
 class AllocItem(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    quantity: float = 1
+    id: Id
+    quantity: Amount = 1
 
 
 class AllocOption(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    capacity: float
+    id: Id
+    capacity: Amount
 
 
 class Pair(msgspec.Struct, forbid_unknown_fields=True):
     """Per unit of the item: `cost` (minimise_cost, budget) or `value` (maximise_value);
     `use` is the capacity one unit takes on the option (default 1)."""
 
-    item: str
-    option: str
-    cost: float | None = None
-    value: float | None = None
-    use: float = 1
+    item: Id
+    option: Id
+    cost: Amount | None = None
+    value: Amount | None = None
+    use: Amount = 1
 
 
 class Share(msgspec.Struct, forbid_unknown_fields=True):
     """A fraction (0..1) of the total quantity assigned. `if_used`: a min_share
     floor that applies only when the option receives something."""
 
-    option: str
-    share: float
+    option: Id
+    share: Fraction
     if_used: bool = False
 
 
 class ItemOption(msgspec.Struct, forbid_unknown_fields=True):
-    item: str
-    option: str
+    item: Id
+    option: Id
+
+
+# list lengths: 2 * pairs + options + items stays within the 100,000-variable estimate
+MAX_PAIRS = 50_000
 
 
 class AllocationBlock(msgspec.Struct, forbid_unknown_fields=True):
     objective: Literal["minimise_cost", "maximise_value"]
-    items: list[AllocItem]
-    options: list[AllocOption]
-    pairs: list[Pair]
+    items: bounded(AllocItem, most=MAX_ENTRIES, least=1)  # type: ignore[valid-type]
+    options: bounded(AllocOption, most=MAX_ENTRIES, least=1)  # type: ignore[valid-type]
+    pairs: bounded(Pair, most=MAX_PAIRS, least=1)  # type: ignore[valid-type]
     split: bool = False
-    max_total_cost: float | None = None
-    min_share: list[Share] = []
-    max_share: list[Share] = []
-    required: list[ItemOption] = []
-    forbidden: list[ItemOption] = []
+    max_total_cost: Amount | None = None
+    min_share: bounded(Share, most=MAX_ENTRIES) = []  # type: ignore[valid-type]  # one per option at most
+    max_share: bounded(Share, most=MAX_ENTRIES) = []  # type: ignore[valid-type]
+    required: bounded(ItemOption, most=MAX_ENTRIES, enforce=True) = []  # type: ignore[valid-type]
+    forbidden: bounded(ItemOption, most=MAX_ENTRIES, enforce=True) = []  # type: ignore[valid-type]
     assign_all: bool = False  # maximise_value: every item must still be assigned in full
 
 

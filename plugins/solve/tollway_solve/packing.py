@@ -18,13 +18,15 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from ortools.sat.python import cp_model
 
 from . import packing_check
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
+from .bounds import LIST_MAX, Amount, Id, mapping, shown
+from .bounds import items as bounded
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
@@ -33,27 +35,31 @@ MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 
 
+MAX_DIMENSIONS = 50
+Quantity = Annotated[int, shown(minimum=0, maximum=MAX_QUANTITY)]  # negative_value, quantity_too_large
+
+
 class Bin(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    capacity: dict[str, float]
-    quantity: int = 1
+    id: Id
+    capacity: mapping(Amount, most=MAX_DIMENSIONS)  # type: ignore[valid-type]
+    quantity: Quantity = 1
 
 
 class Item(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    size: dict[str, float]
-    quantity: int = 1
-    value: float | None = None  # knapsack: the value of one unit (nonnegative)
+    id: Id
+    size: mapping(Amount, most=MAX_DIMENSIONS)  # type: ignore[valid-type]
+    quantity: Quantity = 1
+    value: Amount | None = None  # knapsack: the value of one unit (nonnegative)
 
 
 class PackingBlock(msgspec.Struct, forbid_unknown_fields=True):
     """`variant` bin minimises bins; knapsack maximises the value packed in its one bin."""
 
     variant: Literal["bin", "knapsack"]
-    dimensions: list[str]
-    bins: list[Bin]
-    items: list[Item]
-    incompatible: list[tuple[str, str]] = []
+    dimensions: bounded(Id, most=MAX_DIMENSIONS, least=1, enforce=True)  # type: ignore[valid-type]
+    bins: bounded(Bin, most=LIST_MAX, least=1, enforce=True)  # type: ignore[valid-type]
+    items: bounded(Item, most=LIST_MAX, least=1, enforce=True)  # type: ignore[valid-type]
+    incompatible: bounded(tuple[Id, Id], most=LIST_MAX, enforce=True) = []  # type: ignore[valid-type]
 
 
 block_type = PackingBlock

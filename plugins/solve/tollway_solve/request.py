@@ -8,7 +8,7 @@ unknown field.
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -24,9 +24,11 @@ def _block_type(problem: str) -> Any:
     return (fam.block_type if fam is not None else dict[str, Any]) | None
 
 
+TimeLimit = Annotated[int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})]  # bad_time_limit
+
 SolveRequest = msgspec.defstruct(
     "SolveRequest",
-    [("problem", Problem), ("time_limit_s", int, TIME_LIMIT_DEFAULT)] + [(p, _block_type(p), None) for p in PROBLEMS],
+    [("problem", Problem), ("time_limit_s", TimeLimit, TIME_LIMIT_DEFAULT)] + [(p, _block_type(p), None) for p in PROBLEMS],
     module=__name__,
     forbid_unknown_fields=True,
     kw_only=True,

@@ -47,62 +47,66 @@ bad_magnitude, unsupported_precision.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from .bounds import BIG, Amount, Id, Signed, Unit, items, shown
 from .family import ENGINE, Check, InputProblem, Outcome
 
 MAX_STOPS = 500
 MAX_MAGNITUDE = 1e12
+MAX_VEHICLES = 12_500  # 4 * (1 stop + 2 * vehicles) stays within the 100,000-variable estimate
+MAX_LOCATIONS = 1_000  # matrix ids (and rows, columns) or coordinates
+MAX_WINDOWS = 100  # time windows of one stop
 
 
 class LocationRef(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
+    id: Id
 
 
 class Window(msgspec.Struct, forbid_unknown_fields=True):
-    start: float
-    end: float
+    start: Amount
+    end: Amount
 
 
 class Vehicle(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    capacity: float
+    id: Id
+    capacity: Amount
     start: LocationRef
     end: LocationRef | None = None
     shift: Window | None = None
 
 
 class Stop(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
+    id: Id
     location: LocationRef
-    demand: float = 0
-    service: float = 0
-    windows: list[Window] | None = None
+    demand: Amount = 0
+    service: Amount = 0
+    windows: items(Window, most=MAX_WINDOWS, enforce=True) | None = None  # type: ignore[valid-type]
 
 
 class Matrix(msgspec.Struct, forbid_unknown_fields=True):
-    ids: list[str]
-    distance: list[list[float]]
-    time: list[list[float]] | None = None
+    ids: items(Id, most=MAX_LOCATIONS, least=1, enforce=True)  # type: ignore[valid-type]
+    distance: items(items(Amount, most=MAX_LOCATIONS, enforce=True), most=MAX_LOCATIONS, enforce=True)  # type: ignore[valid-type]
+    time: items(items(Amount, most=MAX_LOCATIONS, enforce=True), most=MAX_LOCATIONS, enforce=True) | None = None  # type: ignore[valid-type]
 
 
 class Coordinate(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    x: float
-    y: float
+    id: Id
+    x: Signed
+    y: Signed
 
 
 class RoutingBlock(msgspec.Struct, forbid_unknown_fields=True):
-    vehicles: list[Vehicle]
-    stops: list[Stop]
+    vehicles: items(Vehicle, most=MAX_VEHICLES, least=1)  # type: ignore[valid-type]
+    stops: items(Stop, most=MAX_STOPS, least=1)  # type: ignore[valid-type]
     objective: Literal["distance", "time", "vehicles_then_distance"] = "distance"
     matrix: Matrix | None = None
-    coordinates: list[Coordinate] | None = None
-    speed: float = 40.0
-    distance_unit: str = "km"
-    time_unit: str = "minutes"
+    coordinates: items(Coordinate, most=MAX_LOCATIONS, least=1, enforce=True) | None = None  # type: ignore[valid-type]
+    speed: Annotated[float, shown(exclusiveMinimum=0, maximum=BIG)] = 40.0
+    distance_unit: Unit = "km"
+    time_unit: Unit = "minutes"
 
 
 def _num(v: float, field: str) -> None:

@@ -37,49 +37,56 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from .bounds import BIG, LIST_MAX, Amount, Id, Unit, items, mapping, shown
 from .family import ENGINE, Check, Conflict, ConflictConstraint, InputProblem, Outcome
 
 MAX_MAGNITUDE = 1e12
 TOL = 1e-6
 
 
+MAX_HORIZON = 10**9  # every job ends within this many time units (bad_magnitude)
+# list lengths: jobs * (3 + resources) + precedence + windows stays within the 100,000-variable estimate
+MAX_JOBS = 33_333
+Time = Annotated[int, shown(minimum=-BIG, maximum=BIG)]  # bad_magnitude
+
+
 class Window(msgspec.Struct, forbid_unknown_fields=True):
-    start: int
-    end: int
+    start: Time
+    end: Time
 
 
 class Resource(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    capacity: float = 1
-    calendar: list[Window] | None = None
-    cost_per_unit_time: float = 0
+    id: Id
+    capacity: Amount = 1
+    calendar: items(Window, most=LIST_MAX) | None = None  # type: ignore[valid-type]
+    cost_per_unit_time: Amount = 0
 
 
 class Job(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    duration: int
-    release: int = 0
-    due: int | None = None
-    needs: dict[str, float] = msgspec.field(default_factory=dict)
-    weight: float = 1
+    id: Id
+    duration: Annotated[int, shown(minimum=0, maximum=MAX_HORIZON)]
+    release: Time = 0
+    due: Time | None = None
+    needs: mapping(Amount, most=LIST_MAX) = msgspec.field(default_factory=dict)  # type: ignore[valid-type]
+    weight: Amount = 1
 
 
 class Precedence(msgspec.Struct, forbid_unknown_fields=True):
-    before: str
-    after: str
-    lag: int = 0
+    before: Id
+    after: Id
+    lag: Time = 0
 
 
 class ScheduleBlock(msgspec.Struct, forbid_unknown_fields=True):
-    jobs: list[Job]
+    jobs: items(Job, most=MAX_JOBS, least=1)  # type: ignore[valid-type]
     objective: Literal["makespan", "tardiness", "cost"] = "makespan"
-    resources: list[Resource] = msgspec.field(default_factory=list)
-    precedence: list[Precedence] = msgspec.field(default_factory=list)
-    time_unit: str = "minutes"
+    resources: items(Resource, most=LIST_MAX) = msgspec.field(default_factory=list)  # type: ignore[valid-type]
+    precedence: items(Precedence, most=LIST_MAX) = msgspec.field(default_factory=list)  # type: ignore[valid-type]
+    time_unit: Unit = "minutes"
 
 
 # ---------------------------------------------------------------- helpers

@@ -194,12 +194,12 @@ SOLVE = Tool(
     name="solve",
     path="/v1/tools/solve",
     title="Solve a routing, allocation, packing or scheduling problem",
+    summary="Optimises a routing, allocation, packing or scheduling problem with OR-Tools and returns an independently checked answer.",
     description=(
         "Optimises a routing, allocation, packing or scheduling problem with OR-Tools within a time limit and returns an "
         "independently checked answer: status (optimal only with a proof, feasible, infeasible with the clashing "
-        "constraints, timeout), objective value, bound, gap, solution, checks and meta. Paid with a quote and an "
-        "Idempotency-Key; answered 202 and polled at /v1/requests/{id}. Invalid problems are refused before payment "
-        "with 400 invalid_input and a specific code."
+        "constraints, timeout), objective value, bound, gap, solution, checks and meta. Needs an idempotency key and "
+        "runs as a job. Invalid problems are refused before payment with invalid_input and a specific code."
     ),
     category="infrastructure",
     subcategory="solve",

@@ -211,6 +211,7 @@ VARIANT_CLINICAL_SIGNIFICANCE = Tool(
     name="variant_clinical_significance",
     path="/v1/tools/lookup/variant-clinical-significance",
     title="Variant clinical significance",
+    summary="ClinVar's classifications (germline, somatic impact, oncogenicity) of a genetic variant, by VCV accession or rsID.",
     description=(
         "ClinVar's aggregate classifications of a genetic variant, by ClinVar accession (VCV) or dbSNP rsID: "
         "up to five variants, each with its current version, genes, protein change, molecular consequences and "

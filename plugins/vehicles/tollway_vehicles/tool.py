@@ -166,6 +166,7 @@ VEHICLE_RECALLS = Tool(
     name="vehicle_recalls",
     path="/v1/tools/lookup/vehicle-recalls",
     title="Vehicle recalls",
+    summary="Safety recalls NHTSA lists for a make, model and model year: component, consequence, remedy, park-it warnings.",
     description=(
         "Safety recalls NHTSA lists for a make, model and model year of vehicle sold in the United States: "
         "campaign number, report date, component, summary, consequence, remedy, and whether owners are told "

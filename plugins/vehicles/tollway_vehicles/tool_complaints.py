@@ -150,6 +150,7 @@ VEHICLE_COMPLAINTS = Tool(
     name="vehicle_complaints",
     path="/v1/tools/lookup/vehicle-complaints",
     title="Vehicle complaints",
+    summary="Owner complaints NHTSA holds for a make, model and model year: crash, fire, injury and death counts and the latest complaints.",
     description=(
         "Owner complaints NHTSA holds for a make, model and model year of vehicle sold in the United States: "
         "NHTSA's own complaint count (`total`), the number of complaints reporting a crash or a fire and the "

@@ -141,6 +141,7 @@ VEHICLE_IDENTIFICATION = Tool(
     name="vehicle_identification",
     path="/v1/tools/lookup/vehicle-identification",
     title="Vehicle identification (VIN decode)",
+    summary="Decodes a 17-character VIN with NHTSA's vPIC catalogue: make, model, year, trim, body, engine, plant.",
     description=(
         "Decodes a 17-character vehicle identification number with NHTSA's vPIC catalogue: make, model, model "
         "year, manufacturer, series, trim, body class, vehicle type, doors, drive, fuel, engine, weight class "

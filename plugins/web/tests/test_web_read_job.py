@@ -127,6 +127,6 @@ async def test_acceptance_says_processing_as_the_spec_shows_for_web_read(kernel,
     schema = doc["paths"]["/v1/tools/web-read"]["post"]["responses"]["202"]["content"]["application/json"]["schema"]
     assert {"type": "object", "properties": {"status": {"type": "string", "enum": ["processing"]}}} in schema["allOf"]
     async with Client(build_server(kernel).server) as mcp:
-        listed = {t.name: t for t in (await mcp.list_tools()).tools}
-    status = listed["web_read"].output_schema["properties"]["status"]
+        described = await mcp.call_tool("describe_tool", {"name": "web_read"})  # output schemas are served on demand
+    status = described.structured_content["output_schema"]["properties"]["status"]
     assert "processing" in status["enum"] and status["description"].startswith("`processing` when accepted")

@@ -112,13 +112,13 @@ WEB_READ = Tool(
     name="web_read",
     path="/v1/tools/web-read",
     title="Web read",
+    summary="Reads one web page and returns its main content as Markdown, with its title, description and HTTP status.",
     description=(
         "Read one web page: fetches the URL (following up to 5 redirects) and returns its main content as "
         "Markdown, with navigation, footers and other boilerplate left out, plus the page's title, description "
         "and HTTP status. Markdown is at most 50 KB (`truncated` says when it was cut). HTML and plain-text "
         "pages only: PDFs, images and other files fail with source_unsupported, an unknown host with "
-        "target_unreachable. Pages drawn by JavaScript are not rendered. Runs as a job: the answer is 202 "
-        "with a request_id to poll."
+        "target_unreachable. Pages drawn by JavaScript are not rendered. Runs as a job."
     ),
     category="data",
     subcategory="web_read",
