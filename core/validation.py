@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from .errors import ServiceError, invalid_request
+from .json_depth import check_json_depth
 
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`$")
@@ -49,6 +50,7 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     """Decode a JSON request body that must be an object (empty body = {})."""
     if not raw or not raw.strip():
         return {}
+    check_json_depth(raw)  # before msgspec recurses into it
     try:
         obj = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
