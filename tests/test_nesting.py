@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.json_depth import MAX_JSON_DEPTH, RECURSION_LIMIT, json_depth, json_too_deep
-from mcp_server.guard import MESSAGE_MAX_DEPTH, request_id
+from mcp_server.guard import MESSAGE_MAX_BYTES, MESSAGE_MAX_DEPTH, request_id
 from tests.support.serve_process import TOLLWAY, REPO, free_port, running_serve, serve_env
 
 DEEP = b'{"make": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # ~200 KB, 100,001 levels
@@ -36,6 +36,10 @@ async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
             mcp = await client.post(
                 "/mcp",
                 content=b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": ' + DEEP + b"}}",
+                headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
+            )
+            huge_mcp = await client.post(
+                "/mcp", content=b" " * (MESSAGE_MAX_BYTES + 1),
                 headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
             )
             deep_proof = base64.urlsafe_b64encode(nested(3000)).decode()
@@ -58,6 +62,7 @@ async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
     rpc = mcp.json()
     assert rpc["id"] == 7 and rpc["error"]["code"] == -32600
     assert rpc["error"]["data"]["error"] == "invalid_request" and str(MESSAGE_MAX_DEPTH) in rpc["error"]["message"]
+    assert huge_mcp.status_code == 413 and huge_mcp.json()["error"]["data"]["error"] == "payload_too_large"
     assert proof.status_code == 200  # log-only read proofs: a malformed one is logged, the read goes on
     assert payment.status_code == 402 and payment.json()["error"] == "payment_verification_failed"
     assert at_limit.status_code == 400 and "nested" not in at_limit.text
