@@ -1,6 +1,7 @@
 """A `tollway serve` killed with SIGKILL leaves nothing behind: the process-pool
 children of its cpu-bound jobs die with it and never held its listening socket, so
-a new server binds the same port at once."""
+a new server binds the same port at once. A job worker killed while its pool
+computes a job takes the computation down with it."""
 from __future__ import annotations
 
 import asyncio
@@ -9,8 +10,13 @@ import signal
 from pathlib import Path
 
 import httpx
+import pytest
 
+from core.testing import http_client
+from tests.support.accounts import credits_session
+from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serve_process import ServeProcess, free_port, serve_env
+from tests.test_worker_crash import start_worker, wait_until
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 ALLOCATION = {  # solve's own example: two orders to the cheaper warehouses
@@ -104,3 +110,37 @@ async def test_pool_children_die_with_a_killed_server_and_the_port_is_free(tmp_p
         for pid in children:  # never leak processes, whatever failed above
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("db_kind", ["postgres"], indirect=True)
+async def test_a_killed_workers_pool_stops_computing_its_abandoned_job(kernel_factory):
+    kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client)
+        # a minute or more of pure Python in the pool: it is still computing when the worker dies
+        accepted = (await client.post("/v1/tools/test/cpu-sum", json={"a": 2_000_000_000}, headers=auth)).json()
+        worker = await start_worker(kernel, lease_s=30.0)
+        children: set[int] = set()
+        try:
+            async def processing():
+                return (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()["status"] == "processing"
+
+            await wait_until(processing)
+            await asyncio.sleep(0.5)
+            children = descendants(worker.pid)
+            assert children, "the job ran in no child process"
+            worker.send_signal(signal.SIGKILL)
+            # not worker.wait(): asyncio also waits for its stdout pipe, which a leftover child would hold open
+            for _ in range(100):
+                if not any(alive(pid) for pid in children):
+                    break
+                await asyncio.sleep(0.1)
+            left = sorted(pid for pid in children if alive(pid))
+        finally:
+            for pid in children:  # never leak processes, whatever failed above
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            if alive(worker.pid):
+                worker.kill()
+            await asyncio.wait_for(worker.wait(), timeout=30)
+    assert not left, f"pool children outlived the killed worker: {left}"
