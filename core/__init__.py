@@ -4,6 +4,10 @@ the paid-call pipeline (payments, credits, receipts, auth, errors).
 No web framework is imported here; the fronts translate their protocol to
 `Kernel.call` and back. Plugins need only what this module exports.
 """
+from .json_depth import pin_recursion_limit
+
+pin_recursion_limit()  # first: before anything imports eth-account (see core/json_depth.py)
+
 from .datasources import DataSource
 from .hookspecs import hookimpl, hookspec
 from .periodic import PeriodicTask

@@ -51,7 +51,7 @@ class Accounts:
             "currency": "USDC",
             "address": to_checksum_address(wallet) if wallet else None,
             "chain_id": self.network.chain_id,
-            "agent_id": caller.agent_id,
+            "agent_id": caller.agent_id if agent else None,  # None: a bare X-Agent-ID of a wallet with no agent yet
         }
 
     async def top_up(self: "Kernel", req: CallRequest) -> Answer:

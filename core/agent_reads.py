@@ -45,4 +45,5 @@ class AgentReads:
 
     async def list_notifications(self: "Kernel", req: CallRequest) -> dict[str, Any]:
         caller = await self.reader(req)
-        return await notifications.list_for(caller.agent_id, req.query)
+        # a read changes state only for a proven caller: a bare X-Agent-ID names anyone
+        return await notifications.list_for(caller.agent_id, req.query, mark_read=caller.proven)

@@ -7,6 +7,11 @@ from .errors import ServiceError
 from .ids import new_uuid, now_ms
 from .tables import Agent
 
+# The agent id of a bare X-Agent-ID naming a wallet Tollway has no agent for: no
+# agent has it (ids are random version-4 UUIDs), so such a caller's reads find
+# nothing, and no agent row is made for a wallet nobody proved to hold.
+NO_AGENT = "00000000-0000-0000-0000-000000000000"
+
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -37,6 +42,18 @@ class AgentDirectory:
                 action="DO NOTHING"
             )
             row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
+        self._by_wallet[w] = row["id"]
+        return row["id"]
+
+    async def find_wallet(self, wallet: str) -> str | None:
+        """The agent id of a wallet, or None when it has none (nothing is created)."""
+        w = wallet.lower()
+        cached = self._by_wallet.get(w)
+        if cached:
+            return cached
+        row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
+        if row is None:
+            return None
         self._by_wallet[w] = row["id"]
         return row["id"]
 

@@ -1,5 +1,6 @@
 """Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, or a bare
-X-Agent-ID (free reads only). Write-proof nonces are single-use (database)."""
+X-Agent-ID (free reads only, never proven). Write-proof nonces are single-use
+(database). Each credential is checked once per request (`CallRequest.memo`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +11,8 @@ import secrets
 import time
 
 from . import sql
-from .agents import AgentDirectory, is_address, is_uuid
-from .auth_proof import ProofError, verify_agent_proof
+from .agents import NO_AGENT, AgentDirectory, is_address, is_uuid
+from .auth_proof import ProofError, VerifiedProof, verify_agent_proof
 from .errors import ServiceError
 from .ids import now_ms
 from .request import CallRequest
@@ -35,6 +36,12 @@ class Caller:
     def can_spend(self) -> bool:
         """Credits move only for a write proof or an access token."""
         return self.via == "token" or (self.via == "proof" and self.scope == "write")
+
+    @property
+    def proven(self) -> bool:
+        """An access token or a valid proof: only such a caller's reads may change
+        state (e.g. mark notifications read). A bare X-Agent-ID proves nothing."""
+        return self.via in ("token", "proof")
 
 
 def token_hash(token: str) -> str:
@@ -72,7 +79,7 @@ class Authenticator:
         """
         auth = req.header("authorization")
         if auth and auth[:7].lower() == "bearer ":
-            return await self._token_caller(auth[7:].strip())
+            return await self._token_for(req, auth[7:].strip())
         agent_header = req.header("x-agent-id")
         if not agent_header:
             return None
@@ -82,16 +89,9 @@ class Authenticator:
             if not is_address(agent_header):
                 raise ServiceError(401, "invalid_agent_proof", "A proof needs X-Agent-ID to be the signing wallet address.")
             try:
-                verified = verify_agent_proof(
-                    proof,
-                    agent_id_header=agent_header,
-                    chain_id=self.chain_id,
-                    method=req.method,
-                    path=req.path,
-                    body=req.body,
-                    now=int(time.time()),
-                    required_scope=scope,
-                )
+                verified = self._verified(req, agent_header, proof)
+                if scope == "write" and verified.scope != "write":
+                    raise ProofError("scope_mismatch", "this request needs a proof with scope 'write'")
             except ProofError as exc:
                 if scope == "read" and not self.enforce_read_proofs:
                     log.warning("read proof refused (log-only): %s", exc.message)
@@ -112,6 +112,68 @@ class Authenticator:
             log.debug("read without proof for %s (log-only)", agent_header)
         return await self._id_caller(agent_header)
 
+    async def proven_identity(self, req: CallRequest) -> str | None:
+        """What the rate limiter counts a request under when it proves who sends it:
+        `wallet:<address>` for a valid agent proof, or an access token's agent
+        (`wallet:<its address>`, else `agent:<its id>`). None when nothing is proven
+        (no credential, a bare X-Agent-ID, or a credential that fails its check).
+
+        Never raises for a bad credential and never creates an agent: the outcome is
+        kept on the request, so the route's own `caller` reuses it (the proof is
+        verified once) and refuses it there, after the request was counted.
+        """
+        auth = req.header("authorization")
+        if auth and auth[:7].lower() == "bearer ":
+            try:
+                token_caller = await self._token_for(req, auth[7:].strip())
+            except ServiceError:
+                return None
+            return f"wallet:{token_caller.wallet}" if token_caller.wallet else f"agent:{token_caller.agent_id}"
+        agent_header = (req.header("x-agent-id") or "").strip()
+        proof = req.header("x-agent-proof")
+        if not proof or not is_address(agent_header):
+            return None
+        try:
+            self._verified(req, agent_header, proof)
+        except ProofError:
+            return None
+        return f"wallet:{agent_header.lower()}"
+
+    def _verified(self, req: CallRequest, agent_header: str, proof: str) -> VerifiedProof:
+        """The request's proof, verified for either scope, once per request (outcome memoised)."""
+        done = req.memo.get("proof")
+        if done is None:
+            try:
+                done = verify_agent_proof(
+                    proof,
+                    agent_id_header=agent_header,
+                    chain_id=self.chain_id,
+                    method=req.method,
+                    path=req.path,
+                    body=req.body,
+                    now=int(time.time()),
+                    required_scope=None,
+                )
+            except ProofError as exc:
+                done = exc
+            req.memo["proof"] = done
+        if isinstance(done, ProofError):
+            raise done
+        return done
+
+    async def _token_for(self, req: CallRequest, token: str) -> Caller:
+        """The access token's caller, looked up once per request (a refusal too)."""
+        done = req.memo.get("token")
+        if done is None:
+            try:
+                done = await self._token_caller(token)
+            except ServiceError as exc:
+                done = exc
+            req.memo["token"] = done
+        if isinstance(done, ServiceError):
+            raise done
+        return done
+
     async def consume_nonce(self, caller: Caller) -> None:
         """Spend a write proof's nonce; a second use is refused."""
         if caller.nonce_id is None:
@@ -124,8 +186,9 @@ class Authenticator:
             raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
 
     async def _id_caller(self, agent_header: str) -> Caller | None:
+        """A bare X-Agent-ID: looked up, never created (an unknown wallet reads as NO_AGENT)."""
         if is_address(agent_header):
-            return Caller(await self.agents.for_wallet(agent_header), agent_header.lower(), "id")
+            return Caller(await self.agents.find_wallet(agent_header) or NO_AGENT, agent_header.lower(), "id")
         if is_uuid(agent_header):
             row = await self.agents.get(agent_header)
             if row is None:

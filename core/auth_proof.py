@@ -17,6 +17,8 @@ from typing import Any
 from eth_account import Account
 from eth_hash.auto import keccak
 
+from .json_depth import json_too_deep
+
 __all__ = [
     "AGENT_PROOF_TYPES",
     "CLOCK_SKEW",
@@ -32,6 +34,7 @@ __all__ = [
 MAX_LIFETIME = 300  # seconds between issuedAt and expiresAt
 CLOCK_SKEW = 30  # seconds of tolerance on both ends
 MAX_HEADER_LENGTH = 4096  # a real proof is ~600 characters
+PROOF_MAX_DEPTH = 4  # {"message": {...}, "signature": ..., "domain"?: {...}} is 2 deep
 
 DOMAIN_NAME = "Tollway"
 DOMAIN_VERSION = "1"
@@ -192,8 +195,14 @@ def _decode_header(header_value: str) -> tuple[dict[str, Any], Any]:
     if len(header_value) > MAX_HEADER_LENGTH:
         raise _malformed(f"X-Agent-Proof is longer than {MAX_HEADER_LENGTH} characters")
     try:
-        envelope = json.loads(_b64decode(header_value))
-    except (binascii.Error, ValueError):  # ValueError covers JSON and UTF-8 errors
+        raw = _b64decode(header_value)
+    except (binascii.Error, ValueError):
+        raise _malformed("X-Agent-Proof is not base64url-encoded JSON") from None
+    if json_too_deep(raw, PROOF_MAX_DEPTH):
+        raise _malformed(f"X-Agent-Proof nests deeper than {PROOF_MAX_DEPTH} levels")
+    try:
+        envelope = json.loads(raw)
+    except ValueError:  # JSON and UTF-8 errors
         raise _malformed("X-Agent-Proof is not base64url-encoded JSON") from None
     if not isinstance(envelope, dict) or "message" not in envelope or "signature" not in envelope:
         raise _malformed('X-Agent-Proof must decode to {"message": {...}, "signature": "0x..."}')

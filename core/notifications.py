@@ -1,7 +1,8 @@
 """Stored notifications (docs/jobs.md, "Notifications").
 
-Listing returns the newest first and marks what it returned as read, so
-`unread=true` shows what the agent has not fetched yet.
+Listing returns the newest first. A proven caller's listing (access token or
+valid agent proof) marks what it returned as read, so `unread=true` shows what
+the agent has not fetched yet; a bare X-Agent-ID only looks (docs/auth.md).
 """
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def _bool(query: Mapping[str, str], name: str, default: bool) -> bool:
     raise invalid_request(f"{name} must be true or false.", [{"field": name, "message": "expected a boolean"}])
 
 
-async def list_for(agent_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) -> dict[str, Any]:
+    """The agent's notifications; with `mark_read` those returned unread become read."""
     unread = _bool(query, "unread", False)
     raw_limit = query.get("limit") or "50"
     try:
@@ -76,7 +78,7 @@ async def list_for(agent_id: str, query: Mapping[str, str]) -> dict[str, Any]:
         }
         for r in rows
     ]
-    unseen = [i["id"] for i in items if not i["read"]]
+    unseen = [i["id"] for i in items if not i["read"]] if mark_read else []
     for nid in unseen:
         await sql.fetch("UPDATE tw_notifications SET read = {} WHERE id = {}", True, nid)
     return {"notifications": items, "count": len(items)}

@@ -21,9 +21,7 @@ from . import holds, jobs, ledger
 from .auth import Caller
 from .events import JOBS_NEW
 from .idempotency import check_key, hash_body, missing_key
-from .ratelimits import caller_key
-from .payments import x402
-from .payments.eip3009 import recover_payer
+from .rate_identity import payer_of, rate_key
 from .errors import ServiceError
 from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, find_payment_header
@@ -86,16 +84,6 @@ def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
     return caller is not None and caller.can_spend and not prefers_x402
 
 
-def _payer(kernel: "Kernel", payment_header: str) -> str | None:
-    """The wallet that signed the payment (its signature checked), or None if unreadable.
-    Only the idempotency scope uses it; the payment itself is verified in full later."""
-    try:
-        payment = x402.decode_payment_header(payment_header)
-        return recover_payer(kernel.network, payment.authorization, payment.signature).lower()
-    except x402.PaymentError:
-        return None
-
-
 class PaidCallPipeline:
     """Mixin of `Kernel`: the one pipeline every front calls."""
 
@@ -122,12 +110,13 @@ class PaidCallPipeline:
         return await self.limited(tool.rate_limit, req, lambda: self._call(tool, req))
 
     async def limited(self: "Kernel", category: str, req: CallRequest, run: Callable[[], Awaitable[Any]]) -> Any:
-        """Count `req` in `category` (per agent or IP), then run; headers on every outcome.
+        """Count `req` in `category` (per proven identity, else per IP: core/rate_identity.py),
+        then run; headers on every outcome.
 
         Returns what `run` returns; an `Answer` gets the headers added, any other
         value is returned with them as `(value, headers)`.
         """
-        state = await self.rate_limiter.hit(category, caller_key(req.headers, req.client_ip))
+        state = await self.rate_limiter.hit(category, await rate_key(self, req))
         if not state.allowed:
             raise state.exceeded()
         try:
@@ -151,7 +140,7 @@ class PaidCallPipeline:
         caller = None if payment_header else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
             return await self._pay_and_run(call, req, payment_header, caller)
-        identity = _payer(self, payment_header) if payment_header else (caller.agent_id if _spends_credits(caller, req) else None)
+        identity = payer_of(self, req, payment_header) if payment_header else (caller.agent_id if _spends_credits(caller, req) else None)
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
             return await self._pay_and_run(call, req, payment_header, caller)
         begin = await self.idempotency.begin(f"{tool.name}:{identity}", key, hash_body(req.body))

@@ -1,8 +1,10 @@
 """Fixed-window rate limits per category and caller (docs/limits.md).
 
 Every limited route belongs to one category (`paid`, `expensive`, `free_read`,
-`lookup`); a tool names its category in `Tool.rate_limit`. A caller is an agent
-(`X-Agent-ID`), an access-token session, or else an IP address (`caller_key`).
+`lookup`); a tool names its category in `Tool.rate_limit`. A caller is a proven
+identity (a valid agent proof, an access token or a signed payment, resolved by
+`core.rate_identity`), or else the client's IP address (`caller_key`). A bare
+`X-Agent-ID` proves nothing and is counted by IP.
 
 Counting is a fixed window: the window of a hit is `now // window`, and the
 counter of (category, caller, window) is one row keyed
@@ -42,7 +44,7 @@ DEFAULT_LIMITS: dict[str, tuple[int, int]] = {
 SETTING_PREFIX = "TOLLWAY_RATE_LIMIT_"
 MAX_LIMIT = 10_000_000
 MAX_WINDOW_S = 86_400
-_AGENT_KEY_MAX = 100  # longer X-Agent-ID values are hashed, so a row id stays bounded
+_KEY_MAX = 100  # longer caller keys are hashed, so a row id stays bounded
 
 
 class RateCounter(Table, tablename="tw_rate_counters", db=PLACEHOLDER_ENGINE):
@@ -138,23 +140,14 @@ class RateState:
         )
 
 
-def caller_key(headers: Mapping[str, str], client_ip: str | None) -> str:
-    """Who a limit counts against: `agent:<lower X-Agent-ID>`, else
-    `token:<sha256 prefix of the bearer token>`, else `ip:<client ip>`.
-
-    Header names are matched case-insensitively. The token is never stored.
-    """
-    lowered = {k.lower(): v for k, v in headers.items()}
-    agent = (lowered.get("x-agent-id") or "").strip().lower()
-    if agent:
-        if len(agent) > _AGENT_KEY_MAX or not agent.isprintable():
-            return "agent#" + hashlib.sha256(agent.encode()).hexdigest()[:32]
-        return "agent:" + agent
-    auth = (lowered.get("authorization") or "").strip()
-    scheme, _, token = auth.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return "token:" + hashlib.sha256(token.strip().encode()).hexdigest()[:32]
-    return "ip:" + (client_ip or "unknown")
+def caller_key(identity: str | None, client_ip: str | None) -> str:
+    """Who a limit counts against: the proven `identity` (`wallet:<address>` or
+    `agent:<id>`), else `ip:<client ip>`. Over-long values are hashed, so a row id
+    stays bounded."""
+    key = identity if identity else "ip:" + (client_ip or "unknown")
+    if len(key) > _KEY_MAX or not key.isprintable():
+        return "key#" + hashlib.sha256(key.encode()).hexdigest()[:32]
+    return key
 
 
 def _now_ms() -> int:

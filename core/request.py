@@ -15,6 +15,9 @@ class CallRequest:
     body: bytes = b""
     query: Mapping[str, str] = dataclasses.field(default_factory=dict)
     client_ip: str | None = None
+    # What handling this request has worked out already (the verified proof, the
+    # access token's caller, the payment's payer), so that it is done only once.
+    memo: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())

@@ -22,6 +22,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from .errors import ServiceError, invalid_request
+from .json_depth import check_json_depth
 
 # A body can be wrong in thousands of places (a long list of bad items): the
 # answer names this many and says how many more there are.
@@ -444,6 +445,7 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     """Decode a JSON request body that must be an object (empty body = {})."""
     if not raw or not raw.strip():
         return {}
+    check_json_depth(raw)  # before msgspec recurses into it
     try:
         obj = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:

@@ -12,15 +12,19 @@ import contextlib
 from collections import defaultdict
 from typing import Any
 
+import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from core.errors import ServiceError
+from core.json_depth import json_too_deep, too_deep_error
 from core.events import JOB_UPDATES
 from core.jobs import TERMINAL
 from core.request import CallRequest
 
-MAX_IDS_PER_SOCKET = 100
+# Unfinished jobs one connection watches at once; a finished job leaves the count
+# with its terminal message, so a client may wait on any number of jobs in turn.
+MAX_WATCHED_PER_SOCKET = 100
 
 
 class PushHub:
@@ -79,43 +83,79 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             await socket.close(code=4401)
             return
         queue: asyncio.Queue[str] = asyncio.Queue()
-        sent: dict[str, str] = {}  # request id -> last status pushed
+        watching: set[str] = set()  # request ids subscribed and not yet finished
+        sent: dict[str, str] = {}  # request id -> last status pushed, while watched
+        order = asyncio.Lock()  # one push at a time: messages leave in the order their rows were read
+
+        def drop(request_id: str) -> None:
+            watching.discard(request_id)
+            sent.pop(request_id, None)
+            hub.unwatch(request_id, queue)
 
         async def push(request_id: str, snapshot: bool) -> None:
+            async with order:
+                if request_id not in watching:  # finished or unsubscribed meanwhile
+                    return
+                try:
+                    job = await kernel.job_for(caller, request_id)
+                except ServiceError as exc:
+                    drop(request_id)
+                    await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
+                    return
+                if sent.get(request_id) != job["status"] or snapshot:
+                    sent[request_id] = job["status"]
+                    await socket.send_json(_message(job, snapshot))
+                if job["status"] in TERMINAL:
+                    drop(request_id)
+
+        async def over_cap(request_id: str) -> None:
+            """At the cap: a finished (or unknown) job still answers at once; an unfinished one is refused."""
             try:
                 job = await kernel.job_for(caller, request_id)
             except ServiceError as exc:
                 await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
-                hub.unwatch(request_id, queue)
                 return
-            if sent.get(request_id) != job["status"] or snapshot:
-                sent[request_id] = job["status"]
-                await socket.send_json(_message(job, snapshot))
             if job["status"] in TERMINAL:
-                hub.unwatch(request_id, queue)
+                await socket.send_json(_message(job, True))
+                return
+            await socket.send_json({
+                "type": "error", "request_id": request_id, "error": "invalid_request", "limit": MAX_WATCHED_PER_SOCKET,
+                "message": f"This connection already watches {MAX_WATCHED_PER_SOCKET} unfinished jobs, the most it may; "
+                "subscribe to this one again when one of them has finished.",
+            })
 
         async def add(ids: Any) -> None:
             if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
                 await socket.send_json({"type": "error", "error": "invalid_request", "message": "request_ids must be a list of strings"})
                 return
             for request_id in ids:
-                if len(sent) >= MAX_IDS_PER_SOCKET and request_id not in sent:
-                    await socket.send_json({"type": "error", "request_id": request_id, "error": "invalid_request",
-                                            "message": f"at most {MAX_IDS_PER_SOCKET} request ids per connection"})
+                if request_id not in watching and len(watching) >= MAX_WATCHED_PER_SOCKET:
+                    await over_cap(request_id)
                     continue
+                watching.add(request_id)
                 hub.watch(request_id, queue)  # watch first: no update can slip between snapshot and watch
                 await push(request_id, snapshot=True)
 
         async def read_client() -> None:
             while True:
-                message = await socket.receive_json()
+                text = await socket.receive_data(mode="text")
+                if json_too_deep(text):
+                    error = too_deep_error()
+                    await socket.send_json({"type": "error", **error.body()})
+                    continue
+                try:
+                    message = msgspec.json.decode(text)
+                except msgspec.DecodeError:
+                    await socket.send_json({"type": "error", "error": "invalid_request", "message": "A message must be a JSON object."})
+                    continue
                 action = message.get("action") if isinstance(message, dict) else None
                 if action == "subscribe":
                     await add(message.get("request_ids"))
                 elif action == "unsubscribe":
-                    for request_id in message.get("request_ids") or []:
-                        hub.unwatch(request_id, queue)
-                        sent.pop(request_id, None)
+                    ids = message.get("request_ids")
+                    for request_id in ids if isinstance(ids, list) else []:
+                        if isinstance(request_id, str):
+                            drop(request_id)
                 else:
                     await socket.send_json({"type": "error", "error": "invalid_request", "message": "action must be subscribe or unsubscribe"})
 
@@ -138,9 +178,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             for t in tasks:
                 with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, Exception):
                     await t
-            for request_id in list(sent):
-                hub.unwatch(request_id, queue)
-            for request_id in initial:
+            for request_id in list(watching):
                 hub.unwatch(request_id, queue)
 
     return subscribe

@@ -9,6 +9,7 @@ from litestar.exceptions import HTTPException, NotFoundException
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import ServiceError
+from core.json_depth import check_json_depth
 from core.request import Answer, CallRequest
 
 JSON = "application/json"
@@ -16,6 +17,7 @@ JSON = "application/json"
 
 async def to_call_request(request: Request) -> CallRequest:
     body = await request.body() if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
+    check_json_depth(body)  # every route, before any decoder (docs/limits.md)
     headers = {k.lower(): v for k, v in request.headers.items()}
     client = request.client.host if request.client else None
     return CallRequest(

@@ -9,6 +9,7 @@ from typing import Any
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from .guard import guard_asgi
 from .server import McpSettings, build_server
 
 MCP_PATH = "/mcp"
@@ -32,9 +33,11 @@ def streamable_http(
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins),
     )
 
+    guarded = guard_asgi(manager.handle_request)  # messages nested too deeply never reach the SDK
+
     @asgi(MCP_PATH, is_mount=True, copy_scope=True, include_in_schema=False)
     async def mcp_endpoint(scope: Any, receive: Any, send: Any) -> None:
-        await manager.handle_request(scope, receive, send)
+        await guarded(scope, receive, send)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:

@@ -12,9 +12,12 @@ AGENT_KEY_ENV = "TOLLWAY_AGENT_KEY"
 
 async def serve_stdio(kernel: Any, *, workers: int = 0, agent_key: str | None = None) -> None:
     """Start the kernel, serve MCP on stdin/stdout until the client closes it, stop."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     from runtime.worker import Worker
+
+    from .guard import GuardedLines
 
     await kernel.start()
     running = []
@@ -25,7 +28,11 @@ async def serve_stdio(kernel: Any, *, workers: int = 0, agent_key: str | None = 
             worker.start()
             running.append(worker)
         mcp = build_server(kernel, identity=identity)
-        async with stdio_server() as (read_stream, write_stream):
+        # stdin is read here, line by line, so a message nested too deeply is
+        # answered with an error before the SDK decodes it (mcp_server/guard.py).
+        lines = GuardedLines(anyio.wrap_file(sys.stdin.buffer))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.reply = write_stream.send
             await mcp.server.run(read_stream, write_stream, mcp.server.create_initialization_options())
     finally:
         for worker in running:

@@ -12,11 +12,13 @@ import contextlib
 import logging
 import os
 import socket
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from typing import Any
 
 from core import jobs
 from core.events import JOBS_NEW
+
+from .pool import cpu_pool
 
 log = logging.getLogger("tollway.worker")
 
@@ -52,7 +54,7 @@ class Worker:
 
     def _pool_for_cpu_tools(self) -> Executor | None:
         if self._pool is None and any(t.cpu_bound for t in self.kernel.tools.values()):
-            self._pool = ProcessPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1))
+            self._pool = cpu_pool(self.kernel.tools.values())  # children die with us, never hold our sockets
             self._own_pool = True
         return self._pool
 

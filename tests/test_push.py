@@ -98,3 +98,63 @@ async def test_push_crosses_processes_on_postgres(kernel_factory, tmp_path):
             finally:
                 await worker.stop()
     assert done["status"] == "completed" and done["result"]["sum"] == 3
+
+
+async def test_one_connection_waits_on_more_jobs_than_the_cap_in_turn(kernel_factory):
+    """The cap counts unfinished jobs watched at once: past it an unfinished job is
+    refused (the error names the cap), a finished one still answers; jobs that
+    finished leave the count, so every later subscription's result arrives."""
+    kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())], env={"TOLLWAY_RATE_LIMIT_PAID": "1000/60"})
+    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+        _, auth = await credits_session(client, "1")
+        ids = []
+        for i in range(130):
+            accepted = await client.post("/v1/tools/test/add-numbers", json={"a": i, "b": 1}, headers=auth)
+            assert accepted.status_code == 202, accepted.text
+            ids.append(accepted.json()["request_id"])
+        async with websockets.connect(url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth) as ws:
+            await ws.send(json.dumps({"action": "subscribe", "request_ids": ids[:101]}))
+            snapshots = [await _receive(ws) for _ in range(101)]
+            worker = Worker(kernel, poll_s=0.05)
+            worker.start()
+            try:
+                results: dict[str, dict] = {}
+                while len(results) < 100:
+                    message = await _receive(ws, timeout=30)
+                    if message["type"] == "job" and message["status"] == "completed":
+                        results[message["request_id"]] = message
+                # the first hundred finished: the rest fit, one message batch at a time
+                for batch in (ids[100:115], ids[115:]):
+                    await ws.send(json.dumps({"action": "subscribe", "request_ids": batch}))
+                    pending = set(batch)
+                    while pending:
+                        message = await _receive(ws, timeout=30)
+                        assert message["type"] == "job", message
+                        if message["status"] == "completed":
+                            results[message["request_id"]] = message
+                            pending.discard(message["request_id"])
+            finally:
+                await worker.stop()
+    assert [s["status"] for s in snapshots[:100]] == ["pending"] * 100
+    refused = snapshots[100]
+    assert refused["type"] == "error" and refused["error"] == "invalid_request" and refused["request_id"] == ids[100]
+    assert "100" in refused["message"] and refused["limit"] == 100
+    assert set(results) == set(ids)
+    assert all(results[rid]["result"]["sum"] == i + 1 for i, rid in enumerate(ids))
+
+
+async def test_push_channel_refuses_a_deep_message_and_keeps_the_connection(kernel_factory):
+    kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
+    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+        _, auth = await credits_session(client)
+        accepted = (await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers=auth)).json()
+        async with websockets.connect(url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth, max_size=None) as ws:
+            await ws.send('{"action": "subscribe", "request_ids": ' + "[" * 100_000 + "]" * 100_000 + "}")
+            refused = await _receive(ws)
+            await ws.send("not json")
+            garbled = await _receive(ws)
+            await ws.send(json.dumps({"action": "subscribe", "request_ids": [accepted["request_id"]]}))
+            snapshot = await _receive(ws)
+    assert refused["type"] == "error" and refused["error"] == "invalid_request" and "64" in refused["message"]
+    assert garbled["type"] == "error" and garbled["error"] == "invalid_request"
+    assert snapshot["type"] == "job" and snapshot["request_id"] == accepted["request_id"]

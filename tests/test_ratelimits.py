@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -227,17 +226,12 @@ def test_limiter_refuses_bad_limits():
         RateLimiter({"paid": (0, 60)}, shared=False)
 
 
-def test_caller_key_prefers_agent_then_token_then_ip():
-    wallet = "0xAbCdEf0000000000000000000000000000000001"
-    assert caller_key({"X-Agent-ID": wallet, "Authorization": "Bearer t"}, "1.2.3.4") == "agent:" + wallet.lower()
-    assert caller_key({"x-agent-id": " 5F0E-UUID "}, None) == "agent:5f0e-uuid"
-    digest = hashlib.sha256(b"tw_tok_secret").hexdigest()[:32]
-    assert caller_key({"authorization": "Bearer tw_tok_secret"}, "1.2.3.4") == "token:" + digest
-    assert caller_key({"Authorization": "bearer  tw_tok_secret"}, None) == "token:" + digest
-    # an x402 payment in Authorization is not a session: the IP counts
-    assert caller_key({"authorization": "eyJwYXlsb2FkIjp7fX0="}, "2001:db8::1") == "ip:2001:db8::1"
-    assert caller_key({"x-agent-id": ""}, "9.9.9.9") == "ip:9.9.9.9"
-    assert caller_key({}, None) == "ip:unknown"
-    long_id = "a" * 500
-    key = caller_key({"x-agent-id": long_id}, None)
-    assert key.startswith("agent#") and len(key) < 64
+def test_caller_key_is_the_proven_identity_else_the_ip():
+    wallet = "wallet:0xabcdef0000000000000000000000000000000001"
+    assert caller_key(wallet, "1.2.3.4") == wallet
+    assert caller_key("agent:5f0e0000-0000-4000-8000-000000000000", None) == "agent:5f0e0000-0000-4000-8000-000000000000"
+    assert caller_key(None, "2001:db8::1") == "ip:2001:db8::1"
+    assert caller_key("", "9.9.9.9") == "ip:9.9.9.9"
+    assert caller_key(None, None) == "ip:unknown"
+    key = caller_key("x" * 500, None)
+    assert key.startswith("key#") and len(key) < 64

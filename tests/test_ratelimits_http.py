@@ -1,6 +1,6 @@
 """Rate limits through the HTTP front: the RateLimit-* headers on every answer of
 a limited route (errors included), 429 with retry_after and Retry-After, per
-agent or per IP, and two API processes on PostgreSQL sharing one count."""
+proven identity or per IP, and two API processes on PostgreSQL sharing one count."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +11,7 @@ from eth_account import Account
 
 from core.testing import http_client
 from tests.support.echo_plugin import EchoPlugin
+from tests.test_unproven_identity import token_session
 
 DAY = 86_400  # a day-long window: a test cannot straddle a window boundary
 
@@ -21,7 +22,9 @@ async def test_tool_route_counts_every_answer_and_refuses_past_the_limit(kernel_
         answers = [await client.post("/v1/tools/test/echo", json={"text": "hi"}) for _ in range(2)]
         answers.append(await client.post("/v1/tools/test/echo", json={"text": ""}))  # a 400 is counted too
         refused = await client.post("/v1/tools/test/echo", json={"text": "hi"})
-        other_agent = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address})
+        bare_agent = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address})
+        _, token = await token_session(client)
+        proven_agent = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers=token)
     assert [a.status_code for a in answers] == [402, 402, 400]
     assert [a.headers["RateLimit-Remaining"] for a in answers] == ["2", "1", "0"]
     assert all(a.headers["RateLimit-Limit"] == "3" and int(a.headers["RateLimit-Reset"]) >= 1 for a in answers)
@@ -30,7 +33,8 @@ async def test_tool_route_counts_every_answer_and_refuses_past_the_limit(kernel_
     assert body["error"] == "rate_limit_exceeded" and body["message"] and body["retry_after"] >= 1
     assert refused.headers["Retry-After"] == str(body["retry_after"])
     assert refused.headers["RateLimit-Remaining"] == "0"
-    assert other_agent.status_code == 402  # counted per agent, not lumped with the IP's
+    assert bare_agent.status_code == 429  # a bare X-Agent-ID proves nothing: the IP's count
+    assert proven_agent.status_code == 402  # an access token is counted on its own
 
 
 async def test_free_reads_have_their_own_category(kernel_factory):
