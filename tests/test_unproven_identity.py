@@ -175,7 +175,7 @@ async def test_enforced_proofs_close_bare_reads(kernel_factory):
 
 @pytest.mark.parametrize("db_kind", ["sqlite"], indirect=True)
 async def test_a_known_wallet_is_still_readable_by_its_bare_agent_id(kernel_factory):
-    """Log-only reads keep working for agents that exist (the spec's AGENT routes)."""
+    """Log-only reads keep working for agents that exist (the free reads documented in docs/auth.md)."""
     kernel = await kernel_factory()
     owner = Account.create()
     async with http_client(kernel) as client:

@@ -1,6 +1,8 @@
 """Engine selection, connection lifecycle and table creation."""
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 from collections.abc import Iterable
 from urllib.parse import urlparse
@@ -15,6 +17,8 @@ from core.tables import KERNEL_TABLES
 
 from .sqlite_engine import EmbeddedSQLiteEngine
 
+
+log = logging.getLogger("tollway.database")
 
 SCHEMA_LOCK = 0x746F6C6C  # "toll": the advisory lock key serialising schema creation
 
@@ -123,9 +127,21 @@ class Database:
         for table in self._tables:
             await table.delete(force=True)
 
-    async def close(self) -> None:
+    async def close(self, *, grace_s: float = 10.0) -> None:
+        """Close the connections. asyncpg's graceful close waits for every borrowed
+        connection to come back, forever if one never does (a task cancelled
+        mid-query): after `grace_s` the pool is terminated instead, so a process
+        or a test always gets past its shutdown."""
         if isinstance(self.engine, PostgresEngine):
-            await self.engine.close_connection_pool()
+            pool = self.engine.pool
+            if pool is None:
+                return
+            try:
+                await asyncio.wait_for(pool.close(), grace_s)
+            except asyncio.TimeoutError:
+                log.warning("database pool did not close within %s s; terminating its connections", grace_s)
+                pool.terminate()
+            self.engine.pool = None
         else:
             self.engine.close()
 

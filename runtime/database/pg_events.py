@@ -33,7 +33,10 @@ class PostgresEventBus:
     async def stop(self) -> None:
         async with self._lock:
             if self._conn is not None:
-                await self._conn.close()
+                try:
+                    await asyncio.wait_for(self._conn.close(), 5)
+                except (asyncio.TimeoutError, OSError):
+                    self._conn.terminate()
                 self._conn = None
             self._listening.clear()
 
