@@ -32,18 +32,14 @@ class AgentDirectory:
 
     async def for_wallet(self, wallet: str) -> str:
         """The agent id of a wallet, creating the agent on first sight."""
+        found = await self.find_wallet(wallet)
+        if found is not None:
+            return found
         w = wallet.lower()
-        cached = self._by_wallet.get(w)
-        if cached:
-            return cached
-        row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
-        if row is None:
-            await Agent.insert(Agent(id=new_uuid(), wallet_address=w, credits=0, created_ms=now_ms())).on_conflict(
-                action="DO NOTHING"
-            )
-            row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
-        self._by_wallet[w] = row["id"]
-        return row["id"]
+        await Agent.insert(Agent(id=new_uuid(), wallet_address=w, credits=0, created_ms=now_ms())).on_conflict(action="DO NOTHING")
+        found = await self.find_wallet(w)  # ours, or the one a concurrent first sight inserted
+        assert found is not None
+        return found
 
     async def find_wallet(self, wallet: str) -> str | None:
         """The agent id of a wallet, or None when it has none (nothing is created)."""
