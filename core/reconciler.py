@@ -173,13 +173,9 @@ class Reconciler:
     async def _resolve_top_up(self, row: dict[str, Any], result: SettlementResult) -> str:
         top_ups = self.kernel.top_ups
         assert top_ups is not None
-        if result.status == "pending":
-            await self._mark(row["id"], "pending", None, from_states=("settling", "pending"))
-            await top_ups.finish(row["id"], result)
-            return "pending"
         await self._mark(row["id"], result.status, result.transaction, from_states=("settling", "pending"))
         await top_ups.finish(row["id"], result)
-        return "settled" if result.status == "settled" else "failed"
+        return result.status
 
     async def _call_paid(self, row: dict[str, Any], result: SettlementResult) -> str:
         """The USDC moved. A receipt left `pending` is re-signed settled (a refund

@@ -21,7 +21,7 @@ from .errors import ServiceError, invalid_request
 from .ids import now_ms
 from .money import AmountError, to_micro, usdc
 from .payments.eip3009 import authorization_key
-from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment_header
+from .payments.gateway import PaymentFailed, X402Gateway, find_payment_header
 from .payments.settlement import SettlementResult
 from .request import Answer, CallRequest
 
