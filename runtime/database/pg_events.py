@@ -21,7 +21,8 @@ class PostgresEventBus:
         self._conn: asyncpg.Connection | None = None
         self._subscribers: dict[str, list[Callable[[str], None]]] = defaultdict(list)
         self._listening: set[str] = set()
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # one operation at a time on the LISTEN connection
+        self._pending: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         async with self._lock:
@@ -45,6 +46,12 @@ class PostgresEventBus:
             await self._conn.add_listener(channel, self._dispatch)
             self._listening.add(channel)
 
+    async def _listen_locked(self, channel: str) -> None:
+        """LISTEN for a channel subscribed after start: two subscriptions made
+        back to back must not run their LISTENs on the connection at once."""
+        async with self._lock:
+            await self._listen(channel)
+
     def _dispatch(self, _conn: Any, _pid: int, channel: str, payload: str) -> None:
         for callback in list(self._subscribers.get(channel, ())):
             try:
@@ -65,7 +72,9 @@ class PostgresEventBus:
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]:
         self._subscribers[channel].append(callback)
         if self._conn is not None and channel not in self._listening:
-            asyncio.get_running_loop().create_task(self._listen(channel))
+            task = asyncio.get_running_loop().create_task(self._listen_locked(channel))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
 
         def unsubscribe() -> None:
             if callback in self._subscribers.get(channel, []):
