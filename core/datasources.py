@@ -15,4 +15,4 @@ Progress = Callable[[int, int | None, str], None]
 class DataSource:
     name: str  # what `tollway data refresh NAME` names, e.g. "sanctions"
     description: str
-    refresh: Callable[[Any, Progress], Awaitable[str]]  # (kernel, progress) -> one-line summary
+    refresh: Callable[[Any, Progress], Awaitable[str]]  # (services, progress) -> one-line summary

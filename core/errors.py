@@ -67,3 +67,24 @@ def forbidden(message: str, code: str = "forbidden") -> ServiceError:
 
 def internal_error(message: str = "The call failed; nothing was charged.", **extra: Any) -> ServiceError:
     return ServiceError(500, "internal_error", message, extra=extra)
+
+
+class Refusal(ServiceError):
+    """A plugin's refusal with a code of its own (public as `tollway.Refusal`): raised by a
+    tool's `check` (before payment) or its `run` (a failed, uncharged call).
+
+    `Refusal("invalid_input", "depot: not a stop", details=[{"field": "depot", "message": "..."}],
+    extra={"code": "unknown_depot"})` answers 400 with that body; `status` sets another.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        status: int = 400,
+        details: Any = None,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(status, code, message, details, headers=headers, extra=extra)

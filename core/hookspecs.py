@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from .datasources import DataSource
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
+    from .services import Services
     from .settings_spec import Setting
     from .tool import Tool
 
@@ -67,16 +68,17 @@ def register_data_sources(register: "Callable[[DataSource], None]") -> None:
 
 
 @hookspec
-def startup(kernel: Any) -> None:
-    """Called once when the kernel has started (database open, tools registered).
+def startup(services: "Services") -> None:
+    """Called once when the service has started (database open, tools registered).
 
-    :param kernel: the running `core.kernel.Kernel`.
+    :param services: what a plugin may use (`tollway.Services`: home folder, offline
+        flag, HTTP client, settings).
     """
 
 
 @hookspec
-def shutdown(kernel: Any) -> None:
-    """Called once when the kernel stops, before the database closes.
+def shutdown(services: "Services") -> None:
+    """Called once when the service stops, before its HTTP client and database close.
 
-    :param kernel: the stopping `core.kernel.Kernel`.
+    :param services: the same object `startup` received.
     """

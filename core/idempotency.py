@@ -31,7 +31,6 @@ from piccolo.columns import BigInt, Integer, Text, Varchar
 from piccolo.table import Table
 
 from .errors import ServiceError, invalid_request
-from .periodic import PeriodicTask
 from .sql import _Statement
 from .tables import PLACEHOLDER_ENGINE
 
@@ -232,13 +231,6 @@ class IdempotencyStore:
         return len(await self._run(_PURGE, now))
 
 
-async def _purge(kernel: Any) -> None:
-    await kernel.idempotency.purge_expired()
-
-
-# For `register_periodic_tasks`: expects the kernel's store at `kernel.idempotency`.
-PURGE_TASK = PeriodicTask(name="idempotency_purge", interval_s=3600.0, run=_purge)
-
 
 def parse_settings(env: Mapping[str, str]) -> tuple[int, int]:
     """(ttl_s, lease_s) from `TOLLWAY_IDEMPOTENCY_TTL_S` (default 86400) and
@@ -262,7 +254,6 @@ def parse_settings(env: Mapping[str, str]) -> tuple[int, int]:
 __all__ = [
     "HEADER",
     "IDEMPOTENCY_TABLES",
-    "PURGE_TASK",
     "Begin",
     "IdempotencyRecord",
     "IdempotencyStore",

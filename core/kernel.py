@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -33,6 +34,7 @@ from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
 from .reconciler import Reconciler
 from .refunds import Refunds
+from .services import Services
 from .settings_spec import Setting
 from .tool import Tool
 from .top_ups import TopUps
@@ -89,6 +91,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.top_ups: TopUps | None = None
         self.reconciler: Reconciler | None = None
         self.http: httpx.AsyncClient | None = None
+        self.services: Services | None = None
         self.started = False
 
     # -- registries -------------------------------------------------------------
@@ -132,7 +135,31 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.pm.hook.register_settings(register=add_setting)
         self.pm.hook.register_settlement_backends(register=add_backend)
         self.pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
-        self.periodic_tasks.append(PeriodicTask(name="reconcile", interval_s=self.config.reconcile_interval_s, run=_reconcile))
+        self.periodic_tasks.extend(self._own_periodic_tasks())
+
+    def _own_periodic_tasks(self) -> list[PeriodicTask]:
+        """The kernel's housekeeping; each closes over the kernel (plugins' tasks get `Services`)."""
+        from . import jobs
+
+        async def reconcile(_services: Services) -> None:
+            if self.reconciler is not None:
+                await self.reconciler.run_once()
+
+        async def purge_jobs(_services: Services) -> None:
+            await jobs.purge_older_than(jobs.RETENTION_DAYS)  # jobs are kept 30 days (docs/jobs.md)
+
+        async def purge_rate_counters(_services: Services) -> None:
+            await self.rate_limiter.purge_expired()
+
+        async def purge_idempotency(_services: Services) -> None:
+            await self.idempotency.purge_expired()
+
+        return [
+            PeriodicTask(name="purge_old_jobs", interval_s=3600, run=purge_jobs),
+            PeriodicTask(name="rate_limit_purge", interval_s=300.0, run=purge_rate_counters),
+            PeriodicTask(name="idempotency_purge", interval_s=3600.0, run=purge_idempotency),
+            PeriodicTask(name="reconcile", interval_s=self.config.reconcile_interval_s, run=reconcile),
+        ]
 
     def family_settings(self, family: str) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -163,13 +190,16 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         )
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(self)
+        self.services = Services(
+            home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self)
+        )
         self.started = True
-        self.pm.hook.startup(kernel=self)
+        self.pm.hook.startup(services=self.services)
 
     async def stop(self) -> None:
         if not self.started:
             return
-        self.pm.hook.shutdown(kernel=self)
+        self.pm.hook.shutdown(services=self.services)
         if self.http is not None:
             await self.http.aclose()
         await self.events.stop()
@@ -177,10 +207,6 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         self.started = False
 
 
-
-async def _reconcile(kernel: Kernel) -> None:
-    if kernel.reconciler is not None:
-        await kernel.reconciler.run_once()
 
 
 def report_plugin_failure(kernel: Kernel, name: str, exc: BaseException) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 class PeriodicTask:
     name: str
     interval_s: float
-    run: Callable[[Any], Awaitable[None]]  # receives the Kernel
+    run: Callable[[Any], Awaitable[None]]  # receives `Services`
     # False: the first run waits one interval (for work the plugin's `startup` already
     # does once, so a start never does it twice)
     run_at_start: bool = True

@@ -31,7 +31,6 @@ from piccolo.columns import BigInt, Integer, Varchar
 from piccolo.table import Table
 
 from .errors import ServiceError
-from .periodic import PeriodicTask
 from .sql import _Statement
 from .tables import PLACEHOLDER_ENGINE
 
@@ -223,16 +222,8 @@ class RateLimiter:
         return len(rows)
 
 
-async def _purge(kernel: Any) -> None:
-    await kernel.rate_limiter.purge_expired()
-
-
-# For `register_periodic_tasks`: expects the kernel's limiter at `kernel.rate_limiter`.
-PURGE_TASK = PeriodicTask(name="rate_limit_purge", interval_s=300.0, run=_purge)
-
 __all__ = [
     "DEFAULT_LIMITS",
-    "PURGE_TASK",
     "RATE_LIMIT_TABLES",
     "RateCounter",
     "RateLimiter",

@@ -177,7 +177,7 @@ def create_app(
             worker.start()
             background.append(worker)
         if scheduler:
-            sched = Scheduler(kernel)
+            sched = Scheduler.for_kernel(kernel)
             sched.start()
             background.append(sched)
 

@@ -68,7 +68,7 @@ def _worker(args: argparse.Namespace) -> int:
     async def run() -> None:
         await kernel.start()
         worker = Worker(kernel, concurrency=args.concurrency, lease_s=args.lease)
-        scheduler = Scheduler(kernel)
+        scheduler = Scheduler.for_kernel(kernel)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -130,7 +130,7 @@ def _data_refresh(args: argparse.Namespace) -> int:
             for name in names:
                 print(f"{name}: {kernel.data_sources[name].description}", file=sys.stderr)
                 try:
-                    summary = await kernel.data_sources[name].refresh(kernel, progress)
+                    summary = await kernel.data_sources[name].refresh(kernel.services, progress)
                 except Exception as exc:  # report in one line and go on with the next source
                     print(f"\n{name}: FAILED: {exc}", file=sys.stderr)
                     failed += 1

@@ -6,19 +6,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
+
+from core.periodic import PeriodicTask
 
 log = logging.getLogger("tollway.scheduler")
 
 
 class Scheduler:
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
+    """Awaits each task's `run(services)` every `interval_s` until stopped."""
+
+    def __init__(self, tasks: Sequence[PeriodicTask], services: Any) -> None:
+        self.periodic_tasks = list(tasks)
+        self.services = services
         self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    def for_kernel(cls, kernel: Any) -> "Scheduler":
+        """The started kernel's declared tasks, each handed the kernel's `Services`."""
+        return cls(kernel.periodic_tasks, kernel.services)
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
-        for task in self.kernel.periodic_tasks:
+        for task in self.periodic_tasks:
             self._tasks.append(loop.create_task(self._every(task)))
 
     async def _every(self, task: Any) -> None:
@@ -26,7 +37,7 @@ class Scheduler:
             await asyncio.sleep(task.interval_s)
         while True:
             try:
-                await task.run(self.kernel)
+                await task.run(self.services)
             except Exception:
                 log.exception("periodic task %s failed", task.name)
             await asyncio.sleep(task.interval_s)

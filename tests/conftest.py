@@ -1,1 +1,1 @@
-"""Kernel and front tests. Fixtures come from `core.testing` (loaded by pytest's addopts)."""
+"""Kernel and front tests. Fixtures come from `tollway.testing` (loaded by pytest's addopts)."""

@@ -5,7 +5,7 @@ tools appear in the OpenAPI document. Runs on SQLite and on PostgreSQL.
 """
 from __future__ import annotations
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class Test{{Family}}Contract(PluginContract):

@@ -7,9 +7,9 @@ import msgspec
 import pytest
 from eth_account import Account
 
-from core.testing import http_client, pay_402
-from core.tool import ToolContext
-from core.validation import FieldError
+from tollway.testing import http_client, pay_402
+from tollway import ToolContext
+from tollway import FieldError
 from tollway_{{family}}.tool import (
     STOP_WORDS_SETTING,
     TEXT_STATS,

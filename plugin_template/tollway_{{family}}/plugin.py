@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Tool
+from tollway import hookimpl
+from tollway import Setting
+from tollway import Tool
 
 from .tool import STOP_WORDS_SETTING, TEXT_STATS
 

@@ -21,9 +21,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.settings_spec import Setting
-from core.tool import Example, Tool, ToolContext
-from core.validation import FieldError
+from tollway import Setting
+from tollway import Example, Tool, ToolContext
+from tollway import FieldError
 
 READING_WORDS_PER_MINUTE = 230  # a common estimate for adult silent reading
 

@@ -22,7 +22,7 @@ start-up, for instance) fails the session at the end. The hook never raises itse
 code that swallows errors cannot hide an access from it.
 
 What it cannot see: child processes (the uvicorn and worker processes some tests start,
-and `pip` in the plugin-template test) are not audited; `tests/test_standalone.py`
+and `pip` in the plugin-template test) are not audited; `tests/interop/test_standalone.py`
 checks the sources for paths that leave the repository instead, which covers what
 those processes are told to read. `os.stat` and friends (`exists()`, `is_dir()`) raise
 no audit event, so merely probing a path is not caught, reading it is.
@@ -84,7 +84,7 @@ class Boundary:
     a folder beside the repository is exactly what a fresh clone lacks. The one
     case where that cannot be told apart is a clone placed directly in the temp dir,
     whose siblings are everyone's temp files; there the temp dir stays allowed and the
-    source check of tests/test_standalone.py is what guards paths that climb out.
+    source check of tests/interop/test_standalone.py is what guards paths that climb out.
     """
 
     def __init__(self, repo: Path, roots: tuple[str, ...]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from core.testing import settings_for
+from tollway.testing import settings_for
 
 REPO = Path(__file__).resolve().parents[2]
 TOLLWAY = str(Path(sys.executable).parent / "tollway")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.tables import Quote, Receipt
-from core.testing import http_client
+from tollway.testing import count_quotes, count_receipts, http_client
 
 PATH = "/v1/tools/lookup/company-bank-profile"
 
@@ -24,7 +23,7 @@ async def test_bad_input_is_400_with_details_before_payment(kernel_factory, body
     assert payload["error"] == "invalid_request"
     assert payload["details"] and all("field" in d and "message" in d for d in payload["details"])
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def test_either_input_gets_a_quote(kernel_factory) -> None:

@@ -32,8 +32,8 @@ from tollway_chemistry.tool import (
     facts,
 )
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 PROPS_5564_2244 = (FIXTURES / "pubchem" / "property_all_cid_5564_2244.json").read_bytes()

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Tool
+from tollway import hookimpl
+from tollway import Setting
+from tollway import Tool
 
 from .pubchem import BASE_URL_SETTING
 from .tool import COMPOUND_RESOLVE

@@ -26,9 +26,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.ids import iso, now_ms
-from core.settings_spec import Setting
-from core.tool import ToolError
+from tollway import iso, now_ms
+from tollway import Setting
+from tollway import ToolError
 
 SOURCE = "PubChem"
 DEFAULT_BASE_URL = "https://pubchem.ncbi.nlm.nih.gov/rest/pug"

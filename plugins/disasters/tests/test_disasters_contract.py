@@ -1,8 +1,8 @@
-"""The kernel's contract suite (`core.testing.PluginContract`) run on this plugin,
+"""The kernel's contract suite (`tollway.testing.PluginContract`) run on this plugin,
 on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class TestDisastersContract(PluginContract):

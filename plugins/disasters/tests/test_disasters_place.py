@@ -26,8 +26,8 @@ from tollway_disasters.tool import (
     place_key,
 )
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 RECORDED = FIXTURES / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nofilter_2022-10-28.json"
@@ -228,15 +228,15 @@ def test_check_refuses_a_county_without_letters() -> None:
 
 
 async def test_bad_state_is_400_before_payment(kernel_factory) -> None:
-    from core.tables import Quote, Receipt
-    from core.testing import http_client
+    from tollway.testing import count_quotes, count_receipts
+    from tollway.testing import http_client
 
     kernel = await kernel_factory(installed={"tollway_disasters"})
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/place-disasters", json={"state": "ZZ"})
     assert resp.status_code == 400, resp.text
     assert resp.json()["details"][0]["field"] == "state"
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 # --- facts, price, snapshot ---------------------------------------------------------------

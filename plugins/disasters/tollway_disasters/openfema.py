@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.settings_spec import Setting
-from core.tool import ToolError
+from tollway import Setting
+from tollway import ToolError
 
 DEFAULT_BASE_URL = "https://www.fema.gov/api/open"
 BASE_URL_SETTING = Setting(

@@ -31,8 +31,8 @@ from tollway_drugs.tool import (
     facts,
 )
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 OPENFDA = FIXTURES / "openfda"

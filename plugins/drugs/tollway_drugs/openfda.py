@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.settings_spec import Setting
-from core.tool import ToolError
+from tollway import Setting
+from tollway import ToolError
 
 DEFAULT_BASE_URL = "https://api.fda.gov"
 BASE_URL_SETTING = Setting(

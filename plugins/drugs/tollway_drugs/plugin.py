@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Tool
+from tollway import hookimpl
+from tollway import Setting
+from tollway import Tool
 
 from .openfda import API_KEY_SETTING, BASE_URL_SETTING
 from .tool import PRODUCT_DRUG_ADVERSE_EVENTS

@@ -19,11 +19,8 @@ from tollway_predict import simulation, tool
 from tollway_predict.pricing import price_micro
 from tollway_predict.request import PredictRequest
 
-from core.errors import ServiceError
-from core.tables import Quote, Receipt
-from core.testing import http_client
-from runtime.worker import Worker
-from tests.support.accounts import credits_session
+from tollway import Refusal
+from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 
 SIM = copy.deepcopy(dict(tool.EXAMPLES[0].input))
 
@@ -32,8 +29,8 @@ def value_of(body: dict[str, Any]) -> Any:
     return msgspec.convert(body, PredictRequest, strict=True)
 
 
-def refusal(body: dict[str, Any]) -> ServiceError:
-    with pytest.raises(ServiceError) as err:
+def refusal(body: dict[str, Any]) -> Refusal:
+    with pytest.raises(Refusal) as err:
         tool.check(value_of(body))
     assert err.value.status == 400 and err.value.code == "invalid_input"
     assert err.value.details and err.value.details[0]["field"]
@@ -61,7 +58,7 @@ def test_time_limit_range_and_default() -> None:
 def test_block_rules() -> None:
     assert refusal({"model": "simulation"}).extra["code"] == "missing_block"
     other = {**SIM, "forecast": {"series": [], "horizon": 1}}
-    with pytest.raises((ServiceError, msgspec.ValidationError)):
+    with pytest.raises((Refusal, msgspec.ValidationError)):
         tool.check(value_of(other))
 
 
@@ -91,9 +88,9 @@ def test_absent_forecast_module_is_tolerated() -> None:
         "sys.modules['tollway_predict.forecast'] = None\n"
         "from tollway_predict import tool\n"
         "from tollway_predict.request import PredictRequest\n"
-        "from core.errors import ServiceError\n"
+        "from tollway import Refusal\n"
         "v = msgspec.convert({'model': 'forecast', 'forecast': {'anything': 1}}, PredictRequest, strict=True)\n"
-        "try:\n    tool.check(v)\nexcept ServiceError as e:\n    print(e.extra['code'])\n"
+        "try:\n    tool.check(v)\nexcept Refusal as e:\n    print(e.extra['code'])\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "unsupported_model", out.stderr
@@ -176,7 +173,7 @@ async def test_paid_predict_job_end_to_end(kernel: Any) -> None:
         assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
         changed = await client.post("/v1/tools/predict", json={**SIM, "time_limit_s": 11}, headers=keyed)
         assert changed.status_code == 422
-        worker = Worker(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
+        worker = worker_for(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
         worker.start()
         try:
             done = await wait_for(client, job["request_id"], auth)
@@ -204,7 +201,7 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
     body = resp.json()
     assert body["error"] == "invalid_input" and body["code"] == "bad_expression" and body["position"] == 8
     assert body["details"][0]["field"] == "simulation.outputs[0].expression"
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def _job_with(kernel: Any, monkeypatch: pytest.MonkeyPatch, fake: Any, key: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
@@ -213,7 +210,7 @@ async def _job_with(kernel: Any, monkeypatch: pytest.MonkeyPatch, fake: Any, key
         accepted = (await client.post("/v1/tools/predict", json=SIM, headers={**auth, "Idempotency-Key": key})).json()
         monkeypatch.setattr(simulation, "run_simulation", fake)
         with ThreadPoolExecutor(1) as pool:  # in-process, so the patched run is the one that runs
-            worker = Worker(kernel, poll_s=0.05, pool=pool)
+            worker = worker_for(kernel, poll_s=0.05, pool=pool)
             worker.start()
             try:
                 done = await wait_for(client, accepted["request_id"], auth)
@@ -259,12 +256,12 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel: Any) -> None:
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
     assert kind.status_code == 400 and kind.json()["error"] == "invalid_input"
-    assert await Quote.count() == 0
+    assert await count_quotes() == 0
 
 
 def test_shape_errors_name_every_nested_field() -> None:
     """Tagged distributions, lists and optional fields: each wrong one is named with its path."""
-    from core.validation import convert
+    from tollway.testing import convert_input as convert
 
     body = copy.deepcopy(SIM)
     sim = body["simulation"]
@@ -274,7 +271,7 @@ def test_shape_errors_name_every_nested_field() -> None:
     sim["outputs"][2] = {"id": "loss"}
     sim["seed"] = 1.5
     sim["percentiles"] = [5, "median"]
-    with pytest.raises(ServiceError) as err:
+    with pytest.raises(Refusal) as err:
         convert(body, PredictRequest, error="invalid_input")
     assert err.value.code == "invalid_input" and err.value.extra["code"] == "bad_value"
     kinds = '"fixed", "uniform", "normal", "lognormal", "triangular", "bernoulli" or "discrete"'

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import ServiceError
-from core.tool import Example, Tool, ToolError
+from tollway import Refusal
+from tollway import Example, Tool, ToolError
 
 from . import request as request_mod
 from . import simulation
@@ -28,14 +28,14 @@ class PredictFailed(ToolError):
         return (PredictFailed, (self.code, self.message, self.status))
 
 
-def refuse(exc: InputProblem) -> ServiceError:
+def refuse(exc: InputProblem) -> Refusal:
     """400 `invalid_input` with the specific `code` (and, for expressions, `position`)."""
     detail: dict[str, Any] = {"field": exc.field, "message": exc.message}
     extra: dict[str, Any] = {"code": exc.code}
     if exc.position is not None:
         detail["position"] = exc.position
         extra["position"] = exc.position
-    return ServiceError(400, "invalid_input", f"{exc.field}: {exc.message}", [detail], extra=extra)
+    return Refusal("invalid_input", f"{exc.field}: {exc.message}", details=[detail], extra=extra)
 
 
 def _forecast() -> Any:

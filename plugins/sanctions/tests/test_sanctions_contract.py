@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class TestSanctionsContract(PluginContract):

@@ -14,9 +14,7 @@ import httpx
 import msgspec
 import pytest
 
-from core.tables import Quote, Receipt
-from core.testing import http_client
-from tests.support.accounts import credits_session
+from tollway.testing import count_quotes, count_receipts, credits_session, http_client
 from tollway_sanctions import lists
 from tollway_sanctions.tool import COMPANY_SANCTIONS, PERSON_SANCTIONS, SanctionsInput
 
@@ -104,7 +102,7 @@ async def test_bad_input_is_400_before_payment(kernel, body, field) -> None:
     assert resp.status_code == 400, resp.text
     assert resp.json()["error"] == "invalid_request"
     assert resp.json()["details"][0]["field"] == field
-    assert await Quote.count() == 0
+    assert await count_quotes() == 0
 
 
 def test_accepted_names(loaded_store, monkeypatch) -> None:
@@ -127,7 +125,7 @@ async def test_never_loaded_is_503_before_payment(kernel_factory, tmp_path) -> N
     assert body["details"]["lists"] == [s.name for s in lists.LISTS]
     assert "OFAC SDN List" in body["message"]
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def test_stale_list_is_503_naming_only_it(kernel, monkeypatch) -> None:
@@ -137,7 +135,7 @@ async def test_stale_list_is_503_naming_only_it(kernel, monkeypatch) -> None:
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro"})
     assert resp.status_code == 503 and resp.json()["details"]["lists"] == ["OFAC SDN List"]
-    assert await Quote.count() == 0
+    assert await count_quotes() == 0
 
 
 async def test_refresh_from_ofac_urls_persists_and_reloads(tmp_path) -> None:
@@ -179,7 +177,7 @@ async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""})
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel)  # what the scheduler runs at start and daily
+    await refresh_task(kernel.services)  # what the scheduler runs at start and daily
     assert lists.active().out_of_date() == []
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Ayman al Zawahiri"})
@@ -191,14 +189,14 @@ async def test_offline_kernel_starts_no_download(kernel_factory, tmp_path) -> No
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen))  # TOLLWAY_OFFLINE=1
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel)
+    await refresh_task(kernel.services)
     await asyncio.sleep(0.05)
     assert seen == []
 
 
 async def test_answer_snapshot(loaded_store, snapshot, monkeypatch) -> None:
     monkeypatch.setattr(lists, "_ACTIVE", [loaded_store])
-    from core.tool import ToolContext
+    from tollway import ToolContext
 
     ctx = ToolContext(request_id="req_test", agent_id=None, http=None, settings={})  # type: ignore[arg-type]
     value = msgspec.convert({"name": "Ayman al-Zawahiri", "limit": 3}, SanctionsInput, strict=True)

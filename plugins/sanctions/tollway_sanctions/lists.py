@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from core.settings_spec import Setting
+from tollway import Setting
 
 from . import matching
 from .ofac import Entry, ListFormatError, ParsedEntry, parse_list

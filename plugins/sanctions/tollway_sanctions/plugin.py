@@ -5,7 +5,7 @@ At start-up the lists persisted under TOLLWAY_HOME are loaded; a `file://`
 lists URL is read at once (before the service answers); any other URL is
 downloaded once by a background task started here when lists are missing or old,
 then daily by the periodic task (whose first run waits a day, so a start never
-downloads twice). Stopping the kernel cancels a download still running.
+downloads twice). Stopping the service cancels a download still running.
 """
 from __future__ import annotations
 
@@ -14,17 +14,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from core.datasources import DataSource
-from core.hookspecs import hookimpl
-from core.periodic import PeriodicTask
-from core.settings_spec import Setting
-from core.tool import Tool
+from tollway import DataSource
+from tollway import hookimpl
+from tollway import PeriodicTask
+from tollway import Setting
+from tollway import Tool
 
 from . import lists
 from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
 
 log = logging.getLogger("tollway.sanctions")
-_BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # id(kernel) -> its start-up download
+_BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # services.instance -> its start-up download
 
 
 @hookimpl
@@ -38,13 +38,13 @@ def register_settings(register: Callable[[Setting], None]) -> None:
     register(lists.LISTS_URL_SETTING)
 
 
-async def refresh_task(kernel: Any) -> None:
+async def refresh_task(services: Services) -> None:
     """Daily: re-download the lists older than a day (kept when a download fails)."""
-    store = lists.store_for(kernel.config.home)
-    url = lists.lists_url_from(kernel.family_settings("sanctions"))
-    if kernel.config.offline and not url.startswith("file://"):
+    store = lists.store_for(services.home)
+    url = lists.lists_url_from(services.settings("sanctions"))
+    if services.offline and not url.startswith("file://"):
         return  # TOLLWAY_OFFLINE: scheduled downloads are off
-    results = await store.refresh(url, http=kernel.http, force=False)
+    results = await store.refresh(url, http=services.http, force=False)
     for name, error in results.items():
         if error:
             log.warning("sanctions list %s not refreshed: %s", name, error)
@@ -57,20 +57,20 @@ def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
 
 
 @hookimpl
-def startup(kernel: Any) -> None:
-    store = lists.store_for(kernel.config.home)
+def startup(services: Services) -> None:
+    store = lists.store_for(services.home)
     store.load_persisted()
     lists.activate(store)
-    url = lists.lists_url_from(kernel.family_settings("sanctions"))
+    url = lists.lists_url_from(services.settings("sanctions"))
     if url.startswith("file://"):
         if store.out_of_date() or store.persisted_newer() or _older_than_refresh(store):
             _load_local_now(store, url)
         return
-    if kernel.config.offline:  # no background download (TOLLWAY_OFFLINE)
+    if services.offline:  # no background download (TOLLWAY_OFFLINE)
         return
     if store.out_of_date() or _older_than_refresh(store):
-        task = asyncio.get_running_loop().create_task(refresh_task(kernel), name="sanctions_lists_download")
-        tasks = _BACKGROUND.setdefault(id(kernel), set())
+        task = asyncio.get_running_loop().create_task(refresh_task(services), name="sanctions_lists_download")
+        tasks = _BACKGROUND.setdefault(services.instance, set())
         tasks.add(task)
         task.add_done_callback(_download_done)
         task.add_done_callback(tasks.discard)
@@ -82,9 +82,9 @@ def _download_done(task: asyncio.Task[Any]) -> None:
 
 
 @hookimpl
-def shutdown(kernel: Any) -> None:
-    """A download still running must not outlive the kernel's HTTP client."""
-    for task in _BACKGROUND.pop(id(kernel), set()):
+def shutdown(services: Services) -> None:
+    """A download still running must not outlive the service's HTTP client."""
+    for task in _BACKGROUND.pop(services.instance, set()):
         task.cancel()
 
 
@@ -102,20 +102,20 @@ def _load_local_now(store: lists.ListStore, url: str) -> None:
             log.warning("sanctions list %s not loaded from %s: %s", name, url, error)
 
 
-async def refresh_source(kernel: Any, progress: Callable[[int, int | None, str], None]) -> str:
+async def refresh_source(services: Services, progress: Callable[[int, int | None, str], None]) -> str:
     """`tollway data refresh sanctions`: download every list now (kept when a download fails)."""
     results = await lists.refresh(
-        kernel.family_settings("sanctions"),
-        kernel.config.home,
+        services.settings("sanctions"),
+        services.home,
         progress=lambda file, done, total: progress(done, total, file),
-        http=kernel.http,
+        http=services.http,
     )
     failed = {name: error for name, error in results.items() if error}
     if failed:
-        url = lists.lists_url_from(kernel.family_settings("sanctions"))
+        url = lists.lists_url_from(services.settings("sanctions"))
         reasons = "; ".join(f"{name}: {error}" for name, error in failed.items())
         raise RuntimeError(f"could not load from {url} (TOLLWAY_SANCTIONS_LISTS_URL): {reasons}")
-    return f"loaded {', '.join(sorted(results))} into {kernel.config.home}/sanctions"
+    return f"loaded {', '.join(sorted(results))} into {services.home}/sanctions"
 
 
 @hookimpl

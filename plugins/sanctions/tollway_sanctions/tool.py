@@ -7,9 +7,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.errors import ServiceError
-from core.tool import Example, Fact, Tool, ToolContext, ToolError
-from core.validation import FieldError
+from tollway import Refusal
+from tollway import Example, Fact, Tool, ToolContext, ToolError
+from tollway import FieldError
 
 from . import lists
 from .ofac import Entry
@@ -68,11 +68,11 @@ def _refuse_if_out_of_date() -> lists.ListStore:
     store = lists.active()
     stale = store.out_of_date() if store is not None else [s.name for s in lists.LISTS]
     if stale or store is None:
-        raise ServiceError(
-            503,
+        raise Refusal(
             "list_out_of_date",
             f"Not answered: out of date (never loaded or older than 72 hours): {', '.join(stale)}.",
-            {"lists": stale},
+            status=503,
+            details={"lists": stale},
         )
     return store
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tollway_solve import allocation_check, tool
 from tollway_solve.request import SolveRequest
 
-from core.errors import ServiceError
+from tollway import Refusal
 
 
 def request(block: dict[str, Any]) -> Any:
@@ -28,7 +28,7 @@ def solve(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def code_of(block: dict[str, Any]) -> tuple[str, str]:
-    with pytest.raises(ServiceError) as err:
+    with pytest.raises(Refusal) as err:
         tool.check(request(block))
     assert err.value.code == "invalid_input"
     return err.value.extra["code"], err.value.details[0]["field"]

@@ -1,4 +1,4 @@
-"""The kernel's contract suite (`core.testing.PluginContract`) run on the solve
+"""The kernel's contract suite (`tollway.testing.PluginContract`) run on the solve
 plugin, on SQLite and on PostgreSQL.
 
 `solve` requires an Idempotency-Key, which the generic suite does not send: its
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.tables import Quote, Receipt
-from core.testing import PluginContract, http_client
+from tollway.testing import count_quotes, count_receipts, http_client, PluginContract
 
 KEY = {"Idempotency-Key": "contract-key-0001"}
 
@@ -29,8 +28,8 @@ class TestSolveContract(PluginContract):
                 assert body["details"] and all("field" in d for d in body["details"])
                 assert body["details"][0]["field"] != "Idempotency-Key"
                 assert "PAYMENT-REQUIRED" not in resp.headers
-        assert await Quote.count() == 0
-        assert await Receipt.count() == 0
+        assert await count_quotes() == 0
+        assert await count_receipts() == 0
 
     async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:

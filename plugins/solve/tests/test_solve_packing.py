@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tollway_solve import packing_check, tool
 from tollway_solve.request import SolveRequest
 
-from core.errors import ServiceError
+from tollway import Refusal
 
 
 def request(block: dict[str, Any], time_limit_s: int = 10) -> Any:
@@ -29,7 +29,7 @@ def solve(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def code_of(block: dict[str, Any]) -> tuple[str, str]:
-    with pytest.raises(ServiceError) as err:
+    with pytest.raises(Refusal) as err:
         tool.check(request(block))
     assert err.value.code == "invalid_input"
     return err.value.extra["code"], err.value.details[0]["field"]
@@ -71,7 +71,7 @@ def test_refusals(change: dict[str, Any], code: str, field: str) -> None:
 def test_non_finite_is_refused() -> None:
     value = request(BASE)
     value.packing.items[0].size["kg"] = float("nan")
-    with pytest.raises(ServiceError) as err:
+    with pytest.raises(Refusal) as err:
         tool.check(value)
     assert err.value.extra["code"] == "non_finite"
 

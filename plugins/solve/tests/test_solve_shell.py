@@ -17,11 +17,8 @@ from tollway_solve.family import Check, Outcome
 from tollway_solve.pricing import price_micro
 from tollway_solve.request import SolveRequest
 
-from core.errors import ServiceError
-from core.tables import Quote, Receipt
-from core.testing import http_client
-from runtime.worker import Worker
-from tests.support.accounts import credits_session
+from tollway import Refusal
+from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 
 PACKING = copy.deepcopy(dict(tool.EXAMPLES[0].input))
 
@@ -30,8 +27,8 @@ def value_of(body: dict[str, Any]) -> Any:
     return msgspec.convert(body, SolveRequest, strict=True)
 
 
-def refusal(body: dict[str, Any]) -> ServiceError:
-    with pytest.raises(ServiceError) as err:
+def refusal(body: dict[str, Any]) -> Refusal:
+    with pytest.raises(Refusal) as err:
         tool.check(value_of(body))
     assert err.value.status == 400 and err.value.code == "invalid_input"
     assert err.value.details and err.value.details[0]["field"]
@@ -194,7 +191,7 @@ async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
         assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
         changed = await client.post("/v1/tools/solve", json={**PACKING, "time_limit_s": 11}, headers=keyed)
         assert changed.status_code == 422
-        worker = Worker(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
+        worker = worker_for(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
         worker.start()
         try:
             done = await wait_for(client, job["request_id"], auth)
@@ -222,7 +219,7 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
     body = resp.json()
     assert body["error"] == "invalid_input" and body["code"] == "contradictory_input" and body["message"]
     assert body["details"][0]["field"] == "packing.incompatible[0]"
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,7 +228,7 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
         accepted = (await client.post("/v1/tools/solve", json=PACKING, headers={**auth, "Idempotency-Key": "solve-lie-0001"})).json()
         monkeypatch.setitem(registry.FAMILIES, "packing", _LyingFamily())
         with ThreadPoolExecutor(1) as pool:  # in-process, so the lying family is the one that runs
-            worker = Worker(kernel, poll_s=0.05, pool=pool)
+            worker = worker_for(kernel, poll_s=0.05, pool=pool)
             worker.start()
             try:
                 failed = await wait_for(client, accepted["request_id"], auth)
@@ -248,8 +245,8 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
 async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> None:
     """docs/solve.md: unknown fields (and any wrong shape) are refused before payment with
     400 invalid_input carrying a code and a message."""
-    from core.tables import Quote
-    from core.testing import http_client
+    from tollway.testing import count_quotes
+    from tollway.testing import http_client
 
     kernel = await kernel_factory(installed={"tollway_solve"})
     key = {"Idempotency-Key": "shape-1"}
@@ -261,7 +258,7 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> Non
     assert unknown.json()["code"] == "unknown_field" and unknown.json()["details"][0]["field"] == "colour"
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
-    assert await Quote.count() == 0
+    assert await count_quotes() == 0
 
 
 async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> None:
@@ -291,4 +288,4 @@ async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> N
         "6 fields are invalid: time_limit_s, packing.bins[0].quantity, packing.items[1].id, packing.items[2].size.kg, "
         "packing.items[2].colour, packing.incompatible[0]."
     )
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.hookspecs import hookimpl
-from core.tool import Tool
+from tollway import hookimpl
+from tollway import Tool
 
 from .tool import SOLVE
 

@@ -11,8 +11,8 @@ import math
 import time
 from typing import Any
 
-from core.errors import ServiceError
-from core.tool import Example, Tool, ToolError
+from tollway import Refusal
+from tollway import Example, Tool, ToolError
 
 from . import registry
 from .family import Check, InputProblem, Outcome
@@ -37,9 +37,9 @@ class SolveFailed(ToolError):
         return (SolveFailed, (self.code, self.message, self.status))
 
 
-def refuse(code: str, message: str, field: str) -> ServiceError:
+def refuse(code: str, message: str, field: str) -> Refusal:
     """400 `invalid_input` with the specific `code` beside error and message."""
-    return ServiceError(400, "invalid_input", f"{field}: {message}", [{"field": field, "message": message}], extra={"code": code})
+    return Refusal("invalid_input", f"{field}: {message}", details=[{"field": field, "message": message}], extra={"code": code})
 
 
 def _family_and_block(value: Any) -> tuple[Any, Any]:

@@ -1,7 +1,7 @@
 """The kernel's contract suite run on this plugin, on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class TestVariantsContract(PluginContract):

@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.ids import iso, now_ms
-from core.settings_spec import Setting
-from core.tool import ToolError
+from tollway import iso, now_ms
+from tollway import Setting
+from tollway import ToolError
 
 SOURCE = "ClinVar"
 DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"

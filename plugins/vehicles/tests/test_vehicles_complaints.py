@@ -21,8 +21,8 @@ from tollway_vehicles.tool_complaints import (
     facts,
 )
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 COMPLAINTS = FIXTURES / "nhtsa_complaints"

@@ -1,4 +1,4 @@
-"""The kernel's contract suite (`core.testing.PluginContract`) run on this plugin,
+"""The kernel's contract suite (`tollway.testing.PluginContract`) run on this plugin,
 on SQLite and on PostgreSQL, exactly as every third-party plugin runs it.
 
 The file name carries the family: pytest imports test modules by base name, so two
@@ -6,7 +6,7 @@ plugins' `test_contract.py` would collide when the repository runs them together
 """
 from __future__ import annotations
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class TestVehiclesContract(PluginContract):

@@ -15,8 +15,8 @@ import httpx
 import msgspec
 import pytest
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 from tollway_vehicles import nhtsa
 from tollway_vehicles.tool import VEHICLE_RECALLS, RecallAnswer, VehicleRecallsInput, check
 

@@ -7,9 +7,7 @@ import datetime as _dt
 import pytest
 from mcp import Client
 
-from core.tables import Quote, Receipt
-from core.testing import http_client
-from mcp_server import build_server
+from tollway.testing import count_quotes, count_receipts, http_client, mcp_server_for
 
 PATH = "/v1/tools/lookup/vehicle-recalls"
 # make too short, model empty, model_year too old, limit below 1: four wrong fields
@@ -35,15 +33,15 @@ async def test_http_names_all_four_wrong_fields(kernel) -> None:
     body = resp.json()
     assert body == {"error": "invalid_request", "message": FOUR_MESSAGE, "details": FOUR_DETAILS}
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def test_mcp_names_all_four_wrong_fields(kernel) -> None:
-    async with Client(build_server(kernel).server) as client:
+    async with Client(mcp_server_for(kernel)) as client:
         result = await client.call_tool("vehicle_recalls", FOUR_WRONG)
     assert result.is_error
     assert result.structured_content == {"error": "invalid_request", "message": FOUR_MESSAGE, "details": FOUR_DETAILS}
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 async def test_wrong_types_unknown_and_missing_fields_are_each_an_entry(kernel) -> None:

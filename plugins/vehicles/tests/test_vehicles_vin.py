@@ -23,8 +23,8 @@ from tollway_vehicles.tool_vin import (
     facts,
 )
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vpic_DecodeVinValues_1HGCM82633A004352.json"
 REAL_VIN = "1HGCM82633A004352"  # a real, valid VIN (2003 Honda Accord): check digit 3
@@ -87,8 +87,8 @@ def test_bad_vins_are_refused_with_a_reason(text: str, words: str) -> None:
 
 
 async def test_bad_vin_is_400_with_details_before_payment(kernel_factory) -> None:
-    from core.tables import Quote, Receipt
-    from core.testing import http_client
+    from tollway.testing import count_quotes, count_receipts
+    from tollway.testing import http_client
 
     kernel = await kernel_factory(installed={"tollway_vehicles"})
     async with http_client(kernel) as client:
@@ -98,7 +98,7 @@ async def test_bad_vin_is_400_with_details_before_payment(kernel_factory) -> Non
     assert body["error"] == "invalid_request"
     assert body["details"][0]["field"] == "vin"
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes() == 0 and await count_receipts() == 0
 
 
 # --- decoding -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.tool import ToolError
+from tollway import ToolError
 
 from .nhtsa import REQUEST_TIMEOUT_S, parse_date, query_value
 

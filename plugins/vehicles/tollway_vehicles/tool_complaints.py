@@ -10,8 +10,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.ids import iso, now_ms
-from core.tool import Example, Fact, Tool, ToolContext
+from tollway import iso, now_ms
+from tollway import Example, Fact, Tool, ToolContext
 
 from . import complaints as nhtsa_complaints
 from . import nhtsa

@@ -10,9 +10,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.ids import iso, now_ms
-from core.tool import Example, Fact, Tool, ToolContext
-from core.validation import FieldError
+from tollway import iso, now_ms
+from tollway import Example, Fact, Tool, ToolContext
+from tollway import FieldError
 
 from . import vin as vpic
 from .tool import SOURCE, SOURCE_KIND

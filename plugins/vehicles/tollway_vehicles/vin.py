@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from core.settings_spec import Setting
-from core.tool import ToolError
+from tollway import Setting
+from tollway import ToolError
 
 from .nhtsa import REQUEST_TIMEOUT_S
 

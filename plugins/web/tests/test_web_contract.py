@@ -1,4 +1,4 @@
-"""The kernel's contract suite (`core.testing.PluginContract`) run on this plugin,
+"""The kernel's contract suite (`tollway.testing.PluginContract`) run on this plugin,
 on SQLite and on PostgreSQL, exactly as every third-party plugin runs it.
 
 The example input is a public URL: the unpaid call is answered 402 before any
@@ -7,7 +7,7 @@ pytest imports test modules by base name across the repository.)
 """
 from __future__ import annotations
 
-from core.testing import PluginContract
+from tollway.testing import PluginContract
 
 
 class TestWebContract(PluginContract):

@@ -24,8 +24,8 @@ import httpx
 import msgspec
 import pytest
 
-from core.tool import ToolContext, ToolError
-from core.validation import FieldError
+from tollway import ToolContext, ToolError
+from tollway import FieldError
 from tollway_web import extract, fetch
 from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE
 from tollway_web.tool import WEB_READ, WebReadInput, WebReadResult, check

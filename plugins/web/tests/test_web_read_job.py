@@ -12,8 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from eth_account import Account
 
-from core.testing import http_client, pay_402
-from runtime.worker import Worker
+from tollway.testing import http_client, pay_402, worker_for
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 PAGE = b"""<!doctype html><html><head><title>Harbour ferry notice</title>
@@ -73,7 +72,7 @@ async def test_paid_web_read_runs_as_a_job(kernel, page_url):
         assert accepted.status_code == 202, accepted.text
         body = accepted.json()
         assert body["tool"] == "web_read" and body["status"] == "processing" and body["receipt_id"]
-        worker = Worker(kernel, poll_s=0.05)
+        worker = worker_for(kernel, poll_s=0.05)
         worker.start()
         try:
             job = await finished(client, body["request_id"], {"X-Agent-ID": payer.address})
@@ -95,7 +94,7 @@ async def test_unreachable_target_fails_the_job_and_refunds(kernel):
         token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
         accepted = (await client.post("/v1/tools/web-read", json={"url": "https://no-such-host.invalid/page"}, headers=auth)).json()
-        worker = Worker(kernel, poll_s=0.05)
+        worker = worker_for(kernel, poll_s=0.05)
         worker.start()
         try:
             job = await finished(client, accepted["request_id"], auth)
@@ -113,8 +112,8 @@ async def test_acceptance_says_processing_as_the_spec_shows_for_web_read(kernel,
     (credits too), in the OpenAPI 202 schema and in the MCP output schema."""
     from mcp import Client
 
-    from mcp_server import build_server
-    from tests.support.accounts import credits_session
+    from tollway.testing import mcp_server_for
+    from tollway.testing import credits_session
 
     assert kernel.tools["web_read"].accepted_status == "processing"
     async with http_client(kernel) as client:
@@ -126,7 +125,7 @@ async def test_acceptance_says_processing_as_the_spec_shows_for_web_read(kernel,
     assert (body["status"], body["tool"]) == ("processing", "web_read") and body["request_id"] and body["message"]
     schema = doc["paths"]["/v1/tools/web-read"]["post"]["responses"]["202"]["content"]["application/json"]["schema"]
     assert {"type": "object", "properties": {"status": {"type": "string", "enum": ["processing"]}}} in schema["allOf"]
-    async with Client(build_server(kernel).server) as mcp:
+    async with Client(mcp_server_for(kernel)) as mcp:
         described = await mcp.call_tool("describe_tool", {"name": "web_read"})  # output schemas are served on demand
     status = described.structured_content["output_schema"]["properties"]["status"]
     assert "processing" in status["enum"] and status["description"].startswith("`processing` when accepted")

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from core.tool import ToolError
+from tollway import ToolError
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 5 * 1024 * 1024

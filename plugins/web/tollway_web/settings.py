@@ -5,7 +5,7 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from core.settings_spec import Setting
+from tollway import Setting
 
 FAMILY = "web"
 

@@ -13,8 +13,8 @@ import httpx
 import msgspec
 from msgspec import Meta
 
-from core.tool import Example, Tool, ToolContext
-from core.validation import FieldError
+from tollway import Example, Tool, ToolContext
+from tollway import FieldError
 
 from . import extract, fetch, settings
 

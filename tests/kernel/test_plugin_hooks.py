@@ -1,0 +1,489 @@
+"""Meta-tests that keep the plugin API honest, and a test for every hook.
+
+Every hookspec in `core.hookspecs` must be documented in docs/plugins.md with its
+exact arguments, and must have at least one test here marked `@exercises(hook)`.
+The hook tests register inline plugin classes on a fresh kernel (`kernel_factory`);
+the entry-point tests load a throwaway distribution from a temporary folder on
+sys.path, so nothing is ever installed.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import importlib
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pluggy
+import pytest
+from eth_account import Account
+
+from core import hookspecs
+from core.hookspecs import hookimpl
+from core.kernel import StartupError
+from core.payments.settlement import SettlementResult
+from core.periodic import PeriodicTask
+from core.settings_spec import Setting
+from core.services import Services
+from core.tables import Receipt
+from tollway.testing import http_client, pay_402
+from core.tool import Tool
+from runtime.cli import main as cli_main
+from runtime.plugins import PluginLoadError, load_entry_point_plugins
+from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
+
+
+# -- which hook each test exercises -------------------------------------------------
+def exercises(*hooks: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a test as exercising these hooks (read by `test_every_hook_has_a_test`)."""
+
+    def mark(test: Callable[..., Any]) -> Callable[..., Any]:
+        test.exercises = hooks  # type: ignore[attr-defined]
+        return test
+
+    return mark
+
+
+def hook_specs() -> dict[str, list[str]]:
+    """Every hookspec in core.hookspecs, with its argument names in order."""
+    marker = f"{hookspecs.PROJECT}_spec"
+    return {
+        name: list(inspect.signature(fn).parameters)
+        for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+        if hasattr(fn, marker)
+    }
+
+
+def test_hookspecs_are_found() -> None:
+    assert {"register_tools", "register_settings", "startup", "shutdown"} <= set(hook_specs())
+
+
+def documented_hooks() -> dict[str, list[str]]:
+    """Hooks documented in docs/plugins.md as headings like ### `register_tools(register)`."""
+    found: dict[str, list[str]] = {}
+    for match in re.finditer(r"^#{2,4} `(\w+)\(([^)`]*)\)`", DOCS.read_text(), flags=re.M):
+        found[match.group(1)] = [a.strip() for a in match.group(2).split(",") if a.strip()]
+    return found
+
+
+def test_every_hook_is_documented_with_its_exact_arguments() -> None:
+    documented = documented_hooks()
+    for name, args in hook_specs().items():
+        assert name in documented, f"docs/plugins.md has no heading `{name}(...)`"
+        assert documented[name] == args, f"docs/plugins.md documents {name}({', '.join(documented[name])}), the hook specification is {name}({', '.join(args)})"
+    assert set(documented) <= set(hook_specs()), f"docs/plugins.md documents hooks that do not exist: {set(documented) - set(hook_specs())}"
+
+
+def test_every_hookspec_documents_each_argument() -> None:
+    marker = f"{hookspecs.PROJECT}_spec"
+    for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):
+        if hasattr(fn, marker):
+            for arg in inspect.signature(fn).parameters:
+                assert f":param {arg}:" in (fn.__doc__ or ""), f"{name} does not document {arg}"
+
+
+def test_every_hook_has_a_test() -> None:
+    covered = {hook for obj in list(globals().values()) for hook in getattr(obj, "exercises", ())}
+    missing = set(hook_specs()) - covered
+    assert not missing, f"hooks without a test here: {sorted(missing)}"
+    unknown = covered - set(hook_specs())
+    assert not unknown, f"tests claim to exercise hooks that do not exist: {sorted(unknown)}"
+
+
+# -- inline plugins ------------------------------------------------------------------
+def make_tool(name: str, path: str) -> Tool:
+    return Tool(
+        name=name,
+        path=path,
+        title=name,
+        description="A test tool.",
+        category="data",
+        input_type=EchoInput,
+        output_type=EchoOutput,
+        run=run_echo,
+        price="0.001",
+        family="hooks",
+    )
+
+
+class ToolsPlugin:
+    def __init__(self, *tools: Tool) -> None:
+        self.tools = tools
+
+    @hookimpl
+    def register_tools(self, register: Callable[[Tool], None]) -> None:
+        for tool in self.tools:
+            register(tool)
+
+
+# -- register_tools ------------------------------------------------------------------
+@exercises("register_tools")
+async def test_hook_register_tools_declares_routes(kernel_factory) -> None:
+    a = make_tool("hooks_alpha", "/v1/tools/hooks/alpha")
+    b = make_tool("hooks_beta", "/v1/tools/hooks/beta")
+    kernel = await kernel_factory(plugins=[("tools", ToolsPlugin(a, b))])
+    assert kernel.tools["hooks_alpha"] is a and kernel.tools_by_path["/v1/tools/hooks/beta"] is b
+    async with http_client(kernel) as client:
+        resp = await client.post("/v1/tools/hooks/alpha", json={"text": "hi"})
+    assert resp.status_code == 402 and resp.json()["amount_usdc"] == "0.001000"
+
+
+@exercises("register_tools")
+async def test_hook_register_tools_duplicate_name_stops_startup(kernel_factory) -> None:
+    first = ToolsPlugin(make_tool("hooks_same", "/v1/tools/hooks/one"))
+    second = ToolsPlugin(make_tool("hooks_same", "/v1/tools/hooks/two"))
+    kernel = await kernel_factory(plugins=[("first", first), ("second", second)], start=False)
+    with pytest.raises(StartupError, match="duplicate tool name 'hooks_same'"):
+        await kernel.start()
+    assert not kernel.started
+
+
+@exercises("register_tools")
+async def test_hook_register_tools_duplicate_path_stops_startup(kernel_factory) -> None:
+    first = ToolsPlugin(make_tool("hooks_one", "/v1/tools/hooks/same"))
+    second = ToolsPlugin(make_tool("hooks_two", "/v1/tools/hooks/same"))
+    kernel = await kernel_factory(plugins=[("first", first), ("second", second)], start=False)
+    with pytest.raises(StartupError, match="duplicate tool path '/v1/tools/hooks/same'"):
+        await kernel.start()
+
+
+@exercises("register_tools")
+async def test_hook_register_tools_refuses_what_is_not_a_tool(kernel_factory) -> None:
+    class NotATool:
+        @hookimpl
+        def register_tools(self, register):
+            register({"name": "hooks_dict"})
+
+    kernel = await kernel_factory(plugins=[("bad", NotATool())], start=False)
+    with pytest.raises(StartupError, match="not a core.tool.Tool"):
+        kernel.collect()
+
+
+# -- register_settings ---------------------------------------------------------------
+class SettingsPlugin:
+    @hookimpl
+    def register_settings(self, register: Callable[[Setting], None]) -> None:
+        register(Setting("hooks", "api_url", "https://api.example.org", "Upstream base URL."))
+        register(Setting("hooks", "units", "metric", "Unit system."))
+        register(Setting("hooks", "token", None, "Optional upstream token."))
+
+
+@exercises("register_settings")
+async def test_hook_register_settings_reads_tollway_family_name_variables(kernel_factory) -> None:
+    kernel = await kernel_factory(
+        plugins=[("settings", SettingsPlugin())],
+        env={"TOLLWAY_HOOKS_API_URL": "http://127.0.0.1:9/mirror", "TOLLWAY_HOOKS_TOKEN": "t0k"},
+    )
+    assert set(kernel.settings) == {"TOLLWAY_HOOKS_API_URL", "TOLLWAY_HOOKS_UNITS", "TOLLWAY_HOOKS_TOKEN"}
+    assert kernel.family_settings("hooks") == {"api_url": "http://127.0.0.1:9/mirror", "units": "metric", "token": "t0k"}
+    assert kernel.family_settings("other") == {}
+
+
+@exercises("register_settings")
+async def test_hook_register_settings_defaults_when_unset(kernel_factory) -> None:
+    kernel = await kernel_factory(plugins=[("settings", SettingsPlugin())])
+    # a setting without a default and without a value is absent, not None
+    assert kernel.family_settings("hooks") == {"api_url": "https://api.example.org", "units": "metric"}
+
+
+@exercises("register_settings")
+async def test_hook_register_settings_duplicate_stops_startup(kernel_factory) -> None:
+    kernel = await kernel_factory(plugins=[("a", SettingsPlugin()), ("b", SettingsPlugin())], start=False)
+    with pytest.raises(StartupError, match="duplicate setting TOLLWAY_HOOKS_"):
+        kernel.collect()
+
+
+# -- register_settlement_backends ------------------------------------------------------
+class AlwaysSettles:
+    """A settlement backend that accepts every verified payment and records it."""
+
+    name = "local"
+    TX = "0x" + "ab" * 32
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.settled: list[str] = []
+
+    async def verify(self, payment, requirements, payer) -> str | None:
+        return None
+
+    async def settle(self, payment, requirements, payer) -> SettlementResult:
+        self.settled.append(payer)
+        return SettlementResult("settled", self.TX)
+
+    async def on_chain_balance(self, address: str) -> int | None:
+        return None
+
+
+class BackendPlugin:
+    @hookimpl
+    def register_settlement_backends(self, register) -> None:
+        register("local", AlwaysSettles)
+        register("hooks_chain", AlwaysSettles)
+
+
+@exercises("register_settlement_backends")
+async def test_hook_register_settlement_backends_plugin_overrides_local(kernel_factory) -> None:
+    tool = make_tool("hooks_paid", "/v1/tools/hooks/paid")
+    kernel = await kernel_factory(plugins=[("backend", BackendPlugin()), ("tools", ToolsPlugin(tool))])
+    assert kernel.backend_factories["local"] is AlwaysSettles
+    assert {"hooks_chain", "facilitator"} <= set(kernel.backend_factories)  # the built-in one is still there
+    assert isinstance(kernel.backend, AlwaysSettles)
+
+    # An unfunded wallet pays: the built-in local ledger would refuse it for want of
+    # balance, the plugin's backend settles it.
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        quote = await client.post(tool.path, json={"text": "pay"})
+        paid = await client.post(
+            tool.path,
+            json={"text": "pay"},
+            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]},
+        )
+    assert paid.status_code == 200, paid.text
+    assert msgspec.json.decode(base64.b64decode(paid.headers["PAYMENT-RESPONSE"]))["transaction"] == AlwaysSettles.TX
+    assert kernel.backend.settled == [payer.address]
+    receipt = await kernel.receipts.get(paid.json()["data"]["receipt_id"])
+    assert receipt["settlement_tx"] == AlwaysSettles.TX
+    assert await Receipt.count() == 1
+
+
+# -- register_periodic_tasks -------------------------------------------------------------
+@exercises("register_periodic_tasks")
+async def test_hook_register_periodic_tasks_declares_tasks(kernel_factory) -> None:
+    ran: list[Any] = []
+
+    async def tick(services: Any) -> None:
+        ran.append(services)
+
+    task = PeriodicTask(name="hooks_tick", interval_s=60.0, run=tick)
+
+    class Periodic:
+        @hookimpl
+        def register_periodic_tasks(self, register):
+            register(task)
+
+    kernel = await kernel_factory(plugins=[("periodic", Periodic())])
+    assert task in kernel.periodic_tasks
+    from runtime.scheduler import Scheduler
+
+    scheduler = Scheduler.for_kernel(kernel)  # what `tollway serve` and `tollway worker` run
+    scheduler.start()
+    for _ in range(200):
+        if ran:
+            break
+        await asyncio.sleep(0.01)
+    await scheduler.stop()
+    assert ran == [kernel.services] and isinstance(ran[0], Services)
+
+
+# -- register_data_sources -------------------------------------------------------------
+@exercises("register_data_sources")
+async def test_hook_register_data_sources_declares_refreshable_data(kernel_factory) -> None:
+    from core import DataSource
+    from core.kernel import StartupError
+
+    seen: list[tuple[int, int | None, str]] = []
+
+    async def refresh(services: Any, progress: Any) -> str:
+        progress(1, 2, "first.csv")
+        progress(2, 2, "second.csv")
+        return f"refreshed into {services.home}"
+
+    source = DataSource(name="hooks_lists", description="two files", refresh=refresh)
+
+    class Lists:
+        @hookimpl
+        def register_data_sources(self, register):
+            register(source)
+
+    kernel = await kernel_factory(plugins=[("lists", Lists())])
+    assert kernel.data_sources == {"hooks_lists": source}
+    summary = await kernel.data_sources["hooks_lists"].refresh(kernel.services, lambda *a: seen.append(a))
+    assert seen == [(1, 2, "first.csv"), (2, 2, "second.csv")] and summary.startswith("refreshed into ")
+
+    class Again:
+        @hookimpl
+        def register_data_sources(self, register):
+            register(DataSource(name="hooks_lists", description="clash", refresh=refresh))
+
+    clash = await kernel_factory(plugins=[("lists", Lists()), ("again", Again())], start=False)
+    with pytest.raises(StartupError, match="hooks_lists"):
+        clash.collect()
+
+
+# -- startup and shutdown ---------------------------------------------------------------
+class Lifecycle:
+    """Records what `startup` and `shutdown` see: the `Services` object, and (through the
+    kernel the test hands it) whether the service is ready."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, dict[str, Any]]] = []
+        self.kernel: Any = None
+
+    @hookimpl
+    def startup(self, services: Any) -> None:
+        k = self.kernel
+        seen = {"started": k.started, "backend": k.backend is not None, "tools": sorted(k.tools), "http_open": not services.http.is_closed}
+        self.calls.append(("startup", services, seen))
+
+    @hookimpl
+    def shutdown(self, services: Any) -> None:
+        seen = {"started": self.kernel.started, "http_open": not services.http.is_closed}
+        self.calls.append(("shutdown", services, seen))
+
+
+@exercises("startup")
+async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
+    life = Lifecycle()
+    tool = make_tool("hooks_ready", "/v1/tools/hooks/ready")
+    kernel = await kernel_factory(plugins=[("life", life), ("tools", ToolsPlugin(tool))], start=False)
+    life.kernel = kernel
+    await kernel.start()
+    await kernel.start()  # starting twice is a no-op
+    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": ["hooks_ready"], "http_open": True})]
+    services = life.calls[0][1]
+    assert isinstance(services, Services)
+    assert services.home == Path(kernel.config.home) and services.offline is True
+    assert services.http is kernel.http
+
+
+@exercises("shutdown")
+async def test_hook_shutdown_runs_once_before_resources_close(kernel_factory) -> None:
+    life = Lifecycle()
+    kernel = await kernel_factory(plugins=[("life", life)], start=False)
+    life.kernel = kernel
+    await kernel.start()
+    await kernel.stop()
+    await kernel.stop()  # stopping twice is a no-op
+    assert [c[0] for c in life.calls] == ["startup", "shutdown"]
+    assert life.calls[1] == ("shutdown", kernel.services, {"started": True, "http_open": True})
+    assert not kernel.started
+
+
+async def test_services_settings_are_the_familys_by_name(kernel_factory) -> None:
+    class Declares:
+        @hookimpl
+        def register_settings(self, register):
+            register(Setting(family="hooks", name="base_url", default="https://example.org", description="x"))
+            register(Setting(family="hooks", name="api_key", default=None, description="y"))
+
+    kernel = await kernel_factory(plugins=[("d", Declares())], env={"TOLLWAY_HOOKS_API_KEY": "k1"})
+    assert dict(kernel.services.settings("hooks")) == {"base_url": "https://example.org", "api_key": "k1"}
+    assert dict(kernel.services.settings("nobody")) == {}
+
+
+# -- implementation errors ----------------------------------------------------------------
+async def test_misspelled_hookimpl_fails_check_pending(kernel_factory) -> None:
+    class Misspelled:
+        @hookimpl
+        def register_tool(self, register):  # the hook is register_tools
+            raise AssertionError("never called")
+
+    kernel = await kernel_factory(plugins=[("typo", Misspelled())], start=False)
+    with pytest.raises(pluggy.PluginValidationError, match="register_tool"):
+        await kernel.start()
+    assert not kernel.started
+
+
+async def test_hookimpl_with_an_unknown_argument_is_refused(kernel_factory) -> None:
+    class WrongArgument:
+        @hookimpl
+        def register_tools(self, registrar):  # the argument is `register`
+            raise AssertionError("never called")
+
+    with pytest.raises(pluggy.PluginValidationError, match="registrar"):
+        await kernel_factory(plugins=[("wrong", WrongArgument())], start=False)
+
+
+# -- plugins from entry points ---------------------------------------------------------------
+GOOD_PLUGIN = '''
+from core.hookspecs import hookimpl
+from core.tool import Tool
+from tests.support.echo_plugin import EchoInput, EchoOutput
+
+
+async def run(value, ctx):
+    return EchoOutput(result={"text": value.text}, evidence={"source": "throwaway"})
+
+
+PING = Tool(
+    name="throwaway_ping", path="/v1/tools/throwaway/ping", title="Ping", description="Answers its text.",
+    category="data", input_type=EchoInput, output_type=EchoOutput, run=run, price="0.001", family="throwaway",
+)
+
+
+@hookimpl
+def register_tools(register):
+    register(PING)
+'''
+BROKEN_PLUGIN = "import tollway_tp_dependency_that_is_not_installed\n"
+WRONG_ARGUMENT_PLUGIN = '''
+from core.hookspecs import hookimpl
+
+
+@hookimpl
+def register_tools(registrar):
+    pass
+'''
+THROWAWAY = {"tollway_tp_good", "tollway_tp_broken", "tollway_tp_wrong"}
+
+
+@pytest.fixture
+def throwaway_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A distribution with three `tollway` entry points, found through sys.path only."""
+    site = tmp_path / "site"
+    for package, source in (("tollway_tp_good", GOOD_PLUGIN), ("tollway_tp_broken", BROKEN_PLUGIN), ("tollway_tp_wrong", WRONG_ARGUMENT_PLUGIN)):
+        (site / package).mkdir(parents=True)
+        (site / package / "__init__.py").write_text("")
+        (site / package / "plugin.py").write_text(source)
+    dist = site / "tollway_throwaway-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tollway-throwaway\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[tollway]\n" + "".join(f"{p} = {p}.plugin\n" for p in sorted(THROWAWAY)))
+    monkeypatch.syspath_prepend(str(site))  # also invalidates importlib's caches
+    yield site
+    for name in [m for m in sys.modules if m.split(".")[0] in THROWAWAY]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+async def test_broken_entry_point_is_reported_and_skipped(kernel_factory, throwaway_distribution, capsys) -> None:
+    kernel = await kernel_factory(start=False)
+    loaded = load_entry_point_plugins(kernel, strict=False, only=THROWAWAY)
+    assert loaded == ["tollway_tp_good"]
+    assert set(kernel.plugin_failures) == {"tollway_tp_broken", "tollway_tp_wrong"}
+    assert kernel.plugin_failures["tollway_tp_broken"].startswith("ModuleNotFoundError")
+    assert "tollway_tp_dependency_that_is_not_installed" in kernel.plugin_failures["tollway_tp_broken"]
+    assert kernel.plugin_failures["tollway_tp_wrong"].startswith("PluginValidationError")
+    assert not kernel.pm.has_plugin("tollway_tp_broken") and not kernel.pm.has_plugin("tollway_tp_wrong")
+    err = capsys.readouterr().err
+    assert "plugin 'tollway_tp_broken' failed to load and was skipped" in err
+    await kernel.start()  # the service still starts, with the good plugin's tool
+    assert "throwaway_ping" in kernel.tools
+
+
+async def test_broken_entry_point_raises_in_strict_mode(kernel_factory, throwaway_distribution) -> None:
+    with pytest.raises(PluginLoadError, match="tollway_tp_broken"):
+        await kernel_factory(installed={"tollway_tp_broken"})
+    kernel = await kernel_factory(installed={"tollway_tp_good"})
+    assert kernel.pm.has_plugin("tollway_tp_good") and "throwaway_ping" in kernel.tools
+
+
+def test_tollway_plugins_lists_failures(throwaway_distribution, tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env from elsewhere
+    monkeypatch.setenv("TOLLWAY_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TOLLWAY_NETWORK", "local")
+    monkeypatch.delenv("TOLLWAY_DATABASE_URL", raising=False)
+    assert cli_main(["plugins", "--json"]) == 1  # a failure is an error for `tollway plugins`
+    listing = json.loads(capsys.readouterr().out)
+    assert "throwaway_ping" in {row["tool"] for row in listing["tools"]}
+    assert {"tollway_tp_broken", "tollway_tp_wrong"} <= set(listing["failures"])

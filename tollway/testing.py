@@ -1,0 +1,401 @@
+"""Test support shipped with the kernel (loaded as a pytest plugin: `-p tollway.testing`).
+
+Fixtures build a fresh kernel per test on SQLite and, when
+TOLLWAY_TEST_DATABASE_URL names a PostgreSQL server, on a database of its own
+for this run. `PluginContract` is the contract suite every tool plugin runs on
+itself: subclass it in the plugin's tests and set `plugin` to its entry-point name.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import re
+import secrets
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+
+PG_ENV = "TOLLWAY_TEST_DATABASE_URL"
+
+
+# -- databases -------------------------------------------------------------------
+def _pg_admin_url() -> str | None:
+    return os.environ.get(PG_ENV) or None
+
+
+_PG_DB: dict[str, str] = {}
+
+
+async def _pg_create(admin_url: str) -> str:
+    import asyncpg
+
+    name = f"tollway_t_{os.getpid()}_{secrets.token_hex(3)}"
+    conn = await asyncpg.connect(admin_url.replace("postgres://", "postgresql://", 1))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    base = admin_url.rsplit("/", 1)[0]
+    return f"{base}/{name}"
+
+
+async def _pg_drop(admin_url: str, url: str) -> None:
+    import asyncpg
+
+    name = url.rsplit("/", 1)[1]
+    conn = await asyncpg.connect(admin_url.replace("postgres://", "postgresql://", 1))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+def _run_outside_loop(coro: Any) -> Any:
+    """asyncio.run in a helper thread: callers may sit inside a running loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def postgres_url_for_run() -> str | None:
+    """One PostgreSQL database per test run (created lazily, dropped at exit)."""
+    admin = _pg_admin_url()
+    if not admin:
+        return None
+    if "url" not in _PG_DB:
+        _PG_DB["url"] = _run_outside_loop(_pg_create(admin))
+    return _PG_DB["url"]
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    admin = _pg_admin_url()
+    if admin and "url" in _PG_DB:
+        with contextlib.suppress(Exception):
+            _run_outside_loop(_pg_drop(admin, _PG_DB.pop("url")))
+
+
+def database_params() -> list[Any]:
+    params: list[Any] = [pytest.param("sqlite", id="sqlite")]
+    params.append(pytest.param("postgres", id="postgres", marks=pytest.mark.postgres))
+    return params
+
+
+@pytest.fixture(params=database_params())
+def db_kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres" and not _pg_admin_url():
+        pytest.fail(f"{PG_ENV} is not set: the PostgreSQL tests need the machine's server (make test sets it)")
+    return request.param
+
+
+def settings_for(tmp_path: Path, db_kind: str, **env: str):
+    from runtime.settings import load_settings
+
+    home = tmp_path / "home"
+    url = f"sqlite:///{home / 'tollway.db'}" if db_kind == "sqlite" else postgres_url_for_run()
+    base = {
+        "TOLLWAY_HOME": str(home),
+        "TOLLWAY_DATABASE_URL": url,
+        "TOLLWAY_NETWORK": "local",
+        "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
+        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x07" * 32).decode(),
+        # tests never reach the internet: no background downloads at start-up
+        "TOLLWAY_OFFLINE": "1",
+    }
+    base.update(env)
+    return load_settings(base)
+
+
+async def _empty_postgres(url: str) -> None:
+    """Empty every kernel table of this run's database before a test starts."""
+    from runtime.database import Database
+
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        await db.create_tables()
+        await db.truncate_all()
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
+    """`await kernel_factory(plugins=[...], installed={...}, transport=..., env={...})` -> started Kernel.
+
+    Installed plugins load only when named in `installed` (strict mode).
+    PostgreSQL tables are emptied before the first kernel of each test, so tests
+    never see each other's rows; every kernel is stopped after the test.
+    """
+    from runtime.plugins import load_entry_point_plugins
+    from runtime.service import build_kernel
+
+    made: list[Any] = []
+
+    async def make(
+        *,
+        plugins: list[tuple[str, object]] | None = None,
+        installed: set[str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        env: dict[str, str] | None = None,
+        start: bool = True,
+    ) -> Any:
+        settings = settings_for(tmp_path, db_kind, **(env or {}))
+        kernel = build_kernel(settings, plugins=plugins, load_installed=False, http_transport=transport, strict_plugins=True)
+        if installed:
+            load_entry_point_plugins(kernel, strict=True, only=installed)
+        if db_kind == "postgres" and not made:
+            await _empty_postgres(settings.database_url)
+        made.append(kernel)
+        if start:
+            await kernel.start()
+        return kernel
+
+    yield make
+    for k in made:
+        await k.stop()
+
+
+@contextlib.asynccontextmanager
+async def http_client(kernel: Any) -> AsyncIterator[Any]:
+    """An httpx client over the ASGI app built for `kernel` (kernel already started).
+
+    httpx's ASGI transport runs the app in the test's own event loop, which the
+    asyncpg pool requires (Litestar's AsyncTestClient runs it in a portal thread).
+    """
+    from http_server import create_app
+
+    app = create_app(kernel, manage_kernel=False)
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver.local") as client:
+        yield client
+
+
+# -- payments for tests, benches and docs ------------------------------------------
+def decode_payment_required(header: str) -> dict[str, Any]:
+    return msgspec.json.decode(base64.b64decode(header))
+
+
+def pay_402(account: Any, payment_required_header: str, network_name: str = "local", *, valid_for: int = 120) -> str:
+    """Sign what a 402 asks for with `account` and return the payment header value."""
+    import time
+
+    from core.payments.eip3009 import make_payment_header, sign_authorization
+    from core.payments.networks import get_network
+
+    network = get_network(network_name)
+    required = decode_payment_required(payment_required_header)
+    req = required["accepts"][0]
+    now = int(time.time())
+    auth, sig = sign_authorization(account, network, to=req["payTo"], value=int(req["amount"]), valid_after=now - 5, valid_before=now + valid_for)
+    return make_payment_header(network, req, auth, sig)
+
+
+# -- agents with credits, workers and the MCP front, for a plugin's own tests ----------
+# (made through the operator routes, as an operator would)
+OPERATOR = {"Authorization": "Bearer test-operator-token"}
+
+
+async def credits_session(client: Any, amount: str = "1", *, wallet: str | None = None) -> tuple[str, dict[str, str]]:
+    """Register an agent, grant it `amount` USDC of credits, issue an access token.
+
+    Returns (agent_id, headers that authenticate as it).
+    """
+    body = {"wallet_address": wallet} if wallet else {}
+    agent = (await client.post("/v1/tools/internal/agents/register", json=body, headers=OPERATOR)).json()
+    grant = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR)
+    assert grant.status_code == 200, grant.text
+    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+    return agent["agent_id"], {"Authorization": f"Bearer {token}"}
+
+
+def mcp_server_for(kernel: Any) -> Any:
+    """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory)."""
+    from mcp_server import build_server
+
+    return build_server(kernel).server
+
+
+def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
+    """A job worker over `kernel`, as `tollway worker` runs one: `worker.start()`, then `await worker.stop()`."""
+    from runtime.worker import Worker
+
+    return Worker(kernel, poll_s=poll_s, pool=pool)
+
+
+# -- the plugin contract suite ---------------------------------------------------------
+class PluginContract:
+    """Contract every tool plugin passes. Subclass in the plugin's tests:
+
+        class TestContract(PluginContract):
+            plugin = "tollway_weather"
+    """
+
+    plugin: str = ""
+
+    @pytest.fixture
+    async def contract_kernel(self, kernel_factory: Any) -> Any:
+        assert self.plugin, "set `plugin` to the plugin's entry-point name"
+        return await kernel_factory(installed={self.plugin})
+
+    @staticmethod
+    def _key(tool: Any) -> dict[str, str]:
+        """An Idempotency-Key for tools that require one (so the refusal tested is the input's)."""
+        return {"Idempotency-Key": f"contract-{tool.name}"} if tool.idempotency == "required" else {}
+
+    def _tools(self, kernel: Any) -> list[Any]:
+        tools = [t for t in kernel.tools.values() if t.run.__module__.split(".")[0] == self.plugin]
+        assert tools, f"plugin {self.plugin} registered no tools"
+        return tools
+
+    async def test_loads_strictly_and_registers_tools(self, contract_kernel: Any) -> None:
+        assert contract_kernel.pm.has_plugin(self.plugin)
+        assert not contract_kernel.plugin_failures
+        names = [t.name for t in self._tools(contract_kernel)]
+        assert len(names) == len(set(names))
+
+    async def test_schemas_are_valid_json_schema(self, contract_kernel: Any) -> None:
+        for tool in self._tools(contract_kernel):
+            for schema in (tool.input_schema(), tool.output_schema()):
+                assert isinstance(schema, dict)
+                msgspec.json.encode(schema)
+
+    async def test_examples_validate_and_price_is_deterministic(self, contract_kernel: Any) -> None:
+        for tool in self._tools(contract_kernel):
+            assert tool.examples, f"{tool.name} declares no example"
+            for example in tool.examples:
+                call = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
+                again = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
+                assert call.price == again.price > 0
+                assert call.input_hash == again.input_hash
+
+    async def test_refusals_name_what_msgspec_refuses(self, contract_kernel: Any) -> None:
+        """Each example, spoiled one place at a time (a value replaced, a field dropped, an
+        unknown field added), is refused exactly when msgspec refuses it, and the refusal
+        names the field msgspec stopped at (besides any others)."""
+        from core.validation import problems_of
+
+        for tool in self._tools(contract_kernel):
+            for example in tool.examples:
+                assert problems_of(dict(example.input), tool.input_type) == ([], 0), f"{tool.name}: example {example.title!r}"
+                for spoiled in _spoiled(dict(example.input)):
+                    try:
+                        msgspec.convert(spoiled, tool.input_type, strict=True)
+                        refused_at = None
+                    except msgspec.ValidationError as exc:
+                        refused_at = _msgspec_path(str(exc))
+                    problems, _more = problems_of(spoiled, tool.input_type)
+                    named = {p.field for p in problems}
+                    assert bool(problems) == (refused_at is not None), f"{tool.name}: {spoiled!r} -> {problems!r}"
+                    if refused_at is not None and "[...]" not in refused_at:
+                        assert refused_at in named, f"{tool.name}: msgspec refused {refused_at}, details name {sorted(named)}"
+
+    async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
+        from core.tables import Quote, Receipt
+
+        async with http_client(contract_kernel) as client:
+            for tool in self._tools(contract_kernel):
+                resp = await client.post(tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json", **self._key(tool)})
+                assert resp.status_code == 400, resp.text
+                body = resp.json()
+                assert body["error"] in ("invalid_request", "invalid_input")
+                assert body["details"] and all("field" in d for d in body["details"])
+                assert "PAYMENT-REQUIRED" not in resp.headers
+        assert await Quote.count() == 0
+        assert await Receipt.count() == 0
+
+    async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
+        async with http_client(contract_kernel) as client:
+            for tool in self._tools(contract_kernel):
+                resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
+                assert resp.status_code == 402, resp.text
+                assert resp.json()["error"] == "payment_required"
+                assert resp.headers["PAYMENT-REQUIRED"]
+
+    async def test_tools_appear_in_openapi_with_schema(self, contract_kernel: Any) -> None:
+        async with http_client(contract_kernel) as client:
+            doc = (await client.get("/schema/openapi.json")).json()
+        for tool in self._tools(contract_kernel):
+            op = doc["paths"][tool.path]["post"]
+            assert op["operationId"] == tool.name
+            ref = op["requestBody"]["content"]["application/json"]["schema"]["allOf"][0]["$ref"]
+            assert ref.rsplit("/", 1)[1] in doc["components"]["schemas"]
+            assert "402" in op["responses"]
+
+
+_JUNK: tuple[Any, ...] = (None, True, -1, 0, 0.5, "", "x", "A" * 300, [], [1], {}, {"k": 1}, 10**12, float("nan"))
+
+
+def _spoiled(value: Any) -> list[Any]:
+    """Copies of `value` with one place changed: every node replaced by each junk value,
+    every object key dropped, an unknown key added to every object."""
+    out: list[Any] = []
+
+    def walk(node: Any, put: Any) -> None:
+        out.extend(put(j) for j in _JUNK)
+        if isinstance(node, dict):
+            for key in node:
+                walk(node[key], lambda v, key=key, put=put, node=node: put({**node, key: v}))
+                out.append(put({k: v for k, v in node.items() if k != key}))
+            out.append(put({**node, "__not_a_field__": 1}))
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, lambda v, i=i, put=put, node=node: put([*node[:i], v, *node[i + 1 :]]))
+
+    walk(value, lambda v: v)
+    return [s for s in out if isinstance(s, dict)]
+
+
+_AT = re.compile(r" - at `\$\.?(?P<path>[^`]*)`$")
+_NAMED = re.compile(r"^Object (?:missing required|contains unknown) field `(?P<name>[^`]+)`")
+
+
+def _msgspec_path(message: str) -> str:
+    """Where msgspec's first refusal points, as a dotted/indexed path (`$` for the body)."""
+    at = _AT.search(message)
+    path = at.group("path") if at else ""
+    named = _NAMED.match(message)
+    if named:
+        path = f"{path}.{named.group('name')}" if path else named.group("name")
+    return path or "$"
+
+
+def new_agent_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+__all__ = ["OPERATOR", "PluginContract", "convert_input", "count_quotes", "count_receipts", "credits_session", "mcp_server_for", "worker_for", "http_client", "pay_402", "decode_payment_required", "settings_for", "kernel_factory", "db_kind"]
+
+
+# -- what a test may ask of the service's storage ---------------------------------------
+async def count_quotes() -> int:
+    """How many payment quotes the running test service has issued (0 when every call so far was refused before payment)."""
+    from core.tables import Quote
+
+    return await Quote.count()
+
+
+async def count_receipts() -> int:
+    """How many receipts the running test service has written."""
+    from core.tables import Receipt
+
+    return await Receipt.count()
+
+
+def convert_input(body: Any, input_type: type, *, error: str = "invalid_request") -> Any:
+    """Validate `body` as the kernel does before quoting: the value, or a `tollway.Refusal`
+    whose `details` name every failing field (`error` is the code of a shape error)."""
+    from core.errors import Refusal, ServiceError
+    from core.validation import convert
+
+    try:
+        return convert(body, input_type, error=error)
+    except ServiceError as exc:
+        raise Refusal(exc.code, exc.message, status=exc.status, details=exc.details, extra=exc.extra) from None
