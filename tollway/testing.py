@@ -399,3 +399,133 @@ def convert_input(body: Any, input_type: type, *, error: str = "invalid_request"
         return convert(body, input_type, error=error)
     except ServiceError as exc:
         raise Refusal(exc.code, exc.message, status=exc.status, details=exc.details, extra=exc.extra) from None
+
+
+# -- a plugin's public surface, snapshotted by the plugin's own tests -------------------
+# Values that differ on every run (ids, times, hashes, signatures, addresses) are
+# replaced by stand-ins so a snapshot holds the shapes and the stable values.
+_VOLATILE = [
+    (re.compile(r"^rcpt_[0-9a-f]+$"), "<receipt_id>"),
+    (re.compile(r"^req_[0-9a-f]+$"), "<request_id>"),
+    (re.compile(r"^q_[0-9a-f]+$"), "<quote_id>"),
+    (re.compile(r"^txn_[0-9a-f]+$"), "<transaction_id>"),
+    (re.compile(r"^rk_[0-9a-f]+$"), "<key_id>"),
+    (re.compile(r"^0x[0-9a-fA-F]{64}$"), "<hash>"),
+    (re.compile(r"^0x[0-9a-fA-F]{40}$"), "<address>"),
+    (re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$"), "<time>"),
+    (re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"), "<uuid>"),
+    (re.compile(r"^[0-9a-f]{64}$"), "<sha256>"),
+]
+
+
+def normalise(value: Any, key: str = "") -> Any:
+    """`value` (decoded JSON) with run-specific values replaced by stand-ins like `<receipt_id>`."""
+    if isinstance(value, dict):
+        return {k: normalise(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    if key == "signature" and isinstance(value, str):
+        return "<signature>"
+    if key == "retrieved_at":
+        return "<time>"
+    if isinstance(value, str):
+        for pattern, stand_in in _VOLATILE:
+            if pattern.match(value):
+                return stand_in
+    return value
+
+
+def tools_of(kernel: Any, plugin: str) -> list[Any]:
+    """The tools `plugin` (an entry-point name, i.e. the plugin's import package) registered, by name."""
+    return sorted((t for t in kernel.tools.values() if t.run.__module__.split(".")[0] == plugin), key=lambda t: t.name)
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"].rsplit("/", 1)[1]] if isinstance(node.get("$ref"), str) else []
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+async def openapi_surface(kernel: Any, tools: list[Any]) -> dict[str, Any]:
+    """What the OpenAPI document says of `tools`: their path items, and the component
+    schemas their request bodies and answers use (followed through nested references;
+    the service's shared error bodies are left to the kernel's own snapshot)."""
+    async with http_client(kernel) as client:
+        doc = (await client.get("/schema/openapi.json")).json()
+    components = doc["components"]["schemas"]
+    paths = {t.path: doc["paths"][t.path] for t in tools}
+    todo: list[str] = []
+    for item in paths.values():
+        op = item["post"]
+        todo += _refs(op.get("requestBody", {}))
+        todo += [r for status in ("200", "202") for r in _refs(op["responses"].get(status, {}))]
+    schemas: dict[str, Any] = {}
+    while todo:
+        name = todo.pop()
+        if name not in schemas:
+            schemas[name] = components[name]
+            todo += _refs(components[name])
+    return {"paths": paths, "schemas": dict(sorted(schemas.items()))}
+
+
+async def mcp_surface(kernel: Any, tools: list[Any]) -> list[dict[str, Any]]:
+    """The MCP `tools/list` entries of `tools`, as the SDK's client receives them."""
+    from mcp import Client
+
+    names = {t.name for t in tools}
+    async with Client(mcp_server_for(kernel), mode="legacy") as client:
+        listed = await client.list_tools()
+    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools if t.name in names]
+
+
+async def paid_answer(kernel: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Quote `body` at `path`, pay the quote over x402 from a freshly funded wallet, read the
+    receipt: {"quote", "answer", "receipt"}, each normalised (see `normalise`)."""
+    from eth_account import Account
+
+    payer = Account.create()
+    await kernel.fund_chain(payer.address, 1_000_000)
+    async with http_client(kernel) as client:
+        quote = await client.post(path, json=body)
+        assert quote.status_code == 402, quote.text
+        paid = await client.post(path, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        assert paid.status_code in (200, 202), paid.text
+        receipt = (await client.get(f"/v1/receipts/{paid.json()['data']['receipt_id']}", headers={"X-Agent-ID": payer.address})).json()
+    return {"quote": normalise(quote.json()), "answer": normalise(paid.json()), "receipt": normalise(receipt)}
+
+
+class PluginSurface:
+    """Snapshots of what a plugin shows the world: its tools' OpenAPI operations and
+    schemas, and their MCP listing. Subclass in the plugin's tests (syrupy keeps the
+    snapshots in the plugin's tests/__snapshots__/; `pytest --snapshot-update` writes them):
+
+        class TestWeatherSurface(PluginSurface):
+            plugin = "tollway_weather"
+
+    A paid answer needs the plugin's upstream: snapshot `await paid_answer(kernel, path, body)`
+    from a kernel whose `transport` replays it.
+    """
+
+    plugin: str = ""
+
+    @pytest.fixture
+    async def surface_kernel(self, kernel_factory: Any) -> Any:
+        assert self.plugin, "set `plugin` to the plugin's entry-point name"
+        return await kernel_factory(installed={self.plugin})
+
+    async def test_openapi_surface(self, surface_kernel: Any, snapshot: Any) -> None:
+        tools = tools_of(surface_kernel, self.plugin)
+        assert tools, f"plugin {self.plugin} registered no tools"
+        assert await openapi_surface(surface_kernel, tools) == snapshot
+
+    async def test_mcp_surface(self, surface_kernel: Any, snapshot: Any) -> None:
+        tools = tools_of(surface_kernel, self.plugin)
+        listed = await mcp_surface(surface_kernel, tools)
+        assert sorted(entry["name"] for entry in listed) == [t.name for t in tools]
+        assert listed == snapshot
+
+
+__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "tools_of"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tollway.testing import PG_ENV, PluginContract
+from tollway.testing import PG_ENV, PluginContract, PluginSurface
 from runtime.cli import main
 from runtime.template import TemplateError, default_target, render_plugin, repository_root, template_dir
 
@@ -31,8 +31,10 @@ RENDERED_FILES = {
     "tollway_weather/tool.py",
     "tests/test_weather_contract.py",
     "tests/test_weather_tool.py",
+    "tests/test_weather_surface.py",
 }
 CONTRACT_TESTS = sorted(name for name in dir(PluginContract) if name.startswith("test_"))
+SURFACE_TESTS = sorted(name for name in dir(PluginSurface) if name.startswith("test_"))
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +106,9 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     assert env.get(PG_ENV), f"{PG_ENV} must be set: the contract suite runs on PostgreSQL too"
+    # A new plugin has no surface snapshots yet: its first run writes them (its surface test says so).
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", str(rendered / "tests")],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "--snapshot-update", str(rendered / "tests")],
         cwd=workdir, env=env, capture_output=True, text=True,
     )  # fmt: skip
     output = run.stdout + run.stderr
@@ -116,10 +119,14 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert len(passed) == counts["passed"]
     contract = "tests/test_weather_contract.py::TestWeatherContract::"
     expected = {f"{contract}{name}[{db}]" for name in CONTRACT_TESTS for db in ("sqlite", "postgres")}
+    surface = "tests/test_weather_surface.py::TestWeatherSurface::"
+    expected |= {f"{surface}{name}[{db}]" for name in SURFACE_TESTS for db in ("sqlite", "postgres")}
     missing = {e for e in expected if not any(p.endswith(e) for p in passed)}
     assert not missing, output
     assert any(p.endswith("test_weather_tool.py::test_paid_call_through_the_kernel[postgres]") for p in passed)
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
+    snapshots = (rendered / "tests" / "__snapshots__" / "test_weather_surface.ambr").read_text()
+    assert "'/v1/tools/" in snapshots and "'name': 'weather_text_stats'" in snapshots
 
 
 @pytest.mark.parametrize("name", ["Weather", "9lives", "air-quality", "air quality", "_weather", "weather_", "air__quality", "x" * 41, ""])
