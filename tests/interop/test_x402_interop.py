@@ -6,15 +6,13 @@ client, with an `EthAccountSigner` and the EVM `exact` client scheme registered
 for `eip155:84532`, does the whole round trip on its own: request -> 402 -> reads
 PAYMENT-REQUIRED -> signs an EIP-3009 authorization -> resends -> 200. Nothing of
 Tollway's is used on the client side. Settlement is on the local network, funded
-through the operator route. NHTSA is replayed from a real recorded answer.
+through the operator route. The lookup tool's upstream is the test word list service.
 """
 from __future__ import annotations
 
 from typing import Any
 
 import httpx
-import msgspec
-import pytest
 from eth_account import Account
 from x402 import x402Client
 from x402.http import PAYMENT_SIGNATURE_HEADER, decode_payment_response_header
@@ -27,8 +25,7 @@ from http_server import create_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.serving import serve_app
-from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, recorded_file
-from tollway_vehicles import nhtsa
+from tests.support.lookup_plugin import WORDS, LookupPlugin, word_list_transport
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 NETWORK = "eip155:84532"
@@ -110,21 +107,18 @@ async def test_official_client_pays_the_echo_tool(kernel_factory):
     assert echo_plugin.RUNS[runs_before:] == [data["request_id"]]  # ran once, for the paid request
 
 
-async def test_official_client_pays_vehicle_recalls_with_nhtsa_replayed(kernel_factory, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)  # the real NHTSA URL, served by the replay
-    replay = nhtsa_honda_accord_2021()
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay)
+async def test_official_client_pays_a_tool_that_calls_an_upstream(kernel_factory):
+    upstream = word_list_transport()
+    kernel = await kernel_factory(plugins=[("lookup", LookupPlugin())], transport=upstream)
     async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
-        data = await assert_paid_round_trip(
-            kernel, base_url, "/v1/tools/lookup/vehicle-recalls", {"make": "Honda", "model": "Accord", "model_year": 2021}, 5_000
-        )
-    assert data["tool"] == "vehicle_recalls"
+        data = await assert_paid_round_trip(kernel, base_url, "/v1/tools/test/lookup", {"word": "ship"}, 5_000)
+    assert data["tool"] == "lookup_word"
     result = data["result"]
-    assert (result["make"], result["model"], result["model_year"]) == ("Honda", "Accord", 2021)
-    recorded = msgspec.json.decode(recorded_file(*HONDA_ACCORD_2021).read_bytes())
-    assert result["total"] == recorded["Count"] == 4  # NHTSA's own count; the recording keeps 2 of its results
-    assert [r["campaign_number"] for r in result["recalls"]] == [r["NHTSACampaignNumber"] for r in recorded["results"]]
-    assert result["recalls"][0]["reported_on"] == "2021-11-18"  # recorded as 18/11/2021
-    assert data["evidence"]["source"]
-    # NHTSA was asked once, for the paid call only, and nothing else left the kernel
-    assert len(replay.served) == 1 and not replay.unexpected
+    known = WORDS["ship"]
+    assert result["word"] == "ship"
+    assert result["total"] == known["total"] == 3  # the upstream's own count; it sent 2 senses
+    assert [s["id"] for s in result["senses"]] == [s["id"] for s in known["senses"]]
+    assert result["senses"][0]["first_seen"] == "0890-01-12"  # sent as 12/01/0890
+    assert data["evidence"]["url"] == "https://words.tollway.test/v1/words?word=ship"
+    # the upstream was asked once, for the paid call only, and nothing else left the kernel
+    assert len(upstream.served) == 1 and not upstream.unexpected

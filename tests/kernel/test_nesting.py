@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from core.json_depth import MAX_JSON_DEPTH, RECURSION_LIMIT, json_depth, json_too_deep
 from mcp_server.guard import MESSAGE_MAX_BYTES, MESSAGE_MAX_DEPTH, request_id
+from tests.support.installed import with_test_plugins
 from tests.support.serve_child import TOLLWAY, REPO, free_port, running_serve, serve_env
 
-DEEP = b'{"make": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # ~200 KB, 100,001 levels
-RECALLS = "/v1/tools/lookup/vehicle-recalls"
+DEEP = b'{"word": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # ~200 KB, 100,001 levels
+LOOKUP = "/v1/tools/test/lookup"  # tests/support/lookup_plugin.py, loaded by the children as an installed plugin
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
 
@@ -29,9 +30,9 @@ def nested(depth: int) -> bytes:
 
 
 async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
-    async with running_serve(serve_env(tmp_path), free_port(), tmp_path / "serve.log") as server:
+    async with running_serve(with_test_plugins(serve_env(tmp_path), tmp_path), free_port(), tmp_path / "serve.log") as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30.0) as client:
-            tool = await client.post(RECALLS, content=DEEP, headers={"content-type": "application/json"})
+            tool = await client.post(LOOKUP, content=DEEP, headers={"content-type": "application/json"})
             operator = await client.post("/v1/tools/internal/agents/register", content=DEEP, headers=OPERATOR)
             mcp = await client.post(
                 "/mcp",
@@ -45,13 +46,13 @@ async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
             deep_proof = base64.urlsafe_b64encode(nested(3000)).decode()
             proof = await client.get("/v1/balance", headers={"X-Agent-ID": "0x" + "ab" * 20, "X-Agent-Proof": deep_proof[:4000]})
             payment = await client.post(
-                RECALLS, json={"make": "Honda", "model": "Accord", "model_year": 2021},
+                LOOKUP, json={"word": "ship"},
                 headers={"payment-signature": base64.b64encode(nested(20_000)).decode()},
             )
             # just inside the limit is fine: the tool's own validation answers
-            at_limit = await client.post(RECALLS, content=b'{"make": ' + nested(MAX_JSON_DEPTH - 1) + b"}")
+            at_limit = await client.post(LOOKUP, content=b'{"word": ' + nested(MAX_JSON_DEPTH - 1) + b"}")
             health = await client.get("/healthz")
-            quote = await client.post(RECALLS, json={"make": "Honda", "model": "Accord", "model_year": 2021})
+            quote = await client.post(LOOKUP, json={"word": "ship"})
         assert server.proc is not None and server.proc.returncode is None, server.output()
     for answer in (tool, operator):
         assert answer.status_code == 400, answer.text
@@ -71,7 +72,7 @@ async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
 
 
 async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
-    env = serve_env(tmp_path)
+    env = with_test_plugins(serve_env(tmp_path), tmp_path)
     proc = await asyncio.create_subprocess_exec(
         TOLLWAY, "mcp", "--workers", "0", env=env, cwd=str(REPO),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 20,
@@ -90,11 +91,11 @@ async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
         await send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
         initialized = await answer()
         await send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-        await send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "vehicle_recalls", "arguments": ' + DEEP + b"}}")
+        await send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lookup_word", "arguments": ' + DEEP + b"}}")
         refused = await answer()
         # arguments one level past the limit: refused by the transport too, with the same rule as HTTP
-        over = b'{"make": ' + nested(MAX_JSON_DEPTH) + b"}"
-        await send(b'{"jsonrpc": "2.0", "id": "three", "method": "tools/call", "params": {"name": "vehicle_recalls", "arguments": ' + over + b"}}")
+        over = b'{"word": ' + nested(MAX_JSON_DEPTH) + b"}"
+        await send(b'{"jsonrpc": "2.0", "id": "three", "method": "tools/call", "params": {"name": "lookup_word", "arguments": ' + over + b"}}")
         refused_over = await answer()
         await send(b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}')
         listed = await answer()
@@ -109,7 +110,7 @@ async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
     assert refused["id"] == 2 and refused["error"]["code"] == -32600
     assert refused["error"]["data"]["error"] == "invalid_request"
     assert refused_over["id"] == "three" and refused_over["error"]["data"]["error"] == "invalid_request"
-    assert listed["id"] == 4 and any(t["name"] == "vehicle_recalls" for t in listed["result"]["tools"])
+    assert listed["id"] == 4 and any(t["name"] == "lookup_word" for t in listed["result"]["tools"])
     assert proc.returncode == 0
 
 

@@ -11,6 +11,7 @@ know. Every test ends with the ledger check.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from eth_account import Account
@@ -20,6 +21,7 @@ from core.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthoriza
 from tollway.testing import http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
+from tests.support.installed import with_test_plugins
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 TIMEOUT_S = 0.5
@@ -296,10 +298,11 @@ async def test_tollway_reconcile_resolves_and_checks_from_the_command_line(kerne
         await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
     async with kernel.db.transaction():  # what a process killed mid-call leaves behind
         await ledger.debit_credits(agent["agent_id"], 5_000, kind="spend", reference="req_killed")
-        await holds.place(request_id="req_killed", agent_id=agent["agent_id"], amount=5_000, tool="vehicle_recalls",
+        await holds.place(request_id="req_killed", agent_id=agent["agent_id"], amount=5_000, tool="lookup_word",
                           receipt_id="rcpt_killed", memo=None, decision_context=None)
     env = {**os.environ, "TOLLWAY_HOME": kernel.config.home, "TOLLWAY_DATABASE_URL": kernel.db.url, "TOLLWAY_OFFLINE": "1",
            "TOLLWAY_RECEIPT_KEY": kernel.config.plugin_env["TOLLWAY_RECEIPT_KEY"], "TOLLWAY_OPERATOR_TOKEN": "test-operator-token"}
+    env = with_test_plugins(env, Path(kernel.config.home))  # the held call was to the test lookup tool
     cli = [os.path.join(os.path.dirname(sys.executable), "tollway"), "reconcile", "--grace", "0", "--check"]
     done = await asyncio.to_thread(subprocess.run, cli, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -308,4 +311,4 @@ async def test_tollway_reconcile_resolves_and_checks_from_the_command_line(kerne
     report = json.loads(done.stdout)
     assert report["reconciled"]["holds_refunded"] == 1 and report["count"] == 0 and report["ledger_problems"] == []
     receipt = await kernel.receipts.get("rcpt_killed")
-    assert receipt["status"] == "refunded" and receipt["tool"] == "vehicle_recalls" and receipt["job_id"] == "req_killed"
+    assert receipt["status"] == "refunded" and receipt["tool"] == "lookup_word" and receipt["job_id"] == "req_killed"

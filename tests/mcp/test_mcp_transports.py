@@ -9,7 +9,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import httpx
 import httpx2
@@ -22,10 +21,10 @@ from tollway.testing import credits_session, settings_for
 from http_server import create_app
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
-from tests.support.replay import HONDA_ACCORD_2021, nhtsa_honda_accord_2021, recorded_file
+from tests.support.installed import with_test_plugins
+from tests.support.lookup_plugin import LookupPlugin, word_list_app, word_list_transport
 from tests.support.serving import serve_app
 
-REPLAYED = {"vehicle_recalls"}  # tests/support/replay.py has a recorded upstream answer for
 VOLATILE = {"request_id", "receipt_id", "message", "retrieved_at"}  # ids and times differ by nature
 
 
@@ -39,9 +38,8 @@ def mcp_client(base_url: str, token: str | None = None, *, mode: str = "auto", h
 
 @pytest.fixture
 async def kernel(kernel_factory):
-    return await kernel_factory(
-        plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin())], installed={"tollway_vehicles"}, transport=nhtsa_honda_accord_2021()
-    )
+    plugins = [("echo", EchoPlugin()), ("jobs", JobsPlugin()), ("lookup", LookupPlugin())]
+    return await kernel_factory(plugins=plugins, transport=word_list_transport())
 
 
 # -- Streamable HTTP ---------------------------------------------------------------------------
@@ -57,7 +55,7 @@ async def test_streamable_http_pays_with_the_bearer_token(kernel, mode):
             balance = await client.call_tool("balance", {})
         async with mcp_client(base_url, mode=mode) as anonymous:
             quote = await anonymous.call_tool("flaky", {"text": "fine"})
-    assert {"echo_words", "vehicle_recalls", "balance"} <= names
+    assert {"echo_words", "lookup_word", "balance"} <= names
     assert paid.is_error is False and paid.structured_content["result"] == {"text": "over http", "words": 2}
     receipt = await kernel.receipts.get(paid.meta["tollway/receipt_id"])
     assert receipt["agent_id"] == agent_id and receipt["payment_method"] == "credits"
@@ -112,8 +110,8 @@ async def test_parity_structured_answer_equals_http_data_and_receipts_match(kern
         token = auth["Authorization"][len("Bearer ") :]
         compared = []
         async with mcp_client(base_url, token) as client:
-            # every tool with examples whose upstream the test can serve (recordings exist for these)
-            tools = [t for t in kernel.tools.values() if t.family in ("echo", "jobs") or t.name in REPLAYED]
+            # every tool with examples (the lookup tool's upstream is the test word list service)
+            tools = [t for t in kernel.tools.values() if t.family in ("echo", "jobs", "lookup")]
             for tool in sorted(tools, key=lambda t: t.name):
                 for n, example in enumerate(tool.examples):
                     args = dict(example.input)
@@ -131,36 +129,15 @@ async def test_parity_structured_answer_equals_http_data_and_receipts_match(kern
                     assert mcp_receipt["amount_usdc"] == http_receipt["amount_usdc"], tool.name
                     assert mcp_receipt["tool"] == http_receipt["tool"] == tool.name
                     compared.append(tool.name)
-    assert "vehicle_recalls" in compared and "echo_words" in compared and "add_numbers" in compared
+    assert "lookup_word" in compared and "echo_words" in compared and "add_numbers" in compared
 
 
 # -- stdio: `tollway mcp` ------------------------------------------------------------------------------
-def nhtsa_replay_app(served: list[str]) -> Any:
-    """NHTSA's recorded answer served over real HTTP for the `tollway mcp` subprocess."""
-    body = recorded_file(*HONDA_ACCORD_2021).read_bytes()
-
-    async def app(scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        query = {k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}
-        ok = scope["path"] == "/recalls/recallsByVehicle" and query == {"make": "honda", "model": "accord", "modelYear": "2021"}
-        served.append(scope["path"])
-        await send({"type": "http.response.start", "status": 200 if ok else 404, "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": body if ok else b"{}"})
-
-    return app
-
-
 def tollway_mcp(tmp_path: Path, db_kind: str, **env: str) -> StdioServerParameters:
     settings = settings_for(tmp_path, db_kind)
     full = {k: v for k, v in settings.env.items() if k.startswith("TOLLWAY_")}
     full.update(env)
+    full = with_test_plugins(full, tmp_path)  # the child loads the kernel's test plugins as installed ones
     return StdioServerParameters(command=str(Path(sys.executable).parent / "tollway"), args=["mcp", "--workers", "0"], env=full, cwd=os.getcwd())
 
 
@@ -168,19 +145,20 @@ def tollway_mcp(tmp_path: Path, db_kind: str, **env: str) -> StdioServerParamete
 async def test_stdio_tollway_mcp_pays_from_a_wallet_keys_credits(kernel, tmp_path, db_kind, mode):
     account = Account.create()
     served: list[str] = []
-    async with serve_app(nhtsa_replay_app(served)) as nhtsa_url:
+    async with serve_app(word_list_app(served)) as words_url:
         async with serve_app(create_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
             await credits_session(http, "0.05", wallet=account.address)
-        params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=account.key.hex(), TOLLWAY_VEHICLES_NHTSA_API_URL=nhtsa_url)
+        params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=account.key.hex(), TOLLWAY_LOOKUP_API_URL=words_url)
         async with Client(params, mode=mode) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            paid = await client.call_tool("vehicle_recalls", {"make": "Honda", "model": "Accord", "model_year": 2021})
+            paid = await client.call_tool("lookup_word", {"word": "ship"})
             balance = await client.call_tool("balance", {})
             receipts = await client.call_tool("receipts", {})
-    assert "vehicle_recalls" in names and "job_status" in names
+    assert "lookup_word" in names and "job_status" in names
     assert paid.is_error is False, paid.structured_content
-    assert paid.structured_content["tool"] == "vehicle_recalls" and paid.structured_content["status"] == "completed"
-    assert served == ["/recalls/recallsByVehicle"]
+    assert paid.structured_content["tool"] == "lookup_word" and paid.structured_content["status"] == "completed"
+    assert paid.structured_content["result"]["word"] == "ship"
+    assert served == ["/v1/words"]
     assert balance.structured_content["credits_balance"] == "0.045000"
     assert balance.structured_content["address"] == account.address
     assert [r["receipt_id"] for r in receipts.structured_content["receipts"]] == [paid.meta["tollway/receipt_id"]]
@@ -194,11 +172,11 @@ async def test_stdio_tollway_mcp_with_an_access_token_and_x402_fallback(kernel, 
     params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=auth["Authorization"][len("Bearer ") :])
     async with Client(params) as client:
         balance = await client.call_tool("balance", {})
-        quote = await client.call_tool("vehicle_recalls", {"make": "Honda", "model": "Accord", "model_year": 2021})
+        quote = await client.call_tool("lookup_word", {"word": "ship"})
     assert balance.structured_content["agent_id"] == agent_id
     assert balance.structured_content["credits_balance"] == "0.001000"
     assert quote.is_error and quote.structured_content["accepts"][0]["amount"] == "5000"
-    assert quote.structured_content["resource"]["url"] == "mcp://tollway/v1/tools/lookup/vehicle-recalls"
+    assert quote.structured_content["resource"]["url"] == "mcp://tollway/v1/tools/test/lookup"
 
 
 async def test_tollway_mcp_refuses_a_malformed_agent_key(tmp_path):

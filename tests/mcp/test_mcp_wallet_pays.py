@@ -19,37 +19,38 @@ from core.money import to_micro
 from tollway.testing import settings_for
 from mcp_server import McpSettings, WalletIdentity, build_server
 from tests.support.echo_plugin import EchoPlugin
-from tests.support.replay import nhtsa_honda_accord_2021
+from tests.support.jobs_plugin import JobsPlugin
+from tests.support.lookup_plugin import LookupPlugin, word_list_app
 from tests.support.serving import serve_app
-from tests.mcp.test_mcp_transports import nhtsa_replay_app, tollway_mcp
+from tests.mcp.test_mcp_transports import tollway_mcp
 
-HONDA = {"make": "Honda", "model": "Accord", "model_year": 2021}
+SHIP = {"word": "ship"}
 
 
 @pytest.fixture
 async def kernel(kernel_factory):
     """The test's view of the database `tollway mcp` uses (balances, receipts)."""
-    return await kernel_factory(installed={"tollway_vehicles", "tollway_web"}, transport=nhtsa_honda_accord_2021())
+    return await kernel_factory(plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin()), ("lookup", LookupPlugin())])
 
 
 async def test_a_wallet_key_pays_by_x402_and_spends_its_refunds_as_credits(kernel, tmp_path, db_kind):
     wallet = Account.create()
     await kernel.fund_chain(wallet.address, to_micro("1"))
     served: list[str] = []
-    async with serve_app(nhtsa_replay_app(served)) as nhtsa_url:
-        params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=wallet.key.hex(), TOLLWAY_VEHICLES_NHTSA_API_URL=nhtsa_url)
-        params.args = ["mcp", "--workers", "1"]  # runs the web_read job itself
+    async with serve_app(word_list_app(served)) as words_url:
+        params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=wallet.key.hex(), TOLLWAY_LOOKUP_API_URL=words_url)
+        params.args = ["mcp", "--workers", "1"]  # runs the broken_job job itself
         async with Client(params) as client:
-            paid = await client.call_tool("vehicle_recalls", HONDA)
+            paid = await client.call_tool("lookup_word", SHIP)
             on_chain_after_paid = await kernel.backend.on_chain_balance(wallet.address)
-            failed = await client.call_tool("web_read", {"url": "http://127.0.0.1:9/", "wait_seconds": 30})
+            failed = await client.call_tool("broken_job", {"a": 1, "wait_seconds": 30})  # 0.002 USDC, fails
             refunded = await client.call_tool("balance", {})
-            from_credits = await client.call_tool("vehicle_recalls", HONDA)
+            from_credits = await client.call_tool("echo_words", {"text": "from credits"})  # 0.001 USDC
             after = await client.call_tool("balance", {})
 
     # 1. no credits: the server signed an x402 payment with the key, and the answer came back
     assert paid.is_error is False, paid.structured_content
-    assert paid.structured_content["status"] == "completed" and paid.structured_content["result"]["recalls"]
+    assert paid.structured_content["status"] == "completed" and paid.structured_content["result"]["senses"]
     settle = paid.meta["x402/payment-response"]
     assert settle["success"] is True and settle["payer"].lower() == wallet.address.lower()
     receipt = await kernel.receipts.get(paid.meta["tollway/receipt_id"])
@@ -59,22 +60,22 @@ async def test_a_wallet_key_pays_by_x402_and_spends_its_refunds_as_credits(kerne
 
     # 2. a job paid by x402 failed: its price came back as the wallet's credits
     job = failed.structured_content
-    assert failed.is_error is False and job["status"] == "failed" and job["job"]["error_code"] == "target_unreachable"
+    assert failed.is_error is False and job["status"] == "failed" and job["job"]["error_code"] == "provider_unavailable"
     assert "refunded to your credits" in job["message"]
     job_receipt = await kernel.receipts.get(job["receipt_id"])
     assert job_receipt["payment_method"] == "x402" and job_receipt["status"] == "refunded"
-    assert refunded.structured_content["credits_balance"] == "0.020000"
+    assert refunded.structured_content["credits_balance"] == "0.002000"
     assert refunded.structured_content["address"] == wallet.address
-    assert refunded.structured_content["on_chain_balance"] == "0.975000"
+    assert refunded.structured_content["on_chain_balance"] == "0.993000"
 
     # 3. the next call is paid from those credits (a write proof signed with the key), not on chain
     assert from_credits.is_error is False, from_credits.structured_content
     assert "x402/payment-response" not in (from_credits.meta or {})
     credit_receipt = await kernel.receipts.get(from_credits.meta["tollway/receipt_id"])
     assert credit_receipt["payment_method"] == "credits" and credit_receipt["agent_id"] == receipt["agent_id"] == job_receipt["agent_id"]
-    assert after.structured_content["credits_balance"] == "0.015000"
-    assert after.structured_content["on_chain_balance"] == "0.975000"
-    assert served == ["/recalls/recallsByVehicle", "/recalls/recallsByVehicle"]
+    assert after.structured_content["credits_balance"] == "0.001000"
+    assert after.structured_content["on_chain_balance"] == "0.993000"
+    assert served == ["/v1/words"]  # the lookup's upstream, asked once, for the paid call
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from eth_account import Account
 from core.auth_proof import make_agent_proof
 from tollway.testing import http_client, settings_for
 from runtime.cli import main as cli
+from tests.support.installed import write_plugins_site
 
 
 @pytest.fixture
@@ -24,10 +25,13 @@ def home_env(tmp_path, monkeypatch):
     return home
 
 
-def test_plugins_lists_installed_tools_with_prices(home_env, capsys):
+def test_plugins_lists_installed_tools_with_prices(home_env, tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(write_plugins_site(tmp_path / "site")))  # the test plugins, installed
     assert cli(["plugins"]) == 0
-    out = capsys.readouterr().out
-    assert "vehicle_recalls" in out and "0.005000" in out and "/v1/tools/lookup/vehicle-recalls" in out
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert rows["lookup_word"] == ["0.005000", "POST", "/v1/tools/test/lookup", "(lookup)"]
+    assert rows["flaky"] == ["0.010000", "POST", "/v1/tools/test/flaky", "(echo)"]
+    assert rows["echo_words"] == ["by", "input", "POST", "/v1/tools/test/echo", "(echo)"]  # priced from the input
 
 
 def test_first_start_generates_home_files(home_env):

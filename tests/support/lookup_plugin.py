@@ -50,10 +50,20 @@ class Sense(msgspec.Struct):
     first_seen: str  # ISO date (the upstream writes day/month/year)
 
 
-class LookupAnswer(msgspec.Struct):
+class LookupResult(msgspec.Struct):
     word: str
-    total: int
+    total: int  # the upstream's own count (it may send fewer senses)
     senses: list[Sense]
+
+
+class Evidence(msgspec.Struct):
+    source: str
+    url: str  # what was asked of the upstream
+
+
+class LookupAnswer(msgspec.Struct):
+    result: LookupResult
+    evidence: Evidence
 
 
 def _iso(day_month_year: str) -> str:
@@ -66,8 +76,9 @@ def _base_url(settings: Any) -> str:
 
 
 async def run_lookup(value: LookupInput, ctx: ToolContext) -> LookupAnswer:
+    url = f"{_base_url(ctx.settings)}{WORDS_PATH}"
     try:
-        response = await ctx.http.get(f"{_base_url(ctx.settings)}{WORDS_PATH}", params={"word": value.word.lower()}, timeout=10.0)
+        response = await ctx.http.get(url, params={"word": value.word.lower()}, timeout=10.0)
     except httpx.HTTPError as exc:
         raise ToolError("provider_unavailable", f"the word list did not answer: {exc}", status=503) from None
     if response.status_code != 200:
@@ -75,7 +86,8 @@ async def run_lookup(value: LookupInput, ctx: ToolContext) -> LookupAnswer:
     body = response.json()
     ctx.provider_cost = 100
     senses = [Sense(id=s["id"], part=s["part"], gloss=s["gloss"], first_seen=_iso(s["first_seen"])) for s in body["senses"][: value.limit]]
-    return LookupAnswer(word=body["word"], total=body["total"], senses=senses)
+    result = LookupResult(word=body["word"], total=body["total"], senses=senses)
+    return LookupAnswer(result=result, evidence=Evidence(source="test word list", url=str(response.request.url)))
 
 
 LOOKUP = Tool(
