@@ -111,7 +111,7 @@ async def test_official_client_pays_the_echo_tool(kernel_factory):
 
 
 async def test_official_client_pays_vehicle_recalls_with_nhtsa_replayed(kernel_factory, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)  # the real NHTSA URL, served by the replay
+    monkeypatch.delenv(nhtsa.NHTSA.base_url_setting.env_var, raising=False)  # the real NHTSA URL, served by the replay
     replay = nhtsa_honda_accord_2021()
     kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay)
     async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
