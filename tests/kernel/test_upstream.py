@@ -55,7 +55,7 @@ def test_base_url_and_key_read_by_setting_name() -> None:
     assert REGISTRY.base_url({"registry_api_url": "   "}) == BASE  # blank is unset
     assert REGISTRY.base_url({"TOLLWAY_HOOKS_REGISTRY_API_URL": "http://other"}) == BASE  # names, not variables
     assert REGISTRY.api_key({}) is None and REGISTRY.api_key({"registry_api_key": " "}) is None
-    assert REGISTRY.api_key(answering(200, settings={"registry_api_key": " k1 "})) == "k1"
+    assert REGISTRY.api_key(answering(200, registry_api_key=" k1 ")) == "k1"
 
 
 def test_tool_context_setting_falls_back_to_the_declared_default() -> None:
