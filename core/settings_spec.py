@@ -6,6 +6,7 @@ variable `TOLLWAY_VEHICLES_NHTSA_API_URL` (docs/settings.md).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,3 +19,20 @@ class Setting:
     @property
     def env_var(self) -> str:
         return f"TOLLWAY_{self.family.upper()}_{self.name.upper()}"
+
+
+def setting_value(settings: Mapping[str, str], key: Setting | str, default: str | None = None) -> str | None:
+    """A family's setting by name, trimmed; a blank or absent value falls back to the
+    `Setting`'s own default (when `key` is one), then to `default`.
+
+    `settings` is what the kernel hands a tool (`ToolContext.settings`) or a hook
+    (`Services.settings(family)`): values by setting name, read from the
+    `TOLLWAY_<FAMILY>_<NAME>` variables. Plugins never read the environment themselves.
+    """
+    name = key.name if isinstance(key, Setting) else key
+    value = settings.get(name)
+    if value is not None and value.strip():
+        return value.strip()
+    if isinstance(key, Setting) and key.default is not None:
+        return key.default
+    return default

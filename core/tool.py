@@ -12,6 +12,7 @@ import httpx
 import msgspec
 
 from .money import to_micro
+from .settings_spec import Setting, setting_value
 
 CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
@@ -53,6 +54,12 @@ class ToolContext:
     # What the call cost us upstream (micro-USDC), if the tool knows: stored
     # beside the receipt, never served and never signed.
     provider_cost: int | None = None
+
+    def setting(self, key: Setting | str, default: str | None = None) -> str | None:
+        """One of the family's settings by name (`ctx.setting("api_url")` or
+        `ctx.setting(API_URL)`), trimmed; blank or absent gives the Setting's default,
+        then `default`."""
+        return setting_value(self.settings, key, default)
 
 
 class ToolError(Exception):

@@ -8,24 +8,29 @@
 
 Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
 `register_data_sources`, `register_settlement_backends`, `startup(services)` and
-`shutdown(services)`; see docs/plugins.md. `tollway.testing` is the contract suite
-and the pytest fixtures a plugin's tests use.
+`shutdown(services)`; see docs/plugins.md. A tool that calls a public HTTP registry
+declares it as an `Upstream` and answers with `Evidence` (docs/upstream.md).
+`tollway.testing` is the contract suite and the pytest fixtures a plugin's tests use.
 """
 from __future__ import annotations
 
 from core.datasources import DataSource, Progress
 from core.errors import Refusal
+from core.evidence import Evidence, UpstreamCall
 from core.hookspecs import hookimpl
 from core.ids import iso, now_ms
 from core.money import to_micro, usdc
 from core.periodic import PeriodicTask
 from core.services import Services
 from core.settings_spec import Setting
+from core.source_values import source_int, source_text
 from core.tool import Example, Fact, Tool, ToolContext, ToolError
+from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 
 __all__ = [
     "DataSource",
+    "Evidence",
     "Example",
     "Fact",
     "FieldError",
@@ -33,14 +38,19 @@ __all__ = [
     "PeriodicTask",
     "Progress",
     "Refusal",
+    "Reply",
     "Services",
     "Setting",
     "Tool",
     "ToolContext",
     "ToolError",
+    "Upstream",
+    "UpstreamCall",
     "hookimpl",
     "iso",
     "now_ms",
+    "source_int",
+    "source_text",
     "to_micro",
     "usdc",
 ]

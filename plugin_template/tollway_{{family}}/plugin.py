@@ -11,14 +11,18 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
+from .registry import PACKAGE, PYPI
 from .tool import STOP_WORDS_SETTING, TEXT_STATS
 
 
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(TEXT_STATS)
+    register(PACKAGE)
 
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
     register(STOP_WORDS_SETTING)
+    for setting in PYPI.settings:
+        register(setting)

@@ -8,6 +8,7 @@ PYTHONPATH, so its entry point is found the way an installed plugin's is.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -29,9 +30,13 @@ RENDERED_FILES = {
     "tollway_weather/__init__.py",
     "tollway_weather/plugin.py",
     "tollway_weather/tool.py",
+    "tollway_weather/registry.py",
     "tests/test_weather_contract.py",
     "tests/test_weather_tool.py",
     "tests/test_weather_surface.py",
+    "tests/test_weather_registry.py",
+    "tests/fixtures/README.md",
+    "tests/fixtures/pypi_httpx.json",
 }
 CONTRACT_TESTS = sorted(name for name in dir(PluginContract) if name.startswith("test_"))
 SURFACE_TESTS = sorted(name for name in dir(PluginSurface) if name.startswith("test_"))
@@ -72,6 +77,8 @@ def test_rendered_plugin_has_every_file_with_placeholders_replaced(rendered: Pat
         assert "{{" not in text and "}}" not in text, rel
         if rel.endswith(".py"):
             ast.parse(text, filename=rel)
+        if rel.endswith(".json"):
+            json.loads(text)
     project = tomllib.loads((rendered / "pyproject.toml").read_text())
     assert project["project"]["name"] == "tollway-weather"
     assert project["project"]["entry-points"]["tollway"] == {"tollway_weather": "tollway_weather.plugin"}
@@ -124,6 +131,7 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     missing = {e for e in expected if not any(p.endswith(e) for p in passed)}
     assert not missing, output
     assert any(p.endswith("test_weather_tool.py::test_paid_call_through_the_kernel[postgres]") for p in passed)
+    assert any(p.endswith("test_weather_registry.py::test_replayed_answer_is_read") for p in passed)
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
     snapshots = (rendered / "tests" / "__snapshots__" / "test_weather_surface.ambr").read_text()
     assert "'/v1/tools/" in snapshots and "'name': 'weather_text_stats'" in snapshots

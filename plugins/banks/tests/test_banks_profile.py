@@ -103,12 +103,6 @@ def failing(exc: Callable[[httpx.Request], Exception]) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(fdic.BASE_URL_SETTING.env_var, raising=False)
-    monkeypatch.delenv(fdic.API_KEY_SETTING.env_var, raising=False)
-
-
 def value(**fields: object) -> BankProfileInput:
     data = {"fdic_certificate": 10057, **fields}
     v = msgspec.convert({k: x for k, x in data.items() if x is not None}, BankProfileInput, strict=True)
@@ -159,10 +153,10 @@ async def test_base_url_setting_and_api_key_are_used() -> None:
     assert answer.result.total == 1
 
 
-async def test_env_var_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_BANKS_FDIC_API_URL", "http://env.local/banks")
+async def test_env_var_base_url_reaches_the_tool_through_the_kernel(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_banks"}, env={"TOLLWAY_BANKS_FDIC_API_URL": "http://env.local/banks"})
     http, _ = replay(cert_body(), expect_url="http://env.local/banks/institutions")
-    assert (await call(http)).result.total == 1
+    assert (await call(http, **kernel.family_settings("banks"))).result.total == 1
 
 
 async def test_certificate_lookup_keeps_only_the_exact_certificate() -> None:

@@ -1,8 +1,8 @@
 """FDIC BankFind client: one `/institutions` request and its parsing.
 
-Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`); it
-never builds its own client, so tests replay answers through a transport.
-Every upstream failure becomes a `ToolError` (the call is not charged).
+Requests go through `FDIC` (a `tollway.Upstream`): the kernel's `ctx.http`, the
+`fdic_api_url` / `fdic_api_key` settings, and one mapping of every upstream failure
+to a `ToolError` (the call is not charged). Tests replay answers through a transport.
 
 Response shape (FDIC's own API definition, `swagger.yaml` / `institution_properties.yaml`):
 `{"meta": {"total": n, ...}, "data": [{"data": {<fields>}, "score": s}, ...], "totals": {"count": n}}`.
@@ -10,33 +10,19 @@ Response shape (FDIC's own API definition, `swagger.yaml` / `institution_propert
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import msgspec
+from tollway import ToolContext, Upstream, source_int, source_text
 
-from tollway import Setting
-from tollway import ToolError
-
-DEFAULT_BASE_URL = "https://api.fdic.gov/banks"
-BASE_URL_SETTING = Setting(
-    family="banks",
-    name="fdic_api_url",
-    default=DEFAULT_BASE_URL,
+FDIC = Upstream(
+    family="banks", name="fdic", label="FDIC", default_base_url="https://api.fdic.gov/banks",
     description="Base URL of the FDIC BankFind Suite API (or a mirror / local replay server serving the same paths).",
-)
-API_KEY_SETTING = Setting(
-    family="banks",
-    name="fdic_api_key",
-    default=None,
-    description="Optional api.data.gov key sent to FDIC as `api_key` (FDIC may refuse or throttle calls without one).",
+    api_key="Optional api.data.gov key sent to FDIC as `api_key` (FDIC may refuse or throttle calls without one).",
 )
 INSTITUTIONS_PATH = "/institutions"
-REQUEST_TIMEOUT_S = 15.0
 # Candidates fetched for a name search, re-ranked here (FDIC sorts by NAME by default).
 NAME_CANDIDATES = 100
 FIELDS = "NAME,CERT,ACTIVE,CITY,STALP,REGAGNT,BKCLASS,CLCODE,ESTYMD,WEBADDR,ASSET,DEP,REPDTE"
@@ -78,33 +64,6 @@ class InstitutionsPage:
     banks: list[ParsedBank]
 
 
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
-def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
-    return value or None
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -129,27 +88,23 @@ def parse_date(value: Any) -> str | None:
 
     FDIC writes `12/31/9999` for "no end date"; a year 9999 is read as no date.
     """
-    text = _text(value)
-    if text is None:
+    text = source_text(value) or ""
+    if m := _MDY.match(text):
+        month, day, year = (int(g) for g in m.groups())
+    elif m := (_ISO.match(text) or _YMD.match(text)):
+        year, month, day = (int(g) for g in m.groups())
+    else:
+        return None
+    if year >= 9999:
         return None
     try:
-        m = _MDY.match(text)
-        if m:
-            month, day, year = (int(g) for g in m.groups())
-        else:
-            m = _ISO.match(text) or _YMD.match(text)
-            if not m:
-                return None
-            year, month, day = (int(g) for g in m.groups())
-        if year >= 9999:
-            return None
         return _dt.date(year, month, day).isoformat()
     except ValueError:
         return None
 
 
 def parse_website(value: Any) -> str | None:
-    text = _text(value)
+    text = source_text(value)
     if text is None or text.lower() in ("0", "n/a", "none"):
         return None
     return text
@@ -157,15 +112,15 @@ def parse_website(value: Any) -> str | None:
 
 def parse_institution(row: Mapping[str, Any], score: Any = None) -> ParsedBank:
     """One FDIC institution record (the inner `data` object) -> a Bank (docs/banks.md)."""
-    regagnt = (_text(row.get("REGAGNT")) or "").upper()
-    bkclass = _text(row.get("BKCLASS"))
-    state = _text(row.get("STALP"))
-    clcode = _int(row.get("CLCODE"))
+    regagnt = (source_text(row.get("REGAGNT")) or "").upper()
+    bkclass = source_text(row.get("BKCLASS"))
+    state = source_text(row.get("STALP"))
+    clcode = source_int(row.get("CLCODE"))
     return ParsedBank(
-        name=_text(row.get("NAME")),
-        fdic_certificate=_int(row.get("CERT")),
-        active=_int(row.get("ACTIVE")) == 1,
-        city=_text(row.get("CITY")),
+        name=source_text(row.get("NAME")),
+        fdic_certificate=source_int(row.get("CERT")),
+        active=source_int(row.get("ACTIVE")) == 1,
+        city=source_text(row.get("CITY")),
         state=state.upper() if state and len(state) == 2 else None,
         regulator=_REGULATORS.get(regagnt),
         charter_class=bkclass.upper() if bkclass else None,
@@ -182,7 +137,7 @@ def parse_institution(row: Mapping[str, Any], score: Any = None) -> ParsedBank:
 def parse_body(body: Any) -> InstitutionsPage:
     """A decoded 200 answer -> InstitutionsPage (credit unions removed)."""
     if not isinstance(body, Mapping) or not isinstance(body.get("data"), list):
-        raise _unavailable("FDIC answered without a result list.")
+        raise FDIC.unavailable("FDIC answered without a result list.")
     parsed: list[ParsedBank] = []
     for item in body["data"]:
         if not isinstance(item, Mapping):
@@ -192,25 +147,13 @@ def parse_body(body: Any) -> InstitutionsPage:
             parsed.append(parse_institution(row, item.get("score")))
     banks = [b for b in parsed if not b.credit_union]
     meta = body.get("meta")
-    total = _int(meta.get("total")) if isinstance(meta, Mapping) else None
+    total = source_int(meta.get("total")) if isinstance(meta, Mapping) else None
     if total is None:
         totals = body.get("totals")
-        total = _int(totals.get("count")) if isinstance(totals, Mapping) else None
+        total = source_int(totals.get("count")) if isinstance(totals, Mapping) else None
     # Credit unions FDIC counted are not ours to count; never report fewer than kept.
     total = max((total or 0) - (len(parsed) - len(banks)), len(banks))
     return InstitutionsPage(total=total, banks=banks)
-
-
-def base_url_from(settings: Mapping[str, str]) -> str:
-    s = BASE_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
-    return url.strip().rstrip("/") or DEFAULT_BASE_URL
-
-
-def api_key_from(settings: Mapping[str, str]) -> str | None:
-    s = API_KEY_SETTING
-    key = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var)
-    return key.strip() or None if key else None
 
 
 def search_text(name: str) -> str:
@@ -233,16 +176,6 @@ def rank(banks: list[ParsedBank], name: str) -> list[ParsedBank]:
     )
 
 
-_NOT_JSON = object()
-
-
-def _decode(response: httpx.Response) -> Any:
-    try:
-        return msgspec.json.decode(response.content)
-    except msgspec.DecodeError:
-        return _NOT_JSON
-
-
 def query_params(*, name: str | None, certificate: int | None, limit: int, api_key: str | None) -> dict[str, str]:
     params: dict[str, str] = {}
     if certificate is not None:
@@ -260,39 +193,11 @@ def query_params(*, name: str | None, certificate: int | None, limit: int, api_k
 
 
 async def fetch_institutions(
-    http: httpx.AsyncClient,
-    base_url: str,
-    *,
-    name: str | None = None,
-    certificate: int | None = None,
-    limit: int = 5,
-    api_key: str | None = None,
+    ctx: ToolContext, *, name: str | None = None, certificate: int | None = None, limit: int = 5
 ) -> InstitutionsPage:
     """GET {base}/institutions by certificate (filters=CERT:n) or name (search=NAME:...)."""
-    url = base_url.rstrip("/") + INSTITUTIONS_PATH
-    params = query_params(name=name, certificate=certificate, limit=limit, api_key=api_key)
-    try:
-        response = await http.get(url, params=params, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("FDIC did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("FDIC could not be reached.", reason=type(exc).__name__) from exc
-
-    status = response.status_code
-    if status == 429:
-        details: dict[str, Any] = {"upstream_status": 429}
-        retry_after = response.headers.get("retry-after")
-        if retry_after and retry_after.strip().isdigit():
-            details["retry_after"] = int(retry_after.strip())
-        raise ToolError("rate_limited", "FDIC is limiting requests; try again later.", status=503, details=details)
-    if status in (401, 403):
-        raise ToolError("provider_auth", "FDIC refused the request's credentials.", status=503, details={"upstream_status": status})
-    if status != 200:
-        raise _unavailable(f"FDIC answered HTTP {status}.", upstream_status=status)
-    body = _decode(response)
-    if body is _NOT_JSON:
-        raise _unavailable("FDIC answered with something other than JSON.", upstream_status=status)
-    page = parse_body(body)
+    params = query_params(name=name, certificate=certificate, limit=limit, api_key=FDIC.api_key(ctx))
+    page = parse_body(await FDIC.get_json(ctx, INSTITUTIONS_PATH, params=params))
     if certificate is not None:
         # Exact match only: a mirror that ignored the filter must not pass off other banks.
         banks = [b for b in page.banks if b.fdic_certificate == certificate]

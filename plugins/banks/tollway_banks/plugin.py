@@ -10,7 +10,7 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
-from .fdic import API_KEY_SETTING, BASE_URL_SETTING
+from .fdic import FDIC
 from .tool import COMPANY_BANK_PROFILE
 
 
@@ -21,5 +21,5 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(BASE_URL_SETTING)
-    register(API_KEY_SETTING)
+    for setting in FDIC.settings:
+        register(setting)

@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import fdic
@@ -62,16 +61,9 @@ class BankProfileResult(msgspec.Struct):
     banks: list[Bank]
 
 
-class BankEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # latest reported_on among the banks returned; null when none
-
-
 class BankProfileAnswer(msgspec.Struct):
     result: BankProfileResult
-    evidence: BankEvidence
+    evidence: Evidence  # as_of: the latest reported_on among the banks returned; null when none
 
 
 def check(value: BankProfileInput) -> None:
@@ -105,23 +97,13 @@ def _bank(p: fdic.ParsedBank) -> Bank:
 
 async def run(value: BankProfileInput, ctx: ToolContext) -> BankProfileAnswer:
     page = await fdic.fetch_institutions(
-        ctx.http,
-        fdic.base_url_from(ctx.settings),
-        name=value.name if value.fdic_certificate is None else None,
-        certificate=value.fdic_certificate,
-        limit=value.limit,
-        api_key=fdic.api_key_from(ctx.settings),
+        ctx, name=value.name if value.fdic_certificate is None else None, certificate=value.fdic_certificate, limit=value.limit
     )
     banks = [_bank(b) for b in page.banks[: value.limit]]
     dates = [b.reported_on for b in banks if b.reported_on]
     return BankProfileAnswer(
         result=BankProfileResult(total=page.total, banks=banks),
-        evidence=BankEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=iso(now_ms()),
-            as_of=max(dates) if dates else None,
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=max(dates) if dates else None),
     )
 
 

@@ -87,11 +87,6 @@ def failing(exc: Callable[[httpx.Request], Exception]) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(pubchem.BASE_URL_SETTING.env_var, raising=False)
-
-
 def value(**fields: object) -> CompoundResolveInput:
     return msgspec.convert(fields, CompoundResolveInput, strict=True)
 
@@ -187,10 +182,10 @@ async def test_base_url_setting_and_environment() -> None:
     assert len(seen) == 2
 
 
-async def test_base_url_falls_back_to_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_CHEMISTRY_PUBCHEM_API_URL", "http://mirror.test")
+async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_chemistry"}, env={"TOLLWAY_CHEMISTRY_PUBCHEM_API_URL": "http://mirror.test"})
     http, seen = replay(("http://mirror.test/compound/name/cids/JSON", {"name": "zz"}, 404, NOT_FOUND))
-    await call(http, value(name="zz"))
+    await call(http, value(name="zz"), **kernel.family_settings("chemistry"))
     assert len(seen) == 1
 
 
@@ -215,6 +210,8 @@ def test_new_smiles_property_names_are_read() -> None:
         (504, b'{"Fault":{"Code":"PUGREST.Timeout","Message":"Request timed out"}}', "provider_unavailable", 503),
         (500, b'{"Fault":{"Code":"PUGREST.ServerError","Message":"Some problem on the server side"}}', "provider_unavailable", 503),
         (404, b"<html>Not Found</html>", "provider_unavailable", 503),
+        (401, b"Unauthorized", "provider_auth", 503),
+        (403, b"Forbidden", "provider_auth", 503),
         (400, b'{"Fault":{"Code":"PUGREST.BadRequest","Message":"Unable to standardize the given structure"}}', "invalid_input", 400),
         (200, b"<html>maintenance</html>", "provider_unavailable", 503),
         (200, b'{"InformationList": {}}', "provider_unavailable", 503),

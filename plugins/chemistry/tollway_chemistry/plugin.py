@@ -7,7 +7,7 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
-from .pubchem import BASE_URL_SETTING
+from .pubchem import PUBCHEM
 from .tool import COMPOUND_RESOLVE
 
 
@@ -18,4 +18,5 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(BASE_URL_SETTING)
+    for setting in PUBCHEM.settings:
+        register(setting)

@@ -1,9 +1,9 @@
 """PubChem PUG REST client: identifier -> CIDs, then CIDs -> identity properties.
 
-Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`), so tests
-replay recorded answers through a transport. Every upstream failure becomes a
-`ToolError` (the call is not charged). PubChem's "no CID found" fault is not a
-failure: it is an empty answer.
+Requests go through `PUBCHEM` (a `tollway.Upstream`: the kernel's `ctx.http`, the
+`pubchem_api_url` setting, one mapping of upstream failures to `ToolError`s, so the
+call is not charged); tests replay recorded answers through a transport. PubChem's
+"no CID found" fault is not a failure: it is an empty answer.
 
 Requests (PUG REST, https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest):
 
@@ -18,24 +18,15 @@ Requests (PUG REST, https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest):
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-import msgspec
-
-from tollway import iso, now_ms
-from tollway import Setting
-from tollway import ToolError
+from tollway import Reply, ToolContext, ToolError, Upstream
 
 SOURCE = "PubChem"
-DEFAULT_BASE_URL = "https://pubchem.ncbi.nlm.nih.gov/rest/pug"
-BASE_URL_SETTING = Setting(
-    family="chemistry",
-    name="pubchem_api_url",
-    default=DEFAULT_BASE_URL,
+PUBCHEM = Upstream(
+    family="chemistry", name="pubchem", label="PubChem", default_base_url="https://pubchem.ncbi.nlm.nih.gov/rest/pug",
     description="Base URL of PubChem PUG REST (or a mirror / local replay server serving the same paths).",
 )
 # The public compound page; not derived from the API setting (a mirror serves the API only).
@@ -45,7 +36,6 @@ PROPERTIES = ("MolecularFormula", "IUPACName", "InChIKey", "IsomericSMILES")
 # SMILES and `ConnectivitySMILES` the former canonical one. The legacy request name
 # `IsomericSMILES` is still accepted; either answer key is read, full SMILES first.
 SMILES_KEYS = ("SMILES", "IsomericSMILES", "CanonicalSMILES", "ConnectivitySMILES")
-REQUEST_TIMEOUT_S = 15.0
 NAMESPACES = ("name", "inchikey", "smiles")
 
 
@@ -71,31 +61,6 @@ class Resolution:
     calls: list[str] = field(default_factory=list)
 
 
-def _now() -> str:
-    return iso(now_ms())
-
-
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
-def base_url_from(settings: Mapping[str, str]) -> str:
-    """The configured base URL (setting name, then variable name, then environment)."""
-    s = BASE_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
-    return url.strip().rstrip("/") or DEFAULT_BASE_URL
-
-
-_NOT_JSON = object()
-
-
-def _decode(response: httpx.Response) -> Any:
-    try:
-        return msgspec.json.decode(response.content)
-    except msgspec.DecodeError:
-        return _NOT_JSON
-
-
 def _fault_code(body: Any) -> str | None:
     """PUG REST errors: `{"Fault": {"Code": "PUGREST.NotFound", "Message": ..}}`."""
     if isinstance(body, Mapping):
@@ -112,32 +77,27 @@ def _text(value: Any) -> str | None:
     return None
 
 
-async def _post(http: httpx.AsyncClient, url: str, form: dict[str, str], calls: list[str]) -> httpx.Response:
-    try:
-        response = await http.post(url, data=form, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("PubChem did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("PubChem could not be reached.", reason=type(exc).__name__) from exc
-    calls.append(_now())
-    return response
-
-
-def _raise_for(response: httpx.Response, body: Any) -> None:
-    """Map a non-200 answer (other than the not-found fault) to the tool failure codes (docs/api.md)."""
-    status = response.status_code
-    code = _fault_code(body)
-    if status == 429 or (status == 503 and code == "PUGREST.ServerBusy"):
-        details: dict[str, Any] = {"upstream_status": status}
-        retry_after = response.headers.get("retry-after")
-        if retry_after and retry_after.strip().isdigit():
-            details["retry_after"] = int(retry_after.strip())
-        raise ToolError("rate_limited", "PubChem is limiting requests; try again later.", status=503, details=details)
-    if status == 400 and code == "PUGREST.BadRequest":
+def _failure(reply: Reply) -> ToolError:
+    """A non-2xx answer (other than the not-found fault) as a tool failure (docs/api.md):
+    PubChem's own faults first, then the shared mapping with PubChem's fault code added."""
+    code = _fault_code(reply.body)
+    if reply.status == 503 and code == "PUGREST.ServerBusy":
+        return PUBCHEM.rate_limited(reply)
+    if reply.status == 400 and code == "PUGREST.BadRequest":
         # e.g. a SMILES PubChem cannot parse: the caller's input, not an outage.
-        raise ToolError("invalid_input", "PubChem could not read the identifier given.", status=400,
-                        details={"upstream_status": 400, "upstream_code": code})
-    raise _unavailable(f"PubChem answered HTTP {status}.", upstream_status=status, **({"upstream_code": code} if code else {}))
+        return ToolError("invalid_input", "PubChem could not read the identifier given.", status=400,
+                         details={"upstream_status": 400, "upstream_code": code})
+    return PUBCHEM.refusal(reply, **({"upstream_code": code} if code else {}))
+
+
+async def _post(ctx: ToolContext, path: str, form: dict[str, str], calls: list[str]) -> Any:
+    """POST a form; the JSON answer, or None for PubChem's "No CID found" fault."""
+    reply = await PUBCHEM.send(ctx, path, method="POST", data=form, calls=calls)
+    if reply.status == 404 and _fault_code(reply.body) == "PUGREST.NotFound":
+        return None
+    if not reply.ok:
+        raise _failure(reply)
+    return PUBCHEM.json_of(reply)
 
 
 def parse_cids(body: Any) -> list[int]:
@@ -147,10 +107,10 @@ def parse_cids(body: Any) -> list[int]:
     structure searches; it is dropped.
     """
     if not isinstance(body, Mapping) or not isinstance(body.get("IdentifierList"), Mapping):
-        raise _unavailable("PubChem answered without an identifier list.")
+        raise PUBCHEM.unavailable("PubChem answered without an identifier list.")
     raw = body["IdentifierList"].get("CID")
     if not isinstance(raw, list):
-        raise _unavailable("PubChem answered without a CID list.")
+        raise PUBCHEM.unavailable("PubChem answered without a CID list.")
     seen: set[int] = set()
     cids: list[int] = []
     for cid in raw:
@@ -165,7 +125,7 @@ def parse_properties(body: Any) -> dict[int, Compound]:
     table = body.get("PropertyTable") if isinstance(body, Mapping) else None
     rows = table.get("Properties") if isinstance(table, Mapping) else None
     if not isinstance(rows, list):
-        raise _unavailable("PubChem answered without a property table.")
+        raise PUBCHEM.unavailable("PubChem answered without a property table.")
     out: dict[int, Compound] = {}
     for row in rows:
         if not isinstance(row, Mapping):
@@ -184,34 +144,20 @@ def parse_properties(body: Any) -> dict[int, Compound]:
     return out
 
 
-async def resolve(http: httpx.AsyncClient, base_url: str, namespace: str, identifier: str, limit: int) -> Resolution:
+async def resolve(ctx: ToolContext, namespace: str, identifier: str, limit: int) -> Resolution:
     """Identifier -> every matching CID, then the identity of the first `limit` of them."""
     if namespace not in NAMESPACES:
         raise ValueError(namespace)
-    base = base_url.rstrip("/")
     result = Resolution()
-
-    response = await _post(http, f"{base}/compound/{namespace}/cids/JSON", {namespace: identifier}, result.calls)
-    body = _decode(response)
-    if response.status_code == 404 and _fault_code(body) == "PUGREST.NotFound":
+    body = await _post(ctx, f"/compound/{namespace}/cids/JSON", {namespace: identifier}, result.calls)
+    if body is None:
         return result  # PubChem's "No CID found": an empty, completed answer
-    if response.status_code != 200:
-        _raise_for(response, body)
-    if body is _NOT_JSON:
-        raise _unavailable("PubChem answered with something other than JSON.")
     result.cids = parse_cids(body)
     wanted = result.cids[:limit]
     if not wanted:
         return result
-
-    url = f"{base}/compound/cid/property/{','.join(PROPERTIES)}/JSON"
-    response = await _post(http, url, {"cid": ",".join(str(c) for c in wanted)}, result.calls)
-    body = _decode(response)
-    if response.status_code != 200:
-        _raise_for(response, body)
-    if body is _NOT_JSON:
-        raise _unavailable("PubChem answered with something other than JSON.")
-    by_cid = parse_properties(body)
+    path = f"/compound/cid/property/{','.join(PROPERTIES)}/JSON"
+    by_cid = parse_properties(await _post(ctx, path, {"cid": ",".join(str(c) for c in wanted)}, result.calls) or {})
     # Source order is the CID order of the first answer; a CID PubChem sent no
     # properties for is left out rather than invented.
     result.compounds = [by_cid[c] for c in wanted if c in by_cid]

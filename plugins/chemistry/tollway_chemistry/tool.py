@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import pubchem
@@ -77,21 +76,11 @@ class CompoundResult(msgspec.Struct):
     ambiguous: bool  # PubChem matched more than one compound, whatever `limit` returned
 
 
-class UpstreamCall(msgspec.Struct):
-    retrieved_at: str
-
-
-class CompoundEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # PubChem gives no date for a compound record: always null
-    calls: list[UpstreamCall]  # one per PubChem request, in order
-
-
 class CompoundAnswer(msgspec.Struct):
     result: CompoundResult
-    evidence: CompoundEvidence
+    # as_of is always null (PubChem gives no date for a compound record); calls: one
+    # per PubChem request, in order.
+    evidence: Evidence
 
 
 def _given(value: CompoundResolveInput) -> list[str]:
@@ -131,7 +120,7 @@ def _query(value: CompoundResolveInput) -> tuple[str, str]:
 
 async def run(value: CompoundResolveInput, ctx: ToolContext) -> CompoundAnswer:
     namespace, identifier = _query(value)
-    found = await pubchem.resolve(ctx.http, pubchem.base_url_from(ctx.settings), namespace, identifier, value.limit)
+    found = await pubchem.resolve(ctx, namespace, identifier, value.limit)
     return CompoundAnswer(
         result=CompoundResult(
             matches=[
@@ -147,13 +136,7 @@ async def run(value: CompoundResolveInput, ctx: ToolContext) -> CompoundAnswer:
             ],
             ambiguous=len(found.cids) > 1,
         ),
-        evidence=CompoundEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=iso(now_ms()),
-            as_of=None,
-            calls=[UpstreamCall(retrieved_at=t) for t in found.calls],
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=None, calls=found.calls),
     )
 
 

@@ -34,11 +34,6 @@ RECORDED = FIXTURES / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nof
 URL = "https://www.fema.gov/api/open/v2/DisasterDeclarationsSummaries"
 
 
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(openfema.BASE_URL_SETTING.env_var, raising=False)
-
-
 def recorded() -> dict:
     return json.loads(RECORDED.read_bytes())
 
@@ -128,10 +123,11 @@ async def test_a_kind_that_does_not_match_and_an_unknown_county_are_total_zero()
         assert answer.evidence.as_of is None
 
 
-async def test_pages_with_skip_until_a_short_page(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_pages_with_skip_until_a_short_page() -> None:
     http, seen = replay_state()
     async with http:
-        rows = await openfema.fetch_state_rows(http, openfema.DEFAULT_BASE_URL, "TX", page_size=5)
+        ctx = ToolContext(request_id="req_test", agent_id=None, http=http, settings={})
+        rows = await openfema.fetch_state_rows(ctx, "TX", page_size=5)
     assert len(rows) == 17
     assert [(r.url.params["$skip"], r.url.params["$top"]) for r in seen] == [("0", "5"), ("5", "5"), ("10", "5"), ("15", "5")]
 
@@ -168,10 +164,10 @@ async def test_base_url_setting_points_at_a_mirror() -> None:
     assert len(seen) == 1
 
 
-async def test_base_url_falls_back_to_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_DISASTERS_OPENFEMA_API_URL", "http://env.test/open")
+async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_disasters"}, env={"TOLLWAY_DISASTERS_OPENFEMA_API_URL": "http://env.test/open"})
     http, seen = replay_state(expect_url="http://env.test/open/v2/DisasterDeclarationsSummaries")
-    await call(http)
+    await call(http, **kernel.family_settings("disasters"))
     assert len(seen) == 1
 
 
@@ -200,6 +196,13 @@ async def test_429_is_rate_limited() -> None:
     with pytest.raises(ToolError) as info:
         await call(answering(429, b"slow down", {"retry-after": "7"}))
     assert (info.value.code, info.value.status, info.value.details["retry_after"]) == ("rate_limited", 503, 7)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_refused_credentials_are_provider_auth(status: int) -> None:
+    with pytest.raises(ToolError) as info:
+        await call(answering(status, b'{"error":"forbidden"}'))
+    assert (info.value.code, info.value.status, info.value.details["upstream_status"]) == ("provider_auth", 503, status)
 
 
 # --- input rules ------------------------------------------------------------------------

@@ -1,39 +1,30 @@
 """OpenFEMA client: the DisasterDeclarationsSummaries v2 rows of one state, paged.
 
-Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`), so tests
-replay recorded rows through a transport. Every upstream failure becomes a
-`ToolError` (the call is not charged).
+Requests go through `OPENFEMA` (a `tollway.Upstream`: the kernel's `ctx.http`, the
+`openfema_api_url` setting, one mapping of upstream failures to `ToolError`s, so the
+call is not charged); tests replay recorded rows through a transport.
 
 OpenFEMA answers one row per declaration x designated area (county, parish,
 borough, tribal area, "Statewide", ...); `summarize` turns rows into declarations.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-import msgspec
+from tollway import ToolContext, Upstream, source_text
 
-from tollway import Setting
-from tollway import ToolError
-
-DEFAULT_BASE_URL = "https://www.fema.gov/api/open"
-BASE_URL_SETTING = Setting(
-    family="disasters",
-    name="openfema_api_url",
-    default=DEFAULT_BASE_URL,
-    description="Base URL of the OpenFEMA API (or a mirror serving the same /v2/... paths).",
+OPENFEMA = Upstream(
+    family="disasters", name="openfema", label="OpenFEMA", default_base_url="https://www.fema.gov/api/open",
+    description="Base URL of the OpenFEMA API (or a mirror serving the same /v2/... paths).", timeout_s=20.0,
 )
 SUMMARIES_PATH = "/v2/DisasterDeclarationsSummaries"
 ENTITY = "DisasterDeclarationsSummaries"
 PAGE_SIZE = 10_000  # OpenFEMA's most rows per request
 MAX_PAGES = 10  # 100,000 rows: far above any state's history (the whole dataset is ~70,000 rows)
-REQUEST_TIMEOUT_S = 20.0
 SELECT = (
     "disasterNumber,femaDeclarationString,state,declarationType,declarationDate,incidentType,"
     "declarationTitle,designatedArea,incidentBeginDate,incidentEndDate,lastRefresh"
@@ -94,16 +85,6 @@ def day(value: Any) -> str | None:
     return m.group(1) if m else None
 
 
-def _text(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        return None
-    return value.strip() or None
-
-
 @dataclass
 class Declaration:
     disaster_number: int
@@ -141,15 +122,15 @@ def summarize(rows: list[Mapping[str, Any]]) -> Summary:
         if d is None:
             d = by_number[number] = Declaration(
                 disaster_number=number,
-                fema_declaration_string=_text(row.get("femaDeclarationString")),
-                declaration_type=_text(row.get("declarationType")),
+                fema_declaration_string=source_text(row.get("femaDeclarationString")),
+                declaration_type=source_text(row.get("declarationType")),
                 declared_on=day(row.get("declarationDate")),
-                incident_type=_text(row.get("incidentType")),
-                title=_text(row.get("declarationTitle")),
+                incident_type=source_text(row.get("incidentType")),
+                title=source_text(row.get("declarationTitle")),
                 incident_began_on=day(row.get("incidentBeginDate")),
                 incident_ended_on=day(row.get("incidentEndDate")),
             )
-        area = _text(row.get("designatedArea"))
+        area = source_text(row.get("designatedArea"))
         if area and area not in d.designated_areas:
             d.designated_areas.append(area)
         r = day(row.get("lastRefresh"))
@@ -172,24 +153,14 @@ def summarize(rows: list[Mapping[str, Any]]) -> Summary:
     )
 
 
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
 def parse_page(body: Any) -> list[Mapping[str, Any]]:
     """One decoded OpenFEMA answer -> its rows; unreadable -> provider_unavailable."""
     if not isinstance(body, Mapping):
-        raise _unavailable("OpenFEMA answered with an unexpected document.")
+        raise OPENFEMA.unavailable("OpenFEMA answered with an unexpected document.")
     rows = body.get(ENTITY)
     if not isinstance(rows, list):
-        raise _unavailable("OpenFEMA answered without declaration rows.")
+        raise OPENFEMA.unavailable("OpenFEMA answered without declaration rows.")
     return [r for r in rows if isinstance(r, Mapping)]
-
-
-def base_url_from(settings: Mapping[str, str]) -> str:
-    s = BASE_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
-    return url.strip().rstrip("/") or DEFAULT_BASE_URL
 
 
 def query_params(state: str, skip: int, top: int) -> dict[str, str]:
@@ -202,38 +173,13 @@ def query_params(state: str, skip: int, top: int) -> dict[str, str]:
     }
 
 
-async def _get_page(http: httpx.AsyncClient, url: str, params: dict[str, str]) -> list[Mapping[str, Any]]:
-    try:
-        response = await http.get(url, params=params, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("OpenFEMA did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("OpenFEMA could not be reached.", reason=type(exc).__name__) from exc
-    status = response.status_code
-    if status == 429:
-        details: dict[str, Any] = {"upstream_status": 429}
-        retry_after = response.headers.get("retry-after", "").strip()
-        if retry_after.isdigit():
-            details["retry_after"] = int(retry_after)
-        raise ToolError("rate_limited", "OpenFEMA is limiting requests; try again later.", status=503, details=details)
-    if status != 200:
-        raise _unavailable(f"OpenFEMA answered HTTP {status}.", upstream_status=status)
-    try:
-        body = msgspec.json.decode(response.content)
-    except msgspec.DecodeError as exc:
-        raise _unavailable("OpenFEMA answered with something other than JSON.", upstream_status=status) from exc
-    return parse_page(body)
-
-
-async def fetch_state_rows(
-    http: httpx.AsyncClient, base_url: str, state: str, *, page_size: int = PAGE_SIZE
-) -> list[Mapping[str, Any]]:
+async def fetch_state_rows(ctx: ToolContext, state: str, *, page_size: int = PAGE_SIZE) -> list[Mapping[str, Any]]:
     """Every row OpenFEMA holds for `state`, newest declaration first, paging with $skip."""
-    url = base_url.rstrip("/") + SUMMARIES_PATH
     rows: list[Mapping[str, Any]] = []
     for page in range(MAX_PAGES):
-        got = await _get_page(http, url, query_params(state, page * page_size, page_size))
+        body = await OPENFEMA.get_json(ctx, SUMMARIES_PATH, params=query_params(state, page * page_size, page_size))
+        got = parse_page(body)
         rows.extend(got)
         if len(got) < page_size:
             return rows
-    raise _unavailable("OpenFEMA sent more rows than expected for one state.", rows=len(rows))
+    raise OPENFEMA.unavailable("OpenFEMA sent more rows than expected for one state.", rows=len(rows))

@@ -10,7 +10,7 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
-from .openfema import BASE_URL_SETTING
+from .openfema import OPENFEMA
 from .tool import PLACE_DISASTERS
 
 
@@ -21,4 +21,5 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(BASE_URL_SETTING)
+    for setting in OPENFEMA.settings:
+        register(setting)

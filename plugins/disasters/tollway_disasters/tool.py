@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import openfema
@@ -73,16 +72,9 @@ class PlaceDisastersResult(msgspec.Struct):
     declarations: list[DisasterDeclaration]  # latest first, at most `limit`
 
 
-class DisastersEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # latest `lastRefresh` day among the rows used; null when none
-
-
 class PlaceDisastersAnswer(msgspec.Struct):
     result: PlaceDisastersResult
-    evidence: DisastersEvidence
+    evidence: Evidence  # as_of: the latest `lastRefresh` day among the rows used; null when none
 
 
 def check(value: PlaceDisastersInput) -> None:
@@ -113,7 +105,7 @@ def _declaration(d: openfema.Declaration) -> DisasterDeclaration:
 
 async def run(value: PlaceDisastersInput, ctx: ToolContext) -> PlaceDisastersAnswer:
     state = value.state.upper()
-    rows = await openfema.fetch_state_rows(ctx.http, openfema.base_url_from(ctx.settings), state)
+    rows = await openfema.fetch_state_rows(ctx, state)
     county = value.county.strip() if value.county is not None else None
     if county is not None:
         wanted = openfema.split_query(county)
@@ -128,9 +120,7 @@ async def run(value: PlaceDisastersInput, ctx: ToolContext) -> PlaceDisastersAns
             by_declaration_type=summary.by_declaration_type,
             declarations=[_declaration(d) for d in summary.declarations[: value.limit]],
         ),
-        evidence=DisastersEvidence(
-            source=SOURCE, source_kind=SOURCE_KIND, retrieved_at=iso(now_ms()), as_of=summary.last_refresh
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=summary.last_refresh),
     )
 
 

@@ -97,12 +97,6 @@ def failing(exc: Callable[[httpx.Request], Exception]) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
-@pytest.fixture(autouse=True)
-def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(openfda.BASE_URL_SETTING.env_var, raising=False)
-    monkeypatch.delenv(openfda.API_KEY_SETTING.env_var, raising=False)
-
-
 def value(**fields: object) -> DrugAdverseEventsInput:
     return msgspec.convert({"drug_name": "pembrolizumab", "limit": 1, **fields}, DrugAdverseEventsInput, strict=True)
 
@@ -158,10 +152,11 @@ async def test_base_url_and_api_key_settings() -> None:
     assert answer.result.reactions
 
 
-async def test_env_var_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_DRUGS_OPENFDA_API_URL", "http://env.local")
-    http, _ = replay(PEMBRO.read_bytes(), expect_url="http://env.local/drug/event.json")
-    assert (await call(http)).result.reactions
+async def test_env_vars_reach_the_tool_through_the_kernel(kernel_factory) -> None:
+    env = {"TOLLWAY_DRUGS_OPENFDA_API_URL": "http://env.local", "TOLLWAY_DRUGS_OPENFDA_API_KEY": " k2 "}
+    kernel = await kernel_factory(installed={"tollway_drugs"}, env=env)
+    http, _ = replay(PEMBRO.read_bytes(), expect_url="http://env.local/drug/event.json", expect_query={**query(), "api_key": "k2"})
+    assert (await call(http, **kernel.family_settings("drugs"))).result.reactions
 
 
 # --- no match and failures ------------------------------------------------------------
@@ -214,6 +209,13 @@ async def test_429_is_rate_limited() -> None:
         await call(http)
     assert (info.value.code, info.value.status) == ("rate_limited", 503)
     assert info.value.details["retry_after"] == 5
+
+
+async def test_over_rate_limit_fault_is_rate_limited_whatever_the_status() -> None:
+    http, _ = replay(b'{"error":{"code":"OVER_RATE_LIMIT","message":"limit"}}', status=403)
+    with pytest.raises(ToolError) as info:
+        await call(http)
+    assert (info.value.code, info.value.details) == ("rate_limited", {"upstream_status": 403})
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import openfda
@@ -50,16 +49,9 @@ class DrugAdverseEventsResult(msgspec.Struct):
     reactions: list[DrugReaction]  # most reported first; empty when no reports
 
 
-class DrugEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # openFDA's meta.last_updated; null when openFDA found nothing
-
-
 class DrugAdverseEventsAnswer(msgspec.Struct):
     result: DrugAdverseEventsResult
-    evidence: DrugEvidence
+    evidence: Evidence  # as_of: openFDA's meta.last_updated; null when openFDA found nothing
 
 
 def check(value: DrugAdverseEventsInput) -> None:
@@ -71,24 +63,13 @@ def check(value: DrugAdverseEventsInput) -> None:
 
 
 async def run(value: DrugAdverseEventsInput, ctx: ToolContext) -> DrugAdverseEventsAnswer:
-    counts = await openfda.fetch_reaction_counts(
-        ctx.http,
-        openfda.base_url_from(ctx.settings),
-        value.drug_name,
-        value.limit,
-        openfda.api_key_from(ctx.settings),
-    )
+    counts = await openfda.fetch_reaction_counts(ctx, value.drug_name, value.limit)
     return DrugAdverseEventsAnswer(
         result=DrugAdverseEventsResult(
             drug_name=" ".join(value.drug_name.split()),
             reactions=[DrugReaction(reaction=r.reaction, reports=r.reports) for r in counts.reactions[: value.limit]],
         ),
-        evidence=DrugEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=iso(now_ms()),
-            as_of=counts.last_updated,
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=counts.last_updated),
     )
 
 

@@ -43,7 +43,3 @@ def loaded_store(tmp_path_factory: pytest.TempPathFactory, ofac_folder: Path) ->
     assert results == {spec.name: None for spec in lists.LISTS}
     return store
 
-
-@pytest.fixture(autouse=True)
-def _no_env_lists_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(lists.LISTS_URL_SETTING.env_var, raising=False)

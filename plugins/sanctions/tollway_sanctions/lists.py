@@ -13,7 +13,6 @@ import asyncio
 import datetime as _dt
 import email.utils
 import json
-import os
 import shutil
 import time
 import urllib.parse
@@ -25,16 +24,16 @@ from typing import Any
 
 import httpx
 
-from tollway import Setting
+from tollway import Upstream
 
 from . import matching
 from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
 
-DEFAULT_LISTS_URL = "https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports"
-LISTS_URL_SETTING = Setting(
-    family="sanctions",
-    name="lists_url",
-    default=DEFAULT_LISTS_URL,
+# Where the list files come from: only its setting is used (the files are streamed
+# to disk by `ListStore.refresh`, and a file:// folder is read in place).
+OFAC_EXPORTS = Upstream(
+    family="sanctions", name="lists", label="OFAC", url_setting="lists_url",
+    default_base_url="https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports",
     description="Base URL of OFAC's list files (each fetched as <URL>/<FILE>); a file:// folder works too.",
 )
 MAX_AGE_S = 72 * 3600  # a list older than this is stale (docs/sanctions.md)
@@ -80,10 +79,8 @@ class Hit:
 
 
 def lists_url_from(settings: Mapping[str, str] | None) -> str:
-    s = LISTS_URL_SETTING
-    settings = settings or {}
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_LISTS_URL
-    return url.strip().rstrip("/") or DEFAULT_LISTS_URL
+    """The configured `lists_url` (TOLLWAY_SANCTIONS_LISTS_URL) without a trailing slash."""
+    return OFAC_EXPORTS.base_url(settings or {})
 
 
 def _iso(ts: float) -> str:
@@ -333,8 +330,8 @@ async def refresh(
 ) -> dict[str, str | None]:
     """`tollway data refresh sanctions`: download every list now into `<home>/sanctions/`.
 
-    `settings` is the plugin's settings (`lists_url`) or the environment
-    (`TOLLWAY_SANCTIONS_LISTS_URL`); `progress(file, done, total)` is called as
+    `settings` is the plugin's settings (`lists_url`, from TOLLWAY_SANCTIONS_LISTS_URL;
+    OFAC's own URL when None or unset); `progress(file, done, total)` is called as
     bytes arrive. Returns list name -> None when loaded, else the reason it failed.
     """
     return await store_for(home).refresh(lists_url_from(settings), http=http, progress=progress, force=True)

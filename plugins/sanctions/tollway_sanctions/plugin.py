@@ -35,7 +35,8 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(lists.LISTS_URL_SETTING)
+    for setting in lists.OFAC_EXPORTS.settings:
+        register(setting)
 
 
 async def refresh_task(services: Services) -> None:

@@ -106,11 +106,6 @@ def failing(exc: Callable[[httpx.Request], Exception]) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(clinvar.BASE_URL_SETTING.env_var, raising=False)
-
-
 def value(**fields: object) -> VariantInput:
     return msgspec.convert(fields, VariantInput, strict=True)
 
@@ -209,13 +204,13 @@ async def test_unknown_vcv_is_empty() -> None:
     assert answer.result.variants == []
 
 
-async def test_base_url_setting_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_base_url_setting_and_environment(kernel_factory) -> None:
     http, seen = replay(("http://127.0.0.1:8099/eutils/efetch.fcgi", efetch_query(2), 200, recorded("VCV000000002")))
     await call(http, value(vcv="VCV000000002"), eutils_api_url="http://127.0.0.1:8099/eutils/")
     assert len(seen) == 1
-    monkeypatch.setenv("TOLLWAY_VARIANTS_EUTILS_API_URL", "http://mirror.test")
+    kernel = await kernel_factory(installed={"tollway_variants"}, env={"TOLLWAY_VARIANTS_EUTILS_API_URL": "http://mirror.test"})
     http, seen = replay(("http://mirror.test/efetch.fcgi", efetch_query(2), 200, recorded("VCV000000002")))
-    await call(http, value(vcv="VCV000000002"))
+    await call(http, value(vcv="VCV000000002"), **kernel.family_settings("variants"))
     assert len(seen) == 1
 
 
@@ -245,6 +240,8 @@ def test_valid_date(raw: str | None, expected: str | None) -> None:
         (500, b"<html>Internal Server Error</html>", "provider_unavailable"),
         (502, b"", "provider_unavailable"),
         (400, b"<eFetchResult><ERROR>Invalid parameters</ERROR></eFetchResult>", "provider_unavailable"),
+        (401, b"", "provider_auth"),
+        (403, b"<html>Forbidden</html>", "provider_auth"),
         (200, b"<html>maintenance", "provider_unavailable"),
     ],
 )

@@ -1,7 +1,8 @@
 """ClinVar through NCBI E-utilities: find variation IDs, fetch VCV XML, parse it.
 
-Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`). Every
-upstream failure becomes a `ToolError` (the call is not charged).
+Requests go through `EUTILS` (a `tollway.Upstream`: the kernel's `ctx.http`, the
+`eutils_api_url` setting, one mapping of upstream failures to `ToolError`s, so the
+call is not charged).
 
 Requests (https://www.ncbi.nlm.nih.gov/books/NBK25499/):
 
@@ -15,31 +16,21 @@ Requests (https://www.ncbi.nlm.nih.gov/books/NBK25499/):
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-import msgspec
-
-from tollway import iso, now_ms
-from tollway import Setting
-from tollway import ToolError
+from tollway import ToolContext, Upstream
 
 SOURCE = "ClinVar"
-DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-BASE_URL_SETTING = Setting(
-    family="variants",
-    name="eutils_api_url",
-    default=DEFAULT_BASE_URL,
-    description="Base URL of NCBI E-utilities (or a mirror / local replay server serving the same paths).",
+EUTILS = Upstream(
+    family="variants", name="eutils", label="NCBI E-utilities", default_base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+    description="Base URL of NCBI E-utilities (or a mirror / local replay server serving the same paths).", timeout_s=20.0,
 )
 PAGE_URL = "https://www.ncbi.nlm.nih.gov/clinvar/variation/{id}/"
 MAX_VARIANTS = 5
-REQUEST_TIMEOUT_S = 20.0
 # NCBI asks every E-utilities program to name itself with `tool`.
 TOOL_PARAM = "tollway"
 
@@ -89,16 +80,6 @@ class ParsedVariant:
 class Lookup:
     variants: list[ParsedVariant] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
-
-
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
-def base_url_from(settings: Mapping[str, str]) -> str:
-    s = BASE_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
-    return url.strip().rstrip("/") or DEFAULT_BASE_URL
 
 
 # --- parsing ---------------------------------------------------------------------
@@ -227,7 +208,7 @@ def parse_vcv_xml(content: bytes) -> list[ParsedVariant]:
     try:
         root = ET.fromstring(content)
     except ET.ParseError as exc:
-        raise _unavailable("ClinVar answered with something other than XML.") from exc
+        raise EUTILS.unavailable("ClinVar answered with something other than XML.") from exc
     out = []
     for archive in root.iter("VariationArchive"):
         parsed = parse_archive(archive)
@@ -239,37 +220,17 @@ def parse_vcv_xml(content: bytes) -> list[ParsedVariant]:
 def parse_esearch(body: Any) -> list[int]:
     result = body.get("esearchresult") if isinstance(body, Mapping) else None
     if not isinstance(result, Mapping) or "ERROR" in result:
-        raise _unavailable("ClinVar search answered without a result.")
+        raise EUTILS.unavailable("ClinVar search answered without a result.")
     ids = result.get("idlist")
     if not isinstance(ids, list):
-        raise _unavailable("ClinVar search answered without an id list.")
+        raise EUTILS.unavailable("ClinVar search answered without an id list.")
     return _unique([int(i) for i in ids if isinstance(i, str) and i.strip().isdigit() and int(i) > 0])
 
 
 # --- requests --------------------------------------------------------------------
 
 
-async def _get(http: httpx.AsyncClient, url: str, params: dict[str, str], calls: list[str]) -> httpx.Response:
-    try:
-        response = await http.get(url, params=params, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("ClinVar did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("ClinVar could not be reached.", reason=type(exc).__name__) from exc
-    calls.append(iso(now_ms()))
-    status = response.status_code
-    if status == 429:
-        details: dict[str, Any] = {"upstream_status": 429}
-        retry_after = response.headers.get("retry-after")
-        if retry_after and retry_after.strip().isdigit():
-            details["retry_after"] = int(retry_after.strip())
-        raise ToolError("rate_limited", "NCBI is limiting requests; try again later.", status=503, details=details)
-    if status != 200:
-        raise _unavailable(f"NCBI E-utilities answered HTTP {status}.", upstream_status=status)
-    return response
-
-
-async def fetch_variants(http: httpx.AsyncClient, base_url: str, ids: list[int], calls: list[str]) -> list[ParsedVariant]:
+async def fetch_variants(ctx: ToolContext, ids: list[int], calls: list[str]) -> list[ParsedVariant]:
     params = {
         "db": "clinvar",
         "rettype": "vcv",
@@ -277,27 +238,23 @@ async def fetch_variants(http: httpx.AsyncClient, base_url: str, ids: list[int],
         "id": ",".join(str(i) for i in ids),
         "tool": TOOL_PARAM,
     }
-    response = await _get(http, f"{base_url.rstrip('/')}/efetch.fcgi", params, calls)
-    by_id = {v.variation_id: v for v in parse_vcv_xml(response.content)}
+    reply = EUTILS.check(await EUTILS.send(ctx, "/efetch.fcgi", params=params, calls=calls))
+    by_id = {v.variation_id: v for v in parse_vcv_xml(reply.content)}
     # Our order (the search's), and only the records asked for.
     return [by_id[i] for i in ids if i in by_id]
 
 
-async def by_vcv(http: httpx.AsyncClient, base_url: str, variation_id: int) -> Lookup:
+async def by_vcv(ctx: ToolContext, variation_id: int) -> Lookup:
     out = Lookup()
-    out.variants = await fetch_variants(http, base_url, [variation_id], out.calls)
+    out.variants = await fetch_variants(ctx, [variation_id], out.calls)
     return out
 
 
-async def by_rsid(http: httpx.AsyncClient, base_url: str, rsid: str) -> Lookup:
+async def by_rsid(ctx: ToolContext, rsid: str) -> Lookup:
     out = Lookup()
     params = {"db": "clinvar", "term": rsid, "retmode": "json", "retmax": str(MAX_VARIANTS), "tool": TOOL_PARAM}
-    response = await _get(http, f"{base_url.rstrip('/')}/esearch.fcgi", params, out.calls)
-    try:
-        body = msgspec.json.decode(response.content)
-    except msgspec.DecodeError as exc:
-        raise _unavailable("ClinVar search answered with something other than JSON.") from exc
+    body = await EUTILS.get_json(ctx, "/esearch.fcgi", params=params, calls=out.calls)
     ids = parse_esearch(body)[:MAX_VARIANTS]
     if ids:
-        out.variants = await fetch_variants(http, base_url, ids, out.calls)
+        out.variants = await fetch_variants(ctx, ids, out.calls)
     return out

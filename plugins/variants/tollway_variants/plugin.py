@@ -7,7 +7,7 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
-from .clinvar import BASE_URL_SETTING
+from .clinvar import EUTILS
 from .tool import VARIANT_CLINICAL_SIGNIFICANCE
 
 
@@ -18,4 +18,5 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(BASE_URL_SETTING)
+    for setting in EUTILS.settings:
+        register(setting)

@@ -7,8 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import clinvar
@@ -88,21 +87,11 @@ class VariantResult(msgspec.Struct):
     variants: list[Variant]
 
 
-class UpstreamCall(msgspec.Struct):
-    retrieved_at: str
-
-
-class VariantEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # latest valid last_evaluated across every returned classification
-    calls: list[UpstreamCall]
-
-
 class VariantAnswer(msgspec.Struct):
     result: VariantResult
-    evidence: VariantEvidence
+    # as_of: the latest valid last_evaluated across every returned classification;
+    # calls: one per E-utilities request, in order.
+    evidence: Evidence
 
 
 def check(value: VariantInput) -> None:
@@ -163,22 +152,15 @@ def latest_evaluated(variants: list[Variant]) -> str | None:
 
 
 async def run(value: VariantInput, ctx: ToolContext) -> VariantAnswer:
-    base_url = clinvar.base_url_from(ctx.settings)
     if value.vcv is not None:
-        found = await clinvar.by_vcv(ctx.http, base_url, variation_id(value.vcv))
+        found = await clinvar.by_vcv(ctx, variation_id(value.vcv))
     else:
         assert value.rsid is not None
-        found = await clinvar.by_rsid(ctx.http, base_url, value.rsid.strip().lower())
+        found = await clinvar.by_rsid(ctx, value.rsid.strip().lower())
     variants = [_variant(p) for p in found.variants[: clinvar.MAX_VARIANTS]]
     return VariantAnswer(
         result=VariantResult(variants=variants),
-        evidence=VariantEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=iso(now_ms()),
-            as_of=latest_evaluated(variants),
-            calls=[UpstreamCall(retrieved_at=t) for t in found.calls],
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=latest_evaluated(variants), calls=found.calls),
     )
 
 

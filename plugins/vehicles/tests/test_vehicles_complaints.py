@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
-from tollway_vehicles import complaints, nhtsa
+from tollway_vehicles import complaints
 from tollway_vehicles.tool_complaints import (
     VEHICLE_COMPLAINTS,
     ComplaintsAnswer,
@@ -32,11 +32,6 @@ BMW_ODI = COMPLAINTS / "legacy_webapi_2015" / "complaints_odinumber_10457576.jso
 # No recorded empty answer exists (data README); this is the documented shape with no results.
 EMPTY = b'{"count":0,"message":"Results returned successfully","results":[]}'
 URL = "https://api.nhtsa.gov/complaints/complaintsByVehicle"
-
-
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)
 
 
 def replay(body: bytes, *, status: int = 200, expect_url: str = URL, expect_query: dict[str, str] | None = None,
@@ -148,12 +143,21 @@ async def test_empty_and_4xx_saying_no_results_are_total_zero() -> None:
 
 @pytest.mark.parametrize(("status", "body"), [
     (500, b"{}"), (502, b"<html>Bad Gateway</html>"), (503, b""), (404, b"<html>Not Found</html>"),
-    (403, EMPTY), (200, b"<html>maintenance</html>"), (200, b'{"count":3}'), (200, b"[]")])
+    (200, b"<html>maintenance</html>"), (200, b'{"count":3}'), (200, b"[]")])
 async def test_upstream_failures_are_provider_unavailable(status: int, body: bytes) -> None:
     http, _ = replay(body, status=status)
     with pytest.raises(ToolError) as info:
         await call(http)
     assert (info.value.code, info.value.status) == ("provider_unavailable", 503)
+
+
+async def test_refused_credentials_are_provider_auth() -> None:
+    """Even with a body saying "no complaints": only 400/404 may mean an empty answer."""
+    for status in (401, 403):
+        http, _ = replay(EMPTY, status=status)
+        with pytest.raises(ToolError) as info:
+            await call(http)
+        assert (info.value.code, info.value.status, info.value.details) == ("provider_auth", 503, {"upstream_status": status})
 
 
 async def test_timeout_is_provider_unavailable() -> None:

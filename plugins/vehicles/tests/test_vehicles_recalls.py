@@ -29,11 +29,6 @@ BMW_CAMPAIGN = RECALLS / "legacy_webapi_2015" / "recalls_campaign_12V176000.json
 EMPTY = b'{"Count":0,"Message":"Results returned successfully","results":[]}'
 
 
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)
-
-
 def replay(
     body: bytes,
     *,
@@ -126,10 +121,10 @@ async def test_base_url_setting_points_at_a_mirror() -> None:
 
 
 @pytest.mark.asyncio
-async def test_base_url_falls_back_to_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_VEHICLES_NHTSA_API_URL", "http://mirror.test")
+async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_NHTSA_API_URL": "http://mirror.test"})
     http, seen = replay(HONDA.read_bytes(), expect_url="http://mirror.test/recalls/recallsByVehicle")
-    await call(http)
+    await call(http, **kernel.family_settings("vehicles"))
     assert len(seen) == 1
 
 
@@ -219,7 +214,6 @@ async def test_4xx_saying_no_results_is_total_zero(status: int) -> None:
         (503, b""),
         (404, b"<html>Not Found</html>"),
         (400, b'{"Count":0,"Message":"Invalid parameters"}'),
-        (403, EMPTY),
         (200, b"<html>maintenance</html>"),
         (200, b'{"Count":3,"Message":"Results returned successfully"}'),
         (200, b"[]"),
@@ -254,6 +248,16 @@ async def test_429_is_rate_limited() -> None:
         await call(http)
     assert (info.value.code, info.value.status) == ("rate_limited", 503)
     assert info.value.details["retry_after"] == 30
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("status", [401, 403])
+async def test_refused_credentials_are_provider_auth(status: int) -> None:
+    """Even with a body saying "no results": only 400/404 may mean an empty answer."""
+    http, _ = replay(EMPTY, status=status)
+    with pytest.raises(ToolError) as info:
+        await call(http)
+    assert (info.value.code, info.value.status, info.value.details["upstream_status"]) == ("provider_auth", 503, status)
 
 
 # --- input rules ---------------------------------------------------------------

@@ -42,7 +42,7 @@ def served() -> list[httpx.Request]:
 
 @pytest.fixture
 async def kernel(kernel_factory, served, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)  # the real NHTSA URL, served by the replay
+    monkeypatch.delenv(nhtsa.NHTSA.base_url_setting.env_var, raising=False)  # the real NHTSA URL, served by the replay
     return await kernel_factory(installed={"tollway_vehicles"}, transport=nhtsa_replay(served))
 
 

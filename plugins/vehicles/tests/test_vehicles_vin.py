@@ -31,11 +31,6 @@ REAL_VIN = "1HGCM82633A004352"  # a real, valid VIN (2003 Honda Accord): check d
 URL = "https://vpic.nhtsa.dot.gov/api/vehicles/DecodeVinValues/1HGCM82633A004352"
 
 
-@pytest.fixture(autouse=True)
-def _no_env_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(vin.VPIC_URL_SETTING.env_var, raising=False)
-
-
 def replay(body: bytes, *, status: int = 200, expect_url: str = URL, headers: dict[str, str] | None = None):
     seen: list[httpx.Request] = []
 
@@ -135,10 +130,10 @@ async def test_vpic_url_setting_points_at_a_mirror() -> None:
     assert len(seen) == 1
 
 
-async def test_vpic_url_falls_back_to_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_VEHICLES_VPIC_API_URL", "http://env.test/api")
+async def test_vpic_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_VPIC_API_URL": "http://env.test/api"})
     http, seen = replay(FIXTURE.read_bytes(), expect_url="http://env.test/api/vehicles/DecodeVinValues/" + REAL_VIN)
-    await call(http)
+    await call(http, **kernel.family_settings("vehicles"))
     assert len(seen) == 1
 
 
@@ -166,6 +161,14 @@ async def test_429_is_rate_limited() -> None:
     with pytest.raises(ToolError) as info:
         await call(http)
     assert (info.value.code, info.value.status, info.value.details["retry_after"]) == ("rate_limited", 503, 5)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_refused_credentials_are_provider_auth(status: int) -> None:
+    http, _ = replay(b"{}", status=status)
+    with pytest.raises(ToolError) as info:
+        await call(http)
+    assert (info.value.code, info.value.status, info.value.details["upstream_status"]) == ("provider_auth", 503, status)
 
 
 async def test_answer_maps_to_a_fact_keyed_by_the_vin_in_capitals() -> None:

@@ -1,34 +1,25 @@
 """NHTSA recalls client: one `recallsByVehicle` request and its parsing.
 
-Uses only the `httpx.AsyncClient` it is handed (the kernel's `ctx.http`); it
-never builds its own client, so tests replay recorded answers through a
-transport. Every upstream failure becomes a `ToolError` (the call is not charged).
+Requests go through `NHTSA` (a `tollway.Upstream`: the kernel's `ctx.http`, the
+`nhtsa_api_url` setting, one mapping of upstream failures to `ToolError`s, so the
+call is not charged); tests replay recorded answers through a transport. The
+complaints client (`complaints.py`) shares the request and the field readers.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import msgspec
+from tollway import ToolContext, Upstream, source_int, source_text
 
-from tollway import Setting
-from tollway import ToolError
-
-DEFAULT_BASE_URL = "https://api.nhtsa.gov"
-BASE_URL_SETTING = Setting(
-    family="vehicles",
-    name="nhtsa_api_url",
-    default=DEFAULT_BASE_URL,
+NHTSA = Upstream(
+    family="vehicles", name="nhtsa", label="NHTSA", default_base_url="https://api.nhtsa.gov",
     description="Base URL of the NHTSA recalls API (or a mirror / local replay server serving the same paths).",
 )
 RECALLS_PATH = "/recalls/recallsByVehicle"
-# Bounded so a hung upstream cannot hold a paid call for long.
-REQUEST_TIMEOUT_S = 15.0
 
 _DMY = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
 # Legacy webapi.nhtsa.gov: "/Date(977115600000-0500)/" (ms since the epoch, local offset).
@@ -60,23 +51,7 @@ class RecallsPage:
     recalls: list[ParsedRecall]
 
 
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
-def _text(value: Any) -> str | None:
-    """A source string, trimmed; None for absent, null or blank values."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
-    return value or None
-
-
-def _flag(value: Any) -> bool:
+def flag(value: Any) -> bool:
     """Booleans are false when absent (the legacy API never sends them)."""
     if isinstance(value, bool):
         return value
@@ -93,7 +68,7 @@ def parse_date(value: Any) -> str | None:
     Current API: DD/MM/YYYY (`18/11/2021`). Legacy API: `/Date(ms±hhmm)/`, read
     as the calendar date at the offset it carries. ISO dates pass through.
     """
-    text = _text(value)
+    text = source_text(value)
     if text is None:
         return None
     try:
@@ -120,27 +95,26 @@ def parse_date(value: Any) -> str | None:
     return None
 
 
+# Our recall field -> NHTSA's: the text fields, then the owner flags (false when absent).
+_TEXTS = {"campaign_number": "NHTSACampaignNumber", "component": "Component", "summary": "Summary",
+          "remedy": "Remedy", "notes": "Notes", "manufacturer": "Manufacturer"}  # fmt: skip
+_FLAGS = {"park_it": "parkIt", "park_outside": "parkOutSide", "over_the_air_fix": "overTheAirUpdate"}
+
+
 def parse_recall(item: Mapping[str, Any]) -> ParsedRecall:
     """One NHTSA result (current or legacy shape) -> a Vehicle recall (docs/vehicles.md)."""
     consequence = item.get("Consequence")
-    if _text(consequence) is None:
+    if source_text(consequence) is None:
         consequence = item.get("Conequence")  # sic: the legacy API's spelling
     return ParsedRecall(
-        campaign_number=_text(item.get("NHTSACampaignNumber")),
         reported_on=parse_date(item.get("ReportReceivedDate")),
-        component=_text(item.get("Component")),
-        summary=_text(item.get("Summary")),
-        consequence=_text(consequence),
-        remedy=_text(item.get("Remedy")),
-        notes=_text(item.get("Notes")),
-        manufacturer=_text(item.get("Manufacturer")),
-        park_it=_flag(item.get("parkIt")),
-        park_outside=_flag(item.get("parkOutSide")),
-        over_the_air_fix=_flag(item.get("overTheAirUpdate")),
+        consequence=source_text(consequence),
+        **{ours: source_text(item.get(theirs)) for ours, theirs in _TEXTS.items()},
+        **{ours: flag(item.get(theirs)) for ours, theirs in _FLAGS.items()},
     )
 
 
-def _results(body: Mapping[str, Any]) -> list[Any] | None:
+def results_of(body: Mapping[str, Any]) -> list[Any] | None:
     """The result list of either shape (`results` now, `Results` before 2020)."""
     for key in ("results", "Results"):
         value = body.get(key)
@@ -149,56 +123,28 @@ def _results(body: Mapping[str, Any]) -> list[Any] | None:
     return None
 
 
-def _count(body: Mapping[str, Any]) -> int | None:
-    value = body.get("Count", body.get("count"))
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
+def count_of(body: Mapping[str, Any], keys: Sequence[str] = ("Count", "count")) -> int | None:
+    """The source's own count, from the first of `keys` present."""
+    value = source_int(next((body[k] for k in keys if k in body), None))
+    return value if value is not None and value >= 0 else None
+
+
+def parse_results(body: Any, count_keys: Sequence[str] = ("Count", "count")) -> tuple[int, list[Mapping[str, Any]]]:
+    """A decoded answer of either API (recalls, complaints) -> (total, result objects);
+    anything unreadable -> provider_unavailable. `total` is NHTSA's own count
+    (docs/vehicles.md), which may exceed the results sent, and never fewer than them."""
+    if not isinstance(body, Mapping):
+        raise NHTSA.unavailable("NHTSA answered with an unexpected document.")
+    results = results_of(body)
+    if results is None:
+        raise NHTSA.unavailable("NHTSA answered without a result list.")
+    items = [item for item in results if isinstance(item, Mapping)]
+    return max(count_of(body, count_keys) or 0, len(items)), items
 
 
 def parse_body(body: Any) -> RecallsPage:
-    """A decoded 200 answer -> RecallsPage; anything unreadable -> provider_unavailable."""
-    if not isinstance(body, Mapping):
-        raise _unavailable("NHTSA answered with an unexpected document.")
-    results = _results(body)
-    if results is None:
-        raise _unavailable("NHTSA answered without a result list.")
-    recalls = [parse_recall(item) for item in results if isinstance(item, Mapping)]
-    count = _count(body)
-    # `total` is the source's own Count (docs/vehicles.md), which may exceed the
-    # results sent; never report fewer than were actually sent.
-    total = max(count if count is not None else 0, len(recalls))
-    return RecallsPage(total=total, recalls=recalls)
-
-
-def _says_no_results(body: Any) -> bool:
-    """A 400/404 counts as "no recalls" only when the body says so explicitly."""
-    return isinstance(body, Mapping) and _count(body) == 0 and _results(body) == []
-
-
-_NOT_JSON = object()
-
-
-def _decode(response: httpx.Response) -> Any:
-    try:
-        return msgspec.json.decode(response.content)
-    except msgspec.DecodeError:
-        return _NOT_JSON
-
-
-def base_url_from(settings: Mapping[str, str]) -> str:
-    """The configured base URL (setting `nhtsa_api_url`), without a trailing slash.
-
-    The kernel's settings mapping is asked by setting name and by variable name;
-    the environment is the last resort so an operator's mirror is never ignored.
-    """
-    s = BASE_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_BASE_URL
-    return url.strip().rstrip("/") or DEFAULT_BASE_URL
+    total, items = parse_results(body)
+    return RecallsPage(total=total, recalls=[parse_recall(item) for item in items])
 
 
 def query_value(text: str) -> str:
@@ -210,36 +156,18 @@ def query_value(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-async def fetch_recalls(
-    http: httpx.AsyncClient, base_url: str, make: str, model: str, model_year: int
-) -> RecallsPage:
-    """GET {base}/recalls/recallsByVehicle?make=..&model=..&modelYear=.. and parse it."""
-    url = base_url.rstrip("/") + RECALLS_PATH
+async def fetch_by_vehicle(ctx: ToolContext, path: str, make: str, model: str, model_year: int) -> Any | None:
+    """GET {base}{path}?make=..&model=..&modelYear=..: the JSON answer, or None when
+    NHTSA answers 400/404 with a body that explicitly says "no results"."""
     params = {"make": query_value(make), "model": query_value(model), "modelYear": str(model_year)}
-    try:
-        response = await http.get(url, params=params, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("NHTSA did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("NHTSA could not be reached.", reason=type(exc).__name__) from exc
+    reply = await NHTSA.send(ctx, path, params=params)
+    body = reply.body
+    if reply.status in (400, 404) and isinstance(body, Mapping) and count_of(body) == 0 and results_of(body) == []:
+        return None
+    return NHTSA.json_of(reply)
 
-    status = response.status_code
-    if status == 429:
-        retry_after = response.headers.get("retry-after")
-        details = {"upstream_status": 429}
-        if retry_after and retry_after.strip().isdigit():
-            details["retry_after"] = int(retry_after.strip())
-        raise ToolError("rate_limited", "NHTSA is limiting requests; try again later.", status=503, details=details)
-    if status >= 500:
-        raise _unavailable(f"NHTSA answered HTTP {status}.", upstream_status=status)
 
-    body = _decode(response)
-    if status in (400, 404):
-        if _says_no_results(body):
-            return RecallsPage(total=0, recalls=[])
-        raise _unavailable(f"NHTSA answered HTTP {status}.", upstream_status=status)
-    if status != 200:
-        raise _unavailable(f"NHTSA answered HTTP {status}.", upstream_status=status)
-    if body is _NOT_JSON:
-        raise _unavailable("NHTSA answered with something other than JSON.", upstream_status=status)
-    return parse_body(body)
+async def fetch_recalls(ctx: ToolContext, make: str, model: str, model_year: int) -> RecallsPage:
+    """The recalls NHTSA lists for one model year of a vehicle."""
+    body = await fetch_by_vehicle(ctx, RECALLS_PATH, make, model, model_year)
+    return RecallsPage(total=0, recalls=[]) if body is None else parse_body(body)

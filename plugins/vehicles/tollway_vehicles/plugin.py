@@ -10,11 +10,11 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
-from .nhtsa import BASE_URL_SETTING
+from .nhtsa import NHTSA
 from .tool import VEHICLE_RECALLS
 from .tool_complaints import VEHICLE_COMPLAINTS
 from .tool_vin import VEHICLE_IDENTIFICATION
-from .vin import VPIC_URL_SETTING
+from .vin import VPIC
 
 
 @hookimpl
@@ -26,5 +26,5 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    register(BASE_URL_SETTING)
-    register(VPIC_URL_SETTING)
+    for setting in (*NHTSA.settings, *VPIC.settings):
+        register(setting)

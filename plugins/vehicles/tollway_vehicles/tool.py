@@ -10,8 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError, FieldErrors
 
 from . import nhtsa
@@ -76,19 +75,9 @@ class RecallResult(msgspec.Struct):
     recalls: list[Recall]
 
 
-class RecallEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # latest reported_on among NHTSA's recalls; null when none
-
-
-Evidence = RecallEvidence  # the documented name; the class name stays unique in OpenAPI
-
-
 class RecallAnswer(msgspec.Struct):
     result: RecallResult
-    evidence: RecallEvidence
+    evidence: Evidence  # as_of: the latest reported_on among NHTSA's recalls; null when none
 
 
 def check(value: VehicleRecallsInput) -> None:
@@ -123,9 +112,7 @@ def _recall(p: nhtsa.ParsedRecall) -> Recall:
 
 
 async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
-    base_url = nhtsa.base_url_from(ctx.settings)
-    page = await nhtsa.fetch_recalls(ctx.http, base_url, value.make, value.model, value.model_year)
-    retrieved_at = iso(now_ms())
+    page = await nhtsa.fetch_recalls(ctx, value.make, value.model, value.model_year)
     # as_of covers every recall NHTSA sent, not just the first `limit`, so it
     # does not change with the caller's limit.
     dates = [r.reported_on for r in page.recalls if r.reported_on]
@@ -137,12 +124,7 @@ async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
             total=page.total,
             recalls=[_recall(r) for r in page.recalls[: value.limit]],
         ),
-        evidence=RecallEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=retrieved_at,
-            as_of=max(dates) if dates else None,
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=max(dates) if dates else None),
     )
 
 

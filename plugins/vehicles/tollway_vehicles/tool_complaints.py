@@ -10,11 +10,9 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 
 from . import complaints as nhtsa_complaints
-from . import nhtsa
 from .tool import SOURCE, SOURCE_KIND, Make, Model, ModelYear
 from .tool import check as _check_vehicle
 
@@ -58,16 +56,9 @@ class ComplaintsResult(msgspec.Struct):
     complaints: list[Complaint]  # most recent first, at most `limit`
 
 
-class ComplaintsEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # latest filing date among the complaints NHTSA sent
-
-
 class ComplaintsAnswer(msgspec.Struct):
     result: ComplaintsResult
-    evidence: ComplaintsEvidence
+    evidence: Evidence  # as_of: the latest filing date among the complaints NHTSA sent
 
 
 def check(value: VehicleComplaintsInput) -> None:
@@ -91,9 +82,7 @@ def _complaint(p: nhtsa_complaints.ParsedComplaint) -> Complaint:
 
 
 async def run(value: VehicleComplaintsInput, ctx: ToolContext) -> ComplaintsAnswer:
-    base_url = nhtsa.base_url_from(ctx.settings)
-    page = await nhtsa_complaints.fetch_complaints(ctx.http, base_url, value.make, value.model, value.model_year)
-    retrieved_at = iso(now_ms())
+    page = await nhtsa_complaints.fetch_complaints(ctx, value.make, value.model, value.model_year)
     sent = page.complaints
     dates = [c.filed_on for c in sent if c.filed_on]
     recent = nhtsa_complaints.most_recent_first(sent)[: value.limit]
@@ -110,12 +99,7 @@ async def run(value: VehicleComplaintsInput, ctx: ToolContext) -> ComplaintsAnsw
             deaths=sum(c.deaths for c in sent),
             complaints=[_complaint(c) for c in recent],
         ),
-        evidence=ComplaintsEvidence(
-            source=SOURCE,
-            source_kind=SOURCE_KIND,
-            retrieved_at=retrieved_at,
-            as_of=max(dates) if dates else None,
-        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=max(dates) if dates else None),
     )
 
 

@@ -10,8 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import iso, now_ms
-from tollway import Example, Fact, Tool, ToolContext
+from tollway import Evidence, Example, Fact, Tool, ToolContext
 from tollway import FieldError
 
 from . import vin as vpic
@@ -60,16 +59,9 @@ class VehicleIdentity(msgspec.Struct):
     decode_notes: str | None  # vPIC's ErrorText (why a decode is partial); null when clean
 
 
-class IdentificationEvidence(msgspec.Struct):
-    source: str
-    source_kind: str
-    retrieved_at: str
-    as_of: str | None  # always null: vPIC states no date for its decoding data
-
-
 class IdentificationAnswer(msgspec.Struct):
     result: VehicleIdentity
-    evidence: IdentificationEvidence
+    evidence: Evidence  # as_of is always null: vPIC states no date for its decoding data
 
 
 def normalized_vin(text: str) -> str:
@@ -91,7 +83,7 @@ def _int(text: str | None) -> int | None:
 
 async def run(value: VehicleIdentificationInput, ctx: ToolContext) -> IdentificationAnswer:
     number = normalized_vin(value.vin)
-    decoded = await vpic.fetch_vin(ctx.http, vpic.vpic_url_from(ctx.settings), number)
+    decoded = await vpic.fetch_vin(ctx, number)
     v = decoded.values
     clean = decoded.error_codes == ["0"]
     return IdentificationAnswer(
@@ -117,7 +109,7 @@ async def run(value: VehicleIdentificationInput, ctx: ToolContext) -> Identifica
             decoded_clean=clean,
             decode_notes=None if clean else decoded.error_text,
         ),
-        evidence=IdentificationEvidence(source=SOURCE, source_kind=SOURCE_KIND, retrieved_at=iso(now_ms()), as_of=None),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=None),
     )
 
 

@@ -1,29 +1,19 @@
 """VIN checks (ISO 3779 / 49 CFR 565) done before payment, and the vPIC client.
 
 `validate_vin` says why a VIN is refused; `fetch_vin` asks NHTSA's vPIC API
-(`DecodeVinValues`) through the `httpx.AsyncClient` it is handed (the kernel's
-`ctx.http`) and turns every upstream failure into a `ToolError`.
+(`DecodeVinValues`) through `VPIC` (a `tollway.Upstream`: the kernel's `ctx.http`, the
+`vpic_api_url` setting, one mapping of upstream failures to `ToolError`s).
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-import msgspec
+from tollway import ToolContext, Upstream, source_text
 
-from tollway import Setting
-from tollway import ToolError
-
-from .nhtsa import REQUEST_TIMEOUT_S
-
-DEFAULT_VPIC_URL = "https://vpic.nhtsa.dot.gov/api"
-VPIC_URL_SETTING = Setting(
-    family="vehicles",
-    name="vpic_api_url",
-    default=DEFAULT_VPIC_URL,
+VPIC = Upstream(
+    family="vehicles", name="vpic", label="vPIC", default_base_url="https://vpic.nhtsa.dot.gov/api",
     description="Base URL of NHTSA's vPIC API (VIN decoding), or a mirror serving the same paths.",
 )
 DECODE_PATH = "/vehicles/DecodeVinValues/"
@@ -98,29 +88,19 @@ class DecodedVin:
     error_text: str | None
 
 
-def _unavailable(message: str, **details: Any) -> ToolError:
-    return ToolError("provider_unavailable", message, status=503, details=details or None)
-
-
 def _text(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
+    text = source_text(value)
     # vPIC writes "Not Applicable" for variables that do not apply to this VIN.
-    return None if not value or value == "Not Applicable" else value
+    return None if text == "Not Applicable" else text
 
 
 def parse_decode(body: Any) -> DecodedVin:
     """A decoded DecodeVinValues 200 answer -> DecodedVin; unreadable -> provider_unavailable."""
     if not isinstance(body, Mapping):
-        raise _unavailable("vPIC answered with an unexpected document.")
+        raise VPIC.unavailable("vPIC answered with an unexpected document.")
     results = body.get("Results")
     if not isinstance(results, list) or not results or not isinstance(results[0], Mapping):
-        raise _unavailable("vPIC answered without a decoded vehicle.")
+        raise VPIC.unavailable("vPIC answered without a decoded vehicle.")
     row = results[0]
     values = {ours: _text(row.get(theirs)) for ours, theirs in FIELDS}
     codes_text = _text(row.get("ErrorCode")) or ""
@@ -128,32 +108,6 @@ def parse_decode(body: Any) -> DecodedVin:
     return DecodedVin(values=values, error_codes=codes, error_text=_text(row.get("ErrorText")))
 
 
-def vpic_url_from(settings: Mapping[str, str]) -> str:
-    s = VPIC_URL_SETTING
-    url = settings.get(s.name) or settings.get(s.env_var) or os.environ.get(s.env_var) or DEFAULT_VPIC_URL
-    return url.strip().rstrip("/") or DEFAULT_VPIC_URL
-
-
-async def fetch_vin(http: httpx.AsyncClient, base_url: str, vin: str) -> DecodedVin:
+async def fetch_vin(ctx: ToolContext, vin: str) -> DecodedVin:
     """GET {base}/vehicles/DecodeVinValues/{VIN}?format=json and parse it."""
-    url = base_url.rstrip("/") + DECODE_PATH + vin
-    try:
-        response = await http.get(url, params={"format": "json"}, timeout=REQUEST_TIMEOUT_S)
-    except httpx.TimeoutException as exc:
-        raise _unavailable("vPIC did not answer in time.", reason="timeout") from exc
-    except httpx.HTTPError as exc:
-        raise _unavailable("vPIC could not be reached.", reason=type(exc).__name__) from exc
-    status = response.status_code
-    if status == 429:
-        details: dict[str, Any] = {"upstream_status": 429}
-        retry_after = response.headers.get("retry-after", "").strip()
-        if retry_after.isdigit():
-            details["retry_after"] = int(retry_after)
-        raise ToolError("rate_limited", "vPIC is limiting requests; try again later.", status=503, details=details)
-    if status != 200:
-        raise _unavailable(f"vPIC answered HTTP {status}.", upstream_status=status)
-    try:
-        body = msgspec.json.decode(response.content)
-    except msgspec.DecodeError as exc:
-        raise _unavailable("vPIC answered with something other than JSON.", upstream_status=status) from exc
-    return parse_decode(body)
+    return parse_decode(await VPIC.get_json(ctx, DECODE_PATH + vin, params={"format": "json"}))

@@ -27,7 +27,7 @@ import pytest
 from tollway import ToolContext, ToolError
 from tollway import FieldError
 from tollway_web import extract, fetch
-from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE
+from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES
 from tollway_web.tool import WEB_READ, WebReadInput, WebReadResult, check
 
 ARTICLE = """<!doctype html>
@@ -176,12 +176,6 @@ def site() -> Iterator[Site]:
     yield s
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(autouse=True)
-def _no_env_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for setting in (ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE):
-        monkeypatch.delenv(setting.env_var, raising=False)
 
 
 def kernel_like_client(**kwargs: object) -> httpx.AsyncClient:
@@ -415,10 +409,11 @@ async def test_private_addresses_are_refused_by_default(site: Site) -> None:
     assert info.value.details["reason"] == "private_address"
 
 
-async def test_private_setting_from_the_environment(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES", "TRUE")
+async def test_private_setting_from_the_environment(site: Site, kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_web"}, env={"TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": " TRUE "})
+    settings = kernel.family_settings("web")
     async with kernel_like_client() as http:
-        result = await WEB_READ.run(value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings={}))
+        result = await WEB_READ.run(value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings=settings))
     assert result.metadata.status_code == 200
 
 

@@ -1,11 +1,9 @@
 """The plugin's settings (`TOLLWAY_WEB_*`) and how a run reads them."""
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from urllib.parse import quote
 
-from tollway import Setting
+from tollway import Setting, ToolContext
 
 FAMILY = "web"
 
@@ -35,20 +33,12 @@ SETTINGS = (ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE)
 _TRUE = {"1", "true", "yes", "on"}
 
 
-def _get(settings: Mapping[str, str], setting: Setting) -> str | None:
-    """By setting name, then variable name, then the environment (as every plugin reads them)."""
-    for value in (settings.get(setting.name), settings.get(setting.env_var), os.environ.get(setting.env_var)):
-        if value is not None and value.strip():
-            return value.strip()
-    return setting.default
+def allow_private_addresses(ctx: ToolContext) -> bool:
+    return (ctx.setting(ALLOW_PRIVATE_ADDRESSES) or "").lower() in _TRUE
 
 
-def allow_private_addresses(settings: Mapping[str, str]) -> bool:
-    return (_get(settings, ALLOW_PRIVATE_ADDRESSES) or "").lower() in _TRUE
-
-
-def screenshot_url(settings: Mapping[str, str], page_url: str) -> str | None:
-    template = _get(settings, SCREENSHOT_URL_TEMPLATE)
+def screenshot_url(ctx: ToolContext, page_url: str) -> str | None:
+    template = ctx.setting(SCREENSHOT_URL_TEMPLATE)
     if not template or "{url}" not in template:
         return None
     return template.replace("{url}", quote(page_url, safe=""))

@@ -78,7 +78,7 @@ async def run(value: WebReadInput, ctx: ToolContext) -> WebReadResult:
     page = await fetch.fetch_page(
         ctx.http,
         value.url,
-        allow_private=settings.allow_private_addresses(ctx.settings),
+        allow_private=settings.allow_private_addresses(ctx),
         accept=extract.accepts,
     )
     try:
@@ -102,7 +102,7 @@ async def run(value: WebReadInput, ctx: ToolContext) -> WebReadResult:
     return WebReadResult(
         url=page.url,
         markdown=found.markdown,
-        screenshot_url=settings.screenshot_url(ctx.settings, page.url),
+        screenshot_url=settings.screenshot_url(ctx, page.url),
         metadata=WebReadMetadata(title=found.title, description=found.description, status_code=page.status),
         truncated=found.truncated or page.capped,
     )
