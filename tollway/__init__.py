@@ -7,11 +7,15 @@
         register(tollway.Tool(...))
 
 Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
-`register_data_sources`, `register_settlement_backends`, `startup(services)` and
-`shutdown(services)`; see docs/plugins.md. `tollway.testing` is the contract suite
-and the pytest fixtures a plugin's tests use.
+`register_data_sources`, `register_settlement_backends`, `register_migrations`,
+`startup(services)` and `shutdown(services)`; see docs/plugins.md, and
+docs/storage.md for a plugin's own tables (`AppConfig`, `MigrationManager`).
+`tollway.testing` is the contract suite and the pytest fixtures a plugin's tests use.
 """
 from __future__ import annotations
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+from piccolo.conf.apps import AppConfig
 
 from core.datasources import DataSource, Progress
 from core.errors import Refusal
@@ -25,11 +29,13 @@ from core.tool import Example, Fact, Tool, ToolContext, ToolError
 from core.validation import FieldError, FieldErrors
 
 __all__ = [
+    "AppConfig",
     "DataSource",
     "Example",
     "Fact",
     "FieldError",
     "FieldErrors",
+    "MigrationManager",
     "PeriodicTask",
     "Progress",
     "Refusal",
