@@ -69,7 +69,7 @@ async def recorded(url: str) -> list[str]:
     return [f"{r['app_name']}:{r['name']}" for r in sorted(await rows_of(url, "migration"), key=lambda r: r["id"])]
 
 
-async def test_the_kernel_migrations_describe_its_table_classes(capsys) -> None:
+async def test_the_kernel_migrations_describe_its_table_classes() -> None:
     """Piccolo's own differ sees no change between the migrations and core's tables:
     a table edited without a new migration fails here, with the statements it needs."""
     from piccolo.apps.migrations.commands.new import AutoMigrationManager
