@@ -1,7 +1,7 @@
 """The plugin API: every hook a plugin may implement.
 
 Hooks only declare objects through a `register` callback; the registered objects
-(tools, settlement backends, settings, periodic tasks) carry the behaviour.
+(tools, settlement backends, settings, periodic tasks, migration apps) carry the behaviour.
 Plugins mark implementations with `hookimpl`.
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
+    from piccolo.conf.apps import AppConfig
+
     from .datasources import DataSource
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
@@ -64,6 +66,17 @@ def register_data_sources(register: "Callable[[DataSource], None]") -> None:
 
     :param register: call once per `core.datasources.DataSource`; a name taken twice
         stops start-up.
+    """
+
+
+@hookspec
+def register_migrations(register: "Callable[[AppConfig], None]") -> None:
+    """Declare the plugin's own tables as a Piccolo app with forward-only migrations.
+
+    :param register: call once per `piccolo.conf.apps.AppConfig` (`tollway.AppConfig`):
+        a unique `app_name`, the folder of its migration files and its table
+        classes. The service applies the pending migrations at start and on
+        `tollway db migrate`, after the kernel's (docs/storage.md).
     """
 
 

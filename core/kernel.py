@@ -177,7 +177,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
             return
         self.collect()
         await self.db.connect()
-        await self.db.create_tables()
+        await self.db.migrate(self.pm)
         await self.receipts.publish_key()
         backend_name = self.config.settlement_backend or ("local" if self.network.name == "local" else "facilitator")
         if backend_name not in self.backend_factories:

@@ -268,6 +268,40 @@ def _reconcile(args: argparse.Namespace) -> int:
     return 1 if report.get("ledger_problems") else 0
 
 
+def _db_migrate(args: argparse.Namespace) -> int:
+    """Apply the pending schema migrations (the kernel's, then the plugins') and exit.
+
+    `serve`, `worker` and `mcp` do the same at start; this is for a deploy step
+    that migrates once before the new release's processes start."""
+    import dataclasses
+
+    from .service import build_kernel
+    from .settings import load_settings
+
+    settings = dataclasses.replace(load_settings(), offline=True)
+    kernel = build_kernel(settings)
+    where = settings.database_url.split("@")[-1]
+
+    async def run() -> list:
+        await kernel.db.connect()
+        try:
+            return await kernel.db.migrate(kernel.pm)
+        finally:
+            await kernel.db.close()
+
+    try:
+        applied = asyncio.run(run())
+    except Exception as exc:  # a migration or the database failed: one line, not a traceback
+        print(f"tollway: db migrate: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    for step in applied:
+        print(f"applied {step}")
+    print(f"tollway: database {where} is up to date ({len(applied)} migration{'' if len(applied) == 1 else 's'} applied)")
+    for name, err in kernel.plugin_failures.items():
+        print(f"tollway: plugin {name} skipped (its migrations too): {err}", file=sys.stderr)
+    return 0
+
+
 def _new_plugin(args: argparse.Namespace) -> int:
     from .template import TemplateError, render_plugin
 
@@ -325,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     r = dsub.add_parser("refresh", help="download now (all sources, or SOURCE, e.g. sanctions)")
     r.add_argument("source", nargs="?")
     r.set_defaults(func=_data_refresh)
+
+    p = sub.add_parser("db", help="the service's database")
+    dbsub = p.add_subparsers(dest="db_command", required=True)
+    m = dbsub.add_parser("migrate", help="apply pending schema migrations (kernel, then plugins), as every start does")
+    m.set_defaults(func=_db_migrate)
 
     p = sub.add_parser("dev", help="local test network helpers")
     dsub = p.add_subparsers(dest="dev_command", required=True)

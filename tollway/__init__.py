@@ -7,12 +7,17 @@
         register(tollway.Tool(...))
 
 Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
-`register_data_sources`, `register_settlement_backends`, `startup(services)` and
-`shutdown(services)`; see docs/plugins.md. A tool that calls a public HTTP registry
-declares it as an `Upstream` and answers with `Evidence` (docs/upstream.md).
+`register_data_sources`, `register_settlement_backends`, `register_migrations`,
+`startup(services)` and `shutdown(services)`; see docs/plugins.md. A tool that calls a
+public HTTP registry declares it as an `Upstream` and answers with `Evidence`
+(docs/upstream.md); a plugin's own tables are described in docs/storage.md
+(`AppConfig`, `MigrationManager`).
 `tollway.testing` is the contract suite and the pytest fixtures a plugin's tests use.
 """
 from __future__ import annotations
+
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+from piccolo.conf.apps import AppConfig
 
 from core.datasources import DataSource, Progress
 from core.errors import Refusal
@@ -29,12 +34,14 @@ from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 
 __all__ = [
+    "AppConfig",
     "DataSource",
     "Evidence",
     "Example",
     "Fact",
     "FieldError",
     "FieldErrors",
+    "MigrationManager",
     "PeriodicTask",
     "Progress",
     "Refusal",

@@ -76,6 +76,10 @@ def postgres_url_for_run() -> str | None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    if "path" in _SQLITE_TEMPLATE:
+        import shutil
+
+        shutil.rmtree(_SQLITE_TEMPLATE.pop("path").parent, ignore_errors=True)
     admin = _pg_admin_url()
     if admin and "url" in _PG_DB:
         with contextlib.suppress(Exception):
@@ -113,17 +117,45 @@ def settings_for(tmp_path: Path, db_kind: str, **env: str):
     return load_settings(base)
 
 
-async def _empty_postgres(url: str) -> None:
-    """Empty every kernel table of this run's database before a test starts."""
+async def _empty_postgres(url: str, plugins: Any = None) -> None:
+    """Migrate this run's database and empty every table (the kernel's and those of
+    the migration apps of `plugins`, a kernel's plugin manager) before a test starts."""
     from runtime.database import Database
 
     db = Database.from_url(url)
     await db.connect()
     try:
-        await db.create_tables()
+        await db.migrate(plugins)
         await db.truncate_all()
     finally:
         await db.close()
+
+
+_SQLITE_TEMPLATE: dict[str, Path] = {}
+
+
+async def _sqlite_from_template(url: str) -> None:
+    """Start a new SQLite database as a copy of one migrated once per test process
+    (copying a file is cheaper than applying every migration for every test)."""
+    import shutil
+    import tempfile
+
+    from runtime.database import Database, parse_database_url
+
+    target = Path(parse_database_url(url)[1]["path"])
+    if target.exists():
+        return
+    if "path" not in _SQLITE_TEMPLATE:
+        path = Path(tempfile.mkdtemp(prefix="tollway-schema-")) / "template.db"
+        db = Database.from_url(f"sqlite:///{path}")
+        await db.connect()
+        try:
+            await db.migrate()
+        finally:
+            await db.close()
+        _SQLITE_TEMPLATE["path"] = path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_SQLITE_TEMPLATE["path"], target)
 
 
 @pytest.fixture
@@ -132,7 +164,8 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
 
     Installed plugins load only when named in `installed` (strict mode).
     PostgreSQL tables are emptied before the first kernel of each test, so tests
-    never see each other's rows; every kernel is stopped after the test.
+    never see each other's rows; a new SQLite database starts as a copy of one
+    migrated once per run. Every kernel is stopped after the test.
     """
     from runtime.plugins import load_entry_point_plugins
     from runtime.service import build_kernel
@@ -152,7 +185,9 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
         if installed:
             load_entry_point_plugins(kernel, strict=True, only=installed)
         if db_kind == "postgres" and not made:
-            await _empty_postgres(settings.database_url)
+            await _empty_postgres(settings.database_url, kernel.pm)
+        elif db_kind == "sqlite" and settings.database_url.startswith("sqlite:"):
+            await _sqlite_from_template(settings.database_url)
         made.append(kernel)
         if start:
             await kernel.start()

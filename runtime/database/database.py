@@ -1,26 +1,26 @@
-"""Engine selection, connection lifecycle and table creation."""
+"""Engine selection, connection lifecycle and migrating the schema on start."""
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlparse
 
 from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
-from piccolo.table import Table, create_db_tables
+from piccolo.table import Table
 
 from core.idempotency import IDEMPOTENCY_TABLES
 from core.ratelimits import RATE_LIMIT_TABLES
 from core.tables import KERNEL_TABLES
 
+from .migrations import Migrator, Step, all_apps, plugin_apps
 from .sqlite_engine import EmbeddedSQLiteEngine
 
 
 log = logging.getLogger("tollway.database")
-
-SCHEMA_LOCK = 0x746F6C6C  # "toll": the advisory lock key serialising schema creation
 
 
 def parse_database_url(url: str) -> tuple[str, dict]:
@@ -42,12 +42,6 @@ def parse_database_url(url: str) -> tuple[str, dict]:
             config["password"] = parsed.password
         return "postgres", config
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgres://...")
-
-
-# Tables whose rows may be lost in a PostgreSQL crash without harm: rate-limit
-# counters (a window restarts from zero). UNLOGGED skips the WAL and its fsync
-# on the one row every request of an agent updates.
-UNLOGGED_TABLES = ("tw_rate_counters",)
 
 
 class Database:
@@ -89,38 +83,15 @@ class Database:
         else:
             self.engine.raw_connection()
 
-    async def create_tables(self) -> None:
-        """Create the tables (with their indexes) that do not exist yet.
-
-        Only missing tables are touched: `CREATE INDEX IF NOT EXISTS` locks its
-        table even when the index exists, and a process starting beside running
-        workers would deadlock with their transactions. On PostgreSQL processes
-        that start together take turns under an advisory lock.
-        """
+    async def migrate(self, plugins: Any = None) -> list[Step]:
+        """Bring the schema up to date: the kernel's migrations, then those of the
+        apps plugins declare (`plugins` is the kernel's plugin manager). Returns
+        the migrations this call applied (none when the schema was current)."""
+        apps = plugin_apps(plugins) if plugins is not None else []
+        for app in apps:
+            self.add_tables(app.table_classes)
         self.bind()
-        if self.kind == "postgres":
-            if not await self._missing_tables():
-                return
-            async with self.engine.transaction():
-                await self.engine.run_ddl(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
-                missing = await self._missing_tables()
-                if missing:
-                    await create_db_tables(*missing, if_not_exists=True)
-                    for table in missing:
-                        if table._meta.tablename in UNLOGGED_TABLES:
-                            await self.engine.run_ddl(f"ALTER TABLE {table._meta.tablename} SET UNLOGGED")
-        else:
-            missing = await self._missing_tables()
-            if missing:
-                await create_db_tables(*missing, if_not_exists=True)
-
-    async def _missing_tables(self) -> list[type[Table]]:
-        if self.kind == "postgres":
-            rows = await self.engine.run_ddl("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()")
-        else:
-            rows = await self.engine.run_ddl("SELECT name FROM sqlite_master WHERE type = 'table'")
-        existing = {r["name"] for r in rows}
-        return [t for t in self._tables if t._meta.tablename not in existing]
+        return await Migrator(self.engine, self.kind, all_apps(apps)).migrate()
 
     async def truncate_all(self) -> None:
         """Empty every table (tests reuse one PostgreSQL database per run)."""

@@ -36,7 +36,7 @@ HEADERS = {"PAYMENT-RESPONSE": "eyJzdWNjZXNzIjp0cnVlfQ==", "X-Other": "v"}
 async def kernel(kernel_factory):
     kernel = await kernel_factory()
     kernel.db.add_tables(IDEMPOTENCY_TABLES)  # no-op once the kernel lists them itself
-    await kernel.db.create_tables()
+    await kernel.db.migrate()
     await IdempotencyRecord.delete(force=True)  # the PostgreSQL database is shared by the run's tests
     return kernel
 

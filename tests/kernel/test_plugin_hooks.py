@@ -320,6 +320,26 @@ async def test_hook_register_data_sources_declares_refreshable_data(kernel_facto
         clash.collect()
 
 
+# -- register_migrations ------------------------------------------------------------------
+@exercises("register_migrations")
+async def test_hook_register_migrations_gives_a_plugin_tables_of_its_own(kernel_factory) -> None:
+    from runtime.database import MigrationError
+    from tests.support.notes_plugin import Note, NotesPlugin
+
+    kernel = await kernel_factory(plugins=[("notes", NotesPlugin())])
+    await Note.insert(Note(id="hooked", body="the kernel made this table", tag="x"))
+    assert await Note.select(Note.body, Note.tag).where(Note.id == "hooked").first() == {"body": "the kernel made this table", "tag": "x"}
+    assert await kernel.db.migrate(kernel.pm) == []  # applied at start, once
+
+    class NotAnApp:
+        @hookimpl
+        def register_migrations(self, register):
+            register("tollway_weather/migrations")
+
+    with pytest.raises(MigrationError, match="not a Piccolo AppConfig"):
+        await kernel_factory(plugins=[("bad", NotAnApp())])
+
+
 # -- startup and shutdown ---------------------------------------------------------------
 class Lifecycle:
     """Records what `startup` and `shutdown` see: the `Services` object, and (through the

@@ -29,7 +29,7 @@ T0 = 1_700_000_040_000  # a window start for 60-second windows (divisible by 60 
 async def kernel(kernel_factory):
     kernel = await kernel_factory()
     kernel.db.add_tables(RATE_LIMIT_TABLES)  # no-op once the kernel lists them itself
-    await kernel.db.create_tables()
+    await kernel.db.migrate()
     await RateCounter.delete(force=True)  # the PostgreSQL database is shared by the run's tests
     return kernel
 

@@ -1,0 +1,21 @@
+"""The kernel's Piccolo app: the tables `core` owns and the folder of their migrations.
+
+Each file in this folder is one forward-only migration (Piccolo's format: an `ID`
+that orders it, and `forwards()` returning a `MigrationManager`). A released
+migration is never edited; a schema change is a new file (docs/storage.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from piccolo.conf.apps import AppConfig
+
+from ..idempotency import IDEMPOTENCY_TABLES
+from ..ratelimits import RATE_LIMIT_TABLES
+from ..tables import KERNEL_TABLES
+
+KERNEL_APP = AppConfig(
+    app_name="kernel",
+    migrations_folder_path=Path(__file__).parent,
+    table_classes=[*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES],
+)

@@ -1,0 +1,216 @@
+"""Versioned, forward-only migrations on SQLite and PostgreSQL: the first migration
+makes the schema the release before migrations made; a database of that release
+is adopted and upgraded in place with every row kept (at start and by `tollway db
+migrate`) and serves paid calls after; a plugin's app applies its migrations in
+order and each once; processes starting together apply each migration once."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from core import hookspecs
+from core.ledger_check import check_ledger
+from core.migrations import KERNEL_APP
+from core.receipt_signing import ReceiptSigner, verify_receipt
+from runtime import cli
+from runtime.database import Database, MigrationError
+from runtime.database.migrations import load_steps
+from runtime.service import build_kernel
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.jobs_plugin import JobsPlugin
+from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
+from tests.support.old_release import fixture, index_names, make_old_database, normalized, rows_of, schema_of, tables_of
+from tollway.testing import _pg_admin_url, _pg_create, _pg_drop, http_client, settings_for
+
+KERNEL_IDS = [s.id for s in load_steps(KERNEL_APP)]
+NOTES_IDS = [s.id for s in load_steps(notes_app())]
+
+
+@pytest.fixture
+async def new_database(tmp_path: Path, db_kind: str):
+    """`await new_database(name)` -> the URL of an empty database of this test's own
+    (a new SQLite file, or a new PostgreSQL database dropped after the test)."""
+    made: list[str] = []
+
+    async def make(name: str = "db") -> str:
+        if db_kind == "sqlite":
+            return f"sqlite:///{tmp_path / f'{name}.sqlite'}"
+        made.append(await _pg_create(_pg_admin_url()))
+        return made[-1]
+
+    yield make
+    for url in made:
+        await _pg_drop(_pg_admin_url(), url)
+
+
+def plugin_manager(*plugins: object) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for plugin in plugins:
+        pm.register(plugin)
+    return pm
+
+
+async def migrate(url: str, *plugins: object) -> list[str]:
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        return [f"{s.app}:{s.id}" for s in await db.migrate(plugin_manager(*plugins))]
+    finally:
+        await db.close()
+
+
+async def recorded(url: str) -> list[str]:
+    """The migration records, in the order they were written."""
+    return [f"{r['app_name']}:{r['name']}" for r in sorted(await rows_of(url, "migration"), key=lambda r: r["id"])]
+
+
+async def test_the_kernel_migrations_describe_its_table_classes() -> None:
+    """Piccolo's own differ sees no change between the migrations and core's tables:
+    a table edited without a new migration fails here, with the statements it needs."""
+    from piccolo.apps.migrations.commands.new import AutoMigrationManager
+
+    found = await AutoMigrationManager().get_alter_statements(app_config=KERNEL_APP)
+    statements = [s for group in found for s in group.statements]
+    assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(statements)
+    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 17
+
+
+async def test_migrations_make_the_schema_the_release_before_them_made(new_database) -> None:
+    fresh, old = await new_database("fresh"), await new_database("old")
+    assert await migrate(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
+    await make_old_database(old, with_rows=False)
+    assert await tables_of(fresh) == await tables_of(old) | {"migration"}
+    fresh_schema, old_schema = await schema_of(fresh), await schema_of(old)
+    assert len(fresh_schema) == 17 and all(s["columns"] for s in fresh_schema.values())
+    assert fresh_schema == old_schema
+    assert await recorded(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
+
+
+async def test_tables_an_old_database_lacks_are_created_and_the_others_kept(new_database) -> None:
+    partial, fresh = await new_database("partial"), await new_database("fresh")
+    await make_old_database(partial, skip_tables=("tw_top_up_attempts", "tw_idempotency"))
+    agents = await rows_of(partial, "tw_agents")
+    assert "tw_idempotency" not in await tables_of(partial)
+    assert await migrate(partial) == [f"kernel:{i}" for i in KERNEL_IDS]
+    await migrate(fresh)
+    assert await schema_of(partial) == await schema_of(fresh)
+    assert await rows_of(partial, "tw_agents") == agents and len(agents) == 2
+    assert await rows_of(partial, "tw_idempotency") == []
+
+
+@pytest.mark.parametrize("how", ["start", "cli"])
+async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp_path, db_kind, new_database, how, monkeypatch, capsys) -> None:
+    url = await new_database("old")
+    await make_old_database(url)
+    history = fixture()
+    meta, expected = history["meta"], history["rows"]
+    assert "migration" not in await tables_of(url)
+    if how == "cli":
+        for name, value in {"TOLLWAY_HOME": str(tmp_path / "cli-home"), "TOLLWAY_DATABASE_URL": url, "TOLLWAY_OFFLINE": "1"}.items():
+            monkeypatch.setenv(name, value)
+        assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0
+        out = capsys.readouterr().out
+        assert f"applied kernel {KERNEL_IDS[0]}" in out and "up to date (2 migrations applied)" in out
+        assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0  # again: nothing left to do
+        assert "up to date (0 migrations applied)" in capsys.readouterr().out
+    assert {t: await rows_of(url, t) for t in expected} == {t: normalized(rows) for t, rows in expected.items()}
+
+    settings = settings_for(tmp_path, db_kind, TOLLWAY_DATABASE_URL=url)
+    kernel = build_kernel(settings, plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
+    await kernel.start()
+    try:
+        assert await recorded(url) == [f"kernel:{i}" for i in KERNEL_IDS]  # adopted once, whoever migrated
+        assert {t: await rows_of(url, t) for t in expected} == {t: normalized(rows) for t, rows in expected.items()}
+        assert await check_ledger() == []
+        auth = {"Authorization": f"Bearer {meta['access_token']}"}
+        async with http_client(kernel) as client:
+            before = (await client.get("/v1/balance", headers=auth)).json()
+            paid = await client.post("/v1/tools/test/echo", json={"text": "after the upgrade"}, headers=auth)
+            after = (await client.get("/v1/balance", headers=auth)).json()
+            replay = await client.post("/v1/tools/test/echo-keyed", json={"text": "once"}, headers={**auth, "Idempotency-Key": "old-key-1"})
+            job = (await client.get(f"/v1/requests/{meta['job_id']}", headers=auth)).json()
+            payer = (await client.get("/v1/balance", headers={"X-Agent-ID": meta["payer"]})).json()
+        assert before["credits_balance"] == meta["agent_credits_balance"] == "0.996000"
+        assert paid.status_code == 200, paid.text
+        assert after["credits_balance"] == "0.995000"
+        assert replay.status_code == 200 and replay.json()["data"]["receipt_id"] == meta["keyed_receipt_id"]
+        assert job["status"] == "completed" and job["result"]["sum"] == 42
+        assert payer["credits_balance"] == meta["payer_balance"]["credits_balance"] == "1.500000"
+        assert payer["on_chain_balance"] == meta["payer_balance"]["on_chain_balance"]
+        old_receipt = await kernel.receipts.get(meta["x402_receipt_id"])
+        signer = ReceiptSigner(kernel.config.receipt_seed)
+        assert verify_receipt(old_receipt, {signer.key_id: signer.public_key}) == (True, "valid")
+        assert len(await rows_of(url, "tw_receipts")) == len(expected["tw_receipts"]) + 1
+        assert await check_ledger() == []
+    finally:
+        await kernel.stop()
+
+
+async def test_a_plugin_app_applies_its_migrations_in_order_and_each_once(tmp_path, new_database) -> None:
+    url = await new_database()
+    folder = tmp_path / "notes_migrations"
+    folder.mkdir()
+    first_two, third = sorted(MIGRATIONS.glob("notes_*.py"))[:2], sorted(MIGRATIONS.glob("notes_*.py"))[2]
+    for path in first_two:  # the plugin's release 1: two migrations
+        shutil.copy(path, folder)
+    plugin = NotesPlugin(folder)
+
+    assert await migrate(url, plugin) == [*(f"kernel:{i}" for i in KERNEL_IDS), f"notes:{NOTES_IDS[0]}", f"notes:{NOTES_IDS[1]}"]
+    assert await migrate(url, plugin) == []  # applied once: a second start changes nothing
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        await db.migrate(plugin_manager(plugin))  # binds Note to this database
+        await Note.insert(Note(id="n1", body="written in release 1"))
+    finally:
+        await db.close()
+
+    shutil.copy(third, folder)  # the plugin's release 2 adds a data migration
+    assert await migrate(url, plugin) == [f"notes:{NOTES_IDS[2]}"]
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        assert await db.migrate(plugin_manager(plugin)) == []
+        await Note.insert(Note(id="n2", body="written in release 2"))
+        assert await migrate(url, plugin) == []  # the data migration does not run again
+        notes = await Note.select(Note.id, Note.tag).order_by(Note.id)
+    finally:
+        await db.close()
+    assert notes == [{"id": "n1", "tag": "early"}, {"id": "n2", "tag": None}]
+    assert await recorded(url) == [*(f"kernel:{i}" for i in KERNEL_IDS), *(f"notes:{i}" for i in NOTES_IDS)]
+    assert "tw_test_notes_tag" in index_names(await schema_of(url), "tw_test_notes")
+
+
+async def test_two_apps_of_one_name_stop_the_migration(new_database) -> None:
+    class Twin(NotesPlugin):
+        pass
+
+    with pytest.raises(MigrationError, match="two migration apps are named 'notes'"):
+        await migrate(await new_database(), NotesPlugin(), Twin())
+
+
+@pytest.mark.postgres
+async def test_processes_starting_together_apply_each_migration_once() -> None:
+    admin = _pg_admin_url()
+    assert admin, "TOLLWAY_TEST_DATABASE_URL must name the machine's PostgreSQL"
+    url = await _pg_create(admin)
+    dbs = [Database.from_url(url) for _ in range(4)]
+    try:
+        for db in dbs:
+            await db.connect()
+        results = await asyncio.gather(*(db.migrate(plugin_manager(NotesPlugin())) for db in dbs))
+    finally:
+        for db in dbs:
+            await db.close()
+    try:
+        applied = sorted(f"{s.app}:{s.id}" for steps in results for s in steps)
+        expected = sorted([*(f"kernel:{i}" for i in KERNEL_IDS), *(f"notes:{i}" for i in NOTES_IDS)])
+        assert applied == expected  # each migration by exactly one of the four
+        assert sorted(await recorded(url)) == expected
+    finally:
+        await _pg_drop(admin, url)
