@@ -129,7 +129,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
                     method="POST", path=PATH, url=f"http://bench.local{PATH}", headers=headers,
                     body=json.dumps({"a": i, "b": 1}).encode(), client_ip="127.0.0.1",
                 )
-                answer = await kernel.call("add_numbers", req)
+                answer = await kernel.paid_calls.call("add_numbers", req)
                 assert answer.status == 202, answer.body
                 return answer.body["request_id"]
 

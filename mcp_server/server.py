@@ -193,7 +193,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Job status",
         "A job you started: status pending, processing, completed (with `result`) or failed (with error fields). Free.",
         lambda a: f"/v1/requests/{a['request_id']}",
-        lambda k, req, a: k.job_status(req, a["request_id"]),
+        lambda k, req, a: k.reads.job_status(req, a["request_id"]),
         {"request_id": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The request_id a job tool answered with."}},
         ("request_id",),
         query=False,
@@ -203,7 +203,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Balance",
         "Your prepaid credits and on-chain USDC balance. Free.",
         lambda a: "/v1/balance",
-        lambda k, req, a: k.balance(req),
+        lambda k, req, a: k.accounts.balance(req),
         {},
     ),
     FreeTool(
@@ -211,7 +211,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Receipts",
         "Your signed receipts, newest first; filter by period, category, since, until; page with limit and offset. Free.",
         lambda a: "/v1/analytics/receipts",
-        lambda k, req, a: k.list_receipts(req),
+        lambda k, req, a: k.reads.list_receipts(req),
         {
             "period": _PERIOD,
             "limit": {"type": "integer", "minimum": 1, "maximum": 100},
@@ -226,7 +226,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Spend breakdown",
         "What you spent, by category and tool, over a period (default 30 days). Free.",
         lambda a: "/v1/analytics/spend/breakdown",
-        lambda k, req, a: k.spend_breakdown(req),
+        lambda k, req, a: k.reads.spend_breakdown(req),
         {"period": _PERIOD},
     ),
     FreeTool(
@@ -234,7 +234,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Notifications",
         "Your notifications, newest first (listing marks them read). Free.",
         lambda a: "/v1/tools/notifications",
-        lambda k, req, a: k.list_notifications(req),
+        lambda k, req, a: k.reads.list_notifications(req),
         {"unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
     ),
     FreeTool(
@@ -518,7 +518,7 @@ class TollwayMcp:
             headers, url, ip = self._who(ctx, method="GET", path=path, body=b"", scope="read")
             query = {k: _query_value(v) for k, v in args.items()} if ft.query else {}
             req = CallRequest("GET", path, url, headers, b"", query=query, client_ip=ip)
-            value, _headers = await self._shielded(self.kernel.limited("free_read", req, lambda: read(self.kernel, req, args)))
+            value, _headers = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: read(self.kernel, req, args)))
         return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
@@ -581,7 +581,7 @@ class TollwayMcp:
                 ) from exc
         req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
         try:
-            answer: Answer = await self._shielded(self.kernel.call(tool.name, req))
+            answer: Answer = await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
             if not self._pays_itself(exc, meta):
                 raise
@@ -629,7 +629,7 @@ class TollwayMcp:
         headers = {**extra_headers, "x-agent-id": self.identity.address, "payment-signature": header}
         req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
         try:
-            return await self._shielded(self.kernel.call(tool.name, req))
+            return await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
             if exc.status == 402:
                 reason = (exc.details or {}).get("reason") if isinstance(exc.details, dict) else None

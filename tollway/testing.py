@@ -271,8 +271,8 @@ class PluginContract:
         for tool in self._tools(contract_kernel):
             assert tool.examples, f"{tool.name} declares no example"
             for example in tool.examples:
-                call = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
-                again = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
+                call = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))
+                again = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))
                 assert call.price == again.price > 0
                 assert call.input_hash == again.input_hash
 

@@ -57,7 +57,7 @@ async def test_openapi_document(kernel, snapshot):
 
 async def test_paid_recall_answer_and_receipt(kernel, snapshot):
     payer = Account.create()
-    await kernel.fund_chain(payer.address, to_micro("1"))
+    await kernel.accounts.fund_chain(payer.address, to_micro("1"))
     body = {"make": "Honda", "model": "Accord", "model_year": 2021, "limit": 1, "memo": "fleet check"}
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/lookup/vehicle-recalls", json=body)
