@@ -204,7 +204,7 @@ class X402Gateway:
 
     def accepted_from_row(self, row: Any) -> Accepted:
         """Rebuild the accepted payment of a stored authorization (for the reconciler)."""
-        payment = x402.decode_payment_header(x402._b64json(msgspec.json.decode(row["payload"])))
+        payment = x402.decode_payment(msgspec.json.decode(row["payload"]))
         amount = int(row["value"])
         return Accepted(payment, row["payer"], row["id"], row["quote_id"], amount, self.requirements(amount, row["quote_id"]))
 
