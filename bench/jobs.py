@@ -101,7 +101,7 @@ async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
 async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
     from core import sql
     from core.request import CallRequest
-    from http_server import create_app
+    from runtime.service import http_app
     from runtime.service import build_kernel
     from runtime.settings import load_settings
     from tests.support.jobs_plugin import JobsPlugin
@@ -114,7 +114,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
     procs: list[asyncio.subprocess.Process] = []
     try:
         procs = await start_workers(env, workers)
-        app = create_app(kernel, manage_kernel=False)
+        app = http_app(kernel, manage_kernel=False)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             op = {"Authorization": f"Bearer {OPERATOR}"}

@@ -22,7 +22,7 @@ from .errors import ServiceError
 from .events import JOBS_NEW, EventBus, publish_unless_in_sql
 from .idempotency import IdempotencyStore, check_key, missing_key
 from .ids import new_id
-from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment_header
+from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment
 from .payments.networks import Network
 from .prepare import PreparedCall, input_hash_of, prepare
 from .rate_identity import RateGate, payer_of
@@ -92,19 +92,19 @@ class PaidCalls:
         elif tool.idempotency == "required":
             raise missing_key()
         call = self.prepare(tool, req.body)
-        payment_header = find_payment_header(req.headers)
-        caller = None if payment_header else await self.auth.caller(req, scope="write", consume_nonce=False)
+        payment_header = find_payment(req)
+        caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
             return await self._pay_and_run(call, req, payment_header, caller)
-        identity = payer_of(self.network, req, payment_header) if payment_header else (caller.agent_id if _spends_credits(caller, req) else None)
+        identity = payer_of(self.network, req, payment_header) if payment_header is not None else (caller.agent_id if _spends_credits(caller, req) else None)
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
             return await self._pay_and_run(call, req, payment_header, caller)
         return await self.idempotency.answer_once(
             f"{tool.name}:{identity}", key, req.body, lambda: self._pay_and_run(call, req, payment_header, caller)
         )
 
-    async def _pay_and_run(self, call: PreparedCall, req: CallRequest, payment_header: str | None, caller: Caller | None) -> Answer:
-        if payment_header:
+    async def _pay_and_run(self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None) -> Answer:
+        if payment_header is not None:
             return await self._pay_x402(call, req, payment_header)
         if caller is not None:
             await self.auth.consume_nonce(caller)
@@ -177,7 +177,7 @@ class PaidCalls:
         return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
-    async def _pay_x402(self, call: PreparedCall, req: CallRequest, header: str) -> Answer:
+    async def _pay_x402(self, call: PreparedCall, req: CallRequest, header: dict[str, Any] | str) -> Answer:
         gateway = self.gateway
         tool = call.tool
         try:

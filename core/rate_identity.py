@@ -10,19 +10,19 @@ from .auth import Authenticator
 from .errors import ServiceError
 from .payments import x402
 from .payments.eip3009 import recover_payer
-from .payments.gateway import find_payment_header
+from .payments.gateway import decode_payment, find_payment
 from .payments.networks import Network
 from .ratelimits import RateLimiter, caller_key
 from .request import Answer, CallRequest
 
 
-def payer_of(network: Network, req: CallRequest, payment_header: str) -> str | None:
+def payer_of(network: Network, req: CallRequest, payment_value: dict[str, Any] | str) -> str | None:
     """The wallet that signed the request's payment (its signature checked, lower
     case), or None if unreadable; recovered once per request. The payment itself is
     verified in full later."""
     if "payer" not in req.memo:
         try:
-            payment = x402.decode_payment_header(payment_header)
+            payment = decode_payment(payment_value)
             req.memo["payer"] = recover_payer(network, payment.authorization, payment.signature).lower()
         except x402.PaymentError:
             req.memo["payer"] = None
@@ -33,8 +33,8 @@ async def rate_key(network: Network, auth: Authenticator, req: CallRequest) -> s
     """The counter key of `req`: `wallet:<payer>` when it carries a payment whose
     signature recovers, else the agent proof's or access token's identity, else
     `ip:<client ip>`. Credentials are checked once: the route reuses the outcome."""
-    header = find_payment_header(req.headers)
-    payer = payer_of(network, req, header) if header else None
+    payment = find_payment(req)
+    payer = payer_of(network, req, payment) if payment is not None else None
     identity = f"wallet:{payer}" if payer else await auth.proven_identity(req)
     return caller_key(identity, req.client_ip)
 

@@ -1,9 +1,9 @@
-"""The Litestar app factory used by `tollway serve`, the tests and the benchmarks.
-
-Kernel routes are thin handlers; each tool's route is generated from its `Tool`.
-"""
+"""The HTTP routes: kernel routes are thin handlers; each tool's route is generated
+from its `Tool`. runtime/service.py (`http_app`) assembles the app for `tollway serve`,
+the tests and the benchmarks."""
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
 from litestar import Litestar, Request, Response, get, post
@@ -143,48 +143,28 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 def create_app(
     kernel: Kernel,
     *,
-    manage_kernel: bool = True,
-    workers: int = 0,
-    scheduler: bool = False,
+    on_startup: Sequence[Callable[[], Awaitable[None]]] = (),
+    on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
     debug: bool = False,
     mcp_allowed_hosts: list[str] | None = None,
 ) -> Litestar:
-    """Build the app. The kernel's registries are collected now (routes need them).
+    """The routes of `kernel` (its registries already collected) as a Litestar app;
+    runtime/service.py assembles it with what runs beside it (`on_startup`, `on_shutdown`).
 
     MCP (Streamable HTTP) is mounted at /mcp; its session manager runs in the
     app's lifespan. `mcp_allowed_hosts` (default TOLLWAY_MCP_ALLOWED_HOSTS, else
     loopback only) is its DNS-rebinding allow-list of Host values.
-
-    With `manage_kernel` the app starts and stops the kernel with its lifespan;
-    `workers` > 0 runs that many in-process job workers (the SQLite default, where
-    one process does everything) and `scheduler` the periodic tasks.
     """
-    from runtime.scheduler import Scheduler
-    from runtime.worker import Worker
-
-    kernel.collect()
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
     schemas = ToolSchemas(tools)
     handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
-    background: list = []
 
-    async def start_background() -> None:
+    async def start_hub() -> None:
         hub.start()
-        for _ in range(workers):
-            worker = Worker(kernel)
-            worker.start()
-            background.append(worker)
-        if scheduler:
-            sched = Scheduler.for_kernel(kernel)
-            sched.start()
-            background.append(sched)
 
-    async def stop_background() -> None:
-        for item in reversed(background):
-            await item.stop()
-        background.clear()
+    async def stop_hub() -> None:
         hub.stop()
 
     openapi = OpenAPIConfig(
@@ -198,8 +178,8 @@ def create_app(
         route_handlers=handlers,
         openapi_config=openapi,
         exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
-        on_startup=([kernel.start] if manage_kernel else []) + [start_background],
-        on_shutdown=[stop_background] + ([kernel.stop] if manage_kernel else []),
+        on_startup=[*on_startup, start_hub],
+        on_shutdown=[stop_hub, *on_shutdown],
         lifespan=[mcp_lifespan],
         debug=debug,
         # Per-request INFO lines (httpx logs every upstream call) cost more than the

@@ -170,9 +170,9 @@ async def http_client(kernel: Any) -> AsyncIterator[Any]:
     httpx's ASGI transport runs the app in the test's own event loop, which the
     asyncpg pool requires (Litestar's AsyncTestClient runs it in a portal thread).
     """
-    from http_server import create_app
+    from runtime.service import http_app
 
-    app = create_app(kernel, manage_kernel=False)
+    app = http_app(kernel, manage_kernel=False)
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver.local") as client:
         yield client
@@ -218,9 +218,9 @@ async def credits_session(client: Any, amount: str = "1", *, wallet: str | None 
 
 def mcp_server_for(kernel: Any) -> Any:
     """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory)."""
-    from mcp_server import build_server
+    from runtime.service import mcp_server
 
-    return build_server(kernel).server
+    return mcp_server(kernel).server
 
 
 def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:

@@ -23,7 +23,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
 from core.receipt_signing import ReceiptSigner, verify_receipt
-from http_server import create_app
+from runtime.service import http_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.serving import serve_app
@@ -103,7 +103,7 @@ async def assert_paid_round_trip(kernel: Any, base_url: str, path: str, body: di
 async def test_official_client_pays_the_echo_tool(kernel_factory):
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     runs_before = len(echo_plugin.RUNS)
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         data = await assert_paid_round_trip(kernel, base_url, "/v1/tools/test/echo", {"text": "paid by the sdk", "repeat": 2}, 2_000)
     assert data["tool"] == "echo_words"
     assert data["result"] == {"text": "paid by the sdkpaid by the sdk", "words": 4}
@@ -114,7 +114,7 @@ async def test_official_client_pays_vehicle_recalls_with_nhtsa_replayed(kernel_f
     monkeypatch.delenv(nhtsa.BASE_URL_SETTING.env_var, raising=False)  # the real NHTSA URL, served by the replay
     replay = nhtsa_honda_accord_2021()
     kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay)
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         data = await assert_paid_round_trip(
             kernel, base_url, "/v1/tools/lookup/vehicle-recalls", {"make": "Honda", "model": "Accord", "model_year": 2021}, 5_000
         )

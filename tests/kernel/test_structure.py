@@ -93,3 +93,24 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
 @pytest.mark.parametrize("folder", ["plugins/solve/tollway_solve", "core", "core/payments", "runtime", "mcp_server", "http_server"])
 def test_modules_import_each_other_without_cycles(folder: str) -> None:
     assert _cycles(REPO / folder) == []
+
+
+def _imported_modules(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return out
+
+
+def test_runtime_alone_assembles_the_fronts() -> None:
+    """The fronts route; workers, scheduler and kernels are built by runtime/service.py."""
+    for front in ("http_server", "mcp_server"):
+        for path in sorted((REPO / front).glob("*.py")):
+            imported = _imported_modules(path)
+            assert not {m for m in imported if m == "runtime" or m.startswith("runtime.")}, path.name
+            assert "Kernel(" not in path.read_text(), path.name
+    testing = _imported_modules(REPO / "tollway" / "testing.py")
+    assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
