@@ -3,7 +3,7 @@
 Prints one JSON line: `dispatch_p50_ms` / `dispatch_p99_ms` (job accepted ->
 picked up by a worker, read from the job rows, measured at a steady 50 jobs/s so
 workers are idle when each job arrives), `jobs_per_s` (end to end: a burst of
-paid jobs accepted through `Kernel.call` — the pipeline both fronts call; the
+paid jobs accepted through `kernel.paid_calls.call` — the pipeline both fronts call; the
 HTTP layer's own cost is measured by bench/paid_calls.py — by 16 concurrent
 callers in this process, and completed by the worker processes, from the first
 acceptance to the last completion), `workers`, `db`.
@@ -124,7 +124,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
             headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
 
             async def accept(i: int) -> str:
-                # Kernel.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
+                # kernel.paid_calls.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
                 req = CallRequest(
                     method="POST", path=PATH, url=f"http://bench.local{PATH}", headers=headers,
                     body=json.dumps({"a": i, "b": 1}).encode(), client_ip="127.0.0.1",
