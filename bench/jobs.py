@@ -3,7 +3,7 @@
 Prints one JSON line: `dispatch_p50_ms` / `dispatch_p99_ms` (job accepted ->
 picked up by a worker, read from the job rows, measured at a steady 50 jobs/s so
 workers are idle when each job arrives), `jobs_per_s` (end to end: a burst of
-paid jobs accepted through `Kernel.call` — the pipeline both fronts call; the
+paid jobs accepted through `kernel.paid_calls.call` — the pipeline both fronts call; the
 HTTP layer's own cost is measured by bench/paid_calls.py — by 16 concurrent
 callers in this process, and completed by the worker processes, from the first
 acceptance to the last completion), `workers`, `db`.
@@ -101,7 +101,7 @@ async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
 async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
     from core import sql
     from core.request import CallRequest
-    from http_server import create_app
+    from runtime.service import http_app
     from runtime.service import build_kernel
     from runtime.settings import load_settings
     from tests.support.jobs_plugin import JobsPlugin
@@ -114,7 +114,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
     procs: list[asyncio.subprocess.Process] = []
     try:
         procs = await start_workers(env, workers)
-        app = create_app(kernel, manage_kernel=False)
+        app = http_app(kernel, manage_kernel=False)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             op = {"Authorization": f"Bearer {OPERATOR}"}
@@ -124,12 +124,12 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
             headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
 
             async def accept(i: int) -> str:
-                # Kernel.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
+                # kernel.paid_calls.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
                 req = CallRequest(
                     method="POST", path=PATH, url=f"http://bench.local{PATH}", headers=headers,
                     body=json.dumps({"a": i, "b": 1}).encode(), client_ip="127.0.0.1",
                 )
-                answer = await kernel.call("add_numbers", req)
+                answer = await kernel.paid_calls.call("add_numbers", req)
                 assert answer.status == 202, answer.body
                 return answer.body["request_id"]
 

@@ -136,9 +136,8 @@ async def measure(client: httpx.AsyncClient, n: int, concurrency: int, token: st
 
 
 async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> dict[str, float]:
-    from http_server import create_app
     from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel
+    from runtime.service import build_kernel, http_app
     from runtime.settings import load_settings
 
     kernel = build_kernel(load_settings(bench_env(home, url)), load_installed=False, http_transport=replay_transport())
@@ -148,7 +147,7 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> 
         await kernel.db.truncate_all()
         await kernel.receipts.publish_key()
     try:
-        app = create_app(kernel, manage_kernel=False)
+        app = http_app(kernel, manage_kernel=False)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             token, payments = await setup_payers(client, n, 5000)
@@ -162,12 +161,11 @@ import sys, uvicorn
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
 from paid_calls import replay_transport
 from runtime.plugins import load_entry_point_plugins
-from runtime.service import build_kernel
+from runtime.service import build_kernel, http_app
 from runtime.settings import load_settings
-from http_server import create_app
 kernel = build_kernel(load_settings(), load_installed=False, http_transport=replay_transport())
 load_entry_point_plugins(kernel, strict=True, only={{"tollway_vehicles"}})
-uvicorn.run(create_app(kernel), host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+uvicorn.run(http_app(kernel), host="127.0.0.1", port={port}, log_level="warning", access_log=False)
 """
 
 

@@ -3,23 +3,24 @@ credits, access tokens, fund the local test network); top-ups live in core/top_u
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from eth_utils import to_checksum_address
 
 from . import ledger, notifications
-from .agents import is_address
+from .agents import AgentDirectory, is_address
+from .auth import Authenticator
 from .errors import ServiceError, invalid_request
 from .ids import iso
 from .money import usdc
+from .payments.networks import Network
+from .payments.settlement import SettlementBackend
+from .reconciler import Reconciler
 from .request import Answer, CallRequest
 from .tables import Agent
-from .top_ups import decimal_body, parse_amount
+from .top_ups import TopUps, decimal_body, parse_amount
 from .validation import convert, decode_object
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
 
 log = logging.getLogger("tollway.accounts")
 
@@ -34,16 +35,37 @@ class AccessTokenBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Accounts:
-    """Mixin of `Kernel`."""
+    """An agent's balance and top-ups, and the operator's account routes."""
 
-    async def balance(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    def __init__(
+        self,
+        *,
+        db: Any,
+        auth: Authenticator,
+        agents: AgentDirectory,
+        network: Network,
+        backend: SettlementBackend,
+        top_ups: TopUps,
+        reconciler: Reconciler,
+        access_token_ttl_s: int,
+    ) -> None:
+        self.db = db
+        self.auth = auth
+        self.agents = agents
+        self.network = network
+        self.backend = backend
+        self.top_ups = top_ups
+        self.reconciler = reconciler
+        self.access_token_ttl_s = access_token_ttl_s
+
+    async def balance(self, req: CallRequest) -> dict[str, Any]:
         caller = await self.auth.caller(req, scope="read")
         if caller is None:
             raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID).")
         agent = await Agent.select(Agent.credits, Agent.wallet_address).where(Agent.id == caller.agent_id).first()
         wallet = agent["wallet_address"] if agent else caller.wallet
         on_chain = None
-        if wallet and self.backend is not None:
+        if wallet:
             on_chain = await self.backend.on_chain_balance(wallet)
         return {
             "on_chain_balance": usdc(on_chain) if on_chain is not None else None,
@@ -54,19 +76,18 @@ class Accounts:
             "agent_id": caller.agent_id if agent else None,  # None: a bare X-Agent-ID of a wallet with no agent yet
         }
 
-    async def top_up(self: "Kernel", req: CallRequest) -> Answer:
+    async def top_up(self, req: CallRequest) -> Answer:
         """POST /v1/credits/top-up (core/top_ups.py)."""
-        assert self.top_ups is not None
         return await self.top_ups.top_up(req)
 
     # -- operator routes -------------------------------------------------------------
-    async def register_agent(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def register_agent(self, req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
         body = convert(decode_object(req.body), RegisterBody)
         row = await self.agents.register(body.wallet_address, body.name)
         return {"agent_id": row["id"], "wallet_address": row["wallet_address"], "name": row["name"], "created_at": iso(row["created_ms"])}
 
-    async def grant_credits(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def grant_credits(self, req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
         obj = decimal_body(req.body)
         unknown = sorted(set(obj) - {"agent_id", "amount", "memo"})
@@ -97,22 +118,21 @@ class Accounts:
             )
         return {"agent_id": agent["id"], "credits_balance": usdc(balance), "transaction_id": txn_id}
 
-    async def pending_report(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def pending_report(self, req: CallRequest) -> dict[str, Any]:
         """GET /v1/tools/internal/pending: money in an intermediate state, and why."""
         self.auth.require_operator(req)
-        assert self.reconciler is not None
         return await self.reconciler.pending()
 
-    async def issue_access_token(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def issue_access_token(self, req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
         body = convert(decode_object(req.body), AccessTokenBody)
         agent = await self.agents.get(body.agent_id)
         if agent is None:
             raise ServiceError(404, "agent_not_found", f"No agent {body.agent_id}.")
-        token, expires = await self.auth.issue_access_token(agent["id"], self.config.access_token_ttl_s)
+        token, expires = await self.auth.issue_access_token(agent["id"], self.access_token_ttl_s)
         return {"token": token, "agent_id": agent["id"], "expires_at": iso(expires)}
 
-    async def fund_chain(self: "Kernel", address: str, amount: int) -> int:
+    async def fund_chain(self, address: str, amount: int) -> int:
         """Mint test USDC on the embedded local network (never elsewhere)."""
         if self.network.name != "local":
             raise ServiceError(403, "local_network_only", "Funding exists only on the local test network.")
@@ -123,7 +143,7 @@ class Accounts:
         async with self.db.transaction():
             return await ledger.chain_credit(self.network.chain_id, address, amount, kind="fund")
 
-    async def fund_chain_request(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def fund_chain_request(self, req: CallRequest) -> dict[str, Any]:
         self.auth.require_operator(req)
         obj = decimal_body(req.body)
         address = obj.get("address")

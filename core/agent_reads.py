@@ -1,49 +1,51 @@
-"""Free reads of an agent's own things (mixin of `Kernel`): job status,
+"""Free reads of an agent's own things: job status,
 receipts and spend analytics, notifications. A job belongs to the agent that paid for it; anyone else gets
 404, never 403, so request ids leak nothing."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import analytics, jobs, notifications
-from .auth import Caller
+from .auth import Authenticator, Caller
 from .errors import ServiceError
+from .receipts import ReceiptBook
 from .request import CallRequest
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
 
 
 class AgentReads:
-    async def reader(self: "Kernel", req: CallRequest) -> Caller:
+    def __init__(self, *, auth: Authenticator, receipts: ReceiptBook) -> None:
+        self.auth = auth
+        self.receipts = receipts
+
+    async def reader(self, req: CallRequest) -> Caller:
         caller = await self.auth.caller(req, scope="read")
         if caller is None:
             raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID) or an access token.")
         return caller
 
-    async def job_for(self: "Kernel", caller: Caller, job_id: str) -> dict[str, Any]:
+    async def job_for(self, caller: Caller, job_id: str) -> dict[str, Any]:
         row = await jobs.get(job_id)
         if row is None or row["agent_id"] != caller.agent_id:
             raise ServiceError(404, "not_found", f"No request {job_id} for this agent.")
         return jobs.resource(row)
 
-    async def job_status(self: "Kernel", req: CallRequest, job_id: str) -> dict[str, Any]:
+    async def job_status(self, req: CallRequest, job_id: str) -> dict[str, Any]:
         return await self.job_for(await self.reader(req), job_id)
 
-    async def receipt_for(self: "Kernel", req: CallRequest, receipt_id: str) -> dict[str, Any]:
+    async def receipt_for(self, req: CallRequest, receipt_id: str) -> dict[str, Any]:
         caller = await self.reader(req)
         receipt = await self.receipts.get(receipt_id)
         if receipt is None or receipt["agent_id"] != caller.agent_id:
             raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
         return receipt
 
-    async def list_receipts(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def list_receipts(self, req: CallRequest) -> dict[str, Any]:
         return await analytics.list_receipts((await self.reader(req)).agent_id, req.query)
 
-    async def spend_breakdown(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def spend_breakdown(self, req: CallRequest) -> dict[str, Any]:
         return await analytics.spend_breakdown((await self.reader(req)).agent_id, req.query)
 
-    async def list_notifications(self: "Kernel", req: CallRequest) -> dict[str, Any]:
+    async def list_notifications(self, req: CallRequest) -> dict[str, Any]:
         caller = await self.reader(req)
         # a read changes state only for a proven caller: a bare X-Agent-ID names anyone
         return await notifications.list_for(caller.agent_id, req.query, mark_read=caller.proven)

@@ -1,5 +1,6 @@
-"""Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, or a bare
-X-Agent-ID (free reads only, never proven). Write-proof nonces are single-use
+"""Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, a wallet whose
+key the front holds (`CallRequest.credential`), or a bare X-Agent-ID (free reads
+only, never proven). Write-proof nonces are single-use
 (database). Each credential is checked once per request (`CallRequest.memo`)."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .agents import NO_AGENT, AgentDirectory, is_address, is_uuid
 from .auth_proof import ProofError, VerifiedProof, verify_agent_proof
 from .errors import ServiceError
 from .ids import now_ms
-from .request import CallRequest
+from .request import CallRequest, Credential, HeldWallet, TokenCredential
 from .tables import AccessToken
 
 log = logging.getLogger("tollway.auth")
@@ -27,21 +28,21 @@ TOKEN_CACHE_SIZE = 10_000
 class Caller:
     agent_id: str
     wallet: str | None
-    via: str  # "token", "proof" or "id"
+    via: str  # "token", "proof", "wallet" (a key the front holds) or "id"
     scope: str | None = None  # proof scope
     nonce_id: str | None = None  # a write proof's nonce, until consumed
     valid_until_ms: int = 0  # when the credential (write proof or access token) expires
 
     @property
     def can_spend(self) -> bool:
-        """Credits move only for a write proof or an access token."""
-        return self.via == "token" or (self.via == "proof" and self.scope == "write")
+        """Credits move only for a write proof, an access token or a held wallet key."""
+        return self.via in ("token", "wallet") or (self.via == "proof" and self.scope == "write")
 
     @property
     def proven(self) -> bool:
         """An access token or a valid proof: only such a caller's reads may change
         state (e.g. mark notifications read). A bare X-Agent-ID proves nothing."""
-        return self.via in ("token", "proof")
+        return self.via in ("token", "proof", "wallet")
 
 
 def token_hash(token: str) -> str:
@@ -77,6 +78,8 @@ class Authenticator:
         is left for `consume_nonce` (an idempotent replay executes nothing, so
         it may repeat the proof).
         """
+        if req.credential is not None:
+            return await self._credential_caller(req, req.credential)
         auth = req.header("authorization")
         if auth and auth[:7].lower() == "bearer ":
             return await self._token_for(req, auth[7:].strip())
@@ -122,10 +125,15 @@ class Authenticator:
         kept on the request, so the route's own `caller` reuses it (the proof is
         verified once) and refuses it there, after the request was counted.
         """
+        if isinstance(req.credential, HeldWallet):
+            return f"wallet:{req.credential.address.lower()}"
+        token = req.credential.token if isinstance(req.credential, TokenCredential) else None
         auth = req.header("authorization")
-        if auth and auth[:7].lower() == "bearer ":
+        if token is None and auth and auth[:7].lower() == "bearer ":
+            token = auth[7:].strip()
+        if token is not None:
             try:
-                token_caller = await self._token_for(req, auth[7:].strip())
+                token_caller = await self._token_for(req, token)
             except ServiceError:
                 return None
             return f"wallet:{token_caller.wallet}" if token_caller.wallet else f"agent:{token_caller.agent_id}"
@@ -138,6 +146,15 @@ class Authenticator:
         except ProofError:
             return None
         return f"wallet:{agent_header.lower()}"
+
+    async def _credential_caller(self, req: CallRequest, credential: Credential) -> Caller:
+        """The caller a front named without headers: an access token, or a wallet whose key it holds."""
+        if isinstance(credential, TokenCredential):
+            return await self._token_for(req, credential.token)
+        address = credential.address.strip()
+        if not is_address(address):
+            raise ServiceError(401, "invalid_agent_proof", "The wallet is not a 0x address.")
+        return Caller(await self.agents.for_wallet(address), address.lower(), "wallet")
 
     def _verified(self, req: CallRequest, agent_header: str, proof: str) -> VerifiedProof:
         """The request's proof, verified for either scope, once per request (outcome memoised)."""

@@ -59,3 +59,9 @@ class LocalEventBus:
                 self._subscribers[channel].remove(callback)
 
         return unsubscribe
+
+
+async def publish_unless_in_sql(bus: EventBus, channel: str, payload: str) -> None:
+    """Publish `payload`, unless `bus` publishes from SQL: then the write already did, at commit (see `jobs._notifying`)."""
+    if bus.notify_sql(channel, "''") is None:
+        await bus.publish(channel, payload)

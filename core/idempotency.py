@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -31,6 +31,7 @@ from piccolo.columns import BigInt, Integer, Text, Varchar
 from piccolo.table import Table
 
 from .errors import ServiceError, invalid_request
+from .request import Answer
 from .sql import _Statement
 from .tables import PLACEHOLDER_ENGINE
 
@@ -224,6 +225,26 @@ class IdempotencyStore:
         so a retry with the same key proceeds. False if it was no longer this token's."""
         rid, owner = self._split(token)
         return bool(await self._run(_ABANDON, rid, owner))
+
+    async def answer_once(self, scope: str, key: str, body: bytes, run: Callable[[], Awaitable[Answer]]) -> Answer:
+        """Run `run` once for (scope, key): a retry with the same body gets the stored
+        answer or error; a refused payment or proof (401, 402) ran nothing and is not kept."""
+        begin = await self.begin(scope, key, hash_body(body))
+        if begin.kind == "replay":
+            return Answer(begin.status, begin.body, dict(begin.headers))
+        try:
+            answer = await run()
+        except ServiceError as exc:
+            if exc.status in (401, 402):
+                await self.abandon(begin.token)
+            else:  # errors after execution began are replayed like answers
+                await self.finish(begin.token, exc.status, exc.body(), exc.headers)
+            raise
+        except BaseException:
+            await self.abandon(begin.token)
+            raise
+        await self.finish(begin.token, answer.status, answer.body, answer.headers)
+        return answer
 
     async def purge_expired(self, now_ms: int | None = None) -> int:
         """Delete records past their TTL; returns how many."""

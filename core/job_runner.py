@@ -1,4 +1,4 @@
-"""Running accepted jobs (mixin of `Kernel`): one attempt of one claimed job,
+"""Running accepted jobs: one attempt of one claimed job,
 with a lease kept alive by heartbeats, a time limit, a process pool for
 CPU-heavy tools, and exactly one outcome per job whatever the attempts.
 
@@ -12,25 +12,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import httpx
 import msgspec
 
 from . import jobs, notifications
-from .events import JOB_UPDATES
-from .tool import ToolContext, ToolError
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
+from .events import JOB_UPDATES, EventBus, publish_unless_in_sql
+from .receipts import ReceiptBook
+from .refunds import Refunds
+from .tool import Tool, ToolContext, ToolError
 
 log = logging.getLogger("tollway.jobs")
 
 
 class JobRunner:
-    """Mixin of `Kernel`."""
+    """Runs claimed jobs and writes their one outcome (the worker claims them: runtime/worker.py)."""
 
-    async def run_claimed(self: "Kernel", claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
+    def __init__(
+        self,
+        *,
+        db: Any,
+        tools: Mapping[str, Tool],
+        receipts: ReceiptBook,
+        refunds: Refunds,
+        events: EventBus,
+        http: httpx.AsyncClient,
+        family_settings: Callable[[str], dict[str, str]],
+    ) -> None:
+        self.db = db
+        self.tools = tools
+        self.receipts = receipts
+        self.refunds = refunds
+        self.events = events
+        self.http = http
+        self.family_settings = family_settings
+
+    async def run_claimed(self, claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
         """Run one attempt; returns the status written ('completed', 'failed') or 'fenced'."""
         tool = self.tools.get(claimed.tool)
         if tool is None:
@@ -43,7 +63,6 @@ class JobRunner:
                     raise RuntimeError(f"tool {tool.name} is cpu_bound but the worker has no process pool")
                 work = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
             else:
-                assert self.http is not None
                 ctx = ToolContext(request_id=claimed.id, agent_id=claimed.agent_id, http=self.http, settings=self.family_settings(tool.family))
                 work = tool.run(value, ctx)
             output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
@@ -60,15 +79,10 @@ class JobRunner:
                 await heart
         return await self._job_completed(claimed, msgspec.to_builtins(output))
 
-    async def _publish_unless_in_sql(self: "Kernel", channel: str, payload: str) -> None:
-        """Buses that publish from SQL already did, at commit (see `jobs._notifying`)."""
-        if self.events.notify_sql(channel, "''") is None:
-            await self.events.publish(channel, payload)
+    async def announce_claim(self, claimed: jobs.Claimed) -> None:
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")
 
-    async def announce_claim(self: "Kernel", claimed: jobs.Claimed) -> None:
-        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} processing")
-
-    async def _heartbeat(self: "Kernel", claimed: jobs.Claimed, lease_s: float) -> None:
+    async def _heartbeat(self, claimed: jobs.Claimed, lease_s: float) -> None:
         while True:
             await asyncio.sleep(max(lease_s / 3, 0.05))
             try:
@@ -78,7 +92,7 @@ class JobRunner:
             except Exception:  # the database blipped: the next beat tries again
                 log.exception("heartbeat of job %s failed", claimed.id)
 
-    async def _job_completed(self: "Kernel", claimed: jobs.Claimed, result: Any) -> str:
+    async def _job_completed(self, claimed: jobs.Claimed, result: Any) -> str:
         async with self.db.transaction():
             if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
                 return "fenced"
@@ -88,10 +102,10 @@ class JobRunner:
                 claimed.agent_id, "job_completed", f"{claimed.tool} completed", None,
                 {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
             )
-        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} completed")
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
         return "completed"
 
-    async def _job_failed(self: "Kernel", claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
+    async def _job_failed(self, claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
         refund = tool is None or tool.refund_failed_jobs
         async with self.db.transaction():
             if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events):
@@ -99,7 +113,7 @@ class JobRunner:
             refunded = False
             if claimed.receipt_id:
                 if refund:
-                    await self.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
+                    await self.refunds.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
                     refunded = True
                 else:
                     await self.receipts.revise(claimed.receipt_id, {"execution_status": "failed"})
@@ -107,5 +121,5 @@ class JobRunner:
                 claimed.agent_id, "job_failed", f"{claimed.tool} failed", message,
                 {"jobId": claimed.id, "tool": claimed.tool, "errorCode": code, "receiptId": claimed.receipt_id, "refunded": refunded},
             )
-        await self._publish_unless_in_sql(JOB_UPDATES, f"{claimed.id} failed")
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} failed")
         return "failed"

@@ -1,7 +1,9 @@
-"""The kernel: plugin manager, registries of tools/backends/settings, lifecycle.
+"""The kernel: plugin manager, registries of tools/backends/settings, lifecycle,
+and the services built from them.
 
-Fronts hold one `Kernel`; `Kernel.call` (in `core.pipeline`) is the one paid-call
-pipeline (docs/architecture.md).
+Fronts hold one `Kernel` and call its services: `paid_calls` (the one paid-call
+pipeline, docs/architecture.md), `accounts`, `reads`, `job_runner`, `refunds`
+and `rate_gate`. Each service gets what it uses in its constructor.
 """
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
 from .payments.settlement import SettlementBackend
 from .periodic import PeriodicTask
-from .pipeline import PaidCallPipeline
+from .pipeline import PaidCalls
 from .receipt_signing import ReceiptSigner
 from .idempotency import IdempotencyStore
 from .job_runner import JobRunner
+from .rate_identity import RateGate
 from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
 from .reconciler import Reconciler
@@ -46,9 +49,22 @@ class StartupError(RuntimeError):
     """A configuration that must not start (duplicate tool name or path, unknown backend)."""
 
 
-class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
-    """Holds the registries and services; the pipeline and account operations
-    come from the two mixins so each lives in a module of its own."""
+# Services that need the HTTP client or the settlement backend exist once started.
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services"})
+
+
+class Kernel:
+    """Holds the registries and builds the services; starts and stops them."""
+
+    paid_calls: PaidCalls
+    accounts: Accounts
+    job_runner: JobRunner
+    backend: SettlementBackend
+    gateway: X402Gateway
+    top_ups: TopUps
+    reconciler: Reconciler
+    http: httpx.AsyncClient
+    services: Services
 
     def __init__(
         self,
@@ -86,13 +102,15 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         )
         self.rate_limiter = RateLimiter(config.rate_limits or DEFAULT_LIMITS, shared=getattr(db, "kind", "sqlite") == "postgres")
         self.idempotency = IdempotencyStore(config.idempotency_ttl_s, config.idempotency_lease_s)
-        self.backend: SettlementBackend | None = None
-        self.gateway: X402Gateway | None = None
-        self.top_ups: TopUps | None = None
-        self.reconciler: Reconciler | None = None
-        self.http: httpx.AsyncClient | None = None
-        self.services: Services | None = None
+        self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
+        self.refunds = Refunds(db=db, receipts=self.receipts)
+        self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
         self.started = False
+
+    def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
+        if name in _BUILT_AT_START:
+            raise AttributeError(f"Kernel.{name} exists once the kernel has started (await kernel.start())")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- registries -------------------------------------------------------------
     def collect(self) -> None:
@@ -142,7 +160,7 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         from . import jobs
 
         async def reconcile(_services: Services) -> None:
-            if self.reconciler is not None:
+            if self.started:
                 await self.reconciler.run_once()
 
         async def purge_jobs(_services: Services) -> None:
@@ -185,28 +203,44 @@ class Kernel(PaidCallPipeline, JobRunner, AgentReads, Accounts, Refunds):
         await self.events.start()
         self.http = httpx.AsyncClient(transport=self.http_transport, timeout=httpx.Timeout(15.0), follow_redirects=True)
         self.backend = self.backend_factories[backend_name](self)
-        self.gateway = X402Gateway(
-            network=self.network, pay_to=self.config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=self.config.quote_ttl_s
-        )
-        self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
-        self.reconciler = Reconciler(self)
+        self._build_services()
         self.services = Services(
             home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self)
         )
         self.started = True
         self.pm.hook.startup(services=self.services)
 
+    def _build_services(self) -> None:
+        """The services that need the HTTP client and the settlement backend, each given what it uses."""
+        config = self.config
+        self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
+        self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
+        self.reconciler = Reconciler(
+            db=self.db, tools=self.tools, agents=self.agents, receipts=self.receipts, refunds=self.refunds, gateway=self.gateway,
+            top_ups=self.top_ups, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
+        )
+        self.paid_calls = PaidCalls(
+            db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
+            refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
+            http=self.http, family_settings=self.family_settings,
+        )
+        self.job_runner = JobRunner(
+            db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, http=self.http,
+            family_settings=self.family_settings,
+        )
+        self.accounts = Accounts(
+            db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,
+            reconciler=self.reconciler, access_token_ttl_s=config.access_token_ttl_s,
+        )
+
     async def stop(self) -> None:
         if not self.started:
             return
         self.pm.hook.shutdown(services=self.services)
-        if self.http is not None:
-            await self.http.aclose()
+        await self.http.aclose()
         await self.events.stop()
         await self.db.close()
         self.started = False
-
-
 
 
 def report_plugin_failure(kernel: Kernel, name: str, exc: BaseException) -> None:

@@ -8,75 +8,30 @@ it fails.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
+import httpx
 import msgspec
-import rfc8785
 
 from . import holds, jobs, ledger
-from .auth import Caller
-from .events import JOBS_NEW
-from .idempotency import check_key, hash_body, missing_key
-from .rate_identity import payer_of, rate_key
+from .agents import AgentDirectory
+from .auth import Authenticator, Caller
 from .errors import ServiceError
+from .events import JOBS_NEW, EventBus, publish_unless_in_sql
+from .idempotency import IdempotencyStore, check_key, missing_key
 from .ids import new_id
-from .payments.gateway import Accepted, PaymentFailed, find_payment_header
+from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment
+from .payments.networks import Network
+from .prepare import PreparedCall, input_hash_of, prepare
+from .rate_identity import RateGate, payer_of
+from .receipts import ReceiptBook
+from .refunds import Refunds
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
-from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
 
 log = logging.getLogger("tollway.pipeline")
-
-MEMO_MAX = 1000
-
-
-@dataclasses.dataclass
-class PreparedCall:
-    tool: Tool
-    value: Any  # the validated input Struct
-    price: int
-    input_hash: str
-    memo: str | None
-    decision_context: dict[str, Any] | None
-    provider_cost: int | None = None  # reported by the tool while it runs
-
-
-_SORTED = msgspec.json.Encoder(order="sorted")
-
-
-def input_hash_of(value: Any) -> str:
-    """A stable hash of a validated input: a quote pays only for the exact input
-    it was made for. Never signed or shown, so msgspec's sorted-key encoding
-    (deterministic, ten times faster than RFC 8785) is enough here."""
-    return hashlib.sha256(_SORTED.encode(value)).hexdigest()
-
-
-def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None, list[Problem]]:
-    """Take the audit fields out of `obj`; their problems are reported with the input's."""
-    memo = obj.pop("memo", None)
-    ctx = obj.pop("decisionContext", None)
-    problems: list[Problem] = []
-    if memo is not None and (not isinstance(memo, str) or len(memo) > MEMO_MAX):
-        problems.append(Problem("memo", f"memo must be a string of at most {MEMO_MAX} characters"))
-    if ctx is not None and not isinstance(ctx, dict):
-        problems.append(Problem("decisionContext", "decisionContext must be an object"))
-    elif ctx is not None:
-        try:  # it is signed into the receipt: refuse what RFC 8785 cannot canonicalise, before payment
-            rfc8785.dumps(ctx)
-        except Exception:
-            problems.append(Problem("decisionContext", "decisionContext holds a value that cannot be signed: integers must be within ±(2^53-1)"))
-        conf = ctx.get("confidence")
-        if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
-            problems.append(Problem("decisionContext.confidence", "decisionContext.confidence must be a number from 0 to 1"))
-    return memo, ctx, problems
-
 
 def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
     """Credits pay when the caller may spend them and did not ask for x402."""
@@ -84,84 +39,72 @@ def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
     return caller is not None and caller.can_spend and not prefers_x402
 
 
-class PaidCallPipeline:
-    """Mixin of `Kernel`: the one pipeline every front calls."""
+class PaidCalls:
+    """The one pipeline every front calls for a paid tool."""
 
-    def prepare(self: "Kernel", tool: Tool, body: bytes) -> PreparedCall:
+    def __init__(
+        self,
+        *,
+        db: Any,
+        tools: Mapping[str, Tool],
+        network: Network,
+        auth: Authenticator,
+        agents: AgentDirectory,
+        receipts: ReceiptBook,
+        refunds: Refunds,
+        idempotency: IdempotencyStore,
+        rate_gate: RateGate,
+        gateway: X402Gateway,
+        events: EventBus,
+        http: httpx.AsyncClient,
+        family_settings: Callable[[str], dict[str, str]],
+    ) -> None:
+        self.db = db
+        self.tools = tools
+        self.network = network
+        self.auth = auth
+        self.agents = agents
+        self.receipts = receipts
+        self.refunds = refunds
+        self.idempotency = idempotency
+        self.rate_gate = rate_gate
+        self.gateway = gateway
+        self.events = events
+        self.http = http
+        self.family_settings = family_settings
+
+    def prepare(self, tool: Tool, body: bytes) -> PreparedCall:
         """Validate and price: everything that must happen before payment."""
-        obj = decode_object(body)
-        memo, ctx, audit = _audit_fields(obj)
-        # every failing field is named, the audit fields' too; shape errors of
-        # `invalid_input` tools carry a `code`
-        value = convert(obj, tool.input_type, error=tool.shape_error, also=audit)
-        if tool.check is not None:
-            try:
-                tool.check(value)
-            except (FieldError, FieldErrors) as exc:
-                raise field_error(exc) from exc
-        return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
+        return prepare(tool, body)
 
-    async def call(self: "Kernel", tool_name: str, req: CallRequest) -> Answer:
+    async def call(self, tool_name: str, req: CallRequest) -> Answer:
         """One paid tool call, counted against the tool's rate-limit category; the
         `RateLimit-*` headers go on the answer and on every refusal."""
         tool = self.tools.get(tool_name)
         if tool is None:
             raise ServiceError(404, "invalid_input", f"Unknown tool {tool_name!r}.")
-        return await self.limited(tool.rate_limit, req, lambda: self._call(tool, req))
+        return await self.rate_gate.limited(tool.rate_limit, req, lambda: self._call(tool, req))
 
-    async def limited(self: "Kernel", category: str, req: CallRequest, run: Callable[[], Awaitable[Any]]) -> Any:
-        """Count `req` in `category` (per proven identity, else per IP: core/rate_identity.py),
-        then run; headers on every outcome.
-
-        Returns what `run` returns; an `Answer` gets the headers added, any other
-        value is returned with them as `(value, headers)`.
-        """
-        state = await self.rate_limiter.hit(category, await rate_key(self, req))
-        if not state.allowed:
-            raise state.exceeded()
-        try:
-            result = await run()
-        except ServiceError as exc:
-            exc.headers.update(state.headers())
-            raise
-        if isinstance(result, Answer):
-            result.headers.update(state.headers())
-            return result
-        return result, state.headers()
-
-    async def _call(self: "Kernel", tool: Tool, req: CallRequest) -> Answer:
+    async def _call(self, tool: Tool, req: CallRequest) -> Answer:
         key = req.header("idempotency-key") if tool.idempotency != "ignored" else None
         if key is not None:
             check_key(key)
         elif tool.idempotency == "required":
             raise missing_key()
         call = self.prepare(tool, req.body)
-        payment_header = find_payment_header(req.headers)
-        caller = None if payment_header else await self.auth.caller(req, scope="write", consume_nonce=False)
+        payment_header = find_payment(req)
+        caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
             return await self._pay_and_run(call, req, payment_header, caller)
-        identity = payer_of(self, req, payment_header) if payment_header else (caller.agent_id if _spends_credits(caller, req) else None)
+        identity = payer_of(self.network, req, payment_header) if payment_header is not None else (caller.agent_id if _spends_credits(caller, req) else None)
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
             return await self._pay_and_run(call, req, payment_header, caller)
-        begin = await self.idempotency.begin(f"{tool.name}:{identity}", key, hash_body(req.body))
-        if begin.kind == "replay":
-            return Answer(begin.status, begin.body, dict(begin.headers))
-        try:
-            answer = await self._pay_and_run(call, req, payment_header, caller)
-        except ServiceError as exc:
-            if exc.status in (401, 402):  # the payment or proof was refused: nothing ran
-                await self.idempotency.abandon(begin.token)
-            else:  # errors after execution began are replayed like answers
-                await self.idempotency.finish(begin.token, exc.status, exc.body(), exc.headers)
-            raise
-        except BaseException:
-            await self.idempotency.abandon(begin.token)
-            raise
-        await self.idempotency.finish(begin.token, answer.status, answer.body, answer.headers)
-        return answer
+        return await self.idempotency.answer_once(
+            f"{tool.name}:{identity}", key, req.body, lambda: self._pay_and_run(call, req, payment_header, caller)
+        )
 
-    async def _pay_and_run(self: "Kernel", call: PreparedCall, req: CallRequest, payment_header: str | None, caller: Caller | None) -> Answer:
-        if payment_header:
+    async def _pay_and_run(self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None) -> Answer:
+        if payment_header is not None:
             return await self._pay_x402(call, req, payment_header)
         if caller is not None:
             await self.auth.consume_nonce(caller)
@@ -170,21 +113,19 @@ class PaidCallPipeline:
             answer = await self._pay_credits(call, caller.agent_id)
             if answer is not None:
                 return answer
-        assert self.gateway is not None
         raise await self.gateway.payment_required(
             purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url
         )
 
-    async def run_paid(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str) -> Any:
+    async def run_paid(self, call: PreparedCall, agent_id: str, request_id: str) -> Any:
         """Run the tool itself; any exception is the tool's failure."""
-        assert self.http is not None
         ctx = ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(call.tool.family))
         try:
             return await call.tool.run(call.value, ctx)
         finally:
             call.provider_cost = ctx.provider_cost
 
-    def _success(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
+    def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
         data: dict[str, Any] = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
         data.update(msgspec.to_builtins(output))
         return {"success": True, "data": data}
@@ -198,7 +139,7 @@ class PaidCallPipeline:
         )
 
     # -- credits ------------------------------------------------------------------
-    async def _pay_credits(self: "Kernel", call: PreparedCall, agent_id: str) -> Answer | None:
+    async def _pay_credits(self, call: PreparedCall, agent_id: str) -> Answer | None:
         """None when the credits do not cover the price (the caller then gets a 402)."""
         tool = call.tool
         request_id = new_id("req")
@@ -226,7 +167,7 @@ class PaidCallPipeline:
             async with self.db.transaction():
                 if await holds.end(request_id, "refunded"):
                     await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None, receipt_id=receipt_id)
-                    await self.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
+                    await self.refunds.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
             raise self._failure(exc, request_id, receipt_id) from exc
         async with self.db.transaction():
             if await holds.end(request_id, "charged"):
@@ -236,9 +177,8 @@ class PaidCallPipeline:
         return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
-    async def _pay_x402(self: "Kernel", call: PreparedCall, req: CallRequest, header: str) -> Answer:
+    async def _pay_x402(self, call: PreparedCall, req: CallRequest, header: dict[str, Any] | str) -> Answer:
         gateway = self.gateway
-        assert gateway is not None
         tool = call.tool
         try:
             accepted = await gateway.accept(header, req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash)
@@ -259,10 +199,9 @@ class PaidCallPipeline:
         return await self._settle_and_answer(call, req, accepted, agent_id, request_id, output)
 
     async def _settle_and_answer(
-        self: "Kernel", call: PreparedCall, req: CallRequest, accepted: Accepted, agent_id: str, request_id: str, output: Any
+        self, call: PreparedCall, req: CallRequest, accepted: Accepted, agent_id: str, request_id: str, output: Any
     ) -> Answer:
         gateway = self.gateway
-        assert gateway is not None
         # A backend that settles inside our database (the local network) shares one
         # transaction with the receipt; a remote one must never hold a transaction
         # open across its HTTP call.
@@ -297,15 +236,15 @@ class PaidCallPipeline:
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
 
     # -- jobs ------------------------------------------------------------------------
-    async def _create_job(self: "Kernel", call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
+    async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
         await jobs.create(
             job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id,
             bus=self.events,
         )
 
-    async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
+    async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
         """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
-        await self._publish_unless_in_sql(JOBS_NEW, request_id)
+        await publish_unless_in_sql(self.events, JOBS_NEW, request_id)
         body = {
             "request_id": request_id,
             "tool": call.tool.name,
@@ -316,7 +255,7 @@ class PaidCallPipeline:
         return Answer(202, body, {})
 
     async def _receipt(
-        self: "Kernel",
+        self,
         call: PreparedCall,
         agent_id: str,
         request_id: str,
@@ -347,4 +286,4 @@ class PaidCallPipeline:
         )
 
 
-__all__ = ["PaidCallPipeline", "PreparedCall", "input_hash_of"]
+__all__ = ["PaidCalls", "PreparedCall", "input_hash_of"]

@@ -1,40 +1,70 @@
 """Who the rate limiter counts a request as: the identity it proves (signed payment,
-agent proof, access token), else its client IP; never a bare X-Agent-ID."""
+agent proof, access token), else its client IP; never a bare X-Agent-ID. `RateGate`
+counts a request and puts the `RateLimit-*` headers on whatever it answers."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from .auth import Authenticator
+from .errors import ServiceError
 from .payments import x402
 from .payments.eip3009 import recover_payer
-from .payments.gateway import find_payment_header
-from .ratelimits import caller_key
-from .request import CallRequest
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
+from .payments.gateway import decode_payment, find_payment
+from .payments.networks import Network
+from .ratelimits import RateLimiter, caller_key
+from .request import Answer, CallRequest
 
 
-def payer_of(kernel: "Kernel", req: CallRequest, payment_header: str) -> str | None:
+def payer_of(network: Network, req: CallRequest, payment_value: dict[str, Any] | str) -> str | None:
     """The wallet that signed the request's payment (its signature checked, lower
     case), or None if unreadable; recovered once per request. The payment itself is
     verified in full later."""
     if "payer" not in req.memo:
         try:
-            payment = x402.decode_payment_header(payment_header)
-            req.memo["payer"] = recover_payer(kernel.network, payment.authorization, payment.signature).lower()
+            payment = decode_payment(payment_value)
+            req.memo["payer"] = recover_payer(network, payment.authorization, payment.signature).lower()
         except x402.PaymentError:
             req.memo["payer"] = None
     return req.memo["payer"]
 
 
-async def rate_key(kernel: "Kernel", req: CallRequest) -> str:
+async def rate_key(network: Network, auth: Authenticator, req: CallRequest) -> str:
     """The counter key of `req`: `wallet:<payer>` when it carries a payment whose
     signature recovers, else the agent proof's or access token's identity, else
     `ip:<client ip>`. Credentials are checked once: the route reuses the outcome."""
-    header = find_payment_header(req.headers)
-    payer = payer_of(kernel, req, header) if header else None
-    identity = f"wallet:{payer}" if payer else await kernel.auth.proven_identity(req)
+    payment = find_payment(req)
+    payer = payer_of(network, req, payment) if payment is not None else None
+    identity = f"wallet:{payer}" if payer else await auth.proven_identity(req)
     return caller_key(identity, req.client_ip)
 
 
-__all__ = ["payer_of", "rate_key"]
+class RateGate:
+    """Counts requests per category and proven identity (core/ratelimits.py)."""
+
+    def __init__(self, *, limiter: RateLimiter, auth: Authenticator, network: Network) -> None:
+        self.limiter = limiter
+        self.auth = auth
+        self.network = network
+
+    async def limited(self, category: str, req: CallRequest, run: Callable[[], Awaitable[Any]]) -> Any:
+        """Count `req` in `category`, then run; headers on every outcome.
+
+        Returns what `run` returns; an `Answer` gets the headers added, any other
+        value is returned with them as `(value, headers)`.
+        """
+        state = await self.limiter.hit(category, await rate_key(self.network, self.auth, req))
+        if not state.allowed:
+            raise state.exceeded()
+        try:
+            result = await run()
+        except ServiceError as exc:
+            exc.headers.update(state.headers())
+            raise
+        if isinstance(result, Answer):
+            result.headers.update(state.headers())
+            return result
+        return result, state.headers()
+
+
+__all__ = ["RateGate", "payer_of", "rate_key"]

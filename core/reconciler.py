@@ -19,16 +19,19 @@ the state it found, so each row is resolved once.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from . import holds, sql
+from .agents import AgentDirectory
 from .ids import iso, now_ms
 from .money import usdc
+from .payments.gateway import X402Gateway
 from .payments.settlement import SettlementResult
-from .top_ups import TOP_UP_PURPOSE
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
+from .receipts import ReceiptBook
+from .refunds import Refunds
+from .tool import Tool
+from .top_ups import TOP_UP_PURPOSE, TopUps
 
 log = logging.getLogger("tollway.reconciler")
 
@@ -36,12 +39,32 @@ INTERRUPTED = "interrupted"  # refund reason of a call whose process died mid-wa
 
 
 class Reconciler:
-    def __init__(self, kernel: "Kernel") -> None:
-        self.kernel = kernel
+    def __init__(
+        self,
+        *,
+        db: Any,
+        tools: Mapping[str, Tool],
+        agents: AgentDirectory,
+        receipts: ReceiptBook,
+        refunds: Refunds,
+        gateway: X402Gateway,
+        top_ups: TopUps,
+        reconcile_after_s: float,
+        reconcile_interval_s: float,
+    ) -> None:
+        self.db = db
+        self.tools = tools
+        self.agents = agents
+        self.receipts = receipts
+        self.refunds = refunds
+        self.gateway = gateway
+        self.top_ups = top_ups
+        self.reconcile_after_s = reconcile_after_s
+        self.reconcile_interval_s = reconcile_interval_s
 
     @property
     def grace_ms(self) -> int:
-        return int(self.kernel.config.reconcile_after_s * 1000)
+        return int(self.reconcile_after_s * 1000)
 
     async def run_once(self, *, grace_s: float | None = None) -> dict[str, int]:
         """One pass; `grace_s` overrides how old an intermediate state must be."""
@@ -63,7 +86,7 @@ class Reconciler:
             if await self._void(row["id"]):
                 summary["payments_voided"] += 1
         # Pending payments are asked at most once per interval; settling ones once stale.
-        asked_before = cutoff if grace_s is not None else now_ms() - int(self.kernel.config.reconcile_interval_s * 1000)
+        asked_before = cutoff if grace_s is not None else now_ms() - int(self.reconcile_interval_s * 1000)
         for row in await sql.fetch(
             "SELECT * FROM tw_payment_authorizations WHERE (status = 'settling' AND updated_ms <= {}) OR (status = 'pending' AND updated_ms <= {})",
             cutoff, asked_before,
@@ -81,9 +104,8 @@ class Reconciler:
             "WHERE t.status = 'pending' AND a.status = 'settled' AND a.updated_ms <= {}",
             cutoff,
         ):
-            assert self.kernel.top_ups is not None
             try:
-                answer = await self.kernel.top_ups.finish(row["id"], SettlementResult("settled", row["settlement_tx"]))
+                answer = await self.top_ups.finish(row["id"], SettlementResult("settled", row["settlement_tx"]))
             except Exception:  # the store still refuses it: the next pass tries again
                 log.exception("crediting settled top-up %s failed", row["id"])
                 continue
@@ -95,12 +117,11 @@ class Reconciler:
 
     # -- credit holds ------------------------------------------------------------------
     async def _refund_hold(self, row: dict[str, Any]) -> bool:
-        kernel = self.kernel
-        tool = kernel.tools.get(row["tool"])
-        async with kernel.db.transaction():
+        tool = self.tools.get(row["tool"])
+        async with self.db.transaction():
             if not await holds.end(row["id"], "refunded"):
                 return False  # the call ended it after all
-            await kernel.receipts.issue(
+            await self.receipts.issue(
                 receipt_id=row["receipt_id"],
                 agent_id=row["agent_id"],
                 category=tool.category if tool else "data",
@@ -115,14 +136,14 @@ class Reconciler:
                 memo=row["memo"],
                 decision_context=holds.decision_context_of(row),
             )
-            await kernel.refund_to_credits(row["receipt_id"], reason=INTERRUPTED)
+            await self.refunds.refund_to_credits(row["receipt_id"], reason=INTERRUPTED)
         log.warning("refunded credit hold %s (%s USDC): its call never finished", row["id"], usdc(int(row["amount"])))
         return True
 
     # -- payments ----------------------------------------------------------------------
     async def _void(self, key: str) -> bool:
         """A reservation never sent for settlement: nothing moved."""
-        async with self.kernel.db.transaction():
+        async with self.db.transaction():
             row = await sql.fetch_one(
                 "UPDATE tw_payment_authorizations SET status = 'voided', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING purpose",
                 now_ms(), key,
@@ -145,9 +166,7 @@ class Reconciler:
         return claimed is not None
 
     async def _resolve_payment(self, row: dict[str, Any]) -> str | None:
-        kernel = self.kernel
-        gateway = kernel.gateway
-        assert gateway is not None
+        gateway = self.gateway
         if not await self._claim(row):
             return None
         accepted = gateway.accepted_from_row(row)
@@ -171,8 +190,7 @@ class Reconciler:
         return moved is not None
 
     async def _resolve_top_up(self, row: dict[str, Any], result: SettlementResult) -> str:
-        top_ups = self.kernel.top_ups
-        assert top_ups is not None
+        top_ups = self.top_ups
         await self._mark(row["id"], result.status, result.transaction, from_states=("settling", "pending"))
         await top_ups.finish(row["id"], result)
         return result.status
@@ -181,22 +199,21 @@ class Reconciler:
         """The USDC moved. A receipt left `pending` is re-signed settled (a refund
         owed is credited now); a call that never wrote its receipt — its answer
         was lost with its process — is refunded to the payer's credits."""
-        kernel = self.kernel
         settled = {"settlement_tx": result.transaction, "settled_at": iso(now_ms())}
         receipt_id = row["receipt_id"]
         if receipt_id:
-            async with kernel.db.transaction():
+            async with self.db.transaction():
                 if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending")):
                     return "settled"
-                if not await kernel.refund_when_settled(receipt_id, settled):
+                if not await self.refunds.refund_when_settled(receipt_id, settled):
                     moved = await sql.fetch_one(
                         "UPDATE tw_receipts SET status = 'settled' WHERE receipt_id = {} AND status = 'pending' RETURNING receipt_id", receipt_id
                     )
                     if moved is not None:
-                        await kernel.receipts.revise(receipt_id, {**settled, "status": "settled"})
+                        await self.receipts.revise(receipt_id, {**settled, "status": "settled"})
             return "settled"
-        tool = kernel.tools.get(row["purpose"])
-        agent_id = await kernel.agents.for_wallet(row["payer"])
+        tool = self.tools.get(row["purpose"])
+        agent_id = await self.agents.for_wallet(row["payer"])
         try:
             await self._refund_lost_answer(row, result, tool, agent_id)
         except _Lost:
@@ -204,9 +221,8 @@ class Reconciler:
         return "settled"
 
     async def _refund_lost_answer(self, row: dict[str, Any], result: SettlementResult, tool: Any, agent_id: str) -> None:
-        kernel = self.kernel
-        async with kernel.db.transaction():
-            receipt = await kernel.receipts.issue(
+        async with self.db.transaction():
+            receipt = await self.receipts.issue(
                 agent_id=agent_id,
                 category=tool.category if tool else "data",
                 subcategory=(tool.subcategory or tool.name) if tool else row["purpose"],
@@ -220,12 +236,11 @@ class Reconciler:
             )
             if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending"), receipt_id=receipt["receipt_id"]):
                 raise _Lost()
-            await kernel.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)
+            await self.refunds.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)
 
     async def _call_not_paid(self, row: dict[str, Any], result: SettlementResult) -> str:
-        kernel = self.kernel
         receipt_id = row["receipt_id"]
-        async with kernel.db.transaction():
+        async with self.db.transaction():
             if not await self._mark(row["id"], "failed", None, from_states=("settling", "pending")):
                 return "failed"
             if receipt_id:
@@ -234,7 +249,7 @@ class Reconciler:
                     receipt_id,
                 )
                 if moved is not None:
-                    await kernel.receipts.revise(receipt_id, {"status": "not_charged", "settlement_failure": result.reason})
+                    await self.receipts.revise(receipt_id, {"status": "not_charged", "settlement_failure": result.reason})
         return "failed"
 
     # -- the operator's view -------------------------------------------------------------
@@ -275,8 +290,8 @@ class Reconciler:
         return {
             "pending": items,
             "count": len(items),
-            "reconcile_after_s": self.kernel.config.reconcile_after_s,
-            "reconcile_interval_s": self.kernel.config.reconcile_interval_s,
+            "reconcile_after_s": self.reconcile_after_s,
+            "reconcile_interval_s": self.reconcile_interval_s,
         }
 
 

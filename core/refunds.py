@@ -10,22 +10,24 @@ the refund once the payment settles, or marks it `not_charged` if it never does.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import ledger, sql
 from .errors import ServiceError
-
-if TYPE_CHECKING:
-    from .kernel import Kernel
+from .receipts import ReceiptBook
 
 REFUNDABLE = ("settled", "pending")
 
 
 class Refunds:
-    """Mixin of `Kernel`."""
+    """Gives charged amounts back as credits, re-signing the receipts."""
+
+    def __init__(self, *, db: Any, receipts: ReceiptBook) -> None:
+        self.db = db
+        self.receipts = receipts
 
     async def refund_to_credits(
-        self: "Kernel", receipt_id: str, *, reason: str, changes: dict[str, Any] | None = None
+        self, receipt_id: str, *, reason: str, changes: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         async with self.db.transaction():
             row = await sql.fetch_one(
@@ -39,7 +41,7 @@ class Refunds:
                 await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
             return await self.receipts.revise(receipt_id, {**(changes or {}), "status": row["status"], "refund_reason": reason})
 
-    async def refund_when_settled(self: "Kernel", receipt_id: str, changes: dict[str, Any]) -> bool:
+    async def refund_when_settled(self, receipt_id: str, changes: dict[str, Any]) -> bool:
         """Credit a `refund_due` receipt whose payment has now settled; False if it is not one."""
         async with self.db.transaction():
             row = await sql.fetch_one(

@@ -6,6 +6,25 @@ from collections.abc import Mapping
 from typing import Any
 
 
+@dataclasses.dataclass(frozen=True)
+class TokenCredential:
+    """Who calls: the agent of an access token (checked by the kernel like a bearer token)."""
+
+    token: str
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldWallet:
+    """Who calls: a wallet whose private key the front itself holds (the stdio MCP
+    front's TOLLWAY_AGENT_KEY). It counts as proven for reads and writes, as a signed
+    agent proof of that wallet would; only a front holding the key may build one."""
+
+    address: str
+
+
+Credential = TokenCredential | HeldWallet
+
+
 @dataclasses.dataclass
 class CallRequest:
     method: str
@@ -15,6 +34,11 @@ class CallRequest:
     body: bytes = b""
     query: Mapping[str, str] = dataclasses.field(default_factory=dict)
     client_ip: str | None = None
+    # Who calls and how it pays, when the front says so without HTTP headers (MCP):
+    # `credential` replaces Authorization / X-Agent-ID + X-Agent-Proof, `payment`
+    # (the x402 payment object, or its base64 header form) replaces PAYMENT-SIGNATURE.
+    credential: Credential | None = None
+    payment: dict[str, Any] | str | None = None
     # What handling this request has worked out already (the verified proof, the
     # access token's caller, the payment's payer), so that it is done only once.
     memo: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)

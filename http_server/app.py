@@ -1,9 +1,9 @@
-"""The Litestar app factory used by `tollway serve`, the tests and the benchmarks.
-
-Kernel routes are thin handlers; each tool's route is generated from its `Tool`.
-"""
+"""The HTTP routes: kernel routes are thin handlers; each tool's route is generated
+from its `Tool`. runtime/service.py (`http_app`) assembles the app for `tollway serve`,
+the tests and the benchmarks."""
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
 from litestar import Litestar, Request, Response, get, post
@@ -33,7 +33,7 @@ from .translate import (
 
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: ToolSchemas) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
-        return answer_response(await kernel.call(tool.name, await to_call_request(request)))
+        return answer_response(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
 
     handle.__name__ = f"tool_{tool.name}"
     # The tool's description is transport-neutral; how to pay, retry and wait is said here in HTTP terms.
@@ -61,17 +61,17 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
     async def limited(request: Request, category: str, read: Any) -> Response:
         """Run a kernel read counted against `category`; RateLimit-* headers on every answer."""
         req = await to_call_request(request)
-        value, headers = await kernel.limited(category, req, lambda: read(req))
+        value, headers = await kernel.rate_gate.limited(category, req, lambda: read(req))
         return json_response(value, headers=headers)
 
     @get("/v1/balance", operation_id="balance", tags=["credits"])
     async def balance(request: Request) -> Response:
-        return await limited(request, "free_read", kernel.balance)
+        return await limited(request, "free_read", kernel.accounts.balance)
 
     @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200)
     async def top_up(request: Request) -> Response:
         req = await to_call_request(request)
-        return answer_response(await kernel.limited("paid", req, lambda: kernel.top_up(req)))
+        return answer_response(await kernel.rate_gate.limited("paid", req, lambda: kernel.accounts.top_up(req)))
 
     @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
     async def receipt_keys() -> dict[str, Any]:
@@ -79,47 +79,47 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 
     @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"])
     async def receipt_get(request: Request, receipt_id: Annotated[str, Parameter()]) -> Response:
-        return await limited(request, "free_read", lambda req: kernel.receipt_for(req, receipt_id))
+        return await limited(request, "free_read", lambda req: kernel.reads.receipt_for(req, receipt_id))
 
     @get("/v1/analytics/receipts", operation_id="analytics_receipts", tags=["analytics"])
     async def analytics_receipts(request: Request) -> Response:
-        return await limited(request, "free_read", kernel.list_receipts)
+        return await limited(request, "free_read", kernel.reads.list_receipts)
 
     @get("/v1/analytics/spend/breakdown", operation_id="analytics_spend_breakdown", tags=["analytics"])
     async def analytics_breakdown(request: Request) -> Response:
-        return await limited(request, "free_read", kernel.spend_breakdown)
+        return await limited(request, "free_read", kernel.reads.spend_breakdown)
 
     @get("/v1/requests/{request_id:str}", operation_id="job_status", tags=["jobs"])
     async def job_status(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
-        return await limited(request, "free_read", lambda req: kernel.job_status(req, request_id))
+        return await limited(request, "free_read", lambda req: kernel.reads.job_status(req, request_id))
 
     @get("/v1/status/{request_id:str}", operation_id="job_status_alias", tags=["jobs"])
     async def job_status_alias(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
-        return await limited(request, "free_read", lambda req: kernel.job_status(req, request_id))
+        return await limited(request, "free_read", lambda req: kernel.reads.job_status(req, request_id))
 
     @get("/v1/tools/notifications", operation_id="notifications", tags=["notifications"])
     async def list_notifications(request: Request) -> Response:
-        return await limited(request, "free_read", kernel.list_notifications)
+        return await limited(request, "free_read", kernel.reads.list_notifications)
 
     @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200)
     async def register_agent(request: Request) -> Response:
-        return json_response(await kernel.register_agent(await to_call_request(request)))
+        return json_response(await kernel.accounts.register_agent(await to_call_request(request)))
 
     @post("/v1/tools/internal/credits/grant", operation_id="operator_grant_credits", tags=["operator"], status_code=200)
     async def grant(request: Request) -> Response:
-        return json_response(await kernel.grant_credits(await to_call_request(request)))
+        return json_response(await kernel.accounts.grant_credits(await to_call_request(request)))
 
     @post("/v1/tools/internal/access-tokens", operation_id="operator_access_token", tags=["operator"], status_code=200)
     async def access_token(request: Request) -> Response:
-        return json_response(await kernel.issue_access_token(await to_call_request(request)))
+        return json_response(await kernel.accounts.issue_access_token(await to_call_request(request)))
 
     @post("/v1/tools/internal/chain/fund", operation_id="operator_chain_fund", tags=["operator"], status_code=200)
     async def chain_fund(request: Request) -> Response:
-        return json_response(await kernel.fund_chain_request(await to_call_request(request)))
+        return json_response(await kernel.accounts.fund_chain_request(await to_call_request(request)))
 
     @get("/v1/tools/internal/pending", operation_id="operator_pending", tags=["operator"])
     async def pending(request: Request) -> Response:
-        return json_response(await kernel.pending_report(await to_call_request(request)))
+        return json_response(await kernel.accounts.pending_report(await to_call_request(request)))
 
     return [
         pending,
@@ -143,48 +143,28 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 def create_app(
     kernel: Kernel,
     *,
-    manage_kernel: bool = True,
-    workers: int = 0,
-    scheduler: bool = False,
+    on_startup: Sequence[Callable[[], Awaitable[None]]] = (),
+    on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
     debug: bool = False,
     mcp_allowed_hosts: list[str] | None = None,
 ) -> Litestar:
-    """Build the app. The kernel's registries are collected now (routes need them).
+    """The routes of `kernel` (its registries already collected) as a Litestar app;
+    runtime/service.py assembles it with what runs beside it (`on_startup`, `on_shutdown`).
 
     MCP (Streamable HTTP) is mounted at /mcp; its session manager runs in the
     app's lifespan. `mcp_allowed_hosts` (default TOLLWAY_MCP_ALLOWED_HOSTS, else
     loopback only) is its DNS-rebinding allow-list of Host values.
-
-    With `manage_kernel` the app starts and stops the kernel with its lifespan;
-    `workers` > 0 runs that many in-process job workers (the SQLite default, where
-    one process does everything) and `scheduler` the periodic tasks.
     """
-    from runtime.scheduler import Scheduler
-    from runtime.worker import Worker
-
-    kernel.collect()
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
     schemas = ToolSchemas(tools)
     handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
-    background: list = []
 
-    async def start_background() -> None:
+    async def start_hub() -> None:
         hub.start()
-        for _ in range(workers):
-            worker = Worker(kernel)
-            worker.start()
-            background.append(worker)
-        if scheduler:
-            sched = Scheduler.for_kernel(kernel)
-            sched.start()
-            background.append(sched)
 
-    async def stop_background() -> None:
-        for item in reversed(background):
-            await item.stop()
-        background.clear()
+    async def stop_hub() -> None:
         hub.stop()
 
     openapi = OpenAPIConfig(
@@ -198,8 +178,8 @@ def create_app(
         route_handlers=handlers,
         openapi_config=openapi,
         exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
-        on_startup=([kernel.start] if manage_kernel else []) + [start_background],
-        on_shutdown=[stop_background] + ([kernel.stop] if manage_kernel else []),
+        on_startup=[*on_startup, start_hub],
+        on_shutdown=[stop_hub, *on_shutdown],
         lifespan=[mcp_lifespan],
         debug=debug,
         # Per-request INFO lines (httpx logs every upstream call) cost more than the

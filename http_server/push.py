@@ -77,7 +77,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             query={k: v for k, v in socket.query_params.items()},
         )
         try:
-            caller = await kernel.reader(req)
+            caller = await kernel.reads.reader(req)
         except ServiceError as exc:
             await socket.send_json({"type": "error", **exc.body()})
             await socket.close(code=4401)
@@ -97,7 +97,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
                 if request_id not in watching:  # finished or unsubscribed meanwhile
                     return
                 try:
-                    job = await kernel.job_for(caller, request_id)
+                    job = await kernel.reads.job_for(caller, request_id)
                 except ServiceError as exc:
                     drop(request_id)
                     await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
@@ -111,7 +111,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
         async def over_cap(request_id: str) -> None:
             """At the cap: a finished (or unknown) job still answers at once; an unfinished one is refused."""
             try:
-                job = await kernel.job_for(caller, request_id)
+                job = await kernel.reads.job_for(caller, request_id)
             except ServiceError as exc:
                 await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
                 return

@@ -1,8 +1,9 @@
 """The MCP front: every kernel tool as an MCP tool, on the SDK's low-level `Server`.
 
-It translates `tools/call` to `Kernel.call` (a `CallRequest` like the HTTP
-front's) and the answer or `ServiceError` back to a `CallToolResult`, nothing
-more: prices, payments, receipts and jobs stay in the kernel.
+It translates `tools/call` to `kernel.paid_calls.call` (a `CallRequest` naming who
+calls and the payment as values, not HTTP headers) and the answer or
+`ServiceError` back to a `CallToolResult`, nothing more: prices, payments,
+receipts and jobs stay in the kernel.
 """
 from __future__ import annotations
 
@@ -20,13 +21,12 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
 from core import jobs
-from core.auth_proof import make_agent_proof
 from core.errors import ServiceError, invalid_request
 from core.events import JOB_UPDATES
 from core.ids import new_id
 from core.money import AmountError, to_micro, usdc
 from core.ratelimits import DEFAULT_LIMITS
-from core.request import Answer, CallRequest
+from core.request import Answer, CallRequest, Credential, HeldWallet, TokenCredential
 
 from .shaping import (
     BadPayment,
@@ -35,7 +35,7 @@ from .shaping import (
     dumps,
     input_schema,
     output_schema,
-    payment_header,
+    payment_value,
 )
 from .wording import job_message, reword
 
@@ -62,13 +62,13 @@ _PRIVATE_KEY = re.compile(r"^(0x)?[0-9a-fA-F]{64}$")
 
 # -- who pays ------------------------------------------------------------------------
 class Identity:
-    """The headers that say who calls, for one request (method, path, body)."""
+    """Who pays for every call of one MCP server (stdio, in memory)."""
 
-    def headers(self, *, method: str, path: str, body: bytes, scope: str) -> dict[str, str]:
-        return {}
+    def credential(self) -> Credential | None:
+        return None
 
-    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> str | None:
-        """The x402 payment header paying `requirements`, or None: this identity holds no key."""
+    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> dict[str, Any] | None:
+        """The x402 payment object paying `requirements`, or None: this identity holds no key."""
         return None
 
 
@@ -76,37 +76,34 @@ class Identity:
 class BearerIdentity(Identity):
     token: str
 
-    def headers(self, *, method: str, path: str, body: bytes, scope: str) -> dict[str, str]:
-        return {"authorization": f"Bearer {self.token}"}
+    def credential(self) -> Credential | None:
+        return TokenCredential(self.token)
 
 
 @dataclasses.dataclass(frozen=True)
 class WalletIdentity(Identity):
-    """A wallet key: `X-Agent-ID` plus an agent proof signed over exactly this request."""
+    """A wallet key this process holds: the kernel takes the wallet as proven (no signed proof needed)."""
 
     account: Any
     chain_id: int
 
-    def headers(self, *, method: str, path: str, body: bytes, scope: str) -> dict[str, str]:
-        proof = make_agent_proof(
-            self.account, chain_id=self.chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time())
-        )
-        return {"x-agent-id": self.account.address, "x-agent-proof": proof}
+    def credential(self) -> Credential | None:
+        return HeldWallet(self.account.address)
 
     @property
     def address(self) -> str:
         return self.account.address
 
-    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> str | None:
-        """An EIP-3009 authorization for exactly `requirements` (x402 `exact`), as the payment header."""
-        from core.payments.eip3009 import make_payment_header, sign_authorization
+    def sign_payment(self, network: Any, requirements: dict[str, Any]) -> dict[str, Any] | None:
+        """An EIP-3009 authorization for exactly `requirements` (x402 `exact`), as the payment object."""
+        from core.payments.eip3009 import make_payment, sign_authorization
 
         now = int(time.time())
         valid_for = min(int(requirements.get("maxTimeoutSeconds") or 300), 3600)
         auth, signature = sign_authorization(
             self.account, network, to=requirements["payTo"], value=int(requirements["amount"]), valid_after=now - 60, valid_before=now + valid_for
         )
-        return make_payment_header(network, requirements, auth, signature)
+        return make_payment(network, requirements, auth, signature)
 
 
 def identity_from_key(key: str | None, chain_id: int) -> Identity | None:
@@ -123,10 +120,10 @@ def identity_from_key(key: str | None, chain_id: int) -> Identity | None:
     raise ValueError("TOLLWAY_AGENT_KEY must be an access token (tw_at_…) or a 0x wallet private key")
 
 
-def _http_headers(request: Any) -> dict[str, str]:
+def _http_credential(request: Any) -> Credential | None:
     """Over HTTP only the client's bearer access token identifies it (clientInfo never does)."""
     auth = request.headers.get("authorization") or ""
-    return {"authorization": auth} if auth[:7].lower() == "bearer " else {}
+    return TokenCredential(auth[7:].strip()) if auth[:7].lower() == "bearer " else None
 
 
 # -- settings ------------------------------------------------------------------------------
@@ -193,7 +190,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Job status",
         "A job you started: status pending, processing, completed (with `result`) or failed (with error fields). Free.",
         lambda a: f"/v1/requests/{a['request_id']}",
-        lambda k, req, a: k.job_status(req, a["request_id"]),
+        lambda k, req, a: k.reads.job_status(req, a["request_id"]),
         {"request_id": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The request_id a job tool answered with."}},
         ("request_id",),
         query=False,
@@ -203,7 +200,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Balance",
         "Your prepaid credits and on-chain USDC balance. Free.",
         lambda a: "/v1/balance",
-        lambda k, req, a: k.balance(req),
+        lambda k, req, a: k.accounts.balance(req),
         {},
     ),
     FreeTool(
@@ -211,7 +208,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Receipts",
         "Your signed receipts, newest first; filter by period, category, since, until; page with limit and offset. Free.",
         lambda a: "/v1/analytics/receipts",
-        lambda k, req, a: k.list_receipts(req),
+        lambda k, req, a: k.reads.list_receipts(req),
         {
             "period": _PERIOD,
             "limit": {"type": "integer", "minimum": 1, "maximum": 100},
@@ -226,7 +223,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Spend breakdown",
         "What you spent, by category and tool, over a period (default 30 days). Free.",
         lambda a: "/v1/analytics/spend/breakdown",
-        lambda k, req, a: k.spend_breakdown(req),
+        lambda k, req, a: k.reads.spend_breakdown(req),
         {"period": _PERIOD},
     ),
     FreeTool(
@@ -234,7 +231,7 @@ FREE_TOOLS: tuple[FreeTool, ...] = (
         "Notifications",
         "Your notifications, newest first (listing marks them read). Free.",
         lambda a: "/v1/tools/notifications",
-        lambda k, req, a: k.list_notifications(req),
+        lambda k, req, a: k.reads.list_notifications(req),
         {"unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
     ),
     FreeTool(
@@ -467,18 +464,19 @@ class TollwayMcp:
         }
 
     # -- tools/call ---------------------------------------------------------------------
-    def _who(self, ctx: Any, *, method: str, path: str, body: bytes, scope: str) -> tuple[dict[str, str], str, str | None]:
-        """(identity headers, resource URL, client IP) for one kernel call."""
+    def _who(self, ctx: Any, *, path: str) -> tuple[Credential | None, str, str | None]:
+        """(who calls, resource URL, client IP) for one kernel call."""
         request = getattr(ctx, "request", None)
+        credential: Credential | None
         if request is not None and hasattr(request, "headers"):
             url = f"{request.url.scheme}://{request.url.netloc}{path}"
             ip = request.client.host if request.client else None
-            headers = _http_headers(request)
+            credential = _http_credential(request)
         else:
-            url, ip, headers = f"mcp://tollway{path}", None, {}
-        if self.identity is not None and not headers:
-            headers = self.identity.headers(method=method, path=path, body=body, scope=scope)
-        return headers, url, ip
+            url, ip, credential = f"mcp://tollway{path}", None, None
+        if self.identity is not None and credential is None:
+            credential = self.identity.credential()
+        return credential, url, ip
 
     async def _shielded(self, coro: Awaitable[Any]) -> Any:
         """Run the kernel's bookkeeping to the end even when the client cancels the call:
@@ -515,10 +513,10 @@ class TollwayMcp:
         else:
             read = ft.read
             path = ft.path(args)
-            headers, url, ip = self._who(ctx, method="GET", path=path, body=b"", scope="read")
+            credential, url, ip = self._who(ctx, path=path)
             query = {k: _query_value(v) for k, v in args.items()} if ft.query else {}
-            req = CallRequest("GET", path, url, headers, b"", query=query, client_ip=ip)
-            value, _headers = await self._shielded(self.kernel.limited("free_read", req, lambda: read(self.kernel, req, args)))
+            req = CallRequest("GET", path, url, {}, b"", query=query, client_ip=ip, credential=credential)
+            value, _headers = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: read(self.kernel, req, args)))
         return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
@@ -570,18 +568,18 @@ class TollwayMcp:
         if key is not None:
             extra_headers["idempotency-key"] = key
         body = dumps(args).encode()
-        headers, url, ip = self._who(ctx, method="POST", path=tool.path, body=body, scope="write")
-        headers = {**headers, **extra_headers}
+        credential, url, ip = self._who(ctx, path=tool.path)
+        payment = None
         if meta.get(PAYMENT_META) is not None:
             try:
-                headers["payment-signature"] = payment_header(meta[PAYMENT_META])
+                payment = payment_value(meta[PAYMENT_META])
             except BadPayment as exc:
                 raise ServiceError(
                     402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}
                 ) from exc
-        req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
+        req = CallRequest("POST", tool.path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment)
         try:
-            answer: Answer = await self._shielded(self.kernel.call(tool.name, req))
+            answer: Answer = await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
             if not self._pays_itself(exc, meta):
                 raise
@@ -622,14 +620,12 @@ class TollwayMcp:
                 f"or pay it yourself with _meta['x402/payment'].",
                 {"price_usdc": usdc(amount), "max_payment_usdc": usdc(self.settings.max_payment), "setting": MAX_PAYMENT_SETTING},
             )
-        header = self.identity.sign_payment(network, requirements)
-        assert header is not None
-        # X-Agent-ID without a proof only names the payer for the rate limit: with a payment
+        payment = self.identity.sign_payment(network, requirements)
+        assert payment is not None
         # the kernel takes the payer from the signed authorization
-        headers = {**extra_headers, "x-agent-id": self.identity.address, "payment-signature": header}
-        req = CallRequest("POST", tool.path, url, headers, body, client_ip=ip)
+        req = CallRequest("POST", tool.path, url, extra_headers, body, client_ip=ip, credential=self.identity.credential(), payment=payment)
         try:
-            return await self._shielded(self.kernel.call(tool.name, req))
+            return await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
             if exc.status == 402:
                 reason = (exc.details or {}).get("reason") if isinstance(exc.details, dict) else None

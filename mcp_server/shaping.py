@@ -1,5 +1,5 @@
 """Pure helpers of the MCP front: JSON schemas for tools/list, the output cap,
-and the x402 payment payload as the kernel's payment header."""
+and the x402 payment of `_meta` as the kernel takes it."""
 from __future__ import annotations
 
 import base64
@@ -321,8 +321,9 @@ class BadPayment(ValueError):
     pass
 
 
-def payment_header(meta_value: Any) -> str:
-    """`_meta["x402/payment"]` (object, JSON text or base64 JSON) as the base64 JSON payment header."""
+def payment_value(meta_value: Any) -> dict[str, Any] | str:
+    """`_meta["x402/payment"]` (object, JSON text or base64 JSON) as the kernel takes a
+    payment: the object, or the base64 JSON text as given (the kernel decodes and checks it)."""
     if isinstance(meta_value, dict):
         obj = meta_value
     elif isinstance(meta_value, str):
@@ -333,12 +334,12 @@ def payment_header(meta_value: Any) -> str:
             except ValueError as exc:
                 raise BadPayment("x402/payment is not valid JSON") from exc
         else:
-            return text  # base64 JSON already: the kernel decodes and checks it
+            return text
     else:
         raise BadPayment("x402/payment must be an object, JSON text or base64 JSON")
     if not isinstance(obj, dict):
         raise BadPayment("x402/payment must be a JSON object")
-    return base64.b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode("ascii")
+    return obj
 
 
 def decode_b64_json(value: str) -> Any:

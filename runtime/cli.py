@@ -13,9 +13,7 @@ from core.money import AmountError, to_micro, usdc
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from http_server import create_app
-
-    from .service import build_kernel
+    from .service import build_kernel, http_app
     from .settings import DEFAULT_PORT, load_settings
 
     settings = load_settings()
@@ -27,7 +25,7 @@ def _serve(args: argparse.Namespace) -> int:
             print("tollway: TOLLWAY_PORT must be a port number", file=sys.stderr)
             return 2
     kernel = build_kernel(settings)
-    app = create_app(kernel, workers=args.workers, scheduler=True)
+    app = http_app(kernel, workers=args.workers, scheduler=True)
     print(f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url})")
     print(f"tollway: pay_to {settings.pay_to}")
     if settings.operator_token_generated:
@@ -41,47 +39,53 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from mcp_server.server import McpSettings
-    from mcp_server.stdio import main as serve_mcp_stdio
+    import os
 
-    from .settings import read_env
+    import anyio
+
+    from mcp_server.server import McpSettings, identity_from_key
+    from mcp_server.stdio import AGENT_KEY_ENV
+
+    from .service import build_kernel, run_mcp_stdio
+    from .settings import load_settings, read_env
 
     try:  # refuse a malformed TOLLWAY_MCP_* setting before touching stdio
         McpSettings.from_env(read_env())
     except ValueError as exc:
         print(f"tollway: {exc}", file=sys.stderr)
         return 2
-    return serve_mcp_stdio(workers=args.workers)
+    kernel = build_kernel(load_settings())
+    for name, err in kernel.plugin_failures.items():
+        print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
+    key = os.environ.get(AGENT_KEY_ENV)
+    try:
+        identity_from_key(key, 1)  # refuse a malformed key before touching stdio
+    except ValueError as exc:
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
+    anyio.run(lambda: run_mcp_stdio(kernel, agent_key=key, workers=args.workers))
+    return 0
 
 
 def _worker(args: argparse.Namespace) -> int:
     import signal
 
-    from .scheduler import Scheduler
-    from .service import build_kernel
+    from .service import build_kernel, run_worker
     from .settings import load_settings
-    from .worker import Worker
 
     settings = load_settings()
     kernel = build_kernel(settings, worker_only=True)
 
     async def run() -> None:
-        await kernel.start()
-        worker = Worker(kernel, concurrency=args.concurrency, lease_s=args.lease)
-        scheduler = Scheduler.for_kernel(kernel)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        worker.start()
-        scheduler.start()
-        print(f"tollway: worker {worker.worker_id} on {settings.database_url.split('@')[-1]}", flush=True)
-        try:
-            await stop.wait()
-        finally:
-            await worker.stop()
-            await scheduler.stop()
-            await kernel.stop()
+
+        def ready(worker: object) -> None:
+            print(f"tollway: worker {getattr(worker, 'worker_id', '?')} on {settings.database_url.split('@')[-1]}", flush=True)
+
+        await run_worker(kernel, concurrency=args.concurrency, lease_s=args.lease, stop=stop, ready=ready)
 
     import uvloop  # libuv event loop: the worker spends its time in database round trips
 
@@ -254,7 +258,6 @@ def _reconcile(args: argparse.Namespace) -> int:
     async def run() -> dict:
         await kernel.start()
         try:
-            assert kernel.reconciler is not None
             done = await kernel.reconciler.run_once(grace_s=args.grace)
             report = {"reconciled": done, **await kernel.reconciler.pending()}
             if args.check:

@@ -1,6 +1,9 @@
-"""Builds a ready-to-start Kernel from settings: the one wiring used by the CLI,
-the HTTP app, the tests and the benchmarks."""
+"""The composition root: the one place that assembles database, kernel, job workers,
+scheduler and the two fronts, for `tollway serve`, `tollway worker`, `tollway mcp`,
+the other commands, the test fixtures and the benchmarks."""
 from __future__ import annotations
+
+from typing import Any
 
 import httpx
 
@@ -8,7 +11,9 @@ from core.kernel import Kernel
 
 from .database import Database
 from .plugins import load_entry_point_plugins
+from .scheduler import Scheduler
 from .settings import Settings
+from .worker import Worker
 
 
 def build_kernel(
@@ -20,6 +25,7 @@ def build_kernel(
     http_transport: httpx.AsyncBaseTransport | None = None,
     worker_only: bool = False,
 ) -> Kernel:
+    """A ready-to-start kernel over the settings' database, with the installed plugins."""
     db = Database(settings.database_url, asynchronous_commit=worker_only)
     kernel = Kernel(
         settings.kernel_config(strict_plugins=strict_plugins),
@@ -31,3 +37,96 @@ def build_kernel(
     if load_installed:
         load_entry_point_plugins(kernel, strict=strict_plugins)
     return kernel
+
+
+class Background:
+    """What runs beside a front in one process: `workers` job workers and, with
+    `scheduler`, the periodic tasks. Start after the kernel, stop before it."""
+
+    def __init__(self, kernel: Kernel, *, workers: int = 0, scheduler: bool = False, **worker_options: Any) -> None:
+        self.kernel = kernel
+        self.workers = [Worker(kernel, **worker_options) for _ in range(workers)]
+        self.scheduler = scheduler
+        self._running: list[Any] = []
+
+    async def start(self) -> None:
+        for worker in self.workers:
+            worker.start()
+            self._running.append(worker)
+        if self.scheduler:
+            sched = Scheduler.for_kernel(self.kernel)
+            sched.start()
+            self._running.append(sched)
+
+    async def stop(self) -> None:
+        for item in reversed(self._running):
+            await item.stop()
+        self._running.clear()
+
+
+def http_app(
+    kernel: Kernel,
+    *,
+    manage_kernel: bool = True,
+    workers: int = 0,
+    scheduler: bool = False,
+    debug: bool = False,
+    mcp_allowed_hosts: list[str] | None = None,
+) -> Any:
+    """The HTTP front (MCP over Streamable HTTP at /mcp included) for `kernel`.
+
+    The kernel's registries are collected now (the routes need them). With
+    `manage_kernel` the app starts and stops the kernel with its lifespan; `workers`
+    > 0 runs that many in-process job workers (the SQLite default, where one process
+    does everything) and `scheduler` the periodic tasks.
+    """
+    from http_server import create_app
+
+    kernel.collect()
+    background = Background(kernel, workers=workers, scheduler=scheduler)
+    return create_app(
+        kernel,
+        on_startup=([kernel.start] if manage_kernel else []) + [background.start],
+        on_shutdown=[background.stop] + ([kernel.stop] if manage_kernel else []),
+        debug=debug,
+        mcp_allowed_hosts=mcp_allowed_hosts,
+    )
+
+
+def mcp_server(kernel: Kernel, *, identity: Any = None) -> Any:
+    """The MCP front for `kernel` (in memory: `mcp.Client(mcp_server(kernel).server)`)."""
+    from mcp_server import build_server
+
+    return build_server(kernel, identity=identity)
+
+
+async def run_worker(kernel: Kernel, *, concurrency: int, lease_s: float, stop: Any, ready: Any = None) -> None:
+    """`tollway worker`: start the kernel, a worker and the scheduler; run until `stop` is set."""
+    await kernel.start()
+    background = Background(kernel, workers=1, scheduler=True, concurrency=concurrency, lease_s=lease_s)
+    await background.start()
+    try:
+        if ready is not None:
+            ready(background.workers[0])
+        await stop.wait()
+    finally:
+        await background.stop()
+        await kernel.stop()
+
+
+async def run_mcp_stdio(kernel: Kernel, *, agent_key: str | None, workers: int = 0) -> None:
+    """`tollway mcp`: start the kernel (and `workers` job workers, so job tools finish
+    even when no `tollway serve` runs beside it), serve MCP on stdin/stdout until the
+    client closes it, then stop."""
+    from mcp_server.server import identity_from_key
+    from mcp_server.stdio import serve_stdio
+
+    await kernel.start()
+    background = Background(kernel, workers=workers)
+    try:
+        identity = identity_from_key(agent_key, kernel.network.chain_id)
+        await background.start()
+        await serve_stdio(kernel, identity=identity)
+    finally:
+        await background.stop()
+        await kernel.stop()

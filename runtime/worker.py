@@ -113,8 +113,8 @@ class Worker:
 
     async def _run_one(self, claimed: jobs.Claimed, pool: Executor | None) -> None:
         try:
-            await self.kernel.announce_claim(claimed)
-            status = await self.kernel.run_claimed(claimed, lease_s=self.lease_s, pool=pool)
+            await self.kernel.job_runner.announce_claim(claimed)
+            status = await self.kernel.job_runner.run_claimed(claimed, lease_s=self.lease_s, pool=pool)
             if status in ("completed", "failed"):
                 self.completed += 1
         except Exception:

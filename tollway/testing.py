@@ -205,9 +205,9 @@ async def http_client(kernel: Any) -> AsyncIterator[Any]:
     httpx's ASGI transport runs the app in the test's own event loop, which the
     asyncpg pool requires (Litestar's AsyncTestClient runs it in a portal thread).
     """
-    from http_server import create_app
+    from runtime.service import http_app
 
-    app = create_app(kernel, manage_kernel=False)
+    app = http_app(kernel, manage_kernel=False)
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver.local") as client:
         yield client
@@ -253,9 +253,9 @@ async def credits_session(client: Any, amount: str = "1", *, wallet: str | None 
 
 def mcp_server_for(kernel: Any) -> Any:
     """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory)."""
-    from mcp_server import build_server
+    from runtime.service import mcp_server
 
-    return build_server(kernel).server
+    return mcp_server(kernel).server
 
 
 def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
@@ -306,8 +306,8 @@ class PluginContract:
         for tool in self._tools(contract_kernel):
             assert tool.examples, f"{tool.name} declares no example"
             for example in tool.examples:
-                call = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
-                again = contract_kernel.prepare(tool, msgspec.json.encode(dict(example.input)))
+                call = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))
+                again = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))
                 assert call.price == again.price > 0
                 assert call.input_hash == again.input_hash
 
@@ -522,7 +522,7 @@ async def paid_answer(kernel: Any, path: str, body: dict[str, Any]) -> dict[str,
     from eth_account import Account
 
     payer = Account.create()
-    await kernel.fund_chain(payer.address, 1_000_000)
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
         quote = await client.post(path, json=body)
         assert quote.status_code == 402, quote.text

@@ -219,8 +219,19 @@ def make_payment_header(
     *,
     resource: dict[str, Any] | None = None,
 ) -> str:
-    """A v2 `PAYMENT-SIGNATURE` header as the official client builds it:
-    base64 of {x402Version, payload: {authorization, signature}, accepted[, resource]}."""
+    """A v2 `PAYMENT-SIGNATURE` header as the official client builds it: base64 of `make_payment`."""
+    return _b64json(make_payment(network, requirements, auth, signature, resource=resource))
+
+
+def make_payment(
+    network: Network,
+    requirements: dict[str, Any],
+    auth: Authorization,
+    signature: str,
+    *,
+    resource: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A v2 payment object: {x402Version, payload: {authorization, signature}, accepted[, resource]}."""
     body: dict[str, Any] = {
         "x402Version": X402_VERSION,
         "payload": {"authorization": auth.to_wire(), "signature": signature},
@@ -228,4 +239,4 @@ def make_payment_header(
     }
     if resource is not None:
         body["resource"] = resource
-    return _b64json(body)
+    return body

@@ -16,6 +16,7 @@ import msgspec
 from ..errors import ServiceError
 from ..ids import iso, now_ms
 from ..money import usdc
+from ..request import CallRequest
 from .. import sql
 from . import quotes, x402
 from .eip3009 import authorization_key, verify_authorization
@@ -40,6 +41,16 @@ def find_payment_header(headers: Any) -> str | None:
     if auth and not auth[:7].lower() == "bearer ":
         return auth
     return None
+
+
+def find_payment(req: CallRequest) -> dict[str, Any] | str | None:
+    """The request's x402 payment: the object (or header form) the front passed, else the header carrying it."""
+    return req.payment if req.payment is not None else find_payment_header(req.headers)
+
+
+def decode_payment(payment: dict[str, Any] | str) -> x402.PaymentPayload:
+    """Decode a payment in either form; raises x402.PaymentError."""
+    return x402.decode_payment_header(payment) if isinstance(payment, str) else x402.decode_payment(payment)
 
 
 @dataclasses.dataclass
@@ -109,9 +120,9 @@ class X402Gateway:
             402, "payment_required", f"Payment of {usdc(amount)} USDC required.", headers={"PAYMENT-REQUIRED": header}, extra=extra
         )
 
-    def decode(self, header_value: str) -> x402.PaymentPayload:
+    def decode(self, payment: dict[str, Any] | str) -> x402.PaymentPayload:
         try:
-            return x402.decode_payment_header(header_value)
+            return decode_payment(payment)
         except x402.PaymentError as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
 
@@ -170,8 +181,8 @@ class X402Gateway:
                 raise PaymentFailed("quote_already_used", f"Quote {quote['id']} was already used.")
         return Accepted(payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"]))
 
-    async def accept(self, header_value: str, quote_id_header: str | None, *, purpose: str, input_hash: str) -> Accepted:
-        payment = self.decode(header_value)
+    async def accept(self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str) -> Accepted:
+        payment = self.decode(payment_value)
         quote, payer = await self.verify(payment, quote_id_header, purpose=purpose, input_hash=input_hash)
         return await self.reserve(payment, quote, payer, purpose)
 
@@ -204,7 +215,7 @@ class X402Gateway:
 
     def accepted_from_row(self, row: Any) -> Accepted:
         """Rebuild the accepted payment of a stored authorization (for the reconciler)."""
-        payment = x402.decode_payment_header(x402._b64json(msgspec.json.decode(row["payload"])))
+        payment = x402.decode_payment(msgspec.json.decode(row["payload"]))
         amount = int(row["value"])
         return Accepted(payment, row["payer"], row["id"], row["quote_id"], amount, self.requirements(amount, row["quote_id"]))
 

@@ -65,7 +65,7 @@ async def test_errors_after_execution_began_are_replayed(kernel):
 
 async def test_a_quote_is_not_remembered_so_the_paid_retry_runs(kernel):
     payer = Account.create()
-    await kernel.fund_chain(payer.address, 1_000_000)
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/test/echo-keyed", json={"text": "pay"}, headers={"Idempotency-Key": "k-402"})
         payment = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])

@@ -12,7 +12,7 @@ import websockets
 from eth_account import Account
 
 from tollway.testing import credits_session, http_client
-from http_server import create_app
+from runtime.service import http_app
 from runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serving import serve_app
@@ -30,7 +30,7 @@ async def _receive(ws, timeout=10.0):
 async def test_subscriber_gets_snapshot_processing_and_result(kernel_factory, tmp_path):
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
     gate = tmp_path / "open"
-    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+    async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         auth = await _agent(client)
         accepted = (await client.post("/v1/tools/test/gate-job", json={"a": 4, "b": 5, "gate": str(gate)}, headers=auth)).json()
         ws_url = url.replace("http://", "ws://") + "/v1/requests/subscribe"
@@ -60,7 +60,7 @@ async def test_subscriber_gets_snapshot_processing_and_result(kernel_factory, tm
 
 async def test_subscription_needs_an_identity_and_hides_other_agents_jobs(kernel_factory):
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
-    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+    async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         auth = await _agent(client)
         accepted = (await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers=auth)).json()
         ws_url = url.replace("http://", "ws://") + "/v1/requests/subscribe"
@@ -82,7 +82,7 @@ async def test_push_crosses_processes_on_postgres(kernel_factory, tmp_path):
     a = await kernel_factory(plugins=[("jobs", JobsPlugin())])
     b = await kernel_factory(plugins=[("jobs", JobsPlugin())])
     gate = tmp_path / "open"
-    async with http_client(b) as client_b, serve_app(create_app(a, manage_kernel=False)) as url_a:
+    async with http_client(b) as client_b, serve_app(http_app(a, manage_kernel=False)) as url_a:
         auth = await _agent(client_b)
         accepted = (await client_b.post("/v1/tools/test/gate-job", json={"a": 1, "b": 2, "gate": str(gate)}, headers=auth)).json()
         async with websockets.connect(url_a.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth) as ws:
@@ -104,7 +104,7 @@ async def test_one_connection_waits_on_more_jobs_than_the_cap_in_turn(kernel_fac
     refused (the error names the cap), a finished one still answers; jobs that
     finished leave the count, so every later subscription's result arrives."""
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())], env={"TOLLWAY_RATE_LIMIT_PAID": "1000/60"})
-    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+    async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         _, auth = await credits_session(client, "1")
         ids = []
         for i in range(130):
@@ -144,7 +144,7 @@ async def test_one_connection_waits_on_more_jobs_than_the_cap_in_turn(kernel_fac
 
 async def test_push_channel_refuses_a_deep_message_and_keeps_the_connection(kernel_factory):
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
-    async with http_client(kernel) as client, serve_app(create_app(kernel, manage_kernel=False)) as url:
+    async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         _, auth = await credits_session(client)
         accepted = (await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers=auth)).json()
         async with websockets.connect(url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth, max_size=None) as ws:

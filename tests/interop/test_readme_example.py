@@ -14,7 +14,7 @@ from pathlib import Path
 from eth_account import Account
 
 from core.money import to_micro
-from http_server import create_app
+from runtime.service import http_app
 from tests.support.serving import serve_app
 from tests.support.replay import nhtsa_honda_accord_2021
 
@@ -26,8 +26,8 @@ async def test_readme_client_pays_for_a_recall_lookup(kernel_factory):
     assert SCRIPT.read_text() in (Path(__file__).resolve().parents[2] / "README.md").read_text()
     kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=nhtsa_honda_accord_2021())
     payer = Account.create()
-    await kernel.fund_chain(payer.address, to_micro("1"))
-    async with serve_app(create_app(kernel, manage_kernel=False)) as url:
+    await kernel.accounts.fund_chain(payer.address, to_micro("1"))
+    async with serve_app(http_app(kernel, manage_kernel=False)) as url:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), payer.key.hex(),
             env={**os.environ, "TOLLWAY_URL": url},

@@ -21,7 +21,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
 from core.receipt_signing import ReceiptSigner, verify_receipt
-from http_server import create_app
+from runtime.service import http_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.serving import serve_app
@@ -100,7 +100,7 @@ async def assert_paid_round_trip(kernel: Any, base_url: str, path: str, body: di
 async def test_official_client_pays_the_echo_tool(kernel_factory):
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     runs_before = len(echo_plugin.RUNS)
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         data = await assert_paid_round_trip(kernel, base_url, "/v1/tools/test/echo", {"text": "paid by the sdk", "repeat": 2}, 2_000)
     assert data["tool"] == "echo_words"
     assert data["result"] == {"text": "paid by the sdkpaid by the sdk", "words": 4}
@@ -110,7 +110,7 @@ async def test_official_client_pays_the_echo_tool(kernel_factory):
 async def test_official_client_pays_a_tool_that_calls_an_upstream(kernel_factory):
     upstream = word_list_transport()
     kernel = await kernel_factory(plugins=[("lookup", LookupPlugin())], transport=upstream)
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         data = await assert_paid_round_trip(kernel, base_url, "/v1/tools/test/lookup", {"word": "ship"}, 5_000)
     assert data["tool"] == "lookup_word"
     result = data["result"]

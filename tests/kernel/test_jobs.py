@@ -72,7 +72,7 @@ async def test_credits_paid_job_is_accepted_polled_and_completed(kernel):
 
 async def test_x402_paid_job_settles_at_acceptance(kernel):
     payer = Account.create()
-    await kernel.fund_chain(payer.address, 1_000_000)
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/test/add-numbers", json={"a": 1})
         accepted = await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
@@ -130,9 +130,9 @@ async def test_a_worker_that_lost_its_lease_cannot_write(kernel):
     second = await jobs.claim("worker-b", lease_s=30, skip_locked=skip)
     assert second is not None and second.id == first.id and second.attempt == 2
     assert await jobs.heartbeat(first.id, first.attempt, 30) is False
-    assert await kernel.run_claimed(first, lease_s=30) == "fenced"
-    assert await kernel.run_claimed(second, lease_s=30) == "completed"
-    assert await kernel.run_claimed(second, lease_s=30) == "fenced"  # one outcome only
+    assert await kernel.job_runner.run_claimed(first, lease_s=30) == "fenced"
+    assert await kernel.job_runner.run_claimed(second, lease_s=30) == "completed"
+    assert await kernel.job_runner.run_claimed(second, lease_s=30) == "fenced"  # one outcome only
     row = await Job.select().where(Job.id == first.id).first()
     assert row["status"] == "completed" and row["attempt"] == 2
     revisions = await kernel.receipts.revisions(accepted["receipt_id"])

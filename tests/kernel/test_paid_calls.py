@@ -233,7 +233,7 @@ async def test_settled_x402_charge_refunds_to_credits_once(kernel):
         first = await client.post("/v1/tools/test/flaky", json={"text": "fine"})
         paid = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"payment-signature": pay_402(payer, first.headers["PAYMENT-REQUIRED"])})
         receipt_id = paid.json()["data"]["receipt_id"]
-        results = await asyncio.gather(*[kernel.refund_to_credits(receipt_id, reason="too_few_peers") for _ in range(5)], return_exceptions=True)
+        results = await asyncio.gather(*[kernel.refunds.refund_to_credits(receipt_id, reason="too_few_peers") for _ in range(5)], return_exceptions=True)
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
     refunded = [r for r in results if isinstance(r, dict)]
     refused = [r for r in results if not isinstance(r, dict)]

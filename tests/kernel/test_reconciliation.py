@@ -260,7 +260,7 @@ async def test_a_reservation_never_sent_for_settlement_is_voided(kernel_factory,
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/test/echo", json={"text": "never"})
     header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia")
-    call = kernel.prepare(kernel.tools["echo_words"], b'{"text": "never"}')
+    call = kernel.paid_calls.prepare(kernel.tools["echo_words"], b'{"text": "never"}')
     # the process dies after reserving, before the tool finished: nothing was sent to settle
     await kernel.gateway.accept(find_payment_header({"payment-signature": header}), None, purpose="echo_words", input_hash=call.input_hash)
     assert (await kernel.reconciler.run_once())["payments_voided"] == 0  # still within its grace period

@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tollway.testing import credits_session, settings_for
-from http_server import create_app
+from runtime.service import http_app
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.installed import with_test_plugins
@@ -45,7 +45,7 @@ async def kernel(kernel_factory):
 # -- Streamable HTTP ---------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_streamable_http_pays_with_the_bearer_token(kernel, mode):
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         async with httpx.AsyncClient(base_url=base_url) as http:
             agent_id, auth = await credits_session(http, "0.05")
         token = auth["Authorization"][len("Bearer ") :]
@@ -64,7 +64,7 @@ async def test_streamable_http_pays_with_the_bearer_token(kernel, mode):
 
 
 async def test_client_info_and_other_headers_never_identify_the_payer(kernel):
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         wallet = Account.create().address
         http = httpx2.AsyncClient(headers={"X-Agent-ID": wallet}, timeout=30.0)
         async with Client(streamable_http_client(f"{base_url}/mcp", http_client=http), mode="legacy") as client:
@@ -73,8 +73,8 @@ async def test_client_info_and_other_headers_never_identify_the_payer(kernel):
 
 
 async def test_dns_rebinding_protection_with_configurable_hosts(kernel):
-    default_app = create_app(kernel, manage_kernel=False)
-    custom_app = create_app(kernel, manage_kernel=False, mcp_allowed_hosts=["tools.example:*"])
+    default_app = http_app(kernel, manage_kernel=False)
+    custom_app = http_app(kernel, manage_kernel=False, mcp_allowed_hosts=["tools.example:*"])
     init = {
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
@@ -105,7 +105,7 @@ def _normalised(value: Any) -> Any:
 
 
 async def test_parity_structured_answer_equals_http_data_and_receipts_match(kernel):
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
         _, auth = await credits_session(http, "1")
         token = auth["Authorization"][len("Bearer ") :]
         compared = []
@@ -146,7 +146,7 @@ async def test_stdio_tollway_mcp_pays_from_a_wallet_keys_credits(kernel, tmp_pat
     account = Account.create()
     served: list[str] = []
     async with serve_app(word_list_app(served)) as words_url:
-        async with serve_app(create_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+        async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
             await credits_session(http, "0.05", wallet=account.address)
         params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=account.key.hex(), TOLLWAY_LOOKUP_API_URL=words_url)
         async with Client(params, mode=mode) as client:
@@ -167,7 +167,7 @@ async def test_stdio_tollway_mcp_pays_from_a_wallet_keys_credits(kernel, tmp_pat
 
 
 async def test_stdio_tollway_mcp_with_an_access_token_and_x402_fallback(kernel, tmp_path, db_kind):
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
         agent_id, auth = await credits_session(http, "0.001")
     params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=auth["Authorization"][len("Bearer ") :])
     async with Client(params) as client:
@@ -206,7 +206,7 @@ async def test_readme_mcp_configurations_work(kernel, tmp_path, db_kind):
     stdio, http_config = readme_mcp_configs()
     assert Path(stdio["command"]).name == "tollway" and set(stdio["env"]) == {"TOLLWAY_HOME", "TOLLWAY_AGENT_KEY"}
     assert http_config["type"] == "http" and http_config["url"].endswith("/mcp")
-    async with serve_app(create_app(kernel, manage_kernel=False)) as base_url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
         async with httpx.AsyncClient(base_url=base_url) as http:
             agent_id, auth = await credits_session(http, "0.01")
         token = auth["Authorization"][len("Bearer ") :]

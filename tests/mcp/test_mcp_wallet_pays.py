@@ -35,7 +35,7 @@ async def kernel(kernel_factory):
 
 async def test_a_wallet_key_pays_by_x402_and_spends_its_refunds_as_credits(kernel, tmp_path, db_kind):
     wallet = Account.create()
-    await kernel.fund_chain(wallet.address, to_micro("1"))
+    await kernel.accounts.fund_chain(wallet.address, to_micro("1"))
     served: list[str] = []
     async with serve_app(word_list_app(served)) as words_url:
         params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=wallet.key.hex(), TOLLWAY_LOOKUP_API_URL=words_url)
@@ -85,7 +85,7 @@ async def echo_kernel(kernel_factory):
 
 async def test_a_price_over_the_cap_is_refused_naming_the_setting(echo_kernel):
     wallet = Account.create()
-    await echo_kernel.fund_chain(wallet.address, to_micro("1"))
+    await echo_kernel.accounts.fund_chain(wallet.address, to_micro("1"))
     identity = WalletIdentity(wallet, echo_kernel.network.chain_id)
     mcp = build_server(echo_kernel, identity=identity, settings=McpSettings(max_payment=to_micro("0.005")))
     async with Client(mcp.server) as client:

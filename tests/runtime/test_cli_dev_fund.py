@@ -11,7 +11,7 @@ import pytest
 from eth_account import Account
 
 from tollway.testing import settings_for
-from http_server import create_app
+from runtime.service import http_app
 from runtime.cli import main as cli
 from tests.support.serve_process import free_port, run_cli, tollway_serve
 from tests.support.serving import serve_app
@@ -88,7 +88,7 @@ def client_env(monkeypatch):
 async def test_dev_fund_amounts_tokens_and_networks(kernel_factory, client_env, capsys):
     address = Account.create().address
     local = await kernel_factory()
-    async with serve_app(create_app(local, manage_kernel=False)) as url:
+    async with serve_app(http_app(local, manage_kernel=False)) as url:
         client_env.setenv("TOLLWAY_URL", url)
         assert await asyncio.to_thread(cli, ["dev", "fund", address, "2.5"]) == 0
         assert json.loads(capsys.readouterr().out) == {"address": address, "on_chain_balance": "2.500000"}
@@ -102,7 +102,7 @@ async def test_dev_fund_amounts_tokens_and_networks(kernel_factory, client_env, 
     assert await local.backend.on_chain_balance(address) == 2_500_000
     remote = await kernel_factory(env={"TOLLWAY_NETWORK": "base-sepolia", "TOLLWAY_FACILITATOR_URL": "http://127.0.0.1:9"})
     client_env.setenv("TOLLWAY_OPERATOR_TOKEN", "test-operator-token")
-    async with serve_app(create_app(remote, manage_kernel=False)) as url:
+    async with serve_app(http_app(remote, manage_kernel=False)) as url:
         client_env.setenv("TOLLWAY_URL", url)
         assert await asyncio.to_thread(cli, ["dev", "fund", address, "1"]) == 2
     assert "local test network" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import sys
 
 import uvicorn
 
-from http_server import create_app
+from runtime.service import http_app
 from runtime.service import build_kernel
 from runtime.settings import load_settings
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
@@ -26,7 +26,7 @@ class _Announcing(uvicorn.Server):
 def main() -> None:
     port = int(sys.argv[1])
     kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())], load_installed=False, strict_plugins=True)
-    app = create_app(kernel, workers=0, scheduler=True)
+    app = http_app(kernel, workers=0, scheduler=True)
     _Announcing(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)).run()
 
 

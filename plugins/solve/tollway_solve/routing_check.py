@@ -41,6 +41,14 @@ def recompute_routes(block: Any, solution: dict[str, Any]) -> list[dict[str, flo
     return out
 
 
+def objective(block: Any, solution: dict[str, Any]) -> float:
+    """The objective value of `solution`: total route time or total distance."""
+    totals = recompute_routes(block, solution)
+    if block.objective == "time":
+        return float(sum(r["time"] for r in totals))
+    return float(sum(r["distance"] for r in totals))
+
+
 def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     pos, d, t = _mats(block)
     veh = {v.id: v for v in block.vehicles}

@@ -23,7 +23,8 @@ import numpy as np
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
 from .family import Conflict, ConflictConstraint, Outcome
-from .routing import RoutingBlock, amount_scale, location_ids, matrices
+from .routing_block import RoutingBlock, amount_scale, location_ids, matrices
+from .routing_check import objective
 
 FSS = routing_enums_pb2.FirstSolutionStrategy
 LSM = routing_enums_pb2.LocalSearchMetaheuristic
@@ -252,8 +253,6 @@ def _cost(m: _Model, routes: list[list[int]], vehicle_cost: int) -> tuple[int, i
 
 
 def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
-    from .routing import family
-
     t_end = time.monotonic() + max(0.5, time_limit_s - 0.5)
     m = _Model(block)
     pre = _precheck(block, m)
@@ -329,6 +328,6 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
                     best = (k2, r2, m.start_times(mgr, rm, sol))
 
     solution = replay(block, m, best[1], best[2])
-    obj = family.objective(block, solution)
+    obj = objective(block, solution)
     status = "feasible" if not solution["unserved"] else "timeout"
     return Outcome(status, obj, None, None, solution, variables_built=nvars)

@@ -15,6 +15,23 @@ def _c(name: str, worst: float, detail_ok: str, detail_bad: str) -> Check:
                  detail=detail_ok if ok else detail_bad)
 
 
+def objective(block: Any, solution: dict[str, Any]) -> float:
+    """The objective value of `solution`: makespan, weighted tardiness or cost."""
+    by_job = {s["job"]: s for s in solution["starts"]}
+    if block.objective == "makespan":
+        return float(max([s["end"] for s in solution["starts"]] + [0]))
+    if block.objective == "tardiness":
+        total = 0.0
+        for j in block.jobs:
+            if j.due is not None:
+                total += j.weight * max(0, by_job[j.id]["end"] - j.due)
+        return total
+    rate = {r.id: r.cost_per_unit_time for r in block.resources}
+    return float(
+        sum(j.weight * j.duration * sum(a * rate[r] for r, a in j.needs.items()) for j in block.jobs)
+    )
+
+
 def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     checks: list[Check] = []
     rows = solution.get("starts") or []

@@ -7,7 +7,8 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from .family import Conflict, ConflictConstraint, Outcome
-from .schedule import ScheduleBlock, _decimals_scale, _job_windows, horizon
+from .schedule_block import ScheduleBlock, _decimals_scale, _job_windows, horizon
+from .schedule_check import objective
 
 TIEBREAK_S = 5.0  # cost objective: time spent shortening the makespan once cost is proven
 
@@ -197,8 +198,6 @@ def _explain(block: ScheduleBlock, time_limit_s: float) -> tuple[list[Conflict],
 
 
 def solve(block: ScheduleBlock, time_limit_s: float) -> Outcome:
-    from .schedule import family
-
     t0 = time.monotonic()
     pre = _precheck(block)
     if pre:
@@ -219,7 +218,7 @@ def solve(block: ScheduleBlock, time_limit_s: float) -> Outcome:
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Outcome("timeout", None, None, None, None, variables_built=nvars)
     sol = _solution(block, solver, b)
-    obj = family.objective(block, sol)
+    obj = objective(block, sol)
     if block.objective == "cost":
         # cost is fixed by the needs: proven optimal; use a little time to shorten the makespan
         left = min(TIEBREAK_S, time_limit_s - (time.monotonic() - t0))

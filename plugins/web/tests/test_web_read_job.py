@@ -62,7 +62,7 @@ async def finished(client, request_id, headers):
 
 async def test_paid_web_read_runs_as_a_job(kernel, page_url):
     payer = Account.create()
-    await kernel.fund_chain(payer.address, 1_000_000)
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/web-read", json={"url": page_url})
         assert quote.status_code == 402 and quote.json()["amount_usdc"] == "0.020000"

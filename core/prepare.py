@@ -1,0 +1,73 @@
+"""Before any payment: the input validated (audit fields included) and priced."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+import msgspec
+import rfc8785
+
+from .tool import Tool
+from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error
+
+MEMO_MAX = 1000
+
+
+@dataclasses.dataclass
+class PreparedCall:
+    tool: Tool
+    value: Any  # the validated input Struct
+    price: int
+    input_hash: str
+    memo: str | None
+    decision_context: dict[str, Any] | None
+    provider_cost: int | None = None  # reported by the tool while it runs
+
+
+_SORTED = msgspec.json.Encoder(order="sorted")
+
+
+def input_hash_of(value: Any) -> str:
+    """A stable hash of a validated input: a quote pays only for the exact input
+    it was made for. Never signed or shown, so msgspec's sorted-key encoding
+    (deterministic, ten times faster than RFC 8785) is enough here."""
+    return hashlib.sha256(_SORTED.encode(value)).hexdigest()
+
+
+def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None, list[Problem]]:
+    """Take the audit fields out of `obj`; their problems are reported with the input's."""
+    memo = obj.pop("memo", None)
+    ctx = obj.pop("decisionContext", None)
+    problems: list[Problem] = []
+    if memo is not None and (not isinstance(memo, str) or len(memo) > MEMO_MAX):
+        problems.append(Problem("memo", f"memo must be a string of at most {MEMO_MAX} characters"))
+    if ctx is not None and not isinstance(ctx, dict):
+        problems.append(Problem("decisionContext", "decisionContext must be an object"))
+    elif ctx is not None:
+        try:  # it is signed into the receipt: refuse what RFC 8785 cannot canonicalise, before payment
+            rfc8785.dumps(ctx)
+        except Exception:
+            problems.append(Problem("decisionContext", "decisionContext holds a value that cannot be signed: integers must be within ±(2^53-1)"))
+        conf = ctx.get("confidence")
+        if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
+            problems.append(Problem("decisionContext.confidence", "decisionContext.confidence must be a number from 0 to 1"))
+    return memo, ctx, problems
+
+
+def prepare(tool: Tool, body: bytes) -> PreparedCall:
+    """Validate and price: everything that must happen before payment."""
+    obj = decode_object(body)
+    memo, ctx, audit = _audit_fields(obj)
+    # every failing field is named, the audit fields' too; shape errors of
+    # `invalid_input` tools carry a `code`
+    value = convert(obj, tool.input_type, error=tool.shape_error, also=audit)
+    if tool.check is not None:
+        try:
+            tool.check(value)
+        except (FieldError, FieldErrors) as exc:
+            raise field_error(exc) from exc
+    return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
+
+
+__all__ = ["MEMO_MAX", "PreparedCall", "input_hash_of", "prepare"]

@@ -1,0 +1,116 @@
+"""The code's shape: the kernel is a composition of services (no mixins), every
+`core/` module stays small, and no package of ours imports itself in a circle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CORE = REPO / "core"
+MAX_CORE_LINES = 300
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def test_the_kernel_class_has_no_base_classes() -> None:
+    classes = {node.name: node for node in _tree(CORE / "kernel.py").body if isinstance(node, ast.ClassDef)}
+    assert "Kernel" in classes
+    assert classes["Kernel"].bases == [], "Kernel composes services; it inherits from nothing"
+
+
+def test_no_core_method_takes_self_typed_as_the_kernel() -> None:
+    offenders = []
+    for path in sorted(CORE.rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.args:
+                first = node.args.args[0]
+                if first.arg == "self" and first.annotation is not None:
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
+    assert offenders == []
+
+
+def test_every_core_module_is_at_most_300_lines() -> None:
+    long = {str(p.relative_to(REPO)): n for p in CORE.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_CORE_LINES}
+    assert long == {}
+
+
+def _imports_of(path: Path, package: str, modules: set[str]) -> set[str]:
+    """The sibling modules `path` imports (at any depth of the file: a function-level
+    import is an edge too), as module names of `package`."""
+    found: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module is None:  # from . import a, b
+                found.update(a.name for a in node.names if a.name in modules)
+            elif node.level == 1 and node.module:
+                found.add(node.module.split(".")[0])
+            elif node.level == 0 and node.module and node.module.startswith(package + "."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(package + "."):
+                    found.add(alias.name.split(".")[1])
+    return found & modules
+
+
+def _cycles(folder: Path) -> list[list[str]]:
+    modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {m: _imports_of(folder / f"{m}.py", folder.name, modules) - {m} for m in modules}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                cycles.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    return cycles
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from .b import x\n")
+    (pkg / "b.py").write_text("def f():\n    from . import a\n")
+    (pkg / "c.py").write_text("from .a import y\n")
+    assert _cycles(pkg) == [["a", "b", "a"]]
+
+
+@pytest.mark.parametrize("folder", ["plugins/solve/tollway_solve", "core", "core/payments", "runtime", "mcp_server", "http_server"])
+def test_modules_import_each_other_without_cycles(folder: str) -> None:
+    assert _cycles(REPO / folder) == []
+
+
+def _imported_modules(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return out
+
+
+def test_runtime_alone_assembles_the_fronts() -> None:
+    """The fronts route; workers, scheduler and kernels are built by runtime/service.py."""
+    for front in ("http_server", "mcp_server"):
+        for path in sorted((REPO / front).glob("*.py")):
+            imported = _imported_modules(path)
+            assert not {m for m in imported if m == "runtime" or m.startswith("runtime.")}, path.name
+            assert "Kernel(" not in path.read_text(), path.name
+    testing = _imported_modules(REPO / "tollway" / "testing.py")
+    assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
