@@ -28,6 +28,7 @@ from .payments.gateway import Accepted, PaymentFailed, find_payment_header
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
 from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error
+from .wire.calls import CallMeta, JobAccepted, Success
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -184,10 +185,9 @@ class PaidCallPipeline:
         finally:
             call.provider_cost = ctx.provider_cost
 
-    def _success(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
-        data: dict[str, Any] = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
-        data.update(msgspec.to_builtins(output))
-        return {"success": True, "data": data}
+    def _success(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
+        meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
+        return Success(data={**msgspec.to_builtins(meta), **msgspec.to_builtins(output)})
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
         if isinstance(exc, ToolError):
@@ -306,13 +306,13 @@ class PaidCallPipeline:
     async def _job_accepted(self: "Kernel", call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
         """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
         await self._publish_unless_in_sql(JOBS_NEW, request_id)
-        body = {
-            "request_id": request_id,
-            "tool": call.tool.name,
-            "status": call.tool.accepted_status,
-            "receipt_id": receipt_id,
-            "message": f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
-        }
+        body = JobAccepted(
+            request_id=request_id,
+            tool=call.tool.name,
+            status=call.tool.accepted_status,
+            receipt_id=receipt_id,
+            message=f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
+        )
         return Answer(202, body, {})
 
     async def _receipt(

@@ -75,7 +75,7 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
 
     @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
     async def receipt_keys() -> dict[str, Any]:
-        return {"keys": await kernel.receipts.keys()}
+        return await kernel.receipts.keys()
 
     @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"])
     async def receipt_get(request: Request, receipt_id: Annotated[str, Parameter()]) -> Response:
