@@ -47,13 +47,20 @@ def decimal_body(body: bytes) -> dict[str, Any]:
     return obj
 
 
+# No amount the service takes goes above this (1e9 USDC): ledger columns are 64-bit integers.
+AMOUNT_MAX = 1_000_000_000 * 1_000_000
+
+
 def parse_amount(value: Any, *, field: str = "amount", code: str = "invalid_request") -> int:
     try:
         if isinstance(value, bool) or not isinstance(value, (int, str, Decimal)):
             raise AmountError("not a number")
-        return to_micro(value)
+        micro = to_micro(value)
     except AmountError as exc:
         raise ServiceError(400, code, f"{field} must be a USDC amount with at most 6 decimals.", [{"field": field, "message": str(exc)}]) from exc
+    if abs(micro) > AMOUNT_MAX:
+        raise ServiceError(400, code, f"{field} must be at most {AMOUNT_MAX // 1_000_000} USDC.", [{"field": field, "message": "too large"}])
+    return micro
 
 
 def _request(body: bytes) -> tuple[int, str | None]:

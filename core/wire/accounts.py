@@ -8,7 +8,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 Memo = Annotated[str, Meta(max_length=1000)]
 # USDC as a JSON number or a decimal string, at most 6 decimals (read without floats)
-Amount = Annotated[str, Meta(pattern=r"^[0-9]+(\.[0-9]{1,6})?$")] | float
+Amount = Annotated[str, Meta(pattern=r"^[0-9]+(\.[0-9]{1,6})?$")] | Annotated[float, Meta(le=1_000_000_000)]
 Address = Annotated[str, Meta(pattern=r"^0x[0-9a-fA-F]{40}$")]
 
 

@@ -41,6 +41,6 @@ class PaymentRequiredBody(QuoteTerms):
     """The 402 answer: `payment_required` (no payment yet) or
     `payment_verification_failed` (`details.reason` says why), with a fresh quote."""
 
-    error: str = "payment_required"
-    message: str = ""
+    error: str
+    message: str
     details: Any | UnsetType = UNSET

@@ -171,5 +171,6 @@ COMPANY_BANK_PROFILE = Tool(
         Example(title="Banks by name", input={"name": "Bank of Hancock County", "limit": 3}),
     ),
     check=check,
+    exactly_one_of=(("name", "fdic_certificate"),),
     facts=facts,
 )

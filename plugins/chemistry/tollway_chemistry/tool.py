@@ -201,5 +201,6 @@ COMPOUND_RESOLVE = Tool(
         Example(title="Resolve an InChIKey", input={"inchikey": "BSYNRYMUTXBXSQ-UHFFFAOYSA-N"}),
     ),
     check=check,
+    exactly_one_of=(("name", "inchikey", "smiles"),),
     facts=facts,
 )

@@ -232,5 +232,6 @@ VARIANT_CLINICAL_SIGNIFICANCE = Tool(
         Example(title="The same variant by rsID", input={"rsid": "rs17851045"}),
     ),
     check=check,
+    exactly_one_of=(("vcv", "rsid"),),
     facts=facts,
 )
