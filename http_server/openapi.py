@@ -192,7 +192,8 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
         ]
     }
     envelope = {"allOf": [schemas.ref(wire.Success)], "properties": {"success": {"enum": [True]}, "data": data}}
-    accepted = {"allOf": [schemas.ref(wire.JobAccepted)], "properties": {"status": {"enum": [tool.accepted_status]}}}
+    # the shared JobAccepted shape, with the status this tool answers its 202 with
+    accepted = {"allOf": [schemas.ref(wire.JobAccepted), {"type": "object", "properties": {"status": {"type": "string", "enum": [tool.accepted_status]}}}]}
     example = tool.examples[0].input if tool.examples else None
     body_schema: dict[str, Any] = {"allOf": [schemas.ref(tool.input_type), {"type": "object", "properties": _audit_properties()}, *_exactly_one(tool)]}
     request_body = {
