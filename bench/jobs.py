@@ -131,7 +131,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
                 )
                 answer = await kernel.paid_calls.call("add_numbers", req)
                 assert answer.status == 202, answer.body
-                return answer.body["request_id"]
+                return answer.body.request_id
 
             # 1. dispatch latency at a steady 50 jobs/s (workers idle when a job arrives)
             paced = []

@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import msgspec
 from eth_utils import to_checksum_address
 
-from . import ledger, notifications
+from . import ledger, notifications, wire
 from .agents import AgentDirectory, is_address
 from .auth import Authenticator
 from .errors import ServiceError, invalid_request
@@ -23,15 +22,6 @@ from .top_ups import TopUps, decimal_body, parse_amount
 from .validation import convert, decode_object
 
 log = logging.getLogger("tollway.accounts")
-
-
-class RegisterBody(msgspec.Struct, forbid_unknown_fields=True):
-    wallet_address: str | None = None
-    name: str | None = None
-
-
-class AccessTokenBody(msgspec.Struct, forbid_unknown_fields=True):
-    agent_id: str
 
 
 class Accounts:
@@ -58,7 +48,7 @@ class Accounts:
         self.reconciler = reconciler
         self.access_token_ttl_s = access_token_ttl_s
 
-    async def balance(self, req: CallRequest) -> dict[str, Any]:
+    async def balance(self, req: CallRequest) -> wire.Balance:
         caller = await self.auth.caller(req, scope="read")
         if caller is None:
             raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID).")
@@ -67,27 +57,27 @@ class Accounts:
         on_chain = None
         if wallet:
             on_chain = await self.backend.on_chain_balance(wallet)
-        return {
-            "on_chain_balance": usdc(on_chain) if on_chain is not None else None,
-            "credits_balance": usdc(int(agent["credits"]) if agent else 0),
-            "currency": "USDC",
-            "address": to_checksum_address(wallet) if wallet else None,
-            "chain_id": self.network.chain_id,
-            "agent_id": caller.agent_id if agent else None,  # None: a bare X-Agent-ID of a wallet with no agent yet
-        }
+        return wire.Balance(
+            on_chain_balance=usdc(on_chain) if on_chain is not None else None,
+            credits_balance=usdc(int(agent["credits"]) if agent else 0),
+            currency="USDC",
+            address=to_checksum_address(wallet) if wallet else None,
+            chain_id=self.network.chain_id,
+            agent_id=caller.agent_id if agent else None,  # None: a bare X-Agent-ID of a wallet with no agent yet
+        )
 
     async def top_up(self, req: CallRequest) -> Answer:
         """POST /v1/credits/top-up (core/top_ups.py)."""
         return await self.top_ups.top_up(req)
 
     # -- operator routes -------------------------------------------------------------
-    async def register_agent(self, req: CallRequest) -> dict[str, Any]:
+    async def register_agent(self, req: CallRequest) -> wire.RegisteredAgent:
         self.auth.require_operator(req)
-        body = convert(decode_object(req.body), RegisterBody)
+        body = convert(decode_object(req.body), wire.RegisterAgentRequest)
         row = await self.agents.register(body.wallet_address, body.name)
-        return {"agent_id": row["id"], "wallet_address": row["wallet_address"], "name": row["name"], "created_at": iso(row["created_ms"])}
+        return wire.RegisteredAgent(agent_id=row["id"], wallet_address=row["wallet_address"], name=row["name"], created_at=iso(row["created_ms"]))
 
-    async def grant_credits(self, req: CallRequest) -> dict[str, Any]:
+    async def grant_credits(self, req: CallRequest) -> wire.CreditsGranted:
         self.auth.require_operator(req)
         obj = decimal_body(req.body)
         unknown = sorted(set(obj) - {"agent_id", "amount", "memo"})
@@ -116,21 +106,21 @@ class Accounts:
                 agent["id"], "credit_issued", f"{usdc(amount)} USDC of credits granted", memo,
                 {"amount": usdc(amount), "credits_balance": usdc(balance), "source": "grant", "transactionId": txn_id},
             )
-        return {"agent_id": agent["id"], "credits_balance": usdc(balance), "transaction_id": txn_id}
+        return wire.CreditsGranted(agent_id=agent["id"], credits_balance=usdc(balance), transaction_id=txn_id)
 
-    async def pending_report(self, req: CallRequest) -> dict[str, Any]:
+    async def pending_report(self, req: CallRequest) -> wire.PendingReport:
         """GET /v1/tools/internal/pending: money in an intermediate state, and why."""
         self.auth.require_operator(req)
         return await self.reconciler.pending()
 
-    async def issue_access_token(self, req: CallRequest) -> dict[str, Any]:
+    async def issue_access_token(self, req: CallRequest) -> wire.AccessToken:
         self.auth.require_operator(req)
-        body = convert(decode_object(req.body), AccessTokenBody)
+        body = convert(decode_object(req.body), wire.AccessTokenRequest)
         agent = await self.agents.get(body.agent_id)
         if agent is None:
             raise ServiceError(404, "agent_not_found", f"No agent {body.agent_id}.")
         token, expires = await self.auth.issue_access_token(agent["id"], self.access_token_ttl_s)
-        return {"token": token, "agent_id": agent["id"], "expires_at": iso(expires)}
+        return wire.AccessToken(token=token, agent_id=agent["id"], expires_at=iso(expires))
 
     async def fund_chain(self, address: str, amount: int) -> int:
         """Mint test USDC on the embedded local network (never elsewhere)."""
@@ -143,7 +133,7 @@ class Accounts:
         async with self.db.transaction():
             return await ledger.chain_credit(self.network.chain_id, address, amount, kind="fund")
 
-    async def fund_chain_request(self, req: CallRequest) -> dict[str, Any]:
+    async def fund_chain_request(self, req: CallRequest) -> wire.ChainFunded:
         self.auth.require_operator(req)
         obj = decimal_body(req.body)
         address = obj.get("address")
@@ -152,4 +142,4 @@ class Accounts:
         if "amount" not in obj:
             raise invalid_request("amount is required.", [{"field": "amount", "message": "is required"}])
         after = await self.fund_chain(address, parse_amount(obj["amount"]))
-        return {"address": address, "on_chain_balance": usdc(after)}
+        return wire.ChainFunded(address=address, on_chain_balance=usdc(after))

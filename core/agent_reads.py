@@ -34,8 +34,8 @@ class AgentReads:
 
     async def receipt_for(self, req: CallRequest, receipt_id: str) -> dict[str, Any]:
         caller = await self.reader(req)
-        receipt = await self.receipts.get(receipt_id)
-        if receipt is None or receipt["agent_id"] != caller.agent_id:
+        receipt = await self.receipts.served(receipt_id)
+        if receipt is None or receipt.agent_id != caller.agent_id:
             raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
         return receipt
 

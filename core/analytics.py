@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
 import msgspec
 from piccolo.query.functions.aggregate import Count, Sum
 
+from . import wire
 from .errors import invalid_request
 from .ids import now_ms, parse_iso_ms
 from .money import usdc
@@ -51,7 +50,7 @@ def _time_param(query: Mapping[str, str], name: str) -> int | None:
         raise invalid_request(f"{name} must be an ISO 8601 date or date-time.", [{"field": name, "message": "expected ISO 8601"}]) from None
 
 
-async def list_receipts(agent_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+async def list_receipts(agent_id: str, query: Mapping[str, str]) -> wire.ReceiptPage:
     period = _int_param(query, "period", None, 1, 365)
     limit = _int_param(query, "limit", 50, 1, 100, clamp=True)
     offset = _int_param(query, "offset", 0, 0, None)
@@ -77,11 +76,11 @@ async def list_receipts(agent_id: str, query: Mapping[str, str]) -> dict[str, An
         .offset(offset)
     )
     has_more = len(rows) > limit
-    receipts = [msgspec.json.decode(r["body"]) for r in rows[:limit]]
-    return {"receipts": receipts, "count": len(receipts), "has_more": has_more}
+    receipts = [msgspec.json.decode(r["body"], type=wire.Receipt) for r in rows[:limit]]
+    return wire.ReceiptPage(receipts=receipts, count=len(receipts), has_more=has_more)
 
 
-async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> wire.SpendBreakdown:
     period = _int_param(query, "period", 30, 1, 365)
     assert period is not None
     rows = await (
@@ -93,7 +92,7 @@ async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> dict[str, 
     totals = {r["category"]: (int(r["total"] or 0), int(r["count"])) for r in rows}
     grand = sum(t for t, _ in totals.values())
     categories = [
-        {"category": c, "total": usdc(t), "count": n, "pct": round(t * 100 / grand, 2) if grand else 0.0}
+        wire.CategorySpend(category=c, total=usdc(t), count=n, pct=round(t * 100 / grand, 2) if grand else 0.0)
         for c, (t, n) in sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0]))
     ]
-    return {"categories": categories, "total": usdc(grand), "period_days": period}
+    return wire.SpendBreakdown(categories=categories, total=usdc(grand), period_days=period)

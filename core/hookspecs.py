@@ -7,7 +7,7 @@ Plugins mark implementations with `hookimpl`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 

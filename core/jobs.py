@@ -16,6 +16,7 @@ import msgspec
 from . import sql
 from .events import JOB_UPDATES, JOBS_NEW
 from .ids import iso, now_ms
+from .wire.calls import JobStatus
 
 RETENTION_DAYS = 30
 TERMINAL = ("completed", "failed")
@@ -122,21 +123,22 @@ async def get(job_id: str) -> dict[str, Any] | None:
     return await sql.fetch_one("SELECT * FROM tw_jobs WHERE id = {}", job_id)
 
 
-def resource(row: Any) -> dict[str, Any]:
+def resource(row: Any) -> JobStatus:
     """The Job resource: result only when completed, error fields only when failed."""
-    out: dict[str, Any] = {
-        "request_id": row["id"],
-        "status": row["status"],
-        "tool": row["tool"],
-        "receipt_id": row["receipt_id"],
-        "created_at": iso(int(row["created_ms"])),
-        "updated_at": iso(int(row["updated_ms"])),
-    }
+    job = JobStatus(
+        request_id=row["id"],
+        status=row["status"],
+        tool=row["tool"],
+        receipt_id=row["receipt_id"],
+        created_at=iso(int(row["created_ms"])),
+        updated_at=iso(int(row["updated_ms"])),
+    )
     if row["status"] == "completed":
-        out["result"] = msgspec.json.decode(row["result"]) if row["result"] is not None else None
+        job.result = msgspec.json.decode(row["result"]) if row["result"] is not None else None
     elif row["status"] == "failed":
-        out.update(error=row["error"], error_code=row["error_code"], error_category=row["error_category"], error_status=row["error_status"])
-    return out
+        job.error, job.error_code = row["error"], row["error_code"]
+        job.error_category, job.error_status = row["error_category"], row["error_status"]
+    return job
 
 
 async def purge_older_than(days: int = RETENTION_DAYS) -> int:

@@ -14,6 +14,7 @@ import msgspec
 from . import sql
 from .errors import invalid_request
 from .ids import iso, monotonic_us, new_uuid, now_ms
+from .wire.reads import Notification, NotificationPage
 
 TYPES = (
     "job_completed",
@@ -51,7 +52,7 @@ def _bool(query: Mapping[str, str], name: str, default: bool) -> bool:
     raise invalid_request(f"{name} must be true or false.", [{"field": name, "message": "expected a boolean"}])
 
 
-async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) -> dict[str, Any]:
+async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) -> NotificationPage:
     """The agent's notifications; with `mark_read` those returned unread become read."""
     unread = _bool(query, "unread", False)
     raw_limit = query.get("limit") or "50"
@@ -66,19 +67,19 @@ async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) 
     args: tuple[Any, ...] = (agent_id, False) if unread else (agent_id,)
     rows = await sql.fetch(f"SELECT * FROM tw_notifications WHERE {where} ORDER BY created_ms DESC, seq DESC LIMIT {limit}", *args)
     items = [
-        {
-            "id": r["id"],
-            "agentId": r["agent_id"],
-            "type": r["type"],
-            "title": r["title"],
-            "body": r["body"],
-            "metadata": msgspec.json.decode(r["metadata"]),
-            "read": bool(r["read"]),
-            "createdAt": iso(int(r["created_ms"])),
-        }
+        Notification(
+            id=r["id"],
+            agent_id=r["agent_id"],
+            type=r["type"],
+            title=r["title"],
+            body=r["body"],
+            metadata=msgspec.json.decode(r["metadata"]),
+            read=bool(r["read"]),
+            created_at=iso(int(r["created_ms"])),
+        )
         for r in rows
     ]
-    unseen = [i["id"] for i in items if not i["read"]] if mark_read else []
+    unseen = [i.id for i in items if not i.read] if mark_read else []
     for nid in unseen:
         await sql.fetch("UPDATE tw_notifications SET read = {} WHERE id = {}", True, nid)
-    return {"notifications": items, "count": len(items)}
+    return NotificationPage(notifications=items, count=len(items))

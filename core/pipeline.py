@@ -30,6 +30,7 @@ from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContext, ToolError
+from .wire.calls import CallMeta, JobAccepted, Success
 
 log = logging.getLogger("tollway.pipeline")
 
@@ -125,10 +126,9 @@ class PaidCalls:
         finally:
             call.provider_cost = ctx.provider_cost
 
-    def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> dict[str, Any]:
-        data: dict[str, Any] = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
-        data.update(msgspec.to_builtins(output))
-        return {"success": True, "data": data}
+    def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
+        meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
+        return Success(data={**msgspec.to_builtins(meta), **msgspec.to_builtins(output)})
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
         if isinstance(exc, ToolError):
@@ -245,13 +245,13 @@ class PaidCalls:
     async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
         """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
         await publish_unless_in_sql(self.events, JOBS_NEW, request_id)
-        body = {
-            "request_id": request_id,
-            "tool": call.tool.name,
-            "status": call.tool.accepted_status,
-            "receipt_id": receipt_id,
-            "message": f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
-        }
+        body = JobAccepted(
+            request_id=request_id,
+            tool=call.tool.name,
+            status=call.tool.accepted_status,
+            receipt_id=receipt_id,
+            message=f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
+        )
         return Answer(202, body, {})
 
     async def _receipt(

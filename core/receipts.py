@@ -15,6 +15,7 @@ from .ids import iso, new_id, now_ms
 from .money import usdc
 from .receipt_signing import ReceiptSigner, metadata_digest
 from .tables import Receipt, ReceiptRevision, SigningKey
+from .wire import receipts as wire
 
 
 class ReceiptBook:
@@ -29,12 +30,12 @@ class ReceiptBook:
         await SigningKey.update({SigningKey.active: False}).where(SigningKey.key_id != self.signer.key_id)
         await SigningKey.update({SigningKey.active: True}).where(SigningKey.key_id == self.signer.key_id)
 
-    async def keys(self) -> list[dict[str, Any]]:
+    async def keys(self) -> wire.ReceiptKeys:
         rows = await SigningKey.select().order_by(SigningKey.created_ms)
-        return [
-            {"key_id": r["key_id"], "alg": "Ed25519", "public_key": r["public_key"], "created_at": iso(r["created_ms"]), "active": bool(r["active"])}
+        return wire.ReceiptKeys([
+            wire.SigningKeyInfo(key_id=r["key_id"], alg="Ed25519", public_key=r["public_key"], created_at=iso(r["created_ms"]), active=bool(r["active"]))
             for r in rows
-        ]
+        ])
 
     async def issue(
         self,
@@ -59,31 +60,31 @@ class ReceiptBook:
     ) -> dict[str, Any]:
         created = now_ms()
         job_id = job_id or request_id  # a receipt's job_id is the request that originated it
-        body = {
-            "receipt_id": receipt_id or new_id("rcpt"),
-            "agent_id": agent_id,
-            "soul_agent_id": None,
-            "category": category,
-            "subcategory": subcategory,
-            "tool": tool,
-            "request_id": request_id,
-            "amount_usdc": usdc(amount),
-            "service_fee": usdc(0),
-            "payment_method": payment_method,
-            "status": status,
-            "execution_status": execution_status,
-            "goal_id": None,
-            "revision": 1,
-            "settlement_tx": settlement_tx,
-            "memo": memo,
-            "decisionContext": decision_context,
-            "value_tag": None,
-            "job_id": job_id,
-            "metadata_digest": metadata_digest(metadata) if metadata is not None else None,
-            "created_at": iso(created),
-            "settled_at": iso(created) if settled else None,
-        }
-        signed = self.signer.sign(body)
+        body = wire.ReceiptBody(
+            receipt_id=receipt_id or new_id("rcpt"),
+            agent_id=agent_id,
+            soul_agent_id=None,
+            category=category,
+            subcategory=subcategory,
+            tool=tool,
+            request_id=request_id,
+            amount_usdc=usdc(amount),
+            service_fee=usdc(0),
+            payment_method=payment_method,
+            status=status,
+            execution_status=execution_status,
+            goal_id=None,
+            revision=1,
+            settlement_tx=settlement_tx,
+            memo=memo,
+            decision_context=decision_context,
+            value_tag=None,
+            job_id=job_id,
+            metadata_digest=metadata_digest(metadata) if metadata is not None else None,
+            created_at=iso(created),
+            settled_at=iso(created) if settled else None,
+        )
+        signed = self.signer.sign(msgspec.to_builtins(body))
         text = msgspec.json.encode(signed).decode()
         rid = signed["receipt_id"]
         await sql.fetch(
@@ -124,6 +125,12 @@ class ReceiptBook:
     async def get(self, receipt_id: str) -> dict[str, Any] | None:
         row = await Receipt.select(Receipt.body).where(Receipt.receipt_id == receipt_id).first()
         return msgspec.json.decode(row["body"]) if row else None
+
+    async def served(self, receipt_id: str) -> wire.Receipt | None:
+        """The receipt as served (a field the type does not know fails loudly rather
+        than being dropped from a signed body)."""
+        row = await Receipt.select(Receipt.body).where(Receipt.receipt_id == receipt_id).first()
+        return msgspec.json.decode(row["body"], type=wire.Receipt) if row else None
 
     async def revisions(self, receipt_id: str) -> list[dict[str, Any]]:
         """Every signed revision, oldest first: the archived ones and the current one."""

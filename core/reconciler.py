@@ -32,6 +32,7 @@ from .receipts import ReceiptBook
 from .refunds import Refunds
 from .tool import Tool
 from .top_ups import TOP_UP_PURPOSE, TopUps
+from .wire.accounts import PendingItem, PendingReport
 
 log = logging.getLogger("tollway.reconciler")
 
@@ -109,7 +110,7 @@ class Reconciler:
             except Exception:  # the store still refuses it: the next pass tries again
                 log.exception("crediting settled top-up %s failed", row["id"])
                 continue
-            if answer.status == 200 and not answer.body.get("already_credited"):
+            if answer.status == 200 and not answer.body.already_credited:
                 summary["top_ups_credited"] += 1
         if any(summary.values()):
             log.info("reconciled: %s", summary)
@@ -253,7 +254,7 @@ class Reconciler:
         return "failed"
 
     # -- the operator's view -------------------------------------------------------------
-    async def pending(self) -> dict[str, Any]:
+    async def pending(self) -> PendingReport:
         """Everything in an intermediate state now, with its age and why."""
         now = now_ms()
 
@@ -274,25 +275,25 @@ class Reconciler:
             "pending": "the settlement's outcome is not known yet; asked again every reconciliation",
         }
         items = [
-            {"kind": "credit_hold", "id": r["id"], "agent_id": r["agent_id"], "amount_usdc": usdc(int(r["amount"])), "tool": r["tool"],
-             "state": "held", "age_s": age(r["created_ms"]), "reason": "the call is running, or its process died before writing its receipt"}
+            PendingItem(kind="credit_hold", id=r["id"], agent_id=r["agent_id"], amount_usdc=usdc(int(r["amount"])), tool=r["tool"],
+                        state="held", age_s=age(r["created_ms"]), reason="the call is running, or its process died before writing its receipt")
             for r in held
         ] + [
-            {"kind": "top_up" if r["purpose"] == TOP_UP_PURPOSE else "payment", "id": r["id"], "payer": r["payer"],
-             "amount_usdc": usdc(int(r["value"])), "tool": r["purpose"], "state": r["status"], "receipt_id": r["receipt_id"],
-             "age_s": age(r["created_ms"]), "last_checked_s": age(r["updated_ms"]), "reason": r["reason"] or why[r["status"]]}
+            PendingItem(kind="top_up" if r["purpose"] == TOP_UP_PURPOSE else "payment", id=r["id"], payer=r["payer"],
+                        amount_usdc=usdc(int(r["value"])), tool=r["purpose"], state=r["status"], receipt_id=r["receipt_id"],
+                        age_s=age(r["created_ms"]), last_checked_s=age(r["updated_ms"]), reason=r["reason"] or why[r["status"]])
             for r in payments
         ] + [
-            {"kind": "receipt", "id": r["receipt_id"], "agent_id": r["agent_id"], "amount_usdc": usdc(int(r["amount"])), "tool": r["tool"],
-             "state": r["status"], "age_s": age(r["created_ms"]), "reason": "waiting for its payment to settle"}
+            PendingItem(kind="receipt", id=r["receipt_id"], agent_id=r["agent_id"], amount_usdc=usdc(int(r["amount"])), tool=r["tool"],
+                        state=r["status"], age_s=age(r["created_ms"]), reason="waiting for its payment to settle")
             for r in receipts
         ]
-        return {
-            "pending": items,
-            "count": len(items),
-            "reconcile_after_s": self.reconcile_after_s,
-            "reconcile_interval_s": self.reconcile_interval_s,
-        }
+        return PendingReport(
+            pending=items,
+            count=len(items),
+            reconcile_after_s=self.reconcile_after_s,
+            reconcile_interval_s=self.reconcile_interval_s,
+        )
 
 
 class _Lost(Exception):

@@ -139,6 +139,9 @@ class Tool:
     facts: Callable[[Any, Any], Iterable[Fact]] | None = None
     # One sentence for compact listings (MCP tools/list); default: the description's first.
     summary: str | None = None
+    # Groups of input fields of which a call gives exactly one (`check` enforces it;
+    # the schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
+    exactly_one_of: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -159,6 +162,10 @@ class Tool:
             raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
+        fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
+        for group in self.exactly_one_of:
+            if len(group) < 2 or not set(group) <= fields:
+                raise ValueError(f"tool {self.name}: exactly_one_of group {group} must name two or more input fields")
 
     def quote(self, value: Any) -> int:
         """The price of one call with this validated input, in micro-USDC."""

@@ -24,6 +24,7 @@ from .payments.eip3009 import authorization_key
 from .payments.gateway import PaymentFailed, X402Gateway, find_payment_header
 from .payments.settlement import SettlementResult
 from .request import Answer, CallRequest
+from .wire.accounts import TopUpRecord
 
 log = logging.getLogger("tollway.top_ups")
 
@@ -46,13 +47,20 @@ def decimal_body(body: bytes) -> dict[str, Any]:
     return obj
 
 
+# No amount the service takes goes above this (1e9 USDC): ledger columns are 64-bit integers.
+AMOUNT_MAX = 1_000_000_000 * 1_000_000
+
+
 def parse_amount(value: Any, *, field: str = "amount", code: str = "invalid_request") -> int:
     try:
         if isinstance(value, bool) or not isinstance(value, (int, str, Decimal)):
             raise AmountError("not a number")
-        return to_micro(value)
+        micro = to_micro(value)
     except AmountError as exc:
         raise ServiceError(400, code, f"{field} must be a USDC amount with at most 6 decimals.", [{"field": field, "message": str(exc)}]) from exc
+    if abs(micro) > AMOUNT_MAX:
+        raise ServiceError(400, code, f"{field} must be at most {AMOUNT_MAX // 1_000_000} USDC.", [{"field": field, "message": "too large"}])
+    return micro
 
 
 def _request(body: bytes) -> tuple[int, str | None]:
@@ -232,40 +240,36 @@ class TopUps:
                 "The payment settled but the credit could not be written; retry with the same payment.",
                 extra={"settlement_tx": settlement_tx},
             ) from exc
-        return Answer(200, {
-            "status": "credited",
-            "topped_up": usdc(amount),
-            "credits_balance": usdc(balance),
-            "transaction_id": txn_id,
-            "settlement_tx": settlement_tx,
-            "already_credited": False,
-        })
+        return Answer(200, TopUpRecord(
+            status="credited", topped_up=usdc(amount), credits_balance=usdc(balance),
+            transaction_id=txn_id, settlement_tx=settlement_tx, already_credited=False,
+        ))
 
-    async def _record(self, key: str, *, already: bool) -> dict[str, Any]:
+    async def _record(self, key: str, *, already: bool) -> TopUpRecord:
         """The Credit top-up record (docs/payments.md) (plus `status`); a pending one credits nothing yet."""
         attempt = await sql.fetch_one("SELECT payer, amount, status, settlement_tx, reason FROM tw_top_up_attempts WHERE id = {}", key)
         if attempt["status"] == "credited":
             row = await sql.fetch_one("SELECT * FROM tw_credit_top_ups WHERE settlement_tx = {}", attempt["settlement_tx"])
-            return {
-                "status": "credited",
-                "topped_up": usdc(int(row["amount"])),
-                "credits_balance": usdc(int(row["credits_balance"])),
-                "transaction_id": row["transaction_id"],
-                "settlement_tx": row["settlement_tx"],
-                "already_credited": already,
-            }
+            return TopUpRecord(
+                status="credited",
+                topped_up=usdc(int(row["amount"])),
+                credits_balance=usdc(int(row["credits_balance"])),
+                transaction_id=row["transaction_id"],
+                settlement_tx=row["settlement_tx"],
+                already_credited=already,
+            )
         agent = await sql.fetch_one("SELECT credits FROM tw_agents WHERE wallet_address = {}", attempt["payer"])
-        return {
-            "status": "pending",
-            "topped_up": usdc(0),
-            "amount": usdc(int(attempt["amount"])),
-            "credits_balance": usdc(int(agent["credits"]) if agent else 0),
-            "transaction_id": None,
-            "settlement_tx": None,
-            "already_credited": False,
-            "message": "The payment is still settling; the credits are added as soon as it settles. "
+        return TopUpRecord(
+            status="pending",
+            topped_up=usdc(0),
+            amount=usdc(int(attempt["amount"])),
+            credits_balance=usdc(int(agent["credits"]) if agent else 0),
+            transaction_id=None,
+            settlement_tx=None,
+            already_credited=False,
+            message="The payment is still settling; the credits are added as soon as it settles. "
             "Retry with the same payment to read this record again.",
-        }
+        )
 
 
 class _AlreadyCredited(Exception):

@@ -17,9 +17,11 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
+from core.wire import Health, ReceiptKeys
 from mcp_server.http import streamable_http
 
-from .openapi import ToolSchemas, include_tool_components, tool_operation_class
+from .openapi import WireSchemas, include_components, tool_operation_class
+from .openapi_routes import kernel_operations
 from .push import PushHub, make_subscribe_handler
 from .translate import (
     answer_response,
@@ -31,7 +33,7 @@ from .translate import (
 )
 
 
-def _tool_handler(kernel: Kernel, tool: Tool, schemas: ToolSchemas) -> HTTPRouteHandler:
+def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         return answer_response(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
 
@@ -53,10 +55,12 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: ToolSchemas) -> HTTPRoute
     )(handle)
 
 
-def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
-    @get("/healthz", operation_id="healthz", tags=["service"])
-    async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "tools": len(kernel.tools), "network": kernel.network.caip2}
+def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHandler]:
+    ops = kernel_operations(schemas)
+
+    @get("/healthz", operation_id="healthz", tags=["service"], operation_class=ops["healthz"])
+    async def healthz() -> Health:
+        return Health(status="ok", tools=len(kernel.tools), network=kernel.network.caip2)
 
     async def limited(request: Request, category: str, read: Any) -> Response:
         """Run a kernel read counted against `category`; RateLimit-* headers on every answer."""
@@ -64,60 +68,60 @@ def _kernel_handlers(kernel: Kernel) -> list[HTTPRouteHandler]:
         value, headers = await kernel.rate_gate.limited(category, req, lambda: read(req))
         return json_response(value, headers=headers)
 
-    @get("/v1/balance", operation_id="balance", tags=["credits"])
+    @get("/v1/balance", operation_id="balance", tags=["credits"], operation_class=ops["balance"])
     async def balance(request: Request) -> Response:
         return await limited(request, "free_read", kernel.accounts.balance)
 
-    @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200)
+    @post("/v1/credits/top-up", operation_id="credits_top_up", tags=["credits"], status_code=200, operation_class=ops["credits_top_up"])
     async def top_up(request: Request) -> Response:
         req = await to_call_request(request)
         return answer_response(await kernel.rate_gate.limited("paid", req, lambda: kernel.accounts.top_up(req)))
 
-    @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"])
-    async def receipt_keys() -> dict[str, Any]:
-        return {"keys": await kernel.receipts.keys()}
+    @get("/v1/receipts/keys", operation_id="receipt_keys", tags=["receipts"], operation_class=ops["receipt_keys"])
+    async def receipt_keys() -> ReceiptKeys:
+        return await kernel.receipts.keys()
 
-    @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"])
+    @get("/v1/receipts/{receipt_id:str}", operation_id="receipt_get", tags=["receipts"], operation_class=ops["receipt_get"])
     async def receipt_get(request: Request, receipt_id: Annotated[str, Parameter()]) -> Response:
         return await limited(request, "free_read", lambda req: kernel.reads.receipt_for(req, receipt_id))
 
-    @get("/v1/analytics/receipts", operation_id="analytics_receipts", tags=["analytics"])
+    @get("/v1/analytics/receipts", operation_id="analytics_receipts", tags=["analytics"], operation_class=ops["analytics_receipts"])
     async def analytics_receipts(request: Request) -> Response:
         return await limited(request, "free_read", kernel.reads.list_receipts)
 
-    @get("/v1/analytics/spend/breakdown", operation_id="analytics_spend_breakdown", tags=["analytics"])
+    @get("/v1/analytics/spend/breakdown", operation_id="analytics_spend_breakdown", tags=["analytics"], operation_class=ops["analytics_spend_breakdown"])
     async def analytics_breakdown(request: Request) -> Response:
         return await limited(request, "free_read", kernel.reads.spend_breakdown)
 
-    @get("/v1/requests/{request_id:str}", operation_id="job_status", tags=["jobs"])
+    @get("/v1/requests/{request_id:str}", operation_id="job_status", tags=["jobs"], operation_class=ops["job_status"])
     async def job_status(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
         return await limited(request, "free_read", lambda req: kernel.reads.job_status(req, request_id))
 
-    @get("/v1/status/{request_id:str}", operation_id="job_status_alias", tags=["jobs"])
+    @get("/v1/status/{request_id:str}", operation_id="job_status_alias", tags=["jobs"], operation_class=ops["job_status_alias"])
     async def job_status_alias(request: Request, request_id: Annotated[str, Parameter()]) -> Response:
         return await limited(request, "free_read", lambda req: kernel.reads.job_status(req, request_id))
 
-    @get("/v1/tools/notifications", operation_id="notifications", tags=["notifications"])
+    @get("/v1/tools/notifications", operation_id="notifications", tags=["notifications"], operation_class=ops["notifications"])
     async def list_notifications(request: Request) -> Response:
         return await limited(request, "free_read", kernel.reads.list_notifications)
 
-    @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200)
+    @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200, operation_class=ops["operator_register_agent"])
     async def register_agent(request: Request) -> Response:
         return json_response(await kernel.accounts.register_agent(await to_call_request(request)))
 
-    @post("/v1/tools/internal/credits/grant", operation_id="operator_grant_credits", tags=["operator"], status_code=200)
+    @post("/v1/tools/internal/credits/grant", operation_id="operator_grant_credits", tags=["operator"], status_code=200, operation_class=ops["operator_grant_credits"])
     async def grant(request: Request) -> Response:
         return json_response(await kernel.accounts.grant_credits(await to_call_request(request)))
 
-    @post("/v1/tools/internal/access-tokens", operation_id="operator_access_token", tags=["operator"], status_code=200)
+    @post("/v1/tools/internal/access-tokens", operation_id="operator_access_token", tags=["operator"], status_code=200, operation_class=ops["operator_access_token"])
     async def access_token(request: Request) -> Response:
         return json_response(await kernel.accounts.issue_access_token(await to_call_request(request)))
 
-    @post("/v1/tools/internal/chain/fund", operation_id="operator_chain_fund", tags=["operator"], status_code=200)
+    @post("/v1/tools/internal/chain/fund", operation_id="operator_chain_fund", tags=["operator"], status_code=200, operation_class=ops["operator_chain_fund"])
     async def chain_fund(request: Request) -> Response:
         return json_response(await kernel.accounts.fund_chain_request(await to_call_request(request)))
 
-    @get("/v1/tools/internal/pending", operation_id="operator_pending", tags=["operator"])
+    @get("/v1/tools/internal/pending", operation_id="operator_pending", tags=["operator"], operation_class=ops["operator_pending"])
     async def pending(request: Request) -> Response:
         return json_response(await kernel.accounts.pending_report(await to_call_request(request)))
 
@@ -158,8 +162,8 @@ def create_app(
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
-    schemas = ToolSchemas(tools)
-    handlers = _kernel_handlers(kernel) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
+    schemas = WireSchemas(tools)
+    handlers = _kernel_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
 
     async def start_hub() -> None:
         hub.start()
@@ -190,5 +194,5 @@ def create_app(
             log_exceptions="debug",
         ),
     )
-    include_tool_components(app, schemas)
+    include_components(app, schemas)
     return app

@@ -21,6 +21,7 @@ from core.json_depth import json_too_deep, too_deep_error
 from core.events import JOB_UPDATES
 from core.jobs import TERMINAL
 from core.request import CallRequest
+from core.wire import JobStatus
 
 # Unfinished jobs one connection watches at once; a finished job leaves the count
 # with its terminal message, so a client may wait on any number of jobs in turn.
@@ -60,8 +61,8 @@ class PushHub:
                 self._queues.pop(request_id, None)
 
 
-def _message(job: dict[str, Any], snapshot: bool) -> dict[str, Any]:
-    return {"type": "job", "snapshot": snapshot, **job}
+def _message(job: JobStatus, snapshot: bool) -> dict[str, Any]:
+    return {"type": "job", "snapshot": snapshot, **msgspec.to_builtins(job)}
 
 
 def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
@@ -102,10 +103,10 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
                     drop(request_id)
                     await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
                     return
-                if sent.get(request_id) != job["status"] or snapshot:
-                    sent[request_id] = job["status"]
+                if sent.get(request_id) != job.status or snapshot:
+                    sent[request_id] = job.status
                     await socket.send_json(_message(job, snapshot))
-                if job["status"] in TERMINAL:
+                if job.status in TERMINAL:
                     drop(request_id)
 
         async def over_cap(request_id: str) -> None:
@@ -115,7 +116,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             except ServiceError as exc:
                 await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
                 return
-            if job["status"] in TERMINAL:
+            if job.status in TERMINAL:
                 await socket.send_json(_message(job, True))
                 return
             await socket.send_json({

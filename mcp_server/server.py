@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
+import msgspec
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
@@ -520,7 +521,8 @@ class TollwayMcp:
         return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
-        capped, dropped = cap_output(value, self.settings.output_cap, hint)
+        # the kernel answers wire Structs: rendered to plain JSON values here
+        capped, dropped = cap_output(msgspec.to_builtins(value), self.settings.output_cap, hint)
         if dropped:
             result_meta[TRUNCATED_META] = {"dropped_items": dropped, "omitted": capped.get("omitted", {})}
         return types.CallToolResult(content=_text(capped), structuredContent=capped, _meta=result_meta or None)
@@ -639,8 +641,9 @@ class TollwayMcp:
 
     async def _success(self, ctx: Any, tool: Any, answer: Answer, wait_s: int, key: str | None, generated: bool, hint: Any) -> types.CallToolResult:
         result_meta: dict[str, Any] = {}
+        body = msgspec.to_builtins(answer.body)
         if answer.status == 202 or tool.mode == "job":
-            structured = dict(answer.body)
+            structured = dict(body)
             job = await self._wait_for_job(ctx, structured["request_id"], wait_s) if wait_s > 0 else None
             if job is not None:
                 structured["status"] = job["status"]
@@ -651,7 +654,7 @@ class TollwayMcp:
                 structured["request_id"], structured["status"], waited_s=wait_s, job=job, refunds=tool.refund_failed_jobs
             )
         else:
-            structured = dict(answer.body["data"]) if isinstance(answer.body, dict) and "data" in answer.body else dict(answer.body)
+            structured = dict(body["data"]) if isinstance(body, dict) and "data" in body else dict(body)
         if structured.get("receipt_id"):
             result_meta[RECEIPT_META] = structured["receipt_id"]
         if structured.get("request_id"):
@@ -680,7 +683,7 @@ class TollwayMcp:
             while True:
                 changed.clear()
                 row = await jobs.get(request_id)
-                job = jobs.resource(row)
+                job = msgspec.to_builtins(jobs.resource(row))
                 if job["status"] != last:
                     last = job["status"]
                     with contextlib.suppress(Exception):  # a client that asked for no progress gets none

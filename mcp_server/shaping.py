@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from core.wire import CallMeta, JobAccepted, JobStatus
+
 _ENC = msgspec.json.Encoder()
 
 
@@ -195,35 +197,36 @@ NOTE_PROPERTIES: dict[str, Any] = {
 }
 
 
+def _struct_schema(type_: Any) -> dict[str, Any]:
+    return _root_object(msgspec.json.schema(type_))
+
+
 def output_schema(tool: Any) -> dict[str, Any]:
-    """The HTTP answer's `data` for an inline tool; the acceptance body for a job tool
-    (served by `describe_tool`, not in tools/list)."""
+    """The HTTP answer's `data` for an inline tool (`CallMeta` plus the tool's output);
+    the acceptance body for a job tool (`JobAccepted`, plus the `JobStatus` when the
+    call waited); served by `describe_tool`, not in tools/list."""
     if tool.mode == "job":
-        return {
-            "type": "object",
-            "properties": {
-                "request_id": _STRING,
-                "tool": _STRING,
-                "status": {
-                    "type": "string",
-                    "enum": list(dict.fromkeys(["pending", "processing", "completed", "failed", tool.accepted_status])),
-                    "description": f"`{tool.accepted_status}` when accepted; with wait_seconds, the job's status when the wait ended.",
-                },
-                "receipt_id": _STRING,
-                "idempotency_key": _STRING,
-                "message": _STRING,
-                "job": {"type": "object", "description": "The Job, when the call waited (wait_seconds)."},
-                **NOTE_PROPERTIES,
-            },
-            "required": ["request_id", "tool", "status", "receipt_id"],
+        schema = _struct_schema(JobAccepted)
+        job = _struct_schema(JobStatus)
+        props = schema["properties"]
+        props["status"] = {
+            "type": "string",
+            "enum": list(dict.fromkeys(["pending", "processing", "completed", "failed", tool.accepted_status])),
+            "description": f"`{tool.accepted_status}` when accepted; with wait_seconds, the job's status when the wait ended.",
         }
+        props["idempotency_key"] = _STRING
+        props["job"] = {**job, "description": "The Job, when the call waited (wait_seconds)."}
+        props.update(NOTE_PROPERTIES)
+        schema["required"] = ["request_id", "tool", "status", "receipt_id"]
+        return compact(schema)
     schema = _root_object(tool.output_schema())
     schema.pop("additionalProperties", None)
-    props = {"request_id": _STRING, "receipt_id": _STRING, "status": {"type": "string"}, "tool": _STRING}
+    meta = _struct_schema(CallMeta)
+    props = dict(meta["properties"])
     props.update(schema["properties"])
     props.update(NOTE_PROPERTIES)
     schema["properties"] = props
-    schema["required"] = list(dict.fromkeys(["request_id", "receipt_id", "status", "tool", *schema.get("required", [])]))
+    schema["required"] = list(dict.fromkeys([*meta["required"], *schema.get("required", [])]))
     return compact(schema)
 
 

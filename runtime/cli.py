@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
+
 from core.money import AmountError, to_micro, usdc
 
 
@@ -259,7 +261,7 @@ def _reconcile(args: argparse.Namespace) -> int:
         await kernel.start()
         try:
             done = await kernel.reconciler.run_once(grace_s=args.grace)
-            report = {"reconciled": done, **await kernel.reconciler.pending()}
+            report = {"reconciled": done, **msgspec.to_builtins(await kernel.reconciler.pending())}
             if args.check:
                 report["ledger_problems"] = await check_ledger(max_intermediate_age_s=settings.reconcile_after_s)
             return report

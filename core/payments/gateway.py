@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ServiceError
+from ..wire.errors import QuoteTerms
 from ..ids import iso, now_ms
 from ..money import usdc
 from ..request import CallRequest
@@ -99,14 +100,15 @@ class X402Gateway:
         )
         error_text = failure.reason if failure else "payment_required"
         header = x402.encode_payment_required(error_text, resource_url, description, [self.requirements(amount, quote["id"])])
-        extra = {
-            "code": 402,
-            "quote_id": quote["id"],
-            "amount_usdc": usdc(amount),
-            "pay_to": self.pay_to,
-            "network": self.network.caip2,
-            "expires_at": iso(quote["expires_ms"]),
-        }
+        terms = QuoteTerms(
+            code=402,
+            quote_id=quote["id"],
+            amount_usdc=usdc(amount),
+            pay_to=self.pay_to,
+            network=self.network.caip2,
+            expires_at=iso(quote["expires_ms"]),
+        )
+        extra = msgspec.structs.asdict(terms)
         if failure:
             return ServiceError(
                 402,

@@ -8,8 +8,7 @@ import pytest
 from eth_account import Account
 
 from tollway.testing import http_client, pay_402
-from tollway import ToolContext
-from tollway import FieldError
+from tollway import FieldError, ToolContext
 from tollway_{{family}}.tool import (
     STOP_WORDS_SETTING,
     TEXT_STATS,

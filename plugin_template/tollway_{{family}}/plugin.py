@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import hookimpl
-from tollway import Setting
-from tollway import Tool
+from tollway import Setting, Tool, hookimpl
 
 from .registry import PACKAGE, PYPI
 from .tool import STOP_WORDS_SETTING, TEXT_STATS

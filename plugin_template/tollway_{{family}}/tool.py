@@ -21,9 +21,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Setting
-from tollway import Example, Tool, ToolContext
-from tollway import FieldError
+from tollway import Example, FieldError, Setting, Tool, ToolContext
 
 READING_WORDS_PER_MINUTE = 230  # a common estimate for adult silent reading
 

@@ -32,3 +32,100 @@ async def test_every_reference_resolves_with_all_plugins(kernel_factory):
         assert ("202" in op["responses"]) == (tool.mode == "job")
         assert "402" in op["responses"] and "400" in op["responses"]
     assert len(kernel.tools) >= 10
+
+
+def _resolve(doc: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        node = doc["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+async def _document(kernel_factory) -> tuple[Any, dict[str, Any]]:
+    installed = {ep.name for ep in entry_points(group="tollway")}
+    kernel = await kernel_factory(installed=installed)
+    async with http_client(kernel) as client:
+        return kernel, (await client.get("/schema/openapi.json")).json()
+
+
+async def test_security_schemes_and_payment_headers_are_declared(kernel_factory):
+    kernel, doc = await _document(kernel_factory)
+    schemes = doc["components"]["securitySchemes"]
+    assert schemes["accessToken"] == {**schemes["accessToken"], "type": "http", "scheme": "bearer"}
+    assert schemes["operatorToken"]["scheme"] == "bearer"
+    assert (schemes["agentId"]["in"], schemes["agentId"]["name"]) == ("header", "X-Agent-ID")
+    assert doc["paths"]["/v1/tools/internal/credits/grant"]["post"]["security"] == [{"operatorToken": []}]
+    assert {"accessToken": []} in doc["paths"]["/v1/balance"]["get"]["security"]
+    for tool in kernel.tools.values():
+        op = doc["paths"][tool.path]["post"]
+        params = {p["name"]: p for p in op["parameters"]}
+        assert params[tool.payment_header]["in"] == "header" and not params[tool.payment_header]["required"]
+        assert "X-Quote-ID" in params
+        assert "PAYMENT-REQUIRED" in op["responses"]["402"]["headers"]
+        answered = op["responses"]["202" if tool.mode == "job" else "200"]
+        assert "PAYMENT-RESPONSE" in answered["headers"]
+        if tool.idempotency == "ignored":
+            assert "Idempotency-Key" not in params
+        else:
+            assert params["Idempotency-Key"]["required"] is (tool.idempotency == "required")
+    assert {"payment-signature", "X-Payment-Proof"} <= {t.payment_header for t in kernel.tools.values()}
+    assert any(t.idempotency == "required" for t in kernel.tools.values())
+
+
+async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_factory):
+    _, doc = await _document(kernel_factory)
+    bodies = {
+        "/v1/credits/top-up": "TopUpRequest",
+        "/v1/tools/internal/agents/register": "RegisterAgentRequest",
+        "/v1/tools/internal/credits/grant": "GrantCreditsRequest",
+        "/v1/tools/internal/access-tokens": "AccessTokenRequest",
+        "/v1/tools/internal/chain/fund": "ChainFundRequest",
+    }
+    for path, name in bodies.items():
+        body = doc["paths"][path]["post"]["requestBody"]
+        assert body["required"] and body["content"]["application/json"]["schema"] == {"$ref": f"#/components/schemas/{name}"}
+    answers = {
+        ("/v1/balance", "get", "200"): "Balance",
+        ("/v1/credits/top-up", "post", "200"): "TopUpRecord",
+        ("/v1/credits/top-up", "post", "402"): "PaymentRequiredBody",
+        ("/v1/credits/top-up", "post", "503"): "ErrorBody",
+        ("/v1/receipts/{receipt_id}", "get", "200"): "Receipt",
+        ("/v1/receipts/{receipt_id}", "get", "404"): "ErrorBody",
+        ("/v1/receipts/keys", "get", "200"): "ReceiptKeys",
+        ("/v1/analytics/receipts", "get", "200"): "ReceiptPage",
+        ("/v1/analytics/spend/breakdown", "get", "200"): "SpendBreakdown",
+        ("/v1/requests/{request_id}", "get", "200"): "JobStatus",
+        ("/v1/tools/notifications", "get", "200"): "NotificationPage",
+        ("/v1/tools/notifications", "get", "429"): "ErrorBody",
+        ("/v1/tools/internal/pending", "get", "200"): "PendingReport",
+        ("/v1/tools/internal/access-tokens", "post", "200"): "AccessToken",
+    }
+    for (path, method, status), name in answers.items():
+        schema = doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": f"#/components/schemas/{name}"}, (path, status)
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            for status, answer in op["responses"].items():
+                assert "application/json" in answer["content"], (path, method, status)
+    # the signed receipt's fields, under their wire names, all required (nulls included)
+    receipt = doc["components"]["schemas"]["Receipt"]
+    assert {"decisionContext", "digest", "signature", "key_id", "revision", "metadata_digest"} <= set(receipt["required"])
+    assert receipt["additionalProperties"] is False
+    # a job that is not finished has no result: result and error fields are optional
+    job = doc["components"]["schemas"]["JobStatus"]
+    assert "result" in job["properties"] and "result" not in job["required"] and "error_code" not in job["required"]
+
+
+async def test_tool_routes_declare_every_refusal_and_exactly_one_of(kernel_factory):
+    kernel, doc = await _document(kernel_factory)
+    for tool in kernel.tools.values():
+        responses = doc["paths"][tool.path]["post"]["responses"]
+        assert {"400", "401", "402", "409", "422", "429", "503"} <= set(responses)
+        assert responses["402"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/PaymentRequiredBody"}
+        assert responses["429"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    one_of = {t.name: t for t in kernel.tools.values() if t.exactly_one_of}
+    assert {"compound_resolve", "company_bank_profile", "variant_clinical_significance"} <= set(one_of)
+    compound = one_of["compound_resolve"]
+    schema = doc["paths"][compound.path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"oneOf": [{"required": ["name"]}, {"required": ["inchikey"]}, {"required": ["smiles"]}]} in schema["allOf"]
+    quote = _resolve(doc, {"$ref": "#/components/schemas/PaymentRequiredBody"})
+    assert {"error", "code", "message", "quote_id", "amount_usdc", "pay_to", "network", "expires_at"} <= set(quote["required"])

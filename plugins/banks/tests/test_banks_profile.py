@@ -33,8 +33,7 @@ from tollway_banks.tool import (
     facts,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 DOC_ROWS = FIXTURES / "fdic" / "bankfind_docs_2020" / "bankfind_functions_example_rows.md"

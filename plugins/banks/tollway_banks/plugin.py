@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import hookimpl
-from tollway import Setting
-from tollway import Tool
+from tollway import Setting, Tool, hookimpl
 
 from .fdic import FDIC
 from .tool import COMPANY_BANK_PROFILE

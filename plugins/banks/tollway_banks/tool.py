@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import fdic
 
@@ -153,5 +152,6 @@ COMPANY_BANK_PROFILE = Tool(
         Example(title="Banks by name", input={"name": "Bank of Hancock County", "limit": 3}),
     ),
     check=check,
+    exactly_one_of=(("name", "fdic_certificate"),),
     facts=facts,
 )

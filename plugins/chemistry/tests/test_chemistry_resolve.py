@@ -32,8 +32,7 @@ from tollway_chemistry.tool import (
     facts,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 PROPS_5564_2244 = (FIXTURES / "pubchem" / "property_all_cid_5564_2244.json").read_bytes()

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import hookimpl
-from tollway import Setting
-from tollway import Tool
+from tollway import Setting, Tool, hookimpl
 
 from .pubchem import PUBCHEM
 from .tool import COMPOUND_RESOLVE

@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import pubchem
 
@@ -184,5 +183,6 @@ COMPOUND_RESOLVE = Tool(
         Example(title="Resolve an InChIKey", input={"inchikey": "BSYNRYMUTXBXSQ-UHFFFAOYSA-N"}),
     ),
     check=check,
+    exactly_one_of=(("name", "inchikey", "smiles"),),
     facts=facts,
 )

@@ -26,8 +26,7 @@ from tollway_disasters.tool import (
     place_key,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 RECORDED = FIXTURES / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nofilter_2022-10-28.json"

@@ -9,8 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import openfda
 

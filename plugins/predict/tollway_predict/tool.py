@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import Refusal
-from tollway import Example, Tool, ToolError
+from tollway import Example, Refusal, Tool, ToolError
 
 from . import request as request_mod
 from . import simulation

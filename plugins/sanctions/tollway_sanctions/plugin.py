@@ -14,11 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from tollway import DataSource
-from tollway import hookimpl
-from tollway import PeriodicTask
-from tollway import Setting
-from tollway import Tool
+from tollway import DataSource, PeriodicTask, Services, Setting, Tool, hookimpl
 
 from . import lists
 from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS

@@ -7,9 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Refusal
-from tollway import Example, Fact, Tool, ToolContext, ToolError
-from tollway import FieldError
+from tollway import Example, Fact, FieldError, Refusal, Tool, ToolContext, ToolError
 
 from . import lists
 from .ofac import Entry

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import hookimpl
-from tollway import Tool
+from tollway import Tool, hookimpl
 
 from .tool import SOLVE
 

@@ -11,8 +11,7 @@ import math
 import time
 from typing import Any
 
-from tollway import Refusal
-from tollway import Example, Tool, ToolError
+from tollway import Example, Refusal, Tool, ToolError
 
 from . import registry
 from .family import Check, InputProblem, Outcome

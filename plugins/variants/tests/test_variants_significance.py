@@ -31,8 +31,7 @@ from tollway_variants.tool import (
     facts,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 VCV = FIXTURES / "clinvar" / "vcv_xml"

@@ -7,8 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import clinvar
 
@@ -214,5 +213,6 @@ VARIANT_CLINICAL_SIGNIFICANCE = Tool(
         Example(title="The same variant by rsID", input={"rsid": "rs17851045"}),
     ),
     check=check,
+    exactly_one_of=(("vcv", "rsid"),),
     facts=facts,
 )

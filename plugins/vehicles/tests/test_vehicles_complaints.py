@@ -21,8 +21,7 @@ from tollway_vehicles.tool_complaints import (
     facts,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 COMPLAINTS = FIXTURES / "nhtsa_complaints"

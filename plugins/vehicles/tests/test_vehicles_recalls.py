@@ -15,8 +15,7 @@ import httpx
 import msgspec
 import pytest
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 from tollway_vehicles import nhtsa
 from tollway_vehicles.tool import VEHICLE_RECALLS, RecallAnswer, VehicleRecallsInput, check
 

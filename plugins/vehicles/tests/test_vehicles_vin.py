@@ -23,8 +23,7 @@ from tollway_vehicles.tool_vin import (
     facts,
 )
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vpic_DecodeVinValues_1HGCM82633A004352.json"
 REAL_VIN = "1HGCM82633A004352"  # a real, valid VIN (2003 Honda Accord): check digit 3

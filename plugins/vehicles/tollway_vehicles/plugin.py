@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import hookimpl
-from tollway import Setting
-from tollway import Tool
+from tollway import Setting, Tool, hookimpl
 
 from .nhtsa import NHTSA
 from .tool import VEHICLE_RECALLS

@@ -10,8 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError, FieldErrors
+from tollway import Evidence, Example, Fact, FieldError, FieldErrors, Tool, ToolContext
 
 from . import nhtsa
 

@@ -10,8 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
-from tollway import FieldError
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import vin as vpic
 from .tool import SOURCE, SOURCE_KIND

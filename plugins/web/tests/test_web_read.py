@@ -24,8 +24,7 @@ import httpx
 import msgspec
 import pytest
 
-from tollway import ToolContext, ToolError
-from tollway import FieldError
+from tollway import FieldError, ToolContext, ToolError
 from tollway_web import extract, fetch
 from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES
 from tollway_web.tool import WEB_READ, WebReadInput, WebReadResult, check

@@ -13,8 +13,7 @@ import httpx
 import msgspec
 from msgspec import Meta
 
-from tollway import Example, Tool, ToolContext
-from tollway import FieldError
+from tollway import Example, FieldError, Tool, ToolContext
 
 from . import extract, fetch, settings
 

@@ -1,0 +1,57 @@
+"""The service's wire shapes as msgspec Structs: what the kernel answers, what the
+fronts render and what the OpenAPI document and MCP output schemas are made from."""
+from __future__ import annotations
+
+from .accounts import (
+    AccessToken,
+    AccessTokenRequest,
+    Balance,
+    ChainFunded,
+    ChainFundRequest,
+    CreditsGranted,
+    GrantCreditsRequest,
+    PendingItem,
+    PendingReport,
+    RegisterAgentRequest,
+    RegisteredAgent,
+    TopUpRecord,
+    TopUpRequest,
+)
+from .calls import CallMeta, JobAccepted, JobStatus, Success
+from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
+from .reads import CategorySpend, Health, Notification, NotificationPage, SpendBreakdown
+from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
+
+__all__ = [
+    "AccessToken",
+    "AccessTokenRequest",
+    "Balance",
+    "CallMeta",
+    "CategorySpend",
+    "ChainFundRequest",
+    "ChainFunded",
+    "CreditsGranted",
+    "ErrorBody",
+    "FieldProblem",
+    "GrantCreditsRequest",
+    "Health",
+    "JobAccepted",
+    "JobStatus",
+    "Notification",
+    "NotificationPage",
+    "PaymentRequiredBody",
+    "PendingItem",
+    "PendingReport",
+    "QuoteTerms",
+    "Receipt",
+    "ReceiptBody",
+    "ReceiptKeys",
+    "ReceiptPage",
+    "RegisterAgentRequest",
+    "RegisteredAgent",
+    "SigningKeyInfo",
+    "SpendBreakdown",
+    "Success",
+    "TopUpRecord",
+    "TopUpRequest",
+]

@@ -1,0 +1,42 @@
+"""Free reads of an agent's own things: notifications and the spend breakdown; and
+the service's health."""
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Notification(msgspec.Struct):
+    id: str
+    agent_id: str = msgspec.field(name="agentId")
+    type: str
+    title: str
+    body: str | None
+    metadata: dict[str, Any]
+    read: bool
+    created_at: str = msgspec.field(name="createdAt")
+
+
+class NotificationPage(msgspec.Struct):
+    notifications: list[Notification]
+    count: int
+
+
+class CategorySpend(msgspec.Struct):
+    category: str
+    total: str  # USDC, 6 decimals
+    count: int
+    pct: float
+
+
+class SpendBreakdown(msgspec.Struct):
+    categories: list[CategorySpend]
+    total: str
+    period_days: int
+
+
+class Health(msgspec.Struct):
+    status: str
+    tools: int
+    network: str
