@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 from eth_account import Account
 
-from http_server import create_app
+from runtime.service import http_app
 from tests.support.echo_plugin import ECHO, ECHO_KEYED
 from tests.support.jobs_plugin import ADD, ADD_KEYED
 from tests.support.serving import serve_app
@@ -57,7 +57,7 @@ headers = {{ Authorization = "Bearer {agent_token}" }}
 
 async def test_schemathesis_finds_nothing(kernel_factory, tmp_path):
     kernel = await kernel_factory(plugins=[("fuzzed", FuzzedTools())], env=HIGH_LIMITS)
-    async with serve_app(create_app(kernel, manage_kernel=False)) as url:
+    async with serve_app(http_app(kernel, manage_kernel=False)) as url:
         async with httpx.AsyncClient(base_url=url) as client:
             wallet = Account.create().address
             _, headers = await credits_session(client, "500", wallet=wallet)

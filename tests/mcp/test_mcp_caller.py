@@ -59,7 +59,7 @@ async def test_a_held_wallet_spends_its_credits_and_reads_as_proven(echo_kernel)
                       credential=HeldWallet(wallet.address))
     answer = await echo_kernel.paid_calls.call("echo_words", req)
     assert answer.status == 200
-    receipt = await echo_kernel.receipts.get(answer.body["data"]["receipt_id"])
+    receipt = await echo_kernel.receipts.get(answer.body.data["receipt_id"])
     assert receipt["payment_method"] == "credits" and receipt["agent_id"] == agent_id
     caller = await echo_kernel.auth.caller(CallRequest("GET", "/v1/balance", "mcp://tollway/v1/balance", {}, credential=HeldWallet(wallet.address)), scope="read")
     assert caller is not None and caller.proven and caller.can_spend and caller.agent_id == agent_id
