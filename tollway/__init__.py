@@ -6,6 +6,9 @@
     def register_tools(register):
         register(tollway.Tool(...))
 
+or, for a tool that is one typed async function, `@tollway.tool(path=..., price=...)`
+over it builds the `Tool` from its signature and docstring.
+
 Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
 `register_data_sources`, `register_settlement_backends`, `startup(services)` and
 `shutdown(services)`; see docs/plugins.md. `tollway.testing` is the contract suite
@@ -14,6 +17,7 @@ and the pytest fixtures a plugin's tests use.
 from __future__ import annotations
 
 from core.datasources import DataSource, Progress
+from core.decorator import tool
 from core.errors import Refusal
 from core.hookspecs import hookimpl
 from core.ids import iso, now_ms
@@ -41,6 +45,7 @@ __all__ = [
     "hookimpl",
     "iso",
     "now_ms",
+    "tool",
     "to_micro",
     "usdc",
 ]
