@@ -92,6 +92,22 @@ def default_target(name: str) -> Path:
     return Path.cwd() / f"tollway-{name}"
 
 
+def install_command(target: Path) -> str:
+    """The pip command that installs a rendered plugin alone, in editable mode, into this
+    environment: its dependencies (tollway, msgspec) are here already, and with setuptools
+    77+ here the build needs no isolated environment of its own."""
+    import shlex
+    import sys
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        isolated = int(version("setuptools").split(".")[0]) < 77
+    except (PackageNotFoundError, ValueError):
+        isolated = True
+    flags = "--no-deps" if isolated else "--no-deps --no-build-isolation"
+    return f"{shlex.quote(sys.executable)} -m pip install {flags} -e {shlex.quote(str(target))}"
+
+
 def _template_files(source: Path) -> list[Path]:
     files = []
     for path in sorted(source.rglob("*")):

@@ -11,12 +11,14 @@ from tollway import hookimpl
 from tollway import Setting
 from tollway import Tool
 
+from .temperature import {{family}}_temperature
 from .tool import STOP_WORDS_SETTING, TEXT_STATS
 
 
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(TEXT_STATS)
+    register({{family}}_temperature)
 
 
 @hookimpl

@@ -29,8 +29,10 @@ RENDERED_FILES = {
     "tollway_weather/__init__.py",
     "tollway_weather/plugin.py",
     "tollway_weather/tool.py",
+    "tollway_weather/temperature.py",
     "tests/test_weather_contract.py",
     "tests/test_weather_tool.py",
+    "tests/test_weather_temperature.py",
 }
 CONTRACT_TESTS = sorted(name for name in dir(PluginContract) if name.startswith("test_"))
 
@@ -119,6 +121,7 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     missing = {e for e in expected if not any(p.endswith(e) for p in passed)}
     assert not missing, output
     assert any(p.endswith("test_weather_tool.py::test_paid_call_through_the_kernel[postgres]") for p in passed)
+    assert any(p.endswith("test_weather_temperature.py::test_paid_from_credits_through_the_kernel[postgres]") for p in passed)
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
 
 
@@ -156,3 +159,5 @@ def test_new_plugin_renders_into_an_empty_folder_with_a_multi_word_name(tmp_path
     tool = (tmp_path / "tollway_air_quality" / "tool.py").read_text()
     assert 'name="air_quality_text_stats"' in tool and "class AirQualityTextStatsInput(" in tool
     assert "TOLLWAY_AIR_QUALITY_STOP_WORDS" in tool
+    decorated = (tmp_path / "tollway_air_quality" / "temperature.py").read_text()
+    assert "async def air_quality_temperature(" in decorated and "class AirQualityTemperature(" in decorated
