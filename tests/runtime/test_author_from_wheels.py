@@ -71,6 +71,7 @@ def add_tool_to_plugin(plugin_py: Path) -> None:
 
 
 async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: Path, capsys) -> None:
+    assert UV.exists(), f"{UV} is missing: the Makefile installs uv into .venv (and the test extra lists it)"
     # Tollway's wheel, built from the working tree, in a fresh virtualenv.
     source = copy_checkout(REPO, tmp_path / "source")
     build_env = clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
