@@ -1,30 +1,48 @@
-# The two commands: `make run` starts the service on its embedded default,
-# `make test` runs the whole suite. Both set up .venv first when needed.
+# The two commands: `make run` starts the service on its embedded default
+# (`make run PORT=8500`, or TOLLWAY_PORT, for another port), `make test` runs the
+# whole suite. Both set up .venv first when needed, installing only what changed:
+# `make run` the service and its plugins, `make test` also the test tools.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 STAMP := $(VENV)/.install-stamp
+TEST_STAMP := $(VENV)/.test-stamp
+# uv installs what pip would, in a fraction of the time: it downloads in parallel and
+# keeps a wheel cache that works where pip's HTTP cache is not kept.
+INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 
 .PHONY: install run test bench bench-jobs clean
 
-$(STAMP): pyproject.toml $(PLUGINS)
+$(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]' $(foreach p,$(PLUGINS),-e $(dir $(p)))
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
+
+# One install of whatever is newer than the stamp: the root when pyproject.toml
+# changed, and each plugin whose pyproject.toml changed (a new plugin's is new), so a
+# changed plugin reinstalls only itself. Every install is editable: source edits need
+# no reinstall.
+$(STAMP): pyproject.toml $(PLUGINS) | $(UV)
+	$(INSTALL) $(foreach f,$?,-e $(dir $(f)))
+	touch $@
+
+# The test tools (the `test` extra) only for `make test` and the benches.
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(INSTALL) -r pyproject.toml --extra test
+	touch $@
 
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/tollway serve
+	$(BIN)/tollway serve $(if $(PORT),--port $(PORT))
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
 	TOLLWAY_TEST_DATABASE_URL=$${TOLLWAY_TEST_DATABASE_URL-postgres://postgres@127.0.0.1:5432/test} \
 		$(BIN)/python -m pytest -q -p no:cacheprovider
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/paid_calls.py
 	$(BIN)/python bench/jobs.py
@@ -33,7 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/forecast.py
 
-bench-jobs: $(STAMP)
+bench-jobs: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/jobs.py
 

@@ -13,6 +13,11 @@ from core.money import AmountError, to_micro, usdc
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.reload:
+        from .reload import serve_with_reload
+
+        port = [] if args.port is None else ["--port", str(args.port)]
+        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers)])
     import uvicorn
 
     from .service import build_kernel, http_app
@@ -308,7 +313,7 @@ def _db_migrate(args: argparse.Namespace) -> int:
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
-    from .template import TemplateError, render_plugin
+    from .template import TemplateError, install_command, render_plugin
 
     try:
         target = render_plugin(args.name, Path(args.dir) if args.dir else None)
@@ -316,6 +321,7 @@ def _new_plugin(args: argparse.Namespace) -> int:
         print(f"tollway: {exc}", file=sys.stderr)
         return 2
     print(f"tollway: plugin rendered into {target}")
+    print(f"tollway: install it (seconds: the plugin alone): {install_command(target)}")
     return 0
 
 
@@ -327,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=None, help="default TOLLWAY_PORT, else 8402")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
+    p.add_argument("--reload", action="store_true", help="development: restart when a plugin's source changes or a plugin is installed")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("mcp", help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call")
@@ -347,9 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plugins)
 
-    p = sub.add_parser("new-plugin", help="render plugin_template/ into a new plugin folder")
+    p = sub.add_parser("new-plugin", help="render the plugin template into a new plugin folder")
     p.add_argument("name", help="family name, e.g. weather")
-    p.add_argument("--dir", help="target folder (default: plugins/<name>)")
+    p.add_argument("--dir", help="target folder (default: plugins/<name> in a checkout, else ./tollway-<name>)")
     p.set_defaults(func=_new_plugin)
 
     p = sub.add_parser("receipts", help="receipt tools")

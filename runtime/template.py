@@ -32,16 +32,27 @@ class TemplateError(ValueError):
 
 
 def repository_root() -> Path:
-    """The checkout holding `runtime/`: with an editable install it is the source tree."""
+    """The folder holding `runtime/`: the source tree of a checkout (editable install),
+    or site-packages when Tollway was installed from wheels."""
     return Path(__file__).resolve().parent.parent
 
 
+def is_checkout() -> bool:
+    """Whether Tollway runs from a source checkout (it has `plugins/` and a pyproject)."""
+    root = repository_root()
+    return (root / "pyproject.toml").is_file() and (root / "plugins").is_dir()
+
+
 def template_dir() -> Path:
-    path = repository_root() / "plugin_template"
+    """The template shipped in the `tollway` package (in a checkout, a link to
+    `plugin_template/`; in a wheel, a copy made when the wheel was built)."""
+    import tollway
+
+    path = (Path(tollway.__file__).parent / "plugin_template").resolve()
     if not (path / "pyproject.toml").is_file():
         raise TemplateError(
-            f"plugin template not found at {path}: `tollway new-plugin` needs a source checkout of tollway "
-            "installed in editable mode (pip install -e .)"
+            f"plugin template not found at {path}: this installation of tollway is incomplete; "
+            "reinstall it (pip install --force-reinstall tollway)"
         )
     return path
 
@@ -75,7 +86,26 @@ def _substitute(text: str, subs: dict[str, str]) -> str:
 
 
 def default_target(name: str) -> Path:
-    return repository_root() / "plugins" / name
+    """`plugins/<name>` of a checkout; elsewhere `tollway-<name>` in the current folder."""
+    if is_checkout():
+        return repository_root() / "plugins" / name
+    return Path.cwd() / f"tollway-{name}"
+
+
+def install_command(target: Path) -> str:
+    """The pip command that installs a rendered plugin alone, in editable mode, into this
+    environment: its dependencies (tollway, msgspec) are here already, and with setuptools
+    77+ here the build needs no isolated environment of its own."""
+    import shlex
+    import sys
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        isolated = int(version("setuptools").split(".")[0]) < 77
+    except (PackageNotFoundError, ValueError):
+        isolated = True
+    flags = "--no-deps" if isolated else "--no-deps --no-build-isolation"
+    return f"{shlex.quote(sys.executable)} -m pip install {flags} -e {shlex.quote(str(target))}"
 
 
 def _template_files(source: Path) -> list[Path]:
@@ -90,7 +120,7 @@ def _template_files(source: Path) -> list[Path]:
 
 
 def render_plugin(name: str, target: Path | None = None) -> Path:
-    """Render the template for family `name` into `target` (default `plugins/<name>`).
+    """Render the template for family `name` into `target` (default: `default_target`).
 
     `target` is the plugin's own folder: it must not exist, or be an empty folder.
     Everything is rendered and checked in memory before the first file is written.

@@ -6,6 +6,9 @@
     def register_tools(register):
         register(tollway.Tool(...))
 
+or, for a tool that is one typed async function, `@tollway.tool(path=..., price=...)`
+over it builds the `Tool` from its signature and docstring.
+
 Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
 `register_data_sources`, `register_settlement_backends`, `register_migrations`,
 `startup(services)` and `shutdown(services)`; see docs/plugins.md. A tool that calls a
@@ -20,6 +23,7 @@ from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.conf.apps import AppConfig
 
 from core.datasources import DataSource, Progress
+from core.decorator import tool
 from core.errors import Refusal
 from core.evidence import Evidence, UpstreamCall
 from core.hookspecs import hookimpl
@@ -58,6 +62,7 @@ __all__ = [
     "now_ms",
     "source_int",
     "source_text",
+    "tool",
     "to_micro",
     "usdc",
 ]

@@ -304,7 +304,11 @@ class PluginContract:
 
     async def test_examples_validate_and_price_is_deterministic(self, contract_kernel: Any) -> None:
         for tool in self._tools(contract_kernel):
-            assert tool.examples, f"{tool.name} declares no example"
+            assert tool.examples, (
+                f"{tool.name} declares no example: give an input that validates as Tool(examples=...) or "
+                "@tollway.tool(examples=...); the decorator makes one itself when every parameter has a "
+                "default or an Annotated Meta(examples=[...])"
+            )
             for example in tool.examples:
                 call = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))
                 again = contract_kernel.paid_calls.prepare(tool, msgspec.json.encode(dict(example.input)))

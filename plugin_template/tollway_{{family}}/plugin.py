@@ -10,6 +10,7 @@ from collections.abc import Callable
 from tollway import Setting, Tool, hookimpl
 
 from .registry import PACKAGE, PYPI
+from .temperature import {{family}}_temperature
 from .tool import STOP_WORDS_SETTING, TEXT_STATS
 
 
@@ -17,6 +18,7 @@ from .tool import STOP_WORDS_SETTING, TEXT_STATS
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(TEXT_STATS)
     register(PACKAGE)
+    register({{family}}_temperature)
 
 
 @hookimpl

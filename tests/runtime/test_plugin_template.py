@@ -37,6 +37,8 @@ RENDERED_FILES = {
     "tests/test_weather_registry.py",
     "tests/fixtures/README.md",
     "tests/fixtures/pypi_httpx.json",
+    "tollway_weather/temperature.py",
+    "tests/test_weather_temperature.py",
 }
 CONTRACT_TESTS = sorted(name for name in dir(PluginContract) if name.startswith("test_"))
 SURFACE_TESTS = sorted(name for name in dir(PluginSurface) if name.startswith("test_"))
@@ -132,6 +134,7 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert not missing, output
     assert any(p.endswith("test_weather_tool.py::test_paid_call_through_the_kernel[postgres]") for p in passed)
     assert any(p.endswith("test_weather_registry.py::test_replayed_answer_is_read") for p in passed)
+    assert any(p.endswith("test_weather_temperature.py::test_paid_from_credits_through_the_kernel[postgres]") for p in passed)
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
     snapshots = (rendered / "tests" / "__snapshots__" / "test_weather_surface.ambr").read_text()
     assert "'/v1/tools/" in snapshots and "'name': 'weather_text_stats'" in snapshots
@@ -171,3 +174,5 @@ def test_new_plugin_renders_into_an_empty_folder_with_a_multi_word_name(tmp_path
     tool = (tmp_path / "tollway_air_quality" / "tool.py").read_text()
     assert 'name="air_quality_text_stats"' in tool and "class AirQualityTextStatsInput(" in tool
     assert "TOLLWAY_AIR_QUALITY_STOP_WORDS" in tool
+    decorated = (tmp_path / "tollway_air_quality" / "temperature.py").read_text()
+    assert "async def air_quality_temperature(" in decorated and "class AirQualityTemperature(" in decorated
