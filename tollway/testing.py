@@ -266,6 +266,14 @@ def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
 
 
 # -- the plugin contract suite ---------------------------------------------------------
+async def _plugin_kernel(kernel_factory: Any, plugin: str, module: Any) -> Any:
+    """A started test kernel with the plugin: its installed entry point, or `module` registered under its name."""
+    assert plugin, "set `plugin` to the plugin's entry-point name (its import package, e.g. tollway_weather)"
+    if module is not None:
+        return await kernel_factory(plugins=[(plugin, module)])
+    return await kernel_factory(installed={plugin})
+
+
 class PluginContract:
     """Contract every tool plugin passes. Subclass in the plugin's tests:
 
@@ -274,11 +282,13 @@ class PluginContract:
     """
 
     plugin: str = ""
+    # The hook module of a plugin not installed (yet): registered under `plugin` instead of
+    # loading the installed entry point of that name.
+    module: Any = None
 
     @pytest.fixture
     async def contract_kernel(self, kernel_factory: Any) -> Any:
-        assert self.plugin, "set `plugin` to the plugin's entry-point name"
-        return await kernel_factory(installed={self.plugin})
+        return await _plugin_kernel(kernel_factory, self.plugin, self.module)
 
     @staticmethod
     def _key(tool: Any) -> dict[str, str]:
@@ -549,11 +559,11 @@ class PluginSurface:
     """
 
     plugin: str = ""
+    module: Any = None  # as in `PluginContract`
 
     @pytest.fixture
     async def surface_kernel(self, kernel_factory: Any) -> Any:
-        assert self.plugin, "set `plugin` to the plugin's entry-point name"
-        return await kernel_factory(installed={self.plugin})
+        return await _plugin_kernel(kernel_factory, self.plugin, self.module)
 
     async def test_openapi_surface(self, surface_kernel: Any, snapshot: Any) -> None:
         tools = tools_of(surface_kernel, self.plugin)

@@ -17,6 +17,7 @@ INTERNAL = ("core", "runtime", "http_server", "mcp_server", "tests")
 def plugin_sources() -> list[Path]:
     files = [*REPO.glob("plugins/*/tollway_*/**/*.py"), *REPO.glob("plugins/*/tests/**/*.py")]
     files += [p for p in (REPO / "plugin_template").rglob("*") if p.is_file() and p.suffix in (".py", ".tmpl") or p.name.endswith(".py")]
+    files += [*REPO.glob("docs/examples/tollway_*/*.py")]  # the worked plugin of docs/plugins.md
     return sorted(set(files))
 
 
