@@ -144,13 +144,11 @@ def in_progress(retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S) -> ServiceError:
 # A record keeps an answer's x402 settlement among its headers, in its PAYMENT-RESPONSE
 # header form, as records have always been written (those of earlier versions replay too).
 def _stored_headers(answer: Answer) -> dict[str, str]:
-    headers = {x402.PAYMENT_RESPONSE_HEADER: x402.encode_header(answer.settlement)} if answer.settlement is not None else {}
-    headers.update(answer.headers)
-    return headers
+    settled = {x402.PAYMENT_RESPONSE_HEADER: x402.encode_header(answer.settlement)} if answer.settlement is not None else {}
+    return {**settled, **answer.headers}
 
 
 def _replayed(begin: Begin) -> Answer:
-    assert begin.status is not None
     headers = dict(begin.headers)
     settlement = headers.pop(x402.PAYMENT_RESPONSE_HEADER, None)
     return Answer(begin.status, begin.body, headers, settlement=x402.decode_header(settlement) if settlement else None)
