@@ -21,6 +21,7 @@ class ServiceError(Exception):
         *,
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
+        payment_required: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -31,6 +32,9 @@ class ServiceError(Exception):
         # Fields some refusals carry beside error/message (docs/api.md)
         # (402 quote fields, retry_after, request_id/receipt_id of failed calls).
         self.extra = dict(extra or {})
+        # A 402 quote's x402 PaymentRequired object: the HTTP front sends it as the
+        # PAYMENT-REQUIRED header (base64 JSON), the MCP front as the tool result.
+        self.payment_required = payment_required
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"error": self.code, "message": self.message}

@@ -31,6 +31,7 @@ from piccolo.columns import BigInt, Integer, Text, Varchar
 from piccolo.table import Table
 
 from .errors import ServiceError, invalid_request
+from .payments import x402
 from .request import Answer
 from .sql import _Statement
 from .tables import PLACEHOLDER_ENGINE
@@ -140,6 +141,19 @@ def in_progress(retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S) -> ServiceError:
     )
 
 
+# A record keeps an answer's x402 settlement among its headers, in its PAYMENT-RESPONSE
+# header form, as records have always been written (those of earlier versions replay too).
+def _stored_headers(answer: Answer) -> dict[str, str]:
+    settled = {x402.PAYMENT_RESPONSE_HEADER: x402.encode_header(answer.settlement)} if answer.settlement is not None else {}
+    return {**settled, **answer.headers}
+
+
+def _replayed(begin: Begin) -> Answer:
+    headers = dict(begin.headers)
+    settlement = headers.pop(x402.PAYMENT_RESPONSE_HEADER, None)
+    return Answer(begin.status, begin.body, headers, settlement=x402.decode_header(settlement) if settlement else None)
+
+
 class IdempotencyStore:
     """Idempotency records in the database. `engine` defaults to the one
     `IdempotencyRecord` is bound to (tests pass another to act as a second process)."""
@@ -231,7 +245,7 @@ class IdempotencyStore:
         answer or error; a refused payment or proof (401, 402) ran nothing and is not kept."""
         begin = await self.begin(scope, key, hash_body(body))
         if begin.kind == "replay":
-            return Answer(begin.status, begin.body, dict(begin.headers))
+            return _replayed(begin)
         try:
             answer = await run()
         except ServiceError as exc:
@@ -243,7 +257,7 @@ class IdempotencyStore:
         except BaseException:
             await self.abandon(begin.token)
             raise
-        await self.finish(begin.token, answer.status, answer.body, answer.headers)
+        await self.finish(begin.token, answer.status, answer.body, _stored_headers(answer))
         return answer
 
     async def purge_expired(self, now_ms: int | None = None) -> int:

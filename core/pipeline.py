@@ -228,12 +228,12 @@ class PaidCalls:
             raise await gateway.payment_required(
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
             )
-        headers = {"PAYMENT-RESPONSE": gateway.payment_response(accepted, result)}
+        settlement = gateway.settlement(accepted, result)
         if call.tool.mode == "job":
             answer = await self._job_accepted(call, request_id, receipt["receipt_id"])
-            answer.headers.update(headers)
+            answer.settlement = settlement
             return answer
-        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), headers)
+        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), settlement=settlement)
 
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:

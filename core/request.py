@@ -52,3 +52,6 @@ class Answer:
     status: int
     body: Any
     headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The x402 SettleResponse object of a call paid by x402: the HTTP front sends it
+    # as the PAYMENT-RESPONSE header (base64 JSON), the MCP front in the result's _meta.
+    settlement: dict[str, Any] | None = None

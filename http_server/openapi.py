@@ -56,18 +56,41 @@ STATUS_TEXT = {
     "502": "The upstream source refused the call; nothing was charged.",
     "503": "Unavailable (an upstream source, an out-of-date list, or a route closed to access tokens); nothing was charged.",
 }
-RATE_HEADERS = {
-    name: {"description": text, "schema": {"type": "integer"}}
-    for name, text in (
-        ("RateLimit-Limit", "Requests allowed in the window."),
-        ("RateLimit-Remaining", "Requests left in the window."),
-        ("RateLimit-Reset", "Seconds until the window resets."),
-    )
+# Answers, headers and parameters many operations share are declared once, in
+# `components.responses` / `.headers` / `.parameters`, and referenced from each operation.
+REFUSAL_NAMES = {
+    "400": "BadRequest",
+    "401": "Unauthorized",
+    "402": "PaymentRequired",
+    "403": "Forbidden",
+    "404": "NotFound",
+    "409": "Conflict",
+    "422": "UnprocessableContent",
+    "429": "TooManyRequests",
+    "500": "InternalServerError",
+    "502": "BadGateway",
+    "503": "ServiceUnavailable",
 }
-PAYMENT_REQUIRED_HEADER = {"PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": {"type": "string"}}}
-PAYMENT_RESPONSE_HEADER = {
-    "PAYMENT-RESPONSE": {"description": "x402 settlement response, base64 JSON (x402 payments only).", "schema": {"type": "string"}}
+HEADERS: dict[str, dict[str, Any]] = {
+    "RateLimit-Limit": {"description": "Requests allowed in the window.", "schema": {"type": "integer"}},
+    "RateLimit-Remaining": {"description": "Requests left in the window.", "schema": {"type": "integer"}},
+    "RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
+    "PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": {"type": "string"}},
+    "PAYMENT-RESPONSE": {"description": "x402 settlement response, base64 JSON (x402 payments only).", "schema": {"type": "string"}},
 }
+
+
+def component_ref(section: str, name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/{section}/{name}"}
+
+
+def header_refs(*names: str) -> dict[str, dict[str, str]]:
+    return {name: component_ref("headers", name) for name in names}
+
+
+RATE_HEADERS = header_refs("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+PAYMENT_REQUIRED_HEADER = header_refs("PAYMENT-REQUIRED")
+PAYMENT_RESPONSE_HEADER = header_refs("PAYMENT-RESPONSE")
 
 
 class WireSchemas:
@@ -81,6 +104,8 @@ class WireSchemas:
             types += [tool.input_type, tool.output_type]
         refs, self.components = msgspec.json.schema_components(types, ref_template=REF)
         self._refs = {t: r for t, r in zip(types, refs)}
+        # the shared answers and parameters the operations built so far refer to
+        self.shared: dict[str, dict[str, Any]] = {"responses": {}, "parameters": {}}
 
     def ref(self, type_: Any) -> dict[str, str]:
         return dict(self._refs[type_])
@@ -88,8 +113,16 @@ class WireSchemas:
     def json(self, type_: Any) -> dict[str, Any]:
         return {JSON: {"schema": self.ref(type_)}}
 
+    def share(self, section: str, name: str, value: dict[str, Any]) -> dict[str, str]:
+        """A reference to `value`, declared once as `components.<section>.<name>`."""
+        if self.shared[section].setdefault(name, value) != value:
+            raise ValueError(f"two different {section} named {name}")
+        return component_ref(section, name)
+
     def refusals(self, statuses: Iterable[int], *, rate_limited: bool = False) -> dict[str, Any]:
-        """The error answers `statuses` of a route, each with the error body (402: the quote)."""
+        """The error answers `statuses` of a route, each with the error body (402: the quote),
+        as references to the shared answers (those of routes without rate limiting are
+        named `...NoRateLimit`: they do not declare the RateLimit-* headers)."""
         out: dict[str, Any] = {}
         for status in statuses:
             code = str(status)
@@ -101,8 +134,13 @@ class WireSchemas:
                 answer["content"] = self.json(wire.ErrorBody)
             if rate_limited:
                 answer["headers"] = {**answer.get("headers", {}), **RATE_HEADERS}
-            out[code] = answer
+            name = REFUSAL_NAMES[code] + ("" if rate_limited else "NoRateLimit")
+            out[code] = self.share("responses", name, answer)
         return out
+
+    def parameter(self, name: str, value: dict[str, Any]) -> dict[str, str]:
+        """A reference to the parameter `value`, shared as `components.parameters.<name>`."""
+        return self.share("parameters", name, value)
 
 
 def include_components(app: Any, schemas: WireSchemas) -> None:
@@ -117,6 +155,9 @@ def include_components(app: Any, schemas: WireSchemas) -> None:
 
     doc = app.plugins.get(OpenAPIPlugin).provide_openapi()
     doc.components.schemas = {**schemas.components, **(doc.components.schemas or {})}
+    doc.components.responses = dict(sorted(schemas.shared["responses"].items()))  # type: ignore[assignment]
+    doc.components.parameters = dict(sorted(schemas.shared["parameters"].items()))  # type: ignore[assignment]
+    doc.components.headers = dict(HEADERS)  # type: ignore[assignment]
     doc.components.security_schemes = {
         name: SecurityScheme(
             type=spec["type"],
@@ -166,6 +207,20 @@ def operation_class(
     return WireOperation
 
 
+_PAYMENT_PARAMETER_NAMES = {"payment-signature": "PaymentSignature", "X-Payment-Proof": "PaymentProof"}
+
+
+def payment_parameter(schemas: WireSchemas, name: str) -> dict[str, str]:
+    """The header carrying the signed x402 payment (its name is the route's choice)."""
+    return schemas.parameter(
+        _PAYMENT_PARAMETER_NAMES[name], header(name, "The signed x402 payment (base64 PaymentPayload) for the quote of a 402.")
+    )
+
+
+def quote_parameter(schemas: WireSchemas) -> dict[str, str]:
+    return schemas.parameter("QuoteId", header("X-Quote-ID", "The quote_id of the 402 being paid."))
+
+
 def json_body(schemas: WireSchemas, type_: Any, *, required: bool = True) -> dict[str, Any]:
     return {"required": required, "content": schemas.json(type_)}
 
@@ -209,18 +264,25 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
     )
     refusals = [400, 401, 402, 404, 409, 422, 429, 500, 502, 503]
     parameters = [
-        header(tool.payment_header, "The signed x402 payment (base64 PaymentPayload) for the quote of a 402."),
-        header("X-Quote-ID", "The quote_id of the 402 being paid."),
-        header("X-Payment-Method", "`x402` to pay by x402 even when credits would cover the call.", enum=["x402", "credits"]),
+        payment_parameter(schemas, tool.payment_header),
+        quote_parameter(schemas),
+        schemas.parameter(
+            "PaymentMethod",
+            header("X-Payment-Method", "`x402` to pay by x402 even when credits would cover the call.", enum=["x402", "credits"]),
+        ),
     ]
     if tool.idempotency != "ignored":
-        parameters.append(header(
-            "Idempotency-Key",
-            "A retry with the same key and body is answered once and charged once; the same key with another body is refused (422).",
-            required=tool.idempotency == "required",
-            minLength=1,
-            maxLength=255,
-            pattern="^[ -~]+$",
+        required = tool.idempotency == "required"
+        parameters.append(schemas.parameter(
+            "IdempotencyKeyRequired" if required else "IdempotencyKey",
+            header(
+                "Idempotency-Key",
+                "A retry with the same key and body is answered once and charged once; the same key with another body is refused (422).",
+                required=required,
+                minLength=1,
+                maxLength=255,
+                pattern="^[ -~]+$",
+            ),
         ))
     return operation_class(
         tool.name,

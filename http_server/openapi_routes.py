@@ -16,11 +16,12 @@ from .openapi import (
     PAYMENT_RESPONSE_HEADER,
     RATE_HEADERS,
     WireSchemas,
-    header,
     json_body,
     operation_class,
     path_param,
+    payment_parameter,
     query,
+    quote_parameter,
 )
 
 READ_REFUSALS = (400, 401, 404, 429)
@@ -66,10 +67,7 @@ def kernel_operations(schemas: WireSchemas) -> dict[str, type[Operation]]:
         "credits_top_up": operation_class(
             "credits_top_up",
             request_body=json_body(schemas, wire.TopUpRequest),
-            parameters=[
-                header("payment-signature", "The signed x402 payment (base64 PaymentPayload) for the 402 quote."),
-                header("X-Quote-ID", "The quote_id of the 402 being paid."),
-            ],
+            parameters=[payment_parameter(schemas, "payment-signature"), quote_parameter(schemas)],
             responses={**top_up_answer, **schemas.refusals((400, 401, 402, 404, 409, 422, 429, 500, 503), rate_limited=True)},
             security=[{"agentId": []}, {}],
         ),

@@ -1,5 +1,6 @@
 """HTTP <-> kernel translation: Litestar requests to `CallRequest`, kernel answers
-and `ServiceError`s to responses with the error body of docs/api.md."""
+and `ServiceError`s to responses with the error body of docs/api.md (and the x402
+objects they carry as the base64 PAYMENT-REQUIRED / PAYMENT-RESPONSE headers)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,6 +11,7 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import ServiceError
 from core.json_depth import check_json_depth
+from core.payments import x402
 from core.request import Answer, CallRequest
 
 JSON = "application/json"
@@ -31,8 +33,14 @@ async def to_call_request(request: Request) -> CallRequest:
     )
 
 
+def _with_x402(name: str, obj: dict[str, Any] | None, headers: dict[str, str]) -> dict[str, str]:
+    """`headers`, after the x402 object `obj` as header `name` when there is one."""
+    return {name: x402.encode_header(obj), **headers} if obj is not None else headers
+
+
 def answer_response(answer: Answer) -> Response:
-    return Response(content=answer.body, status_code=answer.status, headers=answer.headers or None, media_type=JSON)
+    headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, answer.settlement, answer.headers)
+    return Response(content=answer.body, status_code=answer.status, headers=headers or None, media_type=JSON)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -40,7 +48,8 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def service_error_handler(_: Request, exc: ServiceError) -> Response:
-    return Response(content=exc.body(), status_code=exc.status, headers=exc.headers or None, media_type=JSON)
+    headers = _with_x402(x402.PAYMENT_REQUIRED_HEADER, exc.payment_required, exc.headers)
+    return Response(content=exc.body(), status_code=exc.status, headers=headers or None, media_type=JSON)
 
 
 _HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}

@@ -32,7 +32,6 @@ from core.request import Answer, CallRequest, Credential, HeldWallet, TokenCrede
 from .shaping import (
     BadPayment,
     cap_output,
-    decode_b64_json,
     dumps,
     input_schema,
     output_schema,
@@ -287,21 +286,13 @@ def _text(value: Any) -> list[types.TextContent]:
 def error_result(exc: ServiceError) -> types.CallToolResult:
     """402 as the x402 MCP convention (the PaymentRequired object, also as content[0].text);
     any other refusal as the error body of docs/api.md, worded in MCP terms."""
-    required = exc.headers.get("PAYMENT-REQUIRED") if exc.status == 402 else None
-    if required:
-        payment_required = decode_b64_json(required)
+    payment_required = exc.payment_required if exc.status == 402 else None
+    if payment_required:
         return types.CallToolResult(
             content=_text(payment_required), structuredContent=payment_required, isError=True, _meta={ERROR_META: exc.body()}
         )
     body = reword(exc).body()
     return types.CallToolResult(content=_text(body), structuredContent=body, isError=True, _meta={ERROR_META: {"status": exc.status}})
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name.lower():
-            return v
-    return None
 
 
 def price_meta(tool: Any) -> dict[str, Any]:
@@ -598,7 +589,7 @@ class TollwayMcp:
         return (
             exc.status == 402
             and exc.code == "payment_required"
-            and "PAYMENT-REQUIRED" in exc.headers
+            and exc.payment_required is not None
             and meta.get(PAYMENT_META) is None
             and isinstance(self.identity, WalletIdentity)
         )
@@ -607,7 +598,7 @@ class TollwayMcp:
         """Sign what the 402 asks for with TOLLWAY_AGENT_KEY (within the per-call cap) and call again."""
         assert isinstance(self.identity, WalletIdentity)
         network = self.kernel.network
-        required = decode_b64_json(quote.headers["PAYMENT-REQUIRED"])
+        required = quote.payment_required or {}
         accepts = [a for a in required.get("accepts", []) if a.get("scheme") == "exact" and a.get("network") == network.caip2]
         if not accepts:
             raise quote
@@ -661,9 +652,8 @@ class TollwayMcp:
             result_meta[REQUEST_META] = structured["request_id"]
         if key is not None:
             result_meta[IDEMPOTENCY_META] = key
-        settle = _header(answer.headers, "PAYMENT-RESPONSE")
-        if settle:
-            result_meta[PAYMENT_RESPONSE_META] = decode_b64_json(settle)
+        if answer.settlement:
+            result_meta[PAYMENT_RESPONSE_META] = answer.settlement
         return self._result(structured, result_meta, hint)
 
     async def _wait_for_job(self, ctx: Any, request_id: str, wait_s: int) -> dict[str, Any]:

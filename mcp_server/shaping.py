@@ -2,7 +2,6 @@
 and the x402 payment of `_meta` as the kernel takes it."""
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from collections.abc import Callable
@@ -343,7 +342,3 @@ def payment_value(meta_value: Any) -> dict[str, Any] | str:
     if not isinstance(obj, dict):
         raise BadPayment("x402/payment must be a JSON object")
     return obj
-
-
-def decode_b64_json(value: str) -> Any:
-    return json.loads(base64.b64decode(value + "=" * (-len(value) % 4)))

@@ -490,8 +490,11 @@ def tools_of(kernel: Any, plugin: str) -> list[Any]:
 
 
 def _refs(node: Any) -> list[str]:
+    """The names of the component schemas `node` refers to (not the shared answers,
+    parameters or headers: those are the kernel's, in its own snapshot)."""
     if isinstance(node, dict):
-        found = [node["$ref"].rsplit("/", 1)[1]] if isinstance(node.get("$ref"), str) else []
+        ref = node.get("$ref")
+        found = [ref.rsplit("/", 1)[1]] if isinstance(ref, str) and ref.startswith("#/components/schemas/") else []
         return found + [r for v in node.values() for r in _refs(v)]
     if isinstance(node, list):
         return [r for v in node for r in _refs(v)]

@@ -94,12 +94,13 @@ class X402Gateway:
         resource_url: str,
         failure: PaymentFailed | None = None,
     ) -> ServiceError:
-        """A fresh quote as the 402 body (docs/payments.md) plus the PAYMENT-REQUIRED header."""
+        """A fresh quote as the 402 body (docs/payments.md), carrying the x402
+        PaymentRequired object (each front sends it its own way)."""
         quote = await quotes.create_quote(
             tool=purpose, input_hash=input_hash, amount=amount, pay_to=self.pay_to, network=self.network.caip2, ttl_s=self.quote_ttl_s
         )
         error_text = failure.reason if failure else "payment_required"
-        header = x402.encode_payment_required(error_text, resource_url, description, [self.requirements(amount, quote["id"])])
+        required = x402.build_payment_required(error_text, resource_url, description, [self.requirements(amount, quote["id"])])
         terms = QuoteTerms(
             code=402,
             quote_id=quote["id"],
@@ -115,11 +116,11 @@ class X402Gateway:
                 "payment_verification_failed",
                 failure.message,
                 {"reason": failure.reason},
-                headers={"PAYMENT-REQUIRED": header},
+                payment_required=required,
                 extra=extra,
             )
         return ServiceError(
-            402, "payment_required", f"Payment of {usdc(amount)} USDC required.", headers={"PAYMENT-REQUIRED": header}, extra=extra
+            402, "payment_required", f"Payment of {usdc(amount)} USDC required.", payment_required=required, extra=extra
         )
 
     def decode(self, payment: dict[str, Any] | str) -> x402.PaymentPayload:
@@ -229,7 +230,8 @@ class X402Gateway:
             log.exception("asking the fate of %s failed; still pending", accepted.key)
             return SettlementResult("pending", None, "fate_unknown")
 
-    def payment_response(self, accepted: Accepted, result: SettlementResult) -> str:
-        return x402.encode_payment_response(
+    def settlement(self, accepted: Accepted, result: SettlementResult) -> dict[str, Any]:
+        """The x402 SettleResponse object of a payment sent for settlement."""
+        return x402.build_settle_response(
             result.status == "settled", result.transaction or "", self.network.caip2, accepted.payer, result.reason
         )

@@ -1,5 +1,6 @@
-"""x402 wire format: PAYMENT-REQUIRED / PAYMENT-RESPONSE encoding, the x402
-invalid-reason codes, and (from core/payments/x402_decode.py) payment decoding."""
+"""x402 wire format: the PaymentRequired and SettleResponse objects and their
+PAYMENT-REQUIRED / PAYMENT-RESPONSE header form, the x402 invalid-reason codes, and
+(from core/payments/x402_decode.py) payment decoding."""
 from __future__ import annotations
 
 import base64
@@ -81,22 +82,55 @@ def _b64json(obj: Any) -> str:
     return base64.b64encode(raw).decode("ascii")
 
 
+def encode_header(obj: Any) -> str:
+    """An x402 object (PaymentRequired, SettleResponse) as its header value:
+    standard, padded base64 of compact JSON."""
+    return _b64json(obj)
+
+
+def decode_header(value: str) -> Any:
+    """The x402 object of a header value written by `encode_header`."""
+    return json.loads(base64.b64decode(value))
+
+
+def build_payment_required(
+    error: str, resource_url: str, description: str, requirements: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The x402 v2 PaymentRequired object of a quote (the `PAYMENT-REQUIRED` header over HTTP)."""
+    return {
+        "x402Version": X402_VERSION,
+        "error": error,
+        "resource": {
+            "url": resource_url,
+            "description": description,
+            "mimeType": "application/json",
+        },
+        "accepts": list(requirements),
+    }
+
+
 def encode_payment_required(
     error: str, resource_url: str, description: str, requirements: list[dict[str, Any]]
 ) -> str:
     """The `PAYMENT-REQUIRED` header value (standard, padded base64 of compact JSON)."""
-    return _b64json(
-        {
-            "x402Version": X402_VERSION,
-            "error": error,
-            "resource": {
-                "url": resource_url,
-                "description": description,
-                "mimeType": "application/json",
-            },
-            "accepts": list(requirements),
-        }
-    )
+    return encode_header(build_payment_required(error, resource_url, description, requirements))
+
+
+def build_settle_response(
+    success: bool,
+    transaction: str,
+    network_caip2: str,
+    payer: str,
+    error_reason: str | None = None,
+) -> dict[str, Any]:
+    """The x402 SettleResponse object of a payment (SDK field names; the `PAYMENT-RESPONSE` header over HTTP)."""
+    body: dict[str, Any] = {"success": bool(success)}
+    if error_reason is not None:
+        body["errorReason"] = error_reason
+    body["payer"] = payer
+    body["transaction"] = transaction
+    body["network"] = network_caip2
+    return body
 
 
 def encode_payment_response(
@@ -107,13 +141,7 @@ def encode_payment_response(
     error_reason: str | None = None,
 ) -> str:
     """The `PAYMENT-RESPONSE` header value: a SettleResponse (SDK field names)."""
-    body: dict[str, Any] = {"success": bool(success)}
-    if error_reason is not None:
-        body["errorReason"] = error_reason
-    body["payer"] = payer
-    body["transaction"] = transaction
-    body["network"] = network_caip2
-    return _b64json(body)
+    return encode_header(build_settle_response(success, transaction, network_caip2, payer, error_reason))
 
 
 def quote_id_from(payload: PaymentPayload) -> str | None:

@@ -239,3 +239,28 @@ def test_settings():
     for env in ({"TOLLWAY_IDEMPOTENCY_TTL_S": "1d"}, {"TOLLWAY_IDEMPOTENCY_TTL_S": "10"}, {"TOLLWAY_IDEMPOTENCY_LEASE_S": "0"}):
         with pytest.raises(ValueError, match="TOLLWAY_IDEMPOTENCY_"):
             parse_settings(env)
+
+
+async def test_answer_once_keeps_the_x402_settlement_and_replays_it_as_an_object(store):
+    from core.payments import x402
+    from core.request import Answer
+
+    settlement = {"success": True, "payer": "0x" + "ab" * 20, "transaction": "0x" + "11" * 32, "network": "eip155:84532"}
+    ran: list[int] = []
+
+    async def run() -> Answer:
+        ran.append(1)
+        return Answer(200, ANSWER, {"X-Other": "v"}, settlement=settlement)
+
+    first = await store.answer_once(SCOPE, "key-x402", b'{"text": "one"}', run)
+    again = await store.answer_once(SCOPE, "key-x402", b'{"text": "one"}', run)
+    assert ran == [1] and first.settlement == settlement
+    assert again == Answer(200, ANSWER, {"X-Other": "v"}, settlement=settlement)
+    # stored as it always was: the settlement in its PAYMENT-RESPONSE header form
+    row = await IdempotencyRecord.select().where(IdempotencyRecord.id == record_id(SCOPE, "key-x402")).first()
+    assert row["headers"] == '{"PAYMENT-RESPONSE":"%s","X-Other":"v"}' % x402.encode_header(settlement)
+    # and a record written that way before replays with its settlement as an object
+    earlier = await store.begin(SCOPE, "key-old", H1, now_ms=T0)
+    await store.finish(earlier.token, 200, ANSWER, HEADERS)
+    old = await store.answer_once(SCOPE, "key-old", b'{"text": "one"}', run)
+    assert old == Answer(200, ANSWER, {"X-Other": "v"}, settlement={"success": True}) and ran == [1]

@@ -4,6 +4,7 @@ refunds and receipts."""
 from __future__ import annotations
 
 import base64
+import json
 
 import msgspec
 import pytest
@@ -244,3 +245,41 @@ async def test_settled_x402_charge_refunds_to_credits_once(kernel):
     assert balance["on_chain_balance"] == "0.990000"
     signer = ReceiptSigner(kernel.config.receipt_seed)
     assert verify_receipt(refunded[0], {signer.key_id: signer.public_key})[0]
+
+
+def _b64_compact_json(obj) -> str:
+    return base64.b64encode(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()).decode()
+
+
+async def test_the_kernel_carries_x402_objects_and_http_sends_them_as_base64_headers(kernel):
+    """The kernel's 402 carries the x402 PaymentRequired object and its x402-paid answer
+    the SettleResponse object, not headers; the HTTP front sends each as its header,
+    base64 of compact JSON, before the other headers."""
+    from core.errors import ServiceError
+    from core.request import CallRequest
+    from http_server.translate import answer_response, service_error_handler
+
+    payer = Account.create()
+    url = "http://testserver.local/v1/tools/test/echo"
+    body = b'{"text": "pay me"}'
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+    with pytest.raises(ServiceError) as info:
+        await kernel.paid_calls.call("echo_words", CallRequest("POST", "/v1/tools/test/echo", url, {}, body))
+    quote = info.value
+    assert quote.status == 402 and not {k.lower() for k in quote.headers} & {"payment-required", "payment-response"}
+    required = quote.payment_required
+    assert required["x402Version"] == 2 and required["resource"]["url"] == url
+    assert required["accepts"][0]["extra"]["quoteId"] == quote.extra["quote_id"]
+    sent = service_error_handler(None, quote).headers
+    assert list(sent)[0] == "PAYMENT-REQUIRED" and {"RateLimit-Limit", "RateLimit-Remaining"} <= set(sent)
+    assert sent["PAYMENT-REQUIRED"] == _b64_compact_json(required)
+
+    payment = pay_402(payer, sent["PAYMENT-REQUIRED"])
+    answer = await kernel.paid_calls.call("echo_words", CallRequest("POST", "/v1/tools/test/echo", url, {}, body, payment=payment))
+    assert answer.status == 200 and not {k.lower() for k in answer.headers} & {"payment-required", "payment-response"}
+    settlement = answer.settlement
+    assert settlement["success"] is True and settlement["payer"] == payer.address and settlement["transaction"].startswith("0x")
+    answered = answer_response(answer).headers
+    assert list(answered)[0] == "PAYMENT-RESPONSE" and "RateLimit-Remaining" in answered
+    assert answered["PAYMENT-RESPONSE"] == _b64_compact_json(settlement)
