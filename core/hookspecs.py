@@ -40,7 +40,8 @@ def register_settlement_backends(register: "Callable[[str, SettlementBackendFact
     """Declare payment settlement backends (the kernel registers `local` and `facilitator`).
 
     :param register: `register(name, factory)`; `factory(services)` builds the
-        backend once the database and settings are ready.
+        backend once the database and settings are ready, from a `BackendServices`
+        (network, HTTP client, database, facilitator and chain settings).
     """
 
 

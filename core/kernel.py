@@ -26,7 +26,7 @@ from .datasources import DataSource
 from .events import EventBus, LocalEventBus
 from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
-from .payments.settlement import SettlementBackend
+from .payments.settlement import BackendServices, SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCalls
 from .receipt_signing import ReceiptSigner
@@ -202,7 +202,16 @@ class Kernel:
             raise StartupError(f"unknown settlement backend {backend_name!r}; known: {sorted(self.backend_factories)}")
         await self.events.start()
         self.http = httpx.AsyncClient(transport=self.http_transport, timeout=httpx.Timeout(15.0), follow_redirects=True)
-        self.backend = self.backend_factories[backend_name](self)
+        self.backend = self.backend_factories[backend_name](
+            BackendServices(
+                network=self.network,
+                http=self.http,
+                db=self.db,
+                facilitator_url=self.config.facilitator_url,
+                facilitator_timeout_s=self.config.facilitator_timeout_s,
+                chain_rpc_url=self.config.chain_rpc_url,
+            )
+        )
         self._build_services()
         self.services = Services(
             home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self)

@@ -29,6 +29,7 @@ from core.evidence import Evidence, UpstreamCall
 from core.hookspecs import hookimpl
 from core.ids import iso, now_ms
 from core.money import to_micro, usdc
+from core.payments.settlement import BackendServices, SettlementResult
 from core.periodic import PeriodicTask
 from core.services import Services
 from core.settings_spec import Setting
@@ -39,6 +40,7 @@ from core.validation import FieldError, FieldErrors
 
 __all__ = [
     "AppConfig",
+    "BackendServices",
     "DataSource",
     "Evidence",
     "Example",
@@ -52,6 +54,7 @@ __all__ = [
     "Reply",
     "Services",
     "Setting",
+    "SettlementResult",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from .chain import ChainError, ChainReader
-from .settlement import SettlementResult
+from .settlement import BackendServices, SettlementResult
 from .x402 import ERR_NONCE_ALREADY_USED, ERR_VALID_BEFORE_EXPIRED, PaymentPayload
 
 log = logging.getLogger("tollway.facilitator")
@@ -25,21 +25,16 @@ log = logging.getLogger("tollway.facilitator")
 class FacilitatorSettlement:
     name = "facilitator"
 
-    def __init__(self, kernel: Any) -> None:
-        url = kernel.config.facilitator_url
+    def __init__(self, services: BackendServices) -> None:
+        url = services.facilitator_url
         if not url:
             raise RuntimeError("TOLLWAY_FACILITATOR_URL must be set to settle through a facilitator")
         self.url = url.rstrip("/")
-        self.kernel = kernel
-        self.timeout = httpx.Timeout(kernel.config.facilitator_timeout_s)
-        rpc = kernel.config.chain_rpc_url
+        self.http = services.http
+        self.timeout = httpx.Timeout(services.facilitator_timeout_s)
         self.chain: ChainReader | None = None
-        if rpc:
-            self.chain = ChainReader(kernel.http, rpc, kernel.network.asset, timeout_s=kernel.config.facilitator_timeout_s)
-
-    @property
-    def http(self) -> httpx.AsyncClient:
-        return self.kernel.http
+        if services.chain_rpc_url:
+            self.chain = ChainReader(services.http, services.chain_rpc_url, services.network.asset, timeout_s=services.facilitator_timeout_s)
 
     def _body(self, payment: PaymentPayload, requirements: dict[str, Any]) -> dict[str, Any]:
         return {"x402Version": payment.version, "paymentPayload": payment.raw, "paymentRequirements": requirements}

@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
+import httpx
 from eth_hash.auto import keccak
 
 from .. import ledger
@@ -41,7 +42,21 @@ class SettlementBackend(Protocol):
         or `pending` (not known yet; the reconciler asks again later)."""
 
 
-SettlementBackendFactory = Callable[[Any], SettlementBackend]
+@dataclasses.dataclass(frozen=True)
+class BackendServices:
+    """What a settlement backend factory gets (never the kernel): the network it settles on,
+    the shared HTTP client, the database (for backends that settle in it) and the
+    facilitator and chain settings."""
+
+    network: Network
+    http: httpx.AsyncClient
+    db: Any
+    facilitator_url: str | None = None
+    facilitator_timeout_s: float = 15.0
+    chain_rpc_url: str | None = None
+
+
+SettlementBackendFactory = Callable[[BackendServices], SettlementBackend]
 
 
 def local_transaction_hash(network: Network, payment: PaymentPayload) -> str:
@@ -56,9 +71,9 @@ class LocalSettlement:
     name = "local"
     settles_in_database = True  # the caller may settle inside its own transaction
 
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-        self.network: Network = kernel.network
+    def __init__(self, services: BackendServices) -> None:
+        self.db = services.db
+        self.network: Network = services.network
 
     async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
         if await ledger.chain_balance(self.network.chain_id, payer) < payment.authorization.value:
@@ -68,7 +83,7 @@ class LocalSettlement:
     async def settle(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
         tx = local_transaction_hash(self.network, payment)
         value = payment.authorization.value
-        async with self.kernel.db.transaction():
+        async with self.db.transaction():
             if await ledger.transfer_done(tx):
                 return SettlementResult("settled", tx)
             after = await ledger.chain_debit(self.network.chain_id, payer, value, kind="transfer_out", reference=tx)

@@ -208,8 +208,8 @@ class AlwaysSettles:
     name = "local"
     TX = "0x" + "ab" * 32
 
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
+    def __init__(self, services: Any) -> None:
+        self.services = services
         self.settled: list[str] = []
 
     async def verify(self, payment, requirements, payer) -> str | None:
