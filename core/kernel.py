@@ -24,6 +24,7 @@ from .auth import Authenticator
 from .config import KernelConfig
 from .datasources import DataSource
 from .events import EventBus, LocalEventBus
+from .housekeeping import housekeeping_tasks
 from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
 from .payments.settlement import BackendServices, SettlementBackend
@@ -37,16 +38,13 @@ from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
 from .reconciler import Reconciler
 from .refunds import Refunds
+from .registry import Registry, StartupError
 from .services import Services
 from .settings_spec import Setting
 from .tool import Tool
 from .top_ups import TopUps
 
 log = logging.getLogger("tollway.kernel")
-
-
-class StartupError(RuntimeError):
-    """A configuration that must not start (duplicate tool name or path, unknown backend)."""
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
@@ -86,12 +84,14 @@ class Kernel:
         self.plugin_failures: dict[str, str] = {}
         self.http_transport = http_transport
         self.events: EventBus = events or LocalEventBus()
-        self.tools: dict[str, Tool] = {}
-        self.tools_by_path: dict[str, Tool] = {}
-        self.settings: dict[str, Setting] = {}
-        self.periodic_tasks: list[PeriodicTask] = []
-        self.data_sources: dict[str, DataSource] = {}
-        self.backend_factories: dict[str, Any] = {}
+        # What the plugins declared; the kernel's names are the registry's own (refilled in place).
+        self.registry = Registry(config.plugin_env)
+        self.tools: dict[str, Tool] = self.registry.tools
+        self.tools_by_path: dict[str, Tool] = self.registry.tools_by_path
+        self.settings: dict[str, Setting] = self.registry.settings
+        self.periodic_tasks: list[PeriodicTask] = self.registry.periodic_tasks
+        self.data_sources: dict[str, DataSource] = self.registry.data_sources
+        self.backend_factories: dict[str, Any] = self.registry.backend_factories
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
         self.auth = Authenticator(
@@ -114,80 +114,21 @@ class Kernel:
 
     # -- registries -------------------------------------------------------------
     def collect(self) -> None:
-        """Ask every plugin for its declarations; collisions stop start-up."""
-        self.pm.check_pending()
-        self.tools.clear()
-        self.tools_by_path.clear()
-        self.settings.clear()
-        self.periodic_tasks.clear()
-        self.data_sources.clear()
-        self.backend_factories.clear()
+        """Ask every plugin for its declarations, then add the kernel's own periodic tasks."""
+        self.registry.collect(self.pm)
+        self.periodic_tasks.extend(
+            housekeeping_tasks(
+                rate_limiter=self.rate_limiter, idempotency=self.idempotency, reconcile=self._reconcile,
+                reconcile_interval_s=self.config.reconcile_interval_s,
+            )
+        )
 
-        def add_tool(tool: Tool) -> None:
-            if not isinstance(tool, Tool):
-                raise StartupError(f"register_tools received {tool!r}, not a core.tool.Tool")
-            if tool.name in self.tools:
-                raise StartupError(f"duplicate tool name {tool.name!r}: two plugins declare it")
-            if tool.path in self.tools_by_path:
-                raise StartupError(f"duplicate tool path {tool.path!r}: {self.tools_by_path[tool.path].name} and {tool.name}")
-            self.tools[tool.name] = tool
-            self.tools_by_path[tool.path] = tool
-
-        def add_setting(setting: Setting) -> None:
-            if setting.env_var in self.settings:
-                raise StartupError(f"duplicate setting {setting.env_var}")
-            self.settings[setting.env_var] = setting
-
-        def add_backend(name: str, factory: Any) -> None:
-            # First registration wins: pluggy calls later-registered plugins first,
-            # and the built-in backends are trylast, so a plugin can override them.
-            self.backend_factories.setdefault(name, factory)
-
-        def add_source(source: DataSource) -> None:
-            if source.name in self.data_sources:
-                raise StartupError(f"duplicate data source {source.name!r}")
-            self.data_sources[source.name] = source
-
-        self.pm.hook.register_tools(register=add_tool)
-        self.pm.hook.register_data_sources(register=add_source)
-        self.pm.hook.register_settings(register=add_setting)
-        self.pm.hook.register_settlement_backends(register=add_backend)
-        self.pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
-        self.periodic_tasks.extend(self._own_periodic_tasks())
-
-    def _own_periodic_tasks(self) -> list[PeriodicTask]:
-        """The kernel's housekeeping; each closes over the kernel (plugins' tasks get `Services`)."""
-        from . import jobs
-
-        async def reconcile(_services: Services) -> None:
-            if self.started:
-                await self.reconciler.run_once()
-
-        async def purge_jobs(_services: Services) -> None:
-            await jobs.purge_older_than(jobs.RETENTION_DAYS)  # jobs are kept 30 days (docs/jobs.md)
-
-        async def purge_rate_counters(_services: Services) -> None:
-            await self.rate_limiter.purge_expired()
-
-        async def purge_idempotency(_services: Services) -> None:
-            await self.idempotency.purge_expired()
-
-        return [
-            PeriodicTask(name="purge_old_jobs", interval_s=3600, run=purge_jobs),
-            PeriodicTask(name="rate_limit_purge", interval_s=300.0, run=purge_rate_counters),
-            PeriodicTask(name="idempotency_purge", interval_s=3600.0, run=purge_idempotency),
-            PeriodicTask(name="reconcile", interval_s=self.config.reconcile_interval_s, run=reconcile),
-        ]
+    async def _reconcile(self) -> None:
+        if self.started:
+            await self.reconciler.run_once()
 
     def family_settings(self, family: str) -> dict[str, str]:
-        out: dict[str, str] = {}
-        # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
-        for env_var, setting in self.settings.items():
-            if setting.family == family:
-                value = self.config.plugin_env.get(env_var, setting.default)
-                if value is not None:
-                    out[setting.name] = value
-        return out
+        return self.registry.family_settings(family)
 
     # -- lifecycle ---------------------------------------------------------------
     async def start(self) -> None:

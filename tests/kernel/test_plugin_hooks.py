@@ -163,7 +163,7 @@ async def test_hook_register_tools_refuses_what_is_not_a_tool(kernel_factory) ->
             register({"name": "hooks_dict"})
 
     kernel = await kernel_factory(plugins=[("bad", NotATool())], start=False)
-    with pytest.raises(StartupError, match="not a core.tool.Tool"):
+    with pytest.raises(StartupError, match="not a tollway.Tool"):
         kernel.collect()
 
 

@@ -1,0 +1,78 @@
+"""`Registry`: what the plugins declared (tools, settings, periodic tasks, data sources,
+settlement backend factories), collected through the hooks; collisions stop start-up."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pluggy
+
+from .datasources import DataSource
+from .periodic import PeriodicTask
+from .settings_spec import Setting
+from .tool import Tool
+
+
+class StartupError(RuntimeError):
+    """A configuration that must not start (duplicate tool name or path, unknown backend)."""
+
+
+class Registry:
+    """The declarations of every registered plugin, refilled in place by `collect`."""
+
+    def __init__(self, plugin_env: Mapping[str, str]) -> None:
+        self.plugin_env = plugin_env
+        self.tools: dict[str, Tool] = {}
+        self.tools_by_path: dict[str, Tool] = {}
+        self.settings: dict[str, Setting] = {}
+        self.periodic_tasks: list[PeriodicTask] = []
+        self.data_sources: dict[str, DataSource] = {}
+        self.backend_factories: dict[str, Any] = {}
+
+    def collect(self, pm: pluggy.PluginManager) -> None:
+        """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
+        pm.check_pending()
+        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories):
+            registry.clear()
+        self.periodic_tasks.clear()
+        pm.hook.register_tools(register=self._add_tool)
+        pm.hook.register_data_sources(register=self._add_source)
+        pm.hook.register_settings(register=self._add_setting)
+        pm.hook.register_settlement_backends(register=self._add_backend)
+        pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
+
+    def _add_tool(self, tool: Tool) -> None:
+        if not isinstance(tool, Tool):
+            raise StartupError(f"register_tools received {tool!r}, not a tollway.Tool")
+        if tool.name in self.tools:
+            raise StartupError(f"duplicate tool name {tool.name!r}: two plugins declare it")
+        if tool.path in self.tools_by_path:
+            raise StartupError(f"duplicate tool path {tool.path!r}: {self.tools_by_path[tool.path].name} and {tool.name}")
+        self.tools[tool.name] = tool
+        self.tools_by_path[tool.path] = tool
+
+    def _add_setting(self, setting: Setting) -> None:
+        if setting.env_var in self.settings:
+            raise StartupError(f"duplicate setting {setting.env_var}")
+        self.settings[setting.env_var] = setting
+
+    def _add_backend(self, name: str, factory: Any) -> None:
+        # First registration wins: pluggy calls later-registered plugins first,
+        # and the built-in backends are trylast, so a plugin can override them.
+        self.backend_factories.setdefault(name, factory)
+
+    def _add_source(self, source: DataSource) -> None:
+        if source.name in self.data_sources:
+            raise StartupError(f"duplicate data source {source.name!r}")
+        self.data_sources[source.name] = source
+
+    def family_settings(self, family: str) -> dict[str, str]:
+        """The family's settings by name, defaults included (unset ones without a default are absent)."""
+        out: dict[str, str] = {}
+        # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
+        for env_var, setting in self.settings.items():
+            if setting.family == family:
+                value = self.plugin_env.get(env_var, setting.default)
+                if value is not None:
+                    out[setting.name] = value
+        return out
