@@ -12,18 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Executor
 from typing import Any
 
-import httpx
 import msgspec
 
 from . import jobs, notifications
 from .events import JOB_UPDATES, EventBus, publish_unless_in_sql
 from .receipts import ReceiptBook
 from .refunds import Refunds
-from .tool import Tool, ToolContext, ToolError
+from .tool import Tool, ToolContexts, ToolError
 
 log = logging.getLogger("tollway.jobs")
 
@@ -39,16 +38,14 @@ class JobRunner:
         receipts: ReceiptBook,
         refunds: Refunds,
         events: EventBus,
-        http: httpx.AsyncClient,
-        family_settings: Callable[[str], dict[str, str]],
+        contexts: ToolContexts,
     ) -> None:
         self.db = db
         self.tools = tools
         self.receipts = receipts
         self.refunds = refunds
         self.events = events
-        self.http = http
-        self.family_settings = family_settings
+        self.contexts = contexts
 
     async def run_claimed(self, claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
         """Run one attempt; returns the status written ('completed', 'failed') or 'fenced'."""
@@ -63,7 +60,7 @@ class JobRunner:
                     raise RuntimeError(f"tool {tool.name} is cpu_bound but the worker has no process pool")
                 work = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
             else:
-                ctx = ToolContext(request_id=claimed.id, agent_id=claimed.agent_id, http=self.http, settings=self.family_settings(tool.family))
+                ctx = self.contexts.for_run(tool, claimed.id, claimed.agent_id)
                 work = tool.run(value, ctx)
             output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
         except ToolError as exc:

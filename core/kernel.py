@@ -41,7 +41,7 @@ from .refunds import Refunds
 from .registry import Registry, StartupError
 from .services import Services
 from .settings_spec import Setting
-from .tool import Tool
+from .tool import Tool, ToolContexts
 from .top_ups import TopUps
 
 log = logging.getLogger("tollway.kernel")
@@ -163,6 +163,7 @@ class Kernel:
     def _build_services(self) -> None:
         """The services that need the HTTP client and the settlement backend, each given what it uses."""
         config = self.config
+        contexts = ToolContexts(http=self.http, family_settings=self.family_settings)
         self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(
@@ -172,11 +173,10 @@ class Kernel:
         self.paid_calls = PaidCalls(
             db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
             refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
-            http=self.http, family_settings=self.family_settings,
+            contexts=contexts,
         )
         self.job_runner = JobRunner(
-            db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, http=self.http,
-            family_settings=self.family_settings,
+            db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
         )
         self.accounts = Accounts(
             db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,

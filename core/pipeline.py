@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import httpx
 import msgspec
 
 from . import holds, jobs, ledger
@@ -29,7 +28,7 @@ from .rate_identity import RateGate, payer_of
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
-from .tool import Tool, ToolContext, ToolError
+from .tool import Tool, ToolContexts, ToolError
 from .wire.calls import CallMeta, JobAccepted, Success
 
 log = logging.getLogger("tollway.pipeline")
@@ -57,8 +56,7 @@ class PaidCalls:
         rate_gate: RateGate,
         gateway: X402Gateway,
         events: EventBus,
-        http: httpx.AsyncClient,
-        family_settings: Callable[[str], dict[str, str]],
+        contexts: ToolContexts,
     ) -> None:
         self.db = db
         self.tools = tools
@@ -71,8 +69,7 @@ class PaidCalls:
         self.rate_gate = rate_gate
         self.gateway = gateway
         self.events = events
-        self.http = http
-        self.family_settings = family_settings
+        self.contexts = contexts
 
     def prepare(self, tool: Tool, body: bytes) -> PreparedCall:
         """Validate and price: everything that must happen before payment."""
@@ -120,7 +117,7 @@ class PaidCalls:
 
     async def run_paid(self, call: PreparedCall, agent_id: str, request_id: str) -> Any:
         """Run the tool itself; any exception is the tool's failure."""
-        ctx = ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(call.tool.family))
+        ctx = self.contexts.for_run(call.tool, request_id, agent_id)
         try:
             return await call.tool.run(call.value, ctx)
         finally:

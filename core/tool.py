@@ -62,6 +62,17 @@ class ToolContext:
         return setting_value(self.settings, key, default)
 
 
+@dataclasses.dataclass(frozen=True)
+class ToolContexts:
+    """Makes the `ToolContext` of each run: the shared HTTP client and the tool family's settings."""
+
+    http: httpx.AsyncClient
+    family_settings: Callable[[str], Mapping[str, str]]
+
+    def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
+        return ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family))
+
+
 class ToolError(Exception):
     """A tool's own failure. The call is recorded failed and not charged.
 
