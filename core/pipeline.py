@@ -7,7 +7,6 @@ it fails.
 """
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -19,8 +18,9 @@ from .agents import AgentDirectory
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .events import JOBS_NEW, EventBus, publish_unless_in_sql
+from .history.store import record_call
 from .idempotency import IdempotencyStore, check_key, missing_key
-from .ids import new_id
+from .ids import new_id, now_ms
 from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment
 from .payments.networks import Network
 from .prepare import PreparedCall, input_hash_of, prepare
@@ -90,6 +90,8 @@ class PaidCalls:
         elif tool.idempotency == "required":
             raise missing_key()
         call = self.prepare(tool, req.body)
+        if tool.admit is not None:  # checks of stored state, still before payment
+            await tool.admit(call.value)
         payment_header = find_payment(req)
         caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
@@ -128,6 +130,8 @@ class PaidCalls:
         return Success(data={**msgspec.to_builtins(meta), **msgspec.to_builtins(output)})
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
+        if isinstance(exc, ServiceError):  # a coded refusal found while running (tollway.Refusal)
+            return ServiceError(exc.status, exc.code, exc.message, exc.details, headers=exc.headers, extra={**exc.extra, "request_id": request_id, "receipt_id": receipt_id})
         if isinstance(exc, ToolError):
             return ServiceError(exc.status, exc.code, exc.message, exc.details, extra={"request_id": request_id, "receipt_id": receipt_id})
         log.exception("tool failed (request %s)", request_id, exc_info=exc)
@@ -169,6 +173,7 @@ class PaidCalls:
         async with self.db.transaction():
             if await holds.end(request_id, "charged"):
                 await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
+            await self._record_facts(call, agent_id, output)
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
         return Answer(200, self._success(call, request_id, receipt_id, output))
@@ -203,8 +208,10 @@ class PaidCalls:
         # transaction with the receipt; a remote one must never hold a transaction
         # open across its HTTP call.
         local = getattr(gateway.backend, "settles_in_database", False)
-        async with self.db.transaction() if local else contextlib.nullcontext():
-            result = await gateway.settle(accepted)
+        result = None if local else await gateway.settle(accepted)
+        async with self.db.transaction():
+            if result is None:
+                result = await gateway.settle(accepted)
             settled = result.status == "settled"
             job = call.tool.mode == "job"
             receipt = await self._receipt(
@@ -220,6 +227,8 @@ class PaidCalls:
             await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
             if job and result.status != "failed":
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
+            if not job and result.status != "failed":
+                await self._record_facts(call, agent_id, output)
         if result.status == "failed":
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
@@ -231,6 +240,11 @@ class PaidCalls:
             answer.settlement = settlement
             return answer
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), settlement=settlement)
+
+    async def _record_facts(self, call: PreparedCall, agent_id: str, output: Any) -> None:
+        """The lookup's facts, in the receipt's transaction (docs/history.md)."""
+        if call.tool.facts is not None:
+            await record_call(call.tool, call.value, output, agent_id, now_ms())
 
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:

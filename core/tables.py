@@ -121,6 +121,9 @@ class AccessToken(Table, tablename="tw_access_tokens", db=PLACEHOLDER_ENGINE):
     agent_id = Varchar(length=36, index=True)
     expires_ms = BigInt()
     created_ms = BigInt()
+    # "operator" (issued by the operator route) or "sign_in" (the owner signed in
+    # with the wallet's proof): only the latter may change watches.
+    origin = Varchar(length=16, default="operator")
 
 
 class ProofNonce(Table, tablename="tw_proof_nonces", db=PLACEHOLDER_ENGINE):

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import httpx
 import msgspec
 
+from .history.declare import Benchmarkable
 from .money import to_micro
 from .settings_spec import Setting, setting_value
 
@@ -101,6 +102,11 @@ class Fact:
     source: str  # evidence.source
     as_of: str | None = None  # the source's own date for the value
     public: bool = True  # facts about public sources are visible to every caller
+    # Benchmark peer fields of the entity (e.g. {"make": "HONDA", "model_year": 2021}),
+    # stored as indexed columns; names the tool's `benchmark.peers` declares.
+    peers: Mapping[str, str | int] = dataclasses.field(default_factory=dict)
+    # False leaves the fact out of Benchmark's peers (e.g. a county among states).
+    benchmarked: bool = True
 
 
 Price = int | str | Callable[[Any], int]
@@ -147,7 +153,16 @@ class Tool:
     # input alone, executed in a process pool so the event loop never blocks.
     cpu_bound: bool = False
     # Lookups: how an answer maps to recordable facts, `facts(input, output) -> [Fact]`.
+    # A tool with facts keeps history: Changes reads it (docs/history.md).
     facts: Callable[[Any, Any], Iterable[Fact]] | None = None
+    # Which numeric fields of the facts Benchmark may rank, and their peer filters.
+    benchmark: Benchmarkable | None = None
+    # Searches: the tool's facts include one keyed `tollway.search_key(input)` (the hash
+    # of the normalised input, never the input itself), so Changes accepts `input`.
+    searches: bool = False
+    # Async checks that read stored state and must refuse before payment (raise
+    # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`.
+    admit: Callable[[Any], Awaitable[None]] | None = None
     # One sentence for compact listings (MCP tools/list); default: the description's first.
     summary: str | None = None
     # Groups of input fields of which a call gives exactly one (`check` enforces it;
@@ -173,6 +188,8 @@ class Tool:
             raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
+        if (self.benchmark is not None or self.searches) and self.facts is None:
+            raise ValueError(f"tool {self.name}: benchmark and searches need facts")
         fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
         for group in self.exactly_one_of:
             if len(group) < 2 or not set(group) <= fields:

@@ -26,6 +26,8 @@ from core.datasources import DataSource, Progress
 from core.decorator import tool
 from core.errors import Refusal
 from core.evidence import Evidence, UpstreamCall
+from core.history.declare import Benchmarkable
+from core.history.keys import search_key
 from core.hookspecs import hookimpl
 from core.ids import iso, now_ms
 from core.money import to_micro, usdc
@@ -41,6 +43,7 @@ from core.validation import FieldError, FieldErrors
 __all__ = [
     "AppConfig",
     "BackendServices",
+    "Benchmarkable",
     "DataSource",
     "Evidence",
     "Example",
@@ -64,6 +67,7 @@ __all__ = [
     "iso",
     "now_ms",
     "source_int",
+    "search_key",
     "source_text",
     "tool",
     "to_micro",

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from piccolo.conf.apps import AppConfig
 
+from ..history.tables import HISTORY_TABLES
 from ..idempotency import IDEMPOTENCY_TABLES
 from ..ratelimits import RATE_LIMIT_TABLES
 from ..tables import KERNEL_TABLES
+from ..watches.tables import WATCH_TABLES
+from ..webhooks.tables import WEBHOOK_TABLES
 
 KERNEL_APP = AppConfig(
     app_name="kernel",
     migrations_folder_path=Path(__file__).parent,
-    table_classes=[*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES],
+    table_classes=[*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES, *HISTORY_TABLES, *WATCH_TABLES, *WEBHOOK_TABLES],
 )

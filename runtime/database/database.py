@@ -12,9 +12,7 @@ from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
 from piccolo.table import Table
 
-from core.idempotency import IDEMPOTENCY_TABLES
-from core.ratelimits import RATE_LIMIT_TABLES
-from core.tables import KERNEL_TABLES
+from core.migrations import KERNEL_APP
 
 from .migrations import Migrator, Step, all_apps, plugin_apps
 from .sqlite_engine import EmbeddedSQLiteEngine
@@ -60,7 +58,7 @@ class Database:
             self.engine = EmbeddedSQLiteEngine(path=self._config["path"])
         else:
             self.engine = PostgresEngine(config=self._config)
-        self._tables: list[type[Table]] = [*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES]
+        self._tables: list[type[Table]] = list(KERNEL_APP.table_classes)
 
     @classmethod
     def from_url(cls, url: str) -> "Database":

@@ -77,17 +77,22 @@ async def test_the_kernel_migrations_describe_its_table_classes() -> None:
     found = await AutoMigrationManager().get_alter_statements(app_config=KERNEL_APP)
     statements = [s for group in found for s in group.statements]
     assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(statements)
-    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 17
+    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 24
 
 
 async def test_migrations_make_the_schema_the_release_before_them_made(new_database) -> None:
     fresh, old = await new_database("fresh"), await new_database("old")
     assert await migrate(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
     await make_old_database(old, with_rows=False)
-    assert await tables_of(fresh) == await tables_of(old) | {"migration"}
+    new_tables = {"tw_facts", "tw_fact_heads", "tw_fact_numbers", "tw_watches", "tw_watch_deliveries", "tw_webhooks", "tw_webhook_attempts"}
+    assert await tables_of(fresh) == await tables_of(old) | {"migration"} | new_tables
     fresh_schema, old_schema = await schema_of(fresh), await schema_of(old)
-    assert len(fresh_schema) == 17 and all(s["columns"] for s in fresh_schema.values())
-    assert fresh_schema == old_schema
+    assert len(fresh_schema) == 24 and all(s["columns"] for s in fresh_schema.values())
+    assert {t: s for t, s in fresh_schema.items() if t not in new_tables and t != "tw_access_tokens"} == {
+        t: s for t, s in old_schema.items() if t != "tw_access_tokens"
+    }
+    await migrate(old)  # the old release's database, adopted and upgraded: the same schema
+    assert await schema_of(old) == fresh_schema
     assert await recorded(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
 
 
@@ -109,23 +114,26 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp
     await make_old_database(url)
     history = fixture()
     meta, expected = history["meta"], history["rows"]
+    # what the old rows are after the upgrade: columns added since, at their defaults
+    upgraded = {t: normalized(rows) for t, rows in expected.items()}
+    upgraded["tw_access_tokens"] = [{**row, "origin": "operator"} for row in upgraded["tw_access_tokens"]]
     assert "migration" not in await tables_of(url)
     if how == "cli":
         for name, value in {"TOLLWAY_HOME": str(tmp_path / "cli-home"), "TOLLWAY_DATABASE_URL": url, "TOLLWAY_OFFLINE": "1"}.items():
             monkeypatch.setenv(name, value)
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0
         out = capsys.readouterr().out
-        assert f"applied kernel {KERNEL_IDS[0]}" in out and "up to date (2 migrations applied)" in out
+        assert f"applied kernel {KERNEL_IDS[0]}" in out and f"up to date ({len(KERNEL_IDS)} migrations applied)" in out
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0  # again: nothing left to do
         assert "up to date (0 migrations applied)" in capsys.readouterr().out
-    assert {t: await rows_of(url, t) for t in expected} == {t: normalized(rows) for t, rows in expected.items()}
+    assert {t: await rows_of(url, t) for t in expected} == (upgraded if how == "cli" else {t: normalized(rows) for t, rows in expected.items()})
 
     settings = settings_for(tmp_path, db_kind, TOLLWAY_DATABASE_URL=url)
     kernel = build_kernel(settings, plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
     await kernel.start()
     try:
         assert await recorded(url) == [f"kernel:{i}" for i in KERNEL_IDS]  # adopted once, whoever migrated
-        assert {t: await rows_of(url, t) for t in expected} == {t: normalized(rows) for t, rows in expected.items()}
+        assert {t: await rows_of(url, t) for t in expected} == upgraded
         assert await check_ledger() == []
         auth = {"Authorization": f"Bearer {meta['access_token']}"}
         async with http_client(kernel) as client:

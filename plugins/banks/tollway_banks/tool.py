@@ -9,7 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
+from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext, search_key
 
 from . import fdic
 
@@ -109,7 +109,9 @@ async def run(value: BankProfileInput, ctx: ToolContext) -> BankProfileAnswer:
 def facts(value: BankProfileInput, answer: BankProfileAnswer) -> list[Fact]:
     """One fact per bank returned, keyed by its FDIC certificate number; the value is
     the whole Bank record (numeric fields total_assets_usd / total_deposits_usd at
-    the top level). Banks without a certificate cannot be keyed and are skipped."""
+    the top level). Banks without a certificate cannot be keyed and are skipped.
+    A search by name is also recorded under the hash of its input: the total and
+    the certificates found, in order."""
     out: list[Fact] = []
     for bank in answer.result.banks:
         if bank.fdic_certificate is None:
@@ -121,6 +123,16 @@ def facts(value: BankProfileInput, answer: BankProfileAnswer) -> list[Fact]:
                 value=msgspec.to_builtins(bank),
                 source=answer.evidence.source,
                 as_of=bank.reported_on,
+            )
+        )
+    if value.name is not None:
+        out.append(
+            Fact(
+                attribute="company_bank_profile",
+                key=search_key(value),
+                value={"total": answer.result.total, "banks": [b.fdic_certificate for b in answer.result.banks]},
+                source=answer.evidence.source,
+                as_of=answer.evidence.as_of,
             )
         )
     return out
@@ -154,4 +166,5 @@ COMPANY_BANK_PROFILE = Tool(
     check=check,
     exactly_one_of=(("name", "fdic_certificate"),),
     facts=facts,
+    searches=True,
 )

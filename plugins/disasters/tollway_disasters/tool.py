@@ -9,7 +9,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
+from tollway import Benchmarkable, Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import openfema
 
@@ -143,6 +143,8 @@ def facts(value: PlaceDisastersInput, answer: PlaceDisastersAnswer) -> list[Fact
             value={"total": r.total, "by_incident_type": r.by_incident_type, "by_declaration_type": r.by_declaration_type},
             source=answer.evidence.source,
             as_of=answer.evidence.as_of,
+            peers={"state": value.state.upper()},
+            benchmarked=value.county is None,  # states are ranked among states, not among counties
         )
     ]
 
@@ -174,4 +176,5 @@ PLACE_DISASTERS = Tool(
     ),
     check=check,
     facts=facts,
+    benchmark=Benchmarkable(fields=("total",), peers=("state",)),
 )

@@ -7,7 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Example, Fact, FieldError, Refusal, Tool, ToolContext, ToolError
+from tollway import Example, Fact, FieldError, Refusal, Tool, ToolContext, ToolError, search_key
 
 from . import lists
 from .ofac import Entry
@@ -96,9 +96,12 @@ run_company = _runner(False)
 run_person = _runner(True)
 
 
-def _facts(tool_name: str):
+def _facts(tool_name: str, *, searches_public: bool):
     def facts(value: SanctionsInput, answer: SanctionsAnswer) -> list[Fact]:
-        """One fact per returned entry, keyed by its OFAC entry number (for watches)."""
+        """One fact per returned entry, keyed by its OFAC entry number (for watches),
+        and the search itself (total and the entries found, with their scores) keyed
+        by the hash of its input. A person's name may be a private individual's, so a
+        person search is kept to the agent that made it."""
         store = lists.active()
         as_of = {c.name: c.as_of for c in answer.lists}
         out = []
@@ -114,6 +117,16 @@ def _facts(tool_name: str):
                     as_of=as_of.get(list_name) if list_name else None,
                 )
             )
+        out.append(
+            Fact(
+                attribute=tool_name,
+                key=search_key(value),
+                value={"total": answer.total, "matches": [{"number": m.entry.number, "name": m.entry.name, "score": m.score} for m in answer.matches]},
+                source=lists.SOURCE,
+                as_of=max((c.as_of for c in answer.lists), default=None),
+                public=searches_public,
+            )
+        )
         return out
 
     return facts
@@ -144,7 +157,8 @@ COMPANY_SANCTIONS = Tool(
     rate_limit="lookup",
     examples=(Example(title="Screen a company name", input={"name": "Anglo-Caribbean Co Ltd"}),),
     check=check,
-    facts=_facts("company_sanctions"),
+    facts=_facts("company_sanctions", searches_public=True),
+    searches=True,
 )
 
 PERSON_SANCTIONS = Tool(
@@ -163,5 +177,6 @@ PERSON_SANCTIONS = Tool(
     rate_limit="lookup",
     examples=(Example(title="Screen a person's name", input={"name": "Nicolas Maduro", "min_score": 0.85, "limit": 5}),),
     check=check,
-    facts=_facts("person_sanctions"),
+    facts=_facts("person_sanctions", searches_public=False),
+    searches=True,
 )

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, FieldError, FieldErrors, Tool, ToolContext
+from tollway import Benchmarkable, Evidence, Example, Fact, FieldError, FieldErrors, Tool, ToolContext
 
 from . import nhtsa
 
@@ -139,6 +139,7 @@ def facts(value: VehicleRecallsInput, answer: RecallAnswer) -> list[Fact]:
             value={"total": answer.result.total},
             source=answer.evidence.source,
             as_of=answer.evidence.as_of,
+            peers={"make": " ".join(value.make.split()).upper(), "model_year": value.model_year},
         )
     ]
 
@@ -171,4 +172,5 @@ VEHICLE_RECALLS = Tool(
     ),
     check=check,
     facts=facts,
+    benchmark=Benchmarkable(fields=("total",), peers=("make", "model_year")),
 )

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Evidence, Example, Fact, Tool, ToolContext
+from tollway import Benchmarkable, Evidence, Example, Fact, Tool, ToolContext
 
 from . import complaints as nhtsa_complaints
 from .tool import SOURCE, SOURCE_KIND, Make, Model, ModelYear
@@ -126,6 +126,7 @@ def facts(value: VehicleComplaintsInput, answer: ComplaintsAnswer) -> list[Fact]
             },
             source=answer.evidence.source,
             as_of=answer.evidence.as_of,
+            peers={"make": " ".join(value.make.split()).upper(), "model_year": value.model_year},
         )
     ]
 
@@ -159,4 +160,5 @@ VEHICLE_COMPLAINTS = Tool(
     ),
     check=check,
     facts=facts,
+    benchmark=Benchmarkable(fields=("total", "crashes", "fires", "injuries", "deaths"), peers=("make", "model_year")),
 )

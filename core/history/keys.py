@@ -1,0 +1,16 @@
+"""Entity keys of searches: a search recorded by input is keyed by the SHA-256 hex of
+its normalised input (the validated input, defaults filled in, audit fields left
+out, as RFC 8785 canonical JSON), so the input itself is never stored."""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+import rfc8785
+
+
+def search_key(validated_input: Any) -> str:
+    """The key of a search called with `validated_input` (a tool's input Struct)."""
+    plain = msgspec.to_builtins(validated_input)
+    return hashlib.sha256(rfc8785.dumps(plain)).hexdigest()

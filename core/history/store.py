@@ -1,0 +1,139 @@
+"""The fact store's writes: every completed lookup's declared facts, recorded in the
+caller's transaction (the receipt's), a new row only when a value differs from the
+last one seen for its series (attribute, entity key, source, owner).
+
+The series head (tw_fact_heads) is a compare-and-set: one conditional upsert decides
+whether the value changed, so concurrent lookups of the same entity make one row.
+Public facts of a benchmarkable tool also keep their current numbers and peer fields
+in tw_fact_numbers, the Benchmark read path (docs/history.md).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import rfc8785
+
+from .. import sql
+from ..tool import Fact, Tool
+from .declare import MAX_PEER_FIELDS, Benchmarkable
+
+PUBLIC = ""  # the owner of facts every caller may read
+MAX_KEY = 256
+
+
+def utc_day(ms: int) -> str:
+    return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%d")
+
+
+def canonical(value: Any) -> tuple[str, str]:
+    """(RFC 8785 JSON text, its SHA-256 hex) of a JSON-able value."""
+    raw = rfc8785.dumps(value)
+    return raw.decode(), hashlib.sha256(raw).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class NewFact:
+    """A fact row just written: the value changed (or was first seen, or the entity's
+    listing changed)."""
+
+    fact_id: int
+    attribute: str
+    entity_key: str
+    source: str
+    owner: str
+    listed: bool
+    value: Any
+    as_of: str | None
+    changed_on: str
+
+
+_HEAD_CAS = (
+    "INSERT INTO tw_fact_heads (attribute, entity_key, source, owner, value_hash, listed, fact_id) "
+    "VALUES ({}, {}, {}, {}, {}, {}, 0) "
+    "ON CONFLICT (attribute, entity_key, source, owner) DO UPDATE "
+    "SET value_hash = excluded.value_hash, listed = excluded.listed "
+    "WHERE tw_fact_heads.value_hash <> excluded.value_hash OR tw_fact_heads.listed <> excluded.listed "
+    "RETURNING id"
+)
+_INSERT_FACT = (
+    "INSERT INTO tw_facts (attribute, entity_key, source, owner, listed, value, value_hash, as_of, first_seen_ms, changed_on, recorded_by) "
+    "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) RETURNING id"
+)
+
+
+async def write(
+    *, attribute: str, entity_key: str, source: str, owner: str, value: Any, as_of: str | None, now: int,
+    recorded_by: str | None, listed: bool = True,
+) -> NewFact | None:
+    """One observation of a series: a new fact row when it differs from the head, else None.
+    Run inside the caller's transaction."""
+    if len(entity_key) > MAX_KEY:
+        entity_key = "sha256:" + hashlib.sha256(entity_key.encode()).hexdigest()
+    text, digest = canonical(value if listed else None)
+    head = await sql.fetch_one(_HEAD_CAS, attribute, entity_key, source, owner, digest, listed)
+    if head is None:
+        return None
+    day = utc_day(now)
+    row = await sql.fetch_one(_INSERT_FACT, attribute, entity_key, source, owner, listed, text, digest, as_of, now, day, recorded_by)
+    fact_id = int(row["id"])
+    await sql.fetch("UPDATE tw_fact_heads SET fact_id = {} WHERE id = {}", fact_id, head["id"])
+    return NewFact(fact_id, attribute, entity_key, source, owner, listed, value if listed else None, as_of, day)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _peer_text(value: Any) -> str | None:
+    return None if value is None else str(value).strip().lower()[:120]
+
+
+async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: int, *, listed: bool = True) -> None:
+    """Keep the entity's current numbers for Benchmark (public facts only)."""
+    value = fact.value if listed and isinstance(fact.value, Mapping) else {}
+    peers = [_peer_text(fact.peers.get(name)) for name in bench.peers] + [None] * (MAX_PEER_FIELDS - len(bench.peers))
+    for field in bench.fields:
+        number = _number(value.get(field))
+        if number is None:
+            await sql.fetch(
+                "DELETE FROM tw_fact_numbers WHERE attribute = {} AND source = {} AND entity_key = {} AND field = {}",
+                fact.attribute, fact.source, entity_key, field,
+            )
+            continue
+        await sql.fetch(
+            "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_1, peer_2, peer_3, peer_4, peer_5, as_of, updated_ms) "
+            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) "
+            "ON CONFLICT (attribute, source, entity_key, field) DO UPDATE SET number = excluded.number, "
+            "peer_1 = excluded.peer_1, peer_2 = excluded.peer_2, peer_3 = excluded.peer_3, peer_4 = excluded.peer_4, "
+            "peer_5 = excluded.peer_5, as_of = excluded.as_of, updated_ms = excluded.updated_ms",
+            fact.attribute, fact.source, entity_key, field, number, *peers, fact.as_of, now,
+        )
+
+
+async def record_call(tool: Tool, value: Any, output: Any, agent_id: str | None, now: int) -> list[NewFact]:
+    """Record what one completed call of `tool` states (inside the receipt's transaction)."""
+    written: list[NewFact] = []
+    for fact in (tool.facts(value, output) if tool.facts is not None else ()):
+        owner = PUBLIC if fact.public else (agent_id or PUBLIC)
+        new = await write(
+            attribute=fact.attribute, entity_key=fact.key, source=fact.source, owner=owner, value=fact.value,
+            as_of=fact.as_of, now=now, recorded_by=agent_id,
+        )
+        if new is None:
+            continue
+        written.append(new)
+        if tool.benchmark is not None and owner == PUBLIC and fact.attribute == tool.name and fact.benchmarked:
+            await write_numbers(tool.benchmark, fact, new.entity_key, now)
+    return written
+
+
+def history_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
+    """The data tools that keep history (they declare facts), by name."""
+    return {t.name: t for t in tools if t.facts is not None}
