@@ -32,3 +32,9 @@ class KernelConfig:
     idempotency_ttl_s: int = 86_400
     idempotency_lease_s: int = 60
     strict_plugins: bool = False
+    # Watches and webhooks (docs/watches.md, docs/webhooks.md)
+    watch_poll_interval_s: float = 900.0  # TOLLWAY_WATCH_POLL_INTERVAL_S: how often sources are polled
+    watch_price_per_change: int = 20_000  # TOLLWAY_WATCH_PRICE_PER_CHANGE (USDC): 0.02
+    webhook_retry_base_s: float = 10.0  # TOLLWAY_WEBHOOK_RETRY_BASE_S: 10 s, 20 s, 40 s, ...
+    # TOLLWAY_WEBHOOKS_ALLOW_INSECURE=1 (tests, local development): http:// and loopback targets too
+    webhooks_allow_insecure: bool = False

@@ -11,6 +11,8 @@ from typing import Protocol
 
 JOBS_NEW = "tollway_jobs_new"  # payload: request id of a job ready to run
 JOB_UPDATES = "tollway_job_updates"  # payload: "<request id> <status>"
+WATCH_DELIVERIES = "tollway_watch_deliveries"  # payload: a watch id with changes to deliver (or "")
+WEBHOOKS_DUE = "tollway_webhooks_due"  # payload: a webhook id ready to send (or "")
 
 Callback = Callable[[str], None]
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from .services import Services
     from .settings_spec import Setting
     from .tool import Tool
+    from .watches.sources import WatchSource
 
 PROJECT = "tollway"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -66,6 +67,15 @@ def register_data_sources(register: "Callable[[DataSource], None]") -> None:
     """Declare downloadable data the plugin keeps (refreshed by `tollway data refresh`).
 
     :param register: call once per `core.datasources.DataSource`; a name taken twice
+        stops start-up.
+    """
+
+
+@hookspec
+def register_watch_sources(register: "Callable[[WatchSource], None]") -> None:
+    """Declare an attribute agents may watch: how to poll its source's current values.
+
+    :param register: call once per `tollway.WatchSource`; an attribute taken twice
         stops start-up.
     """
 

@@ -24,6 +24,7 @@ from .auth import Authenticator
 from .config import KernelConfig
 from .datasources import DataSource
 from .events import EventBus, LocalEventBus
+from .history.tools import kernel_tools
 from .housekeeping import housekeeping_tasks
 from .payments.gateway import X402Gateway
 from .payments.networks import Network, get_network
@@ -43,6 +44,7 @@ from .services import Services
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
 from .top_ups import TopUps
+from .watches.sources import WatchSource
 
 log = logging.getLogger("tollway.kernel")
 
@@ -92,6 +94,7 @@ class Kernel:
         self.periodic_tasks: list[PeriodicTask] = self.registry.periodic_tasks
         self.data_sources: dict[str, DataSource] = self.registry.data_sources
         self.backend_factories: dict[str, Any] = self.registry.backend_factories
+        self.watch_sources: dict[str, WatchSource] = self.registry.watch_sources
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
         self.auth = Authenticator(
@@ -116,6 +119,8 @@ class Kernel:
     def collect(self) -> None:
         """Ask every plugin for its declarations, then add the kernel's own periodic tasks."""
         self.registry.collect(self.pm)
+        for tool in kernel_tools(self.tools):
+            self.registry.add_kernel_tool(tool)
         self.periodic_tasks.extend(
             housekeeping_tasks(
                 rate_limiter=self.rate_limiter, idempotency=self.idempotency, reconcile=self._reconcile,

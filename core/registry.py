@@ -11,6 +11,7 @@ from .datasources import DataSource
 from .periodic import PeriodicTask
 from .settings_spec import Setting
 from .tool import Tool
+from .watches.sources import WatchSource
 
 
 class StartupError(RuntimeError):
@@ -28,11 +29,12 @@ class Registry:
         self.periodic_tasks: list[PeriodicTask] = []
         self.data_sources: dict[str, DataSource] = {}
         self.backend_factories: dict[str, Any] = {}
+        self.watch_sources: dict[str, WatchSource] = {}
 
     def collect(self, pm: pluggy.PluginManager) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
         pm.check_pending()
-        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories):
+        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources):
             registry.clear()
         self.periodic_tasks.clear()
         pm.hook.register_tools(register=self._add_tool)
@@ -40,6 +42,18 @@ class Registry:
         pm.hook.register_settings(register=self._add_setting)
         pm.hook.register_settlement_backends(register=self._add_backend)
         pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
+        pm.hook.register_watch_sources(register=self._add_watch_source)
+
+    def add_kernel_tool(self, tool: Tool) -> None:
+        """A tool the kernel itself provides (Changes, Benchmark), checked like a plugin's."""
+        self._add_tool(tool)
+
+    def _add_watch_source(self, source: WatchSource) -> None:
+        if not isinstance(source, WatchSource):
+            raise StartupError(f"register_watch_sources received {source!r}, not a tollway.WatchSource")
+        if source.attribute in self.watch_sources:
+            raise StartupError(f"duplicate watch source {source.attribute!r}")
+        self.watch_sources[source.attribute] = source
 
     def _add_tool(self, tool: Tool) -> None:
         if not isinstance(tool, Tool):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.config import KernelConfig
+from core.money import to_micro
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +36,10 @@ class Settings:
     idempotency_ttl_s: int
     idempotency_lease_s: int
     env: Mapping[str, str]
+    watch_poll_interval_s: float = 900.0
+    watch_price_per_change: int = 20_000
+    webhook_retry_base_s: float = 10.0
+    webhooks_allow_insecure: bool = False
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -55,6 +60,10 @@ class Settings:
             idempotency_ttl_s=self.idempotency_ttl_s,
             idempotency_lease_s=self.idempotency_lease_s,
             strict_plugins=strict_plugins,
+            watch_poll_interval_s=self.watch_poll_interval_s,
+            watch_price_per_change=self.watch_price_per_change,
+            webhook_retry_base_s=self.webhook_retry_base_s,
+            webhooks_allow_insecure=self.webhooks_allow_insecure,
         )
 
 
@@ -164,6 +173,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     from core.ratelimits import parse_limits
 
     rate_limits = parse_limits(env)
+    price_text = (env.get("TOLLWAY_WATCH_PRICE_PER_CHANGE") or "0.02").strip()
+    try:
+        price_per_change = to_micro(price_text)
+    except ValueError:
+        raise ValueError("TOLLWAY_WATCH_PRICE_PER_CHANGE must be a USDC amount such as 0.02") from None
+    if not 0 < price_per_change <= 100_000_000:
+        raise ValueError("TOLLWAY_WATCH_PRICE_PER_CHANGE must be more than 0 and at most 100")
     idempotency_ttl_s, idempotency_lease_s = parse_idempotency(env)
     return Settings(
         home=home,
@@ -184,4 +200,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         idempotency_ttl_s=idempotency_ttl_s,
         idempotency_lease_s=idempotency_lease_s,
         env=dict(env),
+        watch_poll_interval_s=_seconds(env, "TOLLWAY_WATCH_POLL_INTERVAL_S", 900),
+        watch_price_per_change=price_per_change,
+        webhook_retry_base_s=_seconds(env, "TOLLWAY_WEBHOOK_RETRY_BASE_S", 10),
+        webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower() in ("1", "true", "yes"),
     )

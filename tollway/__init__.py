@@ -39,6 +39,7 @@ from core.source_values import source_int, source_text
 from core.tool import Example, Fact, Tool, ToolContext, ToolError
 from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
+from core.watches.sources import Observed, Snapshot, WatchSource
 
 __all__ = [
     "AppConfig",
@@ -51,6 +52,7 @@ __all__ = [
     "FieldError",
     "FieldErrors",
     "MigrationManager",
+    "Observed",
     "PeriodicTask",
     "Progress",
     "Refusal",
@@ -58,11 +60,13 @@ __all__ = [
     "Services",
     "Setting",
     "SettlementResult",
+    "Snapshot",
     "Tool",
     "ToolContext",
     "ToolError",
     "Upstream",
     "UpstreamCall",
+    "WatchSource",
     "hookimpl",
     "iso",
     "now_ms",
