@@ -44,6 +44,8 @@ from .services import Services
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
 from .top_ups import TopUps
+from .watches.delivery import WatchDeliveries
+from .watches.polling import WatchPolling, watch_poll_tasks
 from .watches.sources import WatchSource
 
 log = logging.getLogger("tollway.kernel")
@@ -108,6 +110,8 @@ class Kernel:
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
+        self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
+        self.watch_polling = WatchPolling(db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services)
         self.started = False
 
     def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
@@ -121,6 +125,7 @@ class Kernel:
         self.registry.collect(self.pm)
         for tool in kernel_tools(self.tools):
             self.registry.add_kernel_tool(tool)
+        self.periodic_tasks.extend(watch_poll_tasks(self.watch_polling, self.config.watch_poll_interval_s))
         self.periodic_tasks.extend(
             housekeeping_tasks(
                 rate_limiter=self.rate_limiter, idempotency=self.idempotency, reconcile=self._reconcile,
@@ -178,7 +183,7 @@ class Kernel:
         self.paid_calls = PaidCalls(
             db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
             refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
-            contexts=contexts,
+            contexts=contexts, watch_sources=self.watch_sources,
         )
         self.job_runner = JobRunner(
             db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,

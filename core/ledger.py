@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import sql
 from .ids import new_id, now_ms
+from .watches.resume import resume_credit_paused
 
 
 def credits_account(agent_id: str) -> str:
@@ -64,6 +65,7 @@ async def credit_credits(agent_id: str, amount: int, *, kind: str, reference: st
     )
     if moved is None:
         raise LookupError(f"no agent {agent_id}")
+    await resume_credit_paused(agent_id, moved[0])  # credits sufficient again: paused watches run
     return moved
 
 

@@ -26,6 +26,7 @@ async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[s
     problems += _charges_have_receipts(receipts, ledger, await sql.fetch("SELECT id, state, amount FROM tw_credit_holds"))
     problems += _refunds_match(receipts, ledger)
     problems += await _top_ups_match(ledger)
+    problems += await _watches_match()
     if max_intermediate_age_s is not None:
         problems += await _nothing_stale(int(now_ms() - max_intermediate_age_s * 1000))
     return problems
@@ -100,6 +101,22 @@ async def _top_ups_match(ledger: list[dict[str, Any]]) -> list[str]:
         "WHERE a.purpose = 'credits_top_up' AND a.status = 'settled' AND (t.status IS NULL OR t.status <> 'credited')"
     )
     problems += [f"top-up payment {r['id']} settled but was never credited" for r in settled]
+    return problems
+
+
+async def _watches_match() -> list[str]:
+    """What each watch says it spent and delivered is what its delivered changes were charged."""
+    problems = []
+    rows = await sql.fetch(
+        "SELECT w.id, w.spent, w.changes_delivered, COALESCE(SUM(d.charged), 0) AS charged, COUNT(d.id) AS delivered "
+        "FROM tw_watches w LEFT JOIN tw_watch_deliveries d ON d.watch_id = w.id AND d.state = 'delivered' "
+        "GROUP BY w.id, w.spent, w.changes_delivered"
+    )
+    for r in rows:
+        if int(r["spent"]) != int(r["charged"]) or int(r["changes_delivered"]) != int(r["delivered"]):
+            problems.append(
+                f"watch {r['id']} says {r['spent']} spent over {r['changes_delivered']} changes; its deliveries say {r['charged']} over {r['delivered']}"
+            )
     return problems
 
 

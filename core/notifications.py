@@ -25,6 +25,7 @@ TYPES = (
     "domain_expiring",
     "phone_expiring",
     "watch_change",
+    "watch_paused",  # ours: a watch paused for its cap or its credits (the owner is told once per pause)
 )
 MAX_LIMIT = 100
 

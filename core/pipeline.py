@@ -18,9 +18,8 @@ from .agents import AgentDirectory
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .events import JOBS_NEW, EventBus, publish_unless_in_sql
-from .history.store import record_call
 from .idempotency import IdempotencyStore, check_key, missing_key
-from .ids import new_id, now_ms
+from .ids import new_id
 from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment
 from .payments.networks import Network
 from .prepare import PreparedCall, input_hash_of, prepare
@@ -29,6 +28,7 @@ from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContexts, ToolError
+from .watches.queue import record_lookup
 from .wire.calls import CallMeta, JobAccepted, Success
 
 log = logging.getLogger("tollway.pipeline")
@@ -57,6 +57,7 @@ class PaidCalls:
         gateway: X402Gateway,
         events: EventBus,
         contexts: ToolContexts,
+        watch_sources: Mapping[str, Any] | None = None,
     ) -> None:
         self.db = db
         self.tools = tools
@@ -70,6 +71,8 @@ class PaidCalls:
         self.gateway = gateway
         self.events = events
         self.contexts = contexts
+        # Watchable attributes: a lookup recording a change of a watched entity queues it.
+        self.watch_sources = watch_sources if watch_sources is not None else {}
 
     def prepare(self, tool: Tool, body: bytes) -> PreparedCall:
         """Validate and price: everything that must happen before payment."""
@@ -173,9 +176,9 @@ class PaidCalls:
         async with self.db.transaction():
             if await holds.end(request_id, "charged"):
                 await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
-            await self._record_facts(call, agent_id, output)
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
+            await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
         return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
@@ -228,7 +231,7 @@ class PaidCalls:
             if job and result.status != "failed":
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             if not job and result.status != "failed":
-                await self._record_facts(call, agent_id, output)
+                await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
         if result.status == "failed":
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
@@ -240,11 +243,6 @@ class PaidCalls:
             answer.settlement = settlement
             return answer
         return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), settlement=settlement)
-
-    async def _record_facts(self, call: PreparedCall, agent_id: str, output: Any) -> None:
-        """The lookup's facts, in the receipt's transaction (docs/history.md)."""
-        if call.tool.facts is not None:
-            await record_call(call.tool, call.value, output, agent_id, now_ms())
 
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:

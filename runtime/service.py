@@ -7,12 +7,14 @@ from typing import Any
 
 import httpx
 
+from core.events import WATCH_DELIVERIES
 from core.kernel import Kernel
 
 from .database import Database
 from .plugins import load_entry_point_plugins
 from .scheduler import Scheduler
 from .settings import Settings
+from .wake_loop import WakeLoop
 from .worker import Worker
 
 
@@ -53,6 +55,10 @@ class Background:
         for worker in self.workers:
             worker.start()
             self._running.append(worker)
+        if self.workers:  # where jobs run, watch changes are delivered too
+            deliveries = WakeLoop("watch_deliveries", self.kernel.events, WATCH_DELIVERIES, self.kernel.watch_deliveries.run_pending)
+            deliveries.start()
+            self._running.append(deliveries)
         if self.scheduler:
             sched = Scheduler.for_kernel(self.kernel)
             sched.start()

@@ -321,6 +321,39 @@ async def test_hook_register_data_sources_declares_refreshable_data(kernel_facto
 
 
 # -- register_migrations ------------------------------------------------------------------
+@exercises("register_watch_sources")
+async def test_hook_register_watch_sources_makes_an_attribute_watchable_and_polled(kernel_factory) -> None:
+    from tollway import Observed, Snapshot, WatchSource
+
+    asked: list[list[str]] = []
+
+    async def poll(services: Any, watched_keys: Any) -> Snapshot:
+        asked.append(list(watched_keys))
+        return Snapshot(values={"k1": Observed({"v": 1})}, complete=False)
+
+    source = WatchSource(attribute="hooks_feed", entity_types=("item",), source="hooks", poll=poll)
+
+    class Feed:
+        @hookimpl
+        def register_watch_sources(self, register):
+            register(source)
+
+    kernel = await kernel_factory(plugins=[("feed", Feed())])
+    assert kernel.watch_sources == {"hooks_feed": source}
+    assert "watch_poll_hooks_feed" in {t.name for t in kernel.periodic_tasks}
+    report = await kernel.watch_polling.poll("hooks_feed")
+    assert asked == [[]] and report.attribute == "hooks_feed" and report.changes_detected == 0
+
+    class Again:
+        @hookimpl
+        def register_watch_sources(self, register):
+            register(WatchSource(attribute="hooks_feed", entity_types=("x",), source="clash", poll=poll))
+
+    clash = await kernel_factory(plugins=[("feed", Feed()), ("again", Again())], start=False)
+    with pytest.raises(StartupError, match="hooks_feed"):
+        clash.collect()
+
+
 @exercises("register_migrations")
 async def test_hook_register_migrations_gives_a_plugin_tables_of_its_own(kernel_factory) -> None:
     from runtime.database import MigrationError

@@ -1,5 +1,5 @@
-"""Hook implementations: the two screening tools, the lists URL setting, the daily
-refresh, and loading the lists at start-up.
+"""Hook implementations: the two screening tools, the lists as a watch source, the
+lists URL setting, the daily refresh, and loading the lists at start-up.
 
 At start-up the lists persisted under TOLLWAY_HOME are loaded; a `file://`
 lists URL is read at once (before the service answers); any other URL is
@@ -14,10 +14,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from tollway import DataSource, PeriodicTask, Services, Setting, Tool, hookimpl
+from tollway import DataSource, PeriodicTask, Services, Setting, Tool, WatchSource, hookimpl
 
 from . import lists
 from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
+from .watch import SANCTIONS_WATCH
 
 log = logging.getLogger("tollway.sanctions")
 _BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # services.instance -> its start-up download
@@ -27,6 +28,11 @@ _BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # services.instance -> its 
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(COMPANY_SANCTIONS)
     register(PERSON_SANCTIONS)
+
+
+@hookimpl
+def register_watch_sources(register: Callable[[WatchSource], None]) -> None:
+    register(SANCTIONS_WATCH)
 
 
 @hookimpl

@@ -1,0 +1,126 @@
+"""Polling watch sources: read a source's current values, record each entity whose
+value or listing changed as a fact (the source's history, read by Changes), and queue
+the Change rows of watched entities for delivery — the fact and its deliveries in
+one transaction, so a change is never recorded without being queued.
+
+The first poll of a source records what it lists and reports no change; an entity
+appearing later is `$entity` listed; with a complete snapshot, an entity missing is
+`$entity` not listed. Concurrent pollers are safe: the fact store's compare-and-set
+lets one of them record each change.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+from .. import sql
+from ..events import WATCH_DELIVERIES, EventBus
+from ..history.store import PUBLIC, NewFact, canonical, write
+from ..ids import iso, now_ms
+from ..periodic import PeriodicTask
+from .queue import change_rows, queue_changes
+from .sources import Snapshot, WatchSource
+
+BATCH = 200  # entities per transaction
+CHUNK = 500  # keys per IN (...) read
+
+
+@dataclasses.dataclass(frozen=True)
+class PollReport:
+    attribute: str
+    polled_at: str
+    changes_detected: int
+
+
+class WatchPolling:
+    """Polls the registered sources (`poll(attribute)`), for the scheduler and the operator route."""
+
+    def __init__(self, *, db: Any, sources: Mapping[str, WatchSource], events: EventBus, services: Callable[[], Any]) -> None:
+        self.db = db
+        self.sources = sources
+        self.events = events
+        self.services = services
+
+    async def poll(self, attribute: str) -> PollReport:
+        source = self.sources[attribute]
+        watched = [r["entity_key"] for r in await sql.fetch(
+            "SELECT DISTINCT entity_key FROM tw_watches WHERE attribute = {} AND deleted_ms IS NULL", attribute
+        )]
+        snapshot = await source.poll(self.services(), watched)
+        return await self.record(source, snapshot)
+
+    async def record(self, source: WatchSource, snapshot: Snapshot) -> PollReport:
+        """Record one snapshot of `source` and queue its watched changes."""
+        started = now_ms()
+        heads = {
+            r["entity_key"]: (r["value_hash"], bool(r["listed"]))
+            for r in await sql.fetch(
+                "SELECT entity_key, value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND source = {} AND owner = {}",
+                source.attribute, source.source, PUBLIC,
+            )
+        }
+        first_poll = not heads
+        todo: list[tuple[str, Any, str | None, bool]] = []  # key, value, as_of, listed
+        for key, observed in snapshot.values.items():
+            head = heads.get(key)
+            if head is None or not head[1] or head[0] != canonical(observed.value)[1]:
+                todo.append((key, observed.value, observed.as_of, True))
+        if snapshot.complete:
+            todo.extend((key, None, None, False) for key, (_, listed) in heads.items() if listed and key not in snapshot.values)
+        detected = 0
+        woken: set[str] = set()
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start:start + BATCH]
+            previous = await self._previous(source, [key for key, *_ in batch])
+            async with self.db.transaction():
+                for key, value, as_of, listed in batch:
+                    fact = await write(
+                        attribute=source.attribute, entity_key=key, source=source.source, owner=PUBLIC, value=value,
+                        as_of=as_of, now=started, recorded_by=None, listed=listed,
+                    )
+                    if fact is None:  # another poller recorded it first
+                        continue
+                    rows = self._rows(previous.get(key), fact, first_poll)
+                    detected += len(rows)
+                    if rows and await queue_changes(fact, rows):
+                        woken.add(key)
+        if woken:
+            await self.events.publish(WATCH_DELIVERIES, "")
+        return PollReport(source.attribute, iso(started), detected)
+
+    def _rows(self, previous: Any | None, fact: NewFact, first_poll: bool) -> list[dict[str, Any]]:
+        if previous is None:
+            # never seen: on a later poll of the source it is an entity that appeared
+            return [] if first_poll else change_rows({"listed": False, "value": "null"}, fact)
+        return change_rows(previous, fact)
+
+    async def _previous(self, source: WatchSource, keys: list[str]) -> dict[str, Any]:
+        """The current fact rows (value, listed) of these entities."""
+        out: dict[str, Any] = {}
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start:start + CHUNK]
+            marks = ", ".join("{}" for _ in chunk)
+            for r in await sql.fetch(
+                "SELECT h.entity_key, f.value, f.listed FROM tw_fact_heads h JOIN tw_facts f ON f.id = h.fact_id "
+                f"WHERE h.attribute = {{}} AND h.source = {{}} AND h.owner = {{}} AND h.entity_key IN ({marks})",
+                source.attribute, source.source, PUBLIC, *chunk,
+            ):
+                out[r["entity_key"]] = {"value": r["value"], "listed": r["listed"]}
+        return out
+
+
+def watch_poll_tasks(polling: WatchPolling, interval_s: float) -> list[PeriodicTask]:
+    """One periodic task per registered source (TOLLWAY_WATCH_POLL_INTERVAL_S)."""
+
+    def task(attribute: str) -> PeriodicTask:
+        async def run(_services: Any) -> None:
+            await polling.poll(attribute)
+
+        return PeriodicTask(name=f"watch_poll_{attribute}", interval_s=interval_s, run=run)
+
+    return [task(attribute) for attribute in polling.sources]
+
+
+__all__ = ["PollReport", "WatchPolling", "watch_poll_tasks"]

@@ -1,0 +1,18 @@
+"""A watch paused because the credits could not pay runs again, automatically, in the
+transaction that adds credits (a grant, a top-up, a refund) once they pay its next change;
+the delivery loops find it on their next pass."""
+from __future__ import annotations
+
+from .. import sql
+from ..ids import now_ms
+
+
+async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:
+    """The ids of the agent's watches that were paused for `credits` and run again now."""
+    rows = await sql.fetch(
+        "UPDATE tw_watches SET status = 'running', pause_reason = NULL, updated_ms = {} "
+        "WHERE agent_id = {} AND status = 'paused' AND pause_reason = 'credits' AND deleted_ms IS NULL "
+        "AND price_per_change <= {} RETURNING id",
+        now_ms(), agent_id, balance,
+    )
+    return [r["id"] for r in rows]

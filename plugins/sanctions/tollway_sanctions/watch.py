@@ -1,0 +1,55 @@
+"""The US Treasury sanctions lists as a watchable source (`us_treasury_sanctions`): each
+poll reads the lists as currently loaded (re-reading a file:// folder, downloading
+remote lists when a day old) and states every entry by its OFAC entry number, so
+consecutive loads diff into entries added, removed and changed."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import msgspec
+
+from tollway import Observed, Services, Snapshot, WatchSource
+
+from . import lists
+
+ATTRIBUTE = "us_treasury_sanctions"
+
+
+def entry_value(spec: lists.ListSpec, parsed) -> dict:
+    """What a watch (and the source's history) follows of one entry: its list, whether it
+    names an individual, and the entry as screening answers show it."""
+    return {"list": spec.name, "individual": parsed.is_person, **msgspec.to_builtins(parsed.entry)}
+
+
+async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
+    store = lists.store_for(services.home)
+    url = lists.lists_url_from(services.settings("sanctions"))
+    if url.startswith("file://"):
+        await asyncio.to_thread(store.load_local, url)
+    elif not services.offline:
+        await store.refresh(url, http=services.http, force=False)
+    values: dict[str, Observed] = {}
+    for spec in lists.LISTS:
+        loaded = store.lists.get(spec.key)
+        if loaded is None:
+            continue
+        for number, parsed in loaded.entries.items():
+            values[str(number)] = Observed(entry_value(spec, parsed), as_of=loaded.as_of)
+    return Snapshot(values=values, complete=all(spec.key in store.lists for spec in lists.LISTS))
+
+
+def check_key(key: str) -> str | None:
+    if not key.isdigit() or len(key) > 9 or int(key) == 0:
+        return "an OFAC entry number (ent_num) as a decimal string, e.g. 2676"
+    return None
+
+
+SANCTIONS_WATCH = WatchSource(
+    attribute=ATTRIBUTE,
+    entity_types=("company", "person", "vessel", "aircraft"),
+    source=lists.SOURCE,
+    poll=poll,
+    check_key=check_key,
+    description="Entries of the OFAC SDN and consolidated (non-SDN) lists, by entry number.",
+)
