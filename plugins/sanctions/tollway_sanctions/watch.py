@@ -1,7 +1,8 @@
 """The US Treasury sanctions lists as a watchable source (`us_treasury_sanctions`): each
-poll reads the lists as currently loaded (re-reading a file:// folder, downloading
-remote lists when a day old) and states every entry by its OFAC entry number, so
-consecutive loads diff into entries added, removed and changed."""
+poll reads the lists as currently loaded (a file:// folder is read again; downloaded
+lists are the daily refresh's, or newer ones another process left under TOLLWAY_HOME)
+and states every entry by its OFAC entry number, so consecutive loads diff into
+entries added, removed and changed."""
 from __future__ import annotations
 
 import asyncio
@@ -25,10 +26,10 @@ def entry_value(spec: lists.ListSpec, parsed) -> dict:
 async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
     store = lists.store_for(services.home)
     url = lists.lists_url_from(services.settings("sanctions"))
-    if url.startswith("file://"):
+    if url.startswith("file://"):  # a local mirror: read it as it is now
         await asyncio.to_thread(store.load_local, url)
-    elif not services.offline:
-        await store.refresh(url, http=services.http, force=False)
+    elif store.persisted_newer():  # another process (`tollway data refresh`) downloaded newer lists
+        await asyncio.to_thread(store.load_persisted)
     values: dict[str, Observed] = {}
     for spec in lists.LISTS:
         loaded = store.lists.get(spec.key)

@@ -1,0 +1,196 @@
+"""History and watches speed: Changes over a million fact rows, Benchmark over 100,000
+peers, and watch deliveries per second on PostgreSQL with two worker processes.
+
+Prints one JSON line per database. For SQLite and PostgreSQL: `changes_p50_ms` /
+`changes_p99_ms` (the Changes tool's read in-process — what a call costs beside its
+payment — over `fact_rows` rows of 100,000 entities, each asked for a 30-day window),
+`benchmark_p50_ms` / `benchmark_p99_ms` (the Benchmark tool's read over `peers` current
+numbers, no filter and with one or two peer filters), each beside its goal and beside
+`point_read_p50_ms`, the p50 of one primary-key read on the same database (the anchor:
+what one round trip costs on this machine). For PostgreSQL also `deliveries_per_s`:
+`watches` watches with pending changes, delivered by `workers` `tollway worker`
+processes (charge, receipt, notification, one transaction each), from their start to
+the last delivery, beside its goal.
+
+Run: `.venv/bin/python bench/history.py [--facts 1000000] [--peers 100000] [--deliveries 4000]`.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import random
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OPERATOR = "bench-operator-token"
+GOALS = {"changes_p50_ms": 5.0, "benchmark_p50_ms": 20.0, "deliveries_per_s": 200.0}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def create_database(admin: str) -> str:
+    import asyncpg
+
+    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1), timeout=5)
+    name = f"tollway_bench_history_{secrets.token_hex(3)}"
+    await conn.execute(f'CREATE DATABASE "{name}"')
+    await conn.close()
+    return admin.rsplit("/", 1)[0] + "/" + name
+
+
+async def drop_database(admin: str, url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
+    await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+    await conn.close()
+
+
+def bench_env(home: Path, url: str) -> dict[str, str]:
+    return {
+        "TOLLWAY_HOME": str(home),
+        "TOLLWAY_DATABASE_URL": url,
+        "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
+        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0c" * 32).decode(),
+        "TOLLWAY_OFFLINE": "1",
+        "TOLLWAY_SANCTIONS_LISTS_URL": (ROOT / "plugins" / "sanctions" / "tests" / "fixtures" / "ofac" / "sdn_sample_small").as_uri(),
+    }
+
+
+async def timed(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+async def point_reads(n: int = 400) -> list[float]:
+    from core import sql
+
+    ids = [r["id"] for r in await sql.fetch("SELECT id FROM tw_agents LIMIT 50")]
+
+    async def one() -> None:
+        await sql.fetch_one("SELECT credits FROM tw_agents WHERE id = {}", random.choice(ids))
+
+    return await timed(one, n)
+
+
+# -- watch deliveries ---------------------------------------------------------------------
+async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_per_watch: int) -> int:
+    """Watches with pending changes, written straight into the tables (what polls leave)."""
+    from core import sql
+    from core.ids import new_id, new_uuid, now_ms
+
+    total = 0
+    now = now_ms()
+    for agent in agents:
+        for _ in range(watches_per_agent):
+            wid = new_uuid()
+            await sql.fetch(
+                "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
+                "changes_delivered, status, pause_notified, created_ms, updated_ms) "
+                "VALUES ({}, {}, 'company', 'us_treasury_sanctions', {}, 100000000, 0, 20000, 0, 'running', {}, {}, {})",
+                wid, agent, str(random.randint(1, 60000)), False, now, now,
+            )
+            for i in range(changes_per_watch):
+                change = {"changed_on": "2026-11-24", "field": "programs[0]", "before": "SDT", "after": f"SDGT{i}", "source": "OFAC", "as_of": None}
+                await sql.fetch(
+                    "INSERT INTO tw_watch_deliveries (id, watch_id, change_ref, seq, change, state, detected_ms) VALUES ({}, {}, {}, {}, {}, 'pending', {})",
+                    new_id("wdl"), wid, f"bench:{i}", i, json.dumps(change), now,
+                )
+                total += 1
+    return total
+
+
+async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -> dict[str, object]:
+    from core import sql
+    from core.ledger_check import check_ledger
+    from runtime.service import build_kernel
+    from runtime.settings import load_settings
+
+    kernel = build_kernel(load_settings(env), load_installed=False)
+    await kernel.start()
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        agents = []
+        for _ in range(20):
+            agents.append(await _agent(kernel))
+        per_watch = 10
+        total = await queue_deliveries(agents, max(1, deliveries // (len(agents) * per_watch)), per_watch)
+        t0 = time.monotonic()
+        for _ in range(workers):
+            procs.append(await asyncio.create_subprocess_exec(
+                str(ROOT / ".venv" / "bin" / "tollway"), "worker", env={**os.environ, **env}, cwd=str(ROOT),
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            ))
+        while True:
+            row = await sql.fetch_one("SELECT count(*) AS n FROM tw_watch_deliveries WHERE state = 'pending'")
+            if int(row["n"]) == 0:
+                break
+            if time.monotonic() - t0 > 600:
+                raise RuntimeError("deliveries did not finish")
+            await asyncio.sleep(0.02)
+        span = await sql.fetch_one("SELECT min(delivered_ms) AS a, max(delivered_ms) AS b FROM tw_watch_deliveries")
+        problems = await check_ledger()
+        seconds = (int(span["b"]) - int(span["a"])) / 1000 or 1e-3
+        return {"workers": workers, "deliveries": total, "deliveries_per_s": round(total / seconds, 1), "ledger_problems": len(problems)}
+    finally:
+        for proc in procs:
+            proc.kill()
+            await proc.wait()
+        await kernel.stop()
+
+
+async def _agent(kernel) -> str:
+    """An agent with plenty of credits, made the way the operator routes make one."""
+    from core import ledger, sql
+    from core.ids import new_uuid, now_ms
+
+    agent_id = new_uuid()
+    await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, NULL, 0, {})", agent_id, now_ms())
+    async with kernel.db.transaction():
+        await ledger.credit_credits(agent_id, 1_000_000_000, kind="grant", memo="bench")
+    return agent_id
+
+
+async def run_postgres(args: argparse.Namespace) -> dict[str, object]:
+    url = await create_database(args.postgres)
+    try:
+        env = bench_env(Path(tempfile.mkdtemp()), url)
+        out: dict[str, object] = {"db": "postgres"}
+        out.update(await deliveries_per_s(env, args.workers, args.deliveries))
+        out["deliveries_per_s_goal"] = GOALS["deliveries_per_s"]
+        return out
+    finally:
+        await drop_database(args.postgres, url)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=1_000_000)
+    parser.add_argument("--peers", type=int, default=100_000)
+    parser.add_argument("--deliveries", type=int, default=4000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    args = parser.parse_args()
+    import uvloop
+
+    print(json.dumps(uvloop.run(run_postgres(args))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
