@@ -13,6 +13,7 @@ from .database import Database
 from .plugins import load_entry_point_plugins
 from .scheduler import Scheduler
 from .settings import Settings
+from .webhook_loop import WebhookLoop
 from .worker import Worker
 
 
@@ -40,19 +41,25 @@ def build_kernel(
 
 
 class Background:
-    """What runs beside a front in one process: `workers` job workers and, with
-    `scheduler`, the periodic tasks. Start after the kernel, stop before it."""
+    """What runs beside a front in one process: `workers` job workers, with them
+    the webhook loop (webhooks are sent wherever jobs run) and, with `scheduler`,
+    the periodic tasks. Start after the kernel, stop before it."""
 
     def __init__(self, kernel: Kernel, *, workers: int = 0, scheduler: bool = False, **worker_options: Any) -> None:
         self.kernel = kernel
         self.workers = [Worker(kernel, **worker_options) for _ in range(workers)]
         self.scheduler = scheduler
+        self.webhook_loop: WebhookLoop | None = None
         self._running: list[Any] = []
 
     async def start(self) -> None:
         for worker in self.workers:
             worker.start()
             self._running.append(worker)
+        if self.workers:
+            self.webhook_loop = WebhookLoop(self.kernel.webhooks)
+            self.webhook_loop.start()
+            self._running.append(self.webhook_loop)
         if self.scheduler:
             sched = Scheduler.for_kernel(self.kernel)
             sched.start()
