@@ -2,8 +2,9 @@
 and the services built from them.
 
 Fronts hold one `Kernel` and call its services: `paid_calls` (the one paid-call
-pipeline, docs/architecture.md), `accounts`, `reads`, `job_runner`, `refunds`
-and `rate_gate`. Each service gets what it uses in its constructor.
+pipeline, docs/architecture.md), `accounts`, `reads`, `job_runner`, `refunds`,
+`rate_gate` and `webhooks` (the webhook sender, docs/webhooks.md). Each service
+gets what it uses in its constructor.
 """
 from __future__ import annotations
 
@@ -47,12 +48,13 @@ from .top_ups import TopUps
 from .watches.delivery import WatchDeliveries
 from .watches.polling import WatchPolling, watch_poll_tasks
 from .watches.sources import WatchSource
+from .webhooks.outbox import WebhookSender
 
 log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks"})
 
 
 class Kernel:
@@ -67,6 +69,7 @@ class Kernel:
     reconciler: Reconciler
     http: httpx.AsyncClient
     services: Services
+    webhooks: WebhookSender
 
     def __init__(
         self,
@@ -164,6 +167,10 @@ class Kernel:
             )
         )
         self._build_services()
+        self.webhooks = WebhookSender(
+            db=self.db, events=self.events, retry_base_s=self.config.webhook_retry_base_s,
+            allow_insecure=self.config.webhooks_allow_insecure,
+        )
         self.services = Services(
             home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self)
         )
@@ -198,6 +205,7 @@ class Kernel:
             return
         self.pm.hook.shutdown(services=self.services)
         await self.http.aclose()
+        await self.webhooks.aclose()
         await self.events.stop()
         await self.db.close()
         self.started = False

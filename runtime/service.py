@@ -7,14 +7,13 @@ from typing import Any
 
 import httpx
 
-from core.events import WATCH_DELIVERIES
 from core.kernel import Kernel
 
 from .database import Database
 from .plugins import load_entry_point_plugins
 from .scheduler import Scheduler
 from .settings import Settings
-from .wake_loop import WakeLoop
+from .wake_loop import WakeLoop, delivery_loop, webhook_loop
 from .worker import Worker
 
 
@@ -42,23 +41,26 @@ def build_kernel(
 
 
 class Background:
-    """What runs beside a front in one process: `workers` job workers and, with
-    `scheduler`, the periodic tasks. Start after the kernel, stop before it."""
+    """What runs beside a front in one process: `workers` job workers, with them
+    the webhook loop (webhooks are sent wherever jobs run) and, with `scheduler`,
+    the periodic tasks. Start after the kernel, stop before it."""
 
     def __init__(self, kernel: Kernel, *, workers: int = 0, scheduler: bool = False, **worker_options: Any) -> None:
         self.kernel = kernel
         self.workers = [Worker(kernel, **worker_options) for _ in range(workers)]
         self.scheduler = scheduler
+        self.webhook_loop: WakeLoop | None = None
         self._running: list[Any] = []
 
     async def start(self) -> None:
         for worker in self.workers:
             worker.start()
             self._running.append(worker)
-        if self.workers:  # where jobs run, watch changes are delivered too
-            deliveries = WakeLoop("watch_deliveries", self.kernel.events, WATCH_DELIVERIES, self.kernel.watch_deliveries.run_pending)
-            deliveries.start()
-            self._running.append(deliveries)
+        if self.workers:  # where jobs run, watch changes are delivered and webhooks sent too
+            self.webhook_loop = webhook_loop(self.kernel.webhooks)
+            for loop in (delivery_loop(self.kernel), self.webhook_loop):
+                loop.start()
+                self._running.append(loop)
         if self.scheduler:
             sched = Scheduler.for_kernel(self.kernel)
             sched.start()

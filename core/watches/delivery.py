@@ -19,10 +19,11 @@ from typing import Any
 import msgspec
 
 from .. import ledger, notifications, sql
-from ..events import WATCH_DELIVERIES, WEBHOOKS_DUE, EventBus
+from ..events import WATCH_DELIVERIES, EventBus
 from ..ids import now_ms
 from ..money import dollars, usdc
 from ..receipts import ReceiptBook
+from ..webhooks import outbox
 
 
 log = logging.getLogger("tollway.watches")
@@ -100,7 +101,7 @@ class WatchDeliveries:
             else:
                 outcome = await self._deliver(watch, pending, price)
         if outcome.kind == "delivered" and watch["webhook_url"]:
-            await self.events.publish(WEBHOOKS_DUE, outcome.delivery_id or "")
+            await outbox.publish_due(self.events, outcome.delivery_id or "")
         if self.after_commit is not None:
             self.after_commit(outcome)
         return outcome
@@ -152,8 +153,6 @@ class WatchDeliveries:
             },
         )
         if watch["webhook_url"]:
-            from ..webhooks import outbox
-
             await outbox.enqueue(
                 webhook_id=delivery_id, kind="watch.change", subject=watch["id"], url=watch["webhook_url"],
                 secret=watch["webhook_secret"] or "", now_ms=now,
