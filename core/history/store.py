@@ -30,6 +30,14 @@ def utc_day(ms: int) -> str:
     return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%d")
 
 
+def stored_key(entity_key: str) -> str:
+    """The entity key as the store keeps it: a key longer than the column is kept as
+    `sha256:` + the SHA-256 hex of its text (reads map a key the same way)."""
+    if len(entity_key) > MAX_KEY:
+        return "sha256:" + hashlib.sha256(entity_key.encode()).hexdigest()
+    return entity_key
+
+
 def canonical(value: Any) -> tuple[str, str]:
     """(RFC 8785 JSON text, its SHA-256 hex) of a JSON-able value."""
     raw = rfc8785.dumps(value)
@@ -72,8 +80,7 @@ async def write(
 ) -> NewFact | None:
     """One observation of a series: a new fact row when it differs from the head, else None.
     Run inside the caller's transaction."""
-    if len(entity_key) > MAX_KEY:
-        entity_key = "sha256:" + hashlib.sha256(entity_key.encode()).hexdigest()
+    entity_key = stored_key(entity_key)
     text, digest = canonical(value if listed else None)
     head = await sql.fetch_one(_HEAD_CAS, attribute, entity_key, source, owner, digest, listed)
     if head is None:
