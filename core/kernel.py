@@ -126,7 +126,7 @@ class Kernel:
     def collect(self) -> None:
         """Ask every plugin for its declarations, then add the kernel's own periodic tasks."""
         self.registry.collect(self.pm)
-        for tool in kernel_tools(self.tools):
+        for tool in kernel_tools(self.tools, self.watch_sources):
             self.registry.add_kernel_tool(tool)
         self.periodic_tasks.extend(watch_poll_tasks(self.watch_polling, self.config.watch_poll_interval_s))
         self.periodic_tasks.extend(

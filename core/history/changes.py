@@ -115,17 +115,21 @@ def search_value(tool: Tool, raw: Mapping[str, Any]) -> Any:
 class ChangesTool:
     """The checks and the run of Changes, over the live registry `tools`."""
 
-    def __init__(self, tools: Mapping[str, Tool]) -> None:
+    def __init__(self, tools: Mapping[str, Tool], sources: Mapping[str, Any] | None = None) -> None:
         self.tools = tools
+        # Watch sources keep history too (each poll records the source's values).
+        self.sources = sources if sources is not None else {}
 
     def keeping_history(self) -> list[str]:
-        return sorted(name for name, t in self.tools.items() if t.facts is not None)
+        return sorted({name for name, t in self.tools.items() if t.facts is not None} | set(self.sources))
 
     def check(self, value: ChangesInput) -> None:
         problems = _request_problems(value)
         if problems:
             raise FieldErrors(problems)
         tool = self.tools.get(value.attribute)
+        if tool is None and value.attribute in self.sources and value.input is None:
+            return  # a watch source's entity, by key
         if tool is None or tool.facts is None:
             names = self.keeping_history()
             message = f"{value.attribute} is not a data tool that keeps history; those that do: {', '.join(names) or 'none'}"
@@ -188,9 +192,10 @@ DESCRIPTION = (
 )
 
 
-def changes_tool(tools: Mapping[str, Tool]) -> Tool:
-    """The Changes tool, reading `tools` (the live registry) for the attributes it serves."""
-    impl = ChangesTool(tools)
+def changes_tool(tools: Mapping[str, Tool], sources: Mapping[str, Any] | None = None) -> Tool:
+    """The Changes tool, reading `tools` and the watch `sources` (the live registries) for
+    the attributes it serves."""
+    impl = ChangesTool(tools, sources)
 
     async def run(value: ChangesInput, ctx: ToolContext) -> ChangesAnswer:
         return await impl.run(value, ctx)

@@ -3,11 +3,13 @@ built from the registered data tools once every plugin has declared its own."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..tool import Tool
 from .changes import changes_tool
 
 
-def kernel_tools(tools: Mapping[str, Tool]) -> list[Tool]:
-    """The history tools, each reading `tools` (the live registry) for what it serves."""
-    return [changes_tool(tools)]
+def kernel_tools(tools: Mapping[str, Tool], sources: Mapping[str, Any]) -> list[Tool]:
+    """The history tools, each reading `tools` and the watch `sources` (the live
+    registries) for what it serves."""
+    return [changes_tool(tools, sources)]

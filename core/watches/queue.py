@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from .. import sql
-from ..history.diff import diff, entity_change
+from ..history.series import FactRow, row_changes
 from ..history.store import NewFact, record_call
 from ..ids import new_id, now_ms
 from ..tool import Tool
@@ -25,21 +25,13 @@ async def _previous(fact: NewFact) -> Any | None:
 
 
 def change_rows(previous: Any | None, fact: NewFact) -> list[dict[str, Any]]:
-    """The Change rows of `fact` after `previous` (a tw_facts row or None): a first
-    record is no change; a listing flip is `$entity`; else the diff of the values."""
+    """The Change rows of `fact` after `previous` (a tw_facts row of its series, or None:
+    a first record is no change), as Changes reports them."""
     if previous is None:
         return []
-    was_listed = bool(previous["listed"])
-    if was_listed != fact.listed:
-        triples = [entity_change(fact.listed)]
-    elif not fact.listed:
-        return []
-    else:
-        triples = diff(msgspec.json.decode(previous["value"]), fact.value)
-    return [
-        {"changed_on": fact.changed_on, "field": field, "before": before, "after": after, "source": fact.source, "as_of": fact.as_of}
-        for field, before, after in triples
-    ]
+    before = FactRow(0, bool(previous["listed"]), msgspec.json.decode(previous["value"]), None, "")
+    after = FactRow(fact.fact_id, fact.listed, fact.value, fact.as_of, fact.changed_on)
+    return [msgspec.to_builtins(row) for row in row_changes(before, after, fact.source)]
 
 
 async def queue_changes(fact: NewFact, rows: list[dict[str, Any]] | None = None) -> int:
