@@ -39,6 +39,7 @@ from runtime.plugins import PluginLoadError, load_entry_point_plugins
 from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
+KERNEL_TOOLS = ("changes",)  # the kernel's own tools over the fact store
 
 
 # -- which hook each test exercises -------------------------------------------------
@@ -402,7 +403,7 @@ async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
     life.kernel = kernel
     await kernel.start()
     await kernel.start()  # starting twice is a no-op
-    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": ["hooks_ready"], "http_open": True})]
+    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": sorted(["hooks_ready", *KERNEL_TOOLS]), "http_open": True})]
     services = life.calls[0][1]
     assert isinstance(services, Services)
     assert services.home == Path(kernel.config.home) and services.offline is True
