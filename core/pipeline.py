@@ -93,6 +93,7 @@ class PaidCalls:
         elif tool.idempotency == "required":
             raise missing_key()
         call = self.prepare(tool, req.body)
+        self.contexts.require_configured(tool)  # a required setting unset: 503, still before payment
         if tool.admit is not None:  # checks of stored state, still before payment
             await tool.admit(call.value)
         payment_header = find_payment(req)
@@ -269,10 +270,7 @@ class PaidCalls:
         agent_id: str,
         request_id: str,
         *,
-        status: str,
-        execution: str,
-        method: str,
-        tx: str | None,
+        status: str, execution: str, method: str, tx: str | None,
         settled: bool = True,
         receipt_id: str | None = None,
     ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import httpx
 import msgspec
 
+from .errors import ServiceError
 from .history.declare import Benchmarkable
 from .money import to_micro
 from .settings_spec import Setting, setting_value
@@ -72,6 +73,18 @@ class ToolContexts:
 
     def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
         return ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family))
+
+    def require_configured(self, tool: "Tool") -> None:
+        """Refuse a tool whose required settings are unset: 503 `provider_unavailable`
+        naming the variables to set (called before any quote or payment)."""
+        missing = [s.env_var for s in tool.unconfigured(self.family_settings(tool.family))]
+        if missing:
+            raise ServiceError(
+                503,
+                "provider_unavailable",
+                f"{tool.name} is not configured on this service: the operator must set {' and '.join(missing)}. Nothing was charged.",
+                {"reason": "not_configured", "settings": missing},
+            )
 
 
 class ToolError(Exception):
@@ -168,6 +181,10 @@ class Tool:
     # Groups of input fields of which a call gives exactly one (`check` enforces it;
     # the schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
+    # Settings of the tool's family it cannot run without (an upstream's API key): while
+    # one is unset the tool stays listed, but a call is refused with 503
+    # `provider_unavailable` naming the variable, before any quote or payment.
+    requires: tuple[Setting, ...] = ()
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -190,10 +207,16 @@ class Tool:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
         if (self.benchmark is not None or self.searches) and self.facts is None:
             raise ValueError(f"tool {self.name}: benchmark and searches need facts")
+        if any(s.family != self.family for s in self.requires):
+            raise ValueError(f"tool {self.name}: required settings must be of its family {self.family!r}")
         fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
         for group in self.exactly_one_of:
             if len(group) < 2 or not set(group) <= fields:
                 raise ValueError(f"tool {self.name}: exactly_one_of group {group} must name two or more input fields")
+
+    def unconfigured(self, settings: Mapping[str, str]) -> tuple[Setting, ...]:
+        """The required settings that `settings` (the family's values) leaves unset."""
+        return tuple(s for s in self.requires if setting_value(settings, s) is None)
 
     def quote(self, value: Any) -> int:
         """The price of one call with this validated input, in micro-USDC."""

@@ -170,12 +170,14 @@ def _plugins(args: argparse.Namespace) -> int:
     rows = []
     for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
         price = "by input" if tool.fixed_price is None else usdc(tool.fixed_price)
-        rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode})
+        unset = [s.env_var for s in tool.unconfigured(kernel.family_settings(tool.family))]
+        rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode, "configured": not unset, "unset_settings": unset})
     if args.json:
         print(json.dumps({"tools": rows, "failures": kernel.plugin_failures}, indent=2))
     else:
         for r in rows:
-            print(f"{r['tool']:32} {r['price_usdc']:>12}  POST {r['path']}  ({r['family']})")
+            note = f"  NOT CONFIGURED: set {', '.join(r['unset_settings'])}" if r["unset_settings"] else ""
+            print(f"{r['tool']:32} {r['price_usdc']:>12}  POST {r['path']}  ({r['family']}){note}")
         for name, err in kernel.plugin_failures.items():
             print(f"FAILED {name}: {err}")
     return 1 if kernel.plugin_failures else 0

@@ -266,12 +266,13 @@ def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
 
 
 # -- the plugin contract suite ---------------------------------------------------------
-async def _plugin_kernel(kernel_factory: Any, plugin: str, module: Any) -> Any:
-    """A started test kernel with the plugin: its installed entry point, or `module` registered under its name."""
+async def _plugin_kernel(kernel_factory: Any, plugin: str, module: Any, env: dict[str, str] | None = None) -> Any:
+    """A started test kernel with the plugin: its installed entry point, or `module`
+    registered under its name; `env` gives its settings (`TOLLWAY_<FAMILY>_<NAME>`)."""
     assert plugin, "set `plugin` to the plugin's entry-point name (its import package, e.g. tollway_weather)"
     if module is not None:
-        return await kernel_factory(plugins=[(plugin, module)])
-    return await kernel_factory(installed={plugin})
+        return await kernel_factory(plugins=[(plugin, module)], env=env)
+    return await kernel_factory(installed={plugin}, env=env)
 
 
 class PluginContract:
@@ -285,10 +286,13 @@ class PluginContract:
     # The hook module of a plugin not installed (yet): registered under `plugin` instead of
     # loading the installed entry point of that name.
     module: Any = None
+    # Settings the suite's kernel runs with, e.g. a stand-in value for a tool's required
+    # API key (`Tool.requires`), so its calls get as far as a quote.
+    env: dict[str, str] = {}
 
     @pytest.fixture
     async def contract_kernel(self, kernel_factory: Any) -> Any:
-        return await _plugin_kernel(kernel_factory, self.plugin, self.module)
+        return await _plugin_kernel(kernel_factory, self.plugin, self.module, self.env)
 
     @staticmethod
     def _key(tool: Any) -> dict[str, str]:
@@ -368,6 +372,26 @@ class PluginContract:
                 assert resp.json()["error"] == "payment_required"
                 assert resp.headers["PAYMENT-REQUIRED"]
 
+    async def test_unconfigured_tools_refuse_before_payment(self, contract_kernel: Any, kernel_factory: Any) -> None:
+        """A tool whose required settings are unset answers 503 `provider_unavailable` naming
+        them, before any quote; the same call on the configured kernel gets its quote."""
+        from core.tables import Quote
+
+        needy = [t for t in self._tools(contract_kernel) if t.requires]
+        if not needy:
+            return
+        bare = await _plugin_kernel(kernel_factory, self.plugin, self.module, {k: v for k, v in self.env.items() if k not in {s.env_var for t in needy for s in t.requires}})
+        async with http_client(bare) as client:
+            for tool in needy:
+                resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
+                assert resp.status_code == 503, resp.text
+                body = resp.json()
+                assert body["error"] == "provider_unavailable"
+                assert set(body["details"]["settings"]) == {s.env_var for s in tool.requires}
+                assert all(s.env_var in body["message"] for s in tool.requires)
+                assert "PAYMENT-REQUIRED" not in resp.headers
+        assert await Quote.count() == 0
+
     async def test_tools_appear_in_openapi_with_schema(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
             doc = (await client.get("/schema/openapi.json")).json()
@@ -436,6 +460,23 @@ async def count_receipts() -> int:
     from core.tables import Receipt
 
     return await Receipt.count()
+
+
+async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str, Any]]:
+    """The fact rows the running test service recorded for `attribute` (and `key`), oldest
+    first: `key`, `source`, `owner` ("" when public), `listed`, `value` (decoded JSON),
+    `as_of`, `changed_on`, `recorded_by`."""
+    import json
+
+    from core import sql
+
+    template = "SELECT * FROM tw_facts WHERE attribute = {}" + (" AND entity_key = {}" if key is not None else "") + " ORDER BY id"
+    rows = await sql.fetch(template, *([attribute] if key is None else [attribute, key]))
+    return [
+        {"key": r["entity_key"], "source": r["source"], "owner": r["owner"], "listed": bool(r["listed"]), "value": json.loads(r["value"]),
+         "as_of": r["as_of"], "changed_on": r["changed_on"], "recorded_by": r["recorded_by"]}
+        for r in rows
+    ]  # fmt: skip
 
 
 def convert_input(body: Any, input_type: type, *, error: str = "invalid_request") -> Any:
@@ -563,10 +604,11 @@ class PluginSurface:
 
     plugin: str = ""
     module: Any = None  # as in `PluginContract`
+    env: dict[str, str] = {}  # as in `PluginContract`
 
     @pytest.fixture
     async def surface_kernel(self, kernel_factory: Any) -> Any:
-        return await _plugin_kernel(kernel_factory, self.plugin, self.module)
+        return await _plugin_kernel(kernel_factory, self.plugin, self.module, self.env)
 
     async def test_openapi_surface(self, surface_kernel: Any, snapshot: Any) -> None:
         tools = tools_of(surface_kernel, self.plugin)
@@ -580,4 +622,4 @@ class PluginSurface:
         assert listed == snapshot
 
 
-__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "tools_of"]
+__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "stored_facts", "tools_of"]

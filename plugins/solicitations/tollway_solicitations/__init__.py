@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-solicitations`: US federal contract opportunities from SAM.gov."""
