@@ -2,8 +2,8 @@
 and the services built from them.
 
 Fronts hold one `Kernel` and call its services: `paid_calls` (the one paid-call
-pipeline, docs/architecture.md), `accounts`, `reads`, `job_runner`, `refunds`
-and `rate_gate`. Each service gets what it uses in its constructor.
+pipeline, docs/architecture.md), `accounts`, `reads`, `watches`, `job_runner`,
+`refunds` and `rate_gate`. Each service gets what it uses in its constructor.
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ from .services import Services
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
 from .top_ups import TopUps
+from .watches.resource import Watches
 from .watches.sources import WatchSource
 
 log = logging.getLogger("tollway.kernel")
@@ -108,6 +109,10 @@ class Kernel:
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
+        self.watches = Watches(
+            db=db, auth=self.auth, sources=self.watch_sources, events=self.events,
+            price_per_change=config.watch_price_per_change, allow_insecure_webhooks=config.webhooks_allow_insecure,
+        )
         self.started = False
 
     def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
