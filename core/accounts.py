@@ -122,6 +122,28 @@ class Accounts:
         token, expires = await self.auth.issue_access_token(agent["id"], self.access_token_ttl_s)
         return wire.AccessToken(token=token, agent_id=agent["id"], expires_at=iso(expires))
 
+    async def sign_in(self, req: CallRequest) -> wire.AccessToken:
+        """POST /v1/auth/sign-in: the owner proves the wallet with a write proof (or is a
+        wallet the front holds the key of) and gets an access token of origin `sign_in`,
+        which, unlike an operator-issued one, may change the agent's watches."""
+        caller = await self.auth.caller(req, scope="write")
+        if caller is None:
+            raise ServiceError(401, "unauthorized", "Signing in needs X-Agent-ID (the wallet address) and a write X-Agent-Proof.")
+        if caller.via == "token":
+            raise ServiceError(403, "sign_in_needs_proof", "An access token cannot sign in; sign in with the wallet's write proof.")
+        if caller.via == "id":
+            raise ServiceError(
+                401, "invalid_agent_proof", "Signing in needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+            )
+        unknown = sorted(decode_object(req.body))
+        if unknown:
+            raise invalid_request(
+                f"Signing in takes no fields: {', '.join(unknown)}.",
+                [{"field": name, "message": f"{name} is not an accepted field"} for name in unknown],
+            )
+        token, expires = await self.auth.issue_access_token(caller.agent_id, self.access_token_ttl_s, origin="sign_in")
+        return wire.AccessToken(token=token, agent_id=caller.agent_id, expires_at=iso(expires))
+
     async def fund_chain(self, address: str, amount: int) -> int:
         """Mint test USDC on the embedded local network (never elsewhere)."""
         if self.network.name != "local":

@@ -32,6 +32,7 @@ class Caller:
     scope: str | None = None  # proof scope
     nonce_id: str | None = None  # a write proof's nonce, until consumed
     valid_until_ms: int = 0  # when the credential (write proof or access token) expires
+    token_origin: str | None = None  # an access token's origin: "operator" or "sign_in"
 
     @property
     def can_spend(self) -> bool:
@@ -63,10 +64,16 @@ class Authenticator:
         if not given or not hmac.compare_digest(given.encode(), self.operator_token.encode()):
             raise ServiceError(401, "unauthorized", "Operator routes need Authorization: Bearer <TOLLWAY_OPERATOR_TOKEN>.")
 
-    async def issue_access_token(self, agent_id: str, ttl_s: int) -> tuple[str, int]:
+    async def issue_access_token(self, agent_id: str, ttl_s: int, *, origin: str = "operator") -> tuple[str, int]:
+        """A new token for `agent_id`; `origin` is "operator" (the operator route) or
+        "sign_in" (the owner signed in with the wallet's write proof)."""
+        if origin not in ("operator", "sign_in"):
+            raise ValueError(f"unknown access token origin {origin!r}")
         token = "tw_at_" + secrets.token_urlsafe(32)
         expires = now_ms() + ttl_s * 1000
-        await AccessToken.insert(AccessToken(token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms()))
+        await AccessToken.insert(
+            AccessToken(token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms(), origin=origin)
+        )
         return token, expires
 
     async def caller(self, req: CallRequest, *, scope: str, consume_nonce: bool = True) -> Caller | None:
@@ -228,9 +235,12 @@ class Authenticator:
 
     async def _load_token(self, key: str) -> Caller:
         row = await sql.fetch_one(
-            "SELECT t.agent_id, t.expires_ms, a.wallet_address FROM tw_access_tokens t JOIN tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}",
+            "SELECT t.agent_id, t.expires_ms, t.origin, a.wallet_address FROM tw_access_tokens t "
+            "JOIN tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}",
             key,
         )
         if row is None or row["expires_ms"] < now_ms():
             raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
-        return Caller(row["agent_id"], row["wallet_address"], "token", valid_until_ms=int(row["expires_ms"]))
+        return Caller(
+            row["agent_id"], row["wallet_address"], "token", valid_until_ms=int(row["expires_ms"]), token_origin=row["origin"] or "operator"
+        )

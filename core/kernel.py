@@ -2,9 +2,10 @@
 and the services built from them.
 
 Fronts hold one `Kernel` and call its services: `paid_calls` (the one paid-call
-pipeline, docs/architecture.md), `accounts`, `reads`, `job_runner`, `refunds`,
-`rate_gate` and `webhooks` (the webhook sender, docs/webhooks.md). Each service
-gets what it uses in its constructor.
+pipeline, docs/architecture.md), `accounts`, `reads`, `watches` (the resource),
+`watch_polling` and `watch_deliveries`, `job_runner`, `refunds`, `rate_gate` and
+`webhooks` (the webhook sender, docs/webhooks.md). Each service gets what it uses in
+its constructor.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ from .tool import Tool, ToolContexts
 from .top_ups import TopUps
 from .watches.delivery import WatchDeliveries
 from .watches.polling import WatchPolling, watch_poll_tasks
+from .watches.resource import Watches
 from .watches.sources import WatchSource
 from .webhooks.outbox import WebhookSender
 
@@ -115,6 +117,10 @@ class Kernel:
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
         self.watch_polling = WatchPolling(db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services)
+        self.watches = Watches(
+            db=db, auth=self.auth, sources=self.watch_sources, events=self.events,
+            price_per_change=config.watch_price_per_change, allow_insecure_webhooks=config.webhooks_allow_insecure,
+        )
         self.started = False
 
     def __getattr__(self, name: str) -> Any:  # only for attributes not set yet

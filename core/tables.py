@@ -115,7 +115,8 @@ class SigningKey(Table, tablename="tw_signing_keys", db=PLACEHOLDER_ENGINE):
 
 
 class AccessToken(Table, tablename="tw_access_tokens", db=PLACEHOLDER_ENGINE):
-    """Operator-issued bearer tokens for sessions without a wallet key (stored hashed)."""
+    """Bearer tokens for sessions without a wallet key (stored hashed), issued by the
+    operator route or to the owner signing in with a write proof."""
 
     token_hash = Varchar(length=64, primary_key=True)
     agent_id = Varchar(length=36, index=True)

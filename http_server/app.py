@@ -31,6 +31,7 @@ from .translate import (
     to_call_request,
     unexpected_error_handler,
 )
+from .watch_routes import watch_handlers
 
 
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:
@@ -105,6 +106,10 @@ def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHand
     async def list_notifications(request: Request) -> Response:
         return await limited(request, "free_read", kernel.reads.list_notifications)
 
+    @post("/v1/auth/sign-in", operation_id="auth_sign_in", tags=["auth"], status_code=200, operation_class=ops["auth_sign_in"])
+    async def sign_in(request: Request) -> Response:
+        return await limited(request, "free_read", kernel.accounts.sign_in)
+
     @post("/v1/tools/internal/agents/register", operation_id="operator_register_agent", tags=["operator"], status_code=200, operation_class=ops["operator_register_agent"])
     async def register_agent(request: Request) -> Response:
         return json_response(await kernel.accounts.register_agent(await to_call_request(request)))
@@ -130,6 +135,7 @@ def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHand
         job_status,
         job_status_alias,
         list_notifications,
+        sign_in,
         healthz,
         balance,
         top_up,
@@ -163,7 +169,7 @@ def create_app(
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
     schemas = WireSchemas(tools)
-    handlers = _kernel_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
+    handlers = _kernel_handlers(kernel, schemas) + watch_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
 
     async def start_hub() -> None:
         hub.start()

@@ -21,7 +21,10 @@ SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
     "accessToken": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An agent's access token (`Authorization: Bearer <token>`), issued by POST /v1/tools/internal/access-tokens.",
+        "description": (
+            "An agent's access token (`Authorization: Bearer <token>`), issued by the operator (POST /v1/tools/internal/access-tokens) "
+            "or to the owner signing in (POST /v1/auth/sign-in); only a signed-in token may change watches."
+        ),
     },
     "operatorToken": {
         "type": "http",

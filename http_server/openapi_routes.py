@@ -1,5 +1,5 @@
 """The OpenAPI side of the kernel's own routes (balance, top-up, receipts,
-analytics, jobs, notifications, operator): for each operation id, its request
+analytics, jobs, notifications, sign-in, operator; the watch routes' are in watch_routes.py): for each operation id, its request
 body, parameters, answers and security, all made of the wire types."""
 from __future__ import annotations
 
@@ -99,6 +99,14 @@ def kernel_operations(schemas: WireSchemas) -> dict[str, type[Operation]]:
                 query("unread", "Only unread ones.", {"type": "boolean", "default": False}),
                 query("limit", "At most 100 (larger is clamped).", {"type": "integer", "minimum": 1, "default": 50}),
             ],
+        ),
+        "auth_sign_in": operation_class(
+            "auth_sign_in",
+            responses={
+                **ok(wire.AccessToken, "An access token of origin `sign_in`: unlike an operator-issued one, it may change the agent's watches."),
+                **schemas.refusals((400, 401, 403, 429), rate_limited=True),
+            },
+            security=[{"agentId": [], "agentProof": []}],
         ),
         "operator_register_agent": operator("operator_register_agent", wire.RegisteredAgent, "The agent.", wire.RegisterAgentRequest),
         "operator_grant_credits": operator(

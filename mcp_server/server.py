@@ -37,6 +37,15 @@ from .shaping import (
     output_schema,
     payment_value,
 )
+from .watch_tools import (
+    WATCH_TOOLS,
+    WatchTool,
+    answer_data,
+    watch_description,
+    watch_input_schema,
+    watch_output_schema,
+    watch_request,
+)
 from .wording import job_message, reword
 
 log = logging.getLogger("tollway.mcp")
@@ -329,6 +338,7 @@ class TollwayMcp:
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
         self._inflight: set[asyncio.Task[Any]] = set()
         self._free = {ft.name: ft for ft in FREE_TOOLS}
+        self._watch = {wt.name: wt for wt in WATCH_TOOLS}
         self._schemas: dict[str, dict[str, Any]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -371,7 +381,7 @@ class TollwayMcp:
         the input nests objects); full descriptions, every example and the output schemas
         come from `describe_tool`."""
         kernel = self.kernel
-        clash = sorted(set(self._free) & set(kernel.tools))
+        clash = sorted((set(self._free) | set(self._watch)) & set(kernel.tools))
         if clash:
             raise RuntimeError(f"tool names {clash} clash with the MCP front's free tools")
         out: list[types.Tool] = []
@@ -409,6 +419,16 @@ class TollwayMcp:
                     ),
                 )
             )
+        for wt in WATCH_TOOLS:
+            out.append(
+                types.Tool(
+                    name=wt.name,
+                    title=wt.title,
+                    description=watch_description(wt, kernel.watch_sources),
+                    inputSchema=watch_input_schema(wt),
+                    annotations=wt.annotations,
+                )
+            )
         return out
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -417,10 +437,22 @@ class TollwayMcp:
     def describe(self, name: str) -> dict[str, Any]:
         """`describe_tool`: everything tools/list leaves out, in MCP terms."""
         tool = self.kernel.tools.get(name)
+        if tool is None and name in self._watch:
+            wt = self._watch[name]
+            return {
+                "name": wt.name,
+                "title": wt.title,
+                "description": watch_description(wt, self.kernel.watch_sources),
+                "price": {"amount_usdc": "0.000000"},
+                "rate_limit": _limit_text(self.kernel, "free_read"),
+                "input_schema": watch_input_schema(wt),
+                "output_schema": watch_output_schema(wt),
+                "examples": [],
+            }
         if tool is None:
             ft = self._free.get(name)
             if ft is None:
-                names = sorted([*self.kernel.tools, *self._free])
+                names = sorted([*self.kernel.tools, *self._free, *self._watch])
                 raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
             return {
                 "name": ft.name,
@@ -491,6 +523,8 @@ class TollwayMcp:
         try:
             if name in self._free:
                 return await self._call_free(ctx, self._free[name], args)
+            if name in self._watch:
+                return await self._call_watch(ctx, self._watch[name], args)
             tool = self.kernel.tools.get(name)
             if tool is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
@@ -510,6 +544,13 @@ class TollwayMcp:
             req = CallRequest("GET", path, url, {}, b"", query=query, client_ip=ip, credential=credential)
             value, _headers = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: read(self.kernel, req, args)))
         return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
+
+    async def _call_watch(self, ctx: Any, wt: WatchTool, args: dict[str, Any]) -> types.CallToolResult:
+        """A watch route, as its HTTP route runs it (same checks, same rate limit)."""
+        req, watch_id = watch_request(wt, args, lambda path: self._who(ctx, path=path))
+        watches = self.kernel.watches
+        result = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: wt.run(watches, req, watch_id)))
+        return self._result(answer_data(result if isinstance(result, Answer) else result[0]), {}, self._hint(watch_input_schema(wt), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
         # the kernel answers wire Structs: rendered to plain JSON values here

@@ -24,6 +24,12 @@ def reword(exc: ServiceError) -> ServiceError:
     code = exc.code
     if code == "unauthorized":
         exc.message = IDENTITY_NEEDED
+    elif code == "token_cannot_change_watches":
+        exc.message = (
+            "This access token was issued by the operator and cannot change watches. Sign in with the owner's account: "
+            "set TOLLWAY_AGENT_KEY to the wallet's private key, or to an access token from POST /v1/auth/sign-in "
+            "(signed with the wallet's write proof)."
+        )
     elif code == "idempotency_key_reused":
         exc.message = (
             "This idempotency_key was already used with other arguments. Use a new idempotency_key for a new call "

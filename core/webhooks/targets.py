@@ -82,8 +82,13 @@ def _is_localhost_name(host: str) -> bool:
     return name == "localhost" or name.endswith(".localhost")
 
 
+MAX_URL_LENGTH = 2048
+
+
 def target_problem(url: str, *, allow_insecure: bool) -> str | None:
     """Why `url` may not be a webhook target, or None (no network: a syntax check)."""
+    if len(url) > MAX_URL_LENGTH:
+        return f"must be at most {MAX_URL_LENGTH} characters"
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError):

@@ -21,6 +21,17 @@ from .calls import CallMeta, JobAccepted, JobStatus, Success
 from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
 from .reads import CategorySpend, Health, Notification, NotificationPage, SpendBreakdown
 from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
+from .watches import (
+    Watch,
+    WatchAnswer,
+    WatchCreateRequest,
+    WatchDeleted,
+    WatchDeletedAnswer,
+    Watchable,
+    WatchList,
+    WatchListAnswer,
+    WatchUpdateRequest,
+)
 
 __all__ = [
     "AccessToken",
@@ -54,4 +65,13 @@ __all__ = [
     "Success",
     "TopUpRecord",
     "TopUpRequest",
+    "Watch",
+    "WatchAnswer",
+    "WatchCreateRequest",
+    "WatchDeleted",
+    "WatchDeletedAnswer",
+    "WatchList",
+    "WatchListAnswer",
+    "WatchUpdateRequest",
+    "Watchable",
 ]

@@ -1,0 +1,193 @@
+"""The Watch resource: create, list, change and delete an agent's watches, with the
+watch state rules an owner's changes follow (docs/watches.md). Free: nothing here
+charges; each delivered change is charged by the delivery engine."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from msgspec import UNSET
+
+from .. import sql
+from ..auth import Authenticator, Caller
+from ..errors import ServiceError
+from ..events import WATCH_DELIVERIES, EventBus
+from ..ids import iso, new_uuid, now_ms
+from ..money import MICRO
+from ..request import Answer, CallRequest
+from ..wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
+from .requests import WatchChange, parse_change, parse_create
+from .sources import WatchSource
+from ..webhooks.signing import new_secret
+
+MAX_WATCHES = 100  # undeleted watches per agent
+
+
+def watch_resource(row: Mapping[str, Any], *, secret: str | None = None) -> Watch:
+    """A `tw_watches` row as the Watch resource (money in dollars); `secret` only when just set."""
+    last = row["last_delivery_ms"]
+    return Watch(
+        id=row["id"],
+        entity_type=row["entity_type"],
+        attribute=row["attribute"],
+        key=row["entity_key"],
+        max_spend=int(row["max_spend"]) / MICRO,
+        spent=int(row["spent"]) / MICRO,
+        changes_delivered=int(row["changes_delivered"]),
+        status=row["status"],
+        pause_reason=row["pause_reason"],
+        webhook_url=row["webhook_url"],
+        price_per_change=int(row["price_per_change"]) / MICRO,
+        last_delivery_at=iso(int(last)) if last is not None else None,
+        created_at=iso(int(row["created_ms"])),
+        updated_at=iso(int(row["updated_ms"])),
+        webhook_secret=secret if secret is not None else UNSET,
+    )
+
+
+def next_state(row: Mapping[str, Any], change: WatchChange) -> tuple[str, str | None]:
+    """(status, pause_reason) after an owner's change, whatever the watch's state now.
+
+    A new cap resumes a watch the cap paused when the next change fits under it;
+    `paused: true` pauses for the owner whatever the state; `paused: false` resumes
+    only a watch its owner paused (a cap or credits pause stays)."""
+    status, reason = row["status"], row["pause_reason"]
+    if change.max_spend is not None and status == "paused" and reason == "cap":
+        if int(row["spent"]) + int(row["price_per_change"]) <= change.max_spend:
+            status, reason = "running", None
+    if change.paused is True:
+        status, reason = "paused", "agent"
+    elif change.paused is False and status == "paused" and reason == "agent":
+        status, reason = "running", None
+    return status, reason
+
+
+class Watches:
+    """The watch routes' kernel side. `sources` is the live registry of watchable
+    attributes (attribute -> WatchSource); `events` carries WATCH_DELIVERIES, published
+    when an owner's change sets a paused watch running (its held changes are delivered)."""
+
+    def __init__(
+        self,
+        *,
+        db: Any,
+        auth: Authenticator,
+        sources: Mapping[str, WatchSource],
+        events: EventBus,
+        price_per_change: int,
+        allow_insecure_webhooks: bool,
+    ) -> None:
+        self.db = db
+        self.auth = auth
+        self.sources = sources
+        self.events = events
+        self.price_per_change = price_per_change
+        self.allow_insecure_webhooks = allow_insecure_webhooks
+
+    # -- who may ---------------------------------------------------------------------------
+    async def writer(self, req: CallRequest) -> Caller:
+        """A caller allowed to change watches: a write proof, a wallet the front holds the
+        key of, or an access token that came from signing in (never an operator-issued one)."""
+        caller = await self.auth.caller(req, scope="write")
+        if caller is None:
+            raise ServiceError(401, "unauthorized", "Changing watches needs X-Agent-ID with a write X-Agent-Proof, or a signed-in access token.")
+        if caller.via == "id":
+            raise ServiceError(
+                401, "invalid_agent_proof", "Changing watches needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+            )
+        if caller.via == "token" and caller.token_origin != "sign_in":
+            raise ServiceError(
+                403,
+                "token_cannot_change_watches",
+                "This access token was issued by the operator and cannot change watches. Sign in with the owner's "
+                "account (POST /v1/auth/sign-in with the wallet's write proof) and use that token, or send a write proof.",
+            )
+        return caller
+
+    async def reader(self, req: CallRequest) -> Caller:
+        caller = await self.auth.caller(req, scope="read")
+        if caller is None:
+            raise ServiceError(401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token.")
+        return caller
+
+    # -- the routes --------------------------------------------------------------------------
+    async def create(self, req: CallRequest) -> Answer:
+        """POST /v1/tools/watch: 201 with the watch (and its webhook secret, once)."""
+        caller = await self.writer(req)
+        new = parse_create(req.body, sources=self.sources, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
+        secret = new_secret() if new.webhook_url is not None else None
+        now = now_ms()
+        async with self.db.transaction():
+            await self._lock_agent(caller.agent_id)
+            held = await sql.fetch_one("SELECT count(*) AS n FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL", caller.agent_id)
+            if int(held["n"]) >= MAX_WATCHES:
+                raise ServiceError(
+                    409, "watch_limit_reached", f"An agent may hold at most {MAX_WATCHES} watches; delete one to create another.",
+                    {"limit": MAX_WATCHES},
+                )
+            row = await sql.fetch_one(
+                "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
+                "changes_delivered, status, pause_reason, pause_notified, webhook_url, webhook_secret, last_delivery_ms, "
+                "created_ms, updated_ms, deleted_ms) VALUES ({}, {}, {}, {}, {}, {}, 0, {}, 0, 'running', NULL, {}, {}, {}, NULL, {}, {}, NULL) "
+                "RETURNING *",
+                new_uuid(), caller.agent_id, new.entity_type, new.attribute, new.key, new.max_spend, self.price_per_change,
+                False, new.webhook_url, secret, now, now,
+            )
+        return Answer(201, WatchAnswer(data=watch_resource(row, secret=secret)))
+
+    async def list(self, req: CallRequest) -> WatchListAnswer:
+        """GET /v1/tools/watch: the caller's undeleted watches, newest first."""
+        caller = await self.reader(req)
+        rows = await sql.fetch(
+            "SELECT * FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL ORDER BY created_ms DESC, id DESC", caller.agent_id
+        )
+        return WatchListAnswer(data=WatchList(watches=[watch_resource(r) for r in rows]))
+
+    async def update(self, req: CallRequest, watch_id: str) -> WatchAnswer:
+        """PATCH /v1/tools/watch/{id}: any of max_spend, webhook_url, paused."""
+        caller = await self.writer(req)
+        change = parse_change(req.body, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
+        async with self.db.transaction():
+            row = await self._owned(caller, watch_id, lock=True)
+            status, reason = next_state(row, change)
+            max_spend = change.max_spend if change.max_spend is not None else int(row["max_spend"])
+            url, secret = row["webhook_url"], row["webhook_secret"]
+            if change.webhook_url is not UNSET:
+                url = change.webhook_url
+                secret = new_secret() if url is not None else None
+            updated = await sql.fetch_one(
+                "UPDATE tw_watches SET max_spend = {}, webhook_url = {}, webhook_secret = {}, status = {}, pause_reason = {}, "
+                "updated_ms = {} WHERE id = {} RETURNING *",
+                max_spend, url, secret, status, reason, max(now_ms(), int(row["updated_ms"])), row["id"],
+            )
+        if row["status"] != "running" and status == "running":
+            await self.events.publish(WATCH_DELIVERIES, row["id"])  # after the commit: the engine delivers what was held
+        shown = secret if change.webhook_url is not UNSET and secret is not None else None
+        return WatchAnswer(data=watch_resource(updated, secret=shown))
+
+    async def delete(self, req: CallRequest, watch_id: str) -> WatchDeletedAnswer:
+        """DELETE /v1/tools/watch/{id}: the watch is deleted and its undelivered changes dropped, together."""
+        caller = await self.writer(req)
+        now = now_ms()
+        async with self.db.transaction():
+            row = await self._owned(caller, watch_id, lock=True)
+            await sql.fetch("UPDATE tw_watches SET deleted_ms = {}, updated_ms = {} WHERE id = {}", now, now, row["id"])
+            await sql.fetch("UPDATE tw_watch_deliveries SET state = 'dropped' WHERE watch_id = {} AND state = 'pending'", row["id"])
+        return WatchDeletedAnswer(data=WatchDeleted(id=row["id"], deleted=True))
+
+    # -- rows ------------------------------------------------------------------------------
+    async def _owned(self, caller: Caller, watch_id: str, *, lock: bool) -> Mapping[str, Any]:
+        """The caller's undeleted watch `watch_id` (locked for this transaction), else 404."""
+        suffix = " FOR UPDATE" if lock and sql.on_postgres() else ""
+        row = await sql.fetch_one(
+            "SELECT * FROM tw_watches WHERE id = {} AND agent_id = {} AND deleted_ms IS NULL" + suffix, watch_id.lower(), caller.agent_id
+        )
+        if row is None:
+            raise ServiceError(404, "not_found", f"No watch {watch_id} for this agent.")
+        return row
+
+    async def _lock_agent(self, agent_id: str) -> None:
+        """Serialise one agent's creations, so the watch count cannot be raced past its limit
+        (SQLite write transactions are serial already)."""
+        if sql.on_postgres():
+            await sql.fetch("SELECT pg_advisory_xact_lock(hashtext({})) AS locked", f"tollway.watches:{agent_id}")

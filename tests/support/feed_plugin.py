@@ -1,0 +1,31 @@
+"""A watch source for the watch tests whose source is a dict the test edits: the
+attribute `test_feed` over entities of type `item`, keyed `ITEM-<digits>`; `poll`
+reads `FEED` (item key -> its current value) for the keys watched."""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from tollway import Observed, Snapshot, WatchSource, hookimpl
+
+ATTRIBUTE = "test_feed"
+SOURCE = "test feed"
+FEED: dict[str, Any] = {}  # item key -> its value now; tests edit it
+
+_KEY = re.compile(r"^ITEM-[0-9]{1,8}$")
+
+
+def check_key(key: str) -> str | None:
+    return None if _KEY.match(key) else "must look like ITEM-<digits> (e.g. ITEM-42)"
+
+
+async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
+    return Snapshot(values={k: Observed(FEED[k]) for k in watched_keys if k in FEED}, complete=False)
+
+
+class FeedPlugin:
+    @hookimpl
+    def register_watch_sources(self, register: Any) -> None:
+        register(WatchSource(attribute=ATTRIBUTE, entity_types=("item",), source=SOURCE, poll=poll, check_key=check_key,
+                             description="A test feed of items."))
