@@ -116,7 +116,9 @@ class Kernel:
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
-        self.watch_polling = WatchPolling(db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services)
+        self.watch_polling = WatchPolling(
+            db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services, auth=self.auth
+        )
         self.watches = Watches(
             db=db, auth=self.auth, sources=self.watch_sources, events=self.events,
             price_per_change=config.watch_price_per_change, allow_insecure_webhooks=config.webhooks_allow_insecure,

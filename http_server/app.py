@@ -126,12 +126,17 @@ def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHand
     async def chain_fund(request: Request) -> Response:
         return json_response(await kernel.accounts.fund_chain_request(await to_call_request(request)))
 
+    @post("/v1/tools/internal/watch-sources/{attribute:str}/poll", operation_id="operator_poll_watch_source", tags=["operator"], status_code=200, operation_class=ops["operator_poll_watch_source"])
+    async def poll_watch_source(request: Request, attribute: Annotated[str, Parameter()]) -> Response:
+        return json_response(await kernel.watch_polling.poll_request(await to_call_request(request), attribute))
+
     @get("/v1/tools/internal/pending", operation_id="operator_pending", tags=["operator"], operation_class=ops["operator_pending"])
     async def pending(request: Request) -> Response:
         return json_response(await kernel.accounts.pending_report(await to_call_request(request)))
 
     return [
         pending,
+        poll_watch_source,
         job_status,
         job_status_alias,
         list_notifications,

@@ -46,10 +46,14 @@ def kernel_operations(schemas: WireSchemas) -> dict[str, type[Operation]]:
             security=AGENT_SECURITY,
         )
 
-    def operator(name: str, type_: Any, description: str, body: Any = None, refusals: tuple[int, ...] = OPERATOR_REFUSALS) -> type[Operation]:
+    def operator(
+        name: str, type_: Any, description: str, body: Any = None, refusals: tuple[int, ...] = OPERATOR_REFUSALS,
+        parameters: list[dict[str, Any]] | None = None,
+    ) -> type[Operation]:
         return operation_class(
             name,
             request_body=json_body(schemas, body) if body is not None else None,
+            parameters=parameters,
             responses={**ok(type_, description, limited=False), **schemas.refusals(refusals)},
             security=OPERATOR_SECURITY,
         )
@@ -117,6 +121,11 @@ def kernel_operations(schemas: WireSchemas) -> dict[str, type[Operation]]:
         ),
         "operator_chain_fund": operator(
             "operator_chain_fund", wire.ChainFunded, "Test USDC minted (local network only).", wire.ChainFundRequest, (400, 401, 403)
+        ),
+        "operator_poll_watch_source": operator(
+            "operator_poll_watch_source", wire.WatchSourcePolled,
+            "One poll of a watch source now; answered once its changes are recorded and queued for delivery.", refusals=(401, 404),
+            parameters=[path_param("attribute", "The watchable attribute, e.g. `us_treasury_sanctions`.")],
         ),
         "operator_pending": operator("operator_pending", wire.PendingReport, "Money in an intermediate state, and why.", refusals=(401,)),
     }

@@ -16,10 +16,13 @@ from typing import Any
 
 
 from .. import sql
+from ..errors import ServiceError
 from ..events import WATCH_DELIVERIES, EventBus
 from ..history.store import PUBLIC, NewFact, canonical, write
 from ..ids import iso, now_ms
 from ..periodic import PeriodicTask
+from ..request import CallRequest
+from ..wire.watches import WatchSourcePolled
 from .queue import change_rows, queue_changes
 from .sources import Snapshot, WatchSource
 
@@ -37,11 +40,22 @@ class PollReport:
 class WatchPolling:
     """Polls the registered sources (`poll(attribute)`), for the scheduler and the operator route."""
 
-    def __init__(self, *, db: Any, sources: Mapping[str, WatchSource], events: EventBus, services: Callable[[], Any]) -> None:
+    def __init__(self, *, db: Any, sources: Mapping[str, WatchSource], events: EventBus, services: Callable[[], Any], auth: Any) -> None:
         self.db = db
+        self.auth = auth
         self.sources = sources
         self.events = events
         self.services = services
+
+    async def poll_request(self, req: CallRequest, attribute: str) -> WatchSourcePolled:
+        """The operator route: one poll of `attribute` now, answered once its changes are
+        recorded and queued."""
+        self.auth.require_operator(req)
+        if attribute not in self.sources:
+            known = ", ".join(sorted(self.sources)) or "none"
+            raise ServiceError(404, "not_found", f"No watch source {attribute!r}; the sources are: {known}.")
+        report = await self.poll(attribute)
+        return WatchSourcePolled(attribute=report.attribute, polled_at=report.polled_at, changes_detected=report.changes_detected)
 
     async def poll(self, attribute: str) -> PollReport:
         source = self.sources[attribute]

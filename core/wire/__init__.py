@@ -30,6 +30,7 @@ from .watches import (
     Watchable,
     WatchList,
     WatchListAnswer,
+    WatchSourcePolled,
     WatchUpdateRequest,
 )
 
@@ -72,6 +73,7 @@ __all__ = [
     "WatchDeletedAnswer",
     "WatchList",
     "WatchListAnswer",
+    "WatchSourcePolled",
     "WatchUpdateRequest",
     "Watchable",
 ]

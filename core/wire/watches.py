@@ -87,3 +87,11 @@ class Watchable(msgspec.Struct):
 
     entity_type: str
     attribute: str
+
+
+class WatchSourcePolled(msgspec.Struct):
+    """POST /v1/tools/internal/watch-sources/{attribute}/poll (operator): one poll, done."""
+
+    attribute: str
+    polled_at: str
+    changes_detected: int

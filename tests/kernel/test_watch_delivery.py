@@ -14,7 +14,7 @@ from core import sql
 from core.ids import new_uuid, now_ms
 from core.ledger_check import check_ledger
 from core.receipt_signing import ReceiptSigner, verify_receipt
-from tests.support.feed_source import FEED, POLLED, FeedPlugin
+from tests.support.feed_plugin import FEED, POLLED, FeedPlugin
 from tollway.testing import OPERATOR, credits_session, http_client
 
 PRICE = 20_000  # 0.02 USDC, the default price per change
@@ -62,14 +62,14 @@ async def kernel_with_agent(kernel_factory, credits: str = "1"):
 
 async def test_a_change_is_delivered_once_charged_once_receipted_and_notified(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory)
-    FEED.update({"A": {"price": 10, "tags": ["x"]}, "B": {"price": 1}})
+    FEED.update({"ITEM-1": {"price": 10, "tags": ["x"]}, "ITEM-2": {"price": 1}})
     first = await kernel.watch_polling.poll("test_feed")
     assert first.changes_detected == 0  # the first poll is the baseline
-    wid = await new_watch(agent, "A")
-    other = await new_watch(agent, "B")
-    FEED["A"] = {"price": 12, "tags": ["x"]}
+    wid = await new_watch(agent, "ITEM-1")
+    other = await new_watch(agent, "ITEM-2")
+    FEED["ITEM-1"] = {"price": 12, "tags": ["x"]}
     report = await kernel.watch_polling.poll("test_feed")
-    assert report.changes_detected == 1 and POLLED[-1] == ["A", "B"]
+    assert report.changes_detected == 1 and POLLED[-1] == ["ITEM-1", "ITEM-2"]
     assert await kernel.watch_deliveries.run_pending() == 1
     assert await kernel.watch_deliveries.run_pending() == 0  # nothing twice
     [d] = await deliveries(wid)
@@ -89,12 +89,12 @@ async def test_a_change_is_delivered_once_charged_once_receipted_and_notified(ke
 
 async def test_entities_removed_and_listed_again_are_entity_changes(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory)
-    FEED.update({"A": {"v": 1}, "B": {"v": 2}})
+    FEED.update({"ITEM-1": {"v": 1}, "ITEM-2": {"v": 2}})
     await kernel.watch_polling.poll("test_feed")
-    wid = await new_watch(agent, "B")
-    del FEED["B"]
+    wid = await new_watch(agent, "ITEM-2")
+    del FEED["ITEM-2"]
     await kernel.watch_polling.poll("test_feed")
-    FEED["B"] = {"v": 2}
+    FEED["ITEM-2"] = {"v": 2}
     await kernel.watch_polling.poll("test_feed")
     await kernel.watch_deliveries.run_pending()
     assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [
@@ -104,11 +104,11 @@ async def test_entities_removed_and_listed_again_are_entity_changes(kernel_facto
 
 async def test_the_cap_pauses_once_and_raising_it_delivers_the_held_changes_in_order(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory)
-    FEED["A"] = {"n": 0}
+    FEED["ITEM-1"] = {"n": 0}
     await kernel.watch_polling.poll("test_feed")
-    wid = await new_watch(agent, "A", max_spend=2 * PRICE)
+    wid = await new_watch(agent, "ITEM-1", max_spend=2 * PRICE)
     for n in range(1, 6):
-        FEED["A"] = {"n": n}
+        FEED["ITEM-1"] = {"n": n}
         await kernel.watch_polling.poll("test_feed")
         await kernel.watch_deliveries.run_pending()
     w = await watch(wid)
@@ -125,11 +125,11 @@ async def test_the_cap_pauses_once_and_raising_it_delivers_the_held_changes_in_o
 
 async def test_credits_running_out_pause_and_a_grant_resumes_automatically(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory, credits="0.04")  # two changes
-    FEED["A"] = {"n": 0}
+    FEED["ITEM-1"] = {"n": 0}
     await kernel.watch_polling.poll("test_feed")
-    wid = await new_watch(agent, "A")
+    wid = await new_watch(agent, "ITEM-1")
     for n in range(1, 5):
-        FEED["A"] = {"n": n}
+        FEED["ITEM-1"] = {"n": n}
         await kernel.watch_polling.poll("test_feed")
     await kernel.watch_deliveries.run_pending()
     w = await watch(wid)
@@ -147,10 +147,10 @@ async def test_credits_running_out_pause_and_a_grant_resumes_automatically(kerne
 
 async def test_one_change_delivered_by_two_concurrent_deliverers_is_charged_once(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory)
-    FEED["A"] = {"n": 0}
+    FEED["ITEM-1"] = {"n": 0}
     await kernel.watch_polling.poll("test_feed")
-    wid = await new_watch(agent, "A")
-    FEED["A"] = {"n": 1}
+    wid = await new_watch(agent, "ITEM-1")
+    FEED["ITEM-1"] = {"n": 1}
     await kernel.watch_polling.poll("test_feed")
     outcomes = await asyncio.gather(*(kernel.watch_deliveries.step(wid) for _ in range(2)))
     assert sorted(o.kind for o in outcomes) == ["delivered", "idle"]
@@ -162,11 +162,11 @@ async def test_one_change_delivered_by_two_concurrent_deliverers_is_charged_once
 @pytest.mark.parametrize("db_kind", ["postgres"], indirect=True)
 async def test_a_hundred_changes_near_the_cap_never_pass_it(kernel_factory) -> None:
     kernel, agent = await kernel_with_agent(kernel_factory, credits="10")
-    FEED["A"] = {"n": 0}
+    FEED["ITEM-1"] = {"n": 0}
     await kernel.watch_polling.poll("test_feed")
-    wid = await new_watch(agent, "A", max_spend=37 * PRICE)
+    wid = await new_watch(agent, "ITEM-1", max_spend=37 * PRICE)
     for n in range(1, 101):
-        FEED["A"] = {"n": n}
+        FEED["ITEM-1"] = {"n": n}
         await kernel.watch_polling.poll("test_feed")
     assert len(await deliveries(wid)) == 100
     delivered = await asyncio.gather(*(kernel.watch_deliveries.deliver_watch(wid) for _ in range(8)))

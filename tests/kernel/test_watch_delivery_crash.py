@@ -18,7 +18,7 @@ from core.ids import new_uuid, now_ms
 from core.ledger_check import check_ledger
 from core.webhooks import outbox
 from core.webhooks.signing import verify
-from tests.support.feed_source import FEED, FeedPlugin
+from tests.support.feed_plugin import FEED, FeedPlugin
 from tests.support.webhook_receiver import receiving
 from tollway.testing import credits_session, http_client
 
@@ -30,7 +30,7 @@ SECRET = "whsec_test-secret"
 async def test_a_process_killed_between_charge_and_webhook_charges_once_and_the_webhook_still_goes(kernel_factory) -> None:
     kernel = await kernel_factory(plugins=[("feed", FeedPlugin())], env={"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1"})
     FEED.clear()
-    FEED["A"] = {"n": 0}
+    FEED["ITEM-1"] = {"n": 0}
     await kernel.watch_polling.poll("test_feed")
     async with http_client(kernel) as client:
         agent, _ = await credits_session(client)
@@ -39,10 +39,10 @@ async def test_a_process_killed_between_charge_and_webhook_charges_once_and_the_
         await sql.fetch(
             "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, changes_delivered, "
             "status, pause_notified, webhook_url, webhook_secret, created_ms, updated_ms) "
-            "VALUES ({}, {}, 'item', 'test_feed', 'A', 1000000, 0, 20000, 0, 'running', {}, {}, {}, {}, {})",
+            "VALUES ({}, {}, 'item', 'test_feed', 'ITEM-1', 1000000, 0, 20000, 0, 'running', {}, {}, {}, {}, {})",
             wid, agent, False, receiver.url, SECRET, now, now,
         )
-        FEED["A"] = {"n": 1}
+        FEED["ITEM-1"] = {"n": 1}
         await kernel.watch_polling.poll("test_feed")
         env = {
             **os.environ, "PYTHONPATH": str(REPO), "TEST_KILL_AFTER_CHARGE": "1",

@@ -1,6 +1,7 @@
 """A watch source for the watch tests whose source is a dict the test edits: the
 attribute `test_feed` over entities of type `item`, keyed `ITEM-<digits>`; `poll`
-reads `FEED` (item key -> its current value) for the keys watched."""
+lists all of `FEED` (item key -> its current value) as a complete snapshot, so a key
+removed from it stopped being listed, and notes the watched keys it was given."""
 from __future__ import annotations
 
 import re
@@ -12,6 +13,8 @@ from tollway import Observed, Snapshot, WatchSource, hookimpl
 ATTRIBUTE = "test_feed"
 SOURCE = "test feed"
 FEED: dict[str, Any] = {}  # item key -> its value now; tests edit it
+POLLED: list[list[str]] = []  # the watched keys each poll was given
+AS_OF = "2026-11-01"
 
 _KEY = re.compile(r"^ITEM-[0-9]{1,8}$")
 
@@ -21,7 +24,8 @@ def check_key(key: str) -> str | None:
 
 
 async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
-    return Snapshot(values={k: Observed(FEED[k]) for k in watched_keys if k in FEED}, complete=False)
+    POLLED.append(sorted(watched_keys))
+    return Snapshot(values={k: Observed(v, as_of=AS_OF) for k, v in FEED.items()}, complete=True)
 
 
 class FeedPlugin:
