@@ -65,7 +65,6 @@ def bench_env(home: Path, url: str) -> dict[str, str]:
         "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
         "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0c" * 32).decode(),
         "TOLLWAY_OFFLINE": "1",
-        "TOLLWAY_SANCTIONS_LISTS_URL": (ROOT / "plugins" / "sanctions" / "tests" / "fixtures" / "ofac" / "sdn_sample_small").as_uri(),
     }
 
 
@@ -85,6 +84,71 @@ async def point_reads(n: int = 400) -> list[float]:
 
     async def one() -> None:
         await sql.fetch_one("SELECT credits FROM tw_agents WHERE id = {}", random.choice(ids))
+
+    return await timed(one, n)
+
+
+# -- facts: Changes ---------------------------------------------------------------------------
+ATTRIBUTE, SOURCE = "vehicle_identification", "NHTSA vPIC"
+PER_ENTITY = 10  # rows per entity: its first record and nine changes, 30 days apart
+
+
+def _fact_rows(facts: int):
+    """(attribute, entity_key, source, owner, listed, value, value_hash, as_of, first_seen_ms, changed_on, recorded_by),
+    entity by entity, oldest first; and the heads (the last row of each entity)."""
+    import datetime as dt
+
+    start = dt.date(2025, 1, 1)
+    for n in range(facts // PER_ENTITY):
+        key = f"1HGCM{n:012d}"
+        for v in range(PER_ENTITY):
+            day = start + dt.timedelta(days=30 * v + n % 30)
+            value = json.dumps({"make": "HONDA", "model": "ACCORD", "model_year": 2003, "trim": f"EX-{v}", "plant_city": "MARYSVILLE"}, sort_keys=True)
+            ms = int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp() * 1000)
+            yield (ATTRIBUTE, key, SOURCE, "", True, value, f"{n:032x}{v:032x}", None, ms, day.isoformat(), None)
+
+
+async def fill_facts(db_kind: str, engine, facts: int) -> None:
+    """A million rows, written in bulk (COPY on PostgreSQL); a head per entity."""
+    columns = ["attribute", "entity_key", "source", "owner", "listed", "value", "value_hash", "as_of", "first_seen_ms", "changed_on", "recorded_by"]
+    rows = list(_fact_rows(facts))
+    if db_kind == "postgres":
+        async with engine.pool.acquire() as conn:
+            await conn.copy_records_to_table("tw_facts", records=rows, columns=columns)
+            await conn.execute(
+                "INSERT INTO tw_fact_heads (attribute, entity_key, source, owner, value_hash, listed, fact_id) "
+                "SELECT DISTINCT ON (entity_key) attribute, entity_key, source, owner, value_hash, listed, id FROM tw_facts ORDER BY entity_key, id DESC"
+            )
+            await conn.execute("ANALYZE tw_facts; ANALYZE tw_fact_heads")
+        return
+    conn = engine.raw_connection()
+    conn.executemany(f"INSERT INTO tw_facts ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})", rows)
+    conn.execute(
+        "INSERT INTO tw_fact_heads (attribute, entity_key, source, owner, value_hash, listed, fact_id) "
+        "SELECT attribute, entity_key, source, owner, value_hash, listed, MAX(id) FROM tw_facts GROUP BY attribute, entity_key, source, owner"
+    )
+    conn.execute("ANALYZE")
+    conn.commit()
+
+
+async def changes_reads(kernel, facts: int, n: int = 500) -> list[float]:
+    """The Changes tool's run (its read path) in-process, for random entities and windows."""
+    import msgspec
+
+    from core.tool import ToolContext
+
+    tool = kernel.tools["changes"]
+    ctx = ToolContext(request_id="req_bench", agent_id=None, http=kernel.http, settings={})
+    entities = facts // PER_ENTITY
+
+    async def one() -> None:
+        month = random.randint(1, 9)
+        value = msgspec.convert(
+            {"attribute": ATTRIBUTE, "key": f"1HGCM{random.randrange(entities):012d}", "since": f"2025-{month:02d}-01", "until": f"2025-{month + 1:02d}-01"},
+            tool.input_type,
+        )
+        answer = await tool.run(value, ctx)
+        assert answer.recorded_since is not None
 
     return await timed(one, n)
 
@@ -167,11 +231,44 @@ async def _agent(kernel) -> str:
     return agent_id
 
 
+async def reads(env: dict[str, str], db_kind: str, args: argparse.Namespace) -> dict[str, object]:
+    """Changes and Benchmark read figures, each beside its goal and the point-read anchor."""
+    from runtime.service import build_kernel
+    from runtime.settings import load_settings
+
+    kernel = build_kernel(load_settings(env), load_installed=True)
+    await kernel.start()
+    try:
+        await _agent(kernel)
+        t0 = time.monotonic()
+        await fill_facts(db_kind, kernel.db.engine, args.facts)
+        filled_s = time.monotonic() - t0
+        await changes_reads(kernel, args.facts, 50)  # warm
+        changes = await changes_reads(kernel, args.facts)
+        anchor = await point_reads()
+        return {
+            "db": db_kind,
+            "fact_rows": args.facts,
+            "fill_s": round(filled_s, 1),
+            "changes_p50_ms": round(statistics.median(changes), 3),
+            "changes_p99_ms": round(percentile(changes, 0.99), 3),
+            "changes_p50_goal_ms": GOALS["changes_p50_ms"],
+            "point_read_p50_ms": round(statistics.median(anchor), 3),
+        }
+    finally:
+        await kernel.stop()
+
+
+async def run_sqlite(args: argparse.Namespace) -> dict[str, object]:
+    home = Path(tempfile.mkdtemp())
+    return await reads(bench_env(home, f"sqlite:///{home / 'bench.db'}"), "sqlite", args)
+
+
 async def run_postgres(args: argparse.Namespace) -> dict[str, object]:
     url = await create_database(args.postgres)
     try:
         env = bench_env(Path(tempfile.mkdtemp()), url)
-        out: dict[str, object] = {"db": "postgres"}
+        out = await reads(env, "postgres", args)
         out.update(await deliveries_per_s(env, args.workers, args.deliveries))
         out["deliveries_per_s_goal"] = GOALS["deliveries_per_s"]
         return out
@@ -189,6 +286,7 @@ def main() -> None:
     args = parser.parse_args()
     import uvloop
 
+    print(json.dumps(uvloop.run(run_sqlite(args))), flush=True)
     print(json.dumps(uvloop.run(run_postgres(args))), flush=True)
 
 
