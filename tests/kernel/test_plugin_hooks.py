@@ -25,6 +25,7 @@ import pytest
 from eth_account import Account
 
 from core import hookspecs
+from core.history.tools import kernel_tools
 from core.hookspecs import hookimpl
 from core.kernel import StartupError
 from core.payments.settlement import SettlementResult
@@ -369,7 +370,8 @@ async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
     life.kernel = kernel
     await kernel.start()
     await kernel.start()  # starting twice is a no-op
-    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": ["hooks_ready"], "http_open": True})]
+    tools = sorted(["hooks_ready", *(t.name for t in kernel_tools({}))])  # the plugin's, and the kernel's own
+    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": tools, "http_open": True})]
     services = life.calls[0][1]
     assert isinstance(services, Services)
     assert services.home == Path(kernel.config.home) and services.offline is True
@@ -426,6 +428,7 @@ async def test_hookimpl_with_an_unknown_argument_is_refused(kernel_factory) -> N
 
 # -- plugins from entry points ---------------------------------------------------------------
 GOOD_PLUGIN = '''
+from core.history.tools import kernel_tools
 from core.hookspecs import hookimpl
 from core.tool import Tool
 from tests.support.echo_plugin import EchoInput, EchoOutput
@@ -447,6 +450,7 @@ def register_tools(register):
 '''
 BROKEN_PLUGIN = "import tollway_tp_dependency_that_is_not_installed\n"
 WRONG_ARGUMENT_PLUGIN = '''
+from core.history.tools import kernel_tools
 from core.hookspecs import hookimpl
 
 
