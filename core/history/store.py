@@ -21,6 +21,7 @@ import rfc8785
 from .. import sql
 from ..tool import Fact, Tool
 from .declare import MAX_PEER_FIELDS, Benchmarkable
+from .ranks import peer_text
 
 PUBLIC = ""  # the owner of facts every caller may read
 MAX_KEY = 256
@@ -99,7 +100,7 @@ def _number(value: Any) -> float | None:
 
 
 def _peer_text(value: Any) -> str | None:
-    return None if value is None else str(value).strip().lower()[:120]
+    return None if value is None else peer_text(value)
 
 
 async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: int, *, listed: bool = True) -> None:

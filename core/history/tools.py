@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..tool import Tool
+from .benchmark import benchmark_tool
 from .changes import changes_tool
 
 
 def kernel_tools(tools: Mapping[str, Tool], sources: Mapping[str, Any]) -> list[Tool]:
     """The history tools, each reading `tools` and the watch `sources` (the live
     registries) for what it serves."""
-    return [changes_tool(tools, sources)]
+    return [changes_tool(tools, sources), benchmark_tool(tools)]

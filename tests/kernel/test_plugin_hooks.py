@@ -25,6 +25,7 @@ import pytest
 from eth_account import Account
 
 from core import hookspecs
+from core.history.tools import kernel_tools
 from core.hookspecs import hookimpl
 from core.kernel import StartupError
 from core.payments.settlement import SettlementResult
@@ -39,7 +40,6 @@ from runtime.plugins import PluginLoadError, load_entry_point_plugins
 from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
-KERNEL_TOOLS = ("changes",)  # the kernel's own tools over the fact store
 
 
 # -- which hook each test exercises -------------------------------------------------
@@ -403,7 +403,8 @@ async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
     life.kernel = kernel
     await kernel.start()
     await kernel.start()  # starting twice is a no-op
-    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": sorted(["hooks_ready", *KERNEL_TOOLS]), "http_open": True})]
+    tools = sorted(["hooks_ready", *(t.name for t in kernel_tools({}, {}))])  # the plugin's, and the kernel's own
+    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": tools, "http_open": True})]
     services = life.calls[0][1]
     assert isinstance(services, Services)
     assert services.home == Path(kernel.config.home) and services.offline is True

@@ -17,10 +17,10 @@ from . import lists
 ATTRIBUTE = "us_treasury_sanctions"
 
 
-def entry_value(spec: lists.ListSpec, parsed) -> dict:
+def entry_value(listed_on: lists.ListSpec, parsed) -> dict:
     """What a watch (and the source's history) follows of one entry: its list, whether it
     names an individual, and the entry as screening answers show it."""
-    return {"list": spec.name, "individual": parsed.is_person, **msgspec.to_builtins(parsed.entry)}
+    return {"list": listed_on.name, "individual": parsed.is_person, **msgspec.to_builtins(parsed.entry)}
 
 
 async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
@@ -31,13 +31,13 @@ async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
     elif store.persisted_newer():  # another process (`tollway data refresh`) downloaded newer lists
         await asyncio.to_thread(store.load_persisted)
     values: dict[str, Observed] = {}
-    for spec in lists.LISTS:
-        loaded = store.lists.get(spec.key)
+    for one in lists.LISTS:
+        loaded = store.lists.get(one.key)
         if loaded is None:
             continue
         for number, parsed in loaded.entries.items():
-            values[str(number)] = Observed(entry_value(spec, parsed), as_of=loaded.as_of)
-    return Snapshot(values=values, complete=all(spec.key in store.lists for spec in lists.LISTS))
+            values[str(number)] = Observed(entry_value(one, parsed), as_of=loaded.as_of)
+    return Snapshot(values=values, complete=all(one.key in store.lists for one in lists.LISTS))
 
 
 def check_key(key: str) -> str | None:
