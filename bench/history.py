@@ -22,7 +22,6 @@ import base64
 import json
 import os
 import random
-import secrets
 import statistics
 import sys
 import tempfile
@@ -31,31 +30,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import create_database, drop_database, percentile  # noqa: E402
 OPERATOR = "bench-operator-token"
 GOALS = {"changes_p50_ms": 5.0, "benchmark_p50_ms": 20.0, "deliveries_per_s": 200.0}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-async def create_database(admin: str) -> str:
-    import asyncpg
-
-    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1), timeout=5)
-    name = f"tollway_bench_history_{secrets.token_hex(3)}"
-    await conn.execute(f'CREATE DATABASE "{name}"')
-    await conn.close()
-    return admin.rsplit("/", 1)[0] + "/" + name
-
-
-async def drop_database(admin: str, url: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
-    await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-    await conn.close()
 
 
 def bench_env(home: Path, url: str) -> dict[str, str]:
@@ -153,6 +132,46 @@ async def changes_reads(kernel, facts: int, n: int = 500) -> list[float]:
     return await timed(one, n)
 
 
+# -- numbers: Benchmark -------------------------------------------------------------------------
+MAKES = [f"MAKE{i:02d}" for i in range(20)]
+
+
+async def fill_numbers(db_kind: str, engine, peers: int) -> None:
+    """`peers` current vehicle_complaints totals, 20 makes by 30 model years."""
+    rows = []
+    for n in range(peers):
+        make, year = MAKES[n % len(MAKES)], 1995 + (n // len(MAKES)) % 30
+        rows.append(("vehicle_complaints", "NHTSA", f"{make}|MODEL{n}|{year}", "total", float(random.randint(0, 5000)),
+                     make.lower(), str(year), None, None, None, "2026-11-01", 1_790_000_000_000 + n))
+    columns = ["attribute", "source", "entity_key", "field", "number", "peer_1", "peer_2", "peer_3", "peer_4", "peer_5", "as_of", "updated_ms"]
+    if db_kind == "postgres":
+        async with engine.pool.acquire() as conn:
+            await conn.copy_records_to_table("tw_fact_numbers", records=rows, columns=columns)
+            await conn.execute("ANALYZE tw_fact_numbers")
+        return
+    conn = engine.raw_connection()
+    conn.executemany(f"INSERT INTO tw_fact_numbers ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})", rows)
+    conn.execute("ANALYZE")
+    conn.commit()
+
+
+async def benchmark_reads(kernel, n: int, peers: dict) -> list[float]:
+    """The Benchmark tool's run (its read path) in-process over one peer set."""
+    import msgspec
+
+    from core.tool import ToolContext
+
+    tool = kernel.tools["benchmark"]
+    ctx = ToolContext(request_id="req_bench", agent_id=None, http=kernel.http, settings={})
+    value = msgspec.convert({"attribute": "vehicle_complaints", "field": "total", "peers": peers, "value": 2500}, tool.input_type)
+
+    async def one() -> None:
+        answer = await tool.run(value, ctx)
+        assert answer.count >= 20
+
+    return await timed(one, n)
+
+
 # -- watch deliveries ---------------------------------------------------------------------
 async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_per_watch: int) -> int:
     """Watches with pending changes, written straight into the tables (what polls leave)."""
@@ -245,6 +264,11 @@ async def reads(env: dict[str, str], db_kind: str, args: argparse.Namespace) -> 
         filled_s = time.monotonic() - t0
         await changes_reads(kernel, args.facts, 50)  # warm
         changes = await changes_reads(kernel, args.facts)
+        await fill_numbers(db_kind, kernel.db.engine, args.peers)
+        await benchmark_reads(kernel, 20, {})  # warm
+        every = await benchmark_reads(kernel, 200, {})
+        one_filter = await benchmark_reads(kernel, 200, {"make": "make07"})
+        two_filters = await benchmark_reads(kernel, 200, {"make": "MAKE07", "model_year": 2004})
         anchor = await point_reads()
         return {
             "db": db_kind,
@@ -253,6 +277,12 @@ async def reads(env: dict[str, str], db_kind: str, args: argparse.Namespace) -> 
             "changes_p50_ms": round(statistics.median(changes), 3),
             "changes_p99_ms": round(percentile(changes, 0.99), 3),
             "changes_p50_goal_ms": GOALS["changes_p50_ms"],
+            "peers": args.peers,
+            "benchmark_p50_ms": round(statistics.median(every), 2),
+            "benchmark_p99_ms": round(percentile(every, 0.99), 2),
+            "benchmark_p50_goal_ms": GOALS["benchmark_p50_ms"],
+            "benchmark_one_filter_p50_ms": round(statistics.median(one_filter), 2),
+            "benchmark_two_filters_p50_ms": round(statistics.median(two_filters), 2),
             "point_read_p50_ms": round(statistics.median(anchor), 3),
         }
     finally:
@@ -265,7 +295,7 @@ async def run_sqlite(args: argparse.Namespace) -> dict[str, object]:
 
 
 async def run_postgres(args: argparse.Namespace) -> dict[str, object]:
-    url = await create_database(args.postgres)
+    url = await create_database(args.postgres, "tollway_bench_history")
     try:
         env = bench_env(Path(tempfile.mkdtemp()), url)
         out = await reads(env, "postgres", args)

@@ -21,7 +21,6 @@ import asyncio
 import base64
 import json
 import os
-import secrets
 import statistics
 import sys
 import tempfile
@@ -32,32 +31,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import create_database, drop_database, percentile  # noqa: E402
 OPERATOR = "bench-operator-token"
 UNLIMITED = "10000000/60"
 PATH = "/v1/tools/test/add-numbers"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-async def create_database(admin: str) -> str:
-    import asyncpg
-
-    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1), timeout=5)
-    name = f"tollway_bench_jobs_{secrets.token_hex(3)}"
-    await conn.execute(f'CREATE DATABASE "{name}"')
-    await conn.close()
-    return admin.rsplit("/", 1)[0] + "/" + name
-
-
-async def drop_database(admin: str, url: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
-    await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-    await conn.close()
 
 
 def bench_env(home: Path, url: str) -> dict[str, str]:
@@ -106,7 +85,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
     from runtime.settings import load_settings
     from tests.support.jobs_plugin import JobsPlugin
 
-    url = await create_database(admin)
+    url = await create_database(admin, "tollway_bench_jobs")
     home = Path(tempfile.mkdtemp())
     env = bench_env(home, url)
     kernel = build_kernel(load_settings(env), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)

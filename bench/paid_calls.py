@@ -33,6 +33,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import percentile  # noqa: E402
 
 HONDA = ROOT / "plugins" / "vehicles" / "tests" / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
@@ -63,11 +66,6 @@ def bench_env(home: Path, database_url: str) -> dict[str, str]:
         "TOLLWAY_RATE_LIMIT_LOOKUP": "10000000/60",
         "TOLLWAY_RATE_LIMIT_FREE_READ": "10000000/60",
     }
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 async def drive(n: int, concurrency: int, one) -> dict[str, float]:

@@ -13,7 +13,7 @@ import msgspec
 
 from core import wire
 from core.errors import invalid_request
-from core.request import Answer, CallRequest, Credential
+from core.request import Answer, CallRequest
 from core.watches.requests import watchable_pairs
 
 from .shaping import _root_object, compact, dumps

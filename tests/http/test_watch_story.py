@@ -14,6 +14,7 @@ the deliveries and sending the webhooks:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import time
@@ -117,10 +118,16 @@ async def test_the_full_story_on_two_real_sanctions_lists(kernel_factory, tmp_pa
         await background.stop()
     assert len(receiver.requests) == 2
     bodies = {}
+    receiver_of_the_docs = docs_receiver()
+    handled: set[str] = set()
     for request in receiver.requests:
         body = json.loads(request.body)
-        assert verify(secrets[body["watch_id"]], request.body, request.headers["x-service-signature"])
+        secret = secrets[body["watch_id"]]
+        assert verify(secret, request.body, request.headers["x-service-signature"])
         assert request.headers["webhook-id"] == body["delivery_id"]
+        assert receiver_of_the_docs(secret, request.headers, request.body, handled) == body
+        assert receiver_of_the_docs(secret, request.headers, request.body, handled) is None  # a repeat
+        assert receiver_of_the_docs(secret, request.headers, request.body + b" ", set()) is None  # tampered
         bodies[body["key"]] = body
     assert set(bodies) == {CHANGED, REMOVED}
     assert (bodies[CHANGED]["change"]["field"], bodies[CHANGED]["change"]["before"], bodies[CHANGED]["change"]["after"]) == ("programs[0]", "SDT", "SDGT")
@@ -139,11 +146,24 @@ async def test_the_full_story_on_two_real_sanctions_lists(kernel_factory, tmp_pa
     assert await check_ledger() == []
 
 
+def docs_receiver():
+    """The receiver snippet of docs/watches.md, run as written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "watches.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(code, "docs/watches.md", "exec"), scope)
+    return scope["watch_change"]
+
+
 async def _count(receiver, n: int) -> bool:
     return len(receiver.requests) >= n
 
 
-async def test_the_cap_holds_changes_and_raising_it_delivers_them_in_order(kernel_factory) -> None:
+@contextlib.asynccontextmanager
+async def feed_watch(kernel_factory, *, credits: str, max_spend: float, changes: int):
+    """A kernel with the test feed and an in-process worker; an agent with `credits` whose
+    watch on ITEM-1 (cap `max_spend`) then meets `changes` changes, one poll each.
+    Yields (agent, watch id)."""
     FEED.clear()
     FEED["ITEM-1"] = {"n": 0}
     kernel = await kernel_factory(plugins=[("feed", FeedPlugin())])
@@ -153,23 +173,27 @@ async def test_the_cap_holds_changes_and_raising_it_delivers_them_in_order(kerne
         async with http_client(kernel) as client:
             await poll(client, "test_feed")
             agent = Agent(client, kernel.network.chain_id)
-            await agent.register("1")
-            made = await agent.send("POST", "/v1/tools/watch", {"entity_type": "item", "attribute": "test_feed", "key": "ITEM-1", "max_spend": 0.04})
+            await agent.register(credits)
+            made = await agent.send("POST", "/v1/tools/watch", {"entity_type": "item", "attribute": "test_feed", "key": "ITEM-1", "max_spend": max_spend})
             assert made.status_code == 201, made.text
-            wid = made.json()["data"]["id"]
-            for n in range(1, 6):
+            for n in range(1, changes + 1):
                 FEED["ITEM-1"] = {"n": n}
                 await poll(client, "test_feed")
             await until(lambda: _watch_is(agent, "ITEM-1", status="paused"))
-            paused = (await agent.watches())["ITEM-1"]
-            told = await agent.notifications("watch_paused")
-            raised = await agent.send("PATCH", f"/v1/tools/watch/{wid}", {"max_spend": 1})
-            assert raised.status_code == 200, raised.text
-            await until(lambda: _watch_is(agent, "ITEM-1", changes_delivered=5))
-            delivered = [n["metadata"]["change"]["after"] for n in reversed(await agent.notifications("watch_change"))]
-            final = (await agent.watches())["ITEM-1"]
+            yield agent, made.json()["data"]["id"]
     finally:
         await background.stop()
+
+
+async def test_the_cap_holds_changes_and_raising_it_delivers_them_in_order(kernel_factory) -> None:
+    async with feed_watch(kernel_factory, credits="1", max_spend=0.04, changes=5) as (agent, wid):
+        paused = (await agent.watches())["ITEM-1"]
+        told = await agent.notifications("watch_paused")
+        raised = await agent.send("PATCH", f"/v1/tools/watch/{wid}", {"max_spend": 1})
+        assert raised.status_code == 200, raised.text
+        await until(lambda: _watch_is(agent, "ITEM-1", changes_delivered=5))
+        delivered = [n["metadata"]["change"]["after"] for n in reversed(await agent.notifications("watch_change"))]
+        final = (await agent.watches())["ITEM-1"]
     assert (paused["status"], paused["pause_reason"], paused["changes_delivered"], paused["spent"]) == ("paused", "cap", 2, 0.04)
     assert len(told) == 1 and told[0]["metadata"]["reason"] == "cap"
     assert raised.json()["data"]["status"] == "running"
@@ -179,30 +203,13 @@ async def test_the_cap_holds_changes_and_raising_it_delivers_them_in_order(kerne
 
 
 async def test_credits_running_out_pause_and_a_grant_resumes_the_watch(kernel_factory) -> None:
-    FEED.clear()
-    FEED["ITEM-1"] = {"n": 0}
-    kernel = await kernel_factory(plugins=[("feed", FeedPlugin())])
-    background = Background(kernel, workers=1)
-    await background.start()
-    try:
-        async with http_client(kernel) as client:
-            await poll(client, "test_feed")
-            agent = Agent(client, kernel.network.chain_id)
-            await agent.register("0.04")  # two changes' worth
-            made = await agent.send("POST", "/v1/tools/watch", {"entity_type": "item", "attribute": "test_feed", "key": "ITEM-1", "max_spend": 5})
-            assert made.status_code == 201, made.text
-            for n in range(1, 5):
-                FEED["ITEM-1"] = {"n": n}
-                await poll(client, "test_feed")
-            await until(lambda: _watch_is(agent, "ITEM-1", status="paused"))
-            paused = (await agent.watches())["ITEM-1"]
-            await agent.grant("1")
-            await until(lambda: _watch_is(agent, "ITEM-1", changes_delivered=4))
-            told = await agent.notifications("watch_paused")
-            delivered = [n["metadata"]["change"]["after"] for n in reversed(await agent.notifications("watch_change"))]
-            balance = (await client.get("/v1/balance", headers={"X-Agent-ID": agent.wallet.address})).json()
-    finally:
-        await background.stop()
+    async with feed_watch(kernel_factory, credits="0.04", max_spend=5, changes=4) as (agent, _):  # credits for two changes
+        paused = (await agent.watches())["ITEM-1"]
+        await agent.grant("1")
+        await until(lambda: _watch_is(agent, "ITEM-1", changes_delivered=4))
+        told = await agent.notifications("watch_paused")
+        delivered = [n["metadata"]["change"]["after"] for n in reversed(await agent.notifications("watch_change"))]
+        balance = (await agent.client.get("/v1/balance", headers={"X-Agent-ID": agent.wallet.address})).json()
     assert (paused["status"], paused["pause_reason"], paused["changes_delivered"]) == ("paused", "credits", 2)
     assert len(told) == 1 and told[0]["metadata"]["reason"] == "credits"
     assert delivered == [1, 2, 3, 4]

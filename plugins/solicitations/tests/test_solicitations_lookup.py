@@ -8,7 +8,6 @@ answers are built from its real items (see `sam_replay.notice_answer`).
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from typing import Any
 
 import httpx

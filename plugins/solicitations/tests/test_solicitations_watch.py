@@ -5,7 +5,6 @@ a partial snapshot; failures of the whole source fail the poll. SAM.gov is repla
 (see `sam_replay`)."""
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
