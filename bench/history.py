@@ -138,16 +138,19 @@ MAKES = [f"MAKE{i:02d}" for i in range(20)]
 
 async def fill_numbers(db_kind: str, engine, peers: int) -> None:
     """`peers` current vehicle_complaints totals, 20 makes by 30 model years."""
+    from core.history.declare import peer_group
+
+    group = peer_group("vehicle_complaints", "total", "NHTSA")
     rows = []
     for n in range(peers):
         make, year = MAKES[n % len(MAKES)], 1995 + (n // len(MAKES)) % 30
-        rows.append(("vehicle_complaints", "NHTSA", f"{make}|MODEL{n}|{year}", "total", float(random.randint(0, 5000)),
+        rows.append(("vehicle_complaints", "NHTSA", f"{make}|MODEL{n}|{year}", "total", float(random.randint(0, 5000)), group,
                      make.lower(), str(year), None, None, None, "2026-11-01", 1_790_000_000_000 + n))
-    columns = ["attribute", "source", "entity_key", "field", "number", "peer_1", "peer_2", "peer_3", "peer_4", "peer_5", "as_of", "updated_ms"]
+    columns = ["attribute", "source", "entity_key", "field", "number", "peer_group", "peer_1", "peer_2", "peer_3", "peer_4", "peer_5", "as_of", "updated_ms"]
     if db_kind == "postgres":
         async with engine.pool.acquire() as conn:
             await conn.copy_records_to_table("tw_fact_numbers", records=rows, columns=columns)
-            await conn.execute("ANALYZE tw_fact_numbers")
+            await conn.execute("VACUUM ANALYZE tw_fact_numbers")  # the steady state autovacuum keeps
         return
     conn = engine.raw_connection()
     conn.executemany(f"INSERT INTO tw_fact_numbers ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})", rows)

@@ -3,11 +3,19 @@ fact's value can be ranked, and which peer fields filter the peer set."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from typing import Literal
 
 MAX_PEER_FIELDS = 5  # the peer columns of the fact store (and the most filters a request may give)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def peer_group(attribute: str, field: str, source: str) -> int:
+    """The signed 64-bit number naming one field of one attribute from one source (the
+    first eight bytes of the SHA-256 of the three): the key Benchmark's indexes lead with."""
+    digest = hashlib.sha256("\x1f".join((attribute, field, source)).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 @dataclasses.dataclass(frozen=True)

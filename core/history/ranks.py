@@ -1,5 +1,7 @@
 """Benchmark's read path: the statistics of one peer set of tw_fact_numbers, computed
-by the database from the number indexes (migration 5), never by fetching the peers.
+by the database from the number indexes (migrations 5 and 7), never by fetching the
+peers. A peer set is one `peer_group` (attribute, field and source as one number) and
+its peer filters.
 
 PostgreSQL answers everything in one aggregate over an index-only scan (its
 `percentile_cont` gives the quartiles). SQLite answers count, extremes and the
@@ -14,7 +16,7 @@ import dataclasses
 import math
 
 from .. import sql
-from .declare import MAX_PEER_FIELDS
+from .declare import MAX_PEER_FIELDS, peer_group
 
 QUARTILES = (0.25, 0.5, 0.75)
 PEER_COLUMNS = tuple(f"peer_{i}" for i in range(1, MAX_PEER_FIELDS + 1))
@@ -40,11 +42,11 @@ class PeerSet:
     filters: tuple[tuple[str, str], ...] = ()
 
     def where(self) -> tuple[str, tuple[object, ...]]:
-        clause = "attribute = {} AND field = {} AND source = {}"
+        clause = "peer_group = {}"
         for column, _ in self.filters:
             assert column in PEER_COLUMNS
             clause += " AND " + column + " = {}"
-        return clause, (self.attribute, self.field, self.source, *(text for _, text in self.filters))
+        return clause, (peer_group(self.attribute, self.field, self.source), *(text for _, text in self.filters))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,9 +110,12 @@ async def has_source(attribute: str, source: str) -> bool:
 # -- one entity ------------------------------------------------------------------------------
 async def key_number(peers: PeerSet, key: str) -> float | None:
     """The number of entity `key` when it is among `peers` (as written, else in capitals)."""
-    clause, args = peers.where()
+    clause = "attribute = {} AND source = {} AND entity_key = {} AND field = {}"  # the entity's own index
+    for column, _ in peers.filters:
+        clause += " AND " + column + " = {}"
+    filters = tuple(text for _, text in peers.filters)
     for candidate in dict.fromkeys((key, key.upper())):
-        row = await sql.fetch_one("SELECT number FROM tw_fact_numbers WHERE " + clause + " AND entity_key = {}", *args, candidate)
+        row = await sql.fetch_one("SELECT number FROM tw_fact_numbers WHERE " + clause, peers.attribute, peers.source, candidate, peers.field, *filters)
         if row is not None:
             return float(row["number"])
     return None
@@ -124,12 +129,15 @@ async def key_recorded(peers: PeerSet, key: str) -> bool:
 
 # -- the peer set ------------------------------------------------------------------------------
 def _summary_postgres(clause: str) -> str:
+    # The peers are read in number order (the ordered subquery makes the planner walk the
+    # index, even when every row matches): percentile_cont's sort then finds its input
+    # already sorted and costs next to nothing.
     return (
         "SELECT COUNT(*) AS n, MIN(number) AS low, MAX(number) AS high, MIN(updated_ms) AS first_ms, "
         "MAX(updated_ms) AS last_ms, COUNT(*) FILTER (WHERE number < {}) AS below, "
         "COUNT(*) FILTER (WHERE number = {}) AS equal, "
         "percentile_cont(ARRAY[0.25, 0.5, 0.75]::float8[]) WITHIN GROUP (ORDER BY number) AS quartiles "
-        "FROM tw_fact_numbers WHERE " + clause
+        "FROM (SELECT number, updated_ms FROM tw_fact_numbers WHERE " + clause + " ORDER BY number) AS peers"
     )
 
 

@@ -20,7 +20,7 @@ import rfc8785
 
 from .. import sql
 from ..tool import Fact, Tool
-from .declare import MAX_PEER_FIELDS, Benchmarkable
+from .declare import MAX_PEER_FIELDS, Benchmarkable, peer_group
 from .ranks import peer_text
 
 PUBLIC = ""  # the owner of facts every caller may read
@@ -116,12 +116,12 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
             )
             continue
         await sql.fetch(
-            "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_1, peer_2, peer_3, peer_4, peer_5, as_of, updated_ms) "
-            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) "
+            "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_group, peer_1, peer_2, peer_3, peer_4, peer_5, as_of, updated_ms) "
+            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) "
             "ON CONFLICT (attribute, source, entity_key, field) DO UPDATE SET number = excluded.number, "
             "peer_1 = excluded.peer_1, peer_2 = excluded.peer_2, peer_3 = excluded.peer_3, peer_4 = excluded.peer_4, "
             "peer_5 = excluded.peer_5, as_of = excluded.as_of, updated_ms = excluded.updated_ms",
-            fact.attribute, fact.source, entity_key, field, number, *peers, fact.as_of, now,
+            fact.attribute, fact.source, entity_key, field, number, peer_group(fact.attribute, field, fact.source), *peers, fact.as_of, now,
         )
 
 

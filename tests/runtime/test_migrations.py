@@ -222,3 +222,14 @@ async def test_processes_starting_together_apply_each_migration_once() -> None:
         assert sorted(await recorded(url)) == expected
     finally:
         await _pg_drop(admin, url)
+
+
+def test_the_peer_group_a_migration_fills_is_the_one_the_fact_store_writes() -> None:
+    """Migration 7 keeps its own frozen copy of the peer group: it must name the same groups."""
+    import importlib
+
+    from core.history.declare import peer_group
+
+    frozen = importlib.import_module("core.migrations.kernel_2026_11_24t00_00_04_000000")._group
+    for names in (("vehicle_complaints", "total", "NHTSA"), ("place_disasters", "total", "FEMA"), ("a'b", "f", "s\x1f")):
+        assert frozen(*names) == peer_group(*names)
