@@ -96,7 +96,7 @@ class WatchPolling:
                     )
                     if fact is None:  # another poller recorded it first
                         continue
-                    rows = self._rows(previous.get(key), fact, first_poll)
+                    rows = self._rows(previous.get(key), fact, first_poll or not snapshot.complete)
                     detected += len(rows)
                     if rows and await queue_changes(fact, rows):
                         woken.add(key)
@@ -104,10 +104,11 @@ class WatchPolling:
             await self.events.publish(WATCH_DELIVERIES, "")
         return PollReport(source.attribute, iso(started), detected)
 
-    def _rows(self, previous: Any | None, fact: NewFact, first_poll: bool) -> list[dict[str, Any]]:
+    def _rows(self, previous: Any | None, fact: NewFact, first_sight: bool) -> list[dict[str, Any]]:
         if previous is None:
-            # never seen: on a later poll of the source it is an entity that appeared
-            return [] if first_poll else change_rows({"listed": False, "value": "null"}, fact)
+            # Never seen. In a complete snapshot after the first, the entity appeared; in the
+            # first, or in a partial one (only the entities asked about), it is merely first seen.
+            return [] if first_sight else change_rows({"listed": False, "value": "null"}, fact)
         return change_rows(previous, fact)
 
     async def _previous(self, source: WatchSource, keys: list[str]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from core import sql
 from core.ids import new_uuid, now_ms
 from core.ledger_check import check_ledger
 from core.receipt_signing import ReceiptSigner, verify_receipt
-from tests.support.feed_plugin import FEED, POLLED, FeedPlugin
+from tests.support.feed_plugin import COMPLETE, FEED, POLLED, FeedPlugin
 from tollway.testing import OPERATOR, credits_session, http_client
 
 PRICE = 20_000  # 0.02 USDC, the default price per change
@@ -24,8 +24,10 @@ PRICE = 20_000  # 0.02 USDC, the default price per change
 def feed():
     FEED.clear()
     POLLED.clear()
+    COMPLETE[0] = True
     yield FEED
     FEED.clear()
+    COMPLETE[0] = True
 
 
 async def new_watch(agent_id: str, key: str, *, max_spend: int = 1_000_000, attribute: str = "test_feed") -> str:
@@ -100,6 +102,23 @@ async def test_entities_removed_and_listed_again_are_entity_changes(kernel_facto
     assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [
         ("$entity", "listed", "not_listed"), ("$entity", "not_listed", "listed"),
     ]
+
+
+async def test_an_entity_first_seen_in_a_partial_snapshot_is_no_change(kernel_factory) -> None:
+    """A source listing only some entities (the watched ones) says nothing of the others:
+    one seen for the first time did not "appear", and its watch is not charged for it."""
+    kernel, agent = await kernel_with_agent(kernel_factory)
+    COMPLETE[0] = False
+    FEED["ITEM-1"] = {"v": 1}
+    await kernel.watch_polling.poll("test_feed")
+    wid = await new_watch(agent, "ITEM-2")
+    FEED["ITEM-2"] = {"v": 1}
+    assert (await kernel.watch_polling.poll("test_feed")).changes_detected == 0
+    del FEED["ITEM-1"]  # missing from a partial snapshot: not "no longer listed"
+    FEED["ITEM-2"] = {"v": 2}
+    assert (await kernel.watch_polling.poll("test_feed")).changes_detected == 1
+    await kernel.watch_deliveries.run_pending()
+    assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [("v", 1, 2)]
 
 
 async def test_the_cap_pauses_once_and_raising_it_delivers_the_held_changes_in_order(kernel_factory) -> None:

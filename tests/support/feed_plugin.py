@@ -15,6 +15,7 @@ SOURCE = "test feed"
 FEED: dict[str, Any] = {}  # item key -> its value now; tests edit it
 POLLED: list[list[str]] = []  # the watched keys each poll was given
 AS_OF = "2026-11-01"
+COMPLETE = [True]  # tests set COMPLETE[0] = False for a source that lists only some entities
 
 _KEY = re.compile(r"^ITEM-[0-9]{1,8}$")
 
@@ -25,7 +26,7 @@ def check_key(key: str) -> str | None:
 
 async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
     POLLED.append(sorted(watched_keys))
-    return Snapshot(values={k: Observed(v, as_of=AS_OF) for k, v in FEED.items()}, complete=True)
+    return Snapshot(values={k: Observed(v, as_of=AS_OF) for k, v in FEED.items()}, complete=COMPLETE[0])
 
 
 class FeedPlugin:
