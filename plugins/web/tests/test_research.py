@@ -255,3 +255,35 @@ async def test_model_timeout_and_refused_connection_are_unavailable(chat_server:
 def test_citation_pattern_ignores_links() -> None:
     assert cited("see [the page](https://x.example/1) and [2], [3, 4]") == [2, 3, 4]
     assert CITATION.search("[text](https://x)") is None
+
+
+# -- the tool declaration (not registered yet) ------------------------------------------------
+async def test_research_tool_declaration_and_run(site: Site) -> None:
+    import msgspec
+
+    from tollway import ToolContext
+    from tollway_web.research.tool import ResearchInput, research_tool
+    from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES
+
+    tool = research_tool(lambda ctx: SiteSearcher(site), lambda ctx: None)
+    assert (tool.name, tool.path, tool.mode, tool.accepted_status) == ("research", "/v1/tools/research", "job", "pending")
+    assert (tool.price, tool.rate_limit, tool.payment_header, tool.refund_failed_jobs) == (150_000, "expensive", "X-Payment-Proof", True)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"topic": "bees", "depth": "medium"}, ResearchInput)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"topic": ""}, ResearchInput)
+    value = msgspec.convert({"topic": "honeybee colony collapse"}, ResearchInput)
+    assert value.depth == "quick"
+    async with httpx.AsyncClient(follow_redirects=True) as http:
+        ctx = ToolContext(request_id="req_research", agent_id=None, http=http, settings={ALLOW_PRIVATE_ADDRESSES.name: "true"})
+        result = await tool.run(value, ctx)
+        assert 5 <= len(result.sources) <= 10
+        assert_citations_resolve(result, site)
+        # Without the setting, the same run refuses the local pages as web_read does.
+        with pytest.raises(ToolError) as info:
+            await tool.run(value, ToolContext(request_id="r2", agent_id=None, http=http, settings={}))
+        assert info.value.details["reason"] == "no_readable_pages"
+    encoded = msgspec.json.decode(msgspec.json.encode(result))
+    assert set(encoded) == {"topic", "depth", "report", "sources", "meta"}
+    assert set(encoded["meta"]) == {"queries", "pages_read", "pages_failed", "providers", "extractive", "citations_removed"}
+    assert set(encoded["sources"][0]) == {"n", "url", "title", "retrieved_at"}
