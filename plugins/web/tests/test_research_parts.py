@@ -101,3 +101,31 @@ def test_bm25_ranks_the_relevant_passage_first_one_per_source() -> None:
     assert first != second and {first[0].text, second[0].text} == {passages[0].text, passages[1].text}
     assert index.top("varroa", 1, exclude=used) == []
     assert PassageIndex([]).top("anything", 3) == []
+
+
+def test_addresses_of_one_page_normalise_alike() -> None:
+    from tollway_web.research.gather import normalized
+
+    assert normalized("HTTP://Example.COM/a/#top") == normalized("http://example.com/a") == "http://example.com/a"
+    assert normalized("http://example.com/A") != normalized("http://example.com/a")  # paths keep their case
+
+
+async def test_any_reader_failure_is_counted() -> None:
+    from tollway_web.research.gather import read_until
+
+    class Flaky:
+        async def read(self, url: str) -> Page:
+            if "bad" in url:
+                raise RuntimeError("extraction crashed")
+            return Page(url=url, title=None, markdown="text", retrieved_at="2026-01-01T00:00:00.000Z")
+
+    told: list[str] = []
+
+    async def tell(message: str) -> None:
+        told.append(message)
+
+    urls = ["http://e/bad1", "http://e/1", "http://e/bad2", "http://e/2", "http://e/3", "http://e/4"]
+    pages, failed = await read_until(Flaky(), urls, 3, 2, 5.0, tell)
+    assert [p.url for p in pages] == ["http://e/1", "http://e/2", "http://e/3"]
+    assert failed == 2
+    assert told == ["reading 3/6", "reading 5/6"]

@@ -22,7 +22,8 @@ def normalized(url: str) -> str:
     except (httpx.InvalidURL, UnicodeError):
         return url
     path = parsed.path.rstrip("/") or "/"
-    return str(parsed.copy_with(fragment=None, path=path)).lower() if parsed.host else url
+    # httpx already writes scheme and host in lower case.
+    return str(parsed.copy_with(fragment=None, path=path)) if parsed.host else url
 
 
 async def search_all(searcher: Searcher, queries: Sequence[str], max_results: int, tell: Tell) -> list[Hit]:
@@ -59,7 +60,7 @@ async def read_until(
     """Read `urls` in order, at most `concurrency` at once, until `target` pages are read
     or none are left. Returns the pages in `urls` order and how many reads failed.
 
-    A read that raises or exceeds `timeout_s` is a failure, counted and replaced by the
+    A read that raises anything or exceeds `timeout_s` is a failure, counted and replaced by the
     next address. Two addresses that end at the same page (redirects) count once.
     """
     gate = asyncio.Semaphore(concurrency)
@@ -74,7 +75,7 @@ async def read_until(
             try:
                 async with asyncio.timeout(timeout_s):
                     return await reader.read(urls[i])
-            except (ToolError, TimeoutError, httpx.HTTPError, OSError):
+            except Exception:  # noqa: BLE001 - any page's failure is counted, never fatal
                 return None
 
     while len(read) < target and position < len(urls):
