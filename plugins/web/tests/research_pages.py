@@ -136,7 +136,7 @@ def article(topic: str, i: int) -> str:
 
 def all_pages() -> dict[str, str]:
     pages: dict[str, str] = {}
-    for topic, spec in TOPICS.items():
-        for i in range(int(spec["pages"])):  # type: ignore[call-overload]
-            pages[page_path(str(spec["slug"]), i)] = article(topic, i)
+    for topic, entry in TOPICS.items():
+        for i in range(int(entry["pages"])):  # type: ignore[call-overload]
+            pages[page_path(str(entry["slug"]), i)] = article(topic, i)
     return pages

@@ -95,13 +95,13 @@ class SiteSearcher:
             {"url": self.site.url(p), "title": "Unavailable", "description": ""} for p in self.failing
         ]
         if topic is not None:
-            spec = TOPICS[topic]
-            count = self.pages_per_topic or int(spec["pages"])  # type: ignore[call-overload]
+            entry = TOPICS[topic]
+            count = self.pages_per_topic or int(entry["pages"])  # type: ignore[call-overload]
             shift = sum(map(ord, query)) % count
             for j in range(count):
                 i = (j + shift) % count
                 results.append({
-                    "url": self.site.url(page_path(str(spec["slug"]), i)) + ("#top" if j % 5 == 4 else ""),
+                    "url": self.site.url(page_path(str(entry["slug"]), i)) + ("#top" if j % 5 == 4 else ""),
                     "title": page_title(topic, i),
                     "description": f"An article about {topic}.",
                 })
