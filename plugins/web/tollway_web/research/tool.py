@@ -1,0 +1,85 @@
+"""The `research` job tool's declaration, built around whatever supplies its searcher and writer.
+
+Not registered by the plugin yet: the searcher and the language model come from the
+kernel's providers once they exist, so `research_tool(searcher_for, writer_for)` takes
+the two look-ups as arguments and the plugin registers the result then.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from tollway import Example, Tool, ToolContext
+
+from .. import settings
+from .model import ResearchReport
+from .pipeline import run_research
+from .ports import Searcher, Writer
+from .reader import WebReader
+
+log = logging.getLogger(__name__)
+
+MAX_TOPIC_CHARS = 500  # the topic is searched as it is, and a web search takes 500
+
+Topic = Annotated[
+    str,
+    Meta(min_length=1, max_length=MAX_TOPIC_CHARS, description="What to research, 1 to 500 characters.",
+         examples=["urban heat islands and public health"]),
+]
+DepthField = Annotated[
+    Literal["quick", "deep"],
+    Meta(description="`quick` reads 5 to 10 sources (2 to 3 minutes); `deep` 20 or more (5 to 10 minutes)."),
+]
+
+
+class ResearchInput(msgspec.Struct, forbid_unknown_fields=True):
+    topic: Topic
+    depth: DepthField = "quick"
+
+
+def research_tool(
+    searcher_for: Callable[[ToolContext], Searcher],
+    writer_for: Callable[[ToolContext], Writer | None],
+) -> Tool:
+    """The `research` tool, its searcher and optional writer looked up per run."""
+
+    async def run(value: ResearchInput, ctx: ToolContext) -> ResearchReport:
+        reader = WebReader(ctx.http, allow_private=settings.allow_private_addresses(ctx))
+
+        def progress(message: str) -> None:
+            log.info("research %s: %s", ctx.request_id, message)
+
+        return await run_research(value.topic, value.depth, searcher_for(ctx), reader, writer_for(ctx), progress)
+
+    return Tool(
+        name="research",
+        path="/v1/tools/research",
+        title="Deep research",
+        summary="Researches a topic on the web and returns a Markdown report citing the pages it read.",
+        description=(
+            "Research a topic: searches the web from several angles, reads the pages found (quick: 5 to 10, "
+            "deep: 20 or more when the search finds that many), ranks their passages for each sub-question "
+            "and returns a Markdown report whose every citation [n] names a source in `sources` that was read. "
+            "Without a language model configured, or when it fails, the report is extractive: the best "
+            "passages quoted under each sub-question (`meta.extractive` says which). Runs as a job."
+        ),
+        category="data",
+        subcategory="research",
+        input_type=ResearchInput,
+        output_type=ResearchReport,
+        run=run,
+        price="0.15",
+        family=settings.FAMILY,
+        mode="job",
+        accepted_status="pending",
+        payment_header="X-Payment-Proof",
+        idempotency="optional",
+        rate_limit="expensive",
+        time_limit_s=660,  # deep research may take ten minutes
+        refund_failed_jobs=True,
+        examples=(Example(title="A quick cited report", input={"topic": "urban heat islands and public health"}),),
+    )
