@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from . import jobs, notifications
+from .errors import ServiceError
 from .events import JOB_UPDATES, EventBus, publish_unless_in_sql
 from .receipts import ReceiptBook
 from .refunds import Refunds
@@ -61,9 +62,10 @@ class JobRunner:
                 work = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
             else:
                 ctx = self.contexts.for_run(tool, claimed.id, claimed.agent_id)
+                ctx.reporter = lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events)
                 work = tool.run(value, ctx)
             output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
-        except ToolError as exc:
+        except (ToolError, ServiceError) as exc:  # a tool's failure, or a coded refusal (tollway.Refusal)
             return await self._job_failed(claimed, tool, exc.code, exc.message)
         except asyncio.TimeoutError:
             return await self._job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")

@@ -91,6 +91,19 @@ async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
     return row is not None
 
 
+async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
+    """A running job's progress `message` (which step it is on), fenced like its outcome;
+    push subscribers are told. False when the job is no longer this attempt's."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
+        + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        message[:500], now_ms(), job_id, attempt,
+    )
+    if row is not None and bus is not None and bus.notify_sql(JOB_UPDATES, "''") is None:
+        await bus.publish(JOB_UPDATES, f"{job_id} processing")
+    return row is not None
+
+
 async def complete(job_id: str, attempt: int, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     row = await sql.fetch_one(
@@ -133,6 +146,8 @@ def resource(row: Any) -> JobStatus:
         created_at=iso(int(row["created_ms"])),
         updated_at=iso(int(row["updated_ms"])),
     )
+    if row.get("message") is not None:
+        job.message = row["message"]
     if row["status"] == "completed":
         job.result = msgspec.json.decode(row["result"]) if row["result"] is not None else None
     elif row["status"] == "failed":

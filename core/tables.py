@@ -171,6 +171,7 @@ class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):
     updated_ms = BigInt()
     started_ms = BigInt(null=True, default=None)  # first pick-up (dispatch latency)
     finished_ms = BigInt(null=True, default=None)
+    message = Text(null=True, default=None)  # the running job's last progress report
 
 
 class Notification(Table, tablename="tw_notifications", db=PLACEHOLDER_ENGINE):

@@ -56,6 +56,14 @@ class ToolContext:
     # What the call cost us upstream (micro-USDC), if the tool knows: stored
     # beside the receipt, never served and never signed.
     provider_cost: int | None = None
+    # Job runs: where `report` sends progress (the job runner sets it; None inline).
+    reporter: Callable[[str], Awaitable[Any]] | None = None
+
+    async def report(self, message: str) -> None:
+        """Say which step a job is on ("reading 7/12"): the Job's `message` while it runs,
+        pushed to subscribers. Does nothing for an inline call."""
+        if self.reporter is not None:
+            await self.reporter(message)
 
     def setting(self, key: Setting | str, default: str | None = None) -> str | None:
         """One of the family's settings by name (`ctx.setting("api_url")` or

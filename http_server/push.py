@@ -85,7 +85,7 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             return
         queue: asyncio.Queue[str] = asyncio.Queue()
         watching: set[str] = set()  # request ids subscribed and not yet finished
-        sent: dict[str, str] = {}  # request id -> last status pushed, while watched
+        sent: dict[str, tuple[str, str | None]] = {}  # request id -> last (status, message) pushed, while watched
         order = asyncio.Lock()  # one push at a time: messages leave in the order their rows were read
 
         def drop(request_id: str) -> None:
@@ -103,8 +103,9 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
                     drop(request_id)
                     await socket.send_json({"type": "error", "request_id": request_id, **exc.body()})
                     return
-                if sent.get(request_id) != job.status or snapshot:
-                    sent[request_id] = job.status
+                seen = (job.status, job.message)  # a new status, or a running job's new progress message
+                if sent.get(request_id) != seen or snapshot:
+                    sent[request_id] = seen
                     await socket.send_json(_message(job, snapshot))
                 if job.status in TERMINAL:
                     drop(request_id)

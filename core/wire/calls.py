@@ -47,3 +47,5 @@ class JobStatus(msgspec.Struct):
     error_code: str | UnsetType = UNSET
     error_category: str | UnsetType = UNSET
     error_status: int | UnsetType = UNSET
+    # What a running job last said of its progress (e.g. "reading 7/12"); kept when it ends.
+    message: str | UnsetType = UNSET

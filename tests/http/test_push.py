@@ -157,3 +157,33 @@ async def test_push_channel_refuses_a_deep_message_and_keeps_the_connection(kern
     assert refused["type"] == "error" and refused["error"] == "invalid_request" and "64" in refused["message"]
     assert garbled["type"] == "error" and garbled["error"] == "invalid_request"
     assert snapshot["type"] == "job" and snapshot["request_id"] == accepted["request_id"]
+
+
+async def test_a_running_job_reports_its_step_on_the_job_and_the_push_channel(kernel_factory, tmp_path):
+    kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
+    gate = tmp_path / "open"
+    async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
+        auth = await _agent(client)
+        body = {"a": 1, "b": 1, "gate": str(gate), "report": "waiting at the gate"}
+        accepted = (await client.post("/v1/tools/test/gate-job", json=body, headers=auth)).json()
+        job_url = f"/v1/requests/{accepted['request_id']}"
+        assert "message" not in (await client.get(job_url, headers=auth)).json()  # pending: nothing reported yet
+        worker = Worker(kernel, poll_s=0.05)
+        worker.start()
+        try:
+            for _ in range(200):
+                running = (await client.get(job_url, headers=auth)).json()
+                if running.get("message"):
+                    break
+                await asyncio.sleep(0.02)
+            ws_url = url.replace("http://", "ws://") + "/v1/requests/subscribe"
+            async with websockets.connect(ws_url, additional_headers=auth) as ws:
+                await ws.send(json.dumps({"action": "subscribe", "request_ids": [accepted["request_id"]]}))
+                snapshot = await _receive(ws)
+                gate.write_text("go")
+                completed = await _receive(ws)
+        finally:
+            await worker.stop()
+    assert (running["status"], running["message"]) == ("processing", "waiting at the gate")
+    assert (snapshot["status"], snapshot["message"]) == ("processing", "waiting at the gate")
+    assert (completed["status"], completed["message"], completed["result"]["sum"]) == ("completed", "waiting at the gate", 2)

@@ -22,6 +22,7 @@ class Numbers(msgspec.Struct, forbid_unknown_fields=True):
     b: int = 0
     gate: str | None = None  # a file path gate_job waits for
     marker: str | None = None  # a file gate_job appends its worker pid to when it starts
+    report: str | None = None  # a progress message gate_job reports before it waits
 
 
 class Sum(msgspec.Struct):
@@ -34,6 +35,8 @@ async def add_numbers(value: Numbers, ctx: ToolContext) -> Sum:
 
 
 async def gate_job(value: Numbers, ctx: ToolContext) -> Sum:
+    if value.report:
+        await ctx.report(value.report)
     if value.marker:
         with open(value.marker, "a") as fh:
             fh.write(f"{os.getpid()}\n")
