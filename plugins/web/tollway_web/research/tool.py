@@ -50,8 +50,9 @@ def research_tool(
     async def run(value: ResearchInput, ctx: ToolContext) -> ResearchReport:
         reader = WebReader(ctx.http, allow_private=settings.allow_private_addresses(ctx))
 
-        def progress(message: str) -> None:
+        async def progress(message: str) -> None:
             log.info("research %s: %s", ctx.request_id, message)
+            await ctx.report(message)  # the job's message while it runs, pushed to subscribers
 
         return await run_research(value.topic, value.depth, searcher_for(ctx), reader, writer_for(ctx), progress)
 
