@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -171,13 +172,20 @@ def _plugins(args: argparse.Namespace) -> int:
     for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
         price = "by input" if tool.fixed_price is None else usdc(tool.fixed_price)
         unset = [s.env_var for s in tool.unconfigured(kernel.family_settings(tool.family))]
+        if tool.provider_kind is not None:
+            unset += kernel.providers.status(tool.provider_kind).unset_settings
         rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode, "configured": not unset, "unset_settings": unset})
+    kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
+    providers = [dataclasses.asdict(p) for p in kernel.providers.statuses(also=kinds)]
     if args.json:
-        print(json.dumps({"tools": rows, "failures": kernel.plugin_failures}, indent=2))
+        print(json.dumps({"tools": rows, "providers": providers, "failures": kernel.plugin_failures}, indent=2))
     else:
         for r in rows:
             note = f"  NOT CONFIGURED: set {', '.join(r['unset_settings'])}" if r["unset_settings"] else ""
             print(f"{r['tool']:32} {r['price_usdc']:>12}  POST {r['path']}  ({r['family']}){note}")
+        for p in providers:
+            state = "configured" if p["configured"] else f"NOT CONFIGURED: {p['problem']}"
+            print(f"provider {p['kind']:23} {p['provider'] or '-':>12}  {state}  (installed: {', '.join(p['available']) or 'none'})")
         for name, err in kernel.plugin_failures.items():
             print(f"FAILED {name}: {err}")
     return 1 if kernel.plugin_failures else 0
