@@ -116,14 +116,14 @@ class Providers:
         if provider is None:
             named = setting_value(self.settings_of(kind), "provider")
             if not available:
-                problem = f"no {kind} provider is installed"
+                problem = f"no {kind} provider is installed (install one, then set {choice})"
             elif named is not None:
                 problem = f"{choice} names {named!r}, which is not an installed {kind} provider (installed: {', '.join(available)})"
             else:
                 problem = f"several {kind} providers are installed: set {choice} to one of {', '.join(available)}"
             return ProviderStatus(kind, None, False, [choice], available, problem)
         unset = provider.unset(self.settings_of(kind))
-        problem = f"the {provider.name} {kind} provider needs {' and '.join(unset)}" if unset else None
+        problem = f"the operator must set {' and '.join(unset)} for the {provider.name} {kind} provider" if unset else None
         return ProviderStatus(kind, provider.name, not unset, unset, available, problem)
 
     def statuses(self, also: tuple[str, ...] = ()) -> list[ProviderStatus]:

@@ -99,8 +99,7 @@ class ToolContexts:
                 raise ServiceError(
                     503,
                     "provider_unavailable",
-                    f"{tool.name} is not configured on this service: {state.problem}; the operator must set "
-                    f"{' and '.join(state.unset_settings)}. Nothing was charged.",
+                    f"{tool.name} is not configured on this service: {state.problem}. Nothing was charged.",
                     {"reason": "not_configured", "kind": tool.provider_kind, "settings": state.unset_settings},
                 )
         missing = [s.env_var for s in tool.unconfigured(self.family_settings(tool.family))]
