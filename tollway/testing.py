@@ -469,6 +469,15 @@ async def count_receipts() -> int:
     return await Receipt.count()
 
 
+async def provider_cost_of(receipt_id: str) -> int | None:
+    """What the call of `receipt_id` cost us at its provider (micro-USDC), as stored beside
+    the receipt: never served or signed, so only the operator (and this helper) sees it."""
+    from core.tables import Receipt
+
+    row = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == receipt_id).first()
+    return None if row is None else row["provider_cost"]
+
+
 async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str, Any]]:
     """The fact rows the running test service recorded for `attribute` (and `key`), oldest
     first: `key`, `source`, `owner` ("" when public), `listed`, `value` (decoded JSON),
@@ -629,4 +638,4 @@ class PluginSurface:
         assert listed == snapshot
 
 
-__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "stored_facts", "tools_of"]
+__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "provider_cost_of", "stored_facts", "tools_of"]

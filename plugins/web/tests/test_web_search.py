@@ -19,7 +19,7 @@ import pytest
 from eth_account import Account
 
 from tollway import search_key
-from tollway.testing import count_quotes, credits_session, http_client, pay_402, stored_facts
+from tollway.testing import count_quotes, credits_session, http_client, pay_402, provider_cost_of, stored_facts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 SEARXNG_BODY = (FIXTURES / "searxng_search.json").read_bytes()
@@ -136,6 +136,7 @@ async def test_searxng_search_paid_with_x_payment_proof(kernel_factory, stand_in
         "description": "Sailings from the north quay, weekdays and weekends.",
     }
     assert receipt["status"] == "settled" and receipt["amount_usdc"] == "0.010000" and "provider_cost" not in receipt
+    assert await provider_cost_of(data["receipt_id"]) == 0  # a self-hosted SearXNG costs nothing by default
     (asked,) = [s for s in script.seen if s["path"] == "/search"]
     assert asked["query"] == {"q": ["harbour ferry timetable"], "format": ["json"]}
 
@@ -158,6 +159,8 @@ async def test_brave_search_from_credits_sends_the_token_and_never_shows_it(kern
     ]
     assert data["results"][0]["description"] == "Sailings from the north quay, weekdays and weekends."  # markup dropped
     assert data["result_count"] == 2
+    assert await provider_cost_of(data["receipt_id"]) == 5_000  # Brave's default 0.005 a query, kept private
+    assert "provider_cost" not in receipt.json() and "5000" not in receipt.text
     (asked,) = [s for s in script.seen if s["path"] == "/res/v1/web/search"]
     assert asked["query"] == {"q": ["harbour ferry timetable"], "count": ["4"]}
     assert asked["headers"]["X-Subscription-Token"] == BRAVE_KEY
@@ -340,3 +343,27 @@ async def test_searxng_health_check(kernel_factory, stand_in, script) -> None:
     assert [s["path"] for s in script.seen] == ["/healthz"]
     down = await kernel_factory(installed={"tollway_web"}, env=searxng_env("http://127.0.0.1:9"))
     assert await down.providers.check("search", down.services)
+
+
+async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_only(kernel_factory, stand_in, script) -> None:
+    from datetime import datetime, timezone
+
+    today = datetime.now(timezone.utc).date().isoformat()
+    kernel = await kernel_factory(installed={"tollway_web"}, env=searxng_env(stand_in[0]))
+    query = {"query": "harbour ferry timetable", "max_results": 2}
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        _, stranger = await credits_session(client, "1")
+        assert (await client.post(PATH, json=query, headers=auth)).status_code == 200
+        script.body = json.dumps({"query": "q", "results": [{"url": "https://quay.example.com/new", "title": "New", "content": ""}]}).encode()
+        assert (await client.post(PATH, json=query, headers=auth)).status_code == 200
+        mine = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": {"query": "harbour ferry timetable", "max_results": 2}, "since": today}, headers=auth)
+        theirs = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": query, "since": today}, headers=stranger)
+    assert mine.status_code == 200, mine.text
+    (change,) = mine.json()["data"]["changes"]
+    assert change["before"] == {
+        "result_count": 2,
+        "urls": ["https://harbour.example.org/ferry/timetable/", "https://news.example.net/2026/tide-tables-move-morning-ferry"],
+    }
+    assert change["after"] == {"result_count": 1, "urls": ["https://quay.example.com/new"]}
+    assert theirs.status_code == 200 and theirs.json()["data"]["changes"] == [] and theirs.json()["data"]["recorded_since"] is None
