@@ -155,3 +155,13 @@ def test_plugins_command_shows_each_kind_and_never_a_secret(monkeypatch, tmp_pat
     assert next(r for r in lines if r.startswith("web_search")).endswith("NOT CONFIGURED: set TOLLWAY_SEARCH_PROVIDER")
     provider_line = next(r for r in lines if r.startswith("provider search"))
     assert "NOT CONFIGURED" in provider_line and "TOLLWAY_SEARCH_PROVIDER" in provider_line and "brave, searxng" in provider_line
+
+
+def test_plugins_check_runs_the_health_check(monkeypatch, tmp_path, capsys) -> None:
+    from runtime import cli
+
+    _with_web_only(monkeypatch)
+    _cli_env(monkeypatch, tmp_path, TOLLWAY_SEARCH_PROVIDER="searxng", TOLLWAY_SEARCH_SEARXNG_URL="http://127.0.0.1:9")
+    assert cli.main(["plugins", "--json", "--check"]) == 0
+    (search,) = [p for p in json.loads(capsys.readouterr().out)["providers"] if p["kind"] == "search"]
+    assert search["configured"] is True and search["health"] != "ok" and "SearXNG" in search["health"]
