@@ -94,7 +94,7 @@ class Providers:
     def __init__(self, registered: Mapping[str, Mapping[str, Provider]], settings_of: Callable[[str], Mapping[str, str]]) -> None:
         self.registered = registered
         self.settings_of = settings_of
-        self._clients: dict[tuple[str, str, int], Any] = {}
+        self._clients: dict[tuple[str, str], tuple[httpx.AsyncClient, Any]] = {}  # (kind, name) -> (http, client)
 
     def kinds(self) -> list[str]:
         return sorted(self.registered)
@@ -140,11 +140,10 @@ class Providers:
             raise LookupError(state.problem or f"no {kind} provider is configured")
         provider = self.registered[kind][state.provider]
         settings = self.settings_of(kind)
-        key = (kind, provider.name, id(http))
-        made = self._clients.get(key)
-        if made is None:
-            made = self._clients[key] = provider.build(settings, http)
-        return made, provider.cost(settings)
+        cached = self._clients.get((kind, provider.name))
+        if cached is None or cached[0] is not http:  # a restarted service has a new client
+            cached = self._clients[(kind, provider.name)] = (http, provider.build(settings, http))
+        return cached[1], provider.cost(settings)
 
     async def check(self, kind: str, services: Any) -> str | None:
         """None when the chosen provider is configured and its health check (if any) passes;
