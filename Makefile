@@ -47,6 +47,7 @@ bench: $(TEST_STAMP)
 	$(BIN)/python bench/paid_calls.py
 	$(BIN)/python bench/jobs.py
 	$(BIN)/python bench/sanctions.py
+	$(BIN)/python bench/search.py
 	$(BIN)/python bench/solve.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/forecast.py

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from .datasources import DataSource
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
+    from .providers import Provider
     from .services import Services
     from .settings_spec import Setting
     from .tool import Tool
@@ -33,6 +34,16 @@ def register_tools(register: "Callable[[Tool], None]") -> None:
 
     :param register: call once per `core.tool.Tool`; a name or path already
         taken stops start-up.
+    """
+
+
+@hookspec
+def register_providers(register: "Callable[[Provider], None]") -> None:
+    """Declare providers: clients of a commercial or self-hosted service of a kind
+    (search, llm, email, ...) that tools of that kind reach through `ctx.provider(kind)`.
+
+    :param register: call once per `tollway.Provider`; its settings are registered with
+        it, and the same kind and name declared twice stops start-up.
     """
 
 

@@ -33,6 +33,7 @@ from .payments.networks import Network, get_network
 from .payments.settlement import BackendServices, SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCalls
+from .providers import Providers
 from .receipt_signing import ReceiptSigner
 from .idempotency import IdempotencyStore
 from .job_runner import JobRunner
@@ -102,6 +103,7 @@ class Kernel:
         self.data_sources: dict[str, DataSource] = self.registry.data_sources
         self.backend_factories: dict[str, Any] = self.registry.backend_factories
         self.watch_sources: dict[str, WatchSource] = self.registry.watch_sources
+        self.providers = Providers(self.registry.providers, self.family_settings)
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
         self.auth = Authenticator(
@@ -188,7 +190,7 @@ class Kernel:
     def _build_services(self) -> None:
         """The services that need the HTTP client and the settlement backend, each given what it uses."""
         config = self.config
-        contexts = ToolContexts(http=self.http, family_settings=self.family_settings)
+        contexts = ToolContexts(http=self.http, family_settings=self.family_settings, providers=self.providers)
         self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(

@@ -1,5 +1,5 @@
-"""`Registry`: what the plugins declared (tools, settings, periodic tasks, data sources,
-settlement backend factories), collected through the hooks; collisions stop start-up."""
+"""`Registry`: what the plugins declared (tools, settings, providers, periodic tasks, data
+sources, settlement backend factories), collected through the hooks; collisions stop start-up."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -9,6 +9,7 @@ import pluggy
 
 from .datasources import DataSource
 from .periodic import PeriodicTask
+from .providers import Provider, choice_setting
 from .settings_spec import Setting
 from .tool import Tool
 from .watches.sources import WatchSource
@@ -30,16 +31,18 @@ class Registry:
         self.data_sources: dict[str, DataSource] = {}
         self.backend_factories: dict[str, Any] = {}
         self.watch_sources: dict[str, WatchSource] = {}
+        self.providers: dict[str, dict[str, Provider]] = {}  # kind -> name -> provider
 
     def collect(self, pm: pluggy.PluginManager) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
         pm.check_pending()
-        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources):
+        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers):
             registry.clear()
         self.periodic_tasks.clear()
         pm.hook.register_tools(register=self._add_tool)
         pm.hook.register_data_sources(register=self._add_source)
         pm.hook.register_settings(register=self._add_setting)
+        pm.hook.register_providers(register=self._add_provider)
         pm.hook.register_settlement_backends(register=self._add_backend)
         pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
         pm.hook.register_watch_sources(register=self._add_watch_source)
@@ -69,6 +72,18 @@ class Registry:
         if setting.env_var in self.settings:
             raise StartupError(f"duplicate setting {setting.env_var}")
         self.settings[setting.env_var] = setting
+
+    def _add_provider(self, provider: Provider) -> None:
+        if not isinstance(provider, Provider):
+            raise StartupError(f"register_providers received {provider!r}, not a tollway.Provider")
+        of_kind = self.providers.setdefault(provider.kind, {})
+        if provider.name in of_kind:
+            raise StartupError(f"duplicate provider {provider.kind}/{provider.name}")
+        if not of_kind:  # the first of its kind brings TOLLWAY_<KIND>_PROVIDER
+            self._add_setting(choice_setting(provider.kind))
+        of_kind[provider.name] = provider
+        for setting in provider.settings:
+            self._add_setting(setting)
 
     def _add_backend(self, name: str, factory: Any) -> None:
         # First registration wins: pluggy calls later-registered plugins first,

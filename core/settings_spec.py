@@ -15,6 +15,8 @@ class Setting:
     name: str
     default: str | None
     description: str
+    # A credential (an API key): its value is never logged, listed or put in an answer.
+    secret: bool = False
 
     @property
     def env_var(self) -> str:

@@ -65,6 +65,19 @@ class ToolContext:
         if self.reporter is not None:
             await self.reporter(message)
 
+    providers: Any = None  # core.providers.Providers: what `provider(kind)` reads
+
+    def provider(self, kind: str) -> Any:
+        """The client of the provider configured for `kind` (docs/providers.md). Each call
+        adds the provider's cost estimate to `provider_cost`; none configured raises
+        `provider_unavailable` (a tool declaring `provider_kind` is refused before payment)."""
+        try:
+            client, cost = self.providers.client(kind, self.http)
+        except (LookupError, AttributeError) as exc:
+            raise ToolError("provider_unavailable", f"No {kind} provider is configured on this service.", status=503, details={"reason": "not_configured", "kind": kind}) from exc
+        self.provider_cost = (self.provider_cost or 0) + cost
+        return client
+
     def setting(self, key: Setting | str, default: str | None = None) -> str | None:
         """One of the family's settings by name (`ctx.setting("api_url")` or
         `ctx.setting(API_URL)`), trimmed; blank or absent gives the Setting's default,
@@ -78,13 +91,26 @@ class ToolContexts:
 
     http: httpx.AsyncClient
     family_settings: Callable[[str], Mapping[str, str]]
+    providers: Any = None  # core.providers.Providers
 
     def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
-        return ToolContext(request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family))
+        return ToolContext(
+            request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers
+        )
 
     def require_configured(self, tool: "Tool") -> None:
-        """Refuse a tool whose required settings are unset: 503 `provider_unavailable`
-        naming the variables to set (called before any quote or payment)."""
+        """Refuse a tool whose required settings are unset, or whose kind of provider has
+        none configured: 503 `provider_unavailable` naming the variables to set (called
+        before any quote or payment)."""
+        if tool.provider_kind is not None and self.providers is not None:
+            state = self.providers.status(tool.provider_kind)
+            if not state.configured:
+                raise ServiceError(
+                    503,
+                    "provider_unavailable",
+                    f"{tool.name} is not configured on this service: {state.problem}. Nothing was charged.",
+                    {"reason": "not_configured", "kind": tool.provider_kind, "settings": state.unset_settings},
+                )
         missing = [s.env_var for s in tool.unconfigured(self.family_settings(tool.family))]
         if missing:
             raise ServiceError(
@@ -193,6 +219,9 @@ class Tool:
     # one is unset the tool stays listed, but a call is refused with 503
     # `provider_unavailable` naming the variable, before any quote or payment.
     requires: tuple[Setting, ...] = ()
+    # The kind of provider the tool reaches its service through (`ctx.provider(kind)`,
+    # docs/providers.md): while none is configured, refused like `requires`.
+    provider_kind: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

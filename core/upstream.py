@@ -108,7 +108,7 @@ class Upstream:
         self.label = label
         self.timeout_s = timeout_s
         self.base_url_setting = Setting(family, url_setting or f"{name}_api_url", default_base_url, description)
-        self.api_key_setting = Setting(family, f"{name}_api_key", None, api_key) if api_key else None
+        self.api_key_setting = Setting(family, f"{name}_api_key", None, api_key, secret=True) if api_key else None
 
     @property
     def settings(self) -> tuple[Setting, ...]:
@@ -177,12 +177,14 @@ class Upstream:
         method: str = "GET",
         params: Mapping[str, str] | None = None,
         data: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
         calls: list[str] | None = None,
     ) -> Reply:
         """Send one request to `<base URL><path>` and return the reply, whatever its status.
 
         `via` is the tool's context (its `http` client and its settings' base URL) or a
-        bare client with `base_url` given. Transport failures raise `provider_unavailable`;
+        bare client with `base_url` given; `headers` are added to the request (an API key
+        header: never logged, never in a failure). Transport failures raise `provider_unavailable`;
         `calls` gets the time the answer arrived.
         """
         http = via.http if isinstance(via, ToolContext) else via
@@ -192,7 +194,7 @@ class Upstream:
             base_url = self.base_url(via)
         url = base_url.rstrip("/") + path
         try:
-            response = await http.request(method, url, params=params, data=data, timeout=self.timeout_s)
+            response = await http.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout_s)
         except httpx.TimeoutException as exc:
             raise self.unavailable(f"{self.label} did not answer in time.", reason="timeout") from exc
         except httpx.HTTPError as exc:

@@ -17,7 +17,7 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
-from core.wire import Health, ReceiptKeys
+from core.wire import Health, ProviderState, ReceiptKeys
 from mcp_server.http import streamable_http
 
 from .openapi import WireSchemas, include_components, tool_operation_class
@@ -61,7 +61,12 @@ def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHand
 
     @get("/healthz", operation_id="healthz", tags=["service"], operation_class=ops["healthz"])
     async def healthz() -> Health:
-        return Health(status="ok", tools=len(kernel.tools), network=kernel.network.caip2)
+        kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
+        providers = [
+            ProviderState(kind=p.kind, provider=p.provider, configured=p.configured, unset_settings=p.unset_settings, available=p.available)
+            for p in kernel.providers.statuses(also=kinds)
+        ]
+        return Health(status="ok", tools=len(kernel.tools), network=kernel.network.caip2, providers=providers)
 
     async def limited(request: Request, category: str, read: Any) -> Response:
         """Run a kernel read counted against `category`; RateLimit-* headers on every answer."""

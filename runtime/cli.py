@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -171,16 +172,41 @@ def _plugins(args: argparse.Namespace) -> int:
     for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
         price = "by input" if tool.fixed_price is None else usdc(tool.fixed_price)
         unset = [s.env_var for s in tool.unconfigured(kernel.family_settings(tool.family))]
+        if tool.provider_kind is not None:
+            unset += kernel.providers.status(tool.provider_kind).unset_settings
         rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode, "configured": not unset, "unset_settings": unset})
+    kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
+    providers = [dataclasses.asdict(p) for p in kernel.providers.statuses(also=kinds)]
+    if args.check:
+        health = asyncio.run(_provider_health(kernel, [p["kind"] for p in providers if p["configured"]]))
+        for p in providers:
+            if p["kind"] in health:
+                p["health"] = health[p["kind"]] or "ok"
     if args.json:
-        print(json.dumps({"tools": rows, "failures": kernel.plugin_failures}, indent=2))
+        print(json.dumps({"tools": rows, "providers": providers, "failures": kernel.plugin_failures}, indent=2))
     else:
         for r in rows:
             note = f"  NOT CONFIGURED: set {', '.join(r['unset_settings'])}" if r["unset_settings"] else ""
             print(f"{r['tool']:32} {r['price_usdc']:>12}  POST {r['path']}  ({r['family']}){note}")
+        for p in providers:
+            state = "configured" if p["configured"] else f"NOT CONFIGURED: {p['problem']}"
+            if "health" in p:
+                state += f", health: {p['health']}"
+            print(f"provider {p['kind']:23} {p['provider'] or '-':>12}  {state}  (installed: {', '.join(p['available']) or 'none'})")
         for name, err in kernel.plugin_failures.items():
             print(f"FAILED {name}: {err}")
     return 1 if kernel.plugin_failures else 0
+
+
+async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
+    """Each kind's health check (None when it passes), with a client of its own."""
+    import httpx
+
+    from core.services import Services
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(15.0), follow_redirects=True) as http:
+        services = Services(home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings)
+        return {kind: await kernel.providers.check(kind, services) for kind in kinds}
 
 
 def _receipts_verify(args: argparse.Namespace) -> int:
@@ -352,8 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="also check that the ledger reconciles to the balances (exit 1 if not)")
     p.set_defaults(func=_reconcile)
 
-    p = sub.add_parser("plugins", help="list loaded tools, prices and plugin failures")
+    p = sub.add_parser("plugins", help="list loaded tools, prices, providers and plugin failures")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--check", action="store_true", help="also run each configured provider's health check")
     p.set_defaults(func=_plugins)
 
     p = sub.add_parser("new-plugin", help="render the plugin template into a new plugin folder")

@@ -9,11 +9,12 @@
 or, for a tool that is one typed async function, `@tollway.tool(path=..., price=...)`
 over it builds the `Tool` from its signature and docstring.
 
-Hooks are `register_tools`, `register_settings`, `register_periodic_tasks`,
+Hooks are `register_tools`, `register_settings`, `register_providers`, `register_periodic_tasks`,
 `register_data_sources`, `register_settlement_backends`, `register_migrations`,
 `startup(services)` and `shutdown(services)`; see docs/plugins.md. A tool that calls a
 public HTTP registry declares it as an `Upstream` and answers with `Evidence`
-(docs/upstream.md); a plugin's own tables are described in docs/storage.md
+(docs/upstream.md); a client of a commercial service of a kind (search, llm, ...) is a
+`Provider` (docs/providers.md); a plugin's own tables are described in docs/storage.md
 (`AppConfig`, `MigrationManager`).
 `tollway.testing` is the contract suite and the pytest fixtures a plugin's tests use.
 """
@@ -33,6 +34,7 @@ from core.ids import iso, now_ms
 from core.money import to_micro, usdc
 from core.payments.settlement import BackendServices, SettlementResult
 from core.periodic import PeriodicTask
+from core.providers import Provider
 from core.services import Services
 from core.settings_spec import Setting
 from core.source_values import source_int, source_text
@@ -55,6 +57,7 @@ __all__ = [
     "Observed",
     "PeriodicTask",
     "Progress",
+    "Provider",
     "Refusal",
     "Reply",
     "Services",

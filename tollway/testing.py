@@ -287,7 +287,8 @@ class PluginContract:
     # loading the installed entry point of that name.
     module: Any = None
     # Settings the suite's kernel runs with, e.g. a stand-in value for a tool's required
-    # API key (`Tool.requires`), so its calls get as far as a quote.
+    # API key (`Tool.requires`) or a provider choice (`Tool.provider_kind`), so its calls
+    # get as far as a quote.
     env: dict[str, str] = {}
 
     @pytest.fixture
@@ -373,22 +374,28 @@ class PluginContract:
                 assert resp.headers["PAYMENT-REQUIRED"]
 
     async def test_unconfigured_tools_refuse_before_payment(self, contract_kernel: Any, kernel_factory: Any) -> None:
-        """A tool whose required settings are unset answers 503 `provider_unavailable` naming
-        them, before any quote; the same call on the configured kernel gets its quote."""
+        """A tool whose required settings are unset, or whose kind of provider has none
+        configured, answers 503 `provider_unavailable` naming the settings, before any quote."""
         from core.tables import Quote
 
-        needy = [t for t in self._tools(contract_kernel) if t.requires]
+        needy = [t for t in self._tools(contract_kernel) if t.requires or t.provider_kind]
         if not needy:
             return
-        bare = await _plugin_kernel(kernel_factory, self.plugin, self.module, {k: v for k, v in self.env.items() if k not in {s.env_var for t in needy for s in t.requires}})
+        required = {s.env_var for t in needy for s in t.requires}
+        kinds = tuple(f"TOLLWAY_{t.provider_kind.upper()}_" for t in needy if t.provider_kind)
+        bare_env = {k: v for k, v in self.env.items() if k not in required and not k.startswith(kinds)}
+        bare = await _plugin_kernel(kernel_factory, self.plugin, self.module, bare_env)
         async with http_client(bare) as client:
             for tool in needy:
                 resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
                 assert resp.status_code == 503, resp.text
                 body = resp.json()
                 assert body["error"] == "provider_unavailable"
-                assert set(body["details"]["settings"]) == {s.env_var for s in tool.requires}
-                assert all(s.env_var in body["message"] for s in tool.requires)
+                assert body["details"]["settings"] and all(name in body["message"] for name in body["details"]["settings"])
+                if tool.provider_kind:
+                    assert body["details"]["kind"] == tool.provider_kind
+                else:
+                    assert set(body["details"]["settings"]) == {s.env_var for s in tool.requires}
                 assert "PAYMENT-REQUIRED" not in resp.headers
         assert await Quote.count() == 0
 
@@ -460,6 +467,15 @@ async def count_receipts() -> int:
     from core.tables import Receipt
 
     return await Receipt.count()
+
+
+async def provider_cost_of(receipt_id: str) -> int | None:
+    """What the call of `receipt_id` cost us at its provider (micro-USDC), as stored beside
+    the receipt: never served or signed, so only the operator (and this helper) sees it."""
+    from core.tables import Receipt
+
+    row = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == receipt_id).first()
+    return None if row is None else row["provider_cost"]
 
 
 async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str, Any]]:
@@ -622,4 +638,4 @@ class PluginSurface:
         assert listed == snapshot
 
 
-__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "stored_facts", "tools_of"]
+__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "provider_cost_of", "stored_facts", "tools_of"]

@@ -19,7 +19,7 @@ from .accounts import (
 )
 from .calls import CallMeta, JobAccepted, JobStatus, Success
 from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
-from .reads import CategorySpend, Health, Notification, NotificationPage, SpendBreakdown
+from .reads import CategorySpend, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
 from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
 from .watches import (
     Watch,
@@ -47,6 +47,7 @@ __all__ = [
     "FieldProblem",
     "GrantCreditsRequest",
     "Health",
+    "ProviderState",
     "JobAccepted",
     "JobStatus",
     "Notification",

@@ -36,7 +36,18 @@ class SpendBreakdown(msgspec.Struct):
     period_days: int
 
 
+class ProviderState(msgspec.Struct):
+    """One kind of provider: which is chosen and whether it is configured (never a value)."""
+
+    kind: str
+    provider: str | None
+    configured: bool
+    unset_settings: list[str]
+    available: list[str]
+
+
 class Health(msgspec.Struct):
     status: str
     tools: int
     network: str
+    providers: list[ProviderState] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import importlib
 import inspect
 import json
@@ -30,6 +31,7 @@ from core.hookspecs import hookimpl
 from core.kernel import StartupError
 from core.payments.settlement import SettlementResult
 from core.periodic import PeriodicTask
+from core.providers import Provider
 from core.settings_spec import Setting
 from core.services import Services
 from core.tables import Receipt
@@ -200,6 +202,95 @@ async def test_hook_register_settings_duplicate_stops_startup(kernel_factory) ->
     kernel = await kernel_factory(plugins=[("a", SettingsPlugin()), ("b", SettingsPlugin())], start=False)
     with pytest.raises(StartupError, match="duplicate setting TOLLWAY_HOOKS_"):
         kernel.collect()
+
+
+# -- register_providers ----------------------------------------------------------------
+class Shouter:
+    """A provider's client: what a tool of kind `hooks` calls."""
+
+    def __init__(self, settings, http) -> None:
+        self.volume = settings.get("loud_volume", "1")
+        self.http = http
+
+    async def shout(self, text: str) -> str:
+        return text.upper() + "!" * int(self.volume)
+
+
+LOUD_KEY = Setting("hooks", "loud_api_key", None, "The loud provider's key (test).", secret=True)
+LOUD_VOLUME = Setting("hooks", "loud_volume", "1", "How many marks (test).")
+LOUD = Provider(kind="hooks", name="loud", build=Shouter, settings=(LOUD_KEY, LOUD_VOLUME), requires=(LOUD_KEY,), cost_estimate="0.000042")
+
+
+async def run_shout(value: EchoInput, ctx) -> EchoOutput:
+    shouted = await ctx.provider("hooks").shout(value.text)
+    return EchoOutput(result={"text": shouted}, evidence={"source": "loud"})
+
+
+class ProvidersPlugin:
+    def __init__(self, *providers: Provider) -> None:
+        self.providers = providers
+
+    @hookimpl
+    def register_providers(self, register: Callable[[Provider], None]) -> None:
+        for provider in self.providers:
+            register(provider)
+
+
+def shout_tool() -> Tool:
+    return dataclasses.replace(make_tool("hooks_shout", "/v1/tools/hooks/shout"), run=run_shout, provider_kind="hooks")
+
+
+@exercises("register_providers")
+async def test_hook_register_providers_gives_tools_their_client_and_records_its_cost(kernel_factory) -> None:
+    from tollway.testing import credits_session
+
+    kernel = await kernel_factory(
+        plugins=[("providers", ProvidersPlugin(LOUD)), ("tools", ToolsPlugin(shout_tool()))],
+        env={"TOLLWAY_HOOKS_LOUD_API_KEY": "sekrit-loud-key", "TOLLWAY_HOOKS_LOUD_VOLUME": "3"},
+    )
+    # the provider's settings and the kind's choice are registered with it
+    assert {"TOLLWAY_HOOKS_PROVIDER", "TOLLWAY_HOOKS_LOUD_API_KEY", "TOLLWAY_HOOKS_LOUD_VOLUME"} <= set(kernel.settings)
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        resp = await client.post("/v1/tools/hooks/shout", json={"text": "ahoy"}, headers=auth)
+        health = (await client.get("/healthz")).json()
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["data"]["result"] == {"text": "AHOY!!!"}  # the only provider of its kind, chosen by default
+    receipt_id = resp.json()["data"]["receipt_id"]
+    row = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == receipt_id).first()
+    assert row["provider_cost"] == 42
+    served = await kernel.receipts.get(receipt_id)
+    assert 42 not in [v for v in served.values() if isinstance(v, int) and not isinstance(v, bool)]
+    assert health["providers"] == [{"kind": "hooks", "provider": "loud", "configured": True, "unset_settings": [], "available": ["loud"]}]
+    assert "sekrit-loud-key" not in json.dumps(health) + resp.text
+
+
+@exercises("register_providers")
+async def test_hook_register_providers_unconfigured_refuses_before_payment(kernel_factory) -> None:
+    from tollway.testing import count_quotes
+
+    kernel = await kernel_factory(plugins=[("providers", ProvidersPlugin(LOUD)), ("tools", ToolsPlugin(shout_tool()))])
+    async with http_client(kernel) as client:
+        resp = await client.post("/v1/tools/hooks/shout", json={"text": "ahoy"})
+    assert resp.status_code == 503 and resp.json()["error"] == "provider_unavailable"
+    assert resp.json()["details"] == {"reason": "not_configured", "kind": "hooks", "settings": ["TOLLWAY_HOOKS_LOUD_API_KEY"]}
+    assert await count_quotes() == 0
+
+
+@exercises("register_providers")
+async def test_hook_register_providers_duplicates_and_strangers_stop_startup(kernel_factory) -> None:
+    twice = await kernel_factory(plugins=[("a", ProvidersPlugin(LOUD)), ("b", ProvidersPlugin(LOUD))], start=False)
+    with pytest.raises(StartupError, match="duplicate provider hooks/loud"):
+        twice.collect()
+
+    class NotAProvider:
+        @hookimpl
+        def register_providers(self, register):
+            register({"kind": "hooks"})
+
+    stranger = await kernel_factory(plugins=[("bad", NotAProvider())], start=False)
+    with pytest.raises(StartupError, match="not a tollway.Provider"):
+        stranger.collect()
 
 
 # -- register_settlement_backends ------------------------------------------------------

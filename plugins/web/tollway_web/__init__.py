@@ -1,1 +1,1 @@
-"""Tollway plugin `tollway-web`: read a web page as Markdown (`web_read`)."""
+"""Tollway plugin `tollway-web`: read a web page as Markdown (`web_read`) and search the web (`web_search`)."""

@@ -1,4 +1,5 @@
-"""Hook implementations: declare the web read tool and its settings.
+"""Hook implementations: declare the web tools (read, search), their settings and the
+search providers.
 
 Nothing runs here at import time beyond building the declarations.
 """
@@ -6,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tollway import Setting, Tool, hookimpl
+from tollway import Provider, Setting, Tool, hookimpl
 
+from .search_providers import PROVIDERS
+from .search_tool import WEB_SEARCH
 from .settings import SETTINGS
 from .tool import WEB_READ
 
@@ -15,9 +18,16 @@ from .tool import WEB_READ
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(WEB_READ)
+    register(WEB_SEARCH)
 
 
 @hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
     for setting in SETTINGS:
         register(setting)
+
+
+@hookimpl
+def register_providers(register: Callable[[Provider], None]) -> None:
+    for provider in PROVIDERS:
+        register(provider)
