@@ -1,5 +1,5 @@
-"""Hook implementations: declare the web tools (read, search), their settings and the
-search providers.
+"""Hook implementations: declare the web tools (read, search, research), their settings,
+the search providers and the language-model provider research writes with.
 
 Nothing runs here at import time beyond building the declarations.
 """
@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from tollway import Provider, Setting, Tool, hookimpl
 
+from .llm_provider import CHAT_COMPLETIONS
+from .research.tool import RESEARCH
 from .search_providers import PROVIDERS
 from .search_tool import WEB_SEARCH
 from .settings import SETTINGS
@@ -19,6 +21,7 @@ from .tool import WEB_READ
 def register_tools(register: Callable[[Tool], None]) -> None:
     register(WEB_READ)
     register(WEB_SEARCH)
+    register(RESEARCH)
 
 
 @hookimpl
@@ -29,5 +32,5 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
-    for provider in PROVIDERS:
+    for provider in (*PROVIDERS, CHAT_COMPLETIONS):
         register(provider)

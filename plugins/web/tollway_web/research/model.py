@@ -6,16 +6,9 @@ from typing import Literal
 
 import msgspec
 
+from ..search_providers import Hit  # one search result, in the web search result's shape
+
 Depth = Literal["quick", "deep"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Hit:
-    """One search result, in the web search result's shape."""
-
-    url: str
-    title: str
-    description: str
 
 
 @dataclasses.dataclass(frozen=True)

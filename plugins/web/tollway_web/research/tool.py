@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -16,7 +16,7 @@ from msgspec import Meta
 from tollway import Example, Tool, ToolContext
 
 from .. import settings
-from .model import ResearchReport
+from .model import Hit, ResearchReport
 from .pipeline import run_research
 from .ports import Searcher, Writer
 from .reader import WebReader
@@ -82,5 +82,32 @@ def research_tool(
         rate_limit="expensive",
         time_limit_s=660,  # deep research may take ten minutes
         refund_failed_jobs=True,
+        provider_kind="search",  # refused before payment while no search provider is configured
         examples=(Example(title="A quick cited report", input={"topic": "urban heat islands and public health"}),),
     )
+
+
+class ProviderSearcher:
+    """The configured search provider's client as the engine's Searcher."""
+
+    def __init__(self, client: Any, name: str) -> None:
+        self.client = client
+        self.name = name
+
+    async def search(self, query: str, max_results: int) -> list[Hit]:
+        return list(await self.client.search(query, max_results))
+
+
+def provider_searcher(ctx: ToolContext) -> Searcher:
+    chosen = ctx.providers.chosen("search")
+    return ProviderSearcher(ctx.provider("search"), chosen.name if chosen is not None else "search")
+
+
+def provider_writer(ctx: ToolContext) -> Writer | None:
+    """The configured language model, or None (the report is then extractive)."""
+    if ctx.providers is None or not ctx.providers.status("llm").configured:
+        return None
+    return ctx.provider("llm")
+
+
+RESEARCH = research_tool(provider_searcher, provider_writer)

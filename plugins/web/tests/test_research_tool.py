@@ -1,0 +1,137 @@
+"""The `research` job tool end to end over HTTP, on SQLite and PostgreSQL: paid from
+credits, run by a worker, its search through the configured SearXNG provider (a real
+HTTP server on 127.0.0.1 answering in SearXNG's JSON shape with the local article site's
+pages), its pages read from that site, and, when a language model is configured, its
+report written through a scripted Chat Completions server. Every citation resolves to a
+source that was read; the job's message said its steps; with no search provider the
+tool is refused before payment."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from research_support import SiteSearcher, completion
+
+from tollway.testing import count_quotes, credits_session, http_client, worker_for
+
+
+@pytest.fixture(scope="module")
+def searxng(site):
+    """A SearXNG stand-in: `/search?q=…&format=json` answers SearXNG's documented shape
+    (`query`, `results` of url/title/content) with the site's articles for the query."""
+    searcher = SiteSearcher(site)
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = parse_qs(parts.query)
+            asked.append(query.get("q", [""])[0])
+            found = searcher.answer(query.get("q", [""])[0], 30)["results"]
+            body = json.dumps({
+                "query": query.get("q", [""])[0], "number_of_results": len(found),
+                "results": [{"url": r["url"], "title": r["title"], "content": r["description"], "engine": "test"} for r in found],
+            }).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    server.shutdown()
+    server.server_close()
+
+
+def env_for(searxng_url: str, **more: str) -> dict[str, str]:
+    return {"TOLLWAY_SEARCH_PROVIDER": "searxng", "TOLLWAY_SEARCH_SEARXNG_URL": searxng_url, "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true", **more}
+
+
+async def run_job(kernel, body: dict) -> tuple[dict, list[str], str]:
+    """Pay for a research job from credits, run it on a worker, and poll it to its end;
+    returns the finished job, the messages seen while it ran, and the credits left."""
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        accepted = await client.post("/v1/tools/research", json=body, headers=auth)
+        assert accepted.status_code == 202, accepted.text
+        assert (accepted.json()["status"], accepted.json()["tool"]) == ("pending", "research")
+        url = f"/v1/requests/{accepted.json()['request_id']}"
+        worker = worker_for(kernel)
+        worker.start()
+        seen: list[str] = []
+        try:
+            for _ in range(1200):
+                job = (await client.get(url, headers=auth)).json()
+                if job.get("message") and (not seen or seen[-1] != job["message"]):
+                    seen.append(job["message"])
+                if job["status"] in ("completed", "failed"):
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            await worker.stop()
+        balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+    return job, seen, balance
+
+
+def cited(report: str) -> set[int]:
+    return {int(n) for group in re.findall(r"\[(\d+(?:\s*,\s*\d+)*)\]", report) for n in re.split(r"\s*,\s*", group)}
+
+
+async def test_a_quick_extractive_report_cites_only_pages_read(kernel_factory, site, searxng) -> None:
+    url, asked = searxng
+    kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(url))
+    job, seen, balance = await run_job(kernel, {"topic": "urban heat island mitigation"})
+    assert job["status"] == "completed", job
+    result = job["result"]
+    numbers = {s["n"] for s in result["sources"]}
+    assert 5 <= len(result["sources"]) <= 10
+    assert cited(result["report"]) and cited(result["report"]) <= numbers
+    assert all(s["url"].startswith(site.base) for s in result["sources"])
+    assert result["meta"]["extractive"] is True and result["meta"]["providers"]["search"] == "searxng"
+    queries = result["meta"]["queries"]
+    assert len(queries) >= 2 and sorted(asked[-len(queries):]) == sorted(queries)  # each sub-query went to SearXNG
+    assert seen, "the job said which step it was on while it ran"
+    assert balance == "0.850000"  # 0.15 charged
+
+
+async def test_with_a_language_model_the_report_is_written_and_checked(kernel_factory, site, searxng, chat_server) -> None:
+    url, _ = searxng
+
+    def script(body: dict) -> tuple[int, dict, float]:
+        prompt = json.dumps(body["messages"])
+        if "sub-questions" in prompt.lower() or "json array" in prompt.lower():
+            return 200, completion(json.dumps(["urban heat island causes", "urban heat island health effects"])), 0.0
+        return 200, completion("Cities run hotter than their surroundings [1]. Trees cool streets [2][99]."), 0.0
+
+    chat_server.script = script
+    kernel = await kernel_factory(
+        installed={"tollway_web"}, env=env_for(url, TOLLWAY_LLM_BASE_URL=chat_server.base, TOLLWAY_LLM_MODEL="test-model"),
+    )
+    job, _, _ = await run_job(kernel, {"topic": "urban heat island", "depth": "quick"})
+    assert job["status"] == "completed", job
+    result = job["result"]
+    assert result["meta"]["extractive"] is False and result["meta"]["providers"]["llm"]
+    assert "[99]" not in result["report"] and result["meta"]["citations_removed"] >= 1
+    assert cited(result["report"]) <= {s["n"] for s in result["sources"]}
+    written = [r for r in chat_server.requests if r.get("model") == "test-model"]
+    assert written and any(site.base in json.dumps(r["messages"]) for r in written)  # the passages went into the prompt
+
+
+async def test_without_a_search_provider_research_is_refused_before_payment(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_web"}, env={})
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client)
+        refused = await client.post("/v1/tools/research", json={"topic": "anything"}, headers=auth)
+    assert refused.status_code == 503 and refused.json()["error"] == "provider_unavailable"
+    assert "TOLLWAY_SEARCH_SEARXNG_URL" in refused.text or "TOLLWAY_SEARCH_PROVIDER" in refused.text
+    assert await count_quotes() == 0
