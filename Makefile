@@ -48,6 +48,8 @@ bench: $(TEST_STAMP)
 	$(BIN)/python bench/jobs.py
 	$(BIN)/python bench/sanctions.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/research.py
+	$(BIN)/python bench/history.py
 	$(BIN)/python bench/solve.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/forecast.py

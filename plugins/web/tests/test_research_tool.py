@@ -135,3 +135,28 @@ async def test_without_a_search_provider_research_is_refused_before_payment(kern
     assert refused.status_code == 503 and refused.json()["error"] == "provider_unavailable"
     assert "TOLLWAY_SEARCH_SEARXNG_URL" in refused.text or "TOLLWAY_SEARCH_PROVIDER" in refused.text
     assert await count_quotes() == 0
+
+
+async def test_a_research_job_whose_searches_all_fail_is_refunded(kernel_factory) -> None:
+    """The search provider answers 500 to every query: the job fails with
+    provider_unavailable, its charge is refunded, and nothing is left running."""
+
+    class Down(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(f"http://127.0.0.1:{server.server_address[1]}"))
+        job, _, balance = await run_job(kernel, {"topic": "urban heat island"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (job["status"], job["error_code"]) == ("failed", "provider_unavailable")
+    assert balance == "1.000000"  # charged at acceptance, refunded when it failed
