@@ -72,7 +72,7 @@ def choice_setting(kind: str) -> Setting:
     """`TOLLWAY_<KIND>_PROVIDER`: which registered provider of the kind tools use."""
     return Setting(
         kind, "provider", None,
-        f"Which {kind} provider tools use, by name. Unset: the only {kind} provider installed, if there is exactly one.",
+        f"Which {kind} provider tools use, by name. Unset: the only {kind} provider installed, or the only one configured.",
     )  # fmt: skip
 
 
@@ -100,14 +100,17 @@ class Providers:
         return sorted(self.registered)
 
     def chosen(self, kind: str) -> Provider | None:
-        """The provider `TOLLWAY_<KIND>_PROVIDER` names, else the only one registered."""
+        """The provider `TOLLWAY_<KIND>_PROVIDER` names; else the only one registered; else
+        the only one the operator configured (setting SearXNG's URL alone is enough)."""
         available = self.registered.get(kind, {})
-        name = setting_value(self.settings_of(kind), "provider")
+        settings = self.settings_of(kind)
+        name = setting_value(settings, "provider")
         if name is not None:
             return available.get(name.lower())
         if len(available) == 1:
             return next(iter(available.values()))
-        return None
+        configured = [p for p in available.values() if not p.unset(settings)]
+        return configured[0] if len(configured) == 1 else None
 
     def status(self, kind: str) -> ProviderStatus:
         available = sorted(self.registered.get(kind, {}))

@@ -42,10 +42,17 @@ def test_the_only_provider_of_a_kind_is_chosen_by_default() -> None:
     assert (state.provider, state.configured, state.unset_settings, state.available) == ("alpha", True, [], ["alpha"])
 
 
-def test_several_providers_need_a_choice() -> None:
+def test_several_configured_providers_need_a_choice() -> None:
     state = providers({"alpha_api_key": "k", "beta_url": "http://b"}, ALPHA, BETA).status("search")
     assert state.provider is None and not state.configured
     assert state.unset_settings == ["TOLLWAY_SEARCH_PROVIDER"] and "alpha, beta" in (state.problem or "")
+    nothing = providers({}, ALPHA, BETA).status("search")
+    assert nothing.provider is None and nothing.unset_settings == ["TOLLWAY_SEARCH_PROVIDER"]
+
+
+def test_of_several_installed_the_only_configured_one_is_chosen() -> None:
+    state = providers({"beta_url": "http://b"}, ALPHA, BETA).status("search")
+    assert (state.provider, state.configured, state.unset_settings) == ("beta", True, [])
 
 
 def test_the_choice_names_one_and_its_required_settings_decide() -> None:
