@@ -20,40 +20,16 @@ import json
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "plugins" / "web" / "tests"))
 
-from research_support import SiteSearcher, completion, serve_chat, serve_site  # noqa: E402
+from research_support import SiteSearcher, completion, serve_chat, serve_searxng, serve_site  # noqa: E402
 
 TOPICS = ("urban heat island", "honeybee colony collapse", "lithium-ion battery recycling")
-
-
-def serve_searxng(searcher: SiteSearcher) -> tuple[ThreadingHTTPServer, str]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            q = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
-            found = searcher.answer(q, 40)["results"]
-            body = json.dumps({"query": q, "results": [{"url": r["url"], "title": r["title"], "content": r["description"]} for r in found]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_port}"
 
 
 async def run(runs: int, llm: bool) -> list[dict[str, object]]:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 
@@ -158,3 +159,26 @@ def serve_chat() -> Iterator[ChatServer]:
     server.server_close()
 
 
+def serve_searxng(searcher: SiteSearcher) -> tuple[ThreadingHTTPServer, str]:
+    """A SearXNG stand-in on 127.0.0.1: `/search?q=…&format=json` answers SearXNG's documented
+    shape (`query`, `results` of url/title/content) with `searcher`'s pages for the query;
+    `searcher.queries` notes each query asked."""
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            q = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
+            searcher.queries.append((q, 40))
+            found = searcher.answer(q, 40)["results"]
+            body = json.dumps({"query": q, "results": [{"url": r["url"], "title": r["title"], "content": r["description"]} for r in found]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}"

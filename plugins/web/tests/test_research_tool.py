@@ -12,43 +12,19 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from research_support import SiteSearcher, completion
+from research_support import SiteSearcher, completion, serve_searxng
 
 from tollway.testing import count_quotes, credits_session, http_client, worker_for
 
 
 @pytest.fixture(scope="module")
 def searxng(site):
-    """A SearXNG stand-in: `/search?q=…&format=json` answers SearXNG's documented shape
-    (`query`, `results` of url/title/content) with the site's articles for the query."""
+    """The SearXNG stand-in over the site's articles: (its URL, its searcher, which notes the queries)."""
     searcher = SiteSearcher(site)
-    asked: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            parts = urlsplit(self.path)
-            query = parse_qs(parts.query)
-            asked.append(query.get("q", [""])[0])
-            found = searcher.answer(query.get("q", [""])[0], 30)["results"]
-            body = json.dumps({
-                "query": query.get("q", [""])[0], "number_of_results": len(found),
-                "results": [{"url": r["url"], "title": r["title"], "content": r["description"], "engine": "test"} for r in found],
-            }).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    server, url = serve_searxng(searcher)
+    yield url, searcher
     server.shutdown()
     server.server_close()
 
@@ -88,7 +64,7 @@ def cited(report: str) -> set[int]:
 
 
 async def test_a_quick_extractive_report_cites_only_pages_read(kernel_factory, site, searxng) -> None:
-    url, asked = searxng
+    url, searcher = searxng
     kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(url))
     job, seen, balance = await run_job(kernel, {"topic": "urban heat island mitigation"})
     assert job["status"] == "completed", job
@@ -99,6 +75,7 @@ async def test_a_quick_extractive_report_cites_only_pages_read(kernel_factory, s
     assert all(s["url"].startswith(site.base) for s in result["sources"])
     assert result["meta"]["extractive"] is True and result["meta"]["providers"]["search"] == "searxng"
     queries = result["meta"]["queries"]
+    asked = [q for q, _ in searcher.queries]
     assert len(queries) >= 2 and sorted(asked[-len(queries):]) == sorted(queries)  # each sub-query went to SearXNG
     assert seen, "the job said which step it was on while it ran"
     assert balance == "0.850000"  # 0.15 charged
