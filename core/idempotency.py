@@ -26,10 +26,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
-import rfc8785
 from piccolo.columns import BigInt, Integer, Text, Varchar
 from piccolo.table import Table
 
+from .canonical import canonical_bytes
 from .errors import ServiceError, invalid_request
 from .payments import x402
 from .request import Answer
@@ -105,7 +105,7 @@ def hash_body(body: bytes) -> str:
     whitespace do not matter; memo and decisionContext do), or of the raw bytes
     when it is not canonicalisable JSON."""
     try:
-        canonical = rfc8785.dumps(msgspec.json.decode(body))
+        canonical = canonical_bytes(msgspec.json.decode(body))
     except ValueError:  # not JSON, or numbers RFC 8785 cannot represent
         canonical = body
     return hashlib.sha256(canonical).hexdigest()

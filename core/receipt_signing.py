@@ -1,5 +1,5 @@
-"""Receipt signatures (docs/receipts.md): RFC 8785 canonical JSON, SHA-256 digest,
-Ed25519 over the 32 digest bytes, base64url without padding.
+"""Receipt signatures (docs/receipts.md): RFC 8785 canonical JSON (core/canonical.py),
+SHA-256 digest, Ed25519 over the 32 digest bytes, base64url without padding.
 
 Pure functions plus the signing key; storage lives in `core.receipts`.
 """
@@ -10,9 +10,10 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-import rfc8785
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
+
+from .canonical import canonical_bytes
 
 ALG = "Ed25519"
 UNSIGNED_FIELDS = ("signature", "digest")
@@ -24,10 +25,6 @@ def b64url(data: bytes) -> str:
 
 def b64url_decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def canonical_bytes(obj: Any) -> bytes:
-    return rfc8785.dumps(obj)
 
 
 def sha256_hex(data: bytes) -> str:

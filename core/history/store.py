@@ -16,9 +16,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import rfc8785
 
 from .. import sql
+from ..canonical import canonical_bytes
 from ..tool import Fact, Tool
 from .declare import MAX_PEER_FIELDS, Benchmarkable, peer_group
 from .ranks import peer_text
@@ -41,7 +41,7 @@ def stored_key(entity_key: str) -> str:
 
 def canonical(value: Any) -> tuple[str, str]:
     """(RFC 8785 JSON text, its SHA-256 hex) of a JSON-able value."""
-    raw = rfc8785.dumps(value)
+    raw = canonical_bytes(value)
     return raw.decode(), hashlib.sha256(raw).hexdigest()
 
 
