@@ -111,12 +111,17 @@ class ListStore:
     def checked(self) -> list[dict[str, str]]:
         return [{"name": spec.name, "as_of": self.lists[spec.key].as_of} for spec in LISTS if spec.key in self.lists]
 
-    def find(self, number: int) -> tuple[ListSpec, Entry] | None:
+    def find(self, number: int, entry: Entry | None = None) -> tuple[ListSpec, Entry] | None:
+        """The list holding entry `number` (the first that does; with `entry`, the one whose
+        entry is that one: a number may stand on both lists, with different entries)."""
+        found = None
         for spec in LISTS:
             loaded = self.lists.get(spec.key)
             if loaded is not None and (e := loaded.entry(number)) is not None:
-                return spec, e
-        return None
+                if entry is None or e == entry:
+                    return spec, e
+                found = found or (spec, e)
+        return found
 
     # -- search --------------------------------------------------------------------
     def search(self, name: str, *, person: bool, min_score: float) -> list[Hit]:

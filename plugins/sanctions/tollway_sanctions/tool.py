@@ -106,7 +106,7 @@ def _facts(tool_name: str, *, searches_public: bool):
         as_of = {c.name: c.as_of for c in answer.lists}
         out = []
         for m in answer.matches:
-            found = store.find(m.entry.number) if store is not None else None
+            found = store.find(m.entry.number, m.entry) if store is not None else None
             list_name = found[0].name if found else None
             out.append(
                 Fact(
