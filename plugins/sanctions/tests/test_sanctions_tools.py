@@ -216,16 +216,14 @@ def test_prices_and_declarations() -> None:
         assert (tool.payment_header, tool.rate_limit, tool.mode, tool.category) == ("payment-signature", "lookup", "inline", "verification")
 
 
-def test_an_entry_number_on_both_lists_is_found_on_the_list_whose_entry_it_is(tmp_path) -> None:
+def test_an_entry_number_on_both_lists_is_found_on_the_list_whose_entry_it_is(tmp_path, ofac_folder) -> None:
     """OFAC numbers are unique, but the fixture years overlap: 28603 stands on the 2021 SDN
     file and on the 2025 consolidated file with different entries. The fact recorded for
     a match must name the list the matched entry is on."""
-    from conftest import make_ofac_folder
-
     from tollway_sanctions import lists as lists_module
 
     store = lists_module.ListStore(tmp_path / "home")
-    assert store.load_local(make_ofac_folder(tmp_path / "ofac").as_uri()) == {spec.name: None for spec in lists_module.LISTS}
+    assert store.load_local(ofac_folder.as_uri()) == {spec.name: None for spec in lists_module.LISTS}
     sdn, consolidated = store.lists["sdn"].entry(28603), store.lists["consolidated"].entry(28603)
     assert sdn is not None and consolidated is not None and sdn != consolidated
     assert store.find(28603, consolidated)[0].key == "consolidated"
