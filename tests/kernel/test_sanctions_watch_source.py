@@ -11,6 +11,7 @@ from pathlib import Path
 import msgspec
 
 from core import sql
+from tests.support.watch_rows import new_watch
 from tollway.testing import credits_session, http_client
 
 OFAC = Path(__file__).resolve().parents[2] / "plugins" / "sanctions" / "tests" / "fixtures" / "ofac"
@@ -54,15 +55,8 @@ async def test_two_real_loads_diff_into_the_watched_entries_changes(kernel_facto
     assert baseline.changes_detected == 0
     async with http_client(kernel) as client:
         agent, _ = await credits_session(client)
-    watches = {}
     for key in (CHANGED, REMOVED, UNCHANGED):
-        watches[key] = key
-        await sql.fetch(
-            "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
-            "changes_delivered, status, pause_notified, created_ms, updated_ms) "
-            "VALUES ({}, {}, 'company', 'us_treasury_sanctions', {}, 1000000, 0, 20000, 0, 'running', {}, 0, 0)",
-            f"00000000-0000-4000-8000-00000000{key:0>4}", agent, key, False,
-        )
+        await new_watch(agent, key, attribute="us_treasury_sanctions", entity_type="company")
     use_lists(folder, SDN_2021)
     report = await kernel.watch_polling.poll("us_treasury_sanctions")
     assert report.changes_detected == expected_changes() == 2960

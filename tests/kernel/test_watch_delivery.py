@@ -11,13 +11,12 @@ import msgspec
 import pytest
 
 from core import sql
-from core.ids import new_uuid, now_ms
 from core.ledger_check import check_ledger
 from core.receipt_signing import ReceiptSigner, verify_receipt
+from tests.support.watch_rows import PRICE, new_watch
 from tests.support.feed_plugin import COMPLETE, FEED, POLLED, FeedPlugin
 from tollway.testing import OPERATOR, credits_session, http_client
 
-PRICE = 20_000  # 0.02 USDC, the default price per change
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +27,6 @@ def feed():
     yield FEED
     FEED.clear()
     COMPLETE[0] = True
-
-
-async def new_watch(agent_id: str, key: str, *, max_spend: int = 1_000_000, attribute: str = "test_feed") -> str:
-    """A watch row as creating one makes it (the HTTP resource has its own tests)."""
-    wid, now = new_uuid(), now_ms()
-    await sql.fetch(
-        "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
-        "changes_delivered, status, pause_notified, created_ms, updated_ms) VALUES ({}, {}, 'item', {}, {}, {}, 0, {}, 0, 'running', {}, {}, {})",
-        wid, agent_id, attribute, key, max_spend, PRICE, False, now, now,
-    )
-    return wid
 
 
 async def watch(wid: str) -> dict:

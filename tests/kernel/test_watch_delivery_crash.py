@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from core import sql
-from core.ids import new_uuid, now_ms
 from core.ledger_check import check_ledger
 from core.webhooks import outbox
 from core.webhooks.signing import verify
 from tests.support.feed_plugin import FEED, FeedPlugin
+from tests.support.watch_rows import new_watch
 from tests.support.webhook_receiver import receiving
 from tollway.testing import credits_session, http_client
 
@@ -35,13 +35,7 @@ async def test_a_process_killed_between_charge_and_webhook_charges_once_and_the_
     async with http_client(kernel) as client:
         agent, _ = await credits_session(client)
     async with receiving([200]) as receiver:
-        wid, now = new_uuid(), now_ms()
-        await sql.fetch(
-            "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, changes_delivered, "
-            "status, pause_notified, webhook_url, webhook_secret, created_ms, updated_ms) "
-            "VALUES ({}, {}, 'item', 'test_feed', 'ITEM-1', 1000000, 0, 20000, 0, 'running', {}, {}, {}, {}, {})",
-            wid, agent, False, receiver.url, SECRET, now, now,
-        )
+        wid = await new_watch(agent, "ITEM-1", webhook_url=receiver.url, webhook_secret=SECRET)
         FEED["ITEM-1"] = {"n": 1}
         await kernel.watch_polling.poll("test_feed")
         env = {
