@@ -32,6 +32,7 @@ class KernelConfig:
     idempotency_ttl_s: int = 86_400
     idempotency_lease_s: int = 60
     strict_plugins: bool = False
+    upstream_cache_s: float = 60.0  # TOLLWAY_UPSTREAM_CACHE_S: a registry's answer reused this long (0: never)
     # Watches and webhooks (docs/watches.md, docs/webhooks.md)
     watch_poll_interval_s: float = 900.0  # TOLLWAY_WATCH_POLL_INTERVAL_S: how often sources are polled
     watch_price_per_change: int = 20_000  # TOLLWAY_WATCH_PRICE_PER_CHANGE (USDC): 0.02

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import msgspec
 
 from .ids import iso, now_ms
+from .upstream_cache import oldest_answer_ms
 
 
 class UpstreamCall(msgspec.Struct):
@@ -29,11 +30,12 @@ class Evidence(msgspec.Struct):
     def now(
         cls, source: str, *, as_of: str | None, source_kind: str = "public", calls: Iterable[str] | None = None
     ) -> Evidence:
-        """Evidence retrieved now; `calls` are the answer times `Upstream.send` recorded."""
+        """Evidence of the running tool: retrieved when the oldest registry answer it used
+        arrived (now when it used none); `calls` are the answer times `Upstream.send` recorded."""
         return cls(
             source=source,
             source_kind=source_kind,
-            retrieved_at=iso(now_ms()),
+            retrieved_at=iso(oldest_answer_ms() or now_ms()),
             as_of=as_of,
             calls=msgspec.UNSET if calls is None else [UpstreamCall(retrieved_at=t) for t in calls],
         )

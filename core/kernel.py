@@ -47,6 +47,7 @@ from .services import Services
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
 from .top_ups import TopUps
+from .upstream_cache import UpstreamCache
 from .watches.delivery import WatchDeliveries
 from .watches.polling import WatchPolling, watch_poll_tasks
 from .watches.resource import Watches
@@ -190,7 +191,10 @@ class Kernel:
     def _build_services(self) -> None:
         """The services that need the HTTP client and the settlement backend, each given what it uses."""
         config = self.config
-        contexts = ToolContexts(http=self.http, family_settings=self.family_settings, providers=self.providers)
+        contexts = ToolContexts(
+            http=self.http, family_settings=self.family_settings, providers=self.providers,
+            upstream_cache=UpstreamCache(self.config.upstream_cache_s) if self.config.upstream_cache_s > 0 else None,
+        )
         self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(

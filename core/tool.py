@@ -15,6 +15,7 @@ from .errors import ServiceError
 from .history.declare import Benchmarkable
 from .money import to_micro
 from .settings_spec import Setting, setting_value
+from .upstream_cache import begin_run
 
 CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
@@ -66,6 +67,7 @@ class ToolContext:
             await self.reporter(message)
 
     providers: Any = None  # core.providers.Providers: what `provider(kind)` reads
+    upstream_cache: Any = None  # core.upstream_cache.UpstreamCache: registries' answers reused (None: never)
 
     def provider(self, kind: str) -> Any:
         """The client of the provider configured for `kind` (docs/providers.md). Each call
@@ -92,10 +94,13 @@ class ToolContexts:
     http: httpx.AsyncClient
     family_settings: Callable[[str], Mapping[str, str]]
     providers: Any = None  # core.providers.Providers
+    upstream_cache: Any = None  # core.upstream_cache.UpstreamCache
 
     def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
+        begin_run()  # the evidence of this run dates from the answers it uses
         return ToolContext(
-            request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers
+            request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers,
+            upstream_cache=self.upstream_cache,
         )
 
     def require_configured(self, tool: "Tool") -> None:

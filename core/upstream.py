@@ -35,6 +35,7 @@ import msgspec
 from .ids import iso, now_ms
 from .settings_spec import Setting, setting_value
 from .tool import ToolContext, ToolError
+from .upstream_cache import keepable, note_answer
 
 # The status every upstream failure is answered with (docs/api.md, "Tool failures").
 FAILURE_STATUS = 503
@@ -59,11 +60,16 @@ def retry_after_s(value: str | None, now: float | None = None) -> int | None:
 class Reply:
     """An upstream's answer: status, headers, raw bytes, and the body as JSON."""
 
-    def __init__(self, response: httpx.Response) -> None:
-        self.status = response.status_code
-        self.headers = response.headers
-        self.content = response.content
+    def __init__(self, status: int, headers: Any, content: bytes, arrived_ms: int) -> None:
+        self.status = status
+        self.headers = headers
+        self.content = content
+        self.arrived_ms = arrived_ms  # when the registry's answer arrived (earlier when reused)
         self._json: Any = _UNREAD
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> "Reply":
+        return cls(response.status_code, response.headers, response.content, now_ms())
 
     @property
     def ok(self) -> bool:
@@ -185,7 +191,8 @@ class Upstream:
         `via` is the tool's context (its `http` client and its settings' base URL) or a
         bare client with `base_url` given; `headers` are added to the request (an API key
         header: never logged, never in a failure). Transport failures raise `provider_unavailable`;
-        `calls` gets the time the answer arrived.
+        `calls` gets the time the answer arrived. A GET through a tool's context may be
+        answered from the kernel's short-lived memory of answers (core/upstream_cache.py).
         """
         http = via.http if isinstance(via, ToolContext) else via
         if base_url is None:
@@ -193,15 +200,33 @@ class Upstream:
                 raise TypeError("base_url is required with a bare http client")
             base_url = self.base_url(via)
         url = base_url.rstrip("/") + path
+        cache = via.upstream_cache if isinstance(via, ToolContext) and method == "GET" else None
+        if cache is None:
+            reply = await self._request(http, method, url, params, data, headers)
+        else:
+            key = (url, tuple(sorted((params or {}).items())), tuple(sorted((headers or {}).items())))
+            kept = await cache.answer(
+                key,
+                lambda: self._request(http, method, url, params, data, headers),
+                lambda r: keepable(r.status, r.headers, len(r.content), cache.max_body),
+            )
+            # each use decodes its own copy: a tool may change what it was given
+            reply = Reply(kept.status, kept.headers, kept.content, kept.arrived_ms)
+        note_answer(reply.arrived_ms)
+        if calls is not None:
+            calls.append(iso(reply.arrived_ms))
+        return reply
+
+    async def _request(
+        self, http: httpx.AsyncClient, method: str, url: str, params: Mapping[str, str] | None, data: Mapping[str, str] | None, headers: Mapping[str, str] | None
+    ) -> Reply:
         try:
             response = await http.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout_s)
         except httpx.TimeoutException as exc:
             raise self.unavailable(f"{self.label} did not answer in time.", reason="timeout") from exc
         except httpx.HTTPError as exc:
             raise self.unavailable(f"{self.label} could not be reached.", reason=type(exc).__name__) from exc
-        if calls is not None:
-            calls.append(iso(now_ms()))
-        return Reply(response)
+        return Reply.of(response)
 
     async def get_json(self, via: ToolContext | httpx.AsyncClient, path: str, **request: Any) -> Any:
         """`send` then `json_of`: the JSON body of a 2xx answer, every other outcome a failure."""

@@ -40,6 +40,7 @@ class Settings:
     watch_price_per_change: int = 20_000
     webhook_retry_base_s: float = 10.0
     webhooks_allow_insecure: bool = False
+    upstream_cache_s: float = 60.0
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -64,6 +65,7 @@ class Settings:
             watch_price_per_change=self.watch_price_per_change,
             webhook_retry_base_s=self.webhook_retry_base_s,
             webhooks_allow_insecure=self.webhooks_allow_insecure,
+            upstream_cache_s=self.upstream_cache_s,
         )
 
 
@@ -118,14 +120,16 @@ def service_url(env: Mapping[str, str]) -> str:
 DEFAULT_PORT = 8402
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = False) -> float:
     text = env.get(name)
     try:
         value = float(text) if text else float(default)
     except ValueError:
         raise ValueError(f"{name} must be a number of seconds") from None
+    if zero and value == 0:
+        return 0.0
     if not 0 < value <= 86_400:
-        raise ValueError(f"{name} must be more than 0 and at most 86400 seconds")
+        raise ValueError(f"{name} must be {'0 or ' if zero else ''}more than 0 and at most 86400 seconds")
     return value
 
 
@@ -204,4 +208,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         watch_price_per_change=price_per_change,
         webhook_retry_base_s=_seconds(env, "TOLLWAY_WEBHOOK_RETRY_BASE_S", 10),
         webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower() in ("1", "true", "yes"),
+        upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
     )

@@ -147,7 +147,8 @@ def vpic_capture(day: str) -> bytes:
 
 async def test_a_vin_whose_source_changed_nothing_the_tool_reads(kernel_factory) -> None:
     replay = Replay(Recording("GET", VPIC_URL, {"format": "json"}, vpic_capture("2021-05-05")))
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay)
+    # vPIC's answer changes between the two lookups: no reusing the first answer
+    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"})
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         first = await client.post("/v1/tools/lookup/vehicle-identification", json={"vin": VIN}, headers=auth)
