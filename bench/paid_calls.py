@@ -12,22 +12,33 @@ TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
                          replayed in-process from plugins/vehicles/tests/fixtures)
   x402_http              the 402 + paid resend pair over HTTP, same server
   credits_http_processes_2, x402_http_processes_2 (PostgreSQL only)
-                         the same with two API processes on one port (and
-                         http_processes_2_cpu_s: each one's CPU seconds over that run)
+                         the same with two API processes on one port
   framework              anchor: a bare Litestar app, one POST endpoint decoding a small
                          JSON body and answering a body the size of a lookup's (~2.7 kB)
   sdk_x402               anchor: the official x402 SDK's resource server (its FastAPI
-                         middleware) on one endpoint priced like the lookup, its
-                         facilitator class with the exact-EVM scheme over an in-memory
-                         chain (signatures recovered for real, balances and nonces in a
-                         dict); 402 + paid resend pairs
-and `crypto_floor_per_s`: one secp256k1 key recovery of an EIP-712 digest (coincurve)
-plus one Ed25519 signature of a 600-byte receipt (PyNaCl), per second, in one process:
-the signature work no x402-paid call avoids.
+                         middleware) on one endpoint priced like the lookup, settled by
+                         the SDK's facilitator class with its exact-EVM scheme over an
+                         in-memory chain (signatures recovered for real, balances and
+                         nonces in a dict); 402 + paid resend pairs
+Beside them:
+  crypto_floor_per_s     anchor: one secp256k1 key recovery of an EIP-712 digest
+                         (coincurve) plus one Ed25519 signature of a 600-byte receipt
+                         (PyNaCl), per second, in one process: the signature work no
+                         x402-paid call avoids
+  http_cpu_busy, http_processes_2_cpu_busy
+                         the share of one core each API process used while its credits
+                         and x402 paths were measured (from /proc): near 1, the process
+                         is the bottleneck; well under, it waits (database, CPU)
+  http_machine_idle, http_processes_2_machine_idle
+                         the share of the machine's CPU (all cores) left idle meanwhile:
+                         near 0, the machine itself (client, servers, database and
+                         whatever else runs on it) limits the figures
+
 An x402 "request" is the 402 and the paid resend together. Every server runs in a child
 process under uvicorn with `tollway serve`'s arguments (uvloop and httptools when
 installed), is warmed up, then driven by the same aiohttp client with `--concurrency`
 requests in flight: n calls per credits/framework path, n/2 pairs per x402 path. The
+warm-up opens the client's connections one at a time (bench/serving.py `ramp_up`). The
 SDK and crypto anchors do not depend on the database: measured once, shown in every row;
 the framework is measured beside each row's service.
 
@@ -50,6 +61,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -61,13 +73,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 import anchors  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
 from paid_server import HONDA, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
-from serving import drive, figures, served, worker_cpu_seconds  # noqa: E402
+from serving import drive, figures, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
 PATH = "/v1/tools/lookup/vehicle-recalls"
 OPERATOR = "bench-operator-token"
 ADMIN = os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
-WARM = 50  # calls (or pairs) each server answers before it is measured
+WARM = 50  # x402 pairs the service answers before it is measured (after `ramp_up`)
 
 
 def bench_env(home: Path, database_url: str) -> dict[str, str]:
@@ -109,10 +121,11 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int) -> tu
     return token, headers
 
 
-async def measure(client: Any, n: int, concurrency: int, suffix: str) -> dict[str, float]:
-    """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up."""
+async def measure(client: Any, n: int, concurrency: int, suffix: str, cpu: Callable[[], list[float]] | None = None) -> dict[str, Any]:
+    """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
+    with `cpu` (the server processes' CPU seconds so far), how busy each process was."""
     pairs, warm = n // 2 or 1, min(WARM, n)
-    token, payments = await setup_payers(client, n + warm, pairs + warm, 5000)
+    token, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm, 5000)
     auth = {"Authorization": f"Bearer {token}"}
 
     async def credits_call(i: int) -> None:
@@ -125,10 +138,16 @@ async def measure(client: Any, n: int, concurrency: int, suffix: str) -> dict[st
         paid = await client.post(PATH, json=LOOKUP, headers={"payment-signature": payments[i], "X-Quote-ID": quote.json()["quote_id"]})
         assert paid.status_code == 200, paid.text
 
-    await drive(warm, concurrency, credits_call)
+    await ramp_up(concurrency, credits_call)
     await drive(warm, concurrency, lambda i: x402_call(pairs + i))
-    out = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
+    before, start, idle = cpu() if cpu else [], time.perf_counter(), machine_idle()
+    out: dict[str, Any] = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
     out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
+    if cpu:
+        elapsed = time.perf_counter() - start
+        out[f"{suffix}_cpu_busy"] = [round((b - a) / elapsed, 2) for a, b in zip(before, cpu())]
+        idle_after = machine_idle()
+        out[f"{suffix}_machine_idle"] = round((idle_after[0] - idle[0]) / max(1, idle_after[1] - idle[1]), 2)
     return out
 
 
@@ -154,11 +173,7 @@ async def over_http(url: str, home: Path, n: int, concurrency: int, processes: i
     """The service served as `tollway serve --processes N --workers 0` serves it."""
     suffix = "http" if processes == 1 else f"http_processes_{processes}"
     async with served("paid_server:app", env=bench_env(home, url), concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
-        before = worker_cpu_seconds(client.server_pid)
-        out = await measure(client, n, concurrency, suffix)
-        if processes > 1:  # each API process's CPU seconds over the run: did both serve?
-            out[f"{suffix}_cpu_s"] = [round(b - a, 2) for a, b in zip(before, worker_cpu_seconds(client.server_pid))]
-        return out
+        return await measure(client, n, concurrency, suffix, cpu=lambda: server_cpu_seconds(client.server_pid))
 
 
 async def framework(n: int, concurrency: int) -> dict[str, float]:
@@ -168,7 +183,7 @@ async def framework(n: int, concurrency: int) -> dict[str, float]:
             resp = await client.post(anchors.PATH, json=LOOKUP)
             assert resp.status_code == 200, resp.text
 
-        await drive(min(WARM, n), concurrency, call)
+        await ramp_up(concurrency, call)
         return figures("framework", await drive(n, concurrency, call))
 
 
@@ -181,8 +196,7 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
         assert first.status_code == 402, first.text
         required = anchors.payment_required(first.headers["PAYMENT-REQUIRED"])
         pairs = n // 2 or 1
-        warm = min(WARM, pairs)
-        payments = anchors.sdk_payments(payer, required["accepts"][0], required.get("resource"), pairs + warm)
+        payments = anchors.sdk_payments(payer, required["accepts"][0], required.get("resource"), pairs + ramp_calls(concurrency))
 
         async def pair(i: int) -> None:
             quote = await client.post(anchors.PATH, json=LOOKUP)
@@ -190,7 +204,7 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
             paid = await client.post(anchors.PATH, json=LOOKUP, headers={"payment-signature": payments[i]})
             assert paid.status_code == 200 and "PAYMENT-RESPONSE" in paid.headers, paid.text
 
-        await drive(warm, concurrency, lambda i: pair(pairs + i))
+        await ramp_up(concurrency, lambda i: pair(pairs + i))
         return figures("sdk_x402", await drive(pairs, concurrency, pair))
 
 

@@ -31,21 +31,30 @@ uvicorn.run({target!r}, factory=True, host="127.0.0.1", port={port}, workers={pr
 """
 
 
-def worker_cpu_seconds(pid: int) -> list[float]:
-    """CPU seconds (user + system) so far of each process uvicorn started under `pid` to
-    serve (Linux /proc; empty elsewhere): how the OS spread the load over them."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = []
+def _cpu_seconds(pid: int | str) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # user + system
+
+
+def machine_idle() -> tuple[int, int]:
+    """(idle, total) CPU ticks of the whole machine so far, all cores (Linux; zeros elsewhere)."""
+    try:
+        ticks = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except OSError:
+        return 0, 0
+    return ticks[3] + ticks[4], sum(ticks)  # idle + iowait
+
+
+def server_cpu_seconds(pid: int) -> list[float]:
+    """CPU seconds so far of each serving process of the server child `pid`: the child
+    itself, or the processes uvicorn started under it to serve (Linux /proc; empty
+    elsewhere). Shows how busy the servers were and how the OS spread the load."""
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        for child in children:
-            if b"spawn_main" not in Path(f"/proc/{child}/cmdline").read_bytes():
-                continue  # multiprocessing's resource tracker
-            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-            out.append((int(fields[11]) + int(fields[12])) / tick)
+        workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        return [_cpu_seconds(w) for w in workers] if workers else [_cpu_seconds(pid)]
     except OSError:
         return []
-    return out
 
 
 def free_port() -> int:
@@ -139,6 +148,23 @@ async def drive(n: int, concurrency: int, one: Callable[[int], Awaitable[None]])
     await asyncio.gather(*[worker() for _ in range(concurrency)])
     elapsed = time.perf_counter() - start
     return {"rps": n / elapsed, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 0.99)}
+
+
+def ramp_calls(concurrency: int) -> int:
+    return concurrency * (concurrency + 1) // 2
+
+
+async def ramp_up(concurrency: int, one: Callable[[int], Awaitable[None]]) -> None:
+    """Warm a server up while opening the client's connections one at a time (k calls in
+    flight for k = 1..concurrency, `ramp_calls` in all), as traffic arriving over time
+    does: with several server processes on one port, a burst of new connections goes
+    whole to whichever process wakes first, while one at a time each goes to a process
+    free to accept it then. The split stays the OS's (a process waiting on the database
+    accepts as readily as an idle one); the bench shows it per process."""
+    done = 0
+    for k in range(1, concurrency + 1):
+        await drive(k, k, lambda i: one(done + i))
+        done += k
 
 
 def figures(name: str, measured: dict[str, float]) -> dict[str, float]:
