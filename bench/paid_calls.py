@@ -1,16 +1,54 @@
-"""Paid-call throughput: credits-paid and x402-paid vehicle recall lookups.
+"""Paid-call throughput: credits-paid and x402-paid vehicle recall lookups, beside anchors
+measured in the same run.
 
 Prints one JSON line per database (SQLite, then PostgreSQL when
-TOLLWAY_BENCH_POSTGRES_URL or the default local server answers) with requests/s
-and p50/p99 latency for four paths:
-  credits_inprocess   credits-paid lookup through the ASGI app in this process
-  x402_inprocess      402 then paid resend with a pre-signed EIP-3009 payment
-  credits_http        the same over HTTP on 127.0.0.1 (uvicorn in a child process)
-  x402_http           the same over HTTP
-An x402 "request" counts the 402 and the paid resend together. NHTSA is replayed
-in-process from the recorded file in plugins/vehicles/tests/fixtures (no network).
+TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
+`<path>_rps`, `<path>_p50_ms` and `<path>_p99_ms`:
+  credits_inprocess      credits-paid lookup through the ASGI app in this process
+  x402_inprocess         402, then the paid resend with a pre-signed EIP-3009 payment
+  credits_http           credits-paid lookup over HTTP on 127.0.0.1: the service in a
+                         child process, one API process (the factory of
+                         `tollway serve --processes N`, only the vehicles plugin, NHTSA
+                         replayed in-process from plugins/vehicles/tests/fixtures)
+  x402_http              the 402 + paid resend pair over HTTP, same server
+  credits_http_processes_2, x402_http_processes_2 (PostgreSQL only)
+                         the same with two API processes on one port
+  framework              anchor: a bare Litestar app, one POST endpoint decoding a small
+                         JSON body and answering a body the size of a lookup's (~2.7 kB)
+  sdk_x402               anchor: the official x402 SDK's resource server (its FastAPI
+                         middleware) on one endpoint priced like the lookup, settled by
+                         the SDK's facilitator class with its exact-EVM scheme over an
+                         in-memory chain (signatures recovered for real, balances and
+                         nonces in a dict); 402 + paid resend pairs
+Beside them:
+  crypto_floor_per_s     anchor: one secp256k1 key recovery of an EIP-712 digest
+                         (coincurve) plus one Ed25519 signature of a 600-byte receipt
+                         (PyNaCl), per second, in one process: the signature work no
+                         x402-paid call avoids
+  http_cpu_busy, http_processes_2_cpu_busy
+                         the share of one core each API process used while its credits
+                         and x402 paths were measured (from /proc): near 1, the process
+                         is the bottleneck; well under, it waits (database, CPU)
+  http_machine_idle, http_processes_2_machine_idle
+                         the share of the machine's CPU (all cores) left idle meanwhile:
+                         near 0, the machine itself (client, servers, database and
+                         whatever else runs on it) limits the figures
 
-Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16]`.
+An x402 "request" is the 402 and the paid resend together. Every server runs in a child
+process under uvicorn with `tollway serve`'s arguments (uvloop and httptools when
+installed), is warmed up, then driven by the same aiohttp client with `--concurrency`
+requests in flight: n calls per credits/framework path, n/2 pairs per x402 path. The
+warm-up opens the client's connections one at a time (bench/serving.py `ramp_up`). The
+SDK and crypto anchors do not depend on the database: measured once, shown in every row;
+the framework is measured beside each row's service.
+
+Ratios (3 decimals): credits_http_vs_framework = credits_http_rps / framework_rps (what
+the service keeps of the bare framework); x402_http_vs_crypto_floor = x402_http_rps /
+crypto_floor_per_s (the share of the signature floor reached); x402_vs_sdk =
+x402_http_rps / sdk_x402_rps; api_processes_2_vs_1 (PostgreSQL) =
+credits_http_processes_2_rps / credits_http_rps.
+
+Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
 """
 from __future__ import annotations
 
@@ -19,14 +57,11 @@ import asyncio
 import base64
 import json
 import os
-import secrets
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -35,24 +70,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import percentile  # noqa: E402
+import anchors  # noqa: E402
+from common import create_database, drop_database  # noqa: E402
+from paid_server import HONDA, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
+from serving import drive, figures, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
-HONDA = ROOT / "plugins" / "vehicles" / "tests" / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
 PATH = "/v1/tools/lookup/vehicle-recalls"
 OPERATOR = "bench-operator-token"
-
-
-def replay_transport() -> httpx.MockTransport:
-    """Answers NHTSA's recallsByVehicle with the real recorded Honda Accord 2021 response."""
-    body = HONDA.read_bytes()
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/recalls/recallsByVehicle"):
-            return httpx.Response(200, content=body, headers={"content-type": "application/json"})
-        return httpx.Response(404, content=b"{}")
-
-    return httpx.MockTransport(handler)
+ADMIN = os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
+WARM = 50  # x402 pairs the service answers before it is measured (after `ramp_up`)
 
 
 def bench_env(home: Path, database_url: str) -> dict[str, str]:
@@ -65,28 +92,12 @@ def bench_env(home: Path, database_url: str) -> dict[str, str]:
         # the bench is one agent hammering one tool: lift the per-agent limit (still counted)
         "TOLLWAY_RATE_LIMIT_LOOKUP": "10000000/60",
         "TOLLWAY_RATE_LIMIT_FREE_READ": "10000000/60",
+        "TOLLWAY_SERVE_JOB_WORKERS": "0",  # `tollway serve --workers 0`: no job runs here
     }
 
 
-async def drive(n: int, concurrency: int, one) -> dict[str, float]:
-    """Run `one(i)` n times with `concurrency` workers; returns rps, p50, p99 (ms)."""
-    latencies: list[float] = []
-    counter = iter(range(n))
-
-    async def worker() -> None:
-        for i in counter:
-            t0 = time.perf_counter()
-            await one(i)
-            latencies.append((time.perf_counter() - t0) * 1000)
-
-    start = time.perf_counter()
-    await asyncio.gather(*[worker() for _ in range(concurrency)])
-    elapsed = time.perf_counter() - start
-    return {"rps": n / elapsed, "p50_ms": statistics.median(latencies), "p99_ms": percentile(latencies, 0.99)}
-
-
-async def setup_payers(client: httpx.AsyncClient, n: int, price: int) -> tuple[str, list[str]]:
-    """An access token with credits for n calls, and n pre-signed x402 payments."""
+async def setup_payers(client: Any, calls: int, payments: int, price: int) -> tuple[str, list[str]]:
+    """An access token with credits for `calls` calls, and `payments` pre-signed x402 payments."""
     from eth_account import Account
 
     from core.payments.eip3009 import make_payment_header, sign_authorization
@@ -94,23 +105,27 @@ async def setup_payers(client: httpx.AsyncClient, n: int, price: int) -> tuple[s
 
     op = {"Authorization": f"Bearer {OPERATOR}"}
     agent = (await client.post("/v1/tools/internal/agents/register", json={"name": "bench"}, headers=op)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": str(n * price / 1e6 + 1)}, headers=op)
+    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": str(calls * price / 1e6 + 1)}, headers=op)
     token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"]
 
     first = await client.post(PATH, json=LOOKUP)
     required = json.loads(base64.b64decode(first.headers["PAYMENT-REQUIRED"]))["accepts"][0]
     payer = Account.create()
-    await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": str(n * price / 1e6 + 1)}, headers=op)
+    await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": str(payments * price / 1e6 + 1)}, headers=op)
     network = get_network("local")
     now = int(time.time())
     headers = []
-    for _ in range(n):
+    for _ in range(payments):
         auth, sig = sign_authorization(payer, network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
         headers.append(make_payment_header(network, required, auth, sig))
     return token, headers
 
 
-async def measure(client: httpx.AsyncClient, n: int, concurrency: int, token: str, payments: list[str], prefix: str) -> dict[str, float]:
+async def measure(client: Any, n: int, concurrency: int, suffix: str, cpu: Callable[[], list[float]] | None = None) -> dict[str, Any]:
+    """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
+    with `cpu` (the server processes' CPU seconds so far), how busy each process was."""
+    pairs, warm = n // 2 or 1, min(WARM, n)
+    token, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm, 5000)
     auth = {"Authorization": f"Bearer {token}"}
 
     async def credits_call(i: int) -> None:
@@ -123,23 +138,24 @@ async def measure(client: httpx.AsyncClient, n: int, concurrency: int, token: st
         paid = await client.post(PATH, json=LOOKUP, headers={"payment-signature": payments[i], "X-Quote-ID": quote.json()["quote_id"]})
         assert paid.status_code == 200, paid.text
 
-    await drive(min(50, n), concurrency, credits_call)  # warm up
-    out: dict[str, float] = {}
-    for name, fn, count in (("credits", credits_call, n), ("x402", x402_call, len(payments))):
-        figures = await drive(count, concurrency, fn)
-        out[f"{name}_{prefix}_rps"] = round(figures["rps"], 1)
-        out[f"{name}_{prefix}_p50_ms"] = round(figures["p50_ms"], 2)
-        out[f"{name}_{prefix}_p99_ms"] = round(figures["p99_ms"], 2)
+    await ramp_up(concurrency, credits_call)
+    await drive(warm, concurrency, lambda i: x402_call(pairs + i))
+    before, start, idle = cpu() if cpu else [], time.perf_counter(), machine_idle()
+    out: dict[str, Any] = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
+    out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
+    if cpu:
+        elapsed = time.perf_counter() - start
+        out[f"{suffix}_cpu_busy"] = [round((b - a) / elapsed, 2) for a, b in zip(before, cpu())]
+        idle_after = machine_idle()
+        out[f"{suffix}_machine_idle"] = round((idle_after[0] - idle[0]) / max(1, idle_after[1] - idle[1]), 2)
     return out
 
 
 async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> dict[str, float]:
-    from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel, http_app
+    from runtime.service import http_app
     from runtime.settings import load_settings
 
-    kernel = build_kernel(load_settings(bench_env(home, url)), load_installed=False, http_transport=replay_transport())
-    load_entry_point_plugins(kernel, strict=True, only={"tollway_vehicles"})
+    kernel = bench_kernel(load_settings(bench_env(home, url)))
     await kernel.start()
     if db == "postgres":
         await kernel.db.truncate_all()
@@ -148,146 +164,98 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> 
         app = http_app(kernel, manage_kernel=False)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
-            token, payments = await setup_payers(client, n, 5000)
-            return await measure(client, n, concurrency, token, payments[: n // 2 or 1], "inprocess")
+            return await measure(client, n, concurrency, "inprocess")
     finally:
         await kernel.stop()
 
 
-SERVER = """
-import sys, uvicorn
-sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
-from paid_calls import replay_transport
-from runtime.plugins import load_entry_point_plugins
-from runtime.service import build_kernel, http_app
-from runtime.settings import load_settings
-kernel = build_kernel(load_settings(), load_installed=False, http_transport=replay_transport())
-load_entry_point_plugins(kernel, strict=True, only={{"tollway_vehicles"}})
-uvicorn.run(http_app(kernel), host="127.0.0.1", port={port}, log_level="warning", access_log=False)
-"""
+async def over_http(url: str, home: Path, n: int, concurrency: int, processes: int = 1) -> dict[str, float]:
+    """The service served as `tollway serve --processes N --workers 0` serves it."""
+    suffix = "http" if processes == 1 else f"http_processes_{processes}"
+    async with served("paid_server:app", env=bench_env(home, url), concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
+        return await measure(client, n, concurrency, suffix, cpu=lambda: server_cpu_seconds(client.server_pid))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+async def framework(n: int, concurrency: int) -> dict[str, float]:
+    async with served("anchors:framework_app", env={}, concurrency=concurrency) as client:
+
+        async def call(i: int) -> None:
+            resp = await client.post(anchors.PATH, json=LOOKUP)
+            assert resp.status_code == 200, resp.text
+
+        await ramp_up(concurrency, call)
+        return figures("framework", await drive(n, concurrency, call))
 
 
-class _Answer:
-    def __init__(self, status: int, headers: Any, body: bytes) -> None:
-        self.status_code, self.headers, self._body = status, headers, body
+async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
+    from eth_account import Account
 
-    @property
-    def text(self) -> str:
-        return self._body.decode()
+    payer = Account.create()
+    async with served("anchors:sdk_app", env={anchors.SDK_PAYER_ENV: payer.address}, concurrency=concurrency) as client:
+        first = await client.post(anchors.PATH, json=LOOKUP)
+        assert first.status_code == 402, first.text
+        required = anchors.payment_required(first.headers["PAYMENT-REQUIRED"])
+        pairs = n // 2 or 1
+        payments = anchors.sdk_payments(payer, required["accepts"][0], required.get("resource"), pairs + ramp_calls(concurrency))
 
-    def json(self) -> Any:
-        return json.loads(self._body)
+        async def pair(i: int) -> None:
+            quote = await client.post(anchors.PATH, json=LOOKUP)
+            assert quote.status_code == 402, quote.text
+            paid = await client.post(anchors.PATH, json=LOOKUP, headers={"payment-signature": payments[i]})
+            assert paid.status_code == 200 and "PAYMENT-RESPONSE" in paid.headers, paid.text
 
-
-class FastClient:
-    """The few httpx-style calls the bench makes, over aiohttp: httpx's own CPU cost
-    per request would otherwise share the machine's second core with the server
-    and cap what the HTTP figures can show."""
-
-    def __init__(self, base_url: str, connections: int) -> None:
-        import aiohttp
-
-        self.base_url = base_url
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections))
-
-    async def request(self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None) -> _Answer:
-        async with self.session.request(method, self.base_url + path, json=json, headers=headers) as resp:
-            return _Answer(resp.status, resp.headers, await resp.read())
-
-    async def post(self, path: str, *, json: Any = None, headers: dict[str, str] | None = None) -> _Answer:
-        return await self.request("POST", path, json=json, headers=headers)
-
-    async def get(self, path: str, *, headers: dict[str, str] | None = None) -> _Answer:
-        return await self.request("GET", path, headers=headers)
-
-    async def close(self) -> None:
-        await self.session.close()
+        await ramp_up(concurrency, lambda i: pair(pairs + i))
+        return figures("sdk_x402", await drive(pairs, concurrency, pair))
 
 
-async def over_http(db: str, url: str, home: Path, n: int, concurrency: int) -> dict[str, float]:
-    port = free_port()
-    env = {**os.environ, **bench_env(home, url)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER.format(root=str(ROOT), bench=str(ROOT / "bench"), port=port)], env=env, cwd=str(ROOT)
-    )
-    client = FastClient(f"http://127.0.0.1:{port}", concurrency * 2)
-    try:
-        for _ in range(200):
-            try:
-                if (await client.get("/healthz")).status_code == 200:
-                    break
-            except OSError:
-                await asyncio.sleep(0.1)
-        else:
-            raise RuntimeError("server did not start")
-        token, payments = await setup_payers(client, n, 5000)
-        return await measure(client, n, concurrency, token, payments[: n // 2 or 1], "http")
-    finally:
-        await client.close()
-        proc.terminate()
-        proc.wait(timeout=20)
+def ratios(row: dict[str, Any]) -> dict[str, float]:
+    def ratio(a: str, b: str) -> float:
+        return round(row[a] / row[b], 3)
 
-
-async def postgres_url() -> str | None:
-    admin = os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
-    try:
-        import asyncpg
-
-        conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1), timeout=3)
-    except Exception:
-        return None
-    name = f"tollway_bench_{secrets.token_hex(3)}"
-    await conn.execute(f'CREATE DATABASE "{name}"')
-    await conn.close()
-    return admin.rsplit("/", 1)[0] + "/" + name
-
-
-async def drop_postgres(url: str) -> None:
-    import asyncpg
-
-    admin = os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
-    conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
-    await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
-    await conn.close()
+    out = {
+        "credits_http_vs_framework": ratio("credits_http_rps", "framework_rps"),
+        "x402_http_vs_crypto_floor": ratio("x402_http_rps", "crypto_floor_per_s"),
+        "x402_vs_sdk": ratio("x402_http_rps", "sdk_x402_rps"),
+    }
+    if "credits_http_processes_2_rps" in row:
+        out["api_processes_2_vs_1"] = ratio("credits_http_processes_2_rps", "credits_http_rps")
+    return out
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2000, help="credits-paid calls per path (x402 uses n/2 pre-signed payments)")
-    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--n", type=int, default=2000, help="calls per credits/framework path (x402 paths: n/2 pairs)")
+    parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
     args = parser.parse_args()
+    n, concurrency = args.n, args.concurrency
+
+    shared: dict[str, float] = {"crypto_floor_per_s": round(anchors.crypto_floor(), 1)}
+    shared.update(await sdk_x402(n, concurrency))
     with tempfile.TemporaryDirectory() as tmp:
-        dbs: list[tuple[str, str]] = []
-        if args.db in ("sqlite", "both"):
-            dbs.append(("sqlite", f"sqlite:///{tmp}/sqlite-home/tollway.db"))
-        if args.db in ("postgres", "both"):
-            url = await postgres_url()
-            if url:
-                dbs.append(("postgres", url))
-            else:
-                print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}))
-        for db, url in dbs:
-            home = Path(tmp) / f"{db}-home"
-            home.mkdir(exist_ok=True)
-            row: dict[str, object] = {"db": db, "n": args.n, "concurrency": args.concurrency}
-            row.update(await inprocess(db, url, home, args.n, args.concurrency))
+        dbs = ["sqlite"] if args.db == "sqlite" else ["postgres"] if args.db == "postgres" else ["sqlite", "postgres"]
+        for db in dbs:
             if db == "postgres":
-                await drop_postgres(url)
-                url = await postgres_url() or url
+                try:
+                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(3)]
+                except Exception:
+                    print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}), flush=True)
+                    continue
             else:
-                url = f"sqlite:///{tmp}/sqlite-http/tollway.db"
-                home = Path(tmp) / "sqlite-http"
-                home.mkdir(exist_ok=True)
-            row.update(await over_http(db, url, home, args.n, args.concurrency))
-            if db == "postgres":
-                await drop_postgres(url)
+                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(2)]
+            row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency}
+            try:
+                row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency))
+                row.update(await framework(n, concurrency))
+                row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency))
+                if db == "postgres":
+                    row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, processes=2))
+            finally:
+                if db == "postgres":
+                    for url in fresh:
+                        await drop_database(ADMIN, url)
+            row.update(shared)
+            row.update(ratios(row))
             print(json.dumps(row), flush=True)
 
 

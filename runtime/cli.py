@@ -18,7 +18,11 @@ def _serve(args: argparse.Namespace) -> int:
         from .reload import serve_with_reload
 
         port = [] if args.port is None else ["--port", str(args.port)]
-        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers)])
+        processes = [] if args.processes == 1 else ["--processes", str(args.processes)]
+        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers), *processes])
+    if args.processes < 1:
+        print("tollway: --processes must be 1 or more", file=sys.stderr)
+        return 2
     import uvicorn
 
     from .service import build_kernel, http_app
@@ -33,8 +37,9 @@ def _serve(args: argparse.Namespace) -> int:
             print("tollway: TOLLWAY_PORT must be a port number", file=sys.stderr)
             return 2
     kernel = build_kernel(settings)
-    app = http_app(kernel, workers=args.workers, scheduler=True)
-    print(f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url})")
+    app = http_app(kernel, workers=args.workers, scheduler=True) if args.processes == 1 else None
+    processes = f", {args.processes} processes" if args.processes > 1 else ""
+    print(f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url}{processes})")
     print(f"tollway: pay_to {settings.pay_to}")
     if settings.operator_token_generated:
         print(f"tollway: operator token (saved in {settings.home / 'operator_token'}): {settings.operator_token}")
@@ -42,7 +47,21 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"tollway: operator token in {settings.home / 'operator_token'} or TOLLWAY_OPERATOR_TOKEN")
     for name, err in kernel.plugin_failures.items():
         print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=port, workers=1, log_level="info", access_log=False)
+    if app is not None:
+        uvicorn.run(app, host=args.host, port=port, workers=1, log_level="info", access_log=False)
+        return 0
+    # Several processes on one listening socket (the OS hands each connection to one of
+    # them): uvicorn starts each from the factory's import name, and each builds its own
+    # kernel; the settings (operator token, receipt key) were written once above.
+    import os
+
+    from .service import SERVE_JOB_WORKERS_ENV
+
+    os.environ[SERVE_JOB_WORKERS_ENV] = str(args.workers)
+    uvicorn.run(
+        "runtime.service:serve_app", factory=True, host=args.host, port=port,
+        workers=args.processes, log_level="info", access_log=False,
+    )
     return 0
 
 
@@ -361,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=None, help="default TOLLWAY_PORT, else 8402")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
+    p.add_argument(
+        "--processes", type=int, default=1,
+        help="API processes sharing the port (each with --workers job workers and the scheduler); more than 1 wants PostgreSQL",
+    )
     p.add_argument("--reload", action="store_true", help="development: restart when a plugin's source changes or a plugin is installed")
     p.set_defaults(func=_serve)
 

@@ -101,6 +101,23 @@ def http_app(
     )
 
 
+SERVE_JOB_WORKERS_ENV = "TOLLWAY_SERVE_JOB_WORKERS"  # `tollway serve --workers`, for each of its processes
+
+
+def serve_app(kernel: Kernel | None = None) -> Any:
+    """One process of `tollway serve --processes N` (N > 1): uvicorn imports this by
+    name and calls it in every process it starts, each building its own kernel from
+    the environment's settings (or serving `kernel`) with the scheduler and the job
+    workers the command was given."""
+    import os
+
+    from .settings import load_settings
+
+    if kernel is None:
+        kernel = build_kernel(load_settings())
+    return http_app(kernel, workers=int(os.environ.get(SERVE_JOB_WORKERS_ENV, "1")), scheduler=True)
+
+
 def mcp_server(kernel: Kernel, *, identity: Any = None) -> Any:
     """The MCP front for `kernel` (in memory: `mcp.Client(mcp_server(kernel).server)`)."""
     from mcp_server import build_server

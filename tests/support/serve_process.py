@@ -39,10 +39,10 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def tollway_serve(env: dict[str, str], *, cwd: Path, timeout_s: float = 60.0) -> AsyncIterator[Served]:
+async def tollway_serve(env: dict[str, str], *, cwd: Path, timeout_s: float = 60.0, args: tuple[str, ...] = ()) -> AsyncIterator[Served]:
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        TOLLWAY, "serve", "--port", str(port), "--workers", "0",
+        TOLLWAY, "serve", "--port", str(port), "--workers", "0", *args,
         env=cli_env(**env), cwd=str(cwd),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )
