@@ -37,7 +37,11 @@ Beside them:
 An x402 "request" is the 402 and the paid resend together. Every server runs in a child
 process under uvicorn with `tollway serve`'s arguments (uvloop and httptools when
 installed), is warmed up, then driven by the same aiohttp client with `--concurrency`
-requests in flight: n calls per credits/framework path, n/2 pairs per x402 path. The
+requests in flight: n calls per credits/framework path, n/2 pairs per x402 path. The calls
+are spread over `--agents` agents (default one per request in flight: many agents paying
+at once, as a shared service sees them; `--agents 1` measures one agent's calls queueing
+on its own balance row), each paying by credits from its own balance and by x402 from
+its own wallet. The
 warm-up opens the client's connections one at a time (bench/serving.py `ramp_up`). The
 SDK and crypto anchors do not depend on the database: measured once, shown in every row;
 the framework is measured beside each row's service.
@@ -89,47 +93,54 @@ def bench_env(home: Path, database_url: str) -> dict[str, str]:
         "TOLLWAY_NETWORK": "local",
         "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
         "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x09" * 32).decode(),
-        # the bench is one agent hammering one tool: lift the per-agent limit (still counted)
+        # a few agents hammering one tool: lift the per-agent limits (still counted)
         "TOLLWAY_RATE_LIMIT_LOOKUP": "10000000/60",
         "TOLLWAY_RATE_LIMIT_FREE_READ": "10000000/60",
         "TOLLWAY_SERVE_JOB_WORKERS": "0",  # `tollway serve --workers 0`: no job runs here
     }
 
 
-async def setup_payers(client: Any, calls: int, payments: int, price: int) -> tuple[str, list[str]]:
-    """An access token with credits for `calls` calls, and `payments` pre-signed x402 payments."""
+async def setup_payers(client: Any, calls: int, payments: int, price: int, agents: int) -> tuple[list[str], list[str]]:
+    """`agents` agents, each with an access token and credits for its share of `calls`
+    calls, and `payments` pre-signed x402 payments, payment i from wallet i % agents."""
     from eth_account import Account
 
     from core.payments.eip3009 import make_payment_header, sign_authorization
     from core.payments.networks import get_network
 
     op = {"Authorization": f"Bearer {OPERATOR}"}
-    agent = (await client.post("/v1/tools/internal/agents/register", json={"name": "bench"}, headers=op)).json()
-    await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": str(calls * price / 1e6 + 1)}, headers=op)
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"]
+    tokens = []
+    for a in range(agents):
+        agent = (await client.post("/v1/tools/internal/agents/register", json={"name": f"bench-{a}"}, headers=op)).json()
+        share = calls // agents + 1
+        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": str(share * price / 1e6 + 1)}, headers=op)
+        tokens.append((await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"])
 
     first = await client.post(PATH, json=LOOKUP)
     required = json.loads(base64.b64decode(first.headers["PAYMENT-REQUIRED"]))["accepts"][0]
-    payer = Account.create()
-    await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": str(payments * price / 1e6 + 1)}, headers=op)
+    payers = [Account.create() for _ in range(agents)]
+    for payer in payers:
+        share = payments // agents + 1
+        await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": str(share * price / 1e6 + 1)}, headers=op)
     network = get_network("local")
     now = int(time.time())
     headers = []
-    for _ in range(payments):
-        auth, sig = sign_authorization(payer, network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
+    for i in range(payments):
+        auth, sig = sign_authorization(payers[i % agents], network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
         headers.append(make_payment_header(network, required, auth, sig))
-    return token, headers
+    return tokens, headers
 
 
-async def measure(client: Any, n: int, concurrency: int, suffix: str, cpu: Callable[[], list[float]] | None = None) -> dict[str, Any]:
+async def measure(client: Any, n: int, concurrency: int, suffix: str, agents: int, cpu: Callable[[], list[float]] | None = None) -> dict[str, Any]:
     """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
-    with `cpu` (the server processes' CPU seconds so far), how busy each process was."""
+    call i is agent i % agents's (x402: wallet i % agents pays); with `cpu` (the server
+    processes' CPU seconds so far), how busy each process was."""
     pairs, warm = n // 2 or 1, min(WARM, n)
-    token, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm, 5000)
-    auth = {"Authorization": f"Bearer {token}"}
+    tokens, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm, 5000, agents)
+    auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
     async def credits_call(i: int) -> None:
-        resp = await client.post(PATH, json=LOOKUP, headers=auth)
+        resp = await client.post(PATH, json=LOOKUP, headers=auths[i % agents])
         assert resp.status_code == 200, resp.text
 
     async def x402_call(i: int) -> None:
@@ -151,7 +162,7 @@ async def measure(client: Any, n: int, concurrency: int, suffix: str, cpu: Calla
     return out
 
 
-async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> dict[str, float]:
+async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, agents: int) -> dict[str, float]:
     from runtime.service import http_app
     from runtime.settings import load_settings
 
@@ -164,16 +175,16 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int) -> 
         app = http_app(kernel, manage_kernel=False)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
-            return await measure(client, n, concurrency, "inprocess")
+            return await measure(client, n, concurrency, "inprocess", agents)
     finally:
         await kernel.stop()
 
 
-async def over_http(url: str, home: Path, n: int, concurrency: int, processes: int = 1) -> dict[str, float]:
+async def over_http(url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1) -> dict[str, float]:
     """The service served as `tollway serve --processes N --workers 0` serves it."""
     suffix = "http" if processes == 1 else f"http_processes_{processes}"
     async with served("paid_server:app", env=bench_env(home, url), concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
-        return await measure(client, n, concurrency, suffix, cpu=lambda: server_cpu_seconds(client.server_pid))
+        return await measure(client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid))
 
 
 async def framework(n: int, concurrency: int) -> dict[str, float]:
@@ -227,8 +238,10 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="calls per credits/framework path (x402 paths: n/2 pairs)")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--agents", type=int, default=None, help="agents (and x402 wallets) the calls spread over (default: one per request in flight)")
     args = parser.parse_args()
     n, concurrency = args.n, args.concurrency
+    agents = max(1, args.agents or concurrency)
 
     shared: dict[str, float] = {"crypto_floor_per_s": round(anchors.crypto_floor(), 1)}
     shared.update(await sdk_x402(n, concurrency))
@@ -243,13 +256,13 @@ async def main() -> None:
                     continue
             else:
                 fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(2)]
-            row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency}
+            row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency, "agents": agents}
             try:
-                row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency))
+                row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
                 row.update(await framework(n, concurrency))
-                row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency))
+                row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency, agents))
                 if db == "postgres":
-                    row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, processes=2))
+                    row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
             finally:
                 if db == "postgres":
                     for url in fresh:
