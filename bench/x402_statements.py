@@ -44,7 +44,7 @@ class StatementLog:
             __slots__ = ()
 
             async def run_querystring(self, querystring: Any, *args: Any, **kwargs: Any) -> Any:
-                if log.on:
+                if log.on and "tw_rate_counters" not in str(querystring):  # the rate limit's, not the payment's
                     log.lines.append(" ".join(str(querystring).split())[:110])
                 return await base.run_querystring(self, querystring, *args, **kwargs)
 
