@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from . import sql
 from .errors import ServiceError
 from .ids import new_uuid, now_ms
 from .tables import Agent
@@ -24,6 +25,17 @@ def is_uuid(text: str) -> bool:
     return bool(_UUID.match(text))
 
 
+_FIND = "SELECT id FROM tw_agents WHERE wallet_address = {}"
+_MAKE = "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, {}, NULL, 0, {}) ON CONFLICT (wallet_address) DO NOTHING RETURNING id"
+# The INSERT sees the statement's snapshot: it inserts only when `found` is empty, and a
+# row another transaction commits meanwhile makes it do nothing (then neither returns a row).
+_FIND_OR_MAKE = (
+    "WITH found AS (" + _FIND + "), made AS (INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) "
+    "SELECT {}, {}, NULL, 0, {} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (wallet_address) DO NOTHING RETURNING id) "
+    "SELECT id FROM found UNION ALL SELECT id FROM made"
+)
+
+
 class AgentDirectory:
     """Lookups with a small cache: a wallet's agent id never changes once made."""
 
@@ -31,15 +43,22 @@ class AgentDirectory:
         self._by_wallet: dict[str, str] = {}
 
     async def for_wallet(self, wallet: str) -> str:
-        """The agent id of a wallet, creating the agent on first sight."""
-        found = await self.find_wallet(wallet)
-        if found is not None:
-            return found
+        """The agent id of a wallet, creating the agent on first sight: one statement
+        for a wallet not in the cache (found or made; on PostgreSQL both at once),
+        one more only when a concurrent first sight of the same wallet made it."""
         w = wallet.lower()
-        await Agent.insert(Agent(id=new_uuid(), wallet_address=w, credits=0, created_ms=now_ms())).on_conflict(action="DO NOTHING")
-        found = await self.find_wallet(w)  # ours, or the one a concurrent first sight inserted
-        assert found is not None
-        return found
+        cached = self._by_wallet.get(w)
+        if cached:
+            return cached
+        if sql.on_postgres():
+            row = await sql.fetch_one(_FIND_OR_MAKE, w, new_uuid(), w, now_ms())
+        else:
+            row = await sql.fetch_one(_FIND, w) or await sql.fetch_one(_MAKE, new_uuid(), w, now_ms())
+        if row is None:  # the unique wallet_address kept a concurrent insert's row: read it
+            row = await sql.fetch_one(_FIND, w)
+            assert row is not None
+        self._by_wallet[w] = row["id"]
+        return row["id"]
 
     async def find_wallet(self, wallet: str) -> str | None:
         """The agent id of a wallet, or None when it has none (nothing is created)."""
@@ -47,7 +66,7 @@ class AgentDirectory:
         cached = self._by_wallet.get(w)
         if cached:
             return cached
-        row = await Agent.select(Agent.id).where(Agent.wallet_address == w).first()
+        row = await sql.fetch_one(_FIND, w)
         if row is None:
             return None
         self._by_wallet[w] = row["id"]

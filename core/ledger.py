@@ -96,5 +96,43 @@ async def chain_debit(chain_id: int, address: str, amount: int, *, kind: str, re
     return None if moved is None else moved[0]
 
 
+_TRANSFER_OUT_DONE = "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out')"
+
+# PostgreSQL: the whole transfer (debit, credit, both ledger rows) as one statement.
+_PG_TRANSFER = (
+    "WITH debit AS (UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
+    + _TRANSFER_OUT_DONE + " RETURNING balance), "
+    "credit AS (INSERT INTO tw_chain_balances (address, balance) SELECT {}, {} FROM debit "
+    "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance), "
+    f"out_row AS (INSERT INTO tw_ledger {_LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_out', {{}}, NULL, {{}} FROM debit), "
+    f"in_row AS (INSERT INTO tw_ledger {_LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_in', {{}}, NULL, {{}} FROM credit) "
+    "SELECT balance FROM debit"
+)
+
+
+async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int, *, reference: str) -> int | None:
+    """Move `amount` from `sender` to `recipient` (ledger kinds transfer_out / transfer_in)
+    unless a transfer with this reference was made already; returns the sender's
+    balance after, or None when nothing moved (the balance falls short, or the
+    transfer was made before: `transfer_done` tells which)."""
+    if sql.on_postgres() and sender.lower() != recipient.lower():  # one row may not change twice in one statement
+        now = now_ms()
+        row = await sql.fetch_one(
+            _PG_TRANSFER,
+            amount, _chain_key(chain_id, sender), amount, reference, _chain_key(chain_id, recipient), amount,
+            new_id("txn"), chain_account(chain_id, sender), -amount, reference, now,
+            new_id("txn"), chain_account(chain_id, recipient), amount, reference, now,
+        )
+        return None if row is None else int(row["balance"])
+    moved = await _move(
+        "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND " + _TRANSFER_OUT_DONE + " RETURNING balance",
+        (amount, _chain_key(chain_id, sender), amount, reference), chain_account(chain_id, sender), -amount, "transfer_out", reference, None,
+    )
+    if moved is None:
+        return None
+    await chain_credit(chain_id, recipient, amount, kind="transfer_in", reference=reference)
+    return moved[0]
+
+
 async def transfer_done(reference: str) -> bool:
     return await sql.fetch_one("SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'", reference) is not None

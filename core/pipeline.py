@@ -20,8 +20,9 @@ from .errors import ServiceError
 from .events import JOBS_NEW, EventBus, publish_unless_in_sql
 from .idempotency import IdempotencyStore, check_key, missing_key
 from .ids import new_id
-from .payments.gateway import Accepted, PaymentFailed, X402Gateway, find_payment
+from .payments.gateway import Accepted, AuthorizationVoided, PaymentFailed, X402Gateway, find_payment
 from .payments.networks import Network
+from .payments.settlement import SettlementResult
 from .prepare import PreparedCall, input_hash_of, prepare
 from .rate_identity import RateGate, payer_of
 from .receipts import ReceiptBook
@@ -208,42 +209,45 @@ class PaidCalls:
         self, call: PreparedCall, req: CallRequest, accepted: Accepted, agent_id: str, request_id: str, output: Any
     ) -> Answer:
         gateway = self.gateway
-        # A backend that settles inside our database (the local network) shares one
-        # transaction with the receipt; a remote one must never hold a transaction
-        # open across its HTTP call.
-        local = getattr(gateway.backend, "settles_in_database", False)
-        result = None if local else await gateway.settle(accepted)
-        async with self.db.transaction():
-            if result is None:
-                result = await gateway.settle(accepted)
-            settled = result.status == "settled"
-            job = call.tool.mode == "job"
-            receipt = await self._receipt(
-                call,
-                agent_id,
-                request_id,
-                status="settled" if settled else ("not_charged" if result.status == "failed" else "pending"),
-                execution="pending" if job and result.status != "failed" else "completed",
-                method="x402",
-                tx=result.transaction,
-                settled=settled,
-            )
-            await gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"])
-            if job and result.status != "failed":
-                await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
-            if not job and result.status != "failed":
-                await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
+        # A backend that settles inside our database (the local network) shares one transaction
+        # with the receipt; a remote one must never hold a transaction open across its HTTP call.
+        result = None if getattr(gateway.backend, "settles_in_database", False) else await gateway.settle(accepted)
+        try:
+            result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, result)
+        except AuthorizationVoided:  # the reconciler voided it while the tool ran: nothing moved
+            voided = SettlementResult("failed", None, "authorization_voided")
+            result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, voided)
         if result.status == "failed":
             failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
             raise await gateway.payment_required(
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
             )
-        settlement = gateway.settlement(accepted, result)
-        if call.tool.mode == "job":
-            answer = await self._job_accepted(call, request_id, receipt["receipt_id"])
-            answer.settlement = settlement
-            return answer
-        return Answer(200, self._success(call, request_id, receipt["receipt_id"], output), settlement=settlement)
+        job = call.tool.mode == "job"
+        answer = await self._job_accepted(call, request_id, receipt_id) if job else Answer(200, self._success(call, request_id, receipt_id, output))
+        answer.settlement = gateway.settlement(accepted, result)
+        return answer
+
+    async def _settle_and_record(
+        self, call: PreparedCall, accepted: Accepted, agent_id: str, request_id: str, output: Any, result: SettlementResult | None
+    ) -> tuple[SettlementResult, str]:
+        """One transaction: settle here when `result` is None, then the receipt, the authorization's state, the job or lookup."""
+        async with self.db.transaction():
+            settling_here = result is None
+            if result is None:
+                result = await self.gateway.settle_in_transaction(accepted)
+            settled, job = result.status == "settled", call.tool.mode == "job"
+            receipt = await self._receipt(
+                call, agent_id, request_id,
+                status="settled" if settled else ("not_charged" if result.status == "failed" else "pending"),
+                execution="pending" if job and result.status != "failed" else "completed",
+                method="x402", tx=result.transaction, settled=settled,
+            )
+            await self.gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"], reserved=settling_here)
+            if job and result.status != "failed":
+                await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
+            if not job and result.status != "failed":
+                await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
+        return result, receipt["receipt_id"]
 
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:

@@ -8,6 +8,7 @@ import os
 from functools import lru_cache
 from typing import Any
 
+from coincurve import PublicKey
 from eth_account import Account
 from eth_hash.auto import keccak
 
@@ -98,6 +99,14 @@ def _invalid_sig(message: str) -> PaymentError:
     return PaymentError(ERR_INVALID_SIGNATURE, message)
 
 
+@lru_cache(maxsize=4096)
+def checksum_address(address_hex: str) -> str:
+    """EIP-55 form of a 40-digit lowercase hex address: a letter is upper case where
+    the same digit of keccak(lowercase hex) is 8 or more."""
+    digest = keccak(address_hex.encode("ascii")).hex()
+    return "0x" + "".join(c.upper() if d >= "8" else c for c, d in zip(address_hex, digest))
+
+
 def recover_payer(network: Network, auth: Authorization, signature_hex: str) -> str:
     """Checksummed address that signed `auth`; refuses malformed, high-s or odd-v
     signatures with `invalid_exact_evm_payload_signature`."""
@@ -119,11 +128,12 @@ def recover_payer(network: Network, auth: Authorization, signature_hex: str) -> 
         raise _invalid_sig("signature s is high (non-canonical, malleable)")
     try:
         digest = authorization_digest(network, auth)
-        # _recover_hash wants the "27/28" form of v.
-        v27 = v if v >= 27 else v + 27
-        return Account._recover_hash(digest, signature=sig[:64] + bytes((v27,)))
-    except Exception:  # eth_keys BadSignature / ValidationError: no point recovers
+        # libsecp256k1 takes the recovery id (0 or 1) after r and s, and the digest as is.
+        point = PublicKey.from_signature_and_message(sig[:64] + bytes((v - 27 if v >= 27 else v,)), digest, hasher=None)
+    except Exception:  # ValueError: no point recovers (or the digest could not be made)
         raise _invalid_sig("signature does not recover to an address") from None
+    # The address is the last 20 bytes of keccak over the uncompressed point without its 0x04 prefix.
+    return checksum_address(keccak(point.format(compressed=False)[1:])[12:].hex())
 
 
 def verify_authorization(

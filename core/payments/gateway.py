@@ -1,8 +1,9 @@
 """The x402 gateway: quote -> 402, then verify -> reserve -> settle.
 
-The authorization is reserved (a row keyed by chain, asset, payer and nonce) and
-the quote marked used in one transaction before any tool runs, so two requests
-carrying one authorization can never both be served.
+Verifying claims the quote (given back when the payment is refused); reserving
+writes the authorization's row (keyed by chain, asset, payer and nonce) and
+commits before any tool runs, so two requests carrying one authorization, or
+one quote, can never both be served.
 """
 from __future__ import annotations
 
@@ -64,6 +65,10 @@ class Accepted:
     quote_id: str
     amount: int
     requirements: dict[str, Any]
+
+
+class AuthorizationVoided(Exception):
+    """The reconciler voided a reserved authorization before its settlement was recorded."""
 
 
 class PaymentFailed(Exception):
@@ -130,12 +135,20 @@ class X402Gateway:
             raise PaymentFailed(exc.reason, exc.message) from exc
 
     async def verify(self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str) -> tuple[dict, str]:
-        """Everything short of reserving: quote, accepted requirements, signature, funds."""
+        """Everything short of reserving: claim the quote, then check the accepted
+        requirements, the signature and the funds; a refused payment gives the quote back."""
         quote_id = quote_id_header or x402.quote_id_from(payment)
         try:
-            quote = await quotes.check_quote(quote_id, tool=purpose, input_hash=input_hash)
+            quote = await quotes.claim_quote(quote_id, tool=purpose, input_hash=input_hash)
         except quotes.QuoteProblem as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
+        try:
+            return quote, await self._check(payment, quote)
+        except Exception:
+            await quotes.release_quote(quote)
+            raise
+
+    async def _check(self, payment: x402.PaymentPayload, quote: dict) -> str:
         requirements = self.requirements(quote["amount"], quote["id"])
         self._check_accepted(payment, requirements)
         try:
@@ -152,7 +165,7 @@ class X402Gateway:
         reason = await self.backend.verify(payment, requirements, payer)
         if reason:
             raise PaymentFailed(reason, f"The payment cannot settle: {reason}.")
-        return quote, payer
+        return payer
 
     def _check_accepted(self, payment: x402.PaymentPayload, requirements: dict[str, Any]) -> None:
         try:
@@ -168,20 +181,20 @@ class X402Gateway:
                 raise PaymentFailed(REQUIREMENTS_MISMATCH, f"accepted.{field} does not match the quote.")
 
     async def reserve(self, payment: x402.PaymentPayload, quote: dict, payer: str, purpose: str) -> Accepted:
+        """Write the authorization's row for a payment `verify` passed (its quote is
+        claimed already): one statement, committed before the caller runs anything."""
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
-        async with self.db.transaction():
-            inserted = await sql.fetch_one(
-                "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, status, settlement_tx, "
-                "payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'reserved', NULL, {}, NULL, {}, {}) "
-                "ON CONFLICT (id) DO NOTHING RETURNING id",
-                key, payer.lower(), payment.authorization.to.lower(), payment.authorization.value, payment.authorization.nonce,
-                quote["id"], purpose, msgspec.json.encode(payment.raw).decode(), now, now,
-            )
-            if not inserted:
-                raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
-            if not await quotes.mark_used(quote["id"]):
-                raise PaymentFailed("quote_already_used", f"Quote {quote['id']} was already used.")
+        inserted = await sql.fetch_one(
+            "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, status, settlement_tx, "
+            "payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'reserved', NULL, {}, NULL, {}, {}) "
+            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            key, payer.lower(), payment.authorization.to.lower(), payment.authorization.value, payment.authorization.nonce,
+            quote["id"], purpose, msgspec.json.encode(payment.raw).decode(), now, now,
+        )
+        if not inserted:
+            await quotes.release_quote(quote)
+            raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
         return Accepted(payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"]))
 
     async def accept(self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str) -> Accepted:
@@ -208,13 +221,28 @@ class X402Gateway:
             log.exception("settlement of %s did not finish; left pending", accepted.key)
             return SettlementResult("pending", None, "settlement_pending")
 
-    async def record(self, accepted: Accepted, status: str, transaction: str | None = None, receipt_id: str | None = None) -> None:
-        """Write the authorization's state (settled, pending, failed, voided) and its receipt."""
-        await sql.fetch(
+    async def settle_in_transaction(self, accepted: Accepted) -> SettlementResult:
+        """Settle on a backend that settles in our database, inside the caller's
+        transaction, which records the outcome there with `record(..., reserved=True)`.
+
+        No `settling` mark: nothing outside the transaction could see it. The guard
+        against a payment the reconciler voided meanwhile is that record: it raises
+        `AuthorizationVoided`, and the transaction's money movements roll back."""
+        return await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
+
+    async def record(
+        self, accepted: Accepted, status: str, transaction: str | None = None, receipt_id: str | None = None, *, reserved: bool = False
+    ) -> None:
+        """Write the authorization's state (settled, pending, failed, voided) and its receipt;
+        with `reserved`, only over a `reserved` row (else `AuthorizationVoided`)."""
+        row = await sql.fetch_one(
             "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
-            "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}",
+            "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}"
+            + (" AND status = 'reserved'" if reserved else "") + " RETURNING id",
             status, transaction, receipt_id, now_ms(), accepted.key,
         )
+        if reserved and row is None:
+            raise AuthorizationVoided(accepted.key)
 
     def accepted_from_row(self, row: Any) -> Accepted:
         """Rebuild the accepted payment of a stored authorization (for the reconciler)."""

@@ -24,23 +24,30 @@ async def create_quote(*, tool: str, input_hash: str, amount: int, pay_to: str, 
     return {"id": quote_id, "amount": amount, "pay_to": pay_to, "network": network, "expires_ms": expires}
 
 
-async def check_quote(quote_id: str | None, *, tool: str, input_hash: str) -> dict:
-    """The quote's row if it exists, is unexpired, unused and for this tool and input."""
+async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> dict:
+    """Mark the quote used and return its row, in one statement, when it exists, is
+    unexpired, unused and for this tool and input; else say which it is not."""
     if not quote_id:
         raise QuoteProblem("missing_quote_id", "Send the quote id from the 402 answer in X-Quote-ID.")
-    row = await sql.fetch_one("SELECT id, tool, input_hash, amount, pay_to, expires_ms, used_ms FROM tw_quotes WHERE id = {}", quote_id)
+    now = now_ms()
+    row = await sql.fetch_one(
+        "UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL AND expires_ms >= {} AND tool = {} AND input_hash = {} "
+        "RETURNING id, amount, pay_to, used_ms",
+        now, quote_id, now, tool, input_hash,
+    )
+    if row is not None:
+        return row
+    row = await sql.fetch_one("SELECT id, tool, input_hash, expires_ms, used_ms FROM tw_quotes WHERE id = {}", quote_id)
     if row is None:
         raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
-    if row["used_ms"] is not None:
-        raise QuoteProblem("quote_already_used", f"Quote {quote_id} was already used.")
-    if row["expires_ms"] < now_ms():
+    if row["expires_ms"] < now and row["used_ms"] is None:
         raise QuoteProblem("quote_expired", f"Quote {quote_id} has expired.")
-    if row["tool"] != tool or row["input_hash"] != input_hash:
+    if (row["tool"] != tool or row["input_hash"] != input_hash) and row["used_ms"] is None:
         raise QuoteProblem("quote_mismatch", f"Quote {quote_id} was made for another tool or another input.")
-    return row
+    # used, or claimed by a concurrent request between the two statements
+    raise QuoteProblem("quote_already_used", f"Quote {quote_id} was already used.")
 
 
-async def mark_used(quote_id: str) -> bool:
-    """Atomically mark the quote used; False when another request used it first."""
-    row = await sql.fetch_one("UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL RETURNING id", now_ms(), quote_id)
-    return row is not None
+async def release_quote(quote: dict) -> None:
+    """Give back a quote claimed by a payment that was then refused: the quote stays usable."""
+    await sql.fetch("UPDATE tw_quotes SET used_ms = NULL WHERE id = {} AND used_ms = {}", quote["id"], quote["used_ms"])

@@ -84,13 +84,11 @@ class LocalSettlement:
         tx = local_transaction_hash(self.network, payment)
         value = payment.authorization.value
         async with self.db.transaction():
-            if await ledger.transfer_done(tx):
+            if await ledger.chain_transfer(self.network.chain_id, payer, payment.authorization.to, value, reference=tx) is not None:
                 return SettlementResult("settled", tx)
-            after = await ledger.chain_debit(self.network.chain_id, payer, value, kind="transfer_out", reference=tx)
-            if after is None:
-                return SettlementResult("failed", None, ERR_INSUFFICIENT_BALANCE)
-            await ledger.chain_credit(self.network.chain_id, payment.authorization.to, value, kind="transfer_in", reference=tx)
-        return SettlementResult("settled", tx)
+            if await ledger.transfer_done(tx):  # settled before: the same hash again
+                return SettlementResult("settled", tx)
+        return SettlementResult("failed", None, ERR_INSUFFICIENT_BALANCE)
 
     async def on_chain_balance(self, address: str) -> int | None:
         return await ledger.chain_balance(self.network.chain_id, address)
