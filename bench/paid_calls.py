@@ -11,6 +11,9 @@ TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
                          `tollway serve --processes N`, only the vehicles plugin, NHTSA
                          replayed in-process from plugins/vehicles/tests/fixtures)
   x402_http              the 402 + paid resend pair over HTTP, same server
+  credits_http_no_history, x402_http_no_history
+                         the same server with fact recording switched off (bench only):
+                         the anchor of what the history costs a lookup
   credits_http_processes_2, x402_http_processes_2 (PostgreSQL only)
                          the same with two API processes on one port
   framework              anchor: a bare Litestar app, one POST endpoint decoding a small
@@ -29,6 +32,10 @@ Beside them:
                          the share of one core each API process used while its credits
                          and x402 paths were measured (from /proc): near 1, the process
                          is the bottleneck; well under, it waits (database, CPU)
+  credits_http_cpu_us, x402_http_cpu_us (and _processes_2_)
+                         the API processes' CPU time per call (per pair for x402), in
+                         microseconds: what a call costs the server, however busy the
+                         machine was
   http_machine_idle, http_processes_2_machine_idle
                          the share of the machine's CPU (all cores) left idle meanwhile:
                          near 0, the machine itself (client, servers, database and
@@ -49,7 +56,9 @@ the framework is measured beside each row's service.
 Ratios (3 decimals): credits_http_vs_framework = credits_http_rps / framework_rps (what
 the service keeps of the bare framework); x402_http_vs_crypto_floor = x402_http_rps /
 crypto_floor_per_s (the share of the signature floor reached); x402_vs_sdk =
-x402_http_rps / sdk_x402_rps; api_processes_2_vs_1 (PostgreSQL) =
+x402_http_rps / sdk_x402_rps; history_share = credits_http_cpu_us /
+credits_http_no_history_cpu_us - 1 (what recording a lookup's facts adds to its server
+CPU; the no-history server is the same with recording switched off); api_processes_2_vs_1 (PostgreSQL) =
 credits_http_processes_2_rps / credits_http_rps.
 
 Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
@@ -76,7 +85,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import anchors  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
-from paid_server import HONDA, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
+from paid_server import HONDA, NO_HISTORY_ENV, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
 from serving import drive, figures, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
@@ -153,8 +162,13 @@ async def measure(client: Any, n: int, concurrency: int, suffix: str, agents: in
     await drive(warm, concurrency, lambda i: x402_call(pairs + i))
     before, start, idle = cpu() if cpu else [], time.perf_counter(), machine_idle()
     out: dict[str, Any] = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
+    middle = cpu() if cpu else []
     out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
     if cpu:
+        after = cpu()
+        # the API processes' CPU time per call (per pair for x402), whatever else the machine ran
+        out[f"credits_{suffix}_cpu_us"] = round((sum(middle) - sum(before)) / n * 1e6)
+        out[f"x402_{suffix}_cpu_us"] = round((sum(after) - sum(middle)) / pairs * 1e6)
         elapsed = time.perf_counter() - start
         out[f"{suffix}_cpu_busy"] = [round((b - a) / elapsed, 2) for a, b in zip(before, cpu())]
         idle_after = machine_idle()
@@ -180,10 +194,12 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, age
         await kernel.stop()
 
 
-async def over_http(url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1) -> dict[str, float]:
-    """The service served as `tollway serve --processes N --workers 0` serves it."""
-    suffix = "http" if processes == 1 else f"http_processes_{processes}"
-    async with served("paid_server:app", env=bench_env(home, url), concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
+async def over_http(url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1, history: bool = True) -> dict[str, float]:
+    """The service served as `tollway serve --processes N --workers 0` serves it (without
+    `history`, its calls record no facts: the anchor of what recording costs)."""
+    suffix = ("http" if processes == 1 else f"http_processes_{processes}") + ("" if history else "_no_history")
+    env = bench_env(home, url) if history else {**bench_env(home, url), NO_HISTORY_ENV: "1"}
+    async with served("paid_server:app", env=env, concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
         return await measure(client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid))
 
 
@@ -228,6 +244,8 @@ def ratios(row: dict[str, Any]) -> dict[str, float]:
         "x402_http_vs_crypto_floor": ratio("x402_http_rps", "crypto_floor_per_s"),
         "x402_vs_sdk": ratio("x402_http_rps", "sdk_x402_rps"),
     }
+    if "credits_http_no_history_cpu_us" in row:  # what recording the facts adds to a call's server CPU
+        out["history_share"] = round(row["credits_http_cpu_us"] / row["credits_http_no_history_cpu_us"] - 1, 3)
     if "credits_http_processes_2_rps" in row:
         out["api_processes_2_vs_1"] = ratio("credits_http_processes_2_rps", "credits_http_rps")
     return out
@@ -250,17 +268,18 @@ async def main() -> None:
         for db in dbs:
             if db == "postgres":
                 try:
-                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(3)]
+                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(4)]
                 except Exception:
                     print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}), flush=True)
                     continue
             else:
-                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(2)]
+                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(4)]
             row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency, "agents": agents}
             try:
                 row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
                 row.update(await framework(n, concurrency))
                 row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency, agents))
+                row.update(await over_http(fresh[3], Path(tmp) / f"{db}-3", n, concurrency, agents, history=False))
                 if db == "postgres":
                     row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
             finally:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+NO_HISTORY_ENV = "TOLLWAY_BENCH_NO_HISTORY"
 HONDA = ROOT / "plugins" / "vehicles" / "tests" / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
 
 
@@ -39,6 +40,15 @@ def app() -> Any:
     """One API process (uvicorn calls this in each): `runtime.service.serve_app`, the
     factory of `tollway serve --processes N`, over the bench's kernel; the job workers
     come from TOLLWAY_SERVE_JOB_WORKERS as there (the bench sets 0)."""
+    import os
+
     from runtime.service import serve_app
 
+    if os.environ.get(NO_HISTORY_ENV):  # the anchor of history's share: calls record no facts
+        import core.pipeline
+
+        async def record_nothing(*args: Any) -> None:
+            return None
+
+        core.pipeline.record_lookup = record_nothing
     return serve_app(bench_kernel())

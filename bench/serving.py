@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import sys, uvicorn
 sys.path[:0] = [{root!r}, {bench!r}]
-uvicorn.run({target!r}, factory=True, host="127.0.0.1", port={port}, workers={processes}, log_level="info", access_log=False)
+if {processes} == 1:
+    uvicorn.run({target!r}, factory=True, host="127.0.0.1", port={port}, log_level="info", access_log=False)
+else:  # as `tollway serve --processes N` runs them
+    from runtime.processes import serve_processes
+    serve_processes({target!r}, host="127.0.0.1", port={port}, processes={processes}, paths=[{root!r}, {bench!r}])
 """
 
 

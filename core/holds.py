@@ -11,19 +11,42 @@ from typing import Any
 
 import msgspec
 
-from . import sql
-from .ids import now_ms
+from . import ledger, sql
+from .ids import new_id, now_ms
+
+_HOLD_COLUMNS = "(id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms)"
 
 
-async def place(
-    *, request_id: str, agent_id: str, amount: int, tool: str, receipt_id: str, memo: str | None, decision_context: Any
-) -> None:
+async def take(
+    db: Any, *, request_id: str, agent_id: str, amount: int, tool: str, receipt_id: str, memo: str | None, decision_context: Any
+) -> bool:
+    """Debit the agent's credits (a `spend` ledger row) and place the hold, together;
+    False, with nothing written, when the credits do not cover `amount`.
+
+    On PostgreSQL the three writes are one statement (data-modifying CTEs: one round
+    trip, and the balance row is locked only while it runs); SQLite runs them in one
+    transaction, in process."""
     context = None if decision_context is None else msgspec.json.encode(decision_context).decode()
-    await sql.fetch(
-        "INSERT INTO tw_credit_holds (id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms) "
-        "VALUES ({}, {}, {}, {}, {}, {}, {}, 'held', {})",
-        request_id, agent_id, amount, tool, receipt_id, memo, context, now_ms(),
-    )
+    at = now_ms()
+    if sql.on_postgres():
+        row = await sql.fetch_one(
+            "WITH moved AS (UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits), "
+            f"spent AS (INSERT INTO tw_ledger {ledger.LEDGER_COLUMNS} "
+            "SELECT {}, {}, {}, credits, 'spend', {}, {}, {} FROM moved RETURNING id) "
+            f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} SELECT {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}} FROM spent RETURNING id",
+            amount, agent_id, amount,
+            new_id("txn"), ledger.credits_account(agent_id), -amount, request_id, tool, at,
+            request_id, agent_id, amount, tool, receipt_id, memo, context, at,
+        )
+        return row is not None
+    async with db.transaction():
+        if await ledger.debit_credits(agent_id, amount, kind="spend", reference=request_id, memo=tool) is None:
+            return False
+        await sql.fetch(
+            f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}})",
+            request_id, agent_id, amount, tool, receipt_id, memo, context, at,
+        )
+    return True
 
 
 async def end(request_id: str, state: str) -> bool:

@@ -18,7 +18,7 @@ def chain_account(chain_id: int, address: str) -> str:
     return f"chain:{chain_id}:{address.lower()}"
 
 
-_LEDGER_COLUMNS = "(id, account, delta, balance_after, kind, reference, memo, created_ms)"
+LEDGER_COLUMNS = "(id, account, delta, balance_after, kind, reference, memo, created_ms)"
 
 
 async def _move(update_sql: str, update_args: tuple, account: str, delta: int, kind: str, reference: str | None, memo: str | None) -> tuple[int, str] | None:
@@ -31,7 +31,7 @@ async def _move(update_sql: str, update_args: tuple, account: str, delta: int, k
     row_id = new_id("txn")
     if sql.on_postgres():
         row = await sql.fetch_one(
-            f"WITH moved AS ({update_sql}) INSERT INTO tw_ledger {_LEDGER_COLUMNS} "
+            f"WITH moved AS ({update_sql}) INSERT INTO tw_ledger {LEDGER_COLUMNS} "
             "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
             *update_args, row_id, account, delta, kind, reference, memo, now_ms(),
         )
@@ -41,7 +41,7 @@ async def _move(update_sql: str, update_args: tuple, account: str, delta: int, k
         return None
     after = int(row["balance"])
     await sql.fetch(
-        f"INSERT INTO tw_ledger {_LEDGER_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}})",
+        f"INSERT INTO tw_ledger {LEDGER_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}})",
         row_id, account, delta, after, kind, reference, memo, now_ms(),
     )
     return after, row_id
@@ -104,8 +104,8 @@ _PG_TRANSFER = (
     + _TRANSFER_OUT_DONE + " RETURNING balance), "
     "credit AS (INSERT INTO tw_chain_balances (address, balance) SELECT {}, {} FROM debit "
     "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance), "
-    f"out_row AS (INSERT INTO tw_ledger {_LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_out', {{}}, NULL, {{}} FROM debit), "
-    f"in_row AS (INSERT INTO tw_ledger {_LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_in', {{}}, NULL, {{}} FROM credit) "
+    f"out_row AS (INSERT INTO tw_ledger {LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_out', {{}}, NULL, {{}} FROM debit), "
+    f"in_row AS (INSERT INTO tw_ledger {LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_in', {{}}, NULL, {{}} FROM credit) "
     "SELECT balance FROM debit"
 )
 

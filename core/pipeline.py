@@ -160,13 +160,10 @@ class PaidCalls:
         # its receipt, or refunded) with the outcome, or the reconciler ends it if
         # this process dies in between (core/holds.py).
         receipt_id = new_id("rcpt")
-        async with self.db.transaction():
-            if await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name) is None:
-                return None
-            await holds.place(
-                request_id=request_id, agent_id=agent_id, amount=call.price, tool=tool.name, receipt_id=receipt_id,
-                memo=call.memo, decision_context=call.decision_context,
-            )
+        if not await holds.take(
+            self.db, request_id=request_id, agent_id=agent_id, amount=call.price, tool=tool.name, receipt_id=receipt_id, memo=call.memo, decision_context=call.decision_context
+        ):
+            return None
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # the tool failed: the charge is recorded, then refunded

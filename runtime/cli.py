@@ -50,18 +50,16 @@ def _serve(args: argparse.Namespace) -> int:
     if app is not None:
         uvicorn.run(app, host=args.host, port=port, workers=1, log_level="info", access_log=False)
         return 0
-    # Several processes on one listening socket (the OS hands each connection to one of
-    # them): uvicorn starts each from the factory's import name, and each builds its own
-    # kernel; the settings (operator token, receipt key) were written once above.
+    # Several processes, each with its own socket on the port (runtime/processes.py),
+    # each building its own kernel from the factory's import name; the settings
+    # (operator token, receipt key) were written once above.
     import os
 
+    from .processes import serve_processes
     from .service import SERVE_JOB_WORKERS_ENV
 
     os.environ[SERVE_JOB_WORKERS_ENV] = str(args.workers)
-    uvicorn.run(
-        "runtime.service:serve_app", factory=True, host=args.host, port=port,
-        workers=args.processes, log_level="info", access_log=False,
-    )
+    serve_processes("runtime.service:serve_app", host=args.host, port=port, processes=args.processes)
     return 0
 
 

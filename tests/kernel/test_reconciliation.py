@@ -290,16 +290,15 @@ async def test_tollway_reconcile_resolves_and_checks_from_the_command_line(kerne
     import subprocess
     import sys
 
-    from core import holds, ledger
+    from core import holds
 
     kernel = await kernel_factory()
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
         await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-    async with kernel.db.transaction():  # what a process killed mid-call leaves behind
-        await ledger.debit_credits(agent["agent_id"], 5_000, kind="spend", reference="req_killed")
-        await holds.place(request_id="req_killed", agent_id=agent["agent_id"], amount=5_000, tool="lookup_word",
-                          receipt_id="rcpt_killed", memo=None, decision_context=None)
+    # what a process killed mid-call leaves behind
+    assert await holds.take(kernel.db, request_id="req_killed", agent_id=agent["agent_id"], amount=5_000, tool="lookup_word",
+                            receipt_id="rcpt_killed", memo=None, decision_context=None)
     env = {**os.environ, "TOLLWAY_HOME": kernel.config.home, "TOLLWAY_DATABASE_URL": kernel.db.url, "TOLLWAY_OFFLINE": "1",
            "TOLLWAY_RECEIPT_KEY": kernel.config.plugin_env["TOLLWAY_RECEIPT_KEY"], "TOLLWAY_OPERATOR_TOKEN": "test-operator-token"}
     env = with_test_plugins(env, Path(kernel.config.home))  # the held call was to the test lookup tool
