@@ -11,9 +11,11 @@ TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
                          `tollway serve --processes N`, only the vehicles plugin, NHTSA
                          replayed in-process from plugins/vehicles/tests/fixtures)
   x402_http              the 402 + paid resend pair over HTTP, same server
-  credits_http_no_history, x402_http_no_history
-                         the same server with fact recording switched off (bench only):
-                         the anchor of what the history costs a lookup
+  credits_http_history_cpu_us, credits_http_no_history_cpu_us
+                         the credits path's server CPU per call with fact recording on and
+                         switched off (bench only), runs alternated twice on fresh
+                         databases, the least of each kept: the anchor of what the history
+                         costs a lookup
   credits_http_processes_2, x402_http_processes_2 (PostgreSQL only)
                          the same with two API processes on one port
   framework              anchor: a bare Litestar app, one POST endpoint decoding a small
@@ -56,9 +58,9 @@ the framework is measured beside each row's service.
 Ratios (3 decimals): credits_http_vs_framework = credits_http_rps / framework_rps (what
 the service keeps of the bare framework); x402_http_vs_crypto_floor = x402_http_rps /
 crypto_floor_per_s (the share of the signature floor reached); x402_vs_sdk =
-x402_http_rps / sdk_x402_rps; history_share = credits_http_cpu_us /
+x402_http_rps / sdk_x402_rps; history_share = credits_http_history_cpu_us /
 credits_http_no_history_cpu_us - 1 (what recording a lookup's facts adds to its server
-CPU; the no-history server is the same with recording switched off); api_processes_2_vs_1 (PostgreSQL) =
+CPU); api_processes_2_vs_1 (PostgreSQL) =
 credits_http_processes_2_rps / credits_http_rps.
 
 Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
@@ -82,6 +84,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+
+from core.money import usdc  # noqa: E402
 
 import anchors  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
@@ -122,7 +126,7 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     for a in range(agents):
         agent = (await client.post("/v1/tools/internal/agents/register", json={"name": f"bench-{a}"}, headers=op)).json()
         share = calls // agents + 1
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": str(share * price / 1e6 + 1)}, headers=op)
+        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": usdc(share * price + 1_000_000)}, headers=op)
         tokens.append((await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"])
 
     first = await client.post(PATH, json=LOOKUP)
@@ -130,7 +134,7 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     payers = [Account.create() for _ in range(agents)]
     for payer in payers:
         share = payments // agents + 1
-        await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": str(share * price / 1e6 + 1)}, headers=op)
+        await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": usdc(share * price + 1_000_000)}, headers=op)
     network = get_network("local")
     now = int(time.time())
     headers = []
@@ -140,12 +144,14 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     return tokens, headers
 
 
-async def measure(client: Any, n: int, concurrency: int, suffix: str, agents: int, cpu: Callable[[], list[float]] | None = None) -> dict[str, Any]:
+async def measure(
+    client: Any, n: int, concurrency: int, suffix: str, agents: int, cpu: Callable[[], list[float]] | None = None, x402: bool = True
+) -> dict[str, Any]:
     """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
     call i is agent i % agents's (x402: wallet i % agents pays); with `cpu` (the server
     processes' CPU seconds so far), how busy each process was."""
     pairs, warm = n // 2 or 1, min(WARM, n)
-    tokens, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm, 5000, agents)
+    tokens, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm if x402 else 0, 5000, agents)
     auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
     async def credits_call(i: int) -> None:
@@ -159,16 +165,19 @@ async def measure(client: Any, n: int, concurrency: int, suffix: str, agents: in
         assert paid.status_code == 200, paid.text
 
     await ramp_up(concurrency, credits_call)
-    await drive(warm, concurrency, lambda i: x402_call(pairs + i))
+    if x402:
+        await drive(warm, concurrency, lambda i: x402_call(pairs + i))
     before, start, idle = cpu() if cpu else [], time.perf_counter(), machine_idle()
     out: dict[str, Any] = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
     middle = cpu() if cpu else []
-    out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
+    if x402:
+        out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
     if cpu:
         after = cpu()
         # the API processes' CPU time per call (per pair for x402), whatever else the machine ran
         out[f"credits_{suffix}_cpu_us"] = round((sum(middle) - sum(before)) / n * 1e6)
-        out[f"x402_{suffix}_cpu_us"] = round((sum(after) - sum(middle)) / pairs * 1e6)
+        if x402:
+            out[f"x402_{suffix}_cpu_us"] = round((sum(after) - sum(middle)) / pairs * 1e6)
         elapsed = time.perf_counter() - start
         out[f"{suffix}_cpu_busy"] = [round((b - a) / elapsed, 2) for a, b in zip(before, cpu())]
         idle_after = machine_idle()
@@ -194,13 +203,30 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, age
         await kernel.stop()
 
 
-async def over_http(url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1, history: bool = True) -> dict[str, float]:
+async def over_http(
+    url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1, history: bool = True, suffix: str | None = None, x402: bool = True
+) -> dict[str, float]:
     """The service served as `tollway serve --processes N --workers 0` serves it (without
     `history`, its calls record no facts: the anchor of what recording costs)."""
-    suffix = ("http" if processes == 1 else f"http_processes_{processes}") + ("" if history else "_no_history")
+    suffix = suffix or ("http" if processes == 1 else f"http_processes_{processes}")
     env = bench_env(home, url) if history else {**bench_env(home, url), NO_HISTORY_ENV: "1"}
     async with served("paid_server:app", env=env, concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
-        return await measure(client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid))
+        return await measure(client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid), x402=x402)
+
+
+async def history_share(urls: list[str], homes: list[Path], n: int, concurrency: int, agents: int) -> dict[str, Any]:
+    """Credits calls' server CPU with and without fact recording, alternated twice on fresh
+    databases; the least of each pair of runs (the one least disturbed) is compared."""
+    on: list[int] = []
+    off: list[int] = []
+    for i, (url, home) in enumerate(zip(urls, homes)):
+        recording = i % 2 == 0
+        run = await over_http(url, home, n, concurrency, agents, history=recording, suffix="history_run", x402=False)
+        (on if recording else off).append(run["credits_history_run_cpu_us"])
+    return {
+        "credits_http_history_cpu_us": min(on), "credits_http_no_history_cpu_us": min(off),
+        "history_share": round(min(on) / min(off) - 1, 3),
+    }
 
 
 async def framework(n: int, concurrency: int) -> dict[str, float]:
@@ -244,8 +270,6 @@ def ratios(row: dict[str, Any]) -> dict[str, float]:
         "x402_http_vs_crypto_floor": ratio("x402_http_rps", "crypto_floor_per_s"),
         "x402_vs_sdk": ratio("x402_http_rps", "sdk_x402_rps"),
     }
-    if "credits_http_no_history_cpu_us" in row:  # what recording the facts adds to a call's server CPU
-        out["history_share"] = round(row["credits_http_cpu_us"] / row["credits_http_no_history_cpu_us"] - 1, 3)
     if "credits_http_processes_2_rps" in row:
         out["api_processes_2_vs_1"] = ratio("credits_http_processes_2_rps", "credits_http_rps")
     return out
@@ -268,18 +292,18 @@ async def main() -> None:
         for db in dbs:
             if db == "postgres":
                 try:
-                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(4)]
+                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(7)]
                 except Exception:
                     print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}), flush=True)
                     continue
             else:
-                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(4)]
+                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(7)]
             row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency, "agents": agents}
             try:
                 row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
                 row.update(await framework(n, concurrency))
                 row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency, agents))
-                row.update(await over_http(fresh[3], Path(tmp) / f"{db}-3", n, concurrency, agents, history=False))
+                row.update(await history_share(fresh[3:7], [Path(tmp) / f"{db}-{i}" for i in range(3, 7)], n, concurrency, agents))
                 if db == "postgres":
                     row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
             finally:

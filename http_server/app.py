@@ -12,6 +12,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.logging import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
+from litestar.response.base import ASGIResponse
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
 from core.errors import ServiceError
@@ -24,6 +25,7 @@ from .openapi import WireSchemas, include_components, tool_operation_class
 from .openapi_routes import kernel_operations
 from .push import PushHub, make_subscribe_handler
 from .translate import (
+    answer_asgi,
     answer_response,
     http_exception_handler,
     json_response,
@@ -35,8 +37,8 @@ from .watch_routes import watch_handlers
 
 
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:
-    async def handle(request: Request) -> Response:
-        return answer_response(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
+    async def handle(request: Request) -> ASGIResponse:
+        return answer_asgi(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
 
     handle.__name__ = f"tool_{tool.name}"
     # The tool's description is transport-neutral; how to pay, retry and wait is said here in HTTP terms.

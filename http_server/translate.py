@@ -4,9 +4,12 @@ objects they carry as the base64 PAYMENT-REQUIRED / PAYMENT-RESPONSE headers).""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
+import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, NotFoundException
+from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from core.errors import ServiceError
@@ -18,21 +21,38 @@ JSON = "application/json"
 
 
 async def to_call_request(request: Request) -> CallRequest:
-    body = await request.body() if request.method in ("POST", "PUT", "PATCH", "DELETE") else b""
+    """The kernel's request, read straight off the ASGI scope (header names lower-cased:
+    servers send them so, not every in-process transport does)."""
+    scope = request.scope
+    method = scope["method"]
+    body = await request.body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
     check_json_depth(body)  # every route, before any decoder (docs/limits.md)
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    client = request.client.host if request.client else None
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    raw_query = scope.get("query_string") or b""
+    query = dict(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True)) if raw_query else {}
+    client = scope.get("client")
     return CallRequest(
-        method=request.method,
-        path=request.url.path,
-        url=str(request.url),
+        method=method,
+        path=scope["path"],
+        url=_url(scope, headers, raw_query),
         headers=headers,
         body=body,
-        query={k: v for k, v in request.query_params.items()},
-        client_ip=client,
+        query=query,
+        client_ip=client[0] if client else None,
     )
 
 
+def _url(scope: Any, headers: dict[str, str], raw_query: bytes) -> str:
+    """The absolute URL asked for: scheme, Host (else the server's address), root path, path, query."""
+    host = headers.get("host")
+    if host is None:
+        server = scope.get("server")
+        host = f"{server[0]}:{server[1]}" if server else "localhost"
+    url = f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}{scope['path']}"
+    return f"{url}?{raw_query.decode('latin-1')}" if raw_query else url
+
+
+_encode = msgspec.json.Encoder().encode
 def _with_x402(name: str, obj: dict[str, Any] | None, headers: dict[str, str]) -> dict[str, str]:
     """`headers`, after the x402 object `obj` as header `name` when there is one."""
     return {name: x402.encode_header(obj), **headers} if obj is not None else headers
@@ -41,6 +61,13 @@ def _with_x402(name: str, obj: dict[str, Any] | None, headers: dict[str, str]) -
 def answer_response(answer: Answer) -> Response:
     headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, answer.settlement, answer.headers)
     return Response(content=answer.body, status_code=answer.status, headers=headers or None, media_type=JSON)
+
+
+def answer_asgi(answer: Answer) -> ASGIResponse:
+    """A tool call's answer, encoded once by msgspec and sent as it is: no Response to
+    render on the hot path (same body and headers as `answer_response`)."""
+    headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, answer.settlement, answer.headers)
+    return ASGIResponse(body=_encode(answer.body), status_code=answer.status, headers=headers or None, media_type=JSON)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
