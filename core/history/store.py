@@ -69,6 +69,11 @@ _HEAD_CAS = (
     "WHERE tw_fact_heads.value_hash <> excluded.value_hash OR tw_fact_heads.listed <> excluded.listed "
     "RETURNING id"
 )
+# The head as it stands: most observations repeat it, and a plain read takes no row lock
+# (the CAS below locks the head row until commit, even when nothing changes).
+_HEAD_NOW = (
+    "SELECT value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND source = {} AND owner = {}"
+)
 _INSERT_FACT = (
     "INSERT INTO tw_facts (attribute, entity_key, source, owner, listed, value, value_hash, as_of, first_seen_ms, changed_on, recorded_by) "
     "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) RETURNING id"
@@ -83,6 +88,9 @@ async def write(
     Run inside the caller's transaction."""
     entity_key = stored_key(entity_key)
     text, digest = canonical(value if listed else None)
+    current = await sql.fetch_one(_HEAD_NOW, attribute, entity_key, source, owner)
+    if current is not None and current["value_hash"] == digest and bool(current["listed"]) == listed:
+        return None  # the value the series already holds: nothing to write, nothing locked
     head = await sql.fetch_one(_HEAD_CAS, attribute, entity_key, source, owner, digest, listed)
     if head is None:
         return None
