@@ -128,10 +128,24 @@ def recover_payer(network: Network, auth: Authorization, signature_hex: str) -> 
         raise _invalid_sig("signature s is high (non-canonical, malleable)")
     try:
         digest = authorization_digest(network, auth)
-        # libsecp256k1 takes the recovery id (0 or 1) after r and s, and the digest as is.
-        point = PublicKey.from_signature_and_message(sig[:64] + bytes((v - 27 if v >= 27 else v,)), digest, hasher=None)
-    except Exception:  # ValueError: no point recovers (or the digest could not be made)
+    except Exception:  # a field the digest cannot encode
         raise _invalid_sig("signature does not recover to an address") from None
+    # libsecp256k1 takes the recovery id (0 or 1) after r and s, and the digest as is.
+    address = _signer(digest, sig[:64] + bytes((v - 27 if v >= 27 else v,)))
+    if address is None:
+        raise _invalid_sig("signature does not recover to an address")
+    return address
+
+
+@lru_cache(maxsize=4096)
+def _signer(digest: bytes, signature: bytes) -> str | None:
+    """The checksummed address whose key made `signature` (r, s, recovery id) over `digest`,
+    None when no point recovers. Kept for a while: one request recovers its payer twice
+    (its rate-limit identity, then the payment's check)."""
+    try:
+        point = PublicKey.from_signature_and_message(signature, digest, hasher=None)
+    except Exception:  # ValueError: no point recovers
+        return None
     # The address is the last 20 bytes of keccak over the uncompressed point without its 0x04 prefix.
     return checksum_address(keccak(point.format(compressed=False)[1:])[12:].hex())
 
