@@ -16,6 +16,7 @@ from core.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import decode_payment_required, http_client, pay_402
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
+from tests.support.wallets import fund
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -23,11 +24,6 @@ OPERATOR = {"Authorization": "Bearer test-operator-token"}
 @pytest.fixture
 async def kernel(kernel_factory):
     return await kernel_factory(plugins=[("echo", EchoPlugin())])
-
-
-async def fund(client, address: str, amount: str) -> None:
-    resp = await client.post("/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR)
-    assert resp.status_code == 200, resp.text
 
 
 async def test_first_call_answers_402_with_quote_and_header(kernel):

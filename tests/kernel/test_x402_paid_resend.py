@@ -19,6 +19,7 @@ from core.payments.settlement import local_transaction_hash
 from core.tables import Agent, LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
+from tests.support.wallets import fund
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 ECHO = "/v1/tools/test/echo"
@@ -27,11 +28,6 @@ ECHO = "/v1/tools/test/echo"
 @pytest.fixture
 async def kernel(kernel_factory):
     return await kernel_factory(plugins=[("echo", EchoPlugin())])
-
-
-async def fund(client, address: str, amount: str) -> None:
-    resp = await client.post("/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR)
-    assert resp.status_code == 200, resp.text
 
 
 async def balance(client, address: str) -> str:
