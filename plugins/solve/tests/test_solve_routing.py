@@ -367,3 +367,12 @@ def test_converged_search_returns_before_the_limit(monkeypatch):
     out = family.solve(b, 30)
     assert time.monotonic() - started < 15
     all_ok(b, out)
+
+
+def test_a_fleet_too_small_hands_over_and_lists_the_unserved():
+    # 6 units of demand, one vehicle of capacity 4: PyVRP never serves everything, so OR-Tools
+    # routing takes the rest of the time and leaves stops unserved
+    b = basic(vehicles=[{"id": "v", "capacity": 4, "start": {"id": "D"}}])
+    out = family.solve(b, 2)
+    assert out.status == "timeout" and out.solution["unserved"]
+    all_ok(b, out)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from importlib.metadata import version
 from types import SimpleNamespace
 
 import numpy as np
 from pyvrp import Client, Depot, Location, ProblemData, VehicleType
 from pyvrp import solve as pyvrp_solve
+from pyvrp.exceptions import PenaltyBoundWarning
 
 from .family import Outcome
 from .routing_block import RoutingBlock, amount_scale, copy_id, expand, location_ids, matrices
@@ -143,7 +145,9 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     if data is None:
         return routing_model.solve(expand(block, most=S), time_limit_s)
     stop = _Converged(t_end, started + HANDOVER * (t_end - started))
-    best = pyvrp_solve(data, stop=stop, seed=0, collect_stats=False, display=False).best
+    with warnings.catch_warnings():  # a hard-to-serve instance is handed over below, not printed
+        warnings.simplefilter("ignore", PenaltyBoundWarning)
+        best = pyvrp_solve(data, stop=stop, seed=0, collect_stats=False, display=False).best
     nvars = S + sum(vt.num_available for vt in data.vehicle_types())
     if not best.is_feasible() or not best.is_complete():
         return routing_model.solve(expand(block, most=S), max(1.0, t_end - time.monotonic() + 0.5))
