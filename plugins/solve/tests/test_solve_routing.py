@@ -279,12 +279,35 @@ def test_pyvrp_solves_a_small_vrptw_that_passes_every_check(monkeypatch, objecti
     assert family.VERSION.startswith("routing-2/pyvrp-")
 
 
-def test_several_windows_go_to_ortools():
-    from tollway_solve import routing_pyvrp
+def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
+    no_ortools(monkeypatch)
+    # A (7.5 min away at 40 km/h) can be served in 0..5 or 50..90; B only in 20..30: A's first
+    # window cannot be used together with B's on one vehicle, so A goes in its second window
+    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 50, "end": 90}]},
+                     {"id": "b", "location": {"id": "C"}, "windows": [{"start": 20, "end": 30}]}])
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    visits = [x for r in out.solution["routes"] for x in r["stops"]]
+    assert sorted(x["id"] for x in visits) == ["a", "b"]
+    a = next(x for x in visits if x["id"] == "a")
+    assert 50 <= a["departure"] <= 90
 
-    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 50, "end": 90}]}])
-    assert routing_pyvrp.unsupported(b) == "a stop with several time windows"
-    out = family.solve(b, 2)
+
+def test_a_window_finer_than_the_grid_goes_to_ortools():
+    from tollway_solve import routing_model
+
+    calls = []
+    real = routing_model.solve
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 7.5001, "end": 7.5004}]}])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(routing_model, "solve", spy)
+        out = family.solve(b, 2)
+    # no point of the integer grid lies inside the window: the stop is left unserved, not a crash
+    assert calls == [1] and out.status == "timeout" and out.solution["unserved"] == ["a"]
     all_ok(b, out)
 
 

@@ -43,11 +43,13 @@ begins at max(arrival, the window's start) and `departure` = service begin + ser
 `vehicles_used` and `total_distance` (every objective) are the number of routes and the sum of
 their distances; the `objective` check recomputes both.
 
-Engines: PyVRP (routing_pyvrp.py) solves every request except those with a stop of several time
-windows, which OR-Tools routing (routing_model.py) solves; OR-Tools also takes over when PyVRP
-has not served every stop by three quarters of the time limit, or when the integer grid PyVRP
-works on would empty a window or shift narrower than its resolution. PyVRP's search stops
-before the time limit once it has converged.
+Engines: PyVRP (routing_pyvrp.py) solves every request (a stop with several windows is a group
+of alternative visits, one per window, exactly one made). OR-Tools routing (routing_model.py)
+takes over when PyVRP has not served every stop by three quarters of the time limit, when the
+integer time grid (a thousandth of a time unit unless values are huge) would leave a stop no
+window or a vehicle no shift (OR-Tools then leaves such a stop unserved), and when loads
+exceed 64-bit integers once scaled. PyVRP's search stops before the time limit once it has
+converged.
 
 Statuses: never `optimal` (bound and gap are null). `feasible` when every stop is served;
 `infeasible` only for contradictions proven before search (a stop's demand above every

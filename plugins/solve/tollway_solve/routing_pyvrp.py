@@ -1,14 +1,17 @@
-"""PyVRP (iterated local search) model for the routing family: every request with at most one window per stop.
+"""PyVRP (iterated local search) model for the routing family: every request whose loads fit 64-bit integers.
 
 PyVRP works on integers: distances are scaled (x1000 unless the totals would get too large) and
 rounded to nearest; travel and service times are scaled and rounded up and windows and shifts
-inward, so the exact replay of its routes in input units never breaks a window or a shift. Each
-vehicle entry is one PyVRP vehicle type (`num_available` = its count). vehicles_then_distance puts
-a fixed cost above any total distance on every vehicle used; time weighs route durations only.
+inward, so the exact replay of its routes in input units never breaks a window or a shift. A stop
+with several windows is a group of optional visits, one per window, exactly one of which is
+made. Each vehicle entry is one PyVRP vehicle type (`num_available` = its count).
+vehicles_then_distance puts a fixed cost above any total distance on every vehicle used; time
+weighs route durations only.
 The search stops at the time limit, or earlier once it has converged: no better solution for
 both CONVERGED_ITERATIONS iterations and as long as it took to find the best one. When it has
 no solution serving every stop by HANDOVER of the time, OR-Tools routing (routing_model), which
-may leave stops unserved, gets the rest of the time.
+may leave stops unserved, gets the rest of the time; it also solves a request whose stop has
+every window narrower than the integer grid.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from importlib.metadata import version
 from types import SimpleNamespace
 
 import numpy as np
-from pyvrp import Client, Depot, Location, ProblemData, VehicleType
+from pyvrp import Client, ClientGroup, Depot, Location, ProblemData, VehicleType
 from pyvrp import solve as pyvrp_solve
 from pyvrp.exceptions import PenaltyBoundWarning
 
@@ -35,8 +38,6 @@ INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 
 def unsupported(block: RoutingBlock) -> str | None:
     """Why PyVRP cannot take this request (None when it can)."""
-    if any(s.windows and len(s.windows) > 1 for s in block.stops):
-        return "a stop with several time windows"
     amt = amount_scale(block)
     if sum(s.demand for s in block.stops) * amt >= INT_SAFE or max(v.capacity for v in block.vehicles) * amt >= INT_SAFE:
         return "loads beyond 64-bit integers once scaled"
@@ -81,8 +82,9 @@ class _Converged:
         return self.since >= CONVERGED_ITERATIONS and now - self.found_at >= self.found_at - self.started
 
 
-def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -> ProblemData | None:
-    """PyVRP's instance, or None when rounding to the integer grid empties a window or shift."""
+def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -> tuple[ProblemData, list[int]] | None:
+    """PyVRP's instance and the stop of each of its clients, or None when rounding to the
+    integer grid empties every window of a stop, or a shift."""
     ids = location_ids(block)
     pos = {x: i for i, x in enumerate(ids)}
     xy = {c.id: (c.x, c.y) for c in block.coordinates or []}
@@ -91,15 +93,26 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
     depot = {loc: k for k, loc in enumerate(ends)}
     depots = [Depot(location=loc) for loc in ends]
     amt = amount_scale(block)
-    clients = []
-    for s in block.stops:
-        tw = {}
+    clients, groups, owner = [], [], []
+    for i, s in enumerate(block.stops):
+        grid = [{}]
         if s.windows:
-            tw = {"tw_early": _up(s.windows[0].start, ST), "tw_late": _down(s.windows[0].end, ST)}
-            if tw["tw_early"] > tw["tw_late"]:
+            grid = [{"tw_early": _up(w.start, ST), "tw_late": _down(w.end, ST)} for w in s.windows]
+            grid = [tw for tw in grid if tw["tw_early"] <= tw["tw_late"]]
+            if not grid:
                 return None
-        clients.append(Client(location=pos[s.location.id], delivery=[round(s.demand * amt)],
-                              service_duration=_up(s.service, ST), name=s.id, **tw))
+        kw = {"location": pos[s.location.id], "delivery": [round(s.demand * amt)],
+              "service_duration": _up(s.service, ST), "name": s.id}
+        if len(grid) == 1:
+            clients.append(Client(**kw, **grid[0]))
+            owner.append(i)
+            continue
+        # several windows: one optional visit per window, exactly one of them made
+        first = len(clients)
+        for tw in grid:
+            clients.append(Client(**kw, **tw, required=False, group=len(groups)))
+            owner.append(i)
+        groups.append(ClientGroup(list(range(first, len(clients))), required=True))
     lex = block.objective == "vehicles_then_distance"
     # more than any total distance: each route's arcs out of its stops and its start
     fixed = int(d.max(initial=0) * SD) * (2 * len(block.stops) + 1) + 1 if lex else 0
@@ -117,7 +130,7 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
             unit_distance_cost=0 if timed else 1, unit_duration_cost=1 if timed else 0, name=v.id, **kw))
     Di = np.rint(d * SD).astype(np.int64)
     Ti = np.ceil(t * ST - 1e-9).astype(np.int64)
-    return ProblemData(locations, clients, depots, types, [Di], [Ti])
+    return ProblemData(locations, clients, depots, types, [Di], [Ti], groups), owner
 
 
 def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
@@ -141,9 +154,10 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     times = [float(t.max(initial=0)) + max(s.service for s in block.stops)]
     times += [w.end for s in block.stops for w in (s.windows or [])] + [v.shift.end for v in block.vehicles if v.shift]
     ST = _scale(max(times), 2 * S + 1)
-    data = _data(block, d, t, SD, ST)
-    if data is None:
+    built = _data(block, d, t, SD, ST)
+    if built is None:
         return routing_model.solve(expand(block, most=S), time_limit_s)
+    data, owner = built
     stop = _Converged(t_end, started + HANDOVER * (t_end - started))
     with warnings.catch_warnings():  # a hard-to-serve instance is handed over below, not printed
         warnings.simplefilter("ignore", PenaltyBoundWarning)
@@ -161,7 +175,7 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         k = int(first[j]) + used[j]
         used[j] += 1
         assert fleet.vehicles[k].id == copy_id(block.vehicles[j], used[j] - 1)
-        routes[k] = [a.idx for a in r if a.is_client()]
+        routes[k] = [owner[a.idx] for a in r if a.is_client()]
         starts[k] = r.start_time()
     m = SimpleNamespace(t=t_in, d=d_in, S=S, V=len(fleet.vehicles), ST=ST, loc=stop_locs
                         + [pos[v.start.id] for v in fleet.vehicles] + [pos[(v.end or v.start).id] for v in fleet.vehicles])
