@@ -1,7 +1,9 @@
 """Solve quality bench: converts the standard instances in bench/instances/ into
 `solve` requests, runs them through the tool's own `run` (model, solver and the
 independent checks), and prints one JSON line per instance:
-{instance, problem, status, objective, published, gap_pct, seconds}.
+{instance, problem, status, objective, published, gap_pct, seconds}; routing rows add the
+vehicle count and, from the same run, a plain OR-Tools guided-local-search baseline over the
+same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline).
 
     .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
 
@@ -148,7 +150,22 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
         status, objective = f"failed: {exc.message}", None
     seconds = time.monotonic() - started
     gap = None if objective is None else round(100 * abs(objective - published) / max(1e-9, abs(published)), 3)
-    return {"instance": instance, "problem": request["problem"], "status": status, "objective": objective, "published": published, "gap_pct": gap, "seconds": round(seconds, 2)}
+    row = {"instance": instance, "problem": request["problem"], "status": status, "objective": objective, "published": published, "gap_pct": gap, "seconds": round(seconds, 2)}
+    if request["problem"] == "routing":
+        row.update(routing_figures(value, out if objective is not None else None, objective, time_limit))
+    return row
+
+
+def routing_figures(value: Any, out: Any, objective: float | None, time_limit: int) -> dict[str, Any]:
+    """The tool's vehicle count, and plain OR-Tools routing with guided local search over the
+    same instance and time limit (bench/routing_baseline.py) with the ratio of objectives."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from routing_baseline import ortools_gls
+
+    base = ortools_gls(value.routing, time_limit)
+    ratio = None if objective is None or not base["objective"] else round(objective / base["objective"], 4)
+    return {"vehicles": out.solution["vehicles_used"] if out is not None else None, "baseline": "ortools-gls",
+            "baseline_vehicles": base["vehicles"], "baseline_objective": base["objective"], "ratio_to_baseline": ratio}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -243,3 +243,159 @@ def test_property_checked_and_honest(b):
         assert out.status == "feasible" and out.solution["unserved"] == []
     else:
         assert out.status == "timeout" and out.solution["unserved"]
+
+
+# -- PyVRP engine, fleets, warnings, totals ----------------------------------------------
+def small_vrptw(**over):
+    """Eight stops around a depot, one window each, two vans of capacity 10 (one entry, count 2)."""
+    pts = [(0, 0), (4, 3), (8, 1), (6, 7), (-5, 4), (-7, -2), (-2, -6), (3, -7), (9, -4)]
+    coords = [{"id": f"L{i}", "x": x, "y": y} for i, (x, y) in enumerate(pts)]
+    stops = [{"id": f"s{i}", "location": {"id": f"L{i}"}, "demand": 2, "service": 5,
+              "windows": [{"start": 10 * (i % 3), "end": 10 * (i % 3) + 60}]} for i in range(1, 9)]
+    kw = dict(vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 2,
+                         "shift": {"start": 0, "end": 200}}],
+              stops=stops, coordinates=coords, speed=60)
+    kw.update(over)
+    return blk(**kw)
+
+
+def no_ortools(monkeypatch):
+    from tollway_solve import routing_model
+
+    def refuse(*a, **k):
+        raise AssertionError("OR-Tools routing was used")
+    monkeypatch.setattr(routing_model, "solve", refuse)
+
+
+@pytest.mark.parametrize("objective", ["distance", "time", "vehicles_then_distance"])
+def test_pyvrp_solves_a_small_vrptw_that_passes_every_check(monkeypatch, objective):
+    no_ortools(monkeypatch)
+    b = small_vrptw(objective=objective)
+    family.validate(b)
+    out = family.solve(b, 5)
+    assert out.status == "feasible" and not out.solution["unserved"]
+    all_ok(b, out)
+    assert {r["vehicle"] for r in out.solution["routes"]} <= {"van#1", "van#2"}
+    assert family.VERSION.startswith("routing-2/pyvrp-")
+
+
+def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
+    no_ortools(monkeypatch)
+    # A (7.5 min away at 40 km/h) can be served in 0..5 or 50..90; B only in 20..30: A's first
+    # window cannot be used together with B's on one vehicle, so A goes in its second window
+    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 50, "end": 90}]},
+                     {"id": "b", "location": {"id": "C"}, "windows": [{"start": 20, "end": 30}]}])
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    visits = [x for r in out.solution["routes"] for x in r["stops"]]
+    assert sorted(x["id"] for x in visits) == ["a", "b"]
+    a = next(x for x in visits if x["id"] == "a")
+    assert 50 <= a["departure"] <= 90
+
+
+def test_a_window_finer_than_the_grid_goes_to_ortools():
+    from tollway_solve import routing_model
+
+    calls = []
+    real = routing_model.solve
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 7.5001, "end": 7.5004}]}])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(routing_model, "solve", spy)
+        out = family.solve(b, 2)
+    # no point of the integer grid lies inside the window: the stop is left unserved, not a crash
+    assert calls == [1] and out.status == "timeout" and out.solution["unserved"] == ["a"]
+    all_ok(b, out)
+
+
+def test_fleet_count_expands_and_names_copies(monkeypatch):
+    no_ortools(monkeypatch)
+    # 24 units of demand, capacity 4 per van: at least 6 routes, from one entry of 8 vans
+    b = basic(vehicles=[{"id": "van", "capacity": 4, "start": {"id": "D"}, "count": 8}],
+              stops=[{"id": f"x{i}", "demand": 4, "location": {"id": "ABC"[i % 3]}} for i in range(6)])
+    family.validate(b)
+    assert family.size(b)["vehicles"] == 8
+    assert family.estimate_variables(b) == 4 * (6 + 2 * 8)
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    names = [r["vehicle"] for r in out.solution["routes"]]
+    assert len(names) == 6 == len(set(names)) and set(names) <= {f"van#{k}" for k in range(1, 9)}
+    # a count of 1 keeps the id as it is
+    one = family.solve(basic(), 2)
+    assert [r["vehicle"] for r in one.solution["routes"]] == ["v1"]
+
+
+def test_fleet_count_is_validated():
+    from core.validation import convert
+    from tollway_solve.request import SolveRequest
+
+    # a copy's name clashing with another vehicle's id
+    clash = [{"id": "van", "capacity": 1, "start": {"id": "D"}, "count": 2},
+             {"id": "van#2", "capacity": 1, "start": {"id": "D"}}]
+    assert code_of(basic(vehicles=clash)) == "duplicate_id"
+    assert code_of(basic(vehicles=[{"id": f"v{i}", "capacity": 1, "start": {"id": "D"}, "count": 1000}
+                                   for i in range(13)])) == "too_many_vehicles"
+    veh = [{"id": "a", "capacity": 1, "start": {"id": "D"}, "count": 0},
+           {"id": "b", "capacity": 1, "start": {"id": "D"}, "count": 2.5},
+           {"id": "c", "capacity": 1, "start": {"id": "D"}, "count": 1001},
+           {"id": "d", "capacity": 1, "start": {"id": "D"}, "count": 1000}]
+    body = {"problem": "routing", "routing": {"vehicles": veh, "stops": [{"id": "s", "location": {"id": "A"}}],
+                                              "coordinates": COORDS}}
+    with pytest.raises(Exception) as err:
+        convert(body, SolveRequest, error="invalid_input")
+    assert [d["field"] for d in err.value.details] == [f"routing.vehicles[{i}].count" for i in range(3)]
+    assert err.value.code == "invalid_input" and err.value.extra == {"code": "bad_value"}
+
+
+def test_default_speed_warning_in_meta():
+    from tollway_solve import tool
+    from tollway_solve.request import SolveRequest
+
+    def meta(block: dict) -> dict:
+        value = msgspec.convert({"problem": "routing", "time_limit_s": 2, "routing": block}, SolveRequest, strict=True)
+        tool.check(value)
+        return msgspec.to_builtins(tool.run(value))["meta"]
+
+    base = {"vehicles": [{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
+            "stops": [{"id": "a", "location": {"id": "A"}}]}
+    warned = meta({**base, "coordinates": COORDS})["warnings"]
+    assert len(warned) == 1 and "default speed of 40 km per hour" in warned[0]
+    assert meta({**base, "coordinates": COORDS, "speed": 55})["warnings"] == []
+    m = {"ids": ["D", "A"], "distance": [[0, 1], [1, 0]]}
+    assert len(meta({**base, "matrix": m})["warnings"]) == 1
+    assert meta({**base, "matrix": {**m, "time": [[0, 3], [3, 0]]}})["warnings"] == []
+
+
+def test_vehicles_then_distance_reports_the_vehicle_count():
+    b = small_vrptw(objective="vehicles_then_distance", vehicles=[
+        {"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 5, "shift": {"start": 0, "end": 300}}])
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    sol = out.solution
+    assert sol["vehicles_used"] == len(sol["routes"]) == 2  # 16 units of demand, capacity 10
+    assert sol["total_distance"] == pytest.approx(out.objective_value)
+    bad = {**sol, "vehicles_used": 1}
+    assert not next(c for c in family.check(b, bad) if c.name == "objective").satisfied
+
+
+def test_converged_search_returns_before_the_limit(monkeypatch):
+    import time
+
+    no_ortools(monkeypatch)
+    b = small_vrptw()
+    started = time.monotonic()
+    out = family.solve(b, 30)
+    assert time.monotonic() - started < 15
+    all_ok(b, out)
+
+
+def test_a_fleet_too_small_hands_over_and_lists_the_unserved():
+    # 6 units of demand, one vehicle of capacity 4: PyVRP never serves everything, so OR-Tools
+    # routing takes the rest of the time and leaves stops unserved
+    b = basic(vehicles=[{"id": "v", "capacity": 4, "start": {"id": "D"}}])
+    out = family.solve(b, 2)
+    assert out.status == "timeout" and out.solution["unserved"]
+    all_ok(b, out)

@@ -33,6 +33,9 @@ class SolveMeta(msgspec.Struct):
     solve_time_s: float
     time_limit_s: int
     conflicts_complete: bool
+    # what the caller should know about how the answer was reached (e.g. an assumed default);
+    # empty when there is nothing to say
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class SolveResponse(msgspec.Struct):

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from .bounds import BIG, Amount, Id, Signed, Unit, items, shown
+from .bounds import BIG, Amount, Id, Signed, Unit, items, limit, shown
 from .family import InputProblem
 
 MAX_STOPS = 500
@@ -15,6 +15,8 @@ MAX_MAGNITUDE = 1e12
 MAX_VEHICLES = 12_500  # 4 * (1 stop + 2 * vehicles) stays within the 100,000-variable estimate
 MAX_LOCATIONS = 1_000  # matrix ids (and rows, columns) or coordinates
 MAX_WINDOWS = 100  # time windows of one stop
+DEFAULT_SPEED = 40.0  # distance units per hour when neither speed nor a time matrix is given
+MAX_FLEET = 1_000  # identical vehicles one entry stands for (`count`)
 
 
 class LocationRef(msgspec.Struct, forbid_unknown_fields=True):
@@ -32,6 +34,9 @@ class Vehicle(msgspec.Struct, forbid_unknown_fields=True):
     start: LocationRef
     end: LocationRef | None = None
     shift: Window | None = None
+    # identical vehicles this entry stands for; refused by msgspec (every failing field named)
+    # unless a whole number from 1 to MAX_FLEET. Copies are named `<id>#1` .. `<id>#<count>`.
+    count: Annotated[int, limit(ge=1, le=MAX_FLEET)] = 1
 
 
 class Stop(msgspec.Struct, forbid_unknown_fields=True):
@@ -60,7 +65,7 @@ class RoutingBlock(msgspec.Struct, forbid_unknown_fields=True):
     objective: Literal["distance", "time", "vehicles_then_distance"] = "distance"
     matrix: Matrix | None = None
     coordinates: items(Coordinate, most=MAX_LOCATIONS, least=1, enforce=True) | None = None  # type: ignore[valid-type]
-    speed: Annotated[float, shown(exclusiveMinimum=0, maximum=BIG)] = 40.0
+    speed: Annotated[float, shown(exclusiveMinimum=0, maximum=BIG)] = DEFAULT_SPEED
     distance_unit: Unit = "km"
     time_unit: Unit = "minutes"
 
@@ -82,6 +87,25 @@ def amount_scale(block: RoutingBlock) -> int:
             return s
     raise InputProblem("unsupported_precision", "capacities and demands have more than 6 decimals",
                        "routing.stops[].demand")
+
+
+def fleet_size(block: RoutingBlock) -> int:
+    return sum(v.count for v in block.vehicles)
+
+
+def copy_id(v: Vehicle, k: int) -> str:
+    """The name of copy k (0-based) of a vehicle entry: its id alone when count is 1."""
+    return v.id if v.count == 1 else f"{v.id}#{k + 1}"
+
+
+def expand(block: RoutingBlock, most: int | None = None) -> RoutingBlock:
+    """The block with every vehicle entry repeated `count` times under its copies' names
+    (at most `most` copies of an entry: more vehicles than stops are never all used)."""
+    if all(v.count == 1 for v in block.vehicles):
+        return block
+    vs = [msgspec.structs.replace(v, id=copy_id(v, k), count=1)
+          for v in block.vehicles for k in range(v.count if most is None else min(v.count, most))]
+    return msgspec.structs.replace(block, vehicles=vs)
 
 
 def location_ids(block: RoutingBlock) -> list[str]:

@@ -152,5 +152,12 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             e = abs(r[k] - rc[k])
             if e > _tol(rc[k]) and e > worst:
                 worst, where = e, f"vehicle {r['vehicle']}: reported {k} {r[k]} != {rc[k]}"
-    add("objective", worst, "route distances and times recomputed from the input", where)
+    # the solution's totals, when it reports them
+    rcs = recompute_routes(block, solution)
+    for k, real in (("vehicles_used", float(len(routes))), ("total_distance", float(sum(r["distance"] for r in rcs)))):
+        if k in solution:
+            e = abs(float(solution[k]) - real)
+            if e > _tol(real) and e > worst:
+                worst, where = e, f"reported {k} {solution[k]} != {real}"
+    add("objective", worst, "route distances and times (and the totals) recomputed from the input", where)
     return checks

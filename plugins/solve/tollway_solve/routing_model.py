@@ -98,8 +98,8 @@ class _Model:
                 grid = [(math.ceil(a * self.ST - 1e-9), math.floor(c * self.ST + 1e-9)) for a, c in ws]
                 grid = [(a, c) for a, c in grid if a <= c]
                 idx = mgr.NodeToIndex(i)
-                if not grid:
-                    td.CumulVar(idx).SetRange(1, 0)
+                if not grid:  # no grid point inside any window (the model failed outright): left unserved
+                    rm.ActiveVar(idx).SetValue(0)
                     continue
                 td.CumulVar(idx).SetRange(grid[0][0], grid[-1][1])
                 for (a0, c0), (a1, c1) in zip(grid, grid[1:]):

@@ -142,6 +142,7 @@ def run(value: Any) -> SolveResponse:
             solve_time_s=round(elapsed, 3),
             time_limit_s=value.time_limit_s,
             conflicts_complete=bool(outcome.conflicts_complete) if status == "infeasible" else False,
+            warnings=list(fam.warnings(block)) if hasattr(fam, "warnings") else [],
         ),
     )
 
@@ -193,9 +194,10 @@ SOLVE = Tool(
     name="solve",
     path="/v1/tools/solve",
     title="Solve a routing, allocation, packing or scheduling problem",
-    summary="Optimises a routing, allocation, packing or scheduling problem with OR-Tools and returns an independently checked answer.",
+    summary="Optimises a routing, allocation, packing or scheduling problem with OR-Tools or PyVRP and returns an independently checked answer.",
     description=(
-        "Optimises a routing, allocation, packing or scheduling problem with OR-Tools within a time limit and returns an "
+        "Optimises a routing, allocation, packing or scheduling problem with OR-Tools (routing with PyVRP) within a time "
+        "limit and returns an "
         "independently checked answer: status (optimal only with a proof, feasible, infeasible with the clashing "
         "constraints, timeout), objective value, bound, gap, solution, checks and meta. Needs an idempotency key and "
         "runs as a job. Invalid problems are refused before payment with invalid_input and a specific code."
