@@ -6,11 +6,18 @@ import warnings
 
 import numpy as np
 
-# (error, trend, damped, seasonal); multiplicative forms only for positive series
+# (error, trend, damped, seasonal): the seasonal forms of the usual automatic ETS set
+# (additive error with a multiplicative season left out, as numerically unstable);
+# multiplicative ones only for positive series
 FORMS = (
     ("add", None, False, "add"),
+    ("add", "add", False, "add"),
     ("add", "add", True, "add"),
+    ("mul", None, False, "add"),
+    ("mul", "add", False, "add"),
+    ("mul", "add", True, "add"),
     ("mul", None, False, "mul"),
+    ("mul", "add", False, "mul"),
     ("mul", "add", True, "mul"),
 )
 MAX_PERIOD = 12  # longer cycles (hourly 24, weekly 52) cost too many seasonal states to fit in time
