@@ -340,3 +340,14 @@ def test_interval_coverage_on_simulated_series_near_the_level():
             cover[lv].append(np.mean((y[60:] >= lo) & (y[60:] <= hi)))
     c80, c95 = float(np.mean(cover["80"])), float(np.mean(cover["95"]))
     assert abs(c80 - 0.80) < 0.10 and abs(c95 - 0.95) < 0.06
+
+
+def test_seasonal_ets_forms():
+    from tollway_predict import forecast_ets as fe
+
+    y = seasonal_series(72) - 100  # crosses zero: additive forms only
+    form, params = fe.choose(y, 12)
+    assert form[0] == "add" and form[3] == "add" and np.all(np.isfinite(params))
+    mean, sd = fe.forecast(y, 18, 12, form, params)
+    assert mean.shape == sd.shape == (18,) and np.all(sd > 0) and sd[-1] >= sd[0]
+    assert not fe.usable(y[:27], 12) and not fe.usable(y, 24)

@@ -207,7 +207,7 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
 
     names = [k for k in fm.CANDIDATES if k != "seasonal_naive" or m > 1]
     ets = None
-    if fe.usable(y, m) and fm.Season(y, m).kind != "none":
+    if fe.usable(y, m) and fm.Season(y, m).kind != "none" and time.monotonic() < deadline:
         ets = fe.choose(y, m)
         if ets is not None:
             names.append("ets_seasonal")
