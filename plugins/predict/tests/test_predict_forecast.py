@@ -282,3 +282,72 @@ def test_deterministic_and_picklable():
     a["meta"].pop("seconds"), c["meta"].pop("seconds")
     assert a == c
     assert pickle.loads(pickle.dumps(a)) == a
+
+
+# ---------------------------------------------------------------- backtest, seasonal ETS, calibrated intervals
+
+
+def test_backtest_origins():
+    from tollway_predict import forecast_backtest as fb
+
+    assert fb.origins(100, 12, 12) == [88, 82, 76]  # three origins, half a horizon apart, each a full horizon
+    assert fb.origins(40, 12, 12) == [28]           # the others would keep fewer than two seasons
+    assert fb.origins(10, 8, 1) == [7]              # no room: a shorter tail of n // 3
+    out = run_forecast(block(seasonal_series(120), t=monthly_dates(120), horizon=12), 20)
+    assert out["meta"]["origins"] == [108, 102, 96] and out["meta"]["holdout"] == 12
+    assert out["meta"]["calibration_origins"] == 3
+
+
+def test_seasonal_monthly_picks_a_seasonal_candidate_and_intervals_grow_with_level():
+    rng = np.random.default_rng(4)
+    k = np.arange(96)
+    y = (200 + 1.5 * k) * (1 + 0.25 * np.sin(2 * np.pi * k / 12)) + rng.normal(0, 4, 96)
+    out = run_forecast(block(y, t=monthly_dates(96), horizon=12, interval_levels=[50, 80, 95]), 20)
+    meta = out["meta"]
+    assert "ets_seasonal" in meta["candidates"] and meta["seasonality"] != "none"
+    assert "ets_seasonal" in meta["chosen"]
+    assert abs(sum(meta["weights"].values()) - 1) < 1e-9 and set(meta["weights"]) == set(meta["chosen"])
+    scale = meta["interval_scale"]
+    assert scale["50"] < scale["80"] < scale["95"]
+    for iv in out["uncertainty"]["intervals"]:
+        w = {lv: iv["upper"][lv] - iv["lower"][lv] for lv in ("50", "80", "95")}
+        assert 0 < w["50"] < w["80"] < w["95"]
+
+
+def test_multiplier_conformal_and_widened():
+    from tollway_predict import forecast_backtest as fb
+
+    z = np.abs(np.random.default_rng(0).normal(size=2000))
+    q = fb.multiplier(z, 95, 3)
+    assert abs(q / np.sqrt(1 + 1 / 3) - 1.96) < 0.1  # normal ratios: the normal quantile, widened for 3 origins
+    assert fb.multiplier(np.zeros(0), 80, 1) == pytest.approx(1.2816, abs=1e-3)
+    assert fb.multiplier(z * 3, 80, 3) > 3 * 1.2
+
+
+def test_interval_coverage_on_simulated_series_near_the_level():
+    # local level plus noise, known Gaussian noise: over many paths the calibrated
+    # intervals cover close to their levels on the held-out steps
+    rng = np.random.default_rng(11)
+    cover = {"80": [], "95": []}
+    h = 6
+    for _ in range(30):
+        level = 100 + np.cumsum(rng.normal(0, 1.0, 66))
+        y = level + rng.normal(0, 2.0, 66)
+        out = run_forecast(block(y[:60], horizon=h), 20)
+        for lv in cover:
+            lo = np.array([iv["lower"][lv] for iv in out["uncertainty"]["intervals"]])
+            hi = np.array([iv["upper"][lv] for iv in out["uncertainty"]["intervals"]])
+            cover[lv].append(np.mean((y[60:] >= lo) & (y[60:] <= hi)))
+    c80, c95 = float(np.mean(cover["80"])), float(np.mean(cover["95"]))
+    assert abs(c80 - 0.80) < 0.10 and abs(c95 - 0.95) < 0.06
+
+
+def test_seasonal_ets_forms():
+    from tollway_predict import forecast_ets as fe
+
+    y = seasonal_series(72) - 100  # crosses zero: additive forms only
+    form, params = fe.choose(y, 12)
+    assert form[0] == "add" and form[3] == "add" and np.all(np.isfinite(params))
+    mean, sd = fe.forecast(y, 18, 12, form, params)
+    assert mean.shape == sd.shape == (18,) and np.all(sd > 0) and sd[-1] >= sd[0]
+    assert not fe.usable(y[:27], 12) and not fe.usable(y, 24)

@@ -7,12 +7,12 @@ Pipeline of `run_forecast`:
    the series has fewer than two full periods;
 3. fit window: at most the last max(FIT_WINDOW, 4 m) points are used for fitting
    (reported in meta);
-4. candidates are fitted on the series minus a held-out tail of
-   min(horizon, n // 3) points and scored on that tail by an OWA-like score
-   (sMAPE and MASE each relative to naive2 on the same tail);
-5. the COMBINE best candidates are refitted on the whole window, projected, and
-   their point forecasts and interval bounds averaged (mean of the best three is the
-   forecast; `meta.method` names it and `meta.chosen` lists the members);
+4. rolling-origin backtest (forecast_backtest): every candidate is fitted at up to
+   three origins, each followed by a full horizon, and scored there by an OWA-like
+   score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
+5. the best three are refitted on the whole window and combined with inverse-score
+   weights; interval half-widths are the combined model sd times a multiplier
+   calibrated on the backtest errors (split-conformal quantile of |error| / sd);
 6. forecasts and bounds are clipped at `floor` (reported).
 """
 from __future__ import annotations
@@ -24,19 +24,20 @@ from typing import Annotated
 
 import msgspec
 import numpy as np
-from scipy.stats import norm
+from threadpoolctl import threadpool_limits
 
+from . import forecast_backtest as fb
+from . import forecast_ets as fe
 from . import forecast_models as fm
 from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-1"
+VERSION = "forecast-2"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
 FIT_WINDOW = 500
-COMBINE = 3
 
 
 class Point(msgspec.Struct, forbid_unknown_fields=True):
@@ -120,32 +121,12 @@ def size(block: ForecastBlock) -> int:
     return len(block.series) * block.horizon
 
 
-# ---------------------------------------------------------------- scoring
-
-
-def _smape(a, f):
-    d = np.abs(a) + np.abs(f)
-    r = np.where(d > 0, 2 * np.abs(a - f) / np.where(d > 0, d, 1), 0.0)
-    return 100 * float(np.mean(r))
-
-
-def _scale(y, m):
-    m = m if len(y) > m else 1
-    d = np.abs(y[m:] - y[:-m])
-    return float(np.mean(d)) if len(d) else 0.0
-
-
-def _mase(a, f, scale):
-    e = float(np.mean(np.abs(a - f)))
-    return e / scale if scale > 0 else e
-
-
 # ---------------------------------------------------------------- fitting
 
 
-def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float):
-    """Fit each named candidate on y; returns {name: (mean, sd)} and errors, stopping
-    at the deadline (second value True if cut short)."""
+def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None):
+    """Fit each named candidate on y; returns {name: (mean, sd)}, errors, whether the
+    deadline cut the list short, and the seasonal adjustment used."""
     season = fm.Season(y, m)
     z = season.adjust(y)
     out, errors, cut = {}, {}, False
@@ -153,17 +134,22 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float):
         if time.monotonic() > deadline and out:
             cut = True
             break
-        adjusted, fn = fm.CANDIDATES[name]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if name == "seasonal_naive":
                     mean, sd = fm.seasonal_naive(y, h, m)
-                elif adjusted:
-                    mean, sd = fn(z, h)
-                    mean, sd = season.restore(np.asarray(mean, float), np.asarray(sd, float))
+                elif name == "ets_seasonal":
+                    if ets is None or not fe.usable(y, m):
+                        raise ValueError("too short for seasonal ETS")
+                    mean, sd = fe.forecast(y, h, m, *ets)
                 else:
-                    mean, sd = fn(y, h)
+                    adjusted, fn = fm.CANDIDATES[name]
+                    if adjusted:
+                        mean, sd = fn(z, h)
+                        mean, sd = season.restore(np.asarray(mean, float), np.asarray(sd, float))
+                    else:
+                        mean, sd = fn(y, h)
             mean, sd = np.asarray(mean, float), np.asarray(sd, float)
             if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))):
                 raise ValueError("non-finite forecast")
@@ -173,7 +159,22 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float):
     return out, errors, cut, season
 
 
+def _bounds(mean, sd, levels, q):
+    bounds = {lv: (np.minimum(mean - q[lv] * sd, mean), np.maximum(mean + q[lv] * sd, mean)) for lv in levels}
+    # nested intervals: a wider level never inside a narrower one
+    for a, b in zip(sorted(levels), sorted(levels)[1:]):
+        bounds[b] = (np.minimum(bounds[b][0], bounds[a][0]), np.maximum(bounds[b][1], bounds[a][1]))
+    return bounds
+
+
 def run_forecast(block: ForecastBlock, time_limit_s: float) -> dict:
+    # BLAS on one thread: the models' matrices are tiny, and threads only add contention
+    # (statsmodels' fits were several times slower with free BLAS threads on a busy machine)
+    with threadpool_limits(1):
+        return _run(block, time_limit_s)
+
+
+def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     start = time.monotonic()
     deadline = start + 0.9 * float(time_limit_s)
     axis = _prepare(block)
@@ -205,40 +206,41 @@ def run_forecast(block: ForecastBlock, time_limit_s: float) -> dict:
     n = len(y)
 
     names = [k for k in fm.CANDIDATES if k != "seasonal_naive" or m > 1]
+    ets = None
+    if fe.usable(y, m) and fm.Season(y, m).kind != "none" and time.monotonic() < deadline:
+        ets = fe.choose(y, m)
+        if ets is not None:
+            names.append("ets_seasonal")
 
-    # 4. hold-out scoring
-    hold = max(1, min(h, n // 3))
-    train, test = y[:-hold], y[-hold:]
-    fits, errors, cut, _ = _fit_all(train, hold, m, names, deadline)
-    scale = _scale(train, m)
-    scores = {}
-    for name, (mean, _sd) in fits.items():
-        scores[name] = {"smape": _smape(test, mean), "mase": _mase(test, mean, scale)}
-    ref = scores.get("naive2") or scores.get("naive")
-    for name, s in scores.items():
-        if ref and ref["smape"] > 0 and ref["mase"] > 0:
-            s["score"] = 0.5 * (s["smape"] / ref["smape"] + s["mase"] / ref["mase"])
-        else:
-            s["score"] = s["smape"] / 100 + s["mase"]
-    ranked = sorted(scores, key=lambda k: (scores[k]["score"], names.index(k)))
-    chosen = ranked[:COMBINE] if ranked else ["naive"]
+    # 4. rolling-origin backtest
+    per_origin, tests, fitted, errors, cut = [], [], [], {}, False
+    for n_o in fb.origins(n, h, m):
+        train, test = y[:n_o], y[n_o:n_o + h]
+        fits, errs, cut, _ = _fit_all(train, len(test), m, names, deadline, ets)
+        errors.update(errs)
+        per_origin.append(fb.score_origin(train, test, fits, m))
+        tests.append(test)
+        fitted.append(fits)
+        if cut or time.monotonic() > deadline:
+            cut = cut or len(per_origin) < len(fb.origins(n, h, m))
+            break
+    scores = fb.average(per_origin)
+    w = fb.weights(scores, names) or {"naive": 1.0}
 
-    # 5. refit the chosen on the whole window and combine
-    final, errors2, cut2, season = _fit_all(y, h, m, chosen, math.inf if not cut else deadline + 0.1 * time_limit_s)
+    # 5. refit the chosen on the whole window, combine; calibrate the intervals
+    final, errors2, cut2, season = _fit_all(y, h, m, list(w), math.inf if not cut else deadline + 0.1 * time_limit_s,
+                                            ets)
     if not final:  # cannot happen in practice: naive never fails
         final, *_ = _fit_all(y, h, m, ["naive"], math.inf)
-    members = [k for k in chosen if k in final]
+        w = {"naive": 1.0}
+    w = {k: v for k, v in w.items() if k in final}
+    members = list(w)
+    mean, sd = fb.combine(final, w)
+    whole = [i for i, f in enumerate(fitted) if all(k in f for k in w)]  # origins where every member fitted
+    z = fb.ratios([tests[i] for i in whole], [fb.combine(fitted[i], w) for i in whole])
     levels = list(block.interval_levels)
-    mean = np.mean([final[k][0] for k in members], axis=0)
-    bounds = {}
-    for lv in levels:
-        z = float(norm.ppf(0.5 + lv / 200))
-        lo = np.mean([final[k][0] - z * final[k][1] for k in members], axis=0)
-        hi = np.mean([final[k][0] + z * final[k][1] for k in members], axis=0)
-        bounds[lv] = (np.minimum(lo, mean), np.maximum(hi, mean))
-    # nested intervals: a wider level never inside a narrower one
-    for a, b in zip(sorted(levels), sorted(levels)[1:]):
-        bounds[b] = (np.minimum(bounds[b][0], bounds[a][0]), np.maximum(bounds[b][1], bounds[a][1]))
+    q = {lv: fb.multiplier(z, lv, max(1, len(whole))) for lv in levels}
+    bounds = _bounds(mean, sd, levels, q)
 
     # 6. floor
     if block.floor is not None:
@@ -259,13 +261,17 @@ def run_forecast(block: ForecastBlock, time_limit_s: float) -> dict:
     ]
     status = "timeout" if (cut or cut2) else "complete"
     meta = {
-        "method": members[0] if len(members) == 1 else "mean(" + ", ".join(members) + ")",
+        "method": members[0] if len(members) == 1 else "weighted(" + ", ".join(members) + ")",
         "chosen": members,
         "candidates": {k: {"smape": round(v["smape"], 6), "mase": round(v["mase"], 6), "score": round(v["score"], 6)}
                        for k, v in scores.items()},
         "failed": {**errors, **errors2},
         "not_scored": [k for k in names if k not in scores and k not in errors] if cut else [],
-        "holdout": hold,
+        "weights": {k: round(v, 6) for k, v in w.items()},
+        "holdout": len(tests[0]) if tests else 0,
+        "calibration_origins": len(whole),
+        "origins": [int(n_full - n + n_o) for n_o in fb.origins(n, h, m)][: len(per_origin)],
+        "interval_scale": {key(lv): round(q[lv], 6) for lv in levels},
         "seasonal_period": m,
         "seasonal_period_requested": requested,
         "seasonality": season.kind,
@@ -280,7 +286,8 @@ def run_forecast(block: ForecastBlock, time_limit_s: float) -> dict:
         "version": VERSION,
         "status": status,
         "prediction": prediction,
-        "uncertainty": {"levels": levels, "method": "normal, averaged over the combined methods", "intervals": intervals},
+        "uncertainty": {"levels": levels, "method": "backtest-calibrated, around the combined forecast",
+                        "intervals": intervals},
         "checks": checks,
         "meta": meta,
     }

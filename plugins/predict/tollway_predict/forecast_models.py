@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.signal import lfilter
 
 # ---------------------------------------------------------------- seasonality
 
@@ -137,6 +138,29 @@ def _ets_sse(params, y, trend: bool, damped: bool):
     return sse, l, t
 
 
+def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
+    """One-step forecasts of the additive-error ETS with these parameters, as a linear
+    filter of y (the recursion of `_ets_sse`, without a Python loop): the state
+    x_t = D x_(t-1) + g y_t with D = A - g w' gives a second-order filter for w' x_t, plus
+    the response to the initial state."""
+    a, b, phi, l0, t0 = params
+    if not trend:
+        b = t0 = phi = 0.0
+    elif not damped:
+        phi = 1.0
+    d11, d12, d21, d22 = 1 - a, phi * (1 - a), -b, phi * (1 - b)
+    tr, det = d11 + d22, d11 * d22 - d12 * d21
+    num = [a + phi * b, (-d22 + phi * d21) * a + (d12 - phi * d11) * b]
+    den = [1.0, -tr, det]
+    h0 = l0 + phi * t0
+    h1 = (d11 + phi * d21) * l0 + (d12 + phi * d22) * t0
+    impulse = np.zeros(len(y) + 1)
+    impulse[0] = 1.0
+    free = lfilter([h0, h1 - tr * h0], den, impulse)
+    s = lfilter(num, den, y) + free[1:]
+    return np.r_[free[0], s[:-1]]
+
+
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
     smoothing parameters and initial states."""
@@ -156,7 +180,9 @@ def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     def obj(p):
         if trend and p[1] > p[0]:
             return 1e30
-        return _ets_sse(p, yl, trend, damped)[0] / (scale * scale)
+        with np.errstate(all="ignore"):
+            v = float(np.sum((y - _one_step(p, y, trend, damped)) ** 2)) / (scale * scale)
+        return v if math.isfinite(v) else 1e30
 
     best = None
     starts = [x0] if not trend else [x0, [0.5, 0.01] + x0[2:]]
