@@ -329,7 +329,7 @@ def test_fleet_count_expands_and_names_copies(monkeypatch):
 
 
 def test_fleet_count_is_validated():
-    from core.validation import convert
+    from tollway.testing import convert_input
     from tollway_solve.request import SolveRequest
 
     # a copy's name clashing with another vehicle's id
@@ -345,7 +345,7 @@ def test_fleet_count_is_validated():
     body = {"problem": "routing", "routing": {"vehicles": veh, "stops": [{"id": "s", "location": {"id": "A"}}],
                                               "coordinates": COORDS}}
     with pytest.raises(Exception) as err:
-        convert(body, SolveRequest, error="invalid_input")
+        convert_input(body, SolveRequest, error="invalid_input")
     assert [d["field"] for d in err.value.details] == [f"routing.vehicles[{i}].count" for i in range(3)]
     assert err.value.code == "invalid_input" and err.value.extra == {"code": "bad_value"}
 
