@@ -4,12 +4,12 @@ to 1,000,000 and incompatible pairs. No geometric placement.
 
 Items are aggregated, never expanded one by one: identical input kinds (same
 sizes and value, in no incompatible pair) become one model kind, and the model
-counts how many units of each kind go into each bin. A greedy first-fit-
-decreasing packing over groups of identical bins gives the number of bins the
-model may open, a starting solution and the upper bound; the largest total size
-per dimension over the largest capacity gives the lower bound. CP-SAT proves
-the optimum (status `optimal`, gap 0) or stops at the time limit (`timeout`
-with its best solution, bound and gap).
+counts how many units of each kind go into each bin (or, for one dimension, an
+arc-flow model: packing_flow.py). A greedy first-fit-decreasing packing over
+groups of identical bins is the answer whenever the search finds nothing
+better, and gives the hint and the upper bound; the Martello–Toth L2 bound on
+each dimension gives the lower bound. CP-SAT proves the optimum or stops at the
+time limit; the status comes from family.status_of.
 
 The checks live in packing_check.py, written apart from this model.
 """
@@ -30,7 +30,7 @@ from .bounds import items as bounded
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
-VERSION = f"packing-1/{ENGINE}"  # bump the revision when a change can alter answers
+VERSION = f"packing-2/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
