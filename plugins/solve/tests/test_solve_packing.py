@@ -268,7 +268,7 @@ def test_greedy_packing_is_kept_when_the_search_finds_nothing(monkeypatch: pytes
 
     monkeypatch.setattr(packing, "_solve_bins", nothing)
     monkeypatch.setattr(packing, "_solve_flow", lambda block, plan, t: nothing(plan, t))
-    block = _thousand(["kg", "l"], 100, 3)
+    block = _thousand(["kg", "l"], 100, 4)
     block["items"] = block["items"][:60]
     out = solve(block)
     assert out["status"] == "timeout"  # the time ran out: the greedy packing, checked, with the bound

@@ -207,10 +207,23 @@ class _Group:
     load: dict[int, int]
 
 
-def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int) -> list[_Group] | None:
-    """First fit decreasing over groups of identical bins; None if the bins run out
-    or more than `max_groups` groups would be needed."""
-    order = sorted(range(len(kinds)), key=lambda k: -max((s / max(1, max(c[d] for c in caps))) for d, s in enumerate(kinds[k].size)) if kinds[k].size else 0)
+def _greedy_best(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int) -> list[_Group] | None:
+    """First fit decreasing by the largest relative size, then (with several dimensions) by
+    the relative sizes' sum: the packing with fewer bins."""
+    top = [max(1, max(c[d] for c in caps)) for d in range(len(caps[0]))]
+    largest = [max((s / t for s, t in zip(k.size, top)), default=0) for k in kinds]
+    best = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: -largest[k]))
+    if len(top) > 1:
+        total = [sum(s / t for s, t in zip(k.size, top)) for k in kinds]
+        other = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: (-total[k], -largest[k])))
+        if other is not None and (best is None or sum(g.n for g in other) < sum(g.n for g in best)):
+            best = other
+    return best
+
+
+def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int, order: list[int]) -> list[_Group] | None:
+    """First fit over groups of identical bins, kinds taken in `order`; None if the bins
+    run out or more than `max_groups` groups would be needed."""
     types = sorted(range(len(caps)), key=lambda t: -sum(caps[t][d] / max(1, max(c[d] for c in caps)) for d in range(len(caps[t]))))
     groups: list[_Group] = []
     opened = [0] * len(caps)
@@ -322,7 +335,7 @@ def _make_plan(block: PackingBlock) -> _Plan:
     if block.variant == "knapsack":
         return _Plan(data, kinds, clash, None, [1])
     total_units = sum(k.quantity for k in kinds)
-    greedy = _greedy(kinds, data.caps, quantities, clash, max(100, GREEDY_WORK // max(1, len(kinds))))
+    greedy = _greedy_best(kinds, data.caps, quantities, clash, max(100, GREEDY_WORK // max(1, len(kinds))))
     if greedy is None:
         slots = [min(q, total_units) for q in quantities]
     else:

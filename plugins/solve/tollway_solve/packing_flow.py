@@ -58,12 +58,14 @@ def graph(cap: int, kinds: list[tuple[int, int]], limit: int) -> Graph | None:
     reach = {0}
     arcs: list[tuple[int, int, int]] = []
     seen: set[tuple[int, int]] = set()
+    steps = 0  # nodes visited: bounded too, since many visits may add no arc
     for k in sorted(range(len(kinds)), key=lambda k: -kinds[k][0]):
         w, d = kinds[k]
         if w <= 0 or d <= 0:
             continue
         new: set[int] = set()
         for p in sorted(reach):
+            steps += 1
             q = p
             for _ in range(d):
                 if q + w > cap or (q, k) in seen:
@@ -72,7 +74,7 @@ def graph(cap: int, kinds: list[tuple[int, int]], limit: int) -> Graph | None:
                 arcs.append((q, q + w, k))
                 new.add(q + w)
                 q += w
-            if len(arcs) > limit:
+            if len(arcs) > limit or steps > 10 * limit:
                 return None
         reach |= new
     sink = cap + 1
