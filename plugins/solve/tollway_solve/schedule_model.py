@@ -7,6 +7,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
+from . import schedule_hint
 from .family import Conflict, ConflictConstraint, Outcome, cpsat_status
 from .schedule_block import ScheduleBlock, _decimals_scale, _job_windows, horizon
 from .schedule_check import objective
@@ -220,6 +221,10 @@ def solve(block: ScheduleBlock, time_limit_s: float) -> Outcome:
     if pre:
         return Outcome("infeasible", None, None, None, None, conflicts=pre, conflicts_complete=True)
     b = build(block)
+    hint = schedule_hint.dispatch(block)
+    if hint is not None:  # a dispatch-rule schedule as CP-SAT's first guess
+        for j in block.jobs:
+            b.model.AddHint(b.starts[j.id], hint[j.id])
     solver = _solver(time_limit_s)
     nvars = len(b.model.Proto().variables)
     if block.objective == "cost":
