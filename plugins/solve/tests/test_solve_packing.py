@@ -329,3 +329,24 @@ def test_cpsat_statuses_map_the_same_in_every_family() -> None:
     for name in ("allocation.py", "packing.py", "packing_flow.py", "schedule.py", "schedule_model.py"):
         text = (root / name).read_text()
         assert '"feasible"' not in text and '"timeout"' not in text, name
+
+
+def test_relaxation_bound_and_search_give_valid_packings() -> None:
+    rng = random.Random(11)
+    for cap, n, lo, hi in [(1000, 120, 250, 500), (150, 300, 20, 100), (60, 40, 7, 45)]:
+        sizes = [rng.randint(lo, hi) for _ in range(n)]
+        kinds = sorted((w, sizes.count(w)) for w in set(sizes))
+        g = packing_flow.graph(cap, kinds, 100_000)
+        assert g is not None
+        relaxed = packing_flow.lp_round(g, kinds, 5)
+        assert relaxed is not None
+        lp_bound, whole, rest = relaxed
+        assert lp_bound >= -(-sum(w * q for w, q in kinds) // cap)  # at least the total size over the capacity
+        code, bins, bound = packing_flow.search(g, kinds, 1, n, None, 3, 2)
+        assert bins is not None and lp_bound <= bound <= len(bins)
+        for load in bins + whole:
+            assert sum(kinds[k][0] * c for k, c in load.items()) <= cap
+        assert [sum(b.get(k, 0) for b in bins) for k in range(len(kinds))] == [q for _, q in kinds]
+        assert [sum(b.get(k, 0) for b in whole) + rest.get(k, 0) for k in range(len(kinds))] == [q for _, q in kinds]
+        if code == cp_model.OPTIMAL:
+            assert len(bins) == bound

@@ -498,15 +498,15 @@ def _solve_flow(block: PackingBlock, plan: _Plan, time_limit_s: float) -> tuple[
     """The arc-flow model (one dimension, one capacity): bins in a path each, typed in entry order."""
     assert plan.flow is not None
     d = plan.flow_dim
-    kinds = [(k.size[d], k.quantity) for k in plan.kinds]
-    hint = None if plan.greedy is None else [g.load for g in plan.greedy for _ in range(g.n)]
-    ub = sum(b.quantity for b in block.bins) if plan.greedy is None else min(plan.greedy_bins or 0, sum(b.quantity for b in block.bins))
+    kinds = [(k.size[d], k.quantity if k.size[d] else 0) for k in plan.kinds]  # weightless units join a bin at the end
+    greedy = None if plan.greedy is None else [{k: c for k, c in g.load.items() if kinds[k][1]} for g in plan.greedy for _ in range(g.n)]
+    ub = sum(b.quantity for b in block.bins)
     if ub < plan.lb:
         return cp_model.INFEASIBLE, None, plan.lb, plan.flow.size
-    code, loads, bound = packing_flow.solve(plan.flow, kinds, plan.lb, ub, hint, time_limit_s, _num_workers())
+    code, loads, bound = packing_flow.search(plan.flow, kinds, plan.lb, ub, greedy, time_limit_s, _num_workers())
     if loads is None:
         return code, None, bound, plan.flow.size
-    weightless = {k: q for k, (w, q) in enumerate(kinds) if w == 0}
+    weightless = {k: kind.quantity for k, kind in enumerate(plan.kinds) if kind.size[d] == 0}
     if weightless and loads:
         loads[0] = {**loads[0], **weightless}
     types = [t for t, b in enumerate(block.bins) for _ in range(min(b.quantity, len(loads)))]

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
+import time
 from typing import Any
 
+from ortools.linear_solver import pywraplp
 from ortools.sat.python import cp_model
 
 
@@ -174,3 +177,127 @@ def _decompose(g: Graph, values: list[int], kinds: list[tuple[int, int]]) -> lis
         if load:
             bins.append(load)
     return bins
+
+
+def lp_round(g: Graph, kinds: list[tuple[int, int]], time_limit_s: float) -> tuple[int, list[dict[int, int]], dict[int, int]] | None:
+    """The arc-flow linear relaxation (GLOP): its optimum rounded up is a lower bound (the
+    tolerance only ever weakens it); its paths, each taken a whole number of times, are bins,
+    and the units they leave (kind -> count) a small residual problem. None when unsolved."""
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    if lp is None:
+        return None
+    lp.SetTimeLimit(max(100, int(time_limit_s * 1000)))
+    flow = [lp.NumVar(0, lp.infinity(), "") for _ in g.arcs]
+    into: dict[int, list[Any]] = {}
+    out: dict[int, list[Any]] = {}
+    per_kind: dict[int, list[Any]] = {}
+    for (tail, head, k), f in zip(g.arcs, flow):
+        out.setdefault(tail, []).append(f)
+        into.setdefault(head, []).append(f)
+        if k >= 0:
+            per_kind.setdefault(k, []).append(f)
+    for v in into:
+        if v != g.sink:
+            lp.Add(lp.Sum(into[v]) == lp.Sum(out.get(v, [])))
+    for k, fs in per_kind.items():
+        lp.Add(lp.Sum(fs) >= kinds[k][1])
+    lp.Minimize(lp.Sum(out.get(0, [])))
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    value = lp.Objective().Value()
+    bound = math.ceil(value - 1e-4 * max(1.0, value))
+    residual = [f.solution_value() for f in flow]
+    paths: dict[int, list[int]] = {}
+    for i, (tail, _, _) in enumerate(g.arcs):
+        if residual[i] > 1e-9:
+            paths.setdefault(tail, []).append(i)
+    left = {k: d for k, (_, d) in enumerate(kinds)}
+    bins: list[dict[int, int]] = []
+    while True:  # peel paths off the fractional flow; keep each whole number of times
+        v, path = 0, []
+        while v != g.sink:
+            arcs = [a for a in paths.get(v, []) if residual[a] > 1e-9]
+            if not arcs:
+                break
+            a = max(arcs, key=lambda a: residual[a])
+            path.append(a)
+            v = g.arcs[a][1]
+        if v != g.sink:
+            break
+        amount = min(residual[a] for a in path)
+        for a in path:
+            residual[a] -= amount
+        for _ in range(int(amount + 1e-9)):
+            load: dict[int, int] = {}
+            for a in path:
+                k = g.arcs[a][2]
+                if k >= 0 and left[k] > 0:
+                    load[k] = load.get(k, 0) + 1
+                    left[k] -= 1
+            if load:
+                bins.append(load)
+    return bound, bins, left
+
+
+def first_fit_decreasing(cap: int, kinds: list[tuple[int, int]], bins: list[dict[int, int]] | None = None) -> list[dict[int, int]]:
+    """Adds kinds (size, count) to `bins` (or new ones) first fit decreasing."""
+    bins = [dict(b) for b in bins or []]
+    room = [cap - sum(kinds[k][0] * c for k, c in b.items()) for b in bins]
+    for k in sorted(range(len(kinds)), key=lambda k: -kinds[k][0]):
+        w, left = kinds[k]
+        i = 0
+        while left > 0:
+            while i < len(room) and room[i] < w:
+                i += 1
+            if i == len(room):
+                bins.append({})
+                room.append(cap)
+            take = min(left, room[i] // w) if w else left
+            bins[i][k] = bins[i].get(k, 0) + take
+            room[i] -= take * w
+            left -= take
+    return bins
+
+
+def search(g: Graph, kinds: list[tuple[int, int]], lb: int, ub: int, best: list[dict[int, int]] | None,
+           time_limit_s: float, workers: int) -> tuple[int, list[dict[int, int]] | None, int]:
+    """Bound, improve, prove, stopping as soon as a packing meets the bound: the relaxation's
+    bound and its whole paths, the few units they leave solved exactly on their own, then the
+    whole model from the best packing so far. `best` is a known packing (e.g. the greedy one).
+    Returns the CP-SAT status (OPTIMAL when proven), the best packing and the bound."""
+    started = time.monotonic()
+
+    def left() -> float:
+        return time_limit_s - (time.monotonic() - started)
+
+    def better(bins: list[dict[int, int]] | None) -> None:
+        nonlocal best
+        if bins is not None and len(bins) <= ub and (best is None or len(bins) < len(best)):
+            best = bins
+
+    relaxed = lp_round(g, kinds, 0.3 * time_limit_s)
+    if relaxed is not None:
+        lp_bound, whole, rest = relaxed
+        lb = max(lb, lp_bound)
+        if lb > ub:
+            return cp_model.INFEASIBLE, None, lb
+        residual = [(w, rest.get(k, 0)) for k, (w, _) in enumerate(kinds)]
+        better(first_fit_decreasing(g.cap, residual, whole))
+        if best is not None and len(best) > lb and any(q for _, q in residual):
+            rg = graph(g.cap, residual, len(g.arcs))
+            alone = first_fit_decreasing(g.cap, residual)
+            if rg is not None and left() > 0.2:
+                _, bins, _ = solve(rg, residual, max(1, l2_bound(g.cap, residual)), len(alone), alone,
+                                   min(0.3 * left(), 5.0), workers)
+                if bins is not None:
+                    better(whole + bins)
+    if best is not None and len(best) <= lb:
+        return cp_model.OPTIMAL, best, lb
+    code, bins, bound = solve(g, kinds, lb, ub if best is None else len(best), best, max(0.1, left()), workers)
+    better(bins)
+    bound = max(lb, bound)
+    if best is not None and (code == cp_model.OPTIMAL or len(best) <= bound):
+        return cp_model.OPTIMAL, best, max(bound, len(best)) if code == cp_model.OPTIMAL else bound
+    if best is None:
+        return code, None, bound
+    return cp_model.FEASIBLE, best, bound
