@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
-from tollway_solve import family, packing, packing_check, packing_flow, tool
+from tollway_solve import family, packing, packing_check, packing_flow, packing_relax, tool
 from tollway_solve.request import SolveRequest
 
 from tollway import Refusal
@@ -280,9 +280,9 @@ def test_greedy_packing_is_kept_when_the_search_finds_nothing(monkeypatch: pytes
 
 def test_bound_is_martello_toth_l2() -> None:
     # six 60s and six 45s in bins of 100: total size gives 7, L2 (K = 45) gives 6 + 3 = 9, the optimum
-    assert packing_flow.l2_bound(100, [(60, 6), (45, 6)]) == 9
-    assert packing_flow.l2_bound(100, [(50, 3)]) == 2  # two halves share a bin
-    assert packing_flow.l2_bound(10, [(3, 7)]) == 3
+    assert packing_relax.l2_bound(100, [(60, 6), (45, 6)]) == 9
+    assert packing_relax.l2_bound(100, [(50, 3)]) == 2  # two halves share a bin
+    assert packing_relax.l2_bound(10, [(3, 7)]) == 3
     block = {"variant": "bin", "dimensions": ["kg", "l"], "bins": [{"id": "b", "capacity": {"kg": 100, "l": 100}, "quantity": 20}],
              "items": [{"id": "big", "size": {"kg": 60, "l": 1}, "quantity": 6}, {"id": "mid", "size": {"kg": 45, "l": 1}, "quantity": 6}]}
     plan = packing._plan(request(block).packing)
@@ -307,7 +307,7 @@ def test_arc_flow_model_agrees_with_brute_force() -> None:
         block = {"variant": "bin", "dimensions": ["w"], "bins": [{"id": "b", "capacity": {"w": cap}, "quantity": units}],
                  "items": [{"id": f"i{k}", "size": {"w": w}, "quantity": q} for k, (w, q) in enumerate(kinds)], "incompatible": []}
         assert len(bins) == brute_bins(block)
-        assert packing_flow.l2_bound(cap, kinds) <= len(bins)
+        assert packing_relax.l2_bound(cap, kinds) <= len(bins)
 
 
 @pytest.mark.parametrize(
@@ -338,7 +338,7 @@ def test_relaxation_bound_and_search_give_valid_packings() -> None:
         kinds = sorted((w, sizes.count(w)) for w in set(sizes))
         g = packing_flow.graph(cap, kinds, 100_000)
         assert g is not None
-        relaxed = packing_flow.lp_round(g, kinds, 5)
+        relaxed = packing_relax.lp_round(g, kinds, 5)
         assert relaxed is not None
         lp_bound, whole, rest = relaxed
         assert lp_bound >= -(-sum(w * q for w, q in kinds) // cap)  # at least the total size over the capacity

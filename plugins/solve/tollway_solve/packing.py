@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from ortools.sat.python import cp_model
 
-from . import packing_check, packing_flow
+from . import packing_check, packing_flow, packing_relax
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
@@ -401,7 +401,7 @@ def _lower_bound(plan: _Plan) -> int:
         biggest = max(c[d] for c in caps)
         if any(k.size[d] > biggest for k in plan.kinds):
             continue  # an item fits no bin: the infeasibility is reported instead
-        lb = max(lb, packing_flow.l2_bound(biggest, [(k.size[d], k.quantity) for k in plan.kinds]))
+        lb = max(lb, packing_relax.l2_bound(biggest, [(k.size[d], k.quantity) for k in plan.kinds]))
     return lb
 
 
