@@ -350,3 +350,17 @@ def test_relaxation_bound_and_search_give_valid_packings() -> None:
         assert [sum(b.get(k, 0) for b in whole) + rest.get(k, 0) for k in range(len(kinds))] == [q for _, q in kinds]
         if code == cp_model.OPTIMAL:
             assert len(bins) == bound
+
+
+def test_improvement_repacks_bins_into_fewer() -> None:
+    from tollway_solve import packing_lns
+
+    sizes = [[3, 1], [3, 1], [4, 2], [5, 5]]  # kinds, two dimensions
+    caps = [[10, 10]]
+    alone = [(0, {k: 1}) for k in range(4) for _ in range(3)]  # twelve units, one per bin
+    better, ran_out = packing_lns.improve(alone, sizes, caps, {2: {3}, 3: {2}}, 5, 5, 1, group=6)
+    assert len(better) < len(alone) and (len(better) == 5 or ran_out)
+    assert sorted(k for _, load in better for k, c in load.items() for _ in range(c)) == sorted(k for _, load in alone for k in load)
+    for _, load in better:
+        assert all(sum(sizes[k][d] * c for k, c in load.items()) <= 10 for d in range(2))
+        assert not (2 in load and 3 in load)

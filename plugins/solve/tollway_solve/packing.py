@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from ortools.sat.python import cp_model
 
-from . import packing_check, packing_flow, packing_relax
+from . import packing_check, packing_flow, packing_lns, packing_relax
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
@@ -470,8 +470,9 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
         code, found, bound, nvars = _solve_flow(block, plan, left)
     elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
         code, found, bound, nvars = _solve_bins(plan, left)
-    else:  # no exact model fits the variable limit: the greedy packing is the answer
-        return _answer(block, plan, best, lb, proven=False, out_of_time=False, nvars=0)
+    else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
+        better, ran_out = packing_lns.improve(best, [k.size for k in plan.kinds], plan.data.caps, plan.clash, lb, left, 1)
+        return _answer(block, plan, better, lb, proven=False, out_of_time=ran_out, nvars=0)
     if code == cp_model.MODEL_INVALID:
         raise RuntimeError("the packing model is invalid")
     if code == cp_model.INFEASIBLE and best is None:
