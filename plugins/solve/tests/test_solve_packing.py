@@ -6,13 +6,16 @@ the brute-force optimum; `infeasible` is really infeasible)."""
 from __future__ import annotations
 
 import itertools
+import random
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tollway_solve import packing_check, tool
+from ortools.sat.python import cp_model
+from tollway_solve import family, packing, packing_check, packing_flow, packing_relax, tool
 from tollway_solve.request import SolveRequest
 
 from tollway import Refusal
@@ -239,3 +242,125 @@ def test_knapsack_answers_are_optimal(block: dict[str, Any]) -> None:
         if all(sum(it["size"][d] * c for it, c in zip(block["items"], counts)) <= block["bins"][0]["capacity"][d] for d in block["dimensions"]):
             best = max(best, sum(it["value"] * c for it, c in zip(block["items"], counts)))
     assert out["status"] == "optimal" and out["objective_value"] == pytest.approx(best)
+
+
+# -- always an answer, the L2 bound, one status vocabulary ------------------------------------
+def _thousand(dims: list[str], cap: float, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    items = [{"id": f"i{k}", "size": {d: rng.randint(int(cap * 0.1), int(cap * 0.45)) for d in dims}} for k in range(1000)]
+    return {"variant": "bin", "dimensions": dims, "bins": [{"id": "b", "capacity": {d: cap for d in dims}, "quantity": 1000}], "items": items}
+
+
+@pytest.mark.parametrize("dims,cap", [(["w"], 150), (["w"], 100_000), (["kg", "l"], 1000)])
+def test_a_thousand_items_always_get_a_checked_packing(dims: list[str], cap: float) -> None:
+    value = request(_thousand(dims, cap, 7), time_limit_s=1)
+    tool.check(value)  # accepted: the estimate counts the model actually built, or none
+    out = msgspec.to_builtins(tool.run(value))
+    assert out["solution"] is not None and out["checks"] and all(c["satisfied"] for c in out["checks"])
+    assert out["status"] in {"optimal", "feasible", "timeout"}
+    assert out["bound"] is not None and out["bound"] <= out["objective_value"] == len(out["solution"]["bins"])
+    assert out["meta"]["solve_time_s"] < 5
+
+
+def test_greedy_packing_is_kept_when_the_search_finds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def nothing(plan: Any, time_limit_s: float) -> tuple[int, None, int, int]:
+        return cp_model.UNKNOWN, None, plan.lb, 1
+
+    monkeypatch.setattr(packing, "_solve_bins", nothing)
+    monkeypatch.setattr(packing, "_solve_flow", lambda block, plan, t: nothing(plan, t))
+    block = _thousand(["kg", "l"], 100, 4)
+    block["items"] = block["items"][:60]
+    out = solve(block)
+    assert out["status"] == "timeout"  # the time ran out: the greedy packing, checked, with the bound
+    assert out["solution"]["bins"] and all(c["satisfied"] for c in out["checks"])
+    plan = packing._plan(request(block).packing)
+    assert out["objective_value"] == plan.greedy_bins and out["bound"] == plan.lb
+    assert out["gap"] == pytest.approx((plan.greedy_bins - plan.lb) / plan.greedy_bins)
+
+
+def test_bound_is_martello_toth_l2() -> None:
+    # six 60s and six 45s in bins of 100: total size gives 7, L2 (K = 45) gives 6 + 3 = 9, the optimum
+    assert packing_relax.l2_bound(100, [(60, 6), (45, 6)]) == 9
+    assert packing_relax.l2_bound(100, [(50, 3)]) == 2  # two halves share a bin
+    assert packing_relax.l2_bound(10, [(3, 7)]) == 3
+    block = {"variant": "bin", "dimensions": ["kg", "l"], "bins": [{"id": "b", "capacity": {"kg": 100, "l": 100}, "quantity": 20}],
+             "items": [{"id": "big", "size": {"kg": 60, "l": 1}, "quantity": 6}, {"id": "mid", "size": {"kg": 45, "l": 1}, "quantity": 6}]}
+    plan = packing._plan(request(block).packing)
+    assert plan.lb == 9
+    out = solve(block)
+    assert out["status"] == "optimal" and out["objective_value"] == out["bound"] == 9
+
+
+def test_arc_flow_model_agrees_with_brute_force() -> None:
+    rng = random.Random(5)
+    for _ in range(25):
+        cap = rng.randint(5, 14)
+        kinds = [(rng.randint(1, cap), rng.randint(1, 2)) for _ in range(rng.randint(1, 3))]
+        g = packing_flow.graph(cap, kinds, 10_000)
+        assert g is not None
+        units = sum(q for _, q in kinds)
+        code, bins, bound = packing_flow.solve(g, kinds, 1, units, None, 5, 2)
+        assert code == cp_model.OPTIMAL and bins is not None and bound == len(bins)
+        for load in bins:
+            assert sum(kinds[k][0] * c for k, c in load.items()) <= cap
+        assert {k: sum(b.get(k, 0) for b in bins) for k in range(len(kinds))} == {k: q for k, (_, q) in enumerate(kinds)}
+        block = {"variant": "bin", "dimensions": ["w"], "bins": [{"id": "b", "capacity": {"w": cap}, "quantity": units}],
+                 "items": [{"id": f"i{k}", "size": {"w": w}, "quantity": q} for k, (w, q) in enumerate(kinds)], "incompatible": []}
+        assert len(bins) == brute_bins(block)
+        assert packing_relax.l2_bound(cap, kinds) <= len(bins)
+
+
+@pytest.mark.parametrize(
+    "proven,found,out_of_time,status",
+    [(True, True, False, "optimal"), (True, False, False, "infeasible"), (False, True, True, "timeout"),
+     (False, True, False, "feasible"), (False, False, True, "timeout"), (False, False, False, "timeout")],
+)
+def test_one_status_vocabulary(proven: bool, found: bool, out_of_time: bool, status: str) -> None:
+    assert family.status_of(proven=proven, found=found, out_of_time=out_of_time) == status
+
+
+def test_cpsat_statuses_map_the_same_in_every_family() -> None:
+    assert family.cpsat_status(cp_model.OPTIMAL, True) == "optimal"
+    assert family.cpsat_status(cp_model.FEASIBLE, True) == "timeout"  # the time limit is the only limit set
+    assert family.cpsat_status(cp_model.UNKNOWN, False) == "timeout"
+    assert family.cpsat_status(cp_model.INFEASIBLE, False) == "infeasible"
+    # the CP-SAT families name no status of their own beyond proofs: the mapping is the one above
+    root = Path(family.__file__).parent
+    for name in ("allocation.py", "packing.py", "packing_flow.py", "schedule.py", "schedule_model.py"):
+        text = (root / name).read_text()
+        assert '"feasible"' not in text and '"timeout"' not in text, name
+
+
+def test_relaxation_bound_and_search_give_valid_packings() -> None:
+    rng = random.Random(11)
+    for cap, n, lo, hi in [(1000, 120, 250, 500), (150, 300, 20, 100), (60, 40, 7, 45)]:
+        sizes = [rng.randint(lo, hi) for _ in range(n)]
+        kinds = sorted((w, sizes.count(w)) for w in set(sizes))
+        g = packing_flow.graph(cap, kinds, 100_000)
+        assert g is not None
+        relaxed = packing_relax.lp_round(g, kinds, 5)
+        assert relaxed is not None
+        lp_bound, whole, rest = relaxed
+        assert lp_bound >= -(-sum(w * q for w, q in kinds) // cap)  # at least the total size over the capacity
+        code, bins, bound = packing_flow.search(g, kinds, 1, n, None, 3, 2)
+        assert bins is not None and lp_bound <= bound <= len(bins)
+        for load in bins + whole:
+            assert sum(kinds[k][0] * c for k, c in load.items()) <= cap
+        assert [sum(b.get(k, 0) for b in bins) for k in range(len(kinds))] == [q for _, q in kinds]
+        assert [sum(b.get(k, 0) for b in whole) + rest.get(k, 0) for k in range(len(kinds))] == [q for _, q in kinds]
+        if code == cp_model.OPTIMAL:
+            assert len(bins) == bound
+
+
+def test_improvement_repacks_bins_into_fewer() -> None:
+    from tollway_solve import packing_lns
+
+    sizes = [[3, 1], [3, 1], [4, 2], [5, 5]]  # kinds, two dimensions
+    caps = [[10, 10]]
+    alone = [(0, {k: 1}) for k in range(4) for _ in range(3)]  # twelve units, one per bin
+    better, ran_out = packing_lns.improve(alone, sizes, caps, {2: {3}, 3: {2}}, 5, 5, 1, group=6)
+    assert len(better) < len(alone) and (len(better) == 5 or ran_out)
+    assert sorted(k for _, load in better for k, c in load.items() for _ in range(c)) == sorted(k for _, load in alone for k in load)
+    for _, load in better:
+        assert all(sum(sizes[k][d] * c for k, c in load.items()) <= 10 for d in range(2))
+        assert not (2 in load and 3 in load)

@@ -258,3 +258,45 @@ def test_property_checked_and_honest(b):
     all_ok(b, out)
     if out.status == "optimal" and b.objective != "cost":
         assert out.objective_value == pytest.approx(truth)
+
+
+# ------------------------------------------------------------------ dispatch hint and status
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_dispatch_schedule_passes_the_checker(data):
+    from tollway_solve import schedule_hint
+
+    n = data.draw(st.integers(1, 7))
+    res = [{"id": "m", "capacity": data.draw(st.sampled_from([1, 2, 3]))}, {"id": "w", "capacity": 2.5}]
+    jobs = [{"id": f"j{i}", "duration": data.draw(st.integers(0, 5)), "release": data.draw(st.integers(0, 4)),
+             "needs": {"m": data.draw(st.integers(0, 1)), "w": data.draw(st.sampled_from([0, 0.5, 1.5, 2.5]))}} for i in range(n)]
+    prec = [{"before": f"j{a}", "after": f"j{b}", "lag": data.draw(st.integers(0, 3))}
+            for a in range(n) for b in range(a + 1, n) if data.draw(st.integers(0, 3)) == 0]
+    block = blk(resources=res, jobs=jobs, precedence=prec)
+    start = schedule_hint.dispatch(block)
+    assert start is not None
+    rows = [{"job": j.id, "start": start[j.id], "end": start[j.id] + j.duration,
+             "resources": {r: a for r, a in j.needs.items() if a > 0}, "tardiness": 0} for j in block.jobs]
+    checks = family.check(block, {"starts": rows, "makespan": max(r["end"] for r in rows)})
+    assert all(c.satisfied for c in checks if c.name != "objective"), [c for c in checks if not c.satisfied]
+
+
+def test_schedule_without_proof_at_the_time_limit_is_timeout(monkeypatch):
+    from ortools.sat.python import cp_model
+
+    from tollway_solve import schedule_model
+
+    real = cp_model.CpSolver.Solve
+
+    def unproven(self, model, *args):  # as if the time limit stopped the search after a solution
+        code = real(self, model, *args)
+        return cp_model.FEASIBLE if code == cp_model.OPTIMAL else code
+
+    monkeypatch.setattr(cp_model.CpSolver, "Solve", unproven)
+    monkeypatch.setattr(cp_model.CpSolver, "BestObjectiveBound", lambda self: 0.0)
+    jobs = [{"id": f"j{i}", "duration": 3 + i % 4, "due": 4, "needs": {"m": 1}} for i in range(6)]
+    block = blk(resources=[{"id": "m", "capacity": 1}], jobs=jobs, objective="tardiness")
+    out = schedule_model.solve(block, 5)
+    assert out.status == "timeout" and out.solution is not None  # never "feasible" when the time ran out
+    assert out.bound == 0 and out.gap == pytest.approx(1.0) and out.objective_value > 0

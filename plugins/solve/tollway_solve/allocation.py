@@ -29,7 +29,7 @@ from . import allocation_check
 from .bounds import LIST_MAX as MAX_ENTRIES
 from .bounds import Amount, Fraction, Id
 from .bounds import items as bounded
-from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "allocation"
@@ -364,15 +364,15 @@ def solve(block: AllocationBlock, time_limit_s: float) -> Outcome:
     if status == cp_model.INFEASIBLE:
         return _infeasible(block, d, max(0.5, time_limit_s - (time.monotonic() - started)), model.nvars)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Outcome("timeout", None, None, None, None, variables_built=model.nvars)
+        return Outcome(cpsat_status(status, False), None, None, None, None, variables_built=model.nvars)
     qty = {k: solver.Value(e) for k, e in model.x.items()}
     sol = _solution(block, d, qty)
     obj_scale = d.cs + d.qs if block.objective == "minimise_cost" else d.vs + d.qs
     value = unscale(round(solver.ObjectiveValue()), obj_scale)
-    if status == cp_model.OPTIMAL:
+    if cpsat_status(status, True) == "optimal":
         return Outcome("optimal", value, value, 0.0, sol, variables_built=model.nvars)
     bound = unscale(round(solver.BestObjectiveBound()), obj_scale)
-    return Outcome("timeout", value, bound, abs(value - bound) / max(1.0, abs(value)), sol, variables_built=model.nvars)
+    return Outcome(cpsat_status(status, True), value, bound, abs(value - bound) / max(1.0, abs(value)), sol, variables_built=model.nvars)
 
 
 def _infeasible(block: AllocationBlock, d: _Data, time_left: float, nvars: int) -> Outcome:

@@ -11,12 +11,37 @@ import dataclasses
 from typing import Any, Literal, Protocol
 
 import ortools
+from ortools.sat.python import cp_model
 
 Status = Literal["optimal", "feasible", "infeasible", "timeout"]
 
 # The solver every family builds on; answers may change with its release, so each
 # family's VERSION ends with it (as predict's simulation VERSION names NumPy's).
 ENGINE = f"ortools-{ortools.__version__}"
+
+
+def status_of(*, proven: bool, found: bool, out_of_time: bool) -> Status:
+    """The one status vocabulary of every family.
+
+    `proven`: the search proved its answer (the optimum when `found`, else that nothing
+    exists); `found`: a complete solution is in hand; `out_of_time`: the time limit stopped
+    the search. A solution without proof is `timeout` when the time ran out, `feasible`
+    only when the search ended for another reason (a model too large to build, a method
+    that proves no bound and finished on its own)."""
+    if proven:
+        return "optimal" if found else "infeasible"
+    if found and not out_of_time:
+        return "feasible"
+    return "timeout"
+
+
+def cpsat_status(code: int, found: bool) -> Status:
+    """`status_of` for a CP-SAT result: OPTIMAL and INFEASIBLE are proofs; FEASIBLE and
+    UNKNOWN mean the time limit (the only limit the families set) stopped the search."""
+    if code == cp_model.MODEL_INVALID:
+        raise RuntimeError("the model is invalid")
+    proven = code == cp_model.INFEASIBLE or (code == cp_model.OPTIMAL and found)
+    return status_of(proven=proven, found=found, out_of_time=not proven)
 
 
 class InputProblem(Exception):

@@ -4,12 +4,12 @@ to 1,000,000 and incompatible pairs. No geometric placement.
 
 Items are aggregated, never expanded one by one: identical input kinds (same
 sizes and value, in no incompatible pair) become one model kind, and the model
-counts how many units of each kind go into each bin. A greedy first-fit-
-decreasing packing over groups of identical bins gives the number of bins the
-model may open, a starting solution and the upper bound; the largest total size
-per dimension over the largest capacity gives the lower bound. CP-SAT proves
-the optimum (status `optimal`, gap 0) or stops at the time limit (`timeout`
-with its best solution, bound and gap).
+counts how many units of each kind go into each bin (or, for one dimension, an
+arc-flow model: packing_flow.py). A greedy first-fit-decreasing packing over
+groups of identical bins is the answer whenever the search finds nothing
+better, and gives the hint and the upper bound; the Martello–Toth L2 bound on
+each dimension gives the lower bound. CP-SAT proves the optimum or stops at the
+time limit; the status comes from family.status_of.
 
 The checks live in packing_check.py, written apart from this model.
 """
@@ -23,16 +23,17 @@ from typing import Annotated, Any, Literal
 import msgspec
 from ortools.sat.python import cp_model
 
-from . import packing_check
-from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome
+from . import packing_check, packing_flow, packing_lns, packing_relax
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
-VERSION = f"packing-1/{ENGINE}"  # bump the revision when a change can alter answers
+VERSION = f"packing-2/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
+GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
 
 
 MAX_DIMENSIONS = 50
@@ -206,10 +207,23 @@ class _Group:
     load: dict[int, int]
 
 
-def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_bins: int) -> list[_Group] | None:
-    """First fit decreasing over groups of identical bins; None if the bins run out
-    or more than `max_bins` would be opened."""
-    order = sorted(range(len(kinds)), key=lambda k: -max((s / max(1, max(c[d] for c in caps))) for d, s in enumerate(kinds[k].size)) if kinds[k].size else 0)
+def _greedy_best(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int) -> list[_Group] | None:
+    """First fit decreasing by the largest relative size, then (with several dimensions) by
+    the relative sizes' sum: the packing with fewer bins."""
+    top = [max(1, max(c[d] for c in caps)) for d in range(len(caps[0]))]
+    largest = [max((s / t for s, t in zip(k.size, top)), default=0) for k in kinds]
+    best = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: -largest[k]))
+    if len(top) > 1:
+        total = [sum(s / t for s, t in zip(k.size, top)) for k in kinds]
+        other = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: (-total[k], -largest[k])))
+        if other is not None and (best is None or sum(g.n for g in other) < sum(g.n for g in best)):
+            best = other
+    return best
+
+
+def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int, order: list[int]) -> list[_Group] | None:
+    """First fit over groups of identical bins, kinds taken in `order`; None if the bins
+    run out or more than `max_groups` groups would be needed."""
     types = sorted(range(len(caps)), key=lambda t: -sum(caps[t][d] / max(1, max(c[d] for c in caps)) for d in range(len(caps[t]))))
     groups: list[_Group] = []
     opened = [0] * len(caps)
@@ -264,7 +278,7 @@ def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], cl
                 groups.append(g)
             opened[t] += full + (1 if part else 0)
             left -= full * f + part
-            if sum(opened) > max_bins:
+            if len(groups) > max_groups:
                 return None
     return groups
 
@@ -281,9 +295,32 @@ class _Plan:
     clash: dict[int, set[int]]
     greedy: list[_Group] | None
     slots: list[int]  # bins of each type the model may open
+    lb: int = 0  # the lower bound on the bins (L2 on each dimension)
+    flow: packing_flow.Graph | None = None  # the arc-flow graph when the one-dimensional model applies
+    flow_dim: int = 0
+
+    @property
+    def greedy_bins(self) -> int | None:
+        return None if self.greedy is None else sum(g.n for g in self.greedy)
+
+    @property
+    def per_bin_variables(self) -> int:
+        return sum(self.slots) * (len(self.kinds) + 1)
+
+
+_LAST_PLAN: list[tuple[bytes, _Plan]] = []  # validation, pricing and solving share one plan
 
 
 def _plan(block: PackingBlock) -> _Plan:
+    key = msgspec.msgpack.encode(block)
+    if _LAST_PLAN and _LAST_PLAN[0][0] == key:
+        return _LAST_PLAN[0][1]
+    plan = _make_plan(block)
+    _LAST_PLAN[:] = [(key, plan)]
+    return plan
+
+
+def _make_plan(block: PackingBlock) -> _Plan:
     data = _Data.of(block)
     kinds = _kinds(block, data)
     by_id = {it.id: i for i, it in enumerate(block.items)}
@@ -298,14 +335,28 @@ def _plan(block: PackingBlock) -> _Plan:
     if block.variant == "knapsack":
         return _Plan(data, kinds, clash, None, [1])
     total_units = sum(k.quantity for k in kinds)
-    max_bins = MAX_VARIABLES // (len(block.items) + 1) + 1
-    greedy = _greedy(kinds, data.caps, quantities, clash, max_bins)
+    greedy = _greedy_best(kinds, data.caps, quantities, clash, max(100, GREEDY_WORK // max(1, len(kinds))))
     if greedy is None:
         slots = [min(q, total_units) for q in quantities]
     else:
         used = sum(g.n for g in greedy)
         slots = [min(q, used) for q in quantities]
-    return _Plan(data, kinds, clash, greedy, slots)
+    plan = _Plan(data, kinds, clash, greedy, slots)
+    plan.lb = _lower_bound(plan)
+    _flow_graph(block, plan)
+    return plan
+
+
+def _flow_graph(block: PackingBlock, plan: _Plan) -> None:
+    """The arc-flow model applies when one dimension carries every size, every available bin
+    has the same capacity in it, and no incompatible pair remains among the kinds."""
+    dims = {d for k in plan.kinds for d, s in enumerate(k.size) if s > 0}
+    caps = {plan.data.caps[t][d] for t, b in enumerate(block.bins) for d in dims if b.quantity > 0}
+    if len(dims) != 1 or len(caps) != 1 or plan.clash or plan.greedy_bins == plan.lb:
+        return
+    d, cap = dims.pop(), caps.pop()
+    plan.flow = packing_flow.graph(cap, [(k.size[d], k.quantity) for k in plan.kinds], MAX_VARIABLES - 1)
+    plan.flow_dim = d
 
 
 def estimate_variables(block: PackingBlock) -> int:
@@ -313,7 +364,12 @@ def estimate_variables(block: PackingBlock) -> int:
     `bins` counts the bins the model may open (see docs/solve.md)."""
     if block.variant == "knapsack":
         return len(block.items)
-    return sum(_plan(block).slots) * (len(block.items) + 1)
+    plan = _plan(block)
+    if plan.flow is not None:
+        return plan.flow.size
+    if plan.per_bin_variables <= MAX_VARIABLES or plan.greedy is None:
+        return plan.per_bin_variables
+    return len(plan.kinds)  # no model fits: the greedy packing is the answer
 
 
 def size(block: PackingBlock) -> dict[str, int]:
@@ -338,13 +394,14 @@ def _num_workers() -> int:
 
 
 def _lower_bound(plan: _Plan) -> int:
+    """The L2 bound on each dimension (every bin given the largest capacity), the largest."""
     lb = 1 if plan.kinds else 0
     caps = plan.data.caps
     for d in range(len(plan.data.scales)):
-        total = sum(k.size[d] * k.quantity for k in plan.kinds)
         biggest = max(c[d] for c in caps)
-        if total and biggest:
-            lb = max(lb, -(-total // biggest))
+        if any(k.size[d] > biggest for k in plan.kinds):
+            continue  # an item fits no bin: the infeasibility is reported instead
+        lb = max(lb, packing_relax.l2_bound(biggest, [(k.size[d], k.quantity) for k in plan.kinds]))
     return lb
 
 
@@ -404,12 +461,61 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     conflicts = _oversize(block, plan)
     if conflicts:
         return Outcome("infeasible", None, None, None, None, conflicts=conflicts, conflicts_complete=False)
-    lb = _lower_bound(plan)
-    if plan.greedy is not None and sum(g.n for g in plan.greedy) == lb:  # the greedy packing meets the bound: proven
-        contents = [(g.t, g.load) for g in plan.greedy for _ in range(g.n)]
-        sol = {"bins": _bins_out(block, plan, contents)}
-        return Outcome("optimal", float(lb), float(lb), 0.0, sol, variables_built=0)
+    lb = plan.lb
+    best = None if plan.greedy is None else [(g.t, g.load) for g in plan.greedy for _ in range(g.n)]
+    if best is not None and len(best) <= lb:  # the greedy packing meets the bound: proven
+        return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=0)
+    left = time_limit_s - (time.monotonic() - started)
+    if plan.flow is not None:
+        code, found, bound, nvars = _solve_flow(block, plan, left)
+    elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
+        code, found, bound, nvars = _solve_bins(plan, left)
+    else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
+        better, ran_out = packing_lns.improve(best, [k.size for k in plan.kinds], plan.data.caps, plan.clash, lb, left, 1)
+        return _answer(block, plan, better, lb, proven=False, out_of_time=ran_out, nvars=0)
+    if code == cp_model.MODEL_INVALID:
+        raise RuntimeError("the packing model is invalid")
+    if code == cp_model.INFEASIBLE and best is None:
+        return Outcome("infeasible", None, None, None, None, conflicts=_count_conflict(block), variables_built=nvars)
+    if found is not None and (best is None or len(found) < len(best)):
+        best = found
+    if best is None:  # the time ran out before any packing was found
+        return Outcome(status_of(proven=False, found=False, out_of_time=True), None, float(lb), None, None, variables_built=nvars)
+    bound = max(lb, bound)
+    proven = code == cp_model.OPTIMAL or len(best) <= bound
+    return _answer(block, plan, best, bound, proven=proven, out_of_time=not proven, nvars=nvars)
 
+
+def _answer(block: PackingBlock, plan: _Plan, contents: list[tuple[int, dict[int, int]]], bound: int, *, proven: bool, out_of_time: bool, nvars: int) -> Outcome:
+    sol = {"bins": _bins_out(block, plan, contents)}
+    value = float(len(sol["bins"]))
+    status = status_of(proven=proven or value <= bound, found=True, out_of_time=out_of_time)
+    if status == "optimal":
+        return Outcome(status, value, value, 0.0, sol, variables_built=nvars)
+    return Outcome(status, value, float(bound), (value - bound) / max(1.0, value), sol, variables_built=nvars)
+
+
+def _solve_flow(block: PackingBlock, plan: _Plan, time_limit_s: float) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
+    """The arc-flow model (one dimension, one capacity): bins in a path each, typed in entry order."""
+    assert plan.flow is not None
+    d = plan.flow_dim
+    kinds = [(k.size[d], k.quantity if k.size[d] else 0) for k in plan.kinds]  # weightless units join a bin at the end
+    greedy = None if plan.greedy is None else [{k: c for k, c in g.load.items() if kinds[k][1]} for g in plan.greedy for _ in range(g.n)]
+    ub = sum(b.quantity for b in block.bins)
+    if ub < plan.lb:
+        return cp_model.INFEASIBLE, None, plan.lb, plan.flow.size
+    code, loads, bound = packing_flow.search(plan.flow, kinds, plan.lb, ub, greedy, time_limit_s, _num_workers())
+    if loads is None:
+        return code, None, bound, plan.flow.size
+    weightless = {k: kind.quantity for k, kind in enumerate(plan.kinds) if kind.size[d] == 0}
+    if weightless and loads:
+        loads[0] = {**loads[0], **weightless}
+    types = [t for t, b in enumerate(block.bins) for _ in range(min(b.quantity, len(loads)))]
+    return code, list(zip(types, loads)), bound, plan.flow.size
+
+
+def _solve_bins(plan: _Plan, time_limit_s: float) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
+    """The count model: a variable per (bin, kind), bins of a type opened in order."""
     m = cp_model.CpModel()
     caps = plan.data.caps
     slots: list[tuple[int, Any, dict[int, Any]]] = []
@@ -445,28 +551,19 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     for k, kind in enumerate(plan.kinds):
         m.Add(sum(xs[k] for _, _, xs in slots if k in xs) == kind.quantity)
     used = sum(y for _, y, _ in slots)
-    m.Add(used >= lb)
+    m.Add(used >= plan.lb)
     if plan.greedy is not None:
         m.Add(used <= sum(g.n for g in plan.greedy))
         _hint(m, slots, plan)
     m.Minimize(used)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.5, time_limit_s - (time.monotonic() - started))
+    solver.parameters.max_time_in_seconds = max(0.1, time_limit_s)
     solver.parameters.num_workers = _num_workers()
-    status = solver.Solve(m)
-    if status == cp_model.INFEASIBLE:
-        return Outcome("infeasible", None, None, None, None, conflicts=_count_conflict(block), variables_built=nvars)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if status == cp_model.MODEL_INVALID:
-            raise RuntimeError(m.Validate())
-        return Outcome("timeout", None, float(lb), None, None, variables_built=nvars)
+    code = solver.Solve(m)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return code, None, plan.lb, nvars
     contents = [(t, {k: solver.Value(x) for k, x in xs.items() if solver.Value(x)}) for t, y, xs in slots]
-    sol = {"bins": _bins_out(block, plan, contents)}
-    value = float(round(solver.ObjectiveValue()))
-    bound = float(max(lb, round(solver.BestObjectiveBound())))
-    if status == cp_model.OPTIMAL or bound >= value:
-        return Outcome("optimal", value, value, 0.0, sol, variables_built=nvars)
-    return Outcome("timeout", value, bound, (value - bound) / max(1.0, value), sol, variables_built=nvars)
+    return code, [c for c in contents if c[1]], max(plan.lb, round(solver.BestObjectiveBound())), nvars
 
 
 def _hint(m: cp_model.CpModel, slots: list[tuple[int, Any, dict[int, Any]]], plan: _Plan) -> None:
@@ -517,12 +614,12 @@ def _solve_knapsack(block: PackingBlock, plan: _Plan, time_limit_s: float, start
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.5, time_limit_s - (time.monotonic() - started))
     solver.parameters.num_workers = _num_workers()
-    status = solver.Solve(m)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if status == cp_model.MODEL_INVALID:
-            raise RuntimeError(m.Validate())
-        return Outcome("timeout", None, None, None, None, variables_built=nvars)  # packing nothing is always feasible: never infeasible
-    counts = {k: solver.Value(x) for k, x in xs.items()}
+    code = solver.Solve(m)
+    if code == cp_model.MODEL_INVALID:
+        raise RuntimeError(m.Validate())
+    found = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    # packing nothing is always feasible: never infeasible, and an empty bin when nothing better was found
+    counts = {k: solver.Value(x) for k, x in xs.items()} if found else {}
     contents = [(0, {k: c for k, c in counts.items() if c})]
     bins = _bins_out(block, plan, contents)
     if not bins:
@@ -530,12 +627,13 @@ def _solve_knapsack(block: PackingBlock, plan: _Plan, time_limit_s: float, start
     packed = {it["id"]: it["count"] for it in bins[0]["items"]}
     left_out = [{"id": it.id, "count": it.quantity - packed.get(it.id, 0)} for it in block.items if it.quantity - packed.get(it.id, 0) > 0]
     vs = plan.data.value_scale
-    value = unscale(round(solver.ObjectiveValue()), vs)
-    bound = unscale(round(solver.BestObjectiveBound()), vs)
+    value = unscale(round(solver.ObjectiveValue()), vs) if found else 0.0
+    bound = unscale(round(solver.BestObjectiveBound()), vs) if found else None
     sol = {"bins": bins, "left_out": left_out}
-    if status == cp_model.OPTIMAL:
-        return Outcome("optimal", value, value, 0.0, sol, variables_built=nvars)
-    return Outcome("timeout", value, bound, abs(bound - value) / max(1.0, abs(value)), sol, variables_built=nvars)
+    status = cpsat_status(code, True)
+    if status == "optimal":
+        return Outcome(status, value, value, 0.0, sol, variables_built=nvars)
+    return Outcome(status, value, bound, None if bound is None else abs(bound - value) / max(1.0, abs(value)), sol, variables_built=nvars)
 
 
 check = packing_check.check

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
-from .family import Conflict, ConflictConstraint, Outcome
+from .family import Conflict, ConflictConstraint, Outcome, status_of
 from .routing_block import RoutingBlock, amount_scale, location_ids, matrices
 from .routing_check import objective
 
@@ -284,7 +284,7 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         if best is None or key < best[0]:
             best = (key, routes, m.start_times(mgr, rm, sol))
     if best is None:
-        return Outcome("timeout", None, None, None, None, variables_built=nvars)
+        return Outcome(status_of(proven=False, found=False, out_of_time=True), None, None, None, None, variables_built=nvars)
 
     # 2. route elimination (vehicles first)
     if lex:
@@ -329,5 +329,6 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
 
     solution = replay(block, m, best[1], best[2])
     obj = objective(block, solution)
-    status = "feasible" if not solution["unserved"] else "timeout"
+    # guided local search runs until the limit: a complete answer is a timeout's, never a proof
+    status = status_of(proven=False, found=not solution["unserved"], out_of_time=True)
     return Outcome(status, obj, None, None, solution, variables_built=nvars)

@@ -26,7 +26,7 @@ from pyvrp import Client, ClientGroup, Depot, Location, ProblemData, VehicleType
 from pyvrp import solve as pyvrp_solve
 from pyvrp.exceptions import PenaltyBoundWarning
 
-from .family import Outcome
+from .family import Outcome, status_of
 from .routing_block import RoutingBlock, amount_scale, copy_id, expand, location_ids, matrices
 from .routing_check import objective
 
@@ -68,10 +68,12 @@ class _Converged:
         self.best: int | None = None
         self.found_at = self.started
         self.since = 0
+        self.out_of_time = False  # the deadline, not convergence, ended the search
 
     def __call__(self, cost: int) -> bool:
         now = time.monotonic()
         if now >= self.deadline:
+            self.out_of_time = True
             return True
         if cost >= INT_SAFE:  # PyVRP reports no feasible solution yet with its largest cost
             return now >= self.handover
@@ -180,4 +182,5 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     m = SimpleNamespace(t=t_in, d=d_in, S=S, V=len(fleet.vehicles), ST=ST, loc=stop_locs
                         + [pos[v.start.id] for v in fleet.vehicles] + [pos[(v.end or v.start).id] for v in fleet.vehicles])
     solution = routing_model.replay(fleet, m, routes, starts)
-    return Outcome("feasible", objective(fleet, solution), None, None, solution, variables_built=nvars)
+    status = status_of(proven=False, found=True, out_of_time=stop.out_of_time)
+    return Outcome(status, objective(fleet, solution), None, None, solution, variables_built=nvars)

@@ -25,10 +25,12 @@ Semantics
 
 Solution: `{starts: [{job, start, end, resources {r: amount}, tardiness}], makespan}`.
 
-Statuses: `optimal` only when CP-SAT proves optimality; `feasible` when a schedule was found
-without proof; `infeasible` when CP-SAT (or a direct pre-check) proves there is none, with
-`conflicts` naming the clashing constraints (from an assumption core: not necessarily
-minimal); `timeout` when the time ran out with neither a schedule nor a proof.
+Statuses follow the one rule every family shares (family.status_of): `optimal` only when
+CP-SAT proves optimality; a schedule without proof when the time ran out is `timeout`;
+`infeasible` when CP-SAT (or a direct pre-check) proves there is none, with `conflicts`
+naming the clashing constraints (from an assumption core: not necessarily minimal).
+Machines that run one job at a time (capacity below any two needs) are NoOverlap
+constraints, solved with CP-SAT's stronger disjunctive reasoning.
 
 Validation codes (InputProblem.code): empty_id, duplicate_id, unknown_id, no_jobs,
 reversed_window, overlapping_windows, precedence_cycle, bad_magnitude, unsupported_precision.
@@ -50,7 +52,7 @@ from .schedule_block import (  # noqa: F401  (the block types stay importable fr
 class ScheduleFamily:
     name = "schedule"
     block_type = ScheduleBlock
-    VERSION = f"schedule-1/{ENGINE}"  # bump the revision when a change can alter answers
+    VERSION = f"schedule-2/{ENGINE}"  # bump the revision when a change can alter answers
 
     # -------------------------------------------------------- validation
     def validate(self, block: ScheduleBlock) -> None:
