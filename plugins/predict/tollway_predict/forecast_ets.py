@@ -22,6 +22,7 @@ FORMS = (
 )
 MAX_PERIOD = 12  # longer cycles (hourly 24, weekly 52) cost too many seasonal states to fit in time
 SEASONS = 20     # fitted on at most the last 20 cycles
+CHOOSE_ITERATIONS = 80  # enough to rank the forms by AICc; the chosen one is refitted in full
 
 
 def usable(y: np.ndarray, m: int) -> bool:
@@ -36,11 +37,11 @@ def _model(y: np.ndarray, m: int, form):
                     seasonal=seasonal, seasonal_periods=m)
 
 
-def _fit(y, m, form, start=None):
+def _fit(y, m, form, start=None, maxiter=200):
     y = y[-SEASONS * m:]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _model(y, m, form).fit(disp=False, start_params=start, maxiter=200)
+        return _model(y, m, form).fit(disp=False, start_params=start, maxiter=maxiter)
 
 
 def choose(y: np.ndarray, m: int) -> tuple[tuple, np.ndarray] | None:
@@ -51,7 +52,7 @@ def choose(y: np.ndarray, m: int) -> tuple[tuple, np.ndarray] | None:
         if not positive and (form[0] == "mul" or form[3] == "mul"):
             continue
         try:
-            r = _fit(y, m, form)
+            r = _fit(y, m, form, maxiter=CHOOSE_ITERATIONS)
         except Exception:  # noqa: BLE001, S112 — a form that cannot be fitted is skipped
             continue
         aicc = float(r.aicc)
