@@ -39,6 +39,7 @@ run: $(STAMP)
 
 test: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
+	./scripts/ensure-chromium.sh
 	TOLLWAY_TEST_DATABASE_URL=$${TOLLWAY_TEST_DATABASE_URL-postgres://postgres@127.0.0.1:5432/test} \
 		$(BIN)/python -m pytest -q -p no:cacheprovider
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
     from .providers import Provider
+    from .routes import Route
     from .services import Services
     from .settings_spec import Setting
     from .tool import Tool
@@ -44,6 +45,15 @@ def register_providers(register: "Callable[[Provider], None]") -> None:
 
     :param register: call once per `tollway.Provider`; its settings are registered with
         it, and the same kind and name declared twice stops start-up.
+    """
+
+
+@hookspec
+def register_routes(register: "Callable[[Route], None]") -> None:
+    """Declare operations besides tools: resource reads and writes, pages a person opens.
+
+    :param register: call once per `tollway.Route`; a name or a method and path already
+        taken stops start-up.
     """
 
 

@@ -33,6 +33,7 @@ from .payments.networks import Network, get_network
 from .payments.settlement import BackendServices, SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCalls
+from .platform import Platform
 from .providers import Providers
 from .receipt_signing import ReceiptSigner
 from .idempotency import IdempotencyStore
@@ -42,6 +43,7 @@ from .ratelimits import DEFAULT_LIMITS, RateLimiter
 from .receipts import ReceiptBook
 from .reconciler import Reconciler
 from .refunds import Refunds
+from .routes import Route, RouteRunner
 from .registry import Registry, StartupError
 from .services import Services
 from .settings_spec import Setting
@@ -58,7 +60,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform"})
 
 
 class Kernel:
@@ -104,6 +106,7 @@ class Kernel:
         self.data_sources: dict[str, DataSource] = self.registry.data_sources
         self.backend_factories: dict[str, Any] = self.registry.backend_factories
         self.watch_sources: dict[str, WatchSource] = self.registry.watch_sources
+        self.routes: dict[str, Route] = self.registry.routes
         self.providers = Providers(self.registry.providers, self.family_settings)
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
@@ -117,6 +120,7 @@ class Kernel:
         self.idempotency = IdempotencyStore(config.idempotency_ttl_s, config.idempotency_lease_s)
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
+        self.route_runner = RouteRunner(auth=self.auth, rate_gate=self.rate_gate)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
         self.watch_polling = WatchPolling(
@@ -182,8 +186,13 @@ class Kernel:
             db=self.db, events=self.events, retry_base_s=self.config.webhook_retry_base_s,
             allow_insecure=self.config.webhooks_allow_insecure,
         )
+        self.platform = Platform(
+            db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
+        )
+        self.route_runner.platform = self.platform
         self.services = Services(
-            home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self)
+            home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self),
+            platform=self.platform,
         )
         self.started = True
         self.pm.hook.startup(services=self.services)

@@ -26,6 +26,7 @@ TYPES = (
     "phone_expiring",
     "watch_change",
     "watch_paused",  # ours: a watch paused for its cap or its credits (the owner is told once per pause)
+    "case_needs_a_person",  # ours: a goal's case reached its budget or step limit; its spending stopped
 )
 MAX_LIMIT = 100
 

@@ -28,7 +28,7 @@ from .rate_identity import RateGate, payer_of
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
-from .tool import Tool, ToolContexts, ToolError
+from .tool import AcceptedJob, Tool, ToolContexts, ToolError
 from .watches.queue import record_lookup
 from .wire.calls import CallMeta, JobAccepted, Success
 
@@ -252,6 +252,8 @@ class PaidCalls:
             job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id,
             bus=self.events,
         )
+        if call.tool.on_accept is not None:
+            await call.tool.on_accept(AcceptedJob(request_id=request_id, agent_id=agent_id, value=call.value, price=call.price, receipt_id=receipt_id))
 
     async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
         """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
@@ -263,6 +265,8 @@ class PaidCalls:
             receipt_id=receipt_id,
             message=f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
         )
+        if call.tool.accepted_fields is not None:
+            body = msgspec.structs.replace(body, **dict(call.tool.accepted_fields(request_id)))
         return Answer(202, body, {})
 
     async def _receipt(
@@ -291,7 +295,13 @@ class PaidCalls:
             decision_context=call.decision_context,
             provider_cost=call.provider_cost,
             settled=settled,
+            goal_id=self._goal_of(call, request_id),
         )
+
+    @staticmethod
+    def _goal_of(call: PreparedCall, request_id: str) -> str | None:
+        fields = call.tool.accepted_fields(request_id) if call.tool.accepted_fields is not None else {}
+        return fields.get("goal_id")
 
 
 __all__ = ["PaidCalls", "PreparedCall", "input_hash_of"]

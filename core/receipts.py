@@ -57,6 +57,7 @@ class ReceiptBook:
         provider_cost: int | None = None,
         settled: bool = True,
         receipt_id: str | None = None,
+        goal_id: str | None = None,
     ) -> dict[str, Any]:
         created = now_ms()
         job_id = job_id or request_id  # a receipt's job_id is the request that originated it
@@ -73,7 +74,7 @@ class ReceiptBook:
             payment_method=payment_method,
             status=status,
             execution_status=execution_status,
-            goal_id=None,
+            goal_id=goal_id,
             revision=1,
             settlement_tx=settlement_tx,
             memo=memo,

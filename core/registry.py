@@ -10,6 +10,7 @@ import pluggy
 from .datasources import DataSource
 from .periodic import PeriodicTask
 from .providers import Provider, choice_setting
+from .routes import Route
 from .settings_spec import Setting
 from .tool import Tool
 from .watches.sources import WatchSource
@@ -32,11 +33,12 @@ class Registry:
         self.backend_factories: dict[str, Any] = {}
         self.watch_sources: dict[str, WatchSource] = {}
         self.providers: dict[str, dict[str, Provider]] = {}  # kind -> name -> provider
+        self.routes: dict[str, Route] = {}  # name -> route
 
     def collect(self, pm: pluggy.PluginManager) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
         pm.check_pending()
-        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers):
+        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers, self.routes):
             registry.clear()
         self.periodic_tasks.clear()
         pm.hook.register_tools(register=self._add_tool)
@@ -46,6 +48,17 @@ class Registry:
         pm.hook.register_settlement_backends(register=self._add_backend)
         pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
         pm.hook.register_watch_sources(register=self._add_watch_source)
+        pm.hook.register_routes(register=self._add_route)
+
+    def _add_route(self, route: Route) -> None:
+        if not isinstance(route, Route):
+            raise StartupError(f"register_routes received {route!r}, not a tollway.Route")
+        if route.name in self.routes or route.name in self.tools:
+            raise StartupError(f"duplicate route or tool name {route.name!r}")
+        for other in self.routes.values():
+            if (other.method, other.path) == (route.method, route.path):
+                raise StartupError(f"duplicate route {route.method} {route.path}: {other.name} and {route.name}")
+        self.routes[route.name] = route
 
     def add_kernel_tool(self, tool: Tool) -> None:
         """A tool the kernel itself provides (Changes, Benchmark), checked like a plugin's."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -24,6 +25,9 @@ class Services:
     # One key per running service: a plugin keeps per-service state (e.g. background
     # tasks to cancel at shutdown) under it.
     instance: int = 0
+    # The kernel services a plugin's own resources may use (`core.platform.Platform`:
+    # transactions, notifications, the webhook outbox); None before the kernel starts.
+    platform: Any = None
 
     def settings(self, family: str) -> Mapping[str, str]:
         """The family's settings by name (`TOLLWAY_SANCTIONS_LISTS_URL` -> `lists_url`), defaults included."""

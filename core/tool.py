@@ -165,6 +165,17 @@ Price = int | str | Callable[[Any], int]
 
 
 @dataclasses.dataclass(frozen=True)
+class AcceptedJob:
+    """A job tool's call as it is accepted and paid (what `Tool.on_accept` receives)."""
+
+    request_id: str
+    agent_id: str
+    value: Any  # the validated input
+    price: int  # micro-USDC charged
+    receipt_id: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Tool:
     """A paid tool, declared once by a plugin through `register_tools`.
 
@@ -227,6 +238,13 @@ class Tool:
     # The kind of provider the tool reaches its service through (`ctx.provider(kind)`,
     # docs/providers.md): while none is configured, refused like `requires`.
     provider_kind: str | None = None
+    # Job mode: fields the 202 acceptance carries besides `request_id`, a pure function of
+    # it (compute: `goal_id`; a `goal_id` here is also written on the call's receipt).
+    accepted_fields: Callable[[str], Mapping[str, str]] | None = None
+    # Job mode: the tool's own rows for an accepted call, written in the transaction that
+    # records its payment, receipt and job (compute: the goal), so they exist exactly when
+    # the 202 is answered.
+    on_accept: Callable[["AcceptedJob"], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -245,6 +263,8 @@ class Tool:
             raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
         if self.accepted_status not in ACCEPTED_STATUSES:
             raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
+        if (self.accepted_fields is not None or self.on_accept is not None) and self.mode != "job":
+            raise ValueError(f"tool {self.name}: accepted_fields and on_accept are for job tools")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
         if (self.benchmark is not None or self.searches) and self.facts is None:

@@ -33,6 +33,7 @@ from .translate import (
     to_call_request,
     unexpected_error_handler,
 )
+from .plugin_routes import route_handlers
 from .watch_routes import watch_handlers
 
 
@@ -180,8 +181,8 @@ def create_app(
     tools = sorted(kernel.tools.values(), key=lambda t: t.path)
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
-    schemas = WireSchemas(tools)
-    handlers = _kernel_handlers(kernel, schemas) + watch_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
+    schemas = WireSchemas(tools, kernel.routes.values())
+    handlers = _kernel_handlers(kernel, schemas) + watch_handlers(kernel, schemas) + route_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
 
     async def start_hub() -> None:
         hub.start()

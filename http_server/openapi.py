@@ -101,10 +101,12 @@ class WireSchemas:
     built together so that two plugins' types of the same name get distinct
     (qualified) names, and the reference of each type under that name."""
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool], routes: Iterable[Any] = ()) -> None:
         types: list[Any] = list(_WIRE_TYPES)
         for tool in tools:
             types += [tool.input_type, tool.output_type]
+        for r in routes:  # plugins' own routes (core.routes.Route)
+            types += [t for t in (r.body_type, r.answer_type) if t is not None and t not in types]
         refs, self.components = msgspec.json.schema_components(types, ref_template=REF)
         self._refs = {t: r for t, r in zip(types, refs)}
         # the shared answers and parameters the operations built so far refer to

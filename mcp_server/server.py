@@ -37,6 +37,7 @@ from .shaping import (
     output_schema,
     payment_value,
 )
+from .route_tools import route_input_schema, route_request, route_tool, route_value
 from .watch_tools import (
     WATCH_TOOLS,
     WatchTool,
@@ -339,6 +340,7 @@ class TollwayMcp:
         self._inflight: set[asyncio.Task[Any]] = set()
         self._free = {ft.name: ft for ft in FREE_TOOLS}
         self._watch = {wt.name: wt for wt in WATCH_TOOLS}
+        self._routes = {r.name: r for r in kernel.routes.values() if r.mcp}
         self._schemas: dict[str, dict[str, Any]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -381,7 +383,7 @@ class TollwayMcp:
         the input nests objects); full descriptions, every example and the output schemas
         come from `describe_tool`."""
         kernel = self.kernel
-        clash = sorted((set(self._free) | set(self._watch)) & set(kernel.tools))
+        clash = sorted((set(self._free) | set(self._watch) | set(self._routes)) & set(kernel.tools))
         if clash:
             raise RuntimeError(f"tool names {clash} clash with the MCP front's free tools")
         out: list[types.Tool] = []
@@ -429,6 +431,7 @@ class TollwayMcp:
                     annotations=wt.annotations,
                 )
             )
+        out.extend(route_tool(r) for r in sorted(self._routes.values(), key=lambda r: r.name))
         return out
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -449,10 +452,21 @@ class TollwayMcp:
                 "output_schema": watch_output_schema(wt),
                 "examples": [],
             }
+        if tool is None and name in self._routes:
+            r = self._routes[name]
+            return {
+                "name": r.name,
+                "title": r.title,
+                "description": r.description,
+                "price": {"amount_usdc": "0.000000"},
+                "rate_limit": _limit_text(self.kernel, r.rate_limit) if r.rate_limit else None,
+                "input_schema": route_input_schema(r),
+                "examples": [],
+            }
         if tool is None:
             ft = self._free.get(name)
             if ft is None:
-                names = sorted([*self.kernel.tools, *self._free, *self._watch])
+                names = sorted([*self.kernel.tools, *self._free, *self._watch, *self._routes])
                 raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
             return {
                 "name": ft.name,
@@ -525,6 +539,8 @@ class TollwayMcp:
                 return await self._call_free(ctx, self._free[name], args)
             if name in self._watch:
                 return await self._call_watch(ctx, self._watch[name], args)
+            if name in self._routes:
+                return await self._call_route(ctx, self._routes[name], args)
             tool = self.kernel.tools.get(name)
             if tool is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
@@ -551,6 +567,12 @@ class TollwayMcp:
         watches = self.kernel.watches
         result = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: wt.run(watches, req, watch_id)))
         return self._result(answer_data(result if isinstance(result, Answer) else result[0]), {}, self._hint(watch_input_schema(wt), args, paid=False))
+
+    async def _call_route(self, ctx: Any, r: Any, args: dict[str, Any]) -> types.CallToolResult:
+        """A plugin's route, as its HTTP route runs it (same credential, rate limit and checks)."""
+        req, params = route_request(r, args, lambda path: self._who(ctx, path=path))
+        out = await self._shielded(self.kernel.route_runner.call(r, req, params))
+        return self._result(route_value(out), {}, self._hint(route_input_schema(r), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
         # the kernel answers wire Structs: rendered to plain JSON values here

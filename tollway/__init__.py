@@ -9,7 +9,7 @@
 or, for a tool that is one typed async function, `@tollway.tool(path=..., price=...)`
 over it builds the `Tool` from its signature and docstring.
 
-Hooks are `register_tools`, `register_settings`, `register_providers`, `register_periodic_tasks`,
+Hooks are `register_tools`, `register_routes`, `register_settings`, `register_providers`, `register_periodic_tasks`,
 `register_data_sources`, `register_settlement_backends`, `register_migrations`,
 `startup(services)` and `shutdown(services)`; see docs/plugins.md. A tool that calls a
 public HTTP registry declares it as an `Upstream` and answers with `Evidence`
@@ -35,15 +35,17 @@ from core.money import to_micro, usdc
 from core.payments.settlement import BackendServices, SettlementResult
 from core.periodic import PeriodicTask
 from core.providers import Provider
+from core.routes import Page, Route, RouteCall, RouteReply
 from core.services import Services
 from core.settings_spec import Setting
 from core.source_values import source_int, source_text
-from core.tool import Example, Fact, Tool, ToolContext, ToolError
+from core.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
 from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 from core.watches.sources import Observed, Snapshot, WatchSource
 
 __all__ = [
+    "AcceptedJob",
     "AppConfig",
     "BackendServices",
     "Benchmarkable",
@@ -57,9 +59,13 @@ __all__ = [
     "Observed",
     "PeriodicTask",
     "Progress",
+    "Page",
     "Provider",
     "Refusal",
     "Reply",
+    "Route",
+    "RouteCall",
+    "RouteReply",
     "Services",
     "Setting",
     "SettlementResult",

@@ -31,6 +31,7 @@ class JobAccepted(msgspec.Struct):
     status: str
     receipt_id: str | None = None
     message: str | None = None
+    goal_id: str | msgspec.UnsetType = msgspec.UNSET  # compute goals only
 
 
 class JobStatus(msgspec.Struct):

@@ -633,3 +633,75 @@ def test_tollway_plugins_lists_failures(throwaway_distribution, tmp_path, monkey
     listing = json.loads(capsys.readouterr().out)
     assert "throwaway_ping" in {row["tool"] for row in listing["tools"]}
     assert {"tollway_tp_broken", "tollway_tp_wrong"} <= set(listing["failures"])
+
+
+# -- register_routes ---------------------------------------------------------------------
+@exercises("register_routes")
+async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mcp(kernel_factory) -> None:
+    import mcp
+
+    from tollway import Page, Route, RouteCall, RouteReply
+    from tollway.testing import credits_session, mcp_server_for
+
+    class NoteBody(msgspec.Struct, forbid_unknown_fields=True):
+        text: str
+        count: int
+
+    seen: list[tuple[str, Any, Any]] = []
+
+    async def read(call: RouteCall) -> dict[str, Any]:
+        seen.append(("read", call.params, call.agent_id))
+        return {"id": call.params["note_id"], "q": call.query.get("q"), "agent": call.agent_id}
+
+    async def write(call: RouteCall) -> RouteReply:
+        seen.append(("write", call.body, call.caller.via))
+        return RouteReply(201, {"stored": call.body.text, "times": call.body.count})
+
+    async def page(call: RouteCall) -> Page:
+        return Page(f"<p>hello {call.params['word']}</p>", status=410 if call.params["word"] == "gone" else 200)
+
+    routes = [
+        Route("GET", "/v1/hooks/notes/{note_id}", "hooks_note_read", "Read a note", "Reads.", read, mcp=True, query=(("q", "A filter."),)),
+        Route("POST", "/v1/hooks/notes", "hooks_note_write", "Write a note", "Writes.", write, auth="write", body_type=NoteBody, status=200),
+        Route("GET", "/v1/hooks/pages/{word}", "hooks_page", "A page", "A page.", page, auth="public", rate_limit=None, page=True),
+    ]
+
+    class Notes:
+        @hookimpl
+        def register_routes(self, register):
+            for r in routes:
+                register(r)
+
+    kernel = await kernel_factory(plugins=[("notes", Notes())])
+    assert set(kernel.routes) == {"hooks_note_read", "hooks_note_write", "hooks_page"}
+    async with http_client(kernel) as client:
+        agent_id, headers = await credits_session(client, "1")
+        ok = await client.get("/v1/hooks/notes/n1?q=x", headers=headers)
+        anonymous = await client.get("/v1/hooks/notes/n1")
+        written = await client.post("/v1/hooks/notes", json={"text": "hi", "count": 2}, headers=headers)
+        bad = await client.post("/v1/hooks/notes", json={"text": 3, "count": "x", "more": 1}, headers=headers)
+        shown = await client.get("/v1/hooks/pages/world")
+        gone = await client.get("/v1/hooks/pages/gone")
+        schema = (await client.get("/schema/openapi.json")).json()
+    assert ok.status_code == 200 and ok.json() == {"id": "n1", "q": "x", "agent": agent_id} and "ratelimit-limit" in ok.headers
+    assert anonymous.status_code == 401
+    assert written.status_code == 201 and written.json() == {"stored": "hi", "times": 2} and seen[-1] == ("write", NoteBody("hi", 2), "token")
+    assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} >= {"text", "count"}
+    assert shown.status_code == 200 and shown.text == "<p>hello world</p>" and shown.headers["content-type"].startswith("text/html")
+    assert gone.status_code == 410
+    assert {"/v1/hooks/notes/{note_id}", "/v1/hooks/notes", "/v1/hooks/pages/{word}"} <= set(schema["paths"])
+    assert schema["paths"]["/v1/hooks/notes"]["post"]["operationId"] == "hooks_note_write"
+
+    async with mcp.Client(mcp_server_for(kernel)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "hooks_note_read" in names and "hooks_note_write" not in names
+    assert seen[0] == ("read", {"note_id": "n1"}, agent_id)
+
+    class Again:
+        @hookimpl
+        def register_routes(self, register):
+            register(Route("GET", "/v1/hooks/notes/{note_id}", "hooks_other", "Clash", "Clash.", read))
+
+    clash = await kernel_factory(plugins=[("notes", Notes()), ("again", Again())], start=False)
+    with pytest.raises(StartupError, match="duplicate route GET /v1/hooks/notes"):
+        clash.collect()

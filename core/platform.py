@@ -1,0 +1,74 @@
+"""`Platform`: the kernel services a plugin's own resources may use beside its tools
+(transactions, notifications, the webhook outbox, webhook target rules), handed to plugins
+as `Services.platform` and to routes as `RouteCall.platform`. Nothing here moves money."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from . import notifications
+from .events import EventBus
+from .webhooks import outbox
+from .webhooks.signing import new_secret, sign, verify
+from .webhooks.targets import target_problem
+
+
+@dataclasses.dataclass(frozen=True)
+class Platform:
+    db: Any
+    events: EventBus
+    allow_insecure_webhooks: bool
+    settings_of: Any = None  # family -> its settings by name (as `Services.settings`)
+    http: Any = None  # the service's shared httpx.AsyncClient
+
+    def settings(self, family: str) -> Mapping[str, str]:
+        return self.settings_of(family) if self.settings_of is not None else {}
+
+    def transaction(self) -> Any:
+        """One database transaction (async context manager); statements inside share it."""
+        return self.db.transaction()
+
+    def webhook_target_problem(self, url: str) -> str | None:
+        """Why `url` may not receive webhooks (https to a public address), or None."""
+        return target_problem(url, allow_insecure=self.allow_insecure_webhooks)
+
+    @staticmethod
+    def new_webhook_secret() -> str:
+        return new_secret()
+
+    @staticmethod
+    def sign_webhook(secret: str, raw_body: bytes, t: int) -> str:
+        return sign(secret, raw_body, t)
+
+    @staticmethod
+    def verify_webhook(secret: str, raw_body: bytes, header: str) -> bool:
+        return verify(secret, raw_body, header)
+
+    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, Any]) -> bool:
+        """Add a signed webhook to the outbox in the caller's transaction (numbered: the body gets
+        `attempt`); False when `webhook_id` exists. Call `webhooks_due` after the commit."""
+        return await outbox.enqueue(webhook_id=webhook_id, kind=kind, subject=subject, url=url, secret=secret, body=dict(body), numbered=True)
+
+    async def webhooks_due(self) -> None:
+        await outbox.publish_due(self.events)
+
+    @staticmethod
+    async def webhook(webhook_id: str) -> dict[str, Any] | None:
+        """The outbox row (state, attempts, next_attempt_ms, last_error), or None."""
+        return await outbox.get(webhook_id)
+
+    @staticmethod
+    async def webhook_attempts(webhook_id: str) -> list[dict[str, Any]]:
+        return await outbox.attempts_of(webhook_id)
+
+    @staticmethod
+    async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
+        return await notifications.notify(agent_id, type_, title, body, metadata)
+
+    async def publish(self, channel: str, payload: str) -> None:
+        """Wake listeners of `channel` in every process (after a commit)."""
+        await self.events.publish(channel, payload)
+
+    def subscribe(self, channel: str, callback: Any) -> Any:
+        return self.events.subscribe(channel, callback)

@@ -1,0 +1,155 @@
+"""A plugin's own operations beside its tools (resource reads and writes, pages a person
+opens): each declared once as a `Route`, served by the HTTP front with its OpenAPI entry,
+and by the MCP front as a tool when `mcp` names one. `RouteRunner` runs a call: the
+caller's credential, the rate limit, the body's validation, then the plugin's handler."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal
+
+import msgspec
+
+from .auth import Authenticator, Caller
+from .errors import ServiceError
+from .request import Answer, CallRequest
+from .validation import convert, decode_object
+
+Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+# Who may call: `read` an agent proof of scope read (or any stronger credential), an
+# access token or a held key; `write` a write proof, an access token or a held key;
+# `public` anyone (pages reached by a signed link); `operator` the operator token.
+RouteAuth = Literal["read", "write", "public", "operator"]
+_PATH = re.compile(r"^/v1/[a-z0-9/_{}-]+$")
+_PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Page:
+    """An HTML answer: a page a person opens in a browser."""
+
+    html: str
+    status: int = 200
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteReply:
+    """A JSON answer whose status differs from the route's usual one."""
+
+    status: int
+    body: Any
+
+
+@dataclasses.dataclass
+class RouteCall:
+    """One call of a route, as its handler sees it."""
+
+    request: CallRequest
+    params: Mapping[str, str]  # the path's {name} values
+    caller: Caller | None  # None only on `public` and `operator` routes
+    body: Any  # the decoded `body_type`, or None
+    platform: Any = None  # core.platform.Platform: transactions, notifications, webhooks
+
+    @property
+    def query(self) -> Mapping[str, str]:
+        return self.request.query
+
+    @property
+    def agent_id(self) -> str:
+        if self.caller is None:
+            raise ServiceError(401, "unauthorized", "This route needs an agent credential.")
+        return self.caller.agent_id
+
+
+Handler = Callable[[RouteCall], Awaitable[Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One operation a plugin serves besides its tools.
+
+    `handle` returns the answer's body (a msgspec Struct or JSON-able value, sent with
+    `status`), a `RouteReply` (another status) or a `Page` (HTML); it raises `tollway.Refusal`
+    for errors. `answer_type` documents the body for OpenAPI and MCP."""
+
+    method: Method
+    path: str  # "/v1/compute/{goal_id}/cases"; {names} are path parameters
+    name: str  # the operation id; the MCP tool's name when `mcp` is set
+    title: str
+    description: str
+    handle: Handler
+    auth: RouteAuth = "read"
+    body_type: type[msgspec.Struct] | None = None
+    answer_type: Any = None
+    status: int = 200
+    rate_limit: str | None = "free_read"
+    tags: tuple[str, ...] = ()
+    mcp: bool = False  # also an MCP tool: path parameters and body fields are its arguments
+    query: tuple[tuple[str, str], ...] = ()  # documented query parameters: (name, description)
+    statuses: tuple[int, ...] = (400, 401, 404, 429)  # refusals it may answer, for OpenAPI
+    page: bool = False  # answers HTML
+
+    def __post_init__(self) -> None:
+        if not _PATH.match(self.path):
+            raise ValueError(f"route {self.name}: path must look like /v1/... with {{name}} parameters")
+        if self.auth not in ("read", "write", "public", "operator"):
+            raise ValueError(f"route {self.name}: unknown auth {self.auth!r}")
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(_PARAM.findall(self.path))
+
+    def concrete_path(self, params: Mapping[str, str]) -> str:
+        return _PARAM.sub(lambda m: params[m.group(1)], self.path)
+
+
+class RouteRunner:
+    """Runs plugin routes for both fronts: credential, rate limit, body, handler."""
+
+    def __init__(self, *, auth: Authenticator, rate_gate: Any) -> None:
+        self.auth = auth
+        self.rate_gate = rate_gate
+        self.platform: Any = None  # set when the kernel starts
+
+    async def call(self, route: Route, req: CallRequest, params: Mapping[str, str]) -> Answer | Page:
+        async def run() -> Answer | Page:
+            return await self._run(route, req, params)
+
+        if route.rate_limit is None:
+            return await run()
+        return await self.rate_gate.limited(route.rate_limit, req, run)
+
+    async def _run(self, route: Route, req: CallRequest, params: Mapping[str, str]) -> Answer | Page:
+        caller = await self._caller(route, req)
+        body = None
+        if route.body_type is not None:
+            body = convert(decode_object(req.body), route.body_type)
+        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform))
+        if isinstance(out, Page):
+            return out
+        if isinstance(out, RouteReply):
+            return Answer(out.status, out.body)
+        return Answer(route.status, out)
+
+    async def _caller(self, route: Route, req: CallRequest) -> Caller | None:
+        if route.auth == "public":
+            return None
+        if route.auth == "operator":
+            self.auth.require_operator(req)
+            return None
+        caller = await self.auth.caller(req, scope=route.auth)
+        if caller is None:
+            raise ServiceError(
+                401, "unauthorized",
+                "This route needs X-Agent-ID with a signed X-Agent-Proof, or Authorization: Bearer <access token>.",
+            )
+        if route.auth == "write" and not caller.can_spend:
+            raise ServiceError(
+                401, "invalid_agent_proof", "This route changes state: it needs a write proof or an access token.", {"reason": "missing"}
+            )
+        return caller
+
+
+__all__ = ["Page", "RouteReply", "Route", "RouteAuth", "RouteCall", "RouteRunner"]

@@ -1,0 +1,282 @@
+"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation) for tests."""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+TOKEN_LIFETIME_S = 3600
+# GitHub refuses an app JWT whose expiry is more than ten minutes ahead.
+MAX_JWT_LIFETIME_S = 600
+INSTALLATION_PATH = re.compile(r"^/app/installations/(\d+)$")
+ACCESS_TOKENS_PATH = re.compile(r"^/app/installations/(\d+)/access_tokens$")
+
+
+def rsa_keypair() -> tuple[str, str]:
+    """A fresh RSA key pair as (private PEM, public PEM)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return private.decode(), public.decode()
+
+
+@dataclass
+class FakeInstallation:
+    id: int
+    account: str
+    repositories: list[str]
+    permissions: dict[str, str]
+    repository_selection: str = "selected"
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    installation_id: int
+    repositories: tuple[str, ...]
+    permissions: dict[str, str]
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class GitHubStandin:
+    app_id: str
+    public_key_pem: str
+    url: str = ""
+    installations: dict[int, FakeInstallation] = field(default_factory=dict)
+    tokens: dict[str, IssuedToken] = field(default_factory=dict)
+    requests: list[LoggedRequest] = field(default_factory=list)
+    issued: list[str] = field(default_factory=list)
+    outage: int | None = None
+    delay_s: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def install(
+        self,
+        installation_id: int,
+        account: str,
+        repositories: list[str],
+        permissions: dict[str, str] | None = None,
+    ) -> FakeInstallation:
+        grant = permissions or {"contents": "read", "metadata": "read"}
+        installation = FakeInstallation(installation_id, account, list(repositories), dict(grant))
+        with self.lock:
+            self.installations[installation_id] = installation
+        return installation
+
+    def uninstall(self, installation_id: int) -> None:
+        """What GitHub does when the account removes the app: the installation and its tokens go."""
+        with self.lock:
+            self._delete_installation(installation_id)
+
+    def calls(self, method: str, path_prefix: str = "/") -> list[LoggedRequest]:
+        with self.lock:
+            return [r for r in self.requests if r.method == method and r.path.startswith(path_prefix)]
+
+    def token_is_live(self, token: str) -> bool:
+        with self.lock:
+            return self._live(token) is not None
+
+    def _live(self, token: str) -> IssuedToken | None:
+        issued = self.tokens.get(token)
+        return issued if issued is not None and issued.expires_at > time.time() else None
+
+    def handle(self, method: str, target: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        split = urlsplit(target)
+        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        with self.lock:
+            self.requests.append(LoggedRequest(method, split.path, query, headers, body))
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if self.outage:
+            return self.outage, {"message": "Service unavailable"}
+        if split.path.startswith("/app/"):
+            return self._app_route(method, split.path, headers, body)
+        if split.path.startswith("/installation/"):
+            return self._installation_route(method, split.path, query, headers)
+        return 404, {"message": "Not Found"}
+
+    def _app_route(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        if not self._jwt_ok(headers):
+            return 401, {"message": "A JSON web token could not be decoded"}
+        with self.lock:
+            if (found := INSTALLATION_PATH.match(path)) and method == "GET":
+                return self._show_installation(int(found[1]))
+            if found and method == "DELETE":
+                return self._delete_installation(int(found[1]))
+            if (found := ACCESS_TOKENS_PATH.match(path)) and method == "POST":
+                return self._issue_token(int(found[1]), body or {})
+        return 404, {"message": "Not Found"}
+
+    def _installation_route(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str]
+    ) -> tuple[int, Any]:
+        token = _presented_token(headers)
+        with self.lock:
+            issued = self._live(token)
+            if issued is None:
+                return 401, {"message": "Bad credentials"}
+            if path == "/installation/repositories" and method == "GET":
+                return self._list_repositories(issued, query)
+            if path == "/installation/token" and method == "DELETE":
+                del self.tokens[token]
+                return 204, None
+        return 404, {"message": "Not Found"}
+
+    def _jwt_ok(self, headers: dict[str, str]) -> bool:
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        try:
+            claims = jwt.decode(
+                value, self.public_key_pem, algorithms=["RS256"], issuer=self.app_id,
+                options={"require": ["iat", "exp", "iss"]},
+            )
+        except jwt.InvalidTokenError:
+            return False
+        return claims["exp"] - time.time() <= MAX_JWT_LIFETIME_S
+
+    def _show_installation(self, installation_id: int) -> tuple[int, Any]:
+        installation = self.installations.get(installation_id)
+        if installation is None:
+            return 404, {"message": "Not Found"}
+        return 200, {
+            "id": installation.id,
+            "account": {"login": installation.account, "type": "Organization"},
+            "repository_selection": installation.repository_selection,
+            "app_id": int(self.app_id),
+            "target_type": "Organization",
+            "permissions": installation.permissions,
+        }
+
+    def _delete_installation(self, installation_id: int) -> tuple[int, Any]:
+        if installation_id not in self.installations:
+            return 404, {"message": "Not Found"}
+        del self.installations[installation_id]
+        self.tokens = {t: i for t, i in self.tokens.items() if i.installation_id != installation_id}
+        return 204, None
+
+    def _issue_token(self, installation_id: int, body: dict[str, Any]) -> tuple[int, Any]:
+        installation = self.installations.get(installation_id)
+        if installation is None:
+            return 404, {"message": "Not Found"}
+        wanted = body.get("repositories")
+        permissions = body.get("permissions") or installation.permissions
+        if wanted is not None and not set(wanted) <= set(installation.repositories):
+            return 422, {"message": "A requested repository is not accessible to this installation."}
+        if any(installation.permissions.get(k) not in _covering(v) for k, v in permissions.items()):
+            return 422, {"message": "The permissions requested are not granted to this installation."}
+        covered = tuple(wanted if wanted is not None else installation.repositories)
+        token = "ghs_" + secrets.token_urlsafe(27)
+        expires_at = time.time() + TOKEN_LIFETIME_S
+        self.tokens[token] = IssuedToken(installation_id, covered, dict(permissions), expires_at)
+        self.issued.append(token)
+        answer = {
+            "token": token,
+            "expires_at": datetime.fromtimestamp(int(expires_at), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "permissions": permissions,
+            "repository_selection": "selected" if wanted is not None else installation.repository_selection,
+        }
+        if wanted is not None:
+            answer["repositories"] = [_repository(installation, name) for name in covered]
+        return 201, answer
+
+    def _list_repositories(self, issued: IssuedToken, query: dict[str, str]) -> tuple[int, Any]:
+        installation = self.installations[issued.installation_id]
+        per_page = min(int(query.get("per_page", 30)), 100)
+        page = max(int(query.get("page", 1)), 1)
+        names = issued.repositories[(page - 1) * per_page : page * per_page]
+        return 200, {
+            "total_count": len(issued.repositories),
+            "repository_selection": installation.repository_selection,
+            "repositories": [_repository(installation, name) for name in names],
+        }
+
+
+def _covering(level: str) -> set[str]:
+    return {"read", "write"} if level == "read" else {level}
+
+
+def _repository(installation: FakeInstallation, name: str) -> dict[str, Any]:
+    index = installation.repositories.index(name)
+    full_name = f"{installation.account}/{name}"
+    return {"id": installation.id * 100_000 + index, "name": name, "full_name": full_name, "private": True}
+
+
+def _presented_token(headers: dict[str, str]) -> str:
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    return value if scheme.lower() in ("token", "bearer") else ""
+
+
+def _handler(standin: GitHubStandin) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            body = json.loads(raw) if raw else None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status, answer = standin.handle(self.command, self.path, headers, body)
+            payload = b"" if answer is None else json.dumps(answer).encode()
+            self.send_response(status)
+            if payload:
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_DELETE = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@contextmanager
+def github_standin(app_id: int | str, public_key_pem: str) -> Iterator[GitHubStandin]:
+    """Serves a GitHubStandin on 127.0.0.1 at a free port for the duration of the block."""
+    standin = GitHubStandin(str(app_id), public_key_pem)
+    server = _Server(("127.0.0.1", 0), _handler(standin))
+    standin.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), name="github-standin", daemon=True)
+    thread.start()
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

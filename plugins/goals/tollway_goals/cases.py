@@ -1,0 +1,220 @@
+"""Cases and events: an event opens, wakes or reopens the case its `case_key` names (or goes
+to the goal's root), once per `event_id`; cases are listed oldest opened first with counts
+over all of them, and read whole with their decisions, asks and deliveries."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from msgspec import UNSET
+
+from tollway import Refusal, to_micro, usdc
+
+from . import budget, db
+from .goals import add_message, finished_states
+from .ids import iso, new_id, now_ms, ordered_id
+from .wire import Ask, Case, CaseRecord, Decision, Delivery, EventAnswer, EventRequest
+
+_TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+
+
+def amount_of(value: Any, field: str) -> int:
+    try:
+        return to_micro(value)
+    except Exception as exc:  # AmountError: a malformed amount
+        raise Refusal("invalid_request", f"{field} is not a USDC amount.", details=[{"field": field, "message": str(exc)}]) from exc
+
+
+async def wake(session_id: str) -> None:
+    """One more thing for the session to take in; a waiting or finished session runs again."""
+    await db.rows(
+        "UPDATE goals_sessions SET inbox = inbox + 1, status = CASE WHEN status IN ('waiting', 'completed', 'failed') THEN 'pending' "
+        "ELSE status END, updated_ms = {} WHERE id = {}",
+        now_ms(), session_id,
+    )
+
+
+async def root_session(goal_id: str) -> str:
+    found = await db.row("SELECT id FROM goals_sessions WHERE goal_id = {} AND case_id IS NULL", goal_id)
+    assert found is not None, goal_id
+    return found["id"]
+
+
+async def post_event(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
+    """Apply one event in the caller's transaction (the goal row is locked): the same
+    `event_id` again answers what the first one did and changes nothing."""
+    goal_id = goal["id"]
+    claimed = await db.row(
+        "INSERT INTO goals_events (id, goal_id, event_id, target, case_key, outcome, created_ms) VALUES ({}, {}, {}, 'root', NULL, 'pending', {}) "
+        "ON CONFLICT (goal_id, event_id) DO NOTHING RETURNING id",
+        new_id("evt"), goal_id, event.event_id, now_ms(),
+    )
+    if claimed is None:
+        seen = await db.row("SELECT target, case_key, outcome FROM goals_events WHERE goal_id = {} AND event_id = {}", goal_id, event.event_id)
+        assert seen is not None
+        return EventAnswer(target=seen["target"], case_key=seen["case_key"], outcome=seen["outcome"])
+    if event.case_key is UNSET or not goal["cases_enabled"]:
+        await add_message(await root_session(goal_id), "event", event.task, {"event_id": event.event_id})
+        await wake(await root_session(goal_id))
+        answer = EventAnswer(target="root", case_key=None, outcome="sent_to_root")
+    else:
+        answer = await _to_case(goal, event)
+    await db.rows(
+        "UPDATE goals_events SET target = {}, case_key = {}, outcome = {} WHERE id = {}", answer.target, answer.case_key, answer.outcome, claimed["id"],
+    )
+    return answer
+
+
+async def _to_case(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
+    goal_id, key = goal["id"], str(event.case_key)
+    slice_ = amount_of(event.budget_usdc, "budget_usdc") if event.budget_usdc is not UNSET else None
+    if slice_ is not None and not await budget.hold_slice(goal_id, slice_):
+        left = int(goal["budget"]) - int(goal["spent"]) - int(goal["held"])
+        raise Refusal("insufficient_budget", f"The goal has {usdc(left)} USDC of its budget left; budget_usdc asks for {usdc(slice_)}.",
+                      status=409, details=[{"field": "budget_usdc", "message": "more than the goal has left"}])
+    step_limit = event.step_limit if event.step_limit is not UNSET else None
+    case = await db.row("SELECT * FROM goals_cases WHERE goal_id = {} AND case_key = {}" + db.for_update(), goal_id, key)
+    if case is None:
+        await open_case(goal, key, event.task, slice_, step_limit, parent=None, depth=1, source="event", event_id=event.event_id)
+        return EventAnswer(target="case", case_key=key, outcome="created")
+    now = now_ms()
+    outcome = "reopened" if case["state"] in finished_states(goal) else "already_open"
+    state = "reopened" if outcome == "reopened" else case["state"]
+    if state == "needs_a_person" and (slice_ or step_limit):
+        state = "open"  # more budget or steps: the case may spend again
+    ended = None if outcome == "reopened" else case["ended_ms"]
+    new_budget = case["budget"] if slice_ is None else int(case["budget"] or 0) + slice_
+    new_limit = case["step_limit"] if step_limit is None else step_limit
+    await db.rows(
+        "UPDATE goals_cases SET state = {}, ended_ms = {}, task = {}, budget = {}, step_limit = {}, updated_ms = {} WHERE id = {}",
+        state, ended, event.task, new_budget, new_limit, now, case["id"],
+    )
+    await add_message(case["session_id"], "event", event.task, {"event_id": event.event_id, "outcome": outcome})
+    await wake(case["session_id"])
+    return EventAnswer(target="case", case_key=key, outcome=outcome)
+
+
+async def open_case(
+    goal: Mapping[str, Any], key: str, task: str, slice_: int | None, step_limit: int | None, *,
+    parent: str | None, depth: int, source: str, event_id: str | None = None, parent_session: str | None = None,
+) -> str:
+    """A new case (state open) and its session (pending, its task as first message)."""
+    now = now_ms()
+    case_id, session_id = ordered_id("case"), new_id("ses")
+    await db.rows(
+        "INSERT INTO goals_cases (id, goal_id, case_key, state, owner, next_action, due_date, evidence, task, session_id, parent_id, depth, "
+        "budget, held, spent, step_limit, steps, opened_ms, updated_ms, ended_ms) "
+        "VALUES ({}, {}, {}, 'open', NULL, NULL, NULL, '[]', {}, {}, {}, {}, {}, 0, 0, {}, 0, {}, {}, NULL)",
+        case_id, goal["id"], key, task, session_id, parent, depth, slice_, step_limit, now, now,
+    )
+    await db.rows(
+        "INSERT INTO goals_sessions (id, goal_id, case_id, parent_session_id, depth, status, inbox, lease_owner, lease_until_ms, attempt, steps, "
+        "created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, 'pending', 1, NULL, 0, 0, 0, {}, {})",
+        session_id, goal["id"], case_id, parent_session, depth, now, now,
+    )
+    await add_message(session_id, source, task, {"event_id": event_id} if event_id else None)
+    return case_id
+
+
+def parse_listing(query: Mapping[str, str]) -> tuple[list[str] | None, int, int]:
+    """(states, limit, offset) of a cases listing; every bad parameter named in one 400."""
+    problems: list[dict[str, str]] = []
+    states = None
+    raw = query.get("state")
+    if raw is not None and raw.strip():
+        states = [s.strip() for s in raw.split(",")]
+        bad = [s for s in states if not _TOKEN.match(s)]
+        if bad:
+            problems.append({"field": "state", "message": f"not lowercase state tokens: {', '.join(repr(b) for b in bad[:5])}"})
+    limit = _int(query.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT, "limit", problems)
+    offset = _int(query.get("offset"), 0, 0, 10**9, "offset", problems)
+    if problems:
+        raise Refusal("invalid_request", f"Invalid {', '.join(p['field'] for p in problems)}.", details=problems)
+    return states, limit, offset
+
+
+def _int(raw: str | None, default: int, low: int, high: int, field: str, problems: list[dict[str, str]]) -> int:
+    if raw is None or raw == "":
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,12}", raw.strip()) or not low <= int(raw) <= high:
+        problems.append({"field": field, "message": f"must be an integer from {low} to {high}"})
+        return default
+    return int(raw)
+
+
+async def list_cases(goal_id: str, states: list[str] | None, limit: int, offset: int) -> tuple[list[Case], int, dict[str, int]]:
+    where, args = "c.goal_id = {}", [goal_id]
+    if states:
+        where += " AND c.state IN (" + ", ".join("{}" for _ in states) + ")"
+        args += states
+    total = await db.row(f"SELECT COUNT(*) AS n FROM goals_cases c WHERE {where}", *args)
+    found = await db.rows(
+        f"SELECT c.*, s.status AS session_status FROM goals_cases c LEFT JOIN goals_sessions s ON s.id = c.session_id "
+        f"WHERE {where} ORDER BY c.opened_ms, c.id LIMIT {{}} OFFSET {{}}",
+        *args, limit, offset,
+    )
+    counts = await db.rows("SELECT state, COUNT(*) AS n FROM goals_cases WHERE goal_id = {} GROUP BY state", goal_id)
+    return [case_resource(r) for r in found], int(total["n"]) if total else 0, {r["state"]: int(r["n"]) for r in counts}
+
+
+def case_resource(row: Mapping[str, Any], now: int | None = None) -> Case:
+    now = now_ms() if now is None else now
+    ended = row["ended_ms"]
+    return Case(
+        key=row["case_key"], state=row["state"], owner=row["owner"], next_action=row["next_action"], due_date=row["due_date"],
+        evidence=db.loads(row["evidence"]) or [], status=row.get("session_status") or "pending", task=row["task"],
+        session_id=row["session_id"], parent_id=row["parent_id"], depth=int(row["depth"]),
+        budget_usdc=usdc(int(row["budget"])) if row["budget"] is not None else None, held_usdc=usdc(int(row["held"])),
+        step_limit=int(row["step_limit"]) if row["step_limit"] is not None else None,
+        opened_at=iso(int(row["opened_ms"])), updated_at=iso(int(row["updated_ms"])), ended_at=iso(int(ended)) if ended is not None else None,
+        age_seconds=max(0, ((int(ended) if ended is not None else now) - int(row["opened_ms"])) // 1000),
+    )
+
+
+async def case_record(goal_id: str, key: str, platform: Any) -> CaseRecord:
+    row = await db.row(
+        "SELECT c.*, s.status AS session_status FROM goals_cases c LEFT JOIN goals_sessions s ON s.id = c.session_id "
+        "WHERE c.goal_id = {} AND c.case_key = {}",
+        goal_id, key,
+    )
+    if row is None:
+        raise Refusal("not_found", "No such case in this goal.", status=404)
+    case = case_resource(row)
+    decisions = await db.rows("SELECT * FROM goals_decisions WHERE case_id = {} ORDER BY created_ms, id", row["id"])
+    asks = await db.rows("SELECT * FROM goals_asks WHERE case_id = {} ORDER BY created_ms, id", row["id"])
+    deliveries = await db.rows("SELECT * FROM goals_deliveries WHERE case_id = {} ORDER BY created_ms, id", row["id"])
+    return CaseRecord(
+        **{f: getattr(case, f) for f in case.__struct_fields__},
+        decisions=[Decision(id=d["id"], decision=d["decision"], reason=d["reason"], at=iso(int(d["created_ms"]))) for d in decisions],
+        asks=[_ask(a) for a in asks],
+        deliveries=[await _delivery(d, platform) for d in deliveries],
+    )
+
+
+def _ask(a: Mapping[str, Any]) -> Ask:
+    return Ask(
+        id=a["id"], kind=a["kind"], status=a["status"], person_name=a["person_name"], person_address=a["person_address"],
+        question=a["question"], chases=int(a["chases"]), deadline_at=iso(int(a["deadline_ms"])),
+        escalated_at=iso(int(a["escalated_ms"])) if a["escalated_ms"] is not None else None, answer=db.loads(a["answer"]),
+        created_at=iso(int(a["created_ms"])),
+    )
+
+
+async def _delivery(d: Mapping[str, Any], platform: Any) -> Delivery:
+    """A result delivery with its webhook's state: attempts, last error, next attempt."""
+    status, attempts, last_error, next_at = d["status"], 0, d["reason"], None
+    if d["webhook_id"] is not None and platform is not None:
+        hook = await platform.webhook(d["webhook_id"])
+        if hook is not None:
+            status, attempts = hook["state"], int(hook["attempts"])
+            tried = await platform.webhook_attempts(d["webhook_id"])
+            if tried and tried[-1]["error"]:
+                last_error = tried[-1]["error"]
+            elif tried and tried[-1]["status_code"] and not 200 <= int(tried[-1]["status_code"]) < 300:
+                last_error = f"HTTP {tried[-1]['status_code']}"
+            if hook["state"] == "pending":
+                next_at = iso(int(hook["next_attempt_ms"]))
+    return Delivery(id=d["id"], status=status, attempts=attempts, last_error=last_error, next_attempt_at=next_at, created_at=iso(int(d["created_ms"])))

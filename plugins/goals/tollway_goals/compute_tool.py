@@ -1,0 +1,114 @@
+"""The paid `compute` tool (POST /v1/compute): a goal priced from its budget, accepted as a
+job whose acceptance writes the goal and its root session; the agent loop then runs it on
+the workers (sessions.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from tollway import AcceptedJob, Example, FieldError, FieldErrors, Tool, ToolContext, ToolError, to_micro, usdc
+
+from . import db, goals
+from .ids import goal_id_for
+from .platform_ref import platform
+from .settings import FAMILY, MAX_BUDGET
+from .wire import ComputeInput, ComputeResult
+
+DESCRIPTION = (
+    "Hand a goal to the agent loop: it runs on the service's workers through a language model, works through cases "
+    "(opened by events you post, each with its own session, budget slice and step limit), can ask named people "
+    "questions or approvals, and delivers results to your result webhook. The price is the goal's budget "
+    "(params.budget_usdc, at least 5.00 USDC, default 5.00); everything the loop spends comes out of it. Read progress "
+    "with the goal's cases."
+)
+
+
+def budget_of(value: ComputeInput) -> int:
+    raw = UNSET if value.params is UNSET else value.params.budget_usdc
+    return goals.DEFAULT_BUDGET if raw is UNSET else to_micro(raw)
+
+
+def price(value: ComputeInput) -> int:
+    return max(goals.DEFAULT_BUDGET, budget_of(value))
+
+
+def check(value: ComputeInput) -> None:
+    problems: list[FieldError] = []
+    params = value.params
+    try:
+        amount = budget_of(value)
+    except Exception as exc:
+        problems.append(FieldError("params.budget_usdc", f"is not a USDC amount ({exc})"))
+        amount = goals.DEFAULT_BUDGET
+    ceiling = to_micro(MAX_BUDGET.default or "1000")
+    plat = platform()
+    if plat is not None:
+        ceiling = to_micro(plat.settings(FAMILY).get(MAX_BUDGET.name) or MAX_BUDGET.default or "1000")
+    if amount < goals.DEFAULT_BUDGET or amount > ceiling:
+        problems.append(FieldError("params.budget_usdc", f"must be from 5.00 to {usdc(ceiling)} USDC"))
+    if params is not UNSET:
+        if params.result_webhook_url is not UNSET and plat is not None:
+            problem = plat.webhook_target_problem(params.result_webhook_url)
+            if problem:
+                problems.append(FieldError("params.result_webhook_url", problem))
+        if params.done_check is not UNSET and not params.one_off:
+            problems.append(FieldError("params.done_check", "a cases done check needs a one-off goal (cases work only for one-off goals)"))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise FieldErrors(problems)
+
+
+async def on_accept(job: AcceptedJob) -> None:
+    value: ComputeInput = job.value
+    one_off = True if value.params is UNSET else value.params.one_off
+    plat = platform()
+    settings = plat.settings(FAMILY) if plat is not None else {}
+    await goals.create(job, cases=one_off and goals.cases_enabled(job.agent_id, None, settings))
+
+
+async def run(value: ComputeInput, ctx: ToolContext) -> ComputeResult:
+    """The job: the goal as its acceptance wrote it (its sessions run on the workers)."""
+    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", goal_id_for(ctx.request_id))
+    if goal is None:
+        raise ToolError("internal_error", "The goal was not recorded.", status=500)
+    return ComputeResult(goal_id=goal["id"], status=goal["status"], budget_usdc=usdc(int(goal["budget"])), cases_enabled=bool(goal["cases_enabled"]))
+
+
+def accepted_fields(request_id: str) -> dict[str, Any]:
+    return {"goal_id": goal_id_for(request_id)}
+
+
+COMPUTE = Tool(
+    name="compute",
+    path="/v1/compute",
+    title="Compute goal",
+    summary="Hands a goal to the agent loop on the workers, paid from its budget (5.00 USDC and up).",
+    description=DESCRIPTION,
+    category="infrastructure",
+    subcategory="compute",
+    input_type=ComputeInput,
+    output_type=ComputeResult,
+    run=run,
+    price=price,
+    family=FAMILY,
+    mode="job",
+    accepted_status="pending",
+    idempotency="optional",
+    rate_limit="expensive",
+    check=check,
+    refund_failed_jobs=True,
+    accepted_fields=accepted_fields,
+    on_accept=on_accept,
+    examples=(
+        Example(
+            title="A one-off goal that works through cases",
+            input={
+                "goal": "Chase each overdue invoice the events name until it is paid or escalated.",
+                "params": {"budget_usdc": "10.00", "agent_limits": {"max_depth": 2, "max_awake": 5},
+                           "done_check": {"kind": "cases", "finished_states": ["paid", "escalated"], "min_cases": 1}},
+            },
+        ),
+    ),
+)

@@ -1,0 +1,192 @@
+"""The GitHub App side of code-host connections: install link, app JWT, installations, repository tokens, revocation."""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import jwt
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+API_VERSION = "2022-11-28"
+MEDIA_TYPE = "application/vnd.github+json"
+PAGE_SIZE = 100
+READ_CONTENTS: Mapping[str, str] = {"contents": "read"}
+# Listing repositories needs only the metadata every installation grants.
+LIST_ONLY: Mapping[str, str] = {"metadata": "read"}
+
+
+class ProviderError(Exception):
+    """GitHub refused or failed a request; the message names the route and status, never a secret."""
+
+
+class ProviderAuthError(ProviderError):
+    """GitHub refused the app's credentials (401/403)."""
+
+
+class ProviderUnavailable(ProviderError):
+    """GitHub did not answer usefully: 5xx, rate limit, timeout or connection failure."""
+
+
+class InstallationGone(ProviderError):
+    """The installation no longer exists: the account uninstalled the app."""
+
+
+class RepositoryNotInScope(ProviderError):
+    """The repository is not one the installation can reach."""
+
+
+@dataclass(frozen=True)
+class Installation:
+    id: int
+    account: str
+    repository_selection: str
+
+
+@dataclass(frozen=True, repr=False)
+class RepoToken:
+    token: str
+    expires_at: datetime
+    repositories: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"RepoToken(token='***', expires_at={self.expires_at.isoformat()!r}, repositories={self.repositories!r})"
+
+
+class GitHubApp:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        api_url: str = "https://api.github.com",
+        *,
+        app_id: int | str,
+        app_slug: str,
+        private_key_pem: str | bytes,
+        web_url: str = "https://github.com",
+    ) -> None:
+        pem = private_key_pem.encode() if isinstance(private_key_pem, str) else private_key_pem
+        try:
+            self._key = load_pem_private_key(pem, password=None)
+        except (ValueError, TypeError):
+            raise ValueError("the GitHub App private key is not an unencrypted PEM private key") from None
+        self._http = http
+        self.api_url = api_url.rstrip("/")
+        self.web_url = web_url.rstrip("/")
+        self.app_id = str(app_id)
+        self.app_slug = app_slug
+
+    def __repr__(self) -> str:
+        return f"GitHubApp(app_id={self.app_id!r}, app_slug={self.app_slug!r}, api_url={self.api_url!r})"
+
+    def install_url(self, state: str) -> str:
+        return f"{self.web_url}/apps/{self.app_slug}/installations/new?{urlencode({'state': state})}"
+
+    def app_jwt(self, now_s: float | None = None) -> str:
+        now = int(time.time() if now_s is None else now_s)
+        claims = {"iat": now - 60, "exp": now + 540, "iss": self.app_id}
+        return jwt.encode(claims, self._key, algorithm="RS256")
+
+    async def installation(self, installation_id: int) -> Installation | None:
+        response = await self._send("GET", f"/app/installations/{installation_id}", self.app_jwt())
+        if response.status_code == 404:
+            return None
+        body = _expect(response, 200)
+        return Installation(int(body["id"]), body["account"]["login"], body["repository_selection"])
+
+    async def repositories(self, installation_id: int) -> list[str]:
+        grant = await self._installation_token(installation_id, {"permissions": dict(LIST_ONLY)})
+        try:
+            return await self._list_repositories(grant["token"])
+        finally:
+            await self._revoke_token(grant["token"])
+
+    async def repository_token(
+        self, installation_id: int, repository: str, permissions: Mapping[str, str] = READ_CONTENTS
+    ) -> RepoToken:
+        owner, name = _split(repository)
+        body = await self._installation_token(
+            installation_id, {"repositories": [name], "permissions": dict(permissions)}, repository
+        )
+        covered = tuple(repo["full_name"] for repo in body.get("repositories", ()))
+        if [full.lower() for full in covered] != [f"{owner}/{name}".lower()]:
+            await self._revoke_token(body["token"])
+            raise RepositoryNotInScope(f"installation {installation_id} does not reach {repository}")
+        return RepoToken(body["token"], _parse_time(body["expires_at"]), covered)
+
+    async def revoke(self, installation_id: int) -> None:
+        response = await self._send("DELETE", f"/app/installations/{installation_id}", self.app_jwt())
+        if response.status_code != 404:
+            _expect(response, 204)
+
+    async def _installation_token(
+        self, installation_id: int, payload: dict[str, Any], repository: str | None = None
+    ) -> dict[str, Any]:
+        path = f"/app/installations/{installation_id}/access_tokens"
+        response = await self._send("POST", path, self.app_jwt(), json=payload)
+        if response.status_code == 404:
+            raise InstallationGone(f"installation {installation_id} no longer exists (POST {path}: 404)")
+        if response.status_code == 422:
+            raise RepositoryNotInScope(
+                f"installation {installation_id} cannot grant {repository or 'these permissions'} (POST {path}: 422)"
+            )
+        return _expect(response, 201)
+
+    async def _list_repositories(self, token: str) -> list[str]:
+        names: list[str] = []
+        page = 1
+        while True:
+            params = {"per_page": PAGE_SIZE, "page": page}
+            response = await self._send("GET", "/installation/repositories", token, params=params)
+            batch = _expect(response, 200)["repositories"]
+            names.extend(repo["full_name"] for repo in batch)
+            if len(batch) < PAGE_SIZE:
+                return names
+            page += 1
+
+    async def _revoke_token(self, token: str) -> None:
+        try:
+            await self._send("DELETE", "/installation/token", token)
+        except ProviderError:
+            pass
+
+    async def _send(self, method: str, path: str, bearer: str, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {bearer}", "Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
+        try:
+            response = await self._http.request(method, f"{self.api_url}{path}", headers=headers, **kwargs)
+        except httpx.TimeoutException:
+            raise ProviderUnavailable(f"GitHub timed out ({method} {path})") from None
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(f"GitHub unreachable ({method} {path}: {type(exc).__name__})") from None
+        _raise_for_common(response, f"{method} {path}")
+        return response
+
+
+def _raise_for_common(response: httpx.Response, route: str) -> None:
+    status = response.status_code
+    rate_limited = status == 429 or (status == 403 and response.headers.get("x-ratelimit-remaining") == "0")
+    if status >= 500 or rate_limited:
+        raise ProviderUnavailable(f"GitHub unavailable ({route}: {status})")
+    if status in (401, 403):
+        raise ProviderAuthError(f"GitHub refused the app's credentials ({route}: {status})")
+
+
+def _expect(response: httpx.Response, status: int) -> Any:
+    if response.status_code != status:
+        route = f"{response.request.method} {response.request.url.path}"
+        raise ProviderError(f"unexpected answer from GitHub ({route}: {response.status_code})")
+    return response.json() if response.content else None
+
+
+def _split(repository: str) -> tuple[str, str]:
+    owner, _, name = repository.partition("/")
+    if not owner or not name or "/" in name:
+        raise ValueError(f"a repository is named owner/name, got {repository!r}")
+    return owner, name
+
+
+def _parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

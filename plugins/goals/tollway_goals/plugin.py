@@ -1,0 +1,43 @@
+"""Hook implementations: the compute tool, the goal routes, the goals tables and settings,
+and the session runner the workers run."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hookimpl
+
+from .compute_tool import COMPUTE
+from .platform_ref import set_platform
+from .routes import ROUTES
+from .settings import SETTINGS
+from .tables import TABLES
+
+APP = AppConfig(app_name="goals", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(COMPUTE)
+
+
+@hookimpl
+def register_routes(register: Callable[[Route], None]) -> None:
+    for route in ROUTES:
+        register(route)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    for setting in SETTINGS:
+        register(setting)
+
+
+@hookimpl
+def register_migrations(register: Callable[[AppConfig], None]) -> None:
+    register(APP)
+
+
+@hookimpl
+def startup(services: Services) -> None:
+    set_platform(services.platform)

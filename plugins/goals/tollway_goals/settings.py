@@ -1,0 +1,22 @@
+"""The goals plugin's settings (TOLLWAY_GOALS_*)."""
+from __future__ import annotations
+
+from tollway import Setting
+
+FAMILY = "goals"
+CASES_ENABLED_FOR = Setting(
+    FAMILY, "cases_enabled_for", "*",
+    "Agents whose one-off goals work through cases (cases are in limited preview): comma-separated agent ids or wallet "
+    "addresses, or * for every agent.",
+)
+MAX_BUDGET = Setting(FAMILY, "max_budget_usdc", "1000", "The largest budget one goal may be given, in USDC.")
+SESSION_LEASE_S = Setting(FAMILY, "session_lease_s", "60", "How long a worker holds a running session between heartbeats.")
+POLL_INTERVAL_S = Setting(FAMILY, "poll_interval_s", "1", "How often workers look for sessions to run.")
+SESSIONS_PER_WORKER = Setting(FAMILY, "sessions_per_worker", "8", "How many sessions one worker process runs at once.")
+LLM_STEP_COST = Setting(
+    FAMILY, "llm_step_usdc", "0.002",
+    "What one language-model step costs a goal's budget, in USDC (each step also counts toward a case's step_limit).",
+)
+MAX_STEPS_PER_RUN = Setting(FAMILY, "max_steps_per_run", "50", "Language-model steps a session takes in one run before it yields.")
+
+SETTINGS = (CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN)

@@ -1,0 +1,129 @@
+"""The goals plugin's tables: goals, their cases, events, sessions and stored steps, and
+what a case records (decisions, asks, result deliveries). Money is micro-USDC."""
+from __future__ import annotations
+
+from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
+from piccolo.table import Table
+
+
+class Goal(Table, tablename="goals_goals"):
+    id = Varchar(length=64, primary_key=True)
+    agent_id = Varchar(length=64, index=True)
+    request_id = Varchar(length=64, unique=True)
+    goal = Text()
+    status = Varchar(length=24)
+    budget = BigInt()
+    spent = BigInt()
+    held = BigInt()
+    cases_enabled = Boolean()
+    max_depth = Integer()
+    max_awake = Integer()
+    done_check = Text(null=True, default=None)
+    result_webhook_url = Text(null=True, default=None)
+    webhook_secret = Varchar(length=128)
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+class Case(Table, tablename="goals_cases"):
+    id = Varchar(length=64, primary_key=True)
+    goal_id = Varchar(length=64, index=True)
+    case_key = Varchar(length=200)
+    state = Varchar(length=40)
+    owner = Text(null=True, default=None)
+    next_action = Text(null=True, default=None)
+    due_date = Varchar(length=40, null=True, default=None)
+    evidence = Text()
+    task = Text()
+    session_id = Varchar(length=64, null=True, default=None)
+    parent_id = Varchar(length=64, null=True, default=None)
+    depth = Integer()
+    budget = BigInt(null=True, default=None)
+    held = BigInt()
+    spent = BigInt()
+    step_limit = Integer(null=True, default=None)
+    steps = BigInt()
+    opened_ms = BigInt()
+    updated_ms = BigInt()
+    ended_ms = BigInt(null=True, default=None)
+
+
+class Event(Table, tablename="goals_events"):
+    id = Varchar(length=64, primary_key=True)
+    goal_id = Varchar(length=64)
+    event_id = Varchar(length=200)
+    target = Varchar(length=8)
+    case_key = Varchar(length=200, null=True, default=None)
+    outcome = Varchar(length=16)
+    created_ms = BigInt()
+
+
+class Session(Table, tablename="goals_sessions"):
+    id = Varchar(length=64, primary_key=True)
+    goal_id = Varchar(length=64, index=True)
+    case_id = Varchar(length=64, null=True, default=None)
+    parent_session_id = Varchar(length=64, null=True, default=None)
+    depth = Integer()
+    status = Varchar(length=16)
+    inbox = BigInt()  # wakes not yet taken in (events, replies) since the last run
+    lease_owner = Varchar(length=128, null=True, default=None)
+    lease_until_ms = BigInt()
+    attempt = Integer()
+    steps = BigInt()
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+class Step(Table, tablename="goals_steps"):
+    id = Varchar(length=64, primary_key=True)
+    session_id = Varchar(length=64)
+    seq = BigInt()
+    kind = Varchar(length=16)  # message (a task or reply taken in), llm, tool
+    body = Text()  # JSON, secrets masked
+    cost = BigInt()
+    created_ms = BigInt()
+
+
+class Decision(Table, tablename="goals_decisions"):
+    id = Varchar(length=64, primary_key=True)
+    case_id = Varchar(length=64, index=True)
+    decision = Text()
+    reason = Text(null=True, default=None)
+    created_ms = BigInt()
+
+
+class Ask(Table, tablename="goals_asks"):
+    id = Varchar(length=64, primary_key=True)
+    case_id = Varchar(length=64, index=True)
+    goal_id = Varchar(length=64)
+    session_id = Varchar(length=64)
+    kind = Varchar(length=16)
+    status = Varchar(length=16)
+    person_name = Text()
+    person_address = Text()
+    question = Text()
+    shown = Text(null=True, default=None)
+    shown_hash = Varchar(length=64, null=True, default=None)
+    chase_after_s = Integer(null=True, default=None)
+    chases = Integer()
+    next_chase_ms = BigInt(null=True, default=None)
+    deadline_ms = BigInt()
+    escalated_ms = BigInt(null=True, default=None)
+    answer = Text(null=True, default=None)
+    message_id = Varchar(length=255, null=True, default=None, index=True)
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+class Delivery(Table, tablename="goals_deliveries"):
+    id = Varchar(length=64, primary_key=True)
+    case_id = Varchar(length=64, index=True)
+    goal_id = Varchar(length=64)
+    webhook_id = Varchar(length=64, null=True, default=None)
+    status = Varchar(length=16)
+    reason = Text(null=True, default=None)
+    result = Text()
+    created_ms = BigInt()
+
+
+TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery]
