@@ -188,6 +188,7 @@ class Kernel:
         )
         self.platform = Platform(
             db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
+            providers=self.providers,
         )
         self.route_runner.platform = self.platform
         self.services = Services(

@@ -248,10 +248,8 @@ class PaidCalls:
 
     # -- jobs ------------------------------------------------------------------------
     async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
-        await jobs.create(
-            job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=msgspec.json.encode(call.value).decode(), receipt_id=receipt_id,
-            bus=self.events,
-        )
+        value = msgspec.json.encode(call.value).decode()
+        await jobs.create(job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=value, receipt_id=receipt_id, bus=self.events)
         if call.tool.on_accept is not None:
             await call.tool.on_accept(AcceptedJob(request_id=request_id, agent_id=agent_id, value=call.value, price=call.price, receipt_id=receipt_id))
 
@@ -295,13 +293,8 @@ class PaidCalls:
             decision_context=call.decision_context,
             provider_cost=call.provider_cost,
             settled=settled,
-            goal_id=self._goal_of(call, request_id),
+            goal_id=(call.tool.accepted_fields(request_id) if call.tool.accepted_fields else {}).get("goal_id"),
         )
-
-    @staticmethod
-    def _goal_of(call: PreparedCall, request_id: str) -> str | None:
-        fields = call.tool.accepted_fields(request_id) if call.tool.accepted_fields is not None else {}
-        return fields.get("goal_id")
 
 
 __all__ = ["PaidCalls", "PreparedCall", "input_hash_of"]

@@ -21,6 +21,14 @@ class Platform:
     allow_insecure_webhooks: bool
     settings_of: Any = None  # family -> its settings by name (as `Services.settings`)
     http: Any = None  # the service's shared httpx.AsyncClient
+    providers: Any = None  # core.providers.Providers
+
+    def provider(self, kind: str) -> tuple[Any, int]:
+        """The client of the provider configured for `kind` and its cost estimate (micro-USDC
+        per use); LookupError when none is configured."""
+        if self.providers is None:
+            raise LookupError(kind)
+        return self.providers.client(kind, self.http)
 
     def settings(self, family: str) -> Mapping[str, str]:
         return self.settings_of(family) if self.settings_of is not None else {}

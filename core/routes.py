@@ -119,7 +119,11 @@ class RouteRunner:
 
         if route.rate_limit is None:
             return await run()
-        return await self.rate_gate.limited(route.rate_limit, req, run)
+        out = await self.rate_gate.limited(route.rate_limit, req, run)
+        if isinstance(out, tuple):  # a page: the limiter hands its headers back beside it
+            page, headers = out
+            return dataclasses.replace(page, headers={**headers, **page.headers})
+        return out
 
     async def _run(self, route: Route, req: CallRequest, params: Mapping[str, str]) -> Answer | Page:
         caller = await self._caller(route, req)

@@ -238,12 +238,10 @@ class Tool:
     # The kind of provider the tool reaches its service through (`ctx.provider(kind)`,
     # docs/providers.md): while none is configured, refused like `requires`.
     provider_kind: str | None = None
-    # Job mode: fields the 202 acceptance carries besides `request_id`, a pure function of
-    # it (compute: `goal_id`; a `goal_id` here is also written on the call's receipt).
+    # Job mode: fields the 202 carries besides `request_id`, a pure function of it (compute:
+    # `goal_id`, also written on the receipt), and the tool's own rows for an accepted call,
+    # written in the transaction of its payment, receipt and job (compute: the goal).
     accepted_fields: Callable[[str], Mapping[str, str]] | None = None
-    # Job mode: the tool's own rows for an accepted call, written in the transaction that
-    # records its payment, receipt and job (compute: the goal), so they exist exactly when
-    # the 202 is answered.
     on_accept: Callable[["AcceptedJob"], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:

@@ -213,6 +213,87 @@ async def http_client(kernel: Any) -> AsyncIterator[Any]:
         yield client
 
 
+def reserve_socket(host: str = "127.0.0.1") -> Any:
+    """A bound socket on a free port of `host` (its port is `sock.getsockname()[1]`), for
+    `serve_http`: a test that must know its base URL before the kernel starts takes it first."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
+    """Serve `kernel`'s app for real (uvicorn, in the test's event loop, on `sock` or a free
+    port of 127.0.0.1), for clients outside the process such as a browser; yields the base URL."""
+    import asyncio
+
+    import uvicorn
+
+    from runtime.service import http_app
+
+    class InLoop(uvicorn.Server):
+        def capture_signals(self) -> Any:  # leave the test runner's signal handlers alone
+            return contextlib.nullcontext()
+
+    sock = sock or reserve_socket()
+    host, port = sock.getsockname()[:2]
+    server = InLoop(uvicorn.Config(http_app(kernel, manage_kernel=False), lifespan="on", log_level="warning", access_log=False,
+                                   timeout_graceful_shutdown=5))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(2000):
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.005)
+        if not server.started:
+            if task.done():
+                task.result()
+            raise RuntimeError("uvicorn did not start")
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+class MailInbox:
+    """What a local SMTP server (`smtp_server`) received: parsed messages and envelopes."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []  # email.message.EmailMessage
+        self.envelopes: list[tuple[str, list[str]]] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        import email
+        import email.policy
+
+        self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+        self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+        return "250 Message accepted for delivery"
+
+
+@contextlib.contextmanager
+def smtp_server() -> Any:
+    """A real SMTP server (aiosmtpd) on 127.0.0.1: yields its `MailInbox` and the `email`
+    provider's settings that send to it (`TOLLWAY_EMAIL_*`)."""
+    from aiosmtpd.controller import Controller
+
+    inbox = MailInbox()
+    probe = reserve_socket()  # a free port (aiosmtpd's start-up check cannot use port 0)
+    port = probe.getsockname()[1]
+    probe.close()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield inbox, {"TOLLWAY_EMAIL_HOST": "127.0.0.1", "TOLLWAY_EMAIL_PORT": str(port), "TOLLWAY_EMAIL_SECURITY": "none",
+                      "TOLLWAY_EMAIL_FROM_ADDRESS": "agents@tollway.test"}
+    finally:
+        controller.stop()
+
+
 # -- payments for tests, benches and docs ------------------------------------------
 def decode_payment_required(header: str) -> dict[str, Any]:
     return msgspec.json.decode(base64.b64decode(header))

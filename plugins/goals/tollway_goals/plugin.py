@@ -9,7 +9,9 @@ from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hoo
 
 from .compute_tool import COMPUTE
 from .platform_ref import set_platform
+from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .routes import ROUTES
+from .runner import _runners, asks_task, session_task
 from .settings import SETTINGS
 from .tables import TABLES
 
@@ -23,7 +25,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in ROUTES:
+    for route in (*ROUTES, *APPROVAL_ROUTES):
         register(route)
 
 
@@ -39,5 +41,19 @@ def register_migrations(register: Callable[[AppConfig], None]) -> None:
 
 
 @hookimpl
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
+    register(session_task())
+    register(asks_task())
+
+
+@hookimpl
 def startup(services: Services) -> None:
     set_platform(services.platform)
+
+
+@hookimpl
+def shutdown(services: Services) -> None:
+    runner = _runners.pop(services.instance, None)
+    if runner is not None:
+        for task in list(runner.tasks):
+            task.cancel()

@@ -19,4 +19,9 @@ LLM_STEP_COST = Setting(
 )
 MAX_STEPS_PER_RUN = Setting(FAMILY, "max_steps_per_run", "50", "Language-model steps a session takes in one run before it yields.")
 
-SETTINGS = (CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN)
+PUBLIC_URL = Setting(
+    FAMILY, "public_url", "http://127.0.0.1:8000",
+    "The service's public base URL, for the approval links people open (e.g. https://tools.example.com).",
+)
+
+SETTINGS = (PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN)

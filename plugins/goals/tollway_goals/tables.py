@@ -126,4 +126,10 @@ class Delivery(Table, tablename="goals_deliveries"):
     created_ms = BigInt()
 
 
-TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery]
+class Secret(Table, tablename="goals_secrets"):
+    name = Varchar(length=64, primary_key=True)
+    value = Text()
+    created_ms = BigInt()
+
+
+TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery, Secret]

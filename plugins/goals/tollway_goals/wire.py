@@ -7,9 +7,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-Token = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$", description="A lowercase state token.")]
-Amount = Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$", description="USDC as a decimal string.")] | Annotated[int, Meta(ge=0, le=10_000_000)]
-CaseKey = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", description="Letters, digits and . _ : - (no slash: it is a path segment).")]
+# A lowercase state token; USDC as a decimal string (or whole dollars); a case key: letters,
+# digits and . _ : - (no slash: it is a path segment).
+Token = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+Amount = Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$")] | Annotated[int, Meta(ge=0, le=10_000_000)]
+CaseKey = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]
 
 
 class AgentLimits(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -18,8 +20,8 @@ class AgentLimits(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
 
 
 class DoneCheck(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """The cases done check: done when at least `min_cases` cases exist and every case is
-    in one of `finished_states` (a state in `owner_required_for` counts only with an owner)."""
+    # The cases done check: done when at least `min_cases` cases exist and every case is in
+    # one of `finished_states` (a state in `owner_required_for` counts only with an owner).
 
     kind: Literal["cases"]
     finished_states: Annotated[list[Token], Meta(min_length=1, max_length=50)]

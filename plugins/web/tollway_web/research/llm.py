@@ -45,8 +45,18 @@ class ChatCompletionsWriter:
         self._timeout = timeout
 
     async def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
+        return _content(await self._post({"model": self._model, "messages": [dict(m) for m in messages]}))
+
+    async def chat(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """One turn with function tools: the assistant message (`content`, and `tool_calls`
+        whose `function.arguments` is a JSON string), as the API sent it."""
+        body: dict[str, Any] = {"model": self._model, "messages": [dict(m) for m in messages]}
+        if tools:
+            body["tools"] = [dict(t) for t in tools]
+        return _message(await self._post(body))
+
+    async def _post(self, body: Mapping[str, Any]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        body = {"model": self._model, "messages": [dict(m) for m in messages]}
         try:
             response = await self._http.post(self._url, json=body, headers=headers, timeout=self._timeout, follow_redirects=False)
         except httpx.TimeoutException as exc:
@@ -64,7 +74,32 @@ class ChatCompletionsWriter:
             raise _blocked()
         if status != 200:
             raise _unavailable(f"The language model answered HTTP {status}.", upstream_status=status)
-        return _content(response)
+        return response
+
+
+def _message(response: httpx.Response) -> dict[str, Any]:
+    try:
+        choice = response.json()["choices"][0]
+        message = choice["message"]
+        finish = choice.get("finish_reason")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise _unavailable("The language model sent an answer that is not a chat completion.", reason="malformed") from exc
+    if finish == "content_filter":
+        raise _blocked()
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(calls, list) or not calls:
+        calls = None
+    if calls is None and not (isinstance(content, str) and content.strip()):
+        raise _unavailable("The language model sent an empty answer.", reason="malformed")
+    for call in calls or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments", ""), str):
+            raise _unavailable("The language model sent a malformed tool call.", reason="malformed")
+    out: dict[str, Any] = {"role": "assistant", "content": content if isinstance(content, str) else None}
+    if calls:
+        out["tool_calls"] = [{"id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"].get("arguments") or "{}"}} for c in calls]
+    return out
 
 
 def _content(response: httpx.Response) -> str:

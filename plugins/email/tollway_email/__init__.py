@@ -1,0 +1,1 @@
+"""Tollway's `email` provider: SMTP submission to any relay (docs/providers.md)."""

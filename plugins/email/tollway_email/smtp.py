@@ -1,0 +1,87 @@
+"""The `smtp` email provider: builds each message (text, optional HTML, threading headers,
+its own Message-ID) and submits it to the configured relay with aiosmtplib."""
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping
+from email.message import EmailMessage
+from email.utils import formatdate
+
+import aiosmtplib
+
+from tollway import Provider, Setting, ToolError
+
+KIND = "email"
+HOST = Setting(KIND, "host", None, "The SMTP relay's host name.")
+PORT = Setting(KIND, "port", "587", "The SMTP relay's port (587 submission with STARTTLS, 465 implicit TLS, 25 plain).")
+USERNAME = Setting(KIND, "username", None, "The SMTP AUTH user name (unset: no AUTH).")
+PASSWORD = Setting(KIND, "password", None, "The SMTP AUTH password.", secret=True)
+SECURITY = Setting(KIND, "security", "starttls", "starttls (upgrade after connecting), tls (implicit TLS) or none.")
+FROM_ADDRESS = Setting(KIND, "from_address", None, "The address the service sends from, e.g. agents@example.com.")
+TIMEOUT_S = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class SmtpSender:
+    host: str
+    port: int
+    security: str
+    from_address: str
+    username: str | None = dataclasses.field(default=None, repr=False)
+    password: str | None = dataclasses.field(default=None, repr=False)
+
+    def message(self, *, to: str, subject: str, text: str, html: str | None = None, reply_to: str | None = None,
+                in_reply_to: str | None = None) -> EmailMessage:
+        msg = EmailMessage()
+        msg["From"] = self.from_address
+        msg["To"] = to
+        msg["Subject"] = subject
+        msg["Date"] = formatdate(localtime=False)
+        domain = self.from_address.rpartition("@")[2] or "tollway.local"
+        msg["Message-ID"] = f"<{uuid.uuid4().hex}@{domain}>"
+        if reply_to:
+            msg["Reply-To"] = reply_to
+        if in_reply_to:
+            msg["In-Reply-To"] = in_reply_to
+            msg["References"] = in_reply_to
+        msg.set_content(text)
+        if html is not None:
+            msg.add_alternative(html, subtype="html")
+        return msg
+
+    async def send(self, *, to: str, subject: str, text: str, html: str | None = None, reply_to: str | None = None,
+                   in_reply_to: str | None = None) -> str:
+        """Submit one message; its Message-ID. A relay that refuses or cannot be reached
+        raises a ToolError (`provider_unavailable`, or `provider_auth` for a refused login)."""
+        msg = self.message(to=to, subject=subject, text=text, html=html, reply_to=reply_to, in_reply_to=in_reply_to)
+        try:
+            await aiosmtplib.send(
+                msg, hostname=self.host, port=self.port, username=self.username, password=self.password,
+                use_tls=self.security == "tls", start_tls=True if self.security == "starttls" else False, timeout=TIMEOUT_S,
+            )
+        except aiosmtplib.SMTPAuthenticationError as exc:
+            raise ToolError("provider_auth", "The mail relay refused this service's login.", status=503) from exc
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            raise ToolError("provider_unavailable", f"The mail relay did not take the message ({type(exc).__name__}).", status=503) from exc
+        return str(msg["Message-ID"])
+
+
+def _build(settings: Mapping[str, str], _http: object) -> SmtpSender:
+    security = (settings.get("security") or "starttls").strip().lower()
+    if security not in ("starttls", "tls", "none"):
+        security = "starttls"
+    return SmtpSender(
+        host=settings["host"], port=int(settings.get("port") or 587), security=security, from_address=settings["from_address"],
+        username=settings.get("username") or None, password=settings.get("password") or None,
+    )
+
+
+SMTP = Provider(
+    kind=KIND,
+    name="smtp",
+    build=_build,
+    settings=(HOST, PORT, USERNAME, PASSWORD, SECURITY, FROM_ADDRESS),
+    requires=(HOST, FROM_ADDRESS),
+    description="SMTP submission to any relay (aiosmtplib): STARTTLS, implicit TLS or plain, with AUTH when a user name is set.",
+)

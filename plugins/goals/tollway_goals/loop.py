@@ -1,0 +1,239 @@
+"""The agent loop of one session run: ask the model (through the `llm` provider) what to do
+next, run the tools it calls, store every step, until it has nothing more to answer. Each
+model step holds its price on the goal's budget (and counts toward the case's step limit)
+before it is asked, and is charged when its answer is stored; a hold left by a run that died
+is given back first, so a resumed session redoes that step and pays for it once."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from tollway import to_micro
+
+from . import asks, budget, case_tools, db, delivery, sessions, transcript
+from .case_tools import CallRefused, Where
+from .ids import new_id, next_seq, now_ms
+from .masking import mask, mask_text
+from .settings import FAMILY, LLM_STEP_COST, MAX_STEPS_PER_RUN
+
+log = logging.getLogger("tollway.goals")
+SYSTEM = (
+    "You are an agent working on a goal for the agent that created it. Work through the messages you receive "
+    "using the tools. Keep each case's record current (state, owner, next_action) and write decisions with their "
+    "reasons. When there is nothing more to do until something new arrives, answer with a short note and no tool call. "
+    "Call finish when your part of the goal is complete."
+)
+
+
+@dataclasses.dataclass
+class RunContext:
+    claim: sessions.Claim
+    platform: Any
+    lease_s: float
+
+    @property
+    def settings(self) -> Mapping[str, str]:
+        return self.platform.settings(FAMILY)
+
+
+class LostLease(Exception):
+    """Another worker holds the session now: this run stops without writing."""
+
+
+async def run_session(ctx: RunContext) -> str:
+    """Run the claimed session until it waits, ends or yields; the status it ended with."""
+    c = ctx.claim
+    await _give_back_holds(c)
+    steps_left = int(ctx.settings.get(MAX_STEPS_PER_RUN.name) or MAX_STEPS_PER_RUN.default or "50")
+    try:
+        while True:
+            if not await sessions.still_ours(c, ctx.lease_s):
+                raise LostLease(c.session_id)
+            goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", c.goal_id)
+            assert goal is not None
+            where = Where(goal=goal, session_id=c.session_id, case_id=c.case_id, depth=c.depth)
+            steps = await transcript.steps_of(c.session_id)
+            pending = transcript.unanswered_calls(steps)
+            if pending:
+                if await _run_calls(ctx, where, pending):
+                    await sessions.end_run(c, "completed")
+                    return "completed"
+                continue
+            taken = await sessions.inbox(c.session_id)
+            if not transcript.needs_model(steps):
+                return "waiting" if await sessions.end_run(c, "waiting", taken=taken) else "pending"
+            if steps_left <= 0:
+                await sessions.end_run(c, "pending")
+                return "pending"
+            steps_left -= 1
+            if not await _model_step(ctx, where, steps):
+                return "waiting"
+    except LostLease:
+        log.info("session %s: lease lost, run stopped", c.session_id)
+        return "lost"
+    except Exception as exc:
+        log.warning("session %s failed: %s", c.session_id, mask_text(str(exc)))
+        await _record_failure(c, exc)
+        return "failed"
+
+
+async def _give_back_holds(c: sessions.Claim) -> None:
+    """Holds a dead run left (a step it never stored): given back; the step is redone."""
+    async with db.transaction():
+        for hold in await db.rows("SELECT id, body FROM goals_steps WHERE session_id = {} AND kind = 'hold'", c.session_id):
+            body = db.loads(hold["body"])
+            await budget.release_step(c.goal_id, c.case_id, int(body["amount"]))
+            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold["id"])
+
+
+async def _model_step(ctx: RunContext, where: Where, steps: list[dict[str, Any]]) -> bool:
+    """One paid model turn; False when the budget or step limit stopped it (needs a person)."""
+    c = ctx.claim
+    price = to_micro(ctx.settings.get(LLM_STEP_COST.name) or LLM_STEP_COST.default or "0")
+    hold_id, seq = new_id("stp"), next_seq()
+    async with db.transaction():
+        await _fence(c)
+        refused = await budget.hold_step(c.goal_id, c.case_id, price, counts_step=True)
+        if refused is None:
+            await db.rows(
+                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
+                hold_id, c.session_id, seq, db.dumps({"amount": price, "for": "llm"}), now_ms(),
+            )
+    if refused is not None:
+        await _needs_a_person(ctx, where, refused.reason)
+        return False
+    try:
+        client, _cost = ctx.platform.provider("llm")
+    except LookupError:
+        async with db.transaction():
+            await budget.release_step(c.goal_id, c.case_id, price)
+            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+        raise RuntimeError("no llm provider is configured (TOLLWAY_LLM_BASE_URL and TOLLWAY_LLM_MODEL)")
+    messages = [{"role": "system", "content": _system(where)}, *transcript.messages(steps)]
+    try:
+        answer = await client.chat(messages, tool_definitions(where))
+    except Exception:
+        async with db.transaction():
+            await budget.release_step(c.goal_id, c.case_id, price)
+            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+        raise
+    async with db.transaction():
+        await _fence(c)
+        await db.rows("UPDATE goals_steps SET kind = 'llm', body = {}, cost = {} WHERE id = {}", db.dumps(mask(answer)), price, hold_id)
+        await budget.charge_step(c.goal_id, c.case_id, price, price)
+        await db.rows("UPDATE goals_sessions SET steps = steps + 1 WHERE id = {}", c.session_id)
+    return True
+
+
+def _system(where: Where) -> str:
+    goal = where.goal
+    lines = [SYSTEM, f"The goal: {goal['goal']}"]
+    if where.case_id is not None:
+        lines.append("You run one case of this goal: its task arrives as a message; events about it arrive the same way.")
+    else:
+        lines.append("You run the goal's root: events without a case and messages nobody else follows come to you.")
+    return "\n".join(lines)
+
+
+async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]]) -> bool:
+    """Run the model's calls in order, each with its stored result; True when one ended the session."""
+    ends = False
+    for call in calls:
+        name = call["function"]["name"]
+        try:
+            args = json.loads(call["function"].get("arguments") or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+        except ValueError as exc:
+            await _store_result(ctx, call, {"error": f"arguments are not a JSON object: {exc}"})
+            continue
+        if name not in {d["function"]["name"] for d in tool_definitions(where)}:
+            await _store_result(ctx, call, {"error": f"no tool {name!r} here"})
+            continue
+        outgoing = None
+        async with db.transaction():
+            await _fence(ctx.claim)
+            try:
+                if name == "ask_person":
+                    outcome, outgoing = await asks.ask_person(where, args, ctx.platform)
+                elif name == "deliver_result":
+                    outcome = await delivery.deliver_result(where, args, ctx.platform)
+                else:
+                    outcome = await case_tools.EXECUTORS[name](where, args)
+                result: dict[str, Any] = outcome.result
+                ends = ends or outcome.ends_session
+            except CallRefused as exc:
+                result = {"error": str(exc)}
+            await _insert_result(ctx.claim, call, result)
+        if name == "deliver_result":
+            await ctx.platform.webhooks_due()
+        if outgoing is not None:
+            await asks.send(ctx.platform, outgoing)
+    return ends
+
+
+def tool_definitions(where: Where) -> list[dict[str, Any]]:
+    """What the model may call in this session: the case tools, and for a case its asks and deliveries."""
+    tools = case_tools.definitions(where)
+    if where.case_id is not None:
+        tools += [asks.ASK_PERSON, delivery.DELIVER_RESULT]
+    return tools
+
+
+async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str, Any]) -> None:
+    async with db.transaction():
+        await _fence(ctx.claim)
+        await _insert_result(ctx.claim, call, result)
+
+
+async def _insert_result(c: sessions.Claim, call: dict[str, Any], result: dict[str, Any]) -> None:
+    body = {"tool_call_id": call["id"], "name": call["function"]["name"], "content": json.dumps(mask(result))}
+    await db.rows(
+        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'tool', {}, 0, {})",
+        new_id("stp"), c.session_id, next_seq(), db.dumps(body), now_ms(),
+    )
+
+
+async def _fence(c: sessions.Claim) -> None:
+    if not await sessions.still_ours(c):
+        raise LostLease(c.session_id)
+
+
+async def _needs_a_person(ctx: RunContext, where: Where, reason: str) -> None:
+    """The budget or step limit is reached: the case needs a person, spending stops, the
+    goal's creator is told; the session waits for an event that gives it room."""
+    c = ctx.claim
+    now = now_ms()
+    async with db.transaction():
+        if c.case_id is not None:
+            await db.rows("UPDATE goals_cases SET state = 'needs_a_person', updated_ms = {} WHERE id = {}", now, c.case_id)
+        await db.rows(
+            "UPDATE goals_sessions SET status = 'waiting', lease_owner = NULL, lease_until_ms = 0, updated_ms = {} WHERE id = {} AND attempt = {}",
+            now, c.session_id, c.attempt,
+        )
+        key = None
+        if c.case_id is not None:
+            found = await db.row("SELECT case_key FROM goals_cases WHERE id = {}", c.case_id)
+            key = found["case_key"] if found else None
+        what = "step limit" if reason == "steps" else "budget"
+        await ctx.platform.notify(
+            where.goal["agent_id"], "case_needs_a_person",
+            f"A case of goal {c.goal_id} needs a person" if key else f"Goal {c.goal_id} needs a person",
+            f"It reached its {what}; it spends nothing more until an event gives it more room.",
+            {"goal_id": c.goal_id, "case_key": key, "reason": reason},
+        )
+
+
+async def _record_failure(c: sessions.Claim, exc: BaseException) -> None:
+    try:
+        async with db.transaction():
+            await db.rows(
+                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'error', {}, 0, {})",
+                new_id("stp"), c.session_id, next_seq(), db.dumps({"error": mask_text(str(exc))[:2000], "type": type(exc).__name__}), now_ms(),
+            )
+        await sessions.end_run(c, "failed")
+    except Exception:  # the run's own bookkeeping failed: the lease runs out and another worker retries
+        log.exception("session %s: could not record its failure", c.session_id)
