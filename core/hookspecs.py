@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from piccolo.conf.apps import AppConfig
 
     from .datasources import DataSource
+    from .inbound import InboundHandler
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
     from .providers import Provider
@@ -54,6 +55,15 @@ def register_routes(register: "Callable[[Route], None]") -> None:
 
     :param register: call once per `tollway.Route`; a name or a method and path already
         taken stops start-up.
+    """
+
+
+@hookspec
+def register_inbound_handlers(register: "Callable[[InboundHandler], None]") -> None:
+    """Declare handlers of inbound messages (an email reply, ...).
+
+    :param register: call once per `handler(message, platform) -> bool` (async): it
+        receives each `tollway.InboundMessage` in turn and returns True when it took it.
     """
 
 

@@ -37,6 +37,7 @@ from .platform import Platform
 from .providers import Providers
 from .receipt_signing import ReceiptSigner
 from .idempotency import IdempotencyStore
+from .inbound import Inbound
 from .job_runner import JobRunner
 from .rate_identity import RateGate
 from .ratelimits import DEFAULT_LIMITS, RateLimiter
@@ -121,6 +122,7 @@ class Kernel:
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.route_runner = RouteRunner(auth=self.auth, rate_gate=self.rate_gate)
+        self.inbound = Inbound(self.registry.inbound_handlers)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
         self.watch_polling = WatchPolling(
@@ -188,9 +190,9 @@ class Kernel:
         )
         self.platform = Platform(
             db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
-            providers=self.providers,
+            providers=self.providers, inbound=self.inbound, refunds=self.refunds,
         )
-        self.route_runner.platform = self.platform
+        self.route_runner.platform = self.inbound.platform = self.platform
         self.services = Services(
             home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self),
             platform=self.platform,

@@ -81,6 +81,17 @@ def _refunds_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]])
             problems.append(f"receipt {receipt_id} was refunded {n} times")
         if receipt is None or receipt["status"] != "refunded":
             problems.append(f"refund for {receipt_id} whose receipt is {receipt['status'] if receipt else 'missing'}")
+    returned: Counter[str] = Counter()
+    for e in ledger:
+        if e["kind"] == "unspent_return":
+            returned[e["reference"]] += int(e["delta"])
+            receipt = by_id.get(e["reference"])
+            if receipt is None or receipt["status"] != "settled":
+                problems.append(f"an unspent return for {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}")
+    for receipt_id, total in returned.items():
+        receipt = by_id.get(receipt_id)
+        if receipt is not None and total > int(receipt["amount"]):
+            problems.append(f"receipt {receipt_id} returned {total}, more than its {receipt['amount']}")
     for r in receipts:
         if r["status"] == "refunded" and refunds.get(r["receipt_id"], 0) != 1:
             problems.append(f"receipt {r['receipt_id']} says refunded but {refunds.get(r['receipt_id'], 0)} refunds were credited")

@@ -1,6 +1,7 @@
 """`Platform`: the kernel services a plugin's own resources may use beside its tools
-(transactions, notifications, the webhook outbox, webhook target rules), handed to plugins
-as `Services.platform` and to routes as `RouteCall.platform`. Nothing here moves money."""
+(transactions, notifications, the webhook outbox, webhook target rules, inbound messages,
+providers), handed to plugins as `Services.platform` and to routes as `RouteCall.platform`.
+The one movement of money here gives back the unused part of a settled charge."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,6 +23,17 @@ class Platform:
     settings_of: Any = None  # family -> its settings by name (as `Services.settings`)
     http: Any = None  # the service's shared httpx.AsyncClient
     providers: Any = None  # core.providers.Providers
+    inbound: Any = None  # core.inbound.Inbound
+    refunds: Any = None  # core.refunds.Refunds
+
+    async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> Any:
+        """Give back the unused part (micro-USDC) of a settled charge to its payer's credits,
+        once per receipt, re-signing the receipt (`returned_usdc`); in the caller's transaction."""
+        return await self.refunds.return_unspent(receipt_id, amount, reason=reason)
+
+    async def deliver_inbound(self, message: Any) -> bool:
+        """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""
+        return await self.inbound.deliver(message) if self.inbound is not None else False
 
     def provider(self, kind: str) -> tuple[Any, int]:
         """The client of the provider configured for `kind` and its cost estimate (micro-USDC

@@ -14,7 +14,10 @@ from typing import Any
 
 from . import ledger, sql
 from .errors import ServiceError
+from .money import usdc
 from .receipts import ReceiptBook
+
+RETURN_KIND = "unspent_return"  # the ledger kind of a charge's unused part given back
 
 REFUNDABLE = ("settled", "pending")
 
@@ -53,3 +56,19 @@ class Refunds:
             await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo="refund_due")
             await self.receipts.revise(receipt_id, {**changes, "status": "refunded"})
             return True
+
+    async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> dict[str, Any] | None:
+        """Give back the part of a settled charge its call did not use (a goal's unspent
+        budget) to the payer's credits, at most once per receipt: the receipt is re-signed
+        with `returned_usdc` and `return_reason`. None when there is nothing to give back or
+        it was given already. Runs in the caller's transaction when there is one."""
+        if amount <= 0:
+            return None
+        async with self.db.transaction():
+            row = await sql.fetch_one("SELECT agent_id, amount, status FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+            if row is None or row["status"] != "settled" or amount > int(row["amount"]):
+                raise ServiceError(409, "not_returnable", f"Receipt {receipt_id} is not a settled charge of at least {usdc(amount)}.")
+            if await sql.fetch_one("SELECT account FROM tw_ledger WHERE kind = {} AND reference = {}", RETURN_KIND, receipt_id):
+                return None
+            await ledger.credit_credits(row["agent_id"], amount, kind=RETURN_KIND, reference=receipt_id, memo=reason)
+            return await self.receipts.revise(receipt_id, {"returned_usdc": usdc(amount), "return_reason": reason})

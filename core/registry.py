@@ -34,6 +34,7 @@ class Registry:
         self.watch_sources: dict[str, WatchSource] = {}
         self.providers: dict[str, dict[str, Provider]] = {}  # kind -> name -> provider
         self.routes: dict[str, Route] = {}  # name -> route
+        self.inbound_handlers: list[Any] = []
 
     def collect(self, pm: pluggy.PluginManager) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
@@ -41,6 +42,7 @@ class Registry:
         for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers, self.routes):
             registry.clear()
         self.periodic_tasks.clear()
+        self.inbound_handlers.clear()
         pm.hook.register_tools(register=self._add_tool)
         pm.hook.register_data_sources(register=self._add_source)
         pm.hook.register_settings(register=self._add_setting)
@@ -49,6 +51,7 @@ class Registry:
         pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
         pm.hook.register_watch_sources(register=self._add_watch_source)
         pm.hook.register_routes(register=self._add_route)
+        pm.hook.register_inbound_handlers(register=self.inbound_handlers.append)
 
     def _add_route(self, route: Route) -> None:
         if not isinstance(route, Route):

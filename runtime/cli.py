@@ -19,10 +19,18 @@ def _serve(args: argparse.Namespace) -> int:
 
         port = [] if args.port is None else ["--port", str(args.port)]
         processes = [] if args.processes == 1 else ["--processes", str(args.processes)]
-        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers), *processes])
+        smtp = [] if args.smtp_port is None else ["--smtp-port", str(args.smtp_port)]
+        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers), *processes, *smtp])
     if args.processes < 1:
         print("tollway: --processes must be 1 or more", file=sys.stderr)
         return 2
+    if args.smtp_port is not None:
+        if args.processes > 1:
+            print("tollway: --smtp-port runs in a single API process (--processes 1)", file=sys.stderr)
+            return 2
+        import os
+
+        os.environ["TOLLWAY_EMAIL_INBOUND_PORT"] = str(args.smtp_port)  # the email plugin's inbound listener
     import uvicorn
 
     from .service import build_kernel, http_app
@@ -383,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         help="API processes sharing the port (each with --workers job workers and the scheduler); more than 1 wants PostgreSQL",
     )
     p.add_argument("--reload", action="store_true", help="development: restart when a plugin's source changes or a plugin is installed")
+    p.add_argument("--smtp-port", type=int, default=None, help="also receive inbound email (replies to agents' messages) by SMTP on this port")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("mcp", help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call")

@@ -30,6 +30,7 @@ from core.evidence import Evidence, UpstreamCall
 from core.history.declare import Benchmarkable
 from core.history.keys import search_key
 from core.hookspecs import hookimpl
+from core.inbound import InboundMessage
 from core.ids import iso, now_ms
 from core.money import to_micro, usdc
 from core.payments.settlement import BackendServices, SettlementResult
@@ -55,6 +56,7 @@ __all__ = [
     "Fact",
     "FieldError",
     "FieldErrors",
+    "InboundMessage",
     "MigrationManager",
     "Observed",
     "PeriodicTask",

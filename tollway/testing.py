@@ -332,11 +332,16 @@ async def credits_session(client: Any, amount: str = "1", *, wallet: str | None 
     return agent["agent_id"], {"Authorization": f"Bearer {token}"}
 
 
-def mcp_server_for(kernel: Any) -> Any:
-    """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory)."""
+def mcp_server_for(kernel: Any, *, token: str | None = None) -> Any:
+    """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory);
+    with `token`, every call is that access token's (as `tollway mcp` with TOLLWAY_AGENT_KEY set to it)."""
     from runtime.service import mcp_server
 
-    return mcp_server(kernel).server
+    if token is None:
+        return mcp_server(kernel).server
+    from mcp_server import BearerIdentity
+
+    return mcp_server(kernel, identity=BearerIdentity(token)).server
 
 
 def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
@@ -536,6 +541,14 @@ __all__ = ["OPERATOR", "PluginContract", "convert_input", "count_quotes", "count
 
 
 # -- what a test may ask of the service's storage ---------------------------------------
+async def ledger_problems() -> list[str]:
+    """What the money audit finds wrong in the database now (balances against the ledger,
+    every charge with its receipt, refunds and returns once each): [] when all is well."""
+    from core.ledger_check import check_ledger
+
+    return await check_ledger()
+
+
 async def count_quotes() -> int:
     """How many payment quotes the running test service has issued (0 when every call so far was refused before payment)."""
     from core.tables import Quote

@@ -38,6 +38,9 @@ class ReceiptBody(msgspec.Struct, forbid_unknown_fields=True):
     # present only on revisions that say so: why a refund or a settlement failure
     refund_reason: str | UnsetType = UNSET
     settlement_failure: str | None | UnsetType = UNSET
+    # the unused part of the charge given back to credits (a goal's unspent budget), and why
+    returned_usdc: str | UnsetType = UNSET
+    return_reason: str | UnsetType = UNSET
 
 
 class Receipt(ReceiptBody, forbid_unknown_fields=True, kw_only=True):

@@ -62,8 +62,22 @@ headers = {{ Authorization = "Bearer {agent_token}" }}
 """
 
 
+def _app_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+
+
+# a GitHub App configured (connections answer their links); GitHub itself is never reached
+GITHUB_APP = {"TOLLWAY_GOALS_GITHUB_APP_ID": "1", "TOLLWAY_GOALS_GITHUB_APP_SLUG": "fuzz", "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": _app_key(),
+              "TOLLWAY_GOALS_GITHUB_API_URL": "http://127.0.0.1:9"}
+
+
 async def test_schemathesis_finds_nothing(kernel_factory, tmp_path):
-    kernel = await kernel_factory(plugins=[("fuzzed", FuzzedTools()), ("feed", FeedPlugin())], env=HIGH_LIMITS)
+    # the goals plugin too: its routes (cases, events, approval pages) are fuzzed with the rest
+    kernel = await kernel_factory(plugins=[("fuzzed", FuzzedTools()), ("feed", FeedPlugin())], installed={"tollway_goals"}, env={**HIGH_LIMITS, **GITHUB_APP})
     async with serve_app(http_app(kernel, manage_kernel=False)) as url:
         async with httpx.AsyncClient(base_url=url) as client:
             account = Account.create()

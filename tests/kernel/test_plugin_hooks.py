@@ -705,3 +705,39 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
     clash = await kernel_factory(plugins=[("notes", Notes()), ("again", Again())], start=False)
     with pytest.raises(StartupError, match="duplicate route GET /v1/hooks/notes"):
         clash.collect()
+
+
+# -- register_inbound_handlers --------------------------------------------------------------
+@exercises("register_inbound_handlers")
+async def test_hook_register_inbound_handlers_offers_each_message_until_one_takes_it(kernel_factory) -> None:
+    from tollway import InboundMessage
+
+    seen: list[tuple[str, str]] = []
+
+    async def broken(message, platform):
+        seen.append(("broken", message.subject))
+        raise RuntimeError("a handler that fails is skipped")
+
+    async def replies_only(message, platform):
+        seen.append(("replies", message.subject))
+        return bool(message.in_reply_to) and platform is not None
+
+    async def everything(message, platform):
+        seen.append(("everything", message.subject))
+        return message.subject != "spam"
+
+    class Mail:
+        @hookimpl
+        def register_inbound_handlers(self, register):
+            for handler in (broken, replies_only, everything):
+                register(handler)
+
+    kernel = await kernel_factory(plugins=[("mail", Mail())])
+    reply = InboundMessage(channel="email", sender="a@example.com", recipients=("b@example.com",), subject="re", text="yes",
+                           message_id="<2@x>", in_reply_to="<1@x>", references=("<0@x>", "<1@x>"))
+    assert reply.thread == ("<1@x>", "<0@x>")
+    assert await kernel.platform.deliver_inbound(reply) is True
+    assert await kernel.platform.deliver_inbound(dataclasses.replace(reply, subject="new", in_reply_to=None)) is True
+    assert await kernel.platform.deliver_inbound(dataclasses.replace(reply, subject="spam", in_reply_to=None)) is False
+    assert seen == [("broken", "re"), ("replies", "re"), ("broken", "new"), ("replies", "new"), ("everything", "new"),
+                    ("broken", "spam"), ("replies", "spam"), ("everything", "spam")]

@@ -1,9 +1,11 @@
-"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation) for tests."""
+"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents) for tests."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 import secrets
+import string
 import sys
 import threading
 import time
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -24,6 +26,9 @@ TOKEN_LIFETIME_S = 3600
 MAX_JWT_LIFETIME_S = 600
 INSTALLATION_PATH = re.compile(r"^/app/installations/(\d+)$")
 ACCESS_TOKENS_PATH = re.compile(r"^/app/installations/(\d+)/access_tokens$")
+CONTENTS_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)/contents/(.+)$")
+RAW_MEDIA_TYPE = "application/vnd.github.raw+json"
+_BASE62 = string.ascii_letters + string.digits
 
 
 def rsa_keypair() -> tuple[str, str]:
@@ -56,6 +61,14 @@ class IssuedToken:
 
 
 @dataclass(frozen=True)
+class Raw:
+    """A non-JSON answer body (a file's raw content)."""
+
+    body: bytes
+    content_type: str = RAW_MEDIA_TYPE
+
+
+@dataclass(frozen=True)
 class LoggedRequest:
     method: str
     path: str
@@ -73,6 +86,7 @@ class GitHubStandin:
     tokens: dict[str, IssuedToken] = field(default_factory=dict)
     requests: list[LoggedRequest] = field(default_factory=list)
     issued: list[str] = field(default_factory=list)
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
     outage: int | None = None
     delay_s: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -89,6 +103,11 @@ class GitHubStandin:
         with self.lock:
             self.installations[installation_id] = installation
         return installation
+
+    def put_file(self, repo_full_name: str, path: str, text: str) -> None:
+        """A file of `owner/name` that the contents API serves to a token covering that repository."""
+        with self.lock:
+            self.files.setdefault(repo_full_name.lower(), {})[path.strip("/")] = text
 
     def uninstall(self, installation_id: int) -> None:
         """What GitHub does when the account removes the app: the installation and its tokens go."""
@@ -120,6 +139,8 @@ class GitHubStandin:
             return self._app_route(method, split.path, headers, body)
         if split.path.startswith("/installation/"):
             return self._installation_route(method, split.path, query, headers)
+        if (found := CONTENTS_PATH.match(split.path)) and method == "GET":
+            return self._contents(f"{found[1]}/{found[2]}", unquote(found[3]), headers)
         return 404, {"message": "Not Found"}
 
     def _app_route(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
@@ -148,6 +169,29 @@ class GitHubStandin:
                 del self.tokens[token]
                 return 204, None
         return 404, {"message": "Not Found"}
+
+    def _contents(self, full_name: str, path: str, headers: dict[str, str]) -> tuple[int, Any]:
+        """GET /repos/{owner}/{repo}/contents/{path}: 401 without a live token, 404 (as GitHub hides
+        what a token cannot see) for a repository it does not cover, 403 without contents permission."""
+        token = _presented_token(headers)
+        with self.lock:
+            issued = self._live(token)
+            if issued is None:
+                return 401, {"message": "Bad credentials"}
+            installation = self.installations.get(issued.installation_id)
+            covered = {f"{installation.account}/{name}".lower() for name in issued.repositories} if installation else set()
+            if full_name.lower() not in covered:
+                return 404, {"message": "Not Found"}
+            if issued.permissions.get("contents") not in ("read", "write"):
+                return 403, {"message": "Resource not accessible by integration"}
+            text = self.files.get(full_name.lower(), {}).get(path.strip("/"))
+        if text is None:
+            return 404, {"message": "Not Found"}
+        if "application/vnd.github.raw" in headers.get("accept", ""):
+            return 200, Raw(text.encode())
+        data = text.encode()
+        return 200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1], "path": path,
+                     "content": base64.b64encode(data).decode()}
 
     def _jwt_ok(self, headers: dict[str, str]) -> bool:
         scheme, _, value = headers.get("authorization", "").partition(" ")
@@ -193,7 +237,7 @@ class GitHubStandin:
         if any(installation.permissions.get(k) not in _covering(v) for k, v in permissions.items()):
             return 422, {"message": "The permissions requested are not granted to this installation."}
         covered = tuple(wanted if wanted is not None else installation.repositories)
-        token = "ghs_" + secrets.token_urlsafe(27)
+        token = "ghs_" + "".join(secrets.choice(_BASE62) for _ in range(36))
         expires_at = time.time() + TOKEN_LIFETIME_S
         self.tokens[token] = IssuedToken(installation_id, covered, dict(permissions), expires_at)
         self.issued.append(token)
@@ -242,10 +286,13 @@ def _handler(standin: GitHubStandin) -> type[BaseHTTPRequestHandler]:
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, answer = standin.handle(self.command, self.path, headers, body)
-            payload = b"" if answer is None else json.dumps(answer).encode()
+            if isinstance(answer, Raw):
+                payload, content_type = answer.body, answer.content_type
+            else:
+                payload, content_type = (b"" if answer is None else json.dumps(answer).encode()), "application/json; charset=utf-8"
             self.send_response(status)
             if payload:
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

@@ -140,3 +140,37 @@ async def test_a_run_that_died_holding_a_step_pays_for_it_once(kernel_factory) -
     assert int(final["spent"]) == STEP and int(final["held"]) == 0
     assert [s["kind"] for s in steps] == ["message", "llm"] and not stale
     assert len(chat.requests) == 1
+
+
+def finishing_root(request: dict[str, Any]) -> dict[str, Any]:
+    if "You run the goal's root" in request["messages"][0]["content"]:
+        if request["messages"][-1]["role"] == "tool":
+            return turn("All done.")
+        return turn(None, call("finish", "f1", summary="Nothing left to do."))
+    return case_policy(request)
+
+
+async def test_a_finished_goal_returns_its_unspent_budget_once(kernel_factory) -> None:
+    from tollway.testing import ledger_problems
+
+    with chat_standin(finishing_root) as chat:
+        kernel = await kernel_with(kernel_factory, chat)
+        runner = SessionRunner(kernel.platform)
+        async with http_client(kernel) as client:
+            _agent, headers, goal = await new_goal(client, credits="20", params={"budget_usdc": "8"})
+            gid = goal["goal_id"]
+            await runner.run_until_idle()
+            state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+            balance = (await client.get("/v1/balance", headers=headers)).json()
+            receipt = (await client.get(f"/v1/receipts/{goal['receipt_id']}", headers=headers)).json()
+            late = await event(client, gid, headers, event_id="late", case_key="k", task="Chase it")
+            await runner.run_until_idle()
+            after = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+            problems = await ledger_problems()
+    # one model step spent (0.002): 7.998 of the 8.00 budget comes back; 12 were never spent
+    assert state["status"] == "completed" and state["spent_usdc"] == "0.002000" and state["budget_usdc"] == "0.002000"
+    assert balance["credits_balance"] == "19.998000"
+    body = receipt.get("data", receipt)
+    assert body["returned_usdc"] == "7.998000" and body["revision"] == 2 and body["status"] == "settled"
+    assert late.status_code == 202 and after["spent_usdc"] == "0.002000"  # an ended goal's sessions never run again
+    assert problems == []

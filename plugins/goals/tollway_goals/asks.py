@@ -15,6 +15,7 @@ from .approval_links import make_token, shown_hash
 from .case_tools import CallRefused, Outcome, Where
 from .cases import wake
 from .goals import add_message
+from .inbound import reply_address
 from .ids import iso, now_ms
 from .secrets_store import key
 from .settings import FAMILY, PUBLIC_URL
@@ -78,7 +79,8 @@ async def ask_person(where: Where, args: Mapping[str, Any], platform: Any) -> tu
     if kind == "approval":
         token = make_token(await key(), ask_id, digest, deadline_ms // 1000)
         link = f"{public_url(platform)}/v1/approvals/{token}"
-    outgoing = {"ask_id": ask_id, "to": address.strip(), "name": name.strip(), "question": question, "kind": kind, "link": link}
+    outgoing = {"ask_id": ask_id, "to": address.strip(), "name": name.strip(), "question": question, "kind": kind, "link": link,
+                "agent_id": where.goal["agent_id"]}
     return Outcome({"ok": True, "ask_id": ask_id, "kind": kind, "deadline_at": iso(deadline_ms)}), outgoing
 
 
@@ -100,7 +102,8 @@ async def send(platform: Any, outgoing: Mapping[str, Any]) -> None:
     subject, text = message_text(outgoing)
     try:
         client, _cost = platform.provider("email")
-        message_id = await client.send(to=outgoing["to"], subject=subject, text=text)
+        message_id = await client.send(to=outgoing["to"], subject=subject, text=text,
+                                       reply_to=reply_address(client.from_address, outgoing["agent_id"]))
     except Exception as exc:  # no provider, or the relay refused: the session reads why
         why = getattr(exc, "message", None) or "no email provider is configured (TOLLWAY_EMAIL_HOST, TOLLWAY_EMAIL_FROM_ADDRESS)"
         async with db.transaction():
@@ -167,7 +170,9 @@ async def follow_up(platform: Any, now: int | None = None) -> dict[str, int]:
         subject, text = message_text(outgoing, reminder=chases)
         try:
             client, _cost = platform.provider("email")
-            await client.send(to=ask["person_address"], subject=subject, text=text, in_reply_to=ask["message_id"])
+            goal = await db.row("SELECT agent_id FROM goals_goals WHERE id = {}", ask["goal_id"])
+            await client.send(to=ask["person_address"], subject=subject, text=text, in_reply_to=ask["message_id"],
+                              reply_to=reply_address(client.from_address, goal["agent_id"]) if goal else None)
             chased += 1
         except Exception:  # the next reminder, or the deadline, follows all the same
             continue

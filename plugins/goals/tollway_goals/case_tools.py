@@ -12,6 +12,7 @@ from tollway import to_micro
 
 from . import budget, db
 from .cases import open_case
+from .goals import end as end_goal
 from .ids import new_id, now_ms
 
 _TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -148,7 +149,9 @@ async def open_sub_case(where: Where, args: dict[str, Any]) -> Outcome:
     return Outcome({"ok": True, "case_key": key})
 
 
-async def finish(where: Where, args: dict[str, Any]) -> Outcome:
+async def finish(where: Where, args: dict[str, Any], platform: Any = None) -> Outcome:
+    """A case's session: the case is done (when still open). The root's: the goal is
+    completed and what its budget has left returns to the creator's credits."""
     now = now_ms()
     if where.case_id is not None:
         case = await db.row("SELECT state FROM goals_cases WHERE id = {}", where.case_id)
@@ -156,7 +159,7 @@ async def finish(where: Where, args: dict[str, Any]) -> Outcome:
             await db.rows("UPDATE goals_cases SET state = 'done', ended_ms = {}, updated_ms = {} WHERE id = {}", now, now, where.case_id)
             await budget.release_slice(where.goal["id"], where.case_id)
     else:
-        await db.rows("UPDATE goals_goals SET status = 'completed', updated_ms = {} WHERE id = {}", now, where.goal["id"])
+        await end_goal(where.goal["id"], "completed", platform)
     return Outcome({"ok": True, "summary": str(args.get("summary", ""))[:4000]}, ends_session=True)
 
 

@@ -36,10 +36,10 @@ async def create(job: AcceptedJob, *, cases: bool) -> str:
     goal_id = goal_id_for(job.request_id)
     now = now_ms()
     await db.rows(
-        "INSERT INTO goals_goals (id, agent_id, request_id, goal, status, budget, spent, held, cases_enabled, max_depth, max_awake, "
+        "INSERT INTO goals_goals (id, agent_id, request_id, receipt_id, goal, status, budget, spent, held, cases_enabled, max_depth, max_awake, "
         "done_check, result_webhook_url, webhook_secret, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, 'running', {}, 0, 0, {}, {}, {}, {}, {}, {}, {}, {})",
-        goal_id, job.agent_id, job.request_id, value.goal, job.price, cases,
+        "VALUES ({}, {}, {}, {}, {}, 'running', {}, 0, 0, {}, {}, {}, {}, {}, {}, {}, {})",
+        goal_id, job.agent_id, job.request_id, job.receipt_id, value.goal, job.price, cases,
         3 if limits in (None, UNSET) else limits.max_depth, 20 if limits in (None, UNSET) else limits.max_awake,
         db.dumps(to_builtins(done)) if done not in (None, UNSET) else None, url if url not in (None, UNSET) else None,
         _new_secret(), now, now,
@@ -102,3 +102,24 @@ async def goal_state(goal: Mapping[str, Any]) -> GoalState:
         spent_usdc=usdc(int(goal["spent"])), held_usdc=usdc(int(goal["held"])), cases_enabled=bool(goal["cases_enabled"]),
         done_check=await done_check_state(goal), created_at=iso(int(goal["created_ms"])), updated_at=iso(int(goal["updated_ms"])),
     )
+
+
+async def end(goal_id: str, status: str, platform: Any) -> int:
+    """End a running goal (in the caller's transaction): no session runs again, and what its
+    budget has left beyond the steps still in flight goes back to the creator's credits
+    against the compute receipt. The amount returned (0 when the goal had ended already)."""
+    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    if goal is None or goal["status"] != "running":
+        return 0
+    holds = await db.rows(
+        "SELECT s.body FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} AND s.kind = 'hold'", goal_id,
+    )
+    flying = sum(int(db.loads(h["body"])["amount"]) for h in holds)
+    remainder = int(goal["budget"]) - int(goal["spent"]) - flying
+    await db.rows(
+        "UPDATE goals_goals SET status = {}, held = {}, budget = {}, updated_ms = {} WHERE id = {}",
+        status, flying, int(goal["spent"]) + flying, now_ms(), goal_id,
+    )
+    if remainder > 0:
+        await platform.return_unspent(goal["receipt_id"], remainder, reason=f"goal {goal_id} {status}: unspent budget")
+    return max(remainder, 0)

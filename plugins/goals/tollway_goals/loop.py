@@ -13,7 +13,7 @@ from typing import Any
 
 from tollway import to_micro
 
-from . import asks, budget, case_tools, db, delivery, sessions, transcript
+from . import asks, budget, case_tools, db, delivery, repo_tools, sessions, transcript
 from .case_tools import CallRefused, Where
 from .ids import new_id, next_seq, now_ms
 from .masking import mask, mask_text
@@ -153,6 +153,13 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
         if name not in {d["function"]["name"] for d in tool_definitions(where)}:
             await _store_result(ctx, call, {"error": f"no tool {name!r} here"})
             continue
+        if name == "read_repository_file":  # reaches the code host: never inside a transaction
+            try:
+                outcome = await repo_tools.read_repository_file(where, args, ctx.platform)
+                await _store_result(ctx, call, outcome.result)
+            except CallRefused as exc:
+                await _store_result(ctx, call, {"error": str(exc)})
+            continue
         outgoing = None
         async with db.transaction():
             await _fence(ctx.claim)
@@ -161,6 +168,8 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
                     outcome, outgoing = await asks.ask_person(where, args, ctx.platform)
                 elif name == "deliver_result":
                     outcome = await delivery.deliver_result(where, args, ctx.platform)
+                elif name == "finish":
+                    outcome = await case_tools.finish(where, args, ctx.platform)
                 else:
                     outcome = await case_tools.EXECUTORS[name](where, args)
                 result: dict[str, Any] = outcome.result
@@ -180,7 +189,7 @@ def tool_definitions(where: Where) -> list[dict[str, Any]]:
     tools = case_tools.definitions(where)
     if where.case_id is not None:
         tools += [asks.ASK_PERSON, delivery.DELIVER_RESULT]
-    return tools
+    return [*tools, repo_tools.READ_REPOSITORY_FILE]
 
 
 async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str, Any]) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hookimpl
 
+from . import inbound
 from .compute_tool import COMPUTE
+from .connections import CONNECTION_ROUTES
 from .platform_ref import set_platform
 from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .routes import ROUTES
@@ -25,8 +27,13 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*ROUTES, *APPROVAL_ROUTES):
+    for route in (*ROUTES, *APPROVAL_ROUTES, *CONNECTION_ROUTES):
         register(route)
+
+
+@hookimpl
+def register_inbound_handlers(register: Callable[..., None]) -> None:
+    register(inbound.handle)
 
 
 @hookimpl

@@ -20,8 +20,18 @@ LLM_STEP_COST = Setting(
 MAX_STEPS_PER_RUN = Setting(FAMILY, "max_steps_per_run", "50", "Language-model steps a session takes in one run before it yields.")
 
 PUBLIC_URL = Setting(
-    FAMILY, "public_url", "http://127.0.0.1:8000",
+    FAMILY, "public_url", "http://127.0.0.1:8402",
     "The service's public base URL, for the approval links people open (e.g. https://tools.example.com).",
 )
 
-SETTINGS = (PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN)
+GITHUB_API_URL = Setting(FAMILY, "github_api_url", "https://api.github.com", "GitHub's REST API base URL (GitHub Enterprise: https://HOST/api/v3).")
+GITHUB_WEB_URL = Setting(FAMILY, "github_web_url", "https://github.com", "GitHub's web base URL, for the app-installation links of new connections.")
+GITHUB_APP_ID = Setting(FAMILY, "github_app_id", None, "The GitHub App's id, for code-host connections.")
+GITHUB_APP_SLUG = Setting(FAMILY, "github_app_slug", None, "The GitHub App's slug (github.com/apps/<slug>); its Setup URL is <public_url>/v1/connections/callback.")
+GITHUB_PRIVATE_KEY = Setting(FAMILY, "github_private_key", None, "The GitHub App's private key (PEM text).", secret=True)
+GITHUB_APP = (GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY)
+
+SETTINGS = (
+    PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN,
+    GITHUB_API_URL, GITHUB_WEB_URL, *GITHUB_APP,
+)

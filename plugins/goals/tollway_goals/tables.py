@@ -10,6 +10,7 @@ class Goal(Table, tablename="goals_goals"):
     id = Varchar(length=64, primary_key=True)
     agent_id = Varchar(length=64, index=True)
     request_id = Varchar(length=64, unique=True)
+    receipt_id = Varchar(length=64)  # the compute call's receipt: what the unspent budget is returned against
     goal = Text()
     status = Varchar(length=24)
     budget = BigInt()
@@ -132,4 +133,20 @@ class Secret(Table, tablename="goals_secrets"):
     created_ms = BigInt()
 
 
-TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery, Secret]
+class Connection(Table, tablename="goals_connections"):
+    id = Varchar(length=64, primary_key=True)
+    agent_id = Varchar(length=64, index=True)
+    name = Varchar(length=100)
+    kind = Varchar(length=16)
+    status = Varchar(length=16)  # pending, active, revoked
+    state_hash = Varchar(length=64)  # SHA-256 of the one-time link's secret
+    link_expires_ms = BigInt()
+    link_used_ms = BigInt(null=True, default=None)
+    installation_id = BigInt(null=True, default=None)
+    repositories = Text()  # JSON list of owner/name
+    created_ms = BigInt()
+    updated_ms = BigInt()
+    revoked_ms = BigInt(null=True, default=None)
+
+
+TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery, Secret, Connection]

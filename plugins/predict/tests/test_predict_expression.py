@@ -463,3 +463,11 @@ def test_near_valid_strings_are_judged_like_the_grammar(t: Tree, where: int, cut
     k = where % (len(text) + 1)
     mutated = text[:k] + piece + text[k + cut :]
     assert engine_accepts(mutated) == recognise(mutated, VARS), mutated
+
+
+def test_a_square_root_power_of_negative_zero_is_positive_zero() -> None:
+    """pow(-0, 0.5) is +0 (NumPy's shortcut for a scalar 0.5 gave -0, so 1 / it gave -inf)."""
+    got = ev("(b ^ 0.5) ^ (-1.0)", {"b": [-0.0, 0.0, 4.0]}, 3)
+    assert [float(x) for x in got] == [math.inf, math.inf, 0.5]
+    odd = ev("b ^ 3", {"b": [-0.0, -1e-200]}, 2)
+    assert [math.copysign(1.0, float(x)) for x in odd] == [-1.0, -1.0]  # an odd power keeps the sign of zero

@@ -361,6 +361,15 @@ def _nan_where(value: Any, *operands: Any) -> Any:
     return np.where(bad, np.nan, out)
 
 
+def _power(base: Value, exponent: Value) -> Value:
+    """x ^ y as IEEE pow: NumPy's square-root shortcut for a scalar 0.5 gives -0 for -0,
+    where pow gives +0 (and so 1 / that, -inf instead of inf); a zero result is negative
+    only for an odd integer exponent."""
+    out = np.power(base, exponent)
+    odd = (np.floor(exponent) == exponent) & (np.mod(exponent, 2) == 1)
+    return np.where((out == 0) & ~odd, 0.0, out)
+
+
 def _compile(node: Node) -> Compiled:
     if isinstance(node, Num):
         v = node.value
@@ -384,7 +393,7 @@ def _compile(node: Node) -> Compiled:
         return chain
     if isinstance(node, Pow):
         b, e = _compile(node.base), _compile(node.exponent)
-        return lambda env: np.power(b(env), e(env))
+        return lambda env: _power(b(env), e(env))
     if isinstance(node, Compare):
         cmp, lf, rf = _COMPARE[node.op], _compile(node.left), _compile(node.right)
 

@@ -12,6 +12,7 @@ TABLES = (
         ("id", Varchar, {'length': 64, 'primary_key': True}),
         ("agent_id", Varchar, {'length': 64, 'index': True}),
         ("request_id", Varchar, {'length': 64, 'unique': True}),
+        ("receipt_id", Varchar, {'length': 64}),
         ("goal", Text, {}),
         ("status", Varchar, {'length': 24}),
         ("budget", BigInt, {}),

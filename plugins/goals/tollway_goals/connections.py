@@ -1,0 +1,358 @@
+"""Code-host connections: a GitHub App installation an agent approves through a one-time link, and the one-repository tokens goals get."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from html import escape
+from typing import Annotated, Any, Literal
+
+import httpx
+import msgspec
+from msgspec import Meta
+
+from tollway import Page, Refusal, Route, RouteCall, RouteReply
+
+from . import db
+from .github_app import GitHubApp, InstallationGone, ProviderError, ProviderUnavailable, RepositoryNotInScope, RepoToken
+from .ids import iso, new_id, now_ms
+from .settings import FAMILY, GITHUB_API_URL, GITHUB_APP, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, GITHUB_WEB_URL
+
+__all__ = [
+    "CONNECTION_ROUTES", "ConnectionNotActive", "ConnectionNotFound", "ConnectionRefusal", "ConnectionRevoked", "ProviderDown",
+    "ProviderFailed", "ProviderNotConfigured", "RepositoryOutOfScope", "api_url", "github", "repository_token_for",
+]
+
+LINK_LIFETIME_MS = 3_600_000
+HTTP_TIMEOUT_S = 15.0
+NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
+TAGS = ("connections",)
+_INSTALLATION_ID = re.compile(r"^[1-9][0-9]{0,17}$")
+
+
+class ConnectionRefusal(Refusal):
+    """A refused use of a connection; `message` never holds a secret."""
+
+    CODE = "connection_refused"
+    STATUS = 400
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(self.CODE, message, status=self.STATUS, details=details)
+
+
+class ConnectionNotFound(ConnectionRefusal):
+    CODE, STATUS = "not_found", 404
+
+
+class ConnectionRevoked(ConnectionRefusal):
+    CODE, STATUS = "connection_revoked", 409
+
+
+class ConnectionNotActive(ConnectionRefusal):
+    CODE, STATUS = "connection_pending", 409
+
+
+class RepositoryOutOfScope(ConnectionRefusal):
+    CODE, STATUS = "repository_not_in_scope", 403
+
+
+class ProviderNotConfigured(ConnectionRefusal):
+    CODE, STATUS = "provider_unavailable", 503
+
+
+class ProviderDown(ConnectionRefusal):
+    CODE, STATUS = "provider_unavailable", 503
+
+
+class ProviderFailed(ConnectionRefusal):
+    CODE, STATUS = "provider_error", 502
+
+
+class ConnectionRequest(msgspec.Struct, forbid_unknown_fields=True):
+    name: Annotated[str, Meta(min_length=1, max_length=100)]
+    kind: Literal["github"]
+
+
+class Scope(msgspec.Struct):
+    repositories: list[str]
+
+
+class Connection(msgspec.Struct):
+    id: str
+    name: str
+    kind: str
+    status: Literal["pending", "active", "revoked"]
+    scope: Scope
+    created_at: str
+
+
+class NewConnection(msgspec.Struct):
+    id: str
+    name: str
+    kind: str
+    status: Literal["pending"]
+    scope: Scope
+    created_at: str
+    link: str
+    link_expires_at: str
+
+
+class ConnectionAnswer(msgspec.Struct):
+    success: bool
+    data: Connection
+
+
+class NewConnectionAnswer(msgspec.Struct):
+    success: bool
+    data: NewConnection
+
+
+class ConnectionList(msgspec.Struct):
+    success: bool
+    data: list[Connection]
+
+
+def _setting(settings: Mapping[str, str], setting: Any) -> str:
+    return (settings.get(setting.name) or setting.default or "").strip()
+
+
+def api_url(platform: Any) -> str:
+    return _setting(platform.settings(FAMILY), GITHUB_API_URL).rstrip("/")
+
+
+@asynccontextmanager
+async def github(platform: Any) -> AsyncIterator[GitHubApp]:
+    """The configured GitHub App over the service's HTTP client; ProviderNotConfigured naming what is missing."""
+    settings = platform.settings(FAMILY) if platform is not None else {}
+    missing = [s.env_var for s in GITHUB_APP if not _setting(settings, s)]
+    if missing:
+        raise ProviderNotConfigured(f"Code-host connections are not configured on this service: {', '.join(missing)} not set.", {"settings": missing})
+    pem = _setting(settings, GITHUB_PRIVATE_KEY)
+    if "\\n" in pem and "\n" not in pem:
+        pem = pem.replace("\\n", "\n")
+    shared = getattr(platform, "http", None)
+    async with _client(shared) as http:
+        try:
+            app = GitHubApp(
+                http, _setting(settings, GITHUB_API_URL), app_id=_setting(settings, GITHUB_APP_ID), app_slug=_setting(settings, GITHUB_APP_SLUG),
+                private_key_pem=pem, web_url=_setting(settings, GITHUB_WEB_URL),
+            )
+        except ValueError:
+            raise ProviderNotConfigured(
+                f"{GITHUB_PRIVATE_KEY.env_var} is not an unencrypted PEM private key.", {"settings": [GITHUB_PRIVATE_KEY.env_var]},
+            ) from None
+        yield app
+
+
+@asynccontextmanager
+async def _client(shared: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient]:
+    if shared is not None:
+        yield shared
+        return
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as own:
+        yield own
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _record(row: Mapping[str, Any]) -> Connection:
+    return Connection(
+        id=row["id"], name=row["name"], kind=row["kind"], status=row["status"],
+        scope=Scope(repositories=list(db.loads(row["repositories"]) or [])), created_at=iso(int(row["created_ms"])),
+    )
+
+
+async def owned(connection_id: str, agent_id: str) -> dict[str, Any]:
+    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id)
+    if row is None or row["agent_id"] != agent_id:
+        raise ConnectionNotFound(f"No connection {connection_id!r} of yours.")
+    return row
+
+
+async def _mark_revoked(connection_id: str) -> None:
+    now = now_ms()
+    await db.rows(
+        "UPDATE goals_connections SET status = 'revoked', revoked_ms = {}, updated_ms = {} WHERE id = {} AND status <> 'revoked'",
+        now, now, connection_id,
+    )
+
+
+async def create(call: RouteCall) -> RouteReply:
+    asked: ConnectionRequest = call.body
+    secret = secrets.token_urlsafe(32)
+    connection_id = new_id("con")
+    async with github(call.platform) as app:
+        link = app.install_url(f"{connection_id}.{secret}")
+    now = now_ms()
+    await db.rows(
+        "INSERT INTO goals_connections (id, agent_id, name, kind, status, state_hash, link_expires_ms, link_used_ms, installation_id, "
+        "repositories, created_ms, updated_ms, revoked_ms) VALUES ({}, {}, {}, {}, 'pending', {}, {}, NULL, NULL, '[]', {}, {}, NULL)",
+        connection_id, call.agent_id, asked.name, asked.kind, _hash(secret), now + LINK_LIFETIME_MS, now, now,
+    )
+    data = NewConnection(
+        id=connection_id, name=asked.name, kind=asked.kind, status="pending", scope=Scope(repositories=[]), created_at=iso(now),
+        link=link, link_expires_at=iso(now + LINK_LIFETIME_MS),
+    )
+    return RouteReply(201, NewConnectionAnswer(success=True, data=data))
+
+
+async def listing(call: RouteCall) -> ConnectionList:
+    found = await db.rows("SELECT * FROM goals_connections WHERE agent_id = {} ORDER BY created_ms DESC, id DESC", call.agent_id)
+    return ConnectionList(success=True, data=[_record(row) for row in found])
+
+
+async def delete(call: RouteCall) -> ConnectionAnswer:
+    row = await owned(call.params["connection_id"], call.agent_id)
+    if row["status"] != "revoked":
+        if row["installation_id"] is not None:
+            try:
+                async with github(call.platform) as app:
+                    await app.revoke(int(row["installation_id"]))
+            except ProviderUnavailable:
+                raise ProviderDown("GitHub did not answer; the connection is unchanged, try again.") from None
+            except ProviderError:
+                raise ProviderFailed("GitHub refused to end the grant; the connection is unchanged.") from None
+        await _mark_revoked(row["id"])
+        row = await owned(row["id"], call.agent_id)
+    return ConnectionAnswer(success=True, data=_record(row))
+
+
+_REFUSED: dict[str, tuple[int, str, str]] = {
+    "altered": (403, "Link not valid", "This link has been altered or was not issued by this service. Nothing was connected."),
+    "used": (410, "Link already used", "This connection link has already been used; each link works once. Nothing more is needed from you."),
+    "expired": (410, "Link expired", "This connection link has expired (links work for one hour). Nothing was connected; ask for a new link."),
+    "revoked": (410, "Connection revoked", "This connection was revoked before it was completed. Nothing was connected."),
+    "bad_request": (400, "Installation not recognised", "GitHub's answer did not name an installation of this service's app. Nothing was connected."),
+    "unconfigured": (503, "Connections unavailable", "Code-host connections are not configured on this service. Nothing was connected."),
+    "unavailable": (503, "GitHub unavailable", "GitHub did not answer. Nothing was connected; open the link again in a few minutes."),
+    "provider_error": (502, "GitHub refused", "GitHub refused this service's request. Nothing was connected."),
+}
+
+
+def _html(title: str, body: str) -> str:
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="robots" content="noindex">\n'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'\">\n"
+        f"<title>{escape(title)} · Tollway</title>\n"
+        "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2.5rem auto;padding:0 1rem;color:#1d2330}</style>\n"
+        f"</head>\n<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n"
+    )
+
+
+def _refused(reason: str) -> Page:
+    status, title, sentence = _REFUSED[reason]
+    return Page(_html(title, f'<h1>{escape(title)}</h1>\n<p id="reason" data-reason="{reason}">{escape(sentence)}</p>'), status=status, headers=NO_STORE)
+
+
+def _link_problem(row: Mapping[str, Any] | None, secret: str, now: int) -> str | None:
+    if row is None or not hmac.compare_digest(str(row["state_hash"]), _hash(secret)):
+        return "altered"
+    if row["link_used_ms"] is not None:
+        return "used"
+    if row["status"] == "revoked":
+        return "revoked"
+    if row["status"] != "pending":
+        return "used"
+    if int(row["link_expires_ms"]) <= now:
+        return "expired"
+    return None
+
+
+async def callback(call: RouteCall) -> Page:
+    query = call.query
+    connection_id, _, secret = str(query.get("state") or "").partition(".")
+    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id) if connection_id and secret else None
+    problem = _link_problem(row, secret, now_ms())
+    if problem is not None:
+        return _refused(problem)
+    assert row is not None
+    action = query.get("setup_action") or "install"
+    if action == "request":
+        body = ("<h1>Waiting for approval</h1>\n<p id=\"reason\" data-reason=\"requested\">The installation was requested; an owner of the "
+                "account must approve it at GitHub. Nothing is connected yet.</p>")
+        return Page(_html("Waiting for approval", body), headers=NO_STORE)
+    installation_id = str(query.get("installation_id") or "")
+    if action not in ("install", "update") or not _INSTALLATION_ID.match(installation_id):
+        return _refused("bad_request")
+    try:
+        async with github(call.platform) as app:
+            if await app.installation(int(installation_id)) is None:
+                return _refused("bad_request")
+            repositories = await app.repositories(int(installation_id))
+    except ProviderNotConfigured:
+        return _refused("unconfigured")
+    except ProviderUnavailable:
+        return _refused("unavailable")
+    except ProviderError:
+        return _refused("provider_error")
+    now = now_ms()
+    won = await db.row(
+        "UPDATE goals_connections SET status = 'active', installation_id = {}, repositories = {}, link_used_ms = {}, updated_ms = {} "
+        "WHERE id = {} AND state_hash = {} AND status = 'pending' AND link_used_ms IS NULL AND link_expires_ms > {} RETURNING id",
+        int(installation_id), db.dumps(repositories), now, now, row["id"], row["state_hash"], now,
+    )
+    if won is None:
+        again = await db.row("SELECT * FROM goals_connections WHERE id = {}", row["id"])
+        return _refused(_link_problem(again, secret, now) or "used")
+    names = "".join(f"<li>{escape(name)}</li>" for name in repositories) or "<li>(none yet)</li>"
+    body = (f'<h1>Connection active</h1>\n<p id="active">The connection <strong>{escape(row["name"])}</strong> is active. '
+            f'You can close this page.</p>\n<p>Repositories it reaches:</p>\n<ul id="repositories">{names}</ul>')
+    return Page(_html("Connection active", body), headers=NO_STORE)
+
+
+def _in_scope(row: Mapping[str, Any], repository: str) -> str | None:
+    wanted = repository.strip().lower()
+    return next((name for name in db.loads(row["repositories"]) or [] if name.lower() == wanted), None)
+
+
+async def repository_token_for(agent_id: str, connection_id: str, repository: str, platform: Any) -> RepoToken:
+    """A token for `repository` alone (read-only, expiring within the hour) through the caller's active connection."""
+    row = await owned(connection_id, agent_id)
+    if row["status"] == "revoked":
+        raise ConnectionRevoked(f"Connection {connection_id} is revoked.")
+    if row["status"] != "active" or row["installation_id"] is None:
+        raise ConnectionNotActive(f"Connection {connection_id} is not active yet: its approval at GitHub has not completed.")
+    full_name = _in_scope(row, repository)
+    if full_name is None:
+        raise RepositoryOutOfScope(f"{repository} is not in the scope of connection {connection_id}.")
+    try:
+        async with github(platform) as app:
+            return await app.repository_token(int(row["installation_id"]), full_name)
+    except InstallationGone:
+        await _mark_revoked(row["id"])
+        raise ConnectionRevoked(f"Connection {connection_id} is revoked: the app was uninstalled at GitHub.") from None
+    except RepositoryNotInScope:
+        raise RepositoryOutOfScope(f"The installation behind connection {connection_id} no longer reaches {full_name}.") from None
+    except ProviderUnavailable:
+        raise ProviderDown("GitHub did not answer; try again later.") from None
+    except ProviderError:
+        raise ProviderFailed("GitHub refused this service's request for a repository token.") from None
+
+
+PATH = "/v1/connections"
+CONNECTION_ROUTES = (
+    Route("POST", PATH, "connection_create", "Create a code-host connection",
+          "Starts a connection to a code host (`kind`: github). The answer holds a one-time `link` (one hour) to the app's "
+          "installation page at GitHub; once approved there the connection is active for the repositories chosen. "
+          "No key, password or token is ever accepted.",
+          create, auth="write", body_type=ConnectionRequest, answer_type=NewConnectionAnswer, status=201, tags=TAGS, mcp=True,
+          statuses=(400, 401, 429, 503)),
+    Route("GET", PATH, "connections_list", "List your connections",
+          "Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
+          listing, auth="read", answer_type=ConnectionList, tags=TAGS, mcp=True, statuses=(401, 429)),
+    Route("GET", f"{PATH}/callback", "connection_callback", "Return from GitHub",
+          "Where GitHub sends the browser back after the app's installation (the app's Setup URL): the one-time link's state "
+          "activates its connection once (altered 403, used or expired 410).",
+          callback, auth="public", page=True, tags=TAGS, statuses=(400, 403, 410, 502, 503),
+          query=(("installation_id", "GitHub's installation id."), ("setup_action", "install, update or request."),
+                 ("state", "The one-time link's state."))),
+    Route("DELETE", f"{PATH}/{{connection_id}}", "connection_delete", "Revoke a connection",
+          "Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
+          delete, auth="write", answer_type=ConnectionAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 429, 502, 503)),
+)

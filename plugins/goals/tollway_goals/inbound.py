@@ -1,0 +1,72 @@
+"""Replies from people: an inbound message that answers one a case sent (by Message-ID,
+In-Reply-To and References) reaches that session and no other goal. A reply to a question
+is written on the ask (who, when, `via: reply`, the message); a reply to an approval is
+passed on but approves nothing. Mail that follows nothing a case sent, to an agent's own
+reply address, goes to the root of that agent's newest running goal."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tollway import InboundMessage
+
+from . import db
+from .cases import root_session, wake
+from .goals import add_message
+from .ids import iso, now_ms
+
+_AGENT_TAG = re.compile(r"^[^@+]+\+a([0-9a-f]{32})@", re.I)
+
+
+def reply_address(from_address: str, agent_id: str) -> str:
+    """The Reply-To of what a goal of `agent_id` sends: the sender's address tagged with the agent."""
+    local, _, domain = from_address.partition("@")
+    return f"{local}+a{agent_id.replace('-', '').lower()}@{domain}" if domain else from_address
+
+
+async def handle(message: InboundMessage, platform: Any) -> bool:
+    if message.channel != "email":
+        return False
+    for message_id in message.thread:
+        ask = await db.row("SELECT * FROM goals_asks WHERE message_id = {}", message_id)
+        if ask is not None:
+            await _to_ask(ask, message)
+            await platform.publish("tollway_goal_sessions", ask["goal_id"])
+            return True
+    return await _to_newest_root(message, platform)
+
+
+async def _to_ask(ask: dict[str, Any], message: InboundMessage) -> None:
+    source = {"message_id": message.message_id, "subject": message.subject, "text": message.text[:5000]}
+    async with db.transaction():
+        if ask["kind"] == "answer":
+            answer = {"who": message.sender, "when": iso(message.received_ms or now_ms()), "via": "reply", "message": source}
+            await db.rows(
+                "UPDATE goals_asks SET status = 'answered', answer = {}, updated_ms = {} WHERE id = {} AND status IN ('sent', 'chased', 'expired')",
+                db.dumps(answer), now_ms(), ask["id"],
+            )
+            note = f"{message.sender} replied to ask {ask['id']}: {message.text[:4000]}"
+        else:
+            note = (f"{message.sender} replied by email to approval ask {ask['id']} (a reply approves nothing; only the link's "
+                    f"button does): {message.text[:4000]}")
+        await add_message(ask["session_id"], "reply", note, {"ask_id": ask["id"], "message_id": message.message_id})
+        await wake(ask["session_id"])
+
+
+async def _to_newest_root(message: InboundMessage, platform: Any) -> bool:
+    agent_hex = next((m.group(1).lower() for r in message.recipients if (m := _AGENT_TAG.match(r))), None)
+    if agent_hex is None:
+        return False
+    agent_id = f"{agent_hex[:8]}-{agent_hex[8:12]}-{agent_hex[12:16]}-{agent_hex[16:20]}-{agent_hex[20:]}"
+    goal = await db.row(
+        "SELECT id FROM goals_goals WHERE agent_id = {} AND status = 'running' ORDER BY created_ms DESC, id DESC LIMIT 1", agent_id,
+    )
+    if goal is None:
+        return False
+    async with db.transaction():
+        session = await root_session(goal["id"])
+        await add_message(session, "email", f"Email from {message.sender}, subject {message.subject!r}: {message.text[:4000]}",
+                          {"message_id": message.message_id})
+        await wake(session)
+    await platform.publish("tollway_goal_sessions", goal["id"])
+    return True
