@@ -25,6 +25,7 @@ from .agents import AgentDirectory
 from .auth import Authenticator
 from .config import KernelConfig
 from .datasources import DataSource
+from .delegated import DelegatedCalls
 from .events import EventBus, LocalEventBus
 from .history.tools import kernel_tools
 from .housekeeping import housekeeping_tasks
@@ -61,7 +62,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated"})
 
 
 class Kernel:
@@ -190,7 +191,7 @@ class Kernel:
         )
         self.platform = Platform(
             db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
-            providers=self.providers, inbound=self.inbound, refunds=self.refunds,
+            providers=self.providers, inbound=self.inbound, refunds=self.refunds, delegated=self.delegated,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.services = Services(
@@ -221,6 +222,7 @@ class Kernel:
         self.job_runner = JobRunner(
             db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
         )
+        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, watch_sources=self.watch_sources)
         self.accounts = Accounts(
             db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,
             reconciler=self.reconciler, access_token_ttl_s=config.access_token_ttl_s,

@@ -25,6 +25,7 @@ class Platform:
     providers: Any = None  # core.providers.Providers
     inbound: Any = None  # core.inbound.Inbound
     refunds: Any = None  # core.refunds.Refunds
+    delegated: Any = None  # core.delegated.DelegatedCalls: the service's tools, called for an agent from a goal's budget
 
     async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> Any:
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits,

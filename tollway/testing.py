@@ -332,6 +332,17 @@ async def credits_session(client: Any, amount: str = "1", *, wallet: str | None 
     return agent["agent_id"], {"Authorization": f"Bearer {token}"}
 
 
+def proof_headers(account: Any, *, scope: str, method: str, path: str, body: bytes = b"", chain_id: int = 84532) -> dict[str, str]:
+    """X-Agent-ID and a freshly signed X-Agent-Proof of `account` (an eth-account LocalAccount)
+    for one request (`path` without the query; the local network's chain id by default)."""
+    import time
+
+    from core.auth_proof import make_agent_proof
+
+    proof = make_agent_proof(account, chain_id=chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time()))
+    return {"X-Agent-ID": account.address, "X-Agent-Proof": proof}
+
+
 def mcp_server_for(kernel: Any, *, token: str | None = None) -> Any:
     """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory);
     with `token`, every call is that access token's (as `tollway mcp` with TOLLWAY_AGENT_KEY set to it)."""

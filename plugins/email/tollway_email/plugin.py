@@ -7,9 +7,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from tollway import Provider, Services, Setting, hookimpl
+from tollway import Provider, Route, Services, Setting, hookimpl
 
 from .inbound import INBOUND_HOST, INBOUND_PORT, listen
+from .inbound_route import INBOUND_ROUTE
 from .smtp import SMTP
 
 log = logging.getLogger("tollway.email")
@@ -19,6 +20,11 @@ _listeners: dict[int, Any] = {}  # service instance -> the listening server (or 
 @hookimpl
 def register_providers(register: Callable[[Provider], None]) -> None:
     register(SMTP)
+
+
+@hookimpl
+def register_routes(register: Callable[[Route], None]) -> None:
+    register(INBOUND_ROUTE)
 
 
 @hookimpl

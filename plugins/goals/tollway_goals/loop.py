@@ -11,9 +11,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from tollway import to_micro
 
-from . import asks, budget, case_tools, db, delivery, repo_tools, sessions, transcript
+from . import asks, budget, case_tools, db, delivery, repo_tools, service_tools, sessions, transcript
 from .case_tools import CallRefused, Where
 from .ids import new_id, next_seq, now_ms
 from .masking import mask, mask_text
@@ -74,6 +76,8 @@ async def run_session(ctx: RunContext) -> str:
     except LostLease:
         log.info("session %s: lease lost, run stopped", c.session_id)
         return "lost"
+    except Stopped:
+        return "waiting"
     except Exception as exc:
         log.warning("session %s failed: %s", c.session_id, mask_text(str(exc)))
         await _record_failure(c, exc)
@@ -114,7 +118,7 @@ async def _model_step(ctx: RunContext, where: Where, steps: list[dict[str, Any]]
         raise RuntimeError("no llm provider is configured (TOLLWAY_LLM_BASE_URL and TOLLWAY_LLM_MODEL)")
     messages = [{"role": "system", "content": _system(where)}, *transcript.messages(steps)]
     try:
-        answer = await client.chat(messages, tool_definitions(where))
+        answer = await client.chat(messages, tool_definitions(where, ctx))
     except Exception:
         async with db.transaction():
             await budget.release_step(c.goal_id, c.case_id, price)
@@ -150,6 +154,9 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
         except ValueError as exc:
             await _store_result(ctx, call, {"error": f"arguments are not a JSON object: {exc}"})
             continue
+        if name in service_tool_names(ctx):
+            await _service_call(ctx, where, call, name, args)
+            continue
         if name not in {d["function"]["name"] for d in tool_definitions(where)}:
             await _store_result(ctx, call, {"error": f"no tool {name!r} here"})
             continue
@@ -184,12 +191,70 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
     return ends
 
 
-def tool_definitions(where: Where) -> list[dict[str, Any]]:
-    """What the model may call in this session: the case tools, and for a case its asks and deliveries."""
+def tool_definitions(where: Where, ctx: RunContext | None = None) -> list[dict[str, Any]]:
+    """What the model may call in this session: the case tools (for a case also its asks and
+    deliveries), repository reads, and the service's own tools, paid from the goal's budget."""
     tools = case_tools.definitions(where)
     if where.case_id is not None:
         tools += [asks.ASK_PERSON, delivery.DELIVER_RESULT]
-    return [*tools, repo_tools.READ_REPOSITORY_FILE]
+    tools.append(repo_tools.READ_REPOSITORY_FILE)
+    return tools + (service_tools.definitions(ctx.platform) if ctx is not None else [])
+
+
+def service_tool_names(ctx: RunContext) -> set[str]:
+    return {t.name for t in service_tools.callable_tools(ctx.platform)}
+
+
+class Stopped(Exception):
+    """The budget cannot pay a step: the case needs a person and this run ends."""
+
+
+async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], name: str, args: dict[str, Any]) -> None:
+    """One of the service's tools: validated and priced, its price held on the budget, run,
+    then receipted (goal_id, covered by the goal's budget) and charged with its stored result
+    in one transaction. A failed or refused call is not charged; a run that dies mid-call
+    leaves a hold the next run gives back before the call is made again."""
+    c = ctx.claim
+    delegated = ctx.platform.delegated
+    try:
+        prepared = await delegated.prepare(name, args)
+    except Exception as exc:  # the tool's refusal before payment: the model reads it
+        await _store_result(ctx, call, _refusal(exc))
+        return
+    request_id = delegated.new_request_id()
+    hold_id = new_id("stp")
+    async with db.transaction():
+        await _fence(c)
+        refused = await budget.hold_step(c.goal_id, c.case_id, prepared.price, counts_step=False)
+        if refused is None:
+            await db.rows(
+                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
+                hold_id, c.session_id, next_seq(), db.dumps({"amount": prepared.price, "for": name, "call_id": call["id"]}), now_ms(),
+            )
+    if refused is not None:
+        await _needs_a_person(ctx, where, refused.reason)
+        raise Stopped(c.session_id)
+    try:
+        output = msgspec.to_builtins(await delegated.run(prepared, agent_id=where.goal["agent_id"], request_id=request_id))
+    except Exception as exc:  # the tool failed: nothing is charged
+        async with db.transaction():
+            await _fence(c)
+            await budget.release_step(c.goal_id, c.case_id, prepared.price)
+            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+            await _insert_result(c, call, _refusal(exc))
+        return
+    async with db.transaction():
+        await _fence(c)
+        receipt = await delegated.receipt(prepared, output, agent_id=where.goal["agent_id"], request_id=request_id, goal_id=c.goal_id)
+        await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+        await budget.charge_step(c.goal_id, c.case_id, prepared.price, prepared.price)
+        await _insert_result(c, call, {"ok": True, "receipt_id": receipt["receipt_id"], "price_usdc": receipt["amount_usdc"],
+                                       "result": service_tools.fit(output)}, cost=prepared.price)
+
+
+def _refusal(exc: BaseException) -> dict[str, Any]:
+    return {"error": getattr(exc, "code", "internal_error"), "message": mask_text(str(getattr(exc, "message", None) or exc))[:2000],
+            "details": mask(getattr(exc, "details", None))}
 
 
 async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str, Any]) -> None:
@@ -198,11 +263,11 @@ async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str,
         await _insert_result(ctx.claim, call, result)
 
 
-async def _insert_result(c: sessions.Claim, call: dict[str, Any], result: dict[str, Any]) -> None:
+async def _insert_result(c: sessions.Claim, call: dict[str, Any], result: dict[str, Any], *, cost: int = 0) -> None:
     body = {"tool_call_id": call["id"], "name": call["function"]["name"], "content": json.dumps(mask(result))}
     await db.rows(
-        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'tool', {}, 0, {})",
-        new_id("stp"), c.session_id, next_seq(), db.dumps(body), now_ms(),
+        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'tool', {}, {}, {})",
+        new_id("stp"), c.session_id, next_seq(), db.dumps(body), cost, now_ms(),
     )
 
 

@@ -1,0 +1,80 @@
+"""Calls of the service's own tools made for an agent and paid from money already charged
+(a compute goal's budget): validated and priced as any call, run, and receipted as `covered`
+(`payment_method: goal_budget`, the goal's `goal_id`) so the spend is counted once, in the
+goal's own receipt. Nothing here moves credits: the caller holds and charges its budget."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from .errors import ServiceError
+from .ids import new_id
+from .prepare import PreparedCall, prepare
+from .receipts import ReceiptBook
+from .tool import Tool, ToolContexts
+from .watches.queue import record_lookup
+
+COVERED = "covered"  # a receipt's status: paid from a charge made before (the goal's)
+GOAL_BUDGET = "goal_budget"
+
+
+class DelegatedCalls:
+    def __init__(self, *, tools: Mapping[str, Tool], contexts: ToolContexts, receipts: ReceiptBook, watch_sources: Any) -> None:
+        self.tools = tools
+        self.contexts = contexts
+        self.receipts = receipts
+        self.watch_sources = watch_sources
+
+    def callable_tools(self, *, leave_out: tuple[str, ...] = ()) -> list[Tool]:
+        """The tools a loop may call now: configured ones, other than `leave_out`."""
+        out = []
+        for tool in sorted(self.tools.values(), key=lambda t: t.name):
+            if tool.name in leave_out:
+                continue
+            try:
+                self.contexts.require_configured(tool)
+            except ServiceError:
+                continue
+            out.append(tool)
+        return out
+
+    async def prepare(self, name: str, arguments: Mapping[str, Any]) -> PreparedCall:
+        """Validated and priced (400 naming every failing field, 404 for no such tool)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            raise ServiceError(404, "not_found", f"No tool {name!r}.")
+        self.contexts.require_configured(tool)
+        call = prepare(tool, msgspec.json.encode(dict(arguments)))
+        if tool.admit is not None:
+            await tool.admit(call.value)
+        return call
+
+    async def run(self, call: PreparedCall, *, agent_id: str, request_id: str) -> Any:
+        """The tool's output as JSON values (its failure raises, as in a paid call)."""
+        tool = call.tool
+        if tool.cpu_bound:
+            work = asyncio.to_thread(tool.run, call.value)
+        else:
+            ctx = self.contexts.for_run(tool, request_id, agent_id)
+            work = tool.run(call.value, ctx)
+        output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
+        return output
+
+    async def receipt(self, call: PreparedCall, output: Any, *, agent_id: str, request_id: str, goal_id: str) -> dict[str, Any]:
+        """The call's signed receipt (and a lookup's facts), in the caller's transaction."""
+        tool = call.tool
+        signed = await self.receipts.issue(
+            agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=call.price, status=COVERED,
+            execution_status="completed", settlement_tx=None, payment_method=GOAL_BUDGET, tool=tool.name, request_id=request_id,
+            memo=call.memo, decision_context=call.decision_context, provider_cost=call.provider_cost, goal_id=goal_id,
+        )
+        if tool.mode == "inline":
+            await record_lookup(tool, call.value, output, agent_id, self.watch_sources)
+        return signed
+
+    @staticmethod
+    def new_request_id() -> str:
+        return new_id("req")
