@@ -118,11 +118,12 @@ def serve_app(kernel: Kernel | None = None) -> Any:
     return http_app(kernel, workers=int(os.environ.get(SERVE_JOB_WORKERS_ENV, "1")), scheduler=True)
 
 
-def mcp_server(kernel: Kernel, *, identity: Any = None) -> Any:
-    """The MCP front for `kernel` (in memory: `mcp.Client(mcp_server(kernel).server)`)."""
-    from mcp_server import build_server
+def mcp_server(kernel: Kernel, *, identity: Any = None, token: str | None = None) -> Any:
+    """The MCP front for `kernel` (in memory: `mcp.Client(mcp_server(kernel).server)`); with
+    `token`, every call is that access token's (as `tollway mcp` holding it)."""
+    from mcp_server import BearerIdentity, build_server
 
-    return build_server(kernel, identity=identity)
+    return build_server(kernel, identity=BearerIdentity(token) if token is not None else identity)
 
 
 async def run_worker(kernel: Kernel, *, concurrency: int, lease_s: float, stop: Any, ready: Any = None) -> None:

@@ -348,11 +348,7 @@ def mcp_server_for(kernel: Any, *, token: str | None = None) -> Any:
     with `token`, every call is that access token's (as `tollway mcp` with TOLLWAY_AGENT_KEY set to it)."""
     from runtime.service import mcp_server
 
-    if token is None:
-        return mcp_server(kernel).server
-    from mcp_server import BearerIdentity
-
-    return mcp_server(kernel, identity=BearerIdentity(token)).server
+    return mcp_server(kernel, token=token).server
 
 
 def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:

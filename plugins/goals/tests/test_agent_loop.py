@@ -174,3 +174,24 @@ async def test_a_finished_goal_returns_its_unspent_budget_once(kernel_factory) -
     assert body["returned_usdc"] == "7.998000" and body["revision"] == 2 and body["status"] == "settled"
     assert late.status_code == 202 and after["spent_usdc"] == "0.002000"  # an ended goal's sessions never run again
     assert problems == []
+
+
+async def test_a_completed_goal_cancels_its_waiting_case_sessions(kernel_factory) -> None:
+    with chat_standin(case_policy) as chat:
+        kernel = await kernel_with(kernel_factory, chat)
+        runner = SessionRunner(kernel.platform)
+        async with http_client(kernel) as client:
+            _agent, headers, goal = await new_goal(client)
+            gid = goal["goal_id"]
+            await event(client, gid, headers, event_id="1", case_key="inv-1", task="Chase invoice 1")
+            await runner.run_until_idle()
+            from tollway_goals import goals
+
+            async with db.transaction():
+                returned = await goals.end(gid, "completed", kernel.platform)
+            again = await goals.end(gid, "completed", kernel.platform)
+            await event(client, gid, headers, event_id="2", case_key="inv-1", task="Chase again")
+            await runner.run_until_idle()
+            record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]
+    assert returned == 5_000_000 - 3 * STEP and again == 0
+    assert record["status"] == "cancelled" and len(chat.requests) == 3  # nothing ran after the goal ended

@@ -120,6 +120,10 @@ async def end(goal_id: str, status: str, platform: Any) -> int:
         "UPDATE goals_goals SET status = {}, held = {}, budget = {}, updated_ms = {} WHERE id = {}",
         status, flying, int(goal["spent"]) + flying, now_ms(), goal_id,
     )
+    await db.rows(
+        "UPDATE goals_sessions SET status = 'cancelled', updated_ms = {} WHERE goal_id = {} AND case_id IS NOT NULL AND status IN ('pending', 'waiting')",
+        now_ms(), goal_id,
+    )
     if remainder > 0:
         await platform.return_unspent(goal["receipt_id"], remainder, reason=f"goal {goal_id} {status}: unspent budget")
     return max(remainder, 0)

@@ -56,6 +56,9 @@ async def run_session(ctx: RunContext) -> str:
                 raise LostLease(c.session_id)
             goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", c.goal_id)
             assert goal is not None
+            if goal["status"] != "running":  # the goal ended while this session ran
+                await sessions.end_run(c, "cancelled")
+                return "cancelled"
             where = Where(goal=goal, session_id=c.session_id, case_id=c.case_id, depth=c.depth)
             steps = await transcript.steps_of(c.session_id)
             pending = transcript.unanswered_calls(steps)
