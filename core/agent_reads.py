@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from . import analytics, jobs, notifications
 from .auth import Authenticator, Caller
 from .errors import ServiceError
@@ -13,9 +15,10 @@ from .request import CallRequest
 
 
 class AgentReads:
-    def __init__(self, *, auth: Authenticator, receipts: ReceiptBook) -> None:
+    def __init__(self, *, auth: Authenticator, receipts: ReceiptBook, tools: Any = None) -> None:
         self.auth = auth
         self.receipts = receipts
+        self.tools = tools if tools is not None else {}  # the live registry (filled at start)
 
     async def reader(self, req: CallRequest) -> Caller:
         caller = await self.auth.caller(req, scope="read")
@@ -27,7 +30,13 @@ class AgentReads:
         row = await jobs.get(job_id)
         if row is None or row["agent_id"] != caller.agent_id:
             raise ServiceError(404, "not_found", f"No request {job_id} for this agent.")
-        return jobs.resource(row)
+        resource = jobs.resource(row)
+        tool = self.tools.get(row["tool"])
+        if tool is not None and tool.job_extras is not None:
+            extras = await tool.job_extras(job_id)
+            if extras:
+                resource = msgspec.structs.replace(resource, **extras)
+        return resource
 
     async def job_status(self, req: CallRequest, job_id: str) -> dict[str, Any]:
         return await self.job_for(await self.reader(req), job_id)

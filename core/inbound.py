@@ -1,6 +1,7 @@
 """Inbound messages (a reply by email, later a text or a call result): the protocol-neutral
 `InboundMessage` a listener or a provider's webhook hands the kernel, and `Inbound`, which
-offers it to every handler plugins registered (`register_inbound_handlers`) until one takes it."""
+offers it to every handler plugins registered (`register_inbound_handlers`): an inbox keeps
+it, a goal whose question it answers takes it, each on its own."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,6 +23,7 @@ class InboundMessage:
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()  # the thread, oldest first
     received_ms: int = 0
+    raw: bytes = dataclasses.field(default=b"", repr=False)  # the message as received (its whole MIME text, for an email)
 
     @property
     def thread(self) -> tuple[str, ...]:
@@ -34,18 +36,18 @@ InboundHandler = Callable[[InboundMessage, Any], Awaitable[bool]]
 
 
 class Inbound:
-    """Offers each message to the handlers in registration order; the first that returns
-    True has taken it. A handler that fails is logged and the next one is asked."""
+    """Offers each message to every handler, in registration order; True when one of them
+    took it. A handler that fails is logged and the others are still asked."""
 
     def __init__(self, handlers: Sequence[InboundHandler]) -> None:
         self.handlers = handlers
         self.platform: Any = None  # set when the kernel starts
 
     async def deliver(self, message: InboundMessage) -> bool:
+        taken = False
         for handler in self.handlers:
             try:
-                if await handler(message, self.platform):
-                    return True
+                taken = bool(await handler(message, self.platform)) or taken
             except Exception:
                 log.exception("inbound handler %s failed on a %s message", getattr(handler, "__name__", handler), message.channel)
-        return False
+        return taken

@@ -124,7 +124,7 @@ class Kernel:
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.route_runner = RouteRunner(auth=self.auth, rate_gate=self.rate_gate)
         self.inbound = Inbound(self.registry.inbound_handlers)
-        self.reads = AgentReads(auth=self.auth, receipts=self.receipts)
+        self.reads = AgentReads(auth=self.auth, receipts=self.receipts, tools=self.tools)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
         self.watch_polling = WatchPolling(
             db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services, auth=self.auth

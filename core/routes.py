@@ -27,11 +27,13 @@ _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 @dataclasses.dataclass(frozen=True)
 class Page:
-    """An HTML answer: a page a person opens in a browser."""
+    """An answer that is not JSON: an HTML page a person opens in a browser (or, with
+    `media_type`, another document such as an image; an empty one with a Location redirects)."""
 
-    html: str
+    html: str | bytes
     status: int = 200
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    media_type: str = "text/html; charset=utf-8"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +91,8 @@ class Route:
     mcp: bool = False  # also an MCP tool: path parameters and body fields are its arguments
     query: tuple[tuple[str, str], ...] = ()  # documented query parameters: (name, description)
     statuses: tuple[int, ...] = (400, 401, 404, 429)  # refusals it may answer, for OpenAPI
-    page: bool = False  # answers HTML
+    page: bool = False  # answers a Page (HTML unless `media_type` says otherwise), not JSON
+    media_type: str = "text/html"  # of a page route's answers, for OpenAPI
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):

@@ -177,11 +177,8 @@ class AcceptedJob:
 
 @dataclasses.dataclass(frozen=True)
 class Tool:
-    """A paid tool, declared once by a plugin through `register_tools`.
-
-    `price` is micro-USDC (int), a USDC decimal string ("0.005"), or a pure
-    function of the validated input returning micro-USDC.
-    """
+    """A paid tool, declared once by a plugin through `register_tools`. `price` is micro-USDC
+    (int), a USDC decimal string ("0.005"), or a pure function of the validated input."""
 
     name: str  # the answer's `data.tool` string, e.g. "vehicle_recalls"
     path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
@@ -228,8 +225,8 @@ class Tool:
     admit: Callable[[Any], Awaitable[None]] | None = None
     # One sentence for compact listings (MCP tools/list); default: the description's first.
     summary: str | None = None
-    # Groups of input fields of which a call gives exactly one (`check` enforces it;
-    # the schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
+    # Groups of input fields of which a call gives exactly one (`check` enforces it; the
+    # schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
     # Settings of the tool's family it cannot run without (an upstream's API key): while
     # one is unset the tool stays listed, but a call is refused with 503
@@ -243,6 +240,8 @@ class Tool:
     # written in the transaction of its payment, receipt and job (compute: the goal).
     accepted_fields: Callable[[str], Mapping[str, str]] | None = None
     on_accept: Callable[["AcceptedJob"], Awaitable[None]] | None = None
+    # Job mode: fields the Job resource adds for this tool's jobs (email: `email_tracking`).
+    job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -261,8 +260,8 @@ class Tool:
             raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
         if self.accepted_status not in ACCEPTED_STATUSES:
             raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
-        if (self.accepted_fields is not None or self.on_accept is not None) and self.mode != "job":
-            raise ValueError(f"tool {self.name}: accepted_fields and on_accept are for job tools")
+        if (self.accepted_fields or self.on_accept or self.job_extras) is not None and self.mode != "job":
+            raise ValueError(f"tool {self.name}: accepted_fields, on_accept and job_extras are for job tools")
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
         if (self.benchmark is not None or self.searches) and self.facts is None:

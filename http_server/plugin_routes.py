@@ -23,7 +23,7 @@ _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
     headers = dict(RATE_HEADERS) if r.rate_limit else {}
     if r.page:
-        content: dict[str, Any] = {"text/html": {"schema": {"type": "string"}}}
+        content: dict[str, Any] = {r.media_type: {"schema": {"type": "string"}}}
     elif r.answer_type is not None:
         content = schemas.json(r.answer_type)
     else:
@@ -54,7 +54,7 @@ def _handler(kernel: Any, r: Route, schemas: WireSchemas) -> HTTPRouteHandler:
         params = {name: str(value) for name, value in request.path_params.items()}
         out = await kernel.route_runner.call(r, await to_call_request(request), params)
         if isinstance(out, Page):
-            return Response(content=out.html, status_code=out.status, headers=dict(out.headers) or None, media_type="text/html; charset=utf-8")
+            return Response(content=out.html, status_code=out.status, headers=dict(out.headers) or None, media_type=out.media_type)
         return answer_response(out)
 
     handle.__name__ = f"route_{r.name}"

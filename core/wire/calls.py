@@ -50,3 +50,5 @@ class JobStatus(msgspec.Struct):
     error_status: int | UnsetType = UNSET
     # What a running job last said of its progress (e.g. "reading 7/12"); kept when it ends.
     message: str | UnsetType = UNSET
+    # Email jobs only: {from, to, subject, status, opens, clicks}.
+    email_tracking: dict[str, Any] | UnsetType = UNSET

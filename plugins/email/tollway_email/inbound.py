@@ -46,6 +46,7 @@ def parse(raw: bytes) -> InboundMessage:
         in_reply_to=_first_id(msg.get("In-Reply-To")),
         references=tuple(_IDS.findall(str(msg.get("References", ""))))[-50:],
         received_ms=now_ms(),
+        raw=raw,
     )
 
 

@@ -1,0 +1,143 @@
+"""The inbox: every inbound email addressed to an agent's own address (`<local>+a<agent id>@…`,
+the Reply-To of what the service sends for it) is kept for that agent, its attachments stored
+once by SHA-256 (each at most 5 MB); the agent lists and reads it (free reads)."""
+from __future__ import annotations
+
+import base64
+import email
+import email.policy
+import hashlib
+import re
+import secrets
+from collections.abc import Mapping
+from email.message import EmailMessage
+from typing import Any
+
+import msgspec
+
+from tollway import InboundMessage, Refusal, RouteCall, iso
+
+from .tables import InboxEmail
+
+MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
+MAX_LIMIT = 100
+_AGENT_TAG = re.compile(r"^[^@+]+\+a([0-9a-f]{32})@", re.I)
+
+
+def agent_of(address: str) -> str | None:
+    """The agent an address belongs to (its tag), or None."""
+    found = _AGENT_TAG.match(address)
+    if found is None:
+        return None
+    h = found.group(1).lower()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def agent_address(from_address: str, agent_id: str) -> str:
+    """An agent's own address at the service's sending domain."""
+    local, _, domain = from_address.partition("@")
+    return f"{local}+a{agent_id.replace('-', '').lower()}@{domain}" if domain else from_address
+
+
+async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
+    return await InboxEmail.raw(template, *args).run()
+
+
+def _parts(raw: bytes) -> tuple[str | None, list[tuple[str, str, bytes]]]:
+    """(the HTML body, the attachments as (filename, content type, bytes))."""
+    if not raw:
+        return None, []
+    msg: EmailMessage = email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[assignment]
+    html_part = msg.get_body(("html",))
+    html = html_part.get_content() if html_part is not None else None
+    files = []
+    for part in msg.iter_attachments():
+        content = part.get_payload(decode=True) or b""
+        files.append((part.get_filename() or "attachment", part.get_content_type(), content))
+    return html, files
+
+
+async def keep(message: InboundMessage, platform: Any) -> bool:
+    """The inbound handler: keep the message for each agent it is addressed to."""
+    if message.channel != "email":
+        return False
+    agents = list(dict.fromkeys(a for a in (agent_of(r) for r in message.recipients) if a))
+    if not agents:
+        return False
+    html, files = _parts(message.raw)
+    thread = (message.references[0] if message.references else None) or message.in_reply_to or message.message_id or ""
+    async with platform.transaction():
+        for agent_id in agents:
+            email_id = f"eml_{secrets.token_hex(12)}"
+            await _rows(
+                "INSERT INTO email_inbox (id, agent_id, sender, recipients, subject, message_id, thread_id, body, body_html, received_ms) "
+                "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
+                email_id, agent_id, message.sender, msgspec.json.encode(list(message.recipients)).decode(), message.subject,
+                message.message_id, thread or email_id, message.text, html, message.received_ms,
+            )
+            for position, (name, content_type, content) in enumerate(files):
+                if len(content) > MAX_ATTACHMENT_BYTES:
+                    content_hash, size = "", len(content)  # listed, its content not kept
+                else:
+                    content_hash, size = await _store_blob(content), len(content)
+                await _rows(
+                    "INSERT INTO email_attachments (id, email_id, position, filename, content_type, size, sha256) VALUES ({}, {}, {}, {}, {}, {}, {})",
+                    f"att_{secrets.token_hex(12)}", email_id, position, name[:255], content_type, size, content_hash,
+                )
+    return True
+
+
+async def _store_blob(content: bytes) -> str:
+    digest = hashlib.sha256(content).hexdigest()
+    await _rows("INSERT INTO email_blobs (sha256, content, size) VALUES ({}, {}, {}) ON CONFLICT (sha256) DO NOTHING", digest, content, len(content))
+    return digest
+
+
+def _flag(query: Mapping[str, str], name: str) -> bool:
+    raw = (query.get(name) or "false").lower()
+    if raw not in ("true", "false", "1", "0"):
+        raise Refusal("invalid_request", f"{name} must be true or false.", details=[{"field": name, "message": "expected a boolean"}])
+    return raw in ("true", "1")
+
+
+def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or not low <= int(raw) <= high:
+        raise Refusal("invalid_request", f"{name} must be an integer from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
+    return int(raw)
+
+
+async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any]:
+    attachments = await _rows(
+        "SELECT a.filename, a.content_type, a.size, a.sha256, b.content FROM email_attachments a "
+        "LEFT JOIN email_blobs b ON b.sha256 = a.sha256 WHERE a.email_id = {} ORDER BY a.position", row["id"],
+    )
+    out: dict[str, Any] = {
+        "id": row["id"], "from": row["sender"], "subject": row["subject"], "received_at": iso(int(row["received_ms"])) if row["received_ms"] else None,
+        "thread_id": row["thread_id"],
+        "attachments": [{"filename": a["filename"], "content_type": a["content_type"], "size": int(a["size"])} for a in attachments],
+    }
+    if include_body:
+        out["body"], out["body_html"] = row["body"], row["body_html"]
+        for item, a in zip(out["attachments"], attachments):
+            item["content"] = base64.b64encode(bytes(a["content"])).decode() if a["content"] is not None else None
+    return out
+
+
+async def list_emails(call: RouteCall) -> dict[str, Any]:
+    include_body = _flag(call.query, "include_body")
+    limit, offset = _int(call.query, "limit", 20, 1, MAX_LIMIT), _int(call.query, "offset", 0, 0, 10**9)
+    rows = await _rows(
+        "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
+    )
+    emails = [await _resource(r, include_body) for r in rows[:limit]]
+    return {"emails": emails, "count": len(emails), "has_more": len(rows) > limit, "agent_id": call.agent_id}
+
+
+async def read_email(call: RouteCall) -> dict[str, Any]:
+    rows = await _rows("SELECT * FROM email_inbox WHERE id = {} AND agent_id = {}", call.params["email_id"], call.agent_id)
+    if not rows:
+        raise Refusal("not_found", "No such email in your inbox.", status=404)
+    return await _resource(rows[0], _flag(call.query, "include_body"))

@@ -1,0 +1,90 @@
+"""Opens and clicks of what the email tool sends: the HTML part gets a tracking pixel and its
+links are rewritten to signed redirects served by Tollway; each open or click is counted on
+the sent email. A link's token is `<request id>.<link number>.<HMAC>`, so nobody can point a
+redirect anywhere the message did not link to."""
+from __future__ import annotations
+
+import base64
+from html import unescape
+import json
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Any
+
+from tollway import Page, Route, RouteCall, now_ms
+
+from .tables import EmailKey
+
+PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")  # a 1x1 transparent GIF
+_HREF = re.compile(r'(<a\b[^>]*?\bhref\s*=\s*)(["\'])(https?://[^"\']+)\2', re.I)
+NO_STORE = {"Cache-Control": "no-store, private"}
+
+
+async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
+    return await EmailKey.raw(template, *args).run()
+
+
+async def key() -> bytes:
+    found = await _rows("SELECT value FROM email_keys WHERE name = 'tracking'")
+    if not found:
+        await _rows("INSERT INTO email_keys (name, value) VALUES ('tracking', {}) ON CONFLICT (name) DO NOTHING", base64.b64encode(secrets.token_bytes(32)).decode())
+        found = await _rows("SELECT value FROM email_keys WHERE name = 'tracking'")
+    return base64.b64decode(found[0]["value"])
+
+
+def token(secret: bytes, request_id: str, number: int) -> str:
+    mac = hmac.new(secret, f"{request_id}.{number}".encode(), hashlib.sha256).digest()[:16]
+    return f"{request_id}.{number}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+
+
+def read_token(secret: bytes, text: str) -> tuple[str, int] | None:
+    parts = text.split(".")
+    if len(parts) != 3 or not parts[1].isdigit() or len(text) > 120:
+        return None
+    if not hmac.compare_digest(token(secret, parts[0], int(parts[1])), text):
+        return None
+    return parts[0], int(parts[1])
+
+
+def instrument(html: str, *, secret: bytes, request_id: str, base_url: str, opens: bool, clicks: bool) -> tuple[str, list[str]]:
+    """The HTML with its links rewritten (number 1, 2, …) and the pixel (number 0) added; the original links."""
+    links: list[str] = []
+
+    def swap(match: re.Match[str]) -> str:
+        links.append(unescape(match.group(3)))  # the attribute's text: &amp; is &
+        return f"{match.group(1)}{match.group(2)}{base_url}/v1/t/c/{token(secret, request_id, len(links))}{match.group(2)}"
+
+    if clicks:
+        html = _HREF.sub(swap, html)
+    if opens:
+        pixel = f'<img src="{base_url}/v1/t/o/{token(secret, request_id, 0)}" width="1" height="1" alt="" style="display:none">'
+        html = html.replace("</body>", pixel + "</body>") if "</body>" in html else html + pixel
+    return html, links
+
+
+async def opened(call: RouteCall) -> Page:
+    found = read_token(await key(), call.params["token"])
+    if found is not None and found[1] == 0:
+        await _rows("UPDATE email_sent SET opens = opens + 1, updated_ms = {} WHERE request_id = {}", now_ms(), found[0])
+    return Page(PIXEL, media_type="image/gif", headers=NO_STORE)
+
+
+async def clicked(call: RouteCall) -> Page:
+    found = read_token(await key(), call.params["token"])
+    if found is not None and found[1] > 0:
+        sent = await _rows("SELECT links FROM email_sent WHERE request_id = {}", found[0])
+        links = json.loads(sent[0]["links"]) if sent else []
+        if found[1] <= len(links):
+            await _rows("UPDATE email_sent SET clicks = clicks + 1, updated_ms = {} WHERE request_id = {}", now_ms(), found[0])
+            return Page(b"", status=302, headers={"Location": links[found[1] - 1], **NO_STORE}, media_type="text/plain")
+    return Page("<p>This link is not valid.</p>", status=404, headers=NO_STORE)
+
+
+TRACKING_ROUTES = (
+    Route("GET", "/v1/t/o/{token}", "email_open_pixel", "Email open", "The tracking pixel of a sent email (counts an open).",
+          opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=()),
+    Route("GET", "/v1/t/c/{token}", "email_click", "Email link", "A tracked link of a sent email: counts the click, then redirects to where the email linked.",
+          clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,)),
+)
