@@ -121,10 +121,11 @@ async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_facto
         for method, op in item.items():
             for status, answer in op["responses"].items():
                 content = _resolve(doc, answer)["content"]
-                # JSON everywhere but on pages a person opens (a plugin's `page` routes: approval links,
-                # the code host's return redirect of a connection)
-                page = path.startswith("/v1/approvals/") or path == "/v1/connections/callback"
-                assert "application/json" in content or (set(content) == {"text/html"} and page), (path, method, status)
+                # JSON everywhere but on what a person's browser or mail reader opens (a plugin's
+                # `page` routes: approval links, a connection's return from the code host, the
+                # email tool's tracking pixel and links)
+                page = path.startswith(("/v1/approvals/", "/v1/t/")) or path == "/v1/connections/callback"
+                assert "application/json" in content or (len(content) == 1 and page), (path, method, status)
     # the signed receipt's fields, under their wire names, all required (nulls included)
     receipt = doc["components"]["schemas"]["Receipt"]
     assert {"decisionContext", "digest", "signature", "key_id", "revision", "metadata_digest"} <= set(receipt["required"])
