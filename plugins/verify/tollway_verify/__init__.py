@@ -1,0 +1,1 @@
+"""Tollway plugin `tollway-verify`: email address verification (`email_verification`)."""
