@@ -6,8 +6,9 @@ from typing import Any
 
 from tollway.testing import credits_session
 
-PLUGINS = {"tollway_goals"}
-ENV = {"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1"}
+PLUGINS = {"tollway_goals", "tollway_web"}  # the web plugin brings the llm provider a goal needs
+# a model configured (a goal is refused without one); tests that run sessions give their stand-in's address
+ENV = {"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1", "TOLLWAY_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TOLLWAY_LLM_MODEL": "none"}
 
 
 async def goals_kernel(kernel_factory: Any, env: dict[str, str] | None = None, installed: set[str] | None = None) -> Any:

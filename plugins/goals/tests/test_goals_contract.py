@@ -2,7 +2,10 @@
 on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
-from goal_support import ENV
+from typing import Any
+
+import pytest
+from goal_support import ENV, goals_kernel
 
 from tollway.testing import PluginContract
 
@@ -10,3 +13,7 @@ from tollway.testing import PluginContract
 class TestGoalsContract(PluginContract):
     plugin = "tollway_goals"
     env = ENV
+
+    @pytest.fixture
+    async def contract_kernel(self, kernel_factory: Any) -> Any:
+        return await goals_kernel(kernel_factory)  # with the web plugin: its llm provider

@@ -99,6 +99,7 @@ COMPUTE = Tool(
     rate_limit="expensive",
     check=check,
     refund_failed_jobs=True,
+    provider_kind="llm",  # a goal no model can run is refused before payment (503 provider_unavailable)
     accepted_fields=accepted_fields,
     on_accept=on_accept,
     examples=(

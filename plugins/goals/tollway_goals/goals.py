@@ -37,12 +37,12 @@ async def create(job: AcceptedJob, *, cases: bool) -> str:
     now = now_ms()
     await db.rows(
         "INSERT INTO goals_goals (id, agent_id, request_id, receipt_id, goal, status, budget, spent, held, cases_enabled, max_depth, max_awake, "
-        "done_check, result_webhook_url, webhook_secret, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, {}, 'running', {}, 0, 0, {}, {}, {}, {}, {}, {}, {}, {})",
+        "done_check, result_webhook_url, webhook_secret, created_ms, updated_ms, seq) "
+        "VALUES ({}, {}, {}, {}, {}, 'running', {}, 0, 0, {}, {}, {}, {}, {}, {}, {}, {}, {})",
         goal_id, job.agent_id, job.request_id, job.receipt_id, value.goal, job.price, cases,
         3 if limits in (None, UNSET) else limits.max_depth, 20 if limits in (None, UNSET) else limits.max_awake,
         db.dumps(to_builtins(done)) if done not in (None, UNSET) else None, url if url not in (None, UNSET) else None,
-        _new_secret(), now, now,
+        _new_secret(), now, now, next_seq(),
     )
     session_id = new_id("ses")
     await db.rows(

@@ -59,7 +59,7 @@ async def _to_newest_root(message: InboundMessage, platform: Any) -> bool:
         return False
     agent_id = f"{agent_hex[:8]}-{agent_hex[8:12]}-{agent_hex[12:16]}-{agent_hex[16:20]}-{agent_hex[20:]}"
     goal = await db.row(
-        "SELECT id FROM goals_goals WHERE agent_id = {} AND status = 'running' ORDER BY created_ms DESC, id DESC LIMIT 1", agent_id,
+        "SELECT id FROM goals_goals WHERE agent_id = {} AND status = 'running' ORDER BY seq DESC LIMIT 1", agent_id,
     )
     if goal is None:
         return False

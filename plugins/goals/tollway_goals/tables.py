@@ -24,6 +24,7 @@ class Goal(Table, tablename="goals_goals"):
     webhook_secret = Varchar(length=128)
     created_ms = BigInt()
     updated_ms = BigInt()
+    seq = BigInt()  # creation order, finer than milliseconds (an agent's newest goal)
 
 
 class Case(Table, tablename="goals_cases"):

@@ -26,6 +26,7 @@ TABLES = (
         ("webhook_secret", Varchar, {'length': 128}),
         ("created_ms", BigInt, {}),
         ("updated_ms", BigInt, {}),
+        ("seq", BigInt, {}),
     )),
     ("Case", "goals_cases", (
         ("id", Varchar, {'length': 64, 'primary_key': True}),
