@@ -29,10 +29,12 @@ class DelegatedCalls:
         self.watch_sources = watch_sources
 
     def callable_tools(self, *, leave_out: tuple[str, ...] = ()) -> list[Tool]:
-        """The tools a loop may call now: configured ones, other than `leave_out`."""
+        """The tools a loop may call now: configured ones, other than `leave_out`, and none
+        whose calls need an Idempotency-Key (physical mail: nothing a model repeats may
+        act twice)."""
         out = []
         for tool in sorted(self.tools.values(), key=lambda t: t.name):
-            if tool.name in leave_out:
+            if tool.name in leave_out or tool.idempotency == "required":
                 continue
             try:
                 self.contexts.require_configured(tool)

@@ -10,7 +10,8 @@ key owns it and runs; every later request with the same key in the same scope
 * the same body while the first is still running: 409 `idempotency_in_progress`
   with `Retry-After`.
 
-Records live `ttl_s` (24 hours by default) from when they were written. The
+Records live `ttl_s` (24 hours by default) from when they were written, or for good for a
+tool that declares `idempotency_durable` (physical mail). The
 winner of a race is decided by ONE `INSERT … ON CONFLICT (id) DO NOTHING
 RETURNING id`, so any number of processes sharing the database agree. A
 `running` record carries a lease: if its owner crashed, a request after the
@@ -38,6 +39,7 @@ from .tables import PLACEHOLDER_ENGINE
 
 DEFAULT_TTL_S = 86_400
 DEFAULT_LEASE_S = 60
+DURABLE_MS = 100 * 365 * 86_400_000  # a durable record's life: never purged in practice
 IN_PROGRESS_RETRY_AFTER_S = 1
 KEY_MAX = 255
 HEADER = "Idempotency-Key"
@@ -95,8 +97,7 @@ def check_key(key: str | None) -> str:
     return key
 
 
-def missing_key() -> ServiceError:
-    """400 for a tool whose declaration makes the key mandatory (`idempotency="required"`)."""
+def missing_key() -> ServiceError:  # a tool whose declaration makes the key mandatory
     return invalid_request(f"{HEADER} is required for this endpoint.", [{"field": HEADER, "message": "required"}])
 
 
@@ -124,11 +125,7 @@ class Begin:
 
 
 def key_reused() -> ServiceError:
-    return ServiceError(
-        422,
-        "idempotency_key_reused",
-        f"This {HEADER} was already used with a different request body; use a new key for a new request.",
-    )
+    return ServiceError(422, "idempotency_key_reused", f"This {HEADER} was already used with a different request body; use a new key for a new request.")
 
 
 def in_progress(retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S) -> ServiceError:
@@ -171,7 +168,7 @@ class IdempotencyStore:
             raise RuntimeError("IdempotencyRecord is not bound: add core.idempotency.IDEMPOTENCY_TABLES to the Database")
         return await engine.run_querystring(_Statement(template, args))
 
-    async def begin(self, scope: str, key: str, body_hash: str, now_ms: int | None = None) -> Begin:
+    async def begin(self, scope: str, key: str, body_hash: str, now_ms: int | None = None, *, durable: bool = False) -> Begin:
         """Claim `key` in `scope` for a request whose body hashes to `body_hash`.
 
         Returns `new` (this request owns the key) or `replay`; raises 400 for a
@@ -184,7 +181,7 @@ class IdempotencyStore:
         # A record can vanish between the failed INSERT and the SELECT (abandoned or
         # purged); each pass either decides or observes such a change, so a few suffice.
         for _ in range(8):
-            claimed = await self._run(_CLAIM, rid, scope, body_hash, owner, now + self.lease_ms, now, now + self.ttl_ms)
+            claimed = await self._run(_CLAIM, rid, scope, body_hash, owner, now + self.lease_ms, now, now + self._ttl(durable))
             if claimed:
                 return Begin("new", token=f"{rid}.{owner}")
             rows = await self._run(_READ, rid)
@@ -218,7 +215,10 @@ class IdempotencyStore:
             raise ValueError("not an idempotency token")
         return rid, owner
 
-    async def finish(self, token: str, status: int, body: Any, headers: Mapping[str, str], now_ms: int | None = None) -> bool:
+    def _ttl(self, durable: bool) -> int:
+        return DURABLE_MS if durable else self.ttl_ms
+
+    async def finish(self, token: str, status: int, body: Any, headers: Mapping[str, str], now_ms: int | None = None, *, durable: bool = False) -> bool:
         """Store the answer to replay. False if the record is no longer this token's
         (its lease ended and another request took it over, or it was purged)."""
         rid, owner = self._split(token)
@@ -228,7 +228,7 @@ class IdempotencyStore:
             int(status),
             msgspec.json.encode(body).decode(),
             msgspec.json.encode(dict(headers)).decode(),
-            now + self.ttl_ms,
+            now + self._ttl(durable),
             rid,
             owner,
         )
@@ -240,10 +240,10 @@ class IdempotencyStore:
         rid, owner = self._split(token)
         return bool(await self._run(_ABANDON, rid, owner))
 
-    async def answer_once(self, scope: str, key: str, body: bytes, run: Callable[[], Awaitable[Answer]]) -> Answer:
+    async def answer_once(self, scope: str, key: str, body: bytes, run: Callable[[], Awaitable[Answer]], *, durable: bool = False) -> Answer:
         """Run `run` once for (scope, key): a retry with the same body gets the stored
         answer or error; a refused payment or proof (401, 402) ran nothing and is not kept."""
-        begin = await self.begin(scope, key, hash_body(body))
+        begin = await self.begin(scope, key, hash_body(body), durable=durable)
         if begin.kind == "replay":
             return _replayed(begin)
         try:
@@ -252,19 +252,18 @@ class IdempotencyStore:
             if exc.status in (401, 402):
                 await self.abandon(begin.token)
             else:  # errors after execution began are replayed like answers
-                await self.finish(begin.token, exc.status, exc.body(), exc.headers)
+                await self.finish(begin.token, exc.status, exc.body(), exc.headers, durable=durable)
             raise
         except BaseException:
             await self.abandon(begin.token)
             raise
-        await self.finish(begin.token, answer.status, answer.body, _stored_headers(answer))
+        await self.finish(begin.token, answer.status, answer.body, _stored_headers(answer), durable=durable)
         return answer
 
     async def purge_expired(self, now_ms: int | None = None) -> int:
         """Delete records past their TTL; returns how many."""
         now = _now_ms() if now_ms is None else now_ms
         return len(await self._run(_PURGE, now))
-
 
 
 def parse_settings(env: Mapping[str, str]) -> tuple[int, int]:

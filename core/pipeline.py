@@ -105,7 +105,7 @@ class PaidCalls:
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
             return await self._pay_and_run(call, req, payment_header, caller)
         return await self.idempotency.answer_once(
-            f"{tool.name}:{identity}", key, req.body, lambda: self._pay_and_run(call, req, payment_header, caller)
+            f"{tool.name}:{identity}", key, req.body, lambda: self._pay_and_run(call, req, payment_header, caller), durable=tool.idempotency_durable
         )
 
     async def _pay_and_run(self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None) -> Answer:

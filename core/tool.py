@@ -196,6 +196,7 @@ class Tool:
     mode: Mode = "inline"
     payment_header: PaymentHeader = "payment-signature"
     idempotency: Idempotency = "ignored"
+    idempotency_durable: bool = False  # its keys are kept for good, not for TOLLWAY_IDEMPOTENCY_TTL_S
     rate_limit: str = "lookup"
     examples: tuple[Example, ...] = ()
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
@@ -240,7 +241,7 @@ class Tool:
     # written in the transaction of its payment, receipt and job (compute: the goal).
     accepted_fields: Callable[[str], Mapping[str, str]] | None = None
     on_accept: Callable[["AcceptedJob"], Awaitable[None]] | None = None
-    # Job mode: fields the Job resource adds for this tool's jobs (email: `email_tracking`).
+    # Job mode: fields its Job resource adds (email: `email_tracking`).
     job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
 
     def __post_init__(self) -> None:

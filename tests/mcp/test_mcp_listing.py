@@ -22,9 +22,10 @@ from runtime.plugins import GROUP
 # watch tools (about 2 KB, with the watchable pairs named), web search and research
 # (about 1.3 KB together) joined it; 37,000 until compute goals (the compute tool with its
 # nested params, the goal, cases, case and event tools, and the three connection tools:
-# about 5.4 KB); 43,000 until email_send, the inbox's two reads (about 1.5 KB) and email
-# verification (0.8 KB).
-LIST_BUDGET = 46_000
+# about 5.4 KB); 43,000 until email_send, the inbox's two reads (about 1.5 KB), email
+# verification (0.8 KB), SMS and voice with the SMS inbox (3.1 KB), physical mail (2 KB) and
+# person enrichment (1.6 KB).
+LIST_BUDGET = 53_000
 HTTP_WORDS = re.compile(r"X-Agent-ID|Idempotency-Key|/v1/requests|\b202\b|\b400\b|header|X-Quote-ID|\bpoll")
 AUDIT = {"memo", "decisionContext"}  # the front's own: decisionContext is free-form by design
 

@@ -1,0 +1,1 @@
+"""Tollway person enrichment: profiles and work emails through the `enrichment` provider."""

@@ -1,0 +1,52 @@
+"""What the telephony tests share: a started service with the plugin and a worker, jobs
+waited for, webhooks posted, notifications read."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from twilio_standin import TwilioStandIn, Webhook
+
+from tollway.testing import http_client, worker_for
+
+PLUGIN = "tollway_telephony"
+
+
+@contextlib.asynccontextmanager
+async def service(kernel_factory: Any, twilio: TwilioStandIn, **extra: Any) -> AsyncIterator[Any]:
+    """An HTTP client over a started service with the plugin (configured for the stand-in)
+    and a running job worker."""
+    kernel = await kernel_factory(installed={PLUGIN}, env=twilio.env(), **extra)
+    worker = worker_for(kernel)
+    worker.start()
+    try:
+        async with http_client(kernel) as client:
+            yield client
+    finally:
+        await worker.stop()
+
+
+async def finished(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The Job once it completed or failed."""
+    for _ in range(500):
+        job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
+        if job["status"] in ("completed", "failed"):
+            return job
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"job {request_id} did not finish: {job}")
+
+
+async def post(client: Any, hook: Webhook, **changes: Any) -> Any:
+    """Post a webhook as Twilio would (`headers=` replaces its headers, `content=` its body)."""
+    return await client.post(hook.path, content=changes.get("content", hook.content), headers=changes.get("headers", hook.headers))
+
+
+async def notifications(client: Any, headers: dict[str, str], type_: str) -> list[dict[str, Any]]:
+    listed = (await client.get("/v1/tools/notifications?limit=100", headers=headers)).json()
+    return [n for n in listed["notifications"] if n["type"] == type_]
+
+
+async def balance(client: Any, headers: dict[str, str]) -> str:
+    return (await client.get("/v1/balance", headers=headers)).json()["credits_balance"]

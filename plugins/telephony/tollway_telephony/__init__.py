@@ -1,0 +1,1 @@
+"""Tollway telephony: SMS and voice calls through Twilio (docs/telephony.md)."""

@@ -1,0 +1,122 @@
+"""The SMS inbox: each text that reaches the service's number (Twilio's incoming-message
+webhook) is kept once, threaded to the agent that last texted its sender from that number
+(`related_outbound_id` is that message's id), else kept unassigned; then it is handed to
+the service's inbound handlers as a `tollway.InboundMessage(channel="sms")`. An agent lists
+and reads its own texts (free reads)."""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from tollway import InboundMessage, Refusal, Route, RouteCall, iso, now_ms
+
+from .settings import thread_id
+from .tables import row, rows
+
+MAX_TEXT = 10_000  # Twilio joins a long text's segments: 1600 characters in practice
+MAX_MEDIA = 10  # Twilio's limit of media per message
+MAX_LIMIT = 100
+
+
+class SmsInboxMessage(msgspec.Struct):
+    id: str
+    sender: str = msgspec.field(name="from")
+    to: str
+    body: str
+    num_media: int
+    media_urls: list[str]
+    thread_id: str
+    related_outbound_id: str | None
+    received_at: str
+    created_at: str
+
+
+class SmsInboxPage(msgspec.Struct):
+    messages: list[SmsInboxMessage]
+    count: int
+
+
+async def receive(platform: Any, form: list[tuple[str, str]], raw: bytes) -> bool:
+    """Keep one incoming text (once per Twilio MessageSid) and hand it to the inbound
+    handlers; False when it was kept already (Twilio posted it again)."""
+    params = dict(form)
+    sid = params["MessageSid"].strip()[:64]
+    if await row("SELECT id FROM telephony_sms_inbox WHERE message_sid = {}", sid) is not None:
+        return False
+    sender, to = params["From"].strip()[:40], params.get("To", "").strip()[:40]
+    body = params.get("Body", "")[:MAX_TEXT]
+    count = params.get("NumMedia", "0").strip()
+    num_media = min(int(count), MAX_MEDIA) if count.isdigit() and len(count) < 4 else 0
+    media_urls = [params[f"MediaUrl{i}"][:2000] for i in range(num_media) if params.get(f"MediaUrl{i}")]
+    related = await row(
+        "SELECT id, agent_id, sid FROM telephony_sms_messages WHERE recipient = {} AND sender = {} AND sent_ms IS NOT NULL "
+        "ORDER BY sent_ms DESC, id DESC LIMIT 1", sender, to,
+    )
+    agent_id = (related["agent_id"] or None) if related else None
+    now = now_ms()
+    inbound_id = f"smsin_{secrets.token_hex(12)}"
+    await rows(
+        "INSERT INTO telephony_sms_inbox (id, message_sid, agent_id, sender, recipient, body, num_media, media_urls, thread_id, "
+        "related_outbound_id, received_ms, created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) ON CONFLICT (message_sid) DO NOTHING",
+        inbound_id, sid, agent_id, sender, to, body, num_media, json.dumps(media_urls), thread_id(agent_id, sender),
+        related["id"] if agent_id else None, now, now,
+    )
+    kept = await row("SELECT id FROM telephony_sms_inbox WHERE message_sid = {}", sid)
+    if kept is None or kept["id"] != inbound_id:
+        return False  # the same text posted twice at once: the other post kept it
+    await platform.deliver_inbound(InboundMessage(
+        channel="sms", sender=sender, recipients=(to,) if to else (), subject="", text=body, message_id=sid,
+        in_reply_to=related["sid"] if agent_id and related else None, received_ms=now, raw=raw,
+    ))
+    return True
+
+
+def message_of(r: Mapping[str, Any]) -> SmsInboxMessage:
+    return SmsInboxMessage(
+        id=r["id"], sender=r["sender"], to=r["recipient"], body=r["body"], num_media=int(r["num_media"]),
+        media_urls=list(json.loads(r["media_urls"] or "[]")), thread_id=r["thread_id"], related_outbound_id=r["related_outbound_id"],
+        received_at=iso(int(r["received_ms"])), created_at=iso(int(r["created_ms"])),
+    )
+
+
+def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name)
+    if raw in (None, ""):
+        return default
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or not low <= int(raw) <= high:
+        raise Refusal("invalid_request", f"{name} must be a whole number from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
+    return int(raw)
+
+
+async def list_messages(call: RouteCall) -> SmsInboxPage:
+    limit, offset = _int(call.query, "limit", 20, 1, MAX_LIMIT), _int(call.query, "offset", 0, 0, 10**9)
+    found = await rows(
+        "SELECT * FROM telephony_sms_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit, offset,
+    )
+    messages = [message_of(r) for r in found]
+    return SmsInboxPage(messages=messages, count=len(messages))
+
+
+async def read_message(call: RouteCall) -> SmsInboxMessage:
+    found = await row("SELECT * FROM telephony_sms_inbox WHERE id = {} AND agent_id = {}", call.params["id"], call.agent_id)
+    if found is None:
+        raise Refusal("not_found", "No such text in your SMS inbox.", status=404)
+    return message_of(found)
+
+
+TAGS = ("sms",)
+INBOX_ROUTES = (
+    Route("GET", "/v1/tools/sms/inbox", "sms_inbox", "List your SMS inbox",
+          "Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
+          "limit 1 to 100 (default 20), offset.",
+          list_messages, auth="read", rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
+          query=(("limit", "1 to 100, default 20."), ("offset", "Texts to skip."))),
+    Route("GET", "/v1/tools/sms/inbox/{id}", "sms_inbox_message", "Read one text",
+          "One text of your SMS inbox, by its id.",
+          read_message, auth="read", rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
+)

@@ -1,0 +1,1 @@
+"""The telephony plugin's forward-only migrations (docs/storage.md)."""

@@ -1,0 +1,60 @@
+"""Hook implementations: the `twilio` providers of the `sms` and `voice` kinds, the tools
+`sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox and the plugin's tables.
+
+Nothing runs here at import time beyond building the declarations."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from tollway import AppConfig, Provider, Route, Services, Setting, Tool, hookimpl
+
+from .inbox import INBOX_ROUTES
+from .settings import DEFAULT_PUBLIC_URL, SMS_PUBLIC_URL, VOICE_PUBLIC_URL
+from .sms_tool import SMS_SEND
+from .tables import TABLES
+from .twilio import SMS_TWILIO, VOICE_TWILIO
+from .voice_tool import VOICE_CALL
+from .webhooks import WEBHOOK_ROUTES
+
+log = logging.getLogger("tollway.telephony")
+APP = AppConfig(app_name="telephony", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+
+
+@hookimpl
+def register_providers(register: Callable[[Provider], None]) -> None:
+    register(SMS_TWILIO)
+    register(VOICE_TWILIO)
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    register(SMS_SEND)
+    register(VOICE_CALL)
+
+
+@hookimpl
+def register_routes(register: Callable[[Route], None]) -> None:
+    for route in (*WEBHOOK_ROUTES, *INBOX_ROUTES):
+        register(route)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    register(SMS_PUBLIC_URL)
+    register(VOICE_PUBLIC_URL)
+
+
+@hookimpl
+def register_migrations(register: Callable[[AppConfig], None]) -> None:
+    register(APP)
+
+
+@hookimpl
+def startup(services: Services) -> None:
+    sms = (services.settings("sms").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
+    voice = (services.settings("voice").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
+    if sms != voice:
+        log.warning("telephony: TOLLWAY_SMS_PUBLIC_URL and TOLLWAY_VOICE_PUBLIC_URL differ (%s, %s): Twilio's callbacks of "
+                    "messages and of calls go to different hosts", sms, voice)

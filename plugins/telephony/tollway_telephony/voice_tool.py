@@ -1,0 +1,223 @@
+"""`voice_call` (POST /v1/tools/voice/call, 0.10 USDC a call, a job): Twilio calls one number
+and speaks a message (TwiML `<Response><Say>…</Say></Response>`, the text XML-escaped).
+When Twilio's status callback reports the call ended, the call is evaluated and the agent
+gets one `voice_completed` notification.
+
+The evaluation is deliberately simple and says what it measures: the call succeeded when it
+was answered (`completed`, not busy, unanswered, failed or canceled; not a machine when
+Twilio says so) and lasted at least as long as the message takes to say at a brisk 3 words
+a second (never less than 2 s), so someone stayed on the line to hear it. A one-way call
+hears nothing back: a `goal` ("the person confirms the appointment") is kept and repeated,
+never judged."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any
+from xml.sax.saxutils import escape
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from tollway import Example, FieldError, Tool, ToolContext, now_ms
+
+from .settings import VOICE_PUBLIC_URL, status_callback
+from .sms_tool import PhoneNumber
+from .tables import row, rows
+
+FAMILY = "voice"
+PRICE = 100_000  # 0.10 USDC per call
+MAX_TWIML = 4000  # Twilio refuses a longer Twiml parameter (its error 32018)
+WORDS_PER_S = 3.0
+MIN_HEARD_S = 2
+# Twilio's call statuses in the order they happen; the last five are final.
+RANK = {"pending": 0, "queued": 1, "initiated": 2, "ringing": 3, "in-progress": 4,
+        "completed": 5, "busy": 5, "no-answer": 5, "failed": 5, "canceled": 5}
+FINAL = frozenset({"completed", "busy", "no-answer", "failed", "canceled"})
+NOT_ANSWERED = {"busy": "the line was busy", "no-answer": "nobody answered", "failed": "the call could not be placed",
+                "canceled": "the call was canceled before it was answered"}
+# Characters XML 1.0 cannot carry at all (escaping does not help): refused before payment.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+class VoiceCallInput(msgspec.Struct, forbid_unknown_fields=True):
+    """One call that speaks a message."""
+
+    to: PhoneNumber
+    message: Annotated[str, Meta(min_length=1, max_length=2000, description="What the call says, 1 to 2000 characters of plain text (spoken as written).")]
+    goal: Annotated[str, Meta(min_length=1, max_length=500, description="What would count as success, e.g. 'the person confirms the appointment': kept with the call's evaluation.")] | None = None
+
+
+class VoiceCallEvaluation(msgspec.Struct):
+    success: bool
+    reason: str
+
+
+class VoiceCallResult(msgspec.Struct, omit_defaults=True):
+    """Twilio's SID and the call's status; once it ended, how long it lasted and its evaluation."""
+
+    sid: str
+    status: str
+    duration_s: int | UnsetType = UNSET
+    evaluation: VoiceCallEvaluation | UnsetType = UNSET
+
+
+def twiml(message: str) -> str:
+    """The TwiML that says `message` (as text: `<`, `>` and `&` escaped)."""
+    return f"<Response><Say>{escape(message)}</Say></Response>"
+
+
+def check(value: VoiceCallInput) -> None:
+    if _NOT_XML.search(value.message):
+        raise FieldError("message", "contains control characters that cannot be spoken")
+    size = len(twiml(value.message))
+    if size > MAX_TWIML:
+        raise FieldError("message", f"is {size} characters once written as TwiML (& < > take several); Twilio takes at most {MAX_TWIML}")
+
+
+def words_of(message: str) -> int:
+    return len(message.split())
+
+
+def heard_s(words: int) -> int:
+    """The seconds it takes to say `words` words at 3 a second (at least 2)."""
+    return max(MIN_HEARD_S, math.ceil(words / WORDS_PER_S))
+
+
+def evaluate(status: str, duration_s: int | None, answered_by: str | None, words: int, goal: str | None) -> VoiceCallEvaluation:
+    """Whether the message reached someone who stayed on the line long enough to hear it."""
+    needed = heard_s(words)
+    if status != "completed":
+        success, reason = False, f"Not answered: {NOT_ANSWERED.get(status, status)}."
+    elif answered_by and answered_by.startswith(("machine", "fax")):
+        success, reason = False, f"Answered by a machine ({answered_by}), not a person."
+    elif (duration_s or 0) < needed:
+        success, reason = False, f"Answered, but the call lasted {duration_s or 0} s: less than the {needed} s the message takes to say."
+    else:
+        success, reason = True, f"Answered and lasted {duration_s} s, long enough to hear the whole message ({needed} s)."
+    if goal:
+        reason += f" The goal ({goal!r}) was not checked: the call speaks the message and hears no answer."
+    return VoiceCallEvaluation(success=success, reason=reason)
+
+
+async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
+    """Place the call once (a second attempt after a worker crash answers the first's SID)."""
+    client = ctx.provider("voice")
+    now = now_ms()
+    await rows(
+        "INSERT INTO telephony_voice_calls (request_id, agent_id, sender, recipient, goal, words, sid, status, duration_s, answered_by, "
+        "evaluation, state, notified_ms, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, NULL, 'pending', NULL, NULL, NULL, 'calling', NULL, {}, {}) "
+        "ON CONFLICT (request_id) DO NOTHING",
+        ctx.request_id, ctx.agent_id or "", client.from_number, value.to, value.goal, words_of(value.message), now, now,
+    )
+    placed = await row("SELECT sid, status FROM telephony_voice_calls WHERE request_id = {}", ctx.request_id)
+    if placed is not None and placed["sid"]:
+        return VoiceCallResult(sid=placed["sid"], status=placed["status"])
+    try:
+        created = await client.call(to=value.to, twiml=twiml(value.message),
+                                    status_callback=status_callback(ctx.setting(VOICE_PUBLIC_URL), ctx.request_id))
+    except Exception:  # refused (an invalid number), or Twilio failed: the job fails and is refunded
+        await rows("UPDATE telephony_voice_calls SET state = 'failed', updated_ms = {} WHERE request_id = {}", now_ms(), ctx.request_id)
+        raise
+    status = created.status.lower() if created.status.lower() in RANK else "queued"
+    await rows(
+        "UPDATE telephony_voice_calls SET sid = {}, status = CASE WHEN status = 'pending' THEN {} ELSE status END, state = 'placed', updated_ms = {} "
+        "WHERE request_id = {}",
+        created.sid, status, now_ms(), ctx.request_id,
+    )
+    return VoiceCallResult(sid=created.sid, status=status)
+
+
+def result_of(r: dict[str, Any]) -> VoiceCallResult:
+    out = VoiceCallResult(sid=r["sid"], status=r["status"])
+    if r["duration_s"] is not None:
+        out.duration_s = int(r["duration_s"])
+    if r["evaluation"]:
+        out.evaluation = msgspec.convert(json.loads(r["evaluation"]), VoiceCallEvaluation)
+    return out
+
+
+async def job_extras(request_id: str) -> dict[str, Any] | None:
+    """Once placed, the Job's result shows the call's latest status, and its length and
+    evaluation once it ended."""
+    call = await row("SELECT * FROM telephony_voice_calls WHERE request_id = {}", request_id)
+    if call is None or call["state"] != "placed" or not call["sid"]:
+        return None
+    return {"result": msgspec.to_builtins(result_of(call))}
+
+
+# -- status callbacks ----------------------------------------------------------------------
+async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
+    """A call's status callback: its status moves forward; a final one is evaluated and
+    `voice_completed` written (once: the call's row is locked meanwhile)."""
+    sid = params.get("CallSid") or ""
+    status = (params.get("CallStatus") or "").strip().lower()
+    if status not in RANK or status == "pending":
+        return False
+    if ref.startswith("req_"):
+        found = await row("SELECT request_id, sid FROM telephony_voice_calls WHERE request_id = {}", ref)
+    else:
+        found = await row("SELECT request_id, sid FROM telephony_voice_calls WHERE sid = {}", sid) if sid else None
+    if found is None or (found["sid"] and sid and found["sid"] != sid):
+        return False
+    raw_duration = (params.get("CallDuration") or "").strip()
+    duration = int(raw_duration) if raw_duration.isdigit() and len(raw_duration) < 9 else None
+    answered_by = (params.get("AnsweredBy") or "").strip().lower()[:40] or None
+    request_id = found["request_id"]
+    async with platform.transaction():
+        await rows("UPDATE telephony_voice_calls SET updated_ms = {} WHERE request_id = {}", now_ms(), request_id)  # the call's lock
+        call = await row("SELECT * FROM telephony_voice_calls WHERE request_id = {}", request_id)
+        if call is None or call["status"] in FINAL or RANK[status] <= RANK.get(call["status"], 0):
+            return False
+        evaluation = None
+        if status in FINAL:
+            evaluation = evaluate(status, duration, answered_by, int(call["words"]), call["goal"])
+        await rows(
+            "UPDATE telephony_voice_calls SET status = {}, sid = COALESCE(sid, {}), duration_s = COALESCE({}, duration_s), "
+            "answered_by = COALESCE({}, answered_by), evaluation = {}, updated_ms = {} WHERE request_id = {}",
+            status, sid or None, duration, answered_by, None if evaluation is None else json.dumps(msgspec.to_builtins(evaluation)),
+            now_ms(), request_id,
+        )
+        if evaluation is not None and call["notified_ms"] is None:
+            await rows("UPDATE telephony_voice_calls SET notified_ms = {} WHERE request_id = {}", now_ms(), request_id)
+            verdict = "succeeded" if evaluation.success else "did not succeed"
+            await platform.notify(
+                call["agent_id"], "voice_completed", f"Call to {call['recipient']} {verdict} ({status})", evaluation.reason,
+                {"jobId": request_id, "tool": "voice_call", "sid": sid or call["sid"], "to": call["recipient"], "status": status,
+                 "duration_s": duration, "goal": call["goal"], "evaluation": msgspec.to_builtins(evaluation)},
+            )
+    return True
+
+
+VOICE_CALL = Tool(
+    name="voice_call",
+    path="/v1/tools/voice/call",
+    title="Place a voice call",
+    summary="Calls one phone number and speaks your message; reports whether someone heard it.",
+    description=(
+        "Call one phone number (E.164) from the service's number and speak a message (1 to 2000 characters, read as "
+        "plain text). Runs as a job whose result is {sid, status}; when the call ends, a voice_completed notification "
+        "(and the job's result) gives its length and an evaluation {success, reason}: success means the call was "
+        "answered and lasted long enough to hear the whole message. The optional goal is kept with the evaluation "
+        "but not judged: the call speaks and hears no answer. A number the carrier network refuses fails the job and "
+        "the payment is refunded."
+    ),
+    category="communication",
+    subcategory="voice",
+    input_type=VoiceCallInput,
+    output_type=VoiceCallResult,
+    run=run,
+    price=PRICE,
+    family=FAMILY,
+    mode="job",
+    accepted_status="queued",
+    idempotency="optional",
+    rate_limit="expensive",
+    check=check,
+    provider_kind="voice",
+    job_extras=job_extras,
+    examples=(Example(title="An appointment reminder", input={
+        "to": "+14155550123", "message": "Hello, this is a reminder of your dental appointment tomorrow at 9 am.",
+        "goal": "the person hears the reminder"}),),
+)
