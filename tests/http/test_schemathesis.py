@@ -62,6 +62,16 @@ headers = {{ Authorization = "Bearer {agent_token}" }}
 """
 
 
+class ModelProvider:
+    """An `llm` provider, so goals are accepted (no session runs while the fuzzer calls)."""
+
+    @hookimpl
+    def register_providers(self, register):
+        from core.providers import Provider
+
+        register(Provider(kind="llm", name="fuzz_model", build=lambda settings, http: object()))
+
+
 def _app_key() -> str:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -77,8 +87,7 @@ GITHUB_APP = {"TOLLWAY_GOALS_GITHUB_APP_ID": "1", "TOLLWAY_GOALS_GITHUB_APP_SLUG
 
 async def test_schemathesis_finds_nothing(kernel_factory, tmp_path):
     # the goals plugin too: its routes (cases, events, approval pages) are fuzzed with the rest
-    kernel = await kernel_factory(plugins=[("fuzzed", FuzzedTools()), ("feed", FeedPlugin())], installed={"tollway_goals", "tollway_web"},
-                                  env={**HIGH_LIMITS, **GITHUB_APP, "TOLLWAY_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TOLLWAY_LLM_MODEL": "none"})
+    kernel = await kernel_factory(plugins=[("fuzzed", FuzzedTools()), ("feed", FeedPlugin()), ("model", ModelProvider())], installed={"tollway_goals"}, env={**HIGH_LIMITS, **GITHUB_APP})
     async with serve_app(http_app(kernel, manage_kernel=False)) as url:
         async with httpx.AsyncClient(base_url=url) as client:
             account = Account.create()
