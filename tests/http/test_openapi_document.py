@@ -121,10 +121,10 @@ async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_facto
         for method, op in item.items():
             for status, answer in op["responses"].items():
                 content = _resolve(doc, answer)["content"]
-                # JSON everywhere but on what a person's browser or mail reader opens (a plugin's
-                # `page` routes: approval links, a connection's return from the code host, the
-                # email tool's tracking pixel and links)
-                page = path.startswith(("/v1/approvals/", "/v1/t/")) or path == "/v1/connections/callback"
+                # JSON everywhere but on what a person's browser or mail reader opens, or a provider
+                # calls back (a plugin's `page` routes: approval links, a connection's return from
+                # the code host, the email tool's tracking pixel and links, Twilio's webhooks: TwiML)
+                page = path.startswith(("/v1/approvals/", "/v1/t/", "/v1/telephony/")) or path == "/v1/connections/callback"
                 assert "application/json" in content or (len(content) == 1 and page), (path, method, status)
     # the signed receipt's fields, under their wire names, all required (nulls included)
     receipt = doc["components"]["schemas"]["Receipt"]
