@@ -24,6 +24,7 @@ from .agent_reads import AgentReads
 from .agents import AgentDirectory
 from .auth import Authenticator
 from .config import KernelConfig
+from .content_safety import Rules
 from .datasources import DataSource
 from .delegated import DelegatedCalls
 from .events import EventBus, LocalEventBus
@@ -207,6 +208,7 @@ class Kernel:
         contexts = ToolContexts(
             http=self.http, family_settings=self.family_settings, providers=self.providers,
             upstream_cache=UpstreamCache(self.config.upstream_cache_s) if self.config.upstream_cache_s > 0 else None,
+            content_rules=Rules.from_env(config.plugin_env),
         )
         self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)

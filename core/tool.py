@@ -14,6 +14,7 @@ import msgspec
 from .errors import ServiceError
 from .history.declare import Benchmarkable
 from .money import to_micro
+from .sentences import first_sentence
 from .settings_spec import Setting, setting_value
 from .upstream_cache import begin_run
 
@@ -28,13 +29,6 @@ ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[A-Z`])")
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of `text` (an end mark after a lower-case letter, digit or
-    closing mark, then a space and a capital): "e.g. X" and "U.S. Treasury" stay whole."""
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 _PATH = re.compile(r"^/v1/[a-z0-9/_-]+$")
 
 
@@ -68,6 +62,11 @@ class ToolContext:
 
     providers: Any = None  # core.providers.Providers: what `provider(kind)` reads
     upstream_cache: Any = None  # core.upstream_cache.UpstreamCache: registries' answers reused (None: never)
+    content_rules: Any = None  # core.content_safety.Rules: what `check_content` applies
+
+    def check_content(self, *texts: str | None) -> None:  # before sending any message (docs/limits.md)
+        if self.content_rules is not None:  # refuses with `content_blocked` what the operator's rules block
+            self.content_rules.check(*texts)
 
     def provider(self, kind: str) -> Any:
         """The client of the provider configured for `kind` (docs/providers.md). Each call
@@ -95,12 +94,13 @@ class ToolContexts:
     family_settings: Callable[[str], Mapping[str, str]]
     providers: Any = None  # core.providers.Providers
     upstream_cache: Any = None  # core.upstream_cache.UpstreamCache
+    content_rules: Any = None  # core.content_safety.Rules
 
     def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
         begin_run()  # the evidence of this run dates from the answers it uses
         return ToolContext(
             request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers,
-            upstream_cache=self.upstream_cache,
+            upstream_cache=self.upstream_cache, content_rules=self.content_rules,
         )
 
     def require_configured(self, tool: "Tool") -> None:

@@ -88,3 +88,38 @@ async def test_the_quote_and_bad_input(kernel_factory) -> None:
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"to", "subject", "colour"}
     assert two_lines.status_code == 400 and two_lines.json()["details"][0]["field"] == "subject"
     assert balance["credits_balance"] == "1.000000" and mail.messages == []
+
+
+async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> None:
+    with smtp_server() as (mail, env):
+        env = {**env, "TOLLWAY_CONTENT_BLOCKLIST": "wire transfer, gift cards", "TOLLWAY_CONTENT_MAX_PERSONAL_DATA": "2"}
+        kernel = await kernel_factory(installed={"tollway_email"}, env=env)
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            async with http_client(kernel) as client:
+                _agent, headers = await credits_session(client, "1")
+                drafts = {
+                    "blocked_term": {"to": "dana@example.com", "subject": "Urgent", "text": "Please send a WIRE Transfer today."},
+                    "personal_data": {"to": "dana@example.com", "subject": "Contacts", "text": "a@example.com, b@example.com, +1 415 555 0100"},
+                    "fine": {"to": "dana@example.com", "subject": "Hello", "text": "Transferring the wire to the new office; two addresses: a@example.com, b@example.com."},
+                }
+                jobs = {}
+                for name, body in drafts.items():
+                    jobs[name] = (await client.post(SEND, json=body, headers=headers)).json()["request_id"]
+                done = {}
+                for name, job_id in jobs.items():
+                    for _ in range(400):
+                        done[name] = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
+                        if done[name]["status"] in ("completed", "failed"):
+                            break
+                        await asyncio.sleep(0.02)
+                balance = (await client.get("/v1/balance", headers=headers)).json()
+        finally:
+            await worker.stop()
+    assert done["blocked_term"]["status"] == "failed" and done["blocked_term"]["error_code"] == "content_blocked"
+    assert "wire transfer" in done["blocked_term"]["error"]
+    assert done["personal_data"]["error_code"] == "content_blocked" and "3 email addresses and phone numbers" in done["personal_data"]["error"]
+    assert done["fine"]["status"] == "completed"
+    assert [m["Subject"] for m in mail.messages] == ["Hello"]  # the blocked ones never reached the relay
+    assert balance["credits_balance"] == "0.980000"  # the two blocked sends were refunded

@@ -54,6 +54,7 @@ def check(draft: EmailDraft) -> None:
 
 
 async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
+    ctx.check_content(draft.subject, draft.text, None if draft.html is UNSET else draft.html)
     client = ctx.provider("email")
     sender = agent_address(client.from_address, ctx.agent_id or "")
     base = (ctx.setting(PUBLIC_URL) or "").rstrip("/")

@@ -67,6 +67,7 @@ def _answer(row: dict[str, Any], verified: dict[str, Any]) -> PostalLetterSent:
 
 
 async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
+    ctx.check_content(value.text, value.html)
     mail = ctx.provider("mail")
     rid = ctx.request_id
     await _rows(

@@ -80,6 +80,7 @@ async def _not_sent(message_id: str, code: str, message: str) -> None:
 async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
     """Send what is not sent yet (a second attempt after a worker crash finds the rows of the
     first); a refused number fails its own message, a provider failure stops the batch."""
+    ctx.check_content(value.body)
     client = ctx.provider("sms")  # counts the first message's cost; each further one is counted below
     base = ctx.setting(SMS_PUBLIC_URL)
     agent_id = ctx.agent_id or ""

@@ -103,6 +103,7 @@ def evaluate(status: str, duration_s: int | None, answered_by: str | None, words
 
 async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
     """Place the call once (a second attempt after a worker crash answers the first's SID)."""
+    ctx.check_content(value.message)
     client = ctx.provider("voice")
     now = now_ms()
     await rows(
