@@ -123,3 +123,39 @@ async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> 
     assert done["fine"]["status"] == "completed"
     assert [m["Subject"] for m in mail.messages] == ["Hello"]  # the blocked ones never reached the relay
     assert balance["credits_balance"] == "0.980000"  # the two blocked sends were refunded
+
+
+async def test_a_reply_to_a_sent_email_arrives_in_the_inbox_threaded_to_it(kernel_factory) -> None:
+    from email.message import EmailMessage
+
+    import aiosmtplib
+
+    from tollway.testing import reserve_socket
+
+    probe = reserve_socket()
+    port = probe.getsockname()[1]
+    probe.close()
+    with smtp_server() as (mail, env):
+        kernel = await kernel_factory(installed={"tollway_email"}, env={**env, "TOLLWAY_EMAIL_INBOUND_PORT": str(port)})
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            async with http_client(kernel) as client:
+                _agent, headers = await credits_session(client, "1")
+                job_id = (await client.post(SEND, json={"to": "dana@example.com", "subject": "Quote 7", "text": "Our quote."}, headers=headers)).json()["request_id"]
+                for _ in range(400):
+                    if (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()["status"] == "completed":
+                        break
+                    await asyncio.sleep(0.02)
+                [sent] = mail.messages
+                reply = EmailMessage()
+                reply["From"], reply["To"], reply["Subject"] = "Dana <dana@example.com>", sent["Reply-To"], "Re: Quote 7"
+                reply["Message-ID"], reply["In-Reply-To"], reply["References"] = "<r1@example.com>", sent["Message-ID"], sent["Message-ID"]
+                reply.set_content("Accepted, thank you.")
+                await aiosmtplib.send(reply, hostname="127.0.0.1", port=port)
+                inbox = (await client.get("/v1/tools/inbox/list?include_body=true", headers=headers)).json()
+        finally:
+            await worker.stop()
+    [got] = inbox["emails"]
+    assert got["subject"] == "Re: Quote 7" and got["body"] == "Accepted, thank you." and got["from"] == "dana@example.com"
+    assert got["thread_id"] == sent["Message-ID"]  # threaded to the message the agent sent
