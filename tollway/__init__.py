@@ -23,6 +23,7 @@ from __future__ import annotations
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.conf.apps import AppConfig
 
+from core.agent_addresses import agent_address, agent_of_address
 from core.datasources import DataSource, Progress
 from core.decorator import tool
 from core.errors import Refusal
@@ -78,6 +79,8 @@ __all__ = [
     "Upstream",
     "UpstreamCall",
     "WatchSource",
+    "agent_address",
+    "agent_of_address",
     "hookimpl",
     "iso",
     "now_ms",

@@ -13,8 +13,8 @@ import dkim
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tollway import agent_address
 from tollway.testing import credits_session, http_client, smtp_server, worker_for
-from tollway_email.inbox import agent_address
 
 SEND = "/v1/tools/email/send"
 

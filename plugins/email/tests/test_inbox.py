@@ -10,8 +10,9 @@ from email.message import EmailMessage
 
 import aiosmtplib
 
+from tollway import agent_address
 from tollway.testing import credits_session, http_client, reserve_socket
-from tollway_email.inbox import InboxEmail, agent_address
+from tollway_email.inbox import InboxEmail
 
 PDF = b"%PDF-1.4 pretend invoice \x00\x01\x02" * 100
 

@@ -15,30 +15,12 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, RouteCall, iso
+from tollway import InboundMessage, Refusal, RouteCall, agent_of_address, iso
 
 from .tables import InboxEmail
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 MAX_LIMIT = 100
-_AGENT_TAG = re.compile(r"^[^@+]+\+a([0-9a-f]{32})@", re.I)
-
-
-def agent_of(address: str) -> str | None:
-    """The agent an address belongs to (its tag), or None."""
-    found = _AGENT_TAG.match(address)
-    if found is None:
-        return None
-    h = found.group(1).lower()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def agent_address(from_address: str, agent_id: str) -> str:
-    """An agent's own address at the service's sending domain."""
-    local, _, domain = from_address.partition("@")
-    return f"{local}+a{agent_id.replace('-', '').lower()}@{domain}" if domain else from_address
-
-
 async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
     return await InboxEmail.raw(template, *args).run()
 
@@ -61,7 +43,7 @@ async def keep(message: InboundMessage, platform: Any) -> bool:
     """The inbound handler: keep the message for each agent it is addressed to."""
     if message.channel != "email":
         return False
-    agents = list(dict.fromkeys(a for a in (agent_of(r) for r in message.recipients) if a))
+    agents = list(dict.fromkeys(a for a in (agent_of_address(r) for r in message.recipients) if a))
     if not agents:
         return False
     html, files = _parts(message.raw)

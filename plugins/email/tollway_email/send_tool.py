@@ -11,10 +11,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import Example, FieldError, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, iso, now_ms, usdc
+from tollway import Example, FieldError, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
 
 from . import tracking
-from .inbox import agent_address
 from .tables import SentEmail
 
 FAMILY = "email"

@@ -5,23 +5,18 @@ passed on but approves nothing. Mail that follows nothing a case sent, to an age
 reply address, goes to the root of that agent's newest running goal."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from tollway import InboundMessage
+from tollway import InboundMessage, agent_address, agent_of_address
 
 from . import db
 from .cases import root_session, wake
 from .goals import add_message
 from .ids import iso, now_ms
 
-_AGENT_TAG = re.compile(r"^[^@+]+\+a([0-9a-f]{32})@", re.I)
-
-
 def reply_address(from_address: str, agent_id: str) -> str:
-    """The Reply-To of what a goal of `agent_id` sends: the sender's address tagged with the agent."""
-    local, _, domain = from_address.partition("@")
-    return f"{local}+a{agent_id.replace('-', '').lower()}@{domain}" if domain else from_address
+    """The Reply-To of what a goal of `agent_id` sends: the agent's own address."""
+    return agent_address(from_address, agent_id)
 
 
 async def handle(message: InboundMessage, platform: Any) -> bool:
@@ -54,10 +49,9 @@ async def _to_ask(ask: dict[str, Any], message: InboundMessage) -> None:
 
 
 async def _to_newest_root(message: InboundMessage, platform: Any) -> bool:
-    agent_hex = next((m.group(1).lower() for r in message.recipients if (m := _AGENT_TAG.match(r))), None)
-    if agent_hex is None:
+    agent_id = next((a for a in map(agent_of_address, message.recipients) if a), None)
+    if agent_id is None:
         return False
-    agent_id = f"{agent_hex[:8]}-{agent_hex[8:12]}-{agent_hex[12:16]}-{agent_hex[16:20]}-{agent_hex[20:]}"
     goal = await db.row(
         "SELECT id FROM goals_goals WHERE agent_id = {} AND status = 'running' ORDER BY seq DESC LIMIT 1", agent_id,
     )
