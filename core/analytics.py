@@ -17,7 +17,7 @@ CHARGED_STATUSES = ("settled", "pending")
 TOP_UP_TOOL = "credits_top_up"  # buying credits is not spending them  # money moved or is moving; refunds and failures cost nothing
 
 
-def _int_param(query: Mapping[str, str], name: str, default: int | None, lo: int, hi: int | None, *, clamp: bool = False) -> int | None:
+def int_param(query: Mapping[str, str], name: str, default: int | None, lo: int, hi: int | None, *, clamp: bool = False) -> int | None:
     raw = query.get(name)
     if raw is None or raw == "":
         return default
@@ -51,9 +51,9 @@ def _time_param(query: Mapping[str, str], name: str) -> int | None:
 
 
 async def list_receipts(agent_id: str, query: Mapping[str, str]) -> wire.ReceiptPage:
-    period = _int_param(query, "period", None, 1, 365)
-    limit = _int_param(query, "limit", 50, 1, 100, clamp=True)
-    offset = _int_param(query, "offset", 0, 0, None)
+    period = int_param(query, "period", None, 1, 365)
+    limit = int_param(query, "limit", 50, 1, 100, clamp=True)
+    offset = int_param(query, "offset", 0, 0, None)
     category = query.get("category")
     if category is not None and category not in CATEGORIES:
         raise invalid_request(f"category must be one of {', '.join(CATEGORIES)}.", [{"field": "category", "message": "unknown category"}])
@@ -81,7 +81,7 @@ async def list_receipts(agent_id: str, query: Mapping[str, str]) -> wire.Receipt
 
 
 async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> wire.SpendBreakdown:
-    period = _int_param(query, "period", 30, 1, 365)
+    period = int_param(query, "period", 30, 1, 365)
     assert period is not None
     rows = await (
         Receipt.select(Receipt.category, Sum(Receipt.amount, alias="total"), Count(alias="count"))

@@ -1,5 +1,5 @@
-"""The kernel's own plugin: the default settlement backends, declared through the
-same hook a third-party plugin uses."""
+"""The kernel's own plugin: the default settlement backends and the kernel's own routes
+(value tags and return on spend), declared through the same hooks a third-party plugin uses."""
 from __future__ import annotations
 
 from .hookspecs import hookimpl
@@ -13,3 +13,10 @@ def register_settlement_backends(register):
     register("local", LocalSettlement)
     register("facilitator", FacilitatorSettlement)
 
+
+@hookimpl(trylast=True)
+def register_routes(register):
+    from .value_tags import ROUTES
+
+    for route in ROUTES:
+        register(route)

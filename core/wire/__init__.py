@@ -21,6 +21,7 @@ from .calls import CallMeta, JobAccepted, JobStatus, Success
 from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
 from .reads import CategorySpend, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
 from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
+from .value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 from .watches import (
     Watch,
     WatchAnswer,
@@ -62,11 +63,14 @@ __all__ = [
     "ReceiptPage",
     "RegisterAgentRequest",
     "RegisteredAgent",
+    "ReturnOnSpend",
     "SigningKeyInfo",
     "SpendBreakdown",
     "Success",
     "TopUpRecord",
     "TopUpRequest",
+    "ValueTag",
+    "ValueTagRequest",
     "Watch",
     "WatchAnswer",
     "WatchCreateRequest",

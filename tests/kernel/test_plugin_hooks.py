@@ -673,7 +673,7 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
                 register(r)
 
     kernel = await kernel_factory(plugins=[("notes", Notes())])
-    assert set(kernel.routes) == {"hooks_note_read", "hooks_note_write", "hooks_page"}
+    assert set(kernel.routes) == {"hooks_note_read", "hooks_note_write", "hooks_page", "value_tag", "return_on_spend"}  # with the kernel's own
     async with http_client(kernel) as client:
         agent_id, headers = await credits_session(client, "1")
         ok = await client.get("/v1/hooks/notes/n1?q=x", headers=headers)

@@ -1,0 +1,143 @@
+"""Value tags on receipts and return on spend: the two kernel routes and their logic."""
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import msgspec
+from piccolo.query.functions.aggregate import Count, Sum
+
+from . import sql
+from .analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL, int_param
+from .errors import invalid_request, not_found
+from .ids import iso, now_ms
+from .money import to_micro, usdc
+from .routes import Route, RouteCall
+from .tables import Receipt
+from .tool import CATEGORIES
+from .wire.receipts import Receipt as ServedReceipt
+from .wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
+
+TAGS = ("analytics",)
+# Pre-filters for the bodies worth decoding: a top-level `value_tag` object or a
+# `returned_usdc` (the stored body is msgspec's compact JSON; each decoded body is
+# checked again, so a nested key of the same name only costs a decode).
+_TAGGED = '%"value_tag":{%'
+_RETURNED = '%"returned_usdc":%'
+
+
+def _job_of(body: ValueTagRequest) -> str:
+    """The one job id the body names (request_id and job_id are the same ids)."""
+    given = [v for v in (body.request_id, body.job_id) if v is not None]
+    if len(given) != 1:
+        words = "Give request_id or job_id, not both." if given else "Give request_id or job_id."
+        message = "give exactly one of request_id and job_id"
+        raise invalid_request(words, [{"field": "request_id", "message": message}, {"field": "job_id", "message": message}])
+    return given[0]
+
+
+def _same_tag(current: Any, status: str, value: str, note: str | None) -> bool:
+    return (
+        isinstance(current, dict)
+        and current.get("status") == status
+        and current.get("value_usdc") == value
+        and current.get("note") == note
+    )
+
+
+async def tag_value(call: RouteCall) -> ServedReceipt:
+    """Tag the newest receipt of the caller's job: re-signed once per change of tag."""
+    body: ValueTagRequest = call.body
+    job_id = _job_of(body)
+    value = usdc(to_micro(body.value_usdc))  # the pattern admitted it: 0 to 1,000,000, 6 decimals
+    book = call.platform.receipts
+    async with call.platform.transaction():
+        row = await sql.fetch_one(
+            "SELECT receipt_id FROM tw_receipts WHERE job_id = {} AND agent_id = {} ORDER BY created_ms DESC, receipt_id DESC LIMIT 1",
+            job_id, call.agent_id,
+        )
+        if row is None:
+            raise not_found(f"No receipt of yours belongs to job {job_id}.")
+        receipt_id = row["receipt_id"]
+        # A write that changes nothing, to hold the receipt's row until the commit: a
+        # concurrent identical tag waits here and then finds the tag already set.
+        locked = await sql.fetch_one("UPDATE tw_receipts SET revision = revision WHERE receipt_id = {} RETURNING body", receipt_id)
+        current = msgspec.json.decode(locked["body"])
+        if _same_tag(current.get("value_tag"), body.status, value, body.note):
+            return msgspec.convert(current, ServedReceipt)
+        tag = ValueTag(status=body.status, value_usdc=value, note=body.note, tagged_at=iso(now_ms()))
+        signed = await book.revise(receipt_id, {"value_tag": msgspec.to_builtins(tag)})
+    return msgspec.convert(signed, ServedReceipt)
+
+
+def _category(call: RouteCall) -> str | None:
+    category = call.query.get("category")
+    if category is not None and category not in CATEGORIES:
+        raise invalid_request(f"category must be one of {', '.join(CATEGORIES)}.", [{"field": "category", "message": "unknown category"}])
+    return category
+
+
+def _ratio(value: int, spend: int) -> float | None:
+    if spend <= 0:
+        return None
+    return float((Decimal(value) / Decimal(spend)).quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
+
+
+async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
+    """What the caller's charged receipts of the period cost, and the value tagged on them."""
+    period = int_param(call.query, "period", 30, 1, 365)
+    assert period is not None
+    category = _category(call)
+    # the receipts spend_breakdown counts: money moved or is moving, top-ups excluded
+    where = (
+        (Receipt.agent_id == call.agent_id)
+        & (Receipt.created_ms >= now_ms() - period * DAY_MS)
+        & Receipt.status.is_in(list(CHARGED_STATUSES))
+        & ((Receipt.tool != TOP_UP_TOOL) | Receipt.tool.is_null())
+    )
+    if category is not None:
+        where &= Receipt.category == category
+    totals = await Receipt.select(Sum(Receipt.amount, alias="total"), Count(alias="count")).where(where).first()
+    spend, charged = int(totals["total"] or 0), int(totals["count"])
+    value = proposed = confirmed = 0
+    bodies = await Receipt.select(Receipt.body).where(where & (Receipt.body.like(_TAGGED) | Receipt.body.like(_RETURNED)))
+    for r in bodies:
+        receipt = msgspec.json.decode(r["body"])
+        if isinstance(receipt.get("returned_usdc"), str):
+            spend -= to_micro(receipt["returned_usdc"])
+        tag = receipt.get("value_tag")
+        if not isinstance(tag, dict):
+            continue
+        if tag.get("status") == "confirmed":
+            value += to_micro(tag["value_usdc"])
+            confirmed += 1
+        elif tag.get("status") == "proposed":
+            proposed += to_micro(tag["value_usdc"])
+    return ReturnOnSpend(
+        period_days=period,
+        category=category,
+        spend_usdc=usdc(spend),
+        value_usdc=usdc(value),
+        proposed_value_usdc=usdc(proposed),
+        return_on_spend=_ratio(value, spend),
+        receipts_charged=charged,
+        receipts_confirmed=confirmed,
+    )
+
+
+ROUTES = (
+    Route(
+        "POST", "/v1/analytics/value-tags", "value_tag", "Tag a call's value",
+        "Records what one of your paid calls was worth (request_id or job_id, one of them): status proposed, confirmed "
+        "or rejected, and value_usdc. Re-signs the call's newest receipt (revision + 1) and returns it; the same tag "
+        "again changes nothing. Only confirmed value counts as return on spend. Free.",
+        tag_value, auth="write", body_type=ValueTagRequest, answer_type=ServedReceipt, tags=TAGS, mcp=True,
+    ),
+    Route(
+        "GET", "/v1/analytics/return-on-spend", "return_on_spend", "Return on spend",
+        "Your spend over a period and the value you confirmed on it: return_on_spend is value / spend "
+        "(4 decimals; null when nothing was spent). Free.",
+        return_on_spend, auth="read", answer_type=ReturnOnSpend, tags=TAGS, mcp=True, statuses=(400, 401, 429),
+        query=(("period", "Days, 1 to 365 (default 30)."), ("category", "Only this category.")),
+    ),
+)
