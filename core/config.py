@@ -14,6 +14,7 @@ class KernelConfig:
     offline: bool = False
     network: str = "local"  # local, base-sepolia, base
     pay_to: str = ""  # receiving wallet in quotes
+    payout_key: str | None = None  # TOLLWAY_PAYOUT_KEY: the wallet payouts are paid from (None: no payouts)
     operator_token: str = ""
     proof_enforcement: str = "log"  # log | enforce (read proofs)
     receipt_seed: bytes = b""  # Ed25519 seed, 32 bytes

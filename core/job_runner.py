@@ -23,6 +23,7 @@ from .errors import ServiceError
 from .events import JOB_UPDATES, EventBus, publish_unless_in_sql
 from .receipts import ReceiptBook
 from .refunds import Refunds
+from .parked import Parked
 from .tool import Tool, ToolContexts, ToolError
 
 log = logging.getLogger("tollway.jobs")
@@ -49,10 +50,10 @@ class JobRunner:
         self.contexts = contexts
 
     async def run_claimed(self, claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
-        """Run one attempt; returns the status written ('completed', 'failed') or 'fenced'."""
+        """Run one attempt; returns the status written ('completed', 'failed'), 'parked' or 'fenced'."""
         tool = self.tools.get(claimed.tool)
         if tool is None:
-            return await self._job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
+            return await self.job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
         heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
@@ -66,17 +67,20 @@ class JobRunner:
                 work = tool.run(value, ctx)
             output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
         except (ToolError, ServiceError) as exc:  # a tool's failure, or a coded refusal (tollway.Refusal)
-            return await self._job_failed(claimed, tool, exc.code, exc.message)
+            return await self.job_failed(claimed, tool, exc.code, exc.message)
         except asyncio.TimeoutError:
-            return await self._job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
+            return await self.job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
         except Exception:
             log.exception("job %s attempt %s failed", claimed.id, claimed.attempt)
-            return await self._job_failed(claimed, tool, "internal_error", "The job failed.")
+            return await self.job_failed(claimed, tool, "internal_error", "The job failed.")
         finally:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
-        return await self._job_completed(claimed, msgspec.to_builtins(output))
+        if isinstance(output, Parked):  # someone else finishes it (core/parked.py)
+            parked = claimed.attempt is not None and await jobs.park(claimed.id, claimed.attempt, output.message, bus=self.events)
+            return "parked" if parked else "fenced"
+        return await self.job_completed(claimed, msgspec.to_builtins(output))
 
     async def announce_claim(self, claimed: jobs.Claimed) -> None:
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")
@@ -91,7 +95,7 @@ class JobRunner:
             except Exception:  # the database blipped: the next beat tries again
                 log.exception("heartbeat of job %s failed", claimed.id)
 
-    async def _job_completed(self, claimed: jobs.Claimed, result: Any) -> str:
+    async def job_completed(self, claimed: jobs.Claimed, result: Any) -> str:
         async with self.db.transaction():
             if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
                 return "fenced"
@@ -104,14 +108,14 @@ class JobRunner:
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
         return "completed"
 
-    async def _job_failed(self, claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
+    async def job_failed(self, claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
         refund = tool is None or tool.refund_failed_jobs
         async with self.db.transaction():
             if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events):
                 return "fenced"
             refunded = False
             if claimed.receipt_id:
-                if refund:
+                if refund and await self.refunds.refundable(claimed.receipt_id):
                     await self.refunds.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
                     refunded = True
                 else:

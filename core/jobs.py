@@ -44,7 +44,7 @@ class Claimed:
     tool: str
     agent_id: str
     input: bytes
-    attempt: int
+    attempt: int | None  # None: a job finished from outside a run (core/parked.py)
     receipt_id: str | None
 
 
@@ -104,12 +104,30 @@ async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bo
     return row is not None
 
 
-async def complete(job_id: str, attempt: int, result: Any, bus: Any = None) -> bool:
+def _fence(attempt: int | None) -> str:
+    """The outcome's condition: the claimer's attempt, or (None) whoever holds the job, for a
+    job finished from outside a run (a parked job, a job that never ran)."""
+    return "attempt = {} AND status = 'processing'" if attempt is not None else "status IN ('pending', 'processing')"
+
+
+async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'completed', result = {}, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
-        "WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
-        msgspec.json.encode(result).decode(), now, now, job_id, attempt,
+        f"WHERE id = {{}} AND {_fence(attempt)} RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
+        msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if attempt is not None else ()),
+    )
+    return row is not None
+
+
+async def park(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
+    """A run that handed the job to someone else (a seller fulfils it): the job stays
+    `processing` with no lease, so no worker claims it again, until it is finished from
+    outside (`core/parked.py`). False when the attempt was fenced out."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        message[:500], now_ms(), job_id, attempt,
     )
     return row is not None
 
@@ -121,7 +139,7 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
         code = "internal_error"
     text = f"{message} (ref: {job_id})"
     now = now_ms()
-    fence = "attempt = {} AND status = 'processing'" if attempt is not None else "status IN ('pending', 'processing')"
+    fence = _fence(attempt)
     args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "

@@ -35,7 +35,10 @@ from .payments.networks import Network, get_network
 from .payments.settlement import BackendServices, SettlementBackend
 from .periodic import PeriodicTask
 from .pipeline import PaidCalls
+from .parked import ParkedJobs
+from .payouts import Payouts
 from .platform import Platform
+from .sales import Sales
 from .providers import Providers
 from .receipt_signing import ReceiptSigner
 from .idempotency import IdempotencyStore
@@ -63,7 +66,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated", "payouts"})
 
 
 class Kernel:
@@ -158,6 +161,7 @@ class Kernel:
     async def _reconcile(self) -> None:
         if self.started:
             await self.reconciler.run_once()
+            await self.payouts.resolve_stale(self.config.reconcile_after_s)
 
     def family_settings(self, family: str) -> dict[str, str]:
         return self.registry.family_settings(family)
@@ -192,7 +196,8 @@ class Kernel:
         )
         self.platform = Platform(
             db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
-            providers=self.providers, inbound=self.inbound, refunds=self.refunds, delegated=self.delegated,
+            providers=self.providers, inbound=self.inbound, refunds=self.refunds, delegated=self.delegated, receipts=self.receipts,
+            parked=ParkedJobs(self.job_runner), sales=Sales(db=self.db, receipts=self.receipts), payouts=self.payouts,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.services = Services(
@@ -224,6 +229,7 @@ class Kernel:
         self.job_runner = JobRunner(
             db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
         )
+        self.payouts = Payouts(db=self.db, backend=self.backend, network=self.network, key=config.payout_key)
         self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, watch_sources=self.watch_sources)
         self.accounts = Accounts(
             db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,

@@ -27,6 +27,8 @@ async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[s
     problems += _refunds_match(receipts, ledger)
     problems += await _top_ups_match(ledger)
     problems += await _watches_match()
+    problems += _shares_match(receipts, ledger)
+    problems += await _payouts_match(ledger)
     if max_intermediate_age_s is not None:
         problems += await _nothing_stale(int(now_ms() - max_intermediate_age_s * 1000))
     return problems
@@ -98,6 +100,45 @@ def _refunds_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]])
     return problems
 
 
+def _shares_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    """Each sale's share is paid once, out of a charge that stays settled, within its amount,
+    with the seller's receipt beside it (core/sales.py)."""
+    problems = []
+    by_id = {r["receipt_id"]: r for r in receipts}
+    earned = Counter((r["job_id"], int(r["amount"])) for r in receipts if r["status"] == "earned")
+    shares = Counter(e["reference"] for e in ledger if e["kind"] == "sale_share")
+    for e in ledger:
+        if e["kind"] != "sale_share":
+            continue
+        receipt = by_id.get(e["reference"])
+        if shares[e["reference"]] != 1:
+            problems.append(f"receipt {e['reference']} paid its seller {shares[e['reference']]} times")
+        if receipt is None or receipt["status"] != "settled":
+            problems.append(f"a seller's share of {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}")
+        elif int(e["delta"]) > int(receipt["amount"]):
+            problems.append(f"receipt {e['reference']} paid its seller {e['delta']}, more than its {receipt['amount']}")
+        elif earned.get((receipt["job_id"], int(e["delta"])), 0) < 1:
+            problems.append(f"the seller's share of {e['reference']} has no seller's receipt")
+    return problems
+
+
+async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
+    """Each payout debited its amount once, and a failed one gave it back once (core/payouts.py)."""
+    problems = []
+    moved: dict[tuple[str, str], int] = Counter()
+    for e in ledger:
+        if e["kind"] in ("payout", "payout_return"):
+            moved[(e["kind"], e["reference"])] += int(e["delta"])
+    for p in await sql.fetch("SELECT id, amount, status FROM tw_payouts"):
+        amount = int(p["amount"])
+        if moved.get(("payout", p["id"]), 0) != -amount:
+            problems.append(f"payout {p['id']} of {amount} debited {-moved.get(('payout', p['id']), 0)}")
+        returned = moved.get(("payout_return", p["id"]), 0)
+        if returned != (amount if p["status"] == "failed" else 0):
+            problems.append(f"payout {p['id']} is {p['status']} and gave back {returned}")
+    return problems
+
+
 async def _top_ups_match(ledger: list[dict[str, Any]]) -> list[str]:
     problems = []
     credited = Counter(e["reference"] for e in ledger if e["kind"] == "top_up")
@@ -142,4 +183,6 @@ async def _nothing_stale(cutoff_ms: int) -> list[str]:
         problems.append(f"receipt {r['receipt_id']} is still {r['status']}")
     for r in await sql.fetch("SELECT id FROM tw_top_up_attempts WHERE status = 'pending' AND created_ms < {}", cutoff_ms):
         problems.append(f"top-up {r['id']} is still pending")
+    for r in await sql.fetch("SELECT id FROM tw_payouts WHERE status = 'sending' AND created_ms < {}", cutoff_ms):
+        problems.append(f"payout {r['id']} is still sending")
     return problems

@@ -96,7 +96,7 @@ class PaidCalls:
         call = self.prepare(tool, req.body)
         self.contexts.require_configured(tool)  # a required setting unset: 503, still before payment
         if tool.admit is not None:  # checks of stored state, still before payment
-            await tool.admit(call.value)
+            call.admit(await tool.admit(call.value))
         payment_header = find_payment(req)
         caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
@@ -293,7 +293,7 @@ class PaidCalls:
             decision_context=call.decision_context,
             provider_cost=call.provider_cost,
             settled=settled,
-            goal_id=(call.tool.accepted_fields(request_id) if call.tool.accepted_fields else {}).get("goal_id"),
+            **call.receipt_fields(request_id),
         )
 
 

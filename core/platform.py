@@ -26,6 +26,32 @@ class Platform:
     inbound: Any = None  # core.inbound.Inbound
     refunds: Any = None  # core.refunds.Refunds
     delegated: Any = None  # core.delegated.DelegatedCalls: the service's tools, called for an agent from a goal's budget
+    receipts: Any = None  # core.receipts.ReceiptBook: issuing and re-signing receipts
+    parked: Any = None  # core.parked.ParkedJobs: outcomes of jobs a run handed to someone else
+    sales: Any = None  # core.sales.Sales: a seller's share of a charge
+    payouts: Any = None  # core.payouts.Payouts: credits withdrawn to a wallet
+
+    async def finish_job(self, job_id: str, result: Any) -> bool:
+        """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
+        it already has an outcome. In the caller's transaction when there is one."""
+        return await self.parked.finish(job_id, result)
+
+    async def fail_job(self, job_id: str, code: str, message: str) -> bool:
+        """Fail a parked job with a failure code (refunded as its tool says); False when it
+        already has an outcome."""
+        return await self.parked.fail(job_id, code, message)
+
+    async def pay_share(self, receipt_id: str, *, seller_agent_id: str, share: int) -> dict[str, Any] | None:
+        """Credit a seller `share` (micro-USDC) of a settled charge, the rest being the
+        service's fee, and issue the seller's receipt; 409 when the charge is not settled."""
+        return await self.sales.pay_share(receipt_id, seller_agent_id=seller_agent_id, share=share)
+
+    async def pay_out(self, agent_id: str, amount: int, to_address: str) -> dict[str, Any]:
+        """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""
+        return await self.payouts.pay_out(agent_id, amount, to_address)
+
+    async def payouts_of(self, agent_id: str, *, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+        return await self.payouts.of_agent(agent_id, limit=limit, offset=offset)
 
     async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> Any:
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits,

@@ -14,6 +14,16 @@ from .validation import FieldError, FieldErrors, Problem, convert, decode_object
 MEMO_MAX = 1000
 
 
+@dataclasses.dataclass(frozen=True)
+class Admission:
+    """What a tool's `admit` check may fix about a call before payment, written on its
+    receipt: the soul agent sold through (`soul_agent_id`) and the platform's part of the
+    price (`service_fee`, micro-USDC)."""
+
+    soul_agent_id: str | None = None
+    service_fee: int = 0
+
+
 @dataclasses.dataclass
 class PreparedCall:
     tool: Tool
@@ -23,6 +33,19 @@ class PreparedCall:
     memo: str | None
     decision_context: dict[str, Any] | None
     provider_cost: int | None = None  # reported by the tool while it runs
+    admission: Admission = Admission()
+
+    def admit(self, admitted: Any) -> None:
+        """Keep what the tool's `admit` check answered (an `Admission`, or None)."""
+        if isinstance(admitted, Admission):
+            if not 0 <= admitted.service_fee <= self.price:
+                raise ValueError(f"tool {self.tool.name}: service_fee must be within the price")
+            self.admission = admitted
+
+    def receipt_fields(self, request_id: str) -> dict[str, Any]:
+        """Fields of the call's receipt beyond the kernel's own: the goal, the soul, the fee."""
+        goal_id = (self.tool.accepted_fields(request_id) if self.tool.accepted_fields else {}).get("goal_id")
+        return {"goal_id": goal_id, "soul_agent_id": self.admission.soul_agent_id, "service_fee": self.admission.service_fee}
 
 
 _SORTED = msgspec.json.Encoder(order="sorted")
@@ -70,4 +93,4 @@ def prepare(tool: Tool, body: bytes) -> PreparedCall:
     return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
 
 
-__all__ = ["MEMO_MAX", "PreparedCall", "input_hash_of", "prepare"]
+__all__ = ["Admission", "MEMO_MAX", "PreparedCall", "input_hash_of", "prepare"]

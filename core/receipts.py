@@ -58,19 +58,21 @@ class ReceiptBook:
         settled: bool = True,
         receipt_id: str | None = None,
         goal_id: str | None = None,
+        soul_agent_id: str | None = None,
+        service_fee: int = 0,
     ) -> dict[str, Any]:
         created = now_ms()
         job_id = job_id or request_id  # a receipt's job_id is the request that originated it
         body = wire.ReceiptBody(
             receipt_id=receipt_id or new_id("rcpt"),
             agent_id=agent_id,
-            soul_agent_id=None,
+            soul_agent_id=soul_agent_id,
             category=category,
             subcategory=subcategory,
             tool=tool,
             request_id=request_id,
             amount_usdc=usdc(amount),
-            service_fee=usdc(0),
+            service_fee=usdc(service_fee),
             payment_method=payment_method,
             status=status,
             execution_status=execution_status,

@@ -44,6 +44,12 @@ class Refunds:
                 await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
             return await self.receipts.revise(receipt_id, {**(changes or {}), "status": row["status"], "refund_reason": reason})
 
+    @staticmethod
+    async def refundable(receipt_id: str) -> bool:
+        """Whether the receipt is a charge a refund can give back (not one never charged)."""
+        row = await sql.fetch_one("SELECT status FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+        return row is not None and row["status"] in REFUNDABLE
+
     async def refund_when_settled(self, receipt_id: str, changes: dict[str, Any]) -> bool:
         """Credit a `refund_due` receipt whose payment has now settled; False if it is not one."""
         async with self.db.transaction():

@@ -222,8 +222,8 @@ class Tool:
     # of the normalised input, never the input itself), so Changes accepts `input`.
     searches: bool = False
     # Async checks that read stored state and must refuse before payment (raise
-    # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`.
-    admit: Callable[[Any], Awaitable[None]] | None = None
+    # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`; may answer a `tollway.Admission`.
+    admit: Callable[[Any], Awaitable[Any]] | None = None
     # One sentence for compact listings (MCP tools/list); default: the description's first.
     summary: str | None = None
     # Groups of input fields of which a call gives exactly one (`check` enforces it; the

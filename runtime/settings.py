@@ -22,6 +22,7 @@ class Settings:
     database_url: str
     network: str
     pay_to: str
+    payout_key: str | None
     facilitator_url: str | None
     facilitator_timeout_s: float
     chain_rpc_url: str | None
@@ -48,6 +49,7 @@ class Settings:
             offline=self.offline,
             network=self.network,
             pay_to=self.pay_to,
+            payout_key=self.payout_key,
             operator_token=self.operator_token,
             proof_enforcement=self.proof_enforcement,
             receipt_seed=self.receipt_seed,
@@ -144,11 +146,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise ValueError("TOLLWAY_NETWORK must be local, base-sepolia or base")
 
     pay_to = env.get("TOLLWAY_PAY_TO")
+    payout_key = env.get("TOLLWAY_PAYOUT_KEY") or None
     if not pay_to:
         from eth_account import Account
 
         key, _ = _read_or_create(home / "dev_wallet.key", lambda: "0x" + secrets.token_hex(32))
         pay_to = Account.from_key(key).address
+        payout_key = payout_key or key  # the generated wallet receives payments and pays out
 
     token = env.get("TOLLWAY_OPERATOR_TOKEN")
     generated = False
@@ -190,6 +194,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         database_url=database_url,
         network=network,
         pay_to=pay_to,
+        payout_key=payout_key,
         facilitator_url=env.get("TOLLWAY_FACILITATOR_URL") or None,
         facilitator_timeout_s=facilitator_timeout_s,
         chain_rpc_url=env.get("TOLLWAY_CHAIN_RPC_URL") or None,

@@ -35,7 +35,9 @@ from core.inbound import InboundMessage
 from core.ids import iso, now_ms
 from core.money import to_micro, usdc
 from core.payments.settlement import BackendServices, SettlementResult
+from core.parked import Parked
 from core.periodic import PeriodicTask
+from core.prepare import Admission
 from core.providers import Provider
 from core.routes import Page, Route, RouteCall, RouteReply
 from core.services import Services
@@ -48,6 +50,7 @@ from core.watches.sources import Observed, Snapshot, WatchSource
 
 __all__ = [
     "AcceptedJob",
+    "Admission",
     "AppConfig",
     "BackendServices",
     "Benchmarkable",
@@ -60,6 +63,7 @@ __all__ = [
     "InboundMessage",
     "MigrationManager",
     "Observed",
+    "Parked",
     "PeriodicTask",
     "Progress",
     "Page",

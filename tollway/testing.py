@@ -259,6 +259,47 @@ async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
         sock.close()
 
 
+class HookReceiver:
+    """What a local webhook receiver (`webhook_receiver`) was POSTed: (lower-cased headers, raw body) pairs."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, str], bytes]] = []
+        self.url = ""
+
+    def bodies(self) -> list[Any]:
+        return [msgspec.json.decode(body) for _headers, body in self.received]
+
+
+@contextlib.contextmanager
+def webhook_receiver(path: str = "/hooks") -> Any:
+    """A real HTTP server on 127.0.0.1 that answers 204 to every POST and keeps it: yields its
+    `HookReceiver` (`.url` is where to send). Webhook targets on loopback need
+    TOLLWAY_WEBHOOKS_ALLOW_INSECURE=1."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    receiver = HookReceiver()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+            self.send_response(204)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class MailInbox:
     """What a local SMTP server (`smtp_server`) received: parsed messages and envelopes."""
 
@@ -739,4 +780,4 @@ class PluginSurface:
         assert listed == snapshot
 
 
-__all__ += ["PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "provider_cost_of", "stored_facts", "tools_of"]
+__all__ += ["HookReceiver", "webhook_receiver", "PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "provider_cost_of", "stored_facts", "tools_of"]

@@ -12,6 +12,7 @@ from piccolo.conf.apps import AppConfig
 
 from ..history.tables import HISTORY_TABLES
 from ..idempotency import IDEMPOTENCY_TABLES
+from ..payouts import PAYOUT_TABLES
 from ..ratelimits import RATE_LIMIT_TABLES
 from ..tables import KERNEL_TABLES
 from ..watches.tables import WATCH_TABLES
@@ -20,5 +21,5 @@ from ..webhooks.tables import WEBHOOK_TABLES
 KERNEL_APP = AppConfig(
     app_name="kernel",
     migrations_folder_path=Path(__file__).parent,
-    table_classes=[*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES, *HISTORY_TABLES, *WATCH_TABLES, *WEBHOOK_TABLES],
+    table_classes=[*KERNEL_TABLES, *RATE_LIMIT_TABLES, *IDEMPOTENCY_TABLES, *HISTORY_TABLES, *WATCH_TABLES, *WEBHOOK_TABLES, *PAYOUT_TABLES],
 )

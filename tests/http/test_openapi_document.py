@@ -87,7 +87,7 @@ async def test_security_schemes_and_payment_headers_are_declared(kernel_factory)
 
 
 async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_factory):
-    _, doc = await _document(kernel_factory)
+    kernel, doc = await _document(kernel_factory)
     bodies = {
         "/v1/credits/top-up": "TopUpRequest",
         "/v1/tools/internal/agents/register": "RegisterAgentRequest",
@@ -117,14 +117,16 @@ async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_facto
     for (path, method, status), name in answers.items():
         schema = _resolve(doc, doc["paths"][path][method]["responses"][status])["content"]["application/json"]["schema"]
         assert schema == {"$ref": f"#/components/schemas/{name}"}, (path, status)
+    # JSON everywhere but on what a person's browser or mail reader opens, or a provider calls
+    # back: the routes a plugin declares as pages (approval links, a connection's return from the
+    # code host, the email tool's tracking pixel and links, Twilio's webhooks, a soul's profile)
+    pages = {(r.path, r.method.lower()) for r in kernel.routes.values() if r.page}
+    assert {("/v1/approvals/{token}", "get"), ("/v1/souls/{slug}/profile", "get")} <= pages
     for path, item in doc["paths"].items():
         for method, op in item.items():
             for status, answer in op["responses"].items():
                 content = _resolve(doc, answer)["content"]
-                # JSON everywhere but on what a person's browser or mail reader opens, or a provider
-                # calls back (a plugin's `page` routes: approval links, a connection's return from
-                # the code host, the email tool's tracking pixel and links, Twilio's webhooks: TwiML)
-                page = path.startswith(("/v1/approvals/", "/v1/t/", "/v1/telephony/")) or path == "/v1/connections/callback"
+                page = (path, method) in pages
                 assert "application/json" in content or (len(content) == 1 and page), (path, method, status)
     # the signed receipt's fields, under their wire names, all required (nulls included)
     receipt = doc["components"]["schemas"]["Receipt"]

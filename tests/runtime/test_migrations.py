@@ -77,17 +77,17 @@ async def test_the_kernel_migrations_describe_its_table_classes() -> None:
     found = await AutoMigrationManager().get_alter_statements(app_config=KERNEL_APP)
     statements = [s for group in found for s in group.statements]
     assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(statements)
-    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 24
+    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 25
 
 
 async def test_migrations_make_the_schema_the_release_before_them_made(new_database) -> None:
     fresh, old = await new_database("fresh"), await new_database("old")
     assert await migrate(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
     await make_old_database(old, with_rows=False)
-    new_tables = {"tw_facts", "tw_fact_heads", "tw_fact_numbers", "tw_watches", "tw_watch_deliveries", "tw_webhooks", "tw_webhook_attempts"}
+    new_tables = {"tw_facts", "tw_fact_heads", "tw_fact_numbers", "tw_watches", "tw_watch_deliveries", "tw_webhooks", "tw_webhook_attempts", "tw_payouts"}
     assert await tables_of(fresh) == await tables_of(old) | {"migration"} | new_tables
     fresh_schema, old_schema = await schema_of(fresh), await schema_of(old)
-    assert len(fresh_schema) == 24 and all(s["columns"] for s in fresh_schema.values())
+    assert len(fresh_schema) == 25 and all(s["columns"] for s in fresh_schema.values())
     changed = {"tw_access_tokens", "tw_jobs"}  # a column added since
     assert {t: s for t, s in fresh_schema.items() if t not in new_tables | changed} == {
         t: s for t, s in old_schema.items() if t not in changed

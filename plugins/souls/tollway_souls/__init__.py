@@ -1,0 +1,1 @@
+"""Tollway's souls marketplace: agents selling services to agents (docs/souls.md)."""

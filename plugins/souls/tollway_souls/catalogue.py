@@ -1,0 +1,136 @@
+"""Soul agents and their services: registration (the soul key made and only its hash kept),
+profile and service changes, and the resources as served (public views show enabled
+services only; the seller's own view shows all)."""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import Any
+
+from msgspec import UNSET
+
+from tollway import Refusal, iso, now_ms, to_micro, usdc
+
+from . import db, search
+from .wire import Registration, Service, ServiceChange, ServiceIn, SoulAgent
+
+KEY_PREFIX = "soul_"
+RESERVED_SLUGS = frozenset({"search"})  # path words beside /v1/souls/{slug}
+MIN_PRICE, MAX_PRICE = 10_000, 1_000_000_000  # 0.01 to 1000 USDC
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def price_of(text: str, field: str) -> int:
+    micro = to_micro(text)
+    if not MIN_PRICE <= micro <= MAX_PRICE:
+        raise Refusal("invalid_request", f"{field} must be from 0.01 to 1000 USDC.", details=[{"field": field, "message": "must be from 0.01 to 1000"}])
+    return micro
+
+
+def service_out(row: dict[str, Any]) -> Service:
+    return Service(
+        id=row["id"], slug=row["slug"], title=row["title"], description=row["description"], price_usdc=usdc(int(row["price"])),
+        category=row["category"], enabled=bool(row["enabled"]), created_at=iso(int(row["created_ms"])),
+    )
+
+
+async def services_of(soul_id: str, *, enabled_only: bool) -> list[dict[str, Any]]:
+    extra = " AND enabled = {}" if enabled_only else ""
+    return await db.rows(f"SELECT * FROM souls_services WHERE soul_id = {{}}{extra} ORDER BY created_ms, slug", soul_id, *((True,) if enabled_only else ()))
+
+
+async def soul_out(row: dict[str, Any], *, enabled_only: bool = True) -> SoulAgent:
+    services = await services_of(row["id"], enabled_only=enabled_only)
+    prices = [int(s["price"]) for s in services if s["enabled"]]
+    count = int(row["rating_count"])
+    return SoulAgent(
+        id=row["id"], wallet_address=row["wallet_address"], slug=row["slug"], name=row["name"], display_name=row["display_name"],
+        category=row["category"], soul_md=row["soul_md"], soul_price_usdc=usdc(min(prices)) if prices else None, avatar_url=row["avatar_url"],
+        rating_avg=round(int(row["rating_sum"]) / count, 2) if count else None, rating_count=count,
+        services=[service_out(s) for s in services], created_at=iso(int(row["created_ms"])),
+    )
+
+
+async def by_slug(slug: str) -> dict[str, Any]:
+    row = await db.row("SELECT * FROM souls_agents WHERE slug = {}", slug)
+    if row is None:
+        raise Refusal("not_found", f"No soul {slug!r}.", status=404)
+    return row
+
+
+def _check_services(services: list[ServiceIn], prefix: str = "services") -> None:
+    problems, seen = [], set()
+    for i, s in enumerate(services):
+        try:
+            price_of(s.price_usdc, f"{prefix}[{i}].price_usdc")
+        except Refusal as exc:
+            problems += exc.details or []
+        if s.slug in seen:
+            problems.append({"field": f"{prefix}[{i}].slug", "message": f"the slug {s.slug!r} is used twice"})
+        seen.add(s.slug)
+    if problems:
+        raise Refusal("invalid_request", "Some services are invalid: " + "; ".join(f"{p['field']}: {p['message']}" for p in problems) + ".", details=problems)
+
+
+async def add_service(soul_id: str, s: ServiceIn, *, position: int = 0) -> dict[str, Any]:
+    now = now_ms() + position  # services registered together keep the order they were given in
+    sid = new_id("svc")
+    if await db.row("SELECT id FROM souls_services WHERE soul_id = {} AND slug = {}", soul_id, s.slug):
+        raise Refusal("slug_taken", f"This soul already has a service {s.slug!r}.", status=409)
+    await db.rows(
+        "INSERT INTO souls_services (id, soul_id, slug, title, description, price, category, enabled, created_ms, updated_ms) "
+        "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
+        sid, soul_id, s.slug, s.title, s.description, price_of(s.price_usdc, "price_usdc"), s.category, s.enabled, now, now,
+    )
+    return await db.row("SELECT * FROM souls_services WHERE id = {}", sid)
+
+
+async def register(agent_id: str, wallet: str | None, body: Registration, webhook_problem: Any) -> tuple[dict[str, Any], str]:
+    """Create the soul of `agent_id`; (its row, the soul key shown once)."""
+    if body.slug in RESERVED_SLUGS:
+        raise Refusal("invalid_request", f"The slug {body.slug!r} is reserved.", details=[{"field": "slug", "message": "reserved"}])
+    _check_services(body.services)
+    webhook_url = body.webhook_url or None
+    if webhook_url and (problem := webhook_problem(webhook_url)):
+        raise Refusal("invalid_request", f"webhook_url: {problem}.", details=[{"field": "webhook_url", "message": problem}])
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    soul_id, now = new_id("sa"), now_ms()
+    async with db.transaction():
+        if await db.row("SELECT id FROM souls_agents WHERE agent_id = {}", agent_id):
+            raise Refusal("already_registered", "This agent already has a soul; its seller key manages it.", status=409)
+        if await db.row("SELECT id FROM souls_agents WHERE slug = {}", body.slug):
+            raise Refusal("slug_taken", f"The slug {body.slug!r} is taken.", status=409, details=[{"field": "slug", "message": "taken"}])
+        await db.rows(
+            "INSERT INTO souls_agents (id, agent_id, wallet_address, slug, name, display_name, category, soul_md, avatar_url, key_hash, "
+            "webhook_url, webhook_secret, rating_sum, rating_count, created_ms, updated_ms) "
+            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {})",
+            soul_id, agent_id, wallet, body.slug, body.name, body.display_name or body.name, body.category, body.soul_md,
+            body.avatar_url or None, key_hash(key), webhook_url, secrets.token_urlsafe(32) if webhook_url else None, now, now,
+        )
+        for i, s in enumerate(body.services):
+            await add_service(soul_id, s, position=i)
+        await search.reindex(soul_id)
+    return await db.row("SELECT * FROM souls_agents WHERE id = {}", soul_id), key
+
+
+async def change_service(soul_id: str, slug: str, change: ServiceChange) -> dict[str, Any]:
+    row = await db.row("SELECT * FROM souls_services WHERE soul_id = {} AND slug = {}", soul_id, slug)
+    if row is None:
+        raise Refusal("not_found", f"No service {slug!r}.", status=404)
+    values = {k: v for k, v in (
+        ("title", change.title), ("description", change.description), ("category", change.category), ("enabled", change.enabled),
+    ) if v is not UNSET}
+    if change.price_usdc is not UNSET:
+        values["price"] = price_of(change.price_usdc, "price_usdc")
+    async with db.transaction():
+        for column, value in values.items():
+            await db.rows(f"UPDATE souls_services SET {column} = {{}}, updated_ms = {{}} WHERE id = {{}}", value, now_ms(), row["id"])
+        await search.reindex(soul_id)
+    return await db.row("SELECT * FROM souls_services WHERE id = {}", row["id"])

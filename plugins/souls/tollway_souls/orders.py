@@ -1,0 +1,125 @@
+"""Orders: one per purchase, keyed by the buyer's request id (its job). Accepted with the
+payment; then fulfilled by the seller (the seller's share credited, the buyer's job
+completed with the result), declined by the seller, or expired past its deadline (the
+buyer's job failed and refunded). Each ending is one transaction, and an order ends once."""
+from __future__ import annotations
+
+from typing import Any
+
+from tollway import AcceptedJob, Refusal, iso, now_ms, usdc
+
+from . import db
+from .platform_ref import fee_percent, platform
+from .settings import split
+from .wire import BuyInput, Order
+
+ORDER_WEBHOOK_KIND = "soul_order"
+OPEN = "open"
+
+
+async def accept(job: AcceptedJob) -> None:
+    """The tool's `on_accept`: the order row and the seller's webhook, in the payment's
+    transaction. It must not refuse (the payment is taken): the admitted soul and service exist."""
+    value: BuyInput = job.value
+    soul = await db.row("SELECT id, webhook_url, webhook_secret FROM souls_agents WHERE slug = {}", value.soul)
+    service = await db.row("SELECT id FROM souls_services WHERE soul_id = {} AND slug = {}", soul["id"], value.service)
+    share, _fee = split(job.price, fee_percent())
+    now = now_ms()
+    await db.rows(
+        "INSERT INTO souls_orders (id, soul_id, service_id, buyer_agent_id, receipt_id, price, share, request, state, deadline_ms, created_ms, updated_ms) "
+        "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, 'open', {}, {}, {})",
+        job.request_id, soul["id"], service["id"], job.agent_id, job.receipt_id, job.price, share, db.dumps(value.request),
+        now + value.deadline_s * 1000, now, now,
+    )
+    if soul["webhook_url"]:
+        order = await order_out(await get(job.request_id))
+        await platform().enqueue_webhook(
+            webhook_id=f"whk_{job.request_id}", kind=ORDER_WEBHOOK_KIND, subject=job.request_id, url=soul["webhook_url"],
+            secret=soul["webhook_secret"], body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": db.loads(db.dumps(order))},
+        )
+
+
+async def get(order_id: str) -> dict[str, Any] | None:
+    return await db.row(
+        "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
+        "LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id WHERE o.id = {}", order_id,
+    )
+
+
+async def order_out(row: dict[str, Any]) -> Order:
+    import msgspec
+
+    price, share = int(row["price"]), int(row["share"])
+    return msgspec.convert({
+        "order_id": row["id"], "soul_agent_id": row["soul_id"], "service": row["service_slug"], "state": row["state"],
+        "price_usdc": usdc(price), "seller_share_usdc": usdc(share), "service_fee": usdc(price - share),
+        "request": db.loads(row["request"]), "result": db.loads(row["result"]), "note": row["note"],
+        "payment_status": row["payment_status"] or "unknown", "deadline_at": iso(int(row["deadline_ms"])),
+        "created_at": iso(int(row["created_ms"])), "updated_at": iso(int(row["updated_ms"])),
+    }, Order)
+
+
+async def of_soul(soul_id: str, *, state: str | None, limit: int, offset: int) -> tuple[list[Order], bool]:
+    where, args = "o.soul_id = {}", [soul_id]
+    if state:
+        where += " AND o.state = {}"
+        args.append(state)
+    found = await db.rows(
+        "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
+        f"LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id WHERE {where} ORDER BY o.created_ms DESC, o.id DESC LIMIT {{}} OFFSET {{}}",
+        *args, limit + 1, offset,
+    )
+    return [await order_out(r) for r in found[:limit]], len(found) > limit
+
+
+async def _close(order_id: str, soul_id: str, state: str, *, result: Any = None, note: str | None = None, now: int | None = None) -> dict[str, Any]:
+    """Move an open order of this soul to `state`, or refuse saying why it cannot."""
+    now = now or now_ms()
+    row = await db.row(
+        "UPDATE souls_orders SET state = {}, result = {}, note = {}, updated_ms = {} WHERE id = {} AND soul_id = {} AND state = 'open' "
+        "AND deadline_ms > {} RETURNING id",
+        state, db.dumps(result) if result is not None else None, note, now, order_id, soul_id, now,
+    )
+    if row is None:
+        found = await db.row("SELECT state FROM souls_orders WHERE id = {} AND soul_id = {}", order_id, soul_id)
+        if found is None:
+            raise Refusal("not_found", f"No order {order_id!r} for this soul.", status=404)
+        said = found["state"] if found["state"] != OPEN else "past its deadline"
+        raise Refusal("order_closed", f"The order is {said}: it can no longer change.", status=409, extra={"state": found["state"]})
+    return await get(order_id)
+
+
+async def fulfil(order_id: str, soul: dict[str, Any], result: dict[str, Any]) -> Order:
+    """The seller delivers: the order fulfilled, the seller's share credited (with its own
+    receipt), the buyer's job completed with the result, all in one transaction."""
+    p = platform()
+    async with db.transaction():
+        row = await _close(order_id, soul["id"], "fulfilled", result=result)
+        await p.pay_share(row["receipt_id"], seller_agent_id=soul["agent_id"], share=int(row["share"]))
+        await p.finish_job(order_id, {
+            "order_id": order_id, "soul": soul["slug"], "service": row["service_slug"], "result": result, "fulfilled_at": iso(int(row["updated_ms"])),
+        })
+    return await order_out(await get(order_id))
+
+
+async def decline(order_id: str, soul: dict[str, Any], reason: str) -> Order:
+    """The seller refuses the order: the buyer's job fails and the price is refunded."""
+    async with db.transaction():
+        await _close(order_id, soul["id"], "declined", note=reason)
+        await platform().fail_job(order_id, "invalid_input", f"The seller declined the order: {reason}")
+    return await order_out(await get(order_id))
+
+
+async def expire_due(now: int | None = None) -> int:
+    """Refund every open order past its deadline (the periodic task); how many ended."""
+    now = now or now_ms()
+    ended = 0
+    for row in await db.rows("SELECT id FROM souls_orders WHERE state = 'open' AND deadline_ms <= {} ORDER BY deadline_ms LIMIT 500", now):
+        async with db.transaction():
+            closed = await db.row(
+                "UPDATE souls_orders SET state = 'expired', updated_ms = {} WHERE id = {} AND state = 'open' RETURNING id", now, row["id"]
+            )
+            if closed is not None:
+                await platform().fail_job(row["id"], "provider_unavailable", "The seller did not fulfil the order before its deadline; the price is refunded.")
+                ended += 1
+    return ended

@@ -1,0 +1,132 @@
+"""Full-text search over souls: the souls_search index (reindex) and ranked queries (search)."""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from . import db
+
+# What a query means, the same on SQLite (FTS5) and PostgreSQL (tsvector):
+# * words are runs of letters and digits, lowercased with diacritics removed; everything
+#   else (quotes, operators, `*:^()-`, column filters) only separates words, so no input
+#   reaches either engine as query syntax. Documents are normalised by the same function
+#   before either engine sees them, so both tokenise the same plain words.
+# * English stop words (PostgreSQL's list) are dropped from documents and queries alike.
+# * every word is required (AND); the last one also matches as a prefix when it has at
+#   least PREFIX_MIN characters ("transl" finds "translation"). Words are stemmed by the
+#   engines (FTS5 porter, PostgreSQL english): "translating" finds "translation".
+# * rank: each query word scores 4 if it occurs in the soul's enabled services (title,
+#   description, slug), plus 2 in its name or display name, plus 1 in its soul_md; a soul's
+#   score is the sum over the words, best first, ties by slug. A services hit (4) outranks
+#   a name and soul_md hit together (3). The score is counted, not estimated (bm25 and
+#   ts_rank weigh frequency and length differently), so both databases give one order.
+STOP_WORDS = frozenset(
+    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers "
+    "herself it its itself they them their theirs themselves what which who whom this that these those am is "
+    "are was were be been being have has had having do does did doing a an the and but if or because as until "
+    "while of at by for with about against between into through during before after above below to from up "
+    "down in out on off over under again further then once here there when where why how all any both each "
+    "few more most other some such no nor not only own same so than too very s t can will just don should now".split()
+)
+MAX_TERMS = 8  # words of a query beyond these are ignored
+MAX_TERM_CHARS = 64  # longer "words" are noise and are ignored
+PREFIX_MIN = 3
+MAX_FIELD_CHARS = 100_000  # of each indexed text (PostgreSQL caps a tsvector at 1 MB)
+# (FTS5 column filter, tsvector weight label, score) of each weighted part of a document
+PARTS = (("services", "A", 4), ("{name display_name}", "B", 2), ("soul_md", "C", 1))
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` as the index sees them (see above), stop words dropped."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    plain = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M"))
+    return [w for w in _WORD.findall(plain) if w not in STOP_WORDS]
+
+
+def _document(text: str | None) -> str:
+    return " ".join(words((text or "")[:MAX_FIELD_CHARS]))
+
+
+def query_terms(q: str) -> list[str]:
+    """The distinct words of a query that take part in it, in order."""
+    terms: list[str] = []
+    for word in words(q[: MAX_TERMS * (MAX_TERM_CHARS + 1) * 4]):
+        if len(word) <= MAX_TERM_CHARS and word not in terms:
+            terms.append(word)
+    return terms[:MAX_TERMS]
+
+
+async def reindex(soul_id: str) -> None:
+    """(Re)build the search document of one soul from its row and its enabled services, or
+    drop it from the index when the soul is gone. Runs in the caller's transaction if any."""
+    soul = await db.row("SELECT name, display_name, soul_md FROM souls_agents WHERE id = {}", soul_id)
+    if soul is None:
+        await db.rows("DELETE FROM souls_search WHERE soul_id = {}", soul_id)
+        return
+    found = await db.rows(
+        "SELECT slug, title, description FROM souls_services WHERE soul_id = {} AND enabled = {} ORDER BY slug",
+        soul_id, True,
+    )
+    services = _document(" ".join(f"{s['title']} {s['description'] or ''} {s['slug']}" for s in found))
+    name, display_name, soul_md = _document(soul["name"]), _document(soul["display_name"]), _document(soul["soul_md"])
+    if db.on_postgres():
+        await db.rows(
+            "INSERT INTO souls_search (soul_id, document) VALUES ({}, "
+            "setweight(to_tsvector('english', CAST({} AS text)), 'A') || "
+            "setweight(to_tsvector('english', CAST({} AS text)), 'B') || "
+            "setweight(to_tsvector('english', CAST({} AS text)), 'C')) "
+            "ON CONFLICT (soul_id) DO UPDATE SET document = EXCLUDED.document",
+            soul_id, services, f"{name} {display_name}", soul_md,
+        )
+        return
+    async with db.transaction():  # FTS5 has no upsert: replace the row atomically
+        await db.rows("DELETE FROM souls_search WHERE soul_id = {}", soul_id)
+        await db.rows(
+            "INSERT INTO souls_search (soul_id, name, display_name, soul_md, services) VALUES ({}, {}, {}, {}, {})",
+            soul_id, name, display_name, soul_md, services,
+        )
+
+
+def _fts5(term: str, prefix: bool, part: str = "") -> str:
+    """One word as an FTS5 query: a quoted string (the word has no quote to escape)."""
+    return f"{part + ' : ' if part else ''}\"{term}\"{'*' if prefix else ''}"
+
+
+def _tsquery(term: str, prefix: bool, label: str = "") -> str:
+    """One word as a to_tsquery operand: `word`, `word:*`, `word:A`, `word:*A`."""
+    return f"{term}{':' if prefix or label else ''}{'*' if prefix else ''}{label}"
+
+
+async def search(q: str, *, category: str | None = None, limit: int = 20, offset: int = 0) -> tuple[list[str], int]:
+    """Ids of the souls matching `q` (optionally only of `category`), best first, at most
+    `limit` from `offset`, and how many match in all. A query with no words matches nothing."""
+    terms = query_terms(q)
+    if not terms:
+        return [], 0
+    prefixes = [i == len(terms) - 1 and len(t) >= PREFIX_MIN for i, t in enumerate(terms)]
+    if db.on_postgres():
+        match = "s.document @@ to_tsquery('english', {})"
+        everything = " & ".join(_tsquery(t, p) for t, p in zip(terms, prefixes))
+        hits = [(score, _tsquery(t, p, label)) for t, p in zip(terms, prefixes) for _, label, score in PARTS]
+        hit, slug = match, 'a.slug COLLATE "C"'  # byte order, as SQLite's, whatever the database's locale
+    else:
+        match = "s.souls_search MATCH {}"
+        everything = " AND ".join(_fts5(t, p) for t, p in zip(terms, prefixes))
+        hits = [(score, _fts5(t, p, part)) for t, p in zip(terms, prefixes) for part, _, score in PARTS]
+        hit, slug = "s.rowid IN (SELECT rowid FROM souls_search WHERE souls_search MATCH {})", "a.slug"
+    where, args = match, [everything]
+    if category is not None:
+        where, args = f"{where} AND a.category = {{}}", [*args, category]
+    source = f"FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id WHERE {where}"
+    counted = await db.row(f"SELECT count(*) AS n {source}", *args)
+    total = int(counted["n"]) if counted else 0
+    if not total or limit <= 0 or offset >= total:
+        return [], total
+    score = " + ".join(f"(CASE WHEN {hit} THEN {points} ELSE 0 END)" for points, _ in hits)
+    found = await db.rows(
+        f"SELECT a.id AS id, {score} AS score {source} ORDER BY score DESC, {slug} LIMIT {{}} OFFSET {{}}",
+        *[pattern for _, pattern in hits], *args, limit, max(offset, 0),
+    )
+    return [r["id"] for r in found], total
