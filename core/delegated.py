@@ -29,12 +29,13 @@ class DelegatedCalls:
         self.watch_sources = watch_sources
 
     def callable_tools(self, *, leave_out: tuple[str, ...] = ()) -> list[Tool]:
-        """The tools a loop may call now: configured ones, other than `leave_out`, and none
+        """The tools a loop may call now: configured ones, other than `leave_out`, none
         whose calls need an Idempotency-Key (physical mail: nothing a model repeats may
-        act twice)."""
+        act twice) and none that write their own rows when a paid call is accepted
+        (`on_accept`: a goal, a marketplace order), which only a paid call makes."""
         out = []
         for tool in sorted(self.tools.values(), key=lambda t: t.name):
-            if tool.name in leave_out or tool.idempotency == "required":
+            if tool.name in leave_out or tool.idempotency == "required" or tool.on_accept is not None:
                 continue
             try:
                 self.contexts.require_configured(tool)

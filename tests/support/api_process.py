@@ -1,12 +1,14 @@
 """An API process for the crash tests: `python -m tests.support.api_process PORT`.
 
 It builds the kernel from the TOLLWAY_* environment with the test job tools
-(tests/support/jobs_plugin.py), serves the HTTP app with uvicorn on
+(tests/support/jobs_plugin.py) and the installed plugins named in TOLLWAY_TEST_INSTALLED
+(comma-separated entry-point names), serves the HTTP app with uvicorn on
 127.0.0.1:PORT with the scheduler (so the reconciler runs at start and then
 periodically), and prints "ready" once it listens. Tests kill it with SIGKILL.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import uvicorn
@@ -26,6 +28,11 @@ class _Announcing(uvicorn.Server):
 def main() -> None:
     port = int(sys.argv[1])
     kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())], load_installed=False, strict_plugins=True)
+    installed = {name for name in os.environ.get("TOLLWAY_TEST_INSTALLED", "").split(",") if name}
+    if installed:
+        from runtime.plugins import load_entry_point_plugins
+
+        load_entry_point_plugins(kernel, strict=True, only=installed)
     app = http_app(kernel, workers=0, scheduler=True)
     _Announcing(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)).run()
 

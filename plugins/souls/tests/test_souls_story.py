@@ -2,7 +2,7 @@
 with two services and a webhook, the other searches, buys with x402 (the same payment
 replayed concurrently charges once), the seller receives the signed order webhook and
 fulfils it, the buyer's job completes with the result, the buyer rates the service, the
-seller withdraws its earnings on-chain. Balances, both sides' receipts (verified offline
+seller withdraws its earnings on-chain, the buyer tags the purchase's value. Balances, both sides' receipts (verified offline
 with the published key), the fee split and the seller's earnings are exact."""
 from __future__ import annotations
 
@@ -92,6 +92,10 @@ async def test_two_agents_trade_a_service_end_to_end(kernel_factory) -> None:
                 assert payout.json()["to_address"].lower() == seller.address.lower() and payout.json()["settlement_tx"].startswith("0x")
                 too_much = await client.post("/v1/soul/payouts", json={"amount_usdc": "0.5"}, headers=hook)
                 assert too_much.status_code == 409 and too_much.json()["error"] == "insufficient_credits"
+                tagged = await post_with_proof(client, buyer, "/v1/analytics/value-tags", {"job_id": job_id, "status": "confirmed", "value_usdc": "3"})
+                assert tagged.status_code == 200 and tagged.json()["revision"] == bought["revision"] + 1 and verify_offline(tagged.json(), keys)
+                ros = (await client.get("/v1/analytics/return-on-spend", params={"category": "agent_to_agent"}, headers=buyer_ids)).json()
+                assert (ros["spend_usdc"], ros["value_usdc"], ros["return_on_spend"]) == ("1.250000", "3.000000", 2.4)
                 buyer_balance = (await client.get("/v1/balance", headers=buyer_ids)).json()
                 seller_balance = (await client.get("/v1/balance", headers=seller_ids)).json()
     finally:
