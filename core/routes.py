@@ -14,7 +14,7 @@ import msgspec
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .request import Answer, CallRequest
-from .validation import convert, decode_object
+from .validation import Problem, convert, decode_object
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # Who may call: `read` an agent proof of scope read (or any stronger credential), an
@@ -93,6 +93,9 @@ class Route:
     statuses: tuple[int, ...] = (400, 401, 404, 429)  # refusals it may answer, for OpenAPI
     page: bool = False  # answers a Page (HTML unless `media_type` says otherwise), not JSON
     media_type: str = "text/html"  # of a page route's answers, for OpenAPI
+    # Groups of body fields of which a call gives exactly one, e.g. (("request_id", "job_id"),):
+    # refused with every other failing field in one 400.
+    exactly_one_of: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):
@@ -106,6 +109,14 @@ class Route:
 
     def concrete_path(self, params: Mapping[str, str]) -> str:
         return _PARAM.sub(lambda m: params[m.group(1)], self.path)
+
+
+def _one_of_problems(obj: Mapping[str, Any], groups: tuple[tuple[str, ...], ...]) -> list[Problem]:
+    problems = []
+    for group in groups:
+        if sum(obj.get(name) is not None for name in group) != 1:
+            problems += [Problem(name, f"give exactly one of {' and '.join(group)}") for name in group]
+    return problems
 
 
 class RouteRunner:
@@ -132,7 +143,8 @@ class RouteRunner:
         caller = await self._caller(route, req)
         body = None
         if route.body_type is not None:
-            body = convert(decode_object(req.body), route.body_type)
+            obj = decode_object(req.body)
+            body = convert(obj, route.body_type, also=_one_of_problems(obj, route.exactly_one_of))
         out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform))
         if isinstance(out, Page):
             return out

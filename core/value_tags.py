@@ -132,6 +132,7 @@ ROUTES = (
         "or rejected, and value_usdc. Re-signs the call's newest receipt (revision + 1) and returns it; the same tag "
         "again changes nothing. Only confirmed value counts as return on spend. Free.",
         tag_value, auth="write", body_type=ValueTagRequest, answer_type=ServedReceipt, tags=TAGS, mcp=True,
+        exactly_one_of=(("request_id", "job_id"),),
     ),
     Route(
         "GET", "/v1/analytics/return-on-spend", "return_on_spend", "Return on spend",

@@ -133,6 +133,7 @@ async def test_refusals_name_every_failing_field(kernel):
         job = paid["request_id"]
         both = await client.post(TAG, json={"request_id": job, "job_id": job, "status": "confirmed", "value_usdc": "1"}, headers=auth)
         neither = await client.post(TAG, json={"status": "confirmed", "value_usdc": "1"}, headers=auth)
+        both_and_bad = await client.post(TAG, json={"request_id": job, "job_id": job, "status": "great", "value_usdc": "1"}, headers=auth)
         bad = await client.post(TAG, json={"request_id": job, "status": "great", "value_usdc": "1000000.5", "note": "n" * 1001}, headers=auth)
         missing = await client.post(TAG, json={"job_id": job}, headers=auth)
         shapes = {
@@ -143,8 +144,9 @@ async def test_refusals_name_every_failing_field(kernel):
         empty_id = await client.post(TAG, json={"job_id": "", "status": "confirmed", "value_usdc": "1"}, headers=auth)
         top = await client.post(TAG, json={"job_id": job, "status": "rejected", "value_usdc": "1000000.000000", "note": "n" * 1000}, headers=auth)
         zero = await client.post(TAG, json={"job_id": job, "status": "rejected", "value_usdc": "0"}, headers=auth)
-    assert _fields(both) == {"request_id", "job_id"} and "not both" in both.json()["message"]
+    assert _fields(both) == {"request_id", "job_id"} and "exactly one of request_id and job_id" in both.text
     assert _fields(neither) == {"request_id", "job_id"}
+    assert _fields(both_and_bad) == {"request_id", "job_id", "status"}  # every failing field in one answer
     assert _fields(bad) == {"status", "value_usdc", "note"}
     assert _fields(missing) == {"status", "value_usdc"}
     for value, resp in shapes.items():

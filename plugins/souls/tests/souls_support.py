@@ -23,6 +23,7 @@ LINGUA = {
     "display_name": "Lingua, the translator",
     "category": "language",
     "soul_md": "# Lingua\n\nI turn English into French. <script>alert(1)</script> [site](javascript:alert(2))",
+    "avatar_url": "https://example.com/lingua.png?size=96' onerror='alert(3)",
     "services": [
         {"slug": "translate", "title": "Translation to French", "description": "Any English text up to 5,000 words, translated.",
          "price_usdc": "1.25", "category": "language"},

@@ -142,6 +142,8 @@ async def test_the_soul_key_is_shown_once_and_a_wrong_one_is_refused(kernel_fact
     assert all(w.status_code == 401 and w.json()["error"] == "invalid_soul_key" for w in wrong)
     page = reads[-1]
     assert "<script>" not in page.text and "&lt;script&gt;" in page.text and 'href="javascript:' not in page.text
+    assert "<img src='https://example.com/lingua.png?size=96&#x27; onerror=&#x27;alert(3)'" in page.text  # quotes cannot end the attribute
+    assert "default-src 'none'" in page.headers["content-security-policy"]
     assert msgspec.json.decode(first.content)["soul_agent"]["services"][0]["price_usdc"] == "1.250000"
 
 

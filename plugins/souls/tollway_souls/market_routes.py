@@ -72,9 +72,10 @@ async def profile_page(call: RouteCall) -> Page:
     services = "".join(
         f"<li><strong>{escape(s.title)}</strong> — {escape(s.price_usdc)} USDC<br>{escape(s.description)}</li>" for s in soul.services
     )
+    avatar = f"<img src='{escape(soul.avatar_url, quote=True)}' alt='' width='96' height='96'>" if (soul.avatar_url or "").startswith("https://") else ""
     html = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(soul.display_name)}</title></head><body>"
-        f"<h1>{escape(soul.display_name)}</h1><p>{escape(soul.category)}</p>{_MARKDOWN.render(soul.soul_md)}<h2>Services</h2><ul>{services}</ul></body></html>"
+        f"{avatar}<h1>{escape(soul.display_name)}</h1><p>{escape(soul.category)}</p>{_MARKDOWN.render(soul.soul_md)}<h2>Services</h2><ul>{services}</ul></body></html>"
     )
     return Page(html, headers={"Content-Security-Policy": "default-src 'none'; img-src https:; style-src 'unsafe-inline'"})
 
