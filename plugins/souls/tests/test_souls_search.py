@@ -92,9 +92,11 @@ async def corpus(kernel_factory):
     return kernel
 
 
-@pytest.mark.parametrize("query,kwargs,expected", EXPECTED, ids=[f"{q}|{k}" for q, k, _ in EXPECTED])
-async def test_ranked_results_are_the_same_on_both_databases(corpus, query, kwargs, expected) -> None:
-    assert await search(query, **kwargs) == (expected, len(expected))
+async def test_ranked_results_are_the_same_on_both_databases(corpus) -> None:
+    # one corpus for every query (each kernel costs a migration): the expected orders are
+    # the same list whatever the database
+    for query, kwargs, expected in EXPECTED:
+        assert await search(query, **kwargs) == (expected, len(expected)), (query, kwargs)
 
 
 async def test_services_outrank_names_which_outrank_soul_md(corpus) -> None:
@@ -112,11 +114,11 @@ async def test_paging(corpus) -> None:
     assert await search("translation", category="language", limit=1, offset=1) == (["sa_lingo"], 4)
 
 
-@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
-async def test_hostile_queries_never_raise(corpus, query) -> None:
-    ids, total = await search(query, limit=5)
-    assert isinstance(ids, list) and isinstance(total, int) and len(ids) <= min(total, 5)
-    assert all(isinstance(i, str) for i in ids)
+async def test_hostile_queries_never_raise(corpus) -> None:
+    for query in HOSTILE:
+        ids, total = await search(query, limit=5)
+        assert isinstance(ids, list) and isinstance(total, int) and len(ids) <= min(total, 5), query
+        assert all(isinstance(i, str) for i in ids)
     assert await db.row("SELECT count(*) AS n FROM souls_agents") == {"n": len(SOULS)}
 
 
