@@ -39,6 +39,7 @@ from core.parked import Parked
 from core.periodic import PeriodicTask
 from core.prepare import Admission
 from core.providers import Provider
+from core.query_params import query_flag, query_int
 from core.routes import Page, Route, RouteCall, RouteReply
 from core.services import Services
 from core.settings_spec import Setting
@@ -68,6 +69,8 @@ __all__ = [
     "Progress",
     "Page",
     "Provider",
+    "query_flag",
+    "query_int",
     "Refusal",
     "Reply",
     "Route",

@@ -7,7 +7,6 @@ import base64
 import email
 import email.policy
 import hashlib
-import re
 import secrets
 from collections.abc import Mapping
 from email.message import EmailMessage
@@ -15,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, RouteCall, agent_of_address, iso
+from tollway import InboundMessage, Refusal, RouteCall, agent_of_address, iso, query_flag, query_int
 
 from .tables import InboxEmail
 
@@ -75,20 +74,6 @@ async def _store_blob(content: bytes) -> str:
     return digest
 
 
-def _flag(query: Mapping[str, str], name: str) -> bool:
-    raw = (query.get(name) or "false").lower()
-    if raw not in ("true", "false", "1", "0"):
-        raise Refusal("invalid_request", f"{name} must be true or false.", details=[{"field": name, "message": "expected a boolean"}])
-    return raw in ("true", "1")
-
-
-def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return default
-    if not re.fullmatch(r"[0-9]{1,9}", raw) or not low <= int(raw) <= high:
-        raise Refusal("invalid_request", f"{name} must be an integer from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
-    return int(raw)
 
 
 async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any]:
@@ -109,8 +94,8 @@ async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any
 
 
 async def list_emails(call: RouteCall) -> dict[str, Any]:
-    include_body = _flag(call.query, "include_body")
-    limit, offset = _int(call.query, "limit", 20, 1, MAX_LIMIT), _int(call.query, "offset", 0, 0, 10**9)
+    include_body = query_flag(call.query, "include_body")
+    limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
     rows = await _rows(
         "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
     )
@@ -122,4 +107,4 @@ async def read_email(call: RouteCall) -> dict[str, Any]:
     rows = await _rows("SELECT * FROM email_inbox WHERE id = {} AND agent_id = {}", call.params["email_id"], call.agent_id)
     if not rows:
         raise Refusal("not_found", "No such email in your inbox.", status=404)
-    return await _resource(rows[0], _flag(call.query, "include_body"))
+    return await _resource(rows[0], query_flag(call.query, "include_body"))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from tollway import Refusal, Route, RouteCall, RouteReply, to_micro, usdc
+from tollway import Refusal, Route, RouteCall, RouteReply, query_int, to_micro, usdc
 
 from . import catalogue, db, orders, search
-from .market_routes import int_param
 from .wire import (
     Decline, Earnings, Fulfilment, Order, OrderList, Payout, PayoutList, PayoutRequest, ProfileChange, Service, ServiceChange, ServiceIn,
     SoulAgent, WebhookInfo,
@@ -73,7 +72,7 @@ async def list_orders(call: RouteCall) -> OrderList:
     state = call.query.get("state") or None
     if state is not None and state not in ORDER_STATES:
         raise Refusal("invalid_request", f"state must be one of {', '.join(ORDER_STATES)}.", details=[{"field": "state", "message": "unknown state"}])
-    limit, offset = int_param(call.query, "limit", 50, 1, 100), int_param(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = query_int(call.query, "limit", 50, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
     found, more = await orders.of_soul(soul["id"], state=state, limit=limit, offset=offset)
     return OrderList(orders=found, count=len(found), has_more=more)
 
@@ -125,7 +124,7 @@ async def pay_out(call: RouteCall) -> RouteReply:
 
 async def list_payouts(call: RouteCall) -> PayoutList:
     soul = await seller(call)
-    limit, offset = int_param(call.query, "limit", 50, 1, 100), int_param(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = query_int(call.query, "limit", 50, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
     found = [Payout(**p) for p in await call.platform.payouts_of(soul["agent_id"], limit=limit, offset=offset)]
     return PayoutList(payouts=found, count=len(found))
 

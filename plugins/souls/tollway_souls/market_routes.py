@@ -9,7 +9,7 @@ from html import escape
 
 from markdown_it import MarkdownIt
 
-from tollway import Page, Refusal, Route, RouteCall, RouteReply, iso, now_ms
+from tollway import Page, Refusal, Route, RouteCall, RouteReply, iso, now_ms, query_int
 
 from . import catalogue, db, search
 from .catalogue import new_id
@@ -20,14 +20,6 @@ TAGS = ("souls",)
 # unsafe schemes (javascript:, data:) are not made links.
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
-
-def int_param(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return default
-    if not re.fullmatch(r"[0-9]{1,9}", raw) or not low <= int(raw) <= high:
-        raise Refusal("invalid_request", f"{name} must be an integer from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
-    return int(raw)
 
 
 def _category(query: Mapping[str, str]) -> str | None:
@@ -45,7 +37,7 @@ async def register(call: RouteCall) -> RouteReply:
 
 
 async def list_souls(call: RouteCall) -> SoulList:
-    limit, offset = int_param(call.query, "limit", 20, 1, 100), int_param(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = query_int(call.query, "limit", 20, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
     category = _category(call.query)
     where, args = ("WHERE category = {}", [category]) if category else ("", [])
     total = await db.row(f"SELECT COUNT(*) AS n FROM souls_agents {where}", *args)
@@ -57,7 +49,7 @@ async def search_souls(call: RouteCall) -> SearchResults:
     q = (call.query.get("q") or "").strip()
     if not 1 <= len(q) <= 200:
         raise Refusal("invalid_request", "q must be 1 to 200 characters.", details=[{"field": "q", "message": "1 to 200 characters"}])
-    limit, offset = int_param(call.query, "limit", 20, 1, 100), int_param(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = query_int(call.query, "limit", 20, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
     ids, _total = await search.search(q, category=_category(call.query), limit=limit, offset=offset)
     rows = {r["id"]: r for r in await db.rows("SELECT * FROM souls_agents WHERE id IN (" + ", ".join("{}" for _ in ids) + ")", *ids)} if ids else {}
     return SearchResults(results=[await catalogue.soul_out(rows[i]) for i in ids if i in rows])

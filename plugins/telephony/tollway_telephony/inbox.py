@@ -6,14 +6,13 @@ and reads its own texts (free reads)."""
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, Route, RouteCall, iso, now_ms
+from tollway import InboundMessage, Refusal, Route, RouteCall, iso, now_ms, query_int
 
 from .settings import thread_id
 from .tables import row, rows
@@ -84,17 +83,9 @@ def message_of(r: Mapping[str, Any]) -> SmsInboxMessage:
     )
 
 
-def _int(query: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = query.get(name)
-    if raw in (None, ""):
-        return default
-    if not re.fullmatch(r"[0-9]{1,9}", raw) or not low <= int(raw) <= high:
-        raise Refusal("invalid_request", f"{name} must be a whole number from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
-    return int(raw)
-
 
 async def list_messages(call: RouteCall) -> SmsInboxPage:
-    limit, offset = _int(call.query, "limit", 20, 1, MAX_LIMIT), _int(call.query, "offset", 0, 0, 10**9)
+    limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
     found = await rows(
         "SELECT * FROM telephony_sms_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit, offset,
     )
