@@ -34,9 +34,7 @@ LINGUA = {
 
 
 async def register(client: Any, account: Any, body: dict[str, Any]) -> Any:
-    raw = json.dumps(body).encode()
-    headers = {**proof_headers(account, scope="write", method="POST", path="/v1/soul/register", body=raw), "content-type": "application/json"}
-    return await client.post("/v1/soul/register", content=raw, headers=headers)
+    return await post_with_proof(client, account, "/v1/soul/register", body)
 
 
 async def post_with_proof(client: Any, account: Any, path: str, body: dict[str, Any]) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import Admission, Example, Parked, Refusal, Tool, ToolContext, to_micro
+from tollway import Admission, Example, Parked, Refusal, Tool, ToolContext, to_micro, usdc
 
 from . import db, orders
 from .catalogue import MAX_PRICE, MIN_PRICE
@@ -41,8 +41,6 @@ async def admit(value: BuyInput) -> Admission:
         raise Refusal("service_disabled", f"The service {value.service!r} is not for sale now.", status=409)
     price = to_micro(value.price_usdc)
     if int(service["price"]) != price:
-        from tollway import usdc
-
         raise Refusal(
             "price_changed", f"The service costs {usdc(int(service['price']))} USDC now, not {usdc(price)}: buy again at the current price.",
             status=409, extra={"price_usdc": usdc(int(service["price"]))},

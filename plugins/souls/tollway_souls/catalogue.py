@@ -34,6 +34,11 @@ def price_of(text: str, field: str) -> int:
     return micro
 
 
+def rating_avg(rating_sum: int, count: int) -> float | None:
+    """The average stars, to two decimals; None before the first rating."""
+    return round(rating_sum / count, 2) if count else None
+
+
 def service_out(row: dict[str, Any]) -> Service:
     return Service(
         id=row["id"], slug=row["slug"], title=row["title"], description=row["description"], price_usdc=usdc(int(row["price"])),
@@ -53,7 +58,7 @@ async def soul_out(row: dict[str, Any], *, enabled_only: bool = True) -> SoulAge
     return SoulAgent(
         id=row["id"], wallet_address=row["wallet_address"], slug=row["slug"], name=row["name"], display_name=row["display_name"],
         category=row["category"], soul_md=row["soul_md"], soul_price_usdc=usdc(min(prices)) if prices else None, avatar_url=row["avatar_url"],
-        rating_avg=round(int(row["rating_sum"]) / count, 2) if count else None, rating_count=count,
+        rating_avg=rating_avg(int(row["rating_sum"]), count), rating_count=count,
         services=[service_out(s) for s in services], created_at=iso(int(row["created_ms"])),
     )
 

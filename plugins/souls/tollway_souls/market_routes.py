@@ -98,7 +98,7 @@ async def rate(call: RouteCall) -> Rating:
         fresh = await db.row("SELECT rating_sum, rating_count FROM souls_agents WHERE id = {}", soul["id"])
     count = int(fresh["rating_count"])
     return Rating(
-        soul_agent_id=soul["id"], service=service["slug"], stars=body.stars, comment=comment, rating_avg=round(int(fresh["rating_sum"]) / count, 2),
+        soul_agent_id=soul["id"], service=service["slug"], stars=body.stars, comment=comment, rating_avg=catalogue.rating_avg(int(fresh["rating_sum"]), count),
         rating_count=count, created_at=iso(int(old["created_ms"]) if old else now), updated_at=iso(now),
     )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from tollway import AcceptedJob, Refusal, iso, now_ms, usdc
 
 from . import db
@@ -32,31 +34,33 @@ async def accept(job: AcceptedJob) -> None:
         now + value.deadline_s * 1000, now, now,
     )
     if soul["webhook_url"]:
-        order = await order_out(await get(job.request_id))
+        order = msgspec.to_builtins(await order_out(await get(job.request_id)))
         await platform().enqueue_webhook(
             webhook_id=f"whk_{job.request_id}", kind=ORDER_WEBHOOK_KIND, subject=job.request_id, url=soul["webhook_url"],
-            secret=soul["webhook_secret"], body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": db.loads(db.dumps(order))},
+            secret=soul["webhook_secret"], body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": order},
         )
 
 
+# an order with its service's slug and the buyer's payment status (its receipt's)
+_ORDERS = (
+    "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
+    "LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id"
+)
+
+
 async def get(order_id: str) -> dict[str, Any] | None:
-    return await db.row(
-        "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
-        "LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id WHERE o.id = {}", order_id,
-    )
+    return await db.row(f"{_ORDERS} WHERE o.id = {{}}", order_id)
 
 
 async def order_out(row: dict[str, Any]) -> Order:
-    import msgspec
-
     price, share = int(row["price"]), int(row["share"])
-    return msgspec.convert({
-        "order_id": row["id"], "soul_agent_id": row["soul_id"], "service": row["service_slug"], "state": row["state"],
-        "price_usdc": usdc(price), "seller_share_usdc": usdc(share), "service_fee": usdc(price - share),
-        "request": db.loads(row["request"]), "result": db.loads(row["result"]), "note": row["note"],
-        "payment_status": row["payment_status"] or "unknown", "deadline_at": iso(int(row["deadline_ms"])),
-        "created_at": iso(int(row["created_ms"])), "updated_at": iso(int(row["updated_ms"])),
-    }, Order)
+    return Order(
+        order_id=row["id"], soul_agent_id=row["soul_id"], service=row["service_slug"], state=row["state"],
+        price_usdc=usdc(price), seller_share_usdc=usdc(share), service_fee=usdc(price - share),
+        request=db.loads(row["request"]), result=db.loads(row["result"]), note=row["note"],
+        payment_status=row["payment_status"] or "unknown", deadline_at=iso(int(row["deadline_ms"])),
+        created_at=iso(int(row["created_ms"])), updated_at=iso(int(row["updated_ms"])),
+    )
 
 
 async def of_soul(soul_id: str, *, state: str | None, limit: int, offset: int) -> tuple[list[Order], bool]:
@@ -64,11 +68,7 @@ async def of_soul(soul_id: str, *, state: str | None, limit: int, offset: int) -
     if state:
         where += " AND o.state = {}"
         args.append(state)
-    found = await db.rows(
-        "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
-        f"LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id WHERE {where} ORDER BY o.created_ms DESC, o.id DESC LIMIT {{}} OFFSET {{}}",
-        *args, limit + 1, offset,
-    )
+    found = await db.rows(f"{_ORDERS} WHERE {where} ORDER BY o.created_ms DESC, o.id DESC LIMIT {{}} OFFSET {{}}", *args, limit + 1, offset)
     return [await order_out(r) for r in found[:limit]], len(found) > limit
 
 
