@@ -1,7 +1,9 @@
 """Asynchronous jobs: the job row, claiming under a lease, fenced outcomes, and
 the Job resource (docs/jobs.md).
 
-A job is created in the same transaction as its charge and receipt. A worker
+A job is created in the same transaction as its charge and receipt. A job whose
+x402 payment has not settled yet waits (`waiting_for = 'payment'`, still `pending`)
+and no worker claims it until the payment settles (`release`) or fails. A worker
 claims it (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which bumps `attempt`; the
 outcome is written only `WHERE attempt = <the claimer's attempt>`, so a worker
 whose lease expired (and whose job another worker re-ran) cannot overwrite it.
@@ -29,7 +31,7 @@ FAILURE_CODES: dict[str, tuple[str, int]] = {
     "content_blocked": ("bad_request", 400),
     "rate_limited": ("upstream_rejected", 429),
     "provider_unavailable": ("upstream_unavailable", 503),
-    "provider_auth": ("upstream_rejected", 502),
+    "provider_auth": ("upstream_rejected", 503),  # as the inline refusal (core/upstream.py)
     "enrichment_exhausted": ("not_found", 404),
     "target_unreachable": ("bad_request", 400),
     "source_unsupported": ("bad_request", 422),
@@ -57,13 +59,38 @@ def _notifying(bus: Any, channel: str, payload_sql: str) -> str:
     return f", {expr} AS notified" if expr else ""
 
 
-async def create(*, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None, bus: Any = None) -> None:
+WAITING_FOR_PAYMENT = "payment"
+PAYMENT_WAIT_MESSAGE = "Waiting for the payment to settle: the job starts once it has."
+
+
+async def create(
+    *, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None, bus: Any = None, payment_settled: bool = True
+) -> None:
+    """The job row; with `payment_settled=False` it waits for its payment (no worker claims it)."""
     now = now_ms()
+    waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
     await sql.fetch(
-        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}) RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
-        job_id, tool, agent_id, input_json, receipt_id, now, now,
+        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, waiting_for, message) "
+        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id" + (_notifying(bus, JOBS_NEW, "id") if payment_settled else ""),
+        job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message,
     )
+
+
+async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
+    """The job of `receipt_id` if it is still waiting for its payment."""
+    return await sql.fetch_one(
+        "SELECT * FROM tw_jobs WHERE receipt_id = {} AND waiting_for = {} AND status = 'pending'", receipt_id, WAITING_FOR_PAYMENT
+    )
+
+
+async def release(job_id: str, bus: Any = None) -> bool:
+    """The job's payment settled: it becomes claimable (workers are woken by the caller after its commit)."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} AND status = 'pending' "
+        "RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
+        now_ms(), job_id, WAITING_FOR_PAYMENT,
+    )
+    return row is not None
 
 
 async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any = None) -> Claimed | None:
@@ -73,7 +100,7 @@ async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any =
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
         "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
-        "WHERE id = (SELECT id FROM tw_jobs WHERE status = 'pending' OR (status = 'processing' AND lease_until_ms < {}) "
+        "WHERE id = (SELECT id FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
         f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
         worker_id, now + int(lease_s * 1000), now, now, now,
     )
@@ -113,7 +140,7 @@ def _fence(attempt: int | None) -> str:
 async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     row = await sql.fetch_one(
-        "UPDATE tw_jobs SET status = 'completed', result = {}, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
         f"WHERE id = {{}} AND {_fence(attempt)} RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
         msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if attempt is not None else ()),
     )
@@ -142,8 +169,8 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
     fence = _fence(attempt)
     args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
     row = await sql.fetch_one(
-        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
-        f"updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, message = NULL, "
+        f"waiting_for = NULL, updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"
         + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
         *args,
     )

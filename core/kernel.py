@@ -219,7 +219,7 @@ class Kernel:
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(
             db=self.db, tools=self.tools, agents=self.agents, receipts=self.receipts, refunds=self.refunds, gateway=self.gateway,
-            top_ups=self.top_ups, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
+            top_ups=self.top_ups, events=self.events, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
         )
         self.paid_calls = PaidCalls(
             db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,

@@ -14,6 +14,7 @@ import msgspec
 
 from . import sql
 from .ids import now_ms
+from .payouts import EARNINGS_KINDS
 
 INTERMEDIATE_PAYMENTS = ("reserved", "settling", "pending")
 
@@ -123,7 +124,8 @@ def _shares_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) 
 
 
 async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
-    """Each payout debited its amount once, and a failed one gave it back once (core/payouts.py)."""
+    """Each payout debited its amount once, a failed one gave it back once, and no agent was paid
+    out more than it earned from sales (core/payouts.py)."""
     problems = []
     moved: dict[tuple[str, str], int] = Counter()
     for e in ledger:
@@ -136,6 +138,12 @@ async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
         returned = moved.get(("payout_return", p["id"]), 0)
         if returned != (amount if p["status"] == "failed" else 0):
             problems.append(f"payout {p['id']} is {p['status']} and gave back {returned}")
+    # Only earnings leave: no agent withdrew more than its sales' shares credited it.
+    earned: Counter[str] = Counter()
+    for e in ledger:
+        if e["kind"] in EARNINGS_KINDS:
+            earned[e["account"]] += int(e["delta"])
+    problems += [f"{account} paid out {-total} more than its sales earned" for account, total in earned.items() if total < 0]
     return problems
 
 

@@ -1,13 +1,17 @@
-"""Payouts: an agent's credits withdrawn to a wallet as an x402 payment from the service's
+"""Payouts: an agent's earnings withdrawn to a wallet as an x402 payment from the service's
 own wallet (an EIP-3009 authorization signed with the payout key, settled through the
 settlement backend: the embedded ledger on the local network, the facilitator elsewhere).
 
-The credits are debited (ledger kind `payout`) in the transaction that records the payout
-with its signed authorization. A backend that settles in our database settles in that same
-transaction, so a payout there is paid or never happened. Against a remote backend the
-payout stays `sending` until the settlement answers; a settlement that fails gives the
-credits back (`payout_return`), and one whose answer never came is resolved later by
-asking the backend what became of the authorization (`resolve_stale`).
+Only earnings leave: a payout may take what the agent's sales credited it (ledger kind
+`sale_share`) less what it already withdrew, never credits granted, topped up or refunded
+(`ledger_check` holds every agent to it). The credits are debited (ledger kind `payout`)
+in the transaction that records the payout with its signed authorization. A backend that
+settles in our database settles in that same transaction, so a payout there is paid or
+never happened. Against a remote backend the payout stays `sending` until its fate is
+known: a refusal does not give the credits back at once, since the signed authorization
+stays valid and a late settlement could still pay it; they stay held until the chain shows
+the authorization cancelled or its `validBefore` has passed unused (`resolve_stale`, run by
+the reconciler), and only then come back (`payout_return`).
 """
 from __future__ import annotations
 
@@ -28,7 +32,13 @@ from .payments.networks import Network
 from .tables import PLACEHOLDER_ENGINE
 
 PAYOUT_KIND, RETURN_KIND = "payout", "payout_return"
+EARNINGS_KINDS = ("sale_share", PAYOUT_KIND, RETURN_KIND)  # earned, less withdrawn, plus withdrawals returned
 AUTHORIZATION_VALID_S = 3600
+# a fate that proves the authorization can never move money (else a refusal may still be settled late)
+UNUSABLE = ("authorization_canceled", "authorization_expired_unused")
+# Without a chain reader to prove it unused, a refused authorization is taken as unused this long
+# after its validBefore (a transfer sent before then has been mined or dropped by that time).
+LATE_MARGIN_S = 600
 
 
 class Payout(Table, tablename="tw_payouts", db=PLACEHOLDER_ENGINE):
@@ -58,11 +68,22 @@ def served(row: Any) -> dict[str, Any]:
     }
 
 
+async def withdrawable(agent_id: str) -> int:
+    """What the agent may still pay out (micro-USDC): its sales' shares, less its payouts
+    not given back. Negative only inside a transaction about to be refused."""
+    marks = ", ".join("{}" for _ in EARNINGS_KINDS)
+    row = await sql.fetch_one(
+        f"SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {{}} AND kind IN ({marks})", ledger.credits_account(agent_id), *EARNINGS_KINDS
+    )
+    return int(row["total"])
+
+
 class Payouts:
     """Withdraws credits on-chain; `key` is the service wallet's private key (None: no payouts)."""
 
-    def __init__(self, *, db: Any, backend: Any, network: Network, key: str | None) -> None:
+    def __init__(self, *, db: Any, backend: Any, network: Network, key: str | None, authorization_valid_s: int = AUTHORIZATION_VALID_S) -> None:
         self.db = db
+        self.authorization_valid_s = authorization_valid_s
         self.backend = backend
         self.network = network
         self.account = None
@@ -77,8 +98,9 @@ class Payouts:
 
     def _payment(self, payout_id: str, to: str, amount: int) -> tuple[dict[str, Any], dict[str, Any]]:
         now = int(time.time())
-        requirements = x402.build_requirements(self.network, amount, to, payout_id, AUTHORIZATION_VALID_S)
-        auth, signature = sign_authorization(self.account, self.network, to=to, value=amount, valid_after=now - 60, valid_before=now + AUTHORIZATION_VALID_S)
+        valid_s = self.authorization_valid_s
+        requirements = x402.build_requirements(self.network, amount, to, payout_id, valid_s)
+        auth, signature = sign_authorization(self.account, self.network, to=to, value=amount, valid_after=now - 60, valid_before=now + valid_s)
         return make_payment(self.network, requirements, auth, signature), requirements
 
     async def pay_out(self, agent_id: str, amount: int, to_address: str) -> dict[str, Any]:
@@ -94,6 +116,13 @@ class Payouts:
         async with self.db.transaction():
             if await ledger.debit_credits(agent_id, amount, kind=PAYOUT_KIND, reference=payout_id, memo=to_address) is None:
                 raise ServiceError(409, "insufficient_credits", f"The credits do not cover a payout of {usdc(amount)} USDC.")
+            # After the debit, which locks the agent's row: a concurrent payout sees this one.
+            left = await withdrawable(agent_id)
+            if left < 0:
+                raise ServiceError(
+                    409, "exceeds_earnings", f"Only earnings from sales can be paid out: {usdc(left + amount)} USDC is withdrawable, not {usdc(amount)}.",
+                    extra={"withdrawable_usdc": usdc(left + amount)},
+                )
             now = now_ms()
             await sql.fetch(
                 "INSERT INTO tw_payouts (id, agent_id, to_address, amount, status, payment, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'sending', {}, {}, {})",
@@ -105,7 +134,7 @@ class Payouts:
                     raise ServiceError(503, "payout_failed", f"The service's wallet could not pay {usdc(amount)} USDC: {result.reason}. Nothing was withdrawn.")
                 await self._mark(payout_id, "paid", result.transaction, None)
         if not in_database:
-            await self._conclude(payout_id, await self.backend.settle(decoded, requirements, self.account.address))
+            await self._conclude(payout_id, await self.backend.settle(decoded, requirements, self.account.address), decoded.authorization.valid_before)
         return served(await self.get(payout_id))
 
     async def _mark(self, payout_id: str, status: str, tx: str | None, reason: str | None) -> bool:
@@ -117,9 +146,16 @@ class Payouts:
             await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind=RETURN_KIND, reference=payout_id, memo=reason)
         return row is not None
 
-    async def _conclude(self, payout_id: str, result: Any) -> None:
-        if result.status == "pending":
-            await sql.fetch("UPDATE tw_payouts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending'", result.reason, now_ms(), payout_id)
+    async def _conclude(self, payout_id: str, result: Any, valid_before: int) -> None:
+        """Record what the backend said. A refusal is final only once the authorization can
+        never be used (the chain shows it cancelled, or unused past `valid_before`; without a chain
+        reader, LATE_MARGIN_S past `valid_before`): until then the credits stay held."""
+        final_refusal = result.status == "failed" and (result.reason in UNUSABLE or time.time() >= valid_before + LATE_MARGIN_S)
+        if result.status == "pending" or (result.status == "failed" and not final_refusal):
+            reason = result.reason if result.status == "pending" else (
+                f"refused ({result.reason}); the credits stay held until the authorization is known unusable (it expires at {iso(valid_before * 1000)})"
+            )
+            await sql.fetch("UPDATE tw_payouts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending'", reason, now_ms(), payout_id)
             return
         async with self.db.transaction():
             await self._mark(payout_id, "paid" if result.status == "settled" else "failed", result.transaction, result.reason)
@@ -130,7 +166,8 @@ class Payouts:
         for row in rows:
             decoded = x402.decode_payment(msgspec.json.decode(row["payment"]))
             requirements = msgspec.json.decode(row["payment"])["accepted"]
-            await self._conclude(row["id"], await self.backend.fate(decoded, requirements, decoded.authorization.from_))
+            fate = await self.backend.fate(decoded, requirements, decoded.authorization.from_)
+            await self._conclude(row["id"], fate, decoded.authorization.valid_before)
         return len(rows)
 
     @staticmethod
@@ -143,4 +180,4 @@ class Payouts:
         return [served(r) for r in rows]
 
 
-__all__ = ["PAYOUT_KIND", "PAYOUT_TABLES", "Payout", "Payouts", "RETURN_KIND", "served"]
+__all__ = ["EARNINGS_KINDS", "PAYOUT_KIND", "PAYOUT_TABLES", "Payout", "Payouts", "RETURN_KIND", "served", "withdrawable"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from . import holds, jobs, ledger
+from . import holds, job_payments, ledger
 from .agents import AgentDirectory
 from .auth import Authenticator, Caller
 from .errors import ServiceError
@@ -28,7 +28,7 @@ from .rate_identity import RateGate, payer_of
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
-from .tool import AcceptedJob, Tool, ToolContexts, ToolError
+from .tool import Tool, ToolContexts, ToolError
 from .watches.queue import record_lookup
 from .wire.calls import CallMeta, JobAccepted, Success
 
@@ -220,7 +220,7 @@ class PaidCalls:
                 purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
             )
         job = call.tool.mode == "job"
-        answer = await self._job_accepted(call, request_id, receipt_id) if job else Answer(200, self._success(call, request_id, receipt_id, output))
+        answer = await self._job_accepted(call, request_id, receipt_id, payment_pending=result.status == "pending") if job else Answer(200, self._success(call, request_id, receipt_id, output))
         answer.settlement = gateway.settlement(accepted, result)
         return answer
 
@@ -241,58 +241,48 @@ class PaidCalls:
             )
             await self.gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"], reserved=settling_here)
             if job and result.status != "failed":
-                await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
+                await self._create_job(call, agent_id, request_id, receipt["receipt_id"], settled=settled)
             if not job and result.status != "failed":
                 await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
         return result, receipt["receipt_id"]
 
     # -- jobs ------------------------------------------------------------------------
-    async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str) -> None:
-        value = msgspec.json.encode(call.value).decode()
-        await jobs.create(job_id=request_id, tool=call.tool.name, agent_id=agent_id, input_json=value, receipt_id=receipt_id, bus=self.events)
-        if call.tool.on_accept is not None:
-            await call.tool.on_accept(AcceptedJob(request_id=request_id, agent_id=agent_id, value=call.value, price=call.price, receipt_id=receipt_id))
+    async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str, *, settled: bool = True) -> None:
+        """The job row (and the tool's acceptance rows once paid): a job whose payment is
+        still pending waits for it and starts only when it settles (core/job_payments.py)."""
+        await job_payments.accept(
+            call.tool, value=call.value, price=call.price, agent_id=agent_id, request_id=request_id, receipt_id=receipt_id, settled=settled, bus=self.events
+        )
 
-    async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str) -> Answer:
-        """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit."""
-        await publish_unless_in_sql(self.events, JOBS_NEW, request_id)
+    async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str, *, payment_pending: bool = False) -> Answer:
+        """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit
+        (a job waiting for its payment is woken by the reconciler once the payment settles)."""
+        poll = f"Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe."
+        if payment_pending:
+            message = f"Accepted; the payment has not settled yet, and the job starts once it has (it fails, charged nothing, if it never does). {poll}"
+        else:
+            await publish_unless_in_sql(self.events, JOBS_NEW, request_id)
+            message = f"Accepted. {poll}"
         body = JobAccepted(
             request_id=request_id,
             tool=call.tool.name,
-            status=call.tool.accepted_status,
+            status="pending" if payment_pending else call.tool.accepted_status,
             receipt_id=receipt_id,
-            message=f"Accepted. Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe.",
+            message=message,
         )
         if call.tool.accepted_fields is not None:
             body = msgspec.structs.replace(body, **dict(call.tool.accepted_fields(request_id)))
         return Answer(202, body, {})
 
     async def _receipt(
-        self,
-        call: PreparedCall,
-        agent_id: str,
-        request_id: str,
-        *,
-        status: str, execution: str, method: str, tx: str | None,
-        settled: bool = True,
-        receipt_id: str | None = None,
+        self, call: PreparedCall, agent_id: str, request_id: str, *,
+        status: str, execution: str, method: str, tx: str | None, settled: bool = True, receipt_id: str | None = None,
     ) -> dict[str, Any]:
+        tool = call.tool
         return await self.receipts.issue(
-            receipt_id=receipt_id,
-            agent_id=agent_id,
-            category=call.tool.category,
-            subcategory=call.tool.subcategory or call.tool.name,
-            amount=call.price,
-            status=status,
-            execution_status=execution,
-            settlement_tx=tx,
-            payment_method=method,
-            tool=call.tool.name,
-            request_id=request_id,
-            memo=call.memo,
-            decision_context=call.decision_context,
-            provider_cost=call.provider_cost,
-            settled=settled,
+            receipt_id=receipt_id, agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=call.price,
+            status=status, execution_status=execution, settlement_tx=tx, payment_method=method, tool=tool.name, request_id=request_id,
+            memo=call.memo, decision_context=call.decision_context, provider_cost=call.provider_cost, settled=settled,
             **call.receipt_fields(request_id),
         )
 

@@ -10,8 +10,10 @@ settlement left half done:
   for settlement): voided — no money moved;
 * a payment `settling` past the grace period or `pending` (its settlement answer
   never came): the settlement backend is asked for its fate; a settled payment is
-  recorded (its pending receipt re-signed `settled`; a top-up credited; a call
-  whose answer was lost refunded to credits), a failed one released.
+  recorded (its pending receipt re-signed `settled` and a job waiting for it
+  started; a top-up credited; a call whose answer was lost refunded to credits),
+  a failed one released (a job waiting for it failed `payment_failed`, charged
+  nothing: core/job_payments.py).
 
 Several processes may run it at once: every step is a conditional update from
 the state it found, so each row is resolved once.
@@ -22,17 +24,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from . import holds, sql
+from . import holds, job_payments, sql
 from .agents import AgentDirectory
+from .events import EventBus
 from .ids import iso, now_ms
 from .money import usdc
 from .payments.gateway import X402Gateway
 from .payments.settlement import SettlementResult
+from .pending_report import pending_report
 from .receipts import ReceiptBook
 from .refunds import Refunds
 from .tool import Tool
 from .top_ups import TOP_UP_PURPOSE, TopUps
-from .wire.accounts import PendingItem, PendingReport
+from .wire.accounts import PendingReport
 
 log = logging.getLogger("tollway.reconciler")
 
@@ -50,6 +54,7 @@ class Reconciler:
         refunds: Refunds,
         gateway: X402Gateway,
         top_ups: TopUps,
+        events: EventBus,
         reconcile_after_s: float,
         reconcile_interval_s: float,
     ) -> None:
@@ -60,6 +65,7 @@ class Reconciler:
         self.refunds = refunds
         self.gateway = gateway
         self.top_ups = top_ups
+        self.events = events
         self.reconcile_after_s = reconcile_after_s
         self.reconcile_interval_s = reconcile_interval_s
 
@@ -201,7 +207,7 @@ class Reconciler:
         owed is credited now); a call that never wrote its receipt — its answer
         was lost with its process — is refunded to the payer's credits."""
         settled = {"settlement_tx": result.transaction, "settled_at": iso(now_ms())}
-        receipt_id = row["receipt_id"]
+        receipt_id, started = row["receipt_id"], None
         if receipt_id:
             async with self.db.transaction():
                 if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending")):
@@ -212,6 +218,8 @@ class Reconciler:
                     )
                     if moved is not None:
                         await self.receipts.revise(receipt_id, {**settled, "status": "settled"})
+                        started = await job_payments.payment_settled(self.tools, receipt_id, self.events)  # its job starts now
+            await job_payments.announce(self.events, started, "started")
             return "settled"
         tool = self.tools.get(row["purpose"])
         agent_id = await self.agents.for_wallet(row["payer"])
@@ -240,7 +248,7 @@ class Reconciler:
             await self.refunds.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)
 
     async def _call_not_paid(self, row: dict[str, Any], result: SettlementResult) -> str:
-        receipt_id = row["receipt_id"]
+        receipt_id, failed = row["receipt_id"], None
         async with self.db.transaction():
             if not await self._mark(row["id"], "failed", None, from_states=("settling", "pending")):
                 return "failed"
@@ -250,50 +258,16 @@ class Reconciler:
                     receipt_id,
                 )
                 if moved is not None:
-                    await self.receipts.revise(receipt_id, {"status": "not_charged", "settlement_failure": result.reason})
+                    failed = await job_payments.payment_failed(receipt_id, result.reason, self.events)  # its job never started
+                    changes = {"status": "not_charged", "settlement_failure": result.reason, **({"execution_status": "failed"} if failed else {})}
+                    await self.receipts.revise(receipt_id, changes)
+        await job_payments.announce(self.events, failed, "failed")
         return "failed"
 
     # -- the operator's view -------------------------------------------------------------
     async def pending(self) -> PendingReport:
-        """Everything in an intermediate state now, with its age and why."""
-        now = now_ms()
-
-        def age(ms: int) -> float:
-            return round((now - int(ms)) / 1000, 3)
-
-        held = await sql.fetch("SELECT id, agent_id, amount, tool, created_ms FROM tw_credit_holds WHERE state = 'held' ORDER BY created_ms")
-        payments = await sql.fetch(
-            "SELECT a.id, a.payer, a.value, a.purpose, a.status, a.receipt_id, a.created_ms, a.updated_ms, t.reason FROM tw_payment_authorizations a "
-            "LEFT JOIN tw_top_up_attempts t ON t.id = a.id WHERE a.status IN ('reserved', 'settling', 'pending') ORDER BY a.created_ms"
-        )
-        receipts = await sql.fetch(
-            "SELECT receipt_id, agent_id, tool, amount, status, created_ms FROM tw_receipts WHERE status IN ('pending', 'refund_due') ORDER BY created_ms"
-        )
-        why = {
-            "reserved": "verified, not yet sent for settlement (its call is running, or its process died)",
-            "settling": "sent for settlement, no answer yet",
-            "pending": "the settlement's outcome is not known yet; asked again every reconciliation",
-        }
-        items = [
-            PendingItem(kind="credit_hold", id=r["id"], agent_id=r["agent_id"], amount_usdc=usdc(int(r["amount"])), tool=r["tool"],
-                        state="held", age_s=age(r["created_ms"]), reason="the call is running, or its process died before writing its receipt")
-            for r in held
-        ] + [
-            PendingItem(kind="top_up" if r["purpose"] == TOP_UP_PURPOSE else "payment", id=r["id"], payer=r["payer"],
-                        amount_usdc=usdc(int(r["value"])), tool=r["purpose"], state=r["status"], receipt_id=r["receipt_id"],
-                        age_s=age(r["created_ms"]), last_checked_s=age(r["updated_ms"]), reason=r["reason"] or why[r["status"]])
-            for r in payments
-        ] + [
-            PendingItem(kind="receipt", id=r["receipt_id"], agent_id=r["agent_id"], amount_usdc=usdc(int(r["amount"])), tool=r["tool"],
-                        state=r["status"], age_s=age(r["created_ms"]), reason="waiting for its payment to settle")
-            for r in receipts
-        ]
-        return PendingReport(
-            pending=items,
-            count=len(items),
-            reconcile_after_s=self.reconcile_after_s,
-            reconcile_interval_s=self.reconcile_interval_s,
-        )
+        """Everything in an intermediate state now, with its age and why (core/pending_report.py)."""
+        return await pending_report(self.reconcile_after_s, self.reconcile_interval_s)
 
 
 class _Lost(Exception):

@@ -172,6 +172,7 @@ class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):
     started_ms = BigInt(null=True, default=None)  # first pick-up (dispatch latency)
     finished_ms = BigInt(null=True, default=None)
     message = Text(null=True, default=None)  # the running job's last progress report
+    waiting_for = Varchar(length=16, null=True, default=None)  # 'payment': not claimable until its payment settles
 
 
 class Notification(Table, tablename="tw_notifications", db=PLACEHOLDER_ENGINE):

@@ -399,6 +399,40 @@ def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
     return Worker(kernel, poll_s=poll_s, pool=pool)
 
 
+class LateSettlement:
+    """A settlement backend whose payments settle late, put in front of a test kernel's embedded
+    network: `settle` answers pending; the reconciler then learns the `outcome` the test sets —
+    "settled" (the embedded network moves the USDC then), "failed" (the payer cancelled the
+    authorization) or "pending"."""
+
+    settles_in_database = False  # like a remote facilitator: settled outside our transaction
+
+    def __init__(self, kernel: Any) -> None:
+        self.inner = kernel.gateway.backend
+        self.outcome = "pending"
+        kernel.gateway.backend = self
+
+    async def verify(self, payment: Any, requirements: dict[str, Any], payer: str) -> str | None:
+        return await self.inner.verify(payment, requirements, payer)
+
+    async def settle(self, payment: Any, requirements: dict[str, Any], payer: str) -> Any:
+        from core.payments.settlement import SettlementResult
+
+        return SettlementResult("pending", None, "settlement_delayed")
+
+    async def on_chain_balance(self, address: str) -> int | None:
+        return await self.inner.on_chain_balance(address)
+
+    async def fate(self, payment: Any, requirements: dict[str, Any], payer: str) -> Any:
+        from core.payments.settlement import SettlementResult
+
+        if self.outcome == "settled":
+            return await self.inner.settle(payment, requirements, payer)
+        if self.outcome == "failed":
+            return SettlementResult("failed", None, "authorization_canceled")
+        return SettlementResult("pending", None, "settlement_delayed")
+
+
 # -- the plugin contract suite ---------------------------------------------------------
 async def _plugin_kernel(kernel_factory: Any, plugin: str, module: Any, env: dict[str, str] | None = None) -> Any:
     """A started test kernel with the plugin: its installed entry point, or `module`
@@ -542,6 +576,53 @@ class PluginContract:
             ref = op["requestBody"]["content"]["application/json"]["schema"]["allOf"][0]["$ref"]
             assert ref.rsplit("/", 1)[1] in doc["components"]["schemas"]
             assert "402" in op["responses"]
+
+    async def test_a_job_starts_only_once_its_payment_settles(self, contract_kernel: Any) -> None:
+        """A job tool paid by an x402 payment that has not settled is accepted (202) but waits,
+        visibly, and no worker can claim it; a payment that then fails ends the job `payment_failed`
+        with nothing charged, and one that settles makes the job claimable."""
+        from eth_account import Account
+
+        from core import jobs, ledger
+        from core.tables import Receipt
+
+        job_tools = [t for t in self._tools(contract_kernel) if t.mode == "job"]
+        if not job_tools:
+            return
+        late, payer = LateSettlement(contract_kernel), Account.create()
+        await contract_kernel.accounts.fund_chain(payer.address, 10**10)
+        reader = {"X-Agent-ID": payer.address}
+        async with http_client(contract_kernel) as client:
+            for tool in job_tools:
+                for outcome in ("failed", "settled"):
+                    late.outcome = "pending"
+                    key = {"Idempotency-Key": f"contract-late-{tool.name}-{outcome}"} if tool.idempotency != "ignored" else {}
+                    quote = await client.post(tool.path, json=dict(tool.examples[0].input), headers=key)
+                    assert quote.status_code == 402, quote.text
+                    paid = {**key, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]}
+                    accepted = await client.post(tool.path, json=dict(tool.examples[0].input), headers=paid)
+                    assert accepted.status_code == 202, accepted.text
+                    job_id = accepted.json()["request_id"]
+                    waiting = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()
+                    assert waiting["status"] == "pending" and "payment" in waiting["message"], waiting
+                    assert await jobs.claim("contract", 30, skip_locked=False) is None, f"{tool.name}: a job was claimed before its payment settled"
+                    late.outcome = outcome
+                    await contract_kernel.reconciler.run_once(grace_s=0)
+                    job = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()
+                    (receipt,) = await Receipt.select(Receipt.status).where(Receipt.receipt_id == accepted.json()["receipt_id"])
+                    if outcome == "failed":
+                        assert (job["status"], job["error_code"], job["error_status"]) == ("failed", "payment_failed", 402), job
+                        assert receipt["status"] == "not_charged"
+                    else:
+                        assert receipt["status"] == "settled"
+                        assert job["status"] == "pending" and "message" not in job, job
+                        claimed = await jobs.claim("contract", 30, skip_locked=False)
+                        assert claimed is not None and claimed.id == job_id
+                        await jobs.fail(job_id, claimed.attempt, code="internal_error", message="contract test: not run")
+        settled = await Receipt.select(Receipt.amount).where(Receipt.status == "settled")
+        left = await ledger.chain_balance(contract_kernel.network.chain_id, payer.address)
+        assert left == 10**10 - sum(int(r["amount"]) for r in settled)  # only the settled payments moved money
+        assert await ledger_problems() == []
 
 
 _JUNK: tuple[Any, ...] = (None, True, -1, 0, 0.5, "", "x", "A" * 300, [], [1], {}, {"k": 1}, 10**12, float("nan"))

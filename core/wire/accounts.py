@@ -86,9 +86,9 @@ class ChainFunded(msgspec.Struct):
 
 
 class PendingItem(msgspec.Struct):
-    """Money in an intermediate state: a credit hold, a payment or top-up, or a receipt."""
+    """Money in an intermediate state: a credit hold, a payment or top-up, a receipt, or a payout."""
 
-    kind: Literal["credit_hold", "payment", "top_up", "receipt"]
+    kind: Literal["credit_hold", "payment", "top_up", "receipt", "payout"]
     id: str
     amount_usdc: str
     tool: str | None

@@ -159,7 +159,7 @@ async def test_push_channel_refuses_a_deep_message_and_keeps_the_connection(kern
     assert snapshot["type"] == "job" and snapshot["request_id"] == accepted["request_id"]
 
 
-async def test_a_running_job_reports_its_step_on_the_job_and_the_push_channel(kernel_factory, tmp_path):
+async def test_a_running_job_reports_its_step_on_the_job_and_the_push_channel_until_it_ends(kernel_factory, tmp_path):
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin())])
     gate = tmp_path / "open"
     async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
@@ -182,8 +182,11 @@ async def test_a_running_job_reports_its_step_on_the_job_and_the_push_channel(ke
                 snapshot = await _receive(ws)
                 gate.write_text("go")
                 completed = await _receive(ws)
+            polled = (await client.get(job_url, headers=auth)).json()
         finally:
             await worker.stop()
     assert (running["status"], running["message"]) == ("processing", "waiting at the gate")
     assert (snapshot["status"], snapshot["message"]) == ("processing", "waiting at the gate")
-    assert (completed["status"], completed["message"], completed["result"]["sum"]) == ("completed", "waiting at the gate", 2)
+    # an ended job no longer shows the step it was on
+    assert (completed["status"], completed.get("message"), completed["result"]["sum"]) == ("completed", None, 2)
+    assert polled["status"] == "completed" and "message" not in polled

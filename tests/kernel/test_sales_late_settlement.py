@@ -1,8 +1,10 @@
 """A sale paid by an x402 payment that settles late, against a real facilitator over HTTP, on
-SQLite and PostgreSQL. While the buyer's payment is pending the seller cannot be paid out of
-it (fulfilling is refused, nothing moves); once the reconciler finds the transfer on chain
-the seller fulfils and is credited its share. A payment that never settles ends, at the
-order's deadline, as a failed job charged nothing. The ledger check holds at each step."""
+SQLite and PostgreSQL. A job starts only once its payment has settled (the kernel's rule,
+core/job_payments.py): while the buyer's payment is pending the seller has no order to
+fulfil (nothing can be paid out of it) and the buyer's job says it waits for the payment;
+once the reconciler finds the transfer on chain the order reaches the seller, who fulfils
+and is credited its share. A payment the facilitator refuses ends the job `payment_failed`,
+charged nothing, with no order ever made. The ledger check holds at each step."""
 from __future__ import annotations
 
 import json
@@ -49,10 +51,11 @@ async def _market(kernel_factory, facilitator):
 async def test_a_seller_is_paid_only_once_the_buyers_payment_settles(kernel_factory, facilitator) -> None:
     kernel, seller, buyer, soul_key, order_id = await _market(kernel_factory, facilitator)
     async with http_client(kernel) as client:
-        (order,) = (await client.get("/v1/soul/orders", headers=soul_key)).json()["orders"]
+        listed = (await client.get("/v1/soul/orders", headers=soul_key)).json()["orders"]
         early = await client.post(f"/v1/soul/orders/{order_id}/fulfil", json={"result": {"a": 1}}, headers=soul_key)
-        assert order["payment_status"] == "pending"
-        assert early.status_code == 409 and early.json()["error"] == "payment_not_settled"
+        waiting = (await client.get(f"/v1/requests/{order_id}", headers={"X-Agent-ID": buyer.address})).json()
+        assert listed == [] and early.status_code == 404  # no order before the payment settles
+        assert waiting["status"] == "pending" and "payment" in waiting["message"]
         assert (await client.get("/v1/soul/earnings", headers=soul_key)).json()["credits_balance"] == "0.000000"
         assert await check_ledger() == []
 
@@ -61,9 +64,11 @@ async def test_a_seller_is_paid_only_once_the_buyers_payment_settles(kernel_fact
         await facilitator.settle_finished.wait()  # the transfer landed after the service gave up waiting
         facilitator.settle_mode = "ok"
         await kernel.reconciler.run_once(grace_s=0)
+        (order,) = (await client.get("/v1/soul/orders", headers=soul_key)).json()["orders"]
         done = await client.post(f"/v1/soul/orders/{order_id}/fulfil", json={"result": {"a": 1}}, headers=soul_key)
         job = (await client.get(f"/v1/requests/{order_id}", headers={"X-Agent-ID": buyer.address})).json()
         earnings = (await client.get("/v1/soul/earnings", headers=soul_key)).json()
+    assert order["payment_status"] == "settled"
     assert done.status_code == 200 and done.json()["payment_status"] == "settled"
     assert job["status"] == "completed" and earnings["credits_balance"] == "1.600000"
     assert len(facilitator.transactions) == 1 and facilitator.balance(buyer.address) == 3_000_000
@@ -77,14 +82,14 @@ async def test_a_payment_that_never_settles_is_charged_nothing(kernel_factory, f
     facilitator.release()
     await facilitator.settle_finished.wait()  # the hanging settlement is refused after all
     await kernel.reconciler.run_once(grace_s=0)  # asked again: it failed, nothing moved
-    assert await orders.expire_due(now_ms() + 61_000) == 1
+    assert await orders.expire_due(now_ms() + 61_000) == 0  # no order was ever made
     async with http_client(kernel) as client:
         job = (await client.get(f"/v1/requests/{order_id}", headers={"X-Agent-ID": buyer.address})).json()
         (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": buyer.address})).json()["receipts"]
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": buyer.address})).json()
         earnings = (await client.get("/v1/soul/earnings", headers=soul_key)).json()
-    assert job["status"] == "failed" and job["error_code"] == "provider_unavailable"
+    assert job["status"] == "failed" and job["error_code"] == "payment_failed"
     assert receipt["status"] == "not_charged" and balance["credits_balance"] == "0.000000"
     assert facilitator.transactions == [] and facilitator.balance(buyer.address) == 5_000_000
-    assert earnings["credits_balance"] == "0.000000"
+    assert earnings["credits_balance"] == "0.000000" and earnings["orders_open"] == 0
     assert await check_ledger(max_intermediate_age_s=0) == []

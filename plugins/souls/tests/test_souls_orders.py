@@ -166,18 +166,23 @@ async def test_a_payout_the_service_wallet_cannot_cover_withdraws_nothing(kernel
     async with http_client(kernel) as client:
         key = (await register(client, seller, LINGUA)).json()["soul_key"]
         seller_id = (await client.get("/v1/balance", headers={"X-Agent-ID": seller.address})).json()
+        # a sale paid with credits: the seller earns its share, and no USDC reaches the service's wallet
+        _buyer, auth = await credits_session(client, "1")
+        job_id = (await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)).json()["request_id"]
+        assert (await client.post(f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key))).status_code == 200
         agent = await db.row("SELECT agent_id FROM souls_agents WHERE slug = 'lingua'")
         granted = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "2"},
                                     headers={"Authorization": "Bearer test-operator-token"})
         assert granted.status_code == 200
-        # credits granted by the operator are not USDC the service's wallet holds: the payment cannot settle
-        failed = await client.post("/v1/soul/payouts", json={"amount_usdc": "1.5"}, headers=soul_auth(key))
+        beyond = await client.post("/v1/soul/payouts", json={"amount_usdc": "1.5"}, headers=soul_auth(key))  # granted credits never leave
+        failed = await client.post("/v1/soul/payouts", json={"amount_usdc": "0.32"}, headers=soul_auth(key))  # the share: earned
         bad = await client.post("/v1/soul/payouts", json={"amount_usdc": "-1", "to_address": "0x12"}, headers=soul_auth(key))
         listed = (await client.get("/v1/soul/payouts", headers=soul_auth(key))).json()
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": seller.address})).json()
     assert seller_id["credits_balance"] == "0.000000"
+    assert beyond.status_code == 409 and beyond.json()["error"] == "exceeds_earnings" and beyond.json()["withdrawable_usdc"] == "0.320000"
     assert failed.status_code == 503 and failed.json()["error"] == "payout_failed"
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"amount_usdc", "to_address"}
     assert listed == {"payouts": [], "count": 0}
-    assert balance["credits_balance"] == "2.000000" and balance["on_chain_balance"] == "0.000000"
+    assert balance["credits_balance"] == "2.320000" and balance["on_chain_balance"] == "0.000000"
     assert await ledger_problems() == []
