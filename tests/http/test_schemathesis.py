@@ -82,7 +82,8 @@ def _app_key() -> str:
 
 # a GitHub App configured (connections answer their links); GitHub itself is never reached
 GITHUB_APP = {"TOLLWAY_GOALS_GITHUB_APP_ID": "1", "TOLLWAY_GOALS_GITHUB_APP_SLUG": "fuzz", "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": _app_key(),
-              "TOLLWAY_GOALS_GITHUB_API_URL": "http://127.0.0.1:9"}
+              "TOLLWAY_GOALS_GITHUB_CLIENT_ID": "Iv1.fuzz", "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET": "fuzz-secret",
+              "TOLLWAY_GOALS_GITHUB_API_URL": "http://127.0.0.1:9", "TOLLWAY_GOALS_GITHUB_WEB_URL": "http://127.0.0.1:9"}
 
 
 async def test_schemathesis_finds_nothing(kernel_factory, tmp_path):

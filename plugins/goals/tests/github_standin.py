@@ -1,4 +1,5 @@
-"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents) for tests."""
+"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents) and its
+OAuth side (a user's authorization code exchanged for a user access token, the installations that user reaches) for tests."""
 from __future__ import annotations
 
 import base64
@@ -15,18 +16,28 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 TOKEN_LIFETIME_S = 3600
+# A user access token lives eight hours, its authorization code ten minutes (once).
+USER_TOKEN_LIFETIME_S = 28_800
+CODE_LIFETIME_S = 600
+CLIENT_ID = "Iv23liStandinClient01"
+CLIENT_SECRET = "standin-client-secret-0123456789abcdef0123"
 # GitHub refuses an app JWT whose expiry is more than ten minutes ahead.
 MAX_JWT_LIFETIME_S = 600
 INSTALLATION_PATH = re.compile(r"^/app/installations/(\d+)$")
 ACCESS_TOKENS_PATH = re.compile(r"^/app/installations/(\d+)/access_tokens$")
 CONTENTS_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)/contents/(.+)$")
+APP_TOKEN_PATH = re.compile(r"^/applications/([^/]+)/token$")
+OAUTH_ERRORS = {
+    "bad_verification_code": "The code passed is incorrect or expired.",
+    "incorrect_client_credentials": "The client_id and/or client_secret passed are incorrect.",
+}
 RAW_MEDIA_TYPE = "application/vnd.github.raw+json"
 _BASE62 = string.ascii_letters + string.digits
 
@@ -50,6 +61,8 @@ class FakeInstallation:
     repositories: list[str]
     permissions: dict[str, str]
     repository_selection: str = "selected"
+    # The GitHub users with access to this installation (/user/installations lists it for them).
+    members: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,14 @@ class IssuedToken:
     installation_id: int
     repositories: tuple[str, ...]
     permissions: dict[str, str]
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class UserGrant:
+    """A user's authorization code or user access token: whose, and until when."""
+
+    login: str
     expires_at: float
 
 
@@ -82,11 +103,15 @@ class GitHubStandin:
     app_id: str
     public_key_pem: str
     url: str = ""
+    client_id: str = CLIENT_ID
+    client_secret: str = CLIENT_SECRET
     installations: dict[int, FakeInstallation] = field(default_factory=dict)
     tokens: dict[str, IssuedToken] = field(default_factory=dict)
     requests: list[LoggedRequest] = field(default_factory=list)
     issued: list[str] = field(default_factory=list)
     files: dict[str, dict[str, str]] = field(default_factory=dict)
+    codes: dict[str, UserGrant] = field(default_factory=dict)
+    user_tokens: dict[str, UserGrant] = field(default_factory=dict)
     outage: int | None = None
     delay_s: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -97,12 +122,27 @@ class GitHubStandin:
         account: str,
         repositories: list[str],
         permissions: dict[str, str] | None = None,
+        members: list[str] | None = None,
     ) -> FakeInstallation:
+        """`account` installs the app; `members` (default: the account itself) are the users who reach the installation."""
         grant = permissions or {"contents": "read", "metadata": "read"}
-        installation = FakeInstallation(installation_id, account, list(repositories), dict(grant))
+        who = frozenset(login.lower() for login in (members if members is not None else [account]))
+        installation = FakeInstallation(installation_id, account, list(repositories), dict(grant), members=who)
         with self.lock:
             self.installations[installation_id] = installation
         return installation
+
+    def authorize(self, login: str, *, expires_in_s: float = CODE_LIFETIME_S) -> str:
+        """The code GitHub puts on the callback once `login` has authorized the app in the browser (single use)."""
+        code = secrets.token_hex(10)
+        with self.lock:
+            self.codes[code] = UserGrant(login.lower(), time.time() + expires_in_s)
+        return code
+
+    def user_token_is_live(self, token: str) -> bool:
+        with self.lock:
+            grant = self.user_tokens.get(token)
+            return grant is not None and grant.expires_at > time.time()
 
     def put_file(self, repo_full_name: str, path: str, text: str) -> None:
         """A file of `owner/name` that the contents API serves to a token covering that repository."""
@@ -135,6 +175,12 @@ class GitHubStandin:
             time.sleep(self.delay_s)
         if self.outage:
             return self.outage, {"message": "Service unavailable"}
+        if split.path == "/login/oauth/access_token" and method == "POST":
+            return self._exchange_code({**query, **(body or {})}, headers)
+        if split.path == "/user/installations" and method == "GET":
+            return self._user_installations(query, headers)
+        if (found := APP_TOKEN_PATH.match(split.path)) and method == "DELETE":
+            return self._delete_user_token(unquote(found[1]), body or {}, headers)
         if split.path.startswith("/app/"):
             return self._app_route(method, split.path, headers, body)
         if split.path.startswith("/installation/"):
@@ -193,6 +239,54 @@ class GitHubStandin:
         return 200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1], "path": path,
                      "content": base64.b64encode(data).decode()}
 
+    def _exchange_code(self, form: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        """POST /login/oauth/access_token: GitHub answers 200 even when it refuses, with an `error` field."""
+        with self.lock:
+            grant = self.codes.pop(str(form.get("code") or ""), None)
+            if form.get("client_id") != self.client_id or form.get("client_secret") != self.client_secret:
+                error = "incorrect_client_credentials"
+            elif grant is None or grant.expires_at <= time.time():
+                error = "bad_verification_code"
+            else:
+                error = None
+                token = "ghu_" + "".join(secrets.choice(_BASE62) for _ in range(36))
+                self.user_tokens[token] = UserGrant(grant.login, time.time() + USER_TOKEN_LIFETIME_S)
+        if error is not None:
+            answer: dict[str, Any] = {"error": error, "error_description": OAUTH_ERRORS[error],
+                                      "error_uri": f"https://docs.github.com/apps/troubleshooting#{error.replace('_', '-')}"}
+        else:
+            refresh = "ghr_" + "".join(secrets.choice(_BASE62) for _ in range(76))
+            answer = {"access_token": token, "expires_in": USER_TOKEN_LIFETIME_S, "refresh_token": refresh,
+                      "refresh_token_expires_in": 15_897_600, "scope": "", "token_type": "bearer"}
+        if "application/json" in headers.get("accept", ""):
+            return 200, answer
+        return 200, Raw(urlencode(answer).encode(), "application/x-www-form-urlencoded; charset=utf-8")
+
+    def _user_installations(self, query: dict[str, str], headers: dict[str, str]) -> tuple[int, Any]:
+        """GET /user/installations: the app's installations the user access token's user reaches, paged."""
+        token = _presented_token(headers)
+        with self.lock:
+            grant = self.user_tokens.get(token)
+            if grant is None or grant.expires_at <= time.time():
+                if self._live(token) is not None:
+                    return 403, {"message": "You must authenticate with an access token authorized to a GitHub App in order to list installations"}
+                return 401, {"message": "Bad credentials"}
+            reached = [i for _, i in sorted(self.installations.items()) if grant.login in i.members]
+        per_page = min(int(query.get("per_page", 30)), 100)
+        page = max(int(query.get("page", 1)), 1)
+        shown = reached[(page - 1) * per_page : page * per_page]
+        return 200, {"total_count": len(reached), "installations": [self._installation_body(i) for i in shown]}
+
+    def _delete_user_token(self, client_id: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        """DELETE /applications/{client_id}/token: the app (Basic client_id:client_secret) gives up a user access token."""
+        expected = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+        if client_id != self.client_id or headers.get("authorization", "") != f"Basic {expected}":
+            return 404, {"message": "Not Found"}
+        with self.lock:
+            if self.user_tokens.pop(str(body.get("access_token") or ""), None) is None:
+                return 404, {"message": "Not Found"}
+        return 204, None
+
     def _jwt_ok(self, headers: dict[str, str]) -> bool:
         scheme, _, value = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer":
@@ -210,7 +304,10 @@ class GitHubStandin:
         installation = self.installations.get(installation_id)
         if installation is None:
             return 404, {"message": "Not Found"}
-        return 200, {
+        return 200, self._installation_body(installation)
+
+    def _installation_body(self, installation: FakeInstallation) -> dict[str, Any]:
+        return {
             "id": installation.id,
             "account": {"login": installation.account, "type": "Organization"},
             "repository_selection": installation.repository_selection,
@@ -283,7 +380,8 @@ def _handler(standin: GitHubStandin) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            body = json.loads(raw) if raw else None
+            form = "application/x-www-form-urlencoded" in self.headers.get("Content-Type", "")
+            body = ({k: v[-1] for k, v in parse_qs(raw.decode()).items()} if form else json.loads(raw)) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, answer = standin.handle(self.command, self.path, headers, body)
             if isinstance(answer, Raw):
@@ -315,7 +413,7 @@ class _Server(ThreadingHTTPServer):
 
 @contextmanager
 def github_standin(app_id: int | str, public_key_pem: str) -> Iterator[GitHubStandin]:
-    """Serves a GitHubStandin on 127.0.0.1 at a free port for the duration of the block."""
+    """Serves a GitHubStandin (GitHub's API and its web OAuth endpoint) on 127.0.0.1 at a free port for the duration of the block."""
     standin = GitHubStandin(str(app_id), public_key_pem)
     server = _Server(("127.0.0.1", 0), _handler(standin))
     standin.url = f"http://127.0.0.1:{server.server_address[1]}"

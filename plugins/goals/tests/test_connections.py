@@ -1,18 +1,20 @@
 """Code-host connections over HTTP on SQLite and PostgreSQL against the GitHub stand-in: the
-one-time link, the return from GitHub (once), listing, revocation, one-repository tokens, and
-the case tool that reads a file without the token ever reaching its result."""
+one-time link, the return from GitHub (once, and only for an installation the returning user's
+authorization code proves they reach), listing, revocation, one-repository tokens, and the case
+tool that reads a file without the token ever reaching its result."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from github_standin import GitHubStandin, github_standin, rsa_keypair
+from github_standin import CLIENT_ID, CLIENT_SECRET, GitHubStandin, github_standin, rsa_keypair
 from goal_support import goals_kernel
 
 from tollway.testing import credits_session, http_client
@@ -24,9 +26,10 @@ from tollway_goals.repo_tools import READ_REPOSITORY_FILE, read_repository_file
 
 APP_ID = 515151
 SLUG = "tollway-goals-test"
-WEB_URL = "https://github.example"
 INSTALLATION = 41
-SETTINGS = ("TOLLWAY_GOALS_GITHUB_APP_ID", "TOLLWAY_GOALS_GITHUB_APP_SLUG", "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY")
+INSTALLER = "alice"
+SETTINGS = ("TOLLWAY_GOALS_GITHUB_APP_ID", "TOLLWAY_GOALS_GITHUB_APP_SLUG", "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY",
+            "TOLLWAY_GOALS_GITHUB_CLIENT_ID", "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def keys() -> tuple[str, str]:
 @pytest.fixture
 def standin(keys: tuple[str, str]) -> Iterator[GitHubStandin]:
     with github_standin(APP_ID, keys[1]) as server:
-        server.install(INSTALLATION, "acme", ["api", "web"])
+        server.install(INSTALLATION, "acme", ["api", "web"], members=[INSTALLER])
         server.put_file("acme/api", "docs/README.md", "# The API\nIt answers.\n")
         server.put_file("acme/web", "index.html", "<h1>web</h1>")
         yield server
@@ -45,14 +48,26 @@ def standin(keys: tuple[str, str]) -> Iterator[GitHubStandin]:
 
 @pytest.fixture
 async def kernel(kernel_factory: Any, standin: GitHubStandin, keys: tuple[str, str]) -> Any:
-    return await goals_kernel(kernel_factory, env={
-        "TOLLWAY_GOALS_GITHUB_API_URL": standin.url, "TOLLWAY_GOALS_GITHUB_WEB_URL": WEB_URL,
-        "TOLLWAY_GOALS_GITHUB_APP_ID": str(APP_ID), "TOLLWAY_GOALS_GITHUB_APP_SLUG": SLUG, "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": keys[0],
-    })
+    return await goals_kernel(kernel_factory, env=github_env(standin, keys[0]))
+
+
+def github_env(standin: GitHubStandin, private_key: str, **changed: str) -> dict[str, str]:
+    """The goals plugin's GitHub App settings pointing at the stand-in (its API and its web OAuth endpoint)."""
+    env = {
+        "TOLLWAY_GOALS_GITHUB_API_URL": standin.url, "TOLLWAY_GOALS_GITHUB_WEB_URL": standin.url,
+        "TOLLWAY_GOALS_GITHUB_APP_ID": str(APP_ID), "TOLLWAY_GOALS_GITHUB_APP_SLUG": SLUG, "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": private_key,
+        "TOLLWAY_GOALS_GITHUB_CLIENT_ID": CLIENT_ID, "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET": CLIENT_SECRET,
+    }
+    return {**env, **{f"TOLLWAY_GOALS_GITHUB_{name.upper()}": value for name, value in changed.items()}}
 
 
 def state_of(link: str) -> str:
     return parse_qs(urlsplit(link).query)["state"][0]
+
+
+def reason(page: Any) -> str:
+    found = re.search(r'data-reason="([a-z_]+)"', page.text)
+    return found[1] if found else ""
 
 
 async def create(client: Any, headers: dict[str, str], name: str = "acme code") -> dict[str, Any]:
@@ -61,13 +76,22 @@ async def create(client: Any, headers: dict[str, str], name: str = "acme code") 
     return resp.json()["data"]
 
 
-async def callback(client: Any, state: str, installation_id: int = INSTALLATION) -> Any:
-    return await client.get("/v1/connections/callback", params={"installation_id": installation_id, "setup_action": "install", "state": state})
+async def returned(client: Any, state: str, installation_id: int, code: str | None) -> Any:
+    """The browser's return from GitHub as GitHub sends it when the app asks for the user's authorization on installation."""
+    params: dict[str, Any] = {"installation_id": installation_id, "setup_action": "install", "state": state}
+    if code is not None:
+        params["code"] = code
+    return await client.get("/v1/connections/callback", params=params)
 
 
-async def connected(client: Any, headers: dict[str, str]) -> str:
+async def callback(client: Any, github: GitHubStandin, state: str, installation_id: int = INSTALLATION, user: str = INSTALLER) -> Any:
+    """`user` authorizes the app at GitHub and comes back naming `installation_id`."""
+    return await returned(client, state, installation_id, github.authorize(user))
+
+
+async def connected(client: Any, headers: dict[str, str], github: GitHubStandin) -> str:
     created = await create(client, headers)
-    resp = await callback(client, state_of(created["link"]))
+    resp = await callback(client, github, state_of(created["link"]))
     assert resp.status_code == 200, resp.text
     return created["id"]
 
@@ -78,7 +102,7 @@ async def listing(client: Any, headers: dict[str, str]) -> Any:
     return resp
 
 
-async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kernel: Any) -> None:
+async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kernel: Any, standin: GitHubStandin) -> None:
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         refused = {}
@@ -94,7 +118,7 @@ async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kern
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"name", "kind", "scope"}
     assert created["status"] == "pending" and created["kind"] == "github" and created["scope"] == {"repositories": []}
     link = urlsplit(created["link"])
-    assert f"{link.scheme}://{link.netloc}{link.path}" == f"{WEB_URL}/apps/{SLUG}/installations/new"
+    assert f"{link.scheme}://{link.netloc}{link.path}" == f"{standin.url}/apps/{SLUG}/installations/new"
     connection_id, _, secret = state_of(created["link"]).partition(".")
     assert connection_id == created["id"] and len(secret) >= 32
     expires = datetime.fromisoformat(created["link_expires_at"].replace("Z", "+00:00"))
@@ -117,14 +141,14 @@ async def test_the_return_from_github_activates_the_connection_once(kernel: Any,
         _agent, headers = await credits_session(client)
         created = await create(client, headers)
         state = state_of(created["link"])
-        altered = await callback(client, state[:-1] + ("A" if state[-1] != "A" else "B"))
-        unknown = await callback(client, "nonsense")
-        not_installed = await callback(client, state, installation_id=999)
-        first, second = await asyncio.gather(callback(client, state), callback(client, state))
-        third = await callback(client, state)
+        altered = await callback(client, standin, state[:-1] + ("A" if state[-1] != "A" else "B"))
+        unknown = await callback(client, standin, "nonsense")
+        not_installed = await callback(client, standin, state, installation_id=999)
+        first, second = await asyncio.gather(callback(client, standin, state), callback(client, standin, state))
+        third = await callback(client, standin, state)
         listed = await listing(client, headers)
     assert altered.status_code == 403 and unknown.status_code == 403
-    assert not_installed.status_code == 400 and "Nothing was connected" in not_installed.text
+    assert not_installed.status_code == 403 and reason(not_installed) == "not_yours" and "Nothing was connected" in not_installed.text
     assert sorted([first.status_code, second.status_code]) == [200, 410]
     assert third.status_code == 410 and "already been used" in third.text
     ok = first if first.status_code == 200 else second
@@ -136,12 +160,84 @@ async def test_the_return_from_github_activates_the_connection_once(kernel: Any,
     assert not any(token in listed.text for token in standin.issued) and "ghs_" not in listed.text
 
 
-async def test_a_link_older_than_an_hour_is_refused_and_the_connection_stays_pending(kernel: Any) -> None:
+async def stored_link(connection_id: str) -> tuple[str, Any, Any, str]:
+    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id)
+    return row["status"], row["installation_id"], row["link_used_ms"], row["repositories"]
+
+
+async def test_completing_ones_own_link_with_another_accounts_installation_is_refused_and_scopes_nothing(
+    kernel: Any, standin: GitHubStandin
+) -> None:
+    standin.install(42, "mallory", ["tools"], members=["mallory"])
+    standin.install(77, "victim-org", ["payroll"], members=["bob"])
+    async with http_client(kernel) as client:
+        _attacker, headers = await credits_session(client)
+        created = await create(client, headers, name="mine")
+        state = state_of(created["link"])
+        attack = await callback(client, standin, state, installation_id=77, user="mallory")
+        after_attack = await stored_link(created["id"])
+        listed = (await listing(client, headers)).json()["data"]
+        minted_for_victim = standin.calls("POST", "/app/installations/77/")
+        honest = await callback(client, standin, state, installation_id=42, user="mallory")
+        final = (await listing(client, headers)).json()["data"]
+    assert attack.status_code == 403 and reason(attack) == "not_yours"
+    assert "Nothing was connected" in attack.text and "payroll" not in attack.text
+    assert after_attack == ("pending", None, None, "[]") and minted_for_victim == []
+    assert [(c["status"], c["scope"]) for c in listed] == [("pending", {"repositories": []})]
+    assert not any(standin.user_token_is_live(t) for t in standin.user_tokens) and standin.calls("DELETE", "/applications/")
+    assert honest.status_code == 200, honest.text
+    assert [(c["status"], c["scope"]) for c in final] == [("active", {"repositories": ["mallory/tools"]})]
+
+
+async def test_a_return_without_a_code_or_with_an_unknown_expired_or_replayed_code_activates_nothing(
+    kernel: Any, standin: GitHubStandin
+) -> None:
+    async with http_client(kernel) as client:
+        _agent, headers = await credits_session(client)
+        first = await create(client, headers, name="first")
+        second = await create(client, headers, name="second")
+        state = state_of(second["link"])
+        used_code = standin.authorize(INSTALLER)
+        honest = await returned(client, state_of(first["link"]), INSTALLATION, used_code)
+        refused = {
+            "none": await returned(client, state, INSTALLATION, None),
+            "empty": await returned(client, state, INSTALLATION, ""),
+            "unknown": await returned(client, state, INSTALLATION, "0123456789abcdef0123"),
+            "expired": await returned(client, state, INSTALLATION, standin.authorize(INSTALLER, expires_in_s=-1)),
+            "replayed": await returned(client, state, INSTALLATION, used_code),
+        }
+        still = await stored_link(second["id"])
+        last = await callback(client, standin, state)
+    assert honest.status_code == 200, honest.text
+    assert {k: (r.status_code, reason(r)) for k, r in refused.items()} == {
+        "none": (400, "no_code"), "empty": (400, "no_code"),
+        "unknown": (403, "code_refused"), "expired": (403, "code_refused"), "replayed": (403, "code_refused"),
+    }
+    assert all("Nothing was connected" in r.text and r.headers["cache-control"] == "no-store" for r in refused.values())
+    assert still == ("pending", None, None, "[]")
+    exchanges = standin.calls("POST", "/login/oauth/access_token")
+    assert len(exchanges) == 5 and {(e.body["client_id"], e.body["client_secret"]) for e in exchanges} == {(CLIENT_ID, CLIENT_SECRET)}
+    assert all(e.headers["accept"] == "application/json" for e in exchanges)
+    assert last.status_code == 200 and "acme/api" in last.text
+
+
+async def test_a_wrong_client_secret_is_a_provider_error_not_a_refused_user(kernel_factory: Any, standin: GitHubStandin, keys: tuple[str, str]) -> None:
+    kernel = await goals_kernel(kernel_factory, env=github_env(standin, keys[0], client_secret="not-the-secret"))
+    async with http_client(kernel) as client:
+        _agent, headers = await credits_session(client)
+        created = await create(client, headers)
+        resp = await callback(client, standin, state_of(created["link"]))
+        still = await stored_link(created["id"])
+    assert resp.status_code == 502 and reason(resp) == "provider_error" and "not-the-secret" not in resp.text
+    assert still == ("pending", None, None, "[]")
+
+
+async def test_a_link_older_than_an_hour_is_refused_and_the_connection_stays_pending(kernel: Any, standin: GitHubStandin) -> None:
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         created = await create(client, headers)
         await db.rows("UPDATE goals_connections SET link_expires_ms = link_expires_ms - 3600001 WHERE id = {}", created["id"])
-        resp = await callback(client, state_of(created["link"]))
+        resp = await callback(client, standin, state_of(created["link"]))
         listed = (await listing(client, headers)).json()["data"]
     assert resp.status_code == 410 and "expired" in resp.text
     assert [c["status"] for c in listed] == ["pending"]
@@ -151,7 +247,7 @@ async def test_only_the_owner_sees_and_revokes_it_and_revoking_ends_the_grant_at
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
         _other, other_headers = await credits_session(client)
-        connection_id = await connected(client, headers)
+        connection_id = await connected(client, headers, standin)
         seen_by_other = (await listing(client, other_headers)).json()["data"]
         deleted_by_other = await client.delete(f"/v1/connections/{connection_id}", headers=other_headers)
         still_installed = INSTALLATION in standin.installations
@@ -172,7 +268,7 @@ async def test_a_goal_gets_a_token_for_one_repository_expiring_within_the_hour(k
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
         other, _other_headers = await credits_session(client)
-        connection_id = await connected(client, headers)
+        connection_id = await connected(client, headers, standin)
         pending_id = (await create(client, headers, name="not yet"))["id"]
         grant = await repository_token_for(owner, connection_id, "ACME/api", kernel.platform)
         refusals = {}
@@ -193,7 +289,7 @@ async def test_a_goal_gets_a_token_for_one_repository_expiring_within_the_hour(k
 async def test_an_uninstalled_app_revokes_the_connection_at_its_next_use(kernel: Any, standin: GitHubStandin) -> None:
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
-        connection_id = await connected(client, headers)
+        connection_id = await connected(client, headers, standin)
         standin.uninstall(INSTALLATION)
         with pytest.raises(ConnectionRevoked):
             await repository_token_for(owner, connection_id, "acme/api", kernel.platform)
@@ -204,7 +300,7 @@ async def test_an_uninstalled_app_revokes_the_connection_at_its_next_use(kernel:
 async def test_reading_a_file_answers_its_content_and_never_the_token(kernel: Any, standin: GitHubStandin) -> None:
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
-        connection_id = await connected(client, headers)
+        connection_id = await connected(client, headers, standin)
         where = Where(goal={"id": "goal_x", "agent_id": owner}, session_id="ses_x", case_id=None, depth=0)
         outcome = await read_repository_file(where, {"connection_id": connection_id, "repository": "acme/api", "path": "/docs/README.md"}, kernel.platform)
         token = standin.issued[-1]
@@ -232,7 +328,7 @@ async def test_reading_a_file_answers_its_content_and_never_the_token(kernel: An
 async def test_an_issued_repository_token_is_masked_in_stored_text(kernel: Any, standin: GitHubStandin) -> None:
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
-        connection_id = await connected(client, headers)
+        connection_id = await connected(client, headers, standin)
         grant = await repository_token_for(owner, connection_id, "acme/web", kernel.platform)
     text = f"cloning with x-access-token:{grant.token}@github.com"
     assert mask(text) == "cloning with x-access-token:***@github.com"

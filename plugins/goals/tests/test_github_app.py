@@ -1,4 +1,4 @@
-"""The GitHub App client against a local stand-in that speaks GitHub's App REST API."""
+"""The GitHub App client against a local stand-in that speaks GitHub's App REST API and its OAuth code exchange."""
 from __future__ import annotations
 
 import socket
@@ -10,9 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import jwt
 import pytest
-from github_standin import GitHubStandin, github_standin, rsa_keypair
+from github_standin import CLIENT_ID, CLIENT_SECRET, GitHubStandin, github_standin, rsa_keypair
 
 from tollway_goals.github_app import (
+    AuthorizationRefused,
     GitHubApp,
     Installation,
     InstallationGone,
@@ -51,8 +52,9 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def make_app(http: httpx.AsyncClient, url: str, private_pem: str) -> GitHubApp:
-    return GitHubApp(http, url, app_id=APP_ID, app_slug=SLUG, private_key_pem=private_pem)
+def make_app(http: httpx.AsyncClient, url: str, private_pem: str, client_secret: str = CLIENT_SECRET) -> GitHubApp:
+    return GitHubApp(http, url, app_id=APP_ID, app_slug=SLUG, private_key_pem=private_pem, web_url=url,
+                     client_id=CLIENT_ID, client_secret=client_secret)
 
 
 @pytest.fixture
@@ -60,7 +62,8 @@ def app(http: httpx.AsyncClient, standin: GitHubStandin, keys: tuple[str, str]) 
     return make_app(http, standin.url, keys[0])
 
 
-def test_install_url_sends_the_user_to_the_apps_installation_page(app: GitHubApp) -> None:
+def test_install_url_sends_the_user_to_the_apps_installation_page(http: httpx.AsyncClient, keys: tuple[str, str]) -> None:
+    app = GitHubApp(http, app_id=APP_ID, app_slug=SLUG, private_key_pem=keys[0])
     url = urlsplit(app.install_url("s t&ate=1"))
     assert (url.scheme, url.netloc, url.path) == ("https", "github.com", f"/apps/{SLUG}/installations/new")
     assert parse_qs(url.query) == {"state": ["s t&ate=1"]}
@@ -165,6 +168,62 @@ async def test_revoke_deletes_the_installation_and_tolerates_it_being_gone(app: 
     assert [r.path for r in standin.calls("DELETE")] == [f"/app/installations/{INSTALLATION}"]
     await app.revoke(INSTALLATION)
     assert await app.installation(INSTALLATION) is None
+
+
+async def test_user_installations_exchanges_the_code_lists_what_that_user_reaches_and_gives_the_token_up(
+    app: GitHubApp, standin: GitHubStandin
+) -> None:
+    standin.install(INSTALLATION, "acme", ["api"], members=["alice", "carol"])
+    standin.install(8, "alice", ["dotfiles"])
+    standin.install(9, "victim-org", ["payroll"], members=["bob"])
+    found = await app.user_installations(standin.authorize("Alice"))
+    assert found == [Installation(INSTALLATION, "acme", "selected"), Installation(8, "alice", "selected")]
+    [exchange] = standin.calls("POST", "/login/oauth/access_token")
+    assert exchange.body == {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code": exchange.body["code"]}
+    assert exchange.headers["accept"] == "application/json"
+    assert exchange.headers["content-type"] == "application/x-www-form-urlencoded"
+    [listing] = standin.calls("GET", "/user/installations")
+    token = listing.headers["authorization"].removeprefix("Bearer ")
+    assert token.startswith("ghu_") and not standin.user_token_is_live(token)
+    [revoked] = standin.calls("DELETE", "/applications/")
+    assert revoked.path == f"/applications/{CLIENT_ID}/token" and revoked.body == {"access_token": token}
+
+
+async def test_user_installations_pages_through_a_user_with_many(app: GitHubApp, standin: GitHubStandin) -> None:
+    for number in range(100, 231):
+        standin.install(number, f"org-{number}", ["r"], members=["dana"])
+    found = await app.user_installations(standin.authorize("dana"))
+    assert [i.id for i in found] == list(range(100, 231))
+    assert [int(r.query["page"]) for r in standin.calls("GET", "/user/installations")] == [1, 2]
+
+
+async def test_a_wrong_expired_or_used_code_is_refused_and_a_wrong_client_secret_is_the_apps_fault(
+    http: httpx.AsyncClient, app: GitHubApp, standin: GitHubStandin, keys: tuple[str, str]
+) -> None:
+    used = standin.authorize("alice")
+    await app.user_installations(used)
+    for code in ("0" * 20, standin.authorize("alice", expires_in_s=-1), used):
+        with pytest.raises(AuthorizationRefused):
+            await app.user_installations(code)
+    wrong = make_app(http, standin.url, keys[0], client_secret="not-it")
+    with pytest.raises(ProviderAuthError) as caught:
+        await wrong.user_installations(standin.authorize("alice"))
+    assert "incorrect_client_credentials" in str(caught.value) and "not-it" not in str(caught.value)
+    assert CLIENT_SECRET not in repr(app) and len(standin.calls("GET", "/user/installations")) == 1
+
+
+async def test_standin_answers_the_code_exchange_form_encoded_unless_json_is_asked_for(
+    http: httpx.AsyncClient, standin: GitHubStandin
+) -> None:
+    form = {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "code": standin.authorize("alice")}
+    answer = await http.post(f"{standin.url}/login/oauth/access_token", params=form)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/x-www-form-urlencoded")
+    fields = parse_qs(answer.text)
+    assert fields["token_type"] == ["bearer"] and fields["access_token"][0].startswith("ghu_")
+    refused = await http.post(f"{standin.url}/login/oauth/access_token", json=form, headers={"Accept": "application/json"})
+    assert refused.status_code == 200 and refused.json()["error"] == "bad_verification_code"
+    as_installation = await http.get(f"{standin.url}/user/installations", headers={"Authorization": "Bearer nonsense"})
+    assert as_installation.status_code == 401
 
 
 @pytest.mark.parametrize(("count", "pages"), [(230, [1, 2, 3]), (200, [1, 2, 3]), (3, [1])])

@@ -12,7 +12,7 @@ import pytest
 from chat_standin import call, chat_standin, turn
 from github_standin import github_standin, rsa_keypair
 from goal_support import event, goals_kernel, new_goal
-from test_connections import APP_ID, INSTALLATION, SLUG, WEB_URL, callback, create, state_of
+from test_connections import APP_ID, INSTALLATION, INSTALLER, callback, create, github_env, state_of
 
 from tollway.testing import http_client
 from tollway_goals import db
@@ -41,16 +41,15 @@ async def test_a_session_reads_a_file_and_never_sees_the_token(kernel_factory, k
     caplog.set_level(logging.DEBUG)
     connection: dict[str, str] = {}
     with github_standin(APP_ID, keys[1]) as github, chat_standin(reader(connection)) as chat:
-        github.install(INSTALLATION, "acme", ["api", "secret"])
+        github.install(INSTALLATION, "acme", ["api", "secret"], members=[INSTALLER])
         github.put_file("acme/api", "docs/README.md", "# The API\nIt answers.\n")
-        env = {**chat.env, "TOLLWAY_GOALS_GITHUB_API_URL": github.url, "TOLLWAY_GOALS_GITHUB_WEB_URL": WEB_URL,
-               "TOLLWAY_GOALS_GITHUB_APP_ID": str(APP_ID), "TOLLWAY_GOALS_GITHUB_APP_SLUG": SLUG, "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": keys[0]}
+        env = {**chat.env, **github_env(github, keys[0])}
         kernel = await goals_kernel(kernel_factory, env=env, installed={"tollway_goals", "tollway_web"})
         runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
             _agent, headers, goal = await new_goal(client)
             created = await create(client, headers)
-            assert (await callback(client, state_of(created["link"]))).status_code == 200
+            assert (await callback(client, github, state_of(created["link"]))).status_code == 200
             await db.rows("UPDATE goals_connections SET repositories = {} WHERE id = {}", json.dumps(["acme/api"]), created["id"])
             connection["id"] = created["id"]
             await event(client, goal["goal_id"], headers, event_id="1", case_key="docs", task="Read the API docs")

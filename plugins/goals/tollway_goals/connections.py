@@ -1,4 +1,5 @@
-"""Code-host connections: a GitHub App installation an agent approves through a one-time link, and the one-repository tokens goals get."""
+"""Code-host connections: a GitHub App installation an agent approves through a one-time link (activated only for an
+installation the returning GitHub user proves they reach), and the one-repository tokens goals get."""
 from __future__ import annotations
 
 import hashlib
@@ -17,9 +18,14 @@ from msgspec import Meta
 from tollway import Page, Refusal, Route, RouteCall, RouteReply
 
 from . import db
-from .github_app import GitHubApp, InstallationGone, ProviderError, ProviderUnavailable, RepositoryNotInScope, RepoToken
+from .github_app import (
+    AuthorizationRefused, GitHubApp, InstallationGone, ProviderError, ProviderUnavailable, RepositoryNotInScope, RepoToken,
+)
 from .ids import iso, new_id, now_ms
-from .settings import FAMILY, GITHUB_API_URL, GITHUB_APP, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, GITHUB_WEB_URL
+from .settings import (
+    FAMILY, GITHUB_API_URL, GITHUB_APP, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, GITHUB_PRIVATE_KEY,
+    GITHUB_WEB_URL,
+)
 
 __all__ = [
     "CONNECTION_ROUTES", "ConnectionNotActive", "ConnectionNotFound", "ConnectionRefusal", "ConnectionRevoked", "ProviderDown",
@@ -31,6 +37,8 @@ HTTP_TIMEOUT_S = 15.0
 NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 TAGS = ("connections",)
 _INSTALLATION_ID = re.compile(r"^[1-9][0-9]{0,17}$")
+# GitHub's OAuth codes are short hex strings; anything else is not sent on.
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 
 class ConnectionRefusal(Refusal):
@@ -139,6 +147,7 @@ async def github(platform: Any) -> AsyncIterator[GitHubApp]:
             app = GitHubApp(
                 http, _setting(settings, GITHUB_API_URL), app_id=_setting(settings, GITHUB_APP_ID), app_slug=_setting(settings, GITHUB_APP_SLUG),
                 private_key_pem=pem, web_url=_setting(settings, GITHUB_WEB_URL),
+                client_id=_setting(settings, GITHUB_CLIENT_ID), client_secret=_setting(settings, GITHUB_CLIENT_SECRET),
             )
         except ValueError:
             raise ProviderNotConfigured(
@@ -228,6 +237,11 @@ _REFUSED: dict[str, tuple[int, str, str]] = {
     "expired": (410, "Link expired", "This connection link has expired (links work for one hour). Nothing was connected; ask for a new link."),
     "revoked": (410, "Connection revoked", "This connection was revoked before it was completed. Nothing was connected."),
     "bad_request": (400, "Installation not recognised", "GitHub's answer did not name an installation of this service's app. Nothing was connected."),
+    "no_code": (400, "Authorization missing", "GitHub's answer carried no authorization of your GitHub account, so the installation "
+                "could not be confirmed as yours. Nothing was connected; open the link again and authorize the app when GitHub asks."),
+    "code_refused": (403, "Authorization not confirmed", "GitHub did not confirm the authorization (it was wrong, expired or already used). "
+                     "Nothing was connected; open the link again."),
+    "not_yours": (403, "Installation not yours", "The installation named is not one your GitHub account can reach. Nothing was connected."),
     "unconfigured": (503, "Connections unavailable", "Code-host connections are not configured on this service. Nothing was connected."),
     "unavailable": (503, "GitHub unavailable", "GitHub did not answer. Nothing was connected; open the link again in a few minutes."),
     "provider_error": (502, "GitHub refused", "GitHub refused this service's request. Nothing was connected."),
@@ -280,13 +294,19 @@ async def callback(call: RouteCall) -> Page:
     installation_id = str(query.get("installation_id") or "")
     if action not in ("install", "update") or not _INSTALLATION_ID.match(installation_id):
         return _refused("bad_request")
+    code = str(query.get("code") or "")
+    if not _CODE.match(code):
+        return _refused("no_code")
     try:
         async with github(call.platform) as app:
-            if await app.installation(int(installation_id)) is None:
-                return _refused("bad_request")
+            # The id on the callback is only a claim: the user's own token must list it.
+            if int(installation_id) not in {found.id for found in await app.user_installations(code)}:
+                return _refused("not_yours")
             repositories = await app.repositories(int(installation_id))
     except ProviderNotConfigured:
         return _refused("unconfigured")
+    except AuthorizationRefused:
+        return _refused("code_refused")
     except ProviderUnavailable:
         return _refused("unavailable")
     except ProviderError:
@@ -347,11 +367,13 @@ CONNECTION_ROUTES = (
           "Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
           listing, auth="read", answer_type=ConnectionList, tags=TAGS, mcp=True, statuses=(401, 429)),
     Route("GET", f"{PATH}/callback", "connection_callback", "Return from GitHub",
-          "Where GitHub sends the browser back after the app's installation (the app's Setup URL): the one-time link's state "
-          "activates its connection once (altered 403, used or expired 410).",
+          "Where GitHub sends the browser back after the app's installation and the user's authorization (the app's Callback "
+          "URL): the one-time link's state activates its connection once (altered 403, used or expired 410), and only for an "
+          "installation that the user whose authorization code comes back can reach (no code 400, a refused code or another "
+          "account's installation 403).",
           callback, auth="public", page=True, tags=TAGS, statuses=(400, 403, 410, 502, 503),
           query=(("installation_id", "GitHub's installation id."), ("setup_action", "install, update or request."),
-                 ("state", "The one-time link's state."))),
+                 ("code", "GitHub's one-time authorization code of the user who installed."), ("state", "The one-time link's state."))),
     Route("DELETE", f"{PATH}/{{connection_id}}", "connection_delete", "Revoke a connection",
           "Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
           delete, auth="write", answer_type=ConnectionAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 429, 502, 503)),

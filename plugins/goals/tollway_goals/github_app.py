@@ -1,8 +1,8 @@
-"""The GitHub App side of code-host connections: install link, app JWT, installations, repository tokens, revocation."""
+"""The GitHub App side of code-host connections: install link, app JWT, the installing user's installations, repository tokens, revocation."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,10 @@ class ProviderAuthError(ProviderError):
 
 class ProviderUnavailable(ProviderError):
     """GitHub did not answer usefully: 5xx, rate limit, timeout or connection failure."""
+
+
+class AuthorizationRefused(ProviderError):
+    """GitHub would not exchange the user's authorization code: wrong, expired or already used."""
 
 
 class InstallationGone(ProviderError):
@@ -67,6 +71,8 @@ class GitHubApp:
         app_slug: str,
         private_key_pem: str | bytes,
         web_url: str = "https://github.com",
+        client_id: str = "",
+        client_secret: str = "",
     ) -> None:
         pem = private_key_pem.encode() if isinstance(private_key_pem, str) else private_key_pem
         try:
@@ -78,6 +84,8 @@ class GitHubApp:
         self.web_url = web_url.rstrip("/")
         self.app_id = str(app_id)
         self.app_slug = app_slug
+        self.client_id = client_id
+        self._client_secret = client_secret
 
     def __repr__(self) -> str:
         return f"GitHubApp(app_id={self.app_id!r}, app_slug={self.app_slug!r}, api_url={self.api_url!r})"
@@ -96,6 +104,18 @@ class GitHubApp:
             return None
         body = _expect(response, 200)
         return Installation(int(body["id"]), body["account"]["login"], body["repository_selection"])
+
+    async def user_installations(self, code: str) -> list[Installation]:
+        """The app's installations reachable by the user whose authorization `code` GitHub put on the callback.
+
+        The code is exchanged for a user access token, which lists them and is then given up; AuthorizationRefused
+        when GitHub will not exchange the code."""
+        token = await self._user_token(code)
+        try:
+            return [Installation(int(found["id"]), found["account"]["login"], found["repository_selection"])
+                    async for found in self._pages("/user/installations", token, "installations")]
+        finally:
+            await self._revoke_user_token(token)
 
     async def repositories(self, installation_id: int) -> list[str]:
         grant = await self._installation_token(installation_id, {"permissions": dict(LIST_ONLY)})
@@ -136,16 +156,43 @@ class GitHubApp:
         return _expect(response, 201)
 
     async def _list_repositories(self, token: str) -> list[str]:
-        names: list[str] = []
+        return [repo["full_name"] async for repo in self._pages("/installation/repositories", token, "repositories")]
+
+    async def _pages(self, path: str, token: str, key: str) -> AsyncIterator[dict[str, Any]]:
         page = 1
         while True:
-            params = {"per_page": PAGE_SIZE, "page": page}
-            response = await self._send("GET", "/installation/repositories", token, params=params)
-            batch = _expect(response, 200)["repositories"]
-            names.extend(repo["full_name"] for repo in batch)
+            response = await self._send("GET", path, token, params={"per_page": PAGE_SIZE, "page": page})
+            batch = _expect(response, 200)[key]
+            for item in batch:
+                yield item
             if len(batch) < PAGE_SIZE:
-                return names
+                return
             page += 1
+
+    async def _user_token(self, code: str) -> str:
+        """POST <web>/login/oauth/access_token: GitHub answers 200 with an `error` field when it refuses."""
+        route = "POST /login/oauth/access_token"
+        form = {"client_id": self.client_id, "client_secret": self._client_secret, "code": code}
+        response = await self._request(route, "POST", f"{self.web_url}/login/oauth/access_token",
+                                       {"Accept": "application/json"}, data=form)
+        try:
+            body = _expect(response, 200)
+        except ValueError:
+            raise ProviderError(f"unexpected answer from GitHub ({route}: not JSON)") from None
+        error = body.get("error") if isinstance(body, dict) else "no answer"
+        if error == "bad_verification_code":
+            raise AuthorizationRefused(f"GitHub refused the authorization code ({route}: {error})")
+        if error or not isinstance(body.get("access_token"), str):
+            raise ProviderAuthError(f"GitHub refused the app's OAuth credentials ({route}: {error or 'no access_token'})")
+        return body["access_token"]
+
+    async def _revoke_user_token(self, token: str) -> None:
+        route = "DELETE /applications/{client_id}/token"
+        try:
+            await self._request(route, "DELETE", f"{self.api_url}/applications/{self.client_id}/token", self._headers(None),
+                                auth=(self.client_id, self._client_secret), json={"access_token": token})
+        except ProviderError:
+            pass
 
     async def _revoke_token(self, token: str) -> None:
         try:
@@ -154,14 +201,22 @@ class GitHubApp:
             pass
 
     async def _send(self, method: str, path: str, bearer: str, **kwargs: Any) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {bearer}", "Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
+        return await self._request(f"{method} {path}", method, f"{self.api_url}{path}", self._headers(bearer), **kwargs)
+
+    @staticmethod
+    def _headers(bearer: str | None) -> dict[str, str]:
+        headers = {"Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
+        return {"Authorization": f"Bearer {bearer}", **headers} if bearer is not None else headers
+
+    async def _request(self, route: str, method: str, url: str, headers: dict[str, str], **kwargs: Any) -> httpx.Response:
+        """One request; `route` (never a secret) names it in errors."""
         try:
-            response = await self._http.request(method, f"{self.api_url}{path}", headers=headers, **kwargs)
+            response = await self._http.request(method, url, headers=headers, **kwargs)
         except httpx.TimeoutException:
-            raise ProviderUnavailable(f"GitHub timed out ({method} {path})") from None
+            raise ProviderUnavailable(f"GitHub timed out ({route})") from None
         except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"GitHub unreachable ({method} {path}: {type(exc).__name__})") from None
-        _raise_for_common(response, f"{method} {path}")
+            raise ProviderUnavailable(f"GitHub unreachable ({route}: {type(exc).__name__})") from None
+        _raise_for_common(response, route)
         return response
 
 

@@ -27,9 +27,21 @@ PUBLIC_URL = Setting(
 GITHUB_API_URL = Setting(FAMILY, "github_api_url", "https://api.github.com", "GitHub's REST API base URL (GitHub Enterprise: https://HOST/api/v3).")
 GITHUB_WEB_URL = Setting(FAMILY, "github_web_url", "https://github.com", "GitHub's web base URL, for the app-installation links of new connections.")
 GITHUB_APP_ID = Setting(FAMILY, "github_app_id", None, "The GitHub App's id, for code-host connections.")
-GITHUB_APP_SLUG = Setting(FAMILY, "github_app_slug", None, "The GitHub App's slug (github.com/apps/<slug>); its Setup URL is <public_url>/v1/connections/callback.")
+GITHUB_APP_SLUG = Setting(
+    FAMILY, "github_app_slug", None,
+    "The GitHub App's slug (github.com/apps/<slug>); its Callback URL is <public_url>/v1/connections/callback, with "
+    "'Request user authorization (OAuth) during installation' ticked.",
+)
 GITHUB_PRIVATE_KEY = Setting(FAMILY, "github_private_key", None, "The GitHub App's private key (PEM text).", secret=True)
-GITHUB_APP = (GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY)
+GITHUB_CLIENT_ID = Setting(
+    FAMILY, "github_client_id", None,
+    "The GitHub App's client id, to exchange the code GitHub returns after installation for the installing user's token.",
+)
+GITHUB_CLIENT_SECRET = Setting(
+    FAMILY, "github_client_secret", None,
+    "The GitHub App's client secret, to prove which user completed an installation before a connection is activated.", secret=True,
+)
+GITHUB_APP = (GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET)
 
 SETTINGS = (
     PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN,
