@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import Example, FieldError, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
+from tollway import Example, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
 
-from . import tracking
+from . import headers, tracking
 from .tables import SentEmail
 
 FAMILY = "email"
@@ -48,8 +48,8 @@ async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
 
 
 def check(draft: EmailDraft) -> None:
-    if "\r" in draft.subject or "\n" in draft.subject:
-        raise FieldError("subject", "must be one line")
+    """Before payment: the fields that become headers are one line each (the quote's check too)."""
+    headers.refuse_bad((("to", draft.to), ("subject", draft.subject)))
 
 
 async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
