@@ -36,6 +36,14 @@ async def finished(client, job_id: str, headers: dict[str, str]) -> dict:
     return job
 
 
+async def sent(client, body: dict, headers: dict[str, str]) -> tuple[str, dict]:
+    """Send `body` (accepted 202) and wait: the job's id and its finished status."""
+    accepted = await client.post(SEND, json=body, headers=headers)
+    assert accepted.status_code == 202, accepted.text
+    job_id = accepted.json()["request_id"]
+    return job_id, await finished(client, job_id, headers)
+
+
 async def test_a_tracked_signed_email(kernel_factory) -> None:
     private, public = dkim_key()
     with smtp_server() as (mail, env):
@@ -49,10 +57,7 @@ async def test_a_tracked_signed_email(kernel_factory) -> None:
                 agent_id, headers = await credits_session(client, "1")
                 body = {"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana, your invoice: https://example.com/inv/42",
                         "html": '<html><body><p>Hello Dana, <a href="https://example.com/inv/42?a=1&amp;b=2">your invoice</a>.</p></body></html>'}
-                accepted = await client.post(SEND, json=body, headers=headers)
-                assert accepted.status_code == 202, accepted.text
-                job_id = accepted.json()["request_id"]
-                job = await finished(client, job_id, headers)
+                job_id, job = await sent(client, body, headers)
                 [got] = mail.messages
                 html = got.get_body(("html",)).get_content()
                 pixel = re.search(r'src="https://tools.tollway.test(/v1/t/o/[^"]+)"', html).group(1)

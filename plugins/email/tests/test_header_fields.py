@@ -5,7 +5,7 @@ naming the field before payment, on the send tool and on the free quote; nothing
 no receipt is signed, nothing reaches the relay (both databases, a real SMTP server)."""
 from __future__ import annotations
 
-from test_email_send import finished
+from test_email_send import sent
 
 from tollway.testing import credits_session, http_client, smtp_server, worker_for
 
@@ -48,9 +48,7 @@ async def test_header_fields_refuse_line_breaks_and_control_characters_before_pa
                 # the control: a one-line subject with non-ASCII letters and punctuation is sent and charged
                 fine = {**DRAFT, "subject": "Ünïcode — café № 7 «ok»"}
                 quoted = await client.post(QUOTE, json=fine, headers=headers)
-                accepted = await client.post(SEND, json=fine, headers=headers)
-                assert accepted.status_code == 202, accepted.text
-                job = await finished(client, accepted.json()["request_id"], headers)
+                _job_id, job = await sent(client, fine, headers)
                 after = (await client.get("/v1/balance", headers=headers)).json()
                 receipts_after = (await client.get("/v1/analytics/receipts", headers=headers)).json()
         finally:
@@ -72,14 +70,14 @@ async def test_the_refusal_says_which_character_and_names_every_bad_field(kernel
         async with http_client(kernel) as client:
             _agent, headers = await credits_session(client, "1")
             both = {**DRAFT, "to": "dana@example.com\n", "subject": "a\u2028b"}
-            sent = await client.post(SEND, json=both, headers=headers)
+            refused = await client.post(SEND, json=both, headers=headers)
             quoted = await client.post(QUOTE, json=both, headers=headers)
             carriage = await client.post(QUOTE, json={**DRAFT, "subject": "a\rb"}, headers=headers)
-    for answer in (sent, quoted):
+    for answer in (refused, quoted):
         body = answer.json()
         assert answer.status_code == 400 and body["error"] == "invalid_request", answer.text
         assert [d["field"] for d in body["details"]] == ["to", "subject"]
         assert "U+000A" in body["details"][0]["message"] and "U+2028" in body["details"][1]["message"]
-    assert sent.json() == quoted.json()
+    assert refused.json() == quoted.json()
     assert carriage.status_code == 400 and carriage.json()["details"] == [
         {"field": "subject", "message": "must be one line without control characters (it has U+000D)"}]
