@@ -29,8 +29,8 @@ def bound_hosts(kernel: Any) -> dict[str, str]:
     out = {}
     for route in kernel.routes.values():
         if route.host is not None:
-            url = setting_value(kernel.family_settings(route.host.family), route.host)
-            if url and (name := host_name(urlsplit(url).netloc)):
+            url = setting_value(kernel.family_settings(route.host.family), route.host) or ""
+            if name := host_name(urlsplit(url if "://" in url else "//" + url).netloc):  # a bare host name too
                 out[route.name] = name
     return out
 

@@ -55,6 +55,13 @@ async def test_the_host_header_decides_when_the_setting_is_set(kernel_factory) -
     assert answers["api host, own page"].json()["error"] == "not_found"
 
 
+async def test_a_bare_host_name_binds_too(kernel_factory) -> None:
+    kernel = await kernel_factory(plugins=[("hosted", Hosted())], env={"TOLLWAY_HOSTED_OWN_URL": "own.example.test"})
+    async with http_client(kernel) as client:
+        statuses = [(await client.get(url)).status_code for url in ("https://own.example.test/v1/hosted/page", "/v1/hosted/page")]
+    assert statuses == [200, 404]
+
+
 async def test_unset_every_host_serves_every_route(kernel_factory) -> None:
     kernel = await kernel_factory(plugins=[("hosted", Hosted())])
     async with http_client(kernel) as client:

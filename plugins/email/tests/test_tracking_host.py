@@ -17,7 +17,8 @@ TRACKING = "https://t.tollway.test"
 
 async def test_tracking_is_served_on_its_own_host_and_nothing_else_is(kernel_factory) -> None:
     with smtp_server() as (mail, env):
-        env = {**env, "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test", "TOLLWAY_EMAIL_TRACKING_URL": TRACKING}
+        # a bare host name: links are https:// on it
+        env = {**env, "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test", "TOLLWAY_EMAIL_TRACKING_URL": "t.tollway.test"}
         kernel = await kernel_factory(installed={"tollway_email"}, env=env)
         worker = worker_for(kernel)
         worker.start()

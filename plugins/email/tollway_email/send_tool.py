@@ -56,7 +56,7 @@ async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
     ctx.check_content(draft.subject, draft.text, None if draft.html is UNSET else draft.html)
     client = ctx.provider("email")
     sender = agent_address(client.from_address, ctx.agent_id or "")
-    base = (ctx.setting(tracking.TRACKING_URL) or ctx.setting(PUBLIC_URL) or "").rstrip("/")
+    base = tracking.base_url(ctx.setting(tracking.TRACKING_URL) or ctx.setting(PUBLIC_URL) or "")
     html = None if draft.html is UNSET else draft.html
     links: list[str] = []
     if html is not None and (draft.track_opens or draft.track_clicks):

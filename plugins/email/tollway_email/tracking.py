@@ -39,6 +39,12 @@ async def key() -> bytes:
     return base64.b64decode(found[0]["value"])
 
 
+def base_url(setting: str) -> str:
+    """The base of tracking links from a setting's value: https:// when it names a bare host."""
+    setting = setting.strip().rstrip("/")
+    return setting if "://" in setting or not setting else f"https://{setting}"
+
+
 def token(secret: bytes, request_id: str, number: int) -> str:
     mac = hmac.new(secret, f"{request_id}.{number}".encode(), hashlib.sha256).digest()[:16]
     return f"{request_id}.{number}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
