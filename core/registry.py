@@ -61,6 +61,8 @@ class Registry:
         for other in self.routes.values():
             if (other.method, other.path) == (route.method, route.path):
                 raise StartupError(f"duplicate route {route.method} {route.path}: {other.name} and {route.name}")
+        if route.host is not None and self.settings.get(route.host.env_var) != route.host:
+            raise StartupError(f"route {route.name} is served on the host of {route.host.env_var}: register that setting with register_settings")
         self.routes[route.name] = route
 
     def add_kernel_tool(self, tool: Tool) -> None:

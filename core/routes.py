@@ -14,6 +14,7 @@ import msgspec
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .request import Answer, CallRequest
+from .settings_spec import Setting
 from .validation import Problem, convert, decode_object
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -96,10 +97,16 @@ class Route:
     # Groups of body fields of which a call gives exactly one, e.g. (("request_id", "job_id"),):
     # refused with every other failing field in one 400.
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
+    # A host of its own: when this setting (a base URL, e.g. https://t.example.com) is set, the
+    # HTTP front serves the route only to requests whose Host is that URL's host name, and that
+    # host nothing but the routes declaring it (404 otherwise); unset, any host serves it.
+    host: Setting | None = None
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):
             raise ValueError(f"route {self.name}: path must look like /v1/... with {{name}} parameters")
+        if self.host is not None and self.mcp:
+            raise ValueError(f"route {self.name}: a route on a host of its own is not an MCP tool")
         if self.auth not in ("read", "write", "public", "operator"):
             raise ValueError(f"route {self.name}: unknown auth {self.auth!r}")
 

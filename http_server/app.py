@@ -33,6 +33,7 @@ from .translate import (
     to_call_request,
     unexpected_error_handler,
 )
+from .hosts import bound_hosts, host_gate
 from .plugin_routes import route_handlers
 from .watch_routes import watch_handlers
 
@@ -182,7 +183,8 @@ def create_app(
     hub = PushHub(kernel)
     mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
     schemas = WireSchemas(tools, kernel.routes.values())
-    handlers = _kernel_handlers(kernel, schemas) + watch_handlers(kernel, schemas) + route_handlers(kernel, schemas) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
+    hosts = bound_hosts(kernel)  # routes served on a host of their own (Route.host)
+    handlers = _kernel_handlers(kernel, schemas) + watch_handlers(kernel, schemas) + route_handlers(kernel, schemas, hosts) + [_tool_handler(kernel, t, schemas) for t in tools] + [make_subscribe_handler(kernel, hub), mcp_endpoint]
 
     async def start_hub() -> None:
         hub.start()
@@ -204,6 +206,7 @@ def create_app(
         on_startup=[*on_startup, start_hub],
         on_shutdown=[stop_hub, *on_shutdown],
         lifespan=[mcp_lifespan],
+        middleware=[host_gate(frozenset(hosts.values()))] if hosts else [],
         debug=debug,
         # Per-request INFO lines (httpx logs every upstream call) cost more than the
         # lookup itself; the service logs warnings and its own tollway.* INFO lines.

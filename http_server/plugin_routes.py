@@ -12,6 +12,7 @@ from litestar.openapi.spec import Operation
 
 from core.routes import Page, Route
 
+from .hosts import OPT
 from .openapi import AGENT_SECURITY, OPERATOR_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param, query
 from .translate import answer_response, to_call_request
 
@@ -45,11 +46,12 @@ def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
     )
 
 
-def route_handlers(kernel: Any, schemas: WireSchemas) -> list[HTTPRouteHandler]:
-    return [_handler(kernel, r, schemas) for r in sorted(kernel.routes.values(), key=lambda r: (r.path, r.method))]
+def route_handlers(kernel: Any, schemas: WireSchemas, hosts: dict[str, str]) -> list[HTTPRouteHandler]:
+    """`hosts`: the host name of each route served on a host of its own (hosts.bound_hosts)."""
+    return [_handler(kernel, r, schemas, hosts.get(r.name)) for r in sorted(kernel.routes.values(), key=lambda r: (r.path, r.method))]
 
 
-def _handler(kernel: Any, r: Route, schemas: WireSchemas) -> HTTPRouteHandler:
+def _handler(kernel: Any, r: Route, schemas: WireSchemas, host: str | None) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         params = {name: str(value) for name, value in request.path_params.items()}
         out = await kernel.route_runner.call(r, await to_call_request(request), params)
@@ -67,6 +69,7 @@ def _handler(kernel: Any, r: Route, schemas: WireSchemas) -> HTTPRouteHandler:
         tags=list(r.tags) or ["plugins"],
         status_code=r.status,
         operation_class=route_operation(r, schemas),
+        opt={OPT: host} if host else None,
     )(handle)
 
 

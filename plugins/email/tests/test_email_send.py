@@ -26,6 +26,24 @@ def dkim_key() -> tuple[str, str]:
     return private, base64.b64encode(public).decode()
 
 
+async def finished(client, job_id: str, headers: dict[str, str]) -> dict:
+    """The job's status once it has completed or failed (polled for up to about 8 s)."""
+    for _ in range(400):
+        job = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
+        if job["status"] in ("completed", "failed"):
+            break
+        await asyncio.sleep(0.02)
+    return job
+
+
+async def sent(client, body: dict, headers: dict[str, str]) -> tuple[str, dict]:
+    """Send `body` (accepted 202) and wait: the job's id and its finished status."""
+    accepted = await client.post(SEND, json=body, headers=headers)
+    assert accepted.status_code == 202, accepted.text
+    job_id = accepted.json()["request_id"]
+    return job_id, await finished(client, job_id, headers)
+
+
 async def test_a_tracked_signed_email(kernel_factory) -> None:
     private, public = dkim_key()
     with smtp_server() as (mail, env):
@@ -39,14 +57,7 @@ async def test_a_tracked_signed_email(kernel_factory) -> None:
                 agent_id, headers = await credits_session(client, "1")
                 body = {"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana, your invoice: https://example.com/inv/42",
                         "html": '<html><body><p>Hello Dana, <a href="https://example.com/inv/42?a=1&amp;b=2">your invoice</a>.</p></body></html>'}
-                accepted = await client.post(SEND, json=body, headers=headers)
-                assert accepted.status_code == 202, accepted.text
-                job_id = accepted.json()["request_id"]
-                for _ in range(400):
-                    job = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
-                    if job["status"] in ("completed", "failed"):
-                        break
-                    await asyncio.sleep(0.02)
+                job_id, job = await sent(client, body, headers)
                 [got] = mail.messages
                 html = got.get_body(("html",)).get_content()
                 pixel = re.search(r'src="https://tools.tollway.test(/v1/t/o/[^"]+)"', html).group(1)
@@ -107,13 +118,7 @@ async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> 
                 jobs = {}
                 for name, body in drafts.items():
                     jobs[name] = (await client.post(SEND, json=body, headers=headers)).json()["request_id"]
-                done = {}
-                for name, job_id in jobs.items():
-                    for _ in range(400):
-                        done[name] = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
-                        if done[name]["status"] in ("completed", "failed"):
-                            break
-                        await asyncio.sleep(0.02)
+                done = {name: await finished(client, job_id, headers) for name, job_id in jobs.items()}
                 balance = (await client.get("/v1/balance", headers=headers)).json()
         finally:
             await worker.stop()
@@ -143,10 +148,7 @@ async def test_a_reply_to_a_sent_email_arrives_in_the_inbox_threaded_to_it(kerne
             async with http_client(kernel) as client:
                 _agent, headers = await credits_session(client, "1")
                 job_id = (await client.post(SEND, json={"to": "dana@example.com", "subject": "Quote 7", "text": "Our quote."}, headers=headers)).json()["request_id"]
-                for _ in range(400):
-                    if (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()["status"] == "completed":
-                        break
-                    await asyncio.sleep(0.02)
+                await finished(client, job_id, headers)
                 [sent] = mail.messages
                 reply = EmailMessage()
                 reply["From"], reply["To"], reply["Subject"] = "Dana <dana@example.com>", sent["Reply-To"], "Re: Quote 7"

@@ -53,3 +53,18 @@ async def test_the_provider_is_listed_unconfigured_until_its_host_and_sender_are
         client, _cost = kernel.platform.provider("email")
         await client.send(to="a@example.com", subject="through the kernel", text="t")
     assert kernel.providers.status("email").configured and mail.messages[0]["Subject"] == "through the kernel"
+
+
+async def test_a_header_value_that_is_not_one_line_is_refused_and_nothing_is_sent() -> None:
+    """The provider's own guard, for callers other than the email tool (which refuses these before payment)."""
+    with smtp_server() as (mail, env):
+        client = sender(env)
+        codes = {}
+        for field, value in (("subject", "a\u2028Bcc: eve@example.com"), ("to", "a@example.com\x0b"), ("in_reply_to", "<x@y>\x00"),
+                             ("reply_to", "r@example.com\x85")):
+            args = {"to": "a@example.com", "subject": "s", "text": "t", field: value}
+            with pytest.raises(ToolError) as raised:
+                await client.send(**args)
+            codes[field] = (raised.value.code, raised.value.status, [d["field"] for d in raised.value.details])
+    assert codes == {field: ("invalid_input", 400, [field]) for field in ("subject", "to", "in_reply_to", "reply_to")}
+    assert mail.messages == []

@@ -17,7 +17,7 @@ from .inbox import keep
 from .inbox_routes import INBOX_ROUTES
 from .send_tool import EMAIL_SEND, PUBLIC_URL, QUOTE_ROUTE
 from .tables import TABLES
-from .tracking import TRACKING_ROUTES
+from .tracking import TRACKING_ROUTES, TRACKING_URL
 from .smtp import SMTP
 
 log = logging.getLogger("tollway.email")
@@ -56,6 +56,7 @@ def register_settings(register: Callable[[Setting], None]) -> None:
     register(INBOUND_PORT)
     register(INBOUND_HOST)
     register(PUBLIC_URL)
+    register(TRACKING_URL)
 
 
 @hookimpl

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import Example, FieldError, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
+from tollway import Example, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
 
-from . import tracking
+from . import headers, tracking
 from .tables import SentEmail
 
 FAMILY = "email"
@@ -48,15 +48,15 @@ async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
 
 
 def check(draft: EmailDraft) -> None:
-    if "\r" in draft.subject or "\n" in draft.subject:
-        raise FieldError("subject", "must be one line")
+    """Before payment: the fields that become headers are one line each (the quote's check too)."""
+    headers.refuse_bad((("to", draft.to), ("subject", draft.subject)))
 
 
 async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
     ctx.check_content(draft.subject, draft.text, None if draft.html is UNSET else draft.html)
     client = ctx.provider("email")
     sender = agent_address(client.from_address, ctx.agent_id or "")
-    base = (ctx.setting(PUBLIC_URL) or "").rstrip("/")
+    base = tracking.base_url(ctx.setting(tracking.TRACKING_URL) or ctx.setting(PUBLIC_URL) or "")
     html = None if draft.html is UNSET else draft.html
     links: list[str] = []
     if html is not None and (draft.track_opens or draft.track_clicks):

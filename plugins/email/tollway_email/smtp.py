@@ -13,6 +13,8 @@ import dkim
 
 from tollway import Provider, Setting, ToolError
 
+from .headers import problems
+
 KIND = "email"
 HOST = Setting(KIND, "host", None, "The SMTP relay's host name.")
 PORT = Setting(KIND, "port", "587", "The SMTP relay's port (587 submission with STARTTLS, 465 implicit TLS, 25 plain).")
@@ -40,6 +42,10 @@ class SmtpSender:
 
     def message(self, *, to: str, subject: str, text: str, html: str | None = None, reply_to: str | None = None,
                 in_reply_to: str | None = None, sender: str | None = None) -> EmailMessage:
+        """The message; a header value that is not one line is refused (ToolError `invalid_input`, 400)."""
+        bad = problems((("sender", sender), ("to", to), ("subject", subject), ("reply_to", reply_to), ("in_reply_to", in_reply_to)))
+        if bad:
+            raise ToolError("invalid_input", f"A mail header would not be one line: {', '.join(d['field'] for d in bad)}.", status=400, details=bad)
         msg = EmailMessage()
         msg["From"] = sender or self.from_address
         msg["To"] = to

@@ -1,7 +1,9 @@
 """Opens and clicks of what the email tool sends: the HTML part gets a tracking pixel and its
 links are rewritten to signed redirects served by Tollway; each open or click is counted on
 the sent email. A link's token is `<request id>.<link number>.<HMAC>`, so nobody can point a
-redirect anywhere the message did not link to."""
+redirect anywhere the message did not link to. With TOLLWAY_EMAIL_TRACKING_URL set they are
+served on that host alone, which serves nothing else, so the service's own host name never
+redirects to where an agent's message linked."""
 from __future__ import annotations
 
 import base64
@@ -13,13 +15,16 @@ import re
 import secrets
 from typing import Any
 
-from tollway import Page, Route, RouteCall, now_ms
+from tollway import Page, Route, RouteCall, Setting, now_ms
 
 from .tables import EmailKey
 
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")  # a 1x1 transparent GIF
 _HREF = re.compile(r'(<a\b[^>]*?\bhref\s*=\s*)(["\'])(https?://[^"\']+)\2', re.I)
 NO_STORE = {"Cache-Control": "no-store, private"}
+TRACKING_URL = Setting("email", "tracking_url", None, (
+    "The base URL of the tracking pixel and links, on a host name of its own (e.g. https://t.example.com); when set, that "
+    "host serves them and nothing else, and the API's host refuses them. Unset: they are served under public_url."))
 
 
 async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
@@ -32,6 +37,12 @@ async def key() -> bytes:
         await _rows("INSERT INTO email_keys (name, value) VALUES ('tracking', {}) ON CONFLICT (name) DO NOTHING", base64.b64encode(secrets.token_bytes(32)).decode())
         found = await _rows("SELECT value FROM email_keys WHERE name = 'tracking'")
     return base64.b64decode(found[0]["value"])
+
+
+def base_url(setting: str) -> str:
+    """The base of tracking links from a setting's value: https:// when it names a bare host."""
+    setting = setting.strip().rstrip("/")
+    return setting if "://" in setting or not setting else f"https://{setting}"
 
 
 def token(secret: bytes, request_id: str, number: int) -> str:
@@ -84,7 +95,7 @@ async def clicked(call: RouteCall) -> Page:
 
 TRACKING_ROUTES = (
     Route("GET", "/v1/t/o/{token}", "email_open_pixel", "Email open", "The tracking pixel of a sent email (counts an open).",
-          opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=()),
+          opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=(), host=TRACKING_URL),
     Route("GET", "/v1/t/c/{token}", "email_click", "Email link", "A tracked link of a sent email: counts the click, then redirects to where the email linked.",
-          clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,)),
+          clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,), host=TRACKING_URL),
 )
