@@ -83,6 +83,7 @@ async def test_deep_reads_twenty_or_more_sources_when_there_are_enough(site: Sit
     result = await research(site, "urban heat island", "deep", searcher=searcher)
     assert len(result.sources) >= 20
     assert_citations_resolve(result, site)
+    assert set(cited(result.report)) == {s.n for s in result.sources}  # at least the 20 promised are cited
     assert len(result.meta.queries) == 8
     assert {m for _, m in searcher.queries} == {20}  # a web search gives at most 20 results
     # Quick reads fewer, and asks for fewer results per query.
@@ -274,6 +275,18 @@ async def test_written_report_with_no_valid_citation_falls_back_to_extractive(si
     assert result.meta.providers.llm == "openai_chat"
     assert "extractive" in result.report and "[31]" not in result.report
     assert_citations_resolve(result, site)
+
+
+async def test_written_report_citing_fewer_sources_than_promised_falls_back_to_extractive(site: Site, chat_server: ChatServer) -> None:
+    """A written report citing 4 different sources where quick promises 5 is not used: the
+    extractive report, citing every source read, is served instead; the prompt asked for 5."""
+    chat_server.script = lambda body: (
+        200, completion('["bee mites"]' if is_planning(body) else "Mites spread viruses [1, 2]. Losses continue [3][4][1]."), 0.0
+    )
+    result = await research(site, "honeybee colony collapse", writer=writer_for(chat_server))
+    assert result.meta.extractive is True and result.meta.citations_removed == 0
+    assert set(cited(result.report)) == {s.n for s in result.sources} and len(result.sources) >= 5
+    assert "Cite at least 5 different sources." in chat_server.requests[-1]["messages"][0]["content"]
 
 
 WRITTEN_BATTERIES = "Cells are shredded into black mass [2]. Cobalt is recovered [1, 3]; smelting loses lithium [4], acid keeps it [5]."
