@@ -66,8 +66,8 @@ def serve_site() -> Iterator[Site]:
                 return self.reply(200, b"%PDF-1.4\n%\xe2\xe3\n", "application/pdf")
             if self.path == "/fail/empty":
                 return self.reply(200, b"<html><body><script>app()</script></body></html>", "text/html")
-            if self.path == "/fail/slow":
-                time.sleep(3)
+            if self.path in ("/fail/slow", "/fail/very-slow"):
+                time.sleep(3 if self.path == "/fail/slow" else 8)
                 return self.reply(200, b"<p>late</p>", "text/html")
             self.reply(404, b"", None)
 
