@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import httpx
 import pytest
 
 from research_pages import FAILING, TOPICS
-from research_support import ChatServer, Site, SiteSearcher, completion
+from research_support import ChatServer, Site, SiteSearcher, completion, serve_brave, serve_searxng
 from tollway import ToolError
 from tollway_web.research import ChatCompletionsWriter, ResearchReport, WebReader, run_research
+from tollway_web.research.budget import MAX_SEARCHES, SOURCE_TARGET
 from tollway_web.research.citations import CITATION, cited
+from tollway_web.research.plan import deterministic_queries
 
 NUMBER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
@@ -80,6 +83,7 @@ async def test_deep_reads_twenty_or_more_sources_when_there_are_enough(site: Sit
     result = await research(site, "urban heat island", "deep", searcher=searcher)
     assert len(result.sources) >= 20
     assert_citations_resolve(result, site)
+    assert set(cited(result.report)) == {s.n for s in result.sources}  # at least the 20 promised are cited
     assert len(result.meta.queries) == 8
     assert {m for _, m in searcher.queries} == {20}  # a web search gives at most 20 results
     # Quick reads fewer, and asks for fewer results per query.
@@ -88,10 +92,91 @@ async def test_deep_reads_twenty_or_more_sources_when_there_are_enough(site: Sit
     assert {m for _, m in quick.queries} == {8}
 
 
-async def test_deep_with_few_pages_reads_what_exists(site: Site) -> None:
-    result = await research(site, "honeybee colony collapse", "deep", searcher=SiteSearcher(site, pages_per_topic=6))
-    assert len(result.sources) == 6
+async def test_deep_with_fewer_pages_than_promised_fails_after_searching_further(site: Site) -> None:
+    """Only 6 pages exist: deep (20 or more promised) searches further and fails with no report
+    (the tool refunds it); quick (5 to 10) completes with all 6 cited."""
+    searcher = SiteSearcher(site, pages_per_topic=6)
+    with pytest.raises(ToolError) as info:
+        await research(site, "honeybee colony collapse", "deep", searcher=searcher)
+    assert (info.value.code, info.value.status) == ("source_unsupported", 422)
+    details = info.value.details
+    assert (details["reason"], details["sources_read"], details["sources_promised"]) == ("too_few_sources", 6, 20)
+    assert "Only 6 readable sources" in info.value.message and "at least 20" in info.value.message
+    assert details["searches"] == len(searcher.pages) > 8  # beyond the 8 planned queries, within the run's allowance
+    assert len(searcher.pages) <= MAX_SEARCHES["deep"]
+    quick = await research(site, "honeybee colony collapse", searcher=SiteSearcher(site, pages_per_topic=6))
+    assert len(quick.sources) == 6 and set(cited(quick.report)) == {1, 2, 3, 4, 5, 6}
+    assert_citations_resolve(quick, site)
+
+
+async def test_one_readable_page_is_no_report(site: Site) -> None:
+    """One readable page among failing ones: the run searches further (reformulated queries),
+    then fails with too_few_sources instead of a one-source report."""
+    searcher = SiteSearcher(site, pages_per_topic=1, failing=("/fail/server-error", "/fail/empty"))
+    messages: list[str] = []
+    with pytest.raises(ToolError) as info:
+        await research(site, "urban heat island", searcher=searcher, messages=messages)
+    details = info.value.details
+    assert (details["reason"], details["sources_read"], details["sources_promised"]) == ("too_few_sources", 1, 5)
+    assert "Only 1 readable source found" in info.value.message
+    asked = [q for q, _ in searcher.pages]
+    assert len(asked) == MAX_SEARCHES["quick"] and len(set(searcher.pages)) == len(asked)  # no search repeated
+    assert asked[:4] == deterministic_queries("urban heat island", "quick")
+    assert ("urban heat island", 2) in searcher.pages  # the only query finding something new is followed
+    assert {"urban heat island causes", "urban heat island history"} <= set(asked)  # and the topic reformulated
+    assert info.value.details["searches"] == len(asked)
+    assert any(m.startswith("searching further") for m in messages)
+
+
+async def test_search_goes_on_to_further_pages_and_reformulations(site: Site) -> None:
+    """A search giving 2 results a page: the planned 4 queries find too few pages, so the run
+    asks for the next result pages and new queries until it has read its 8 sources."""
+    searcher = SiteSearcher(site, per_page=1)
+    result = await research(site, "urban heat island", searcher=searcher)
+    assert len(result.sources) == SOURCE_TARGET["quick"]
     assert_citations_resolve(result, site)
+    assert len(set(cited(result.report))) == len(result.sources)  # every source read is cited
+    assert any(page > 1 for _, page in searcher.pages)
+    assert len(result.meta.queries) > 4 and result.meta.queries[:4] == deterministic_queries("urban heat island", "quick")
+    assert {q for q, _ in searcher.pages} == set(result.meta.queries)
+
+
+async def test_the_search_providers_give_further_result_pages(site: Site) -> None:
+    """Page 2 goes to SearXNG as `pageno=2` and to Brave as `offset=1`; page 1 as before."""
+    from tollway_web.research.tool import ProviderSearcher
+    from tollway_web.search_providers import BraveClient, SearxngClient
+
+    searcher = SiteSearcher(site)
+    searxng, searxng_url = serve_searxng(searcher)
+    seen: list[dict[str, list[str]]] = []
+    brave, brave_url = serve_brave(seen)
+    try:
+        async with httpx.AsyncClient() as http:
+            client = ProviderSearcher(SearxngClient(searxng_url, http), "searxng")
+            first, second = await client.search("urban heat island", 8), await client.search("urban heat island", 8, page=2)
+            by_brave = ProviderSearcher(BraveClient(brave_url, "key", http), "brave")
+            assert await by_brave.search("harbour ferry", 5) and await by_brave.search("harbour ferry", 5, page=3)
+    finally:
+        for server in (searxng, brave):
+            server.shutdown()
+            server.server_close()
+    assert searcher.pages == [("urban heat island", 1), ("urban heat island", 2)]
+    assert first and second and not {h.url for h in first} & {h.url for h in second}
+    assert [q.get("offset") for q in seen] == [None, ["2"]] and [q["count"] for q in seen] == [["5"], ["5"]]
+
+
+async def test_the_search_time_limit_is_respected(site: Site) -> None:
+    """One readable page, a broken one and one answering after 3 s: with a 2 s limit the run
+    stops reading at the limit, searches no further and fails, its allowance of searches unspent."""
+    searcher = SiteSearcher(site, failing=("/fail/slow", "/fail/empty"), pages_per_topic=1, delay_s=0.1)
+    started = time.monotonic()
+    with pytest.raises(ToolError) as info:
+        await research(site, "urban heat island", searcher=searcher, search_time_s=2.0)
+    elapsed = time.monotonic() - started
+    assert 1.9 <= elapsed < 2.9  # the limit, not the 3 s page nor the 25 s page timeout
+    assert info.value.details["reason"] == "too_few_sources" and info.value.details["sources_read"] == 1
+    assert "within 2 s" in info.value.message
+    assert len(searcher.pages) == 4 < MAX_SEARCHES["quick"]
 
 
 async def test_pages_that_fail_are_counted_not_fatal(site: Site) -> None:
@@ -147,7 +232,8 @@ async def test_written_report_keeps_valid_citations_and_removes_invalid_ones(sit
     answer = (
         "## Why cities are warmer\n\nDark surfaces store heat and release it at night [1]. "
         "Trees cool streets [2, 99]. Roofs painted white help [42].\n\n"
-        "## Health\n\nOlder residents are most at risk [3][77]. A made-up study agrees [0]."
+        "## Health\n\nOlder residents are most at risk [3][77]. A made-up study agrees [0]. "
+        "Shade at bus stops helps [4]; parks cool nearby streets [5]."
     )
     chat_server.script = lambda body: (200, completion(json.dumps(plan) if is_planning(body) else answer), 0.0)
     result = await research(site, "urban heat island", writer=writer_for(chat_server))
@@ -191,9 +277,24 @@ async def test_written_report_with_no_valid_citation_falls_back_to_extractive(si
     assert_citations_resolve(result, site)
 
 
+async def test_written_report_citing_fewer_sources_than_promised_falls_back_to_extractive(site: Site, chat_server: ChatServer) -> None:
+    """A written report citing 4 different sources where quick promises 5 is not used: the
+    extractive report, citing every source read, is served instead; the prompt asked for 5."""
+    chat_server.script = lambda body: (
+        200, completion('["bee mites"]' if is_planning(body) else "Mites spread viruses [1, 2]. Losses continue [3][4][1]."), 0.0
+    )
+    result = await research(site, "honeybee colony collapse", writer=writer_for(chat_server))
+    assert result.meta.extractive is True and result.meta.citations_removed == 0
+    assert set(cited(result.report)) == {s.n for s in result.sources} and len(result.sources) >= 5
+    assert "Cite at least 5 different sources." in chat_server.requests[-1]["messages"][0]["content"]
+
+
+WRITTEN_BATTERIES = "Cells are shredded into black mass [2]. Cobalt is recovered [1, 3]; smelting loses lithium [4], acid keeps it [5]."
+
+
 async def test_malformed_plan_falls_back_to_deterministic_queries(site: Site, chat_server: ChatServer) -> None:
     chat_server.script = lambda body: (
-        200, completion("Here are some ideas: batteries!" if is_planning(body) else "Cells are shredded into black mass [2]."), 0.0
+        200, completion("Here are some ideas: batteries!" if is_planning(body) else WRITTEN_BATTERIES), 0.0
     )
     result = await research(site, "lithium-ion battery recycling", writer=writer_for(chat_server))
     assert result.meta.queries == [

@@ -111,21 +111,40 @@ def test_addresses_of_one_page_normalise_alike() -> None:
 
 
 async def test_any_reader_failure_is_counted() -> None:
+    """A read that raises, or a page with no passage of text (too short to quote), is a failure."""
+    from tollway_web.research.budget import Deadline
     from tollway_web.research.gather import read_until
 
     class Flaky:
         async def read(self, url: str) -> Page:
             if "bad" in url:
                 raise RuntimeError("extraction crashed")
-            return Page(url=url, title=None, markdown="text", retrieved_at="2026-01-01T00:00:00.000Z")
+            text = "Cookie settings" if "short" in url else "A page long enough to quote: " + "words of a real article " * 4
+            return Page(url=url, title=None, markdown=text, retrieved_at="2026-01-01T00:00:00.000Z")
 
     told: list[str] = []
 
     async def tell(message: str) -> None:
         told.append(message)
 
-    urls = ["http://e/bad1", "http://e/1", "http://e/bad2", "http://e/2", "http://e/3", "http://e/4"]
-    pages, failed = await read_until(Flaky(), urls, 3, 2, 5.0, tell)
+    urls = ["http://e/bad1", "http://e/1", "http://e/short", "http://e/2", "http://e/3", "http://e/4"]
+    pages, failed = await read_until(Flaky(), urls, 3, 2, 5.0, tell, Deadline(60))
     assert [p.url for p in pages] == ["http://e/1", "http://e/2", "http://e/3"]
     assert failed == 2
     assert told == ["reading 3/6", "reading 5/6"]
+
+
+def test_research_search_time_setting() -> None:
+    """Seconds as set; anything not a positive number gives the depth's default; at most 540."""
+    from tollway import ToolContext
+    from tollway_web.settings import research_search_s
+
+    def seconds(depth: str, **values: str) -> float:
+        ctx = ToolContext(request_id="r", agent_id=None, http=None, settings=values)  # type: ignore[arg-type]
+        return research_search_s(ctx, depth)
+
+    assert seconds("quick", research_quick_search_s="1.5") == 1.5
+    assert seconds("deep", research_quick_search_s="1.5") == 480
+    assert seconds("quick") == seconds("quick", research_quick_search_s="soon") == seconds("quick", research_quick_search_s="-3") == 150
+    assert seconds("quick", research_quick_search_s="nan") == 150
+    assert seconds("deep", research_deep_search_s="9999") == 540

@@ -61,14 +61,15 @@ _SEARXNG = Upstream(family=KIND, name="searxng", label="SearXNG", default_base_u
 
 
 class SearxngClient:
-    """`GET <base>/search?q=<query>&format=json` -> `{"query", "results": [{url, title, content, ...}], ...}`."""
+    """`GET <base>/search?q=<query>&format=json[&pageno=<page>]` -> `{"query", "results": [{url, title, content, ...}], ...}`."""
 
     def __init__(self, base_url: str, http: httpx.AsyncClient) -> None:
         self.base_url = base_url.rstrip("/")
         self.http = http
 
-    async def search(self, query: str, count: int) -> list[Hit]:
-        body = await _SEARXNG.get_json(self.http, "/search", base_url=self.base_url, params={"q": query, "format": "json"})
+    async def search(self, query: str, count: int, page: int = 1) -> list[Hit]:
+        params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
+        body = await _SEARXNG.get_json(self.http, "/search", base_url=self.base_url, params=params)
         if not isinstance(body, dict):
             raise _SEARXNG.unavailable("SearXNG answered with something other than a search result.", reason="malformed")
         return _hits(_SEARXNG, body.get("results"), "content")[:count]
@@ -112,10 +113,11 @@ _BRAVE = Upstream(
 BRAVE_API_URL, BRAVE_API_KEY = _BRAVE.settings
 BRAVE_COST = Setting(KIND, "brave_cost_usdc", "0.005", "What one Brave Search query costs us in USDC under the operator's plan.")
 BRAVE_MAX_COUNT = 20  # the web search endpoint's largest `count`
+BRAVE_MAX_OFFSET = 9  # and its largest `offset` (pages of `count` results)
 
 
 class BraveClient:
-    """`GET <base>/res/v1/web/search?q=&count=` with `X-Subscription-Token` ->
+    """`GET <base>/res/v1/web/search?q=&count=[&offset=]` with `X-Subscription-Token` ->
     `{"type": "search", "web": {"results": [{title, url, description, ...}]}, ...}`."""
 
     def __init__(self, base_url: str, api_key: str, http: httpx.AsyncClient) -> None:
@@ -126,8 +128,10 @@ class BraveClient:
     def __repr__(self) -> str:  # never the key
         return f"BraveClient({self.base_url!r})"
 
-    async def search(self, query: str, count: int) -> list[Hit]:
+    async def search(self, query: str, count: int, page: int = 1) -> list[Hit]:
         params = {"q": query, "count": str(min(BRAVE_MAX_COUNT, count))}
+        if page > 1:  # Brave's `offset` counts pages of `count` results from 0, up to 9
+            params["offset"] = str(min(BRAVE_MAX_OFFSET, page - 1))
         body = await _BRAVE.get_json(self.http, "/res/v1/web/search", base_url=self.base_url, params=params, headers=self._headers)
         if not isinstance(body, dict):
             raise _BRAVE.unavailable("Brave Search answered with something other than a search result.", reason="malformed")

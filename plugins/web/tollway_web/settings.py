@@ -28,7 +28,26 @@ SCREENSHOT_URL_TEMPLATE = Setting(
         "screenshot_url is null (no browser runs in Tollway)."
     ),
 )
-SETTINGS = (ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE)
+RESEARCH_QUICK_SEARCH_S = Setting(
+    family=FAMILY,
+    name="research_quick_search_s",
+    default="150",
+    description=(
+        "Seconds quick research may plan, search and read (searching further until it has read 8 sources) "
+        "before it writes with what it has; fewer than 5 readable sources by then fails the job, refunded."
+    ),
+)
+RESEARCH_DEEP_SEARCH_S = Setting(
+    family=FAMILY,
+    name="research_deep_search_s",
+    default="480",
+    description=(
+        "Seconds deep research may plan, search and read (searching further until it has read 24 sources) "
+        "before it writes with what it has; fewer than 20 readable sources by then fails the job, refunded. "
+        "At most 540 (the job's 660 s limit leaves 120 s for writing)."
+    ),
+)
+SETTINGS = (ALLOW_PRIVATE_ADDRESSES, SCREENSHOT_URL_TEMPLATE, RESEARCH_QUICK_SEARCH_S, RESEARCH_DEEP_SEARCH_S)
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -42,3 +61,17 @@ def screenshot_url(ctx: ToolContext, page_url: str) -> str | None:
     if not template or "{url}" not in template:
         return None
     return template.replace("{url}", quote(page_url, safe=""))
+
+
+MAX_RESEARCH_SEARCH_S = 540.0  # the research job's 660 s limit less 120 s for writing
+
+
+def research_search_s(ctx: ToolContext, depth: str) -> float:
+    """The research search time of `depth` in seconds, at most 540; a value that is not a
+    positive number gives the default."""
+    setting = RESEARCH_DEEP_SEARCH_S if depth == "deep" else RESEARCH_QUICK_SEARCH_S
+    try:
+        seconds = float(ctx.setting(setting) or "")
+    except ValueError:
+        seconds = 0.0
+    return min(seconds, MAX_RESEARCH_SEARCH_S) if seconds > 0 else float(setting.default or 0)

@@ -16,7 +16,7 @@ EXTRACTIVE_NOTE = (
     "word for word, the passages of the sources read that rank highest for that question (BM25), "
     "each followed by the number of its source._"
 )
-MAX_PROMPT_PASSAGES = {"quick": 24, "deep": 60}
+MAX_PROMPT_PASSAGES = {"quick": 24, "deep": 72}  # room for one passage of every source
 PER_QUESTION = {"quick": 3, "deep": 5}
 
 
@@ -28,9 +28,17 @@ def sources_section(sources: Sequence[Source]) -> str:
 
 
 def select(index: PassageIndex, questions: Sequence[str], depth: str) -> dict[str, list[Passage]]:
-    """The best passages per question; a passage is quoted under one question only."""
+    """The best passages per question, then the best passage of every source not yet quoted
+    under the question it matches best, so every source read is cited; a passage is quoted
+    under one question only."""
     used: set[int] = set()
-    return {q: index.top(q, PER_QUESTION[depth], per_source=1, exclude=used) for q in questions}
+    chosen = {q: index.top(q, PER_QUESTION[depth], per_source=1, exclude=used) for q in questions}
+    quoted = {p.source for ps in chosen.values() for p in ps}
+    for source in sorted({p.source for p in index.passages} - quoted):
+        found = index.best_of(source, questions, used)
+        if found is not None:
+            chosen[found[0]].append(found[1])
+    return chosen
 
 
 def extractive(topic: str, chosen: dict[str, list[Passage]], sources: Sequence[Source]) -> str:
@@ -45,14 +53,17 @@ def extractive(topic: str, chosen: dict[str, list[Passage]], sources: Sequence[S
     return "\n".join(parts).rstrip() + "\n"
 
 
-def writing_messages(topic: str, questions: Sequence[str], passages: Sequence[Passage], sources: Sequence[Source]) -> list[dict[str, str]]:
+def writing_messages(
+    topic: str, questions: Sequence[str], passages: Sequence[Passage], sources: Sequence[Source], min_cited: int = 1
+) -> list[dict[str, str]]:
     urls = {s.n: s.url for s in sources}
     numbered = "\n\n".join(f"[{p.source}] ({urls[p.source]})\n{p.text}" for p in passages)
     system = (
         "You write research reports in Markdown from the numbered source passages you are given, and from "
         "nothing else. Support every factual statement with the number of its source in square brackets, "
         "like [2] or [1, 3], using only the numbers shown before the passages. Do not invent sources, do not "
-        "add a list of sources at the end, and say so when the passages do not answer a question."
+        "add a list of sources at the end, and say so when the passages do not answer a question. "
+        f"Cite at least {min_cited} different sources."
     )
     user = (
         f"Topic: {topic}\n\nQuestions to cover:\n"
@@ -75,15 +86,16 @@ def prompt_passages(chosen: dict[str, list[Passage]], index: PassageIndex, depth
 
 
 async def written(
-    writer: Writer, topic: str, questions: Sequence[str], passages: Sequence[Passage], sources: Sequence[Source]
+    writer: Writer, topic: str, questions: Sequence[str], passages: Sequence[Passage], sources: Sequence[Source],
+    min_cited: int = 1,
 ) -> tuple[str | None, int]:
-    """The model's report with its citations checked, or None when it failed or cited nothing
-    valid; and how many citations were removed."""
+    """The model's report with its citations checked, or None when it failed or cited fewer
+    than `min_cited` different sources read; and how many citations were removed."""
     try:
-        answer = await writer.complete(writing_messages(topic, questions, passages, sources))
+        answer = await writer.complete(writing_messages(topic, questions, passages, sources, min_cited))
     except ToolError:
         return None, 0
-    text, removed, kept = citations.check(answer.strip(), {s.n for s in sources})
-    if kept == 0:
+    text, removed, _ = citations.check(answer.strip(), {s.n for s in sources})
+    if len(set(citations.cited(text))) < max(1, min_cited):
         return None, removed
     return f"{text.rstrip()}\n\n{sources_section(sources)}\n", removed

@@ -1,4 +1,4 @@
-"""`run_research`: plan, search, read, rank and write, reporting progress at each step."""
+"""`run_research`: plan, search and read until enough sources, rank and write, reporting progress at each step."""
 from __future__ import annotations
 
 import asyncio
@@ -7,16 +7,12 @@ import inspect
 from tollway import ToolError
 
 from . import compose, passages, plan
-from .gather import read_until, search_all
+from .budget import PAGE_TIMEOUT_S, SEARCH_TIME_S, SOURCE_MINIMUM, Deadline
+from .gather import Gathered, gather
 from .model import Depth, Page, Providers, ResearchMeta, ResearchReport, Source
 from .ports import ProgressFn, Reader, Searcher, Writer
 from .rank import PassageIndex
-
-# Sources wanted per depth: quick reads 8 (between 5 and 10), deep 24 (20 or more).
-SOURCE_TARGET = {"quick": 8, "deep": 24}
-RESULTS_PER_QUERY = {"quick": 8, "deep": 20}  # a web search gives at most 20
-READ_CONCURRENCY = {"quick": 4, "deep": 6}
-PAGE_TIMEOUT_S = 25.0
+from .reformulate import Reformulator
 
 
 async def _tell(progress: ProgressFn, message: str) -> None:
@@ -34,6 +30,20 @@ def _no_sources(found: int) -> ToolError:
     )
 
 
+def _too_few(depth: Depth, got: Gathered, deadline: Deadline) -> ToolError:
+    """Fewer readable sources than the depth promises: no report, and the job is refunded in full."""
+    promised = SOURCE_MINIMUM[depth]
+    read = f"{len(got.pages)} readable source" + ("" if len(got.pages) == 1 else "s")
+    return ToolError(
+        "source_unsupported",
+        f"Only {read} found for this topic in {got.searches} searches within {deadline.seconds:g} s; {depth} research "
+        f"promises at least {promised}, so no report is made and the call is refunded in full.",
+        status=422,
+        details={"reason": "too_few_sources", "sources_read": len(got.pages), "sources_promised": promised,
+                 "pages_failed": got.failed, "searches": got.searches},
+    )
+
+
 async def run_research(
     topic: str,
     depth: Depth,
@@ -43,23 +53,29 @@ async def run_research(
     progress: ProgressFn,
     *,
     page_timeout_s: float = PAGE_TIMEOUT_S,
+    search_time_s: float | None = None,
 ) -> ResearchReport:
-    """A Markdown report on `topic` whose every `[n]` names a source that was read.
+    """A Markdown report on `topic` citing at least the depth's promised number of readable
+    sources (quick 5, deep 20), every `[n]` naming a source that was read.
 
-    Pages that cannot be read are counted, not fatal; the call fails only when every
-    search fails (that search error) or no page at all could be read (source_unsupported).
+    It searches further (further result pages, reformulated queries) until the depth's
+    target is read or `search_time_s` (default per depth) has passed since it started. Pages
+    that cannot be read are counted, not fatal; the call fails when every first search fails
+    (that search error) or fewer readable sources than promised were found (source_unsupported).
     """
+    deadline = Deadline(SEARCH_TIME_S[depth] if search_time_s is None else search_time_s)
     await _tell(progress, "planning")
-    queries = await plan.plan_queries(topic, depth, writer)
+    queries = await plan.plan_queries(topic, depth, writer, deadline)
 
-    hits = await search_all(searcher, queries, RESULTS_PER_QUERY[depth], lambda m: _tell(progress, m))
-    candidates = [hit.url for hit in hits]
-    pages, failed = await read_until(
-        reader, candidates, SOURCE_TARGET[depth], READ_CONCURRENCY[depth], page_timeout_s,
+    got = await gather(
+        topic, depth, queries, searcher, reader, Reformulator(topic, depth, writer), deadline, page_timeout_s,
         lambda m: _tell(progress, m),
     )
+    pages, failed = got.pages, got.failed
     if not pages:
-        raise _no_sources(len(candidates))
+        raise _no_sources(got.found)
+    if len(pages) < SOURCE_MINIMUM[depth]:
+        raise _too_few(depth, got, deadline)
 
     await _tell(progress, "ranking")
     sources = [Source(n=i, url=p.url, title=p.title, retrieved_at=p.retrieved_at) for i, p in enumerate(pages, 1)]
@@ -72,13 +88,13 @@ async def run_research(
     if writer is not None:
         await _tell(progress, "writing")
         report, removed = await compose.written(
-            writer, topic, queries, compose.prompt_passages(chosen, index, depth), sources
+            writer, topic, queries, compose.prompt_passages(chosen, index, depth), sources, SOURCE_MINIMUM[depth]
         )
     extractive = report is None
     if report is None:
         report = compose.extractive(topic, chosen, sources)
     meta = ResearchMeta(
-        queries=queries,
+        queries=got.queries,
         pages_read=len(pages),
         pages_failed=failed,
         providers=Providers(search=searcher.name, llm=writer.name if writer is not None else None),

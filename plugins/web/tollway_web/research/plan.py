@@ -1,25 +1,27 @@
 """Planning: the sub-questions a topic is searched and reported under."""
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 from tollway import ToolError
 
+from .budget import Deadline
 from .model import Depth
 from .ports import Writer
 from .text import key_phrases
 
 QUERY_COUNT: dict[str, int] = {"quick": 4, "deep": 8}
 MAX_QUERY_CHARS = 500  # what a web search accepts
-_ANGLES = {
+ANGLES = {
     "quick": ("overview", "evidence", "criticism"),
     "deep": ("overview", "evidence", "criticism", "history", "latest research", "statistics", "risks and limitations"),
 }
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
-def _clip(query: str) -> str:
+def clip(query: str) -> str:
     return " ".join(query.split())[:MAX_QUERY_CHARS].strip()
 
 
@@ -27,7 +29,7 @@ def _unique(queries: list[str], limit: int) -> list[str]:
     seen: set[str] = set()
     kept: list[str] = []
     for query in queries:
-        query = _clip(query)
+        query = clip(query)
         if query and query.lower() not in seen:
             seen.add(query.lower())
             kept.append(query)
@@ -36,8 +38,8 @@ def _unique(queries: list[str], limit: int) -> list[str]:
 
 def deterministic_queries(topic: str, depth: Depth) -> list[str]:
     """The topic, the topic from a few angles, then its key phrases (deep only)."""
-    topic = _clip(topic)
-    queries = [topic, *(f"{topic} {angle}" for angle in _ANGLES[depth])]
+    topic = clip(topic)
+    queries = [topic, *(f"{topic} {angle}" for angle in ANGLES[depth])]
     if depth == "deep":
         queries += key_phrases(topic)
     return _unique(queries, QUERY_COUNT[depth])
@@ -68,8 +70,9 @@ def planning_messages(topic: str, count: int) -> list[dict[str, str]]:
     ]
 
 
-async def plan_queries(topic: str, depth: Depth, writer: Writer | None) -> list[str]:
-    """Sub-questions from the writer when there is one and it answers well, else deterministic.
+async def plan_queries(topic: str, depth: Depth, writer: Writer | None, deadline: Deadline | None = None) -> list[str]:
+    """Sub-questions from the writer when there is one and it answers well (before `deadline`),
+    else deterministic.
 
     The topic itself always comes first, so the main question is always searched.
     """
@@ -78,8 +81,9 @@ async def plan_queries(topic: str, depth: Depth, writer: Writer | None) -> list[
         return fallback
     count = QUERY_COUNT[depth]
     try:
-        answer = await writer.complete(planning_messages(topic, count - 1))
-    except ToolError:
+        async with asyncio.timeout(deadline.left() if deadline is not None else None):
+            answer = await writer.complete(planning_messages(topic, count - 1))
+    except (ToolError, TimeoutError):
         return fallback
     asked = parse_sub_questions(answer, count)
     if asked is None:

@@ -13,7 +13,10 @@ ProgressFn = Callable[[str], Awaitable[None] | None]
 class Searcher(Protocol):
     name: str  # reported in the result's meta.providers.search
 
-    async def search(self, query: str, max_results: int) -> list[Hit]: ...
+    async def search(self, query: str, max_results: int, page: int = 1) -> list[Hit]:
+        """Up to `max_results` hits for `query`; `page` 2, 3, ... asks for the results after
+        the first page (the engine passes it only when it is above 1)."""
+        ...
 
 
 class Reader(Protocol):

@@ -22,6 +22,15 @@ class PassageIndex:
         self._terms = [set(terms(p.text)) for p in self.passages]
         corpus = [terms(p.text) or ["_"] for p in self.passages]
         self._bm25 = BM25Plus(corpus) if corpus else None
+        self._scores: dict[str, list[float]] = {}
+
+    def _scored(self, question: str) -> list[float]:
+        """BM25+ scores of every passage for `question`, computed once per question."""
+        if question not in self._scores:
+            query = terms(question)
+            found = self._bm25.get_scores(query) if self._bm25 is not None and query else [0.0] * len(self.passages)
+            self._scores[question] = list(found)
+        return self._scores[question]
 
     def top(self, question: str, k: int, *, per_source: int = 1, exclude: set[int] | None = None) -> list[Passage]:
         """The `k` best passages sharing a word with the question, at most `per_source` from one source,
@@ -31,7 +40,7 @@ class PassageIndex:
         query = terms(question)
         if not query:
             return []
-        scores = self._bm25.get_scores(query)
+        scores = self._scored(question)
         wanted = set(query)
         order = sorted((i for i in range(len(self.passages)) if self._terms[i] & wanted), key=lambda i: (-scores[i], i))
         chosen: list[Passage] = []
@@ -47,3 +56,19 @@ class PassageIndex:
             if exclude is not None:
                 exclude.add(i)
         return chosen
+
+    def best_of(self, source: int, questions: Sequence[str], exclude: set[int]) -> tuple[str, Passage] | None:
+        """The question and the passage of `source` (not in `exclude`) that match best, the passage
+        then added to `exclude`; a passage sharing no word with any question goes under the first
+        question. None when the source has no passage left."""
+        mine = [i for i, p in enumerate(self.passages) if p.source == source and i not in exclude]
+        if not mine or not questions:
+            return None
+        best = (float("-inf"), questions[0], mine[0])
+        for question in questions:
+            wanted, scores = set(terms(question)), self._scored(question)
+            for i in mine:
+                if self._terms[i] & wanted and scores[i] > best[0]:
+                    best = (scores[i], question, i)
+        exclude.add(best[2])
+        return best[1], self.passages[best[2]]

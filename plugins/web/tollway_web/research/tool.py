@@ -32,7 +32,8 @@ Topic = Annotated[
 ]
 DepthField = Annotated[
     Literal["quick", "deep"],
-    Meta(description="`quick` reads 5 to 10 sources (2 to 3 minutes); `deep` 20 or more (5 to 10 minutes)."),
+    Meta(description="`quick` reads 5 to 10 sources (2 to 3 minutes); `deep` 20 or more (5 to 10 minutes). "
+         "Fewer readable sources than that: the job fails, refunded in full."),
 ]
 
 
@@ -54,7 +55,10 @@ def research_tool(
             log.info("research %s: %s", ctx.request_id, message)
             await ctx.report(message)  # the job's message while it runs, pushed to subscribers
 
-        return await run_research(value.topic, value.depth, searcher_for(ctx), reader, writer_for(ctx), progress)
+        return await run_research(
+            value.topic, value.depth, searcher_for(ctx), reader, writer_for(ctx), progress,
+            search_time_s=settings.research_search_s(ctx, value.depth),
+        )
 
     return Tool(
         name="research",
@@ -62,11 +66,14 @@ def research_tool(
         title="Deep research",
         summary="Researches a topic on the web and returns a Markdown report citing the pages it read.",
         description=(
-            "Research a topic: searches the web from several angles, reads the pages found (quick: 5 to 10, "
-            "deep: 20 or more when the search finds that many), ranks their passages for each sub-question "
-            "and returns a Markdown report whose every citation [n] names a source in `sources` that was read. "
-            "Without a language model configured, or when it fails, the report is extractive: the best "
-            "passages quoted under each sub-question (`meta.extractive` says which). Runs as a job."
+            "Research a topic: searches the web from several angles, and further (next result pages, reworded "
+            "queries) until it has read enough pages or its search time is up (quick: 5 to 10 sources, deep: 20 "
+            "or more), ranks their passages for each sub-question and returns a Markdown report citing at least "
+            "that many sources, whose every citation [n] names a source in `sources` that was read. With fewer "
+            "readable sources than the depth promises the job fails (source_unsupported) and is refunded in full. "
+            "Without a language model configured, or when it fails or cites too few sources, the report is "
+            "extractive: the best passages quoted under each sub-question, every source read quoted "
+            "(`meta.extractive` says which). Runs as a job."
         ),
         category="data",
         subcategory="research",
@@ -94,8 +101,10 @@ class ProviderSearcher:
         self.client = client
         self.name = name
 
-    async def search(self, query: str, max_results: int) -> list[Hit]:
-        return list(await self.client.search(query, max_results))
+    async def search(self, query: str, max_results: int, page: int = 1) -> list[Hit]:
+        if page == 1:
+            return list(await self.client.search(query, max_results))
+        return list(await self.client.search(query, max_results, page=page))
 
 
 def provider_searcher(ctx: ToolContext) -> Searcher:
