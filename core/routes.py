@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .auth import Authenticator, Caller
+from .auth import Authenticator, Caller, require_proven
 from .errors import ServiceError
 from .request import Answer, CallRequest
 from .validation import Problem, convert, decode_object
@@ -53,6 +53,7 @@ class RouteCall:
     caller: Caller | None  # None only on `public` and `operator` routes
     body: Any  # the decoded `body_type`, or None
     platform: Any = None  # core.platform.Platform: transactions, notifications, webhooks
+    authenticator: Authenticator | None = None  # checks a wallet proof beside another credential
 
     @property
     def query(self) -> Mapping[str, str]:
@@ -63,6 +64,18 @@ class RouteCall:
         if self.caller is None:
             raise ServiceError(401, "unauthorized", "This route needs an agent credential.")
         return self.caller.agent_id
+
+    def require_proof(self, what: str) -> None:
+        """Refuse (401 `invalid_agent_proof`) unless the caller proves the agent: for a route
+        that shows private data only on request (e.g. `include_body=true`); `what` names it."""
+        require_proven(self.caller, self.request, what)
+
+    async def wallet_proof(self) -> Caller | None:
+        """The wallet a write proof (X-Agent-ID + X-Agent-Proof) proves beside the route's own
+        credential, e.g. a soul key: None without a proof, 401 when it fails; its nonce is spent."""
+        if self.authenticator is None:
+            return None
+        return await self.authenticator.wallet_proof(self.request)
 
 
 Handler = Callable[[RouteCall], Awaitable[Any]]
@@ -96,12 +109,17 @@ class Route:
     # Groups of body fields of which a call gives exactly one, e.g. (("request_id", "job_id"),):
     # refused with every other failing field in one 400.
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
+    # Answers private data (message bodies, goal records, webhook URLs): a read proof, an
+    # access token or a held key is needed whatever the proof mode; a bare X-Agent-ID gets 401.
+    private: bool = False
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):
             raise ValueError(f"route {self.name}: path must look like /v1/... with {{name}} parameters")
         if self.auth not in ("read", "write", "public", "operator"):
             raise ValueError(f"route {self.name}: unknown auth {self.auth!r}")
+        if self.private and self.auth != "read":
+            raise ValueError(f"route {self.name}: only a read route is declared private (writes need a proof already)")
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -145,7 +163,7 @@ class RouteRunner:
         if route.body_type is not None:
             obj = decode_object(req.body)
             body = convert(obj, route.body_type, also=_one_of_problems(obj, route.exactly_one_of))
-        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform))
+        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform, authenticator=self.auth))
         if isinstance(out, Page):
             return out
         if isinstance(out, RouteReply):
@@ -168,6 +186,8 @@ class RouteRunner:
             raise ServiceError(
                 401, "invalid_agent_proof", "This route changes state: it needs a write proof or an access token.", {"reason": "missing"}
             )
+        if route.private:
+            require_proven(caller, req, "This route's answer")
         return caller
 
 
