@@ -41,8 +41,9 @@ class Caller:
 
     @property
     def proven(self) -> bool:
-        """An access token or a valid proof: only such a caller's reads may change
-        state (e.g. mark notifications read). A bare X-Agent-ID proves nothing."""
+        """An access token, a valid proof or a held key: only such a caller's reads may change
+        state (e.g. mark notifications read) or show private data (`require_proven`). A bare
+        X-Agent-ID proves nothing."""
         return self.via in ("token", "proof", "wallet")
 
 
