@@ -2,8 +2,9 @@
 refused at once) and revoked, each only with the soul's wallet write proof (never the soul
 key, an access token or a bare X-Agent-ID); for 24 hours after a rotation a payout to an
 address this soul never paid out to is refused (403 new_payout_address_held, nothing
-withdrawn) unless the request also carries the wallet's write proof, while an address paid
-before and the soul's own wallet still pass. Real sale, real payouts on the local network."""
+withdrawn) unless the request also carries the wallet's write proof (another wallet's proof
+does not count; a failed one is refused 401), while an address paid before and the soul's
+own wallet still pass. Real sale, real payouts on the local network."""
 from __future__ import annotations
 
 import json
@@ -105,6 +106,8 @@ async def test_after_a_rotation_a_new_payout_address_needs_the_wallets_proof(ker
         key = (await rotate(client, seller)).json()["soul_key"]
         held = await pay(key, known)
         wrong_proof = await pay(key, known, proved_by=stranger)
+        raw = json.dumps({"amount_usdc": "0.1", "to_address": known}).encode()
+        forged = await client.post(PAYOUTS, content=raw, headers={**soul_auth(key), **signed(seller, "POST", PAYOUTS, b"{}")})
         listed = (await client.get(PAYOUTS, headers=soul_auth(key))).json()
         paid_before = await pay(key, fresh)
         own_wallet = await pay(key, None)
@@ -116,6 +119,7 @@ async def test_after_a_rotation_a_new_payout_address_needs_the_wallets_proof(ker
     assert held.status_code == 403 and held.json()["error"] == "new_payout_address_held", held.text
     assert held.json()["details"]["to_address"].lower() == known.lower() and held.json()["details"]["held_until"]
     assert wrong_proof.status_code == 403 and wrong_proof.json()["error"] == "new_payout_address_held"
+    assert forged.status_code == 401 and forged.json()["details"]["reason"] == "body_mismatch"  # a sent proof is never ignored
     assert listed["count"] == 1  # nothing was withdrawn by the refusals
     assert [r.status_code for r in (paid_before, own_wallet, proved, day_later)] == [201] * 4
     assert own_wallet.json()["to_address"].lower() == seller.address.lower() and proved.json()["to_address"].lower() == known.lower()
