@@ -1,6 +1,6 @@
 """Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, a wallet whose
 key the front holds (`CallRequest.credential`), or a bare X-Agent-ID (free reads
-only, never proven). Write-proof nonces are single-use
+only, never proven, never shown private data). Write-proof nonces are single-use
 (database). Each credential is checked once per request (`CallRequest.memo`)."""
 from __future__ import annotations
 
@@ -41,9 +41,27 @@ class Caller:
 
     @property
     def proven(self) -> bool:
-        """An access token or a valid proof: only such a caller's reads may change
-        state (e.g. mark notifications read). A bare X-Agent-ID proves nothing."""
+        """An access token, a valid proof or a held key: only such a caller's reads may change
+        state (e.g. mark notifications read) or show private data (`require_proven`). A bare
+        X-Agent-ID proves nothing."""
         return self.via in ("token", "proof", "wallet")
+
+
+def require_proven(caller: Caller | None, req: CallRequest, what: str) -> Caller:
+    """`caller` when it proves the agent (an access token, a valid proof, a held key), else
+    401 `invalid_agent_proof`: private data (message bodies, attachments, goal records,
+    webhook URLs) is never shown to a bare X-Agent-ID, whatever the proof mode. A read proof
+    that failed its check in log-only mode is refused with its own reason here."""
+    if caller is not None and caller.proven:
+        return caller
+    failed = req.memo.get("proof")
+    if isinstance(failed, ProofError):
+        raise ServiceError(401, "invalid_agent_proof", failed.message, {"reason": failed.reason})
+    raise ServiceError(
+        401, "invalid_agent_proof",
+        f"{what} is private: send X-Agent-ID with a signed X-Agent-Proof (scope read) or an access token; a bare X-Agent-ID is not enough.",
+        {"reason": "missing"},
+    )
 
 
 def token_hash(token: str) -> str:
@@ -96,31 +114,53 @@ class Authenticator:
         agent_header = agent_header.strip()
         proof = req.header("x-agent-proof")
         if proof:
-            if not is_address(agent_header):
-                raise ServiceError(401, "invalid_agent_proof", "A proof needs X-Agent-ID to be the signing wallet address.")
             try:
-                verified = self._verified(req, agent_header, proof)
-                if scope == "write" and verified.scope != "write":
-                    raise ProofError("scope_mismatch", "this request needs a proof with scope 'write'")
+                verified = self._checked(req, agent_header, proof, scope)
             except ProofError as exc:
                 if scope == "read" and not self.enforce_read_proofs:
                     log.warning("read proof refused (log-only): %s", exc.message)
                     return await self._id_caller(agent_header)
                 raise ServiceError(401, "invalid_agent_proof", exc.message, {"reason": exc.reason}) from exc
-            agent_id = await self.agents.for_wallet(agent_header)
-            caller = Caller(agent_id, agent_header.lower(), "proof", verified.scope)
-            if verified.scope == "write":
-                caller = dataclasses.replace(
-                    caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", valid_until_ms=verified.expires_at * 1000 + 30_000
-                )
-                if consume_nonce:
-                    await self.consume_nonce(caller)
-            return caller
+            return await self._proof_caller(agent_header, verified, consume_nonce=consume_nonce)
         if scope == "read" and self.enforce_read_proofs:
             raise ServiceError(401, "invalid_agent_proof", "This route needs a signed read proof in X-Agent-Proof.", {"reason": "missing"})
         if scope == "read" and not self.enforce_read_proofs:
             log.debug("read without proof for %s (log-only)", agent_header)
         return await self._id_caller(agent_header)
+
+    async def wallet_proof(self, req: CallRequest) -> Caller | None:
+        """The wallet a write proof in X-Agent-ID/X-Agent-Proof proves, whatever other credential
+        the request carries (e.g. a soul key in Authorization): None without X-Agent-Proof,
+        401 `invalid_agent_proof` when it fails (never ignored). Its nonce is spent."""
+        proof = req.header("x-agent-proof")
+        if not proof:
+            return None
+        agent_header = (req.header("x-agent-id") or "").strip()
+        try:
+            verified = self._checked(req, agent_header, proof, "write")
+        except ProofError as exc:
+            raise ServiceError(401, "invalid_agent_proof", exc.message, {"reason": exc.reason}) from exc
+        return await self._proof_caller(agent_header, verified, consume_nonce=True)
+
+    def _checked(self, req: CallRequest, agent_header: str, proof: str, scope: str) -> VerifiedProof:
+        """The request's proof verified for `scope` (ProofError when it fails)."""
+        if not is_address(agent_header):
+            raise ServiceError(401, "invalid_agent_proof", "A proof needs X-Agent-ID to be the signing wallet address.")
+        verified = self._verified(req, agent_header, proof)
+        if scope == "write" and verified.scope != "write":
+            raise ProofError("scope_mismatch", "this request needs a proof with scope 'write'")
+        return verified
+
+    async def _proof_caller(self, agent_header: str, verified: VerifiedProof, *, consume_nonce: bool) -> Caller:
+        """The wallet's agent (created if new) as a proven caller; a write proof carries its nonce."""
+        caller = Caller(await self.agents.for_wallet(agent_header), agent_header.lower(), "proof", verified.scope)
+        if verified.scope == "write":
+            caller = dataclasses.replace(
+                caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", valid_until_ms=verified.expires_at * 1000 + 30_000
+            )
+            if consume_nonce:
+                await self.consume_nonce(caller)
+        return caller
 
     async def proven_identity(self, req: CallRequest) -> str | None:
         """What the rate limiter counts a request under when it proves who sends it:

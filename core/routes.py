@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .auth import Authenticator, Caller
+from .auth import Authenticator, Caller, require_proven
 from .errors import ServiceError
 from .request import Answer, CallRequest
 from .settings_spec import Setting
@@ -54,6 +54,7 @@ class RouteCall:
     caller: Caller | None  # None only on `public` and `operator` routes
     body: Any  # the decoded `body_type`, or None
     platform: Any = None  # core.platform.Platform: transactions, notifications, webhooks
+    authenticator: Authenticator | None = None  # checks a wallet proof beside another credential
 
     @property
     def query(self) -> Mapping[str, str]:
@@ -64,6 +65,18 @@ class RouteCall:
         if self.caller is None:
             raise ServiceError(401, "unauthorized", "This route needs an agent credential.")
         return self.caller.agent_id
+
+    def require_proof(self, what: str) -> None:
+        """Refuse (401 `invalid_agent_proof`) unless the caller proves the agent: for a route
+        that shows private data only on request (e.g. `include_body=true`); `what` names it."""
+        require_proven(self.caller, self.request, what)
+
+    async def wallet_proof(self) -> Caller | None:
+        """The wallet a write proof (X-Agent-ID + X-Agent-Proof) proves beside the route's own
+        credential, e.g. a soul key: None without a proof, 401 when it fails; its nonce is spent."""
+        if self.authenticator is None:
+            return None
+        return await self.authenticator.wallet_proof(self.request)
 
 
 Handler = Callable[[RouteCall], Awaitable[Any]]
@@ -101,6 +114,9 @@ class Route:
     # HTTP front serves the route only to requests whose Host is that URL's host name, and that
     # host nothing but the routes declaring it (404 otherwise); unset, any host serves it.
     host: Setting | None = None
+    # Answers private data (message bodies, goal records, webhook URLs): a read proof, an
+    # access token or a held key is needed whatever the proof mode; a bare X-Agent-ID gets 401.
+    private: bool = False
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):
@@ -109,6 +125,8 @@ class Route:
             raise ValueError(f"route {self.name}: a route on a host of its own is not an MCP tool")
         if self.auth not in ("read", "write", "public", "operator"):
             raise ValueError(f"route {self.name}: unknown auth {self.auth!r}")
+        if self.private and self.auth != "read":
+            raise ValueError(f"route {self.name}: only a read route is declared private (writes need a proof already)")
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -152,7 +170,7 @@ class RouteRunner:
         if route.body_type is not None:
             obj = decode_object(req.body)
             body = convert(obj, route.body_type, also=_one_of_problems(obj, route.exactly_one_of))
-        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform))
+        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform, authenticator=self.auth))
         if isinstance(out, Page):
             return out
         if isinstance(out, RouteReply):
@@ -175,6 +193,8 @@ class RouteRunner:
             raise ServiceError(
                 401, "invalid_agent_proof", "This route changes state: it needs a write proof or an access token.", {"reason": "missing"}
             )
+        if route.private:
+            require_proven(caller, req, "This route's answer")
         return caller
 
 

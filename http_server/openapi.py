@@ -40,6 +40,8 @@ SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
     },
 }
 AGENT_SECURITY: list[dict[str, list[str]]] = [{"accessToken": []}, {"agentId": [], "agentProof": []}, {"agentId": []}]
+# Private reads (message bodies, goal records, webhook URLs): never a bare X-Agent-ID.
+PRIVATE_SECURITY: list[dict[str, list[str]]] = [{"accessToken": []}, {"agentId": [], "agentProof": []}]
 PAID_SECURITY: list[dict[str, list[str]]] = [*AGENT_SECURITY, {}]
 OPERATOR_SECURITY: list[dict[str, list[str]]] = [{"operatorToken": []}]
 

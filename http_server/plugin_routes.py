@@ -13,7 +13,7 @@ from litestar.openapi.spec import Operation
 from core.routes import Page, Route
 
 from .hosts import OPT
-from .openapi import AGENT_SECURITY, OPERATOR_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param, query
+from .openapi import AGENT_SECURITY, OPERATOR_SECURITY, PRIVATE_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param, query
 from .translate import answer_response, to_call_request
 
 WRITE_SECURITY: list[dict[str, list[str]]] = [{"agentId": [], "agentProof": []}, {"accessToken": []}]
@@ -42,7 +42,7 @@ def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
         responses=responses,
         request_body=json_body(schemas, r.body_type) if r.body_type is not None else None,
         parameters=parameters,
-        security=_SECURITY[r.auth],
+        security=PRIVATE_SECURITY if r.private else _SECURITY[r.auth],
     )
 
 

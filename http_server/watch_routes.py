@@ -13,7 +13,7 @@ from litestar.params import Parameter
 from core import wire
 from core.request import Answer, CallRequest
 
-from .openapi import AGENT_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param
+from .openapi import PRIVATE_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param
 from .translate import answer_response, json_response, to_call_request
 
 PATH = "/v1/tools/watch"
@@ -43,7 +43,7 @@ def watch_operations(schemas: WireSchemas) -> dict[str, type[Operation]]:
         "watch_list": operation_class(
             "watch_list",
             responses={**ok(wire.WatchListAnswer, "The caller's watches that are not deleted, newest first."), **refused(400, 401, 404, 429)},
-            security=AGENT_SECURITY,
+            security=PRIVATE_SECURITY,
         ),
         "watch_update": operation_class(
             "watch_update",

@@ -9,7 +9,7 @@ from typing import Any
 from msgspec import UNSET
 
 from .. import sql
-from ..auth import Authenticator, Caller
+from ..auth import Authenticator, Caller, require_proven
 from ..errors import ServiceError
 from ..events import WATCH_DELIVERIES, EventBus
 from ..ids import iso, new_uuid, now_ms
@@ -105,10 +105,12 @@ class Watches:
         return caller
 
     async def reader(self, req: CallRequest) -> Caller:
+        """A caller allowed to list watches: a read proof, an access token or a held key, in
+        every proof mode (a watch shows its webhook URL, private data; docs/auth.md)."""
         caller = await self.auth.caller(req, scope="read")
         if caller is None:
             raise ServiceError(401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token.")
-        return caller
+        return require_proven(caller, req, "A watch (with its webhook URL)")
 
     # -- the routes --------------------------------------------------------------------------
     async def create(self, req: CallRequest) -> Answer:

@@ -305,14 +305,19 @@ async def test_another_agents_watch_is_not_found(kernel):
         assert (await row(watch["id"]))["status"] == "running" and (await row(watch["id"]))["deleted_ms"] is None
 
 
-async def test_a_read_proof_is_log_only_for_the_list_unless_enforced(kernel_factory):
-    kernel = await kernel_factory(plugins=[("feed", FeedPlugin())], env={"TOLLWAY_PROOF_ENFORCEMENT": "enforce"})
+@pytest.mark.parametrize("mode", ["log", "enforce"])
+async def test_the_list_shows_webhook_urls_so_it_needs_a_proof_in_every_mode(kernel_factory, mode):
+    kernel = await kernel_factory(plugins=[("feed", FeedPlugin())], env={"TOLLWAY_PROOF_ENFORCEMENT": mode})
+    hook = "https://hooks.example.com/private-path-7f3a"
     async with http_client(kernel) as client:
         agent = Agent(client)
-        await agent.create()
-        assert len(await agent.watches()) == 1
-        r = await client.get(PATH, headers={"X-Agent-ID": agent.address})
-        assert r.status_code == 401 and r.json()["details"]["reason"] == "missing"
+        await agent.create(webhook_url=hook)
+        assert [w["webhook_url"] for w in await agent.watches()] == [hook]
+        bare = await client.get(PATH, headers={"X-Agent-ID": agent.address})
+        assert bare.status_code == 401 and bare.json()["error"] == "invalid_agent_proof" and bare.json()["details"]["reason"] == "missing"
+        failed = await client.get(PATH, headers=agent.headers("GET", "/v1/tools/other", b"", scope="read"))
+        assert failed.status_code == 401 and failed.json()["details"]["reason"] == "path_mismatch"
+        assert all("hooks.example.com" not in r.text for r in (bare, failed))
         assert (await client.get(PATH)).status_code == 401
 
 

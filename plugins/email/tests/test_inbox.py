@@ -1,7 +1,8 @@
 """The inbox (both databases): mail sent to an agent's own address arrives through the
 SMTP listener and is listed and read by that agent only, with its thread, bodies and
 attachments (content round-trips through include_body, stored once however often it comes);
-mail to no agent's address is kept by nobody."""
+mail to no agent's address is kept by nobody. Bodies and attachments are private: a bare
+X-Agent-ID (anyone who knows the wallet) lists subjects in log-only mode but never bodies."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,9 @@ from email.message import EmailMessage
 import aiosmtplib
 
 from tollway import agent_address
-from tollway.testing import credits_session, http_client, reserve_socket
+from eth_account import Account
+
+from tollway.testing import credits_session, http_client, proof_headers, reserve_socket
 from tollway_email.inbox import InboxEmail
 
 PDF = b"%PDF-1.4 pretend invoice \x00\x01\x02" * 100
@@ -41,11 +44,15 @@ async def send(port: int, msg: EmailMessage) -> None:
     raise AssertionError("the listener did not start")
 
 
-async def test_an_agents_inbox(kernel_factory) -> None:
+async def inbox_kernel(kernel_factory) -> tuple:
     probe = reserve_socket()
     port = probe.getsockname()[1]
     probe.close()
-    kernel = await kernel_factory(installed={"tollway_email"}, env={"TOLLWAY_EMAIL_INBOUND_PORT": str(port)})
+    return await kernel_factory(installed={"tollway_email"}, env={"TOLLWAY_EMAIL_INBOUND_PORT": str(port)}), port
+
+
+async def test_an_agents_inbox(kernel_factory) -> None:
+    kernel, port = await inbox_kernel(kernel_factory)
     async with http_client(kernel) as client:
         agent_id, headers = await credits_session(client, "1")
         _other, other_headers = await credits_session(client, "1")
@@ -71,3 +78,33 @@ async def test_an_agents_inbox(kernel_factory) -> None:
     assert others["emails"] == [] and hidden.status_code == 404
     assert bad.status_code == 400
     assert int(blobs[0]["n"]) == 1 and int(strays[0]["n"]) == 0  # the same attachment stored once; stray mail kept by nobody
+
+
+async def test_bodies_and_attachments_need_a_proof_even_when_proofs_are_log_only(kernel_factory) -> None:
+    kernel, port = await inbox_kernel(kernel_factory)
+    owner = Account.create()
+    bare = {"X-Agent-ID": owner.address}
+    async with http_client(kernel) as client:
+        agent_id, _token = await credits_session(client, "1", wallet=owner.address)
+        await send(port, mail(agent_address("agents@tollway.test", agent_id), "invoice"))
+        listed = await client.get("/v1/tools/inbox/list", headers=bare)
+        email_id = listed.json()["emails"][0]["id"]
+        one = f"/v1/tools/inbox/{email_id}"
+        refused = [
+            await client.get("/v1/tools/inbox/list?include_body=true", headers=bare),
+            await client.get(f"{one}?include_body=true", headers=bare),
+            await client.get(f"{one}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path="/v1/tools/inbox/list")),
+        ]
+        headline = await client.get(one, headers=bare)
+        proved_list = await client.get("/v1/tools/inbox/list?include_body=true",
+                                       headers=proof_headers(owner, scope="read", method="GET", path="/v1/tools/inbox/list"))
+        proved_one = await client.get(f"{one}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path=one))
+    assert listed.status_code == 200 and listed.json()["emails"][0]["subject"] == "invoice" and "body" not in listed.json()["emails"][0]
+    assert headline.status_code == 200 and "body" not in headline.json() and "content" not in headline.json()["attachments"][0]
+    assert [r.status_code for r in refused] == [401, 401, 401]
+    assert all(r.json()["error"] == "invalid_agent_proof" for r in refused)
+    assert [r.json()["details"]["reason"] for r in refused] == ["missing", "missing", "path_mismatch"]
+    pdf = base64.b64encode(PDF).decode()
+    assert not any("invoice attached" in r.text or pdf[:40] in r.text for r in refused)
+    assert proved_list.status_code == 200 and proved_list.json()["emails"][0]["body"] == "Please find the invoice attached."
+    assert proved_one.status_code == 200 and base64.b64decode(proved_one.json()["attachments"][0]["content"]) == PDF

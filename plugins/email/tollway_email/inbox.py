@@ -1,6 +1,6 @@
 """The inbox: every inbound email addressed to an agent's own address (`<local>+a<agent id>@…`,
 the Reply-To of what the service sends for it) is kept for that agent, its attachments stored
-once by SHA-256 (each at most 5 MB); the agent lists and reads it (free reads)."""
+once by SHA-256 (each at most 5 MB); the agent lists and reads it (free reads; bodies and attachments need a proof or a token)."""
 from __future__ import annotations
 
 import base64
@@ -93,8 +93,16 @@ async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any
     return out
 
 
-async def list_emails(call: RouteCall) -> dict[str, Any]:
+def _include_body(call: RouteCall) -> bool:
+    """include_body=true: bodies and attachments are private, shown only to a proven caller."""
     include_body = query_flag(call.query, "include_body")
+    if include_body:
+        call.require_proof("An email's body and attachments")
+    return include_body
+
+
+async def list_emails(call: RouteCall) -> dict[str, Any]:
+    include_body = _include_body(call)
     limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
     rows = await _rows(
         "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
@@ -104,7 +112,8 @@ async def list_emails(call: RouteCall) -> dict[str, Any]:
 
 
 async def read_email(call: RouteCall) -> dict[str, Any]:
+    include_body = _include_body(call)
     rows = await _rows("SELECT * FROM email_inbox WHERE id = {} AND agent_id = {}", call.params["email_id"], call.agent_id)
     if not rows:
         raise Refusal("not_found", "No such email in your inbox.", status=404)
-    return await _resource(rows[0], query_flag(call.query, "include_body"))
+    return await _resource(rows[0], include_body)

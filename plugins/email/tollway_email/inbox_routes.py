@@ -1,5 +1,6 @@
 """The inbox reads (free, `free_read`): an agent's emails newest first, and one email;
-`include_body=true` adds the bodies and the attachments' content (base64)."""
+`include_body=true` adds the bodies and the attachments' content (base64), and is private:
+it needs a read proof or an access token whatever the proof mode (docs/auth.md)."""
 from __future__ import annotations
 
 from tollway import Route

@@ -1,9 +1,10 @@
 """The goal routes besides the paid compute call: the goal, its cases and one case (read
-proof or access token), events (write proof or access token), and the result webhook's
-signing secret. Only the goal's creator gets anything; anyone else gets 404."""
+proof or access token, whatever the proof mode: goal records are private), events (write
+proof or access token), and the result webhook's signing secret. Only the goal's creator
+gets anything; anyone else gets 404."""
 from __future__ import annotations
 
-from tollway import Refusal, Route, RouteCall, RouteReply
+from tollway import Route, RouteCall, RouteReply
 
 from . import cases, db, goals
 from .wire import CaseAnswer, CaseList, EventRequest, EventAnswer, GoalAnswer, Page, WebhookSecret, WebhookSecretAnswer
@@ -39,8 +40,6 @@ async def post_event(call: RouteCall) -> RouteReply:
 
 
 async def result_webhook(call: RouteCall) -> WebhookSecretAnswer:
-    if call.caller is None or not call.caller.proven:
-        raise Refusal("invalid_agent_proof", "The signing secret needs a signed read proof or an access token.", status=401, details={"reason": "missing"})
     goal = await goals.owned(call.params["goal_id"], call.agent_id)
     return WebhookSecretAnswer(
         success=True, data=WebhookSecret(goal_id=goal["id"], result_webhook_url=goal["result_webhook_url"], secret=goal["webhook_secret"]),
@@ -52,15 +51,15 @@ SESSIONS_CHANNEL = "tollway_goal_sessions"
 ROUTES = (
     Route("GET", BASE, "goal_get", "Read a goal",
           "A goal you created: status, budget spent and held, and whether its cases done check is met.",
-          goal_get, auth="read", answer_type=GoalAnswer, tags=TAGS, mcp=True),
+          goal_get, auth="read", private=True, answer_type=GoalAnswer, tags=TAGS, mcp=True),
     Route("GET", f"{BASE}/cases", "goal_cases", "List a goal's cases",
           "The goal's cases, oldest opened first; `state` filters by comma-separated tokens, `limit` 1 to 200 (default 50), "
           "`offset`; `counts` covers every case whatever the filter.",
-          cases_list, auth="read", answer_type=CaseList, tags=TAGS, mcp=True,
+          cases_list, auth="read", private=True, answer_type=CaseList, tags=TAGS, mcp=True,
           query=(("state", "Comma-separated lowercase states."), ("limit", "1 to 200, default 50."), ("offset", "Cases to skip."))),
     Route("GET", f"{BASE}/cases/{{key}}", "goal_case", "Read one case",
           "One case with its decisions, questions to people (asks) and result deliveries.",
-          case_get, auth="read", answer_type=CaseAnswer, tags=TAGS, mcp=True),
+          case_get, auth="read", private=True, answer_type=CaseAnswer, tags=TAGS, mcp=True),
     Route("POST", f"{BASE}/events", "goal_event", "Send an event to a goal",
           "Opens the case `case_key` names (outcome created), wakes it (already_open) or reopens a finished one (reopened); "
           "without case_key the event goes to the goal's root (sent_to_root). The same event_id twice is one event.",
@@ -68,5 +67,5 @@ ROUTES = (
           statuses=(400, 401, 404, 409, 429)),
     Route("GET", f"{BASE}/result-webhook", "goal_result_webhook", "Read the result webhook's secret",
           "The secret that signs the goal's result webhooks (X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">).",
-          result_webhook, auth="read", answer_type=WebhookSecretAnswer, tags=TAGS),
+          result_webhook, auth="read", private=True, answer_type=WebhookSecretAnswer, tags=TAGS),
 )

@@ -23,6 +23,11 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
+def new_key() -> str:
+    """A soul key (shown once; only its `key_hash` is kept)."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
 def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -105,7 +110,7 @@ async def register(agent_id: str, wallet: str | None, body: Registration, webhoo
     webhook_url = body.webhook_url or None
     if webhook_url and (problem := webhook_problem(webhook_url)):
         raise Refusal("invalid_request", f"webhook_url: {problem}.", details=[{"field": "webhook_url", "message": problem}])
-    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    key = new_key()
     soul_id, now = new_id("sa"), now_ms()
     async with db.transaction():
         if await db.row("SELECT id FROM souls_agents WHERE agent_id = {}", agent_id):

@@ -7,7 +7,7 @@ from msgspec import UNSET
 
 from tollway import Refusal, Route, RouteCall, RouteReply, query_int, to_micro, usdc
 
-from . import catalogue, db, orders, search
+from . import catalogue, db, keys, orders, search
 from .wire import (
     Decline, Earnings, Fulfilment, Order, OrderList, Payout, PayoutList, PayoutRequest, ProfileChange, Service, ServiceChange, ServiceIn,
     SoulAgent, WebhookInfo,
@@ -22,7 +22,9 @@ async def seller(call: RouteCall) -> dict:
     """The soul whose key the request carries; 401 for a missing or wrong key."""
     header = call.request.header("authorization") or ""
     key = header[7:].strip() if header[:7].lower() == "bearer " else ""
-    row = await db.row("SELECT * FROM souls_agents WHERE key_hash = {}", catalogue.key_hash(key)) if key.startswith(catalogue.KEY_PREFIX) else None
+    row = await db.row(
+        "SELECT * FROM souls_agents WHERE key_hash = {} AND key_revoked_ms IS NULL", catalogue.key_hash(key),
+    ) if key.startswith(catalogue.KEY_PREFIX) else None
     if row is None:
         raise Refusal("invalid_soul_key", "This route needs Authorization: Bearer soul_<key>, the key registration gave.", status=401)
     return row
@@ -118,6 +120,7 @@ async def pay_out(call: RouteCall) -> RouteReply:
     to = body.to_address if body.to_address is not UNSET else soul["wallet_address"]
     if not to:
         raise Refusal("invalid_request", "This soul has no wallet: name to_address.", details=[{"field": "to_address", "message": "required without a wallet"}])
+    await keys.hold_new_address(call, soul, to)
     payout = await call.platform.pay_out(soul["agent_id"], to_micro(body.amount_usdc), to)
     return RouteReply(201, Payout(**payout))
 

@@ -12,6 +12,7 @@ from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hoo
 from . import orders
 from .buy_tool import SOUL_BUY
 from .dashboard_routes import ROUTES as DASHBOARD_ROUTES
+from .keys import ROUTES as KEY_ROUTES
 from .market_routes import ROUTES as MARKET_ROUTES
 from .platform_ref import set_platform
 from .settings import EXPIRY_INTERVAL_S, FAMILY, SETTINGS
@@ -27,7 +28,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*MARKET_ROUTES, *DASHBOARD_ROUTES):
+    for route in (*MARKET_ROUTES, *DASHBOARD_ROUTES, *KEY_ROUTES):
         register(route)
 
 

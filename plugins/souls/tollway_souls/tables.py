@@ -18,6 +18,8 @@ class SoulAgent(Table, tablename="souls_agents"):
     soul_md = Text(default="")
     avatar_url = Text(null=True, default=None)
     key_hash = Varchar(length=64, unique=True)  # SHA-256 hex of the soul key; the key itself is never stored
+    key_rotated_ms = BigInt(null=True, default=None)  # the last rotation: new payout addresses are held 24 h after it
+    key_revoked_ms = BigInt(null=True, default=None)  # set: no key works until the wallet rotates one
     webhook_url = Text(null=True, default=None)
     webhook_secret = Text(null=True, default=None)
     rating_sum = BigInt(default=0)

@@ -105,6 +105,19 @@ class SearchResults(msgspec.Struct):
     results: list[SoulAgent]
 
 
+class KeyRotated(msgspec.Struct):
+    soul_agent_id: str
+    soul_key: str  # shown once; the previous key stopped working
+    rotated_at: str
+    new_address_payouts_held_until: str  # until then a payout to a new address needs the wallet's write proof
+
+
+class KeyRevoked(msgspec.Struct):
+    soul_agent_id: str
+    revoked: bool
+    revoked_at: str
+
+
 class WebhookInfo(msgspec.Struct):
     url: str | None
     secret: str | None

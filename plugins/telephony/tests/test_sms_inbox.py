@@ -2,14 +2,16 @@
 as Twilio's signed incoming-message webhook, is kept once for the agent that last texted its
 sender (related to that message), listed and read by that agent only, and handed to the
 inbound handlers as an `sms` InboundMessage; a stranger's text is kept by nobody; a forged
-webhook is refused 403 and nothing is kept."""
+webhook is refused 403 and nothing is kept. A text's body is private: a bare X-Agent-ID
+(anyone who knows the wallet) reads no text, even with proofs log-only."""
 from __future__ import annotations
 
+from eth_account import Account
 from telephony_support import finished, post, service
 from twilio_standin import TwilioStandIn
 
 import tollway
-from tollway.testing import credits_session
+from tollway.testing import credits_session, proof_headers
 from tollway_telephony.tables import rows
 
 SEND = "/v1/tools/sms/send"
@@ -93,3 +95,23 @@ async def test_replies_reach_the_agent_that_texted(kernel_factory, twilio: Twili
                                                                     ("sms", DANA, "Hi Bob")]
     assert catcher.got[0].recipients == (twilio.from_number,) and catcher.got[0].message_id == reply.params["MessageSid"]
     assert catcher.got[0].in_reply_to == alice_sent[DANA]["sid"] and catcher.got[1].in_reply_to is None
+
+
+async def test_texts_need_a_proof_even_when_proofs_are_log_only(kernel_factory, twilio: TwilioStandIn) -> None:
+    owner = Account.create()
+    async with service(kernel_factory, twilio) as client:
+        _agent, token = await credits_session(client, "1", wallet=owner.address)
+        await text(client, token, [DANA], "Can you make 7 pm?")
+        await post(client, twilio.incoming_sms(DANA, "Yes, 7 pm works"))
+        [kept] = (await client.get(INBOX, headers=token)).json()["messages"]
+        one = f"{INBOX}/{kept['id']}"
+        bare = {"X-Agent-ID": owner.address}
+        refused = [await client.get(INBOX, headers=bare), await client.get(one, headers=bare),
+                   await client.get(one, headers=proof_headers(owner, scope="read", method="GET", path=INBOX))]
+        listed = await client.get(INBOX, headers=proof_headers(owner, scope="read", method="GET", path=INBOX))
+        read = await client.get(one, headers=proof_headers(owner, scope="read", method="GET", path=one))
+    assert [r.status_code for r in refused] == [401, 401, 401]
+    assert [r.json()["details"]["reason"] for r in refused] == ["missing", "missing", "path_mismatch"]
+    assert not any("7 pm works" in r.text or DANA in r.text for r in refused)
+    assert listed.status_code == 200 and listed.json()["messages"][0]["body"] == "Yes, 7 pm works"
+    assert read.status_code == 200 and read.json()["body"] == "Yes, 7 pm works"

@@ -2,7 +2,8 @@
 webhook) is kept once, threaded to the agent that last texted its sender from that number
 (`related_outbound_id` is that message's id), else kept unassigned; then it is handed to
 the service's inbound handlers as a `tollway.InboundMessage(channel="sms")`. An agent lists
-and reads its own texts (free reads)."""
+and reads its own texts (free reads, private: every text shows its body, so a read proof or
+an access token is needed whatever the proof mode)."""
 from __future__ import annotations
 
 import json
@@ -105,9 +106,9 @@ INBOX_ROUTES = (
     Route("GET", "/v1/tools/sms/inbox", "sms_inbox", "List your SMS inbox",
           "Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
           "limit 1 to 100 (default 20), offset.",
-          list_messages, auth="read", rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
+          list_messages, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
           query=(("limit", "1 to 100, default 20."), ("offset", "Texts to skip."))),
     Route("GET", "/v1/tools/sms/inbox/{id}", "sms_inbox_message", "Read one text",
           "One text of your SMS inbox, by its id.",
-          read_message, auth="read", rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
+          read_message, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
 )
