@@ -208,3 +208,15 @@ def test_the_acceptance_status_is_declared_by_the_tool():
     assert dataclasses.replace(tool, accepted_status="processing").accepted_status == "processing"
     with pytest.raises(ValueError, match="accepted_status"):
         dataclasses.replace(tool, accepted_status="running")
+
+
+async def test_a_provider_auth_failure_has_one_status_inline_and_on_the_job(kernel):
+    """Our credentials refused by a provider: the same status whether the call answered inline or as a failed job."""
+    from core.upstream import Reply, Upstream
+
+    demo = Upstream(family="demo", name="demo", label="Demo", default_base_url="https://demo.invalid", description="a demo registry")
+    inline = demo.refusal(Reply(401, {}, b"", 0))
+    await jobs.create(job_id="req_auth", tool="add_numbers", agent_id="a", input_json="{}", receipt_id=None)
+    assert await jobs.fail("req_auth", None, code="provider_auth", message="Demo refused the request's credentials.")
+    job = jobs.resource(await jobs.get("req_auth"))
+    assert (job.error_code, job.error_status) == (inline.code, inline.status) == ("provider_auth", 503)

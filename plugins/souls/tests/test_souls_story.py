@@ -60,6 +60,7 @@ async def test_two_agents_trade_a_service_end_to_end(kernel_factory) -> None:
                 assert again.status_code == 409 and again.json()["error"] == "order_closed"
                 job = await finished(client, job_id, buyer_ids)
                 assert job["status"] == "completed" and job["result"]["result"] == {"text": "Bonjour"}
+                assert "message" not in job  # no longer "waiting for the seller"
 
                 rated = await post_with_proof(client, buyer, "/v1/souls/lingua/ratings", {"service": "translate", "stars": 4})
                 assert rated.status_code == 200 and rated.json()["rating_avg"] == 4.0
