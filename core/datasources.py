@@ -16,3 +16,8 @@ class DataSource:
     name: str  # what `tollway data refresh NAME` names, e.g. "sanctions"
     description: str
     refresh: Callable[[Any, Progress], Awaitable[str]]  # (services, progress) -> one-line summary
+    # The tools that answer from this data, and `health(services)`: None while they can
+    # answer, else why not (e.g. the lists are out of date). Cheap, no I/O: `/healthz`
+    # calls it on every request and reports the service `degraded` while it names a problem.
+    tools: tuple[str, ...] = ()
+    health: Callable[[Any], str | None] | None = None

@@ -9,7 +9,7 @@ import msgspec
 import rfc8785
 
 from .tool import Tool
-from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error
+from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, one_of_problems
 
 MEMO_MAX = 1000
 
@@ -82,9 +82,10 @@ def prepare(tool: Tool, body: bytes) -> PreparedCall:
     """Validate and price: everything that must happen before payment."""
     obj = decode_object(body)
     memo, ctx, audit = _audit_fields(obj)
-    # every failing field is named, the audit fields' too; shape errors of
-    # `invalid_input` tools carry a `code`
-    value = convert(obj, tool.input_type, error=tool.shape_error, also=audit)
+    # every failing field is named, the audit fields' too, and a declared exactly-one-of
+    # group broken beside a shape error (the tool's check names it otherwise); shape
+    # errors of `invalid_input` tools carry a `code`
+    value = convert(obj, tool.input_type, error=tool.shape_error, also=audit, besides=one_of_problems(obj, tool.exactly_one_of))
     if tool.check is not None:
         try:
             tool.check(value)

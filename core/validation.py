@@ -91,17 +91,33 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     return obj
 
 
-def convert(obj: Any, type_: Any, *, error: str = "invalid_request", also: Iterable[Problem] = ()) -> Any:
+def one_of_problems(obj: Any, groups: Iterable[tuple[str, ...]]) -> list[Problem]:
+    """A problem for each field of each group of which `obj` gives not exactly one."""
+    problems = []
+    for group in groups:
+        if isinstance(obj, dict) and sum(obj.get(name) is not None for name in group) != 1:
+            problems += [Problem(name, f"give exactly one of {' and '.join(group)}") for name in group]
+    return problems
+
+
+def convert(
+    obj: Any, type_: Any, *, error: str = "invalid_request", also: Iterable[Problem] = (), besides: Iterable[Problem] = ()
+) -> Any:
     """Convert builtins into `type_`; a refusal names every failing field (400 `error`).
 
     `also`: problems the caller found in fields it took out of `obj` first (listed
-    first; alone they are a plain `invalid_request`)."""
+    first; alone they are a plain `invalid_request`). `besides`: problems of rules
+    across fields that a later check reports when the conversion succeeds; named after
+    the conversion's own when it fails, so one 400 still names every failing field."""
     also = list(also)
     try:
         value = msgspec.convert(obj, type_, strict=True)
     except msgspec.ValidationError as exc:
         problems, more = problems_of(obj, type_)
-        raise invalid_fields([*also, *(problems or [_from_msgspec(exc)])], more, error=error) from exc
+        found = problems or [_from_msgspec(exc)]
+        named = {p.field for p in found}
+        found += [p for p in besides if p.field not in named]
+        raise invalid_fields([*also, *found], more, error=error) from exc
     if also:
         raise invalid_fields(also)
     return value

@@ -18,7 +18,7 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from core.errors import ServiceError
 from core.kernel import Kernel
 from core.tool import Tool
-from core.wire import Health, ProviderState, ReceiptKeys
+from core.wire import DataSourceState, Health, ProviderState, ReceiptKeys
 from mcp_server.http import streamable_http
 
 from .openapi import WireSchemas, include_components, tool_operation_class
@@ -70,7 +70,12 @@ def _kernel_handlers(kernel: Kernel, schemas: WireSchemas) -> list[HTTPRouteHand
             ProviderState(kind=p.kind, provider=p.provider, configured=p.configured, unset_settings=p.unset_settings, available=p.available)
             for p in kernel.providers.statuses(also=kinds)
         ]
-        return Health(status="ok", tools=len(kernel.tools), network=kernel.network.caip2, providers=providers)
+        sources = []
+        for d in sorted(kernel.data_sources.values(), key=lambda d: d.name):
+            problem = d.health(kernel.services) if d.health is not None else None
+            sources.append(DataSourceState(name=d.name, status="degraded" if problem else "ok", tools=list(d.tools), problem=problem))
+        status = "degraded" if any(s.status != "ok" for s in sources) else "ok"
+        return Health(status=status, tools=len(kernel.tools), network=kernel.network.caip2, providers=providers, data_sources=sources)
 
     async def limited(request: Request, category: str, read: Any) -> Response:
         """Run a kernel read counted against `category`; RateLimit-* headers on every answer."""

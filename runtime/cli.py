@@ -251,7 +251,11 @@ def _receipts_verify(args: argparse.Namespace) -> int:
         signer = ReceiptSigner(load_settings().receipt_seed)
         keys[signer.key_id] = signer.public_key
     ok, reason = verify_receipt(receipt, keys)
-    print(("valid" if ok else "INVALID") + f": {reason}")
+    which = f"receipt {receipt.get('receipt_id', '(no receipt_id)')}" if isinstance(receipt, dict) else "the file"
+    if ok:
+        print(f"valid: {which} is signed by key {receipt['key_id']} and unchanged since it was signed")
+    else:
+        print(f"INVALID: {which}: {reason}")
     return 0 if ok else 1
 
 

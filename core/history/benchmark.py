@@ -32,7 +32,8 @@ class BenchmarkInput(msgspec.Struct, forbid_unknown_fields=True):
     attribute: Annotated[str, Meta(min_length=1, max_length=64, description="Data tool, e.g. vehicle_complaints.")]
     field: Annotated[str, Meta(min_length=1, max_length=64, description="Its numeric field, e.g. total.")]
     peers: Annotated[
-        dict[str, PeerValue], Meta(max_length=MAX_PEER_FIELDS, description="Up to 5 of its peer filters, e.g. model_year; any case.")
+        # at most MAX_PEER_FIELDS, said in the schema and counted by `check`, beside the other rules
+        dict[str, PeerValue], Meta(extra_json_schema={"maxProperties": MAX_PEER_FIELDS}, description="Up to 5 of its peer filters, e.g. model_year; any case.")
     ] = {}
     key: Annotated[str, Meta(min_length=1, max_length=256, description="Entity to place, e.g. HONDA|ACCORD|2019.")] | None = None
     value: Annotated[float, Meta(description="Number to place; not with key.")] | None = None
@@ -85,9 +86,14 @@ class _Benchmark:
 
     def check(self, value: BenchmarkInput) -> None:
         """Before payment: the shape rules, then what the named data tool declares."""
+        shape = []
+        if len(value.peers) > MAX_PEER_FIELDS:
+            shape.append(FieldError("peers", f"give at most {MAX_PEER_FIELDS} peer filters (it has {len(value.peers)})"))
         if value.key is not None and value.value is not None:
             both = "give at most one of key and value"
-            raise FieldErrors([FieldError("key", both), FieldError("value", both)])
+            shape += [FieldError("key", both), FieldError("value", both)]
+        if shape:  # every shape problem in one 400
+            raise FieldErrors(shape)
         tool = self.tools.get(value.attribute)
         if tool is None or tool.benchmark is None:
             message = f"{value.attribute!r} is not a data tool whose facts can be benchmarked"

@@ -14,8 +14,8 @@ from ..errors import Refusal, ServiceError
 from ..ids import now_ms
 from ..tool import Example, Tool, ToolContext
 from ..validation import FieldError, FieldErrors, convert, field_error
-from .keys import search_key
-from .series import ChangeRow, first_row, series_changes, visible_series
+from .keys import key_forms, search_key
+from .series import ChangeRow, Series, first_row, has_public_series, keeps_private, series_changes, visible_series
 from .store import stored_key, utc_day
 
 MAX_INPUT_CHARS = 10_000  # a search input, as compact JSON
@@ -45,9 +45,9 @@ class ChangesAnswer(msgspec.Struct):
     """The changes of one entity in a window of days, oldest first."""
 
     attribute: str
-    key: str  # the key asked about, or for a search the hash of its normalised input
-    recorded_since: str | None  # the day of the entity's first record; null when none
-    partial: bool  # since is before recorded_since, or nothing is recorded
+    key: str  # the key read (as asked, or in capitals), or for a search the hash of its normalised input
+    recorded_since: str | None  # the day of the entity's first record; null when none from the source asked for
+    partial: bool  # since is before recorded_since, or nothing is recorded from the source asked for
     changes: list[ChangeRow]
     truncated: bool  # the window holds more than `limit` changes
 
@@ -145,10 +145,40 @@ class ChangesTool:
             return value.key
         return search_key(search_value(self.tools[value.attribute], value.input or {}))
 
+    def key_forms(self, value: ChangesInput) -> tuple[str, ...]:
+        """The keys read, in order: a key as written then as Benchmark normalises it; a search's hash."""
+        key = self.entity_key(value)
+        return key_forms(key) if value.key is not None else (key,)
+
+    def _no_data(self, value: ChangesInput, key: str) -> Refusal:
+        field = "key" if value.key is not None else "input"
+        message = f"nothing is recorded for {value.attribute} {key}: its history starts when a caller looks it up"
+        return Refusal("no_data", message[0].upper() + message[1:] + ".", details=[{"field": field, "message": message}])
+
+    async def admit(self, value: ChangesInput) -> None:
+        """Still before payment: an entity with no history is refused free (`no_data`, as
+        Benchmark refuses an attribute with nothing recorded). Who calls is not known yet,
+        so where the attribute holds agents' private series the call goes on, and the run
+        refuses (refunded) when the caller may read none."""
+        forms = self.key_forms(value)
+        for key in forms:
+            if await has_public_series(value.attribute, stored_key(key)):
+                return
+        if not await keeps_private(value.attribute):
+            raise self._no_data(value, forms[0])
+
+    async def _series(self, value: ChangesInput, agent_id: str | None) -> tuple[str, list[Series]]:
+        """The key read (its first form with history the caller may see) and its series."""
+        forms = self.key_forms(value)
+        for key in forms:
+            series = await visible_series(value.attribute, stored_key(key), agent_id)
+            if series:
+                return key, series
+        raise self._no_data(value, forms[0])
+
     # -- after payment --------------------------------------------------------------------
     async def run(self, value: ChangesInput, ctx: ToolContext) -> ChangesAnswer:
-        key = self.entity_key(value)
-        series = await visible_series(value.attribute, stored_key(key), ctx.agent_id)
+        key, series = await self._series(value, ctx.agent_id)
         sources = sorted({s.source for s in series})
         if value.source is None and len(sources) > 1:
             message = f"{value.attribute} {key} has history from several sources; give one of them as source"
@@ -187,8 +217,9 @@ DESCRIPTION = (
     "indexed path; `$` when several fields changed at once; `$entity` when the entity stopped or started being "
     "listed), its values before and after, the day the later value was first seen and the source's own date "
     "for it. Oldest first. `recorded_since` is the day of the first record; `partial` is true when the window "
-    "starts before it or nothing is recorded. Public facts are visible to everyone, private ones only to the "
-    "agent whose call recorded them."
+    "starts before it. A key is read as written, then in capitals; an entity with no history is refused "
+    "(`no_data`) and not charged. Public facts are visible to everyone, private ones only to the agent whose "
+    "call recorded them."
 )
 
 
@@ -223,5 +254,6 @@ def changes_tool(tools: Mapping[str, Tool], sources: Mapping[str, Any] | None = 
             ),
         ),
         check=impl.check,
+        admit=impl.admit,
         exactly_one_of=(("key", "input"),),
     )

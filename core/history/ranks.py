@@ -17,6 +17,7 @@ import math
 
 from .. import sql
 from .declare import MAX_PEER_FIELDS, peer_group
+from .keys import key_forms
 
 QUARTILES = (0.25, 0.5, 0.75)
 PEER_COLUMNS = tuple(f"peer_{i}" for i in range(1, MAX_PEER_FIELDS + 1))
@@ -109,12 +110,12 @@ async def has_source(attribute: str, source: str) -> bool:
 
 # -- one entity ------------------------------------------------------------------------------
 async def key_number(peers: PeerSet, key: str) -> float | None:
-    """The number of entity `key` when it is among `peers` (as written, else in capitals)."""
+    """The number of entity `key` when it is among `peers` (in the first of its `key_forms` found)."""
     clause = "attribute = {} AND source = {} AND entity_key = {} AND field = {}"  # the entity's own index
     for column, _ in peers.filters:
         clause += " AND " + column + " = {}"
     filters = tuple(text for _, text in peers.filters)
-    for candidate in dict.fromkeys((key, key.upper())):
+    for candidate in key_forms(key):
         row = await sql.fetch_one("SELECT number FROM tw_fact_numbers WHERE " + clause, peers.attribute, peers.source, candidate, peers.field, *filters)
         if row is not None:
             return float(row["number"])

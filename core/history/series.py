@@ -76,6 +76,20 @@ async def visible_series(attribute: str, entity_key: str, agent_id: str | None) 
     return sorted((Series(attribute, entity_key, r["source"], r["owner"]) for r in rows), key=lambda s: (s.source, s.owner))
 
 
+async def has_public_series(attribute: str, entity_key: str) -> bool:
+    """Whether anyone may read a series of the entity (a public one exists)."""
+    row = await sql.fetch_one(
+        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {} LIMIT 1", attribute, entity_key, PUBLIC
+    )
+    return row is not None
+
+
+async def keeps_private(attribute: str) -> bool:
+    """Whether the attribute holds any agent's private series (which only its owner may read)."""
+    row = await sql.fetch_one("SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND owner <> {} LIMIT 1", attribute, PUBLIC)
+    return row is not None
+
+
 async def first_row(series: Series) -> tuple[int, str] | None:
     """(id, changed_on) of the series' first row."""
     row = await sql.fetch_one(f"SELECT id, changed_on FROM tw_facts WHERE {_SERIES} ORDER BY id LIMIT 1", *_args(series))

@@ -35,7 +35,8 @@ class WatchSource:
     `entity_types` a watch on it may name, the `source` named in its Change rows,
     and `poll(services, watched_keys) -> Snapshot`, given the keys watches follow
     now (a source that reads everything may ignore them). `check_key(key)` returns
-    why a key cannot name an entity of the source, or None."""
+    why a key cannot name an entity of the source, or None; the refusal reads it after
+    the field's name, so it starts with a verb ("must be an OFAC entry number …")."""
 
     attribute: str
     entity_types: tuple[str, ...]

@@ -19,7 +19,7 @@ from .accounts import (
 )
 from .calls import CallMeta, JobAccepted, JobStatus, Success
 from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
-from .reads import CategorySpend, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
+from .reads import CategorySpend, DataSourceState, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
 from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
 from .value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 from .watches import (
@@ -47,6 +47,7 @@ __all__ = [
     "ErrorBody",
     "FieldProblem",
     "GrantCreditsRequest",
+    "DataSourceState",
     "Health",
     "ProviderState",
     "JobAccepted",

@@ -46,8 +46,18 @@ class ProviderState(msgspec.Struct):
     available: list[str]
 
 
+class DataSourceState(msgspec.Struct):
+    """One downloadable data source: whether the tools answering from it can answer now."""
+
+    name: str
+    status: str  # `ok`, or `degraded` while its tools refuse every call (`problem` says why)
+    tools: list[str]
+    problem: str | None
+
+
 class Health(msgspec.Struct):
-    status: str
+    status: str  # `ok`, or `degraded` while a data source names a problem
     tools: int
     network: str
     providers: list[ProviderState] = []
+    data_sources: list[DataSourceState] = []

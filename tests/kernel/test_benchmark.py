@@ -204,6 +204,7 @@ async def test_refusals_before_payment_make_no_quote(kernel):
         "field and peer": ({**ask, "field": "price", "peers": {"colour": "red"}}, "invalid_input", ["field", "peers.colour"]),
         "key and value": ({**ask, "key": "K1", "value": 3}, "invalid_request", ["key", "value"]),
         "six filters": ({**ask, "peers": {f"p{i}": i for i in range(6)}}, "invalid_request", ["peers"]),
+        "six filters, key and value": ({**ask, "peers": {f"p{i}": i for i in range(6)}, "key": "K1", "value": 3}, "invalid_request", ["peers", "key", "value"]),
         "wrong shapes": ({"attribute": 7, "field": "score", "peers": ["kind"], "value": "high"}, "invalid_request", ["attribute", "peers", "value"]),
         "peer value shape": ({**ask, "peers": {"kind": True}}, "invalid_request", ["peers.kind"]),
         "missing field": ({"attribute": "item_facts"}, "invalid_request", ["field"]),

@@ -118,6 +118,9 @@ LONG_INPUT = {"prefix": "x" * 10_000}
         ({**BASE, "limit": 0}, "invalid_request", ["limit"]),
         ({**BASE, "limit": 201}, "invalid_request", ["limit"]),
         ({**BASE, "since": "2026-13-01", "limit": 500, "colour": "red"}, "invalid_request", ["since", "limit", "colour"]),
+        # a bad date beside both key and input: every failing field in the one 400
+        ({**BASE, "since": "2026-02-30", "input": {"prefix": "a"}}, "invalid_request", ["since", "key", "input"]),
+        ({"attribute": "item_facts", "since": "2026-1-5"}, "invalid_request", ["since", "key", "input"]),
         ({"key": "A1"}, "invalid_request", ["attribute", "since"]),
         ({**BASE, "attribute": "weather"}, "invalid_input", ["attribute"]),
         ({**BASE, "attribute": "changes"}, "invalid_input", ["attribute"]),
@@ -151,10 +154,58 @@ async def test_an_attribute_without_history_lists_those_with_history(kernel) -> 
 
 
 async def test_an_unpaid_valid_call_is_quoted_at_the_price(kernel) -> None:
+    CATALOGUE["A1"] = {"score": 1}
     async with http_client(kernel) as client:
+        _, auth = await credits_session(client)
+        await look_up(client, auth, {"prefix": "a"})
         resp = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "a", "memo": "left out"}, "since": "2026-01-01"})
     assert resp.status_code == 402 and resp.json()["amount_usdc"] == "0.005000"
     assert await count_quotes() == 1
+
+
+async def test_an_entity_with_no_history_is_no_data_before_payment(kernel) -> None:
+    """As Benchmark refuses an attribute with nothing recorded: free, no quote, whatever the key's case."""
+    CATALOGUE["A1"] = {"score": 1}
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client)
+        await look_up(client, auth, {"key": "A1"})
+        before = await balance(client, auth)
+        answers = [
+            await client.post(CHANGES, json={**BASE, "key": key}, headers=headers)
+            for key in ("ZZ9", "zz9") for headers in ({}, auth)
+        ]
+        search = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "q"}, "since": "2026-01-01"}, headers=auth)
+        left = await balance(client, auth)
+    for resp in [*answers, search]:
+        assert resp.status_code == 400, resp.text
+        body = resp.json()
+        assert body["error"] == "no_data" and "receipt_id" not in body and "PAYMENT-REQUIRED" not in resp.headers
+    assert [d["field"] for d in answers[0].json()["details"]] == ["key"]
+    assert [d["field"] for d in search.json()["details"]] == ["input"]
+    assert await count_quotes() == 0 and left == before
+
+
+async def test_a_key_is_normalised_as_benchmark_normalises_it(kernel) -> None:
+    """A lower-case key reads the entity recorded in capitals: the same answer, charged once."""
+    days = ["2026-01-01", "2026-01-02"]
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client)
+        for n in range(2):
+            CATALOGUE["K7"] = {"score": n}
+            await look_up(client, auth, {"key": "K7"})
+        for fact_id, day in zip(await fact_ids("item_facts", "K7"), days):
+            await move_to_day(fact_id, day)
+        before = await balance(client, auth)
+        lower = await client.post(CHANGES, json={**BASE, "key": "k7"}, headers=auth)
+        upper = await client.post(CHANGES, json={**BASE, "key": "K7"}, headers=auth)
+        after = await balance(client, auth)
+    assert lower.status_code == 200, lower.text
+    low, up = lower.json()["data"], upper.json()["data"]
+    assert low["key"] == "K7" and low["partial"] is False and low["recorded_since"] == "2026-01-01"
+    assert low["changes"] == up["changes"] == [
+        {"changed_on": "2026-01-02", "field": "score", "before": 0, "after": 1, "source": SOURCE, "as_of": None}
+    ]
+    assert float(before) - float(after) == pytest.approx(0.010)
 
 
 # -- after payment --------------------------------------------------------------------------------
@@ -233,10 +284,15 @@ async def test_another_agents_private_entity_is_not_recorded_for_me(kernel) -> N
         await look_up(client, theirs, {"key": "S5", "private": True})
         CATALOGUE["S5"] = {"score": 2}
         await look_up(client, theirs, {"key": "S5", "private": True})
+        before = await balance(client, mine)
         mine_seen = (await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=mine)).json()
+        left = await balance(client, mine)
         theirs_seen = (await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=theirs)).json()
-    assert mine_seen["data"]["changes"] == [] and mine_seen["data"]["recorded_since"] is None and mine_seen["data"]["partial"] is True
-    assert mine_seen["data"]["status"] == "completed" and mine_seen["data"]["receipt_id"]  # an empty answer is charged
+    # Before payment nobody's identity is known, so another agent's private record admits the
+    # call; nothing visible to me is then refused and refunded, never an empty charged answer.
+    assert mine_seen["error"] == "no_data"
+    receipt = await kernel.receipts.get(mine_seen["receipt_id"])
+    assert receipt["status"] == "refunded" and receipt["execution_status"] == "failed" and left == before
     assert [c["after"] for c in theirs_seen["data"]["changes"]] == [2]
 
 
@@ -324,7 +380,8 @@ async def test_a_search_is_found_by_its_input_never_stored(kernel) -> None:
     data = found.json()["data"]
     assert data["key"] == search_key(ItemInput(prefix="ab")) and data["recorded_since"] == today() and data["partial"] is False
     assert data["changes"] == [{"changed_on": today(), "field": "keys", "before": ["AB1", "AB2"], "after": ["AB1", "AB2", "AB3"], "source": SOURCE, "as_of": None}]
-    assert other.json()["data"]["key"] == search_key(ItemInput(prefix="AB")) and other.json()["data"]["recorded_since"] is None
+    # another input is another search, never recorded: refused before payment
+    assert other.status_code == 400 and other.json()["error"] == "no_data" and search_key(ItemInput(prefix="AB")) in other.json()["message"]
 
 
 async def test_changes_over_mcp(kernel) -> None:

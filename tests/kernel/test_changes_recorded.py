@@ -205,7 +205,8 @@ async def test_a_bank_search_is_found_by_its_input_and_its_bank_by_certificate(k
         data = resp.json()["data"]
         assert data["key"] == expected_key and data["recorded_since"] == today() and data["changes"] == [] and data["partial"] is False
     assert by_certificate.json()["data"]["key"] == "10057" and by_certificate.json()["data"]["recorded_since"] == today()
-    assert other_search.json()["data"]["recorded_since"] is None and other_search.json()["data"]["partial"] is True
+    # a search never made has no history: refused before payment, as Benchmark refuses nothing recorded
+    assert other_search.status_code == 400 and other_search.json()["error"] == "no_data" and "receipt_id" not in other_search.json()
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_input"
     assert [d["field"] for d in refused.json()["details"]] == ["input.name"]
     assert both.status_code == 400 and both.json()["details"][0]["field"].startswith("input.")

@@ -2,7 +2,8 @@
 TOLLWAY_HOME, parse, index, and say which lists are out of date.
 
 Layout on disk: `<home>/sanctions/<list key>/` holds the list's four files as
-downloaded plus `meta.json` (`loaded_at` unix seconds, `as_of`, `url`). A
+downloaded plus `meta.json` (`loaded_at` unix seconds, `published`: the list's
+own publication date or null, `url`). A
 refresh writes a new folder and swaps it in only when every file downloaded and
 parsed, so a failed refresh never replaces a good list (and does not renew its
 72-hour freshness, which counts from the last successful load).
@@ -10,13 +11,9 @@ parsed, so a failed refresh never replaces a good list (and does not renew its
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
-import email.utils
 import json
 import shutil
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +25,8 @@ from tollway import Upstream
 
 from . import matching
 from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
+from .download import local_path, streamed
+from .publication import fetch_publish_date, local_publish_date
 
 # Where the list files come from: only its setting is used (the files are streamed
 # to disk by `ListStore.refresh`, and a file:// folder is read in place).
@@ -48,11 +47,15 @@ class ListSpec:
     key: str
     name: str  # as served in `lists[].name`
     files: tuple[str, str, str, str]  # primary, addresses, other names, remarks overflow
+    publication: str  # the XML export whose head says when OFAC published the list
 
 
 LISTS: tuple[ListSpec, ...] = (
-    ListSpec("sdn", "OFAC SDN List", ("sdn.csv", "add.csv", "alt.csv", "sdn_comments.csv")),
-    ListSpec("consolidated", "OFAC Consolidated Sanctions List (non-SDN)", ("cons_prim.csv", "cons_add.csv", "cons_alt.csv", "cons_comments.csv")),
+    ListSpec("sdn", "OFAC SDN List", ("sdn.csv", "add.csv", "alt.csv", "sdn_comments.csv"), "SDN.XML"),
+    ListSpec(
+        "consolidated", "OFAC Consolidated Sanctions List (non-SDN)", ("cons_prim.csv", "cons_add.csv", "cons_alt.csv", "cons_comments.csv"),
+        "CONSOLIDATED.XML",
+    ),
 )
 
 Progress = Callable[[str, int, int | None], None]  # (file, bytes so far, total bytes or None)
@@ -62,8 +65,8 @@ Progress = Callable[[str, int, int | None], None]  # (file, bytes so far, total 
 class LoadedList:
     spec: ListSpec
     entries: dict[int, ParsedEntry]  # by entry number: a later diff between two loads is cheap
-    loaded_at: float  # unix seconds of the last successful load
-    as_of: str  # ISO 8601 UTC: the source's Last-Modified when given, else loaded_at
+    loaded_at: float  # unix seconds of the last successful load (freshness counts from it)
+    as_of: str | None  # YYYY-MM-DD: the list's own publication date; None when unknown
 
     def entry(self, number: int) -> Entry | None:
         found = self.entries.get(number)
@@ -81,10 +84,6 @@ class Hit:
 def lists_url_from(settings: Mapping[str, str] | None) -> str:
     """The configured `lists_url` (TOLLWAY_SANCTIONS_LISTS_URL) without a trailing slash."""
     return OFAC_EXPORTS.base_url(settings or {})
-
-
-def _iso(ts: float) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ListStore:
@@ -108,7 +107,7 @@ class ListStore:
                 out.append(spec.name)
         return out
 
-    def checked(self) -> list[dict[str, str]]:
+    def checked(self) -> list[dict[str, str | None]]:
         return [{"name": spec.name, "as_of": self.lists[spec.key].as_of} for spec in LISTS if spec.key in self.lists]
 
     def find(self, number: int, entry: Entry | None = None) -> tuple[ListSpec, Entry] | None:
@@ -157,7 +156,8 @@ class ListStore:
             meta = json.loads(meta_path.read_text())
             data = [(folder / f).read_bytes() for f in spec.files]
             entries = parse_list(*data, names=spec.files)
-            return LoadedList(spec, entries, float(meta["loaded_at"]), str(meta["as_of"]))
+            # an older meta.json's `as_of` was the load time, not a publication date: unknown
+            return LoadedList(spec, entries, float(meta["loaded_at"]), meta.get("published"))
         except (OSError, ValueError, KeyError, ListFormatError):
             return None
 
@@ -224,12 +224,12 @@ class ListStore:
         fresh: dict[str, LoadedList] = {}
         for spec in LISTS:
             try:
-                data = [_local_path(f"{url}/{f}").read_bytes() for f in spec.files]
+                data = [local_path(f"{url}/{f}").read_bytes() for f in spec.files]
                 entries = parse_list(*data, names=spec.files)
                 loaded_at = time.time()
-                meta = {"loaded_at": loaded_at, "as_of": _iso(loaded_at), "url": url}
+                meta = {"loaded_at": loaded_at, "published": local_publish_date(f"{url}/{spec.publication}"), "url": url}
                 self._persist(spec, data, meta)
-                fresh[spec.key] = LoadedList(spec, entries, loaded_at, meta["as_of"])
+                fresh[spec.key] = LoadedList(spec, entries, loaded_at, meta["published"])
                 results[spec.name] = None
             except (OSError, ValueError, ListFormatError) as exc:
                 results[spec.name] = f"{type(exc).__name__}: {exc}"
@@ -238,18 +238,12 @@ class ListStore:
         return results
 
     async def _download(self, spec: ListSpec, url: str, http: httpx.AsyncClient | None, progress: Progress | None) -> LoadedList:
-        data: list[bytes] = []
-        modified: list[float] = []
-        for f in spec.files:
-            body, last_modified = await _fetch(f"{url}/{f}", f, http, progress)
-            data.append(body)
-            if last_modified is not None:
-                modified.append(last_modified)
+        data = [await _fetch(f"{url}/{f}", f, http, progress) for f in spec.files]
         entries = await asyncio.to_thread(parse_list, *data, names=spec.files)
+        published = await fetch_publish_date(f"{url}/{spec.publication}", http)
         loaded_at = time.time()
-        as_of = _iso(max(modified)) if modified else _iso(loaded_at)
-        await asyncio.to_thread(self._persist, spec, data, {"loaded_at": loaded_at, "as_of": as_of, "url": url})
-        return LoadedList(spec, entries, loaded_at, as_of)
+        await asyncio.to_thread(self._persist, spec, data, {"loaded_at": loaded_at, "published": published, "url": url})
+        return LoadedList(spec, entries, loaded_at, published)
 
     def _persist(self, spec: ListSpec, data: list[bytes], meta: dict[str, Any]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -268,42 +262,24 @@ class ListStore:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _local_path(url: str) -> Path:
-    return Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
-
-
-async def _fetch(url: str, file: str, http: httpx.AsyncClient | None, progress: Progress | None) -> tuple[bytes, float | None]:
-    """One file's bytes and the source's Last-Modified (unix seconds) if it gave one."""
+async def _fetch(url: str, file: str, http: httpx.AsyncClient | None, progress: Progress | None) -> bytes:
+    """One file's bytes (a file:// URL is read in place)."""
     if url.startswith("file://"):
-        body = await asyncio.to_thread(_local_path(url).read_bytes)
+        body = await asyncio.to_thread(local_path(url).read_bytes)
         if progress:
             progress(file, len(body), len(body))
-        return body, None
-    own = http is None
-    client = http or httpx.AsyncClient(follow_redirects=True)
-    try:
-        async with client.stream("GET", url, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            if response.status_code != 200:
-                raise ValueError(f"{url} answered HTTP {response.status_code}")
-            total = response.headers.get("content-length")
-            total_n = int(total) if total and total.isdigit() else None
-            chunks: list[bytes] = []
-            done = 0
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                done += len(chunk)
-                if progress:
-                    progress(file, done, total_n)
-            last_modified = None
-            if lm := response.headers.get("last-modified"):
-                try:
-                    last_modified = email.utils.parsedate_to_datetime(lm).timestamp()
-                except (TypeError, ValueError):
-                    last_modified = None
-            return b"".join(chunks), last_modified
-    finally:
-        if own:
-            await client.aclose()
+        return body
+    async with streamed(url, http, DOWNLOAD_TIMEOUT_S) as response:
+        total = response.headers.get("content-length")
+        total_n = int(total) if total and total.isdigit() else None
+        chunks: list[bytes] = []
+        done = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            done += len(chunk)
+            if progress:
+                progress(file, done, total_n)
+        return b"".join(chunks)
 
 
 # -- the store the tools read (one per process; see docs/sanctions.md) ------------------

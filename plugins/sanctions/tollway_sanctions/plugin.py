@@ -121,6 +121,17 @@ async def refresh_source(services: Services, progress: Callable[[int, int | None
     return f"loaded {', '.join(sorted(results))} into {services.home}/sanctions"
 
 
+def health(services: Services) -> str | None:
+    """Why the screening tools cannot answer now (a list out of date), or None."""
+    stale = lists.store_for(services.home).out_of_date()
+    return f"out of date (never loaded or older than 72 hours): {', '.join(stale)}" if stale else None
+
+
 @hookimpl
 def register_data_sources(register: Callable[[DataSource], None]) -> None:
-    register(DataSource(name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source))
+    register(
+        DataSource(
+            name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source,
+            tools=(COMPANY_SANCTIONS.name, PERSON_SANCTIONS.name), health=health,
+        )
+    )

@@ -43,7 +43,7 @@ class SanctionsMatch(msgspec.Struct):
 
 class ListChecked(msgspec.Struct):
     name: str
-    as_of: str
+    as_of: str | None  # YYYY-MM-DD: the day OFAC published the list loaded; null when unknown
 
 
 class SanctionsAnswer(msgspec.Struct):
@@ -123,7 +123,7 @@ def _facts(tool_name: str, *, searches_public: bool):
                 key=search_key(value),
                 value={"total": answer.total, "matches": [{"number": m.entry.number, "name": m.entry.name, "score": m.score} for m in answer.matches]},
                 source=lists.SOURCE,
-                as_of=max((c.as_of for c in answer.lists), default=None),
+                as_of=max((c.as_of for c in answer.lists if c.as_of is not None), default=None),
                 public=searches_public,
             )
         )

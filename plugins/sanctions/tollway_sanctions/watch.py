@@ -41,8 +41,9 @@ async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
 
 
 def check_key(key: str) -> str | None:
+    """Why `key` cannot name an OFAC entry (read after the field's name: "key must be …"), or None."""
     if not key.isdigit() or len(key) > 9 or int(key) == 0:
-        return "an OFAC entry number (ent_num) as a decimal string, e.g. 2676"
+        return "must be an OFAC entry number (ent_num) written in decimal digits, e.g. 2676"
     return None
 
 

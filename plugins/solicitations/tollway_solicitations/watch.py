@@ -30,10 +30,10 @@ _FATAL = {"provider_auth", "rate_limited"}
 
 
 def check_key(key: str) -> str | None:
-    """Why `key` cannot name a SAM.gov notice, or None."""
+    """Why `key` cannot name a SAM.gov notice (read after the field's name: "key must be …"), or None."""
     if NOTICE_ID.match(key):
         return None
-    return "a SAM.gov notice id (noticeId) is 32 lower-case hexadecimal characters"
+    return "must be a SAM.gov notice id (noticeId): 32 lower-case hexadecimal characters"
 
 
 async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
