@@ -182,3 +182,31 @@ async def test_the_default_budget_shows_in_the_quote_and_the_schema(kernel_facto
     params = doc["components"]["schemas"]["GoalParams"]["properties"]["budget_usdc"]
     assert params["default"] == "5.00" and "5.00" in params["description"]
     assert {"minimum": 5} in [{k: v for k, v in branch.items() if k == "minimum"} for branch in params["anyOf"]]
+
+
+async def test_a_cancelled_goal_whose_worker_died_mid_step_is_settled_by_the_periodic_pass(kernel_factory) -> None:
+    from tollway_goals import budget, sessions
+    from tollway_goals.ids import new_id, next_seq, now_ms
+
+    kernel = await goals_kernel(kernel_factory)
+    async with http_client(kernel) as client:
+        _agent, headers, goal = await new_goal(client, credits="5")
+        gid = goal["goal_id"]
+        [dead] = await sessions.claim("dead-worker", 60, 1)  # a worker holds a step of the root, then dies
+        async with db.transaction():
+            assert await budget.hold_step(gid, None, STEP, counts_step=True) is None
+            await budget.take_hold(dead.session_id, new_id("stp"), next_seq(), {"amount": STEP, "for": "llm"}, now_ms())
+        during = (await cancel(client, gid, headers)).json()["data"]
+        await ending.sweep(kernel.platform)  # its lease still runs: the step may yet be stored
+        still = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+        await db.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
+        await ending.sweep(kernel.platform)
+        await ending.sweep(kernel.platform)
+        state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+        balance = (await client.get("/v1/balance", headers=headers)).json()
+        late = await sessions.still_ours(dead)
+        problems = await ledger_problems()
+    assert during["returned_usdc"] is None and still["returned_usdc"] is None and still["held_usdc"] == "0.002000"
+    assert state["returned_usdc"] == "5.000000" and state["held_usdc"] == "0.000000" and state["spent_usdc"] == "0.000000"
+    assert balance["credits_balance"] == "5.000000" and not late
+    assert problems == []

@@ -41,8 +41,8 @@ async def settle(goal_id: str, platform: Any) -> int | None:
     end. The amount returned; None when the goal runs, was settled already or a step is in
     flight. In the caller's transaction (the goal's row locked)."""
     goal = await db.row("SELECT * FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
-    if goal is None or goal["status"] == "running" or goal["returned"] is not None:
-        return None
+    if goal is None or goal["status"] == "running" or goal["returned"] is not None or goal["ended_ms"] is None:
+        return None  # (no ended_ms: a goal that ended before returns were settled by hold, returned then)
     flying = await db.row(
         "SELECT COUNT(*) AS n FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} AND s.kind = 'hold'", goal_id,
     )
@@ -97,7 +97,7 @@ async def sweep(platform: Any) -> None:
     for goal in idle:
         async with db.transaction():
             await end(goal["id"], "expired", platform)
-    unsettled = await db.rows("SELECT id FROM goals_goals WHERE status <> 'running' AND returned IS NULL LIMIT 100")
+    unsettled = await db.rows("SELECT id FROM goals_goals WHERE status <> 'running' AND returned IS NULL AND ended_ms IS NOT NULL LIMIT 100")
     for goal in unsettled:
         async with db.transaction():
             await _give_back_dead_holds(goal["id"], now)
