@@ -4,7 +4,8 @@ transaction, so a goal never spends past its budget and no step is paid twice. A
 spends inside the slice of the budget it was given (held on the goal when given), or,
 without a slice, from what the goal has left; `step_limit` counts its model steps. Nothing is
 held once the goal has ended. Each step's hold is a stored `hold` step: whoever deletes that
-row charges or releases it, so a hold is settled once whatever races (locks: case, then goal)."""
+row charges or releases it, so a hold is settled once whatever races. Locks: the goal's row,
+then a case's (as events take them), so no two transactions wait on each other."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,6 +29,8 @@ async def hold_slice(goal_id: str, amount: int) -> bool:
 async def hold_step(goal_id: str, case_id: str | None, amount: int, *, counts_step: bool) -> Refused | None:
     """Hold `amount` for one step of a session (of case `case_id`, or the root's when None),
     in the caller's transaction. None when held; else why not (nothing changed)."""
+    if not await lock_goal(goal_id):
+        return Refused("ended")
     if case_id is not None:
         case = await db.row(
             "SELECT budget, spent, held, step_limit, steps FROM goals_cases WHERE id = {}" + db.for_update(), case_id,
@@ -39,15 +42,13 @@ async def hold_step(goal_id: str, case_id: str | None, amount: int, *, counts_st
         if case["budget"] is not None:
             if int(case["spent"]) + int(case["held"]) + amount > int(case["budget"]):
                 return Refused("budget")
-            if not await _running(goal_id):
-                return Refused("ended")
         elif not await _hold_goal(goal_id, amount):
-            return await _why_not(goal_id)
+            return Refused("budget")
         await db.rows(
             "UPDATE goals_cases SET held = held + {}, steps = steps + {} WHERE id = {}", amount, 1 if counts_step else 0, case_id,
         )
         return None
-    return None if await _hold_goal(goal_id, amount) else await _why_not(goal_id)
+    return None if await _hold_goal(goal_id, amount) else Refused("budget")
 
 
 async def _hold_goal(goal_id: str, amount: int) -> bool:
@@ -58,14 +59,11 @@ async def _hold_goal(goal_id: str, amount: int) -> bool:
     return found is not None
 
 
-async def _running(goal_id: str) -> bool:
-    """Whether the goal still runs, the goal's row locked (as ending it locks it) till the commit."""
-    return await db.row("UPDATE goals_goals SET held = held WHERE id = {} AND status = 'running' RETURNING id", goal_id) is not None
-
-
-async def _why_not(goal_id: str) -> Refused:
-    found = await db.row("SELECT status FROM goals_goals WHERE id = {}", goal_id)
-    return Refused("budget" if found is not None and found["status"] == "running" else "ended")
+async def lock_goal(goal_id: str) -> bool:
+    """Lock the goal's row till the commit (the goal before its cases, everywhere: no two
+    transactions wait on each other); whether the goal still runs."""
+    found = await db.row("SELECT status FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    return found is not None and found["status"] == "running"
 
 
 async def take_hold(session_id: str, hold_id: str, seq: int, body: dict[str, object], now: int) -> None:
@@ -95,9 +93,10 @@ async def settle_hold(goal_id: str, case_id: str | None, hold_id: str, amount: i
 async def charge_step(goal_id: str, case_id: str | None, held: int, cost: int) -> None:
     """End a step's hold: `cost` (at most what was held) becomes spent, the rest is free again."""
     cost = min(cost, held)
+    await lock_goal(goal_id)
     if case_id is not None:
-        await db.rows("UPDATE goals_cases SET held = held - {}, spent = spent + {} WHERE id = {}", held, cost, case_id)
         sliced = await db.row("SELECT budget FROM goals_cases WHERE id = {}", case_id)
+        await db.rows("UPDATE goals_cases SET held = held - {}, spent = spent + {} WHERE id = {}", held, cost, case_id)
         if sliced is not None and sliced["budget"] is not None:
             # the slice stays set aside on the goal; only what was spent moves to spent
             await db.rows("UPDATE goals_goals SET held = held - {}, spent = spent + {} WHERE id = {}", cost, cost, goal_id)
@@ -113,6 +112,7 @@ async def release_step(goal_id: str, case_id: str | None, held: int) -> None:
 async def release_slice(goal_id: str, case_id: str) -> None:
     """A case that ended gives back what its slice has left (what it may spend becomes what it
     spent; the slice it shows stays the one given)."""
+    await lock_goal(goal_id)
     case = await db.row("SELECT budget, spent, held FROM goals_cases WHERE id = {}" + db.for_update(), case_id)
     if case is None or case["budget"] is None:
         return

@@ -100,6 +100,7 @@ async def sweep(platform: Any) -> None:
     unsettled = await db.rows("SELECT id FROM goals_goals WHERE status <> 'running' AND returned IS NULL AND ended_ms IS NOT NULL LIMIT 100")
     for goal in unsettled:
         async with db.transaction():
+            await budget.lock_goal(goal["id"])  # the goal before its sessions and cases, as ending it locks them
             await _give_back_dead_holds(goal["id"], now)
             await settle(goal["id"], platform)
     if idle or unsettled:

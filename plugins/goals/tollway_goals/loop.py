@@ -191,6 +191,7 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
         outgoing = None
         async with db.transaction():
             await _fence(ctx.claim)
+            await budget.lock_goal(where.goal["id"])  # the goal before the case, as events lock them
             try:
                 if name == "ask_person":
                     outcome, outgoing = await asks.ask_person(where, args, ctx.platform)
