@@ -168,11 +168,12 @@ async def test_a_finished_goal_returns_its_unspent_budget_once(kernel_factory) -
             after = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
             problems = await ledger_problems()
     # one model step spent (0.002): 7.998 of the 8.00 budget comes back; 12 were never spent
-    assert state["status"] == "completed" and state["spent_usdc"] == "0.002000" and state["budget_usdc"] == "0.002000"
+    assert state["status"] == "completed" and state["spent_usdc"] == "0.002000" and state["budget_usdc"] == "8.000000"
+    assert state["returned_usdc"] == "7.998000"
     assert balance["credits_balance"] == "19.998000"
     body = receipt.get("data", receipt)
     assert body["returned_usdc"] == "7.998000" and body["revision"] == 2 and body["status"] == "settled"
-    assert late.status_code == 202 and after["spent_usdc"] == "0.002000"  # an ended goal's sessions never run again
+    assert late.status_code == 409 and after["spent_usdc"] == "0.002000"  # an ended goal takes no events, and never runs again
     assert problems == []
 
 
@@ -185,12 +186,11 @@ async def test_a_completed_goal_cancels_its_waiting_case_sessions(kernel_factory
             gid = goal["goal_id"]
             await event(client, gid, headers, event_id="1", case_key="inv-1", task="Chase invoice 1")
             await runner.run_until_idle()
-            from tollway_goals import goals
+            from tollway_goals import ending
 
             async with db.transaction():
-                returned = await goals.end(gid, "completed", kernel.platform)
-            again = await goals.end(gid, "completed", kernel.platform)
-            await event(client, gid, headers, event_id="2", case_key="inv-1", task="Chase again")
+                returned = await ending.end(gid, "completed", kernel.platform)
+            again = await ending.end(gid, "completed", kernel.platform)
             await runner.run_until_idle()
             record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]
     assert returned == 5_000_000 - 3 * STEP and again == 0

@@ -68,3 +68,44 @@ async def test_sub_agents_spending_in_parallel_stop_at_the_goals_budget(kernel_f
     items = items.get("notifications", items) if isinstance(items, dict) else items
     told = [n["metadata"]["case_key"] for n in items if n["type"] == "case_needs_a_person" and n["metadata"]["case_key"]]
     assert sorted(told) == sorted(f"k{i}" for i in range(10))  # each case once (the root may be told too)
+
+
+async def test_events_racing_the_steps_of_their_cases_lose_nothing(kernel_factory) -> None:
+    """Events to cases (new slices, wakes) while three workers run those cases' steps: every
+    event is taken, no run fails on a lock, and what was charged is what the steps cost."""
+    from tollway.testing import ledger_problems
+
+    def once_per_event(request):
+        if request["messages"][-1]["role"] == "user" and "go" in request["messages"][-1]["content"]:
+            return turn(None, call("record_decision", f"d{len(request['messages'])}", decision="on it"))
+        return turn("Noted.")
+
+    with chat_standin(once_per_event) as chat:
+        env = {**chat.env, "TOLLWAY_GOALS_LLM_STEP_USDC": "0.01", "TOLLWAY_GOALS_SESSIONS_PER_WORKER": "8"}
+        kernel = await goals_kernel(kernel_factory, env=env)
+        runners = [SessionRunner(kernel.platform, owner=f"w{i}") for i in range(3)]
+        async with http_client(kernel) as client:
+            _agent, headers, goal = await new_goal(client, params={"budget_usdc": "20"})
+            gid = goal["goal_id"]
+
+            async def post(i: int) -> int:
+                slice_ = {"budget_usdc": "0.2"} if i % 3 == 0 else {}
+                return (await event(client, gid, headers, event_id=str(i), case_key=f"k{i % 4}", task="go", **slice_)).status_code
+
+            async def work() -> None:
+                for _ in range(6):
+                    await asyncio.gather(*(r.run_until_idle() for r in runners))
+                    await asyncio.sleep(0.05)
+
+            statuses, _ = await asyncio.gather(asyncio.gather(*(post(i) for i in range(40))), work())
+            await asyncio.gather(*(r.run_until_idle() for r in runners))
+            final = await db.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
+            charged = await db.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
+            failed = await db.rows("SELECT id FROM goals_sessions WHERE goal_id = {} AND status = 'failed'", gid)
+            cases = await db.rows("SELECT spent, held, budget FROM goals_cases WHERE goal_id = {}", gid)
+            problems = await ledger_problems()
+    assert list(statuses) == [202] * 40 and failed == []
+    assert int(final["spent"]) == int(charged["c"]) > 0
+    slices_left = sum(int(c["budget"]) - int(c["spent"]) for c in cases if c["budget"] is not None)
+    assert int(final["held"]) == slices_left  # only the slices' unspent parts stay set aside
+    assert problems == []

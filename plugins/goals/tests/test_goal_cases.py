@@ -66,7 +66,8 @@ async def test_events_open_wake_and_reopen_cases_once_per_event_id(kernel_factor
         events = await db.rows("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
     assert reopened.json()["outcome"] == "reopened"
     assert record["state"] == "reopened" and record["budget_usdc"] == "2.000000" and record["step_limit"] == 5
-    assert record["task"] == "Paid twice?" and record["depth"] == 1 and record["decisions"] == [] and record["asks"] == [] and record["deliveries"] == []
+    # the task is the one the case was opened with: later events go to its session, not over it
+    assert record["task"] == "Chase invoice 1" and record["depth"] == 1 and record["decisions"] == [] and record["asks"] == [] and record["deliveries"] == []
     assert int(events[0]["n"]) == 4
 
 
@@ -142,6 +143,8 @@ async def test_the_done_check_needs_cases_and_each_in_a_finished_state(kernel_fa
         async def met() -> bool:
             return (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]["done_check"]["met"]
 
+        shown = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]["done_check"]
+        assert {k: shown[k] for k in check} == check  # every field as given, owner_required_for and min_cases too
         assert not await met()  # no cases
         await event(client, gid, headers, event_id="1", case_key="a", task="t")
         await db.rows("UPDATE goals_cases SET state = 'paid' WHERE case_key = 'a'")
@@ -160,3 +163,56 @@ async def test_a_goal_that_is_not_one_off_sends_every_event_to_its_root(kernel_f
         resp = await event(client, goal["goal_id"], headers, event_id="1", case_key="a", task="t")
         listing = (await client.get(f"/v1/compute/{goal['goal_id']}/cases", headers=headers)).json()
     assert resp.json()["outcome"] == "sent_to_root" and listing["data"] == [] and listing["page"]["total"] == 0
+
+
+async def test_the_done_check_shows_its_defaults_when_left_out(kernel_factory) -> None:
+    kernel = await goals_kernel(kernel_factory)
+    async with http_client(kernel) as client:
+        _agent, headers, goal = await new_goal(client, params={"done_check": {"kind": "cases", "finished_states": ["paid"]}})
+        shown = (await client.get(f"/v1/compute/{goal['goal_id']}", headers=headers)).json()["data"]["done_check"]
+    assert shown["owner_required_for"] == [] and shown["min_cases"] == 1 and shown["met"] is False
+
+
+async def test_a_case_shows_the_slice_last_given_after_it_ends(kernel_factory) -> None:
+    from tollway_goals import budget, db
+
+    kernel = await goals_kernel(kernel_factory)
+    async with http_client(kernel) as client:
+        _agent, headers, goal = await new_goal(client, params={"budget_usdc": "10"})
+        gid = goal["goal_id"]
+        await event(client, gid, headers, event_id="1", case_key="k", task="Chase it", budget_usdc="2")
+        case = await db.row("SELECT id FROM goals_cases WHERE case_key = 'k'")
+        async with db.transaction():  # one step of 0.5 spent, then the case ends: 1.5 goes back to the goal
+            assert await budget.hold_step(gid, case["id"], 500_000, counts_step=True) is None
+            await budget.charge_step(gid, case["id"], 500_000, 500_000)
+            await db.rows("UPDATE goals_cases SET state = 'done' WHERE id = {}", case["id"])
+            await budget.release_slice(gid, case["id"])
+        ended = (await client.get(f"/v1/compute/{gid}/cases/k", headers=headers)).json()["data"]
+        state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+        await event(client, gid, headers, event_id="2", case_key="k", task="Again", budget_usdc="3")
+        again = (await client.get(f"/v1/compute/{gid}/cases/k", headers=headers)).json()["data"]
+        after = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
+    assert ended["budget_usdc"] == "2.000000"  # the slice given, not the 0.5 used
+    assert state["spent_usdc"] == "0.500000" and state["held_usdc"] == "0.000000"
+    assert again["budget_usdc"] == "3.000000" and after["held_usdc"] == "3.000000"  # the new slice, all of it free
+
+
+async def test_an_event_to_an_ended_goal_is_refused(kernel_factory) -> None:
+    from tollway_goals import db, ending
+
+    kernel = await goals_kernel(kernel_factory)
+    async with http_client(kernel) as client:
+        _agent, headers, goal = await new_goal(client)
+        gid = goal["goal_id"]
+        first = await event(client, gid, headers, event_id="1", case_key="k", task="t")
+        async with db.transaction():
+            await ending.end(gid, "completed", kernel.platform)
+        late_root = await event(client, gid, headers, event_id="2", task="anyone there?")
+        late_case = await event(client, gid, headers, event_id="3", case_key="k", task="t")
+        repeat = await event(client, gid, headers, event_id="1", case_key="k", task="t")
+        stored = await db.row("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
+    assert first.status_code == 202
+    assert [r.status_code for r in (late_root, late_case)] == [409, 409]
+    assert late_root.json()["error"] == "goal_ended" and late_case.json()["error"] == "goal_ended"
+    assert repeat.status_code == 202 and repeat.json() == first.json()  # an event accepted before the end answers as it did
+    assert int(stored["n"]) == 1

@@ -32,9 +32,15 @@ async def test_a_goal_over_mcp(kernel_factory) -> None:
         record = data(await mcp.call_tool("goal_case", {"goal_id": gid, "key": "inv-1"}))
         goal = data(await mcp.call_tool("goal_get", {"goal_id": gid}))
         bad = await mcp.call_tool("goal_cases", {"goal_id": gid, "limit": "500"})
+        cancelled = data(await mcp.call_tool("goal_cancel", {"goal_id": gid}))
+        ended = await mcp.call_tool("goal_event", {"goal_id": gid, "event_id": "e2", "task": "More"})
     async with Client(mcp_server_for(kernel, token=other_headers["Authorization"].split()[1])) as mcp:
         hidden = await mcp.call_tool("goal_cases", {"goal_id": gid})
-    assert {"compute", "goal_get", "goal_cases", "goal_case", "goal_event"} <= names
+        not_theirs = await mcp.call_tool("goal_cancel", {"goal_id": gid})
+    assert {"compute", "goal_get", "goal_cases", "goal_case", "goal_event", "goal_cancel"} <= names
+    assert cancelled["data"]["status"] == "cancelled" and cancelled["data"]["returned_usdc"] == "6.000000"
+    assert ended.is_error and "goal_ended" in json.dumps(ended.structured_content or [c.model_dump() for c in ended.content])
+    assert not_theirs.is_error and "not_found" in json.dumps(not_theirs.structured_content or [c.model_dump() for c in not_theirs.content])
     assert created["tool"] == "compute" and gid.startswith("goal_")
     assert sent == {"target": "case", "case_key": "inv-1", "outcome": "created"} and again == sent
     assert [c["key"] for c in listing["data"]] == ["inv-1"] and listing["counts"] == {"open": 1}

@@ -12,7 +12,7 @@ from tollway import to_micro
 
 from . import budget, db
 from .cases import open_case
-from .goals import end as end_goal
+from .ending import end as end_goal
 from .ids import new_id, now_ms
 
 _TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")

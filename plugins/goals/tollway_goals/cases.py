@@ -1,6 +1,7 @@
 """Cases and events: an event opens, wakes or reopens the case its `case_key` names (or goes
-to the goal's root), once per `event_id`; cases are listed oldest opened first with counts
-over all of them, and read whole with their decisions, asks and deliveries."""
+to the goal's root), once per `event_id`, while the goal runs; cases are listed oldest opened
+first with counts over all of them, and read whole with their decisions, asks and deliveries
+(each delivery with every attempt of its webhook)."""
 from __future__ import annotations
 
 import re
@@ -12,9 +13,10 @@ from msgspec import UNSET
 from tollway import Refusal, to_micro, usdc
 
 from . import budget, db
+from .ending import ended_refusal
 from .goals import add_message, finished_states
 from .ids import iso, new_id, now_ms, ordered_id
-from .wire import Ask, Case, CaseRecord, Decision, Delivery, EventAnswer, EventRequest
+from .wire import Ask, Case, CaseRecord, Decision, Delivery, DeliveryAttempt, EventAnswer, EventRequest
 
 _TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_LIMIT = 200
@@ -45,17 +47,23 @@ async def root_session(goal_id: str) -> str:
 
 async def post_event(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
     """Apply one event in the caller's transaction (the goal row is locked): the same
-    `event_id` again answers what the first one did and changes nothing."""
+    `event_id` again answers what the first one did and changes nothing (even once the goal
+    ended); a new event to an ended goal is refused with 409 goal_ended."""
     goal_id = goal["id"]
+    if goal["status"] != "running":
+        seen = await _seen(goal_id, event.event_id)
+        if seen is None:
+            raise ended_refusal(goal)
+        return seen
     claimed = await db.row(
         "INSERT INTO goals_events (id, goal_id, event_id, target, case_key, outcome, created_ms) VALUES ({}, {}, {}, 'root', NULL, 'pending', {}) "
         "ON CONFLICT (goal_id, event_id) DO NOTHING RETURNING id",
         new_id("evt"), goal_id, event.event_id, now_ms(),
     )
     if claimed is None:
-        seen = await db.row("SELECT target, case_key, outcome FROM goals_events WHERE goal_id = {} AND event_id = {}", goal_id, event.event_id)
+        seen = await _seen(goal_id, event.event_id)
         assert seen is not None
-        return EventAnswer(target=seen["target"], case_key=seen["case_key"], outcome=seen["outcome"])
+        return seen
     if event.case_key is UNSET or not goal["cases_enabled"]:
         await add_message(await root_session(goal_id), "event", event.task, {"event_id": event.event_id})
         await wake(await root_session(goal_id))
@@ -66,6 +74,11 @@ async def post_event(goal: Mapping[str, Any], event: EventRequest) -> EventAnswe
         "UPDATE goals_events SET target = {}, case_key = {}, outcome = {} WHERE id = {}", answer.target, answer.case_key, answer.outcome, claimed["id"],
     )
     return answer
+
+
+async def _seen(goal_id: str, event_id: str) -> EventAnswer | None:
+    seen = await db.row("SELECT target, case_key, outcome FROM goals_events WHERE goal_id = {} AND event_id = {}", goal_id, event_id)
+    return None if seen is None else EventAnswer(target=seen["target"], case_key=seen["case_key"], outcome=seen["outcome"])
 
 
 async def _to_case(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
@@ -87,10 +100,12 @@ async def _to_case(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
         state = "open"  # more budget or steps: the case may spend again
     ended = None if outcome == "reopened" else case["ended_ms"]
     new_budget = case["budget"] if slice_ is None else int(case["budget"] or 0) + slice_
+    shown_slice = case["slice_given"] if slice_ is None else slice_
     new_limit = case["step_limit"] if step_limit is None else step_limit
+    # the case keeps the task it was opened with; this event's task goes to its session
     await db.rows(
-        "UPDATE goals_cases SET state = {}, ended_ms = {}, task = {}, budget = {}, step_limit = {}, updated_ms = {} WHERE id = {}",
-        state, ended, event.task, new_budget, new_limit, now, case["id"],
+        "UPDATE goals_cases SET state = {}, ended_ms = {}, budget = {}, slice_given = {}, step_limit = {}, updated_ms = {} WHERE id = {}",
+        state, ended, new_budget, shown_slice, new_limit, now, case["id"],
     )
     await add_message(case["session_id"], "event", event.task, {"event_id": event.event_id, "outcome": outcome})
     await wake(case["session_id"])
@@ -106,9 +121,9 @@ async def open_case(
     case_id, session_id = ordered_id("case"), new_id("ses")
     await db.rows(
         "INSERT INTO goals_cases (id, goal_id, case_key, state, owner, next_action, due_date, evidence, task, session_id, parent_id, depth, "
-        "budget, held, spent, step_limit, steps, opened_ms, updated_ms, ended_ms) "
-        "VALUES ({}, {}, {}, 'open', NULL, NULL, NULL, '[]', {}, {}, {}, {}, {}, 0, 0, {}, 0, {}, {}, NULL)",
-        case_id, goal["id"], key, task, session_id, parent, depth, slice_, step_limit, now, now,
+        "budget, slice_given, held, spent, step_limit, steps, opened_ms, updated_ms, ended_ms) "
+        "VALUES ({}, {}, {}, 'open', NULL, NULL, NULL, '[]', {}, {}, {}, {}, {}, {}, 0, 0, {}, 0, {}, {}, NULL)",
+        case_id, goal["id"], key, task, session_id, parent, depth, slice_, slice_, step_limit, now, now,
     )
     await db.rows(
         "INSERT INTO goals_sessions (id, goal_id, case_id, parent_session_id, depth, status, inbox, lease_owner, lease_until_ms, attempt, steps, "
@@ -163,11 +178,12 @@ async def list_cases(goal_id: str, states: list[str] | None, limit: int, offset:
 def case_resource(row: Mapping[str, Any], now: int | None = None) -> Case:
     now = now_ms() if now is None else now
     ended = row["ended_ms"]
+    given = row["slice_given"] if row["slice_given"] is not None else row["budget"]
     return Case(
         key=row["case_key"], state=row["state"], owner=row["owner"], next_action=row["next_action"], due_date=row["due_date"],
         evidence=db.loads(row["evidence"]) or [], status=row.get("session_status") or "pending", task=row["task"],
         session_id=row["session_id"], parent_id=row["parent_id"], depth=int(row["depth"]),
-        budget_usdc=usdc(int(row["budget"])) if row["budget"] is not None else None, held_usdc=usdc(int(row["held"])),
+        budget_usdc=usdc(int(given)) if given is not None else None, held_usdc=usdc(int(row["held"])),
         step_limit=int(row["step_limit"]) if row["step_limit"] is not None else None,
         opened_at=iso(int(row["opened_ms"])), updated_at=iso(int(row["updated_ms"])), ended_at=iso(int(ended)) if ended is not None else None,
         age_seconds=max(0, ((int(ended) if ended is not None else now) - int(row["opened_ms"])) // 1000),
@@ -204,17 +220,22 @@ def _ask(a: Mapping[str, Any]) -> Ask:
 
 
 async def _delivery(d: Mapping[str, Any], platform: Any) -> Delivery:
-    """A result delivery with its webhook's state: attempts, last error, next attempt."""
-    status, attempts, last_error, next_at = d["status"], 0, d["reason"], None
+    """A result delivery with its webhook's state and every attempt (when, HTTP status, error)."""
+    status, attempts, last_error, next_at = d["status"], [], d["reason"], None
     if d["webhook_id"] is not None and platform is not None:
         hook = await platform.webhook(d["webhook_id"])
         if hook is not None:
-            status, attempts = hook["state"], int(hook["attempts"])
-            tried = await platform.webhook_attempts(d["webhook_id"])
-            if tried and tried[-1]["error"]:
-                last_error = tried[-1]["error"]
-            elif tried and tried[-1]["status_code"] and not 200 <= int(tried[-1]["status_code"]) < 300:
-                last_error = f"HTTP {tried[-1]['status_code']}"
+            status = hook["state"]
+            attempts = [_attempt(a) for a in await platform.webhook_attempts(d["webhook_id"])]
+            if attempts:
+                last_error = attempts[-1].error
             if hook["state"] == "pending":
                 next_at = iso(int(hook["next_attempt_ms"]))
     return Delivery(id=d["id"], status=status, attempts=attempts, last_error=last_error, next_attempt_at=next_at, created_at=iso(int(d["created_ms"])))
+
+
+def _attempt(a: Mapping[str, Any]) -> DeliveryAttempt:
+    code = int(a["status_code"]) if a["status_code"] is not None else None
+    error = a["error"] or (f"HTTP {code}" if code is not None and not 200 <= code < 300 else None)
+    return DeliveryAttempt(attempt=int(a["attempt"]), at=iso(int(a["started_ms"])), status_code=code, error=error,
+                           duration_ms=int(a["duration_ms"]) if a["duration_ms"] is not None else None)

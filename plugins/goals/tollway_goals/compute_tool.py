@@ -13,15 +13,19 @@ from . import db, goals
 from .ids import goal_id_for
 from .platform_ref import platform
 from .settings import FAMILY, MAX_BUDGET
-from .wire import ComputeInput, ComputeResult
+from .wire import DEFAULT_BUDGET_USDC, ComputeInput, ComputeResult
 
 DESCRIPTION = (
     "Hand a goal to the agent loop: it runs on the service's workers through a language model, works through cases "
     "(opened by events you post, each with its own session, budget slice and step limit), can ask named people "
     "questions or approvals, and delivers results to your result webhook. The price is the goal's budget "
-    "(params.budget_usdc, at least 5.00 USDC, default 5.00); everything the loop spends comes out of it. Read progress "
-    "with the goal's cases."
+    f"(params.budget_usdc, at least {DEFAULT_BUDGET_USDC} USDC; left out, the goal is given and charged {DEFAULT_BUDGET_USDC}); "
+    "everything the loop spends comes out of it, and what is left when the goal ends (completed, cancelled with "
+    "POST /v1/compute/{goal_id}/cancel, or expired after the operator's idle time) goes back to your credits. Read "
+    "progress with GET /v1/compute/{goal_id} and the goal's cases."
 )
+# The 402 quote's description: what the amount asked for is, the default budget included.
+TITLE = f"Compute goal (price: its budget, {DEFAULT_BUDGET_USDC} USDC unless params.budget_usdc says)"
 
 
 def budget_of(value: ComputeInput) -> int:
@@ -46,7 +50,7 @@ def check(value: ComputeInput) -> None:
     if plat is not None:
         ceiling = to_micro(plat.settings(FAMILY).get(MAX_BUDGET.name) or MAX_BUDGET.default or "1000")
     if amount < goals.DEFAULT_BUDGET or amount > ceiling:
-        problems.append(FieldError("params.budget_usdc", f"must be from 5.00 to {usdc(ceiling)} USDC"))
+        problems.append(FieldError("params.budget_usdc", f"must be from {DEFAULT_BUDGET_USDC} to {usdc(ceiling)} USDC"))
     if params is not UNSET:
         if params.result_webhook_url is not UNSET and plat is not None:
             problem = plat.webhook_target_problem(params.result_webhook_url)
@@ -83,7 +87,7 @@ def accepted_fields(request_id: str) -> dict[str, Any]:
 COMPUTE = Tool(
     name="compute",
     path="/v1/compute",
-    title="Compute goal",
+    title=TITLE,
     summary="Hands a goal to the agent loop on the workers, paid from its budget (5.00 USDC and up).",
     description=DESCRIPTION,
     category="infrastructure",

@@ -1,5 +1,6 @@
 """Goals: created with their root session in the transaction that accepts the paid
-compute call, read by their creator only (anyone else gets 404), and their cases done check."""
+compute call, read by their creator only (anyone else gets 404) with their progress, and
+their cases done check."""
 from __future__ import annotations
 
 import secrets
@@ -8,14 +9,14 @@ from typing import Any
 
 from msgspec import UNSET, to_builtins
 
-from tollway import AcceptedJob, Refusal, usdc
+from tollway import AcceptedJob, Refusal, to_micro, usdc
 
-from . import db
+from . import db, progress
 from .ids import goal_id_for, iso, new_id, next_seq, now_ms
 from .settings import CASES_ENABLED_FOR
-from .wire import ComputeInput, GoalState
+from .wire import DEFAULT_BUDGET_USDC, ComputeInput, DoneCheckState, GoalState
 
-DEFAULT_BUDGET = 5_000_000  # 5.00 USDC: the least a goal costs
+DEFAULT_BUDGET = to_micro(DEFAULT_BUDGET_USDC)  # the least a goal costs, and its budget when none is given
 
 
 def cases_enabled(agent_id: str, wallet: str | None, settings: Mapping[str, str]) -> bool:
@@ -80,50 +81,30 @@ def finished_states(goal: Mapping[str, Any]) -> set[str]:
     return {"done", "failed", *check.get("finished_states", [])}
 
 
-async def done_check_state(goal: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The done check and whether it is met now (with no cases it is not)."""
+async def done_check_state(goal: Mapping[str, Any]) -> DoneCheckState | None:
+    """The done check as given, each field shown (a default when left out), and whether it is
+    met now (with no cases it is not)."""
     check = db.loads(goal["done_check"])
     if check is None:
         return None
     cases = await db.rows("SELECT state, owner FROM goals_cases WHERE goal_id = {}", goal["id"])
-    finished = set(check["finished_states"])
-    owner_needed = set(check.get("owner_required_for") or [])
+    finished = list(check["finished_states"])
+    owner_needed = list(check.get("owner_required_for") or [])
+    min_cases = int(check.get("min_cases", 1))
 
     def counts(case: Mapping[str, Any]) -> bool:
         return case["state"] in finished and (case["state"] not in owner_needed or bool((case["owner"] or "").strip()))
 
-    met = len(cases) >= int(check.get("min_cases", 1)) and len(cases) > 0 and all(counts(c) for c in cases)
-    return {**check, "met": met, "cases": len(cases), "finished": sum(1 for c in cases if counts(c))}
+    met = len(cases) >= min_cases and len(cases) > 0 and all(counts(c) for c in cases)
+    return DoneCheckState(kind=check.get("kind", "cases"), finished_states=finished, owner_required_for=owner_needed, min_cases=min_cases,
+                          met=met, cases=len(cases), finished=sum(1 for c in cases if counts(c)))
 
 
 async def goal_state(goal: Mapping[str, Any]) -> GoalState:
+    ended, returned = goal["ended_ms"], goal["returned"]
     return GoalState(
         goal_id=goal["id"], status=goal["status"], goal=goal["goal"], budget_usdc=usdc(int(goal["budget"])),
-        spent_usdc=usdc(int(goal["spent"])), held_usdc=usdc(int(goal["held"])), cases_enabled=bool(goal["cases_enabled"]),
-        done_check=await done_check_state(goal), created_at=iso(int(goal["created_ms"])), updated_at=iso(int(goal["updated_ms"])),
+        spent_usdc=usdc(int(goal["spent"])), held_usdc=usdc(int(goal["held"])), returned_usdc=usdc(int(returned)) if returned is not None else None,
+        cases_enabled=bool(goal["cases_enabled"]), done_check=await done_check_state(goal), progress=await progress.of_goal(goal),
+        created_at=iso(int(goal["created_ms"])), updated_at=iso(int(goal["updated_ms"])), ended_at=iso(int(ended)) if ended is not None else None,
     )
-
-
-async def end(goal_id: str, status: str, platform: Any) -> int:
-    """End a running goal (in the caller's transaction): no session runs again, and what its
-    budget has left beyond the steps still in flight goes back to the creator's credits
-    against the compute receipt. The amount returned (0 when the goal had ended already)."""
-    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
-    if goal is None or goal["status"] != "running":
-        return 0
-    holds = await db.rows(
-        "SELECT s.body FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} AND s.kind = 'hold'", goal_id,
-    )
-    flying = sum(int(db.loads(h["body"])["amount"]) for h in holds)
-    remainder = int(goal["budget"]) - int(goal["spent"]) - flying
-    await db.rows(
-        "UPDATE goals_goals SET status = {}, held = {}, budget = {}, updated_ms = {} WHERE id = {}",
-        status, flying, int(goal["spent"]) + flying, now_ms(), goal_id,
-    )
-    await db.rows(
-        "UPDATE goals_sessions SET status = 'cancelled', updated_ms = {} WHERE goal_id = {} AND case_id IS NOT NULL AND status IN ('pending', 'waiting')",
-        now_ms(), goal_id,
-    )
-    if remainder > 0:
-        await platform.return_unspent(goal["receipt_id"], remainder, reason=f"goal {goal_id} {status}: unspent budget")
-    return max(remainder, 0)

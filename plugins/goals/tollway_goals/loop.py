@@ -15,7 +15,7 @@ import msgspec
 
 from tollway import to_micro
 
-from . import asks, budget, case_tools, db, delivery, repo_tools, service_tools, sessions, transcript
+from . import asks, budget, case_tools, db, delivery, ending, repo_tools, service_tools, sessions, transcript
 from .case_tools import CallRefused, Where
 from .ids import new_id, next_seq, now_ms
 from .masking import mask, mask_text
@@ -48,7 +48,7 @@ class LostLease(Exception):
 async def run_session(ctx: RunContext) -> str:
     """Run the claimed session until it waits, ends or yields; the status it ended with."""
     c = ctx.claim
-    await _give_back_holds(c)
+    await _give_back_holds(ctx)
     steps_left = int(ctx.settings.get(MAX_STEPS_PER_RUN.name) or MAX_STEPS_PER_RUN.default or "50")
     try:
         while True:
@@ -57,8 +57,7 @@ async def run_session(ctx: RunContext) -> str:
             goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", c.goal_id)
             assert goal is not None
             if goal["status"] != "running":  # the goal ended while this session ran
-                await sessions.end_run(c, "cancelled")
-                return "cancelled"
+                raise GoalEnded(c.session_id)
             where = Where(goal=goal, session_id=c.session_id, case_id=c.case_id, depth=c.depth)
             steps = await transcript.steps_of(c.session_id)
             pending = transcript.unanswered_calls(steps)
@@ -74,65 +73,84 @@ async def run_session(ctx: RunContext) -> str:
                 await sessions.end_run(c, "pending")
                 return "pending"
             steps_left -= 1
-            if not await _model_step(ctx, where, steps):
-                return "waiting"
+            await _model_step(ctx, where, steps)
     except LostLease:
         log.info("session %s: lease lost, run stopped", c.session_id)
         return "lost"
     except Stopped:
         return "waiting"
+    except GoalEnded:
+        await sessions.end_run(c, "cancelled")
+        await ctx.platform.webhooks_due()  # the goal's end, should this run have settled it
+        return "cancelled"
     except Exception as exc:
         log.warning("session %s failed: %s", c.session_id, mask_text(str(exc)))
         await _record_failure(c, exc)
         return "failed"
 
 
-async def _give_back_holds(c: sessions.Claim) -> None:
+async def _give_back_holds(ctx: RunContext) -> None:
     """Holds a dead run left (a step it never stored): given back; the step is redone."""
+    c = ctx.claim
     async with db.transaction():
         for hold in await db.rows("SELECT id, body FROM goals_steps WHERE session_id = {} AND kind = 'hold'", c.session_id):
-            body = db.loads(hold["body"])
-            await budget.release_step(c.goal_id, c.case_id, int(body["amount"]))
-            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold["id"])
+            await _settle(ctx, hold["id"], int(db.loads(hold["body"])["amount"]), 0)
 
 
-async def _model_step(ctx: RunContext, where: Where, steps: list[dict[str, Any]]) -> bool:
-    """One paid model turn; False when the budget or step limit stopped it (needs a person)."""
+async def _settle(ctx: RunContext, hold_id: str, amount: int, cost: int, *, llm: object = None) -> bool:
+    """Settle one hold of this session (charge `cost`, give the rest back) in the caller's
+    transaction; an ended goal whose last step in flight this was is settled too."""
     c = ctx.claim
-    price = to_micro(ctx.settings.get(LLM_STEP_COST.name) or LLM_STEP_COST.default or "0")
-    hold_id, seq = new_id("stp"), next_seq()
+    if not await budget.settle_hold(c.goal_id, c.case_id, hold_id, amount, cost, llm=llm):
+        return False
+    await ending.settle(c.goal_id, ctx.platform)
+    return True
+
+
+async def _hold(ctx: RunContext, where: Where, amount: int, body: dict[str, Any], *, counts_step: bool) -> str:
+    """Hold `amount` for a step, stored as a hold step; its id. A budget or step limit
+    reached stops the run (the case needs a person); an ended goal stops it too."""
+    c = ctx.claim
+    hold_id = new_id("stp")
     async with db.transaction():
         await _fence(c)
-        refused = await budget.hold_step(c.goal_id, c.case_id, price, counts_step=True)
+        refused = await budget.hold_step(c.goal_id, c.case_id, amount, counts_step=counts_step)
         if refused is None:
-            await db.rows(
-                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
-                hold_id, c.session_id, seq, db.dumps({"amount": price, "for": "llm"}), now_ms(),
-            )
-    if refused is not None:
-        await _needs_a_person(ctx, where, refused.reason)
-        return False
+            await budget.take_hold(c.session_id, hold_id, next_seq(), {"amount": amount, **body}, now_ms())
+    if refused is None:
+        return hold_id
+    if refused.reason == "ended":
+        raise GoalEnded(c.session_id)
+    await _needs_a_person(ctx, where, refused.reason)
+    raise Stopped(c.session_id)
+
+
+async def _give_back(ctx: RunContext, hold_id: str, amount: int) -> None:
+    async with db.transaction():
+        await _settle(ctx, hold_id, amount, 0)
+
+
+async def _model_step(ctx: RunContext, where: Where, steps: list[dict[str, Any]]) -> None:
+    """One paid model turn (a budget or step limit reached raises Stopped: needs a person)."""
+    c = ctx.claim
+    price = to_micro(ctx.settings.get(LLM_STEP_COST.name) or LLM_STEP_COST.default or "0")
+    hold_id = await _hold(ctx, where, price, {"for": "llm"}, counts_step=True)
     try:
         client, _cost = ctx.platform.provider("llm")
     except LookupError:
-        async with db.transaction():
-            await budget.release_step(c.goal_id, c.case_id, price)
-            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+        await _give_back(ctx, hold_id, price)
         raise RuntimeError("no llm provider is configured (TOLLWAY_LLM_BASE_URL and TOLLWAY_LLM_MODEL)")
     messages = [{"role": "system", "content": _system(where)}, *transcript.messages(steps)]
     try:
         answer = await client.chat(messages, tool_definitions(where, ctx))
     except Exception:
-        async with db.transaction():
-            await budget.release_step(c.goal_id, c.case_id, price)
-            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+        await _give_back(ctx, hold_id, price)
         raise
     async with db.transaction():
         await _fence(c)
-        await db.rows("UPDATE goals_steps SET kind = 'llm', body = {}, cost = {} WHERE id = {}", db.dumps(mask(answer)), price, hold_id)
-        await budget.charge_step(c.goal_id, c.case_id, price, price)
+        if not await _settle(ctx, hold_id, price, price, llm=mask(answer)):
+            raise LostLease(c.session_id)
         await db.rows("UPDATE goals_sessions SET steps = steps + 1 WHERE id = {}", c.session_id)
-    return True
 
 
 def _system(where: Where) -> str:
@@ -173,6 +191,7 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
         outgoing = None
         async with db.transaction():
             await _fence(ctx.claim)
+            await budget.lock_goal(where.goal["id"])  # the goal before the case, as events lock them
             try:
                 if name == "ask_person":
                     outcome, outgoing = await asks.ask_person(where, args, ctx.platform)
@@ -212,6 +231,10 @@ class Stopped(Exception):
     """The budget cannot pay a step: the case needs a person and this run ends."""
 
 
+class GoalEnded(Exception):
+    """The goal ended (completed, cancelled, expired): this run stops before its next step."""
+
+
 async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], name: str, args: dict[str, Any]) -> None:
     """One of the service's tools: validated and priced, its price held on the budget, run,
     then receipted (goal_id, covered by the goal's budget) and charged with its stored result
@@ -225,32 +248,21 @@ async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], nam
         await _store_result(ctx, call, _refusal(exc))
         return
     request_id = delegated.new_request_id()
-    hold_id = new_id("stp")
-    async with db.transaction():
-        await _fence(c)
-        refused = await budget.hold_step(c.goal_id, c.case_id, prepared.price, counts_step=False)
-        if refused is None:
-            await db.rows(
-                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
-                hold_id, c.session_id, next_seq(), db.dumps({"amount": prepared.price, "for": name, "call_id": call["id"]}), now_ms(),
-            )
-    if refused is not None:
-        await _needs_a_person(ctx, where, refused.reason)
-        raise Stopped(c.session_id)
+    hold_id = await _hold(ctx, where, prepared.price, {"for": name, "call_id": call["id"]}, counts_step=False)
     try:
         output = msgspec.to_builtins(await delegated.run(prepared, agent_id=where.goal["agent_id"], request_id=request_id))
     except Exception as exc:  # the tool failed: nothing is charged
         async with db.transaction():
             await _fence(c)
-            await budget.release_step(c.goal_id, c.case_id, prepared.price)
-            await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
+            if not await _settle(ctx, hold_id, prepared.price, 0):
+                raise LostLease(c.session_id)
             await _insert_result(c, call, _refusal(exc))
         return
     async with db.transaction():
         await _fence(c)
+        if not await _settle(ctx, hold_id, prepared.price, prepared.price):
+            raise LostLease(c.session_id)
         receipt = await delegated.receipt(prepared, output, agent_id=where.goal["agent_id"], request_id=request_id, goal_id=c.goal_id)
-        await db.rows("DELETE FROM goals_steps WHERE id = {}", hold_id)
-        await budget.charge_step(c.goal_id, c.case_id, prepared.price, prepared.price)
         await _insert_result(c, call, {"ok": True, "receipt_id": receipt["receipt_id"], "price_usdc": receipt["amount_usdc"],
                                        "result": service_tools.fit(output)}, cost=prepared.price)
 

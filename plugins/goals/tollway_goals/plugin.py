@@ -13,7 +13,7 @@ from .connections import CONNECTION_ROUTES
 from .platform_ref import set_platform
 from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .routes import ROUTES
-from .runner import _runners, asks_task, session_task
+from .runner import _runners, asks_task, ending_task, session_task
 from .settings import SETTINGS
 from .tables import TABLES
 
@@ -51,6 +51,7 @@ def register_migrations(register: Callable[[AppConfig], None]) -> None:
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     register(session_task())
     register(asks_task())
+    register(ending_task())
 
 
 @hookimpl

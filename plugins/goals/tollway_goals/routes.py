@@ -1,12 +1,12 @@
 """The goal routes besides the paid compute call: the goal, its cases and one case (read
-proof or access token, whatever the proof mode: goal records are private), events (write
-proof or access token), and the result webhook's signing secret. Only the goal's creator
-gets anything; anyone else gets 404."""
+proof or access token, whatever the proof mode: goal records are private), events and
+cancel (write proof or access token), and the result webhook's signing secret. Only the
+goal's creator gets anything; anyone else gets 404."""
 from __future__ import annotations
 
 from tollway import Route, RouteCall, RouteReply
 
-from . import cases, db, goals
+from . import cases, db, ending, goals
 from .wire import CaseAnswer, CaseList, EventRequest, EventAnswer, GoalAnswer, Page, WebhookSecret, WebhookSecretAnswer
 
 BASE = "/v1/compute/{goal_id}"
@@ -39,6 +39,15 @@ async def post_event(call: RouteCall) -> RouteReply:
     return RouteReply(202, answer)
 
 
+async def cancel(call: RouteCall) -> GoalAnswer:
+    async with db.transaction():
+        goal = await goals.owned(call.params["goal_id"], call.agent_id, lock=True)
+        await ending.cancel(goal, call.platform)
+        state = await goals.goal_state(await goals.owned(goal["id"], call.agent_id))
+    await call.platform.webhooks_due()
+    return GoalAnswer(success=True, data=state)
+
+
 async def result_webhook(call: RouteCall) -> WebhookSecretAnswer:
     goal = await goals.owned(call.params["goal_id"], call.agent_id)
     return WebhookSecretAnswer(
@@ -50,7 +59,7 @@ SESSIONS_CHANNEL = "tollway_goal_sessions"
 
 ROUTES = (
     Route("GET", BASE, "goal_get", "Read a goal",
-          "A goal you created: status, budget spent and held, and whether its cases done check is met.",
+          "A goal you created: status, budget spent, held and returned, progress (steps, last action) and its done check.",
           goal_get, auth="read", private=True, answer_type=GoalAnswer, tags=TAGS, mcp=True),
     Route("GET", f"{BASE}/cases", "goal_cases", "List a goal's cases",
           "The goal's cases, oldest opened first; `state` filters by comma-separated tokens, `limit` 1 to 200 (default 50), "
@@ -62,9 +71,15 @@ ROUTES = (
           case_get, auth="read", private=True, answer_type=CaseAnswer, tags=TAGS, mcp=True),
     Route("POST", f"{BASE}/events", "goal_event", "Send an event to a goal",
           "Opens the case `case_key` names (outcome created), wakes it (already_open) or reopens a finished one (reopened); "
-          "without case_key the event goes to the goal's root (sent_to_root). The same event_id twice is one event.",
+          "without case_key the event goes to the goal's root (sent_to_root). The same event_id twice is one event; "
+          "an ended goal answers 409 goal_ended.",
           post_event, auth="write", body_type=EventRequest, answer_type=EventAnswer, status=202, tags=TAGS, mcp=True,
           statuses=(400, 401, 404, 409, 429)),
+    Route("POST", f"{BASE}/cancel", "goal_cancel", "Cancel a goal",
+          "Ends a running goal you created: its sessions stop before their next step and, once no step is in flight, the "
+          "unspent budget goes back to your credits (returned_usdc) and the result webhook gets goal.ended. Idempotent; "
+          "409 goal_ended for a goal that completed or expired.",
+          cancel, auth="write", answer_type=GoalAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 409, 429)),
     Route("GET", f"{BASE}/result-webhook", "goal_result_webhook", "Read the result webhook's secret",
           "The secret that signs the goal's result webhooks (X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">).",
           result_webhook, auth="read", private=True, answer_type=WebhookSecretAnswer, tags=TAGS),

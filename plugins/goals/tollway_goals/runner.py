@@ -1,6 +1,7 @@
 """The session runner every `tollway serve` and `tollway worker` process runs (a periodic
 task): claims runnable sessions up to its share and runs each as a task of its own, keeping
-its lease alive; `run_until_idle` drives it step by step for tests and tools."""
+its lease alive; `run_until_idle` drives it step by step for tests and tools. Beside it, the
+periodic passes of asks (reminders, deadlines) and of ending goals (idle, settling)."""
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +13,7 @@ from typing import Any
 
 from tollway import PeriodicTask, Services
 
-from . import asks, sessions
+from . import asks, ending, sessions
 from .loop import RunContext, run_session
 from .settings import FAMILY, POLL_INTERVAL_S, SESSION_LEASE_S, SESSIONS_PER_WORKER
 
@@ -96,6 +97,15 @@ async def _follow_up(services: Services) -> None:
 
 def asks_task() -> PeriodicTask:
     return PeriodicTask(name="goal_asks", interval_s=30.0, run=_follow_up)
+
+
+async def _sweep(services: Services) -> None:
+    await ending.sweep(services.platform)
+
+
+def ending_task() -> PeriodicTask:
+    """Idle goals ended, and ended goals whose last steps died settled (ending.sweep)."""
+    return PeriodicTask(name="goal_ending", interval_s=30.0, run=_sweep)
 
 
 def session_task(interval_s: float | None = None) -> PeriodicTask:

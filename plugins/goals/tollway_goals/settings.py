@@ -17,6 +17,11 @@ LLM_STEP_COST = Setting(
     FAMILY, "llm_step_usdc", "0.002",
     "What one language-model step costs a goal's budget, in USDC (each step also counts toward a case's step_limit).",
 )
+IDLE_TIMEOUT_S = Setting(
+    FAMILY, "idle_timeout_s", "86400",
+    "A running goal that has been idle this long (no session pending or running, no question to a person open, no event, "
+    "reply or step since) ends `expired` and its unspent budget goes back to its creator. Default one day.",
+)
 MAX_STEPS_PER_RUN = Setting(FAMILY, "max_steps_per_run", "50", "Language-model steps a session takes in one run before it yields.")
 
 PUBLIC_URL = Setting(
@@ -44,6 +49,6 @@ GITHUB_CLIENT_SECRET = Setting(
 GITHUB_APP = (GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_PRIVATE_KEY, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET)
 
 SETTINGS = (
-    PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN,
+    PUBLIC_URL, CASES_ENABLED_FOR, MAX_BUDGET, SESSION_LEASE_S, POLL_INTERVAL_S, SESSIONS_PER_WORKER, LLM_STEP_COST, MAX_STEPS_PER_RUN, IDLE_TIMEOUT_S,
     GITHUB_API_URL, GITHUB_WEB_URL, *GITHUB_APP,
 )

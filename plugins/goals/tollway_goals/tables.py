@@ -25,6 +25,8 @@ class Goal(Table, tablename="goals_goals"):
     created_ms = BigInt()
     updated_ms = BigInt()
     seq = BigInt()  # creation order, finer than milliseconds (an agent's newest goal)
+    ended_ms = BigInt(null=True, default=None)
+    returned = BigInt(null=True, default=None)  # what went back to the creator once the goal ended and no step was in flight
 
 
 class Case(Table, tablename="goals_cases"):
@@ -40,7 +42,8 @@ class Case(Table, tablename="goals_cases"):
     session_id = Varchar(length=64, null=True, default=None)
     parent_id = Varchar(length=64, null=True, default=None)
     depth = Integer()
-    budget = BigInt(null=True, default=None)
+    budget = BigInt(null=True, default=None)  # what the case may spend in all (its slices, less what it gave back)
+    slice_given = BigInt(null=True, default=None)  # the slice last given, as the case shows it
     held = BigInt()
     spent = BigInt()
     step_limit = Integer(null=True, default=None)

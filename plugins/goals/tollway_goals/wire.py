@@ -12,6 +12,18 @@ from msgspec import UNSET, Meta, UnsetType
 Token = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
 Amount = Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$")] | Annotated[int, Meta(ge=0, le=10_000_000)]
 CaseKey = Annotated[str, Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]
+DEFAULT_BUDGET_USDC = "5.00"
+# A goal's budget: its price and what the loop may spend. The least (and the default when
+# left out) is shown in the schema; the compute tool's check refuses a smaller one, naming
+# it beside every other bad field.
+Budget = Annotated[
+    Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$")] | Annotated[int, Meta(le=10_000_000, extra_json_schema={"minimum": 5})],
+    Meta(
+        description=f"USDC: the goal's price and all it may spend; at least {DEFAULT_BUDGET_USDC}, and {DEFAULT_BUDGET_USDC} when "
+        "left out. The unspent part is returned when the goal ends.",
+        extra_json_schema={"default": DEFAULT_BUDGET_USDC},
+    ),
+]
 
 
 class AgentLimits(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -33,7 +45,7 @@ class GoalParams(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True)
     agent_limits: AgentLimits | UnsetType = UNSET
     result_webhook_url: Annotated[str, Meta(min_length=8, max_length=2048)] | UnsetType = UNSET
     done_check: DoneCheck | UnsetType = UNSET
-    budget_usdc: Amount | UnsetType = UNSET
+    budget_usdc: Budget | UnsetType = UNSET
     one_off: bool = True
 
 
@@ -109,10 +121,20 @@ class Ask(msgspec.Struct):
     created_at: str
 
 
+class DeliveryAttempt(msgspec.Struct):
+    """One POST of a result webhook: when, the receiver's HTTP status (null: no answer), why it failed."""
+
+    attempt: int
+    at: str
+    status_code: int | None
+    error: str | None
+    duration_ms: int | None
+
+
 class Delivery(msgspec.Struct):
     id: str
     status: str
-    attempts: int
+    attempts: list[DeliveryAttempt]
     last_error: str | None
     next_attempt_at: str | None
     created_at: str
@@ -155,19 +177,52 @@ class WebhookSecretAnswer(msgspec.Struct):
     data: WebhookSecret
 
 
+class DoneCheckState(msgspec.Struct):
+    """The cases done check as given (defaults filled in) and where it stands."""
+
+    kind: str
+    finished_states: list[str]
+    owner_required_for: list[str]
+    min_cases: int
+    met: bool
+    cases: int
+    finished: int
+
+
+class LastAction(msgspec.Struct):
+    """The goal's newest model turn or tool call: when, in which case (null: the root)."""
+
+    at: str
+    case_key: str | None
+    kind: Literal["model", "tool"]
+    name: str | None  # the tool called (kind tool), or the tools the model asked for, comma-separated
+    summary: str
+
+
+class GoalProgress(msgspec.Struct):
+    model_steps: int
+    tool_calls: int
+    sessions: dict[str, int]  # session status -> how many
+    last_action: LastAction | None
+    last_activity_at: str
+
+
 class GoalState(msgspec.Struct):
     """Our read of a goal (its lifecycle is the service's own design)."""
 
     goal_id: str
-    status: str
+    status: Literal["running", "completed", "cancelled", "expired"]
     goal: str
     budget_usdc: str
     spent_usdc: str
     held_usdc: str
+    returned_usdc: str | None  # set once the goal ended and no step was in flight any more
     cases_enabled: bool
-    done_check: dict[str, Any] | None
+    done_check: DoneCheckState | None
+    progress: GoalProgress
     created_at: str
     updated_at: str
+    ended_at: str | None
 
 
 class GoalAnswer(msgspec.Struct):
