@@ -14,12 +14,16 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, RouteCall, agent_of_address, iso, query_flag, query_int
+from tollway import InboundMessage, QueryFlag, QueryInt, Refusal, RouteCall, agent_of_address, iso
 
 from .tables import InboxEmail
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 MAX_LIMIT = 100
+# The reads' query parameters, declared once: the routes list them (OpenAPI, MCP) and the handlers read them.
+INCLUDE_BODY = QueryFlag("include_body", "true to add bodies and attachment content.")
+LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=MAX_LIMIT)
+OFFSET = QueryInt("offset", "Emails to skip.", default=0, low=0, high=10**9)
 async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
     return await InboxEmail.raw(template, *args).run()
 
@@ -94,8 +98,8 @@ async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any
 
 
 async def list_emails(call: RouteCall) -> dict[str, Any]:
-    include_body = query_flag(call.query, "include_body")
-    limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
+    include_body = INCLUDE_BODY.read(call.query)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     rows = await _rows(
         "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
     )
@@ -107,4 +111,4 @@ async def read_email(call: RouteCall) -> dict[str, Any]:
     rows = await _rows("SELECT * FROM email_inbox WHERE id = {} AND agent_id = {}", call.params["email_id"], call.agent_id)
     if not rows:
         raise Refusal("not_found", "No such email in your inbox.", status=404)
-    return await _resource(rows[0], query_flag(call.query, "include_body"))
+    return await _resource(rows[0], INCLUDE_BODY.read(call.query))
