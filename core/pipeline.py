@@ -36,8 +36,7 @@ log = logging.getLogger("tollway.pipeline")
 
 def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
     """Credits pay when the caller may spend them and did not ask for x402."""
-    prefers_x402 = (req.header("x-payment-method") or "").strip().lower() == "x402"
-    return caller is not None and caller.can_spend and not prefers_x402
+    return caller is not None and caller.can_spend and req.payment_method() != "x402"
 
 
 class PaidCalls:
@@ -88,6 +87,7 @@ class PaidCalls:
         return await self.rate_gate.limited(tool.rate_limit, req, lambda: self._call(tool, req))
 
     async def _call(self, tool: Tool, req: CallRequest) -> Answer:
+        req.payment_method()  # an unknown X-Payment-Method: 400, before any payment
         key = req.header("idempotency-key") if tool.idempotency != "ignored" else None
         if key is not None:
             check_key(key)

@@ -1,10 +1,14 @@
-"""Query-string parameters of plugin routes (`tollway.query_int`, `tollway.query_flag`): a
-whole number within a range, or a boolean, each refused with 400 `invalid_request` naming
-the parameter; absent or empty gives the default."""
+"""Query-string parameters of plugin routes: the parsers `tollway.query_int` (a whole
+number within a range) and `tollway.query_flag` (a boolean), each refused with 400
+`invalid_request` naming the parameter (absent or empty gives the default), and the
+typed declarations a `Route` lists in `query` (`QueryInt`, `QueryFlag`, `QueryChoice`,
+`QueryText`): one declaration parses the value and renders its OpenAPI schema."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from .errors import Refusal
 
@@ -32,4 +36,85 @@ def query_flag(query: Mapping[str, str], name: str, default: bool = False) -> bo
     return _FLAGS[raw.lower()]
 
 
-__all__ = ["query_flag", "query_int"]
+@dataclasses.dataclass(frozen=True)
+class QueryText:
+    """A query parameter taken as it comes (a string, of at most `max_length` characters when set)."""
+
+    name: str
+    description: str
+    max_length: int | None = None
+
+    def read(self, query: Mapping[str, str]) -> str | None:
+        raw = query.get(self.name)
+        if raw is not None and self.max_length is not None and len(raw) > self.max_length:
+            raise Refusal("invalid_request", f"{self.name} must be at most {self.max_length} characters.",
+                          details=[{"field": self.name, "message": f"at most {self.max_length} characters"}])
+        return raw or None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", **({"maxLength": self.max_length} if self.max_length is not None else {})}
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryInt:
+    """A whole number from `low` to `high`, `default` when absent (`query_int`)."""
+
+    name: str
+    description: str
+    default: int
+    low: int
+    high: int
+
+    def read(self, query: Mapping[str, str]) -> int:
+        return query_int(query, self.name, self.default, self.low, self.high)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "integer", "minimum": self.low, "maximum": self.high, "default": self.default}
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryFlag:
+    """A boolean (true, false, 1 or 0 in any case), `default` when absent (`query_flag`)."""
+
+    name: str
+    description: str
+    default: bool = False
+
+    def read(self, query: Mapping[str, str]) -> bool:
+        return query_flag(query, self.name, self.default)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "boolean", "default": self.default}
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryChoice:
+    """One of `choices` (exactly as spelled), `default` when absent."""
+
+    name: str
+    description: str
+    choices: tuple[str, ...]
+    default: str | None = None
+
+    def read(self, query: Mapping[str, str]) -> str | None:
+        raw = query.get(self.name)
+        if raw is None or raw == "":
+            return self.default
+        if raw not in self.choices:
+            allowed = ", ".join(self.choices)
+            raise Refusal("invalid_request", f"{self.name} must be one of {allowed}.", details=[{"field": self.name, "message": f"one of {allowed}"}])
+        return raw
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": list(self.choices), **({"default": self.default} if self.default is not None else {})}
+
+
+QueryParam = QueryText | QueryInt | QueryFlag | QueryChoice
+
+
+def declared(entry: QueryParam | tuple[str, str]) -> QueryParam:
+    """A `Route.query` entry as a declaration: a bare (name, description) is text."""
+    return QueryText(*entry) if isinstance(entry, tuple) else entry
+
+
+__all__ = ["QueryChoice", "QueryFlag", "QueryInt", "QueryParam", "QueryText", "declared", "query_flag", "query_int"]

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
+from .errors import invalid_request
+
+PAYMENT_METHODS = ("credits", "x402")  # the values of X-Payment-Method, in any case
 
 @dataclasses.dataclass(frozen=True)
 class TokenCredential:
@@ -45,6 +48,18 @@ class CallRequest:
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
+
+    def payment_method(self) -> Literal["credits", "x402"] | None:
+        """The payment method the caller asks for (`X-Payment-Method`, any case), None
+        when it names none; another value is refused (400, before any payment)."""
+        raw = (self.header("x-payment-method") or "").strip().lower()
+        if raw in PAYMENT_METHODS:
+            return raw  # type: ignore[return-value]
+        if raw:
+            raise invalid_request(
+                "X-Payment-Method must be credits or x402.", [{"field": "X-Payment-Method", "message": "expected credits or x402"}]
+            )
+        return None
 
 
 @dataclasses.dataclass

@@ -13,9 +13,10 @@ import msgspec
 
 from .auth import Authenticator, Caller, require_proven
 from .errors import ServiceError
+from .query_params import QueryParam, declared
 from .request import Answer, CallRequest
 from .settings_spec import Setting
-from .validation import Problem, convert, decode_object
+from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, invalid_fields
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # Who may call: `read` an agent proof of scope read (or any stronger credential), an
@@ -55,6 +56,7 @@ class RouteCall:
     body: Any  # the decoded `body_type`, or None
     platform: Any = None  # core.platform.Platform: transactions, notifications, webhooks
     authenticator: Authenticator | None = None  # checks a wallet proof beside another credential
+    args: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the declared query parameters, parsed
 
     @property
     def query(self) -> Mapping[str, str]:
@@ -88,7 +90,9 @@ class Route:
 
     `handle` returns the answer's body (a msgspec Struct or JSON-able value, sent with
     `status`), a `RouteReply` (another status) or a `Page` (HTML); it raises `tollway.Refusal`
-    for errors. `answer_type` documents the body for OpenAPI and MCP."""
+    for errors. `answer_type` documents the body for OpenAPI and MCP. A field check
+    (`check` on the body, or one the handler calls) raising `FieldError`/`FieldErrors`
+    is a 400 naming the fields, as a tool's; so is a `ValueError` raised by `check`."""
 
     method: Method
     path: str  # "/v1/compute/{goal_id}/cases"; {names} are path parameters
@@ -103,7 +107,10 @@ class Route:
     rate_limit: str | None = "free_read"
     tags: tuple[str, ...] = ()
     mcp: bool = False  # also an MCP tool: path parameters and body fields are its arguments
-    query: tuple[tuple[str, str], ...] = ()  # documented query parameters: (name, description)
+    # Query parameters: typed declarations (`QueryInt`, `QueryFlag`, `QueryChoice`, `QueryText`),
+    # parsed before `handle` (every bad one named in one 400; the values in `RouteCall.args`)
+    # and rendered in OpenAPI and MCP; a bare (name, description) is text.
+    query: tuple[QueryParam | tuple[str, str], ...] = ()
     statuses: tuple[int, ...] = (400, 401, 404, 429)  # refusals it may answer, for OpenAPI
     page: bool = False  # answers a Page (HTML unless `media_type` says otherwise), not JSON
     media_type: str = "text/html"  # of a page route's answers, for OpenAPI
@@ -117,6 +124,11 @@ class Route:
     # Answers private data (message bodies, goal records, webhook URLs): a read proof, an
     # access token or a held key is needed whatever the proof mode; a bare X-Agent-ID gets 401.
     private: bool = False
+    check: Callable[[Any], None] | None = None  # checks of the decoded body msgspec cannot express
+
+    @property
+    def query_params(self) -> tuple[QueryParam, ...]:
+        return tuple(declared(entry) for entry in self.query)
 
     def __post_init__(self) -> None:
         if not _PATH.match(self.path):
@@ -144,6 +156,26 @@ def _one_of_problems(obj: Mapping[str, Any], groups: tuple[tuple[str, ...], ...]
     return problems
 
 
+def _query_args(route: Route, query: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
+    """The declared query parameters' values, and a problem for each one refused."""
+    args: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for param in route.query_params:
+        try:
+            args[param.name] = param.read(query)
+        except ServiceError as exc:
+            problems.append(Problem(param.name, exc.message))
+    return args, problems
+
+
+def _checked(check: Callable[[Any], None], body: Any) -> None:
+    """Run a route's body check; a `ValueError` from it names the body."""
+    try:
+        check(body)
+    except ValueError as exc:
+        raise FieldError("$", str(exc) or "is not valid") from exc
+
+
 class RouteRunner:
     """Runs plugin routes for both fronts: credential, rate limit, body, handler."""
 
@@ -166,11 +198,20 @@ class RouteRunner:
 
     async def _run(self, route: Route, req: CallRequest, params: Mapping[str, str]) -> Answer | Page:
         caller = await self._caller(route, req)
+        args, problems = _query_args(route, req.query)
         body = None
         if route.body_type is not None:
             obj = decode_object(req.body)
-            body = convert(obj, route.body_type, also=_one_of_problems(obj, route.exactly_one_of))
-        out = await route.handle(RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform, authenticator=self.auth))
+            body = convert(obj, route.body_type, also=[*problems, *_one_of_problems(obj, route.exactly_one_of)])
+        elif problems:
+            raise invalid_fields(problems)
+        try:
+            if route.check is not None and body is not None:
+                _checked(route.check, body)
+            call = RouteCall(request=req, params=params, caller=caller, body=body, platform=self.platform, authenticator=self.auth, args=args)
+            out = await route.handle(call)
+        except (FieldError, FieldErrors) as exc:  # a field check, wherever it ran: never a 500
+            raise field_error(exc) from exc
         if isinstance(out, Page):
             return out
         if isinstance(out, RouteReply):

@@ -8,10 +8,11 @@ import msgspec
 from piccolo.query.functions.aggregate import Count, Sum
 
 from . import sql
-from .analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL, int_param
-from .errors import invalid_request, not_found
+from .analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL
+from .errors import not_found
 from .ids import iso, now_ms
 from .money import to_micro, usdc
+from .query_params import QueryChoice, QueryInt
 from .routes import Route, RouteCall
 from .tables import Receipt
 from .tool import CATEGORIES
@@ -65,11 +66,8 @@ async def tag_value(call: RouteCall) -> ServedReceipt:
     return msgspec.convert(signed, ServedReceipt)
 
 
-def _category(call: RouteCall) -> str | None:
-    category = call.query.get("category")
-    if category is not None and category not in CATEGORIES:
-        raise invalid_request(f"category must be one of {', '.join(CATEGORIES)}.", [{"field": "category", "message": "unknown category"}])
-    return category
+PERIOD = QueryInt("period", "Days (default 30).", default=30, low=1, high=365)
+CATEGORY = QueryChoice("category", "Only this category.", tuple(CATEGORIES))
 
 
 def _ratio(value: int, spend: int) -> float | None:
@@ -80,9 +78,7 @@ def _ratio(value: int, spend: int) -> float | None:
 
 async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
     """What the caller's charged receipts of the period cost, and the value tagged on them."""
-    period = int_param(call.query, "period", 30, 1, 365)
-    assert period is not None
-    category = _category(call)
+    period, category = call.args["period"], call.args["category"]  # parsed by the route runner
     # the receipts spend_breakdown counts: money moved or is moving, top-ups excluded
     where = (
         (Receipt.agent_id == call.agent_id)
@@ -134,6 +130,6 @@ ROUTES = (
         "Your spend over a period and the value you confirmed on it: return_on_spend is value / spend "
         "(4 decimals; null when nothing was spent). Free.",
         return_on_spend, auth="read", answer_type=ReturnOnSpend, tags=TAGS, mcp=True, statuses=(400, 401, 429),
-        query=(("period", "Days, 1 to 365 (default 30)."), ("category", "Only this category.")),
+        query=(PERIOD, CATEGORY),
     ),
 )

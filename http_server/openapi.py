@@ -275,7 +275,8 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
         quote_parameter(schemas),
         schemas.parameter(
             "PaymentMethod",
-            header("X-Payment-Method", "`x402` to pay by x402 even when credits would cover the call.", enum=["x402", "credits"]),
+            header("X-Payment-Method", "`x402` to pay by x402 even when credits would cover the call; `credits` (the default) or `x402`, "
+                   "in any case, anything else is refused with 400.", enum=["x402", "credits"]),
         ),
     ]
     if tool.idempotency != "ignored":

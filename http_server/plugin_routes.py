@@ -36,7 +36,7 @@ def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
     else:
         responses.update(schemas.refusals(r.statuses, rate_limited=r.rate_limit is not None))
     parameters = [path_param(name, f"The {name.replace('_', ' ')}.") for name in r.params]
-    parameters += [query(name, text, {"type": "string"}) for name, text in r.query]
+    parameters += [query(p.name, p.description, p.schema()) for p in r.query_params]  # typed as the runner parses them
     return operation_class(
         r.name,
         responses=responses,

@@ -21,10 +21,22 @@ def route_input_schema(r: Route) -> dict[str, Any]:
         schema = compact(_root_object(msgspec.json.schema(r.body_type)))
         schema.pop("description", None)
     props = {name: {"type": "string", "minLength": 1, "maxLength": 200} for name in r.params}
-    props.update({name: {"type": "string", "description": text} for name, text in r.query})
+    # typed as the runner parses them; the default is in the description (the listing stays compact)
+    props.update({p.name: {**_without_default(p.schema()), "description": p.description} for p in r.query_params})
     schema["properties"] = {**props, **schema.get("properties", {})}
     schema["required"] = [*r.params, *schema.get("required", [])]
     return schema
+
+
+def _without_default(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != "default"}
+
+
+def _query_value(value: Any) -> str:
+    """An argument as the query string would carry it (true/false for a boolean)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def route_tool(r: Route) -> types.Tool:
@@ -51,7 +63,7 @@ def route_request(r: Route, args: dict[str, Any], who: Any) -> tuple[CallRequest
             params[name] = value
     if missing:
         raise invalid_request(f"{', '.join(m['field'] for m in missing)} required.", missing)
-    query = {name: str(args.pop(name)) for name, _ in r.query if name in args}
+    query = {p.name: _query_value(args.pop(p.name)) for p in r.query_params if p.name in args}
     if r.body_type is None and args:
         raise invalid_request(f"Unknown field {sorted(args)[0]}.", [{"field": n, "message": f"{n} is not an accepted field"} for n in sorted(args)])
     path = r.concrete_path(params)

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -23,6 +23,15 @@ def _watch_parent(parent: int) -> None:
         time.sleep(WATCH_INTERVAL_S)
         if os.getppid() != parent:  # re-parented: whoever started us is gone
             os._exit(1)
+
+
+def _set_environment(values: dict[str, str | None]) -> None:
+    """Set each variable of `values` (None: unset it)."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _release_fork_server() -> None:
@@ -39,9 +48,12 @@ def _release_fork_server() -> None:
         server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
-def die_with_parent() -> None:
+def die_with_parent(environment: dict[str, str | None] | None = None) -> None:
     """Pool initializer: SIGKILL when the parent dies (Linux `PR_SET_PDEATHSIG`), and
-    on any platform a daemon thread that exits once the parent pid changes."""
+    on any platform a daemon thread that exits once the parent pid changes. The
+    variables in `environment` get back the values the pool's owner has (the fork
+    server was started with others), for whatever a tool starts itself."""
+    _set_environment(environment or {})
     _release_fork_server()
     parent = os.getppid()
     if sys.platform.startswith("linux"):
@@ -50,6 +62,28 @@ def die_with_parent() -> None:
     if parent == 1 or os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), name="tollway-parent-watch", daemon=True).start()
+
+
+def _parent_path() -> list[str]:
+    """This process's module search path, each entry resolved against the folder it
+    was started in (an empty entry is that folder), without repeats."""
+    return list(dict.fromkeys(os.path.abspath(entry) for entry in sys.path))
+
+
+@contextlib.contextmanager
+def _launch_environment() -> Iterator[dict[str, str | None]]:
+    """While the fork server starts: its interpreter skips the working directory
+    (`PYTHONSAFEPATH`, as `python -P`: `-c` would put it first on its path) and
+    searches this process's path first (`PYTHONPATH`), so its preloaded modules,
+    and the pool processes forked from it, are the ones this process imported
+    whatever folder it runs in. Yields the two variables' values before."""
+    before = {name: os.environ.get(name) for name in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    os.environ["PYTHONSAFEPATH"] = "1"
+    os.environ["PYTHONPATH"] = os.pathsep.join(_parent_path())
+    try:
+        yield before
+    finally:
+        _set_environment(before)
 
 
 def cpu_pool(tools: Iterable[Any], max_workers: int | None = None) -> ProcessPoolExecutor:
@@ -70,9 +104,12 @@ def cpu_pool(tools: Iterable[Any], max_workers: int | None = None) -> ProcessPoo
         context.set_forkserver_preload(modules)
         from multiprocessing import forkserver
 
-        forkserver.ensure_running()  # now, not at the first job: the first job does not wait for the imports
+        with _launch_environment() as environment:
+            forkserver.ensure_running()  # now, not at the first job: the first job does not wait for the imports
+    else:
+        environment = {}
     workers = max_workers or max(1, (os.cpu_count() or 2) - 1)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(environment,))
 
 
 __all__ = ["cpu_pool", "die_with_parent"]

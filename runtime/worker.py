@@ -52,10 +52,18 @@ class Worker:
     def skip_locked(self) -> bool:
         return self.kernel.db.kind == "postgres"
 
-    def _pool_for_cpu_tools(self) -> Executor | None:
+    async def _pool_for_cpu_tools(self) -> Executor | None:
         if self._pool is None and any(t.cpu_bound for t in self.kernel.tools.values()):
             self._pool = cpu_pool(self.kernel.tools.values())  # children die with us, never hold our sockets
             self._own_pool = True
+            # A pool process is started at a first submit, which waits until the fork
+            # server has imported the tools' modules: that wait happens here, in a
+            # thread, not in the first job's submit on the event loop (the HTTP front
+            # shares the loop and would stop answering meanwhile).
+            try:
+                await asyncio.to_thread(lambda: self._pool.submit(os.getpid).result())  # type: ignore[union-attr]
+            except Exception:  # the jobs that need the pool fail and say so
+                log.exception("the process pool of cpu-bound tools did not start")
         return self._pool
 
     def start(self) -> asyncio.Task[None]:
@@ -72,8 +80,8 @@ class Worker:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def run(self) -> None:
+        pool = await self._pool_for_cpu_tools()  # jobs that came meanwhile are claimed next
         unsubscribe = self.kernel.events.subscribe(JOBS_NEW, lambda _payload: self._wake.set())
-        pool = self._pool_for_cpu_tools()
         try:
             while not self._stop.is_set():
                 claimed_any = await self._fill_slots(pool)

@@ -39,7 +39,7 @@ from core.parked import Parked
 from core.periodic import PeriodicTask
 from core.prepare import Admission
 from core.providers import Provider
-from core.query_params import query_flag, query_int
+from core.query_params import QueryChoice, QueryFlag, QueryInt, QueryText, query_flag, query_int
 from core.routes import Page, Route, RouteCall, RouteReply
 from core.services import Services
 from core.settings_spec import Setting
@@ -69,6 +69,10 @@ __all__ = [
     "Progress",
     "Page",
     "Provider",
+    "QueryChoice",
+    "QueryFlag",
+    "QueryInt",
+    "QueryText",
     "query_flag",
     "query_int",
     "Refusal",

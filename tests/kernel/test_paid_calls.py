@@ -13,7 +13,7 @@ from eth_account import Account
 from core.money import to_micro
 from core.receipt_signing import ReceiptSigner, verify_receipt
 from core.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
-from tollway.testing import decode_payment_required, http_client, pay_402
+from tollway.testing import credits_session, decode_payment_required, http_client, pay_402
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
@@ -189,6 +189,29 @@ async def test_credits_pay_without_402_and_refund_on_failure(kernel):
     assert [r["revision"] for r in revisions] == [1, 2]
     deltas = [r["delta"] for r in await LedgerEntry.select(LedgerEntry.delta).where(LedgerEntry.account == f"credits:{agent['agent_id']}")]
     assert sum(deltas) == to_micro("0.04")
+
+
+async def test_an_unknown_payment_method_is_refused_before_payment_any_case_accepted(kernel):
+    async with http_client(kernel) as client:
+        agent_id, auth = await credits_session(client, "0.05")
+        refused = [
+            await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": value})
+            for value in ("card", "x-402", "credit")
+        ]
+        anonymous = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"X-Payment-Method": "bitcoin"})
+        upper_x402 = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": " X402 "})
+        upper_credits = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": "Credits"})
+        bal = await client.get("/v1/balance", headers=auth)
+    for resp in [*refused, anonymous]:
+        assert resp.status_code == 400, resp.text
+        body = resp.json()
+        assert body["error"] == "invalid_request"
+        assert "credits" in body["message"] and "x402" in body["message"] and "X-Payment-Method" in body["message"]
+        assert body["details"][0]["field"] == "X-Payment-Method"
+    assert upper_x402.status_code == 402  # x402 asked for, in any case: a quote, credits untouched
+    assert upper_credits.status_code == 200, upper_credits.text
+    assert bal.json()["credits_balance"] == "0.040000"  # only the one credits call was charged
+    assert await Receipt.count().where(Receipt.agent_id == agent_id) == 1
 
 
 async def test_credits_that_do_not_cover_fall_back_to_402(kernel):

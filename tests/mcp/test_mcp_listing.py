@@ -27,8 +27,10 @@ from runtime.plugins import GROUP
 # person enrichment (1.6 KB); 53,000 until the kernel's value_tag and return_on_spend
 # (1.4 KB together, 665 bytes past the headroom left); 53,700 until the souls marketplace's
 # buyer side (soul_buy with its input, souls_list, souls_search, soul_get, soul_rate: 3.4 KB);
-# 57,300 until goal_cancel (0.55 KB) and the compute budget's default stated in its schema and title.
-LIST_BUDGET = 58_000
+# 57,300 until goal_cancel (0.55 KB), the compute budget's default stated in its schema and
+# title, and the route tools' query parameters typed (integer with bounds, boolean, enum)
+# instead of plain strings (347 bytes for the inbox, SMS inbox and souls listings and return_on_spend).
+LIST_BUDGET = 58_400
 HTTP_WORDS = re.compile(r"X-Agent-ID|Idempotency-Key|/v1/requests|\b202\b|\b400\b|header|X-Quote-ID|\bpoll")
 AUDIT = {"memo", "decisionContext"}  # the front's own: decisionContext is free-form by design
 

@@ -34,8 +34,8 @@ def serve_env(tmp_path: Path, db_kind: str = "sqlite", **env: str) -> dict[str, 
 class ServeProcess:
     """One `tollway serve --port <port>`; its output goes to a log file (read on failure)."""
 
-    def __init__(self, env: dict[str, str], port: int, log: Path, *args: str) -> None:
-        self.env, self.port, self.log, self.args = env, port, log, args
+    def __init__(self, env: dict[str, str], port: int, log: Path, *args: str, cwd: Path = REPO) -> None:
+        self.env, self.port, self.log, self.args, self.cwd = env, port, log, args, cwd
         self.proc: asyncio.subprocess.Process | None = None
         self.url = f"http://127.0.0.1:{port}"
 
@@ -48,7 +48,7 @@ class ServeProcess:
         with open(self.log, "ab") as out:
             self.proc = await asyncio.create_subprocess_exec(
                 TOLLWAY, "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.args,
-                env=self.env, cwd=str(REPO), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+                env=self.env, cwd=str(self.cwd), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
             )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

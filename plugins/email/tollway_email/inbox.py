@@ -14,12 +14,16 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, RouteCall, agent_of_address, iso, query_flag, query_int
+from tollway import InboundMessage, QueryFlag, QueryInt, Refusal, RouteCall, agent_of_address, iso
 
 from .tables import InboxEmail
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 MAX_LIMIT = 100
+# The reads' query parameters, declared once: the routes list them (OpenAPI, MCP) and the handlers read them.
+INCLUDE_BODY = QueryFlag("include_body", "true to add bodies and attachment content.")
+LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=MAX_LIMIT)
+OFFSET = QueryInt("offset", "Emails to skip.", default=0, low=0, high=10**9)
 async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
     return await InboxEmail.raw(template, *args).run()
 
@@ -95,7 +99,7 @@ async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any
 
 def _include_body(call: RouteCall) -> bool:
     """include_body=true: bodies and attachments are private, shown only to a proven caller."""
-    include_body = query_flag(call.query, "include_body")
+    include_body = INCLUDE_BODY.read(call.query)
     if include_body:
         call.require_proof("An email's body and attachments")
     return include_body
@@ -103,7 +107,7 @@ def _include_body(call: RouteCall) -> bool:
 
 async def list_emails(call: RouteCall) -> dict[str, Any]:
     include_body = _include_body(call)
-    limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     rows = await _rows(
         "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
     )

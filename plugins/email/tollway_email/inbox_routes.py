@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tollway import Route
 
-from .inbox import list_emails, read_email
+from .inbox import INCLUDE_BODY, LIMIT, OFFSET, list_emails, read_email
 
 TAGS = ("inbox",)
 INBOX_ROUTES = (
@@ -13,8 +13,8 @@ INBOX_ROUTES = (
           "Emails addressed to your own address, newest first: {emails, count, has_more, agent_id}; include_body=true adds "
           "body, body_html and the attachments' content (base64); limit 1 to 100 (default 20), offset.",
           list_emails, auth="read", tags=TAGS, mcp=True,
-          query=(("include_body", "true to add bodies and attachment content."), ("limit", "1 to 100, default 20."), ("offset", "Emails to skip."))),
+          query=(INCLUDE_BODY, LIMIT, OFFSET)),
     Route("GET", "/v1/tools/inbox/{email_id}", "inbox_email", "Read one email",
           "One email of your inbox; include_body=true adds its bodies and the attachments' content.",
-          read_email, auth="read", tags=TAGS, mcp=True, query=(("include_body", "true to add bodies and attachment content."),)),
+          read_email, auth="read", tags=TAGS, mcp=True, query=(INCLUDE_BODY,)),
 )

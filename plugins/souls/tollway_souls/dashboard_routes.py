@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec import UNSET
 
-from tollway import Refusal, Route, RouteCall, RouteReply, query_int, to_micro, usdc
+from tollway import QueryChoice, QueryInt, Refusal, Route, RouteCall, RouteReply, to_micro, usdc
 
 from . import catalogue, db, keys, orders, search
 from .wire import (
@@ -16,6 +16,10 @@ from .wire import (
 TAGS = ("souls seller dashboard",)
 KEY_STATUSES = (400, 401, 404, 409, 429)
 ORDER_STATES = ("open", "fulfilled", "declined", "expired")
+# The listings' query parameters, declared once: the routes list them (OpenAPI) and the handlers read them.
+STATE = QueryChoice("state", "open, fulfilled, declined or expired.", ORDER_STATES)
+LIMIT = QueryInt("limit", "1 to 100, default 50.", default=50, low=1, high=100)
+OFFSET = QueryInt("offset", "Items to skip.", default=0, low=0, high=1_000_000)
 
 
 async def seller(call: RouteCall) -> dict:
@@ -71,10 +75,8 @@ async def change_service(call: RouteCall) -> Service:
 
 async def list_orders(call: RouteCall) -> OrderList:
     soul = await seller(call)
-    state = call.query.get("state") or None
-    if state is not None and state not in ORDER_STATES:
-        raise Refusal("invalid_request", f"state must be one of {', '.join(ORDER_STATES)}.", details=[{"field": "state", "message": "unknown state"}])
-    limit, offset = query_int(call.query, "limit", 50, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
+    state = STATE.read(call.query)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     found, more = await orders.of_soul(soul["id"], state=state, limit=limit, offset=offset)
     return OrderList(orders=found, count=len(found), has_more=more)
 
@@ -127,7 +129,7 @@ async def pay_out(call: RouteCall) -> RouteReply:
 
 async def list_payouts(call: RouteCall) -> PayoutList:
     soul = await seller(call)
-    limit, offset = query_int(call.query, "limit", 50, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     found = [Payout(**p) for p in await call.platform.payouts_of(soul["agent_id"], limit=limit, offset=offset)]
     return PayoutList(payouts=found, count=len(found))
 
@@ -141,7 +143,7 @@ def _route(method: str, path: str, name: str, title: str, description: str, hand
     return Route(method, path, name, title, description, handle, auth="public", tags=TAGS, statuses=KEY_STATUSES, **more)
 
 
-LISTING = (("limit", "1 to 100, default 50."), ("offset", "Items to skip."))
+LISTING = (LIMIT, OFFSET)
 ROUTES = (
     _route("GET", "/v1/soul/dashboard", "soul_dashboard", "Your soul", "Your soul's profile with every service, on sale or not.",
            me, answer_type=SoulAgent),
@@ -154,7 +156,7 @@ ROUTES = (
            "Change a service's title, description, price or category, or take it off sale with `enabled: false`.", change_service,
            body_type=ServiceChange, answer_type=Service),
     _route("GET", "/v1/soul/orders", "soul_orders", "Your orders", "Orders of your services, newest first; `state` filters.",
-           list_orders, answer_type=OrderList, query=(("state", "open, fulfilled, declined or expired."), *LISTING)),
+           list_orders, answer_type=OrderList, query=(STATE, *LISTING)),
     _route("GET", "/v1/soul/orders/{order_id}", "soul_order", "One order", "One order of your services.", get_order, answer_type=Order),
     _route("POST", "/v1/soul/orders/{order_id}/fulfil", "soul_order_fulfil", "Fulfil an order",
            "Deliver an open order: `result` becomes the buyer's job result, and your share of the price is credited to your agent.",

@@ -9,7 +9,7 @@ from html import escape
 
 from markdown_it import MarkdownIt
 
-from tollway import Page, Refusal, Route, RouteCall, RouteReply, iso, now_ms, query_int
+from tollway import Page, QueryInt, Refusal, Route, RouteCall, RouteReply, iso, now_ms
 
 from . import catalogue, db, search
 from .catalogue import new_id
@@ -36,8 +36,12 @@ async def register(call: RouteCall) -> RouteReply:
     return RouteReply(201, Registered(soul_agent=await catalogue.soul_out(row), soul_key=key))
 
 
+LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=100)
+OFFSET = QueryInt("offset", "Souls to skip.", default=0, low=0, high=1_000_000)
+
+
 async def list_souls(call: RouteCall) -> SoulList:
-    limit, offset = query_int(call.query, "limit", 20, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     category = _category(call.query)
     where, args = ("WHERE category = {}", [category]) if category else ("", [])
     total = await db.row(f"SELECT COUNT(*) AS n FROM souls_agents {where}", *args)
@@ -49,7 +53,7 @@ async def search_souls(call: RouteCall) -> SearchResults:
     q = (call.query.get("q") or "").strip()
     if not 1 <= len(q) <= 200:
         raise Refusal("invalid_request", "q must be 1 to 200 characters.", details=[{"field": "q", "message": "1 to 200 characters"}])
-    limit, offset = query_int(call.query, "limit", 20, 1, 100), query_int(call.query, "offset", 0, 0, 1_000_000)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     ids, _total = await search.search(q, category=_category(call.query), limit=limit, offset=offset)
     rows = {r["id"]: r for r in await db.rows("SELECT * FROM souls_agents WHERE id IN (" + ", ".join("{}" for _ in ids) + ")", *ids)} if ids else {}
     return SearchResults(results=[await catalogue.soul_out(rows[i]) for i in ids if i in rows])
@@ -112,12 +116,12 @@ ROUTES = (
     Route("GET", "/v1/souls", "souls_list", "List souls",
           "Souls on the marketplace, oldest first, with their services on sale; `category` filters, `limit` 1 to 100 (default 20), `offset`.",
           list_souls, auth="public", answer_type=SoulList, tags=TAGS, mcp=True,
-          query=(("category", "Only souls of this category."), ("limit", "1 to 100, default 20."), ("offset", "Souls to skip."))),
+          query=(("category", "Only souls of this category."), LIMIT, OFFSET)),
     Route("GET", "/v1/souls/search", "souls_search", "Search souls",
           "Full-text search over souls' names, profiles and services, best match first (a matching service counts most).",
           search_souls, auth="public", answer_type=SearchResults, tags=TAGS, mcp=True,
           query=(("q", "What to look for, 1 to 200 characters."), ("category", "Only souls of this category."),
-                 ("limit", "1 to 100, default 20."), ("offset", "Results to skip."))),
+                 LIMIT, OFFSET)),
     Route("GET", "/v1/souls/{slug}", "soul_get", "Read a soul", "One soul with its services on sale, its rating and its profile.",
           get_soul, auth="public", answer_type=SoulAgent, tags=TAGS, mcp=True),
     Route("GET", "/v1/souls/{slug}/profile", "soul_profile_page", "A soul's profile page",

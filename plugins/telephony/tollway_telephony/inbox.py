@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, Refusal, Route, RouteCall, iso, now_ms, query_int
+from tollway import InboundMessage, QueryInt, Refusal, Route, RouteCall, iso, now_ms
 
 from .settings import thread_id
 from .tables import row, rows
@@ -21,6 +21,8 @@ from .tables import row, rows
 MAX_TEXT = 10_000  # Twilio joins a long text's segments: 1600 characters in practice
 MAX_MEDIA = 10  # Twilio's limit of media per message
 MAX_LIMIT = 100
+LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=MAX_LIMIT)
+OFFSET = QueryInt("offset", "Texts to skip.", default=0, low=0, high=10**9)
 
 
 class SmsInboxMessage(msgspec.Struct):
@@ -86,7 +88,7 @@ def message_of(r: Mapping[str, Any]) -> SmsInboxMessage:
 
 
 async def list_messages(call: RouteCall) -> SmsInboxPage:
-    limit, offset = query_int(call.query, "limit", 20, 1, MAX_LIMIT), query_int(call.query, "offset", 0, 0, 10**9)
+    limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     found = await rows(
         "SELECT * FROM telephony_sms_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit, offset,
     )
@@ -107,7 +109,7 @@ INBOX_ROUTES = (
           "Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
           "limit 1 to 100 (default 20), offset.",
           list_messages, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
-          query=(("limit", "1 to 100, default 20."), ("offset", "Texts to skip."))),
+          query=(LIMIT, OFFSET)),
     Route("GET", "/v1/tools/sms/inbox/{id}", "sms_inbox_message", "Read one text",
           "One text of your SMS inbox, by its id.",
           read_message, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
