@@ -14,7 +14,7 @@ from litestar import Litestar, Request, post
 from core.ledger_check import check_ledger
 from tests.support.facilitator_server import running_facilitator
 from tests.support.serving import serve_app
-from tollway.testing import http_client, pay_402
+from tollway.testing import http_client, pay_402, proof_headers
 from tollway_goals.runner import SessionRunner
 
 GOAL = {"goal": "Say hello once.", "params": {"budget_usdc": "5"}}
@@ -99,7 +99,8 @@ async def test_a_goal_whose_payment_is_refused_never_runs_and_costs_nothing(kern
     assert (job["status"], job["error_code"], job["error_status"]) == ("failed", "payment_failed", 402)
     async with http_client(kernel) as client:
         (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": payer.address})).json()["receipts"]
-        goal = await client.get(f"/v1/compute/{accepted['goal_id']}/cases", headers={"X-Agent-ID": payer.address})
+        path = f"/v1/compute/{accepted['goal_id']}"
+        goal = await client.get(path, headers=proof_headers(payer, scope="read", method="GET", path=path))
     assert receipt["status"] == "not_charged" and receipt["execution_status"] == "failed"
     assert goal.status_code == 404  # the goal was never written
     assert calls == [] and facilitator.transactions == [] and facilitator.balance(payer.address) == 20_000_000

@@ -118,7 +118,7 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp
     # what the old rows are after the upgrade: columns added since, at their defaults
     upgraded = {t: normalized(rows) for t, rows in expected.items()}
     upgraded["tw_access_tokens"] = [{**row, "origin": "operator"} for row in upgraded["tw_access_tokens"]]
-    upgraded["tw_jobs"] = [{**row, "message": None} for row in upgraded["tw_jobs"]]
+    upgraded["tw_jobs"] = [{**row, "message": None, "waiting_for": None} for row in upgraded["tw_jobs"]]
     assert "migration" not in await tables_of(url)
     if how == "cli":
         for name, value in {"TOLLWAY_HOME": str(tmp_path / "cli-home"), "TOLLWAY_DATABASE_URL": url, "TOLLWAY_OFFLINE": "1"}.items():

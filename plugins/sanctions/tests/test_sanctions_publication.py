@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tollway.testing import credits_session, http_client
+from tollway.testing import credits_session, http_client, stored_facts
 from tollway_sanctions import lists
 from tollway_sanctions.publication import publish_date
 from tollway_sanctions.watch import poll
@@ -113,10 +113,7 @@ async def test_answers_facts_and_watch_polls_carry_the_publication_date(kernel_f
         {"name": "OFAC Consolidated Sanctions List (non-SDN)", "as_of": "2025-12-18"},
     ]
     assert changes.status_code == 200, changes.text
-    from core import sql
-
-    row = await sql.fetch_one("SELECT as_of FROM tw_facts WHERE attribute = {} AND entity_key = {}", "person_sanctions", "22790")
-    assert row["as_of"] == "2021-07-06"
+    assert {f["as_of"] for f in await stored_facts("person_sanctions", "22790")} == {"2021-07-06"}
     snapshot = await poll(kernel.services, ["22790"])
     assert snapshot.values["22790"].as_of == "2021-07-06"
     assert {o.as_of for o in snapshot.values.values()} == {"2021-07-06", "2025-12-18"}

@@ -359,6 +359,7 @@ async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_on
         assert (await client.post(PATH, json=query, headers=auth)).status_code == 200
         mine = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": {"query": "harbour ferry timetable", "max_results": 2}, "since": today}, headers=auth)
         theirs = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": query, "since": today}, headers=stranger)
+        stranger_balance = (await client.get("/v1/balance", headers=stranger)).json()["credits_balance"]
     assert mine.status_code == 200, mine.text
     (change,) = mine.json()["data"]["changes"]
     assert change["before"] == {
@@ -366,4 +367,6 @@ async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_on
         "urls": ["https://harbour.example.org/ferry/timetable/", "https://news.example.net/2026/tide-tables-move-morning-ferry"],
     }
     assert change["after"] == {"result_count": 1, "urls": ["https://quay.example.com/new"]}
-    assert theirs.status_code == 200 and theirs.json()["data"]["changes"] == [] and theirs.json()["data"]["recorded_since"] is None
+    # another agent sees none of it: to it the query has no history (no_data, not charged)
+    assert theirs.status_code == 400 and theirs.json()["error"] == "no_data", theirs.text
+    assert stranger_balance == "1.000000"

@@ -13,7 +13,7 @@ READ_CONCURRENCY: dict[str, int] = {"quick": 4, "deep": 6}
 MAX_SEARCHES: dict[str, int] = {"quick": 12, "deep": 32}
 MAX_RESULT_PAGE = 5  # how deep into one query's results a run follows
 # How long a run may plan, search and read before it writes with what it has (seconds):
-# the spec's 2 to 3 minutes for quick and 5 to 10 for deep, writing included.
+# quick research promises 2 to 3 minutes and deep 5 to 10 (docs/web.md), writing included.
 SEARCH_TIME_S: dict[str, float] = {"quick": 150.0, "deep": 480.0}
 PAGE_TIMEOUT_S = 25.0
 
