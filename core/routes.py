@@ -16,7 +16,7 @@ from .errors import ServiceError
 from .query_params import QueryParam, declared
 from .request import Answer, CallRequest
 from .settings_spec import Setting
-from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, invalid_fields
+from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, invalid_fields, one_of_problems
 
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # Who may call: `read` an agent proof of scope read (or any stronger credential), an
@@ -148,14 +148,6 @@ class Route:
         return _PARAM.sub(lambda m: params[m.group(1)], self.path)
 
 
-def _one_of_problems(obj: Mapping[str, Any], groups: tuple[tuple[str, ...], ...]) -> list[Problem]:
-    problems = []
-    for group in groups:
-        if sum(obj.get(name) is not None for name in group) != 1:
-            problems += [Problem(name, f"give exactly one of {' and '.join(group)}") for name in group]
-    return problems
-
-
 def _query_args(route: Route, query: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
     """The declared query parameters' values, and a problem for each one refused."""
     args: dict[str, Any] = {}
@@ -202,7 +194,7 @@ class RouteRunner:
         body = None
         if route.body_type is not None:
             obj = decode_object(req.body)
-            body = convert(obj, route.body_type, also=[*problems, *_one_of_problems(obj, route.exactly_one_of)])
+            body = convert(obj, route.body_type, also=[*problems, *one_of_problems(obj, route.exactly_one_of)])
         elif problems:
             raise invalid_fields(problems)
         try:

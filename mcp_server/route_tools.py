@@ -32,7 +32,7 @@ def _without_default(schema: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k != "default"}
 
 
-def _query_value(value: Any) -> str:
+def query_value(value: Any) -> str:
     """An argument as the query string would carry it (true/false for a boolean)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -63,7 +63,7 @@ def route_request(r: Route, args: dict[str, Any], who: Any) -> tuple[CallRequest
             params[name] = value
     if missing:
         raise invalid_request(f"{', '.join(m['field'] for m in missing)} required.", missing)
-    query = {p.name: _query_value(args.pop(p.name)) for p in r.query_params if p.name in args}
+    query = {p.name: query_value(args.pop(p.name)) for p in r.query_params if p.name in args}
     if r.body_type is None and args:
         raise invalid_request(f"Unknown field {sorted(args)[0]}.", [{"field": n, "message": f"{n} is not an accepted field"} for n in sorted(args)])
     path = r.concrete_path(params)

@@ -37,7 +37,7 @@ from .shaping import (
     output_schema,
     payment_value,
 )
-from .route_tools import route_input_schema, route_request, route_tool, route_value
+from .route_tools import query_value, route_input_schema, route_request, route_tool, route_value
 from .watch_tools import (
     WATCH_TOOLS,
     WatchTool,
@@ -280,12 +280,6 @@ def _check_free_args(ft: FreeTool, args: dict[str, Any]) -> None:
     for name in ft.required:
         if name not in args or args[name] in ("", None):
             raise invalid_request(f"{name} is required.", [{"field": name, "message": "is required"}])
-
-
-def _query_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -556,7 +550,7 @@ class TollwayMcp:
             read = ft.read
             path = ft.path(args)
             credential, url, ip = self._who(ctx, path=path)
-            query = {k: _query_value(v) for k, v in args.items()} if ft.query else {}
+            query = {k: query_value(v) for k, v in args.items()} if ft.query else {}
             req = CallRequest("GET", path, url, {}, b"", query=query, client_ip=ip, credential=credential)
             value, _headers = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: read(self.kernel, req, args)))
         return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))

@@ -40,12 +40,22 @@ LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=100)
 OFFSET = QueryInt("offset", "Souls to skip.", default=0, low=0, high=1_000_000)
 
 
+# the listing's statements, with and without its category filter
+_COUNT_ALL = "SELECT COUNT(*) AS n FROM souls_agents"
+_COUNT_IN_CATEGORY = "SELECT COUNT(*) AS n FROM souls_agents WHERE category = {}"
+_PAGE_ALL = "SELECT * FROM souls_agents ORDER BY created_ms, slug LIMIT {} OFFSET {}"
+_PAGE_IN_CATEGORY = "SELECT * FROM souls_agents WHERE category = {} ORDER BY created_ms, slug LIMIT {} OFFSET {}"
+
+
 async def list_souls(call: RouteCall) -> SoulList:
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     category = _category(call.query)
-    where, args = ("WHERE category = {}", [category]) if category else ("", [])
-    total = await db.row(f"SELECT COUNT(*) AS n FROM souls_agents {where}", *args)
-    found = await db.rows(f"SELECT * FROM souls_agents {where} ORDER BY created_ms, slug LIMIT {{}} OFFSET {{}}", *args, limit, offset)
+    if category:
+        total = await db.row(_COUNT_IN_CATEGORY, category)
+        found = await db.rows(_PAGE_IN_CATEGORY, category, limit, offset)
+    else:
+        total = await db.row(_COUNT_ALL)
+        found = await db.rows(_PAGE_ALL, limit, offset)
     return SoulList(souls=[await catalogue.soul_out(r) for r in found], total=int(total["n"]))
 
 
