@@ -25,6 +25,9 @@ values are always bound, never formatted into the text::
     claimed = await CLAIM.row(new_id, goal_id, event_id)   # dict or None
     LOCKED = storage.statement("SELECT * FROM goals_goals WHERE id = {}", for_update=True)
 
+A statement run once (a test's check, a script) may skip the name: ``await
+storage.rows("SELECT ... WHERE id = {}", x)``; a plugin's modules name theirs.
+
 Text columns holding JSON go through ``dumps``/``loads`` (compact, the same bytes on
 both engines).
 """
@@ -36,7 +39,9 @@ import msgspec
 
 from core.sql import Statement, engine, for_update, on_postgres, statement, transaction
 
-__all__ = ["Statement", "dumps", "engine", "for_update", "loads", "lock_rows", "on_postgres", "statement", "transaction"]
+__all__ = [
+    "Statement", "dumps", "engine", "execute", "for_update", "loads", "lock_rows", "on_postgres", "row", "rows", "statement", "transaction",
+]
 
 Q = TypeVar("Q")
 
@@ -45,6 +50,19 @@ def lock_rows(query: Q) -> Q:
     """A Piccolo `select` that takes row locks (`FOR UPDATE`) on PostgreSQL; on SQLite the
     same query unchanged (its single writer already serialises transactions)."""
     return query.lock_rows() if on_postgres() else query  # type: ignore[attr-defined]
+
+
+async def rows(template: str, *args: Any) -> list[dict[str, Any]]:
+    """Run a one-off statement (`{}` placeholders, values bound); its rows as dicts."""
+    return await Statement(template).rows(*args)
+
+
+async def row(template: str, *args: Any) -> dict[str, Any] | None:
+    return await Statement(template).row(*args)
+
+
+async def execute(template: str, *args: Any) -> None:
+    await Statement(template).execute(*args)
 
 
 def dumps(value: Any) -> str:

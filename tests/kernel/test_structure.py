@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,88 @@ def test_runtime_alone_assembles_the_fronts() -> None:
             assert "Kernel(" not in path.read_text(), path.name
     testing = _imported_modules(REPO / "tollway" / "testing.py")
     assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
+
+
+# --- Plugins' SQL: the storage kit (tollway.storage) -------------------------------------------
+# Plugins query their tables through Piccolo; a raw statement is a module-level constant with
+# bound `{}` placeholders (docs/storage.md). None is assembled by formatting, and their number
+# only goes down.
+
+PLUGINS = REPO / "plugins"
+_SQL = re.compile(r"^\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|WITH\s+(RECURSIVE\s+)?\w+(\s*\([^)]*\))?\s+AS\s*\()", re.I)
+# Every plugin's hand-written SQL strings together. Issue 26 brings this to at most 65 once the
+# souls, telephony, email and postal plugins are on the kit; it never goes back up.
+MAX_PLUGIN_SQL = 113
+MAX_GOALS_SQL = 3
+# Modules that still format SQL, until their plugins move onto the kit (issue 26): this set only shrinks, to empty.
+FORMATTING_LEFT = {
+    "plugins/souls/tollway_souls/catalogue.py",
+    "plugins/souls/tollway_souls/dashboard_routes.py",
+    "plugins/souls/tollway_souls/search.py",
+}
+
+
+def _is_sql(text: object) -> bool:
+    return isinstance(text, str) and bool(_SQL.match(text))
+
+
+def _formatted_sql(tree: ast.AST) -> list[int]:
+    """Lines where SQL text is built by formatting: an f-string, `.format(...)` or `%`."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.Constant) and _is_sql(v.value) for v in node.values[:1]):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            if isinstance(node.func.value, ast.Constant) and _is_sql(node.func.value.value):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and _is_sql(node.left.value):
+            lines.append(node.lineno)
+    return lines
+
+
+def _sql_strings(tree: ast.AST) -> int:
+    """String literals that are SQL statements (an f-string once, by its opening text)."""
+    inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    return sum(
+        1 for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and id(node) not in inner and _is_sql(node.value))
+        or (isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) and _is_sql(node.values[0].value))
+    )
+
+
+def _plugin_modules(family: str = "*") -> list[Path]:
+    return sorted(p for p in PLUGINS.glob(f"{family}/tollway_*/**/*.py") if "tests" not in p.parts)
+
+
+def test_the_sql_checks_see_formatting_and_count_statements() -> None:
+    source = (
+        'a = f"SELECT * FROM t WHERE id = {x}"\n'
+        'b = "UPDATE t SET n = {}".format(1)\n'
+        'c = "DELETE FROM t WHERE id = %s" % x\n'
+        'd = "SELECT * FROM t WHERE id = {}" + lock()\n'
+        'e = f"{x} rows"\n'
+        'f = "DELETE"\n'
+        'g = "update the page"\n'
+        'h = "WITH recent AS (SELECT 1) SELECT * FROM recent"\n'
+    )
+    tree = ast.parse(source)
+    assert _formatted_sql(tree) == [1, 2, 3]
+    assert _sql_strings(tree) == 5  # a (the f-string), b, c, d, h: not the HTTP method nor the prose
+
+
+def test_no_plugin_module_builds_sql_by_formatting() -> None:
+    found = {str(p.relative_to(REPO)): lines for p in _plugin_modules() if (lines := _formatted_sql(_tree(p)))}
+    new = {path: lines for path, lines in found.items() if path not in FORMATTING_LEFT}
+    assert new == {}, "bind values with {} placeholders (tollway.storage), never format them into SQL"
+
+
+def test_the_plugins_hand_written_sql_stays_within_its_budget() -> None:
+    total = sum(_sql_strings(_tree(p)) for p in _plugin_modules())
+    goals = sum(_sql_strings(_tree(p)) for p in _plugin_modules("goals"))
+    assert goals <= MAX_GOALS_SQL, f"the goals plugin has {goals} SQL strings: use Piccolo table queries (docs/storage.md)"
+    assert total <= MAX_PLUGIN_SQL, f"plugins have {total} SQL strings (at most {MAX_PLUGIN_SQL}): use Piccolo table queries (docs/storage.md)"
+
+
+def test_no_plugin_keeps_its_own_copy_of_the_storage_kit() -> None:
+    """The `db.py` helper modules plugins once carried each (transaction, rows, JSON) are the kit now."""
+    assert [str(p.relative_to(REPO)) for p in PLUGINS.glob("goals/tollway_*/db.py")] == []

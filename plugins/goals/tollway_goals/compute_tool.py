@@ -9,7 +9,7 @@ from msgspec import UNSET
 
 from tollway import AcceptedJob, Example, FieldError, FieldErrors, Tool, ToolContext, ToolError, to_micro, usdc
 
-from . import db, goals
+from . import goals
 from .ids import goal_id_for
 from .platform_ref import platform
 from .settings import FAMILY, MAX_BUDGET
@@ -74,7 +74,7 @@ async def on_accept(job: AcceptedJob) -> None:
 
 async def run(value: ComputeInput, ctx: ToolContext) -> ComputeResult:
     """The job: the goal as its acceptance wrote it (its sessions run on the workers)."""
-    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", goal_id_for(ctx.request_id))
+    goal = await goals.goal_row(goal_id_for(ctx.request_id))
     if goal is None:
         raise ToolError("internal_error", "The goal was not recorded.", status=500)
     return ComputeResult(goal_id=goal["id"], status=goal["status"], budget_usdc=usdc(int(goal["budget"])), cases_enabled=bool(goal["cases_enabled"]))
