@@ -106,6 +106,12 @@ async def test_a_transaction_rolls_back_as_a_whole(probe) -> None:
     assert await ALL.rows() == [{"id": "c"}]
 
 
+async def test_one_off_statements_bind_their_values_too(probe) -> None:
+    await storage.execute("INSERT INTO storage_kit_probe (id, body, n) VALUES ({}, {}, {})", "o", "{not a placeholder in a value}", 9)
+    assert await storage.row("SELECT body, n FROM storage_kit_probe WHERE id = {}", "o") == {"body": "{not a placeholder in a value}", "n": 9}
+    assert await storage.rows("SELECT id FROM storage_kit_probe WHERE n > {}", 9) == []
+
+
 def test_a_statement_has_no_braces_but_its_placeholders() -> None:
     with pytest.raises(ValueError):
         storage.statement("SELECT * FROM t WHERE id = {id}")

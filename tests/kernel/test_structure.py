@@ -200,3 +200,7 @@ def test_the_plugins_hand_written_sql_stays_within_its_budget() -> None:
 def test_no_plugin_keeps_its_own_copy_of_the_storage_kit() -> None:
     """The `db.py` helper modules plugins once carried each (transaction, rows, JSON) are the kit now."""
     assert [str(p.relative_to(REPO)) for p in PLUGINS.glob("goals/tollway_*/db.py")] == []
+
+
+def test_the_goals_modules_import_each_other_without_cycles() -> None:
+    assert _cycles(PLUGINS / "goals" / "tollway_goals") == []

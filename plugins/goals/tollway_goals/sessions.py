@@ -96,11 +96,3 @@ async def _release(c: Claim, status: str, *also: Any) -> bool:
         Session.id == c.session_id, Session.attempt == c.attempt, Session.status == "running", *also,
     ).returning(Session.id)
     return bool(ended)
-
-
-async def awake_count(goal_id: str) -> int:
-    return await Session.count().where(Session.goal_id == goal_id, Session.status == "running")
-
-
-def session_row_fields(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("id", "goal_id", "case_id", "depth", "status")}
