@@ -49,6 +49,8 @@ from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 from core.watches.sources import Observed, Snapshot, WatchSource
 
+from . import storage
+
 __all__ = [
     "AcceptedJob",
     "Admission",
@@ -98,6 +100,7 @@ __all__ = [
     "source_int",
     "search_key",
     "source_text",
+    "storage",
     "tool",
     "to_micro",
     "usdc",
