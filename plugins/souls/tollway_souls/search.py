@@ -104,8 +104,8 @@ def _tsquery(term: str, prefix: bool, label: str = "") -> str:
 
 
 # A query's statements, one count and one page per engine. Each takes the query of every
-# word (the match), the category or NULL for all, and the page its hits: a JSON list of
-# [points, query of one word in one part], summed per soul into its score.
+# word (the match) and the category (NULL: all); the page also takes its hits as one JSON
+# list (each the points and the query of one word in one part), summed per soul into its score.
 _FROM_FTS5 = "FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id WHERE s.souls_search MATCH {} AND a.category = COALESCE({}, a.category)"
 _COUNT_FTS5 = storage.statement("SELECT count(*) AS n " + _FROM_FTS5)
 _PAGE_FTS5 = storage.statement(
@@ -122,10 +122,11 @@ _FROM_TSVECTOR = (
 )
 _COUNT_TSVECTOR = storage.statement("SELECT count(*) AS n " + _FROM_TSVECTOR)
 _PAGE_TSVECTOR = storage.statement(
-    # each matching soul's document is checked against each hit's query; slugs in byte
-    # order, as SQLite's, whatever the database's locale
-    "SELECT a.id AS id, (SELECT COALESCE(SUM(h.points), 0) FROM json_to_recordset(CAST({} AS json)) AS h(points int, q text) "
-    "WHERE s.document @@ to_tsquery('english', h.q)) AS score " + _FROM_TSVECTOR + ' ORDER BY score DESC, a.slug COLLATE "C" LIMIT {} OFFSET {}'
+    # each hit's tsquery is made once, then each matching soul's document is checked against
+    # it; slugs in byte order, as SQLite's, whatever the database's locale
+    "WITH h AS MATERIALIZED (SELECT h.points, to_tsquery('english', h.q) AS q FROM json_to_recordset(CAST({} AS json)) AS h(points int, q text)) "
+    "SELECT a.id AS id, (SELECT COALESCE(SUM(h.points), 0) FROM h WHERE s.document @@ h.q) AS score "
+    + _FROM_TSVECTOR + ' ORDER BY score DESC, a.slug COLLATE "C" LIMIT {} OFFSET {}'
 )
 
 

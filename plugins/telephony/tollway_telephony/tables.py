@@ -1,6 +1,7 @@
 """The telephony plugin's tables: each SMS batch the tool sent (one row per call) and its
 messages with Twilio's SIDs and statuses, each voice call with its status, length and
-evaluation, and the inbound SMS kept for the agent they answer (or for nobody)."""
+evaluation, and the inbound SMS kept for the agent they answer (or for nobody); and the
+status update that never moves a row back (`unless_moved`)."""
 from __future__ import annotations
 
 from typing import Any
