@@ -172,7 +172,7 @@ class Payouts:
         return len(rows)
 
     @staticmethod
-    async def get(payout_id: str) -> Any:
+    async def get(payout_id: str) -> dict[str, Any] | None:
         return await sql.fetch_one("SELECT * FROM tw_payouts WHERE id = {}", payout_id)
 
     @staticmethod
