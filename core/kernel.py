@@ -54,6 +54,7 @@ from .registry import Registry, StartupError
 from .services import Services
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
+from .tool_runner import ToolRunner
 from .top_ups import TopUps
 from .upstream_cache import UpstreamCache
 from .watches.delivery import WatchDeliveries
@@ -66,7 +67,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated", "payouts"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated", "payouts", "tool_runner"})
 
 
 class Kernel:
@@ -221,16 +222,18 @@ class Kernel:
             db=self.db, tools=self.tools, agents=self.agents, receipts=self.receipts, refunds=self.refunds, gateway=self.gateway,
             top_ups=self.top_ups, events=self.events, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
         )
+        self.tool_runner = ToolRunner(contexts=contexts, watch_sources=self.watch_sources)  # paid calls, jobs and goal steps
         self.paid_calls = PaidCalls(
             db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
             refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
-            contexts=contexts, watch_sources=self.watch_sources,
+            contexts=contexts, runner=self.tool_runner,
         )
         self.job_runner = JobRunner(
             db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
+            runner=self.tool_runner,
         )
         self.payouts = Payouts(db=self.db, backend=self.backend, network=self.network, key=config.payout_key)
-        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, watch_sources=self.watch_sources)
+        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, runner=self.tool_runner)
         self.accounts = Accounts(
             db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,
             reconciler=self.reconciler, access_token_ttl_s=config.access_token_ttl_s,
