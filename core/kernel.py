@@ -59,6 +59,7 @@ from .top_ups import TopUps
 from .upstream_cache import UpstreamCache
 from .watches.delivery import WatchDeliveries
 from .watches.polling import WatchPolling, watch_poll_tasks
+from .watches import resume as watch_resume
 from .watches.resource import Watches
 from .watches.sources import WatchSource
 from .webhooks.outbox import WebhookSender
@@ -104,6 +105,7 @@ class Kernel:
         self.plugin_failures: dict[str, str] = {}
         self.http_transport = http_transport
         self.events: EventBus = events or LocalEventBus()
+        watch_resume.subscribe()  # the ledger's "credits changed" event resumes credit-paused watches
         # What the plugins declared; the kernel's names are the registry's own (refilled in place).
         self.registry = Registry(config.plugin_env)
         self.tools: dict[str, Tool] = self.registry.tools

@@ -114,3 +114,39 @@ def test_runtime_alone_assembles_the_fronts() -> None:
             assert "Kernel(" not in path.read_text(), path.name
     testing = _imported_modules(REPO / "tollway" / "testing.py")
     assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
+
+
+
+# -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
+
+CREDITS_SIDE = ("ledger", "holds", "refunds", "top_ups", "payouts", "sales", "ledger_check", "reconciler")
+
+
+def _core_imports(path: Path) -> set[str]:
+    """The core modules and packages `path` imports, dotted from `core` (`watches.resume`)."""
+    here = path.parent.relative_to(REPO).parts[1:]  # the package of `path` below core
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(here[: len(here) - (node.level - 1)])
+                stems = [".".join([*base, node.module])] if node.module else [".".join([*base, a.name]) for a in node.names]
+            elif node.module and node.module.startswith("core."):
+                stems = [node.module.removeprefix("core.")]
+            else:
+                continue
+            out.update(stems)
+        elif isinstance(node, ast.Import):
+            out.update(a.name.removeprefix("core.") for a in node.names if a.name.startswith("core."))
+    return out
+
+
+def test_the_import_finder_sees_relative_and_absolute_imports() -> None:
+    assert {"ledger", "receipts", "webhooks"} <= _core_imports(CORE / "watches" / "delivery.py")  # from .. import / from ..x import
+    assert "tool" in _core_imports(CORE / "history" / "store.py")
+
+
+def test_the_credits_side_never_imports_watches() -> None:
+    """The ledger publishes "credits changed"; watches subscribe (core/watches/resume.py)."""
+    offenders = {m: sorted(i for i in _core_imports(CORE / f"{m}.py") if i == "watches" or i.startswith("watches.")) for m in CREDITS_SIDE}
+    assert {m: i for m, i in offenders.items() if i} == {}
