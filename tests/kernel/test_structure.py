@@ -150,3 +150,11 @@ def test_the_credits_side_never_imports_watches() -> None:
     """The ledger publishes "credits changed"; watches subscribe (core/watches/resume.py)."""
     offenders = {m: sorted(i for i in _core_imports(CORE / f"{m}.py") if i == "watches" or i.startswith("watches.")) for m in CREDITS_SIDE}
     assert {m: i for m, i in offenders.items() if i} == {}
+
+
+def test_the_tool_declaration_and_history_do_not_import_each_other() -> None:
+    """History builds tools (Changes, Benchmark) and reads their declarations; the tool
+    declaration imports nothing of history."""
+    for module in ("tool", "tool_declarations"):
+        assert {i for i in _core_imports(CORE / f"{module}.py") if i == "history" or i.startswith("history.")} == set(), module
+    assert any(i in ("tool", "tool_declarations") for p in (CORE / "history").glob("*.py") for i in _core_imports(p))
