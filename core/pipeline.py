@@ -31,6 +31,7 @@ from .request import Answer, CallRequest
 from .tool import Tool, ToolContexts, ToolError
 from .tool_runner import ToolRunner
 from .wire.calls import CallMeta, JobAccepted, Success
+from .wire.slots import extended
 
 log = logging.getLogger("tollway.pipeline")
 
@@ -267,8 +268,8 @@ class PaidCalls:
             receipt_id=receipt_id,
             message=message,
         )
-        if call.tool.accepted_fields is not None:
-            body = msgspec.structs.replace(body, **dict(call.tool.accepted_fields(request_id)))
+        if call.tool.accepted_fields is not None:  # the tool's keys ride the answer's slot
+            body = extended(body, call.tool.accepted_fields(request_id))
         return Answer(202, body, {})
 
     async def _receipt(
