@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from . import analytics, jobs, notifications, wire
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .receipts import ReceiptBook
 from .request import CallRequest
+from .wire.slots import extended
 
 
 class AgentReads:
@@ -34,8 +33,8 @@ class AgentReads:
         tool = self.tools.get(row["tool"])
         if tool is not None and tool.job_extras is not None:
             extras = await tool.job_extras(job_id)
-            if extras:
-                resource = msgspec.structs.replace(resource, **extras)
+            if extras:  # kernel fields replaced, the tool's own keys in the Job's slot
+                resource = extended(resource, extras)
         return resource
 
     async def job_status(self, req: CallRequest, job_id: str) -> wire.JobStatus:

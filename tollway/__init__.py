@@ -48,6 +48,7 @@ from core.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
 from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 from core.watches.sources import Observed, Snapshot, WatchSource
+from core.tool_declarations import AdmissionChecks, HistoryDeclaration, JobDeclaration
 
 from . import storage
 
@@ -104,4 +105,7 @@ __all__ = [
     "tool",
     "to_micro",
     "usdc",
+    "AdmissionChecks",
+    "HistoryDeclaration",
+    "JobDeclaration",
 ]

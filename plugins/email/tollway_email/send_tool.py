@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import Example, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
+from tollway import AdmissionChecks, Example, JobDeclaration, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
 
 from . import headers, tracking
 from .tables import SentEmail
@@ -103,13 +103,10 @@ EMAIL_SEND = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="paid",
-    check=check,
-    provider_kind="email",
-    job_extras=job_extras,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),  # its Job adds the email's tracking
+    admission=AdmissionChecks(check=check, provider_kind="email"),
     examples=(Example(title="A tracked message", input={"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana.",
                                                            "html": "<p>Hello Dana, <a href=\"https://example.com/inv/42\">your invoice</a>.</p>"}),),
 )

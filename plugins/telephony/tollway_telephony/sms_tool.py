@@ -12,7 +12,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 from piccolo.query.functions import Coalesce
 
-from tollway import Example, FieldError, Refusal, Tool, ToolContext, ToolError, now_ms
+from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Refusal, Tool, ToolContext, ToolError, now_ms
 
 from .settings import SMS_PUBLIC_URL, status_callback, thread_id
 from .tables import SmsBatch, SmsMessage, unless_moved
@@ -214,13 +214,10 @@ SMS_SEND = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="paid",
-    check=check,
-    provider_kind="sms",
-    job_extras=job_extras,
     time_limit_s=150.0,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
+    admission=AdmissionChecks(check=check, provider_kind="sms"),
     examples=(Example(title="A reminder to two numbers", input={"to": ["+14155550123", "+14155550124"], "body": "Your table for 4 is booked for 7 pm tonight."}),),
 )

@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 from piccolo.query.functions import Coalesce
 
-from tollway import Example, FieldError, Tool, ToolContext, now_ms
+from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Tool, ToolContext, now_ms
 
 from .settings import VOICE_PUBLIC_URL, status_callback
 from .sms_tool import PhoneNumber
@@ -214,13 +214,10 @@ VOICE_CALL = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="expensive",
-    check=check,
-    provider_kind="voice",
-    job_extras=job_extras,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
+    admission=AdmissionChecks(check=check, provider_kind="voice"),
     examples=(Example(title="An appointment reminder", input={
         "to": "+14155550123", "message": "Hello, this is a reminder of your dental appointment tomorrow at 9 am.",
         "goal": "the person hears the reminder"}),),
