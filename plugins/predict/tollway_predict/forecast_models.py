@@ -17,8 +17,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.signal import lfilter
 
 # ---------------------------------------------------------------- seasonality
 
@@ -143,6 +141,7 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
     filter of y (the recursion of `_ets_sse`, without a Python loop): the state
     x_t = D x_(t-1) + g y_t with D = A - g w' gives a second-order filter for w' x_t, plus
     the response to the initial state."""
+    from scipy.signal import lfilter  # here, not at import: scipy.signal takes a second to import, and most processes never forecast
     a, b, phi, l0, t0 = params
     if not trend:
         b = t0 = phi = 0.0
@@ -162,6 +161,7 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
 
 
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
+    from scipy.optimize import minimize  # as lfilter above: imported at the first fit
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
     smoothing parameters and initial states."""
     n = len(y)
