@@ -161,9 +161,9 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
 
 
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
-    from scipy.optimize import minimize  # as lfilter above: imported at the first fit
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
     smoothing parameters and initial states."""
+    from scipy.optimize import minimize  # as lfilter above: imported at the first fit
     n = len(y)
     yl = list(map(float, y))
     k0 = min(n, 10)
