@@ -84,9 +84,9 @@ class RouteCall:
 Handler = Callable[[RouteCall], Awaitable[Any]]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Route:
-    """One operation a plugin serves besides its tools.
+    """One operation a plugin serves besides its tools, every field given by keyword.
 
     `handle` returns the answer's body (a msgspec Struct or JSON-able value, sent with
     `status`), a `RouteReply` (another status) or a `Page` (HTML); it raises `tollway.Refusal`

@@ -661,9 +661,9 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         return Page(f"<p>hello {call.params['word']}</p>", status=410 if call.params["word"] == "gone" else 200)
 
     routes = [
-        Route("GET", "/v1/hooks/notes/{note_id}", "hooks_note_read", "Read a note", "Reads.", read, mcp=True, query=(("q", "A filter."),)),
-        Route("POST", "/v1/hooks/notes", "hooks_note_write", "Write a note", "Writes.", write, auth="write", body_type=NoteBody, status=200),
-        Route("GET", "/v1/hooks/pages/{word}", "hooks_page", "A page", "A page.", page, auth="public", rate_limit=None, page=True),
+        Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_note_read", title="Read a note", description="Reads.", handle=read, mcp=True, query=(("q", "A filter."),)),
+        Route(method="POST", path="/v1/hooks/notes", name="hooks_note_write", title="Write a note", description="Writes.", handle=write, auth="write", body_type=NoteBody, status=200),
+        Route(method="GET", path="/v1/hooks/pages/{word}", name="hooks_page", title="A page", description="A page.", handle=page, auth="public", rate_limit=None, page=True),
     ]
 
     class Notes:
@@ -700,7 +700,7 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
     class Again:
         @hookimpl
         def register_routes(self, register):
-            register(Route("GET", "/v1/hooks/notes/{note_id}", "hooks_other", "Clash", "Clash.", read))
+            register(Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_other", title="Clash", description="Clash.", handle=read))
 
     clash = await kernel_factory(plugins=[("notes", Notes()), ("again", Again())], start=False)
     with pytest.raises(StartupError, match="duplicate route GET /v1/hooks/notes"):
