@@ -250,7 +250,10 @@ class TollwayMcp:
         self.identity = identity
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
         self._inflight: set[asyncio.Task[Any]] = set()
-        self._routes = {r.tool_name: r for r in kernel.routes.values() if r.mcp_tool is not None}
+        tooled = [r for r in kernel.routes.values() if r.mcp_tool is not None]
+        self._routes = {r.tool_name: r for r in tooled}
+        if len(self._routes) != len(tooled):
+            raise RuntimeError(f"two routes are the same MCP tool: {sorted(r.tool_name for r in tooled)}")
         self._schemas: dict[str, dict[str, Any]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,

@@ -9,7 +9,7 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core.route_shapes import Alias
+from core.route_shapes import Alias, McpTool
 from mcp_server import build_server
 from tollway import Route, RouteCall, hookimpl
 from tollway.testing import OPERATOR, credits_session, http_client, proof_headers
@@ -122,3 +122,15 @@ async def test_the_answer_type_is_the_openapi_answer_and_the_mcp_output(kernel):
         described = await mcp.call_tool("describe_tool", {"name": "features_item"})
     output = described.structured_content["output_schema"]
     assert set(output["properties"]) == {"item_id", "agent_id"}
+
+
+async def test_two_routes_may_not_be_the_same_mcp_tool(kernel_factory):
+    class Clash:
+        @hookimpl
+        def register_routes(self, register):
+            register(Route(method="GET", path="/v1/features/mine", name="features_mine", title="Mine", description="Mine.",
+                           handle=item, mcp=McpTool(name="receipts")))  # the kernel's receipts listing is that tool
+
+    kernel = await kernel_factory(plugins=[("clash", Clash())])
+    with pytest.raises(RuntimeError, match="the same MCP tool"):
+        build_server(kernel)
