@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
-from . import analytics, jobs, notifications
+from . import analytics, jobs, notifications, wire
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .receipts import ReceiptBook
 from .request import CallRequest
+from .wire.slots import extended
 
 
 # Who reads: any agent credential (the read routes' `caller_check` says so too).
@@ -34,7 +33,7 @@ class AgentReads:
             raise ServiceError(401, "unauthorized", NO_READER)
         return caller
 
-    async def job_for(self, caller: Caller, job_id: str) -> dict[str, Any]:
+    async def job_for(self, caller: Caller, job_id: str) -> wire.JobStatus:
         row = await jobs.get(job_id)
         if row is None or row["agent_id"] != caller.agent_id:
             raise ServiceError(404, "not_found", f"No request {job_id} for this agent.")
@@ -42,22 +41,22 @@ class AgentReads:
         tool = self.tools.get(row["tool"])
         if tool is not None and tool.job_extras is not None:
             extras = await tool.job_extras(job_id)
-            if extras:
-                resource = msgspec.structs.replace(resource, **extras)
+            if extras:  # kernel fields replaced, the tool's own keys in the Job's slot
+                resource = extended(resource, extras)
         return resource
 
-    async def receipt_for(self, caller: Caller, receipt_id: str) -> dict[str, Any]:
+    async def receipt_for(self, caller: Caller, receipt_id: str) -> wire.Receipt:
         receipt = await self.receipts.served(receipt_id)
         if receipt is None or receipt.agent_id != caller.agent_id:
             raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
         return receipt
 
-    async def list_receipts(self, caller: Caller, query: Mapping[str, str]) -> dict[str, Any]:
+    async def list_receipts(self, caller: Caller, query: Mapping[str, str]) -> wire.ReceiptPage:
         return await analytics.list_receipts(caller.agent_id, query)
 
-    async def spend_breakdown(self, caller: Caller, query: Mapping[str, str]) -> dict[str, Any]:
+    async def spend_breakdown(self, caller: Caller, query: Mapping[str, str]) -> wire.SpendBreakdown:
         return await analytics.spend_breakdown(caller.agent_id, query)
 
-    async def list_notifications(self, caller: Caller, query: Mapping[str, str]) -> dict[str, Any]:
+    async def list_notifications(self, caller: Caller, query: Mapping[str, str]) -> wire.NotificationPage:
         # a read changes state only for a proven caller: a bare X-Agent-ID names anyone
         return await notifications.list_for(caller.agent_id, query, mark_read=caller.proven)
