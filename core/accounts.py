@@ -9,7 +9,7 @@ from eth_utils import to_checksum_address
 
 from . import ledger, notifications, wire
 from .agents import AgentDirectory, is_address
-from .auth import Authenticator
+from .auth import Authenticator, Caller
 from .errors import ServiceError, invalid_request
 from .ids import iso
 from .money import usdc
@@ -19,9 +19,23 @@ from .reconciler import Reconciler
 from .request import Answer, CallRequest
 from .tables import Agent
 from .top_ups import TopUps, decimal_body, parse_amount
-from .validation import convert, decode_object
+from .validation import decode_object
 
 log = logging.getLogger("tollway.accounts")
+
+
+def signing_in(caller: Caller | None, req: CallRequest) -> Caller:
+    """Who may sign in (the sign-in route's `caller_check`): a write proof signed by the
+    wallet in X-Agent-ID, or a wallet the front holds the key of; never an access token."""
+    if caller is None:
+        raise ServiceError(401, "unauthorized", "Signing in needs X-Agent-ID (the wallet address) and a write X-Agent-Proof.")
+    if caller.via == "token":
+        raise ServiceError(403, "sign_in_needs_proof", "An access token cannot sign in; sign in with the wallet's write proof.")
+    if caller.via == "id":
+        raise ServiceError(
+            401, "invalid_agent_proof", "Signing in needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+        )
+    return caller
 
 
 class Accounts:
@@ -48,10 +62,7 @@ class Accounts:
         self.reconciler = reconciler
         self.access_token_ttl_s = access_token_ttl_s
 
-    async def balance(self, req: CallRequest) -> wire.Balance:
-        caller = await self.auth.caller(req, scope="read")
-        if caller is None:
-            raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID).")
+    async def balance(self, caller: Caller) -> wire.Balance:
         agent = await Agent.select(Agent.credits, Agent.wallet_address).where(Agent.id == caller.agent_id).first()
         wallet = agent["wallet_address"] if agent else caller.wallet
         on_chain = None
@@ -70,16 +81,13 @@ class Accounts:
         """POST /v1/credits/top-up (core/top_ups.py)."""
         return await self.top_ups.top_up(req)
 
-    # -- operator routes -------------------------------------------------------------
-    async def register_agent(self, req: CallRequest) -> wire.RegisteredAgent:
-        self.auth.require_operator(req)
-        body = convert(decode_object(req.body), wire.RegisterAgentRequest)
+    # -- operator routes (the route runner checks the operator token) -------------------
+    async def register_agent(self, body: wire.RegisterAgentRequest) -> wire.RegisteredAgent:
         row = await self.agents.register(body.wallet_address, body.name)
         return wire.RegisteredAgent(agent_id=row["id"], wallet_address=row["wallet_address"], name=row["name"], created_at=iso(row["created_ms"]))
 
-    async def grant_credits(self, req: CallRequest) -> wire.CreditsGranted:
-        self.auth.require_operator(req)
-        obj = decimal_body(req.body)
+    async def grant_credits(self, raw: bytes) -> wire.CreditsGranted:
+        obj = decimal_body(raw)
         unknown = sorted(set(obj) - {"agent_id", "amount", "memo"})
         if unknown:
             raise invalid_request(f"Unknown field {unknown[0]}.", [{"field": unknown[0], "message": "is not an accepted field"}])
@@ -108,33 +116,24 @@ class Accounts:
             )
         return wire.CreditsGranted(agent_id=agent["id"], credits_balance=usdc(balance), transaction_id=txn_id)
 
-    async def pending_report(self, req: CallRequest) -> wire.PendingReport:
+    async def pending_report(self) -> wire.PendingReport:
         """GET /v1/tools/internal/pending: money in an intermediate state, and why."""
-        self.auth.require_operator(req)
         return await self.reconciler.pending()
 
-    async def issue_access_token(self, req: CallRequest) -> wire.AccessToken:
-        self.auth.require_operator(req)
-        body = convert(decode_object(req.body), wire.AccessTokenRequest)
+    async def issue_access_token(self, body: wire.AccessTokenRequest) -> wire.AccessToken:
         agent = await self.agents.get(body.agent_id)
         if agent is None:
             raise ServiceError(404, "agent_not_found", f"No agent {body.agent_id}.")
         token, expires = await self.auth.issue_access_token(agent["id"], self.access_token_ttl_s)
         return wire.AccessToken(token=token, agent_id=agent["id"], expires_at=iso(expires))
 
-    async def sign_in(self, req: CallRequest) -> wire.AccessToken:
+    async def sign_in(self, req: CallRequest, caller: Caller | None = None) -> wire.AccessToken:
         """POST /v1/auth/sign-in: the owner proves the wallet with a write proof (or is a
         wallet the front holds the key of) and gets an access token of origin `sign_in`,
-        which, unlike an operator-issued one, may change the agent's watches."""
-        caller = await self.auth.caller(req, scope="write")
+        which, unlike an operator-issued one, may change the agent's watches. `caller` is
+        the one the route runner checked (`signing_in`); without it the request's own."""
         if caller is None:
-            raise ServiceError(401, "unauthorized", "Signing in needs X-Agent-ID (the wallet address) and a write X-Agent-Proof.")
-        if caller.via == "token":
-            raise ServiceError(403, "sign_in_needs_proof", "An access token cannot sign in; sign in with the wallet's write proof.")
-        if caller.via == "id":
-            raise ServiceError(
-                401, "invalid_agent_proof", "Signing in needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
-            )
+            caller = signing_in(await self.auth.caller(req, scope="write"), req)
         unknown = sorted(decode_object(req.body))
         if unknown:
             raise invalid_request(
@@ -155,9 +154,8 @@ class Accounts:
         async with self.db.transaction():
             return await ledger.chain_credit(self.network.chain_id, address, amount, kind="fund")
 
-    async def fund_chain_request(self, req: CallRequest) -> wire.ChainFunded:
-        self.auth.require_operator(req)
-        obj = decimal_body(req.body)
+    async def fund_chain_request(self, raw: bytes) -> wire.ChainFunded:
+        obj = decimal_body(raw)
         address = obj.get("address")
         if not isinstance(address, str):
             raise invalid_request("address is required.", [{"field": "address", "message": "is required"}])

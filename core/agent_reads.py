@@ -3,6 +3,7 @@ receipts and spend analytics, notifications. A job belongs to the agent that pai
 404, never 403, so request ids leak nothing."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import analytics, jobs, notifications, wire
@@ -13,7 +14,14 @@ from .request import CallRequest
 from .wire.slots import extended
 
 
+# Who reads: any agent credential (the read routes' `caller_check` says so too).
+NO_READER = "Send X-Agent-ID (wallet address or agent UUID) or an access token."
+
+
 class AgentReads:
+    """The reads, for a caller the route runner resolved (core/read_routes.py), or `reader`
+    resolves (the push channel)."""
+
     def __init__(self, *, auth: Authenticator, receipts: ReceiptBook, tools: Any = None) -> None:
         self.auth = auth
         self.receipts = receipts
@@ -22,7 +30,7 @@ class AgentReads:
     async def reader(self, req: CallRequest) -> Caller:
         caller = await self.auth.caller(req, scope="read")
         if caller is None:
-            raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID) or an access token.")
+            raise ServiceError(401, "unauthorized", NO_READER)
         return caller
 
     async def job_for(self, caller: Caller, job_id: str) -> wire.JobStatus:
@@ -37,23 +45,18 @@ class AgentReads:
                 resource = extended(resource, extras)
         return resource
 
-    async def job_status(self, req: CallRequest, job_id: str) -> wire.JobStatus:
-        return await self.job_for(await self.reader(req), job_id)
-
-    async def receipt_for(self, req: CallRequest, receipt_id: str) -> wire.Receipt:
-        caller = await self.reader(req)
+    async def receipt_for(self, caller: Caller, receipt_id: str) -> wire.Receipt:
         receipt = await self.receipts.served(receipt_id)
         if receipt is None or receipt.agent_id != caller.agent_id:
             raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
         return receipt
 
-    async def list_receipts(self, req: CallRequest) -> wire.ReceiptPage:
-        return await analytics.list_receipts((await self.reader(req)).agent_id, req.query)
+    async def list_receipts(self, caller: Caller, query: Mapping[str, str]) -> wire.ReceiptPage:
+        return await analytics.list_receipts(caller.agent_id, query)
 
-    async def spend_breakdown(self, req: CallRequest) -> wire.SpendBreakdown:
-        return await analytics.spend_breakdown((await self.reader(req)).agent_id, req.query)
+    async def spend_breakdown(self, caller: Caller, query: Mapping[str, str]) -> wire.SpendBreakdown:
+        return await analytics.spend_breakdown(caller.agent_id, query)
 
-    async def list_notifications(self, req: CallRequest) -> wire.NotificationPage:
-        caller = await self.reader(req)
+    async def list_notifications(self, caller: Caller, query: Mapping[str, str]) -> wire.NotificationPage:
         # a read changes state only for a proven caller: a bare X-Agent-ID names anyone
-        return await notifications.list_for(caller.agent_id, req.query, mark_read=caller.proven)
+        return await notifications.list_for(caller.agent_id, query, mark_read=caller.proven)

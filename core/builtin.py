@@ -1,5 +1,6 @@
 """The kernel's own plugin: the default settlement backends and the kernel's own routes
-(value tags and return on spend), declared through the same hooks a third-party plugin uses."""
+(reads, accounts, jobs, watches, value tags), declared through the same hooks a third-party
+plugin uses."""
 from __future__ import annotations
 
 from .hookspecs import hookimpl
@@ -16,7 +17,9 @@ def register_settlement_backends(register):
 
 @hookimpl(trylast=True)
 def register_routes(register):
-    from .value_tags import ROUTES
+    from . import account_routes, read_routes, value_tags
+    from .watches import routes as watch_routes
 
-    for route in ROUTES:
-        register(route)
+    for module in (read_routes, account_routes, watch_routes, value_tags):
+        for route in module.ROUTES:
+            register(route)

@@ -130,6 +130,7 @@ class Kernel:
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
         self.route_runner = RouteRunner(auth=self.auth, rate_gate=self.rate_gate)
+        self.route_runner.kernel = self  # the kernel's own routes reach its services
         self.inbound = Inbound(self.registry.inbound_handlers)
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts, tools=self.tools)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)

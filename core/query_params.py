@@ -2,7 +2,8 @@
 number within a range) and `tollway.query_flag` (a boolean), each refused with 400
 `invalid_request` naming the parameter (absent or empty gives the default), and the
 typed declarations a `Route` lists in `query` (`QueryInt`, `QueryFlag`, `QueryChoice`,
-`QueryText`): one declaration parses the value and renders its OpenAPI schema."""
+`QueryText`; `QueryDoc` for one its handler parses): one declaration parses the value and
+renders its OpenAPI schema."""
 from __future__ import annotations
 
 import dataclasses
@@ -109,7 +110,23 @@ class QueryChoice:
         return {"type": "string", "enum": list(self.choices), **({"default": self.default} if self.default is not None else {})}
 
 
-QueryParam = QueryText | QueryInt | QueryFlag | QueryChoice
+@dataclasses.dataclass(frozen=True)
+class QueryDoc:
+    """A query parameter the handler parses itself (from `RouteCall.query`, with its own
+    refusals): only documented here, by its JSON schema."""
+
+    name: str
+    description: str
+    json_schema: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    def read(self, query: Mapping[str, str]) -> str | None:
+        return query.get(self.name)
+
+    def schema(self) -> dict[str, Any]:
+        return dict(self.json_schema)
+
+
+QueryParam = QueryText | QueryInt | QueryFlag | QueryChoice | QueryDoc
 
 
 def declared(entry: QueryParam | tuple[str, str]) -> QueryParam:
@@ -117,4 +134,4 @@ def declared(entry: QueryParam | tuple[str, str]) -> QueryParam:
     return QueryText(*entry) if isinstance(entry, tuple) else entry
 
 
-__all__ = ["QueryChoice", "QueryFlag", "QueryInt", "QueryParam", "QueryText", "declared", "query_flag", "query_int"]
+__all__ = ["QueryChoice", "QueryDoc", "QueryFlag", "QueryInt", "QueryParam", "QueryText", "declared", "query_flag", "query_int"]

@@ -47,24 +47,19 @@ class RateGate:
         self.auth = auth
         self.network = network
 
-    async def limited(self, category: str, req: CallRequest, run: Callable[[], Awaitable[Any]]) -> Any:
-        """Count `req` in `category`, then run; headers on every outcome.
-
-        Returns what `run` returns; an `Answer` gets the headers added, any other
-        value is returned with them as `(value, headers)`.
-        """
+    async def limited(self, category: str, req: CallRequest, run: Callable[[], Awaitable[Answer]]) -> Answer:
+        """Count `req` in `category`, then run; the `RateLimit-*` headers on every outcome
+        (added to the answer `run` gives, or to the refusal it raises)."""
         state = await self.limiter.hit(category, await rate_key(self.network, self.auth, req))
         if not state.allowed:
             raise state.exceeded()
         try:
-            result = await run()
+            answer = await run()
         except ServiceError as exc:
             exc.headers.update(state.headers())
             raise
-        if isinstance(result, Answer):
-            result.headers.update(state.headers())
-            return result
-        return result, state.headers()
+        answer.headers.update(state.headers())
+        return answer
 
 
 __all__ = ["RateGate", "payer_of", "rate_key"]

@@ -118,18 +118,18 @@ async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
 
 ROUTES = (
     Route(
-        "POST", "/v1/analytics/value-tags", "value_tag", "Tag a call's value",
-        "Records what one of your paid calls was worth (request_id or job_id, one of them): status proposed, confirmed "
+        method="POST", path="/v1/analytics/value-tags", name="value_tag", title="Tag a call's value",
+        description="Records what one of your paid calls was worth (request_id or job_id, one of them): status proposed, confirmed "
         "or rejected, and value_usdc. Re-signs the call's newest receipt (revision + 1) and returns it; the same tag "
         "again changes nothing. Only confirmed value counts as return on spend. Free.",
-        tag_value, auth="write", body_type=ValueTagRequest, answer_type=ServedReceipt, tags=TAGS, mcp=True,
+        handle=tag_value, auth="write", body_type=ValueTagRequest, answer_type=ServedReceipt, tags=TAGS, mcp=True,
         exactly_one_of=(("request_id", "job_id"),),
     ),
     Route(
-        "GET", "/v1/analytics/return-on-spend", "return_on_spend", "Return on spend",
-        "Your spend over a period and the value you confirmed on it: return_on_spend is value / spend "
+        method="GET", path="/v1/analytics/return-on-spend", name="return_on_spend", title="Return on spend",
+        description="Your spend over a period and the value you confirmed on it: return_on_spend is value / spend "
         "(4 decimals; null when nothing was spent). Free.",
-        return_on_spend, auth="read", answer_type=ReturnOnSpend, tags=TAGS, mcp=True, statuses=(400, 401, 429),
+        handle=return_on_spend, auth="read", answer_type=ReturnOnSpend, tags=TAGS, mcp=True, statuses=(400, 401, 429),
         query=(PERIOD, CATEGORY),
     ),
 )

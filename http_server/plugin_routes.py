@@ -1,6 +1,6 @@
-"""Plugins' own routes (`tollway.Route`) as Litestar handlers with their OpenAPI
-operations: each handler hands the kernel request and the path's values to
-`kernel.route_runner`, and sends back JSON or the page it answers."""
+"""Every `Route` (the kernel's own and the plugins') as Litestar handlers with their OpenAPI
+operations, one per path and alias: each handler hands the kernel request and the path's
+values to `kernel.route_runner`, and sends back JSON or the page it answers."""
 from __future__ import annotations
 
 import re
@@ -10,36 +10,77 @@ from litestar import Request, Response, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Operation
 
-from core.routes import Page, Route
+from core import wire
+from core.routes import Alias, Page, Route
 
 from .hosts import OPT
-from .openapi import AGENT_SECURITY, OPERATOR_SECURITY, PRIVATE_SECURITY, RATE_HEADERS, WireSchemas, json_body, operation_class, path_param, query
+from .openapi import (
+    AGENT_SECURITY,
+    OPERATOR_SECURITY,
+    PAYMENT_RESPONSE_HEADER,
+    PRIVATE_SECURITY,
+    RATE_HEADERS,
+    WireSchemas,
+    json_body,
+    operation_class,
+    path_param,
+    payment_parameter,
+    query,
+    quote_parameter,
+)
 from .translate import answer_response, to_call_request
 
 WRITE_SECURITY: list[dict[str, list[str]]] = [{"agentId": [], "agentProof": []}, {"accessToken": []}]
-_SECURITY = {"read": AGENT_SECURITY, "write": WRITE_SECURITY, "public": [{}], "operator": OPERATOR_SECURITY}
+_SECURITY = {
+    "read": AGENT_SECURITY,
+    "write": WRITE_SECURITY,
+    "signed_in": WRITE_SECURITY,  # the access token must come from signing in: said by the scheme's description
+    "proof": [{"agentId": [], "agentProof": []}],
+    "public": [{}],
+    "optional": [{"agentId": []}, {}],
+    "operator": OPERATOR_SECURITY,
+}
 _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
-def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
-    headers = dict(RATE_HEADERS) if r.rate_limit else {}
+def _answers(r: Route, schemas: WireSchemas, alias: Alias | None) -> dict[str, Any]:
+    """The route's answers: its own status (and `also_answers`), then every refusal."""
+    headers = {**(RATE_HEADERS if r.rate_limit else {}), **(PAYMENT_RESPONSE_HEADER if r.paid_with else {})}
     if r.page:
         content: dict[str, Any] = {r.media_type: {"schema": {"type": "string"}}}
     elif r.answer_type is not None:
         content = schemas.json(r.answer_type)
     else:
         content = {"application/json": {"schema": {"type": "object"}}}
-    responses: dict[str, Any] = {str(r.status): {"description": r.title, "headers": headers, "content": content}}
+    described = r.answer_description or r.title
+    if alias is not None:
+        described = f"{described.rstrip('.')} (same as {r.method} {r.path})."
+    responses: dict[str, Any] = {}
+    for status, description in ((r.status, described), *r.also_answers):
+        responses[str(status)] = {"description": description, "content": content, **({"headers": dict(headers)} if headers else {})}
     if r.page:
         for status in r.statuses:
             responses[str(status)] = {"description": "A page saying why the link is refused.", "content": content}
-    else:
-        responses.update(schemas.refusals(r.statuses, rate_limited=r.rate_limit is not None))
-    parameters = [path_param(name, f"The {name.replace('_', ' ')}.") for name in r.params]
+        return responses
+    worded = dict(r.refusal_docs)
+    limited = r.rate_limit is not None
+    for status in r.statuses:
+        if status in worded:
+            own = {"description": worded[status], "content": schemas.json(wire.ErrorBody)}
+            responses[str(status)] = {**own, "headers": dict(RATE_HEADERS)} if limited else own
+        else:
+            responses.update(schemas.refusals((status,), rate_limited=limited))
+    return responses
+
+
+def route_operation(r: Route, schemas: WireSchemas, alias: Alias | None = None) -> type[Operation]:
+    parameters: list[dict[str, Any]] = [path_param(name, r.param_doc(name)) for name in r.params]
     parameters += [query(p.name, p.description, p.schema()) for p in r.query_params]  # typed as the runner parses them
+    if r.paid_with:
+        parameters += [payment_parameter(schemas, r.paid_with), quote_parameter(schemas)]
     return operation_class(
-        r.name,
-        responses=responses,
+        alias.name if alias else r.name,
+        responses=_answers(r, schemas, alias),
         request_body=json_body(schemas, r.body_type) if r.body_type is not None else None,
         parameters=parameters,
         security=PRIVATE_SECURITY if r.private else _SECURITY[r.auth],
@@ -48,10 +89,14 @@ def route_operation(r: Route, schemas: WireSchemas) -> type[Operation]:
 
 def route_handlers(kernel: Any, schemas: WireSchemas, hosts: dict[str, str]) -> list[HTTPRouteHandler]:
     """`hosts`: the host name of each route served on a host of its own (hosts.bound_hosts)."""
-    return [_handler(kernel, r, schemas, hosts.get(r.name)) for r in sorted(kernel.routes.values(), key=lambda r: (r.path, r.method))]
+    out = []
+    for r in sorted(kernel.routes.values(), key=lambda r: (r.path, r.method)):
+        out.append(_handler(kernel, r, schemas, hosts.get(r.name)))
+        out += [_handler(kernel, r, schemas, hosts.get(r.name), alias) for alias in r.aliases]
+    return out
 
 
-def _handler(kernel: Any, r: Route, schemas: WireSchemas, host: str | None) -> HTTPRouteHandler:
+def _handler(kernel: Any, r: Route, schemas: WireSchemas, host: str | None, alias: Alias | None = None) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         params = {name: str(value) for name, value in request.path_params.items()}
         out = await kernel.route_runner.call(r, await to_call_request(request), params)
@@ -59,18 +104,19 @@ def _handler(kernel: Any, r: Route, schemas: WireSchemas, host: str | None) -> H
             return Response(content=out.html, status_code=out.status, headers=dict(out.headers) or None, media_type=out.media_type)
         return answer_response(out)
 
-    handle.__name__ = f"route_{r.name}"
+    name = alias.name if alias else r.name
+    handle.__name__ = f"route_{name}"
     return route(
-        _PARAM.sub(lambda m: "{" + m.group(1) + ":str}", r.path),
+        _PARAM.sub(lambda m: "{" + m.group(1) + ":str}", alias.path if alias else r.path),
         http_method=[r.method],
-        operation_id=r.name,
-        summary=r.title,
-        description=r.description,
+        operation_id=name,
+        summary=(alias.summary if alias else None) or r.summary or r.title,
+        description=r.description if r.describe_in_openapi else None,
         tags=list(r.tags) or ["plugins"],
         status_code=r.status,
-        operation_class=route_operation(r, schemas),
+        operation_class=route_operation(r, schemas, alias),
         opt={OPT: host} if host else None,
     )(handle)
 
 
-__all__ = ["route_handlers"]
+__all__ = ["route_handlers", "route_operation"]

@@ -1,9 +1,10 @@
-"""The MCP front: every kernel tool as an MCP tool, on the SDK's low-level `Server`.
+"""The MCP front: every `Tool` and every `Route` declared as one (`Route.mcp`) as an MCP
+tool, plus its own `describe_tool`, on the SDK's low-level `Server`.
 
-It translates `tools/call` to `kernel.paid_calls.call` (a `CallRequest` naming who
-calls and the payment as values, not HTTP headers) and the answer or
-`ServiceError` back to a `CallToolResult`, nothing more: prices, payments,
-receipts and jobs stay in the kernel.
+It translates `tools/call` to `kernel.paid_calls.call` or `kernel.route_runner.call` (a
+`CallRequest` naming who calls and the payment as values, not HTTP headers) and the answer
+or `ServiceError` back to a `CallToolResult`, nothing more: prices, payments, receipts and
+jobs stay in the kernel.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -37,16 +38,7 @@ from .shaping import (
     output_schema,
     payment_value,
 )
-from .route_tools import query_value, route_input_schema, route_request, route_tool, route_value
-from .watch_tools import (
-    WATCH_TOOLS,
-    WatchTool,
-    answer_data,
-    watch_description,
-    watch_input_schema,
-    watch_output_schema,
-    watch_request,
-)
+from .route_tools import route_description, route_input_schema, route_output_schema, route_request, route_tool, route_value
 from .wording import job_message, reword
 
 log = logging.getLogger("tollway.mcp")
@@ -177,109 +169,35 @@ class McpSettings:
         return out
 
 
-# -- free kernel reads as tools ---------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class FreeTool:
-    name: str
-    title: str
-    description: str
-    path: Callable[[dict[str, Any]], str]
-    read: Callable[[Any, CallRequest, dict[str, Any]], Awaitable[Any]] | None
-    properties: dict[str, Any]
-    required: tuple[str, ...] = ()
-    query: bool = True  # arguments become the query string
+# -- describe_tool: the MCP front's own tool -----------------------------------------------
+DESCRIBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A tool name from tools/list."}},
+    "additionalProperties": False,
+    "required": ["name"],
+}
 
 
-_INT = {"type": "integer"}
-_STR = {"type": "string"}
-_PERIOD = {"type": "integer", "minimum": 1, "maximum": 365, "description": "days back"}
-
-FREE_TOOLS: tuple[FreeTool, ...] = (
-    FreeTool(
-        "job_status",
-        "Job status",
-        "A job you started: status pending, processing, completed (with `result`) or failed (with error fields). Free.",
-        lambda a: f"/v1/requests/{a['request_id']}",
-        lambda k, req, a: k.reads.job_status(req, a["request_id"]),
-        {"request_id": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The request_id a job tool answered with."}},
-        ("request_id",),
-        query=False,
-    ),
-    FreeTool(
-        "balance",
-        "Balance",
-        "Your prepaid credits and on-chain USDC balance. Free.",
-        lambda a: "/v1/balance",
-        lambda k, req, a: k.accounts.balance(req),
-        {},
-    ),
-    FreeTool(
-        "receipts",
-        "Receipts",
-        "Your signed receipts, newest first; filter by period, category, since, until; page with limit and offset. Free.",
-        lambda a: "/v1/analytics/receipts",
-        lambda k, req, a: k.reads.list_receipts(req),
-        {
-            "period": _PERIOD,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-            "offset": {"type": "integer", "minimum": 0},
-            "category": _STR,
-            "since": {"type": "string", "description": "ISO 8601"},
-            "until": {"type": "string", "description": "ISO 8601"},
-        },
-    ),
-    FreeTool(
-        "spend_breakdown",
-        "Spend breakdown",
-        "What you spent, by category and tool, over a period (default 30 days). Free.",
-        lambda a: "/v1/analytics/spend/breakdown",
-        lambda k, req, a: k.reads.spend_breakdown(req),
-        {"period": _PERIOD},
-    ),
-    FreeTool(
-        "notifications",
-        "Notifications",
-        "Your notifications, newest first (listing marks them read). Free.",
-        lambda a: "/v1/tools/notifications",
-        lambda k, req, a: k.reads.list_notifications(req),
-        {"unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
-    ),
-    FreeTool(
-        DESCRIBE,
-        "Describe a tool",
-        "A tool's full description, price, limits, worked examples (arguments that validate) and output schema. Free.",
-        lambda a: "",
-        None,  # answered by the MCP front from the tool declarations
-        {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A tool name from tools/list."}},
-        ("name",),
-    ),
-)
+def describe_tool() -> types.Tool:
+    return types.Tool(
+        name=DESCRIBE,
+        title="Describe a tool",
+        description="A tool's full description, price, limits, worked examples (arguments that validate) and output schema. Free.",
+        inputSchema=DESCRIBE_SCHEMA,
+        annotations=types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+    )
 
 
-def _free_input_schema(ft: FreeTool) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": ft.properties, "additionalProperties": False}
-    if ft.required:
-        schema["required"] = list(ft.required)
-    return schema
-
-
-def _check_free_args(ft: FreeTool, args: dict[str, Any]) -> None:
-    """Shape checks the kernel cannot do for us (the arguments arrive typed, not as a query string)."""
-    for name, value in args.items():
-        prop = ft.properties.get(name)
-        if prop is None:
-            raise invalid_request(f"Unknown field {name}.", [{"field": name, "message": f"{name} is not an accepted field"}])
-        kind = prop["type"]
-        ok = (
-            (kind == "integer" and isinstance(value, int) and not isinstance(value, bool))
-            or (kind == "boolean" and isinstance(value, bool))
-            or (kind == "string" and isinstance(value, str))
-        )
-        if not ok:
-            raise invalid_request(f"{name} must be a{'n' if kind[0] in 'ai' else ''} {kind}.", [{"field": name, "message": f"expected {kind}"}])
-    for name in ft.required:
-        if name not in args or args[name] in ("", None):
-            raise invalid_request(f"{name} is required.", [{"field": name, "message": "is required"}])
+def _describe_name(args: dict[str, Any]) -> str:
+    """describe_tool's one argument, checked as its schema says (the SDK does not)."""
+    for key, value in args.items():
+        if key != "name":
+            raise invalid_request(f"Unknown field {key}.", [{"field": key, "message": f"{key} is not an accepted field"}])
+        if not isinstance(value, str):
+            raise invalid_request("name must be a string.", [{"field": "name", "message": "expected string"}])
+    if not args.get("name"):
+        raise invalid_request("name is required.", [{"field": "name", "message": "is required"}])
+    return args["name"]
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -332,9 +250,10 @@ class TollwayMcp:
         self.identity = identity
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
         self._inflight: set[asyncio.Task[Any]] = set()
-        self._free = {ft.name: ft for ft in FREE_TOOLS}
-        self._watch = {wt.name: wt for wt in WATCH_TOOLS}
-        self._routes = {r.name: r for r in kernel.routes.values() if r.mcp}
+        tooled = [r for r in kernel.routes.values() if r.mcp_tool is not None]
+        self._routes = {r.tool_name: r for r in tooled}
+        if len(self._routes) != len(tooled):
+            raise RuntimeError(f"two routes are the same MCP tool: {sorted(r.tool_name for r in tooled)}")
         self._schemas: dict[str, dict[str, Any]] = {}
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -377,9 +296,9 @@ class TollwayMcp:
         the input nests objects); full descriptions, every example and the output schemas
         come from `describe_tool`."""
         kernel = self.kernel
-        clash = sorted((set(self._free) | set(self._watch) | set(self._routes)) & set(kernel.tools))
+        clash = sorted(({DESCRIBE} | set(self._routes)) & set(kernel.tools))
         if clash:
-            raise RuntimeError(f"tool names {clash} clash with the MCP front's free tools")
+            raise RuntimeError(f"tool names {clash} clash with the MCP front's route tools")
         out: list[types.Tool] = []
         for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
             description = f"{tool.short_description} {_price_text(tool)}"
@@ -403,29 +322,8 @@ class TollwayMcp:
                     _meta=meta,
                 )
             )
-        for ft in FREE_TOOLS:
-            out.append(
-                types.Tool(
-                    name=ft.name,
-                    title=ft.title,
-                    description=ft.description,
-                    inputSchema=_free_input_schema(ft),
-                    annotations=types.ToolAnnotations(
-                        readOnlyHint=True if ft.name != "notifications" else None, destructiveHint=False, idempotentHint=True, openWorldHint=False
-                    ),
-                )
-            )
-        for wt in WATCH_TOOLS:
-            out.append(
-                types.Tool(
-                    name=wt.name,
-                    title=wt.title,
-                    description=watch_description(wt, kernel.watch_sources),
-                    inputSchema=watch_input_schema(wt),
-                    annotations=wt.annotations,
-                )
-            )
-        out.extend(route_tool(r) for r in sorted(self._routes.values(), key=lambda r: r.name))
+        out.extend(route_tool(r, kernel) for r in sorted(self._routes.values(), key=lambda r: r.tool_name))
+        out.append(describe_tool())
         return out
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -434,43 +332,33 @@ class TollwayMcp:
     def describe(self, name: str) -> dict[str, Any]:
         """`describe_tool`: everything tools/list leaves out, in MCP terms."""
         tool = self.kernel.tools.get(name)
-        if tool is None and name in self._watch:
-            wt = self._watch[name]
-            return {
-                "name": wt.name,
-                "title": wt.title,
-                "description": watch_description(wt, self.kernel.watch_sources),
-                "price": {"amount_usdc": "0.000000"},
-                "rate_limit": _limit_text(self.kernel, "free_read"),
-                "input_schema": watch_input_schema(wt),
-                "output_schema": watch_output_schema(wt),
-                "examples": [],
-            }
         if tool is None and name in self._routes:
             r = self._routes[name]
-            return {
-                "name": r.name,
+            described: dict[str, Any] = {
+                "name": name,
                 "title": r.title,
-                "description": r.description,
+                "description": route_description(r, self.kernel),
                 "price": {"amount_usdc": "0.000000"},
                 "rate_limit": _limit_text(self.kernel, r.rate_limit) if r.rate_limit else None,
                 "input_schema": route_input_schema(r),
+            }
+            output = route_output_schema(r)
+            if output is not None:
+                described["output_schema"] = output
+            return {**described, "examples": []}
+        if tool is None and name == DESCRIBE:
+            return {
+                "name": DESCRIBE,
+                "title": "Describe a tool",
+                "description": describe_tool().description,
+                "price": {"amount_usdc": "0.000000"},
+                "rate_limit": _limit_text(self.kernel, "free_read"),
+                "input_schema": DESCRIBE_SCHEMA,
                 "examples": [],
             }
         if tool is None:
-            ft = self._free.get(name)
-            if ft is None:
-                names = sorted([*self.kernel.tools, *self._free, *self._watch, *self._routes])
-                raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
-            return {
-                "name": ft.name,
-                "title": ft.title,
-                "description": ft.description,
-                "price": {"amount_usdc": "0.000000"},
-                "rate_limit": _limit_text(self.kernel, "free_read"),
-                "input_schema": _free_input_schema(ft),
-                "examples": [],
-            }
+            names = sorted([*self.kernel.tools, *self._routes, DESCRIBE])
+            raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
         how = [_price_text(tool) + " Paid from your credits when they cover it, else by x402."]
         if tool.idempotency == "required":
             how.append("Takes an idempotency_key (generated when you leave it out; the answer's _meta['tollway/idempotency_key'] gives it): "
@@ -529,10 +417,8 @@ class TollwayMcp:
         args = dict(params.arguments or {})
         meta = dict(params.meta or {})
         try:
-            if name in self._free:
-                return await self._call_free(ctx, self._free[name], args)
-            if name in self._watch:
-                return await self._call_watch(ctx, self._watch[name], args)
+            if name == DESCRIBE:  # the declarations, no kernel read
+                return self._result(self.describe(_describe_name(args)), {}, self._hint(DESCRIBE_SCHEMA, args, paid=False))
             if name in self._routes:
                 return await self._call_route(ctx, self._routes[name], args)
             tool = self.kernel.tools.get(name)
@@ -542,31 +428,11 @@ class TollwayMcp:
         except ServiceError as exc:
             return error_result(exc)
 
-    async def _call_free(self, ctx: Any, ft: FreeTool, args: dict[str, Any]) -> types.CallToolResult:
-        _check_free_args(ft, args)
-        if ft.read is None:  # describe_tool: the declarations, no kernel read
-            value: Any = self.describe(args["name"])
-        else:
-            read = ft.read
-            path = ft.path(args)
-            credential, url, ip = self._who(ctx, path=path)
-            query = {k: query_value(v) for k, v in args.items()} if ft.query else {}
-            req = CallRequest("GET", path, url, {}, b"", query=query, client_ip=ip, credential=credential)
-            value, _headers = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: read(self.kernel, req, args)))
-        return self._result(value, {}, self._hint(_free_input_schema(ft), args, paid=False))
-
-    async def _call_watch(self, ctx: Any, wt: WatchTool, args: dict[str, Any]) -> types.CallToolResult:
-        """A watch route, as its HTTP route runs it (same checks, same rate limit)."""
-        req, watch_id = watch_request(wt, args, lambda path: self._who(ctx, path=path))
-        watches = self.kernel.watches
-        result = await self._shielded(self.kernel.rate_gate.limited("free_read", req, lambda: wt.run(watches, req, watch_id)))
-        return self._result(answer_data(result if isinstance(result, Answer) else result[0]), {}, self._hint(watch_input_schema(wt), args, paid=False))
-
     async def _call_route(self, ctx: Any, r: Any, args: dict[str, Any]) -> types.CallToolResult:
-        """A plugin's route, as its HTTP route runs it (same credential, rate limit and checks)."""
+        """A route, as its HTTP route runs it (same credential, rate limit and checks)."""
         req, params = route_request(r, args, lambda path: self._who(ctx, path=path))
         out = await self._shielded(self.kernel.route_runner.call(r, req, params))
-        return self._result(route_value(out), {}, self._hint(route_input_schema(r), args, paid=False))
+        return self._result(route_value(r, out), {}, self._hint(route_input_schema(r), args, paid=False))
 
     def _result(self, value: Any, result_meta: dict[str, Any], hint: Any) -> types.CallToolResult:
         # the kernel answers wire Structs: rendered to plain JSON values here

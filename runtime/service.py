@@ -81,23 +81,29 @@ def http_app(
     debug: bool = False,
     mcp_allowed_hosts: list[str] | None = None,
 ) -> Any:
-    """The HTTP front (MCP over Streamable HTTP at /mcp included) for `kernel`.
+    """The HTTP front with the MCP front mounted beside it (Streamable HTTP at /mcp, its
+    session manager run in the app's lifespan) for `kernel`.
 
     The kernel's registries are collected now (the routes need them). With
     `manage_kernel` the app starts and stops the kernel with its lifespan; `workers`
     > 0 runs that many in-process job workers (the SQLite default, where one process
-    does everything) and `scheduler` the periodic tasks.
+    does everything) and `scheduler` the periodic tasks. `mcp_allowed_hosts` (default
+    TOLLWAY_MCP_ALLOWED_HOSTS, else loopback only) is MCP's DNS-rebinding allow-list of
+    Host values.
     """
     from http_server import create_app
+    from mcp_server.http import streamable_http
 
     kernel.collect()
     background = Background(kernel, workers=workers, scheduler=scheduler)
+    mcp_endpoint, mcp_lifespan = streamable_http(kernel, allowed_hosts=mcp_allowed_hosts)
     return create_app(
         kernel,
         on_startup=([kernel.start] if manage_kernel else []) + [background.start],
         on_shutdown=[background.stop] + ([kernel.stop] if manage_kernel else []),
         debug=debug,
-        mcp_allowed_hosts=mcp_allowed_hosts,
+        mounts=[mcp_endpoint],
+        lifespan=[mcp_lifespan],
     )
 
 

@@ -62,6 +62,33 @@ def next_state(row: Mapping[str, Any], change: WatchChange) -> tuple[str, str | 
     return status, reason
 
 
+def may_change(caller: Caller | None, req: CallRequest) -> Caller:
+    """A caller allowed to change watches: a write proof, a wallet the front holds the
+    key of, or an access token that came from signing in (never an operator-issued one)."""
+    if caller is None:
+        raise ServiceError(401, "unauthorized", "Changing watches needs X-Agent-ID with a write X-Agent-Proof, or a signed-in access token.")
+    if caller.via == "id":
+        raise ServiceError(
+            401, "invalid_agent_proof", "Changing watches needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+        )
+    if caller.via == "token" and caller.token_origin != "sign_in":
+        raise ServiceError(
+            403,
+            "token_cannot_change_watches",
+            "This access token was issued by the operator and cannot change watches. Sign in with the owner's "
+            "account (POST /v1/auth/sign-in with the wallet's write proof) and use that token, or send a write proof.",
+        )
+    return caller
+
+
+def may_list(caller: Caller | None, req: CallRequest) -> Caller:
+    """A caller allowed to list watches: a read proof, an access token or a held key, in
+    every proof mode (a watch shows its webhook URL, private data; docs/auth.md)."""
+    if caller is None:
+        raise ServiceError(401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token.")
+    return require_proven(caller, req, "A watch (with its webhook URL)")
+
+
 class Watches:
     """The watch routes' kernel side. `sources` is the live registry of watchable
     attributes (attribute -> WatchSource); `events` carries WATCH_DELIVERIES, published
@@ -86,36 +113,15 @@ class Watches:
 
     # -- who may ---------------------------------------------------------------------------
     async def writer(self, req: CallRequest) -> Caller:
-        """A caller allowed to change watches: a write proof, a wallet the front holds the
-        key of, or an access token that came from signing in (never an operator-issued one)."""
-        caller = await self.auth.caller(req, scope="write")
-        if caller is None:
-            raise ServiceError(401, "unauthorized", "Changing watches needs X-Agent-ID with a write X-Agent-Proof, or a signed-in access token.")
-        if caller.via == "id":
-            raise ServiceError(
-                401, "invalid_agent_proof", "Changing watches needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
-            )
-        if caller.via == "token" and caller.token_origin != "sign_in":
-            raise ServiceError(
-                403,
-                "token_cannot_change_watches",
-                "This access token was issued by the operator and cannot change watches. Sign in with the owner's "
-                "account (POST /v1/auth/sign-in with the wallet's write proof) and use that token, or send a write proof.",
-            )
-        return caller
+        return may_change(await self.auth.caller(req, scope="write"), req)
 
     async def reader(self, req: CallRequest) -> Caller:
-        """A caller allowed to list watches: a read proof, an access token or a held key, in
-        every proof mode (a watch shows its webhook URL, private data; docs/auth.md)."""
-        caller = await self.auth.caller(req, scope="read")
-        if caller is None:
-            raise ServiceError(401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token.")
-        return require_proven(caller, req, "A watch (with its webhook URL)")
+        return may_list(await self.auth.caller(req, scope="read"), req)
 
     # -- the routes --------------------------------------------------------------------------
-    async def create(self, req: CallRequest) -> Answer:
+    async def create(self, req: CallRequest, caller: Caller | None = None) -> Answer:
         """POST /v1/tools/watch: 201 with the watch (and its webhook secret, once)."""
-        caller = await self.writer(req)
+        caller = caller or await self.writer(req)
         new = parse_create(req.body, sources=self.sources, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
         secret = new_secret() if new.webhook_url is not None else None
         now = now_ms()
@@ -137,17 +143,17 @@ class Watches:
             )
         return Answer(201, WatchAnswer(data=watch_resource(row, secret=secret)))
 
-    async def list(self, req: CallRequest) -> WatchListAnswer:
+    async def list(self, req: CallRequest, caller: Caller | None = None) -> WatchListAnswer:
         """GET /v1/tools/watch: the caller's undeleted watches, newest first."""
-        caller = await self.reader(req)
+        caller = caller or await self.reader(req)
         rows = await sql.fetch(
             "SELECT * FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL ORDER BY created_ms DESC, id DESC", caller.agent_id
         )
         return WatchListAnswer(data=WatchList(watches=[watch_resource(r) for r in rows]))
 
-    async def update(self, req: CallRequest, watch_id: str) -> WatchAnswer:
+    async def update(self, req: CallRequest, watch_id: str, caller: Caller | None = None) -> WatchAnswer:
         """PATCH /v1/tools/watch/{id}: any of max_spend, webhook_url, paused."""
-        caller = await self.writer(req)
+        caller = caller or await self.writer(req)
         change = parse_change(req.body, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
         async with self.db.transaction():
             row = await self._owned(caller, watch_id, lock=True)
@@ -167,9 +173,9 @@ class Watches:
         shown = secret if change.webhook_url is not UNSET and secret is not None else None
         return WatchAnswer(data=watch_resource(updated, secret=shown))
 
-    async def delete(self, req: CallRequest, watch_id: str) -> WatchDeletedAnswer:
+    async def delete(self, req: CallRequest, watch_id: str, caller: Caller | None = None) -> WatchDeletedAnswer:
         """DELETE /v1/tools/watch/{id}: the watch is deleted and its undelivered changes dropped, together."""
-        caller = await self.writer(req)
+        caller = caller or await self.writer(req)
         now = now_ms()
         async with self.db.transaction():
             row = await self._owned(caller, watch_id, lock=True)

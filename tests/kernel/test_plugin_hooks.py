@@ -25,7 +25,8 @@ import pluggy
 import pytest
 from eth_account import Account
 
-from core import hookspecs
+from core import account_routes, hookspecs, read_routes, value_tags
+from core.watches import routes as watch_routes
 from core.history.tools import kernel_tools
 from core.hookspecs import hookimpl
 from core.kernel import StartupError
@@ -662,9 +663,9 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         return Page(f"<p>hello {call.params['word']}</p>", status=410 if call.params["word"] == "gone" else 200)
 
     routes = [
-        Route("GET", "/v1/hooks/notes/{note_id}", "hooks_note_read", "Read a note", "Reads.", read, mcp=True, query=(("q", "A filter."),)),
-        Route("POST", "/v1/hooks/notes", "hooks_note_write", "Write a note", "Writes.", write, auth="write", body_type=NoteBody, status=200),
-        Route("GET", "/v1/hooks/pages/{word}", "hooks_page", "A page", "A page.", page, auth="public", rate_limit=None, page=True),
+        Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_note_read", title="Read a note", description="Reads.", handle=read, mcp=True, query=(("q", "A filter."),)),
+        Route(method="POST", path="/v1/hooks/notes", name="hooks_note_write", title="Write a note", description="Writes.", handle=write, auth="write", body_type=NoteBody, status=200),
+        Route(method="GET", path="/v1/hooks/pages/{word}", name="hooks_page", title="A page", description="A page.", handle=page, auth="public", rate_limit=None, page=True),
     ]
 
     class Notes:
@@ -674,7 +675,9 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
                 register(r)
 
     kernel = await kernel_factory(plugins=[("notes", Notes())])
-    assert set(kernel.routes) == {"hooks_note_read", "hooks_note_write", "hooks_page", "value_tag", "return_on_spend"}  # with the kernel's own
+    kernels_own = {r.name for module in (read_routes, account_routes, watch_routes, value_tags) for r in module.ROUTES}
+    assert {"healthz", "balance", "job_status", "watch_create", "value_tag"} <= kernels_own
+    assert set(kernel.routes) == {"hooks_note_read", "hooks_note_write", "hooks_page"} | kernels_own
     async with http_client(kernel) as client:
         agent_id, headers = await credits_session(client, "1")
         ok = await client.get("/v1/hooks/notes/n1?q=x", headers=headers)
@@ -701,7 +704,7 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
     class Again:
         @hookimpl
         def register_routes(self, register):
-            register(Route("GET", "/v1/hooks/notes/{note_id}", "hooks_other", "Clash", "Clash.", read))
+            register(Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_other", title="Clash", description="Clash.", handle=read))
 
     clash = await kernel_factory(plugins=[("notes", Notes()), ("again", Again())], start=False)
     with pytest.raises(StartupError, match="duplicate route GET /v1/hooks/notes"):

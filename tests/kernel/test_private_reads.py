@@ -29,8 +29,8 @@ async def notes(call: RouteCall) -> dict:
 class Privacy:
     @hookimpl
     def register_routes(self, register):
-        register(Route("GET", DIARY, "privacy_diary", "Diary", "A private read.", diary, private=True))
-        register(Route("GET", NOTES, "privacy_notes", "Notes", "Titles for anyone named; bodies only when proven.", notes))
+        register(Route(method="GET", path=DIARY, name="privacy_diary", title="Diary", description="A private read.", handle=diary, private=True))
+        register(Route(method="GET", path=NOTES, name="privacy_notes", title="Notes", description="Titles for anyone named; bodies only when proven.", handle=notes))
 
 
 async def test_a_private_route_needs_a_proof_or_a_token_even_when_proofs_are_log_only(kernel_factory):
@@ -71,4 +71,4 @@ async def test_a_handler_asks_for_the_proof_only_for_what_is_private(kernel_fact
 def test_only_a_read_route_is_declared_private():
     for auth in ("write", "public", "operator"):
         with pytest.raises(ValueError, match="private"):
-            Route("GET", DIARY, "privacy_diary", "Diary", "A private read.", diary, auth=auth, private=True)
+            Route(method="GET", path=DIARY, name="privacy_diary", title="Diary", description="A private read.", handle=diary, auth=auth, private=True)

@@ -28,8 +28,8 @@ class Hosted:
 
     @hookimpl
     def register_routes(self, register):
-        register(Route("GET", "/v1/hosted/page", "hosted_page", "Page", "A page on its own host.", page, auth="public", page=True, host=HOST))
-        register(Route("GET", "/v1/hosted/other", "hosted_other", "Other", "A page on any host.", page, auth="public", page=True))
+        register(Route(method="GET", path="/v1/hosted/page", name="hosted_page", title="Page", description="A page on its own host.", handle=page, auth="public", page=True, host=HOST))
+        register(Route(method="GET", path="/v1/hosted/other", name="hosted_other", title="Other", description="A page on any host.", handle=page, auth="public", page=True))
 
 
 async def test_the_host_header_decides_when_the_setting_is_set(kernel_factory) -> None:
@@ -77,4 +77,4 @@ async def test_a_host_setting_nobody_registers_stops_start_up(kernel_factory) ->
 
 def test_a_route_on_its_own_host_is_not_an_mcp_tool() -> None:
     with pytest.raises(ValueError, match="not an MCP tool"):
-        Route("GET", "/v1/hosted/page", "hosted_page", "Page", "Page.", page, host=HOST, mcp=True)
+        Route(method="GET", path="/v1/hosted/page", name="hosted_page", title="Page", description="Page.", handle=page, host=HOST, mcp=True)

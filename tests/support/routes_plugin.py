@@ -51,12 +51,12 @@ async def listing(call: RouteCall) -> dict[str, Any]:
 
 
 ROUTES = (
-    Route("POST", "/v1/test/routes/checked", "test_route_checked", "Checked", "A body checked by the route.", echo,
+    Route(method="POST", path="/v1/test/routes/checked", name="test_route_checked", title="Checked", description="A body checked by the route.", handle=echo,
           body_type=Draft, check=check_draft),
-    Route("POST", "/v1/test/routes/plain", "test_route_plain", "Plainly checked", "A check raising ValueError.", echo,
+    Route(method="POST", path="/v1/test/routes/plain", name="test_route_plain", title="Plainly checked", description="A check raising ValueError.", handle=echo,
           body_type=Draft, check=check_plainly),
-    Route("POST", "/v1/test/routes/quote", "test_route_quote", "Quote", "A handler checking a field itself.", quote, body_type=Draft),
-    Route("GET", "/v1/test/routes/items", "test_route_items", "Items", "Typed query parameters.", listing,
+    Route(method="POST", path="/v1/test/routes/quote", name="test_route_quote", title="Quote", description="A handler checking a field itself.", handle=quote, body_type=Draft),
+    Route(method="GET", path="/v1/test/routes/items", name="test_route_items", title="Items", description="Typed query parameters.", handle=listing,
           query=(LIMIT, NEWEST, ORDER, WORD, ("note", "Free text."))),
 )
 

@@ -29,8 +29,8 @@ async def receive(call: RouteCall) -> dict[str, Any]:
 
 
 INBOUND_ROUTE = Route(
-    "POST", PATH, "operator_inbound_email", "Receive an email",
-    "A mail provider's forwarder posts one raw message (message/rfc822) here with the operator token; "
+    method="POST", path=PATH, name="operator_inbound_email", title="Receive an email",
+    description="A mail provider's forwarder posts one raw message (message/rfc822) here with the operator token; "
     "it is handled as the SMTP listener handles what it receives.",
-    receive, auth="operator", rate_limit=None, tags=("operator",), statuses=(400, 401),
+    handle=receive, auth="operator", rate_limit=None, tags=("operator",), statuses=(400, 401),
 )

@@ -129,7 +129,7 @@ async def quote(call: RouteCall) -> dict[str, Any]:
 
 
 QUOTE_ROUTE = Route(
-    "POST", "/v1/tools/email/quote", "email_quote", "Price and check an email",
-    "What sending this draft would cost and what the service would do with it (size, links tracked), without sending it.",
-    quote, auth="read", body_type=EmailDraft, rate_limit="paid", tags=("email",),
+    method="POST", path="/v1/tools/email/quote", name="email_quote", title="Price and check an email",
+    description="What sending this draft would cost and what the service would do with it (size, links tracked), without sending it.",
+    handle=quote, auth="read", body_type=EmailDraft, rate_limit="paid", tags=("email",),
 )

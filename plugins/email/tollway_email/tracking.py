@@ -100,8 +100,8 @@ async def clicked(call: RouteCall) -> Page:
 
 
 TRACKING_ROUTES = (
-    Route("GET", "/v1/t/o/{token}", "email_open_pixel", "Email open", "The tracking pixel of a sent email (counts an open).",
-          opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=(), host=TRACKING_URL),
-    Route("GET", "/v1/t/c/{token}", "email_click", "Email link", "A tracked link of a sent email: counts the click, then redirects to where the email linked.",
-          clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,), host=TRACKING_URL),
+    Route(method="GET", path="/v1/t/o/{token}", name="email_open_pixel", title="Email open", description="The tracking pixel of a sent email (counts an open).",
+          handle=opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=(), host=TRACKING_URL),
+    Route(method="GET", path="/v1/t/c/{token}", name="email_click", title="Email link", description="A tracked link of a sent email: counts the click, then redirects to where the email linked.",
+          handle=clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,), host=TRACKING_URL),
 )

@@ -71,8 +71,8 @@ async def click(call: RouteCall) -> Page:
 
 
 ROUTES = (
-    Route("GET", PATH, "approval_page", "An approval page", "The page an approval link opens: exactly what is approved, and the button.",
-          show, auth="public", page=True, tags=("approvals",), statuses=(403, 404, 410)),
-    Route("POST", PATH, "approval_click", "Approve", "The click on an approval page (single use).",
-          click, auth="public", page=True, tags=("approvals",), statuses=(403, 404, 410)),
+    Route(method="GET", path=PATH, name="approval_page", title="An approval page", description="The page an approval link opens: exactly what is approved, and the button.",
+          handle=show, auth="public", page=True, tags=("approvals",), statuses=(403, 404, 410)),
+    Route(method="POST", path=PATH, name="approval_click", title="Approve", description="The click on an approval page (single use).",
+          handle=click, auth="public", page=True, tags=("approvals",), statuses=(403, 404, 410)),
 )

@@ -364,24 +364,24 @@ async def repository_token_for(agent_id: str, connection_id: str, repository: st
 
 PATH = "/v1/connections"
 CONNECTION_ROUTES = (
-    Route("POST", PATH, "connection_create", "Create a code-host connection",
-          "Starts a connection to a code host (`kind`: github). The answer holds a one-time `link` (one hour) to the app's "
+    Route(method="POST", path=PATH, name="connection_create", title="Create a code-host connection",
+          description="Starts a connection to a code host (`kind`: github). The answer holds a one-time `link` (one hour) to the app's "
           "installation page at GitHub; once approved there the connection is active for the repositories chosen. "
           "No key, password or token is ever accepted.",
-          create, auth="write", body_type=ConnectionRequest, answer_type=NewConnectionAnswer, status=201, tags=TAGS, mcp=True,
+          handle=create, auth="write", body_type=ConnectionRequest, answer_type=NewConnectionAnswer, status=201, tags=TAGS, mcp=True,
           statuses=(400, 401, 429, 503)),
-    Route("GET", PATH, "connections_list", "List your connections",
-          "Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
-          listing, auth="read", answer_type=ConnectionList, tags=TAGS, mcp=True, statuses=(401, 429)),
-    Route("GET", f"{PATH}/callback", "connection_callback", "Return from GitHub",
-          "Where GitHub sends the browser back after the app's installation and the user's authorization (the app's Callback "
+    Route(method="GET", path=PATH, name="connections_list", title="List your connections",
+          description="Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
+          handle=listing, auth="read", answer_type=ConnectionList, tags=TAGS, mcp=True, statuses=(401, 429)),
+    Route(method="GET", path=f"{PATH}/callback", name="connection_callback", title="Return from GitHub",
+          description="Where GitHub sends the browser back after the app's installation and the user's authorization (the app's Callback "
           "URL): the one-time link's state activates its connection once (altered 403, used or expired 410), and only for an "
           "installation that the user whose authorization code comes back can reach (no code 400, a refused code or another "
           "account's installation 403).",
-          callback, auth="public", page=True, tags=TAGS, statuses=(400, 403, 410, 502, 503),
+          handle=callback, auth="public", page=True, tags=TAGS, statuses=(400, 403, 410, 502, 503),
           query=(("installation_id", "GitHub's installation id."), ("setup_action", "install, update or request."),
                  ("code", "GitHub's one-time authorization code of the user who installed."), ("state", "The one-time link's state."))),
-    Route("DELETE", f"{PATH}/{{connection_id}}", "connection_delete", "Revoke a connection",
-          "Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
-          delete, auth="write", answer_type=ConnectionAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 429, 502, 503)),
+    Route(method="DELETE", path=f"{PATH}/{{connection_id}}", name="connection_delete", title="Revoke a connection",
+          description="Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
+          handle=delete, auth="write", answer_type=ConnectionAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 429, 502, 503)),
 )

@@ -33,10 +33,10 @@ async def track(call: RouteCall) -> PostalLetterTracking:
 
 
 TRACK_ROUTE = Route(
-    "GET", "/v1/tools/physical-mail/letters/{request_id}", "physical_mail_letter", "Track a letter",
-    "A letter you sent with physical_mail_send, by the send's request_id: the provider's letter id, expected delivery date, "
+    method="GET", path="/v1/tools/physical-mail/letters/{request_id}", name="physical_mail_letter", title="Track a letter",
+    description="A letter you sent with physical_mail_send, by the send's request_id: the provider's letter id, expected delivery date, "
     "rendering status and USPS tracking events, as the provider reports them now.",
-    track, auth="read", answer_type=PostalLetterTracking, tags=("physical mail",), statuses=(401, 404, 429, 503),
+    handle=track, auth="read", answer_type=PostalLetterTracking, tags=("physical mail",), statuses=(401, 404, 429, 503),
 )
 
 __all__ = ["TRACK_ROUTE"]

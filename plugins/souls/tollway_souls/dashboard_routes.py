@@ -144,7 +144,7 @@ async def webhook(call: RouteCall) -> WebhookInfo:
 
 
 def _route(method: str, path: str, name: str, title: str, description: str, handle, **more) -> Route:
-    return Route(method, path, name, title, description, handle, auth="public", tags=TAGS, statuses=KEY_STATUSES, **more)
+    return Route(method=method, path=path, name=name, title=title, description=description, handle=handle, auth="public", tags=TAGS, statuses=KEY_STATUSES, **more)
 
 
 LISTING = (LIMIT, OFFSET)

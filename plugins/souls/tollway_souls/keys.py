@@ -73,11 +73,11 @@ async def hold_new_address(call: RouteCall, soul: dict[str, Any], to: str) -> No
 
 
 ROUTES = (
-    Route("POST", "/v1/soul/key/rotate", "soul_key_rotate", "Rotate your soul key",
-          "A new soul key, shown this once; the previous key stops working at once. Needs the soul's wallet write proof. "
+    Route(method="POST", path="/v1/soul/key/rotate", name="soul_key_rotate", title="Rotate your soul key",
+          description="A new soul key, shown this once; the previous key stops working at once. Needs the soul's wallet write proof. "
           "For 24 hours, payouts to an address never paid before also need that proof.",
-          rotate, auth="write", answer_type=KeyRotated, tags=TAGS, statuses=(401, 404, 429)),
-    Route("DELETE", "/v1/soul/key", "soul_key_revoke", "Revoke your soul key",
-          "No soul key works from now on, until the wallet rotates a new one. Needs the soul's wallet write proof.",
-          revoke, auth="write", answer_type=KeyRevoked, tags=TAGS, statuses=(401, 404, 429)),
+          handle=rotate, auth="write", answer_type=KeyRotated, tags=TAGS, statuses=(401, 404, 429)),
+    Route(method="DELETE", path="/v1/soul/key", name="soul_key_revoke", title="Revoke your soul key",
+          description="No soul key works from now on, until the wallet rotates a new one. Needs the soul's wallet write proof.",
+          handle=revoke, auth="write", answer_type=KeyRevoked, tags=TAGS, statuses=(401, 404, 429)),
 )

@@ -115,28 +115,28 @@ async def rate(call: RouteCall) -> Rating:
 
 
 ROUTES = (
-    Route("POST", "/v1/soul/register", "soul_register", "Register a soul",
-          "Become a seller on the souls marketplace: a profile (slug, name, category, markdown), services with prices, and "
+    Route(method="POST", path="/v1/soul/register", name="soul_register", title="Register a soul",
+          description="Become a seller on the souls marketplace: a profile (slug, name, category, markdown), services with prices, and "
           "optionally a webhook URL for orders. Answers the soul agent and its seller key, shown this once.",
-          register, auth="write", body_type=Registration, answer_type=Registered, status=201, rate_limit="paid", tags=TAGS,
+          handle=register, auth="write", body_type=Registration, answer_type=Registered, status=201, rate_limit="paid", tags=TAGS,
           statuses=(400, 401, 409, 429)),
-    Route("GET", "/v1/souls", "souls_list", "List souls",
-          "Souls on the marketplace, oldest first, with their services on sale; `category` filters, `limit` 1 to 100 (default 20), `offset`.",
-          list_souls, auth="public", answer_type=SoulList, tags=TAGS, mcp=True,
+    Route(method="GET", path="/v1/souls", name="souls_list", title="List souls",
+          description="Souls on the marketplace, oldest first, with their services on sale; `category` filters, `limit` 1 to 100 (default 20), `offset`.",
+          handle=list_souls, auth="public", answer_type=SoulList, tags=TAGS, mcp=True,
           query=(("category", "Only souls of this category."), LIMIT, OFFSET)),
-    Route("GET", "/v1/souls/search", "souls_search", "Search souls",
-          "Full-text search over souls' names, profiles and services, best match first (a matching service counts most).",
-          search_souls, auth="public", answer_type=SearchResults, tags=TAGS, mcp=True,
+    Route(method="GET", path="/v1/souls/search", name="souls_search", title="Search souls",
+          description="Full-text search over souls' names, profiles and services, best match first (a matching service counts most).",
+          handle=search_souls, auth="public", answer_type=SearchResults, tags=TAGS, mcp=True,
           query=(("q", "What to look for, 1 to 200 characters."), ("category", "Only souls of this category."),
                  LIMIT, OFFSET)),
-    Route("GET", "/v1/souls/{slug}", "soul_get", "Read a soul", "One soul with its services on sale, its rating and its profile.",
-          get_soul, auth="public", answer_type=SoulAgent, tags=TAGS, mcp=True),
-    Route("GET", "/v1/souls/{slug}/profile", "soul_profile_page", "A soul's profile page",
-          "The soul's profile as an HTML page: its markdown rendered without raw HTML or unsafe links, and its services.",
-          profile_page, auth="public", tags=TAGS, page=True, statuses=(404, 429)),
-    Route("POST", "/v1/souls/{slug}/ratings", "soul_rate", "Rate a service you bought",
-          "Rate a service of this soul from 1 to 5 stars, once per service (rating again replaces it); only after the seller "
+    Route(method="GET", path="/v1/souls/{slug}", name="soul_get", title="Read a soul", description="One soul with its services on sale, its rating and its profile.",
+          handle=get_soul, auth="public", answer_type=SoulAgent, tags=TAGS, mcp=True),
+    Route(method="GET", path="/v1/souls/{slug}/profile", name="soul_profile_page", title="A soul's profile page",
+          description="The soul's profile as an HTML page: its markdown rendered without raw HTML or unsafe links, and its services.",
+          handle=profile_page, auth="public", tags=TAGS, page=True, statuses=(404, 429)),
+    Route(method="POST", path="/v1/souls/{slug}/ratings", name="soul_rate", title="Rate a service you bought",
+          description="Rate a service of this soul from 1 to 5 stars, once per service (rating again replaces it); only after the seller "
           "delivered an order of yours.",
-          rate, auth="write", body_type=RatingIn, answer_type=Rating, rate_limit="paid", tags=TAGS, mcp=True,
+          handle=rate, auth="write", body_type=RatingIn, answer_type=Rating, rate_limit="paid", tags=TAGS, mcp=True,
           statuses=(400, 401, 403, 404, 429)),
 )

@@ -106,12 +106,12 @@ async def read_message(call: RouteCall) -> SmsInboxMessage:
 
 TAGS = ("sms",)
 INBOX_ROUTES = (
-    Route("GET", "/v1/tools/sms/inbox", "sms_inbox", "List your SMS inbox",
-          "Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
+    Route(method="GET", path="/v1/tools/sms/inbox", name="sms_inbox", title="List your SMS inbox",
+          description="Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
           "limit 1 to 100 (default 20), offset.",
-          list_messages, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
+          handle=list_messages, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
           query=(LIMIT, OFFSET)),
-    Route("GET", "/v1/tools/sms/inbox/{id}", "sms_inbox_message", "Read one text",
-          "One text of your SMS inbox, by its id.",
-          read_message, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
+    Route(method="GET", path="/v1/tools/sms/inbox/{id}", name="sms_inbox_message", title="Read one text",
+          description="One text of your SMS inbox, by its id.",
+          handle=read_message, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
 )

@@ -95,7 +95,7 @@ async def inbound_sms(call: RouteCall) -> Page:
 
 
 def _route(path: str, name: str, title: str, description: str, handle: Any) -> Route:
-    return Route("POST", path, name, title, description, handle, auth="public", rate_limit=None, page=True, media_type=XML,
+    return Route(method="POST", path=path, name=name, title=title, description=description, handle=handle, auth="public", rate_limit=None, page=True, media_type=XML,
                  tags=TAGS, statuses=(400, 403))
 
 
