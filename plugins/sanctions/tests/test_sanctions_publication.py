@@ -114,6 +114,6 @@ async def test_answers_facts_and_watch_polls_carry_the_publication_date(kernel_f
     ]
     assert changes.status_code == 200, changes.text
     assert {f["as_of"] for f in await stored_facts("person_sanctions", "22790")} == {"2021-07-06"}
-    snapshot = await poll(kernel.services, ["22790"])
+    snapshot = await poll(kernel.context, ["22790"])
     assert snapshot.values["22790"].as_of == "2021-07-06"
     assert {o.as_of for o in snapshot.values.values()} == {"2021-07-06", "2025-12-18"}

@@ -179,7 +179,7 @@ async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""})
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel.services)  # what the scheduler runs at start and daily
+    await refresh_task(kernel.context)  # what the scheduler runs at start and daily
     assert lists.active().out_of_date() == []
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Ayman al Zawahiri"})
@@ -191,7 +191,7 @@ async def test_offline_kernel_starts_no_download(kernel_factory, tmp_path) -> No
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen))  # TOLLWAY_OFFLINE=1
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel.services)
+    await refresh_task(kernel.context)
     await asyncio.sleep(0.05)
     assert seen == []
 
