@@ -69,10 +69,10 @@ async def test_a_2021_list_is_dated_2021_over_http(tmp_path, ofac_folder) -> Non
         return httpx.Response(200, content=files[name], headers={"last-modified": dt.datetime.now(dt.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S GMT")})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        results = await lists.refresh({}, tmp_path, http=http)
+        store = lists.ListStore(tmp_path)
+        results = await lists.refresh(store, {}, http=http)
     assert results == {s.name: None for s in lists.LISTS}  # an unreadable date never fails a load
     assert {"SDN.XML", "CONSOLIDATED.XML"} <= set(seen)
-    store = lists.store_for(tmp_path)
     assert store.checked() == [
         {"name": "OFAC SDN List", "as_of": "2021-07-06"},
         {"name": "OFAC Consolidated Sanctions List (non-SDN)", "as_of": None},

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from tollway import DataSource, PeriodicTask, PluginContext, Setting, StateKey, Tool, WatchSource, hookimpl
 
 from . import lists
-from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
+from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS, screening_tool
 from .watch import SANCTIONS_WATCH
 
 log = logging.getLogger("tollway.sanctions")
@@ -24,9 +24,9 @@ DOWNLOADS: StateKey[set[asyncio.Task[None]]] = StateKey("sanctions", "downloads"
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(COMPANY_SANCTIONS)
-    register(PERSON_SANCTIONS)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    register(screening_tool(context, person=False))
+    register(screening_tool(context, person=True))
 
 
 @hookimpl
@@ -42,7 +42,7 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 async def refresh_task(context: PluginContext) -> None:
     """Daily: re-download the lists older than a day (kept when a download fails)."""
-    store = lists.store_for(context.home)
+    store = lists.store_of(context)
     url = lists.lists_url_from(context.settings("sanctions"))
     if context.offline and not url.startswith("file://"):
         return  # TOLLWAY_OFFLINE: scheduled downloads are off
@@ -60,9 +60,8 @@ def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
 
 @hookimpl
 async def startup(context: PluginContext) -> None:
-    store = lists.store_for(context.home)
+    store = lists.store_of(context)
     store.load_persisted()
-    lists.activate(store)
     url = lists.lists_url_from(context.settings("sanctions"))
     if url.startswith("file://"):
         if store.out_of_date() or store.persisted_newer() or _older_than_refresh(store):
@@ -107,8 +106,8 @@ def _load_local_now(store: lists.ListStore, url: str) -> None:
 async def refresh_source(context: PluginContext, progress: Callable[[int, int | None, str], None]) -> str:
     """`tollway data refresh sanctions`: download every list now (kept when a download fails)."""
     results = await lists.refresh(
+        lists.store_of(context),
         context.settings("sanctions"),
-        context.home,
         progress=lambda file, done, total: progress(done, total, file),
         http=context.http,
     )
@@ -122,7 +121,7 @@ async def refresh_source(context: PluginContext, progress: Callable[[int, int | 
 
 def health(context: PluginContext) -> str | None:
     """Why the screening tools cannot answer now (a list out of date), or None."""
-    stale = lists.store_for(context.home).out_of_date()
+    stale = lists.store_of(context).out_of_date()
     return f"out of date (never loaded or older than 72 hours): {', '.join(stale)}" if stale else None
 
 
@@ -131,6 +130,6 @@ def register_data_sources(register: Callable[[DataSource], None]) -> None:
     register(
         DataSource(
             name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source,
-            tools=(COMPANY_SANCTIONS.name, PERSON_SANCTIONS.name), health=health,
+            tools=(COMPANY_SANCTIONS, PERSON_SANCTIONS), health=health,
         )
     )

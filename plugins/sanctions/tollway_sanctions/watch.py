@@ -24,7 +24,7 @@ def entry_value(listed_on: lists.ListSpec, parsed) -> dict:
 
 
 async def poll(context: PluginContext, watched_keys: Sequence[str]) -> Snapshot:
-    store = lists.store_for(context.home)
+    store = lists.store_of(context)
     url = lists.lists_url_from(context.settings("sanctions"))
     if url.startswith("file://"):  # a local mirror: read it as it is now
         await asyncio.to_thread(store.load_local, url)
