@@ -24,7 +24,7 @@ class Scheduler:
 
     @classmethod
     def for_kernel(cls, kernel: Any) -> "Scheduler":
-        """The started kernel's declared tasks, each handed the kernel's `Services`."""
+        """The started kernel's declared tasks, each handed the kernel's `PluginContext`."""
         return cls(kernel.periodic_tasks, kernel.context)
 
     def start(self) -> None:

@@ -561,6 +561,8 @@ async def test_plugin_state_is_per_service_and_reaches_tools_and_tasks(kernel_fa
         @hookimpl
         def register_tools(self, register, context: PluginContext) -> None:
             assert not context.started  # collected before start: the platform comes later
+            with pytest.raises(RuntimeError, match="once the service has started"):
+                context.platform
             register(dataclasses.replace(make_tool("hooks_state", "/v1/tools/hooks/state"), run=run))
 
         @hookimpl

@@ -197,3 +197,22 @@ def test_the_any_check_sees_fields_signatures_and_aliases() -> None:
     assert any_annotations("Loose", type("Loose", (), {"__annotations__": {"value": "Any"}})) == []  # not ours (module builtins)
     assert any_annotations("Alias", Callable[[Any], None]) == ["Alias"]
     assert any_annotations("JSONValue", tollway.JSONValue) == []
+
+
+def test_the_kernel_platform_is_a_platform() -> None:
+    """`tollway.Platform` describes the kernel's: each of its members exists there, methods
+    with the same parameters, properties as fields."""
+    from core.platform import KernelPlatform
+
+    members = [n for n in vars(tollway.Platform) if not n.startswith("_")]
+    assert {"transaction", "finish_job", "pay_share", "enqueue_webhook", "notify", "provider", "delegated"} <= set(members)
+    fields = {f.name for f in dataclasses.fields(KernelPlatform)}
+    for name in members:
+        declared = vars(tollway.Platform)[name]
+        if isinstance(declared, property):
+            assert name in fields, name
+            continue
+        ours = inspect.signature(getattr(KernelPlatform, name))
+        theirs = inspect.signature(declared)
+        assert [p for p in ours.parameters if p != "self"] == [p for p in theirs.parameters if p != "self"], name
+        assert inspect.iscoroutinefunction(getattr(KernelPlatform, name)) == inspect.iscoroutinefunction(declared), name
