@@ -13,7 +13,7 @@ TEST_STAMP := $(VENV)/.test-stamp
 # keeps a wheel cache that works where pip's HTTP cache is not kept.
 INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 
-.PHONY: install run test bench bench-jobs clean
+.PHONY: install run test lint wheels bench bench-jobs clean
 
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,19 @@ test: $(TEST_STAMP)
 	./scripts/ensure-chromium.sh
 	TOLLWAY_TEST_DATABASE_URL=$${TOLLWAY_TEST_DATABASE_URL-postgres://postgres@127.0.0.1:5432/test} \
 		$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Every distribution's wheel into $(DIST): the root `tollway` and each plugin's, each built
+# by `uv build` in its own isolated environment, four at a time.
+DIST ?= dist
+wheels: | $(UV)
+	rm -rf $(DIST)
+	printf '%s\n' . $(dir $(PLUGINS)) | xargs -P 4 -I{} $(UV) build --quiet --wheel --out-dir $(DIST) {}
+
+# Ruff's findings and the files its formatter would change ([tool.ruff] in pyproject.toml);
+# not part of `make test`.
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 bench: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh

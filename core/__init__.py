@@ -1,8 +1,12 @@
-"""Tollway's kernel: the plugin API (hook specs, the one `Tool` declaration) and
-the paid-call pipeline (payments, credits, receipts, auth, errors).
+"""Tollway's kernel, free of any web framework: the hook specs, the Kernel, and the paid-call machinery.
 
-No web framework is imported here; the fronts translate their protocol to
-`Kernel.call` and back. Plugins need only what this module exports.
+The `Kernel` collects the plugins through pluggy; everything a call goes through is
+here: admission, payment over x402 or credits, holds and the ledger, signed receipts,
+jobs, watches, webhooks and history, over the database through `core.sql`. The fronts
+(`http_server/`, `mcp_server/`) translate their protocol to the kernel and back, and
+`runtime/` composes it with settings and a database. Plugins never import this
+package: their whole surface is `tollway`. Importing it pins, first, the recursion
+limit that backs the JSON depth check.
 """
 from .json_depth import pin_recursion_limit
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from . import analytics, jobs, notifications
+from . import analytics, jobs, notifications, wire
 from .auth import Authenticator, Caller
 from .errors import ServiceError
 from .receipts import ReceiptBook
 from .request import CallRequest
+from .wire.slots import extended
 
 
 class AgentReads:
@@ -26,7 +25,7 @@ class AgentReads:
             raise ServiceError(401, "unauthorized", "Send X-Agent-ID (wallet address or agent UUID) or an access token.")
         return caller
 
-    async def job_for(self, caller: Caller, job_id: str) -> dict[str, Any]:
+    async def job_for(self, caller: Caller, job_id: str) -> wire.JobStatus:
         row = await jobs.get(job_id)
         if row is None or row["agent_id"] != caller.agent_id:
             raise ServiceError(404, "not_found", f"No request {job_id} for this agent.")
@@ -34,27 +33,27 @@ class AgentReads:
         tool = self.tools.get(row["tool"])
         if tool is not None and tool.job_extras is not None:
             extras = await tool.job_extras(job_id)
-            if extras:
-                resource = msgspec.structs.replace(resource, **extras)
+            if extras:  # kernel fields replaced, the tool's own keys in the Job's slot
+                resource = extended(resource, extras)
         return resource
 
-    async def job_status(self, req: CallRequest, job_id: str) -> dict[str, Any]:
+    async def job_status(self, req: CallRequest, job_id: str) -> wire.JobStatus:
         return await self.job_for(await self.reader(req), job_id)
 
-    async def receipt_for(self, req: CallRequest, receipt_id: str) -> dict[str, Any]:
+    async def receipt_for(self, req: CallRequest, receipt_id: str) -> wire.Receipt:
         caller = await self.reader(req)
         receipt = await self.receipts.served(receipt_id)
         if receipt is None or receipt.agent_id != caller.agent_id:
             raise ServiceError(404, "not_found", f"No receipt {receipt_id} for this agent.")
         return receipt
 
-    async def list_receipts(self, req: CallRequest) -> dict[str, Any]:
+    async def list_receipts(self, req: CallRequest) -> wire.ReceiptPage:
         return await analytics.list_receipts((await self.reader(req)).agent_id, req.query)
 
-    async def spend_breakdown(self, req: CallRequest) -> dict[str, Any]:
+    async def spend_breakdown(self, req: CallRequest) -> wire.SpendBreakdown:
         return await analytics.spend_breakdown((await self.reader(req)).agent_id, req.query)
 
-    async def list_notifications(self, req: CallRequest) -> dict[str, Any]:
+    async def list_notifications(self, req: CallRequest) -> wire.NotificationPage:
         caller = await self.reader(req)
         # a read changes state only for a proven caller: a bare X-Agent-ID names anyone
         return await notifications.list_for(caller.agent_id, req.query, mark_read=caller.proven)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import sql
 from .errors import ServiceError
@@ -72,7 +73,7 @@ class AgentDirectory:
         self._by_wallet[w] = row["id"]
         return row["id"]
 
-    async def register(self, wallet: str | None, name: str | None) -> dict:
+    async def register(self, wallet: str | None, name: str | None) -> dict[str, Any]:
         if wallet is not None:
             if not is_address(wallet):
                 raise ServiceError(400, "invalid_request", "wallet_address must be a 0x address", [{"field": "wallet_address", "message": "expected 0x + 40 hex"}])
@@ -83,9 +84,11 @@ class AgentDirectory:
                 return existing
         row = Agent(id=new_uuid(), wallet_address=wallet.lower() if wallet else None, name=name, credits=0, created_ms=now_ms())
         await Agent.insert(row)
-        return await Agent.select().where(Agent.id == row.id).first()
+        created = await Agent.select().where(Agent.id == row.id).first()
+        assert created is not None  # inserted just now
+        return created
 
-    async def get(self, agent_ref: str) -> dict | None:
+    async def get(self, agent_ref: str) -> dict[str, Any] | None:
         """By UUID or wallet address (case-insensitive)."""
         if is_uuid(agent_ref):
             return await Agent.select().where(Agent.id == agent_ref.lower()).first()

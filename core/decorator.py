@@ -112,7 +112,7 @@ def tool(
     `options` are the other `Tool` fields (`check`, `rate_limit`, `mode`, ...). The
     decorated name is the `Tool`; the function stays reachable as `tool.run.__wrapped__`.
     """
-    refused = [k for k in _FORBIDDEN if k in options]
+    refused = [k for k in _FORBIDDEN if k in options] + (["job=JobDeclaration(cpu_bound=True)"] if getattr(options.get("job"), "cpu_bound", False) else [])
     if refused:
         raise TypeError(f"@tollway.tool takes no {', '.join(refused)}: the function's signature gives them; declare a Tool for those")
 

@@ -4,7 +4,6 @@
 goal's own receipt. Nothing here moves credits: the caller holds and charges its budget."""
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,18 +14,21 @@ from .ids import new_id
 from .prepare import PreparedCall, prepare
 from .receipts import ReceiptBook
 from .tool import Tool, ToolContexts
-from .watches.queue import record_lookup
+from .tool_runner import ToolRunner
 
 COVERED = "covered"  # a receipt's status: paid from a charge made before (the goal's)
 GOAL_BUDGET = "goal_budget"
 
 
 class DelegatedCalls:
-    def __init__(self, *, tools: Mapping[str, Tool], contexts: ToolContexts, receipts: ReceiptBook, watch_sources: Any) -> None:
+    def __init__(
+        self, *, tools: Mapping[str, Tool], contexts: ToolContexts, receipts: ReceiptBook, watch_sources: Any = None, runner: ToolRunner | None = None
+    ) -> None:
         self.tools = tools
         self.contexts = contexts
         self.receipts = receipts
-        self.watch_sources = watch_sources
+        # Runs the tool as a paid call or a job would (the pool, the time limit) and records its facts.
+        self.runner = runner if runner is not None else ToolRunner(contexts=contexts, watch_sources=watch_sources)
 
     def callable_tools(self, *, leave_out: tuple[str, ...] = ()) -> list[Tool]:
         """The tools a loop may call now: configured ones, other than `leave_out`, none
@@ -56,26 +58,16 @@ class DelegatedCalls:
         return call
 
     async def run(self, call: PreparedCall, *, agent_id: str, request_id: str) -> Any:
-        """The tool's output as JSON values (its failure raises, as in a paid call)."""
-        tool = call.tool
-        if tool.cpu_bound:
-            work = asyncio.to_thread(tool.run, call.value)
-        else:
-            ctx = self.contexts.for_run(tool, request_id, agent_id)
-            work = tool.run(call.value, ctx)
-        output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
-        return output
+        """The tool's output (its failure raises, as in a paid call): a `cpu_bound` tool runs in
+        the process pool, every tool within its time limit, as in a paid call or a job."""
+        return (await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)).output
 
     async def receipt(self, call: PreparedCall, output: Any, *, agent_id: str, request_id: str, goal_id: str) -> dict[str, Any]:
         """The call's signed receipt (and a lookup's facts), in the caller's transaction."""
-        tool = call.tool
-        signed = await self.receipts.issue(
-            agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=call.price, status=COVERED,
-            execution_status="completed", settlement_tx=None, payment_method=GOAL_BUDGET, tool=tool.name, request_id=request_id,
-            memo=call.memo, decision_context=call.decision_context, provider_cost=call.provider_cost, goal_id=goal_id,
-        )
-        if tool.mode == "inline":
-            await record_lookup(tool, call.value, output, agent_id, self.watch_sources)
+        signed = await self.receipts.issue(call.receipt(
+            agent_id=agent_id, request_id=request_id, status=COVERED, execution_status="completed", payment_method=GOAL_BUDGET, goal_id=goal_id,
+        ))
+        await self.runner.record(call.tool, call.value, output, agent_id)
         return signed
 
     @staticmethod

@@ -34,7 +34,7 @@ from .canonical import canonical_bytes
 from .errors import ServiceError, invalid_request
 from .payments import x402
 from .request import Answer
-from .sql import _Statement
+from .sql import Bound
 from .tables import PLACEHOLDER_ENGINE
 
 DEFAULT_TTL_S = 86_400
@@ -166,7 +166,7 @@ class IdempotencyStore:
         engine = self._engine or IdempotencyRecord._meta.db
         if engine is PLACEHOLDER_ENGINE:
             raise RuntimeError("IdempotencyRecord is not bound: add core.idempotency.IDEMPOTENCY_TABLES to the Database")
-        return await engine.run_querystring(_Statement(template, args))
+        return await engine.run_querystring(Bound(template, args))
 
     async def begin(self, scope: str, key: str, body_hash: str, now_ms: int | None = None, *, durable: bool = False) -> Begin:
         """Claim `key` in `scope` for a request whose body hashes to `body_hash`.

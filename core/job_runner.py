@@ -23,8 +23,8 @@ from .errors import ServiceError
 from .events import JOB_UPDATES, EventBus, publish_unless_in_sql
 from .receipts import ReceiptBook
 from .refunds import Refunds
-from .parked import Parked
 from .tool import Tool, ToolContexts, ToolError
+from .tool_runner import TimeLimitExceeded, ToolRunner
 
 log = logging.getLogger("tollway.jobs")
 
@@ -41,6 +41,7 @@ class JobRunner:
         refunds: Refunds,
         events: EventBus,
         contexts: ToolContexts,
+        runner: ToolRunner | None = None,
     ) -> None:
         self.db = db
         self.tools = tools
@@ -48,6 +49,7 @@ class JobRunner:
         self.refunds = refunds
         self.events = events
         self.contexts = contexts
+        self.runner = runner if runner is not None else ToolRunner(contexts=contexts)  # core/tool_runner.py
 
     async def run_claimed(self, claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
         """Run one attempt; returns the status written ('completed', 'failed'), 'parked' or 'fenced'."""
@@ -57,19 +59,14 @@ class JobRunner:
         heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
-            if tool.cpu_bound:
-                if pool is None:
-                    raise RuntimeError(f"tool {tool.name} is cpu_bound but the worker has no process pool")
-                work = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
-            else:
-                ctx = self.contexts.for_run(tool, claimed.id, claimed.agent_id)
-                ctx.reporter = lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events)
-                work = tool.run(value, ctx)
-            output = await asyncio.wait_for(work, timeout=tool.time_limit_s)
+            ran = await self.runner.run(
+                tool, value, request_id=claimed.id, agent_id=claimed.agent_id, may_park=True, pool=pool,
+                reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
+            )
+        except TimeLimitExceeded:
+            return await self.job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
         except (ToolError, ServiceError) as exc:  # a tool's failure, or a coded refusal (tollway.Refusal)
             return await self.job_failed(claimed, tool, exc.code, exc.message)
-        except asyncio.TimeoutError:
-            return await self.job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
         except Exception:
             log.exception("job %s attempt %s failed", claimed.id, claimed.attempt)
             return await self.job_failed(claimed, tool, "internal_error", "The job failed.")
@@ -77,10 +74,10 @@ class JobRunner:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
-        if isinstance(output, Parked):  # someone else finishes it (core/parked.py)
-            parked = claimed.attempt is not None and await jobs.park(claimed.id, claimed.attempt, output.message, bus=self.events)
+        if ran.parked:  # someone else finishes it (core/parked.py)
+            parked = claimed.attempt is not None and await jobs.park(claimed.id, claimed.attempt, ran.output.message, bus=self.events)
             return "parked" if parked else "fenced"
-        return await self.job_completed(claimed, msgspec.to_builtins(output))
+        return await self.job_completed(claimed, msgspec.to_builtins(ran.output))
 
     async def announce_claim(self, claimed: jobs.Claimed) -> None:
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")

@@ -54,10 +54,12 @@ from .routes import Route, RouteRunner
 from .registry import Registry, StartupError, start_plugins, stop_plugins
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
+from .tool_runner import ToolRunner
 from .top_ups import TopUps
 from .upstream_cache import UpstreamCache
 from .watches.delivery import WatchDeliveries
 from .watches.polling import WatchPolling, watch_poll_tasks
+from .watches import resume as watch_resume
 from .watches.resource import Watches
 from .watches.sources import WatchSource
 from .webhooks.outbox import WebhookSender
@@ -66,7 +68,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "webhooks", "platform", "delegated", "payouts"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "webhooks", "platform", "delegated", "payouts", "tool_runner"})
 
 
 class Kernel:
@@ -103,6 +105,7 @@ class Kernel:
         self.plugin_failures: dict[str, str] = {}
         self.http_transport = http_transport
         self.events: EventBus = events or LocalEventBus()
+        watch_resume.subscribe()  # the ledger's "credits changed" event resumes credit-paused watches
         # What the plugins declared; the kernel's names are the registry's own (refilled in place).
         self.registry = Registry(config.plugin_env)
         self.tools: dict[str, Tool] = self.registry.tools
@@ -220,16 +223,18 @@ class Kernel:
             db=self.db, tools=self.tools, agents=self.agents, receipts=self.receipts, refunds=self.refunds, gateway=self.gateway,
             top_ups=self.top_ups, events=self.events, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
         )
+        self.tool_runner = ToolRunner(contexts=contexts, watch_sources=self.watch_sources)  # paid calls, jobs and goal steps
         self.paid_calls = PaidCalls(
             db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
             refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
-            contexts=contexts, watch_sources=self.watch_sources,
+            contexts=contexts, runner=self.tool_runner,
         )
         self.job_runner = JobRunner(
             db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
+            runner=self.tool_runner,
         )
         self.payouts = Payouts(db=self.db, backend=self.backend, network=self.network, key=config.payout_key)
-        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, watch_sources=self.watch_sources)
+        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, runner=self.tool_runner)
         self.accounts = Accounts(
             db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,
             reconciler=self.reconciler, access_token_ttl_s=config.access_token_ttl_s,

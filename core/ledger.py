@@ -5,9 +5,26 @@ ledger row, inside one transaction. Callers open the transaction.
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from . import sql
 from .ids import new_id, now_ms
-from .watches.resume import resume_credit_paused
+
+# A "credits changed" listener: (agent_id, delta, balance_after), awaited in the transaction
+# of the movement; what reacts to credits (paused watches) subscribes, the ledger knows none.
+CreditsListener = Callable[[str, int, int], Awaitable[Any]]
+_credits_listeners: dict[str, CreditsListener] = {}
+
+
+def on_credits_changed(name: str, listener: CreditsListener) -> None:
+    """Subscribe `listener` to every movement of an agent's credits (once per `name`)."""
+    _credits_listeners[name] = listener
+
+
+async def _credits_changed(agent_id: str, delta: int, balance: int) -> None:
+    for listener in tuple(_credits_listeners.values()):
+        await listener(agent_id, delta, balance)
 
 
 def credits_account(agent_id: str) -> str:
@@ -52,10 +69,13 @@ async def debit_credits(agent_id: str, amount: int, *, kind: str, reference: str
 
     Returns (balance_after, ledger_row_id), or None when the credits fall short.
     """
-    return await _move(
+    moved = await _move(
         "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits AS balance",
         (amount, agent_id, amount), credits_account(agent_id), -amount, kind, reference, memo,
     )
+    if moved is not None:
+        await _credits_changed(agent_id, -amount, moved[0])
+    return moved
 
 
 async def credit_credits(agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None) -> tuple[int, str]:
@@ -65,7 +85,7 @@ async def credit_credits(agent_id: str, amount: int, *, kind: str, reference: st
     )
     if moved is None:
         raise LookupError(f"no agent {agent_id}")
-    await resume_credit_paused(agent_id, moved[0])  # credits sufficient again: paused watches run
+    await _credits_changed(agent_id, amount, moved[0])  # e.g. credits sufficient again: paused watches run
     return moved
 
 

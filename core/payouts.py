@@ -29,6 +29,7 @@ from .money import usdc
 from .payments import x402
 from .payments.eip3009 import make_payment, sign_authorization
 from .payments.networks import Network
+from .payments.settlement import SettlementBackend
 from .tables import PLACEHOLDER_ENGINE
 
 PAYOUT_KIND, RETURN_KIND = "payout", "payout_return"
@@ -81,7 +82,7 @@ async def withdrawable(agent_id: str) -> int:
 class Payouts:
     """Withdraws credits on-chain; `key` is the service wallet's private key (None: no payouts)."""
 
-    def __init__(self, *, db: Any, backend: Any, network: Network, key: str | None, authorization_valid_s: int = AUTHORIZATION_VALID_S) -> None:
+    def __init__(self, *, db: Any, backend: SettlementBackend, network: Network, key: str | None, authorization_valid_s: int = AUTHORIZATION_VALID_S) -> None:
         self.db = db
         self.authorization_valid_s = authorization_valid_s
         self.backend = backend
@@ -112,7 +113,7 @@ class Payouts:
         payout_id = new_id("po")
         payment, requirements = self._payment(payout_id, to_address, amount)
         decoded = x402.decode_payment(payment)
-        in_database = getattr(self.backend, "settles_in_database", False)
+        in_database = self.backend.settles_in_database
         async with self.db.transaction():
             if await ledger.debit_credits(agent_id, amount, kind=PAYOUT_KIND, reference=payout_id, memo=to_address) is None:
                 raise ServiceError(409, "insufficient_credits", f"The credits do not cover a payout of {usdc(amount)} USDC.")
@@ -171,7 +172,7 @@ class Payouts:
         return len(rows)
 
     @staticmethod
-    async def get(payout_id: str) -> Any:
+    async def get(payout_id: str) -> dict[str, Any] | None:
         return await sql.fetch_one("SELECT * FROM tw_payouts WHERE id = {}", payout_id)
 
     @staticmethod

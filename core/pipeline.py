@@ -29,8 +29,9 @@ from .receipts import ReceiptBook
 from .refunds import Refunds
 from .request import Answer, CallRequest
 from .tool import Tool, ToolContexts, ToolError
-from .watches.queue import record_lookup
+from .tool_runner import ToolRunner
 from .wire.calls import CallMeta, JobAccepted, Success
+from .wire.slots import extended
 
 log = logging.getLogger("tollway.pipeline")
 
@@ -57,6 +58,7 @@ class PaidCalls:
         gateway: X402Gateway,
         events: EventBus,
         contexts: ToolContexts,
+        runner: ToolRunner | None = None,
         watch_sources: Mapping[str, Any] | None = None,
     ) -> None:
         self.db = db
@@ -71,8 +73,8 @@ class PaidCalls:
         self.gateway = gateway
         self.events = events
         self.contexts = contexts
-        # Watchable attributes: a lookup recording a change of a watched entity queues it.
-        self.watch_sources = watch_sources if watch_sources is not None else {}
+        # Runs the tool, records a lookup's facts and queues its watched changes (core/tool_runner.py).
+        self.runner = runner if runner is not None else ToolRunner(contexts=contexts, watch_sources=watch_sources)
 
     def prepare(self, tool: Tool, body: bytes) -> PreparedCall:
         """Validate and price: everything that must happen before payment."""
@@ -124,11 +126,7 @@ class PaidCalls:
 
     async def run_paid(self, call: PreparedCall, agent_id: str, request_id: str) -> Any:
         """Run the tool itself; any exception is the tool's failure."""
-        ctx = self.contexts.for_run(call.tool, request_id, agent_id)
-        try:
-            return await call.tool.run(call.value, ctx)
-        finally:
-            call.provider_cost = ctx.provider_cost
+        return (await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)).output
 
     def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
         meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
@@ -177,7 +175,7 @@ class PaidCalls:
                 await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
-            await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
+            await self.runner.record(call.tool, call.value, output, agent_id)
         return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
@@ -243,7 +241,7 @@ class PaidCalls:
             if job and result.status != "failed":
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"], settled=settled)
             if not job and result.status != "failed":
-                await record_lookup(call.tool, call.value, output, agent_id, self.watch_sources)
+                await self.runner.record(call.tool, call.value, output, agent_id)
         return result, receipt["receipt_id"]
 
     # -- jobs ------------------------------------------------------------------------
@@ -270,21 +268,18 @@ class PaidCalls:
             receipt_id=receipt_id,
             message=message,
         )
-        if call.tool.accepted_fields is not None:
-            body = msgspec.structs.replace(body, **dict(call.tool.accepted_fields(request_id)))
+        if call.tool.accepted_fields is not None:  # the tool's keys ride the answer's slot
+            body = extended(body, call.tool.accepted_fields(request_id))
         return Answer(202, body, {})
 
     async def _receipt(
         self, call: PreparedCall, agent_id: str, request_id: str, *,
         status: str, execution: str, method: str, tx: str | None, settled: bool = True, receipt_id: str | None = None,
     ) -> dict[str, Any]:
-        tool = call.tool
-        return await self.receipts.issue(
-            receipt_id=receipt_id, agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=call.price,
-            status=status, execution_status=execution, settlement_tx=tx, payment_method=method, tool=tool.name, request_id=request_id,
-            memo=call.memo, decision_context=call.decision_context, provider_cost=call.provider_cost, settled=settled,
-            **call.receipt_fields(request_id),
-        )
+        return await self.receipts.issue(call.receipt(
+            agent_id=agent_id, request_id=request_id, status=status, execution_status=execution, payment_method=method,
+            settlement_tx=tx, settled=settled, receipt_id=receipt_id,
+        ))
 
 
 __all__ = ["PaidCalls", "PreparedCall", "input_hash_of"]

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 import rfc8785
 
+from .receipts import ReceiptDraft
 from .tool import Tool
 from .validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, one_of_problems
 
@@ -42,10 +43,23 @@ class PreparedCall:
                 raise ValueError(f"tool {self.tool.name}: service_fee must be within the price")
             self.admission = admitted
 
-    def receipt_fields(self, request_id: str) -> dict[str, Any]:
-        """Fields of the call's receipt beyond the kernel's own: the goal, the soul, the fee."""
-        goal_id = (self.tool.accepted_fields(request_id) if self.tool.accepted_fields else {}).get("goal_id")
-        return {"goal_id": goal_id, "soul_agent_id": self.admission.soul_agent_id, "service_fee": self.admission.service_fee}
+    def receipt(
+        self, *, agent_id: str, request_id: str, status: str, execution_status: str, payment_method: str,
+        settlement_tx: str | None = None, settled: bool = True, receipt_id: str | None = None, goal_id: str | None = None,
+    ) -> ReceiptDraft:
+        """The draft of this call's receipt: the tool, price and audit fields, with the signed
+        fields plugins fill: the goal (given, or the one of the job tool's `accepted_fields`),
+        the soul and the fee (its `Admission`)."""
+        tool = self.tool
+        if goal_id is None and tool.accepted_fields is not None:
+            goal_id = tool.accepted_fields(request_id).get("goal_id")
+        return ReceiptDraft(
+            agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=self.price, status=status,
+            execution_status=execution_status, settlement_tx=settlement_tx, payment_method=payment_method, tool=tool.name,
+            request_id=request_id, memo=self.memo, decision_context=self.decision_context, provider_cost=self.provider_cost,
+            settled=settled, receipt_id=receipt_id, goal_id=goal_id, soul_agent_id=self.admission.soul_agent_id,
+            service_fee=self.admission.service_fee,
+        )
 
 
 _SORTED = msgspec.json.Encoder(order="sorted")

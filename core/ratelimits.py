@@ -31,7 +31,7 @@ from piccolo.columns import BigInt, Integer, Varchar
 from piccolo.table import Table
 
 from .errors import ServiceError
-from .sql import _Statement
+from .sql import Bound
 from .tables import PLACEHOLDER_ENGINE
 
 DEFAULT_LIMITS: dict[str, tuple[int, int]] = {
@@ -190,7 +190,7 @@ class RateLimiter:
         start = now - now % window_ms
         end = start + window_ms
         if self.shared:
-            rows = await self._bound_engine().run_querystring(_Statement(_HIT, (f"{category}:{key}:{start}", end)))
+            rows = await self._bound_engine().run_querystring(Bound(_HIT, (f"{category}:{key}:{start}", end)))
             hits = int(rows[0]["hits"])
         else:
             hits = self._hit_memory(f"{category}:{key}", end, now)
@@ -218,7 +218,7 @@ class RateLimiter:
         now = _now_ms() if now_ms is None else now_ms
         if not self.shared:
             return self._drop_ended(now)
-        rows = await self._bound_engine().run_querystring(_Statement(_PURGE + " RETURNING id", (now,)))
+        rows = await self._bound_engine().run_querystring(Bound(_PURGE + " RETURNING id", (now,)))
         return len(rows)
 
 

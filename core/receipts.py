@@ -5,6 +5,7 @@ private columns (provider cost) live beside it and are never served or signed.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,35 @@ from .money import usdc
 from .receipt_signing import ReceiptSigner, metadata_digest
 from .tables import Receipt, ReceiptRevision, SigningKey
 from .wire import receipts as wire
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReceiptDraft:
+    """Everything a new receipt says, typed: what `ReceiptBook.issue` signs. `amount` and
+    `service_fee` are micro-USDC; `provider_cost` is stored beside the receipt, never signed;
+    `metadata` is signed as its digest only. `goal_id`, `soul_agent_id` and `service_fee` are
+    the three signed fields plugins fill (through the tool's declarations and `Admission`)."""
+
+    agent_id: str
+    category: str
+    subcategory: str | None
+    amount: int
+    status: str
+    execution_status: str
+    payment_method: str
+    tool: str | None
+    request_id: str | None
+    settlement_tx: str | None = None
+    job_id: str | None = None
+    memo: str | None = None
+    decision_context: Any = None
+    metadata: Any = None
+    provider_cost: int | None = None
+    settled: bool = True
+    receipt_id: str | None = None
+    goal_id: str | None = None
+    soul_agent_id: str | None = None
+    service_fee: int = 0
 
 
 class ReceiptBook:
@@ -37,55 +67,18 @@ class ReceiptBook:
             for r in rows
         ])
 
-    async def issue(
-        self,
-        *,
-        agent_id: str,
-        category: str,
-        subcategory: str | None,
-        amount: int,
-        status: str,
-        execution_status: str,
-        settlement_tx: str | None,
-        payment_method: str,
-        tool: str | None,
-        request_id: str | None,
-        job_id: str | None = None,
-        memo: str | None = None,
-        decision_context: Any = None,
-        metadata: Any = None,
-        provider_cost: int | None = None,
-        settled: bool = True,
-        receipt_id: str | None = None,
-        goal_id: str | None = None,
-        soul_agent_id: str | None = None,
-        service_fee: int = 0,
-    ) -> dict[str, Any]:
+    async def issue(self, draft: ReceiptDraft) -> dict[str, Any]:
+        """Sign and store a new receipt (revision 1) from `draft`; the signed body."""
+        d = draft
         created = now_ms()
-        job_id = job_id or request_id  # a receipt's job_id is the request that originated it
-        body = wire.ReceiptBody(
-            receipt_id=receipt_id or new_id("rcpt"),
-            agent_id=agent_id,
-            soul_agent_id=soul_agent_id,
-            category=category,
-            subcategory=subcategory,
-            tool=tool,
-            request_id=request_id,
-            amount_usdc=usdc(amount),
-            service_fee=usdc(service_fee),
-            payment_method=payment_method,
-            status=status,
-            execution_status=execution_status,
-            goal_id=goal_id,
-            revision=1,
-            settlement_tx=settlement_tx,
-            memo=memo,
-            decision_context=decision_context,
-            value_tag=None,
-            job_id=job_id,
-            metadata_digest=metadata_digest(metadata) if metadata is not None else None,
-            created_at=iso(created),
-            settled_at=iso(created) if settled else None,
+        job_id = d.job_id or d.request_id  # a receipt's job_id is the request that originated it
+        body = wire.ReceiptBody(  # the Struct's field order is the signed order, whatever the order here
+            receipt_id=d.receipt_id or new_id("rcpt"), agent_id=d.agent_id, soul_agent_id=d.soul_agent_id, category=d.category,
+            subcategory=d.subcategory, tool=d.tool, request_id=d.request_id, amount_usdc=usdc(d.amount), service_fee=usdc(d.service_fee),
+            payment_method=d.payment_method, status=d.status, execution_status=d.execution_status, goal_id=d.goal_id, revision=1,
+            settlement_tx=d.settlement_tx, memo=d.memo, decision_context=d.decision_context, value_tag=None, job_id=job_id,
+            metadata_digest=metadata_digest(d.metadata) if d.metadata is not None else None,
+            created_at=iso(created), settled_at=iso(created) if d.settled else None,
         )
         signed = self.signer.sign(msgspec.to_builtins(body))
         text = msgspec.json.encode(signed).decode()
@@ -93,7 +86,7 @@ class ReceiptBook:
         await sql.fetch(
             "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
             "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
-            rid, agent_id, category, tool, amount, status, job_id, text, provider_cost, created,
+            rid, d.agent_id, d.category, d.tool, d.amount, d.status, job_id, text, d.provider_cost, created,
         )
         return signed
 

@@ -32,7 +32,7 @@ from .money import usdc
 from .payments.gateway import X402Gateway
 from .payments.settlement import SettlementResult
 from .pending_report import pending_report
-from .receipts import ReceiptBook
+from .receipts import ReceiptBook, ReceiptDraft
 from .refunds import Refunds
 from .tool import Tool
 from .top_ups import TOP_UP_PURPOSE, TopUps
@@ -41,6 +41,13 @@ from .wire.accounts import PendingReport
 log = logging.getLogger("tollway.reconciler")
 
 INTERRUPTED = "interrupted"  # refund reason of a call whose process died mid-way
+
+
+def _failed_call(tool: Tool | None, name: str, **fields: Any) -> ReceiptDraft:
+    """The receipt of a paid call the reconciler ends failed (charged, then refunded):
+    the tool's category, or `data` when the tool is no longer registered."""
+    category, subcategory = (tool.category, tool.subcategory or tool.name) if tool else ("data", name)
+    return ReceiptDraft(category=category, subcategory=subcategory, tool=name, status="settled", execution_status="failed", **fields)
 
 
 class Reconciler:
@@ -128,21 +135,10 @@ class Reconciler:
         async with self.db.transaction():
             if not await holds.end(row["id"], "refunded"):
                 return False  # the call ended it after all
-            await self.receipts.issue(
-                receipt_id=row["receipt_id"],
-                agent_id=row["agent_id"],
-                category=tool.category if tool else "data",
-                subcategory=(tool.subcategory or tool.name) if tool else row["tool"],
-                amount=int(row["amount"]),
-                status="settled",
-                execution_status="failed",
-                settlement_tx=None,
-                payment_method="credits",
-                tool=row["tool"],
-                request_id=row["id"],
-                memo=row["memo"],
-                decision_context=holds.decision_context_of(row),
-            )
+            await self.receipts.issue(_failed_call(
+                tool, row["tool"], receipt_id=row["receipt_id"], agent_id=row["agent_id"], amount=int(row["amount"]), settlement_tx=None,
+                payment_method="credits", request_id=row["id"], memo=row["memo"], decision_context=holds.decision_context_of(row),
+            ))
             await self.refunds.refund_to_credits(row["receipt_id"], reason=INTERRUPTED)
         log.warning("refunded credit hold %s (%s USDC): its call never finished", row["id"], usdc(int(row["amount"])))
         return True
@@ -231,18 +227,9 @@ class Reconciler:
 
     async def _refund_lost_answer(self, row: dict[str, Any], result: SettlementResult, tool: Any, agent_id: str) -> None:
         async with self.db.transaction():
-            receipt = await self.receipts.issue(
-                agent_id=agent_id,
-                category=tool.category if tool else "data",
-                subcategory=(tool.subcategory or tool.name) if tool else row["purpose"],
-                amount=int(row["value"]),
-                status="settled",
-                execution_status="failed",
-                settlement_tx=result.transaction,
-                payment_method="x402",
-                tool=row["purpose"],
-                request_id=None,
-            )
+            receipt = await self.receipts.issue(_failed_call(
+                tool, row["purpose"], agent_id=agent_id, amount=int(row["value"]), settlement_tx=result.transaction, payment_method="x402", request_id=None,
+            ))
             if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending"), receipt_id=receipt["receipt_id"]):
                 raise _Lost()
             await self.refunds.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)

@@ -16,7 +16,7 @@ import msgspec
 from . import ledger, sql
 from .errors import ServiceError
 from .money import usdc
-from .receipts import ReceiptBook
+from .receipts import ReceiptBook, ReceiptDraft
 
 SHARE_KIND = "sale_share"
 EARNED = "earned"  # the status of a seller's receipt
@@ -51,12 +51,12 @@ class Sales:
             fee = amount - share
             if body.get("service_fee") != usdc(fee):
                 await self.receipts.revise(receipt_id, {"service_fee": usdc(fee)})
-            return await self.receipts.issue(
+            return await self.receipts.issue(ReceiptDraft(
                 agent_id=seller_agent_id, category=body["category"], subcategory=body.get("subcategory"), amount=share, status=EARNED,
                 execution_status="completed", settlement_tx=None, payment_method=SHARE_METHOD, tool=body.get("tool"),
                 request_id=body.get("request_id"), job_id=body.get("job_id"), soul_agent_id=body.get("soul_agent_id"), service_fee=fee,
                 goal_id=body.get("goal_id"),
-            )
+            ))
 
 
 __all__ = ["EARNED", "SHARE_KIND", "SHARE_METHOD", "Sales"]

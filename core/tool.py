@@ -13,21 +13,19 @@ import msgspec
 
 from .context import ContentCheck, PluginContext
 from .errors import ServiceError
-from .history.declare import Benchmarkable
 from .money import to_micro
 from .providers import Providers
 from .sentences import first_sentence
 from .settings_spec import Setting, setting_value
+from .tool_declarations import (
+    GROUPS, AcceptedJob, AcceptedStatus, AdmissionChecks, Benchmarkable, Fact, HistoryDeclaration, JobDeclaration,
+)
 from .upstream_cache import UpstreamCache, begin_run
 
 CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
 Idempotency = Literal["required", "optional", "ignored"]
 Mode = Literal["inline", "job"]
-# The `status` of a job tool's 202 acceptance (web read says `processing`,
-# research `pending`; acceptance answers may also say queued, accepted or active).
-AcceptedStatus = Literal["pending", "processing", "queued", "accepted", "active"]
-ACCEPTED_STATUSES = ("pending", "processing", "queued", "accepted", "active")
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
@@ -142,44 +140,21 @@ class ToolError(Exception):
         self.details = details
 
 
-@dataclasses.dataclass(frozen=True)
-class Fact:
-    """One recordable fact a lookup's answer states about an entity, for the
-    history features (Changes, Benchmark, Watches): e.g. attribute
-    `vehicle_recalls`, key `HONDA|ACCORD|2021`, value `{"total": 4, ...}`."""
-
-    attribute: str  # the data tool's name
-    key: str  # the entity in the source's own terms (a VIN in capitals, a certificate, an entry number)
-    value: Any  # JSON-able; numeric fields a benchmark may read live at the top level of a dict
-    source: str  # evidence.source
-    as_of: str | None = None  # the source's own date for the value
-    public: bool = True  # facts about public sources are visible to every caller
-    # Benchmark peer fields of the entity (e.g. {"make": "HONDA", "model_year": 2021}),
-    # stored as indexed columns; names the tool's `benchmark.peers` declares.
-    peers: Mapping[str, str | int] = dataclasses.field(default_factory=dict)
-    # False leaves the fact out of Benchmark's peers (e.g. a county among states).
-    benchmarked: bool = True
-
-
 Price = int | str | Callable[[Any], int]
-
-
-@dataclasses.dataclass(frozen=True)
-class AcceptedJob:
-    """A job tool's call as it is accepted and paid (what `Tool.on_accept` receives)."""
-
-    request_id: str
-    agent_id: str
-    value: Any  # the validated input
-    price: int  # micro-USDC charged
-    receipt_id: str
 
 
 @dataclasses.dataclass(frozen=True)
 class Tool:
     """A paid tool, declared once by a plugin through `register_tools`. `price` is micro-USDC
-    (int), a USDC decimal string ("0.005"), or a pure function of the validated input."""
+    (int), a USDC decimal string ("0.005"), or a pure function of the validated input.
 
+    Grouped declarations say the rest by purpose: `job=JobDeclaration(...)` (a job tool),
+    `history=HistoryDeclaration(...)` (a lookup's facts), `admission=AdmissionChecks(...)`
+    (checks before payment). Their flat keywords (`accepted_status=`, `facts=`, `admit=`, ...)
+    are still accepted and hold the values; the groups read back from them (`tool.job.on_accept`
+    is `tool.on_accept`)."""
+
+    # -- what it is, for every front --------------------------------------------------
     name: str  # the answer's `data.tool` string, e.g. "vehicle_recalls"
     path: str  # HTTP path, e.g. "/v1/tools/lookup/vehicle-recalls"
     title: str
@@ -193,58 +168,47 @@ class Tool:
     price: Price
     family: str  # plugin family: settings prefix TOLLWAY_<FAMILY>_*
     subcategory: str | None = None
-    mode: Mode = "inline"
+    examples: tuple[Example, ...] = ()
+    # One sentence for compact listings (MCP tools/list); default: the description's first.
+    summary: str | None = None
+    # -- how it is called -------------------------------------------------------------
+    mode: Mode = "inline"  # "job" when `job=` is given
     payment_header: PaymentHeader = "payment-signature"
     idempotency: Idempotency = "ignored"
     idempotency_durable: bool = False  # its keys are kept for good, not for TOLLWAY_IDEMPOTENCY_TTL_S
     rate_limit: str = "lookup"
-    examples: tuple[Example, ...] = ()
-    # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
-    check: Callable[[Any], None] | None = None
     # The error of a request whose shape is wrong (unknown field, wrong type, missing
     # field): `invalid_request` by default, or `invalid_input` for tools that answer every
     # input error that way (solve, predict), which then also carries a `code` (docs/api.md).
     shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
-    # Job mode: the `status` of the 202 acceptance answer, on every front and in the schemas.
-    accepted_status: AcceptedStatus = "pending"
-    # Job mode: the longest one attempt may run, and whether a failed job is refunded.
+    # The longest one run may take, for a paid call, a job attempt or a goal's call alike.
     time_limit_s: float = 60.0
+    # -- grouped declarations (core/tool_declarations.py) ------------------------------
+    job: dataclasses.InitVar[JobDeclaration | None] = None
+    history: dataclasses.InitVar[HistoryDeclaration | None] = None
+    admission: dataclasses.InitVar[AdmissionChecks | None] = None
+    # -- the groups' fields, flat (what a group given above fills) ---------------------
+    accepted_status: AcceptedStatus = "pending"
     refund_failed_jobs: bool = True
-    # CPU-heavy tools: `run` is a plain (picklable, module-level) function of the
-    # input alone, executed in a process pool so the event loop never blocks.
     cpu_bound: bool = False
-    # Lookups: how an answer maps to recordable facts, `facts(input, output) -> [Fact]`.
-    # A tool with facts keeps history: Changes reads it (docs/history.md).
-    facts: Callable[[Any, Any], Iterable[Fact]] | None = None
-    # Which numeric fields of the facts Benchmark may rank, and their peer filters.
-    benchmark: Benchmarkable | None = None
-    # Searches: the tool's facts include one keyed `tollway.search_key(input)` (the hash
-    # of the normalised input, never the input itself), so Changes accepts `input`.
-    searches: bool = False
-    # Async checks that read stored state and must refuse before payment (raise
-    # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`; may answer a `tollway.Admission`.
-    admit: Callable[[Any], Awaitable[Any]] | None = None
-    # One sentence for compact listings (MCP tools/list); default: the description's first.
-    summary: str | None = None
-    # Groups of input fields of which a call gives exactly one (`check` enforces it; the
-    # schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
-    exactly_one_of: tuple[tuple[str, ...], ...] = ()
-    # Settings of the tool's family it cannot run without (an upstream's API key): while
-    # one is unset the tool stays listed, but a call is refused with 503
-    # `provider_unavailable` naming the variable, before any quote or payment.
-    requires: tuple[Setting, ...] = ()
-    # The kind of provider the tool reaches its service through (`ctx.provider(kind)`,
-    # docs/providers.md): while none is configured, refused like `requires`.
-    provider_kind: str | None = None
-    # Job mode: fields the 202 carries besides `request_id`, a pure function of it (compute:
-    # `goal_id`, also written on the receipt), and the tool's own rows for an accepted call,
-    # written in the transaction of its payment, receipt and job (compute: the goal).
-    accepted_fields: Callable[[str], Mapping[str, str]] | None = None
-    on_accept: Callable[["AcceptedJob"], Awaitable[None]] | None = None
-    # Job mode: fields its Job resource adds (email: `email_tracking`).
+    accepted_fields: Callable[[str], Mapping[str, Any]] | None = None
+    on_accept: Callable[[AcceptedJob], Awaitable[None]] | None = None
     job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
+    facts: Callable[[Any, Any], Iterable[Fact]] | None = None
+    benchmark: Benchmarkable | None = None
+    searches: bool = False
+    check: Callable[[Any], None] | None = None
+    exactly_one_of: tuple[tuple[str, ...], ...] = ()
+    admit: Callable[[Any], Awaitable[Any]] | None = None
+    requires: tuple[Setting, ...] = ()
+    provider_kind: str | None = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, job: JobDeclaration | None, history: HistoryDeclaration | None, admission: AdmissionChecks | None) -> None:
+        for group_name, group in (("job", job), ("history", history), ("admission", admission)):
+            if group is not None and not getattr(group, "_read_back", False):  # dataclasses.replace passes read-back groups
+                self._join(group_name, group)
+                if group_name == "job":  # a job declaration makes a job tool
+                    object.__setattr__(self, "mode", "job")
         if not _NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must be lower_snake_case")
         if not _PATH.match(self.path):
@@ -257,22 +221,27 @@ class Tool:
             object.__setattr__(self, "price", to_micro(self.price))
         if isinstance(self.price, int) and self.price <= 0:
             raise ValueError(f"tool {self.name}: price must be positive")
-        if self.cpu_bound and self.mode != "job":
-            raise ValueError(f"tool {self.name}: cpu_bound tools run as jobs (mode='job')")
-        if self.accepted_status not in ACCEPTED_STATUSES:
-            raise ValueError(f"tool {self.name}: accepted_status must be one of {ACCEPTED_STATUSES}")
-        if (self.accepted_fields or self.on_accept or self.job_extras) is not None and self.mode != "job":
-            raise ValueError(f"tool {self.name}: accepted_fields, on_accept and job_extras are for job tools")
+        for group_name in GROUPS:
+            for problem in getattr(self, group_name).problems(self.name, self.mode):
+                raise ValueError(problem)
         if self.time_limit_s <= 0:
             raise ValueError(f"tool {self.name}: time_limit_s must be positive")
-        if (self.benchmark is not None or self.searches) and self.facts is None:
-            raise ValueError(f"tool {self.name}: benchmark and searches need facts")
         if any(s.family != self.family for s in self.requires):
             raise ValueError(f"tool {self.name}: required settings must be of its family {self.family!r}")
         fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
         for group in self.exactly_one_of:
             if len(group) < 2 or not set(group) <= fields:
                 raise ValueError(f"tool {self.name}: exactly_one_of group {group} must name two or more input fields")
+
+    def _join(self, group_name: str, group: Any) -> None:
+        """The flat fields from a given group; a flat keyword also given (not its default)
+        that says otherwise is refused."""
+        names = [f.name for f in dataclasses.fields(GROUPS[group_name])]
+        clash = [n for n in names if getattr(self, n) != _FLAT_DEFAULTS[n] and getattr(self, n) != getattr(group, n)]
+        if clash:
+            raise ValueError(f"tool {self.name}: give {', '.join(clash)} inside {group_name}=, not beside it")
+        for n in names:
+            object.__setattr__(self, n, getattr(group, n))
 
     def unconfigured(self, settings: Mapping[str, str]) -> tuple[Setting, ...]:
         """The required settings that `settings` (the family's values) leaves unset."""
@@ -298,3 +267,23 @@ class Tool:
 
     def output_schema(self) -> dict[str, Any]:
         return msgspec.json.schema(self.output_type)
+
+
+# The flat keywords' defaults: a flat keyword changed from its default beside its group is refused.
+_FLAT_DEFAULTS = {f.name: f.default for cls in GROUPS.values() for f in dataclasses.fields(cls)}
+
+
+def _group_view(group_name: str) -> property:
+    cls = GROUPS[group_name]
+    names = [f.name for f in dataclasses.fields(cls)]
+
+    def read(tool: Tool) -> Any:
+        group = cls(**{n: getattr(tool, n) for n in names})
+        object.__setattr__(group, "_read_back", True)  # the fields already say it
+        return group
+
+    return property(read, doc=f"The tool's `{group_name}=` declaration, read from its fields.")
+
+
+for _group_name in GROUPS:  # `tool.job`, `tool.history`, `tool.admission`
+    setattr(Tool, _group_name, _group_view(_group_name))

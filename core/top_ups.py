@@ -23,6 +23,7 @@ from .money import AmountError, to_micro, usdc
 from .payments.eip3009 import authorization_key
 from .payments.gateway import PaymentFailed, X402Gateway, find_payment_header
 from .payments.settlement import SettlementResult
+from .receipts import ReceiptDraft
 from .request import Answer, CallRequest
 from .wire.accounts import TopUpRecord
 
@@ -213,7 +214,7 @@ class TopUps:
                     "VALUES ({}, {}, {}, {}, {}, {}, {})",
                     settlement_tx, txn_id, agent_id, amount, balance, memo, now_ms(),
                 )
-                await self.receipts.issue(
+                await self.receipts.issue(ReceiptDraft(
                     agent_id=agent_id,
                     category="infrastructure",
                     subcategory="credits_top_up",
@@ -225,7 +226,7 @@ class TopUps:
                     tool="credits_top_up",
                     request_id=txn_id,
                     memo=memo,
-                )
+                ))
                 await notifications.notify(
                     agent_id, "credit_issued", f"{usdc(amount)} USDC of credits added", memo,
                     {"amount": usdc(amount), "credits_balance": usdc(balance), "source": "top_up", "settlement_tx": settlement_tx, "transactionId": txn_id},

@@ -101,7 +101,7 @@ def expected(t: Any) -> str:
     if isinstance(t, mi.UnionType):
         words = list(dict.fromkeys(expected(m) for m in t.types))
         return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-    for kind, words in _SIMPLE.items():
+    for kind, text in _SIMPLE.items():
         if isinstance(t, kind):
-            return words
+            return text
     return "a valid value"

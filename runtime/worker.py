@@ -64,6 +64,9 @@ class Worker:
                 await asyncio.to_thread(lambda: self._pool.submit(os.getpid).result())  # type: ignore[union-attr]
             except Exception:  # the jobs that need the pool fail and say so
                 log.exception("the process pool of cpu-bound tools did not start")
+        runner = getattr(self.kernel, "tool_runner", None)
+        if runner is not None and runner.pool is None:  # goal steps in this process use it too
+            runner.pool = self._pool
         return self._pool
 
     def start(self) -> asyncio.Task[None]:
@@ -77,6 +80,9 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self._own_pool and self._pool is not None:
+            runner = getattr(self.kernel, "tool_runner", None)
+            if runner is not None and runner.pool is self._pool:
+                runner.pool = None
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def run(self) -> None:

@@ -46,6 +46,9 @@ from core.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
 from core.upstream import Reply, Upstream
 from core.validation import FieldError, FieldErrors
 from core.watches.sources import Observed, Snapshot, WatchSource
+from core.tool_declarations import AdmissionChecks, HistoryDeclaration, JobDeclaration
+
+from . import storage
 
 __all__ = [
     "AcceptedJob",
@@ -99,7 +102,11 @@ __all__ = [
     "source_int",
     "search_key",
     "source_text",
+    "storage",
     "tool",
     "to_micro",
     "usdc",
+    "AdmissionChecks",
+    "HistoryDeclaration",
+    "JobDeclaration",
 ]

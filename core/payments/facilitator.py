@@ -24,6 +24,7 @@ log = logging.getLogger("tollway.facilitator")
 
 class FacilitatorSettlement:
     name = "facilitator"
+    settles_in_database = False  # the facilitator moves the money, outside our transaction
 
     def __init__(self, services: BackendServices) -> None:
         url = services.facilitator_url

@@ -27,6 +27,12 @@ class SettlementResult:
 
 class SettlementBackend(Protocol):
     name: str
+    # True when `settle` moves the money in our own database (the embedded network):
+    # the paid call then settles inside its own transaction, together with the receipt
+    # and the ledger rows, and nothing can be left half done. False when the money moves
+    # elsewhere (a facilitator, a chain): the payment is marked `settling` first and
+    # settled outside any transaction, so the reconciler can learn its fate.
+    settles_in_database: bool
 
     async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
         """None when the payment can settle, else an x402 invalid-reason code."""

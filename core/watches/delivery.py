@@ -22,7 +22,7 @@ from .. import ledger, notifications, sql
 from ..events import WATCH_DELIVERIES, EventBus
 from ..ids import now_ms
 from ..money import dollars, usdc
-from ..receipts import ReceiptBook
+from ..receipts import ReceiptBook, ReceiptDraft
 from ..webhooks import outbox
 
 
@@ -126,11 +126,11 @@ class WatchDeliveries:
         now = now_ms()
         delivery_id = pending["id"]
         change = msgspec.json.decode(pending["change"])
-        receipt = await self.receipts.issue(
+        receipt = await self.receipts.issue(ReceiptDraft(
             agent_id=watch["agent_id"], category="data", subcategory="watch", amount=price, status="settled",
             execution_status="completed", settlement_tx=None, payment_method="credits", tool="watch",
             request_id=delivery_id, job_id=delivery_id, metadata={"watch_id": watch["id"], "change": change},
-        )
+        ))
         moved = await sql.fetch_one(
             "UPDATE tw_watch_deliveries SET state = 'delivered', receipt_id = {}, charged = {}, delivered_ms = {} "
             "WHERE id = {} AND state = 'pending' RETURNING id",

@@ -1,9 +1,10 @@
 """A watch paused because the credits could not pay runs again, automatically, in the
 transaction that adds credits (a grant, a top-up, a refund) once they pay its next change;
-the delivery loops find it on their next pass."""
+the delivery loops find it on their next pass. It listens to the ledger's "credits changed"
+event (`subscribe`), so the ledger never calls into watches."""
 from __future__ import annotations
 
-from .. import sql
+from .. import ledger, sql
 from ..ids import now_ms
 
 
@@ -16,3 +17,14 @@ async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:
         now_ms(), agent_id, balance,
     )
     return [r["id"] for r in rows]
+
+
+async def on_credits_changed(agent_id: str, delta: int, balance: int) -> None:
+    """The ledger's "credits changed" event: added credits may resume paused watches."""
+    if delta > 0:
+        await resume_credit_paused(agent_id, balance)
+
+
+def subscribe() -> None:
+    """Resume credit-paused watches whenever an agent's credits grow (the kernel calls this)."""
+    ledger.on_credits_changed("watches.resume", on_credits_changed)

@@ -17,7 +17,8 @@ from .accounts import (
     TopUpRecord,
     TopUpRequest,
 )
-from .calls import CallMeta, JobAccepted, JobStatus, Success
+from . import calls, slots
+from .calls import CallMeta, Success
 from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
 from .reads import CategorySpend, DataSourceState, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
 from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
@@ -34,6 +35,10 @@ from .watches import (
     WatchSourcePolled,
     WatchUpdateRequest,
 )
+
+# What the fronts document: a kernel answer with its slot's documented keys (core/wire/slots.py).
+JobAccepted = slots.documented(calls.JobAccepted)
+JobStatus = slots.documented(calls.JobStatus)
 
 __all__ = [
     "AccessToken",

@@ -31,7 +31,7 @@ class JobAccepted(msgspec.Struct):
     status: str
     receipt_id: str | None = None
     message: str | None = None
-    goal_id: str | msgspec.UnsetType = msgspec.UNSET  # compute goals only
+    # a tool's `accepted_fields` add theirs after these (core/wire/slots.py)
 
 
 class JobStatus(msgspec.Struct):
@@ -50,5 +50,4 @@ class JobStatus(msgspec.Struct):
     error_status: int | UnsetType = UNSET
     # What a running job last said of its progress (e.g. "reading 7/12"); kept when it ends.
     message: str | UnsetType = UNSET
-    # Email jobs only: {from, to, subject, status, opens, clicks}.
-    email_tracking: dict[str, Any] | UnsetType = UNSET
+    # a tool's `job_extras` add theirs after these (core/wire/slots.py)

@@ -43,8 +43,8 @@ class _SharedConnection:
 
 
 class _Transaction(SQLiteTransaction):
-    async def __aenter__(self) -> "_Transaction":
-        if self._parent is not None:
+    async def __aenter__(self) -> SQLiteTransaction:
+        if self._parent is not None:  # a nested transaction is its outermost one
             return self._parent
         engine: EmbeddedSQLiteEngine = self.engine  # type: ignore[assignment]
         await engine.lock.acquire()

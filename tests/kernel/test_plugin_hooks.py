@@ -298,6 +298,7 @@ class AlwaysSettles:
     """A settlement backend that accepts every verified payment and records it."""
 
     name = "local"
+    settles_in_database = False
     TX = "0x" + "ab" * 32
 
     def __init__(self, services: Any) -> None:

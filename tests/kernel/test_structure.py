@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,179 @@ def test_the_module_state_scan_finds_what_it_should() -> None:
 def test_the_scan_covers_every_plugin() -> None:
     families = {p.relative_to(REPO / "plugins").parts[0] for p in plugin_modules()}
     assert families == {p.name for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").exists()}
+
+
+# --- Plugins' SQL: the storage kit (tollway.storage) -------------------------------------------
+# Plugins query their tables through Piccolo; a raw statement is a module-level constant with
+# bound `{}` placeholders (docs/storage.md). None is assembled by formatting, and their number
+# only goes down.
+
+PLUGINS = REPO / "plugins"
+_SQL = re.compile(r"^\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|WITH\s+(RECURSIVE\s+)?\w+(\s*\([^)]*\))?\s+AS\s*\()", re.I)
+# Every plugin's hand-written SQL strings together (230 before the storage kit): it never goes back up.
+MAX_PLUGIN_SQL = 13
+MAX_GOALS_SQL = 3
+
+
+
+def _is_sql(text: object) -> bool:
+    return isinstance(text, str) and bool(_SQL.match(text))
+
+
+def _formatted_sql(tree: ast.AST) -> list[int]:
+    """Lines where SQL text is built by formatting: an f-string, `.format(...)` or `%`."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.Constant) and _is_sql(v.value) for v in node.values[:1]):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            if isinstance(node.func.value, ast.Constant) and _is_sql(node.func.value.value):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and _is_sql(node.left.value):
+            lines.append(node.lineno)
+    return lines
+
+
+def _sql_strings(tree: ast.AST) -> int:
+    """String literals that are SQL statements (an f-string once, by its opening text)."""
+    inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    return sum(
+        1 for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and id(node) not in inner and _is_sql(node.value))
+        or (isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) and _is_sql(node.values[0].value))
+    )
+
+
+def _plugin_modules(family: str = "*") -> list[Path]:
+    return sorted(p for p in PLUGINS.glob(f"{family}/tollway_*/**/*.py") if "tests" not in p.parts)
+
+
+def test_the_sql_checks_see_formatting_and_count_statements() -> None:
+    source = (
+        'a = f"SELECT * FROM t WHERE id = {x}"\n'
+        'b = "UPDATE t SET n = {}".format(1)\n'
+        'c = "DELETE FROM t WHERE id = %s" % x\n'
+        'd = "SELECT * FROM t WHERE id = {}" + lock()\n'
+        'e = f"{x} rows"\n'
+        'f = "DELETE"\n'
+        'g = "update the page"\n'
+        'h = "WITH recent AS (SELECT 1) SELECT * FROM recent"\n'
+    )
+    tree = ast.parse(source)
+    assert _formatted_sql(tree) == [1, 2, 3]
+    assert _sql_strings(tree) == 5  # a (the f-string), b, c, d, h: not the HTTP method nor the prose
+
+
+def test_no_plugin_module_builds_sql_by_formatting() -> None:
+    found = {str(p.relative_to(REPO)): lines for p in _plugin_modules() if (lines := _formatted_sql(_tree(p)))}
+    assert found == {}, "bind values with {} placeholders (tollway.storage), never format them into SQL"
+
+
+def test_the_plugins_hand_written_sql_stays_within_its_budget() -> None:
+    total = sum(_sql_strings(_tree(p)) for p in _plugin_modules())
+    goals = sum(_sql_strings(_tree(p)) for p in _plugin_modules("goals"))
+    assert goals <= MAX_GOALS_SQL, f"the goals plugin has {goals} SQL strings: use Piccolo table queries (docs/storage.md)"
+    assert total <= MAX_PLUGIN_SQL, f"plugins have {total} SQL strings (at most {MAX_PLUGIN_SQL}): use Piccolo table queries (docs/storage.md)"
+
+
+def test_no_plugin_keeps_its_own_copy_of_the_storage_kit() -> None:
+    copies = {str(p.relative_to(REPO)) for p in PLUGINS.glob("*/tollway_*/db.py")}
+    assert copies == set(), "use tollway.storage"
+
+
+def test_the_goals_modules_import_each_other_without_cycles() -> None:
+    assert _cycles(PLUGINS / "goals" / "tollway_goals") == []
+
+
+# -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
+
+# The signed receipt fields plugins fill (a goal's, a soul's): the only family-named fields
+# a kernel wire type may have; anything else of a plugin rides a declared slot of the tool.
+SIGNED_PLUGIN_FIELDS = {("ReceiptBody", "goal_id"), ("ReceiptBody", "soul_agent_id")}
+EXTRA_FAMILY_WORDS = {"sms", "voice", "letter", "mail", "compute"}
+
+
+def _family_words() -> set[str]:
+    names = {p.name for p in (REPO / "plugins").iterdir() if (p / f"tollway_{p.name}").is_dir()}
+    return names | {n.removesuffix("s") for n in names} | EXTRA_FAMILY_WORDS
+
+
+def _wire_structs() -> dict[str, list[str]]:
+    """Every msgspec Struct of core/wire: its name and its own fields (inherited ones are its base's)."""
+    import importlib
+
+    import msgspec
+
+    found: dict[str, list[str]] = {}
+    for path in sorted((CORE / "wire").glob("*.py")):
+        module = importlib.import_module(f"core.wire.{path.stem}" if path.stem != "__init__" else "core.wire")
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == module.__name__:
+                bases = [b for b in obj.__mro__[1:] if issubclass(b, msgspec.Struct) and b is not msgspec.Struct]
+                inherited = {f for base in bases for f in base.__struct_fields__}
+                found[name] = [f for f in obj.__struct_fields__ if f not in inherited]
+    return found
+
+
+def test_the_family_word_finder_sees_a_plugin_named_field() -> None:
+    words = _family_words()
+    assert {"goal", "soul", "email", "sms", "postal"} <= words
+    assert set("email_tracking".split("_")) & words and not set("receipt_id".split("_")) & words
+
+
+def test_kernel_wire_types_have_no_plugin_named_fields_beyond_the_signed_ones() -> None:
+    structs, words = _wire_structs(), _family_words()
+    assert {"JobAccepted", "JobStatus", "ReceiptBody", "Receipt"} <= set(structs)
+    named = {(s, f) for s, fields in structs.items() for f in fields if set(f.split("_")) & words}
+    assert named - SIGNED_PLUGIN_FIELDS == set()
+
+
+CREDITS_SIDE = ("ledger", "holds", "refunds", "top_ups", "payouts", "sales", "ledger_check", "reconciler")
+
+
+def _core_imports(path: Path) -> set[str]:
+    """The core modules and packages `path` imports, dotted from `core` (`watches.resume`)."""
+    here = path.parent.relative_to(REPO).parts[1:]  # the package of `path` below core
+    out: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(here[: len(here) - (node.level - 1)])
+                stems = [".".join([*base, node.module])] if node.module else [".".join([*base, a.name]) for a in node.names]
+            elif node.module and node.module.startswith("core."):
+                stems = [node.module.removeprefix("core.")]
+            else:
+                continue
+            out.update(stems)
+        elif isinstance(node, ast.Import):
+            out.update(a.name.removeprefix("core.") for a in node.names if a.name.startswith("core."))
+    return out
+
+
+def test_the_import_finder_sees_relative_and_absolute_imports() -> None:
+    assert {"ledger", "receipts", "webhooks"} <= _core_imports(CORE / "watches" / "delivery.py")  # from .. import / from ..x import
+    assert "tool" in _core_imports(CORE / "history" / "store.py")
+
+
+def test_the_credits_side_never_imports_watches() -> None:
+    """The ledger publishes "credits changed"; watches subscribe (core/watches/resume.py)."""
+    offenders = {m: sorted(i for i in _core_imports(CORE / f"{m}.py") if i == "watches" or i.startswith("watches.")) for m in CREDITS_SIDE}
+    assert {m: i for m, i in offenders.items() if i} == {}
+
+
+def test_the_tool_declaration_and_history_do_not_import_each_other() -> None:
+    """History builds tools (Changes, Benchmark) and reads their declarations; the tool
+    declaration imports nothing of history."""
+    for module in ("tool", "tool_declarations"):
+        assert {i for i in _core_imports(CORE / f"{module}.py") if i == "history" or i.startswith("history.")} == set(), module
+    assert any(i in ("tool", "tool_declarations") for p in (CORE / "history").glob("*.py") for i in _core_imports(p))
+
+
+def test_the_documented_slot_keys_are_the_contracts_own() -> None:
+    """The schemas document these keys of the answers' slots whichever plugins are installed
+    (they were documented before the slots existed): a new one is a change of the contract."""
+    from core.wire import calls, slots
+
+    assert {base.__name__: [k for k, _ in keys] for base, keys in slots.DOCUMENTED.items()} == {
+        calls.JobAccepted.__name__: ["goal_id"], calls.JobStatus.__name__: ["email_tracking"],
+    }

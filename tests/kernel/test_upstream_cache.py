@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from core.upstream_cache import UpstreamCache, keepable
-from tests.support.replay import nhtsa_honda_accord_2021
+from tests.support import registry_plugin
+from tests.support.registry_plugin import DEFINE, SlowRegistry
 from tollway.testing import credits_session, http_client
 
-RECALLS = "/v1/tools/lookup/vehicle-recalls"
-ACCORD = {"make": "Honda", "model": "Accord", "model_year": 2021}
+TOLL = {"word": "toll"}
 
 
 class Clock:
@@ -124,39 +123,28 @@ async def test_when_the_request_shared_is_cancelled_the_others_ask_for_themselve
     assert len(fetches) == 2
 
 
-class SlowReplay(httpx.AsyncBaseTransport):
-    """The recorded NHTSA answer, arriving after a pause (so lookups overlap)."""
-
-    def __init__(self) -> None:
-        self.replay = nhtsa_honda_accord_2021()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0.05)
-        return self.replay.handle_request(request)
-
-
 async def test_paid_lookups_reuse_the_registry_answer_and_date_their_evidence_by_it(kernel_factory) -> None:
-    transport = SlowReplay()
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=transport)
+    transport = SlowRegistry()
+    kernel = await kernel_factory(plugins=[("registry", registry_plugin)], transport=transport)
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
-        together = await asyncio.gather(*[client.post(RECALLS, json=ACCORD, headers=auth) for _ in range(4)])
+        together = await asyncio.gather(*[client.post(DEFINE, json=TOLL, headers=auth) for _ in range(4)])
         await asyncio.sleep(0.02)
-        later = await client.post(RECALLS, json=ACCORD, headers=auth)
+        later = await client.post(DEFINE, json=TOLL, headers=auth)
     assert [r.status_code for r in [*together, later]] == [200] * 5
-    assert len(transport.replay.served) == 1 and not transport.replay.unexpected
+    assert transport.served == ["toll"]
     answers = [r.json()["data"] for r in [*together, later]]
     # every answer is the registry's one answer, dated when it arrived
     assert len({a["evidence"]["retrieved_at"] for a in answers}) == 1
-    assert all(a["result"] == answers[0]["result"] and a["result"]["recalls"] for a in answers)
+    assert all(a["result"] == answers[0]["result"] and a["result"]["definition"] for a in answers)
     assert len({a["receipt_id"] for a in answers}) == 5  # each call still paid and receipted
 
 
 async def test_with_reuse_off_every_lookup_asks_the_registry(kernel_factory) -> None:
-    transport = SlowReplay()
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=transport, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"})
+    transport = SlowRegistry()
+    kernel = await kernel_factory(plugins=[("registry", registry_plugin)], transport=transport, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"})
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         for _ in range(3):
-            assert (await client.post(RECALLS, json=ACCORD, headers=auth)).status_code == 200
-    assert len(transport.replay.served) == 3
+            assert (await client.post(DEFINE, json=TOLL, headers=auth)).status_code == 200
+    assert transport.served == ["toll"] * 3

@@ -11,6 +11,7 @@ from eth_account import Account
 from mcp import Client
 
 from core.receipt_signing import b64url_decode, verify_receipt
+from core.receipts import ReceiptDraft
 from core.tables import Receipt
 from tests.support.echo_plugin import EchoPlugin
 from tollway.testing import credits_session, http_client, mcp_server_for
@@ -37,10 +38,10 @@ async def _keys(client) -> dict[str, bytes]:
 
 async def _later_receipt_of(kernel, agent_id: str, job_id: str, after: str) -> str:
     """A second receipt of the same job (as a job's later step would leave), created after `after`."""
-    later = await kernel.receipts.issue(
+    later = await kernel.receipts.issue(ReceiptDraft(
         agent_id=agent_id, category="data", subcategory=None, amount=0, status="not_charged", execution_status="completed",
         settlement_tx=None, payment_method="credits", tool="echo_words", request_id=job_id,
-    )
+    ))
     first = await Receipt.select(Receipt.created_ms).where(Receipt.receipt_id == after).first()
     await Receipt.update({Receipt.created_ms: first["created_ms"] + 1000}).where(Receipt.receipt_id == later["receipt_id"])
     return later["receipt_id"]

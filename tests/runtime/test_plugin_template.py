@@ -35,6 +35,7 @@ RENDERED_FILES = {
     "tests/test_weather_tool.py",
     "tests/test_weather_surface.py",
     "tests/test_weather_registry.py",
+    "tests/conftest.py",
     "tests/fixtures/README.md",
     "tests/fixtures/pypi_httpx.json",
     "tollway_weather/temperature.py",
@@ -111,21 +112,43 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert "[tollway]" in entry_points and "tollway_weather = tollway_weather.plugin" in entry_points
 
     # Run from the temporary folder so `tollway_weather` imports from the installed
-    # copy, and without `-p tollway.testing`: the rendered pyproject must supply it.
+    # copy, and without `-p tollway.testing` or `--snapshot-update`: the rendered pyproject
+    # must supply the one and make the first run write the snapshots.
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(REPO)])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    assert env.get(PG_ENV), f"{PG_ENV} must be set: the contract suite runs on PostgreSQL too"
-    # A new plugin has no surface snapshots yet: its first run writes them (its surface test says so).
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", "--snapshot-update", str(rendered / "tests")],
-        cwd=workdir, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    output = run.stdout + run.stderr
-    counts = _summary_counts(output)
+    admin_url = env.pop(PG_ENV, None)
+    assert admin_url, f"{PG_ENV} must be set: the contract suite runs on PostgreSQL too"
+    snapshots = rendered / "tests" / "__snapshots__" / "test_weather_surface.ambr"
+    assert not snapshots.exists()
+
+    def pytest_run(*args: str, **extra_env: str) -> tuple[subprocess.CompletedProcess[str], str, dict[str, int]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA", *args],
+            cwd=workdir, env={**env, **extra_env}, capture_output=True, text=True,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        return done, output, _summary_counts(output)
+
+    # At once, with no database configured: the SQLite half passes, the PostgreSQL half is
+    # skipped saying how to run it, and the surface snapshots are written.
+    first, output, counts = pytest_run(str(rendered / "tests"))
+    assert first.returncode == 0, output
+    assert set(counts) == {"passed", "skipped"}, output
+    skipped = re.findall(r"^SKIPPED \[(\d+)\] .*?: (.*)$", first.stdout, flags=re.M)
+    assert sum(int(n) for n, _ in skipped) == counts["skipped"], output
+    assert all(PG_ENV in reason and "no PostgreSQL configured" in reason for _, reason in skipped), output
+    passed_first = set(re.findall(r"^PASSED (\S+)", first.stdout, flags=re.M))
+    assert passed_first and not any(p.endswith("[postgres]") for p in passed_first), output
+    assert "snapshots generated" in output and snapshots.exists(), output
+
+    # With PostgreSQL: everything passes, nothing is skipped; the PostgreSQL surface
+    # snapshots are written, the SQLite ones compared.
+    run, output, counts = pytest_run(str(rendered / "tests"), **{PG_ENV: admin_url})
     assert run.returncode == 0, output
     assert set(counts) == {"passed"}, output  # nothing failed, errored or skipped
     passed = set(re.findall(r"^PASSED (\S+)", run.stdout, flags=re.M))
     assert len(passed) == counts["passed"]
+    assert passed_first < passed
     contract = "tests/test_weather_contract.py::TestWeatherContract::"
     expected = {f"{contract}{name}[{db}]" for name in CONTRACT_TESTS for db in ("sqlite", "postgres")}
     surface = "tests/test_weather_surface.py::TestWeatherSurface::"
@@ -136,8 +159,15 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert any(p.endswith("test_weather_registry.py::test_replayed_answer_is_read") for p in passed)
     assert any(p.endswith("test_weather_temperature.py::test_paid_from_credits_through_the_kernel[postgres]") for p in passed)
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
-    snapshots = (rendered / "tests" / "__snapshots__" / "test_weather_surface.ambr").read_text()
-    assert "'/v1/tools/" in snapshots and "'name': 'weather_text_stats'" in snapshots
+    written = snapshots.read_text()
+    assert "'/v1/tools/" in written and "'name': 'weather_text_stats'" in written
+    assert written.count("[sqlite]") == written.count("[postgres]") == len(SURFACE_TESTS)
+
+    # A snapshot that exists is compared, never rewritten: a changed surface fails.
+    snapshots.write_text(written.replace("'name': 'weather_text_stats'", "'name': 'weather_renamed'"))
+    changed, output, counts = pytest_run(str(rendered / "tests" / "test_weather_surface.py"), "-k", "sqlite")
+    assert changed.returncode == 1 and counts.get("failed"), output
+    assert "weather_renamed" in snapshots.read_text()
 
 
 @pytest.mark.parametrize("name", ["Weather", "9lives", "air-quality", "air quality", "_weather", "weather_", "air__quality", "x" * 41, ""])

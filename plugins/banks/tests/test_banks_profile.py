@@ -250,7 +250,7 @@ def test_regulator_mapping(code: str, expected: str | None) -> None:
 
 @pytest.mark.parametrize("row", [{"REGAGNT": "NCUA"}, {"BKCLASS": "CU"}, {"CLCODE": 91}, {"CLCODE": "92"}])
 def test_credit_unions_are_recognised(row: dict[str, Any]) -> None:
-    assert fdic.parse_institution(row).credit_union
+    assert fdic.is_credit_union(row)
 
 
 # --- upstream failures ------------------------------------------------------------

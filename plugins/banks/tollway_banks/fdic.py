@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from tollway import ToolContext, Upstream, source_int, source_text
 
 FDIC = Upstream(
@@ -40,28 +42,35 @@ _YMD = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
 _UNSAFE = re.compile(r"[^A-Z0-9&'., -]+")
 
 
-@dataclass(frozen=True)
-class ParsedBank:
+class Bank(msgspec.Struct):
+    """A Bank (docs/banks.md); every field but `active` is null when FDIC gives no value."""
+
     name: str | None
     fdic_certificate: int | None
-    active: bool
+    active: bool  # open and insured by the FDIC
     city: str | None
-    state: str | None
-    regulator: str | None
-    charter_class: str | None
-    established_on: str | None
+    state: str | None  # two letters
+    regulator: str | None  # OCC, FDIC, FED or STATE
+    charter_class: str | None  # FDIC institution class code (N, NM, SM, SB, SA, OI, ...)
+    established_on: str | None  # YYYY-MM-DD
     website: str | None
     total_assets_usd: float | None
     total_deposits_usd: float | None
-    reported_on: str | None
-    score: float  # FDIC's text-match score (0 when absent)
-    credit_union: bool
+    reported_on: str | None  # YYYY-MM-DD, end of the reporting period of the figures
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A bank FDIC sent, with its text-match score (0 when absent), which ranks a name search."""
+
+    bank: Bank
+    score: float
 
 
 @dataclass(frozen=True)
 class InstitutionsPage:
     total: int  # FDIC's meta.total, less the credit unions seen
-    banks: list[ParsedBank]
+    banks: list[Candidate]
 
 
 def _number(value: Any) -> float | None:
@@ -110,49 +119,59 @@ def parse_website(value: Any) -> str | None:
     return text
 
 
-def parse_institution(row: Mapping[str, Any], score: Any = None) -> ParsedBank:
+def parse_institution(row: Mapping[str, Any]) -> Bank:
     """One FDIC institution record (the inner `data` object) -> a Bank (docs/banks.md)."""
-    regagnt = (source_text(row.get("REGAGNT")) or "").upper()
     bkclass = source_text(row.get("BKCLASS"))
     state = source_text(row.get("STALP"))
-    clcode = source_int(row.get("CLCODE"))
-    return ParsedBank(
+    return Bank(
         name=source_text(row.get("NAME")),
         fdic_certificate=source_int(row.get("CERT")),
         active=source_int(row.get("ACTIVE")) == 1,
         city=source_text(row.get("CITY")),
         state=state.upper() if state and len(state) == 2 else None,
-        regulator=_REGULATORS.get(regagnt),
+        regulator=_REGULATORS.get(_regulator_code(row)),
         charter_class=bkclass.upper() if bkclass else None,
         established_on=parse_date(row.get("ESTYMD")),
         website=parse_website(row.get("WEBADDR")),
         total_assets_usd=thousands_to_usd(row.get("ASSET")),
         total_deposits_usd=thousands_to_usd(row.get("DEP")),
         reported_on=parse_date(row.get("REPDTE")),
-        score=_number(score) or 0.0,
-        credit_union=regagnt == "NCUA" or (bkclass or "").upper() == "CU" or clcode in _CU_CLCODES,
     )
+
+
+def _regulator_code(row: Mapping[str, Any]) -> str:
+    return (source_text(row.get("REGAGNT")) or "").upper()
+
+
+def is_credit_union(row: Mapping[str, Any]) -> bool:
+    """Class CU, regulator NCUA, or class codes 91-93: not a bank of ours."""
+    bkclass = (source_text(row.get("BKCLASS")) or "").upper()
+    return _regulator_code(row) == "NCUA" or bkclass == "CU" or source_int(row.get("CLCODE")) in _CU_CLCODES
 
 
 def parse_body(body: Any) -> InstitutionsPage:
     """A decoded 200 answer -> InstitutionsPage (credit unions removed)."""
     if not isinstance(body, Mapping) or not isinstance(body.get("data"), list):
         raise FDIC.unavailable("FDIC answered without a result list.")
-    parsed: list[ParsedBank] = []
+    banks: list[Candidate] = []
+    credit_unions = 0
     for item in body["data"]:
         if not isinstance(item, Mapping):
             continue
         row = item.get("data")
-        if isinstance(row, Mapping):
-            parsed.append(parse_institution(row, item.get("score")))
-    banks = [b for b in parsed if not b.credit_union]
+        if not isinstance(row, Mapping):
+            continue
+        if is_credit_union(row):
+            credit_unions += 1
+        else:
+            banks.append(Candidate(parse_institution(row), _number(item.get("score")) or 0.0))
     meta = body.get("meta")
     total = source_int(meta.get("total")) if isinstance(meta, Mapping) else None
     if total is None:
         totals = body.get("totals")
         total = source_int(totals.get("count")) if isinstance(totals, Mapping) else None
     # Credit unions FDIC counted are not ours to count; never report fewer than kept.
-    total = max((total or 0) - (len(parsed) - len(banks)), len(banks))
+    total = max((total or 0) - credit_unions, len(banks))
     return InstitutionsPage(total=total, banks=banks)
 
 
@@ -166,13 +185,13 @@ def normalized_name(name: str | None) -> str:
     return search_text(name or "").replace(".", "").replace(",", "")
 
 
-def rank(banks: list[ParsedBank], name: str) -> list[ParsedBank]:
+def rank(banks: list[Candidate], name: str) -> list[Candidate]:
     """Best first: the exact name, then FDIC's score, then open institutions, then
     the largest by assets; FDIC's order breaks remaining ties (stable sort)."""
     wanted = normalized_name(name)
     return sorted(
         banks,
-        key=lambda b: (normalized_name(b.name) != wanted, -b.score, not b.active, -(b.total_assets_usd or 0.0)),
+        key=lambda c: (normalized_name(c.bank.name) != wanted, -c.score, not c.bank.active, -(c.bank.total_assets_usd or 0.0)),
     )
 
 
@@ -200,6 +219,6 @@ async def fetch_institutions(
     page = parse_body(await FDIC.get_json(ctx, INSTITUTIONS_PATH, params=params))
     if certificate is not None:
         # Exact match only: a mirror that ignored the filter must not pass off other banks.
-        banks = [b for b in page.banks if b.fdic_certificate == certificate]
+        banks = [c for c in page.banks if c.bank.fdic_certificate == certificate]
         return InstitutionsPage(total=len(banks), banks=banks)
     return InstitutionsPage(total=page.total, banks=rank(page.banks, name or ""))

@@ -12,6 +12,7 @@ from msgspec import Meta
 from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext, search_key
 
 from . import fdic
+from .fdic import Bank
 
 SOURCE = "FDIC"  # Federal Deposit Insurance Corporation (BankFind Suite)
 SOURCE_KIND = "public"
@@ -38,23 +39,6 @@ class BankProfileInput(msgspec.Struct, forbid_unknown_fields=True):
     limit: Limit = 5
 
 
-class Bank(msgspec.Struct):
-    """A Bank (docs/banks.md); every field but `active` is null when FDIC gives no value."""
-
-    name: str | None
-    fdic_certificate: int | None
-    active: bool  # open and insured by the FDIC
-    city: str | None
-    state: str | None  # two letters
-    regulator: str | None  # OCC, FDIC, FED or STATE
-    charter_class: str | None  # FDIC institution class code (N, NM, SM, SB, SA, OI, ...)
-    established_on: str | None  # YYYY-MM-DD
-    website: str | None
-    total_assets_usd: float | None
-    total_deposits_usd: float | None
-    reported_on: str | None  # YYYY-MM-DD, end of the reporting period of the figures
-
-
 class BankProfileResult(msgspec.Struct):
     total: int  # every match FDIC counted (credit unions excluded); may exceed len(banks)
     banks: list[Bank]
@@ -77,28 +61,11 @@ def check(value: BankProfileInput) -> None:
             raise FieldError("name", "Expected at least 2 letters or digits")
 
 
-def _bank(p: fdic.ParsedBank) -> Bank:
-    return Bank(
-        name=p.name,
-        fdic_certificate=p.fdic_certificate,
-        active=p.active,
-        city=p.city,
-        state=p.state,
-        regulator=p.regulator,
-        charter_class=p.charter_class,
-        established_on=p.established_on,
-        website=p.website,
-        total_assets_usd=p.total_assets_usd,
-        total_deposits_usd=p.total_deposits_usd,
-        reported_on=p.reported_on,
-    )
-
-
 async def run(value: BankProfileInput, ctx: ToolContext) -> BankProfileAnswer:
     page = await fdic.fetch_institutions(
         ctx, name=value.name if value.fdic_certificate is None else None, certificate=value.fdic_certificate, limit=value.limit
     )
-    banks = [_bank(b) for b in page.banks[: value.limit]]
+    banks = [c.bank for c in page.banks[: value.limit]]
     dates = [b.reported_on for b in banks if b.reported_on]
     return BankProfileAnswer(
         result=BankProfileResult(total=page.total, banks=banks),

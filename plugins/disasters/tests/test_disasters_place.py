@@ -18,11 +18,11 @@ import msgspec
 import pytest
 from tollway_disasters import openfema
 from tollway_disasters.tool import (
-    PLACE_DISASTERS,
     PlaceDisastersAnswer,
     PlaceDisastersInput,
     check,
     facts,
+    place_disasters,
     place_key,
 )
 
@@ -76,7 +76,7 @@ def value(**fields: object) -> PlaceDisastersInput:
 async def call(http: httpx.AsyncClient, v: PlaceDisastersInput | None = None, **settings: str) -> PlaceDisastersAnswer:
     async with http:
         ctx = ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
-        return await PLACE_DISASTERS.run(v or value(), ctx)
+        return await place_disasters.run(v or value(), ctx)
 
 
 # --- the recorded rows ----------------------------------------------------------------
@@ -252,7 +252,7 @@ async def test_answer_maps_to_one_recordable_fact() -> None:
     assert fact.value == {"total": 16, "by_incident_type": {"Fire": 16}, "by_declaration_type": {"FM": 16}}
     assert place_key(value(county="Hood County")) == "TX|HOOD (COUNTY)"
     assert place_key(value(county=" hood ")) == "TX|HOOD"
-    assert PLACE_DISASTERS.quote(v) == 5000  # 0.005 USDC
+    assert place_disasters.quote(v) == 5000  # 0.005 USDC
 
 
 async def test_answer_snapshot(snapshot) -> None:

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from tollway import Setting, Tool, hookimpl
 
 from .openfema import OPENFEMA
-from .tool import PLACE_DISASTERS
+from .tool import place_disasters
 
 
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
-    register(PLACE_DISASTERS)
+    register(place_disasters)
 
 
 @hookimpl

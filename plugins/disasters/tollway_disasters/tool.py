@@ -1,6 +1,8 @@
 """The `place_disasters` tool: FEMA's declared disasters for a US state or county.
 
-Declared once here; the kernel derives the route, MCP tool, schema and price.
+Declared once here, in the short form: `@tollway.tool` over `place_disasters` builds the
+`Tool`, its input type `PlaceDisastersInput` from the function's parameters; the kernel
+derives the route, MCP tool, schema and price.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from tollway import Benchmarkable, Evidence, Example, Fact, FieldError, Tool, ToolContext
+from tollway import Benchmarkable, Evidence, Example, Fact, FieldError, ToolContext, tool
 
 from . import openfema
 
@@ -41,12 +43,6 @@ County = Annotated[
     ),
 ]
 Limit = Annotated[int, Meta(ge=1, le=50, description="Most recent declarations to list, 1 to 50 (default 10).")]
-
-
-class PlaceDisastersInput(msgspec.Struct, forbid_unknown_fields=True):
-    state: State
-    county: County | None = None
-    limit: Limit = 10
 
 
 class DisasterDeclaration(msgspec.Struct):
@@ -102,27 +98,6 @@ def _declaration(d: openfema.Declaration) -> DisasterDeclaration:
     )
 
 
-async def run(value: PlaceDisastersInput, ctx: ToolContext) -> PlaceDisastersAnswer:
-    state = value.state.upper()
-    rows = await openfema.fetch_state_rows(ctx, state)
-    county = value.county.strip() if value.county is not None else None
-    if county is not None:
-        wanted = openfema.split_query(county)
-        rows = [r for r in rows if openfema.area_matches(wanted, r.get("designatedArea"))]
-    summary = openfema.summarize(rows)
-    return PlaceDisastersAnswer(
-        result=PlaceDisastersResult(
-            state=state,
-            county=county,
-            total=summary.total,
-            by_incident_type=summary.by_incident_type,
-            by_declaration_type=summary.by_declaration_type,
-            declarations=[_declaration(d) for d in summary.declarations[: value.limit]],
-        ),
-        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=summary.last_refresh),
-    )
-
-
 def place_key(value: PlaceDisastersInput) -> str:
     """`TX`, or `TX|HOOD (COUNTY)` / `TX|HOOD` for a county (its kind only when the caller gave one)."""
     state = value.state.upper()
@@ -149,8 +124,7 @@ def facts(value: PlaceDisastersInput, answer: PlaceDisastersAnswer) -> list[Fact
     ]
 
 
-PLACE_DISASTERS = Tool(
-    name="place_disasters",
+@tool(
     path="/v1/tools/lookup/place-disasters",
     title="Declared disasters for a place",
     summary="Disasters FEMA has declared for a US state or county: counts by type and the latest declarations.",
@@ -161,13 +135,8 @@ PLACE_DISASTERS = Tool(
         "with their dates, titles and designated areas. Counts run over every year FEMA holds (since 1953). "
         "A county query counts declarations naming that county, not statewide ones."
     ),
-    category="data",
     subcategory="place_disasters",
-    input_type=PlaceDisastersInput,
-    output_type=PlaceDisastersAnswer,
-    run=run,
     price="0.005",
-    family="disasters",
     payment_header="payment-signature",
     rate_limit="lookup",
     examples=(
@@ -178,3 +147,26 @@ PLACE_DISASTERS = Tool(
     facts=facts,
     benchmark=Benchmarkable(fields=("total",), peers=("state",)),
 )
+async def place_disasters(ctx: ToolContext, state: State, county: County | None = None, limit: Limit = 10) -> PlaceDisastersAnswer:
+    """The declarations FEMA holds for the state (and county), summarized."""
+    state = state.upper()
+    rows = await openfema.fetch_state_rows(ctx, state)
+    county = county.strip() if county is not None else None
+    if county is not None:
+        wanted = openfema.split_query(county)
+        rows = [r for r in rows if openfema.area_matches(wanted, r.get("designatedArea"))]
+    summary = openfema.summarize(rows)
+    return PlaceDisastersAnswer(
+        result=PlaceDisastersResult(
+            state=state,
+            county=county,
+            total=summary.total,
+            by_incident_type=summary.by_incident_type,
+            by_declaration_type=summary.by_declaration_type,
+            declarations=[_declaration(d) for d in summary.declarations[:limit]],
+        ),
+        evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=summary.last_refresh),
+    )
+
+
+PlaceDisastersInput = place_disasters.input_type  # what `check` and `facts` are given

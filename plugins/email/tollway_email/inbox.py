@@ -17,7 +17,7 @@ import msgspec
 from tollway import InboundMessage, QueryFlag, QueryInt, Refusal, RouteCall, iso
 from tollway.helpers import agent_of_address
 
-from .tables import InboxEmail
+from .tables import Blob, InboxAttachment, InboxEmail
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 MAX_LIMIT = 100
@@ -25,8 +25,6 @@ MAX_LIMIT = 100
 INCLUDE_BODY = QueryFlag("include_body", "true to add bodies and attachment content.")
 LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=MAX_LIMIT)
 OFFSET = QueryInt("offset", "Emails to skip.", default=0, low=0, high=10**9)
-async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
-    return await InboxEmail.raw(template, *args).run()
 
 
 def _parts(raw: bytes) -> tuple[str | None, list[tuple[str, str, bytes]]]:
@@ -55,37 +53,41 @@ async def keep(message: InboundMessage, platform: Any) -> bool:
     async with platform.transaction():
         for agent_id in agents:
             email_id = f"eml_{secrets.token_hex(12)}"
-            await _rows(
-                "INSERT INTO email_inbox (id, agent_id, sender, recipients, subject, message_id, thread_id, body, body_html, received_ms) "
-                "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
-                email_id, agent_id, message.sender, msgspec.json.encode(list(message.recipients)).decode(), message.subject,
-                message.message_id, thread or email_id, message.text, html, message.received_ms,
-            )
+            await InboxEmail.insert(InboxEmail(
+                id=email_id, agent_id=agent_id, sender=message.sender, recipients=msgspec.json.encode(list(message.recipients)).decode(),
+                subject=message.subject, message_id=message.message_id, thread_id=thread or email_id, body=message.text, body_html=html,
+                received_ms=message.received_ms,
+            ))
             for position, (name, content_type, content) in enumerate(files):
                 if len(content) > MAX_ATTACHMENT_BYTES:
                     content_hash, size = "", len(content)  # listed, its content not kept
                 else:
                     content_hash, size = await _store_blob(content), len(content)
-                await _rows(
-                    "INSERT INTO email_attachments (id, email_id, position, filename, content_type, size, sha256) VALUES ({}, {}, {}, {}, {}, {}, {})",
-                    f"att_{secrets.token_hex(12)}", email_id, position, name[:255], content_type, size, content_hash,
-                )
+                await InboxAttachment.insert(InboxAttachment(
+                    id=f"att_{secrets.token_hex(12)}", email_id=email_id, position=position, filename=name[:255], content_type=content_type,
+                    size=size, sha256=content_hash,
+                ))
     return True
 
 
 async def _store_blob(content: bytes) -> str:
     digest = hashlib.sha256(content).hexdigest()
-    await _rows("INSERT INTO email_blobs (sha256, content, size) VALUES ({}, {}, {}) ON CONFLICT (sha256) DO NOTHING", digest, content, len(content))
+    await Blob.insert(Blob(sha256=digest, content=content, size=len(content))).on_conflict(target=Blob.sha256, action="DO NOTHING")
     return digest
 
 
+async def _contents(digests: set[str]) -> dict[str, Any]:
+    """The kept contents of these attachments, by SHA-256 (one kept too large has none)."""
+    if not digests:
+        return {}
+    found = await Blob.select(Blob.sha256, Blob.content).where(Blob.sha256.is_in(sorted(digests)))
+    return {b["sha256"]: b["content"] for b in found}
 
 
 async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any]:
-    attachments = await _rows(
-        "SELECT a.filename, a.content_type, a.size, a.sha256, b.content FROM email_attachments a "
-        "LEFT JOIN email_blobs b ON b.sha256 = a.sha256 WHERE a.email_id = {} ORDER BY a.position", row["id"],
-    )
+    attachments = await InboxAttachment.select(
+        InboxAttachment.filename, InboxAttachment.content_type, InboxAttachment.size, InboxAttachment.sha256,
+    ).where(InboxAttachment.email_id == row["id"]).order_by(InboxAttachment.position)
     out: dict[str, Any] = {
         "id": row["id"], "from": row["sender"], "subject": row["subject"], "received_at": iso(int(row["received_ms"])) if row["received_ms"] else None,
         "thread_id": row["thread_id"],
@@ -93,8 +95,10 @@ async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any
     }
     if include_body:
         out["body"], out["body_html"] = row["body"], row["body_html"]
+        contents = await _contents({a["sha256"] for a in attachments})
         for item, a in zip(out["attachments"], attachments):
-            item["content"] = base64.b64encode(bytes(a["content"])).decode() if a["content"] is not None else None
+            content = contents.get(a["sha256"])
+            item["content"] = base64.b64encode(bytes(content)).decode() if content is not None else None
     return out
 
 
@@ -109,16 +113,16 @@ def _include_body(call: RouteCall) -> bool:
 async def list_emails(call: RouteCall) -> dict[str, Any]:
     include_body = _include_body(call)
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
-    rows = await _rows(
-        "SELECT * FROM email_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit + 1, offset,
-    )
+    rows = await InboxEmail.select().where(InboxEmail.agent_id == call.agent_id).order_by(
+        InboxEmail.received_ms, InboxEmail.id, ascending=False,
+    ).limit(limit + 1).offset(offset)
     emails = [await _resource(r, include_body) for r in rows[:limit]]
     return {"emails": emails, "count": len(emails), "has_more": len(rows) > limit, "agent_id": call.agent_id}
 
 
 async def read_email(call: RouteCall) -> dict[str, Any]:
     include_body = _include_body(call)
-    rows = await _rows("SELECT * FROM email_inbox WHERE id = {} AND agent_id = {}", call.params["email_id"], call.agent_id)
-    if not rows:
+    row = await InboxEmail.select().where((InboxEmail.id == call.params["email_id"]) & (InboxEmail.agent_id == call.agent_id)).first()
+    if row is None:
         raise Refusal("not_found", "No such email in your inbox.", status=404)
-    return await _resource(rows[0], include_body)
+    return await _resource(row, include_body)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import Example, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, iso, now_ms, usdc
+from tollway import AdmissionChecks, Example, JobDeclaration, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, iso, now_ms, usdc
 from tollway.helpers import agent_address
 
 from . import headers, tracking
@@ -44,8 +44,8 @@ class EmailQueued(msgspec.Struct):
     tracked: bool
 
 
-async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
-    return await SentEmail.raw(template, *args).run()
+async def _change(request_id: str, **values: Any) -> None:
+    await SentEmail.update({**values, "updated_ms": now_ms()}).where(SentEmail.request_id == request_id)
 
 
 def check(draft: EmailDraft) -> None:
@@ -64,26 +64,24 @@ async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
         html, links = tracking.instrument(html, secret=await tracking.key(), request_id=ctx.request_id, base_url=base,
                                           opens=draft.track_opens, clicks=draft.track_clicks)
     now = now_ms()
-    await _rows(
-        "INSERT INTO email_sent (request_id, agent_id, sender, recipient, subject, status, opens, clicks, links, message_id, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, {}, 'queued', 0, 0, {}, NULL, {}, {}) ON CONFLICT (request_id) DO NOTHING",
-        ctx.request_id, ctx.agent_id, sender, draft.to, draft.subject, json.dumps(links), now, now,
-    )
+    await SentEmail.insert(SentEmail(
+        request_id=ctx.request_id, agent_id=ctx.agent_id, sender=sender, recipient=draft.to, subject=draft.subject, status="queued",
+        opens=0, clicks=0, links=json.dumps(links), message_id=None, created_ms=now, updated_ms=now,
+    )).on_conflict(target=SentEmail.request_id, action="DO NOTHING")
     try:
         message_id = await client.send(to=draft.to, subject=draft.subject, text=draft.text, html=html, reply_to=sender, sender=sender)
     except ToolError:
-        await _rows("UPDATE email_sent SET status = 'failed', updated_ms = {} WHERE request_id = {}", now_ms(), ctx.request_id)
+        await _change(ctx.request_id, status="failed")
         raise
-    await _rows("UPDATE email_sent SET status = 'sent', message_id = {}, updated_ms = {} WHERE request_id = {}", message_id, now_ms(), ctx.request_id)
+    await _change(ctx.request_id, status="sent", message_id=message_id)
     return EmailQueued(message_id=message_id, sender=sender, to=draft.to, subject=draft.subject, status="sent", tracked=html is not None and bool(
         draft.track_opens or draft.track_clicks))
 
 
 async def job_extras(request_id: str) -> dict[str, Any] | None:
-    found = await _rows("SELECT * FROM email_sent WHERE request_id = {}", request_id)
-    if not found:
+    row = await SentEmail.select().where(SentEmail.request_id == request_id).first()
+    if row is None:
         return None
-    row = found[0]
     return {"email_tracking": {"from": row["sender"], "to": row["recipient"], "subject": row["subject"], "status": row["status"],
                                "opens": int(row["opens"]), "clicks": int(row["clicks"])}}
 
@@ -106,13 +104,10 @@ EMAIL_SEND = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="paid",
-    check=check,
-    provider_kind="email",
-    job_extras=job_extras,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),  # its Job adds the email's tracking
+    admission=AdmissionChecks(check=check, provider_kind="email"),
     examples=(Example(title="A tracked message", input={"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana.",
                                                            "html": "<p>Hello Dana, <a href=\"https://example.com/inv/42\">your invoice</a>.</p>"}),),
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 from tollway import Page, Route, RouteCall, Setting, now_ms
 
-from .tables import EmailKey
+from .tables import EmailKey, SentEmail
 
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")  # a 1x1 transparent GIF
 _HREF = re.compile(r'(<a\b[^>]*?\bhref\s*=\s*)(["\'])(https?://[^"\']+)\2', re.I)
@@ -27,16 +27,22 @@ TRACKING_URL = Setting("email", "tracking_url", None, (
     "host serves them and nothing else, and the API's host refuses them. Unset: they are served under public_url."))
 
 
-async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
-    return await EmailKey.raw(template, *args).run()
+async def _tracking_key() -> dict[str, Any] | None:
+    return await EmailKey.select(EmailKey.value).where(EmailKey.name == "tracking").first()
 
 
 async def key() -> bytes:
-    found = await _rows("SELECT value FROM email_keys WHERE name = 'tracking'")
-    if not found:
-        await _rows("INSERT INTO email_keys (name, value) VALUES ('tracking', {}) ON CONFLICT (name) DO NOTHING", base64.b64encode(secrets.token_bytes(32)).decode())
-        found = await _rows("SELECT value FROM email_keys WHERE name = 'tracking'")
-    return base64.b64decode(found[0]["value"])
+    found = await _tracking_key()
+    if found is None:
+        made = EmailKey(name="tracking", value=base64.b64encode(secrets.token_bytes(32)).decode())
+        await EmailKey.insert(made).on_conflict(target=EmailKey.name, action="DO NOTHING")
+        found = await _tracking_key()
+    return base64.b64decode(found["value"])
+
+
+async def _count(request_id: str, column: Any) -> None:
+    """One more open or click of a sent email."""
+    await SentEmail.update({column: column + 1, SentEmail.updated_ms: now_ms()}).where(SentEmail.request_id == request_id)
 
 
 def base_url(setting: str) -> str:
@@ -78,17 +84,17 @@ def instrument(html: str, *, secret: bytes, request_id: str, base_url: str, open
 async def opened(call: RouteCall) -> Page:
     found = read_token(await key(), call.params["token"])
     if found is not None and found[1] == 0:
-        await _rows("UPDATE email_sent SET opens = opens + 1, updated_ms = {} WHERE request_id = {}", now_ms(), found[0])
+        await _count(found[0], SentEmail.opens)
     return Page(PIXEL, media_type="image/gif", headers=NO_STORE)
 
 
 async def clicked(call: RouteCall) -> Page:
     found = read_token(await key(), call.params["token"])
     if found is not None and found[1] > 0:
-        sent = await _rows("SELECT links FROM email_sent WHERE request_id = {}", found[0])
-        links = json.loads(sent[0]["links"]) if sent else []
+        sent = await SentEmail.select(SentEmail.links).where(SentEmail.request_id == found[0]).first()
+        links = json.loads(sent["links"]) if sent else []
         if found[1] <= len(links):
-            await _rows("UPDATE email_sent SET clicks = clicks + 1, updated_ms = {} WHERE request_id = {}", now_ms(), found[0])
+            await _count(found[0], SentEmail.clicks)
             return Page(b"", status=302, headers={"Location": links[found[1] - 1], **NO_STORE}, media_type="text/plain")
     return Page("<p>This link is not valid.</p>", status=404, headers=NO_STORE)
 

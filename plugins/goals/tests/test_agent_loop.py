@@ -10,8 +10,9 @@ from typing import Any
 from chat_standin import call, chat_standin, last_role, last_user_text, turn
 from goal_support import event, goals_kernel, new_goal
 
+from tollway import storage
 from tollway.testing import http_client
-from tollway_goals import db, sessions
+from tollway_goals import sessions
 from tollway_goals.runner import SessionRunner
 
 PLUGINS = {"tollway_goals", "tollway_web"}
@@ -94,8 +95,8 @@ async def test_a_case_never_spends_past_its_slice(kernel_factory) -> None:
             await event(client, gid, headers, event_id="1", case_key="k", task="Chase it", budget_usdc="0.003")
             await runner.run_until_idle()
             record = (await client.get(f"/v1/compute/{gid}/cases/k", headers=headers)).json()["data"]
-            case = await db.row("SELECT spent, held, budget FROM goals_cases WHERE case_key = 'k'")
-            goal_row = await db.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
+            case = await storage.row("SELECT spent, held, budget FROM goals_cases WHERE case_key = 'k'")
+            goal_row = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
     assert record["state"] == "needs_a_person"
     assert int(case["spent"]) == STEP and int(case["held"]) == 0 and int(case["budget"]) == 3_000
     # the goal holds what the slice has left, and spent the root's step and the case's
@@ -126,15 +127,15 @@ async def test_a_run_that_died_holding_a_step_pays_for_it_once(kernel_factory) -
             from tollway_goals import budget
             from tollway_goals.ids import new_id, next_seq, now_ms
 
-            async with db.transaction():
+            async with storage.transaction():
                 assert await budget.hold_step(gid, None, STEP, counts_step=True) is None
-                await db.rows("INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
-                              new_id("stp"), dead.session_id, next_seq(), db.dumps({"amount": STEP, "for": "llm"}), now_ms())
-            held = await db.row("SELECT held FROM goals_goals WHERE id = {}", gid)
-            await db.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
+                await storage.rows("INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
+                              new_id("stp"), dead.session_id, next_seq(), storage.dumps({"amount": STEP, "for": "llm"}), now_ms())
+            held = await storage.row("SELECT held FROM goals_goals WHERE id = {}", gid)
+            await storage.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
             await runner.run_until_idle()
-            final = await db.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
-            steps = await db.rows("SELECT kind FROM goals_steps WHERE session_id = {} ORDER BY seq", dead.session_id)
+            final = await storage.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
+            steps = await storage.rows("SELECT kind FROM goals_steps WHERE session_id = {} ORDER BY seq", dead.session_id)
             stale = await sessions.still_ours(dead)
     assert int(held["held"]) == STEP
     assert int(final["spent"]) == STEP and int(final["held"]) == 0
@@ -188,7 +189,7 @@ async def test_a_completed_goal_cancels_its_waiting_case_sessions(kernel_factory
             await runner.run_until_idle()
             from tollway_goals import ending
 
-            async with db.transaction():
+            async with storage.transaction():
                 returned = await ending.end(gid, "completed", kernel.platform)
             again = await ending.end(gid, "completed", kernel.platform)
             await runner.run_until_idle()

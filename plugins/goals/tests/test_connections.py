@@ -17,8 +17,8 @@ import pytest
 from github_standin import CLIENT_ID, CLIENT_SECRET, GitHubStandin, github_standin, rsa_keypair
 from goal_support import goals_kernel
 
+from tollway import storage
 from tollway.testing import credits_session, http_client
-from tollway_goals import db
 from tollway_goals.case_tools import CallRefused, Where
 from tollway_goals.connections import ConnectionNotActive, ConnectionNotFound, ConnectionRevoked, RepositoryOutOfScope, repository_token_for
 from tollway_goals.masking import mask
@@ -111,7 +111,7 @@ async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kern
             refused[next(iter(extra))] = (resp.status_code, resp.json())
         bad = await client.post("/v1/connections", json={"name": "", "kind": "gitlab", "scope": {}}, headers=headers)
         created = await create(client, headers)
-        stored = await db.row("SELECT * FROM goals_connections WHERE id = {}", created["id"])
+        stored = await storage.row("SELECT * FROM goals_connections WHERE id = {}", created["id"])
     for field, (status, body) in refused.items():
         assert status == 400 and body["error"] == "invalid_request"
         assert [d["field"] for d in body["details"]] == [field]
@@ -131,7 +131,7 @@ async def test_creation_without_the_github_app_settings_is_503_naming_them(kerne
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         resp = await client.post("/v1/connections", json={"name": "n", "kind": "github"}, headers=headers)
-        rows = await db.rows("SELECT id FROM goals_connections")
+        rows = await storage.rows("SELECT id FROM goals_connections")
     assert resp.status_code == 503 and resp.json()["error"] == "provider_unavailable"
     assert all(name in resp.json()["message"] for name in SETTINGS) and rows == []
 
@@ -161,7 +161,7 @@ async def test_the_return_from_github_activates_the_connection_once(kernel: Any,
 
 
 async def stored_link(connection_id: str) -> tuple[str, Any, Any, str]:
-    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id)
+    row = await storage.row("SELECT * FROM goals_connections WHERE id = {}", connection_id)
     return row["status"], row["installation_id"], row["link_used_ms"], row["repositories"]
 
 
@@ -236,7 +236,7 @@ async def test_a_link_older_than_an_hour_is_refused_and_the_connection_stays_pen
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         created = await create(client, headers)
-        await db.rows("UPDATE goals_connections SET link_expires_ms = link_expires_ms - 3600001 WHERE id = {}", created["id"])
+        await storage.rows("UPDATE goals_connections SET link_expires_ms = link_expires_ms - 3600001 WHERE id = {}", created["id"])
         resp = await callback(client, standin, state_of(created["link"]))
         listed = (await listing(client, headers)).json()["data"]
     assert resp.status_code == 410 and "expired" in resp.text

@@ -8,8 +8,9 @@ from typing import Any
 from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
+from tollway import storage
 from tollway.testing import http_client, smtp_server
-from tollway_goals import asks, db
+from tollway_goals import asks
 from tollway_goals.ids import now_ms
 from tollway_goals.runner import SessionRunner
 
@@ -41,7 +42,7 @@ async def test_reminders_and_the_deadline(kernel_factory) -> None:
             again = await asks.follow_up(kernel.platform, now=start + 400_000)
             await runner.run_until_idle()
             record = (await client.get(f"/v1/compute/{gid}/cases/parcel", headers=headers)).json()["data"]
-            steps = await db.rows("SELECT body FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%escalate%")
+            steps = await storage.rows("SELECT body FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%escalate%")
     assert [r["chased"] for r in results] == [0, 1, 0, 1, 1, 0]
     assert escalated == {"chased": 0, "escalated": 1} and again == {"chased": 0, "escalated": 0}
     subjects = [m["Subject"] for m in mail.messages]

@@ -8,8 +8,9 @@ import asyncio
 from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
+from tollway import storage
 from tollway.testing import http_client
-from tollway_goals import budget, db
+from tollway_goals import budget
 from tollway_goals.runner import SessionRunner
 
 
@@ -20,21 +21,21 @@ async def test_concurrent_holds_never_pass_the_budget(kernel_factory) -> None:
         gid = goal["goal_id"]
         for i in range(8):
             await event(client, gid, headers, event_id=str(i), case_key=f"k{i}", task="t")
-    cases = [r["id"] for r in await db.rows("SELECT id FROM goals_cases WHERE goal_id = {}", gid)]
+    cases = [r["id"] for r in await storage.rows("SELECT id FROM goals_cases WHERE goal_id = {}", gid)]
 
     async def spend(case_id: str) -> bool:
-        async with db.transaction():
+        async with storage.transaction():
             refused = await budget.hold_step(gid, case_id, 70_000, counts_step=True)
         if refused is not None:
             return False
         await asyncio.sleep(0)
-        async with db.transaction():
+        async with storage.transaction():
             await budget.charge_step(gid, case_id, 70_000, 70_000)
         return True
 
     results = await asyncio.gather(*(spend(cases[i % len(cases)]) for i in range(200)))
-    final = await db.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
-    per_case = await db.rows("SELECT spent FROM goals_cases WHERE goal_id = {}", gid)
+    final = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
+    per_case = await storage.rows("SELECT spent FROM goals_cases WHERE goal_id = {}", gid)
     assert sum(results) == 5_000_000 // 70_000  # 71 steps fit, none more
     assert int(final["spent"]) == 71 * 70_000 and int(final["held"]) == 0
     assert sum(int(r["spent"]) for r in per_case) == int(final["spent"])
@@ -58,8 +59,8 @@ async def test_sub_agents_spending_in_parallel_stop_at_the_goals_budget(kernel_f
                 await event(client, gid, headers, event_id=str(i), case_key=f"k{i}", task="go")
             await asyncio.gather(*(r.run_until_idle() for r in runners))
             listing = (await client.get(f"/v1/compute/{gid}/cases", headers=headers)).json()
-            final = await db.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
-            charged = await db.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
+            final = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
+            charged = await storage.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
             notes = (await client.get("/v1/tools/notifications?limit=100", headers=headers)).json()
     assert int(final["spent"]) == 5_000_000 and int(final["held"]) == 0  # 20 steps of 0.25, not one more
     assert int(charged["c"]) == 5_000_000
@@ -99,10 +100,10 @@ async def test_events_racing_the_steps_of_their_cases_lose_nothing(kernel_factor
 
             statuses, _ = await asyncio.gather(asyncio.gather(*(post(i) for i in range(40))), work())
             await asyncio.gather(*(r.run_until_idle() for r in runners))
-            final = await db.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
-            charged = await db.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
-            failed = await db.rows("SELECT id FROM goals_sessions WHERE goal_id = {} AND status = 'failed'", gid)
-            cases = await db.rows("SELECT spent, held, budget FROM goals_cases WHERE goal_id = {}", gid)
+            final = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
+            charged = await storage.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
+            failed = await storage.rows("SELECT id FROM goals_sessions WHERE goal_id = {} AND status = 'failed'", gid)
+            cases = await storage.rows("SELECT spent, held, budget FROM goals_cases WHERE goal_id = {}", gid)
             problems = await ledger_problems()
     assert list(statuses) == [202] * 40 and failed == []
     assert int(final["spent"]) == int(charged["c"]) > 0

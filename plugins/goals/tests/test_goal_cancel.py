@@ -14,8 +14,9 @@ from chat_standin import call, chat_standin, last_role, last_user_text, turn
 from goal_support import event, goals_kernel, new_goal
 from mail_and_hooks import hook_receiver
 
+from tollway import storage
 from tollway.testing import credits_session, decode_payment_required, http_client, ledger_problems
-from tollway_goals import db, ending
+from tollway_goals import ending
 from tollway_goals.runner import SessionRunner
 
 STEP = 2_000  # micro-USDC per model step (the default 0.002)
@@ -53,7 +54,7 @@ async def test_cancel_returns_the_unspent_budget_stops_the_sessions_and_tells_th
             balance = (await client.get("/v1/balance", headers=headers)).json()
             receipt = (await client.get(f"/v1/receipts/{goal['receipt_id']}", headers=headers)).json()
             secret = (await client.get(f"/v1/compute/{gid}/result-webhook", headers=headers)).json()["data"]["secret"]
-            sessions = await db.rows("SELECT status FROM goals_sessions WHERE goal_id = {}", gid)
+            sessions = await storage.rows("SELECT status FROM goals_sessions WHERE goal_id = {}", gid)
             problems = await ledger_problems()
     spent = 3 * STEP  # the root's step and the case's two
     assert progress["model_steps"] == 3 and progress["tool_calls"] == 2
@@ -133,7 +134,7 @@ async def test_a_cancel_racing_a_running_step_returns_the_rest_once(kernel_facto
             await running
             state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
             balance = (await client.get("/v1/balance", headers=headers)).json()
-            holds = await db.rows("SELECT id FROM goals_steps WHERE kind = 'hold'")
+            holds = await storage.rows("SELECT id FROM goals_steps WHERE kind = 'hold'")
             problems = await ledger_problems()
     spent = STEP if step == "answers" else 0
     assert during.status_code == 200 and during.json()["data"]["status"] == "cancelled"
@@ -193,13 +194,13 @@ async def test_a_cancelled_goal_whose_worker_died_mid_step_is_settled_by_the_per
         _agent, headers, goal = await new_goal(client, credits="5")
         gid = goal["goal_id"]
         [dead] = await sessions.claim("dead-worker", 60, 1)  # a worker holds a step of the root, then dies
-        async with db.transaction():
+        async with storage.transaction():
             assert await budget.hold_step(gid, None, STEP, counts_step=True) is None
             await budget.take_hold(dead.session_id, new_id("stp"), next_seq(), {"amount": STEP, "for": "llm"}, now_ms())
         during = (await cancel(client, gid, headers)).json()["data"]
         await ending.sweep(kernel.platform)  # its lease still runs: the step may yet be stored
         still = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
-        await db.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
+        await storage.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
         await ending.sweep(kernel.platform)
         await ending.sweep(kernel.platform)
         state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]

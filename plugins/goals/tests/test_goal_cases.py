@@ -58,12 +58,12 @@ async def test_events_open_wake_and_reopen_cases_once_per_event_id(kernel_factor
         assert again.json() == first.json()
         assert wake.json()["outcome"] == "already_open"
         assert root.json() == {"target": "root", "case_key": None, "outcome": "sent_to_root"}
-        from tollway_goals import db
+        from tollway import storage
 
-        await db.rows("UPDATE goals_cases SET state = 'paid' WHERE case_key = 'inv-1'")
+        await storage.rows("UPDATE goals_cases SET state = 'paid' WHERE case_key = 'inv-1'")
         reopened = await event(client, gid, headers, event_id="e4", case_key="inv-1", task="Paid twice?")
         record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]
-        events = await db.rows("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
+        events = await storage.rows("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
     assert reopened.json()["outcome"] == "reopened"
     assert record["state"] == "reopened" and record["budget_usdc"] == "2.000000" and record["step_limit"] == 5
     # the task is the one the case was opened with: later events go to its session, not over it
@@ -90,9 +90,9 @@ async def test_the_cases_listing_orders_filters_pages_and_counts(kernel_factory)
         gid = goal["goal_id"]
         for i in range(5):
             assert (await event(client, gid, headers, event_id=f"e{i}", case_key=f"c{i}", task=f"case {i}")).status_code == 202
-        from tollway_goals import db
+        from tollway import storage
 
-        await db.rows("UPDATE goals_cases SET state = 'blocked' WHERE case_key IN ('c1', 'c3')")
+        await storage.rows("UPDATE goals_cases SET state = 'blocked' WHERE case_key IN ('c1', 'c3')")
         everything = (await client.get(f"/v1/compute/{gid}/cases", headers=headers)).json()
         blocked = (await client.get(f"/v1/compute/{gid}/cases?state=blocked,done&limit=1&offset=1", headers=headers)).json()
         bad = await client.get(f"/v1/compute/{gid}/cases?limit=201&offset=-1&state=Bad", headers=headers)
@@ -133,7 +133,7 @@ async def test_only_the_goals_creator_reads_or_writes_it(kernel_factory) -> None
 
 async def test_the_done_check_needs_cases_and_each_in_a_finished_state(kernel_factory) -> None:
     kernel = await goals_kernel(kernel_factory)
-    from tollway_goals import db
+    from tollway import storage
 
     check = {"kind": "cases", "finished_states": ["paid", "written_off"], "owner_required_for": ["written_off"], "min_cases": 2}
     async with http_client(kernel) as client:
@@ -147,12 +147,12 @@ async def test_the_done_check_needs_cases_and_each_in_a_finished_state(kernel_fa
         assert {k: shown[k] for k in check} == check  # every field as given, owner_required_for and min_cases too
         assert not await met()  # no cases
         await event(client, gid, headers, event_id="1", case_key="a", task="t")
-        await db.rows("UPDATE goals_cases SET state = 'paid' WHERE case_key = 'a'")
+        await storage.rows("UPDATE goals_cases SET state = 'paid' WHERE case_key = 'a'")
         assert not await met()  # one case, two needed
         await event(client, gid, headers, event_id="2", case_key="b", task="t")
-        await db.rows("UPDATE goals_cases SET state = 'written_off' WHERE case_key = 'b'")
+        await storage.rows("UPDATE goals_cases SET state = 'written_off' WHERE case_key = 'b'")
         assert not await met()  # written_off counts only with an owner
-        await db.rows("UPDATE goals_cases SET owner = 'Dana' WHERE case_key = 'b'")
+        await storage.rows("UPDATE goals_cases SET owner = 'Dana' WHERE case_key = 'b'")
         assert await met()
 
 
@@ -174,18 +174,19 @@ async def test_the_done_check_shows_its_defaults_when_left_out(kernel_factory) -
 
 
 async def test_a_case_shows_the_slice_last_given_after_it_ends(kernel_factory) -> None:
-    from tollway_goals import budget, db
+    from tollway import storage
+    from tollway_goals import budget
 
     kernel = await goals_kernel(kernel_factory)
     async with http_client(kernel) as client:
         _agent, headers, goal = await new_goal(client, params={"budget_usdc": "10"})
         gid = goal["goal_id"]
         await event(client, gid, headers, event_id="1", case_key="k", task="Chase it", budget_usdc="2")
-        case = await db.row("SELECT id FROM goals_cases WHERE case_key = 'k'")
-        async with db.transaction():  # one step of 0.5 spent, then the case ends: 1.5 goes back to the goal
+        case = await storage.row("SELECT id FROM goals_cases WHERE case_key = 'k'")
+        async with storage.transaction():  # one step of 0.5 spent, then the case ends: 1.5 goes back to the goal
             assert await budget.hold_step(gid, case["id"], 500_000, counts_step=True) is None
             await budget.charge_step(gid, case["id"], 500_000, 500_000)
-            await db.rows("UPDATE goals_cases SET state = 'done' WHERE id = {}", case["id"])
+            await storage.rows("UPDATE goals_cases SET state = 'done' WHERE id = {}", case["id"])
             await budget.release_slice(gid, case["id"])
         ended = (await client.get(f"/v1/compute/{gid}/cases/k", headers=headers)).json()["data"]
         state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
@@ -198,19 +199,20 @@ async def test_a_case_shows_the_slice_last_given_after_it_ends(kernel_factory) -
 
 
 async def test_an_event_to_an_ended_goal_is_refused(kernel_factory) -> None:
-    from tollway_goals import db, ending
+    from tollway import storage
+    from tollway_goals import ending
 
     kernel = await goals_kernel(kernel_factory)
     async with http_client(kernel) as client:
         _agent, headers, goal = await new_goal(client)
         gid = goal["goal_id"]
         first = await event(client, gid, headers, event_id="1", case_key="k", task="t")
-        async with db.transaction():
+        async with storage.transaction():
             await ending.end(gid, "completed", kernel.platform)
         late_root = await event(client, gid, headers, event_id="2", task="anyone there?")
         late_case = await event(client, gid, headers, event_id="3", case_key="k", task="t")
         repeat = await event(client, gid, headers, event_id="1", case_key="k", task="t")
-        stored = await db.row("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
+        stored = await storage.row("SELECT COUNT(*) AS n FROM goals_events WHERE goal_id = {}", gid)
     assert first.status_code == 202
     assert [r.status_code for r in (late_root, late_case)] == [409, 409]
     assert late_root.json()["error"] == "goal_ended" and late_case.json()["error"] == "goal_ended"

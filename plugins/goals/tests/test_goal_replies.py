@@ -12,8 +12,8 @@ import aiosmtplib
 from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
+from tollway import storage
 from tollway.testing import http_client, reserve_socket, smtp_server
-from tollway_goals import db
 from tollway_goals.runner import SessionRunner
 
 SHOWN = {"refund_usdc": "40.00"}
@@ -83,7 +83,7 @@ async def test_a_reply_reaches_the_session_that_asked_and_no_other_goal(kernel_f
             await reply(port, first, "Send it to 12 Elm Street.")
 
             async def answered() -> bool:
-                return (await db.row("SELECT COUNT(*) AS n FROM goals_asks WHERE status = 'answered'"))["n"] == 1
+                return (await storage.row("SELECT COUNT(*) AS n FROM goals_asks WHERE status = 'answered'"))["n"] == 1
 
             await wait_for(answered)
             await runner.run_until_idle()
@@ -110,7 +110,7 @@ async def test_a_reply_saying_approved_releases_nothing(kernel_factory) -> None:
             await reply(port, mail.messages[0], "Approved! Yes, approved.")
 
             async def told() -> bool:
-                return bool(await db.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%approves nothing%"))
+                return bool(await storage.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%approves nothing%"))
 
             await wait_for(told)
             await runner.run_until_idle()
@@ -135,12 +135,12 @@ async def test_mail_that_follows_nothing_goes_to_the_agents_newest_goal(kernel_f
             await reply(port, fresh, "Nobody's mail.", to="someone@tollway.test", thread=False)
 
             async def arrived() -> bool:
-                return bool(await db.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%A new matter%"))
+                return bool(await storage.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%A new matter%"))
 
             await wait_for(arrived)
-            where = await db.rows(
+            where = await storage.rows(
                 "SELECT x.goal_id FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE s.body LIKE {}", "%A new matter%",
             )
-            stray = await db.rows("SELECT id FROM goals_steps WHERE body LIKE {}", "%Nobody's mail%")
+            stray = await storage.rows("SELECT id FROM goals_steps WHERE body LIKE {}", "%Nobody's mail%")
     assert [w["goal_id"] for w in where] == [newer["goal_id"]] and newer["goal_id"] != older["goal_id"]
     assert stray == []

@@ -14,8 +14,8 @@ from github_standin import github_standin, rsa_keypair
 from goal_support import event, goals_kernel, new_goal
 from test_connections import APP_ID, INSTALLATION, INSTALLER, callback, create, github_env, state_of
 
+from tollway import storage
 from tollway.testing import http_client
-from tollway_goals import db
 from tollway_goals.runner import SessionRunner
 
 
@@ -50,11 +50,11 @@ async def test_a_session_reads_a_file_and_never_sees_the_token(kernel_factory, k
             _agent, headers, goal = await new_goal(client)
             created = await create(client, headers)
             assert (await callback(client, github, state_of(created["link"]))).status_code == 200
-            await db.rows("UPDATE goals_connections SET repositories = {} WHERE id = {}", json.dumps(["acme/api"]), created["id"])
+            await storage.rows("UPDATE goals_connections SET repositories = {} WHERE id = {}", json.dumps(["acme/api"]), created["id"])
             connection["id"] = created["id"]
             await event(client, goal["goal_id"], headers, event_id="1", case_key="docs", task="Read the API docs")
             await runner.run_until_idle()
-            steps = await db.rows("SELECT body FROM goals_steps")
+            steps = await storage.rows("SELECT body FROM goals_steps")
     results = [json.loads(m["content"]) for r in chat.requests for m in r["messages"] if m["role"] == "tool"]
     read, refused = results[0], results[1]
     assert read["ok"] and read["content"] == "# The API\nIt answers.\n"

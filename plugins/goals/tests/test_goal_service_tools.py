@@ -11,8 +11,8 @@ from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
 import tollway
+from tollway import storage
 from tollway.testing import http_client, ledger_problems
-from tollway_goals import db
 from tollway_goals.runner import SessionRunner
 
 STEP = 2_000

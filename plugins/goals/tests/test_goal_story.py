@@ -19,8 +19,8 @@ from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 from mail_and_hooks import hook_receiver
 
+from tollway import storage
 from tollway.testing import http_client, reserve_socket, serve_http, smtp_server
-from tollway_goals import db
 from tollway_goals.approval_links import make_token
 from tollway_goals.approval_pages import pretty_shown
 from tollway_goals.runner import SessionRunner
@@ -96,7 +96,7 @@ async def test_a_goal_with_an_approval_end_to_end(kernel_factory, db_kind) -> No
             text = message.get_content()
             link = re.search(r"http://\S+/v1/approvals/\S+", text).group(0)
             assert message["To"] == "dana@example.com" and link.startswith(base) and "does not approve" in text
-            ask = await db.row("SELECT * FROM goals_asks WHERE kind = 'approval'")
+            ask = await storage.row("SELECT * FROM goals_asks WHERE kind = 'approval'")
             expired = f"{base}/v1/approvals/{make_token(await key(), ask['id'], ask['shown_hash'], int(time.time()) - 60)}"
             token = link.rsplit("/", 1)[1]
             mac = token.rsplit(".", 1)[1]

@@ -16,8 +16,8 @@ import pytest
 from chat_standin import call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
+from tollway import storage
 from tollway.testing import http_client
-from tollway_goals import db
 
 STEP = 2_000
 TOLLWAY = str(Path(sys.executable).parent / "tollway")
@@ -78,19 +78,19 @@ async def test_a_killed_worker_session_resumes_and_pays_each_step_once(kernel_fa
                     return gate.second_turns == 1
 
                 await wait_until(dying)
-                held = await db.row("SELECT held FROM goals_goals WHERE id = {}", gid)
+                held = await storage.row("SELECT held FROM goals_goals WHERE id = {}", gid)
                 first.send_signal(signal.SIGKILL)
                 await first.wait()
                 gate.opened.set()
                 second = await start_worker(kernel, env)
 
                 async def settled() -> bool:
-                    case = await db.row("SELECT s.status FROM goals_sessions s JOIN goals_cases c ON c.session_id = s.id WHERE c.case_key = 'inv-1'")
+                    case = await storage.row("SELECT s.status FROM goals_sessions s JOIN goals_cases c ON c.session_id = s.id WHERE c.case_key = 'inv-1'")
                     return case is not None and case["status"] == "waiting"
 
                 await wait_until(settled)
-                final = await db.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
-                steps = await db.rows(
+                final = await storage.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
+                steps = await storage.rows(
                     "SELECT s.kind, s.cost FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} ORDER BY s.seq", gid,
                 )
                 record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]

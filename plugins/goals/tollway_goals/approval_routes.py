@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qs
 
-from tollway import Page, Route, RouteCall
+from tollway import Page, Route, RouteCall, storage
 
-from . import db
 from .approval_links import Refusal, read_token
 from .approval_pages import approval_page, approved_page, refusal_page
 from .asks import approve
 from .ids import iso
 from .secrets_store import key
+from .tables import Ask
 
 PATH = "/v1/approvals/{token}"
 NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
@@ -27,7 +27,7 @@ async def _checked(token: str) -> tuple[dict | None, Refusal | None]:
     ask = None
     parts_ask = token.split(".", 1)[0] if isinstance(token, str) else ""
     if parts_ask:
-        ask = await db.row("SELECT * FROM goals_asks WHERE id = {} AND kind = 'approval'", parts_ask)
+        ask = await Ask.select().where(Ask.id == parts_ask, Ask.kind == "approval").first()
     verdict = read_token(
         await key(), token,
         shown_hash_of=lambda ask_id: ask["shown_hash"] if ask is not None and ask["id"] == ask_id else None,
@@ -46,7 +46,7 @@ async def show(call: RouteCall) -> Page:
         return _refused(refused or Refusal.UNKNOWN)
     return Page(
         approval_page(
-            person_name=ask["person_name"], question=ask["question"], shown=db.loads(ask["shown"]), shown_hash=ask["shown_hash"],
+            person_name=ask["person_name"], question=ask["question"], shown=storage.loads(ask["shown"]), shown_hash=ask["shown_hash"],
             action_path=f"/v1/approvals/{token}", expires_at_iso=iso(int(ask["deadline_ms"])),
         ),
         headers=NO_STORE,
@@ -57,7 +57,7 @@ async def click(call: RouteCall) -> Page:
     token = call.params["token"]
     form = parse_qs(call.request.body.decode("utf-8", "replace"), max_num_fields=10) if len(call.request.body) <= 4096 else {}
     seen = (form.get("shown_hash") or [""])[0]
-    async with db.transaction():
+    async with storage.transaction():
         ask, refused = await _checked(token)
         if refused is not None or ask is None:
             return _refused(refused or Refusal.UNKNOWN)

@@ -10,15 +10,18 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from . import db
+from tollway import storage
+
 from .approval_links import make_token, shown_hash
 from .case_tools import CallRefused, Outcome, Where
 from .cases import wake
+from .ending import OPEN_ASKS
 from .goals import add_message
 from .inbound import reply_address
 from .ids import iso, now_ms
 from .secrets_store import key
 from .settings import FAMILY, PUBLIC_URL
+from .tables import Ask, Goal
 
 DEFAULT_DEADLINE_S = 7 * 24 * 3600
 MAX_CHASES = 3
@@ -68,13 +71,13 @@ async def ask_person(where: Where, args: Mapping[str, Any], platform: Any) -> tu
     ask_id = str(uuid.uuid4())
     digest = shown_hash(shown) if kind == "approval" else None
     deadline_ms = now + deadline_s * 1000
-    await db.rows(
-        "INSERT INTO goals_asks (id, case_id, goal_id, session_id, kind, status, person_name, person_address, question, shown, shown_hash, "
-        "chase_after_s, chases, next_chase_ms, deadline_ms, escalated_ms, answer, message_id, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, {}, 'sending', {}, {}, {}, {}, {}, {}, 0, {}, {}, NULL, NULL, NULL, {}, {})",
-        ask_id, where.case_id, where.goal["id"], where.session_id, kind, name.strip()[:200], address.strip(), question[:4000],
-        db.dumps(shown) if shown is not None else None, digest, chase_s, now + chase_s * 1000 if chase_s else None, deadline_ms, now, now,
-    )
+    await Ask.insert(Ask(
+        id=ask_id, case_id=where.case_id, goal_id=where.goal["id"], session_id=where.session_id, kind=kind, status="sending",
+        person_name=name.strip()[:200], person_address=address.strip(), question=question[:4000],
+        shown=storage.dumps(shown) if shown is not None else None, shown_hash=digest, chase_after_s=chase_s, chases=0,
+        next_chase_ms=now + chase_s * 1000 if chase_s else None, deadline_ms=deadline_ms, escalated_ms=None, answer=None, message_id=None,
+        created_ms=now, updated_ms=now,
+    ))
     link = None
     if kind == "approval":
         token = make_token(await key(), ask_id, digest, deadline_ms // 1000)
@@ -106,18 +109,16 @@ async def send(platform: Any, outgoing: Mapping[str, Any]) -> None:
                                        reply_to=reply_address(client.from_address, outgoing["agent_id"]))
     except Exception as exc:  # no provider, or the relay refused: the session reads why
         why = getattr(exc, "message", None) or "no email provider is configured (TOLLWAY_EMAIL_HOST, TOLLWAY_EMAIL_FROM_ADDRESS)"
-        async with db.transaction():
-            ask = await db.row(
-                "UPDATE goals_asks SET status = 'undeliverable', answer = {}, updated_ms = {} WHERE id = {} AND status = 'sending' RETURNING session_id",
-                db.dumps({"error": str(why)[:500]}), now_ms(), outgoing["ask_id"],
-            )
-            if ask is not None:
+        async with storage.transaction():
+            failed = await Ask.update({Ask.status: "undeliverable", Ask.answer: storage.dumps({"error": str(why)[:500]}), Ask.updated_ms: now_ms()}).where(
+                Ask.id == outgoing["ask_id"], Ask.status == "sending",
+            ).returning(Ask.session_id)
+            for ask in failed:
                 await add_message(ask["session_id"], "ask_failed", f"Ask {outgoing['ask_id']} could not be sent: {why}", {"ask_id": outgoing["ask_id"]})
                 await wake(ask["session_id"])
         return
-    await db.rows(
-        "UPDATE goals_asks SET status = 'sent', message_id = {}, updated_ms = {} WHERE id = {} AND status = 'sending'",
-        message_id, now_ms(), outgoing["ask_id"],
+    await Ask.update({Ask.status: "sent", Ask.message_id: message_id, Ask.updated_ms: now_ms()}).where(
+        Ask.id == outgoing["ask_id"], Ask.status == "sending",
     )
 
 
@@ -125,13 +126,11 @@ async def approve(ask: Mapping[str, Any], shown_hash_seen: str) -> dict[str, Any
     """Record the click, once (in the caller's transaction): None when it was used already."""
     now = now_ms()
     answer = {"who": ask["person_address"], "name": ask["person_name"], "when": iso(now), "via": "link",
-              "shown": db.loads(ask["shown"]), "shown_hash": shown_hash_seen}
-    row = await db.row(
-        "UPDATE goals_asks SET status = 'approved', answer = {}, updated_ms = {} WHERE id = {} AND status IN ('sending', 'sent', 'chased') "
-        "RETURNING id",
-        db.dumps(answer), now, ask["id"],
-    )
-    if row is None:
+              "shown": storage.loads(ask["shown"]), "shown_hash": shown_hash_seen}
+    approved = await Ask.update({Ask.status: "approved", Ask.answer: storage.dumps(answer), Ask.updated_ms: now}).where(
+        Ask.id == ask["id"], Ask.status.is_in(list(OPEN_ASKS)),
+    ).returning(Ask.id)
+    if not approved:
         return None
     await add_message(ask["session_id"], "approval", f"{ask['person_name']} approved ask {ask['id']} (what was shown: {json.dumps(answer['shown'], sort_keys=True)}).",
                       {"ask_id": ask["id"]})
@@ -140,7 +139,7 @@ async def approve(ask: Mapping[str, Any], shown_hash_seen: str) -> dict[str, Any
 
 
 async def latest_approval(case_id: str) -> dict[str, Any] | None:
-    return await db.row("SELECT * FROM goals_asks WHERE case_id = {} AND kind = 'approval' ORDER BY created_ms DESC, id DESC LIMIT 1", case_id)
+    return await Ask.select().where(Ask.case_id == case_id, Ask.kind == "approval").order_by(Ask.created_ms, Ask.id, ascending=False).first()
 
 
 async def follow_up(platform: Any, now: int | None = None) -> dict[str, int]:
@@ -149,19 +148,16 @@ async def follow_up(platform: Any, now: int | None = None) -> dict[str, int]:
     send the same reminder."""
     now = now_ms() if now is None else now
     chased = escalated = 0
-    due = await db.rows(
-        "SELECT * FROM goals_asks WHERE status IN ('sent', 'chased') AND next_chase_ms IS NOT NULL AND next_chase_ms <= {} "
-        "AND chases < {} AND deadline_ms > {}",
-        now, MAX_CHASES, now,
+    due = await Ask.select().where(
+        Ask.status.is_in(["sent", "chased"]), Ask.next_chase_ms.is_not_null(), Ask.next_chase_ms <= now, Ask.chases < MAX_CHASES, Ask.deadline_ms > now,
     )
     for ask in due:
         chases = int(ask["chases"]) + 1
         following = now + int(ask["chase_after_s"]) * 1000 if chases < MAX_CHASES and ask["chase_after_s"] else None
-        claimed = await db.row(
-            "UPDATE goals_asks SET status = 'chased', chases = {}, next_chase_ms = {}, updated_ms = {} WHERE id = {} AND chases = {} RETURNING id",
-            chases, following, now, ask["id"], chases - 1,
-        )
-        if claimed is None:
+        claimed = await Ask.update({Ask.status: "chased", Ask.chases: chases, Ask.next_chase_ms: following, Ask.updated_ms: now}).where(
+            Ask.id == ask["id"], Ask.chases == chases - 1,
+        ).returning(Ask.id)
+        if not claimed:
             continue
         outgoing = {"ask_id": ask["id"], "to": ask["person_address"], "name": ask["person_name"], "question": ask["question"],
                     "kind": ask["kind"], "link": None}
@@ -170,21 +166,18 @@ async def follow_up(platform: Any, now: int | None = None) -> dict[str, int]:
         subject, text = message_text(outgoing, reminder=chases)
         try:
             client, _cost = platform.provider("email")
-            goal = await db.row("SELECT agent_id FROM goals_goals WHERE id = {}", ask["goal_id"])
+            goal = await Goal.select(Goal.agent_id).where(Goal.id == ask["goal_id"]).first()
             await client.send(to=ask["person_address"], subject=subject, text=text, in_reply_to=ask["message_id"],
                               reply_to=reply_address(client.from_address, goal["agent_id"]) if goal else None)
             chased += 1
         except Exception:  # the next reminder, or the deadline, follows all the same
             continue
-    for ask in await db.rows(
-        "SELECT * FROM goals_asks WHERE status IN ('sending', 'sent', 'chased') AND deadline_ms <= {} AND escalated_ms IS NULL", now,
-    ):
-        async with db.transaction():
-            claimed = await db.row(
-                "UPDATE goals_asks SET status = 'expired', escalated_ms = {}, updated_ms = {} WHERE id = {} AND escalated_ms IS NULL RETURNING id",
-                now, now, ask["id"],
-            )
-            if claimed is None:
+    for ask in await Ask.select().where(Ask.status.is_in(list(OPEN_ASKS)), Ask.deadline_ms <= now, Ask.escalated_ms.is_null()):
+        async with storage.transaction():
+            claimed = await Ask.update({Ask.status: "expired", Ask.escalated_ms: now, Ask.updated_ms: now}).where(
+                Ask.id == ask["id"], Ask.escalated_ms.is_null(),
+            ).returning(Ask.id)
+            if not claimed:
                 continue
             await add_message(ask["session_id"], "deadline", f"No answer from {ask['person_name']} to ask {ask['id']} by its deadline: escalate.",
                               {"ask_id": ask["id"]})

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import db
+from tollway import storage
+
+from .goals import add_step
+from .tables import Case, Goal, Step
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +35,9 @@ async def hold_step(goal_id: str, case_id: str | None, amount: int, *, counts_st
     if not await lock_goal(goal_id):
         return Refused("ended")
     if case_id is not None:
-        case = await db.row(
-            "SELECT budget, spent, held, step_limit, steps FROM goals_cases WHERE id = {}" + db.for_update(), case_id,
-        )
+        case = await storage.lock_rows(
+            Case.select(Case.budget, Case.spent, Case.held, Case.step_limit, Case.steps).where(Case.id == case_id)
+        ).first()
         if case is None:
             return Refused("budget")
         if counts_step and case["step_limit"] is not None and int(case["steps"]) >= int(case["step_limit"]):
@@ -44,34 +47,28 @@ async def hold_step(goal_id: str, case_id: str | None, amount: int, *, counts_st
                 return Refused("budget")
         elif not await _hold_goal(goal_id, amount):
             return Refused("budget")
-        await db.rows(
-            "UPDATE goals_cases SET held = held + {}, steps = steps + {} WHERE id = {}", amount, 1 if counts_step else 0, case_id,
-        )
+        await Case.update({Case.held: Case.held + amount, Case.steps: Case.steps + (1 if counts_step else 0)}).where(Case.id == case_id)
         return None
     return None if await _hold_goal(goal_id, amount) else Refused("budget")
 
 
 async def _hold_goal(goal_id: str, amount: int) -> bool:
-    found = await db.row(
-        "UPDATE goals_goals SET held = held + {} WHERE id = {} AND status = 'running' AND spent + held + {} <= budget RETURNING id",
-        amount, goal_id, amount,
-    )
-    return found is not None
+    found = await Goal.update({Goal.held: Goal.held + amount}).where(
+        Goal.id == goal_id, Goal.status == "running", Goal.spent + Goal.held + amount <= Goal.budget,
+    ).returning(Goal.id)
+    return bool(found)
 
 
 async def lock_goal(goal_id: str) -> bool:
     """Lock the goal's row till the commit (the goal before its cases, everywhere: no two
     transactions wait on each other); whether the goal still runs."""
-    found = await db.row("SELECT status FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    found = await storage.lock_rows(Goal.select(Goal.status).where(Goal.id == goal_id)).first()
     return found is not None and found["status"] == "running"
 
 
 async def take_hold(session_id: str, hold_id: str, seq: int, body: dict[str, object], now: int) -> None:
     """The stored hold of a step (its `amount` in `body`), in the transaction that held it."""
-    await db.rows(
-        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
-        hold_id, session_id, seq, db.dumps(body), now,
-    )
+    await add_step(session_id, "hold", body, step_id=hold_id, seq=seq, at=now)
 
 
 async def settle_hold(goal_id: str, case_id: str | None, hold_id: str, amount: int, cost: int, *, llm: object = None) -> bool:
@@ -79,12 +76,12 @@ async def settle_hold(goal_id: str, case_id: str | None, hold_id: str, amount: i
     (0: all of it given back). The row is deleted, or with `llm` becomes that model turn.
     False, changing nothing, when the hold was settled already (by another run or a sweep)."""
     if llm is None:
-        found = await db.row("DELETE FROM goals_steps WHERE id = {} AND kind = 'hold' RETURNING id", hold_id)
+        found = await Step.delete().where(Step.id == hold_id, Step.kind == "hold").returning(Step.id)
     else:
-        found = await db.row(
-            "UPDATE goals_steps SET kind = 'llm', body = {}, cost = {} WHERE id = {} AND kind = 'hold' RETURNING id", db.dumps(llm), cost, hold_id,
-        )
-    if found is None:
+        found = await Step.update({Step.kind: "llm", Step.body: storage.dumps(llm), Step.cost: cost}).where(
+            Step.id == hold_id, Step.kind == "hold",
+        ).returning(Step.id)
+    if not found:
         return False
     await charge_step(goal_id, case_id, amount, cost)
     return True
@@ -95,13 +92,17 @@ async def charge_step(goal_id: str, case_id: str | None, held: int, cost: int) -
     cost = min(cost, held)
     await lock_goal(goal_id)
     if case_id is not None:
-        sliced = await db.row("SELECT budget FROM goals_cases WHERE id = {}", case_id)
-        await db.rows("UPDATE goals_cases SET held = held - {}, spent = spent + {} WHERE id = {}", held, cost, case_id)
+        sliced = await Case.select(Case.budget).where(Case.id == case_id).first()
+        await Case.update({Case.held: Case.held - held, Case.spent: Case.spent + cost}).where(Case.id == case_id)
         if sliced is not None and sliced["budget"] is not None:
             # the slice stays set aside on the goal; only what was spent moves to spent
-            await db.rows("UPDATE goals_goals SET held = held - {}, spent = spent + {} WHERE id = {}", cost, cost, goal_id)
+            await _move_to_spent(goal_id, cost, cost)
             return
-    await db.rows("UPDATE goals_goals SET held = held - {}, spent = spent + {} WHERE id = {}", held, cost, goal_id)
+    await _move_to_spent(goal_id, held, cost)
+
+
+async def _move_to_spent(goal_id: str, held: int, cost: int) -> None:
+    await Goal.update({Goal.held: Goal.held - held, Goal.spent: Goal.spent + cost}).where(Goal.id == goal_id)
 
 
 async def release_step(goal_id: str, case_id: str | None, held: int) -> None:
@@ -113,10 +114,10 @@ async def release_slice(goal_id: str, case_id: str) -> None:
     """A case that ended gives back what its slice has left (what it may spend becomes what it
     spent; the slice it shows stays the one given)."""
     await lock_goal(goal_id)
-    case = await db.row("SELECT budget, spent, held FROM goals_cases WHERE id = {}" + db.for_update(), case_id)
+    case = await storage.lock_rows(Case.select(Case.budget, Case.spent, Case.held).where(Case.id == case_id)).first()
     if case is None or case["budget"] is None:
         return
     unused = int(case["budget"]) - int(case["spent"]) - int(case["held"])
     if unused > 0:
-        await db.rows("UPDATE goals_cases SET budget = budget - {} WHERE id = {}", unused, case_id)
-        await db.rows("UPDATE goals_goals SET held = held - {} WHERE id = {}", unused, goal_id)
+        await Case.update({Case.budget: Case.budget - unused}).where(Case.id == case_id)
+        await Goal.update({Goal.held: Goal.held - unused}).where(Goal.id == goal_id)

@@ -8,12 +8,13 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tollway import to_micro
+from tollway import storage, to_micro
 
-from . import budget, db
+from . import budget
 from .cases import open_case
 from .ending import end as end_goal
 from .ids import new_id, now_ms
+from .tables import Case, Decision
 
 _TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 PLATFORM_STATES = ("open", "reopened", "needs_a_person")
@@ -75,7 +76,7 @@ async def update_case(where: Where, args: dict[str, Any]) -> Outcome:
     unknown = set(args) - {"state", "owner", "next_action", "due_date", "add_evidence"}
     if unknown:
         raise CallRefused(f"unknown fields: {', '.join(sorted(unknown))}")
-    case = await db.row("SELECT * FROM goals_cases WHERE id = {}" + db.for_update(), where.case_id)
+    case = await storage.lock_rows(Case.select().where(Case.id == where.case_id)).first()
     assert case is not None
     state = args.get("state", case["state"])
     if not isinstance(state, str) or not _TOKEN.match(state):
@@ -85,24 +86,23 @@ async def update_case(where: Where, args: dict[str, Any]) -> Outcome:
     due = args.get("due_date", case["due_date"])
     if due is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(due)):
         raise CallRefused("due_date must be YYYY-MM-DD")
-    evidence = db.loads(case["evidence"]) or []
+    evidence = storage.loads(case["evidence"]) or []
     for key in args.get("add_evidence") or []:
         if isinstance(key, str) and key and key not in evidence:
             evidence.append(key[:200])
     now = now_ms()
     ends = state in ENDING_STATES or state in _finished(where.goal)
-    await db.rows(
-        "UPDATE goals_cases SET state = {}, owner = {}, next_action = {}, due_date = {}, evidence = {}, updated_ms = {}, ended_ms = {} WHERE id = {}",
-        state, _text(args.get("owner", case["owner"])), _text(args.get("next_action", case["next_action"])), due,
-        db.dumps(evidence[:100]), now, now if ends else None, where.case_id,
-    )
+    await Case.update({
+        Case.state: state, Case.owner: _text(args.get("owner", case["owner"])), Case.next_action: _text(args.get("next_action", case["next_action"])),
+        Case.due_date: due, Case.evidence: storage.dumps(evidence[:100]), Case.updated_ms: now, Case.ended_ms: now if ends else None,
+    }).where(Case.id == where.case_id)
     if ends:
         await budget.release_slice(where.goal["id"], where.case_id)
     return Outcome({"ok": True, "state": state, "ended": ends}, ends_session=ends)
 
 
 def _finished(goal: dict[str, Any]) -> set[str]:
-    check = db.loads(goal["done_check"]) or {}
+    check = storage.loads(goal["done_check"]) or {}
     return set(check.get("finished_states") or ())
 
 
@@ -116,9 +116,8 @@ async def record_decision(where: Where, args: dict[str, Any]) -> Outcome:
         raise CallRefused("decision is required")
     if where.case_id is None:
         raise CallRefused("decisions are written on a case's record; the root has none")
-    await db.rows(
-        "INSERT INTO goals_decisions (id, case_id, decision, reason, created_ms) VALUES ({}, {}, {}, {}, {})",
-        new_id("dec"), where.case_id, decision[:4000], _text(args.get("reason")), now_ms(),
+    await Decision.insert(
+        Decision(id=new_id("dec"), case_id=where.case_id, decision=decision[:4000], reason=_text(args.get("reason")), created_ms=now_ms()),
     )
     return Outcome({"ok": True})
 
@@ -131,7 +130,7 @@ async def open_sub_case(where: Where, args: dict[str, Any]) -> Outcome:
     key, task = args.get("case_key"), args.get("task")
     if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}", key) or not isinstance(task, str) or not task.strip():
         raise CallRefused("case_key (letters, digits, . _ : -) and task are required")
-    if await db.row("SELECT id FROM goals_cases WHERE goal_id = {} AND case_key = {}", where.goal["id"], key):
+    if await Case.exists().where(Case.goal_id == where.goal["id"], Case.case_key == key):
         raise CallRefused(f"a case {key!r} exists already")
     slice_ = None
     if args.get("budget_usdc") is not None:
@@ -154,9 +153,9 @@ async def finish(where: Where, args: dict[str, Any], platform: Any = None) -> Ou
     completed and what its budget has left returns to the creator's credits."""
     now = now_ms()
     if where.case_id is not None:
-        case = await db.row("SELECT state FROM goals_cases WHERE id = {}", where.case_id)
+        case = await Case.select(Case.state).where(Case.id == where.case_id).first()
         if case is not None and case["state"] in ("open", "reopened"):
-            await db.rows("UPDATE goals_cases SET state = 'done', ended_ms = {}, updated_ms = {} WHERE id = {}", now, now, where.case_id)
+            await Case.update({Case.state: "done", Case.ended_ms: now, Case.updated_ms: now}).where(Case.id == where.case_id)
             await budget.release_slice(where.goal["id"], where.case_id)
     else:
         await end_goal(where.goal["id"], "completed", platform)

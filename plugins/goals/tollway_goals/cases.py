@@ -10,13 +10,22 @@ from typing import Any
 
 from msgspec import UNSET
 
-from tollway import Refusal, to_micro, usdc
+from piccolo.query.functions.aggregate import Count
 
-from . import budget, db
+from tollway import Refusal, storage, to_micro, usdc
+
+from . import budget
 from .ending import ended_refusal
-from .goals import add_message, finished_states
+from .goals import add_message, finished_states, new_session
 from .ids import iso, new_id, now_ms, ordered_id
+from .tables import Ask as AskRow, Case as CaseRow, Decision as DecisionRow, Delivery as DeliveryRow, Event, Session
 from .wire import Ask, Case, CaseRecord, Decision, Delivery, DeliveryAttempt, EventAnswer, EventRequest
+
+# one statement, so that a run ending its session and this wake never lose one another (the ORM has no CASE)
+WAKE = storage.statement(
+    "UPDATE goals_sessions SET inbox = inbox + 1, status = CASE WHEN status IN ('waiting', 'completed', 'failed') THEN 'pending' "
+    "ELSE status END, updated_ms = {} WHERE id = {}"
+)
 
 _TOKEN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_LIMIT = 200
@@ -32,15 +41,11 @@ def amount_of(value: Any, field: str) -> int:
 
 async def wake(session_id: str) -> None:
     """One more thing for the session to take in; a waiting or finished session runs again."""
-    await db.rows(
-        "UPDATE goals_sessions SET inbox = inbox + 1, status = CASE WHEN status IN ('waiting', 'completed', 'failed') THEN 'pending' "
-        "ELSE status END, updated_ms = {} WHERE id = {}",
-        now_ms(), session_id,
-    )
+    await WAKE.execute(now_ms(), session_id)
 
 
 async def root_session(goal_id: str) -> str:
-    found = await db.row("SELECT id FROM goals_sessions WHERE goal_id = {} AND case_id IS NULL", goal_id)
+    found = await Session.select(Session.id).where(Session.goal_id == goal_id, Session.case_id.is_null()).first()
     assert found is not None, goal_id
     return found["id"]
 
@@ -55,12 +60,10 @@ async def post_event(goal: Mapping[str, Any], event: EventRequest) -> EventAnswe
         if seen is None:
             raise ended_refusal(goal)
         return seen
-    claimed = await db.row(
-        "INSERT INTO goals_events (id, goal_id, event_id, target, case_key, outcome, created_ms) VALUES ({}, {}, {}, 'root', NULL, 'pending', {}) "
-        "ON CONFLICT (goal_id, event_id) DO NOTHING RETURNING id",
-        new_id("evt"), goal_id, event.event_id, now_ms(),
-    )
-    if claimed is None:
+    claimed = await Event.insert(
+        Event(id=new_id("evt"), goal_id=goal_id, event_id=event.event_id, target="root", case_key=None, outcome="pending", created_ms=now_ms()),
+    ).on_conflict(target=(Event.goal_id, Event.event_id), action="DO NOTHING").returning(Event.id)
+    if not claimed:
         seen = await _seen(goal_id, event.event_id)
         assert seen is not None
         return seen
@@ -70,14 +73,14 @@ async def post_event(goal: Mapping[str, Any], event: EventRequest) -> EventAnswe
         answer = EventAnswer(target="root", case_key=None, outcome="sent_to_root")
     else:
         answer = await _to_case(goal, event)
-    await db.rows(
-        "UPDATE goals_events SET target = {}, case_key = {}, outcome = {} WHERE id = {}", answer.target, answer.case_key, answer.outcome, claimed["id"],
+    await Event.update({Event.target: answer.target, Event.case_key: answer.case_key, Event.outcome: answer.outcome}).where(
+        Event.id == claimed[0]["id"],
     )
     return answer
 
 
 async def _seen(goal_id: str, event_id: str) -> EventAnswer | None:
-    seen = await db.row("SELECT target, case_key, outcome FROM goals_events WHERE goal_id = {} AND event_id = {}", goal_id, event_id)
+    seen = await Event.select(Event.target, Event.case_key, Event.outcome).where(Event.goal_id == goal_id, Event.event_id == event_id).first()
     return None if seen is None else EventAnswer(target=seen["target"], case_key=seen["case_key"], outcome=seen["outcome"])
 
 
@@ -89,7 +92,7 @@ async def _to_case(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
         raise Refusal("insufficient_budget", f"The goal has {usdc(left)} USDC of its budget left; budget_usdc asks for {usdc(slice_)}.",
                       status=409, details=[{"field": "budget_usdc", "message": "more than the goal has left"}])
     step_limit = event.step_limit if event.step_limit is not UNSET else None
-    case = await db.row("SELECT * FROM goals_cases WHERE goal_id = {} AND case_key = {}" + db.for_update(), goal_id, key)
+    case = await storage.lock_rows(CaseRow.select().where(CaseRow.goal_id == goal_id, CaseRow.case_key == key)).first()
     if case is None:
         await open_case(goal, key, event.task, slice_, step_limit, parent=None, depth=1, source="event", event_id=event.event_id)
         return EventAnswer(target="case", case_key=key, outcome="created")
@@ -103,10 +106,10 @@ async def _to_case(goal: Mapping[str, Any], event: EventRequest) -> EventAnswer:
     shown_slice = case["slice_given"] if slice_ is None else slice_
     new_limit = case["step_limit"] if step_limit is None else step_limit
     # the case keeps the task it was opened with; this event's task goes to its session
-    await db.rows(
-        "UPDATE goals_cases SET state = {}, ended_ms = {}, budget = {}, slice_given = {}, step_limit = {}, updated_ms = {} WHERE id = {}",
-        state, ended, new_budget, shown_slice, new_limit, now, case["id"],
-    )
+    await CaseRow.update({
+        CaseRow.state: state, CaseRow.ended_ms: ended, CaseRow.budget: new_budget, CaseRow.slice_given: shown_slice,
+        CaseRow.step_limit: new_limit, CaseRow.updated_ms: now,
+    }).where(CaseRow.id == case["id"])
     await add_message(case["session_id"], "event", event.task, {"event_id": event.event_id, "outcome": outcome})
     await wake(case["session_id"])
     return EventAnswer(target="case", case_key=key, outcome=outcome)
@@ -119,17 +122,12 @@ async def open_case(
     """A new case (state open) and its session (pending, its task as first message)."""
     now = now_ms()
     case_id, session_id = ordered_id("case"), new_id("ses")
-    await db.rows(
-        "INSERT INTO goals_cases (id, goal_id, case_key, state, owner, next_action, due_date, evidence, task, session_id, parent_id, depth, "
-        "budget, slice_given, held, spent, step_limit, steps, opened_ms, updated_ms, ended_ms) "
-        "VALUES ({}, {}, {}, 'open', NULL, NULL, NULL, '[]', {}, {}, {}, {}, {}, {}, 0, 0, {}, 0, {}, {}, NULL)",
-        case_id, goal["id"], key, task, session_id, parent, depth, slice_, slice_, step_limit, now, now,
-    )
-    await db.rows(
-        "INSERT INTO goals_sessions (id, goal_id, case_id, parent_session_id, depth, status, inbox, lease_owner, lease_until_ms, attempt, steps, "
-        "created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, 'pending', 1, NULL, 0, 0, 0, {}, {})",
-        session_id, goal["id"], case_id, parent_session, depth, now, now,
-    )
+    await CaseRow.insert(CaseRow(
+        id=case_id, goal_id=goal["id"], case_key=key, state="open", owner=None, next_action=None, due_date=None, evidence="[]", task=task,
+        session_id=session_id, parent_id=parent, depth=depth, budget=slice_, slice_given=slice_, held=0, spent=0, step_limit=step_limit,
+        steps=0, opened_ms=now, updated_ms=now, ended_ms=None,
+    ))
+    await new_session(goal["id"], case_id, parent_session, depth, now, session_id)
     await add_message(session_id, source, task, {"event_id": event_id} if event_id else None)
     return case_id
 
@@ -161,18 +159,19 @@ def _int(raw: str | None, default: int, low: int, high: int, field: str, problem
 
 
 async def list_cases(goal_id: str, states: list[str] | None, limit: int, offset: int) -> tuple[list[Case], int, dict[str, int]]:
-    where, args = "c.goal_id = {}", [goal_id]
-    if states:
-        where += " AND c.state IN (" + ", ".join("{}" for _ in states) + ")"
-        args += states
-    total = await db.row(f"SELECT COUNT(*) AS n FROM goals_cases c WHERE {where}", *args)
-    found = await db.rows(
-        f"SELECT c.*, s.status AS session_status FROM goals_cases c LEFT JOIN goals_sessions s ON s.id = c.session_id "
-        f"WHERE {where} ORDER BY c.opened_ms, c.id LIMIT {{}} OFFSET {{}}",
-        *args, limit, offset,
-    )
-    counts = await db.rows("SELECT state, COUNT(*) AS n FROM goals_cases WHERE goal_id = {} GROUP BY state", goal_id)
-    return [case_resource(r) for r in found], int(total["n"]) if total else 0, {r["state"]: int(r["n"]) for r in counts}
+    where = [CaseRow.goal_id == goal_id, *([CaseRow.state.is_in(states)] if states else [])]
+    total = await CaseRow.count().where(*where)
+    found = await CaseRow.select().where(*where).order_by(CaseRow.opened_ms, CaseRow.id).limit(limit).offset(offset)
+    counts = await CaseRow.select(CaseRow.state, Count(alias="n")).where(CaseRow.goal_id == goal_id).group_by(CaseRow.state)
+    return [case_resource(r) for r in await _with_session_status(found)], int(total), {r["state"]: int(r["n"]) for r in counts}
+
+
+async def _with_session_status(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each case row with `session_status`, its session's status (None when it has none)."""
+    ids = list({c["session_id"] for c in cases if c["session_id"] is not None})
+    found = await Session.select(Session.id, Session.status).where(Session.id.is_in(ids)) if ids else []
+    status = {s["id"]: s["status"] for s in found}
+    return [{**c, "session_status": status.get(c["session_id"])} for c in cases]
 
 
 def case_resource(row: Mapping[str, Any], now: int | None = None) -> Case:
@@ -181,7 +180,7 @@ def case_resource(row: Mapping[str, Any], now: int | None = None) -> Case:
     given = row["slice_given"] if row["slice_given"] is not None else row["budget"]
     return Case(
         key=row["case_key"], state=row["state"], owner=row["owner"], next_action=row["next_action"], due_date=row["due_date"],
-        evidence=db.loads(row["evidence"]) or [], status=row.get("session_status") or "pending", task=row["task"],
+        evidence=storage.loads(row["evidence"]) or [], status=row.get("session_status") or "pending", task=row["task"],
         session_id=row["session_id"], parent_id=row["parent_id"], depth=int(row["depth"]),
         budget_usdc=usdc(int(given)) if given is not None else None, held_usdc=usdc(int(row["held"])),
         step_limit=int(row["step_limit"]) if row["step_limit"] is not None else None,
@@ -191,17 +190,14 @@ def case_resource(row: Mapping[str, Any], now: int | None = None) -> Case:
 
 
 async def case_record(goal_id: str, key: str, platform: Any) -> CaseRecord:
-    row = await db.row(
-        "SELECT c.*, s.status AS session_status FROM goals_cases c LEFT JOIN goals_sessions s ON s.id = c.session_id "
-        "WHERE c.goal_id = {} AND c.case_key = {}",
-        goal_id, key,
-    )
-    if row is None:
+    found = await CaseRow.select().where(CaseRow.goal_id == goal_id, CaseRow.case_key == key).first()
+    if found is None:
         raise Refusal("not_found", "No such case in this goal.", status=404)
+    [row] = await _with_session_status([found])
     case = case_resource(row)
-    decisions = await db.rows("SELECT * FROM goals_decisions WHERE case_id = {} ORDER BY created_ms, id", row["id"])
-    asks = await db.rows("SELECT * FROM goals_asks WHERE case_id = {} ORDER BY created_ms, id", row["id"])
-    deliveries = await db.rows("SELECT * FROM goals_deliveries WHERE case_id = {} ORDER BY created_ms, id", row["id"])
+    decisions, asks, deliveries = [
+        await table.select().where(table.case_id == row["id"]).order_by(table.created_ms, table.id) for table in (DecisionRow, AskRow, DeliveryRow)
+    ]
     return CaseRecord(
         **{f: getattr(case, f) for f in case.__struct_fields__},
         decisions=[Decision(id=d["id"], decision=d["decision"], reason=d["reason"], at=iso(int(d["created_ms"]))) for d in decisions],
@@ -214,7 +210,7 @@ def _ask(a: Mapping[str, Any]) -> Ask:
     return Ask(
         id=a["id"], kind=a["kind"], status=a["status"], person_name=a["person_name"], person_address=a["person_address"],
         question=a["question"], chases=int(a["chases"]), deadline_at=iso(int(a["deadline_ms"])),
-        escalated_at=iso(int(a["escalated_ms"])) if a["escalated_ms"] is not None else None, answer=db.loads(a["answer"]),
+        escalated_at=iso(int(a["escalated_ms"])) if a["escalated_ms"] is not None else None, answer=storage.loads(a["answer"]),
         created_at=iso(int(a["created_ms"])),
     )
 

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 
 from msgspec import UNSET
 
-from tollway import AcceptedJob, Example, FieldError, FieldErrors, PluginContext, Tool, ToolContext, ToolError, to_micro, usdc
+from tollway import AcceptedJob, AdmissionChecks, Example, FieldError, FieldErrors, JobDeclaration, PluginContext, Tool, ToolContext, ToolError, to_micro, usdc
 
-from . import db, goals
+from . import goals
 from .ids import goal_id_for
 from .settings import FAMILY, MAX_BUDGET
 from .wire import DEFAULT_BUDGET_USDC, ComputeInput, ComputeResult
@@ -71,7 +71,7 @@ async def on_accept(context: PluginContext, job: AcceptedJob) -> None:
 
 async def run(value: ComputeInput, ctx: ToolContext) -> ComputeResult:
     """The job: the goal as its acceptance wrote it (its sessions run on the workers)."""
-    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", goal_id_for(ctx.request_id))
+    goal = await goals.goal_row(goal_id_for(ctx.request_id))
     if goal is None:
         raise ToolError("internal_error", "The goal was not recorded.", status=500)
     return ComputeResult(goal_id=goal["id"], status=goal["status"], budget_usdc=usdc(int(goal["budget"])), cases_enabled=bool(goal["cases_enabled"]))
@@ -96,15 +96,12 @@ def compute_tool(context: PluginContext) -> Tool:
         run=run,
         price=price,
         family=FAMILY,
-        mode="job",
-        accepted_status="pending",
         idempotency="optional",
         rate_limit="expensive",
-        check=functools.partial(check, context),
-        refund_failed_jobs=True,
-        provider_kind="llm",  # a goal no model can run is refused before payment (503 provider_unavailable)
-        accepted_fields=accepted_fields,
-        on_accept=functools.partial(on_accept, context),
+        # the 202 and the receipt name the goal; the goal's rows are written with the payment
+        job=JobDeclaration(accepted_status="pending", refund_failed_jobs=True, accepted_fields=accepted_fields, on_accept=functools.partial(on_accept, context)),
+        # a goal no model can run is refused before payment (503 provider_unavailable)
+        admission=AdmissionChecks(check=functools.partial(check, context), provider_kind="llm"),
         examples=(
             Example(
                 title="A one-off goal that works through cases",

@@ -15,13 +15,13 @@ import httpx
 import msgspec
 from msgspec import Meta
 
-from tollway import Page, Refusal, Route, RouteCall, RouteReply
+from tollway import Page, Refusal, Route, RouteCall, RouteReply, storage
 
-from . import db
 from .github_app import (
     AuthorizationRefused, GitHubApp, InstallationGone, ProviderError, ProviderUnavailable, RepositoryNotInScope, RepoToken,
 )
 from .ids import iso, new_id, now_ms
+from .tables import Connection as ConnectionRow
 from .settings import (
     FAMILY, GITHUB_API_URL, GITHUB_APP, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, GITHUB_PRIVATE_KEY,
     GITHUB_WEB_URL,
@@ -172,22 +172,25 @@ def _hash(secret: str) -> str:
 def _record(row: Mapping[str, Any]) -> Connection:
     return Connection(
         id=row["id"], name=row["name"], kind=row["kind"], status=row["status"],
-        scope=Scope(repositories=list(db.loads(row["repositories"]) or [])), created_at=iso(int(row["created_ms"])),
+        scope=Scope(repositories=list(storage.loads(row["repositories"]) or [])), created_at=iso(int(row["created_ms"])),
     )
 
 
 async def owned(connection_id: str, agent_id: str) -> dict[str, Any]:
-    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id)
+    row = await _row(connection_id)
     if row is None or row["agent_id"] != agent_id:
         raise ConnectionNotFound(f"No connection {connection_id!r} of yours.")
     return row
 
 
+async def _row(connection_id: str) -> dict[str, Any] | None:
+    return await ConnectionRow.select().where(ConnectionRow.id == connection_id).first()
+
+
 async def _mark_revoked(connection_id: str) -> None:
     now = now_ms()
-    await db.rows(
-        "UPDATE goals_connections SET status = 'revoked', revoked_ms = {}, updated_ms = {} WHERE id = {} AND status <> 'revoked'",
-        now, now, connection_id,
+    await ConnectionRow.update({ConnectionRow.status: "revoked", ConnectionRow.revoked_ms: now, ConnectionRow.updated_ms: now}).where(
+        ConnectionRow.id == connection_id, ConnectionRow.status != "revoked",
     )
 
 
@@ -198,11 +201,11 @@ async def create(call: RouteCall) -> RouteReply:
     async with github(call.platform) as app:
         link = app.install_url(f"{connection_id}.{secret}")
     now = now_ms()
-    await db.rows(
-        "INSERT INTO goals_connections (id, agent_id, name, kind, status, state_hash, link_expires_ms, link_used_ms, installation_id, "
-        "repositories, created_ms, updated_ms, revoked_ms) VALUES ({}, {}, {}, {}, 'pending', {}, {}, NULL, NULL, '[]', {}, {}, NULL)",
-        connection_id, call.agent_id, asked.name, asked.kind, _hash(secret), now + LINK_LIFETIME_MS, now, now,
-    )
+    await ConnectionRow.insert(ConnectionRow(
+        id=connection_id, agent_id=call.agent_id, name=asked.name, kind=asked.kind, status="pending", state_hash=_hash(secret),
+        link_expires_ms=now + LINK_LIFETIME_MS, link_used_ms=None, installation_id=None, repositories="[]", created_ms=now, updated_ms=now,
+        revoked_ms=None,
+    ))
     data = NewConnection(
         id=connection_id, name=asked.name, kind=asked.kind, status="pending", scope=Scope(repositories=[]), created_at=iso(now),
         link=link, link_expires_at=iso(now + LINK_LIFETIME_MS),
@@ -211,7 +214,9 @@ async def create(call: RouteCall) -> RouteReply:
 
 
 async def listing(call: RouteCall) -> ConnectionList:
-    found = await db.rows("SELECT * FROM goals_connections WHERE agent_id = {} ORDER BY created_ms DESC, id DESC", call.agent_id)
+    found = await ConnectionRow.select().where(ConnectionRow.agent_id == call.agent_id).order_by(
+        ConnectionRow.created_ms, ConnectionRow.id, ascending=False,
+    )
     return ConnectionList(success=True, data=[_record(row) for row in found])
 
 
@@ -281,7 +286,7 @@ def _link_problem(row: Mapping[str, Any] | None, secret: str, now: int) -> str |
 async def callback(call: RouteCall) -> Page:
     query = call.query
     connection_id, _, secret = str(query.get("state") or "").partition(".")
-    row = await db.row("SELECT * FROM goals_connections WHERE id = {}", connection_id) if connection_id and secret else None
+    row = await _row(connection_id) if connection_id and secret else None
     problem = _link_problem(row, secret, now_ms())
     if problem is not None:
         return _refused(problem)
@@ -312,13 +317,15 @@ async def callback(call: RouteCall) -> Page:
     except ProviderError:
         return _refused("provider_error")
     now = now_ms()
-    won = await db.row(
-        "UPDATE goals_connections SET status = 'active', installation_id = {}, repositories = {}, link_used_ms = {}, updated_ms = {} "
-        "WHERE id = {} AND state_hash = {} AND status = 'pending' AND link_used_ms IS NULL AND link_expires_ms > {} RETURNING id",
-        int(installation_id), db.dumps(repositories), now, now, row["id"], row["state_hash"], now,
-    )
-    if won is None:
-        again = await db.row("SELECT * FROM goals_connections WHERE id = {}", row["id"])
+    won = await ConnectionRow.update({
+        ConnectionRow.status: "active", ConnectionRow.installation_id: int(installation_id), ConnectionRow.repositories: storage.dumps(repositories),
+        ConnectionRow.link_used_ms: now, ConnectionRow.updated_ms: now,
+    }).where(
+        ConnectionRow.id == row["id"], ConnectionRow.state_hash == row["state_hash"], ConnectionRow.status == "pending",
+        ConnectionRow.link_used_ms.is_null(), ConnectionRow.link_expires_ms > now,
+    ).returning(ConnectionRow.id)
+    if not won:
+        again = await _row(row["id"])
         return _refused(_link_problem(again, secret, now) or "used")
     names = "".join(f"<li>{escape(name)}</li>" for name in repositories) or "<li>(none yet)</li>"
     body = (f'<h1>Connection active</h1>\n<p id="active">The connection <strong>{escape(row["name"])}</strong> is active. '
@@ -328,7 +335,7 @@ async def callback(call: RouteCall) -> Page:
 
 def _in_scope(row: Mapping[str, Any], repository: str) -> str | None:
     wanted = repository.strip().lower()
-    return next((name for name in db.loads(row["repositories"]) or [] if name.lower() == wanted), None)
+    return next((name for name in storage.loads(row["repositories"]) or [] if name.lower() == wanted), None)
 
 
 async def repository_token_for(agent_id: str, connection_id: str, repository: str, platform: Any) -> RepoToken:

@@ -8,11 +8,13 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from . import db
+from tollway import storage
+
 from .approval_links import shown_hash
 from .asks import latest_approval
 from .case_tools import CallRefused, Outcome, Where
 from .ids import now_ms
+from .tables import Case, Delivery
 
 DELIVER_RESULT = {
     "type": "function",
@@ -35,7 +37,7 @@ async def deliver_result(where: Where, args: Mapping[str, Any], platform: Any) -
     result = args.get("result")
     if not isinstance(result, dict):
         raise CallRefused("result must be an object")
-    case = await db.row("SELECT case_key FROM goals_cases WHERE id = {}", where.case_id)
+    case = await Case.select(Case.case_key).where(Case.id == where.case_id).first()
     assert case is not None
     ask = await latest_approval(where.case_id)
     approval, reason = None, None
@@ -45,14 +47,14 @@ async def deliver_result(where: Where, args: Mapping[str, Any], platform: Any) -
         elif ask["shown_hash"] != shown_hash(result):
             reason = f"the result differs from what was approved in ask {ask['id']}"
         else:
-            answer = db.loads(ask["answer"])
+            answer = storage.loads(ask["answer"])
             approval = {"ask_id": ask["id"], "who": answer["who"], "when": answer["when"], "via": answer["via"]}
     delivery_id = f"dlv_{secrets.token_hex(12)}"
     status = "withheld" if reason else "pending"
-    await db.rows(
-        "INSERT INTO goals_deliveries (id, case_id, goal_id, webhook_id, status, reason, result, created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
-        delivery_id, where.case_id, goal["id"], None if reason else delivery_id, status, reason, db.dumps(result), now_ms(),
-    )
+    await Delivery.insert(Delivery(
+        id=delivery_id, case_id=where.case_id, goal_id=goal["id"], webhook_id=None if reason else delivery_id, status=status, reason=reason,
+        result=storage.dumps(result), created_ms=now_ms(),
+    ))
     if reason is None:
         await platform.enqueue_webhook(
             webhook_id=delivery_id, kind="case_result", subject=goal["id"], url=goal["result_webhook_url"], secret=goal["webhook_secret"],

@@ -7,11 +7,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tollway import Refusal, usdc
+from tollway import Refusal, storage, usdc
 
-from . import budget, db
+from . import budget
 from .ids import now_ms
 from .settings import FAMILY, IDLE_TIMEOUT_S
+from .tables import Ask, Goal, Session, Step
+
+OPEN_ASKS = ("sending", "sent", "chased")
+# the holds of a goal's sessions that no live run holds: a join the tables (no foreign keys) cannot express
+DEAD_HOLDS = storage.statement(
+    "SELECT s.id, s.body, x.id AS session_id, x.case_id FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id "
+    "WHERE x.goal_id = {} AND s.kind = 'hold' AND (x.status <> 'running' OR x.lease_until_ms < {})"
+)
 
 
 async def end(goal_id: str, status: str, platform: Any) -> int:
@@ -19,18 +27,16 @@ async def end(goal_id: str, status: str, platform: Any) -> int:
     (one running now stops before its next step) and the unspent budget is returned when
     nothing is in flight (else when the last step in flight is settled). What was returned
     now (0: the goal had ended already, or steps are still in flight)."""
-    goal = await db.row("SELECT status FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    goal = await storage.lock_rows(Goal.select(Goal.status).where(Goal.id == goal_id)).first()
     if goal is None or goal["status"] != "running":
         return 0
     now = now_ms()
-    await db.rows("UPDATE goals_goals SET status = {}, ended_ms = {}, updated_ms = {} WHERE id = {}", status, now, now, goal_id)
-    await db.rows(
-        "UPDATE goals_sessions SET status = 'cancelled', updated_ms = {} WHERE goal_id = {} AND status IN ('pending', 'waiting', 'failed')",
-        now, goal_id,
+    await Goal.update({Goal.status: status, Goal.ended_ms: now, Goal.updated_ms: now}).where(Goal.id == goal_id)
+    await Session.update({Session.status: "cancelled", Session.updated_ms: now}).where(
+        Session.goal_id == goal_id, Session.status.is_in(["pending", "waiting", "failed"]),
     )
-    await db.rows(
-        "UPDATE goals_asks SET status = 'withdrawn', next_chase_ms = NULL, updated_ms = {} WHERE goal_id = {} AND status IN ('sending', 'sent', 'chased')",
-        now, goal_id,
+    await Ask.update({Ask.status: "withdrawn", Ask.next_chase_ms: None, Ask.updated_ms: now}).where(
+        Ask.goal_id == goal_id, Ask.status.is_in(list(OPEN_ASKS)),
     )
     return await settle(goal_id, platform) or 0
 
@@ -40,16 +46,13 @@ async def settle(goal_id: str, platform: Any) -> int | None:
     creator's credits against the compute receipt, once, and the result webhook hears of the
     end. The amount returned; None when the goal runs, was settled already or a step is in
     flight. In the caller's transaction (the goal's row locked)."""
-    goal = await db.row("SELECT * FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    goal = await storage.lock_rows(Goal.select().where(Goal.id == goal_id)).first()
     if goal is None or goal["status"] == "running" or goal["returned"] is not None or goal["ended_ms"] is None:
         return None  # (no ended_ms: a goal that ended before returns were settled by hold, returned then)
-    flying = await db.row(
-        "SELECT COUNT(*) AS n FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} AND s.kind = 'hold'", goal_id,
-    )
-    if flying is not None and int(flying["n"]) > 0:
+    if await Step.exists().where(Step.kind == "hold", Step.session_id.is_in(Session.select(Session.id).where(Session.goal_id == goal_id))):
         return None
     remainder = max(int(goal["budget"]) - int(goal["spent"]), 0)
-    await db.rows("UPDATE goals_goals SET returned = {}, held = 0, updated_ms = {} WHERE id = {}", remainder, now_ms(), goal_id)
+    await Goal.update({Goal.returned: remainder, Goal.held: 0, Goal.updated_ms: now_ms()}).where(Goal.id == goal_id)
     if remainder > 0:
         await platform.return_unspent(goal["receipt_id"], remainder, reason=f"goal {goal_id} {goal['status']}: unspent budget")
     if goal["result_webhook_url"]:
@@ -88,18 +91,17 @@ async def sweep(platform: Any) -> None:
     is settled."""
     now = now_ms()
     cutoff = now - idle_timeout_ms(platform)
-    idle = await db.rows(
-        "SELECT g.id FROM goals_goals g WHERE g.status = 'running' AND g.created_ms < {} "
-        "AND NOT EXISTS (SELECT 1 FROM goals_sessions s WHERE s.goal_id = g.id AND (s.status IN ('pending', 'running') OR s.updated_ms >= {})) "
-        "AND NOT EXISTS (SELECT 1 FROM goals_asks a WHERE a.goal_id = g.id AND a.status IN ('sending', 'sent', 'chased')) LIMIT 100",
-        cutoff, cutoff,
-    )
+    idle = await Goal.select(Goal.id).where(
+        Goal.status == "running", Goal.created_ms < cutoff,
+        Goal.id.not_in(Session.select(Session.goal_id).where(Session.status.is_in(["pending", "running"]) | (Session.updated_ms >= cutoff))),
+        Goal.id.not_in(Ask.select(Ask.goal_id).where(Ask.status.is_in(list(OPEN_ASKS)))),
+    ).limit(100)
     for goal in idle:
-        async with db.transaction():
+        async with storage.transaction():
             await end(goal["id"], "expired", platform)
-    unsettled = await db.rows("SELECT id FROM goals_goals WHERE status <> 'running' AND returned IS NULL AND ended_ms IS NOT NULL LIMIT 100")
+    unsettled = await Goal.select(Goal.id).where(Goal.status != "running", Goal.returned.is_null(), Goal.ended_ms.is_not_null()).limit(100)
     for goal in unsettled:
-        async with db.transaction():
+        async with storage.transaction():
             await budget.lock_goal(goal["id"])  # the goal before its sessions and cases, as ending it locks them
             await _give_back_dead_holds(goal["id"], now)
             await settle(goal["id"], platform)
@@ -109,11 +111,8 @@ async def sweep(platform: Any) -> None:
 
 async def _give_back_dead_holds(goal_id: str, now: int) -> None:
     """Holds of an ended goal's sessions that no live run holds (its lease ran out): given back."""
-    dead = await db.rows(
-        "SELECT s.id, s.body, x.id AS session_id, x.case_id FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id "
-        "WHERE x.goal_id = {} AND s.kind = 'hold' AND (x.status <> 'running' OR x.lease_until_ms < {})",
-        goal_id, now,
-    )
-    for hold in dead:
-        await db.rows("UPDATE goals_sessions SET status = 'cancelled', updated_ms = {} WHERE id = {} AND status = 'running'", now, hold["session_id"])
-        await budget.settle_hold(goal_id, hold["case_id"], hold["id"], int(db.loads(hold["body"])["amount"]), 0)
+    for hold in await DEAD_HOLDS.rows(goal_id, now):
+        await Session.update({Session.status: "cancelled", Session.updated_ms: now}).where(
+            Session.id == hold["session_id"], Session.status == "running",
+        )
+        await budget.settle_hold(goal_id, hold["case_id"], hold["id"], int(storage.loads(hold["body"])["amount"]), 0)

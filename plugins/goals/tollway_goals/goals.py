@@ -9,9 +9,10 @@ from typing import Any
 
 from msgspec import UNSET, to_builtins
 
-from tollway import AcceptedJob, Refusal, to_micro, usdc
+from tollway import AcceptedJob, Refusal, storage, to_micro, usdc
 
-from . import db, progress
+from . import progress
+from .tables import Case, Goal, Session, Step
 from .ids import goal_id_for, iso, new_id, next_seq, now_ms
 from .settings import CASES_ENABLED_FOR
 from .wire import DEFAULT_BUDGET_USDC, ComputeInput, DoneCheckState, GoalState
@@ -36,23 +37,37 @@ async def create(job: AcceptedJob, *, cases: bool) -> str:
     url = getattr(params, "result_webhook_url", None)
     goal_id = goal_id_for(job.request_id)
     now = now_ms()
-    await db.rows(
-        "INSERT INTO goals_goals (id, agent_id, request_id, receipt_id, goal, status, budget, spent, held, cases_enabled, max_depth, max_awake, "
-        "done_check, result_webhook_url, webhook_secret, created_ms, updated_ms, seq) "
-        "VALUES ({}, {}, {}, {}, {}, 'running', {}, 0, 0, {}, {}, {}, {}, {}, {}, {}, {}, {})",
-        goal_id, job.agent_id, job.request_id, job.receipt_id, value.goal, job.price, cases,
-        3 if limits in (None, UNSET) else limits.max_depth, 20 if limits in (None, UNSET) else limits.max_awake,
-        db.dumps(to_builtins(done)) if done not in (None, UNSET) else None, url if url not in (None, UNSET) else None,
-        _new_secret(), now, now, next_seq(),
-    )
-    session_id = new_id("ses")
-    await db.rows(
-        "INSERT INTO goals_sessions (id, goal_id, case_id, parent_session_id, depth, status, inbox, lease_owner, lease_until_ms, attempt, steps, "
-        "created_ms, updated_ms) VALUES ({}, {}, NULL, NULL, 0, 'pending', 1, NULL, 0, 0, 0, {}, {})",
-        session_id, goal_id, now, now,
-    )
+    await Goal.insert(Goal(
+        id=goal_id, agent_id=job.agent_id, request_id=job.request_id, receipt_id=job.receipt_id, goal=value.goal, status="running",
+        budget=job.price, spent=0, held=0, cases_enabled=cases,
+        max_depth=3 if limits in (None, UNSET) else limits.max_depth, max_awake=20 if limits in (None, UNSET) else limits.max_awake,
+        done_check=storage.dumps(to_builtins(done)) if done not in (None, UNSET) else None,
+        result_webhook_url=url if url not in (None, UNSET) else None, webhook_secret=_new_secret(),
+        created_ms=now, updated_ms=now, seq=next_seq(), ended_ms=None, returned=None,
+    ))
+    session_id = await new_session(goal_id, None, None, 0, now)
     await add_message(session_id, "goal", value.goal)
     return goal_id
+
+
+async def new_session(goal_id: str, case_id: str | None, parent_session_id: str | None, depth: int, now: int, session_id: str | None = None) -> str:
+    """A session (pending, one wake in its inbox, never run) of the goal's root or of a case; its id."""
+    session_id = session_id or new_id("ses")
+    await Session.insert(Session(
+        id=session_id, goal_id=goal_id, case_id=case_id, parent_session_id=parent_session_id, depth=depth, status="pending", inbox=1,
+        lease_owner=None, lease_until_ms=0, attempt=0, steps=0, created_ms=now, updated_ms=now,
+    ))
+    return session_id
+
+
+async def add_step(
+    session_id: str, kind: str, body: Any, *, cost: int = 0, step_id: str | None = None, seq: int | None = None, at: int | None = None,
+) -> None:
+    """One stored step of a session: `body` as JSON (secrets already masked by the caller)."""
+    await Step.insert(Step(
+        id=step_id or new_id("stp"), session_id=session_id, seq=next_seq() if seq is None else seq, kind=kind, body=storage.dumps(body),
+        cost=cost, created_ms=now_ms() if at is None else at,
+    ))
 
 
 def _new_secret() -> str:
@@ -61,15 +76,17 @@ def _new_secret() -> str:
 
 async def add_message(session_id: str, source: str, text: str, extra: Mapping[str, Any] | None = None) -> None:
     """A message the session takes in on its next run (the goal, an event's task, a reply)."""
-    await db.rows(
-        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'message', {}, 0, {})",
-        new_id("stp"), session_id, next_seq(), db.dumps({"source": source, "text": text, **(extra or {})}), now_ms(),
-    )
+    await add_step(session_id, "message", {"source": source, "text": text, **(extra or {})})
+
+
+async def goal_row(goal_id: str) -> dict[str, Any] | None:
+    return await Goal.select().where(Goal.id == goal_id).first()
 
 
 async def owned(goal_id: str, agent_id: str, *, lock: bool = False) -> dict[str, Any]:
     """The goal, when `agent_id` created it; 404 otherwise (whether or not it exists)."""
-    goal = await db.row("SELECT * FROM goals_goals WHERE id = {} AND agent_id = {}" + (db.for_update() if lock else ""), goal_id, agent_id)
+    query = Goal.select().where(Goal.id == goal_id, Goal.agent_id == agent_id)
+    goal = await (storage.lock_rows(query) if lock else query).first()
     if goal is None:
         raise Refusal("not_found", "No such goal for this agent.", status=404)
     return goal
@@ -77,17 +94,17 @@ async def owned(goal_id: str, agent_id: str, *, lock: bool = False) -> dict[str,
 
 def finished_states(goal: Mapping[str, Any]) -> set[str]:
     """States that end a case: done and failed, and those the goal's done check names."""
-    check = db.loads(goal["done_check"]) or {}
+    check = storage.loads(goal["done_check"]) or {}
     return {"done", "failed", *check.get("finished_states", [])}
 
 
 async def done_check_state(goal: Mapping[str, Any]) -> DoneCheckState | None:
     """The done check as given, each field shown (a default when left out), and whether it is
     met now (with no cases it is not)."""
-    check = db.loads(goal["done_check"])
+    check = storage.loads(goal["done_check"])
     if check is None:
         return None
-    cases = await db.rows("SELECT state, owner FROM goals_cases WHERE goal_id = {}", goal["id"])
+    cases = await Case.select(Case.state, Case.owner).where(Case.goal_id == goal["id"])
     finished = list(check["finished_states"])
     owner_needed = list(check.get("owner_required_for") or [])
     min_cases = int(check.get("min_cases", 1))

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import InboundMessage
+from tollway import InboundMessage, storage
 from tollway.helpers import agent_address, agent_of_address
 
-from . import db
 from .cases import root_session, wake
 from .goals import add_message
 from .ids import iso, now_ms
+from .tables import Ask, Goal
 
 def reply_address(from_address: str, agent_id: str) -> str:
     """The Reply-To of what a goal of `agent_id` sends: the agent's own address."""
@@ -24,7 +24,7 @@ async def handle(message: InboundMessage, platform: Any) -> bool:
     if message.channel != "email":
         return False
     for message_id in message.thread:
-        ask = await db.row("SELECT * FROM goals_asks WHERE message_id = {}", message_id)
+        ask = await Ask.select().where(Ask.message_id == message_id).first()
         if ask is not None:
             await _to_ask(ask, message)
             await platform.publish("tollway_goal_sessions", ask["goal_id"])
@@ -34,12 +34,11 @@ async def handle(message: InboundMessage, platform: Any) -> bool:
 
 async def _to_ask(ask: dict[str, Any], message: InboundMessage) -> None:
     source = {"message_id": message.message_id, "subject": message.subject, "text": message.text[:5000]}
-    async with db.transaction():
+    async with storage.transaction():
         if ask["kind"] == "answer":
             answer = {"who": message.sender, "when": iso(message.received_ms or now_ms()), "via": "reply", "message": source}
-            await db.rows(
-                "UPDATE goals_asks SET status = 'answered', answer = {}, updated_ms = {} WHERE id = {} AND status IN ('sent', 'chased', 'expired')",
-                db.dumps(answer), now_ms(), ask["id"],
+            await Ask.update({Ask.status: "answered", Ask.answer: storage.dumps(answer), Ask.updated_ms: now_ms()}).where(
+                Ask.id == ask["id"], Ask.status.is_in(["sent", "chased", "expired"]),
             )
             note = f"{message.sender} replied to ask {ask['id']}: {message.text[:4000]}"
         else:
@@ -53,12 +52,10 @@ async def _to_newest_root(message: InboundMessage, platform: Any) -> bool:
     agent_id = next((a for a in map(agent_of_address, message.recipients) if a), None)
     if agent_id is None:
         return False
-    goal = await db.row(
-        "SELECT id FROM goals_goals WHERE agent_id = {} AND status = 'running' ORDER BY seq DESC LIMIT 1", agent_id,
-    )
+    goal = await Goal.select(Goal.id).where(Goal.agent_id == agent_id, Goal.status == "running").order_by(Goal.seq, ascending=False).first()
     if goal is None:
         return False
-    async with db.transaction():
+    async with storage.transaction():
         session = await root_session(goal["id"])
         await add_message(session, "email", f"Email from {message.sender}, subject {message.subject!r}: {message.text[:4000]}",
                           {"message_id": message.message_id})

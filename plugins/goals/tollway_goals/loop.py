@@ -13,11 +13,13 @@ from typing import Any
 
 import msgspec
 
-from tollway import to_micro
+from tollway import storage, to_micro
 
-from . import asks, budget, case_tools, db, delivery, ending, repo_tools, service_tools, sessions, transcript
+from . import asks, budget, case_tools, delivery, ending, repo_tools, service_tools, sessions, transcript
 from .case_tools import CallRefused, Where
+from .goals import add_step, goal_row
 from .ids import new_id, next_seq, now_ms
+from .tables import Case, Session, Step
 from .masking import mask, mask_text
 from .settings import FAMILY, LLM_STEP_COST, MAX_STEPS_PER_RUN
 
@@ -54,7 +56,7 @@ async def run_session(ctx: RunContext) -> str:
         while True:
             if not await sessions.still_ours(c, ctx.lease_s):
                 raise LostLease(c.session_id)
-            goal = await db.row("SELECT * FROM goals_goals WHERE id = {}", c.goal_id)
+            goal = await goal_row(c.goal_id)
             assert goal is not None
             if goal["status"] != "running":  # the goal ended while this session ran
                 raise GoalEnded(c.session_id)
@@ -92,9 +94,9 @@ async def run_session(ctx: RunContext) -> str:
 async def _give_back_holds(ctx: RunContext) -> None:
     """Holds a dead run left (a step it never stored): given back; the step is redone."""
     c = ctx.claim
-    async with db.transaction():
-        for hold in await db.rows("SELECT id, body FROM goals_steps WHERE session_id = {} AND kind = 'hold'", c.session_id):
-            await _settle(ctx, hold["id"], int(db.loads(hold["body"])["amount"]), 0)
+    async with storage.transaction():
+        for hold in await Step.select(Step.id, Step.body).where(Step.session_id == c.session_id, Step.kind == "hold"):
+            await _settle(ctx, hold["id"], int(storage.loads(hold["body"])["amount"]), 0)
 
 
 async def _settle(ctx: RunContext, hold_id: str, amount: int, cost: int, *, llm: object = None) -> bool:
@@ -112,7 +114,7 @@ async def _hold(ctx: RunContext, where: Where, amount: int, body: dict[str, Any]
     reached stops the run (the case needs a person); an ended goal stops it too."""
     c = ctx.claim
     hold_id = new_id("stp")
-    async with db.transaction():
+    async with storage.transaction():
         await _fence(c)
         refused = await budget.hold_step(c.goal_id, c.case_id, amount, counts_step=counts_step)
         if refused is None:
@@ -126,7 +128,7 @@ async def _hold(ctx: RunContext, where: Where, amount: int, body: dict[str, Any]
 
 
 async def _give_back(ctx: RunContext, hold_id: str, amount: int) -> None:
-    async with db.transaction():
+    async with storage.transaction():
         await _settle(ctx, hold_id, amount, 0)
 
 
@@ -146,11 +148,11 @@ async def _model_step(ctx: RunContext, where: Where, steps: list[dict[str, Any]]
     except Exception:
         await _give_back(ctx, hold_id, price)
         raise
-    async with db.transaction():
+    async with storage.transaction():
         await _fence(c)
         if not await _settle(ctx, hold_id, price, price, llm=mask(answer)):
             raise LostLease(c.session_id)
-        await db.rows("UPDATE goals_sessions SET steps = steps + 1 WHERE id = {}", c.session_id)
+        await Session.update({Session.steps: Session.steps + 1}).where(Session.id == c.session_id)
 
 
 def _system(where: Where) -> str:
@@ -189,7 +191,7 @@ async def _run_calls(ctx: RunContext, where: Where, calls: list[dict[str, Any]])
                 await _store_result(ctx, call, {"error": str(exc)})
             continue
         outgoing = None
-        async with db.transaction():
+        async with storage.transaction():
             await _fence(ctx.claim)
             await budget.lock_goal(where.goal["id"])  # the goal before the case, as events lock them
             try:
@@ -252,13 +254,13 @@ async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], nam
     try:
         output = msgspec.to_builtins(await delegated.run(prepared, agent_id=where.goal["agent_id"], request_id=request_id))
     except Exception as exc:  # the tool failed: nothing is charged
-        async with db.transaction():
+        async with storage.transaction():
             await _fence(c)
             if not await _settle(ctx, hold_id, prepared.price, 0):
                 raise LostLease(c.session_id)
             await _insert_result(c, call, _refusal(exc))
         return
-    async with db.transaction():
+    async with storage.transaction():
         await _fence(c)
         if not await _settle(ctx, hold_id, prepared.price, prepared.price):
             raise LostLease(c.session_id)
@@ -273,17 +275,14 @@ def _refusal(exc: BaseException) -> dict[str, Any]:
 
 
 async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str, Any]) -> None:
-    async with db.transaction():
+    async with storage.transaction():
         await _fence(ctx.claim)
         await _insert_result(ctx.claim, call, result)
 
 
 async def _insert_result(c: sessions.Claim, call: dict[str, Any], result: dict[str, Any], *, cost: int = 0) -> None:
     body = {"tool_call_id": call["id"], "name": call["function"]["name"], "content": json.dumps(mask(result))}
-    await db.rows(
-        "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'tool', {}, {}, {})",
-        new_id("stp"), c.session_id, next_seq(), db.dumps(body), cost, now_ms(),
-    )
+    await add_step(c.session_id, "tool", body, cost=cost)
 
 
 async def _fence(c: sessions.Claim) -> None:
@@ -296,16 +295,15 @@ async def _needs_a_person(ctx: RunContext, where: Where, reason: str) -> None:
     goal's creator is told; the session waits for an event that gives it room."""
     c = ctx.claim
     now = now_ms()
-    async with db.transaction():
+    async with storage.transaction():
         if c.case_id is not None:
-            await db.rows("UPDATE goals_cases SET state = 'needs_a_person', updated_ms = {} WHERE id = {}", now, c.case_id)
-        await db.rows(
-            "UPDATE goals_sessions SET status = 'waiting', lease_owner = NULL, lease_until_ms = 0, updated_ms = {} WHERE id = {} AND attempt = {}",
-            now, c.session_id, c.attempt,
+            await Case.update({Case.state: "needs_a_person", Case.updated_ms: now}).where(Case.id == c.case_id)
+        await Session.update({Session.status: "waiting", Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now}).where(
+            Session.id == c.session_id, Session.attempt == c.attempt,
         )
         key = None
         if c.case_id is not None:
-            found = await db.row("SELECT case_key FROM goals_cases WHERE id = {}", c.case_id)
+            found = await Case.select(Case.case_key).where(Case.id == c.case_id).first()
             key = found["case_key"] if found else None
         what = "step limit" if reason == "steps" else "budget"
         await ctx.platform.notify(
@@ -318,11 +316,8 @@ async def _needs_a_person(ctx: RunContext, where: Where, reason: str) -> None:
 
 async def _record_failure(c: sessions.Claim, exc: BaseException) -> None:
     try:
-        async with db.transaction():
-            await db.rows(
-                "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'error', {}, 0, {})",
-                new_id("stp"), c.session_id, next_seq(), db.dumps({"error": mask_text(str(exc))[:2000], "type": type(exc).__name__}), now_ms(),
-            )
+        async with storage.transaction():
+            await add_step(c.session_id, "error", {"error": mask_text(str(exc))[:2000], "type": type(exc).__name__})
         await sessions.end_run(c, "failed")
     except Exception:  # the run's own bookkeeping failed: the lease runs out and another worker retries
         log.exception("session %s: could not record its failure", c.session_id)

@@ -6,27 +6,32 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import db
+from piccolo.query.functions.aggregate import Count, Max
+
+from tollway import storage
+
 from .ids import iso
+from .tables import Session, Step
 from .wire import GoalProgress, LastAction
 
 SUMMARY_CHARS = 200
+# the newest model turn or tool call with its case's key: a join over three tables the ORM (no foreign keys) cannot express
+NEWEST = storage.statement(
+    "SELECT s.kind, s.body, s.created_ms, c.case_key FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id "
+    "LEFT JOIN goals_cases c ON c.id = x.case_id WHERE x.goal_id = {} AND s.kind IN ('llm', 'tool') ORDER BY s.seq DESC LIMIT 1"
+)
 
 
 async def of_goal(goal: Mapping[str, Any]) -> GoalProgress:
     goal_id = goal["id"]
-    kinds = await db.rows(
-        "SELECT s.kind, COUNT(*) AS n, MAX(s.created_ms) AS at FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id "
-        "WHERE x.goal_id = {} GROUP BY s.kind",
-        goal_id,
-    )
+    kinds = await Step.select(Step.kind, Count(alias="n"), Max(Step.created_ms, alias="at")).where(
+        Step.session_id.is_in(Session.select(Session.id).where(Session.goal_id == goal_id)),
+    ).group_by(Step.kind)
     by_kind = {r["kind"]: int(r["n"]) for r in kinds}
-    states = await db.rows("SELECT status, COUNT(*) AS n, MAX(updated_ms) AS at FROM goals_sessions WHERE goal_id = {} GROUP BY status", goal_id)
-    newest = await db.row(
-        "SELECT s.kind, s.body, s.created_ms, c.case_key FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id "
-        "LEFT JOIN goals_cases c ON c.id = x.case_id WHERE x.goal_id = {} AND s.kind IN ('llm', 'tool') ORDER BY s.seq DESC LIMIT 1",
-        goal_id,
-    )
+    states = await Session.select(Session.status, Count(alias="n"), Max(Session.updated_ms, alias="at")).where(
+        Session.goal_id == goal_id,
+    ).group_by(Session.status)
+    newest = await NEWEST.row(goal_id)
     times = [int(goal["updated_ms"]), *(int(r["at"]) for r in (*kinds, *states) if r["at"] is not None)]
     return GoalProgress(
         model_steps=by_kind.get("llm", 0), tool_calls=by_kind.get("tool", 0), sessions={r["status"]: int(r["n"]) for r in states},
@@ -35,7 +40,7 @@ async def of_goal(goal: Mapping[str, Any]) -> GoalProgress:
 
 
 def _action(step: Mapping[str, Any]) -> LastAction:
-    body = db.loads(step["body"]) or {}
+    body = storage.loads(step["body"]) or {}
     at, key = iso(int(step["created_ms"])), step["case_key"]
     if step["kind"] == "tool":
         try:

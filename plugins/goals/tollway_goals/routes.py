@@ -4,9 +4,9 @@ cancel (write proof or access token), and the result webhook's signing secret. O
 goal's creator gets anything; anyone else gets 404."""
 from __future__ import annotations
 
-from tollway import Route, RouteCall, RouteReply
+from tollway import Route, RouteCall, RouteReply, storage
 
-from . import cases, db, ending, goals
+from . import cases, ending, goals
 from .wire import CaseAnswer, CaseList, EventRequest, EventAnswer, GoalAnswer, Page, WebhookSecret, WebhookSecretAnswer
 
 BASE = "/v1/compute/{goal_id}"
@@ -32,7 +32,7 @@ async def case_get(call: RouteCall) -> CaseAnswer:
 
 async def post_event(call: RouteCall) -> RouteReply:
     event: EventRequest = call.body
-    async with db.transaction():
+    async with storage.transaction():
         goal = await goals.owned(call.params["goal_id"], call.agent_id, lock=True)
         answer: EventAnswer = await cases.post_event(goal, event)
     await call.platform.publish(SESSIONS_CHANNEL, goal["id"])
@@ -40,7 +40,7 @@ async def post_event(call: RouteCall) -> RouteReply:
 
 
 async def cancel(call: RouteCall) -> GoalAnswer:
-    async with db.transaction():
+    async with storage.transaction():
         goal = await goals.owned(call.params["goal_id"], call.agent_id, lock=True)
         await ending.cancel(goal, call.platform)
         state = await goals.goal_state(await goals.owned(goal["id"], call.agent_id))

@@ -5,19 +5,17 @@ from __future__ import annotations
 import base64
 import secrets
 
-from . import db
 from .ids import now_ms
+from .tables import Secret
 
 APPROVAL_KEY = "approval_links"
 
 
 async def key(name: str = APPROVAL_KEY) -> bytes:
-    found = await db.row("SELECT value FROM goals_secrets WHERE name = {}", name)
+    found = await Secret.select(Secret.value).where(Secret.name == name).first()
     if found is None:
-        await db.rows(
-            "INSERT INTO goals_secrets (name, value, created_ms) VALUES ({}, {}, {}) ON CONFLICT (name) DO NOTHING",
-            name, base64.b64encode(secrets.token_bytes(32)).decode(), now_ms(),
-        )
-        found = await db.row("SELECT value FROM goals_secrets WHERE name = {}", name)
+        made = Secret(name=name, value=base64.b64encode(secrets.token_bytes(32)).decode(), created_ms=now_ms())
+        await Secret.insert(made).on_conflict(target=Secret.name, action="DO NOTHING")
+        found = await Secret.select(Secret.value).where(Secret.name == name).first()
     assert found is not None
     return base64.b64decode(found["value"])

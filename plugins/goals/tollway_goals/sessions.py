@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import db
+from tollway import storage
+
 from .ids import now_ms
+from .tables import Goal, Session
 
 RUNNABLE = ("pending", "running")
 
@@ -26,11 +28,9 @@ class Claim:
 async def claim(owner: str, lease_s: float, limit: int) -> list[Claim]:
     """Up to `limit` sessions for `owner`, oldest first, within each goal's awake cap."""
     now = now_ms()
-    candidates = await db.rows(
-        "SELECT id, goal_id FROM goals_sessions WHERE status = 'pending' OR (status = 'running' AND lease_until_ms < {}) "
-        "ORDER BY updated_ms, id LIMIT {}",
-        now, max(limit * 4, 8),
-    )
+    candidates = await Session.select(Session.id, Session.goal_id).where(_runnable(now)).order_by(
+        Session.updated_ms, Session.id,
+    ).limit(max(limit * 4, 8))
     claimed: list[Claim] = []
     for candidate in candidates:
         if len(claimed) >= limit:
@@ -41,71 +41,58 @@ async def claim(owner: str, lease_s: float, limit: int) -> list[Claim]:
     return claimed
 
 
+def _runnable(now: int) -> Any:
+    """Pending, or running on a lease that ran out (its worker died)."""
+    return (Session.status == "pending") | ((Session.status == "running") & (Session.lease_until_ms < now))
+
+
 async def _claim_one(session_id: str, goal_id: str, owner: str, lease_s: float) -> Claim | None:
     now = now_ms()
-    async with db.transaction():
-        goal = await db.row("SELECT max_awake, status FROM goals_goals WHERE id = {}" + db.for_update(), goal_id)
+    async with storage.transaction():
+        goal = await storage.lock_rows(Goal.select(Goal.max_awake, Goal.status).where(Goal.id == goal_id)).first()
         if goal is None or goal["status"] != "running":
             return None
-        awake = await db.row(
-            "SELECT COUNT(*) AS n FROM goals_sessions WHERE goal_id = {} AND status = 'running' AND lease_until_ms >= {} AND id <> {}",
-            goal_id, now, session_id,
+        awake = await Session.count().where(
+            Session.goal_id == goal_id, Session.status == "running", Session.lease_until_ms >= now, Session.id != session_id,
         )
-        if awake is not None and int(awake["n"]) >= int(goal["max_awake"]):
+        if awake >= int(goal["max_awake"]):
             return None
-        row = await db.row(
-            "UPDATE goals_sessions SET status = 'running', lease_owner = {}, lease_until_ms = {}, attempt = attempt + 1, updated_ms = {} "
-            "WHERE id = {} AND (status = 'pending' OR (status = 'running' AND lease_until_ms < {})) "
-            "RETURNING id, goal_id, case_id, depth, attempt",
-            owner, now + int(lease_s * 1000), now, session_id, now,
-        )
-    if row is None:
+        claimed = await Session.update({
+            Session.status: "running", Session.lease_owner: owner, Session.lease_until_ms: now + int(lease_s * 1000),
+            Session.attempt: Session.attempt + 1, Session.updated_ms: now,
+        }).where(Session.id == session_id, _runnable(now)).returning(Session.id, Session.goal_id, Session.case_id, Session.depth, Session.attempt)
+    if not claimed:
         return None
+    row = claimed[0]
     return Claim(row["id"], row["goal_id"], row["case_id"], int(row["depth"]), int(row["attempt"]), owner)
 
 
 async def still_ours(c: Claim, lease_s: float | None = None) -> bool:
     """True while the claim holds the session (and, with `lease_s`, extend the lease)."""
+    held = (Session.id == c.session_id, Session.attempt == c.attempt, Session.status == "running")
     if lease_s is None:
-        found = await db.row("SELECT id FROM goals_sessions WHERE id = {} AND attempt = {} AND status = 'running'", c.session_id, c.attempt)
-    else:
-        found = await db.row(
-            "UPDATE goals_sessions SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'running' RETURNING id",
-            now_ms() + int(lease_s * 1000), c.session_id, c.attempt,
-        )
-    return found is not None
+        return await Session.exists().where(*held)
+    return bool(await Session.update({Session.lease_until_ms: now_ms() + int(lease_s * 1000)}).where(*held).returning(Session.id))
 
 
 async def inbox(session_id: str) -> int:
-    found = await db.row("SELECT inbox FROM goals_sessions WHERE id = {}", session_id)
+    found = await Session.select(Session.inbox).where(Session.id == session_id).first()
     return int(found["inbox"]) if found else 0
 
 
 async def end_run(c: Claim, status: str, *, taken: int | None = None) -> bool:
     """End this run with `status` (waiting, completed, failed, cancelled). `waiting` only when
     nothing came in since the inbox read `taken`: else the session stays runnable (pending)."""
-    now = now_ms()
     if status == "waiting" and taken is not None:
-        row = await db.row(
-            "UPDATE goals_sessions SET status = 'waiting', lease_owner = NULL, lease_until_ms = 0, updated_ms = {} "
-            "WHERE id = {} AND attempt = {} AND status = 'running' AND inbox = {} RETURNING id",
-            now, c.session_id, c.attempt, taken,
-        )
-        if row is not None:
+        if await _release(c, "waiting", Session.inbox == taken):
             return True
         status = "pending"
-    row = await db.row(
-        "UPDATE goals_sessions SET status = {}, lease_owner = NULL, lease_until_ms = 0, updated_ms = {} "
-        "WHERE id = {} AND attempt = {} AND status = 'running' RETURNING id",
-        status, now, c.session_id, c.attempt,
-    )
-    return row is not None
+    return await _release(c, status)
 
 
-async def awake_count(goal_id: str) -> int:
-    found = await db.row("SELECT COUNT(*) AS n FROM goals_sessions WHERE goal_id = {} AND status = 'running'", goal_id)
-    return int(found["n"]) if found else 0
-
-
-def session_row_fields(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("id", "goal_id", "case_id", "depth", "status")}
+async def _release(c: Claim, status: str, *also: Any) -> bool:
+    """The run lets go of its session with `status`, if it still holds it (and `also` holds)."""
+    ended = await Session.update({Session.status: status, Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now_ms()}).where(
+        Session.id == c.session_id, Session.attempt == c.attempt, Session.status == "running", *also,
+    ).returning(Session.id)
+    return bool(ended)

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import db
+from tollway import storage
+
+from .tables import Step
 
 
 async def steps_of(session_id: str) -> list[dict[str, Any]]:
-    return await db.rows("SELECT id, seq, kind, body, cost FROM goals_steps WHERE session_id = {} ORDER BY seq, id", session_id)
+    return await Step.select(Step.id, Step.seq, Step.kind, Step.body, Step.cost).where(Step.session_id == session_id).order_by(Step.seq, Step.id)
 
 
 def messages(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -18,7 +20,7 @@ def messages(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     waiting_ids: set[str] = set()
     deferred: list[dict[str, Any]] = []
     for step in steps:
-        body = db.loads(step["body"])
+        body = storage.loads(step["body"])
         if step["kind"] == "message":
             message = {"role": "user", "content": f"[{body['source']}] {body['text']}"}
             (deferred if waiting_ids else out).append(message)
@@ -42,8 +44,8 @@ def unanswered_calls(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             last_llm = step
     if last_llm is None:
         return []
-    calls = db.loads(last_llm["body"]).get("tool_calls") or []
-    answered = {db.loads(s["body"])["tool_call_id"] for s in steps if s["kind"] == "tool" and int(s["seq"]) > int(last_llm["seq"])}
+    calls = storage.loads(last_llm["body"]).get("tool_calls") or []
+    answered = {storage.loads(s["body"])["tool_call_id"] for s in steps if s["kind"] == "tool" and int(s["seq"]) > int(last_llm["seq"])}
     return [c for c in calls if c["id"] not in answered]
 
 

@@ -57,8 +57,9 @@ def check(value: PostalLetterInput) -> None:
         raise FieldErrors(errors)
 
 
-async def _rows(template: str, *args: Any) -> list[dict[str, Any]]:
-    return await PostalLetter.raw(template, *args).run()
+async def _change(rid: str, **values: Any) -> None:
+    """Set columns of this job's letter row (and its updated_ms)."""
+    await PostalLetter.update({**values, "updated_ms": now_ms()}).where(PostalLetter.request_id == rid)
 
 
 def _answer(row: dict[str, Any], verified: dict[str, Any]) -> PostalLetterSent:
@@ -70,12 +71,12 @@ async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
     ctx.check_content(value.text, value.html)
     mail = ctx.provider("mail")
     rid = ctx.request_id
-    await _rows(
-        "INSERT INTO postal_letters (request_id, agent_id, state, color, lob_key, created_ms, updated_ms) "
-        "VALUES ({}, {}, 'verifying', {}, {}, {}, {}) ON CONFLICT (request_id) DO NOTHING",
-        rid, ctx.agent_id or "", 1 if value.color else 0, provider_key(rid), now_ms(), now_ms(),
-    )
-    row = (await _rows("SELECT * FROM postal_letters WHERE request_id = {}", rid))[0]
+    now = now_ms()
+    await PostalLetter.insert(PostalLetter(
+        request_id=rid, agent_id=ctx.agent_id or "", state="verifying", color=1 if value.color else 0, lob_key=provider_key(rid),
+        created_ms=now, updated_ms=now,
+    )).on_conflict(target=PostalLetter.request_id, action="DO NOTHING")
+    row = await PostalLetter.select().where(PostalLetter.request_id == rid).first()
     verified = json.loads(row["verification"]) if row["verification"] else None
     if row["letter_id"] and verified is not None:  # run again after the letter was made: the same answer
         return _answer(row, verified)
@@ -84,20 +85,17 @@ async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
         found = await mail.verify(value.to)
         verified = {"deliverability": found.deliverability, "primary_line": found.primary_line, "secondary_line": found.secondary_line,
                     "last_line": found.last_line}
-        await _rows("UPDATE postal_letters SET verification = {}, updated_ms = {} WHERE request_id = {}", json.dumps(verified), now_ms(), rid)
+        await _change(rid, verification=json.dumps(verified))
     if verified["deliverability"] == UNDELIVERABLE:
-        await _rows("UPDATE postal_letters SET state = 'undeliverable', updated_ms = {} WHERE request_id = {}", now_ms(), rid)
+        await _change(rid, state="undeliverable")
         raise ToolError("target_unreachable", "The address is undeliverable according to the USPS (address verification); nothing was mailed.",
                         status=400, details={"deliverability": UNDELIVERABLE})
     await ctx.report("sending the letter")
-    await _rows("UPDATE postal_letters SET state = 'sending', updated_ms = {} WHERE request_id = {}", now_ms(), rid)
+    await _change(rid, state="sending")
     html = value.html if value.html is not None else text_letter(value.text or "")
     letter = await mail.send_letter(to=value.to, html=html, color=value.color, idempotency_key=row["lob_key"],
                                     description=f"Tollway {NAME} {rid}", metadata={"tollway_request_id": rid})
-    await _rows(
-        "UPDATE postal_letters SET state = 'sent', letter_id = {}, expected_delivery_date = {}, updated_ms = {} WHERE request_id = {}",
-        letter.id, letter.expected_delivery_date, now_ms(), rid,
-    )
+    await _change(rid, state="sent", letter_id=letter.id, expected_delivery_date=letter.expected_delivery_date)
     await ctx.report("letter accepted for printing and mailing")
     return PostalLetterSent(letter_id=letter.id, expected_delivery_date=letter.expected_delivery_date, color=value.color,
                             address=PostalVerifiedAddress(**verified))

@@ -3,8 +3,6 @@ sent with `physical_mail_send`, as the `mail` provider reports it now (its rende
 and USPS tracking events). Only the sending agent sees it; anyone else gets 404."""
 from __future__ import annotations
 
-from typing import Any
-
 from tollway import Refusal, Route, RouteCall, ToolError
 
 from .shapes import PostalLetterTracking, PostalTrackingEvent
@@ -13,17 +11,17 @@ from .tables import PostalLetter
 
 async def track(call: RouteCall) -> PostalLetterTracking:
     request_id = call.params["request_id"]
-    rows: list[dict[str, Any]] = await PostalLetter.raw(
-        "SELECT letter_id FROM postal_letters WHERE request_id = {} AND agent_id = {}", request_id, call.agent_id,
-    ).run()
-    if not rows or not rows[0]["letter_id"]:
+    row = await PostalLetter.select(PostalLetter.letter_id).where(
+        (PostalLetter.request_id == request_id) & (PostalLetter.agent_id == call.agent_id)
+    ).first()
+    if row is None or not row["letter_id"]:
         raise Refusal("not_found", "No letter of yours was sent by this request.", status=404)
     try:
         mail, _cost = call.platform.provider("mail")
     except LookupError:
         raise Refusal("provider_unavailable", "No mail provider is configured on this service.", status=503) from None
     try:
-        letter = await mail.letter(rows[0]["letter_id"])
+        letter = await mail.letter(row["letter_id"])
     except ToolError as exc:
         raise Refusal(exc.code, exc.message, status=503, details=exc.details) from exc
     if letter is None:

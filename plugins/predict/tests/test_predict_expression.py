@@ -469,5 +469,8 @@ def test_a_square_root_power_of_negative_zero_is_positive_zero() -> None:
     """pow(-0, 0.5) is +0 (NumPy's shortcut for a scalar 0.5 gave -0, so 1 / it gave -inf)."""
     got = ev("(b ^ 0.5) ^ (-1.0)", {"b": [-0.0, 0.0, 4.0]}, 3)
     assert [float(x) for x in got] == [math.inf, math.inf, 0.5]
+    minus_infinity = ev("log(b) ^ 0.5", {"b": [0.0, 0.0]}, 2), ev("log(b) ^ (-0.5)", {"b": [0.0, 0.0]}, 2)
+    assert [float(x) for x in minus_infinity[0]] == [math.inf, math.inf]  # pow(-inf, 0.5), not NumPy's sqrt: nan
+    assert [math.copysign(1.0, float(x)) for x in minus_infinity[1]] == [1.0, 1.0] and float(minus_infinity[1][0]) == 0.0
     odd = ev("b ^ 3", {"b": [-0.0, -1e-200]}, 2)
     assert [math.copysign(1.0, float(x)) for x in odd] == [-1.0, -1.0]  # an odd power keeps the sign of zero

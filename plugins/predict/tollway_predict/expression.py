@@ -363,10 +363,13 @@ def _nan_where(value: Any, *operands: Any) -> Any:
 
 def _power(base: Value, exponent: Value) -> Value:
     """x ^ y as IEEE pow: NumPy's square-root shortcut for a scalar 0.5 gives -0 for -0,
-    where pow gives +0 (and so 1 / that, -inf instead of inf); a zero result is negative
-    only for an odd integer exponent."""
+    where pow gives +0 (and so 1 / that, -inf instead of inf), and nan for -inf, where pow
+    gives +inf; a zero result is negative only for an odd integer exponent."""
     out = np.power(base, exponent)
-    odd = (np.floor(exponent) == exponent) & (np.mod(exponent, 2) == 1)
+    integer = np.floor(exponent) == exponent
+    odd = integer & (np.mod(exponent, 2) == 1)
+    # pow(-inf, y) for a y that is no integer is +inf above zero and +0 below (NumPy's square root gives nan)
+    out = np.where(np.isneginf(base) & ~integer & ~np.isnan(exponent), np.where(exponent > 0, np.inf, 0.0), out)
     return np.where((out == 0) & ~odd, 0.0, out)
 
 

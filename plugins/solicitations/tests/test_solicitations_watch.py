@@ -5,13 +5,15 @@ a partial snapshot; failures of the whole source fail the poll. SAM.gov is repla
 (see `sam_replay`)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from eth_account import Account
 from sam_replay import API_KEY, KEY_ENV, SamReplay, notice_answer, notice_query, recorded_item
 
 from tollway import PluginContext, ToolError
-from tollway.testing import credits_session, http_client, stored_facts
+from tollway.testing import credits_session, http_client, proof_headers, stored_facts
 from tollway_solicitations.watch import SOLICITATIONS_WATCH, check_key
 
 NAVY = "ff9642d70c15414a85940230450bda32"
@@ -111,3 +113,16 @@ async def test_every_notice_failing_fails_the_poll(tmp_path) -> None:
 )
 def test_check_key(key: str, ok: bool) -> None:
     assert (check_key(key) is None) == ok
+
+
+async def test_the_watch_resource_refuses_a_key_that_is_no_notice_id_in_a_readable_sentence(kernel_factory) -> None:
+    kernel = await kernel_factory(installed={"tollway_solicitations"})
+    body = {"entity_type": "solicitation", "attribute": "government_solicitations", "key": "not-a-notice", "max_spend": 1}
+    raw = json.dumps(body).encode()
+    async with http_client(kernel) as client:
+        signed = proof_headers(Account.create(), scope="write", method="POST", path="/v1/tools/watch", body=raw)
+        r = await client.post("/v1/tools/watch", content=raw, headers={"content-type": "application/json", **signed})
+    reason = "must be a SAM.gov notice id (noticeId): 32 lower-case hexadecimal characters"
+    assert (r.status_code, r.json()["error"]) == (400, "invalid_input"), r.text
+    assert r.json()["message"] == "key " + reason + "."
+    assert r.json()["details"] == [{"field": "key", "message": reason}]

@@ -13,7 +13,7 @@ from eth_account import Account
 from souls_support import ENV, LINGUA, OPERATOR, PLUGIN, parked, register, soul_auth
 
 from tollway.testing import http_client, ledger_problems, pay_402, proof_headers, worker_for
-from tollway_souls import db
+from tollway_souls.tables import SoulAgent
 
 KEY, PAYOUTS = "/v1/soul/key", "/v1/soul/payouts"
 BUY = {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Good morning"}}
@@ -32,7 +32,7 @@ async def test_the_wallet_rotates_and_revokes_the_soul_key(kernel_factory) -> No
     seller, stranger = Account.create(), Account.create()
     async with http_client(kernel) as client:
         first = (await register(client, seller, LINGUA)).json()["soul_key"]
-        soul = await db.row("SELECT agent_id FROM souls_agents WHERE slug = 'lingua'")
+        soul = await SoulAgent.select(SoulAgent.agent_id).where(SoulAgent.slug == "lingua").first()
         token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": soul["agent_id"]}, headers=OPERATOR)).json()["token"]
         refused = [
             await client.post(f"{KEY}/rotate", headers=soul_auth(first)),
@@ -48,7 +48,7 @@ async def test_the_wallet_rotates_and_revokes_the_soul_key(kernel_factory) -> No
         second = rotated.json()["soul_key"]
         old = await client.get("/v1/soul/dashboard", headers=soul_auth(first))
         new = await client.get("/v1/soul/dashboard", headers=soul_auth(second))
-        stored = await db.rows("SELECT * FROM souls_agents")
+        stored = await SoulAgent.select()
         revoked = await client.delete(KEY, headers=signed(seller, "DELETE", KEY))
         after = [await client.get(path, headers=soul_auth(second)) for path in ("/v1/soul/dashboard", "/v1/soul/earnings", "/v1/soul/webhook")]
         again = await rotate(client, seller)
@@ -112,7 +112,7 @@ async def test_after_a_rotation_a_new_payout_address_needs_the_wallets_proof(ker
         paid_before = await pay(key, fresh)
         own_wallet = await pay(key, None)
         proved = await pay(key, known, proved_by=seller)
-        await db.rows("UPDATE souls_agents SET key_rotated_ms = key_rotated_ms - {} WHERE slug = 'lingua'", 24 * 3600 * 1000)
+        await SoulAgent.update({SoulAgent.key_rotated_ms: SoulAgent.key_rotated_ms - 24 * 3600 * 1000}).where(SoulAgent.slug == "lingua")
         day_later = await pay(key, later)
         earnings = (await client.get("/v1/soul/earnings", headers=soul_auth(key))).json()
     assert before.status_code == 201 and before.json()["status"] == "paid", before.text

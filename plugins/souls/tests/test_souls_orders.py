@@ -14,7 +14,8 @@ from souls_support import ENV, LINGUA, PLUGIN, finished, parked, post_with_proof
 
 from tollway import now_ms
 from tollway.testing import count_quotes, credits_session, http_client, ledger_problems, worker_for
-from tollway_souls import db, orders
+from tollway_souls import orders
+from tollway_souls.tables import SoulAgent, SoulOrder
 
 BUY = {"soul": "lingua", "service": "proofread", "price_usdc": "0.40", "request": {"text": "Je suis"}, "deadline_s": 60}
 
@@ -111,7 +112,7 @@ async def test_one_purchase_retried_concurrently_is_charged_once(kernel_factory)
     assert len(accepted) == 1, [a.status_code for a in answers]
     assert all(a.status_code in (202, 409) for a in answers)  # 409: the same key still running
     assert balance == "1.600000" and len(receipts) == 1
-    assert len(await db.rows("SELECT id FROM souls_orders")) == 1
+    assert len(await SoulOrder.select(SoulOrder.id)) == 1
     assert await ledger_problems() == []
 
 
@@ -134,7 +135,7 @@ async def test_the_soul_key_is_shown_once_and_a_wrong_one_is_refused(kernel_fact
             await client.get("/v1/soul/earnings"),
             await client.post("/v1/soul/payouts", json={"amount_usdc": "1"}, headers=soul_auth(key + "0")),
         ]
-        stored = await db.rows("SELECT * FROM souls_agents")
+        stored = await SoulAgent.select()
     assert first.status_code == 201 and twice.status_code == 409 and taken.status_code == 409
     assert all(r.status_code == 200 for r in reads), [r.status_code for r in reads]
     assert not any(key in r.text for r in reads)
@@ -170,7 +171,7 @@ async def test_a_payout_the_service_wallet_cannot_cover_withdraws_nothing(kernel
         _buyer, auth = await credits_session(client, "1")
         job_id = (await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)).json()["request_id"]
         assert (await client.post(f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key))).status_code == 200
-        agent = await db.row("SELECT agent_id FROM souls_agents WHERE slug = 'lingua'")
+        agent = await SoulAgent.select(SoulAgent.agent_id).where(SoulAgent.slug == "lingua").first()
         granted = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "2"},
                                     headers={"Authorization": "Bearer test-operator-token"})
         assert granted.status_code == 200

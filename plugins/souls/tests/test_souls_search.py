@@ -6,8 +6,9 @@ import hashlib
 
 import pytest
 
-from tollway_souls import db
+from tollway import storage
 from tollway_souls.search import reindex, search
+from tollway_souls.tables import SoulAgent, SoulService
 
 # id, slug, name, display_name, category, soul_md, services: (slug, title, description, enabled)
 SOULS = (
@@ -54,6 +55,7 @@ EXPECTED = (
     ("code-review", {}, ["sa_coder"]),
     ("python translation", {}, []),
 )
+INDEXED = storage.statement("SELECT count(*) AS n FROM souls_search WHERE soul_id = {}")  # the index is no Piccolo table
 HOSTILE = (
     '"', "*", "NEAR(", "a OR", "-x", "'; DROP TABLE souls_agents; --", "", "   ", "^:()-*\"", "{services}: x",
     "services : translation", "translation:*A", "translat:* | !code", "\\", "\x00", "NOT translation", "AND OR NOT",
@@ -64,19 +66,16 @@ HOSTILE = (
 
 async def _insert(soul_id: str, slug: str, name: str, display_name: str, category: str, soul_md: str,
                   services: tuple) -> None:
-    await db.rows(
-        "INSERT INTO souls_agents (id, agent_id, wallet_address, slug, name, display_name, category, soul_md, avatar_url,"
-        " key_hash, webhook_url, webhook_secret, rating_sum, rating_count, created_ms, updated_ms)"
-        " VALUES ({}, {}, NULL, {}, {}, {}, {}, {}, NULL, {}, NULL, NULL, 0, 0, 1, 1)",
-        soul_id, f"agent-{soul_id}", slug, name, display_name, category, soul_md,
-        hashlib.sha256(soul_id.encode()).hexdigest(),
-    )
+    await SoulAgent.insert(SoulAgent(
+        id=soul_id, agent_id=f"agent-{soul_id}", wallet_address=None, slug=slug, name=name, display_name=display_name, category=category,
+        soul_md=soul_md, avatar_url=None, key_hash=hashlib.sha256(soul_id.encode()).hexdigest(), webhook_url=None, webhook_secret=None,
+        rating_sum=0, rating_count=0, created_ms=1, updated_ms=1,
+    ))
     for n, (service_slug, title, description, enabled) in enumerate(services):
-        await db.rows(
-            "INSERT INTO souls_services (id, soul_id, slug, title, description, price, category, enabled, created_ms,"
-            " updated_ms) VALUES ({}, {}, {}, {}, {}, 1000, {}, {}, 1, 1)",
-            f"svc_{soul_id}_{n}", soul_id, service_slug, title, description, category, enabled,
-        )
+        await SoulService.insert(SoulService(
+            id=f"svc_{soul_id}_{n}", soul_id=soul_id, slug=service_slug, title=title, description=description, price=1000, category=category,
+            enabled=enabled, created_ms=1, updated_ms=1,
+        ))
 
 
 @pytest.fixture
@@ -84,8 +83,8 @@ async def corpus(kernel_factory):
     kernel = await kernel_factory(installed={"tollway_souls"})
     # the run's PostgreSQL database is shared by its tests and souls_search is not a Table the
     # fixture empties: start from an empty index
-    await db.rows("DELETE FROM souls_search")
-    async with db.transaction():
+    await storage.statement("DELETE FROM souls_search").execute()
+    async with storage.transaction():
         for soul in SOULS:
             await _insert(*soul)
             await reindex(soul[0])
@@ -119,7 +118,7 @@ async def test_hostile_queries_never_raise(corpus) -> None:
         ids, total = await search(query, limit=5)
         assert isinstance(ids, list) and isinstance(total, int) and len(ids) <= min(total, 5), query
         assert all(isinstance(i, str) for i in ids)
-    assert await db.row("SELECT count(*) AS n FROM souls_agents") == {"n": len(SOULS)}
+    assert await SoulAgent.count() == len(SOULS)
 
 
 async def test_operator_words_are_plain_words(corpus) -> None:
@@ -131,30 +130,31 @@ async def test_operator_words_are_plain_words(corpus) -> None:
 
 async def test_reindex_after_changes(corpus) -> None:
     assert await search("summaries") == (["sa_tbot"], 1)
-    async with db.transaction():
-        await db.rows("UPDATE souls_services SET slug = {}, title = {}, description = {} WHERE soul_id = {}",
-                      "document-summaries", "Document summaries", "Summaries of documents", "sa_lingo")
+    async with storage.transaction():
+        await SoulService.update({
+            SoulService.slug: "document-summaries", SoulService.title: "Document summaries", SoulService.description: "Summaries of documents",
+        }).where(SoulService.soul_id == "sa_lingo")
         await reindex("sa_lingo")
     assert await search("summaries") == (["sa_lingo", "sa_tbot"], 2)  # both by a service: slug order
     assert "sa_lingo" not in (await search("french"))[0]
     assert await search("translation") == ([i for i in TRANSLATION if i != "sa_lingo"], 4)
 
-    await db.rows("UPDATE souls_services SET enabled = {} WHERE soul_id = {}", True, "sa_ghost")
+    await SoulService.update({SoulService.enabled: True}).where(SoulService.soul_id == "sa_ghost")
     await reindex("sa_ghost")
     assert await search("secret") == (["sa_ghost"], 1)
 
-    await db.rows("UPDATE souls_agents SET name = {}, display_name = {} WHERE id = {}", "Chatty", "Chatty", "sa_tbot")
+    await SoulAgent.update({SoulAgent.name: "Chatty", SoulAgent.display_name: "Chatty"}).where(SoulAgent.id == "sa_tbot")
     await reindex("sa_tbot")
     assert "sa_tbot" not in (await search("translation"))[0]
     assert await search("chatty") == (["sa_tbot"], 1)
 
-    await db.rows("DELETE FROM souls_services WHERE soul_id = {}", "sa_coder")
-    await db.rows("DELETE FROM souls_agents WHERE id = {}", "sa_coder")
+    await SoulService.delete().where(SoulService.soul_id == "sa_coder")
+    await SoulAgent.delete().where(SoulAgent.id == "sa_coder")
     await reindex("sa_coder")
     assert await search("code") == ([], 0)
-    assert await db.row("SELECT count(*) AS n FROM souls_search WHERE soul_id = {}", "sa_coder") == {"n": 0}
+    assert await INDEXED.row("sa_coder") == {"n": 0}
     await reindex("sa_coder")  # a soul that is gone: nothing to do, no error
 
     await reindex("sa_babel")  # reindexing unchanged rows leaves one document, the same results
-    assert await db.row("SELECT count(*) AS n FROM souls_search WHERE soul_id = {}", "sa_babel") == {"n": 1}
+    assert await INDEXED.row("sa_babel") == {"n": 1}
     assert (await search("menus"))[0] == ["sa_babel"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 
-from tollway import Admission, Example, Parked, PluginContext, Refusal, Tool, ToolContext, to_micro, usdc
+from tollway import Admission, Example, Parked, PluginContext, Refusal, Tool, ToolContext, storage, to_micro, usdc
 
-from . import db, orders
+from . import orders
 from .catalogue import MAX_PRICE, MIN_PRICE
 from .settings import FAMILY, fee_percent, split
+from .tables import SoulAgent as Souls, SoulService as Services
 from .wire import BuyInput, BuyResult
 
 WAITING = "waiting for the seller to fulfil the order"
@@ -24,17 +25,19 @@ def check(value: BuyInput) -> None:
     problems = []
     if not MIN_PRICE <= to_micro(value.price_usdc) <= MAX_PRICE:
         problems.append({"field": "price_usdc", "message": "must be from 0.01 to 1000"})
-    if len(db.dumps(value.request)) > MAX_REQUEST_BYTES:
+    if len(storage.dumps(value.request)) > MAX_REQUEST_BYTES:
         problems.append({"field": "request", "message": f"must be at most {MAX_REQUEST_BYTES} bytes of JSON"})
     if problems:
         raise Refusal("invalid_request", "; ".join(f"{p['field']} {p['message']}" for p in problems) + ".", details=problems)
 
 
 async def admit(context: PluginContext, value: BuyInput) -> Admission:
-    soul = await db.row("SELECT id FROM souls_agents WHERE slug = {}", value.soul)
+    soul = await Souls.select(Souls.id).where(Souls.slug == value.soul).first()
     if soul is None:
         raise Refusal("not_found", f"No soul {value.soul!r}.", status=404, details=[{"field": "soul", "message": "no such soul"}])
-    service = await db.row("SELECT price, enabled FROM souls_services WHERE soul_id = {} AND slug = {}", soul["id"], value.service)
+    service = await Services.select(Services.price, Services.enabled).where(
+        (Services.soul_id == soul["id"]) & (Services.slug == value.service)
+    ).first()
     if service is None:
         raise Refusal("not_found", f"The soul {value.soul!r} offers no service {value.service!r}.", status=404,
                       details=[{"field": "service", "message": "no such service"}])

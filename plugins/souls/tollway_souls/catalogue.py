@@ -9,9 +9,10 @@ from typing import Any
 
 from msgspec import UNSET
 
-from tollway import Refusal, iso, now_ms, to_micro, usdc
+from tollway import Refusal, iso, now_ms, storage, to_micro, usdc
 
-from . import db, search
+from . import search
+from .tables import SoulAgent as Souls, SoulService as Services
 from .wire import Registration, Service, ServiceChange, ServiceIn, SoulAgent
 
 KEY_PREFIX = "soul_"
@@ -52,8 +53,10 @@ def service_out(row: dict[str, Any]) -> Service:
 
 
 async def services_of(soul_id: str, *, enabled_only: bool) -> list[dict[str, Any]]:
-    extra = " AND enabled = {}" if enabled_only else ""
-    return await db.rows(f"SELECT * FROM souls_services WHERE soul_id = {{}}{extra} ORDER BY created_ms, slug", soul_id, *((True,) if enabled_only else ()))
+    query = Services.select().where(Services.soul_id == soul_id)
+    if enabled_only:
+        query = query.where(Services.enabled == True)  # noqa: E712 (a column comparison)
+    return await query.order_by(Services.created_ms, Services.slug)
 
 
 async def soul_out(row: dict[str, Any], *, enabled_only: bool = True) -> SoulAgent:
@@ -69,7 +72,7 @@ async def soul_out(row: dict[str, Any], *, enabled_only: bool = True) -> SoulAge
 
 
 async def by_slug(slug: str) -> dict[str, Any]:
-    row = await db.row("SELECT * FROM souls_agents WHERE slug = {}", slug)
+    row = await Souls.select().where(Souls.slug == slug).first()
     if row is None:
         raise Refusal("not_found", f"No soul {slug!r}.", status=404)
     return row
@@ -92,14 +95,21 @@ def _check_services(services: list[ServiceIn], prefix: str = "services") -> None
 async def add_service(soul_id: str, s: ServiceIn, *, position: int = 0) -> dict[str, Any]:
     now = now_ms() + position  # services registered together keep the order they were given in
     sid = new_id("svc")
-    if await db.row("SELECT id FROM souls_services WHERE soul_id = {} AND slug = {}", soul_id, s.slug):
+    if await Services.exists().where((Services.soul_id == soul_id) & (Services.slug == s.slug)):
         raise Refusal("slug_taken", f"This soul already has a service {s.slug!r}.", status=409)
-    await db.rows(
-        "INSERT INTO souls_services (id, soul_id, slug, title, description, price, category, enabled, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
-        sid, soul_id, s.slug, s.title, s.description, price_of(s.price_usdc, "price_usdc"), s.category, s.enabled, now, now,
-    )
-    return await db.row("SELECT * FROM souls_services WHERE id = {}", sid)
+    await Services.insert(Services(
+        id=sid, soul_id=soul_id, slug=s.slug, title=s.title, description=s.description, price=price_of(s.price_usdc, "price_usdc"),
+        category=s.category, enabled=s.enabled, created_ms=now, updated_ms=now,
+    ))
+    return await service(sid)
+
+
+async def service(service_id: str) -> dict[str, Any]:
+    return await Services.select().where(Services.id == service_id).first()
+
+
+async def soul(soul_id: str) -> dict[str, Any] | None:
+    return await Souls.select().where(Souls.id == soul_id).first()
 
 
 async def register(agent_id: str, wallet: str | None, body: Registration, webhook_problem: Any) -> tuple[dict[str, Any], str]:
@@ -112,26 +122,25 @@ async def register(agent_id: str, wallet: str | None, body: Registration, webhoo
         raise Refusal("invalid_request", f"webhook_url: {problem}.", details=[{"field": "webhook_url", "message": problem}])
     key = new_key()
     soul_id, now = new_id("sa"), now_ms()
-    async with db.transaction():
-        if await db.row("SELECT id FROM souls_agents WHERE agent_id = {}", agent_id):
+    async with storage.transaction():
+        if await Souls.exists().where(Souls.agent_id == agent_id):
             raise Refusal("already_registered", "This agent already has a soul; its seller key manages it.", status=409)
-        if await db.row("SELECT id FROM souls_agents WHERE slug = {}", body.slug):
+        if await Souls.exists().where(Souls.slug == body.slug):
             raise Refusal("slug_taken", f"The slug {body.slug!r} is taken.", status=409, details=[{"field": "slug", "message": "taken"}])
-        await db.rows(
-            "INSERT INTO souls_agents (id, agent_id, wallet_address, slug, name, display_name, category, soul_md, avatar_url, key_hash, "
-            "webhook_url, webhook_secret, rating_sum, rating_count, created_ms, updated_ms) "
-            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, {})",
-            soul_id, agent_id, wallet, body.slug, body.name, body.display_name or body.name, body.category, body.soul_md,
-            body.avatar_url or None, key_hash(key), webhook_url, secrets.token_urlsafe(32) if webhook_url else None, now, now,
-        )
+        await Souls.insert(Souls(
+            id=soul_id, agent_id=agent_id, wallet_address=wallet, slug=body.slug, name=body.name, display_name=body.display_name or body.name,
+            category=body.category, soul_md=body.soul_md, avatar_url=body.avatar_url or None, key_hash=key_hash(key), key_rotated_ms=None,
+            key_revoked_ms=None, webhook_url=webhook_url, webhook_secret=secrets.token_urlsafe(32) if webhook_url else None, rating_sum=0,
+            rating_count=0, created_ms=now, updated_ms=now,
+        ))
         for i, s in enumerate(body.services):
             await add_service(soul_id, s, position=i)
         await search.reindex(soul_id)
-    return await db.row("SELECT * FROM souls_agents WHERE id = {}", soul_id), key
+    return await soul(soul_id), key
 
 
 async def change_service(soul_id: str, slug: str, change: ServiceChange) -> dict[str, Any]:
-    row = await db.row("SELECT * FROM souls_services WHERE soul_id = {} AND slug = {}", soul_id, slug)
+    row = await Services.select().where((Services.soul_id == soul_id) & (Services.slug == slug)).first()
     if row is None:
         raise Refusal("not_found", f"No service {slug!r}.", status=404)
     values = {k: v for k, v in (
@@ -139,8 +148,8 @@ async def change_service(soul_id: str, slug: str, change: ServiceChange) -> dict
     ) if v is not UNSET}
     if change.price_usdc is not UNSET:
         values["price"] = price_of(change.price_usdc, "price_usdc")
-    async with db.transaction():
-        for column, value in values.items():
-            await db.rows(f"UPDATE souls_services SET {column} = {{}}, updated_ms = {{}} WHERE id = {{}}", value, now_ms(), row["id"])
+    async with storage.transaction():
+        if values:
+            await Services.update({**values, "updated_ms": now_ms()}).where(Services.id == row["id"])
         await search.reindex(soul_id)
-    return await db.row("SELECT * FROM souls_services WHERE id = {}", row["id"])
+    return await service(row["id"])

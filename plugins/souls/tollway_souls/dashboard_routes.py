@@ -4,10 +4,12 @@ its credits to its wallet, and the secret its order webhooks are signed with."""
 from __future__ import annotations
 
 from msgspec import UNSET
+from piccolo.query.functions import Coalesce, Count, Sum
 
-from tollway import QueryChoice, QueryInt, Refusal, Route, RouteCall, RouteReply, to_micro, usdc
+from tollway import QueryChoice, QueryInt, Refusal, Route, RouteCall, RouteReply, storage, to_micro, usdc
 
-from . import catalogue, db, keys, orders, search
+from . import catalogue, keys, orders, search
+from .tables import SoulAgent as Souls, SoulOrder as Orders, SoulService as Services
 from .wire import (
     Decline, Earnings, Fulfilment, Order, OrderList, Payout, PayoutList, PayoutRequest, ProfileChange, Service, ServiceChange, ServiceIn,
     SoulAgent, WebhookInfo,
@@ -20,15 +22,18 @@ ORDER_STATES = ("open", "fulfilled", "declined", "expired")
 STATE = QueryChoice("state", "open, fulfilled, declined or expired.", ORDER_STATES)
 LIMIT = QueryInt("limit", "1 to 100, default 50.", default=50, low=1, high=100)
 OFFSET = QueryInt("offset", "Items to skip.", default=0, low=0, high=1_000_000)
+# what the kernel keeps of the seller's agent: its payouts and its credits
+_PAID_OUT = storage.statement("SELECT COALESCE(SUM(amount), 0) AS total FROM tw_payouts WHERE agent_id = {} AND status <> 'failed'")
+_CREDITS = storage.statement("SELECT credits FROM tw_agents WHERE id = {}")
 
 
 async def seller(call: RouteCall) -> dict:
     """The soul whose key the request carries; 401 for a missing or wrong key."""
     header = call.request.header("authorization") or ""
     key = header[7:].strip() if header[:7].lower() == "bearer " else ""
-    row = await db.row(
-        "SELECT * FROM souls_agents WHERE key_hash = {} AND key_revoked_ms IS NULL", catalogue.key_hash(key),
-    ) if key.startswith(catalogue.KEY_PREFIX) else None
+    row = await Souls.select().where(
+        (Souls.key_hash == catalogue.key_hash(key)) & Souls.key_revoked_ms.is_null()
+    ).first() if key.startswith(catalogue.KEY_PREFIX) else None
     if row is None:
         raise Refusal("invalid_soul_key", "This route needs Authorization: Bearer soul_<key>, the key registration gave.", status=401)
     return row
@@ -51,18 +56,18 @@ async def change_profile(call: RouteCall) -> SoulAgent:
         values["webhook_url"] = change.webhook_url
         if change.webhook_url and not soul["webhook_secret"]:
             values["webhook_secret"] = call.platform.new_webhook_secret()
-    async with db.transaction():
-        for column, value in values.items():
-            await db.rows(f"UPDATE souls_agents SET {column} = {{}} WHERE id = {{}}", value, soul["id"])
+    async with storage.transaction():
+        if values:
+            await Souls.update(values).where(Souls.id == soul["id"])
         await search.reindex(soul["id"])
-    return await catalogue.soul_out(await db.row("SELECT * FROM souls_agents WHERE id = {}", soul["id"]), enabled_only=False)
+    return await catalogue.soul_out(await catalogue.soul(soul["id"]), enabled_only=False)
 
 
 async def add_service(call: RouteCall) -> RouteReply:
     soul = await seller(call)
-    if int((await db.row("SELECT COUNT(*) AS n FROM souls_services WHERE soul_id = {}", soul["id"]))["n"]) >= 50:
+    if await Services.count().where(Services.soul_id == soul["id"]) >= 50:
         raise Refusal("too_many_services", "A soul offers at most 50 services.", status=409)
-    async with db.transaction():
+    async with storage.transaction():
         row = await catalogue.add_service(soul["id"], call.body)
         await search.reindex(soul["id"])
     return RouteReply(201, catalogue.service_out(row))
@@ -91,7 +96,7 @@ async def get_order(call: RouteCall) -> Order:
 
 async def fulfil(call: RouteCall) -> Order:
     body: Fulfilment = call.body
-    if len(db.dumps(body.result)) > 100_000:
+    if len(storage.dumps(body.result)) > 100_000:
         raise Refusal("invalid_request", "result must be at most 100,000 bytes of JSON.", details=[{"field": "result", "message": "too large"}])
     return await orders.fulfil(call.platform, call.params["order_id"], await seller(call), body.result)
 
@@ -103,16 +108,15 @@ async def decline(call: RouteCall) -> Order:
 
 async def earnings(call: RouteCall) -> Earnings:
     soul = await seller(call)
-    done = await db.row(
-        "SELECT COUNT(*) AS n, COALESCE(SUM(share), 0) AS share, COALESCE(SUM(price - share), 0) AS fee FROM souls_orders WHERE soul_id = {} AND state = 'fulfilled'",
-        soul["id"],
-    )
-    open_ = await db.row("SELECT COUNT(*) AS n FROM souls_orders WHERE soul_id = {} AND state = 'open'", soul["id"])
-    paid = await db.row("SELECT COALESCE(SUM(amount), 0) AS total FROM tw_payouts WHERE agent_id = {} AND status <> 'failed'", soul["agent_id"])
-    credits = await db.row("SELECT credits FROM tw_agents WHERE id = {}", soul["agent_id"])
+    done = await Orders.select(
+        Count(alias="n"), Coalesce(Sum(Orders.share), 0, alias="share"), Coalesce(Sum(Orders.price - Orders.share), 0, alias="fee"),
+    ).where((Orders.soul_id == soul["id"]) & (Orders.state == "fulfilled")).first()
+    open_ = await Orders.count().where((Orders.soul_id == soul["id"]) & (Orders.state == orders.OPEN))
+    paid = await _PAID_OUT.row(soul["agent_id"])
+    credits = await _CREDITS.row(soul["agent_id"])
     return Earnings(
         soul_agent_id=soul["id"], earned_usdc=usdc(int(done["share"])), service_fees_usdc=usdc(int(done["fee"])), orders_fulfilled=int(done["n"]),
-        orders_open=int(open_["n"]), paid_out_usdc=usdc(int(paid["total"])), credits_balance=usdc(int(credits["credits"]) if credits else 0),
+        orders_open=int(open_), paid_out_usdc=usdc(int(paid["total"])), credits_balance=usdc(int(credits["credits"]) if credits else 0),
     )
 
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import Refusal, Route, RouteCall, iso, now_ms
+from tollway import Refusal, Route, RouteCall, iso, now_ms, storage
 
-from . import catalogue, db
+from . import catalogue
+from .tables import SoulAgent as Souls
 from .wire import KeyRevoked, KeyRotated
 
 HOLD_MS = 24 * 3600 * 1000  # after a rotation, new payout addresses need the wallet's proof this long
 TAGS = ("souls seller dashboard",)
+# a payout the kernel made to this address for this agent
+_PAID_TO = storage.statement("SELECT id FROM tw_payouts WHERE agent_id = {} AND lower(to_address) = {} AND status = 'paid' LIMIT 1")
 
 
 async def wallets_soul(call: RouteCall) -> dict[str, Any]:
@@ -25,7 +28,7 @@ async def wallets_soul(call: RouteCall) -> dict[str, Any]:
             "(a soul key or an access token is not enough).",
             status=401, details={"reason": "missing"},
         )
-    row = await db.row("SELECT * FROM souls_agents WHERE agent_id = {}", caller.agent_id)
+    row = await Souls.select().where(Souls.agent_id == caller.agent_id).first()
     if row is None:
         raise Refusal("not_found", "This wallet has no soul.", status=404)
     return row
@@ -33,17 +36,16 @@ async def wallets_soul(call: RouteCall) -> dict[str, Any]:
 
 async def rotate(call: RouteCall) -> KeyRotated:
     soul, key, now = await wallets_soul(call), catalogue.new_key(), now_ms()
-    await db.rows(
-        "UPDATE souls_agents SET key_hash = {}, key_rotated_ms = {}, key_revoked_ms = NULL, updated_ms = {} WHERE id = {}",
-        catalogue.key_hash(key), now, now, soul["id"],
-    )
+    await Souls.update({
+        Souls.key_hash: catalogue.key_hash(key), Souls.key_rotated_ms: now, Souls.key_revoked_ms: None, Souls.updated_ms: now,
+    }).where(Souls.id == soul["id"])
     return KeyRotated(soul_agent_id=soul["id"], soul_key=key, rotated_at=iso(now), new_address_payouts_held_until=iso(now + HOLD_MS))
 
 
 async def revoke(call: RouteCall) -> KeyRevoked:
     soul, now = await wallets_soul(call), now_ms()
     revoked = soul["key_revoked_ms"] or now
-    await db.rows("UPDATE souls_agents SET key_revoked_ms = {}, updated_ms = {} WHERE id = {}", revoked, now, soul["id"])
+    await Souls.update({Souls.key_revoked_ms: revoked, Souls.updated_ms: now}).where(Souls.id == soul["id"])
     return KeyRevoked(soul_agent_id=soul["id"], revoked=True, revoked_at=iso(int(revoked)))
 
 
@@ -59,9 +61,7 @@ async def hold_new_address(call: RouteCall, soul: dict[str, Any], to: str) -> No
         return
     if to.lower() == (soul["wallet_address"] or "").lower():
         return
-    paid = await db.row(
-        "SELECT id FROM tw_payouts WHERE agent_id = {} AND lower(to_address) = {} AND status = 'paid' LIMIT 1", soul["agent_id"], to.lower(),
-    )
+    paid = await _PAID_TO.row(soul["agent_id"], to.lower())
     if paid is None:
         held_until = iso(int(rotated) + HOLD_MS)
         raise Refusal(

@@ -9,10 +9,11 @@ from html import escape
 
 from markdown_it import MarkdownIt
 
-from tollway import Page, QueryInt, Refusal, Route, RouteCall, RouteReply, iso, now_ms
+from tollway import Page, QueryInt, Refusal, Route, RouteCall, RouteReply, iso, now_ms, storage
 
-from . import catalogue, db, search
+from . import catalogue, search
 from .catalogue import new_id
+from .tables import SoulAgent as Souls, SoulOrder as Orders, SoulRating as Ratings, SoulService as Services
 from .wire import Rating, RatingIn, Registered, Registration, SearchResults, SoulAgent, SoulList
 
 TAGS = ("souls",)
@@ -40,23 +41,14 @@ LIMIT = QueryInt("limit", "1 to 100, default 20.", default=20, low=1, high=100)
 OFFSET = QueryInt("offset", "Souls to skip.", default=0, low=0, high=1_000_000)
 
 
-# the listing's statements, with and without its category filter
-_COUNT_ALL = "SELECT COUNT(*) AS n FROM souls_agents"
-_COUNT_IN_CATEGORY = "SELECT COUNT(*) AS n FROM souls_agents WHERE category = {}"
-_PAGE_ALL = "SELECT * FROM souls_agents ORDER BY created_ms, slug LIMIT {} OFFSET {}"
-_PAGE_IN_CATEGORY = "SELECT * FROM souls_agents WHERE category = {} ORDER BY created_ms, slug LIMIT {} OFFSET {}"
-
-
 async def list_souls(call: RouteCall) -> SoulList:
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     category = _category(call.query)
+    count, page = Souls.count(), Souls.select().order_by(Souls.created_ms, Souls.slug).limit(limit).offset(offset)
     if category:
-        total = await db.row(_COUNT_IN_CATEGORY, category)
-        found = await db.rows(_PAGE_IN_CATEGORY, category, limit, offset)
-    else:
-        total = await db.row(_COUNT_ALL)
-        found = await db.rows(_PAGE_ALL, limit, offset)
-    return SoulList(souls=[await catalogue.soul_out(r) for r in found], total=int(total["n"]))
+        count, page = count.where(Souls.category == category), page.where(Souls.category == category)
+    total, found = await count, await page
+    return SoulList(souls=[await catalogue.soul_out(r) for r in found], total=int(total))
 
 
 async def search_souls(call: RouteCall) -> SearchResults:
@@ -65,7 +57,7 @@ async def search_souls(call: RouteCall) -> SearchResults:
         raise Refusal("invalid_request", "q must be 1 to 200 characters.", details=[{"field": "q", "message": "1 to 200 characters"}])
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
     ids, _total = await search.search(q, category=_category(call.query), limit=limit, offset=offset)
-    rows = {r["id"]: r for r in await db.rows("SELECT * FROM souls_agents WHERE id IN (" + ", ".join("{}" for _ in ids) + ")", *ids)} if ids else {}
+    rows = {r["id"]: r for r in await Souls.select().where(Souls.id.is_in(ids))} if ids else {}
     return SearchResults(results=[await catalogue.soul_out(rows[i]) for i in ids if i in rows])
 
 
@@ -89,27 +81,32 @@ async def profile_page(call: RouteCall) -> Page:
 async def rate(call: RouteCall) -> Rating:
     body: RatingIn = call.body
     soul = await catalogue.by_slug(call.params["slug"])
-    service = await db.row("SELECT id, slug FROM souls_services WHERE soul_id = {} AND slug = {}", soul["id"], body.service)
+    service = await Services.select(Services.id, Services.slug).where((Services.soul_id == soul["id"]) & (Services.slug == body.service)).first()
     if service is None:
         raise Refusal("not_found", f"No service {body.service!r}.", status=404)
-    bought = await db.row(
-        "SELECT id FROM souls_orders WHERE service_id = {} AND buyer_agent_id = {} AND state = 'fulfilled'", service["id"], call.agent_id,
+    bought = await Orders.exists().where(
+        (Orders.service_id == service["id"]) & (Orders.buyer_agent_id == call.agent_id) & (Orders.state == "fulfilled")
     )
-    if bought is None:
+    if not bought:
         raise Refusal("no_completed_purchase", "Only a buyer who received this service can rate it.", status=403)
     comment, now = (body.comment or None), now_ms()
-    async with db.transaction():
-        old = await db.row("SELECT id, stars, created_ms FROM souls_ratings WHERE service_id = {} AND buyer_agent_id = {}", service["id"], call.agent_id)
+    async with storage.transaction():
+        old = await Ratings.select(Ratings.id, Ratings.stars, Ratings.created_ms).where(
+            (Ratings.service_id == service["id"]) & (Ratings.buyer_agent_id == call.agent_id)
+        ).first()
         if old is None:
-            await db.rows(
-                "INSERT INTO souls_ratings (id, soul_id, service_id, buyer_agent_id, stars, comment, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
-                new_id("rt"), soul["id"], service["id"], call.agent_id, body.stars, comment, now, now,
-            )
-            await db.rows("UPDATE souls_agents SET rating_sum = rating_sum + {}, rating_count = rating_count + 1 WHERE id = {}", body.stars, soul["id"])
+            await Ratings.insert(Ratings(
+                id=new_id("rt"), soul_id=soul["id"], service_id=service["id"], buyer_agent_id=call.agent_id, stars=body.stars, comment=comment,
+                created_ms=now, updated_ms=now,
+            ))
+            added, counted = body.stars, 1
         else:  # one rating per buyer per service: a new one replaces it
-            await db.rows("UPDATE souls_ratings SET stars = {}, comment = {}, updated_ms = {} WHERE id = {}", body.stars, comment, now, old["id"])
-            await db.rows("UPDATE souls_agents SET rating_sum = rating_sum + {} WHERE id = {}", body.stars - int(old["stars"]), soul["id"])
-        fresh = await db.row("SELECT rating_sum, rating_count FROM souls_agents WHERE id = {}", soul["id"])
+            await Ratings.update({Ratings.stars: body.stars, Ratings.comment: comment, Ratings.updated_ms: now}).where(Ratings.id == old["id"])
+            added, counted = body.stars - int(old["stars"]), 0
+        await Souls.update({Souls.rating_sum: Souls.rating_sum + added, Souls.rating_count: Souls.rating_count + counted}).where(
+            Souls.id == soul["id"]
+        )
+        fresh = await Souls.select(Souls.rating_sum, Souls.rating_count).where(Souls.id == soul["id"]).first()
     count = int(fresh["rating_count"])
     return Rating(
         soul_agent_id=soul["id"], service=service["slug"], stars=body.stars, comment=comment, rating_avg=catalogue.rating_avg(int(fresh["rating_sum"]), count),

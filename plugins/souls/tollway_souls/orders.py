@@ -8,10 +8,10 @@ from typing import Any
 
 import msgspec
 
-from tollway import AcceptedJob, Platform, PluginContext, Refusal, iso, now_ms, usdc
+from tollway import AcceptedJob, Platform, PluginContext, Refusal, iso, now_ms, storage, usdc
 
-from . import db
 from .settings import FAMILY, fee_percent, split
+from .tables import SoulAgent as Souls, SoulOrder as Orders, SoulService as Services
 from .wire import BuyInput, Order
 
 ORDER_WEBHOOK_KIND = "soul_order"
@@ -22,16 +22,15 @@ async def accept(context: PluginContext, job: AcceptedJob) -> None:
     """The tool's `on_accept`: the order row and the seller's webhook, in the payment's
     transaction. It must not refuse (the payment is taken): the admitted soul and service exist."""
     value: BuyInput = job.value
-    soul = await db.row("SELECT id, webhook_url, webhook_secret FROM souls_agents WHERE slug = {}", value.soul)
-    service = await db.row("SELECT id FROM souls_services WHERE soul_id = {} AND slug = {}", soul["id"], value.service)
+    soul = await Souls.select(Souls.id, Souls.webhook_url, Souls.webhook_secret).where(Souls.slug == value.soul).first()
+    service = await Services.select(Services.id).where((Services.soul_id == soul["id"]) & (Services.slug == value.service)).first()
     share, _fee = split(job.price, fee_percent(dict(context.settings(FAMILY))))
     now = now_ms()
-    await db.rows(
-        "INSERT INTO souls_orders (id, soul_id, service_id, buyer_agent_id, receipt_id, price, share, request, state, deadline_ms, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, 'open', {}, {}, {})",
-        job.request_id, soul["id"], service["id"], job.agent_id, job.receipt_id, job.price, share, db.dumps(value.request),
-        now + value.deadline_s * 1000, now, now,
-    )
+    await Orders.insert(Orders(
+        id=job.request_id, soul_id=soul["id"], service_id=service["id"], buyer_agent_id=job.agent_id, receipt_id=job.receipt_id,
+        price=job.price, share=share, request=storage.dumps(value.request), state=OPEN, result=None, note=None,
+        deadline_ms=now + value.deadline_s * 1000, created_ms=now, updated_ms=now,
+    ))
     if soul["webhook_url"]:
         order = msgspec.to_builtins(await order_out(await get(job.request_id)))
         await context.platform.enqueue_webhook(
@@ -40,15 +39,18 @@ async def accept(context: PluginContext, job: AcceptedJob) -> None:
         )
 
 
-# an order with its service's slug and the buyer's payment status (its receipt's)
+# an order with its service's slug and the buyer's payment status (its receipt's, a kernel table)
 _ORDERS = (
     "SELECT o.*, s.slug AS service_slug, r.status AS payment_status FROM souls_orders o JOIN souls_services s ON s.id = o.service_id "
     "LEFT JOIN tw_receipts r ON r.receipt_id = o.receipt_id"
 )
+_ONE = storage.statement(_ORDERS + " WHERE o.id = {}")
+# a soul's orders, newest first, of one state or (NULL) of all
+_OF_SOUL = storage.statement(_ORDERS + " WHERE o.soul_id = {} AND o.state = COALESCE({}, o.state) ORDER BY o.created_ms DESC, o.id DESC LIMIT {} OFFSET {}")
 
 
 async def get(order_id: str) -> dict[str, Any] | None:
-    return await db.row(f"{_ORDERS} WHERE o.id = {{}}", order_id)
+    return await _ONE.row(order_id)
 
 
 async def order_out(row: dict[str, Any]) -> Order:
@@ -56,31 +58,27 @@ async def order_out(row: dict[str, Any]) -> Order:
     return Order(
         order_id=row["id"], soul_agent_id=row["soul_id"], service=row["service_slug"], state=row["state"],
         price_usdc=usdc(price), seller_share_usdc=usdc(share), service_fee=usdc(price - share),
-        request=db.loads(row["request"]), result=db.loads(row["result"]), note=row["note"],
+        request=storage.loads(row["request"]), result=storage.loads(row["result"]), note=row["note"],
         payment_status=row["payment_status"] or "unknown", deadline_at=iso(int(row["deadline_ms"])),
         created_at=iso(int(row["created_ms"])), updated_at=iso(int(row["updated_ms"])),
     )
 
 
 async def of_soul(soul_id: str, *, state: str | None, limit: int, offset: int) -> tuple[list[Order], bool]:
-    where, args = "o.soul_id = {}", [soul_id]
-    if state:
-        where += " AND o.state = {}"
-        args.append(state)
-    found = await db.rows(f"{_ORDERS} WHERE {where} ORDER BY o.created_ms DESC, o.id DESC LIMIT {{}} OFFSET {{}}", *args, limit + 1, offset)
+    found = await _OF_SOUL.rows(soul_id, state or None, limit + 1, offset)
     return [await order_out(r) for r in found[:limit]], len(found) > limit
 
 
 async def _close(order_id: str, soul_id: str, state: str, *, result: Any = None, note: str | None = None, now: int | None = None) -> dict[str, Any]:
     """Move an open order of this soul to `state`, or refuse saying why it cannot."""
     now = now or now_ms()
-    row = await db.row(
-        "UPDATE souls_orders SET state = {}, result = {}, note = {}, updated_ms = {} WHERE id = {} AND soul_id = {} AND state = 'open' "
-        "AND deadline_ms > {} RETURNING id",
-        state, db.dumps(result) if result is not None else None, note, now, order_id, soul_id, now,
-    )
-    if row is None:
-        found = await db.row("SELECT state FROM souls_orders WHERE id = {} AND soul_id = {}", order_id, soul_id)
+    closed = await Orders.update({
+        Orders.state: state, Orders.result: storage.dumps(result) if result is not None else None, Orders.note: note, Orders.updated_ms: now,
+    }).where(
+        (Orders.id == order_id) & (Orders.soul_id == soul_id) & (Orders.state == OPEN) & (Orders.deadline_ms > now)
+    ).returning(Orders.id)
+    if not closed:
+        found = await Orders.select(Orders.state).where((Orders.id == order_id) & (Orders.soul_id == soul_id)).first()
         if found is None:
             raise Refusal("not_found", f"No order {order_id!r} for this soul.", status=404)
         said = found["state"] if found["state"] != OPEN else "past its deadline"
@@ -91,7 +89,7 @@ async def _close(order_id: str, soul_id: str, state: str, *, result: Any = None,
 async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[str, Any]) -> Order:
     """The seller delivers: the order fulfilled, the seller's share credited (with its own
     receipt), the buyer's job completed with the result, all in one transaction."""
-    async with db.transaction():
+    async with storage.transaction():
         row = await _close(order_id, soul["id"], "fulfilled", result=result)
         await p.pay_share(row["receipt_id"], seller_agent_id=soul["agent_id"], share=int(row["share"]))
         await p.finish_job(order_id, {
@@ -102,7 +100,7 @@ async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[
 
 async def decline(platform: Platform, order_id: str, soul: dict[str, Any], reason: str) -> Order:
     """The seller refuses the order: the buyer's job fails and the price is refunded."""
-    async with db.transaction():
+    async with storage.transaction():
         await _close(order_id, soul["id"], "declined", note=reason)
         await platform.fail_job(order_id, "invalid_input", f"The seller declined the order: {reason}")
     return await order_out(await get(order_id))
@@ -112,12 +110,13 @@ async def expire_due(platform: Platform, now: int | None = None) -> int:
     """Refund every open order past its deadline (the periodic task); how many ended."""
     now = now or now_ms()
     ended = 0
-    for row in await db.rows("SELECT id FROM souls_orders WHERE state = 'open' AND deadline_ms <= {} ORDER BY deadline_ms LIMIT 500", now):
-        async with db.transaction():
-            closed = await db.row(
-                "UPDATE souls_orders SET state = 'expired', updated_ms = {} WHERE id = {} AND state = 'open' RETURNING id", now, row["id"]
-            )
-            if closed is not None:
+    due = Orders.select(Orders.id).where((Orders.state == OPEN) & (Orders.deadline_ms <= now)).order_by(Orders.deadline_ms).limit(500)
+    for row in await due:
+        async with storage.transaction():
+            closed = await Orders.update({Orders.state: "expired", Orders.updated_ms: now}).where(
+                (Orders.id == row["id"]) & (Orders.state == OPEN)
+            ).returning(Orders.id)
+            if closed:
                 await platform.fail_job(row["id"], "provider_unavailable", "The seller did not fulfil the order before its deadline; the price is refunded.")
                 ended += 1
     return ended

@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from . import db
+from tollway import storage
+
+from .tables import SoulAgent, SoulService
 
 # What a query means, the same on SQLite (FTS5) and PostgreSQL (tsvector):
 # * words are runs of letters and digits, lowercased with diacritics removed; everything
@@ -58,35 +60,37 @@ def query_terms(q: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
+# The index's statements. The index is no Piccolo table: an FTS5 virtual table on SQLite,
+# a tsvector column on PostgreSQL (the souls migrations).
+_DROP = storage.statement("DELETE FROM souls_search WHERE soul_id = {}")
+_INSERT_FTS5 = storage.statement("INSERT INTO souls_search (soul_id, name, display_name, soul_md, services) VALUES ({}, {}, {}, {}, {})")
+_UPSERT_TSVECTOR = storage.statement(
+    "INSERT INTO souls_search (soul_id, document) VALUES ({}, "
+    "setweight(to_tsvector('english', CAST({} AS text)), 'A') || "
+    "setweight(to_tsvector('english', CAST({} AS text)), 'B') || "
+    "setweight(to_tsvector('english', CAST({} AS text)), 'C')) "
+    "ON CONFLICT (soul_id) DO UPDATE SET document = EXCLUDED.document"
+)
+
+
 async def reindex(soul_id: str) -> None:
     """(Re)build the search document of one soul from its row and its enabled services, or
     drop it from the index when the soul is gone. Runs in the caller's transaction if any."""
-    soul = await db.row("SELECT name, display_name, soul_md FROM souls_agents WHERE id = {}", soul_id)
+    soul = await SoulAgent.select(SoulAgent.name, SoulAgent.display_name, SoulAgent.soul_md).where(SoulAgent.id == soul_id).first()
     if soul is None:
-        await db.rows("DELETE FROM souls_search WHERE soul_id = {}", soul_id)
+        await _DROP.execute(soul_id)
         return
-    found = await db.rows(
-        "SELECT slug, title, description FROM souls_services WHERE soul_id = {} AND enabled = {} ORDER BY slug",
-        soul_id, True,
-    )
+    found = await SoulService.select(SoulService.slug, SoulService.title, SoulService.description).where(
+        (SoulService.soul_id == soul_id) & (SoulService.enabled == True)  # noqa: E712 (a column comparison, not a truth test)
+    ).order_by(SoulService.slug)
     services = _document(" ".join(f"{s['title']} {s['description'] or ''} {s['slug']}" for s in found))
     name, display_name, soul_md = _document(soul["name"]), _document(soul["display_name"]), _document(soul["soul_md"])
-    if db.on_postgres():
-        await db.rows(
-            "INSERT INTO souls_search (soul_id, document) VALUES ({}, "
-            "setweight(to_tsvector('english', CAST({} AS text)), 'A') || "
-            "setweight(to_tsvector('english', CAST({} AS text)), 'B') || "
-            "setweight(to_tsvector('english', CAST({} AS text)), 'C')) "
-            "ON CONFLICT (soul_id) DO UPDATE SET document = EXCLUDED.document",
-            soul_id, services, f"{name} {display_name}", soul_md,
-        )
+    if storage.on_postgres():
+        await _UPSERT_TSVECTOR.execute(soul_id, services, f"{name} {display_name}", soul_md)
         return
-    async with db.transaction():  # FTS5 has no upsert: replace the row atomically
-        await db.rows("DELETE FROM souls_search WHERE soul_id = {}", soul_id)
-        await db.rows(
-            "INSERT INTO souls_search (soul_id, name, display_name, soul_md, services) VALUES ({}, {}, {}, {}, {})",
-            soul_id, name, display_name, soul_md, services,
-        )
+    async with storage.transaction():  # FTS5 has no upsert: replace the row atomically
+        await _DROP.execute(soul_id)
+        await _INSERT_FTS5.execute(soul_id, name, display_name, soul_md, services)
 
 
 def _fts5(term: str, prefix: bool, part: str = "") -> str:
@@ -99,6 +103,33 @@ def _tsquery(term: str, prefix: bool, label: str = "") -> str:
     return f"{term}{':' if prefix or label else ''}{'*' if prefix else ''}{label}"
 
 
+# A query's statements, one count and one page per engine. Each takes the query of every
+# word (the match) and the category (NULL: all); the page also takes its hits as one JSON
+# list (each the points and the query of one word in one part), summed per soul into its score.
+_FROM_FTS5 = "FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id WHERE s.souls_search MATCH {} AND a.category = COALESCE({}, a.category)"
+_COUNT_FTS5 = storage.statement("SELECT count(*) AS n " + _FROM_FTS5)
+_PAGE_FTS5 = storage.statement(
+    # each hit's query runs once against the index (a join, not a subquery per soul)
+    "WITH hit AS (SELECT f.rowid AS doc, SUM(json_extract(h.value, '$[0]')) AS score FROM json_each({}) h "
+    "JOIN souls_search f ON f.souls_search MATCH json_extract(h.value, '$[1]') GROUP BY f.rowid) "
+    "SELECT a.id AS id, COALESCE(hit.score, 0) AS score FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id "
+    "LEFT JOIN hit ON hit.doc = s.rowid WHERE s.souls_search MATCH {} AND a.category = COALESCE({}, a.category) "
+    "ORDER BY score DESC, a.slug LIMIT {} OFFSET {}"
+)
+_FROM_TSVECTOR = (
+    "FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id "
+    "WHERE s.document @@ to_tsquery('english', {}) AND a.category = COALESCE({}, a.category)"
+)
+_COUNT_TSVECTOR = storage.statement("SELECT count(*) AS n " + _FROM_TSVECTOR)
+_PAGE_TSVECTOR = storage.statement(
+    # each hit's tsquery is made once, then each matching soul's document is checked against
+    # it; slugs in byte order, as SQLite's, whatever the database's locale
+    "WITH h AS MATERIALIZED (SELECT h.points, to_tsquery('english', h.q) AS q FROM json_to_recordset(CAST({} AS json)) AS h(points int, q text)) "
+    "SELECT a.id AS id, (SELECT COALESCE(SUM(h.points), 0) FROM h WHERE s.document @@ h.q) AS score "
+    + _FROM_TSVECTOR + ' ORDER BY score DESC, a.slug COLLATE "C" LIMIT {} OFFSET {}'
+)
+
+
 async def search(q: str, *, category: str | None = None, limit: int = 20, offset: int = 0) -> tuple[list[str], int]:
     """Ids of the souls matching `q` (optionally only of `category`), best first, at most
     `limit` from `offset`, and how many match in all. A query with no words matches nothing."""
@@ -106,27 +137,17 @@ async def search(q: str, *, category: str | None = None, limit: int = 20, offset
     if not terms:
         return [], 0
     prefixes = [i == len(terms) - 1 and len(t) >= PREFIX_MIN for i, t in enumerate(terms)]
-    if db.on_postgres():
-        match = "s.document @@ to_tsquery('english', {})"
+    if storage.on_postgres():
+        count, page = _COUNT_TSVECTOR, _PAGE_TSVECTOR
         everything = " & ".join(_tsquery(t, p) for t, p in zip(terms, prefixes))
-        hits = [(score, _tsquery(t, p, label)) for t, p in zip(terms, prefixes) for _, label, score in PARTS]
-        hit, slug = match, 'a.slug COLLATE "C"'  # byte order, as SQLite's, whatever the database's locale
+        hits = [{"points": score, "q": _tsquery(t, p, label)} for t, p in zip(terms, prefixes) for _, label, score in PARTS]
     else:
-        match = "s.souls_search MATCH {}"
+        count, page = _COUNT_FTS5, _PAGE_FTS5
         everything = " AND ".join(_fts5(t, p) for t, p in zip(terms, prefixes))
-        hits = [(score, _fts5(t, p, part)) for t, p in zip(terms, prefixes) for part, _, score in PARTS]
-        hit, slug = "s.rowid IN (SELECT rowid FROM souls_search WHERE souls_search MATCH {})", "a.slug"
-    where, args = match, [everything]
-    if category is not None:
-        where, args = f"{where} AND a.category = {{}}", [*args, category]
-    source = f"FROM souls_search s JOIN souls_agents a ON a.id = s.soul_id WHERE {where}"
-    counted = await db.row(f"SELECT count(*) AS n {source}", *args)
+        hits = [[score, _fts5(t, p, part)] for t, p in zip(terms, prefixes) for part, _, score in PARTS]
+    counted = await count.row(everything, category)
     total = int(counted["n"]) if counted else 0
     if not total or limit <= 0 or offset >= total:
         return [], total
-    score = " + ".join(f"(CASE WHEN {hit} THEN {points} ELSE 0 END)" for points, _ in hits)
-    found = await db.rows(
-        f"SELECT a.id AS id, {score} AS score {source} ORDER BY score DESC, {slug} LIMIT {{}} OFFSET {{}}",
-        *[pattern for _, pattern in hits], *args, limit, max(offset, 0),
-    )
+    found = await page.rows(storage.dumps(hits), everything, category, limit, max(offset, 0))
     return [r["id"] for r in found], total

@@ -12,7 +12,7 @@ from twilio_standin import TwilioStandIn
 
 import tollway
 from tollway.testing import credits_session, proof_headers
-from tollway_telephony.tables import rows
+from tollway_telephony.tables import InboundSms
 
 SEND = "/v1/tools/sms/send"
 INBOX = "/v1/tools/sms/inbox"
@@ -60,7 +60,7 @@ async def test_replies_reach_the_agent_that_texted(kernel_factory, twilio: Twili
         one = await client.get(f"{INBOX}/{alices['messages'][0]['id']}", headers=alice_auth)
         hidden = await client.get(f"{INBOX}/{alices['messages'][0]['id']}", headers=bob_auth)
         bad = await client.get(f"{INBOX}?limit=0", headers=alice_auth)
-        kept = await rows("SELECT sender, agent_id FROM telephony_sms_inbox ORDER BY received_ms")
+        kept = await InboundSms.select(InboundSms.sender, InboundSms.agent_id).order_by(InboundSms.received_ms)
 
         # Bob texts Dana too, later: her next reply is his
         bob_to_dana = await text(client, bob_auth, [DANA], "Dana, it's Bob.")

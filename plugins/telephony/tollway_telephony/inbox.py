@@ -16,7 +16,7 @@ import msgspec
 from tollway import InboundMessage, QueryInt, Refusal, Route, RouteCall, iso, now_ms
 
 from .settings import thread_id
-from .tables import row, rows
+from .tables import InboundSms, SmsMessage
 
 MAX_TEXT = 10_000  # Twilio joins a long text's segments: 1600 characters in practice
 MAX_MEDIA = 10  # Twilio's limit of media per message
@@ -43,32 +43,34 @@ class SmsInboxPage(msgspec.Struct):
     count: int
 
 
+async def _kept(message_sid: str) -> dict[str, Any] | None:
+    return await InboundSms.select(InboundSms.id).where(InboundSms.message_sid == message_sid).first()
+
+
 async def receive(platform: Any, form: list[tuple[str, str]], raw: bytes) -> bool:
     """Keep one incoming text (once per Twilio MessageSid) and hand it to the inbound
     handlers; False when it was kept already (Twilio posted it again)."""
     params = dict(form)
     sid = params["MessageSid"].strip()[:64]
-    if await row("SELECT id FROM telephony_sms_inbox WHERE message_sid = {}", sid) is not None:
+    if await _kept(sid) is not None:
         return False
     sender, to = params["From"].strip()[:40], params.get("To", "").strip()[:40]
     body = params.get("Body", "")[:MAX_TEXT]
     count = params.get("NumMedia", "0").strip()
     num_media = min(int(count), MAX_MEDIA) if count.isdigit() and len(count) < 4 else 0
     media_urls = [params[f"MediaUrl{i}"][:2000] for i in range(num_media) if params.get(f"MediaUrl{i}")]
-    related = await row(
-        "SELECT id, agent_id, sid FROM telephony_sms_messages WHERE recipient = {} AND sender = {} AND sent_ms IS NOT NULL "
-        "ORDER BY sent_ms DESC, id DESC LIMIT 1", sender, to,
-    )
+    related = await SmsMessage.select(SmsMessage.id, SmsMessage.agent_id, SmsMessage.sid).where(
+        (SmsMessage.recipient == sender) & (SmsMessage.sender == to) & SmsMessage.sent_ms.is_not_null()
+    ).order_by(SmsMessage.sent_ms, SmsMessage.id, ascending=False).first()
     agent_id = (related["agent_id"] or None) if related else None
     now = now_ms()
     inbound_id = f"smsin_{secrets.token_hex(12)}"
-    await rows(
-        "INSERT INTO telephony_sms_inbox (id, message_sid, agent_id, sender, recipient, body, num_media, media_urls, thread_id, "
-        "related_outbound_id, received_ms, created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) ON CONFLICT (message_sid) DO NOTHING",
-        inbound_id, sid, agent_id, sender, to, body, num_media, json.dumps(media_urls), thread_id(agent_id, sender),
-        related["id"] if agent_id else None, now, now,
-    )
-    kept = await row("SELECT id FROM telephony_sms_inbox WHERE message_sid = {}", sid)
+    await InboundSms.insert(InboundSms(
+        id=inbound_id, message_sid=sid, agent_id=agent_id, sender=sender, recipient=to, body=body, num_media=num_media,
+        media_urls=json.dumps(media_urls), thread_id=thread_id(agent_id, sender), related_outbound_id=related["id"] if agent_id else None,
+        received_ms=now, created_ms=now,
+    )).on_conflict(target=InboundSms.message_sid, action="DO NOTHING")
+    kept = await _kept(sid)
     if kept is None or kept["id"] != inbound_id:
         return False  # the same text posted twice at once: the other post kept it
     await platform.deliver_inbound(InboundMessage(
@@ -86,18 +88,17 @@ def message_of(r: Mapping[str, Any]) -> SmsInboxMessage:
     )
 
 
-
 async def list_messages(call: RouteCall) -> SmsInboxPage:
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
-    found = await rows(
-        "SELECT * FROM telephony_sms_inbox WHERE agent_id = {} ORDER BY received_ms DESC, id DESC LIMIT {} OFFSET {}", call.agent_id, limit, offset,
-    )
+    found = await InboundSms.select().where(InboundSms.agent_id == call.agent_id).order_by(
+        InboundSms.received_ms, InboundSms.id, ascending=False,
+    ).limit(limit).offset(offset)
     messages = [message_of(r) for r in found]
     return SmsInboxPage(messages=messages, count=len(messages))
 
 
 async def read_message(call: RouteCall) -> SmsInboxMessage:
-    found = await row("SELECT * FROM telephony_sms_inbox WHERE id = {} AND agent_id = {}", call.params["id"], call.agent_id)
+    found = await InboundSms.select().where((InboundSms.id == call.params["id"]) & (InboundSms.agent_id == call.agent_id)).first()
     if found is None:
         raise Refusal("not_found", "No such text in your SMS inbox.", status=404)
     return message_of(found)

@@ -10,11 +10,12 @@ from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
+from piccolo.query.functions import Coalesce
 
-from tollway import Example, FieldError, Refusal, Tool, ToolContext, ToolError, now_ms
+from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Refusal, Tool, ToolContext, ToolError, now_ms
 
 from .settings import SMS_PUBLIC_URL, status_callback, thread_id
-from .tables import row, rows
+from .tables import SmsBatch, SmsMessage, unless_moved
 
 FAMILY = "sms"
 PRICE = 30_000  # 0.03 USDC per call, whatever the number of recipients
@@ -69,12 +70,19 @@ def message_of(r: dict[str, Any]) -> SmsSendMessage:
 
 
 async def _messages(request_id: str) -> list[dict[str, Any]]:
-    return await rows("SELECT * FROM telephony_sms_messages WHERE request_id = {} ORDER BY position", request_id)
+    return await SmsMessage.select().where(SmsMessage.request_id == request_id).order_by(SmsMessage.position)
+
+
+async def _change_message(message_id: str, values: dict[Any, Any]) -> None:
+    await SmsMessage.update({**values, SmsMessage.updated_ms: now_ms()}).where(SmsMessage.id == message_id)
+
+
+async def _change_batch(request_id: str, values: dict[Any, Any]) -> None:
+    await SmsBatch.update(values).where(SmsBatch.request_id == request_id)
 
 
 async def _not_sent(message_id: str, code: str, message: str) -> None:
-    await rows("UPDATE telephony_sms_messages SET status = 'failed', error_code = {}, error_message = {}, updated_ms = {} WHERE id = {}",
-               code, message[:500], now_ms(), message_id)
+    await _change_message(message_id, {SmsMessage.status: "failed", SmsMessage.error_code: code, SmsMessage.error_message: message[:500]})
 
 
 async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
@@ -85,18 +93,15 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
     base = ctx.setting(SMS_PUBLIC_URL)
     agent_id = ctx.agent_id or ""
     now = now_ms()
-    await rows(
-        "INSERT INTO telephony_sms_batches (request_id, agent_id, recipients, state, notified_ms, created_ms, updated_ms) "
-        "VALUES ({}, {}, {}, 'sending', NULL, {}, {}) ON CONFLICT (request_id) DO NOTHING",
-        ctx.request_id, agent_id, len(value.to), now, now,
-    )
+    await SmsBatch.insert(SmsBatch(
+        request_id=ctx.request_id, agent_id=agent_id, recipients=len(value.to), state="sending", notified_ms=None, created_ms=now, updated_ms=now,
+    )).on_conflict(target=SmsBatch.request_id, action="DO NOTHING")
     for position, number in enumerate(value.to):
-        await rows(
-            "INSERT INTO telephony_sms_messages (id, request_id, position, agent_id, sender, recipient, thread_id, sid, status, "
-            "error_code, error_message, sent_ms, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, 'pending', NULL, NULL, NULL, {}, {}) "
-            "ON CONFLICT (request_id, position) DO NOTHING",
-            f"sms_{secrets.token_hex(12)}", ctx.request_id, position, agent_id, client.from_number, number, thread_id(agent_id, number), now, now,
-        )
+        await SmsMessage.insert(SmsMessage(
+            id=f"sms_{secrets.token_hex(12)}", request_id=ctx.request_id, position=position, agent_id=agent_id, sender=client.from_number,
+            recipient=number, thread_id=thread_id(agent_id, number), sid=None, status="pending", error_code=None, error_message=None,
+            sent_ms=None, created_ms=now, updated_ms=now,
+        )).on_conflict(target=(SmsMessage.request_id, SmsMessage.position), action="DO NOTHING")
     stopped: ToolError | None = None
     refused: Refusal | None = None
     accepted = 0
@@ -120,22 +125,22 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
         if accepted > 1:
             ctx.provider("sms")  # the cost of one more message
         stamp = now_ms()
-        await rows(
-            "UPDATE telephony_sms_messages SET sid = {}, status = CASE WHEN status = 'pending' THEN {} ELSE status END, sent_ms = {}, updated_ms = {} "
-            "WHERE id = {}",
-            created.sid, created.status.lower() if created.status.lower() in RANK else "queued", stamp, stamp, message["id"],
-        )
+        taken = created.status.lower() if created.status.lower() in RANK else "queued"
+        await SmsMessage.update({
+            SmsMessage.sid: created.sid, SmsMessage.status: unless_moved(SmsMessage.status, taken), SmsMessage.sent_ms: stamp,
+            SmsMessage.updated_ms: stamp,
+        }).where(SmsMessage.id == message["id"])
     final = await _messages(ctx.request_id)
     if not any(m["sid"] for m in final):
-        await rows("UPDATE telephony_sms_batches SET state = 'failed', updated_ms = {} WHERE request_id = {}", now_ms(), ctx.request_id)
+        await _change_batch(ctx.request_id, {SmsBatch.state: "failed", SmsBatch.updated_ms: now_ms()})
         raise stopped or refused or ToolError("provider_unavailable", "No message was sent.", status=503)
-    await rows("UPDATE telephony_sms_batches SET state = 'sent', updated_ms = {} WHERE request_id = {}", now_ms(), ctx.request_id)
+    await _change_batch(ctx.request_id, {SmsBatch.state: "sent", SmsBatch.updated_ms: now_ms()})
     return SmsSendResult(messages=[message_of(m) for m in final])
 
 
 async def job_extras(request_id: str) -> dict[str, Any] | None:
     """Once sent, the Job's result shows each message's latest status (from the callbacks)."""
-    batch = await row("SELECT state FROM telephony_sms_batches WHERE request_id = {}", request_id)
+    batch = await SmsBatch.select(SmsBatch.state).where(SmsBatch.request_id == request_id).first()
     if batch is None or batch["state"] != "sent":
         return None
     return {"result": msgspec.to_builtins(SmsSendResult(messages=[message_of(m) for m in await _messages(request_id)]))}
@@ -149,35 +154,35 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
     status = (params.get("MessageStatus") or params.get("SmsStatus") or "").strip().lower()
     if status not in RANK or status == "pending":
         return False
-    if ref.startswith("sms_"):
-        found = await row("SELECT id, request_id, sid FROM telephony_sms_messages WHERE id = {}", ref)
-    else:
-        found = await row("SELECT id, request_id, sid FROM telephony_sms_messages WHERE sid = {}", sid) if sid else None
+    found = None
+    if ref.startswith("sms_") or sid:
+        which = SmsMessage.id == ref if ref.startswith("sms_") else SmsMessage.sid == sid
+        found = await SmsMessage.select(SmsMessage.id, SmsMessage.request_id, SmsMessage.sid).where(which).first()
     if found is None or (found["sid"] and sid and found["sid"] != sid):
         return False
     error_code = (params.get("ErrorCode") or "").strip()[:40] or None
     async with platform.transaction():
-        await rows("UPDATE telephony_sms_batches SET updated_ms = {} WHERE request_id = {}", now_ms(), found["request_id"])  # the batch's lock
-        current = await row("SELECT status FROM telephony_sms_messages WHERE id = {}", found["id"])
+        await _change_batch(found["request_id"], {SmsBatch.updated_ms: now_ms()})  # the batch's lock
+        current = await SmsMessage.select(SmsMessage.status).where(SmsMessage.id == found["id"]).first()
         if current is None or current["status"] in FINAL or RANK[status] <= RANK.get(current["status"], 0):
             return False
-        await rows(
-            "UPDATE telephony_sms_messages SET status = {}, sid = COALESCE(sid, {}), error_code = COALESCE({}, error_code), updated_ms = {} WHERE id = {}",
-            status, sid or None, error_code, now_ms(), found["id"],
-        )
+        await _change_message(found["id"], {
+            SmsMessage.status: status, SmsMessage.sid: Coalesce(SmsMessage.sid, sid or None),
+            SmsMessage.error_code: Coalesce(error_code, SmsMessage.error_code),
+        })
         if status in FINAL:
             await _settle(platform, found["request_id"])
     return True
 
 
 async def _settle(platform: Any, request_id: str) -> None:
-    batch = await row("SELECT * FROM telephony_sms_batches WHERE request_id = {}", request_id)
+    batch = await SmsBatch.select().where(SmsBatch.request_id == request_id).first()
     if batch is None or batch["notified_ms"] is not None:
         return
     messages = await _messages(request_id)
     if not messages or any(m["status"] not in FINAL for m in messages):
         return
-    await rows("UPDATE telephony_sms_batches SET notified_ms = {} WHERE request_id = {}", now_ms(), request_id)
+    await _change_batch(request_id, {SmsBatch.notified_ms: now_ms()})
     counts = Counter(m["status"] for m in messages)
     summary = ", ".join(f"{counts[s]} {s}" for s in ("delivered", "undelivered", "failed", "canceled") if counts[s])
     plural = "s" if len(messages) > 1 else ""
@@ -209,13 +214,10 @@ SMS_SEND = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="paid",
-    check=check,
-    provider_kind="sms",
-    job_extras=job_extras,
     time_limit_s=150.0,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
+    admission=AdmissionChecks(check=check, provider_kind="sms"),
     examples=(Example(title="A reminder to two numbers", input={"to": ["+14155550123", "+14155550124"], "body": "Your table for 4 is booked for 7 pm tonight."}),),
 )

@@ -1,14 +1,14 @@
 """The telephony plugin's tables: each SMS batch the tool sent (one row per call) and its
 messages with Twilio's SIDs and statuses, each voice call with its status, length and
-evaluation, and the inbound SMS kept for the agent they answer (or for nobody).
-
-Queries are raw SQL with `{}` placeholders (Piccolo's `raw`), the same on SQLite and
-PostgreSQL."""
+evaluation, and the inbound SMS kept for the agent they answer (or for nobody); and the
+status update that never moves a row back (`unless_moved`)."""
 from __future__ import annotations
 
 from typing import Any
 
-from piccolo.columns import BigInt, Integer, Text, Varchar
+from piccolo.columns import BigInt, Column, Integer, Text, Varchar
+from piccolo.query.functions import Case, When
+from piccolo.querystring import QueryString
 from piccolo.table import Table
 
 
@@ -75,11 +75,8 @@ class VoiceCall(Table, tablename="telephony_voice_calls"):
 TABLES = [SmsBatch, SmsMessage, InboundSms, VoiceCall]
 
 
-async def rows(template: str, *args: Any) -> list[dict[str, Any]]:
-    """Run one statement (`{}` placeholders); its rows."""
-    return await SmsMessage.raw(template, *args).run()
 
-
-async def row(template: str, *args: Any) -> dict[str, Any] | None:
-    found = await rows(template, *args)
-    return found[0] if found else None
+def unless_moved(status: Column, new: Any) -> QueryString:
+    """A status column's new value: `new` while the row is still `pending`, else the status a
+    status callback already moved it to (Twilio's callback may come before the send returns)."""
+    return Case(When(status == "pending", then=QueryString("{}", new)), default=status)

@@ -19,12 +19,13 @@ from xml.sax.saxutils import escape
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
+from piccolo.query.functions import Coalesce
 
-from tollway import Example, FieldError, Tool, ToolContext, now_ms
+from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Tool, ToolContext, now_ms
 
 from .settings import VOICE_PUBLIC_URL, status_callback
 from .sms_tool import PhoneNumber
-from .tables import row, rows
+from .tables import VoiceCall, unless_moved
 
 FAMILY = "voice"
 PRICE = 100_000  # 0.10 USDC per call
@@ -101,32 +102,35 @@ def evaluate(status: str, duration_s: int | None, answered_by: str | None, words
     return VoiceCallEvaluation(success=success, reason=reason)
 
 
+async def _change(request_id: str, values: dict[Any, Any]) -> None:
+    await VoiceCall.update({**values, VoiceCall.updated_ms: now_ms()}).where(VoiceCall.request_id == request_id)
+
+
+async def _call(request_id: str) -> dict[str, Any] | None:
+    return await VoiceCall.select().where(VoiceCall.request_id == request_id).first()
+
+
 async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
     """Place the call once (a second attempt after a worker crash answers the first's SID)."""
     ctx.check_content(value.message)
     client = ctx.provider("voice")
     now = now_ms()
-    await rows(
-        "INSERT INTO telephony_voice_calls (request_id, agent_id, sender, recipient, goal, words, sid, status, duration_s, answered_by, "
-        "evaluation, state, notified_ms, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, NULL, 'pending', NULL, NULL, NULL, 'calling', NULL, {}, {}) "
-        "ON CONFLICT (request_id) DO NOTHING",
-        ctx.request_id, ctx.agent_id or "", client.from_number, value.to, value.goal, words_of(value.message), now, now,
-    )
-    placed = await row("SELECT sid, status FROM telephony_voice_calls WHERE request_id = {}", ctx.request_id)
+    await VoiceCall.insert(VoiceCall(
+        request_id=ctx.request_id, agent_id=ctx.agent_id or "", sender=client.from_number, recipient=value.to, goal=value.goal,
+        words=words_of(value.message), sid=None, status="pending", duration_s=None, answered_by=None, evaluation=None, state="calling",
+        notified_ms=None, created_ms=now, updated_ms=now,
+    )).on_conflict(target=VoiceCall.request_id, action="DO NOTHING")
+    placed = await VoiceCall.select(VoiceCall.sid, VoiceCall.status).where(VoiceCall.request_id == ctx.request_id).first()
     if placed is not None and placed["sid"]:
         return VoiceCallResult(sid=placed["sid"], status=placed["status"])
     try:
         created = await client.call(to=value.to, twiml=twiml(value.message),
                                     status_callback=status_callback(ctx.setting(VOICE_PUBLIC_URL), ctx.request_id))
     except Exception:  # refused (an invalid number), or Twilio failed: the job fails and is refunded
-        await rows("UPDATE telephony_voice_calls SET state = 'failed', updated_ms = {} WHERE request_id = {}", now_ms(), ctx.request_id)
+        await _change(ctx.request_id, {VoiceCall.state: "failed"})
         raise
     status = created.status.lower() if created.status.lower() in RANK else "queued"
-    await rows(
-        "UPDATE telephony_voice_calls SET sid = {}, status = CASE WHEN status = 'pending' THEN {} ELSE status END, state = 'placed', updated_ms = {} "
-        "WHERE request_id = {}",
-        created.sid, status, now_ms(), ctx.request_id,
-    )
+    await _change(ctx.request_id, {VoiceCall.sid: created.sid, VoiceCall.status: unless_moved(VoiceCall.status, status), VoiceCall.state: "placed"})
     return VoiceCallResult(sid=created.sid, status=status)
 
 
@@ -142,7 +146,7 @@ def result_of(r: dict[str, Any]) -> VoiceCallResult:
 async def job_extras(request_id: str) -> dict[str, Any] | None:
     """Once placed, the Job's result shows the call's latest status, and its length and
     evaluation once it ended."""
-    call = await row("SELECT * FROM telephony_voice_calls WHERE request_id = {}", request_id)
+    call = await _call(request_id)
     if call is None or call["state"] != "placed" or not call["sid"]:
         return None
     return {"result": msgspec.to_builtins(result_of(call))}
@@ -156,10 +160,10 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
     status = (params.get("CallStatus") or "").strip().lower()
     if status not in RANK or status == "pending":
         return False
-    if ref.startswith("req_"):
-        found = await row("SELECT request_id, sid FROM telephony_voice_calls WHERE request_id = {}", ref)
-    else:
-        found = await row("SELECT request_id, sid FROM telephony_voice_calls WHERE sid = {}", sid) if sid else None
+    found = None
+    if ref.startswith("req_") or sid:
+        which = VoiceCall.request_id == ref if ref.startswith("req_") else VoiceCall.sid == sid
+        found = await VoiceCall.select(VoiceCall.request_id, VoiceCall.sid).where(which).first()
     if found is None or (found["sid"] and sid and found["sid"] != sid):
         return False
     raw_duration = (params.get("CallDuration") or "").strip()
@@ -167,21 +171,20 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
     answered_by = (params.get("AnsweredBy") or "").strip().lower()[:40] or None
     request_id = found["request_id"]
     async with platform.transaction():
-        await rows("UPDATE telephony_voice_calls SET updated_ms = {} WHERE request_id = {}", now_ms(), request_id)  # the call's lock
-        call = await row("SELECT * FROM telephony_voice_calls WHERE request_id = {}", request_id)
+        await _change(request_id, {})  # the call's lock
+        call = await _call(request_id)
         if call is None or call["status"] in FINAL or RANK[status] <= RANK.get(call["status"], 0):
             return False
         evaluation = None
         if status in FINAL:
             evaluation = evaluate(status, duration, answered_by, int(call["words"]), call["goal"])
-        await rows(
-            "UPDATE telephony_voice_calls SET status = {}, sid = COALESCE(sid, {}), duration_s = COALESCE({}, duration_s), "
-            "answered_by = COALESCE({}, answered_by), evaluation = {}, updated_ms = {} WHERE request_id = {}",
-            status, sid or None, duration, answered_by, None if evaluation is None else json.dumps(msgspec.to_builtins(evaluation)),
-            now_ms(), request_id,
-        )
+        await _change(request_id, {
+            VoiceCall.status: status, VoiceCall.sid: Coalesce(VoiceCall.sid, sid or None), VoiceCall.duration_s: Coalesce(duration, VoiceCall.duration_s),
+            VoiceCall.answered_by: Coalesce(answered_by, VoiceCall.answered_by),
+            VoiceCall.evaluation: None if evaluation is None else json.dumps(msgspec.to_builtins(evaluation)),
+        })
         if evaluation is not None and call["notified_ms"] is None:
-            await rows("UPDATE telephony_voice_calls SET notified_ms = {} WHERE request_id = {}", now_ms(), request_id)
+            await VoiceCall.update({VoiceCall.notified_ms: now_ms()}).where(VoiceCall.request_id == request_id)
             verdict = "succeeded" if evaluation.success else "did not succeed"
             await platform.notify(
                 call["agent_id"], "voice_completed", f"Call to {call['recipient']} {verdict} ({status})", evaluation.reason,
@@ -211,13 +214,10 @@ VOICE_CALL = Tool(
     run=run,
     price=PRICE,
     family=FAMILY,
-    mode="job",
-    accepted_status="queued",
     idempotency="optional",
     rate_limit="expensive",
-    check=check,
-    provider_kind="voice",
-    job_extras=job_extras,
+    job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
+    admission=AdmissionChecks(check=check, provider_kind="voice"),
     examples=(Example(title="An appointment reminder", input={
         "to": "+14155550123", "message": "Hello, this is a reminder of your dental appointment tomorrow at 9 am.",
         "goal": "the person hears the reminder"}),),

@@ -217,7 +217,7 @@ async def test_base_url_setting_and_environment(kernel_factory) -> None:
     "accession", ["VCV000000002", "VCV000000032", "VCV000040200", "VCV001264328", "VCV000424711", "VCV000097006", "VCV000177881"]
 )
 def test_every_recorded_record_parses(accession: str) -> None:
-    (v,) = clinvar.parse_vcv_xml(recorded(accession))
+    (v,) = clinvar.parse_vcv_xml(recorded(accession)).values()
     assert v.vcv == accession and v.germline is not None and v.genes
 
 

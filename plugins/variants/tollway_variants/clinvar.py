@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from tollway import ToolContext, Upstream
 
 SOURCE = "ClinVar"
@@ -42,28 +44,34 @@ CLASSIFICATION_TAGS = {
 }
 
 
-@dataclass(frozen=True)
-class Condition:
+class ConditionId(msgspec.Struct):
+    source: str
+    id: str
+
+
+class Condition(msgspec.Struct):
     name: str | None
-    ids: list[tuple[str, str]]
+    ids: list[ConditionId]
 
 
-@dataclass(frozen=True)
-class Classification:
+class Classification(msgspec.Struct):
     classification: str
     review_status: str | None
-    last_evaluated: str | None
+    last_evaluated: str | None  # YYYY-MM-DD
     conditions: list[Condition]
 
 
-@dataclass(frozen=True)
-class ParsedVariant:
-    variation_id: int
+class Gene(msgspec.Struct):
+    symbol: str | None
+    gene_id: int | None
+
+
+class Variant(msgspec.Struct):
     vcv: str
     version: str
     title: str | None
     variant_type: str | None
-    genes: list[tuple[str | None, int | None]]
+    genes: list[Gene]
     protein_change: str | None
     molecular_consequences: list[str]
     rsid: str | None
@@ -72,13 +80,10 @@ class ParsedVariant:
     somatic_clinical_impact: Classification | None
     oncogenicity: Classification | None
 
-    def classifications(self) -> list[Classification]:
-        return [c for c in (self.germline, self.somatic_clinical_impact, self.oncogenicity) if c is not None]
-
 
 @dataclass
 class Lookup:
-    variants: list[ParsedVariant] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
 
 
@@ -121,7 +126,7 @@ def _conditions(el: ET.Element) -> list[Condition]:
     out = []
     for trait in el.findall("ConditionList/TraitSet/Trait"):
         name = _text(trait.find("Name/ElementValue[@Type='Preferred']"))
-        ids = _unique([(x.get("DB"), x.get("ID")) for x in trait.findall("XRef") if x.get("DB") and x.get("ID")])
+        ids = _unique([ConditionId(source=x.get("DB"), id=x.get("ID")) for x in trait.findall("XRef") if x.get("DB") and x.get("ID")])
         if name or ids:
             out.append(Condition(name=name, ids=ids))
     return _unique(out)
@@ -142,8 +147,9 @@ def _classification(classifications: ET.Element | None, tag: str) -> Classificat
     )
 
 
-def parse_archive(archive: ET.Element) -> ParsedVariant | None:
-    """One `VariationArchive` -> a Variant (docs/variants.md), or None if it is not readable."""
+def parse_archive(archive: ET.Element) -> tuple[int, Variant] | None:
+    """One `VariationArchive` -> its variation ID and its Variant (docs/variants.md), or None
+    if it is not readable."""
     accession = (archive.get("Accession") or "").strip()
     version = (archive.get("Version") or "").strip()
     variation_id = (archive.get("VariationID") or "").strip()
@@ -157,7 +163,7 @@ def parse_archive(archive: ET.Element) -> ParsedVariant | None:
         variant = next((c for c in record if c.tag in ("SimpleAllele", "Haplotype", "Genotype")), None)
     alleles = list(variant.iter("SimpleAllele")) if variant is not None else []
 
-    genes: list[tuple[str | None, int | None]] = []
+    genes: list[Gene] = []
     proteins: list[str] = []
     consequences: list[str] = []
     rsids: list[str] = []
@@ -166,7 +172,7 @@ def parse_archive(archive: ET.Element) -> ParsedVariant | None:
             gid = (gene.get("GeneID") or "").strip()
             symbol = (gene.get("Symbol") or "").strip() or None
             if gid.isdigit() or symbol:
-                genes.append((symbol, int(gid) if gid.isdigit() else None))
+                genes.append(Gene(symbol=symbol, gene_id=int(gid) if gid.isdigit() else None))
         for mc in variant.iter("MolecularConsequence"):
             if mc.get("Type"):
                 consequences.append(mc.get("Type").strip())
@@ -178,12 +184,11 @@ def parse_archive(archive: ET.Element) -> ParsedVariant | None:
             if x.get("DB") == "dbSNP" and x.get("Type") == "rs" and (x.get("ID") or "").strip().isdigit()
         ]
     # A gene named twice (once with its ID, once without) is kept once, with its ID.
-    with_id = {s for s, g in genes if g is not None}
-    genes = _unique([(s, g) for s, g in genes if g is not None or s not in with_id])
+    with_id = {g.symbol for g in genes if g.gene_id is not None}
+    genes = _unique([g for g in genes if g.gene_id is not None or g.symbol not in with_id])
     rsids = _unique(rsids)
     classifications = record.find("Classifications") if record is not None else None
-    return ParsedVariant(
-        variation_id=int(variation_id),
+    return int(variation_id), Variant(
         vcv=accession,
         version=f"{accession}.{version}",
         title=(archive.get("VariationName") or "").strip() or None,
@@ -200,8 +205,9 @@ def parse_archive(archive: ET.Element) -> ParsedVariant | None:
     )
 
 
-def parse_vcv_xml(content: bytes) -> list[ParsedVariant]:
-    """VCV XML (efetch's `ClinVarResult-Set` or a release file's wrapper) -> variants, in document order.
+def parse_vcv_xml(content: bytes) -> dict[int, Variant]:
+    """VCV XML (efetch's `ClinVarResult-Set` or a release file's wrapper) -> variants by
+    variation ID, in document order.
 
     A well-formed document without any `VariationArchive` is "no such record".
     """
@@ -209,11 +215,11 @@ def parse_vcv_xml(content: bytes) -> list[ParsedVariant]:
         root = ET.fromstring(content)
     except ET.ParseError as exc:
         raise EUTILS.unavailable("ClinVar answered with something other than XML.") from exc
-    out = []
+    out: dict[int, Variant] = {}
     for archive in root.iter("VariationArchive"):
         parsed = parse_archive(archive)
         if parsed is not None:
-            out.append(parsed)
+            out[parsed[0]] = parsed[1]
     return out
 
 
@@ -230,7 +236,7 @@ def parse_esearch(body: Any) -> list[int]:
 # --- requests --------------------------------------------------------------------
 
 
-async def fetch_variants(ctx: ToolContext, ids: list[int], calls: list[str]) -> list[ParsedVariant]:
+async def fetch_variants(ctx: ToolContext, ids: list[int], calls: list[str]) -> list[Variant]:
     params = {
         "db": "clinvar",
         "rettype": "vcv",
@@ -239,7 +245,7 @@ async def fetch_variants(ctx: ToolContext, ids: list[int], calls: list[str]) -> 
         "tool": TOOL_PARAM,
     }
     reply = EUTILS.check(await EUTILS.send(ctx, "/efetch.fcgi", params=params, calls=calls))
-    by_id = {v.variation_id: v for v in parse_vcv_xml(reply.content)}
+    by_id = parse_vcv_xml(reply.content)
     # Our order (the search's), and only the records asked for.
     return [by_id[i] for i in ids if i in by_id]
 

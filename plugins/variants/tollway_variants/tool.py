@@ -10,6 +10,7 @@ from msgspec import Meta
 from tollway import Evidence, Example, Fact, FieldError, Tool, ToolContext
 
 from . import clinvar
+from .clinvar import Classification, Variant
 
 SOURCE = clinvar.SOURCE  # ClinVar, run by NCBI (US National Library of Medicine)
 SOURCE_KIND = "public"
@@ -45,43 +46,6 @@ class VariantInput(msgspec.Struct, forbid_unknown_fields=True):
     rsid: RsId | None = None
 
 
-class ConditionId(msgspec.Struct):
-    source: str
-    id: str
-
-
-class Condition(msgspec.Struct):
-    name: str | None
-    ids: list[ConditionId]
-
-
-class Classification(msgspec.Struct):
-    classification: str
-    review_status: str | None
-    last_evaluated: str | None  # YYYY-MM-DD
-    conditions: list[Condition]
-
-
-class Gene(msgspec.Struct):
-    symbol: str | None
-    gene_id: int | None
-
-
-class Variant(msgspec.Struct):
-    vcv: str
-    version: str
-    title: str | None
-    variant_type: str | None
-    genes: list[Gene]
-    protein_change: str | None
-    molecular_consequences: list[str]
-    rsid: str | None
-    page_url: str
-    germline: Classification | None
-    somatic_clinical_impact: Classification | None
-    oncogenicity: Classification | None
-
-
 class VariantResult(msgspec.Struct):
     variants: list[Variant]
 
@@ -112,34 +76,6 @@ def variation_id(vcv: str) -> int:
     return int(m[1])
 
 
-def _classification(c: clinvar.Classification | None) -> Classification | None:
-    if c is None:
-        return None
-    return Classification(
-        classification=c.classification,
-        review_status=c.review_status,
-        last_evaluated=c.last_evaluated,
-        conditions=[Condition(name=d.name, ids=[ConditionId(source=s, id=i) for s, i in d.ids]) for d in c.conditions],
-    )
-
-
-def _variant(p: clinvar.ParsedVariant) -> Variant:
-    return Variant(
-        vcv=p.vcv,
-        version=p.version,
-        title=p.title,
-        variant_type=p.variant_type,
-        genes=[Gene(symbol=s, gene_id=g) for s, g in p.genes],
-        protein_change=p.protein_change,
-        molecular_consequences=p.molecular_consequences,
-        rsid=p.rsid,
-        page_url=p.page_url,
-        germline=_classification(p.germline),
-        somatic_clinical_impact=_classification(p.somatic_clinical_impact),
-        oncogenicity=_classification(p.oncogenicity),
-    )
-
-
 def latest_evaluated(variants: list[Variant]) -> str | None:
     dates = [
         c.last_evaluated
@@ -156,7 +92,7 @@ async def run(value: VariantInput, ctx: ToolContext) -> VariantAnswer:
     else:
         assert value.rsid is not None
         found = await clinvar.by_rsid(ctx, value.rsid.strip().lower())
-    variants = [_variant(p) for p in found.variants[: clinvar.MAX_VARIANTS]]
+    variants = found.variants[: clinvar.MAX_VARIANTS]
     return VariantAnswer(
         result=VariantResult(variants=variants),
         evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=latest_evaluated(variants), calls=found.calls),

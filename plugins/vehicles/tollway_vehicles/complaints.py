@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from tollway import ToolContext, source_int, source_text
 
 from .nhtsa import fetch_by_vehicle, flag, parse_date, parse_results
@@ -23,12 +25,13 @@ COMPLAINTS_PATH = "/complaints/complaintsByVehicle"
 _MDY = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
 
 
-@dataclass(frozen=True)
-class ParsedComplaint:
-    odi_number: int | None
-    filed_on: str | None
-    incident_on: str | None
-    components: str | None
+class Complaint(msgspec.Struct):
+    """One owner complaint; strings are null when NHTSA gives none."""
+
+    odi_number: int | None  # NHTSA's complaint (ODI) number
+    filed_on: str | None  # YYYY-MM-DD the complaint was filed
+    incident_on: str | None  # YYYY-MM-DD of the incident
+    components: str | None  # NHTSA's component text as sent (comma-joined; names may hold commas)
     summary: str | None
     manufacturer: str | None
     crash: bool
@@ -40,7 +43,7 @@ class ParsedComplaint:
 @dataclass(frozen=True)
 class ComplaintsPage:
     total: int  # NHTSA's own count (never fewer than the complaints it sent)
-    complaints: list[ParsedComplaint]  # every complaint sent, in NHTSA's order
+    complaints: list[Complaint]  # every complaint sent, in NHTSA's order
 
 
 def _number(value: Any) -> int:
@@ -70,8 +73,8 @@ def _first(item: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
-def parse_complaint(item: Mapping[str, Any]) -> ParsedComplaint:
-    return ParsedComplaint(
+def parse_complaint(item: Mapping[str, Any]) -> Complaint:
+    return Complaint(
         odi_number=source_int(_first(item, "odiNumber", "ODINumber")),
         filed_on=parse_complaint_date(_first(item, "dateComplaintFiled", "DateComplaintFiled")),
         incident_on=parse_complaint_date(_first(item, "dateOfIncident", "DateofIncident", "DateOfIncident")),
@@ -90,7 +93,7 @@ def parse_body(body: Any) -> ComplaintsPage:
     return ComplaintsPage(total=total, complaints=[parse_complaint(item) for item in items])
 
 
-def most_recent_first(complaints: list[ParsedComplaint]) -> list[ParsedComplaint]:
+def most_recent_first(complaints: list[Complaint]) -> list[Complaint]:
     """Newest filing date first (undated last), then the higher ODI number first."""
     return sorted(complaints, key=lambda c: (c.filed_on or "", c.odi_number or 0), reverse=True)
 

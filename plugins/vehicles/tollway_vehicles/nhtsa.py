@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from tollway import ToolContext, Upstream, source_int, source_text
 
 NHTSA = Upstream(
@@ -28,17 +30,18 @@ _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?$")
 _TRUE = {"true", "yes", "y", "1"}
 
 
-@dataclass(frozen=True)
-class ParsedRecall:
+class Recall(msgspec.Struct):
+    """A Vehicle recall; every string is null when NHTSA gives none."""
+
     campaign_number: str | None
-    reported_on: str | None
+    reported_on: str | None  # YYYY-MM-DD
     component: str | None
     summary: str | None
     consequence: str | None
     remedy: str | None
     notes: str | None
     manufacturer: str | None
-    park_it: bool
+    park_it: bool  # owners told not to drive the vehicle
     park_outside: bool
     over_the_air_fix: bool
 
@@ -48,7 +51,7 @@ class RecallsPage:
     """What NHTSA said: its own `Count` and every result it sent, in its order."""
 
     total: int
-    recalls: list[ParsedRecall]
+    recalls: list[Recall]
 
 
 def flag(value: Any) -> bool:
@@ -101,12 +104,12 @@ _TEXTS = {"campaign_number": "NHTSACampaignNumber", "component": "Component", "s
 _FLAGS = {"park_it": "parkIt", "park_outside": "parkOutSide", "over_the_air_fix": "overTheAirUpdate"}
 
 
-def parse_recall(item: Mapping[str, Any]) -> ParsedRecall:
+def parse_recall(item: Mapping[str, Any]) -> Recall:
     """One NHTSA result (current or legacy shape) -> a Vehicle recall (docs/vehicles.md)."""
     consequence = item.get("Consequence")
     if source_text(consequence) is None:
         consequence = item.get("Conequence")  # sic: the legacy API's spelling
-    return ParsedRecall(
+    return Recall(
         reported_on=parse_date(item.get("ReportReceivedDate")),
         consequence=source_text(consequence),
         **{ours: source_text(item.get(theirs)) for ours, theirs in _TEXTS.items()},

@@ -13,6 +13,7 @@ from msgspec import Meta
 from tollway import Benchmarkable, Evidence, Example, Fact, FieldError, FieldErrors, Tool, ToolContext
 
 from . import nhtsa
+from .nhtsa import Recall
 
 SOURCE = "NHTSA"  # National Highway Traffic Safety Administration
 SOURCE_KIND = "public"
@@ -50,22 +51,6 @@ class VehicleRecallsInput(msgspec.Struct, forbid_unknown_fields=True):
     limit: Limit = 25
 
 
-class Recall(msgspec.Struct):
-    """A Vehicle recall; every string is null when NHTSA gives none."""
-
-    campaign_number: str | None
-    reported_on: str | None  # YYYY-MM-DD
-    component: str | None
-    summary: str | None
-    consequence: str | None
-    remedy: str | None
-    notes: str | None
-    manufacturer: str | None
-    park_it: bool  # owners told not to drive the vehicle
-    park_outside: bool
-    over_the_air_fix: bool
-
-
 class RecallResult(msgspec.Struct):
     make: str
     model: str
@@ -94,22 +79,6 @@ def check(value: VehicleRecallsInput) -> None:
         raise FieldErrors(errors)
 
 
-def _recall(p: nhtsa.ParsedRecall) -> Recall:
-    return Recall(
-        campaign_number=p.campaign_number,
-        reported_on=p.reported_on,
-        component=p.component,
-        summary=p.summary,
-        consequence=p.consequence,
-        remedy=p.remedy,
-        notes=p.notes,
-        manufacturer=p.manufacturer,
-        park_it=p.park_it,
-        park_outside=p.park_outside,
-        over_the_air_fix=p.over_the_air_fix,
-    )
-
-
 async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
     page = await nhtsa.fetch_recalls(ctx, value.make, value.model, value.model_year)
     # as_of covers every recall NHTSA sent, not just the first `limit`, so it
@@ -121,7 +90,7 @@ async def run(value: VehicleRecallsInput, ctx: ToolContext) -> RecallAnswer:
             model=value.model.strip(),
             model_year=value.model_year,
             total=page.total,
-            recalls=[_recall(r) for r in page.recalls[: value.limit]],
+            recalls=page.recalls[: value.limit],
         ),
         evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=max(dates) if dates else None),
     )

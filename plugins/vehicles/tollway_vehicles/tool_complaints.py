@@ -13,6 +13,7 @@ from msgspec import Meta
 from tollway import Benchmarkable, Evidence, Example, Fact, Tool, ToolContext
 
 from . import complaints as nhtsa_complaints
+from .complaints import Complaint
 from .tool import SOURCE, SOURCE_KIND, Make, Model, ModelYear
 from .tool import check as _check_vehicle
 
@@ -26,21 +27,6 @@ class VehicleComplaintsInput(msgspec.Struct, forbid_unknown_fields=True):
     model: Model
     model_year: ModelYear
     limit: ComplaintsLimit = 10
-
-
-class Complaint(msgspec.Struct):
-    """One owner complaint; strings are null when NHTSA gives none."""
-
-    odi_number: int | None  # NHTSA's complaint (ODI) number
-    filed_on: str | None  # YYYY-MM-DD the complaint was filed
-    incident_on: str | None  # YYYY-MM-DD of the incident
-    components: str | None  # NHTSA's component text as sent (comma-joined; names may hold commas)
-    summary: str | None
-    manufacturer: str | None
-    crash: bool
-    fire: bool
-    injuries: int
-    deaths: int
 
 
 class ComplaintsResult(msgspec.Struct):
@@ -66,21 +52,6 @@ def check(value: VehicleComplaintsInput) -> None:
     _check_vehicle(value)  # type: ignore[arg-type]  # reads only make and model_year
 
 
-def _complaint(p: nhtsa_complaints.ParsedComplaint) -> Complaint:
-    return Complaint(
-        odi_number=p.odi_number,
-        filed_on=p.filed_on,
-        incident_on=p.incident_on,
-        components=p.components,
-        summary=p.summary,
-        manufacturer=p.manufacturer,
-        crash=p.crash,
-        fire=p.fire,
-        injuries=p.injuries,
-        deaths=p.deaths,
-    )
-
-
 async def run(value: VehicleComplaintsInput, ctx: ToolContext) -> ComplaintsAnswer:
     page = await nhtsa_complaints.fetch_complaints(ctx, value.make, value.model, value.model_year)
     sent = page.complaints
@@ -97,7 +68,7 @@ async def run(value: VehicleComplaintsInput, ctx: ToolContext) -> ComplaintsAnsw
             fires=sum(1 for c in sent if c.fire),
             injuries=sum(c.injuries for c in sent),
             deaths=sum(c.deaths for c in sent),
-            complaints=[_complaint(c) for c in recent],
+            complaints=recent,
         ),
         evidence=Evidence.now(SOURCE, source_kind=SOURCE_KIND, as_of=max(dates) if dates else None),
     )

@@ -1,0 +1,50 @@
+"""`make wheels`: one wheel per distribution (the root `tollway` and every plugin) in `dist/`,
+each with what an install from an index needs (the plugin template, the entry points)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+from tests.support.checkout import clean_env, copy_checkout
+
+REPO = Path(__file__).resolve().parents[2]
+UV = Path(sys.executable).parent / "uv"  # the Makefile installs it beside python
+
+
+def _distributions() -> dict[str, Path]:
+    """Each pyproject's project name (normalized as wheel file names spell it) and its folder."""
+    folders = [REPO, *sorted(p.parent for p in REPO.glob("plugins/*/pyproject.toml"))]
+    return {tomllib.loads((f / "pyproject.toml").read_text())["project"]["name"].replace("-", "_"): f for f in folders}
+
+
+def test_make_wheels_builds_every_distribution_into_dist(tmp_path: Path) -> None:
+    # A copy of the checkout, so the builds leave nothing in the working tree.
+    source = copy_checkout(REPO, tmp_path / "source")
+    # `UV=` is the uv of this environment: the copy has no .venv of its own.
+    done = subprocess.run(
+        ["make", "--no-print-directory", "wheels", f"UV={UV}"], cwd=source, env=clean_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    wheels = {path.name.split("-")[0]: path for path in (source / "dist").glob("*.whl")}
+    distributions = _distributions()
+    assert set(wheels) == set(distributions)
+    assert len(list((source / "dist").glob("*.whl"))) == len(distributions)  # one each
+
+    with zipfile.ZipFile(wheels["tollway"]) as root:
+        names = set(root.namelist())
+    # The template ships inside the `tollway` package (tollway/plugin_template links to it).
+    assert "tollway/plugin_template/pyproject.toml" in names
+    assert {"core/__init__.py", "runtime/cli.py", "http_server/__init__.py", "mcp_server/__init__.py"} <= names
+    for name, folder in distributions.items():
+        if name == "tollway":
+            continue
+        with zipfile.ZipFile(wheels[name]) as wheel:
+            entry_points = next(n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt"))
+            text = wheel.read(entry_points).decode()
+        declared = tomllib.loads((folder / "pyproject.toml").read_text())["project"]["entry-points"]["tollway"]
+        assert "[tollway]" in text, name
+        for entry, target in declared.items():
+            assert f"{entry} = {target}" in text, name
