@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+
+from .context import PluginContext
 
 # progress(done, total, what): total is None when unknown
 Progress = Callable[[int, int | None, str], None]
@@ -15,9 +16,9 @@ Progress = Callable[[int, int | None, str], None]
 class DataSource:
     name: str  # what `tollway data refresh NAME` names, e.g. "sanctions"
     description: str
-    refresh: Callable[[Any, Progress], Awaitable[str]]  # (services, progress) -> one-line summary
-    # The tools that answer from this data, and `health(services)`: None while they can
+    refresh: Callable[[PluginContext, Progress], Awaitable[str]]  # (context, progress) -> one-line summary
+    # The tools that answer from this data, and `health(context)`: None while they can
     # answer, else why not (e.g. the lists are out of date). Cheap, no I/O: `/healthz`
     # calls it on every request and reports the service `degraded` while it names a problem.
     tools: tuple[str, ...] = ()
-    health: Callable[[Any], str | None] | None = None
+    health: Callable[[PluginContext], str | None] | None = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .context import JSONValue
+
 
 class ServiceError(Exception):
     """A refusal: HTTP status, machine code and human message (docs/api.md)."""
@@ -87,8 +89,8 @@ class Refusal(ServiceError):
         message: str,
         *,
         status: int = 400,
-        details: Any = None,
-        extra: dict[str, Any] | None = None,
+        details: JSONValue = None,
+        extra: dict[str, JSONValue] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(status, code, message, details, headers=headers, extra=extra)

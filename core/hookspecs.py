@@ -1,8 +1,10 @@
-"""The plugin API: every hook a plugin may implement.
+"""The plugin API: every hook a plugin may implement, marked with `hookimpl`.
 
-Hooks only declare objects through a `register` callback; the registered objects
-(tools, settlement backends, settings, periodic tasks, migration apps) carry the behaviour.
-Plugins mark implementations with `hookimpl`.
+The `register_*` hooks declare objects through a `register` callback (tools, routes,
+providers, settings, periodic tasks, data sources, watch sources, inbound handlers,
+settlement backends, migration apps); the registered objects carry the behaviour.
+`register_tools` may also take the service's `context` (a `PluginContext`) to bind its
+tools' checks to it. `startup` and `shutdown` are async and awaited, each given the context.
 """
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ import pluggy
 if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from piccolo.conf.apps import AppConfig
 
+    from .context import PluginContext
     from .datasources import DataSource
     from .inbound import InboundHandler
     from .payments.settlement import SettlementBackendFactory
     from .periodic import PeriodicTask
     from .providers import Provider
     from .routes import Route
-    from .services import Services
     from .settings_spec import Setting
     from .tool import Tool
     from .watches.sources import WatchSource
@@ -31,11 +33,14 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_tools(register: "Callable[[Tool], None]") -> None:
+def register_tools(register: "Callable[[Tool], None]", context: "PluginContext") -> None:
     """Declare the plugin's tools.
 
-    :param register: call once per `core.tool.Tool`; a name or path already
+    :param register: call once per `tollway.Tool`; a name or path already
         taken stops start-up.
+    :param context: the service's `tollway.PluginContext` (take it only when a tool's
+        `check`, `admit` or `on_accept` needs the platform or settings: bind it to them).
+        Its `platform` and `http` exist once the service has started, as when those run.
     """
 
 
@@ -123,17 +128,20 @@ def register_migrations(register: "Callable[[AppConfig], None]") -> None:
 
 
 @hookspec
-def startup(services: "Services") -> None:
-    """Called once when the service has started (database open, tools registered).
+async def startup(context: "PluginContext") -> None:
+    """Awaited once when the service has started (database open, tools registered); an
+    `async def` (a plain function stops start-up). A server it starts (a listener) is kept
+    in `context.state` for `shutdown`.
 
-    :param services: what a plugin may use (`tollway.Services`: home folder, offline
-        flag, HTTP client, settings).
+    :param context: what a plugin may use (`tollway.PluginContext`: home folder, offline
+        flag, HTTP client, settings, platform, per-service state).
     """
 
 
 @hookspec
-def shutdown(services: "Services") -> None:
-    """Called once when the service stops, before its HTTP client and database close.
+async def shutdown(context: "PluginContext") -> None:
+    """Awaited once when the service stops, before its HTTP client and database close; an
+    `async def`. A failing one is logged and the others still run.
 
-    :param services: the same object `startup` received.
+    :param context: the same object `startup` received.
     """

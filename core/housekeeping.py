@@ -12,7 +12,7 @@ from .periodic import PeriodicTask
 def housekeeping_tasks(
     *, rate_limiter: Any, idempotency: Any, reconcile: Callable[[], Awaitable[None]], reconcile_interval_s: float
 ) -> list[PeriodicTask]:
-    """The tasks, each closing over what it cleans (plugins' tasks get `Services` instead)."""
+    """The tasks, each closing over what it cleans (plugins' tasks get the `PluginContext` instead)."""
 
     async def reconcile_task(_services: Any) -> None:
         await reconcile()

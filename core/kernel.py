@@ -25,6 +25,7 @@ from .agents import AgentDirectory
 from .auth import Authenticator
 from .config import KernelConfig
 from .content_safety import Rules
+from .context import PluginContext
 from .datasources import DataSource
 from .delegated import DelegatedCalls
 from .events import EventBus, LocalEventBus
@@ -37,7 +38,7 @@ from .periodic import PeriodicTask
 from .pipeline import PaidCalls
 from .parked import ParkedJobs
 from .payouts import Payouts
-from .platform import Platform
+from .platform import KernelPlatform
 from .sales import Sales
 from .providers import Providers
 from .receipt_signing import ReceiptSigner
@@ -50,8 +51,7 @@ from .receipts import ReceiptBook
 from .reconciler import Reconciler
 from .refunds import Refunds
 from .routes import Route, RouteRunner
-from .registry import Registry, StartupError
-from .services import Services
+from .registry import Registry, StartupError, start_plugins, stop_plugins
 from .settings_spec import Setting
 from .tool import Tool, ToolContexts
 from .tool_runner import ToolRunner
@@ -68,7 +68,7 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "services", "webhooks", "platform", "delegated", "payouts", "tool_runner"})
+_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "webhooks", "platform", "delegated", "payouts", "tool_runner"})
 
 
 class Kernel:
@@ -82,7 +82,7 @@ class Kernel:
     top_ups: TopUps
     reconciler: Reconciler
     http: httpx.AsyncClient
-    services: Services
+    platform: KernelPlatform
     webhooks: WebhookSender
 
     def __init__(
@@ -116,6 +116,8 @@ class Kernel:
         self.backend_factories: dict[str, Any] = self.registry.backend_factories
         self.watch_sources: dict[str, WatchSource] = self.registry.watch_sources
         self.routes: dict[str, Route] = self.registry.routes
+        # What every plugin hook, task, tool and route is handed; its http and platform once started.
+        self.context = PluginContext(home=Path(config.home), offline=config.offline, settings_of=self.family_settings)
         self.providers = Providers(self.registry.providers, self.family_settings)
         self.agents = AgentDirectory()
         self.receipts = ReceiptBook(ReceiptSigner(config.receipt_seed))
@@ -135,7 +137,7 @@ class Kernel:
         self.reads = AgentReads(auth=self.auth, receipts=self.receipts, tools=self.tools)
         self.watch_deliveries = WatchDeliveries(db=db, receipts=self.receipts, events=self.events)
         self.watch_polling = WatchPolling(
-            db=db, sources=self.watch_sources, events=self.events, services=lambda: self.services, auth=self.auth
+            db=db, sources=self.watch_sources, events=self.events, services=lambda: self.context, auth=self.auth
         )
         self.watches = Watches(
             db=db, auth=self.auth, sources=self.watch_sources, events=self.events,
@@ -151,7 +153,7 @@ class Kernel:
     # -- registries -------------------------------------------------------------
     def collect(self) -> None:
         """Ask every plugin for its declarations, then add the kernel's own periodic tasks."""
-        self.registry.collect(self.pm)
+        self.registry.collect(self.pm, self.context)
         for tool in kernel_tools(self.tools, self.watch_sources):
             self.registry.add_kernel_tool(tool)
         self.periodic_tasks.extend(watch_poll_tasks(self.watch_polling, self.config.watch_poll_interval_s))
@@ -198,18 +200,15 @@ class Kernel:
             db=self.db, events=self.events, retry_base_s=self.config.webhook_retry_base_s,
             allow_insecure=self.config.webhooks_allow_insecure,
         )
-        self.platform = Platform(
+        self.platform = KernelPlatform(
             db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
             providers=self.providers, inbound=self.inbound, refunds=self.refunds, delegated=self.delegated, receipts=self.receipts,
             parked=ParkedJobs(self.job_runner), sales=Sales(db=self.db, receipts=self.receipts), payouts=self.payouts,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
-        self.services = Services(
-            home=Path(self.config.home), offline=self.config.offline, http=self.http, settings_of=self.family_settings, instance=id(self),
-            platform=self.platform,
-        )
+        self.context.bind(http=self.http, platform=self.platform)
         self.started = True
-        self.pm.hook.startup(services=self.services)
+        await start_plugins(self.pm, self.context)
 
     def _build_services(self) -> None:
         """The services that need the HTTP client and the settlement backend, each given what it uses."""
@@ -217,7 +216,7 @@ class Kernel:
         contexts = ToolContexts(
             http=self.http, family_settings=self.family_settings, providers=self.providers,
             upstream_cache=UpstreamCache(self.config.upstream_cache_s) if self.config.upstream_cache_s > 0 else None,
-            content_rules=Rules.from_env(config.plugin_env),
+            content_rules=Rules.from_env(config.plugin_env), plugin=self.context,
         )
         self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
@@ -245,7 +244,7 @@ class Kernel:
     async def stop(self) -> None:
         if not self.started:
             return
-        self.pm.hook.shutdown(services=self.services)
+        await stop_plugins(self.pm, self.context)
         await self.http.aclose()
         await self.webhooks.aclose()
         await self.events.stop()

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+
+from .context import PluginContext
 
 
 @dataclasses.dataclass(frozen=True)
 class PeriodicTask:
     name: str
     interval_s: float
-    run: Callable[[Any], Awaitable[None]]  # receives `Services`
+    run: Callable[[PluginContext], Awaitable[None]]  # awaited with the service's `PluginContext`
     # False: the first run waits one interval (for work the plugin's `startup` already
     # does once, so a start never does it twice)
     run_at_start: bool = True

@@ -1,37 +1,58 @@
-"""`Platform`: the kernel services a plugin's own resources may use beside its tools
+"""`KernelPlatform`: the kernel services a plugin's own resources may use beside its tools
 (transactions, notifications, the webhook outbox, webhook target rules, inbound messages,
-providers), handed to plugins as `Services.platform` and to routes as `RouteCall.platform`.
+providers, parked jobs, sales, payouts, delegated calls): the concrete `tollway.Platform`,
+handed to plugins as `PluginContext.platform` and to routes as `RouteCall.platform`.
 The one movement of money here gives back the unused part of a settled charge."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Protocol
+
+import httpx
 
 from . import notifications
+from .context import JSONObject, JSONValue
 from .events import EventBus
 from .webhooks import outbox
 from .webhooks.signing import new_secret, sign, verify
 from .webhooks.targets import target_problem
 
+if TYPE_CHECKING:
+    from .delegated import DelegatedCalls
+    from .inbound import Inbound, InboundMessage
+    from .parked import ParkedJobs
+    from .payouts import Payouts
+    from .providers import Providers
+    from .receipts import ReceiptBook
+    from .refunds import Refunds
+    from .sales import Sales
+
+
+class Transactions(Protocol):
+    """The database as the platform uses it (runtime.database.Database is one)."""
+
+    def transaction(self) -> AbstractAsyncContextManager[object]: ...
+
 
 @dataclasses.dataclass(frozen=True)
-class Platform:
-    db: Any
+class KernelPlatform:
+    db: Transactions
     events: EventBus
     allow_insecure_webhooks: bool
-    settings_of: Any = None  # family -> its settings by name (as `Services.settings`)
-    http: Any = None  # the service's shared httpx.AsyncClient
-    providers: Any = None  # core.providers.Providers
-    inbound: Any = None  # core.inbound.Inbound
-    refunds: Any = None  # core.refunds.Refunds
-    delegated: Any = None  # core.delegated.DelegatedCalls: the service's tools, called for an agent from a goal's budget
-    receipts: Any = None  # core.receipts.ReceiptBook: issuing and re-signing receipts
-    parked: Any = None  # core.parked.ParkedJobs: outcomes of jobs a run handed to someone else
-    sales: Any = None  # core.sales.Sales: a seller's share of a charge
-    payouts: Any = None  # core.payouts.Payouts: credits withdrawn to a wallet
+    settings_of: Callable[[str], Mapping[str, str]]  # family -> its settings by name
+    http: httpx.AsyncClient  # the service's shared client
+    providers: Providers
+    inbound: Inbound
+    refunds: Refunds
+    delegated: DelegatedCalls  # the service's tools, called for an agent from a goal's budget
+    receipts: ReceiptBook  # issuing and re-signing receipts
+    parked: ParkedJobs  # outcomes of jobs a run handed to someone else
+    sales: Sales  # a seller's share of a charge
+    payouts: Payouts  # credits withdrawn to a wallet
 
-    async def finish_job(self, job_id: str, result: Any) -> bool:
+    async def finish_job(self, job_id: str, result: JSONValue) -> bool:
         """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
         it already has an outcome. In the caller's transaction when there is one."""
         return await self.parked.finish(job_id, result)
@@ -41,38 +62,37 @@ class Platform:
         already has an outcome."""
         return await self.parked.fail(job_id, code, message)
 
-    async def pay_share(self, receipt_id: str, *, seller_agent_id: str, share: int) -> dict[str, Any] | None:
+    async def pay_share(self, receipt_id: str, *, seller_agent_id: str, share: int) -> JSONObject | None:
         """Credit a seller `share` (micro-USDC) of a settled charge, the rest being the
         service's fee, and issue the seller's receipt; 409 when the charge is not settled."""
         return await self.sales.pay_share(receipt_id, seller_agent_id=seller_agent_id, share=share)
 
-    async def pay_out(self, agent_id: str, amount: int, to_address: str) -> dict[str, Any]:
+    async def pay_out(self, agent_id: str, amount: int, to_address: str) -> JSONObject:
         """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""
         return await self.payouts.pay_out(agent_id, amount, to_address)
 
-    async def payouts_of(self, agent_id: str, *, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+    async def payouts_of(self, agent_id: str, *, limit: int = 50, offset: int = 0) -> list[JSONObject]:
+        """An agent's payouts, newest first."""
         return await self.payouts.of_agent(agent_id, limit=limit, offset=offset)
 
-    async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> Any:
+    async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> JSONObject | None:
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits,
         once per receipt, re-signing the receipt (`returned_usdc`); in the caller's transaction."""
         return await self.refunds.return_unspent(receipt_id, amount, reason=reason)
 
-    async def deliver_inbound(self, message: Any) -> bool:
+    async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""
-        return await self.inbound.deliver(message) if self.inbound is not None else False
+        return await self.inbound.deliver(message)
 
-    def provider(self, kind: str) -> tuple[Any, int]:
+    def provider(self, kind: str) -> tuple[object, int]:
         """The client of the provider configured for `kind` and its cost estimate (micro-USDC
         per use); LookupError when none is configured."""
-        if self.providers is None:
-            raise LookupError(kind)
         return self.providers.client(kind, self.http)
 
     def settings(self, family: str) -> Mapping[str, str]:
-        return self.settings_of(family) if self.settings_of is not None else {}
+        return self.settings_of(family)
 
-    def transaction(self) -> Any:
+    def transaction(self) -> AbstractAsyncContextManager[object]:
         """One database transaction (async context manager); statements inside share it."""
         return self.db.transaction()
 
@@ -92,7 +112,7 @@ class Platform:
     def verify_webhook(secret: str, raw_body: bytes, header: str) -> bool:
         return verify(secret, raw_body, header)
 
-    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, Any]) -> bool:
+    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]) -> bool:
         """Add a signed webhook to the outbox in the caller's transaction (numbered: the body gets
         `attempt`); False when `webhook_id` exists. Call `webhooks_due` after the commit."""
         return await outbox.enqueue(webhook_id=webhook_id, kind=kind, subject=subject, url=url, secret=secret, body=dict(body), numbered=True)
@@ -101,21 +121,21 @@ class Platform:
         await outbox.publish_due(self.events)
 
     @staticmethod
-    async def webhook(webhook_id: str) -> dict[str, Any] | None:
+    async def webhook(webhook_id: str) -> JSONObject | None:
         """The outbox row (state, attempts, next_attempt_ms, last_error), or None."""
         return await outbox.get(webhook_id)
 
     @staticmethod
-    async def webhook_attempts(webhook_id: str) -> list[dict[str, Any]]:
+    async def webhook_attempts(webhook_id: str) -> list[JSONObject]:
         return await outbox.attempts_of(webhook_id)
 
     @staticmethod
-    async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
+    async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, JSONValue]) -> str:
         return await notifications.notify(agent_id, type_, title, body, metadata)
 
     async def publish(self, channel: str, payload: str) -> None:
         """Wake listeners of `channel` in every process (after a commit)."""
         await self.events.publish(channel, payload)
 
-    def subscribe(self, channel: str, callback: Any) -> Any:
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]:
         return self.events.subscribe(channel, callback)

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from .context import PluginContext
 from .money import to_micro
 from .settings_spec import Setting, setting_value
 
@@ -29,7 +30,7 @@ class Provider:
     registered with the provider; `requires` are those it cannot work without (an API key,
     a base URL without a default). `build(settings, http)` makes the client a tool uses,
     from the kind's settings by name and the service's shared HTTP client.
-    `health(services)` (optional) checks the provider answers: it returns None when it
+    `health(context)` (optional, given the `PluginContext`) checks the provider answers: it returns None when it
     does and a short reason when not. `cost_estimate` is what one call through it costs
     us, stored beside the receipt, never served or signed.
     """
@@ -40,7 +41,7 @@ class Provider:
     settings: tuple[Setting, ...] = ()
     requires: tuple[Setting, ...] = ()
     cost_estimate: CostEstimate = 0
-    health: Callable[[Any], Awaitable[str | None]] | None = None
+    health: Callable[[PluginContext], Awaitable[str | None]] | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -148,7 +149,7 @@ class Providers:
             cached = self._clients[(kind, provider.name)] = (http, provider.build(settings, http))
         return cached[1], provider.cost(settings)
 
-    async def check(self, kind: str, services: Any) -> str | None:
+    async def check(self, kind: str, context: PluginContext) -> str | None:
         """None when the chosen provider is configured and its health check (if any) passes;
         else the reason, in words."""
         state = self.status(kind)
@@ -158,7 +159,7 @@ class Providers:
         if provider.health is None:
             return None
         try:
-            return await provider.health(services)
+            return await provider.health(context)
         except Exception as exc:  # a health check must never take the caller down
             return f"{type(exc).__name__}: {exc}"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from .context import JSONObject
 from .errors import Refusal
 
 _WHOLE = re.compile(r"[0-9]{1,12}")
@@ -52,7 +52,7 @@ class QueryText:
                           details=[{"field": self.name, "message": f"at most {self.max_length} characters"}])
         return raw or None
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         return {"type": "string", **({"maxLength": self.max_length} if self.max_length is not None else {})}
 
 
@@ -69,7 +69,7 @@ class QueryInt:
     def read(self, query: Mapping[str, str]) -> int:
         return query_int(query, self.name, self.default, self.low, self.high)
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         return {"type": "integer", "minimum": self.low, "maximum": self.high, "default": self.default}
 
 
@@ -84,7 +84,7 @@ class QueryFlag:
     def read(self, query: Mapping[str, str]) -> bool:
         return query_flag(query, self.name, self.default)
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         return {"type": "boolean", "default": self.default}
 
 
@@ -106,7 +106,7 @@ class QueryChoice:
             raise Refusal("invalid_request", f"{self.name} must be one of {allowed}.", details=[{"field": self.name, "message": f"one of {allowed}"}])
         return raw
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JSONObject:
         return {"type": "string", "enum": list(self.choices), **({"default": self.default} if self.default is not None else {})}
 
 

@@ -37,7 +37,7 @@ async def healthz(call: RouteCall) -> wire.Health:
     ]
     sources = []
     for d in sorted(kernel.data_sources.values(), key=lambda d: d.name):
-        problem = d.health(kernel.services) if d.health is not None else None
+        problem = d.health(kernel.context) if d.health is not None else None
         sources.append(wire.DataSourceState(name=d.name, status="degraded" if problem else "ok", tools=list(d.tools), problem=problem))
     status = "degraded" if any(s.status != "ok" for s in sources) else "ok"
     return wire.Health(status=status, tools=len(kernel.tools), network=kernel.network.caip2, providers=providers, data_sources=sources)

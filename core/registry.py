@@ -1,12 +1,16 @@
 """`Registry`: what the plugins declared (tools, settings, providers, periodic tasks, data
-sources, settlement backend factories), collected through the hooks; collisions stop start-up."""
+sources, settlement backend factories), collected through the hooks; collisions stop start-up.
+With them, the awaited lifecycle hooks (`startup`, `shutdown`) of every plugin."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import logging
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import pluggy
 
+from .context import PluginContext
 from .datasources import DataSource
 from .periodic import PeriodicTask
 from .providers import Provider, choice_setting
@@ -14,6 +18,10 @@ from .routes import Route
 from .settings_spec import Setting
 from .tool import Tool
 from .watches.sources import WatchSource
+
+
+log = logging.getLogger("tollway.kernel")
+LIFECYCLE_HOOKS = ("startup", "shutdown")
 
 
 class StartupError(RuntimeError):
@@ -36,14 +44,19 @@ class Registry:
         self.routes: dict[str, Route] = {}  # name -> route
         self.inbound_handlers: list[Any] = []
 
-    def collect(self, pm: pluggy.PluginManager) -> None:
-        """Ask every plugin for its declarations (a misspelled hook fails `check_pending`)."""
+    def collect(self, pm: pluggy.PluginManager, context: PluginContext) -> None:
+        """Ask every plugin for its declarations (a misspelled hook fails `check_pending`, a
+        plain-function `startup`/`shutdown` fails here: they are awaited)."""
         pm.check_pending()
+        for hook_name in LIFECYCLE_HOOKS:
+            for impl in getattr(pm.hook, hook_name).get_hookimpls():
+                if not inspect.iscoroutinefunction(impl.function):
+                    raise StartupError(f"plugin {impl.plugin_name!r}: its {hook_name} hook must be an `async def` (the service awaits it)")
         for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers, self.routes):
             registry.clear()
         self.periodic_tasks.clear()
         self.inbound_handlers.clear()
-        pm.hook.register_tools(register=self._add_tool)
+        pm.hook.register_tools(register=self._add_tool, context=context)
         pm.hook.register_data_sources(register=self._add_source)
         pm.hook.register_settings(register=self._add_setting)
         pm.hook.register_providers(register=self._add_provider)
@@ -123,3 +136,23 @@ class Registry:
                 if value is not None:
                     out[setting.name] = value
         return out
+
+
+async def start_plugins(pm: pluggy.PluginManager, context: PluginContext) -> None:
+    """Await every plugin's `startup` in pluggy's order; the first failure stops start-up."""
+    pending: list[Awaitable[None]] = pm.hook.startup(context=context)
+    try:
+        for index, started in enumerate(pending):
+            await started
+    finally:  # the ones not reached after a failure are never run
+        for left in pending[index + 1:] if pending else ():
+            left.close()  # type: ignore[attr-defined]
+
+
+async def stop_plugins(pm: pluggy.PluginManager, context: PluginContext) -> None:
+    """Await every plugin's `shutdown`; a failing one is logged and the others still run."""
+    for stopping in pm.hook.shutdown(context=context):
+        try:
+            await stopping
+        except Exception:
+            log.exception("a plugin's shutdown hook failed")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from .auth import Authenticator, Caller, require_proven
+from .context import Platform
 from .errors import ServiceError
 from .query_params import QueryParam, declared
 from .request import Answer, CallRequest
@@ -60,7 +61,7 @@ class RouteCall:
     params: Mapping[str, str]  # the path's {name} values
     caller: Caller | None  # None only on `public`, `optional` and `operator` routes
     body: Any  # the decoded `body_type`, or None
-    platform: Any = None  # core.platform.Platform: transactions, notifications, webhooks
+    platform: Platform | None = None  # the kernel services (`tollway.Platform`): transactions, notifications, webhooks
     authenticator: Authenticator | None = None  # checks a wallet proof beside another credential
     args: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the declared query parameters, parsed
     kernel: Any = None  # the kernel itself, for its own routes (core/builtin.py); plugins use `platform`
@@ -215,7 +216,7 @@ class RouteRunner:
     def __init__(self, *, auth: Authenticator, rate_gate: Any) -> None:
         self.auth = auth
         self.rate_gate = rate_gate
-        self.platform: Any = None  # set when the kernel starts
+        self.platform: Platform | None = None  # set when the kernel starts
         self.kernel: Any = None  # the kernel, for its own routes (set by the kernel)
 
     async def call(self, route: Route, req: CallRequest, params: Mapping[str, str]) -> Answer | Page:

@@ -28,7 +28,7 @@ def setting_value(settings: Mapping[str, str], key: Setting | str, default: str 
     `Setting`'s own default (when `key` is one), then to `default`.
 
     `settings` is what the kernel hands a tool (`ToolContext.settings`) or a hook
-    (`Services.settings(family)`): values by setting name, read from the
+    (`PluginContext.settings(family)`): values by setting name, read from the
     `TOLLWAY_<FAMILY>_<NAME>` variables. Plugins never read the environment themselves.
     """
     name = key.name if isinstance(key, Setting) else key

@@ -3,10 +3,8 @@ written as strings, blank strings for "no value", nulls (public as `tollway.sour
 and `tollway.source_int`)."""
 from __future__ import annotations
 
-from typing import Any
 
-
-def source_text(value: Any) -> str | None:
+def source_text(value: object) -> str | None:
     """A value as trimmed text: numbers written out, None for null, booleans,
     containers and blank strings."""
     if value is None or isinstance(value, bool):
@@ -18,7 +16,7 @@ def source_text(value: Any) -> str | None:
     return value.strip() or None
 
 
-def source_int(value: Any) -> int | None:
+def source_int(value: object) -> int | None:
     """A whole number given as an int, a whole float or a string of digits; else None."""
     if value is None or isinstance(value, bool):
         return None

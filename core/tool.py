@@ -11,14 +11,16 @@ from typing import Any, Literal
 import httpx
 import msgspec
 
+from .context import ContentCheck, PluginContext
 from .errors import ServiceError
 from .money import to_micro
+from .providers import Providers
 from .sentences import first_sentence
 from .settings_spec import Setting, setting_value
 from .tool_declarations import (
     GROUPS, AcceptedJob, AcceptedStatus, AdmissionChecks, Benchmarkable, Fact, HistoryDeclaration, JobDeclaration,
 )
-from .upstream_cache import begin_run
+from .upstream_cache import UpstreamCache, begin_run
 
 CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
@@ -46,21 +48,18 @@ class ToolContext:
     agent_id: str | None
     http: httpx.AsyncClient
     settings: Mapping[str, str]
-    # What the call cost us upstream (micro-USDC), if the tool knows: stored
-    # beside the receipt, never served and never signed.
-    provider_cost: int | None = None
-    # Job runs: where `report` sends progress (the job runner sets it; None inline).
-    reporter: Callable[[str], Awaitable[Any]] | None = None
+    provider_cost: int | None = None  # what the call cost upstream (micro-USDC), if known: kept by the receipt, never served
+    reporter: Callable[[str], Awaitable[object]] | None = None  # job runs: where `report` sends progress (None inline)
+    providers: Providers | None = None  # what `provider(kind)` reads
+    upstream_cache: UpstreamCache | None = None  # registries' answers reused (None: never)
+    content_rules: ContentCheck | None = None  # what `check_content` applies
+    plugin: PluginContext | None = None  # the service's context: platform, settings, per-service state
 
     async def report(self, message: str) -> None:
         """Say which step a job is on ("reading 7/12"): the Job's `message` while it runs,
         pushed to subscribers. Does nothing for an inline call."""
         if self.reporter is not None:
             await self.reporter(message)
-
-    providers: Any = None  # core.providers.Providers: what `provider(kind)` reads
-    upstream_cache: Any = None  # core.upstream_cache.UpstreamCache: registries' answers reused (None: never)
-    content_rules: Any = None  # core.content_safety.Rules: what `check_content` applies
 
     def check_content(self, *texts: str | None) -> None:  # before sending any message (docs/limits.md)
         if self.content_rules is not None:  # refuses with `content_blocked` what the operator's rules block
@@ -71,7 +70,7 @@ class ToolContext:
         adds the provider's cost estimate to `provider_cost`; none configured raises
         `provider_unavailable` (a tool declaring `provider_kind` is refused before payment)."""
         try:
-            client, cost = self.providers.client(kind, self.http)
+            client, cost = self.providers.client(kind, self.http)  # type: ignore[union-attr]
         except (LookupError, AttributeError) as exc:
             raise ToolError("provider_unavailable", f"No {kind} provider is configured on this service.", status=503, details={"reason": "not_configured", "kind": kind}) from exc
         self.provider_cost = (self.provider_cost or 0) + cost
@@ -90,15 +89,16 @@ class ToolContexts:
 
     http: httpx.AsyncClient
     family_settings: Callable[[str], Mapping[str, str]]
-    providers: Any = None  # core.providers.Providers
-    upstream_cache: Any = None  # core.upstream_cache.UpstreamCache
-    content_rules: Any = None  # core.content_safety.Rules
+    providers: Providers | None = None
+    upstream_cache: UpstreamCache | None = None
+    content_rules: ContentCheck | None = None
+    plugin: PluginContext | None = None  # handed to each run as `ToolContext.plugin`
 
     def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
         begin_run()  # the evidence of this run dates from the answers it uses
         return ToolContext(
             request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers,
-            upstream_cache=self.upstream_cache, content_rules=self.content_rules,
+            upstream_cache=self.upstream_cache, content_rules=self.content_rules, plugin=self.plugin,
         )
 
     def require_configured(self, tool: "Tool") -> None:

@@ -167,7 +167,7 @@ def _data_refresh(args: argparse.Namespace) -> int:
             for name in names:
                 print(f"{name}: {kernel.data_sources[name].description}", file=sys.stderr)
                 try:
-                    summary = await kernel.data_sources[name].refresh(kernel.services, progress)
+                    summary = await kernel.data_sources[name].refresh(kernel.context, progress)
                 except Exception as exc:  # report in one line and go on with the next source
                     print(f"\n{name}: FAILED: {exc}", file=sys.stderr)
                     failed += 1
@@ -227,11 +227,11 @@ async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
     """Each kind's health check (None when it passes), with a client of its own."""
     import httpx
 
-    from core.services import Services
+    from core.context import PluginContext
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(15.0), follow_redirects=True) as http:
-        services = Services(home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings)
-        return {kind: await kernel.providers.check(kind, services) for kind in kinds}
+        context = PluginContext(home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings)
+        return {kind: await kernel.providers.check(kind, context) for kind in kinds}
 
 
 def _receipts_verify(args: argparse.Namespace) -> int:

@@ -24,8 +24,8 @@ class Scheduler:
 
     @classmethod
     def for_kernel(cls, kernel: Any) -> "Scheduler":
-        """The started kernel's declared tasks, each handed the kernel's `Services`."""
-        return cls(kernel.periodic_tasks, kernel.services)
+        """The started kernel's declared tasks, each handed the kernel's `PluginContext`."""
+        return cls(kernel.periodic_tasks, kernel.context)
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()

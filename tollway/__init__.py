@@ -1,4 +1,5 @@
-"""The one package a Tollway plugin imports: the whole plugin surface.
+"""The one package a Tollway plugin imports: the plugin API, every name of it documented in
+docs/plugins.md ("What `tollway` gives a plugin"; a test holds `__all__` to that table).
 
     import tollway
 
@@ -9,21 +10,19 @@
 or, for a tool that is one typed async function, `@tollway.tool(path=..., price=...)`
 over it builds the `Tool` from its signature and docstring.
 
-Hooks are `register_tools`, `register_routes`, `register_settings`, `register_providers`, `register_periodic_tasks`,
-`register_data_sources`, `register_settlement_backends`, `register_migrations`,
-`startup(services)` and `shutdown(services)`; see docs/plugins.md. A tool that calls a
-public HTTP registry declares it as an `Upstream` and answers with `Evidence`
-(docs/upstream.md); a client of a commercial service of a kind (search, llm, ...) is a
-`Provider` (docs/providers.md); a plugin's own tables are described in docs/storage.md
-(`AppConfig`, `MigrationManager`).
-`tollway.testing` is the contract suite and the pytest fixtures a plugin's tests use.
+The hooks are those of docs/plugins.md ("Hooks"): the `register_*` declarations and the
+async `startup(context)` / `shutdown(context)`. Hooks, tasks, data sources, watch sources
+and tools (`ToolContext.plugin`) get the service's `PluginContext`: settings, HTTP client,
+home folder, the kernel services (`Platform`) and per-service state (`StateKey`).
+Helpers that are not the plugin API proper live in `tollway.helpers`; `tollway.testing` is
+the contract suite and the pytest fixtures a plugin's tests use.
 """
 from __future__ import annotations
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.conf.apps import AppConfig
 
-from core.agent_addresses import agent_address, agent_of_address
+from core.context import JSONObject, JSONValue, Platform, PluginContext, PluginState, StateKey
 from core.datasources import DataSource, Progress
 from core.decorator import tool
 from core.errors import Refusal
@@ -41,7 +40,6 @@ from core.prepare import Admission
 from core.providers import Provider
 from core.query_params import QueryChoice, QueryFlag, QueryInt, QueryText, query_flag, query_int
 from core.routes import Page, Route, RouteCall, RouteReply
-from core.services import Services
 from core.settings_spec import Setting
 from core.source_values import source_int, source_text
 from core.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
@@ -65,10 +63,15 @@ __all__ = [
     "FieldError",
     "FieldErrors",
     "InboundMessage",
+    "JSONObject",
+    "JSONValue",
     "MigrationManager",
     "Observed",
     "Parked",
     "PeriodicTask",
+    "Platform",
+    "PluginContext",
+    "PluginState",
     "Progress",
     "Page",
     "Provider",
@@ -83,18 +86,16 @@ __all__ = [
     "Route",
     "RouteCall",
     "RouteReply",
-    "Services",
     "Setting",
     "SettlementResult",
     "Snapshot",
+    "StateKey",
     "Tool",
     "ToolContext",
     "ToolError",
     "Upstream",
     "UpstreamCall",
     "WatchSource",
-    "agent_address",
-    "agent_of_address",
     "hookimpl",
     "iso",
     "now_ms",

@@ -5,13 +5,11 @@ JSON), so the input itself is never stored."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
-
 import msgspec
 import rfc8785
 
 
-def search_key(validated_input: Any) -> str:
+def search_key(validated_input: msgspec.Struct) -> str:
     """The key of a search called with `validated_input` (a tool's input Struct)."""
     plain = msgspec.to_builtins(validated_input)
     return hashlib.sha256(rfc8785.dumps(plain)).hexdigest()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+
+from ..context import JSONValue, PluginContext
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 
@@ -15,7 +16,7 @@ class Observed:
     """One entity's current value as the source states it (JSON-able), and the
     source's own date for it."""
 
-    value: Any
+    value: JSONValue
     as_of: str | None = None
 
 
@@ -33,7 +34,7 @@ class Snapshot:
 class WatchSource:
     """A watchable attribute: `attribute` (e.g. `government_solicitations`), the
     `entity_types` a watch on it may name, the `source` named in its Change rows,
-    and `poll(services, watched_keys) -> Snapshot`, given the keys watches follow
+    and `poll(context, watched_keys) -> Snapshot`, given the keys watches follow
     now (a source that reads everything may ignore them). `check_key(key)` returns
     why a key cannot name an entity of the source, or None; the refusal reads it after
     the field's name, so it starts with a verb ("must be an OFAC entry number …")."""
@@ -41,7 +42,7 @@ class WatchSource:
     attribute: str
     entity_types: tuple[str, ...]
     source: str
-    poll: Callable[[Any, Sequence[str]], Awaitable[Snapshot]]
+    poll: Callable[[PluginContext, Sequence[str]], Awaitable[Snapshot]]
     check_key: Callable[[str], str | None] | None = None
     description: str = ""
 

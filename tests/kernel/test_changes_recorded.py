@@ -95,7 +95,7 @@ async def test_changes_of_sanctioned_entries_between_two_published_lists(kernel_
 
         await screen_all()
         install_lists(folder, SDN_2025)  # OFAC publishes a new list; the operator reloads it
-        await kernel.data_sources["sanctions"].refresh(kernel.services, lambda done, total, what: None)
+        await kernel.data_sources["sanctions"].refresh(kernel.context, lambda done, total, what: None)
         second = await screen_all()
         for number, (tool, _) in screened.items():
             for fact_id, folder_name in zip(await fact_ids(tool, str(number)), (SDN_2021, SDN_2025)):

@@ -66,8 +66,8 @@ async def test_day_length_answers(latitude: float, day: int, hours: float) -> No
 async def test_the_plugin_declares_its_upstream_setting_and_task(kernel_factory) -> None:
     kernel = await kernel_factory(plugins=[("tollway_almanac", plugin)], env={"TOLLWAY_ALMANAC_NAGER_API_URL": "http://mirror.test/v3"})
     assert {"almanac_day_length", "almanac_holidays"} <= set(kernel.tools)
-    assert holidays.NAGER.base_url(kernel.services.settings("almanac")) == "http://mirror.test/v3"
-    assert (kernel.services.home / "almanac").is_dir()  # made by `startup`
+    assert holidays.NAGER.base_url(kernel.context.settings("almanac")) == "http://mirror.test/v3"
+    assert (kernel.context.home / "almanac").is_dir()  # made by `startup`
     task = next(t for t in kernel.periodic_tasks if t.name == "almanac_tick")
-    await task.run(kernel.services)
-    assert (kernel.services.home / "almanac" / "last_tick").read_text().endswith("Z")
+    await task.run(kernel.context)
+    assert (kernel.context.home / "almanac" / "last_tick").read_text().endswith("Z")

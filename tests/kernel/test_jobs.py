@@ -171,7 +171,7 @@ async def test_jobs_older_than_thirty_days_are_purged(kernel):
         new = (await client.post("/v1/tools/test/add-numbers", json={"a": 2}, headers=auth)).json()
     await fetch("UPDATE tw_jobs SET created_ms = created_ms - {} WHERE id = {}", 31 * 86_400_000, old["request_id"])
     task = next(t for t in kernel.periodic_tasks if t.name == "purge_old_jobs")
-    await task.run(kernel.services)
+    await task.run(kernel.context)
     assert await Job.exists().where(Job.id == new["request_id"])
     assert not await Job.exists().where(Job.id == old["request_id"])
 

@@ -34,7 +34,7 @@ from core.payments.settlement import SettlementResult
 from core.periodic import PeriodicTask
 from core.providers import Provider
 from core.settings_spec import Setting
-from core.services import Services
+from core.context import PluginContext, StateKey
 from core.tables import Receipt
 from tollway.testing import http_client, pay_402
 from core.tool import Tool
@@ -376,7 +376,7 @@ async def test_hook_register_periodic_tasks_declares_tasks(kernel_factory) -> No
             break
         await asyncio.sleep(0.01)
     await scheduler.stop()
-    assert ran == [kernel.services] and isinstance(ran[0], Services)
+    assert ran == [kernel.context] and isinstance(ran[0], PluginContext)
 
 
 # -- register_data_sources -------------------------------------------------------------
@@ -401,7 +401,7 @@ async def test_hook_register_data_sources_declares_refreshable_data(kernel_facto
 
     kernel = await kernel_factory(plugins=[("lists", Lists())])
     assert kernel.data_sources == {"hooks_lists": source}
-    summary = await kernel.data_sources["hooks_lists"].refresh(kernel.services, lambda *a: seen.append(a))
+    summary = await kernel.data_sources["hooks_lists"].refresh(kernel.context, lambda *a: seen.append(a))
     assert seen == [(1, 2, "first.csv"), (2, 2, "second.csv")] and summary.startswith("refreshed into ")
 
     class Again:
@@ -469,7 +469,7 @@ async def test_hook_register_migrations_gives_a_plugin_tables_of_its_own(kernel_
 
 # -- startup and shutdown ---------------------------------------------------------------
 class Lifecycle:
-    """Records what `startup` and `shutdown` see: the `Services` object, and (through the
+    """Records what `startup` and `shutdown` see: the `PluginContext`, and (through the
     kernel the test hands it) whether the service is ready."""
 
     def __init__(self) -> None:
@@ -477,15 +477,17 @@ class Lifecycle:
         self.kernel: Any = None
 
     @hookimpl
-    def startup(self, services: Any) -> None:
+    async def startup(self, context: PluginContext) -> None:
         k = self.kernel
-        seen = {"started": k.started, "backend": k.backend is not None, "tools": sorted(k.tools), "http_open": not services.http.is_closed}
-        self.calls.append(("startup", services, seen))
+        await asyncio.sleep(0)  # awaited: the kernel's start returns only after this has finished
+        seen = {"started": k.started, "backend": k.backend is not None, "tools": sorted(k.tools), "http_open": not context.http.is_closed}
+        self.calls.append(("startup", context, seen))
 
     @hookimpl
-    def shutdown(self, services: Any) -> None:
-        seen = {"started": self.kernel.started, "http_open": not services.http.is_closed}
-        self.calls.append(("shutdown", services, seen))
+    async def shutdown(self, context: PluginContext) -> None:
+        await asyncio.sleep(0)
+        seen = {"started": self.kernel.started, "http_open": not context.http.is_closed}
+        self.calls.append(("shutdown", context, seen))
 
 
 @exercises("startup")
@@ -497,11 +499,11 @@ async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
     await kernel.start()
     await kernel.start()  # starting twice is a no-op
     tools = sorted(["hooks_ready", *(t.name for t in kernel_tools({}, {}))])  # the plugin's, and the kernel's own
-    assert life.calls == [("startup", kernel.services, {"started": True, "backend": True, "tools": tools, "http_open": True})]
-    services = life.calls[0][1]
-    assert isinstance(services, Services)
-    assert services.home == Path(kernel.config.home) and services.offline is True
-    assert services.http is kernel.http
+    assert life.calls == [("startup", kernel.context, {"started": True, "backend": True, "tools": tools, "http_open": True})]
+    context = life.calls[0][1]
+    assert isinstance(context, PluginContext)
+    assert context.home == Path(kernel.config.home) and context.offline is True
+    assert context.http is kernel.http and context.platform is kernel.platform
 
 
 @exercises("shutdown")
@@ -513,8 +515,71 @@ async def test_hook_shutdown_runs_once_before_resources_close(kernel_factory) ->
     await kernel.stop()
     await kernel.stop()  # stopping twice is a no-op
     assert [c[0] for c in life.calls] == ["startup", "shutdown"]
-    assert life.calls[1] == ("shutdown", kernel.services, {"started": True, "http_open": True})
+    assert life.calls[1] == ("shutdown", kernel.context, {"started": True, "http_open": True})
     assert not kernel.started
+
+
+async def test_a_plain_function_lifecycle_hook_stops_start_up(kernel_factory) -> None:
+    class Sync:
+        @hookimpl
+        def startup(self, context: PluginContext) -> None:  # not awaited: refused, never silently skipped
+            raise AssertionError("never called")
+
+    kernel = await kernel_factory(plugins=[("sync", Sync())], start=False)
+    with pytest.raises(StartupError, match="'sync': its startup hook must be an `async def`"):
+        await kernel.start()
+
+
+async def test_a_failing_shutdown_does_not_keep_the_others_from_running(kernel_factory) -> None:
+    life = Lifecycle()
+
+    class Fails:
+        @hookimpl
+        async def shutdown(self, context: PluginContext) -> None:
+            raise RuntimeError("broken shutdown")
+
+    kernel = await kernel_factory(plugins=[("life", life), ("fails", Fails())], start=False)
+    life.kernel = kernel
+    await kernel.start()
+    await kernel.stop()
+    assert [c[0] for c in life.calls] == ["startup", "shutdown"] and not kernel.started
+
+
+COUNTER: StateKey[list[str]] = StateKey("hooks", "counter")
+
+
+async def test_plugin_state_is_per_service_and_reaches_tools_and_tasks(kernel_factory) -> None:
+    """Two services in one process keep their own state; a tool's run reads it through
+    `ToolContext.plugin`, a periodic task through its context."""
+
+    async def run(value: EchoInput, ctx: Any) -> EchoOutput:
+        ctx.plugin.state.setdefault(COUNTER, list).append(f"tool:{value.text}")
+        return await run_echo(value, ctx)
+
+    async def task_run(context: PluginContext) -> None:
+        context.state.setdefault(COUNTER, list).append("task")
+
+    class Stateful:
+        @hookimpl
+        def register_tools(self, register, context: PluginContext) -> None:
+            assert not context.started  # collected before start: the platform comes later
+            with pytest.raises(RuntimeError, match="once the service has started"):
+                context.platform
+            register(dataclasses.replace(make_tool("hooks_state", "/v1/tools/hooks/state"), run=run))
+
+        @hookimpl
+        async def startup(self, context: PluginContext) -> None:
+            context.state.set(COUNTER, ["started"])
+
+    first = await kernel_factory(plugins=[("stateful", Stateful())])
+    second = await kernel_factory(plugins=[("stateful", Stateful())])
+    assert first.context is not second.context
+    ctx = first.job_runner.contexts.for_run(first.tools["hooks_state"], "req_1", None)  # as a paid call's or a job's run gets it
+    assert ctx.plugin is first.context
+    await first.tools["hooks_state"].run(EchoInput(text="a"), ctx)
+    await PeriodicTask(name="t", interval_s=1, run=task_run).run(second.context)
+    assert first.context.state.get(COUNTER) == ["started", "tool:a"]
+    assert second.context.state.get(COUNTER) == ["started", "task"]
 
 
 async def test_services_settings_are_the_familys_by_name(kernel_factory) -> None:
@@ -525,8 +590,8 @@ async def test_services_settings_are_the_familys_by_name(kernel_factory) -> None
             register(Setting(family="hooks", name="api_key", default=None, description="y"))
 
     kernel = await kernel_factory(plugins=[("d", Declares())], env={"TOLLWAY_HOOKS_API_KEY": "k1"})
-    assert dict(kernel.services.settings("hooks")) == {"base_url": "https://example.org", "api_key": "k1"}
-    assert dict(kernel.services.settings("nobody")) == {}
+    assert dict(kernel.context.settings("hooks")) == {"base_url": "https://example.org", "api_key": "k1"}
+    assert dict(kernel.context.settings("nobody")) == {}
 
 
 # -- implementation errors ----------------------------------------------------------------

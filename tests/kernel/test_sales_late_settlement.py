@@ -82,7 +82,7 @@ async def test_a_payment_that_never_settles_is_charged_nothing(kernel_factory, f
     facilitator.release()
     await facilitator.settle_finished.wait()  # the hanging settlement is refused after all
     await kernel.reconciler.run_once(grace_s=0)  # asked again: it failed, nothing moved
-    assert await orders.expire_due(now_ms() + 61_000) == 0  # no order was ever made
+    assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0  # no order was ever made
     async with http_client(kernel) as client:
         job = (await client.get(f"/v1/requests/{order_id}", headers={"X-Agent-ID": buyer.address})).json()
         (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": buyer.address})).json()["receipts"]

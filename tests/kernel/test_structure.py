@@ -117,6 +117,95 @@ def test_runtime_alone_assembles_the_fronts() -> None:
     assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
 
 
+# -- plugins keep no module-level mutable state (issue 26, the plugin context) ------------
+# What a plugin keeps per running service goes in `PluginContext.state` (docs/plugins.md,
+# "Plugin context"): a module global is shared by every service of the process (the tests
+# run many) and outlives each. Constants stay: tuples, frozensets, MappingProxyType,
+# UPPER_CASE names never mutated, compiled regexes, loggers, tables, functools caches.
+_MUTABLE_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "bytearray"})
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "add", "discard", "__setitem__", "__delitem__"})
+
+
+def _callee(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _module_bindings(body: list[ast.stmt], out: dict[str, tuple[ast.expr, int]]) -> dict[str, tuple[ast.expr, int]]:
+    """Names bound at module level (also under a module-level if/try/with), with their value."""
+    for st in body:
+        if isinstance(st, ast.Assign):
+            out.update({t.id: (st.value, st.lineno) for t in st.targets if isinstance(t, ast.Name)})
+        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+            out[st.target.id] = (st.value, st.lineno)
+        elif isinstance(st, (ast.If, ast.Try, ast.With)):
+            for block in (st.body, getattr(st, "orelse", []), *[h.body for h in getattr(st, "handlers", [])]):
+                _module_bindings(block, out)
+    return out
+
+
+def _mutated_names(tree: ast.Module) -> set[str]:
+    """Names the module mutates: `name.append(...)` and the other mutators, `name[k] = v`,
+    `del name[k]`, `name += ...`."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name):
+            out.add(node.func.value.id)
+        elif isinstance(node, (ast.Assign, ast.Delete, ast.AugAssign)):
+            targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets
+            out.update(t.value.id for t in targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name))
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                out.add(node.target.id)
+    return out
+
+
+def module_state(source: str) -> list[str]:
+    """Why a plugin module keeps module-level mutable state: `global` statements, module-level
+    names the module mutates, and mutable containers bound to lower-case names."""
+    tree = ast.parse(source)
+    found = [f"line {n.lineno}: global {', '.join(n.names)}" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    mutated = _mutated_names(tree)
+    for name, (value, line) in _module_bindings(tree.body, {}).items():
+        if name.startswith("__") and name.endswith("__"):  # __all__
+            continue
+        container = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) or (
+            isinstance(value, ast.Call) and _callee(value) in _MUTABLE_CALLS
+        )
+        if name in mutated:
+            found.append(f"line {line}: {name} is mutated module-level state")
+        elif container and not name.lstrip("_").isupper():
+            found.append(f"line {line}: {name} is a mutable module-level container")
+    return found
+
+
+def plugin_modules() -> list[Path]:
+    return sorted(REPO.glob("plugins/*/tollway_*/**/*.py"))
+
+
+@pytest.mark.parametrize("path", plugin_modules(), ids=lambda p: str(p.relative_to(REPO)))
+def test_plugins_keep_no_module_level_mutable_state(path: Path) -> None:
+    assert module_state(path.read_text()) == [], f"{path.relative_to(REPO)}: keep per-service state in PluginContext.state"
+
+
+def test_the_module_state_scan_finds_what_it_should() -> None:
+    assert module_state("_runners: dict[int, object] = {}\n") == ["line 1: _runners is a mutable module-level container"]
+    assert module_state("_SEEN = []\ndef f(x):\n    _SEEN.append(x)\n") == ["line 1: _SEEN is mutated module-level state"]
+    assert module_state("CACHE = {}\ndef f(k, v):\n    CACHE[k] = v\n") == ["line 1: CACHE is mutated module-level state"]
+    assert module_state("n = 0\ndef f():\n    global n\n    n += 1\n") == ["line 3: global n", "line 1: n is mutated module-level state"]
+    assert module_state("if True:\n    _tasks = set()\n") == ["line 2: _tasks is a mutable module-level container"]
+    constants = (
+        "import logging, re, types\nlog = logging.getLogger('x')\n_WORD = re.compile('w')\nKINDS = ('a', 'b')\n"
+        "NAMES = frozenset({'a'})\nTABLE = types.MappingProxyType({'a': 1})\nHEADERS = {'Accept': 'json'}\n__all__ = ['f']\n"
+        "def f():\n    local = []\n    local.append(1)\n    return local\n"
+    )
+    assert module_state(constants) == []
+
+
+def test_the_scan_covers_every_plugin() -> None:
+    families = {p.relative_to(REPO / "plugins").parts[0] for p in plugin_modules()}
+    assert families == {p.name for p in (REPO / "plugins").iterdir() if (p / "pyproject.toml").exists()}
+
+
 # --- Plugins' SQL: the storage kit (tollway.storage) -------------------------------------------
 # Plugins query their tables through Piccolo; a raw statement is a module-level constant with
 # bound `{}` placeholders (docs/storage.md). None is assembled by formatting, and their number

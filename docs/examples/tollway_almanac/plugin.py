@@ -19,9 +19,9 @@ def register_settings(register):
         register(setting)
 
 
-async def note_the_hour(services: tollway.Services) -> None:
-    """A periodic task: it gets the same `Services` as the lifecycle hooks."""
-    (services.home / "almanac" / "last_tick").write_text(tollway.iso(tollway.now_ms()))
+async def note_the_hour(context: tollway.PluginContext) -> None:
+    """A periodic task: it gets the same `PluginContext` as the lifecycle hooks."""
+    (context.home / "almanac" / "last_tick").write_text(tollway.iso(tollway.now_ms()))
 
 
 @tollway.hookimpl
@@ -30,6 +30,6 @@ def register_periodic_tasks(register):
 
 
 @tollway.hookimpl
-def startup(services: tollway.Services) -> None:
+async def startup(context: tollway.PluginContext) -> None:
     # A plugin keeps its files in a folder of its own under TOLLWAY_HOME.
-    (services.home / "almanac").mkdir(parents=True, exist_ok=True)
+    (context.home / "almanac").mkdir(parents=True, exist_ok=True)

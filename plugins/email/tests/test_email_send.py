@@ -13,7 +13,7 @@ import dkim
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tollway import agent_address
+from tollway.helpers import agent_address
 from tollway.testing import credits_session, http_client, smtp_server, worker_for
 
 SEND = "/v1/tools/email/send"

@@ -11,7 +11,7 @@ from email.message import EmailMessage
 
 import aiosmtplib
 
-from tollway import agent_address
+from tollway.helpers import agent_address
 from eth_account import Account
 
 from tollway.testing import credits_session, http_client, proof_headers, reserve_socket

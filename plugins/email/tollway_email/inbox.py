@@ -14,7 +14,8 @@ from typing import Any
 
 import msgspec
 
-from tollway import InboundMessage, QueryFlag, QueryInt, Refusal, RouteCall, agent_of_address, iso
+from tollway import InboundMessage, QueryFlag, QueryInt, Refusal, RouteCall, iso
+from tollway.helpers import agent_of_address
 
 from .tables import Blob, InboxAttachment, InboxEmail
 

@@ -7,9 +7,8 @@ import asyncio
 import logging
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
 
-from tollway import AppConfig, Provider, Route, Services, Setting, Tool, hookimpl
+from tollway import AppConfig, PluginContext, Provider, Route, Setting, StateKey, Tool, hookimpl
 
 from .inbound import INBOUND_HOST, INBOUND_PORT, listen
 from .inbound_route import INBOUND_ROUTE
@@ -22,7 +21,7 @@ from .smtp import SMTP
 
 log = logging.getLogger("tollway.email")
 APP = AppConfig(app_name="email", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
-_listeners: dict[int, Any] = {}  # service instance -> the listening server (or the task starting it)
+LISTENER: StateKey[asyncio.AbstractServer] = StateKey("email", "smtp_listener")  # the service's SMTP server
 
 
 @hookimpl
@@ -60,24 +59,23 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 
 @hookimpl
-def startup(services: Services) -> None:
-    port = (services.settings("email").get("inbound_port") or "").strip()
+async def startup(context: PluginContext) -> None:
+    port = (context.settings("email").get("inbound_port") or "").strip()
     if not port:
         return
-    host = (services.settings("email").get("inbound_host") or INBOUND_HOST.default or "127.0.0.1").strip()
-
-    async def start() -> None:
-        _listeners[services.instance] = await listen(services.platform, host, int(port))
-        log.info("tollway: receiving email by SMTP on %s:%s", host, port)
-        print(f"tollway: receiving email by SMTP on {host}:{port}", flush=True)
-
-    _listeners[services.instance] = asyncio.get_running_loop().create_task(start())
+    host = (context.settings("email").get("inbound_host") or INBOUND_HOST.default or "127.0.0.1").strip()
+    try:
+        context.state.set(LISTENER, await listen(context.platform, host, int(port)))
+    except OSError as exc:  # the service still serves (as it did when the listener started in the background)
+        log.error("tollway: the inbound SMTP listener could not bind %s:%s: %s", host, port, exc)
+        return
+    log.info("tollway: receiving email by SMTP on %s:%s", host, port)
+    print(f"tollway: receiving email by SMTP on {host}:{port}", flush=True)
 
 
 @hookimpl
-def shutdown(services: Services) -> None:
-    listener = _listeners.pop(services.instance, None)
-    if isinstance(listener, asyncio.Task):
-        listener.cancel()
-    elif listener is not None:
+async def shutdown(context: PluginContext) -> None:
+    listener = context.state.pop(LISTENER)
+    if listener is not None:
         listener.close()
+        await listener.wait_closed()

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import AdmissionChecks, Example, JobDeclaration, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, agent_address, iso, now_ms, usdc
+from tollway import AdmissionChecks, Example, JobDeclaration, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, iso, now_ms, usdc
+from tollway.helpers import agent_address
 
 from . import headers, tracking
 from .tables import SentEmail

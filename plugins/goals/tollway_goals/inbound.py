@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import InboundMessage, agent_address, agent_of_address, storage
+from tollway import InboundMessage, storage
+from tollway.helpers import agent_address, agent_of_address
 
 from .cases import root_session, wake
 from .goals import add_message

@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hookimpl
+from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, Tool, hookimpl
 
 from . import inbound
-from .compute_tool import COMPUTE
+from .compute_tool import compute_tool
 from .connections import CONNECTION_ROUTES
-from .platform_ref import set_platform
 from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .routes import ROUTES
-from .runner import _runners, asks_task, ending_task, session_task
+from .runner import asks_task, ending_task, session_task, stop_runner
 from .settings import SETTINGS
 from .tables import TABLES
 
@@ -21,8 +20,8 @@ APP = AppConfig(app_name="goals", migrations_folder_path=str(Path(__file__).pare
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(COMPUTE)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    register(compute_tool(context))
 
 
 @hookimpl
@@ -55,13 +54,5 @@ def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
 
 
 @hookimpl
-def startup(services: Services) -> None:
-    set_platform(services.platform)
-
-
-@hookimpl
-def shutdown(services: Services) -> None:
-    runner = _runners.pop(services.instance, None)
-    if runner is not None:
-        for task in list(runner.tasks):
-            task.cancel()
+async def shutdown(context: PluginContext) -> None:
+    await stop_runner(context)

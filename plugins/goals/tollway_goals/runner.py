@@ -11,7 +11,7 @@ import os
 import socket
 from typing import Any
 
-from tollway import PeriodicTask, Services
+from tollway import Platform, PluginContext, PeriodicTask, Setting, StateKey
 
 from . import asks, ending, sessions
 from .loop import RunContext, run_session
@@ -21,13 +21,13 @@ log = logging.getLogger("tollway.goals")
 
 
 class SessionRunner:
-    def __init__(self, platform: Any, *, owner: str | None = None) -> None:
+    def __init__(self, platform: Platform, *, owner: str | None = None) -> None:
         self.platform = platform
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.tasks: set[asyncio.Task[Any]] = set()
 
-    def _setting(self, setting: Any) -> float:
-        return float(self.platform.settings(FAMILY).get(setting.name) or setting.default)
+    def _setting(self, setting: Setting) -> float:
+        return float(self.platform.settings(FAMILY).get(setting.name) or setting.default or 0)
 
     async def tick(self) -> int:
         """Claim what this process may run now and start it; how many runs started."""
@@ -77,30 +77,27 @@ class SessionRunner:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
 
-_runners: dict[int, SessionRunner] = {}
+RUNNER: StateKey[SessionRunner] = StateKey(FAMILY, "session_runner")  # one per running service
 
 
-def runner_for(services: Services) -> SessionRunner:
-    runner = _runners.get(services.instance)
-    if runner is None:
-        runner = _runners[services.instance] = SessionRunner(services.platform)
-    return runner
+def runner_for(context: PluginContext) -> SessionRunner:
+    return context.state.setdefault(RUNNER, lambda: SessionRunner(context.platform))
 
 
-async def _tick(services: Services) -> None:
-    await runner_for(services).tick()
+async def _tick(context: PluginContext) -> None:
+    await runner_for(context).tick()
 
 
-async def _follow_up(services: Services) -> None:
-    await asks.follow_up(services.platform)
+async def _follow_up(context: PluginContext) -> None:
+    await asks.follow_up(context.platform)
 
 
 def asks_task() -> PeriodicTask:
     return PeriodicTask(name="goal_asks", interval_s=30.0, run=_follow_up)
 
 
-async def _sweep(services: Services) -> None:
-    await ending.sweep(services.platform)
+async def _sweep(context: PluginContext) -> None:
+    await ending.sweep(context.platform)
 
 
 def ending_task() -> PeriodicTask:
@@ -112,7 +109,8 @@ def session_task(interval_s: float | None = None) -> PeriodicTask:
     return PeriodicTask(name="goal_sessions", interval_s=interval_s or float(POLL_INTERVAL_S.default or 1), run=_tick)
 
 
-async def stop_runner(services: Services) -> None:
-    runner = _runners.pop(services.instance, None)
+async def stop_runner(context: PluginContext) -> None:
+    """The service's runner, its sessions' runs cancelled and awaited (the `shutdown` hook)."""
+    runner = context.state.pop(RUNNER)
     if runner is not None:
         await runner.stop()

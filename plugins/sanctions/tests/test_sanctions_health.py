@@ -31,7 +31,7 @@ async def test_fresh_lists_are_ok_and_a_stale_one_is_named(kernel_factory, ofac_
     kernel = await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": ofac_folder.as_uri()})
     async with http_client(kernel) as client:
         fresh = (await client.get("/healthz")).json()
-        monkeypatch.setattr(lists.active().lists["sdn"], "loaded_at", time.time() - lists.MAX_AGE_S - 60)
+        monkeypatch.setattr(lists.store_of(kernel.context).lists["sdn"], "loaded_at", time.time() - lists.MAX_AGE_S - 60)
         stale = (await client.get("/healthz")).json()
     assert fresh["status"] == "ok"
     assert fresh["data_sources"] == [{"name": "sanctions", "status": "ok", "tools": TOOLS, "problem": None}]

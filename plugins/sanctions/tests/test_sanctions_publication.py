@@ -69,10 +69,10 @@ async def test_a_2021_list_is_dated_2021_over_http(tmp_path, ofac_folder) -> Non
         return httpx.Response(200, content=files[name], headers={"last-modified": dt.datetime.now(dt.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S GMT")})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
-        results = await lists.refresh({}, tmp_path, http=http)
+        store = lists.ListStore(tmp_path)
+        results = await lists.refresh(store, {}, http=http)
     assert results == {s.name: None for s in lists.LISTS}  # an unreadable date never fails a load
     assert {"SDN.XML", "CONSOLIDATED.XML"} <= set(seen)
-    store = lists.store_for(tmp_path)
     assert store.checked() == [
         {"name": "OFAC SDN List", "as_of": "2021-07-06"},
         {"name": "OFAC Consolidated Sanctions List (non-SDN)", "as_of": None},
@@ -114,6 +114,6 @@ async def test_answers_facts_and_watch_polls_carry_the_publication_date(kernel_f
     ]
     assert changes.status_code == 200, changes.text
     assert {f["as_of"] for f in await stored_facts("person_sanctions", "22790")} == {"2021-07-06"}
-    snapshot = await poll(kernel.services, ["22790"])
+    snapshot = await poll(kernel.context, ["22790"])
     assert snapshot.values["22790"].as_of == "2021-07-06"
     assert {o.as_of for o in snapshot.values.values()} == {"2021-07-06", "2025-12-18"}

@@ -16,7 +16,7 @@ async def test_data_source_refreshes_the_lists_into_home(kernel_factory, tmp_pat
             (folder / f.name).write_bytes(f.read_bytes())
     kernel = await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": folder.resolve().as_uri()})
     seen: list[tuple[int, int | None, str]] = []
-    summary = await kernel.data_sources["sanctions"].refresh(kernel.services, lambda done, total, what: seen.append((done, total, what)))
+    summary = await kernel.data_sources["sanctions"].refresh(kernel.context, lambda done, total, what: seen.append((done, total, what)))
     assert summary.startswith("loaded ") and str(kernel.config.home) in summary
     assert {what for _, _, what in seen} >= {"sdn.csv", "cons_prim.csv"}
     assert (Path(kernel.config.home) / "sanctions").is_dir()

@@ -14,9 +14,10 @@ import httpx
 import msgspec
 import pytest
 
+from tollway import PluginContext, ToolContext
 from tollway.testing import count_quotes, count_receipts, credits_session, http_client
 from tollway_sanctions import lists
-from tollway_sanctions.tool import COMPANY_SANCTIONS, PERSON_SANCTIONS, SanctionsInput
+from tollway_sanctions.tool import SanctionsInput, screening_tool
 
 
 OFAC_BASE = "https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports"
@@ -43,6 +44,13 @@ FOLDER: list[Path] = []
 @pytest.fixture(autouse=True)
 def _folder(ofac_folder) -> None:
     FOLDER[:] = [ofac_folder]
+
+
+def context_reading(store: lists.ListStore) -> PluginContext:
+    """A service's context whose tools read `store` (as the plugin's startup leaves it)."""
+    context = PluginContext(home=store.root.parent, offline=True, settings_of=lambda family: {})
+    context.state.set(lists.STORE, store)
+    return context
 
 
 def source_files() -> dict[str, Path]:
@@ -105,12 +113,12 @@ async def test_bad_input_is_400_before_payment(kernel, body, field) -> None:
     assert await count_quotes() == 0
 
 
-def test_accepted_names(loaded_store, monkeypatch) -> None:
+def test_accepted_names(loaded_store) -> None:
     from tollway_sanctions.tool import check
 
-    monkeypatch.setattr(lists, "_ACTIVE", [loaded_store])
+    context = context_reading(loaded_store)
     for name in ("Li Wei", "Abu", "Co Ltd", "Ali 7", "  Nicolás  "):
-        check(msgspec.convert({"name": name, "min_score": 1}, SanctionsInput, strict=True))
+        check(context, msgspec.convert({"name": name, "min_score": 1}, SanctionsInput, strict=True))
 
 
 async def test_never_loaded_is_503_before_payment(kernel_factory, tmp_path) -> None:
@@ -129,7 +137,7 @@ async def test_never_loaded_is_503_before_payment(kernel_factory, tmp_path) -> N
 
 
 async def test_stale_list_is_503_naming_only_it(kernel, monkeypatch) -> None:
-    store = lists.active()
+    store = lists.store_of(kernel.context)
     sdn = store.lists["sdn"]
     monkeypatch.setattr(sdn, "loaded_at", time.time() - lists.MAX_AGE_S - 60)
     async with http_client(kernel) as client:
@@ -142,12 +150,12 @@ async def test_refresh_from_ofac_urls_persists_and_reloads(tmp_path) -> None:
     seen: list[str] = []
     progress: list[tuple[str, int, int | None]] = []
     async with httpx.AsyncClient(transport=ofac_transport(seen)) as http:
-        results = await lists.refresh({}, tmp_path, http=http, progress=lambda f, d, t: progress.append((f, d, t)))
+        store = lists.ListStore(tmp_path)
+        results = await lists.refresh(store, {}, http=http, progress=lambda f, d, t: progress.append((f, d, t)))
     assert results == {s.name: None for s in lists.LISTS}
     publications = {s.publication for s in lists.LISTS}  # asked for the lists' dates; not served here (404)
     assert sorted(u.rsplit("/", 1)[1] for u in seen) == sorted([*source_files(), *publications])
     assert {f for f, _, _ in progress} == set(source_files())
-    store = lists.store_for(tmp_path)
     assert store.out_of_date() == []
     # the files' Last-Modified is not OFAC's publication date, and none could be read: unknown
     assert store.checked()[0] == {"name": "OFAC SDN List", "as_of": None}
@@ -162,12 +170,12 @@ async def test_refresh_from_ofac_urls_persists_and_reloads(tmp_path) -> None:
 
 async def test_failed_download_keeps_the_previous_load(tmp_path) -> None:
     seen: list[str] = []
+    store = lists.ListStore(tmp_path)
     async with httpx.AsyncClient(transport=ofac_transport(seen)) as http:
-        await lists.refresh({}, tmp_path, http=http)
-    store = lists.store_for(tmp_path)
+        await lists.refresh(store, {}, http=http)
     before = store.lists["consolidated"].loaded_at
     async with httpx.AsyncClient(transport=ofac_transport(seen, missing={"cons_alt.csv"})) as http:
-        results = await lists.refresh({}, tmp_path, http=http)
+        results = await lists.refresh(store, {}, http=http)
     assert results["OFAC SDN List"] is None
     assert "404" in results["OFAC Consolidated Sanctions List (non-SDN)"]
     assert store.lists["consolidated"].loaded_at == before  # freshness not renewed
@@ -179,8 +187,8 @@ async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""})
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel.services)  # what the scheduler runs at start and daily
-    assert lists.active().out_of_date() == []
+    await refresh_task(kernel.context)  # what the scheduler runs at start and daily
+    assert lists.store_of(kernel.context).out_of_date() == []
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Ayman al Zawahiri"})
     assert resp.status_code == 402
@@ -191,29 +199,28 @@ async def test_offline_kernel_starts_no_download(kernel_factory, tmp_path) -> No
     kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen))  # TOLLWAY_OFFLINE=1
     from tollway_sanctions.plugin import refresh_task
 
-    await refresh_task(kernel.services)
+    await refresh_task(kernel.context)
     await asyncio.sleep(0.05)
     assert seen == []
 
 
-async def test_answer_snapshot(loaded_store, snapshot, monkeypatch) -> None:
-    monkeypatch.setattr(lists, "_ACTIVE", [loaded_store])
-    from tollway import ToolContext
-
+async def test_answer_snapshot(loaded_store, snapshot) -> None:
+    person_sanctions = screening_tool(context_reading(loaded_store), person=True)
     ctx = ToolContext(request_id="req_test", agent_id=None, http=None, settings={})  # type: ignore[arg-type]
     value = msgspec.convert({"name": "Ayman al-Zawahiri", "limit": 3}, SanctionsInput, strict=True)
-    answer = msgspec.to_builtins(await PERSON_SANCTIONS.run(value, ctx))
+    answer = msgspec.to_builtins(await person_sanctions.run(value, ctx))
     for item in answer["lists"]:
         item["as_of"] = "<as_of>"
     assert answer == snapshot
-    facts = PERSON_SANCTIONS.facts(value, await PERSON_SANCTIONS.run(value, ctx))
+    facts = person_sanctions.facts(value, await person_sanctions.run(value, ctx))
     assert [f.key for f in facts][0] == "2676"
     assert facts[0].attribute == "person_sanctions" and facts[0].source == "OFAC"
     assert facts[0].value["list"] == "OFAC SDN List" and facts[0].value["number"] == 2676
 
 
 def test_prices_and_declarations() -> None:
-    for tool in (COMPANY_SANCTIONS, PERSON_SANCTIONS):
+    context = PluginContext(home=Path("unused"), offline=True, settings_of=lambda family: {})
+    for tool in (screening_tool(context, person=False), screening_tool(context, person=True)):
         assert tool.quote(SanctionsInput(name="Maduro")) == 10_000
         assert (tool.payment_header, tool.rate_limit, tool.mode, tool.category) == ("payment-signature", "lookup", "inline", "verification")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from tollway import Upstream
+from tollway import PluginContext, StateKey, Upstream
 
 from . import matching
 from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
@@ -282,38 +282,27 @@ async def _fetch(url: str, file: str, http: httpx.AsyncClient | None, progress: 
         return b"".join(chunks)
 
 
-# -- the store the tools read (one per process; see docs/sanctions.md) ------------------
-_STORES: dict[Path, ListStore] = {}
-_ACTIVE: list[ListStore] = []
+# -- the store the tools read (one per running service; see docs/sanctions.md) ----------
+STORE: StateKey[ListStore] = StateKey("sanctions", "lists")
 
 
-def store_for(home: str | Path) -> ListStore:
-    root = Path(home).resolve()
-    if root not in _STORES:
-        _STORES[root] = ListStore(root)
-    return _STORES[root]
-
-
-def activate(store: ListStore) -> None:
-    _ACTIVE[:] = [store]
-
-
-def active() -> ListStore | None:
-    return _ACTIVE[0] if _ACTIVE else None
+def store_of(context: PluginContext) -> ListStore:
+    """The service's lists, kept under its TOLLWAY_HOME (one store per running service)."""
+    return context.state.setdefault(STORE, lambda: ListStore(Path(context.home).resolve()))
 
 
 async def refresh(
+    store: ListStore,
     settings: Mapping[str, str] | None,
-    home: str | Path,
     *,
     progress: Progress | None = None,
     http: httpx.AsyncClient | None = None,
 ) -> dict[str, str | None]:
-    """`tollway data refresh sanctions`: download every list now into `<home>/sanctions/`.
+    """`tollway data refresh sanctions`: download every list now into the store's `<home>/sanctions/`.
 
     `settings` is the plugin's settings (`lists_url`, from TOLLWAY_SANCTIONS_LISTS_URL;
     OFAC's own URL when None or unset); `progress(file, done, total)` is called as
     bytes arrive. Returns list name -> None when loaded, else the reason it failed.
     """
-    return await store_for(home).refresh(lists_url_from(settings), http=http, progress=progress, force=True)
+    return await store.refresh(lists_url_from(settings), http=http, progress=progress, force=True)
 

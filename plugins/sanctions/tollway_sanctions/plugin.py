@@ -12,22 +12,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
-from tollway import DataSource, PeriodicTask, Services, Setting, Tool, WatchSource, hookimpl
+from tollway import DataSource, PeriodicTask, PluginContext, Setting, StateKey, Tool, WatchSource, hookimpl
 
 from . import lists
-from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS
+from .tool import COMPANY_SANCTIONS, PERSON_SANCTIONS, screening_tool
 from .watch import SANCTIONS_WATCH
 
 log = logging.getLogger("tollway.sanctions")
-_BACKGROUND: dict[int, set[asyncio.Task[Any]]] = {}  # services.instance -> its start-up download
+DOWNLOADS: StateKey[set[asyncio.Task[None]]] = StateKey("sanctions", "downloads")  # the service's start-up download
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(COMPANY_SANCTIONS)
-    register(PERSON_SANCTIONS)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    register(screening_tool(context, person=False))
+    register(screening_tool(context, person=True))
 
 
 @hookimpl
@@ -41,13 +40,13 @@ def register_settings(register: Callable[[Setting], None]) -> None:
         register(setting)
 
 
-async def refresh_task(services: Services) -> None:
+async def refresh_task(context: PluginContext) -> None:
     """Daily: re-download the lists older than a day (kept when a download fails)."""
-    store = lists.store_for(services.home)
-    url = lists.lists_url_from(services.settings("sanctions"))
-    if services.offline and not url.startswith("file://"):
+    store = lists.store_of(context)
+    url = lists.lists_url_from(context.settings("sanctions"))
+    if context.offline and not url.startswith("file://"):
         return  # TOLLWAY_OFFLINE: scheduled downloads are off
-    results = await store.refresh(url, http=services.http, force=False)
+    results = await store.refresh(url, http=context.http, force=False)
     for name, error in results.items():
         if error:
             log.warning("sanctions list %s not refreshed: %s", name, error)
@@ -60,34 +59,33 @@ def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
 
 
 @hookimpl
-def startup(services: Services) -> None:
-    store = lists.store_for(services.home)
+async def startup(context: PluginContext) -> None:
+    store = lists.store_of(context)
     store.load_persisted()
-    lists.activate(store)
-    url = lists.lists_url_from(services.settings("sanctions"))
+    url = lists.lists_url_from(context.settings("sanctions"))
     if url.startswith("file://"):
         if store.out_of_date() or store.persisted_newer() or _older_than_refresh(store):
             _load_local_now(store, url)
         return
-    if services.offline:  # no background download (TOLLWAY_OFFLINE)
+    if context.offline:  # no background download (TOLLWAY_OFFLINE)
         return
     if store.out_of_date() or _older_than_refresh(store):
-        task = asyncio.get_running_loop().create_task(refresh_task(services), name="sanctions_lists_download")
-        tasks = _BACKGROUND.setdefault(services.instance, set())
+        task = asyncio.get_running_loop().create_task(refresh_task(context), name="sanctions_lists_download")
+        tasks = context.state.setdefault(DOWNLOADS, set)
         tasks.add(task)
         task.add_done_callback(_download_done)
         task.add_done_callback(tasks.discard)
 
 
-def _download_done(task: asyncio.Task[Any]) -> None:
+def _download_done(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.warning("sanctions lists not downloaded: %s", task.exception())
 
 
 @hookimpl
-def shutdown(services: Services) -> None:
+async def shutdown(context: PluginContext) -> None:
     """A download still running must not outlive the service's HTTP client."""
-    for task in _BACKGROUND.pop(services.instance, set()):
+    for task in context.state.pop(DOWNLOADS) or ():
         task.cancel()
 
 
@@ -105,25 +103,25 @@ def _load_local_now(store: lists.ListStore, url: str) -> None:
             log.warning("sanctions list %s not loaded from %s: %s", name, url, error)
 
 
-async def refresh_source(services: Services, progress: Callable[[int, int | None, str], None]) -> str:
+async def refresh_source(context: PluginContext, progress: Callable[[int, int | None, str], None]) -> str:
     """`tollway data refresh sanctions`: download every list now (kept when a download fails)."""
     results = await lists.refresh(
-        services.settings("sanctions"),
-        services.home,
+        lists.store_of(context),
+        context.settings("sanctions"),
         progress=lambda file, done, total: progress(done, total, file),
-        http=services.http,
+        http=context.http,
     )
     failed = {name: error for name, error in results.items() if error}
     if failed:
-        url = lists.lists_url_from(services.settings("sanctions"))
+        url = lists.lists_url_from(context.settings("sanctions"))
         reasons = "; ".join(f"{name}: {error}" for name, error in failed.items())
         raise RuntimeError(f"could not load from {url} (TOLLWAY_SANCTIONS_LISTS_URL): {reasons}")
-    return f"loaded {', '.join(sorted(results))} into {services.home}/sanctions"
+    return f"loaded {', '.join(sorted(results))} into {context.home}/sanctions"
 
 
-def health(services: Services) -> str | None:
+def health(context: PluginContext) -> str | None:
     """Why the screening tools cannot answer now (a list out of date), or None."""
-    stale = lists.store_for(services.home).out_of_date()
+    stale = lists.store_of(context).out_of_date()
     return f"out of date (never loaded or older than 72 hours): {', '.join(stale)}" if stale else None
 
 
@@ -132,6 +130,6 @@ def register_data_sources(register: Callable[[DataSource], None]) -> None:
     register(
         DataSource(
             name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source,
-            tools=(COMPANY_SANCTIONS.name, PERSON_SANCTIONS.name), health=health,
+            tools=(COMPANY_SANCTIONS, PERSON_SANCTIONS), health=health,
         )
     )

@@ -1,19 +1,24 @@
 """The `company_sanctions` and `person_sanctions` tools: one input, one answer,
-two declarations that differ only in which entries they search."""
+two declarations that differ only in which entries they search. Both read the lists of
+the service they run on (`lists.store_of(context)`), so each is built for its context."""
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
-from tollway import Example, Fact, FieldError, Refusal, Tool, ToolContext, ToolError, search_key
+from tollway import Example, Fact, FieldError, PluginContext, Refusal, Tool, ToolContext, ToolError, search_key
 
 from . import lists
 from .ofac import Entry
 
 PRICE = "0.01"
 CATEGORY = "verification"
+COMPANY_SANCTIONS = "company_sanctions"  # the tools' names
+PERSON_SANCTIONS = "person_sanctions"
 
 Name = Annotated[
     str,
@@ -52,34 +57,28 @@ class SanctionsAnswer(msgspec.Struct):
     lists: list[ListChecked]
 
 
-def check(value: SanctionsInput) -> None:
+def check(context: PluginContext, value: SanctionsInput) -> None:
     """Before payment: the one-word rule, then the lists' freshness (503, not charged)."""
     words = value.name.split()
     if len(words) == 1 and sum(c.isalpha() for c in words[0]) < 3:
         raise FieldError("name", "A one-word name needs at least 3 letters")
     if not any(c.isalnum() for c in value.name):
         raise FieldError("name", "Expected at least one letter or digit")
-    _refuse_if_out_of_date()
-
-
-def _refuse_if_out_of_date() -> lists.ListStore:
-    store = lists.active()
-    stale = store.out_of_date() if store is not None else [s.name for s in lists.LISTS]
-    if stale or store is None:
+    stale = lists.store_of(context).out_of_date()
+    if stale:
         raise Refusal(
             "list_out_of_date",
             f"Not answered: out of date (never loaded or older than 72 hours): {', '.join(stale)}.",
             status=503,
             details={"lists": stale},
         )
-    return store
 
 
-def _runner(person: bool):
+def _runner(context: PluginContext, person: bool) -> Callable[[SanctionsInput, ToolContext], Awaitable[SanctionsAnswer]]:
     async def run(value: SanctionsInput, ctx: ToolContext) -> SanctionsAnswer:
-        store = lists.active()
-        stale = store.out_of_date() if store is not None else [s.name for s in lists.LISTS]
-        if store is None or stale:  # went stale between the check and the payment: not charged
+        store = lists.store_of(context)
+        stale = store.out_of_date()
+        if stale:  # went stale between the check and the payment: not charged
             raise ToolError("list_out_of_date", f"Out of date: {', '.join(stale)}.", status=503, details={"lists": stale})
         hits = store.search(value.name, person=person, min_score=value.min_score)
         return SanctionsAnswer(
@@ -92,21 +91,17 @@ def _runner(person: bool):
     return run
 
 
-run_company = _runner(False)
-run_person = _runner(True)
-
-
-def _facts(tool_name: str, *, searches_public: bool):
+def _facts(context: PluginContext, tool_name: str, *, searches_public: bool):
     def facts(value: SanctionsInput, answer: SanctionsAnswer) -> list[Fact]:
         """One fact per returned entry, keyed by its OFAC entry number (for watches),
         and the search itself (total and the entries found, with their scores) keyed
         by the hash of its input. A person's name may be a private individual's, so a
         person search is kept to the agent that made it."""
-        store = lists.active()
+        store = lists.store_of(context)
         as_of = {c.name: c.as_of for c in answer.lists}
         out = []
         for m in answer.matches:
-            found = store.find(m.entry.number, m.entry) if store is not None else None
+            found = store.find(m.entry.number, m.entry)
             list_name = found[0].name if found else None
             out.append(
                 Fact(
@@ -138,45 +133,33 @@ _DESCRIPTION = (
     "scores mean a spelling variant, a missing or extra word, a missing middle name or an initial. `total` "
     "counts every entry at or above min_score. {never} A screening aid, not a legal determination."
 )
+_PERSON = {"what": "person's", "never": "Individuals only; never a company."}
+_COMPANY = {"what": "company, vessel or aircraft", "never": "Entities, vessels and aircraft only; never an individual."}
 
-COMPANY_SANCTIONS = Tool(
-    name="company_sanctions",
-    path="/v1/tools/lookup/company-sanctions",
-    title="Company sanctions screening",
-    description=_DESCRIPTION.format(
-        what="company, vessel or aircraft", never="Entities, vessels and aircraft only; never an individual."
-    ),
-    category=CATEGORY,
-    subcategory="company_sanctions",
-    input_type=SanctionsInput,
-    output_type=SanctionsAnswer,
-    run=run_company,
-    price=PRICE,
-    family="sanctions",
-    payment_header="payment-signature",
-    rate_limit="lookup",
-    examples=(Example(title="Screen a company name", input={"name": "Anglo-Caribbean Co Ltd"}),),
-    check=check,
-    facts=_facts("company_sanctions", searches_public=True),
-    searches=True,
-)
 
-PERSON_SANCTIONS = Tool(
-    name="person_sanctions",
-    path="/v1/tools/lookup/person-sanctions",
-    title="Person sanctions screening",
-    description=_DESCRIPTION.format(what="person's", never="Individuals only; never a company."),
-    category=CATEGORY,
-    subcategory="person_sanctions",
-    input_type=SanctionsInput,
-    output_type=SanctionsAnswer,
-    run=run_person,
-    price=PRICE,
-    family="sanctions",
-    payment_header="payment-signature",
-    rate_limit="lookup",
-    examples=(Example(title="Screen a person's name", input={"name": "Nicolas Maduro", "min_score": 0.85, "limit": 5}),),
-    check=check,
-    facts=_facts("person_sanctions", searches_public=False),
-    searches=True,
-)
+def screening_tool(context: PluginContext, *, person: bool) -> Tool:
+    """`person_sanctions` (individuals) or `company_sanctions` (entities, vessels, aircraft),
+    reading the lists of the service `context` belongs to."""
+    name = PERSON_SANCTIONS if person else COMPANY_SANCTIONS
+    return Tool(
+        name=name,
+        path=f"/v1/tools/lookup/{name.replace('_', '-')}",
+        title="Person sanctions screening" if person else "Company sanctions screening",
+        description=_DESCRIPTION.format(**(_PERSON if person else _COMPANY)),
+        category=CATEGORY,
+        subcategory=name,
+        input_type=SanctionsInput,
+        output_type=SanctionsAnswer,
+        run=_runner(context, person),
+        price=PRICE,
+        family="sanctions",
+        payment_header="payment-signature",
+        rate_limit="lookup",
+        examples=(
+            Example(title="Screen a person's name", input={"name": "Nicolas Maduro", "min_score": 0.85, "limit": 5}) if person
+            else Example(title="Screen a company name", input={"name": "Anglo-Caribbean Co Ltd"}),
+        ),
+        check=functools.partial(check, context),
+        facts=_facts(context, name, searches_public=not person),
+        searches=True,
+    )

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from tollway import Observed, Services, Snapshot, WatchSource
+from tollway import Observed, PluginContext, Snapshot, WatchSource
 
 from . import lists
 
@@ -23,9 +23,9 @@ def entry_value(listed_on: lists.ListSpec, parsed) -> dict:
     return {"list": listed_on.name, "individual": parsed.is_person, **msgspec.to_builtins(parsed.entry)}
 
 
-async def poll(services: Services, watched_keys: Sequence[str]) -> Snapshot:
-    store = lists.store_for(services.home)
-    url = lists.lists_url_from(services.settings("sanctions"))
+async def poll(context: PluginContext, watched_keys: Sequence[str]) -> Snapshot:
+    store = lists.store_of(context)
+    url = lists.lists_url_from(context.settings("sanctions"))
     if url.startswith("file://"):  # a local mirror: read it as it is now
         await asyncio.to_thread(store.load_local, url)
     elif store.persisted_newer():  # another process (`tollway data refresh`) downloaded newer lists

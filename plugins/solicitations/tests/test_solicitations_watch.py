@@ -12,7 +12,7 @@ import pytest
 from eth_account import Account
 from sam_replay import API_KEY, KEY_ENV, SamReplay, notice_answer, notice_query, recorded_item
 
-from tollway import Services, ToolError
+from tollway import PluginContext, ToolError
 from tollway.testing import credits_session, http_client, proof_headers, stored_facts
 from tollway_solicitations.watch import SOLICITATIONS_WATCH, check_key
 
@@ -22,9 +22,9 @@ GONE = "0123456789abcdef0123456789abcdef"  # not listed by the replay: SAM.gov's
 NO_DATA = b'{"error":{"code":"404","message":"No Data found"}}'  # built from the documented message
 
 
-def services(replay: SamReplay, tmp_path: Path, settings: dict[str, str] | None = None) -> Services:
+def services(replay: SamReplay, tmp_path: Path, settings: dict[str, str] | None = None) -> PluginContext:
     values = {"sam_api_key": API_KEY} if settings is None else settings
-    return Services(home=tmp_path, offline=True, http=replay.client(), settings_of=lambda family: values if family == "solicitations" else {})
+    return PluginContext(home=tmp_path, offline=True, http=replay.client(), settings_of=lambda family: values if family == "solicitations" else {})
 
 
 def replay_of_three() -> SamReplay:
@@ -51,7 +51,7 @@ async def test_poll_observes_each_notice_as_the_lookup_records_it(kernel_factory
         for nid in (NAVY, AWARD):
             assert (await client.post("/v1/tools/lookup/government-solicitations", json={"notice_id": nid}, headers=auth)).status_code == 200
     replay.seen.clear()
-    snapshot = await kernel.watch_sources["government_solicitations"].poll(kernel.services, [AWARD, NAVY, GONE, NAVY])
+    snapshot = await kernel.watch_sources["government_solicitations"].poll(kernel.context, [AWARD, NAVY, GONE, NAVY])
     assert sorted(replay.queries(), key=lambda q: q["noticeid"]) == [notice_query(k) for k in sorted({NAVY, AWARD, GONE})]
     assert snapshot.complete is False
     assert set(snapshot.values) == {NAVY, AWARD}  # the notice SAM.gov did not find is simply absent

@@ -16,6 +16,7 @@ The checks live in packing_check.py, written apart from this model.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from typing import Annotated, Any, Literal
@@ -308,16 +309,21 @@ class _Plan:
         return sum(self.slots) * (len(self.kinds) + 1)
 
 
-_LAST_PLAN: list[tuple[bytes, _Plan]] = []  # validation, pricing and solving share one plan
+@dataclasses.dataclass(frozen=True)
+class _Keyed:
+    """A block with its encoding, which alone is compared and hashed."""
+
+    key: bytes
+    block: PackingBlock = dataclasses.field(compare=False, hash=False)
+
+
+@functools.lru_cache(maxsize=1)  # validation, pricing and solving share one plan
+def _plan_of(keyed: _Keyed) -> _Plan:
+    return _make_plan(keyed.block)
 
 
 def _plan(block: PackingBlock) -> _Plan:
-    key = msgspec.msgpack.encode(block)
-    if _LAST_PLAN and _LAST_PLAN[0][0] == key:
-        return _LAST_PLAN[0][1]
-    plan = _make_plan(block)
-    _LAST_PLAN[:] = [(key, plan)]
-    return plan
+    return _plan_of(_Keyed(msgspec.msgpack.encode(block), block))
 
 
 def _make_plan(block: PackingBlock) -> _Plan:

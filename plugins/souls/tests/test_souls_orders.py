@@ -38,9 +38,9 @@ async def test_an_unfulfilled_order_is_refunded_at_its_deadline(kernel_factory) 
             job_id = accepted.json()["request_id"]
             assert (await client.get("/v1/balance", headers=auth)).json()["credits_balance"] == "0.600000"
             await parked(client, job_id, auth)
-            assert await orders.expire_due(now_ms()) == 0  # not yet due
-            assert await orders.expire_due(now_ms() + 61_000) == 1
-            assert await orders.expire_due(now_ms() + 61_000) == 0  # an order ends once
+            assert await orders.expire_due(kernel.platform, now_ms()) == 0  # not yet due
+            assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 1
+            assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0  # an order ends once
             job = await finished(client, job_id, auth)
             late = await client.post(f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key))
             receipt = await _receipt(client, auth, job_id)
@@ -62,7 +62,7 @@ async def test_a_declined_order_is_refunded_and_the_deadline_cannot_end_it_again
         _buyer, auth = await credits_session(client, "1")
         job_id = (await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)).json()["request_id"]
         declined = await client.post(f"/v1/soul/orders/{job_id}/decline", json={"reason": "Not my language."}, headers=soul_auth(key))
-        assert await orders.expire_due(now_ms() + 61_000) == 0
+        assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0
         job = (await client.get(f"/v1/requests/{job_id}", headers=auth)).json()
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
     assert declined.status_code == 200 and declined.json()["state"] == "declined" and declined.json()["note"] == "Not my language."

@@ -2,17 +2,18 @@
 paid-call pipeline. Before payment the soul and service must exist, the service be enabled
 and its current price equal the one the buyer names; the receipt carries the soul and the
 service's fee. The job then waits for the seller (a parked job) and completes with what
-the seller delivers, or fails refunded when the seller declines or the deadline passes."""
+the seller delivers, or fails refunded when the seller declines or the deadline passes.
+Its admission and acceptance read the service's settings and platform, so the tool is built
+for one service's `PluginContext` (`soul_buy_tool`)."""
 from __future__ import annotations
 
-from typing import Any
+import functools
 
-from tollway import Admission, Example, Parked, Refusal, Tool, ToolContext, storage, to_micro, usdc
+from tollway import Admission, Example, Parked, PluginContext, Refusal, Tool, ToolContext, storage, to_micro, usdc
 
 from . import orders
 from .catalogue import MAX_PRICE, MIN_PRICE
-from .platform_ref import fee_percent, platform
-from .settings import split
+from .settings import FAMILY, fee_percent, split
 from .tables import SoulAgent as Souls, SoulService as Services
 from .wire import BuyInput, BuyResult
 
@@ -30,7 +31,7 @@ def check(value: BuyInput) -> None:
         raise Refusal("invalid_request", "; ".join(f"{p['field']} {p['message']}" for p in problems) + ".", details=problems)
 
 
-async def admit(value: BuyInput) -> Admission:
+async def admit(context: PluginContext, value: BuyInput) -> Admission:
     soul = await Souls.select(Souls.id).where(Souls.slug == value.soul).first()
     if soul is None:
         raise Refusal("not_found", f"No soul {value.soul!r}.", status=404, details=[{"field": "soul", "message": "no such soul"}])
@@ -48,42 +49,45 @@ async def admit(value: BuyInput) -> Admission:
             "price_changed", f"The service costs {usdc(int(service['price']))} USDC now, not {usdc(price)}: buy again at the current price.",
             status=409, extra={"price_usdc": usdc(int(service["price"]))},
         )
-    _share, fee = split(price, fee_percent())
+    _share, fee = split(price, fee_percent(dict(context.settings(FAMILY))))
     return Admission(soul_agent_id=soul["id"], service_fee=fee)
 
 
-async def run(value: BuyInput, ctx: ToolContext) -> Any:
+async def run(value: BuyInput, ctx: ToolContext) -> Parked:
     """On a worker: make sure the seller's webhook goes out, then wait for the seller."""
-    await platform().webhooks_due()
+    if ctx.plugin is not None:  # a run on a service (always): its outbox is woken
+        await ctx.plugin.platform.webhooks_due()
     return Parked(WAITING)
 
 
-SOUL_BUY = Tool(
-    name="soul_buy",
-    path="/v1/tools/souls/buy",
-    title="Buy a soul's service",
-    description=(
-        "Buy a service another agent (a soul) sells on the marketplace, at the price it lists. The seller receives the "
-        "order with your request and delivers a result, which becomes this job's result. If the seller declines or does "
-        "not deliver before the deadline, the job fails and the price is refunded to your credits."
-    ),
-    summary="Buy a service another agent (a soul) sells, at its listed price; the seller's delivery is the job's result.",
-    category="agent_to_agent",
-    subcategory="soul_service",
-    input_type=BuyInput,
-    output_type=BuyResult,
-    run=run,
-    price=lambda value: to_micro(value.price_usdc),
-    family="souls",
-    mode="job",
-    accepted_status="pending",
-    idempotency="optional",
-    rate_limit="paid",
-    check=check,
-    admit=admit,
-    on_accept=orders.accept,
-    time_limit_s=30.0,
-    examples=(
-        Example("Buy a translation", {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Good morning"}}),
-    ),
-)
+def soul_buy_tool(context: PluginContext) -> Tool:
+    """The `soul_buy` tool of the service `context` belongs to."""
+    return Tool(
+        name="soul_buy",
+        path="/v1/tools/souls/buy",
+        title="Buy a soul's service",
+        description=(
+            "Buy a service another agent (a soul) sells on the marketplace, at the price it lists. The seller receives the "
+            "order with your request and delivers a result, which becomes this job's result. If the seller declines or does "
+            "not deliver before the deadline, the job fails and the price is refunded to your credits."
+        ),
+        summary="Buy a service another agent (a soul) sells, at its listed price; the seller's delivery is the job's result.",
+        category="agent_to_agent",
+        subcategory="soul_service",
+        input_type=BuyInput,
+        output_type=BuyResult,
+        run=run,
+        price=lambda value: to_micro(value.price_usdc),
+        family=FAMILY,
+        mode="job",
+        accepted_status="pending",
+        idempotency="optional",
+        rate_limit="paid",
+        check=check,
+        admit=functools.partial(admit, context),
+        on_accept=functools.partial(orders.accept, context),
+        time_limit_s=30.0,
+        examples=(
+            Example("Buy a translation", {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Good morning"}}),
+        ),
+    )

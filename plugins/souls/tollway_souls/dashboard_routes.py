@@ -98,12 +98,12 @@ async def fulfil(call: RouteCall) -> Order:
     body: Fulfilment = call.body
     if len(storage.dumps(body.result)) > 100_000:
         raise Refusal("invalid_request", "result must be at most 100,000 bytes of JSON.", details=[{"field": "result", "message": "too large"}])
-    return await orders.fulfil(call.params["order_id"], await seller(call), body.result)
+    return await orders.fulfil(call.platform, call.params["order_id"], await seller(call), body.result)
 
 
 async def decline(call: RouteCall) -> Order:
     body: Decline = call.body
-    return await orders.decline(call.params["order_id"], await seller(call), body.reason)
+    return await orders.decline(call.platform, call.params["order_id"], await seller(call), body.reason)
 
 
 async def earnings(call: RouteCall) -> Earnings:

@@ -8,10 +8,9 @@ from typing import Any
 
 import msgspec
 
-from tollway import AcceptedJob, Refusal, iso, now_ms, storage, usdc
+from tollway import AcceptedJob, Platform, PluginContext, Refusal, iso, now_ms, storage, usdc
 
-from .platform_ref import fee_percent, platform
-from .settings import split
+from .settings import FAMILY, fee_percent, split
 from .tables import SoulAgent as Souls, SoulOrder as Orders, SoulService as Services
 from .wire import BuyInput, Order
 
@@ -19,13 +18,13 @@ ORDER_WEBHOOK_KIND = "soul_order"
 OPEN = "open"
 
 
-async def accept(job: AcceptedJob) -> None:
+async def accept(context: PluginContext, job: AcceptedJob) -> None:
     """The tool's `on_accept`: the order row and the seller's webhook, in the payment's
     transaction. It must not refuse (the payment is taken): the admitted soul and service exist."""
     value: BuyInput = job.value
     soul = await Souls.select(Souls.id, Souls.webhook_url, Souls.webhook_secret).where(Souls.slug == value.soul).first()
     service = await Services.select(Services.id).where((Services.soul_id == soul["id"]) & (Services.slug == value.service)).first()
-    share, _fee = split(job.price, fee_percent())
+    share, _fee = split(job.price, fee_percent(dict(context.settings(FAMILY))))
     now = now_ms()
     await Orders.insert(Orders(
         id=job.request_id, soul_id=soul["id"], service_id=service["id"], buyer_agent_id=job.agent_id, receipt_id=job.receipt_id,
@@ -34,7 +33,7 @@ async def accept(job: AcceptedJob) -> None:
     ))
     if soul["webhook_url"]:
         order = msgspec.to_builtins(await order_out(await get(job.request_id)))
-        await platform().enqueue_webhook(
+        await context.platform.enqueue_webhook(
             webhook_id=f"whk_{job.request_id}", kind=ORDER_WEBHOOK_KIND, subject=job.request_id, url=soul["webhook_url"],
             secret=soul["webhook_secret"], body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": order},
         )
@@ -87,10 +86,9 @@ async def _close(order_id: str, soul_id: str, state: str, *, result: Any = None,
     return await get(order_id)
 
 
-async def fulfil(order_id: str, soul: dict[str, Any], result: dict[str, Any]) -> Order:
+async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[str, Any]) -> Order:
     """The seller delivers: the order fulfilled, the seller's share credited (with its own
     receipt), the buyer's job completed with the result, all in one transaction."""
-    p = platform()
     async with storage.transaction():
         row = await _close(order_id, soul["id"], "fulfilled", result=result)
         await p.pay_share(row["receipt_id"], seller_agent_id=soul["agent_id"], share=int(row["share"]))
@@ -100,15 +98,15 @@ async def fulfil(order_id: str, soul: dict[str, Any], result: dict[str, Any]) ->
     return await order_out(await get(order_id))
 
 
-async def decline(order_id: str, soul: dict[str, Any], reason: str) -> Order:
+async def decline(platform: Platform, order_id: str, soul: dict[str, Any], reason: str) -> Order:
     """The seller refuses the order: the buyer's job fails and the price is refunded."""
     async with storage.transaction():
         await _close(order_id, soul["id"], "declined", note=reason)
-        await platform().fail_job(order_id, "invalid_input", f"The seller declined the order: {reason}")
+        await platform.fail_job(order_id, "invalid_input", f"The seller declined the order: {reason}")
     return await order_out(await get(order_id))
 
 
-async def expire_due(now: int | None = None) -> int:
+async def expire_due(platform: Platform, now: int | None = None) -> int:
     """Refund every open order past its deadline (the periodic task); how many ended."""
     now = now or now_ms()
     ended = 0
@@ -119,6 +117,6 @@ async def expire_due(now: int | None = None) -> int:
                 (Orders.id == row["id"]) & (Orders.state == OPEN)
             ).returning(Orders.id)
             if closed:
-                await platform().fail_job(row["id"], "provider_unavailable", "The seller did not fulfil the order before its deadline; the price is refunded.")
+                await platform.fail_job(row["id"], "provider_unavailable", "The seller did not fulfil the order before its deadline; the price is refunded.")
                 ended += 1
     return ended

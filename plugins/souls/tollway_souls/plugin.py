@@ -5,16 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from tollway import AppConfig, PeriodicTask, Route, Services, Setting, Tool, hookimpl
+from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, StateKey, Tool, hookimpl
 
 from . import orders
-from .buy_tool import SOUL_BUY
+from .buy_tool import soul_buy_tool
 from .dashboard_routes import ROUTES as DASHBOARD_ROUTES
 from .keys import ROUTES as KEY_ROUTES
 from .market_routes import ROUTES as MARKET_ROUTES
-from .platform_ref import set_platform
 from .settings import EXPIRY_INTERVAL_S, FAMILY, SETTINGS
 from .tables import TABLES
 
@@ -22,8 +20,8 @@ APP = AppConfig(app_name="souls", migrations_folder_path=str(Path(__file__).pare
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(SOUL_BUY)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    register(soul_buy_tool(context))
 
 
 @hookimpl
@@ -43,24 +41,20 @@ def register_migrations(register: Callable[[AppConfig], None]) -> None:
     register(APP)
 
 
-_last_sweep: dict[int, float] = {}
+LAST_SWEEP: StateKey[float] = StateKey(FAMILY, "last_expiry_sweep")  # time.monotonic() of the service's last sweep
 
 
-async def _expire(services: Any) -> None:
+async def _expire(context: PluginContext) -> None:
     """Refund orders past their deadline, at most once per TOLLWAY_SOULS_EXPIRY_INTERVAL_S."""
-    raw = dict(services.settings_of(FAMILY)).get(EXPIRY_INTERVAL_S.name) or EXPIRY_INTERVAL_S.default or "60"
+    raw = context.settings(FAMILY).get(EXPIRY_INTERVAL_S.name) or EXPIRY_INTERVAL_S.default or "60"
     now = time.monotonic()
-    if now - _last_sweep.get(services.instance, float("-inf")) < float(raw):
+    last = context.state.get(LAST_SWEEP)
+    if last is not None and now - last < float(raw):
         return
-    _last_sweep[services.instance] = now
-    await orders.expire_due()
+    context.state.set(LAST_SWEEP, now)
+    await orders.expire_due(context.platform)
 
 
 @hookimpl
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     register(PeriodicTask(name="soul_orders_expiry", interval_s=5.0, run=_expire))
-
-
-@hookimpl
-def startup(services: Services) -> None:
-    set_platform(services.platform)

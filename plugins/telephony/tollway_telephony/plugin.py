@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, Provider, Route, Services, Setting, Tool, hookimpl
+from tollway import AppConfig, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
 from .inbox import INBOX_ROUTES
 from .settings import DEFAULT_PUBLIC_URL, SMS_PUBLIC_URL, VOICE_PUBLIC_URL
@@ -52,9 +52,9 @@ def register_migrations(register: Callable[[AppConfig], None]) -> None:
 
 
 @hookimpl
-def startup(services: Services) -> None:
-    sms = (services.settings("sms").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
-    voice = (services.settings("voice").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
+async def startup(context: PluginContext) -> None:
+    sms = (context.settings("sms").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
+    voice = (context.settings("voice").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
     if sms != voice:
         log.warning("telephony: TOLLWAY_SMS_PUBLIC_URL and TOLLWAY_VOICE_PUBLIC_URL differ (%s, %s): Twilio's callbacks of "
                     "messages and of calls go to different hosts", sms, voice)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import ipaddress
 import secrets
 import socket
@@ -74,16 +75,17 @@ def is_public(address: str) -> bool:
     return True
 
 
-_FQDN: list[str] = []
+@functools.lru_cache(maxsize=1)
+def _fqdn() -> str:
+    """This host's FQDN, looked up once per process."""
+    return socket.getfqdn()
 
 
 async def ehlo_name(cfg: Config) -> str:
     """The name the probe greets with: the probe sender's domain, else this host's FQDN."""
     if cfg.probe_from:
         return cfg.probe_from.rpartition("@")[2]
-    if not _FQDN:
-        _FQDN.append(await asyncio.to_thread(socket.getfqdn))
-    return _FQDN[0]
+    return await asyncio.to_thread(_fqdn)
 
 
 def _text(message: str | None) -> str | None:

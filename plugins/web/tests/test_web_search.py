@@ -339,10 +339,10 @@ async def test_an_unreachable_provider_is_provider_unavailable(kernel_factory) -
 
 async def test_searxng_health_check(kernel_factory, stand_in, script) -> None:
     kernel = await kernel_factory(installed={"tollway_web"}, env=searxng_env(stand_in[0]))
-    assert await kernel.providers.check("search", kernel.services) is None
+    assert await kernel.providers.check("search", kernel.context) is None
     assert [s["path"] for s in script.seen] == ["/healthz"]
     down = await kernel_factory(installed={"tollway_web"}, env=searxng_env("http://127.0.0.1:9"))
-    assert await down.providers.check("search", down.services)
+    assert await down.providers.check("search", down.context)
 
 
 async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_only(kernel_factory, stand_in, script) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from tollway import Provider, Services, Setting, Upstream, to_micro
+from tollway import PluginContext, Provider, Setting, Upstream, to_micro
 
 KIND = "search"
 
@@ -79,11 +79,11 @@ def _searxng(settings: Mapping[str, str], http: httpx.AsyncClient) -> SearxngCli
     return SearxngClient(settings["searxng_url"], http)
 
 
-async def _searxng_health(services: Services) -> str | None:
+async def _searxng_health(context: PluginContext) -> str | None:
     """SearXNG answers `GET /healthz` with 200 when it is up."""
-    base = (services.settings(KIND).get("searxng_url") or "").rstrip("/")
+    base = (context.settings(KIND).get("searxng_url") or "").rstrip("/")
     try:
-        reply = await _SEARXNG.send(services.http, "/healthz", base_url=base)
+        reply = await _SEARXNG.send(context.http, "/healthz", base_url=base)
     except Exception as exc:
         return str(exc)
     return None if reply.ok else f"SearXNG answered HTTP {reply.status}"
