@@ -149,7 +149,7 @@ def sdk_app() -> Any:
     from x402.http.types import PaymentOption, RouteConfig
     from x402.mechanisms.evm.exact import ExactEvmFacilitatorScheme, ExactEvmServerScheme
 
-    from core.payments.networks import get_network
+    from tollway._core.payments.networks import get_network
 
     network = get_network("local")
     chain = MemoryChain(network.asset, network.chain_id, {os.environ[SDK_PAYER_ENV]: 10**15})
@@ -176,8 +176,8 @@ def sdk_app() -> Any:
 
 def sdk_payments(payer: Any, required: dict[str, Any], resource: dict[str, Any] | None, count: int) -> list[str]:
     """`count` PAYMENT-SIGNATURE headers for the SDK server's 402 `required`, signed ahead."""
-    from core.payments.eip3009 import make_payment_header, sign_authorization
-    from core.payments.networks import get_network
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.networks import get_network
 
     network = get_network("local")
     now = int(time.time())
@@ -205,8 +205,8 @@ def crypto_floor(iterations: int = 3000) -> float:
     from eth_utils import keccak
     from nacl.signing import SigningKey
 
-    from core.payments.eip3009 import authorization_digest, sign_authorization
-    from core.payments.networks import get_network
+    from tollway._core.payments.eip3009 import authorization_digest, sign_authorization
+    from tollway._core.payments.networks import get_network
 
     network = get_network("local")
     payer = Account.from_key(b"\x01" * 32)

@@ -57,7 +57,7 @@ async def timed(fn, n: int) -> list[float]:
 
 
 async def point_reads(n: int = 400) -> list[float]:
-    from core import sql
+    from tollway._core.storage import sql
 
     ids = [r["id"] for r in await sql.fetch("SELECT id FROM tw_agents LIMIT 50")]
 
@@ -114,7 +114,7 @@ async def changes_reads(kernel, facts: int, n: int = 500) -> list[float]:
     """The Changes tool's run (its read path) in-process, for random entities and windows."""
     import msgspec
 
-    from core.tool import ToolContext
+    from tollway._core.plugin_api.tool import ToolContext
 
     tool = kernel.tools["changes"]
     ctx = ToolContext(request_id="req_bench", agent_id=None, http=kernel.http, settings={})
@@ -138,7 +138,7 @@ MAKES = [f"MAKE{i:02d}" for i in range(20)]
 
 async def fill_numbers(db_kind: str, engine, peers: int) -> None:
     """`peers` current vehicle_complaints totals, 20 makes by 30 model years."""
-    from core.history.declare import peer_group
+    from tollway._core.history.declare import peer_group
 
     group = peer_group("vehicle_complaints", "total", "NHTSA")
     rows = []
@@ -162,7 +162,7 @@ async def benchmark_reads(kernel, n: int, peers: dict) -> list[float]:
     """The Benchmark tool's run (its read path) in-process over one peer set."""
     import msgspec
 
-    from core.tool import ToolContext
+    from tollway._core.plugin_api.tool import ToolContext
 
     tool = kernel.tools["benchmark"]
     ctx = ToolContext(request_id="req_bench", agent_id=None, http=kernel.http, settings={})
@@ -178,8 +178,8 @@ async def benchmark_reads(kernel, n: int, peers: dict) -> list[float]:
 # -- watch deliveries ---------------------------------------------------------------------
 async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_per_watch: int) -> int:
     """Watches with pending changes, written straight into the tables (what polls leave)."""
-    from core import sql
-    from core.ids import new_id, new_uuid, now_ms
+    from tollway._core.storage import sql
+    from tollway._core.basics.ids import new_id, new_uuid, now_ms
 
     total = 0
     now = now_ms()
@@ -203,10 +203,10 @@ async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_pe
 
 
 async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -> dict[str, object]:
-    from core import sql
-    from core.ledger_check import check_ledger
-    from runtime.service import build_kernel
-    from runtime.settings import load_settings
+    from tollway._core.storage import sql
+    from tollway._core.credits.ledger_check import check_ledger
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     kernel = build_kernel(load_settings(env), load_installed=False)
     await kernel.start()
@@ -243,8 +243,9 @@ async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -
 
 async def _agent(kernel) -> str:
     """An agent with plenty of credits, made the way the operator routes make one."""
-    from core import ledger, sql
-    from core.ids import new_uuid, now_ms
+    from tollway._core.credits import ledger
+    from tollway._core.storage import sql
+    from tollway._core.basics.ids import new_uuid, now_ms
 
     agent_id = new_uuid()
     await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, NULL, 0, {})", agent_id, now_ms())
@@ -255,8 +256,8 @@ async def _agent(kernel) -> str:
 
 async def reads(env: dict[str, str], db_kind: str, args: argparse.Namespace) -> dict[str, object]:
     """Changes and Benchmark read figures, each beside its goal and the point-read anchor."""
-    from runtime.service import build_kernel
-    from runtime.settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     kernel = build_kernel(load_settings(env), load_installed=True)
     await kernel.start()

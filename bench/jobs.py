@@ -66,7 +66,7 @@ async def start_workers(env: dict[str, str], count: int) -> list[asyncio.subproc
 
 
 async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
-    from core import sql
+    from tollway._core.storage import sql
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -78,11 +78,11 @@ async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
 
 
 async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
-    from core import sql
-    from core.request import CallRequest
-    from runtime.service import http_app
-    from runtime.service import build_kernel
-    from runtime.settings import load_settings
+    from tollway._core.storage import sql
+    from tollway._core.basics.request import CallRequest
+    from tollway._runtime.service import http_app
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
     from tests.support.jobs_plugin import JobsPlugin
 
     url = await create_database(admin, "tollway_bench_jobs")

@@ -85,7 +85,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from core.money import usdc  # noqa: E402
+from tollway._core.basics.money import usdc  # noqa: E402
 
 import anchors  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
@@ -118,8 +118,8 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     calls, and `payments` pre-signed x402 payments, payment i from wallet i % agents."""
     from eth_account import Account
 
-    from core.payments.eip3009 import make_payment_header, sign_authorization
-    from core.payments.networks import get_network
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.networks import get_network
 
     op = {"Authorization": f"Bearer {OPERATOR}"}
     tokens = []
@@ -186,8 +186,8 @@ async def measure(
 
 
 async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, agents: int) -> dict[str, float]:
-    from runtime.service import http_app
-    from runtime.settings import load_settings
+    from tollway._runtime.service import http_app
+    from tollway._runtime.settings import load_settings
 
     kernel = bench_kernel(load_settings(bench_env(home, url)))
     await kernel.start()

@@ -27,9 +27,9 @@ def replay_transport() -> httpx.MockTransport:
 def bench_kernel(settings: Any = None) -> Any:
     """A kernel over `settings` (default: the environment's) with only the vehicles plugin
     and NHTSA replayed."""
-    from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel
-    from runtime.settings import load_settings
+    from tollway._runtime.plugins import load_entry_point_plugins
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     kernel = build_kernel(settings or load_settings(), load_installed=False, http_transport=replay_transport())
     load_entry_point_plugins(kernel, strict=True, only={"tollway_vehicles"})
@@ -42,13 +42,13 @@ def app() -> Any:
     come from TOLLWAY_SERVE_JOB_WORKERS as there (the bench sets 0)."""
     import os
 
-    from runtime.service import serve_app
+    from tollway._runtime.service import serve_app
 
     if os.environ.get(NO_HISTORY_ENV):  # the anchor of history's share: calls record no facts
-        import core.pipeline
+        import tollway._core.calls.pipeline
 
         async def record_nothing(*args: Any) -> None:
             return None
 
-        core.pipeline.record_lookup = record_nothing
+        tollway._core.calls.pipeline.record_lookup = record_nothing
     return serve_app(bench_kernel())

@@ -35,8 +35,8 @@ TOPICS = ("urban heat island", "honeybee colony collapse", "lithium-ion battery 
 async def run(runs: int, llm: bool) -> list[dict[str, object]]:
     import msgspec
 
-    from runtime.service import build_kernel
-    from runtime.settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     site_gen = serve_site()
     site = next(site_gen)

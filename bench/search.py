@@ -83,9 +83,9 @@ async def provider_latency(base: str, n: int) -> list[float]:
 
 
 async def search_latency(base: str, home: Path, n: int) -> list[float]:
-    from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel, http_app
-    from runtime.settings import load_settings
+    from tollway._runtime.plugins import load_entry_point_plugins
+    from tollway._runtime.service import build_kernel, http_app
+    from tollway._runtime.settings import load_settings
 
     env = {
         "TOLLWAY_HOME": str(home),

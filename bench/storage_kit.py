@@ -23,8 +23,8 @@ from common import create_database, drop_database, percentile  # noqa: E402
 
 
 async def measure(url: str, n: int) -> dict[str, float]:
-    from runtime.database import Database
-    from runtime.database.migrations import Migrator, all_apps
+    from tollway._runtime.database import Database
+    from tollway._runtime.database.migrations import Migrator, all_apps
     from tollway import storage
     from tollway_goals.plugin import APP
     from tollway_goals.tables import Goal

@@ -60,7 +60,7 @@ class StatementLog:
 
 
 async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, network: Any) -> list[str]:
-    from core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
 
     quote = await client.post(PATH, json=LOOKUP)
     assert quote.status_code == 402, quote.text
@@ -80,10 +80,10 @@ async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, 
 async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str, Any]:
     from eth_account import Account
 
-    from core.payments.networks import get_network
-    from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel, http_app
-    from runtime.settings import load_settings
+    from tollway._core.payments.networks import get_network
+    from tollway._runtime.plugins import load_entry_point_plugins
+    from tollway._runtime.service import build_kernel, http_app
+    from tollway._runtime.settings import load_settings
 
     kernel = build_kernel(load_settings(bench_env(home, url)), load_installed=False, http_transport=replay_transport())
     load_entry_point_plugins(kernel, strict=True, only={"tollway_vehicles"})

@@ -3,13 +3,13 @@
 plugin uses."""
 from __future__ import annotations
 
-from .hookspecs import hookimpl
+from tollway._core.plugin_api.hookspecs import hookimpl
 
 
 @hookimpl(trylast=True)
 def register_settlement_backends(register):
-    from .payments.facilitator import FacilitatorSettlement
-    from .payments.settlement import LocalSettlement
+    from tollway._core.payments.facilitator import FacilitatorSettlement
+    from tollway._core.payments.settlement import LocalSettlement
 
     register("local", LocalSettlement)
     register("facilitator", FacilitatorSettlement)
@@ -17,8 +17,10 @@ def register_settlement_backends(register):
 
 @hookimpl(trylast=True)
 def register_routes(register):
-    from . import account_routes, read_routes, value_tags
-    from .watches import routes as watch_routes
+    from tollway._core.credits import account_routes
+    from tollway._core.jobs import read_routes
+    from tollway._core.receipts import value_tags
+    from tollway._core.watches import routes as watch_routes
 
     for module in (read_routes, account_routes, watch_routes, value_tags):
         for route in module.ROUTES:

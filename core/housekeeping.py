@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import jobs
-from .periodic import PeriodicTask
+from tollway._core.jobs import jobs
+from tollway._core.plugin_api.periodic import PeriodicTask
 
 
 def housekeeping_tasks(

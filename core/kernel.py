@@ -18,51 +18,52 @@ from typing import Any
 import httpx
 import pluggy
 
-from . import builtin, hookspecs
-from .accounts import Accounts
-from .agent_reads import AgentReads
-from .agents import AgentDirectory
-from .auth import Authenticator
-from .config import KernelConfig
-from .content_safety import Rules
-from .context import PluginContext
-from .datasources import DataSource
-from .delegated import DelegatedCalls
-from .events import EventBus, LocalEventBus
-from .history.tools import kernel_tools
-from .housekeeping import housekeeping_tasks
-from .payments.gateway import X402Gateway
-from .payments.networks import Network, get_network
-from .payments.settlement import BackendServices, SettlementBackend
-from .periodic import PeriodicTask
-from .pipeline import PaidCalls
-from .parked import ParkedJobs
-from .payouts import Payouts
-from .platform import KernelPlatform
-from .sales import Sales
-from .providers import Providers
-from .receipt_signing import ReceiptSigner
-from .idempotency import IdempotencyStore
-from .inbound import Inbound
-from .job_runner import JobRunner
-from .rate_identity import RateGate
-from .ratelimits import DEFAULT_LIMITS, RateLimiter
-from .receipts import ReceiptBook
-from .reconciler import Reconciler
-from .refunds import Refunds
-from .routes import Route, RouteRunner
-from .registry import Registry, StartupError, start_plugins, stop_plugins
-from .settings_spec import Setting
-from .tool import Tool, ToolContexts
-from .tool_runner import ToolRunner
-from .top_ups import TopUps
-from .upstream_cache import UpstreamCache
-from .watches.delivery import WatchDeliveries
-from .watches.polling import WatchPolling, watch_poll_tasks
-from .watches import resume as watch_resume
-from .watches.resource import Watches
-from .watches.sources import WatchSource
-from .webhooks.outbox import WebhookSender
+from tollway._core import builtin
+from tollway._core.plugin_api import hookspecs
+from tollway._core.credits.accounts import Accounts
+from tollway._core.jobs.agent_reads import AgentReads
+from tollway._core.auth.agents import AgentDirectory
+from tollway._core.auth.auth import Authenticator
+from tollway._core.config import KernelConfig
+from tollway._core.messages.content_safety import Rules
+from tollway._core.plugin_api.context import PluginContext
+from tollway._core.plugin_api.datasources import DataSource
+from tollway._core.calls.delegated import DelegatedCalls
+from tollway._core.basics.events import EventBus, LocalEventBus
+from tollway._core.history.tools import kernel_tools
+from tollway._core.housekeeping import housekeeping_tasks
+from tollway._core.payments.gateway import X402Gateway
+from tollway._core.payments.networks import Network, get_network
+from tollway._core.payments.settlement import BackendServices, SettlementBackend
+from tollway._core.plugin_api.periodic import PeriodicTask
+from tollway._core.calls.pipeline import PaidCalls
+from tollway._core.jobs.parked import ParkedJobs
+from tollway._core.credits.payouts import Payouts
+from tollway._core.platform import KernelPlatform
+from tollway._core.credits.sales import Sales
+from tollway._core.plugin_api.providers import Providers
+from tollway._core.receipts.receipt_signing import ReceiptSigner
+from tollway._core.calls.idempotency import IdempotencyStore
+from tollway._core.messages.inbound import Inbound
+from tollway._core.jobs.job_runner import JobRunner
+from tollway._core.calls.rate_identity import RateGate
+from tollway._core.calls.ratelimits import DEFAULT_LIMITS, RateLimiter
+from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.credits.reconciler import Reconciler
+from tollway._core.credits.refunds import Refunds
+from tollway._core.plugin_api.routes import Route, RouteRunner
+from tollway._core.registry import Registry, StartupError, start_plugins, stop_plugins
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Tool, ToolContexts
+from tollway._core.calls.tool_runner import ToolRunner
+from tollway._core.credits.top_ups import TopUps
+from tollway._core.plugin_api.upstream_cache import UpstreamCache
+from tollway._core.watches.delivery import WatchDeliveries
+from tollway._core.watches.polling import WatchPolling, watch_poll_tasks
+from tollway._core.watches import resume as watch_resume
+from tollway._core.watches.resource import Watches
+from tollway._core.watches.sources import WatchSource
+from tollway._core.webhooks.outbox import WebhookSender
 
 log = logging.getLogger("tollway.kernel")
 

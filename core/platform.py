@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
-from . import notifications
-from .context import JSONObject, JSONValue
-from .events import EventBus
-from .webhooks import outbox
-from .webhooks.signing import new_secret, sign, verify
-from .webhooks.targets import target_problem
+from tollway._core.jobs import notifications
+from tollway._core.plugin_api.context import JSONObject, JSONValue
+from tollway._core.basics.events import EventBus
+from tollway._core.webhooks import outbox
+from tollway._core.webhooks.signing import new_secret, sign, verify
+from tollway._core.webhooks.targets import target_problem
 
 if TYPE_CHECKING:
-    from .delegated import DelegatedCalls
-    from .inbound import Inbound, InboundMessage
-    from .parked import ParkedJobs
-    from .payouts import Payouts
-    from .providers import Providers
-    from .receipts import ReceiptBook
-    from .refunds import Refunds
-    from .sales import Sales
+    from tollway._core.calls.delegated import DelegatedCalls
+    from tollway._core.messages.inbound import Inbound, InboundMessage
+    from tollway._core.jobs.parked import ParkedJobs
+    from tollway._core.credits.payouts import Payouts
+    from tollway._core.plugin_api.providers import Providers
+    from tollway._core.receipts.receipts import ReceiptBook
+    from tollway._core.credits.refunds import Refunds
+    from tollway._core.credits.sales import Sales
 
 
 class Transactions(Protocol):

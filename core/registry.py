@@ -10,14 +10,14 @@ from typing import Any
 
 import pluggy
 
-from .context import PluginContext
-from .datasources import DataSource
-from .periodic import PeriodicTask
-from .providers import Provider, choice_setting
-from .routes import Route
-from .settings_spec import Setting
-from .tool import Tool
-from .watches.sources import WatchSource
+from tollway._core.plugin_api.context import PluginContext
+from tollway._core.plugin_api.datasources import DataSource
+from tollway._core.plugin_api.periodic import PeriodicTask
+from tollway._core.plugin_api.providers import Provider, choice_setting
+from tollway._core.plugin_api.routes import Route
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Tool
+from tollway._core.watches.sources import WatchSource
 
 
 log = logging.getLogger("tollway.kernel")

@@ -15,15 +15,15 @@ from litestar.openapi import OpenAPIConfig
 from litestar.response.base import ASGIResponse
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
-from core.errors import ServiceError
-from core.kernel import Kernel
-from core.tool import Tool
+from tollway._core.basics.errors import ServiceError
+from tollway._core.kernel import Kernel
+from tollway._core.plugin_api.tool import Tool
 
-from .hosts import bound_hosts, host_gate
-from .openapi import WireSchemas, include_components, tool_operation_class
-from .plugin_routes import route_handlers
-from .push import PushHub, make_subscribe_handler
-from .translate import answer_asgi, http_exception_handler, service_error_handler, to_call_request, unexpected_error_handler
+from tollway._http_server.hosts import bound_hosts, host_gate
+from tollway._http_server.openapi import WireSchemas, include_components, tool_operation_class
+from tollway._http_server.plugin_routes import route_handlers
+from tollway._http_server.push import PushHub, make_subscribe_handler
+from tollway._http_server.translate import answer_asgi, http_exception_handler, service_error_handler, to_call_request, unexpected_error_handler
 
 
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from litestar.exceptions import NotFoundException
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from core.settings_spec import setting_value
+from tollway._core.plugin_api.settings_spec import setting_value
 
 OPT = "tollway_host"  # a handler's `opt` key: the host name its route is bound to
 

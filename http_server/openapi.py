@@ -10,8 +10,8 @@ from typing import Any
 import msgspec
 from litestar.openapi.spec import Operation
 
-from core import wire
-from core.tool import Tool
+from tollway._core import wire
+from tollway._core.plugin_api.tool import Tool
 
 REF = "#/components/schemas/{name}"
 JSON = "application/json"

@@ -10,11 +10,11 @@ from litestar import Request, Response, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Operation
 
-from core import wire
-from core.routes import Alias, Page, Route
+from tollway._core import wire
+from tollway._core.plugin_api.routes import Alias, Page, Route
 
-from .hosts import OPT
-from .openapi import (
+from tollway._http_server.hosts import OPT
+from tollway._http_server.openapi import (
     AGENT_SECURITY,
     OPERATOR_SECURITY,
     PAYMENT_RESPONSE_HEADER,
@@ -28,7 +28,7 @@ from .openapi import (
     query,
     quote_parameter,
 )
-from .translate import answer_response, to_call_request
+from tollway._http_server.translate import answer_response, to_call_request
 
 WRITE_SECURITY: list[dict[str, list[str]]] = [{"agentId": [], "agentProof": []}, {"accessToken": []}]
 _SECURITY = {

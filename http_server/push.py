@@ -16,12 +16,12 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from core.errors import ServiceError
-from core.json_depth import json_too_deep, too_deep_error
-from core.events import JOB_UPDATES
-from core.jobs import TERMINAL
-from core.request import CallRequest
-from core.wire import JobStatus
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.json_depth import json_too_deep, too_deep_error
+from tollway._core.basics.events import JOB_UPDATES
+from tollway._core.jobs.jobs import TERMINAL
+from tollway._core.basics.request import CallRequest
+from tollway._core.wire import JobStatus
 
 # Unfinished jobs one connection watches at once; a finished job leaves the count
 # with its terminal message, so a client may wait on any number of jobs in turn.

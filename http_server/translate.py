@@ -12,10 +12,10 @@ from litestar.exceptions import HTTPException, NotFoundException
 from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
-from core.errors import ServiceError
-from core.json_depth import check_json_depth
-from core.payments import x402
-from core.request import Answer, CallRequest
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.json_depth import check_json_depth
+from tollway._core.payments import x402
+from tollway._core.basics.request import Answer, CallRequest
 
 JSON = "application/json"
 

@@ -1,5 +1,5 @@
 """The MCP front: every kernel tool as a Model Context Protocol tool (docs/mcp.md)."""
-from .server import (
+from tollway._mcp_server.server import (
     BearerIdentity,
     Identity,
     McpSettings,

@@ -10,8 +10,8 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from core.errors import ServiceError
-from core.json_depth import MAX_JSON_DEPTH, json_too_deep, too_deep_error
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.json_depth import MAX_JSON_DEPTH, json_too_deep, too_deep_error
 
 # A tool's arguments object sits two levels down (in the message, in params): the
 # message may nest that much more, and the kernel then holds the arguments

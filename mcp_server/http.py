@@ -9,8 +9,8 @@ from typing import Any
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from .guard import guard_asgi
-from .server import McpSettings, build_server
+from tollway._mcp_server.guard import guard_asgi
+from tollway._mcp_server.server import McpSettings, build_server
 
 MCP_PATH = "/mcp"
 

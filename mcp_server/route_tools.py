@@ -9,12 +9,12 @@ from typing import Any
 import mcp_types as types
 import msgspec
 
-from core.errors import invalid_request
-from core.query_params import QueryDoc
-from core.request import Answer, CallRequest
-from core.routes import Route
+from tollway._core.basics.errors import invalid_request
+from tollway._core.plugin_api.query_params import QueryDoc
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.plugin_api.routes import Route
 
-from .shaping import _root_object, compact, dumps
+from tollway._mcp_server.shaping import _root_object, compact, dumps
 
 
 def route_input_schema(r: Route) -> dict[str, Any]:

@@ -22,15 +22,15 @@ import msgspec
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
-from core import jobs
-from core.errors import ServiceError, invalid_request
-from core.events import JOB_UPDATES
-from core.ids import new_id
-from core.money import AmountError, to_micro, usdc
-from core.ratelimits import DEFAULT_LIMITS
-from core.request import Answer, CallRequest, Credential, HeldWallet, TokenCredential
+from tollway._core.jobs import jobs
+from tollway._core.basics.errors import ServiceError, invalid_request
+from tollway._core.basics.events import JOB_UPDATES
+from tollway._core.basics.ids import new_id
+from tollway._core.basics.money import AmountError, to_micro, usdc
+from tollway._core.calls.ratelimits import DEFAULT_LIMITS
+from tollway._core.basics.request import Answer, CallRequest, Credential, HeldWallet, TokenCredential
 
-from .shaping import (
+from tollway._mcp_server.shaping import (
     BadPayment,
     cap_output,
     dumps,
@@ -38,8 +38,8 @@ from .shaping import (
     output_schema,
     payment_value,
 )
-from .route_tools import route_description, route_input_schema, route_output_schema, route_request, route_tool, route_value
-from .wording import job_message, reword
+from tollway._mcp_server.route_tools import route_description, route_input_schema, route_output_schema, route_request, route_tool, route_value
+from tollway._mcp_server.wording import job_message, reword
 
 log = logging.getLogger("tollway.mcp")
 
@@ -98,7 +98,7 @@ class WalletIdentity(Identity):
 
     def sign_payment(self, network: Any, requirements: dict[str, Any]) -> dict[str, Any] | None:
         """An EIP-3009 authorization for exactly `requirements` (x402 `exact`), as the payment object."""
-        from core.payments.eip3009 import make_payment, sign_authorization
+        from tollway._core.payments.eip3009 import make_payment, sign_authorization
 
         now = int(time.time())
         valid_for = min(int(requirements.get("maxTimeoutSeconds") or 300), 3600)

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from core.wire import CallMeta, JobAccepted, JobStatus
+from tollway._core.wire import CallMeta, JobAccepted, JobStatus
 
 _ENC = msgspec.json.Encoder()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .server import Identity, build_server
+from tollway._mcp_server.server import Identity, build_server
 
 AGENT_KEY_ENV = "TOLLWAY_AGENT_KEY"
 
@@ -15,7 +15,7 @@ async def serve_stdio(kernel: Any, *, identity: Identity | None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from .guard import GuardedLines
+    from tollway._mcp_server.guard import GuardedLines
 
     mcp = build_server(kernel, identity=identity)
     # stdin is read here, line by line, so a message nested too deeply is

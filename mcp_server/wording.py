@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.errors import ServiceError
+from tollway._core.basics.errors import ServiceError
 
 IDENTITY_NEEDED = (
     "This tool needs to know who you are. With `tollway mcp`, set TOLLWAY_AGENT_KEY to an access token "

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import msgspec
 
-from core.money import AmountError, to_micro, usdc
+from tollway._core.basics.money import AmountError, to_micro, usdc
 
 
 def _serve(args: argparse.Namespace) -> int:
     if args.reload:
-        from .reload import serve_with_reload
+        from tollway._runtime.reload import serve_with_reload
 
         port = [] if args.port is None else ["--port", str(args.port)]
         processes = [] if args.processes == 1 else ["--processes", str(args.processes)]
@@ -33,8 +33,8 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ["TOLLWAY_EMAIL_INBOUND_PORT"] = str(args.smtp_port)  # the email plugin's inbound listener
     import uvicorn
 
-    from .service import build_kernel, http_app
-    from .settings import DEFAULT_PORT, load_settings
+    from tollway._runtime.service import build_kernel, http_app
+    from tollway._runtime.settings import DEFAULT_PORT, load_settings
 
     settings = load_settings()
     port = args.port
@@ -63,11 +63,11 @@ def _serve(args: argparse.Namespace) -> int:
     # (operator token, receipt key) were written once above.
     import os
 
-    from .processes import serve_processes
-    from .service import SERVE_JOB_WORKERS_ENV
+    from tollway._runtime.processes import serve_processes
+    from tollway._runtime.service import SERVE_JOB_WORKERS_ENV
 
     os.environ[SERVE_JOB_WORKERS_ENV] = str(args.workers)
-    serve_processes("runtime.service:serve_app", host=args.host, port=port, processes=args.processes)
+    serve_processes("tollway._runtime.service:serve_app", host=args.host, port=port, processes=args.processes)
     return 0
 
 
@@ -76,11 +76,11 @@ def _mcp(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from mcp_server.server import McpSettings, identity_from_key
-    from mcp_server.stdio import AGENT_KEY_ENV
+    from tollway._mcp_server.server import McpSettings, identity_from_key
+    from tollway._mcp_server.stdio import AGENT_KEY_ENV
 
-    from .service import build_kernel, run_mcp_stdio
-    from .settings import load_settings, read_env
+    from tollway._runtime.service import build_kernel, run_mcp_stdio
+    from tollway._runtime.settings import load_settings, read_env
 
     try:  # refuse a malformed TOLLWAY_MCP_* setting before touching stdio
         McpSettings.from_env(read_env())
@@ -103,8 +103,8 @@ def _mcp(args: argparse.Namespace) -> int:
 def _worker(args: argparse.Namespace) -> int:
     import signal
 
-    from .service import build_kernel, run_worker
-    from .settings import load_settings
+    from tollway._runtime.service import build_kernel, run_worker
+    from tollway._runtime.settings import load_settings
 
     settings = load_settings()
     kernel = build_kernel(settings, worker_only=True)
@@ -135,8 +135,8 @@ def _data_refresh(args: argparse.Namespace) -> int:
     """
     import dataclasses
 
-    from .service import build_kernel
-    from .settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     try:
         kernel = build_kernel(dataclasses.replace(load_settings(), offline=True))
@@ -188,8 +188,8 @@ def _data_refresh(args: argparse.Namespace) -> int:
 
 
 def _plugins(args: argparse.Namespace) -> int:
-    from .service import build_kernel
-    from .settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     kernel = build_kernel(load_settings())
     kernel.collect()
@@ -227,7 +227,7 @@ async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
     """Each kind's health check (None when it passes), with a client of its own."""
     import httpx
 
-    from core.context import PluginContext
+    from tollway._core.plugin_api.context import PluginContext
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(15.0), follow_redirects=True) as http:
         context = PluginContext(home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings)
@@ -235,7 +235,7 @@ async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
 
 
 def _receipts_verify(args: argparse.Namespace) -> int:
-    from core.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
+    from tollway._core.receipts.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
 
     receipt = json.loads(Path(args.file).read_text())
     if isinstance(receipt, dict) and "data" in receipt and "receipt_id" not in receipt:
@@ -246,7 +246,7 @@ def _receipts_verify(args: argparse.Namespace) -> int:
         for k in doc.get("keys", []):
             keys[k["key_id"]] = b64url_decode(k["public_key"])
     else:
-        from .settings import load_settings
+        from tollway._runtime.settings import load_settings
 
         signer = ReceiptSigner(load_settings().receipt_seed)
         keys[signer.key_id] = signer.public_key
@@ -265,7 +265,7 @@ def _dev_fund(args: argparse.Namespace) -> int:
     command happens to run in)."""
     import httpx
 
-    from .settings import find_operator_token, read_env, service_url
+    from tollway._runtime.settings import find_operator_token, read_env, service_url
 
     try:
         to_micro(args.amount)
@@ -308,10 +308,10 @@ def _dev_fund(args: argparse.Namespace) -> int:
 
 def _reconcile(args: argparse.Namespace) -> int:
     """Resolve intermediate money states now; print what was done, pending and wrong."""
-    from core.ledger_check import check_ledger
+    from tollway._core.credits.ledger_check import check_ledger
 
-    from .service import build_kernel
-    from .settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     import dataclasses
 
@@ -342,8 +342,8 @@ def _db_migrate(args: argparse.Namespace) -> int:
     that migrates once before the new release's processes start."""
     import dataclasses
 
-    from .service import build_kernel
-    from .settings import load_settings
+    from tollway._runtime.service import build_kernel
+    from tollway._runtime.settings import load_settings
 
     settings = dataclasses.replace(load_settings(), offline=True)
     kernel = build_kernel(settings)
@@ -370,7 +370,7 @@ def _db_migrate(args: argparse.Namespace) -> int:
 
 
 def _new_plugin(args: argparse.Namespace) -> int:
-    from .template import TemplateError, install_command, render_plugin
+    from tollway._runtime.template import TemplateError, install_command, render_plugin
 
     try:
         target = render_plugin(args.name, Path(args.dir) if args.dir else None)

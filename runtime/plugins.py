@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from core.kernel import Kernel, report_plugin_failure
+from tollway._core.kernel import Kernel, report_plugin_failure
 
 GROUP = "tollway"
 

@@ -18,9 +18,9 @@ from importlib.metadata import distributions
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .plugins import GROUP
+from tollway._runtime.plugins import GROUP
 
-_OWN_PACKAGES = ("tollway", "core", "runtime", "http_server", "mcp_server")
+_OWN_PACKAGES = ("tollway", "tollway._core", "tollway._runtime", "tollway._http_server", "tollway._mcp_server")
 _IGNORED_DIRS = ("build", "dist", ".tollway", ".eggs")
 
 
@@ -89,7 +89,7 @@ def serve_with_reload(child_args: list[str], *, poll_s: float = 1.0) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    command = [sys.executable, "-m", "runtime.cli", *child_args]
+    command = [sys.executable, "-m", "tollway._runtime.cli", *child_args]
     while not stop.is_set():
         folders = watched_folders()
         plugins = installed_plugins()

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from core.periodic import PeriodicTask
+from tollway._core.plugin_api.periodic import PeriodicTask
 
 log = logging.getLogger("tollway.scheduler")
 

@@ -7,14 +7,14 @@ from typing import Any
 
 import httpx
 
-from core.kernel import Kernel
+from tollway._core.kernel import Kernel
 
-from .database import Database
-from .plugins import load_entry_point_plugins
-from .scheduler import Scheduler
-from .settings import Settings
-from .wake_loop import WakeLoop, delivery_loop, webhook_loop
-from .worker import Worker
+from tollway._runtime.database import Database
+from tollway._runtime.plugins import load_entry_point_plugins
+from tollway._runtime.scheduler import Scheduler
+from tollway._runtime.settings import Settings
+from tollway._runtime.wake_loop import WakeLoop, delivery_loop, webhook_loop
+from tollway._runtime.worker import Worker
 
 
 def build_kernel(
@@ -91,8 +91,8 @@ def http_app(
     TOLLWAY_MCP_ALLOWED_HOSTS, else loopback only) is MCP's DNS-rebinding allow-list of
     Host values.
     """
-    from http_server import create_app
-    from mcp_server.http import streamable_http
+    from tollway._http_server import create_app
+    from tollway._mcp_server.http import streamable_http
 
     kernel.collect()
     background = Background(kernel, workers=workers, scheduler=scheduler)
@@ -117,7 +117,7 @@ def serve_app(kernel: Kernel | None = None) -> Any:
     workers the command was given."""
     import os
 
-    from .settings import load_settings
+    from tollway._runtime.settings import load_settings
 
     if kernel is None:
         kernel = build_kernel(load_settings())
@@ -127,7 +127,7 @@ def serve_app(kernel: Kernel | None = None) -> Any:
 def mcp_server(kernel: Kernel, *, identity: Any = None, token: str | None = None) -> Any:
     """The MCP front for `kernel` (in memory: `mcp.Client(mcp_server(kernel).server)`); with
     `token`, every call is that access token's (as `tollway mcp` holding it)."""
-    from mcp_server import BearerIdentity, build_server
+    from tollway._mcp_server import BearerIdentity, build_server
 
     return build_server(kernel, identity=BearerIdentity(token) if token is not None else identity)
 
@@ -150,8 +150,8 @@ async def run_mcp_stdio(kernel: Kernel, *, agent_key: str | None, workers: int =
     """`tollway mcp`: start the kernel (and `workers` job workers, so job tools finish
     even when no `tollway serve` runs beside it), serve MCP on stdin/stdout until the
     client closes it, then stop."""
-    from mcp_server.server import identity_from_key
-    from mcp_server.stdio import serve_stdio
+    from tollway._mcp_server.server import identity_from_key
+    from tollway._mcp_server.stdio import serve_stdio
 
     await kernel.start()
     background = Background(kernel, workers=workers)

@@ -12,8 +12,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from core.config import KernelConfig
-from core.money import to_micro
+from tollway._core.config import KernelConfig
+from tollway._core.basics.money import to_micro
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,8 +177,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     enforcement = env.get("TOLLWAY_PROOF_ENFORCEMENT") or "log"
     if enforcement not in ("log", "enforce"):
         raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
-    from core.idempotency import parse_settings as parse_idempotency
-    from core.ratelimits import parse_limits
+    from tollway._core.calls.idempotency import parse_settings as parse_idempotency
+    from tollway._core.calls.ratelimits import parse_limits
 
     rate_limits = parse_limits(env)
     price_text = (env.get("TOLLWAY_WATCH_PRICE_PER_CHANGE") or "0.02").strip()

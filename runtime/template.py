@@ -9,7 +9,7 @@ import re
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from .plugins import GROUP
+from tollway._runtime.plugins import GROUP
 
 # The whole placeholder syntax: three literal tokens, replaced in file contents
 # and in file and folder names. Anything else in double braces is a template bug.

@@ -74,7 +74,7 @@ def webhook_loop(sender, *, batch: int = 20, poll_s: float = 1.0) -> WakeLoop:
 
 def delivery_loop(kernel, *, poll_s: float = 1.0) -> WakeLoop:
     """Delivers pending watch changes (core/watches/delivery.py)."""
-    from core.events import WATCH_DELIVERIES
+    from tollway._core.basics.events import WATCH_DELIVERIES
 
     async def work() -> bool:
         return await kernel.watch_deliveries.run_pending() > 0

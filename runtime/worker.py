@@ -2,7 +2,7 @@
 
 Any number of workers (in `tollway serve` or as `tollway worker` processes on
 any machines) share one PostgreSQL: claims use `FOR UPDATE SKIP LOCKED`, a lease
-kept alive by heartbeats, and fencing by attempt number (core/jobs.py). Workers
+kept alive by heartbeats, and fencing by attempt number (core/jobs/jobs.py). Workers
 wake on the `tollway_jobs_new` event and also poll, so a lost event only delays.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ import socket
 from concurrent.futures import Executor
 from typing import Any
 
-from core import jobs
-from core.events import JOBS_NEW
+from tollway._core.jobs import jobs
+from tollway._core.basics.events import JOBS_NEW
 
-from .pool import cpu_pool
+from tollway._runtime.pool import cpu_pool
 
 log = logging.getLogger("tollway.worker")
 

@@ -2,6 +2,6 @@
 an agent's email address on the service and back."""
 from __future__ import annotations
 
-from core.agent_addresses import agent_address, agent_of_address
+from tollway._core.messages.agent_addresses import agent_address, agent_of_address
 
 __all__ = ["agent_address", "agent_of_address"]

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from core.sql import Statement, engine, for_update, on_postgres, statement, transaction
+from tollway._core.storage.sql import Statement, engine, for_update, on_postgres, statement, transaction
 
 __all__ = [
     "Statement", "dumps", "engine", "execute", "for_update", "loads", "lock_rows", "on_postgres", "row", "rows", "statement", "transaction",

@@ -135,7 +135,7 @@ def db_kind(request: pytest.FixtureRequest) -> str:
 
 
 def settings_for(tmp_path: Path, db_kind: str, **env: str):
-    from runtime.settings import load_settings
+    from tollway._runtime.settings import load_settings
 
     home = tmp_path / "home"
     url = f"sqlite:///{home / 'tollway.db'}" if db_kind == "sqlite" else postgres_url_for_run()
@@ -165,8 +165,8 @@ async def _empty_postgres(url: str, plugins: Any = None) -> None:
     `Database.truncate_all` would delete them."""
     import asyncpg
 
-    from runtime.database import Database
-    from runtime.database.migrations import plugin_apps
+    from tollway._runtime.database import Database
+    from tollway._runtime.database.migrations import plugin_apps
 
     db = Database.from_url(url)
     apps = plugin_apps(plugins) if plugins is not None else []
@@ -196,7 +196,7 @@ async def _sqlite_from_template(url: str) -> None:
     import shutil
     import tempfile
 
-    from runtime.database import Database, parse_database_url
+    from tollway._runtime.database import Database, parse_database_url
 
     target = Path(parse_database_url(url)[1]["path"])
     if target.exists():
@@ -223,8 +223,8 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
     never see each other's rows; a new SQLite database starts as a copy of one
     migrated once per run. Every kernel is stopped after the test.
     """
-    from runtime.plugins import load_entry_point_plugins
-    from runtime.service import build_kernel
+    from tollway._runtime.plugins import load_entry_point_plugins
+    from tollway._runtime.service import build_kernel
 
     made: list[Any] = []
 
@@ -261,7 +261,7 @@ async def http_client(kernel: Any) -> AsyncIterator[Any]:
     httpx's ASGI transport runs the app in the test's own event loop, which the
     asyncpg pool requires (Litestar's AsyncTestClient runs it in a portal thread).
     """
-    from runtime.service import http_app
+    from tollway._runtime.service import http_app
 
     app = http_app(kernel, manage_kernel=False)
     transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
@@ -288,7 +288,7 @@ async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
 
     import uvicorn
 
-    from runtime.service import http_app
+    from tollway._runtime.service import http_app
 
     class InLoop(uvicorn.Server):
         def capture_signals(self) -> Any:  # leave the test runner's signal handlers alone
@@ -400,8 +400,8 @@ def pay_402(account: Any, payment_required_header: str, network_name: str = "loc
     """Sign what a 402 asks for with `account` and return the payment header value."""
     import time
 
-    from core.payments.eip3009 import make_payment_header, sign_authorization
-    from core.payments.networks import get_network
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.networks import get_network
 
     network = get_network(network_name)
     required = decode_payment_required(payment_required_header)
@@ -434,7 +434,7 @@ def proof_headers(account: Any, *, scope: str, method: str, path: str, body: byt
     for one request (`path` without the query; the local network's chain id by default)."""
     import time
 
-    from core.auth_proof import make_agent_proof
+    from tollway._core.auth.auth_proof import make_agent_proof
 
     proof = make_agent_proof(account, chain_id=chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time()))
     return {"X-Agent-ID": account.address, "X-Agent-Proof": proof}
@@ -443,14 +443,14 @@ def proof_headers(account: Any, *, scope: str, method: str, path: str, body: byt
 def mcp_server_for(kernel: Any, *, token: str | None = None) -> Any:
     """The MCP server the service builds for `kernel` (`mcp.Client(mcp_server_for(kernel))` talks to it in memory);
     with `token`, every call is that access token's (as `tollway mcp` with TOLLWAY_AGENT_KEY set to it)."""
-    from runtime.service import mcp_server
+    from tollway._runtime.service import mcp_server
 
     return mcp_server(kernel, token=token).server
 
 
 def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
     """A job worker over `kernel`, as `tollway worker` runs one: `worker.start()`, then `await worker.stop()`."""
-    from runtime.worker import Worker
+    from tollway._runtime.worker import Worker
 
     return Worker(kernel, poll_s=poll_s, pool=pool)
 
@@ -472,7 +472,7 @@ class LateSettlement:
         return await self.inner.verify(payment, requirements, payer)
 
     async def settle(self, payment: Any, requirements: dict[str, Any], payer: str) -> Any:
-        from core.payments.settlement import SettlementResult
+        from tollway._core.payments.settlement import SettlementResult
 
         return SettlementResult("pending", None, "settlement_delayed")
 
@@ -480,7 +480,7 @@ class LateSettlement:
         return await self.inner.on_chain_balance(address)
 
     async def fate(self, payment: Any, requirements: dict[str, Any], payer: str) -> Any:
-        from core.payments.settlement import SettlementResult
+        from tollway._core.payments.settlement import SettlementResult
 
         if self.outcome == "settled":
             return await self.inner.settle(payment, requirements, payer)
@@ -558,7 +558,7 @@ class PluginContract:
         """Each example, spoiled one place at a time (a value replaced, a field dropped, an
         unknown field added), is refused exactly when msgspec refuses it, and the refusal
         names the field msgspec stopped at (besides any others)."""
-        from core.validation import problems_of
+        from tollway._core.basics.validation import problems_of
 
         for tool in self._tools(contract_kernel):
             for example in tool.examples:
@@ -576,7 +576,7 @@ class PluginContract:
                         assert refused_at in named, f"{tool.name}: msgspec refused {refused_at}, details name {sorted(named)}"
 
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
-        from core.tables import Quote, Receipt
+        from tollway._core.storage.tables import Quote, Receipt
 
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
@@ -600,7 +600,7 @@ class PluginContract:
     async def test_unconfigured_tools_refuse_before_payment(self, contract_kernel: Any, kernel_factory: Any) -> None:
         """A tool whose required settings are unset, or whose kind of provider has none
         configured, answers 503 `provider_unavailable` naming the settings, before any quote."""
-        from core.tables import Quote
+        from tollway._core.storage.tables import Quote
 
         needy = [t for t in self._tools(contract_kernel) if t.requires or t.provider_kind]
         if not needy:
@@ -639,8 +639,9 @@ class PluginContract:
         with nothing charged, and one that settles makes the job claimable."""
         from eth_account import Account
 
-        from core import jobs, ledger
-        from core.tables import Receipt
+        from tollway._core.jobs import jobs
+        from tollway._core.credits import ledger
+        from tollway._core.storage.tables import Receipt
 
         job_tools = [t for t in self._tools(contract_kernel) if t.mode == "job"]
         if not job_tools:
@@ -729,21 +730,21 @@ __all__ = ["OPERATOR", "PluginContract", "convert_input", "count_quotes", "count
 async def ledger_problems() -> list[str]:
     """What the money audit finds wrong in the database now (balances against the ledger,
     every charge with its receipt, refunds and returns once each): [] when all is well."""
-    from core.ledger_check import check_ledger
+    from tollway._core.credits.ledger_check import check_ledger
 
     return await check_ledger()
 
 
 async def count_quotes() -> int:
     """How many payment quotes the running test service has issued (0 when every call so far was refused before payment)."""
-    from core.tables import Quote
+    from tollway._core.storage.tables import Quote
 
     return await Quote.count()
 
 
 async def count_receipts() -> int:
     """How many receipts the running test service has written."""
-    from core.tables import Receipt
+    from tollway._core.storage.tables import Receipt
 
     return await Receipt.count()
 
@@ -751,7 +752,7 @@ async def count_receipts() -> int:
 async def provider_cost_of(receipt_id: str) -> int | None:
     """What the call of `receipt_id` cost us at its provider (micro-USDC), as stored beside
     the receipt: never served or signed, so only the operator (and this helper) sees it."""
-    from core.tables import Receipt
+    from tollway._core.storage.tables import Receipt
 
     row = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == receipt_id).first()
     return None if row is None else row["provider_cost"]
@@ -763,7 +764,7 @@ async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str,
     `as_of`, `changed_on`, `recorded_by`."""
     import json
 
-    from core import sql
+    from tollway._core.storage import sql
 
     template = "SELECT * FROM tw_facts WHERE attribute = {}" + (" AND entity_key = {}" if key is not None else "") + " ORDER BY id"
     rows = await sql.fetch(template, *([attribute] if key is None else [attribute, key]))
@@ -777,8 +778,8 @@ async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str,
 def convert_input(body: Any, input_type: type, *, error: str = "invalid_request") -> Any:
     """Validate `body` as the kernel does before quoting: the value, or a `tollway.Refusal`
     whose `details` name every failing field (`error` is the code of a shape error)."""
-    from core.errors import Refusal, ServiceError
-    from core.validation import convert
+    from tollway._core.basics.errors import Refusal, ServiceError
+    from tollway._core.basics.validation import convert
 
     try:
         return convert(body, input_type, error=error)

@@ -15,13 +15,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from ..errors import Refusal
-from ..ids import iso
-from ..tool import Example, Tool, ToolContext
-from ..validation import FieldError, FieldErrors
-from . import ranks
-from .declare import MAX_PEER_FIELDS
-from .store import utc_day
+from tollway._core.basics.errors import Refusal
+from tollway._core.basics.ids import iso
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext
+from tollway._core.basics.validation import FieldError, FieldErrors
+from tollway._core.history import ranks
+from tollway._core.history.declare import MAX_PEER_FIELDS
+from tollway._core.history.store import utc_day
 
 MIN_PEERS = 20
 

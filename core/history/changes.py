@@ -10,13 +10,13 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from ..errors import Refusal, ServiceError
-from ..ids import now_ms
-from ..tool import Example, Tool, ToolContext
-from ..validation import FieldError, FieldErrors, convert, field_error
-from .keys import key_forms, search_key
-from .series import ChangeRow, Series, first_row, has_public_series, keeps_private, series_changes, visible_series
-from .store import stored_key, utc_day
+from tollway._core.basics.errors import Refusal, ServiceError
+from tollway._core.basics.ids import now_ms
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext
+from tollway._core.basics.validation import FieldError, FieldErrors, convert, field_error
+from tollway._core.history.keys import key_forms, search_key
+from tollway._core.history.series import ChangeRow, Series, first_row, has_public_series, keeps_private, series_changes, visible_series
+from tollway._core.history.store import stored_key, utc_day
 
 MAX_INPUT_CHARS = 10_000  # a search input, as compact JSON
 MAX_LIMIT = 200

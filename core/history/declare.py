@@ -1,10 +1,10 @@
 """Benchmark's keys of a data tool's declared facts: the number naming one ranked field
-(`Benchmarkable`, declared with the tool in core/tool_declarations.py, is re-exported here)."""
+(`Benchmarkable`, declared with the tool in core/plugin_api/tool_declarations.py, is re-exported here)."""
 from __future__ import annotations
 
 import hashlib
 
-from ..tool_declarations import MAX_PEER_FIELDS, Benchmarkable
+from tollway._core.plugin_api.tool_declarations import MAX_PEER_FIELDS, Benchmarkable
 
 __all__ = ["MAX_PEER_FIELDS", "Benchmarkable", "peer_group"]
 

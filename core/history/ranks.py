@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from .. import sql
-from .declare import MAX_PEER_FIELDS, peer_group
-from .keys import key_forms
+from tollway._core.storage import sql
+from tollway._core.history.declare import MAX_PEER_FIELDS, peer_group
+from tollway._core.history.keys import key_forms
 
 QUARTILES = (0.25, 0.5, 0.75)
 PEER_COLUMNS = tuple(f"peer_{i}" for i in range(1, MAX_PEER_FIELDS + 1))

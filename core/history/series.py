@@ -12,9 +12,9 @@ from typing import Any
 
 import msgspec
 
-from .. import sql
-from .diff import diff, entity_change
-from .store import PUBLIC
+from tollway._core.storage import sql
+from tollway._core.history.diff import diff, entity_change
+from tollway._core.history.store import PUBLIC
 
 
 class ChangeRow(msgspec.Struct):

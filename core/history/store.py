@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-from .. import sql
-from ..canonical import canonical_bytes
-from ..tool import Fact, Tool
-from .declare import MAX_PEER_FIELDS, Benchmarkable, peer_group
-from .ranks import peer_text
+from tollway._core.storage import sql
+from tollway._core.basics.canonical import canonical_bytes
+from tollway._core.plugin_api.tool import Fact, Tool
+from tollway._core.history.declare import MAX_PEER_FIELDS, Benchmarkable, peer_group
+from tollway._core.history.ranks import peer_text
 
 PUBLIC = ""  # the owner of facts every caller may read
 MAX_KEY = 256

@@ -4,7 +4,7 @@ from __future__ import annotations
 from piccolo.columns import BigInt, BigSerial, Boolean, DoublePrecision, Text, Varchar
 from piccolo.table import Table
 
-from ..tables import PLACEHOLDER_ENGINE
+from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 
 class FactRecord(Table, tablename="tw_facts", db=PLACEHOLDER_ENGINE):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..tool import Tool
-from .benchmark import benchmark_tool
-from .changes import changes_tool
+from tollway._core.plugin_api.tool import Tool
+from tollway._core.history.benchmark import benchmark_tool
+from tollway._core.history.changes import changes_tool
 
 
 def kernel_tools(tools: Mapping[str, Tool], sources: Mapping[str, Any]) -> list[Tool]:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from piccolo.conf.apps import AppConfig
 
-from ..history.tables import HISTORY_TABLES
-from ..idempotency import IDEMPOTENCY_TABLES
-from ..payouts import PAYOUT_TABLES
-from ..ratelimits import RATE_LIMIT_TABLES
-from ..tables import KERNEL_TABLES
-from ..watches.tables import WATCH_TABLES
-from ..webhooks.tables import WEBHOOK_TABLES
+from tollway._core.history.tables import HISTORY_TABLES
+from tollway._core.calls.idempotency import IDEMPOTENCY_TABLES
+from tollway._core.credits.payouts import PAYOUT_TABLES
+from tollway._core.calls.ratelimits import RATE_LIMIT_TABLES
+from tollway._core.storage.tables import KERNEL_TABLES
+from tollway._core.watches.tables import WATCH_TABLES
+from tollway._core.webhooks.tables import WEBHOOK_TABLES
 
 KERNEL_APP = AppConfig(
     app_name="kernel",

@@ -1,7 +1,7 @@
 """Kernel migration 1: the schema every release before migrations created (tables and indexes).
 
 A frozen copy of the table definitions of that release, not an import of
-core/tables.py: later edits to the tables must come as new migrations.
+core/storage/tables.py: later edits to the tables must come as new migrations.
 """
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar

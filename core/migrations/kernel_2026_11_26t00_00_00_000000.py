@@ -1,4 +1,4 @@
-"""Kernel migration 9: tw_payouts, agents' credits withdrawn to wallets (core/payouts.py)."""
+"""Kernel migration 9: tw_payouts, agents' credits withdrawn to wallets (core/credits/payouts.py)."""
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Text, Varchar
 

@@ -1,5 +1,5 @@
 """Kernel migration 10: `tw_jobs.waiting_for`, set to 'payment' while a job's x402 payment
-has not settled: no worker claims such a job (core/jobs.py)."""
+has not settled: no worker claims such a job (core/jobs/jobs.py)."""
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import Varchar
 

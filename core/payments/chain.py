@@ -13,7 +13,7 @@ from typing import Any, Literal
 import httpx
 from eth_hash.auto import keccak
 
-from .x402 import Authorization
+from tollway._core.payments.x402 import Authorization
 
 AUTHORIZATION_USED = "0x" + keccak(b"AuthorizationUsed(address,bytes32)").hex()
 AUTHORIZATION_CANCELED = "0x" + keccak(b"AuthorizationCanceled(address,bytes32)").hex()

@@ -12,8 +12,8 @@ from coincurve import PublicKey
 from eth_account import Account
 from eth_hash.auto import keccak
 
-from core.payments.networks import Network
-from core.payments.x402 import (
+from tollway._core.payments.networks import Network
+from tollway._core.payments.x402 import (
     ERR_AUTHORIZATION_VALUE_MISMATCH,
     ERR_INVALID_SIGNATURE,
     ERR_RECIPIENT_MISMATCH,

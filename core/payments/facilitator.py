@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from .chain import ChainError, ChainReader
-from .settlement import BackendServices, SettlementResult
-from .x402 import ERR_NONCE_ALREADY_USED, ERR_VALID_BEFORE_EXPIRED, PaymentPayload
+from tollway._core.payments.chain import ChainError, ChainReader
+from tollway._core.payments.settlement import BackendServices, SettlementResult
+from tollway._core.payments.x402 import ERR_NONCE_ALREADY_USED, ERR_VALID_BEFORE_EXPIRED, PaymentPayload
 
 log = logging.getLogger("tollway.facilitator")
 

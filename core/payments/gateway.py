@@ -14,16 +14,16 @@ from typing import Any
 
 import msgspec
 
-from ..errors import ServiceError
-from ..wire.errors import QuoteTerms
-from ..ids import iso, now_ms
-from ..money import usdc
-from ..request import CallRequest
-from .. import sql
-from . import quotes, x402
-from .eip3009 import authorization_key, verify_authorization
-from .networks import Network
-from .settlement import SettlementBackend, SettlementResult
+from tollway._core.basics.errors import ServiceError
+from tollway._core.wire.errors import QuoteTerms
+from tollway._core.basics.ids import iso, now_ms
+from tollway._core.basics.money import usdc
+from tollway._core.basics.request import CallRequest
+from tollway._core.storage import sql
+from tollway._core.payments import quotes, x402
+from tollway._core.payments.eip3009 import authorization_key, verify_authorization
+from tollway._core.payments.networks import Network
+from tollway._core.payments.settlement import SettlementBackend, SettlementResult
 
 # Tollway's own reason when `accepted` echoes other requirements than the quote's.
 REQUIREMENTS_MISMATCH = "accepted_requirements_mismatch"

@@ -2,8 +2,8 @@
 and usable once."""
 from __future__ import annotations
 
-from ..ids import new_id, now_ms
-from .. import sql
+from tollway._core.basics.ids import new_id, now_ms
+from tollway._core.storage import sql
 
 
 class QuoteProblem(Exception):

@@ -13,9 +13,9 @@ from typing import Any, Literal, Protocol
 import httpx
 from eth_hash.auto import keccak
 
-from .. import ledger
-from .networks import Network
-from .x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload
+from tollway._core.credits import ledger
+from tollway._core.payments.networks import Network
+from tollway._core.payments.x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.payments.networks import Network
+from tollway._core.payments.networks import Network
 
-from .x402_decode import (  # noqa: F401  (part of this module's API)
+from tollway._core.payments.x402_decode import (  # noqa: F401  (part of this module's API)
     INVALID_PAYLOAD,
     INVALID_X402_VERSION,
     MAX_HEADER_CHARS,

@@ -18,12 +18,14 @@ from typing import Any
 
 import msgspec
 
-from .. import ledger, notifications, sql
-from ..events import WATCH_DELIVERIES, EventBus
-from ..ids import now_ms
-from ..money import dollars, usdc
-from ..receipts import ReceiptBook, ReceiptDraft
-from ..webhooks import outbox
+from tollway._core.credits import ledger
+from tollway._core.jobs import notifications
+from tollway._core.storage import sql
+from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
+from tollway._core.basics.ids import now_ms
+from tollway._core.basics.money import dollars, usdc
+from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
+from tollway._core.webhooks import outbox
 
 
 log = logging.getLogger("tollway.watches")

@@ -15,16 +15,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-from .. import sql
-from ..errors import ServiceError
-from ..events import WATCH_DELIVERIES, EventBus
-from ..history.store import PUBLIC, NewFact, canonical, write
-from ..ids import iso, now_ms
-from ..periodic import PeriodicTask
-from ..request import CallRequest
-from ..wire.watches import WatchSourcePolled
-from .queue import change_rows, queue_changes
-from .sources import Snapshot, WatchSource
+from tollway._core.storage import sql
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
+from tollway._core.history.store import PUBLIC, NewFact, canonical, write
+from tollway._core.basics.ids import iso, now_ms
+from tollway._core.plugin_api.periodic import PeriodicTask
+from tollway._core.basics.request import CallRequest
+from tollway._core.wire.watches import WatchSourcePolled
+from tollway._core.watches.queue import change_rows, queue_changes
+from tollway._core.watches.sources import Snapshot, WatchSource
 
 BATCH = 200  # entities per transaction
 CHUNK = 500  # keys per IN (...) read

@@ -7,11 +7,11 @@ from typing import Any
 
 import msgspec
 
-from .. import sql
-from ..history.series import FactRow, row_changes
-from ..history.store import NewFact, record_call
-from ..ids import new_id, now_ms
-from ..tool import Tool
+from tollway._core.storage import sql
+from tollway._core.history.series import FactRow, row_changes
+from tollway._core.history.store import NewFact, record_call
+from tollway._core.basics.ids import new_id, now_ms
+from tollway._core.plugin_api.tool import Tool
 
 ROWS_PER_FACT = 64  # seq = fact id * ROWS_PER_FACT + row index: deliveries keep the facts' order
 

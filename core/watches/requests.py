@@ -9,12 +9,12 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from ..errors import ServiceError
-from ..money import MICRO, AmountError, to_micro
-from ..top_ups import decimal_body
-from ..wire.watches import MAX_SPEND_DOLLARS
-from .sources import WatchSource
-from ..webhooks.targets import target_problem
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.money import MICRO, AmountError, to_micro
+from tollway._core.credits.top_ups import decimal_body
+from tollway._core.wire.watches import MAX_SPEND_DOLLARS
+from tollway._core.watches.sources import WatchSource
+from tollway._core.webhooks.targets import target_problem
 
 MAX_SPEND = MAX_SPEND_DOLLARS * MICRO
 _TEXT_LIMITS = {"entity_type": 32, "attribute": 64, "key": 256}

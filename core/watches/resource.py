@@ -8,17 +8,17 @@ from typing import Any
 
 from msgspec import UNSET
 
-from .. import sql
-from ..auth import Authenticator, Caller, require_proven
-from ..errors import ServiceError
-from ..events import WATCH_DELIVERIES, EventBus
-from ..ids import iso, new_uuid, now_ms
-from ..money import MICRO
-from ..request import Answer, CallRequest
-from ..wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
-from .requests import WatchChange, parse_change, parse_create
-from .sources import WatchSource
-from ..webhooks.signing import new_secret
+from tollway._core.storage import sql
+from tollway._core.auth.auth import Authenticator, Caller, require_proven
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
+from tollway._core.basics.ids import iso, new_uuid, now_ms
+from tollway._core.basics.money import MICRO
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
+from tollway._core.watches.requests import WatchChange, parse_change, parse_create
+from tollway._core.watches.sources import WatchSource
+from tollway._core.webhooks.signing import new_secret
 
 MAX_WATCHES = 100  # undeleted watches per agent
 

@@ -4,8 +4,9 @@ the delivery loops find it on their next pass. It listens to the ledger's "credi
 event (`subscribe`), so the ledger never calls into watches."""
 from __future__ import annotations
 
-from .. import ledger, sql
-from ..ids import now_ms
+from tollway._core.credits import ledger
+from tollway._core.storage import sql
+from tollway._core.basics.ids import now_ms
 
 
 async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:

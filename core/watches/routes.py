@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import wire
-from ..route_shapes import McpTool
-from ..routes import Route, RouteCall
-from .requests import watchable_pairs
-from .resource import may_change, may_list
+from tollway._core import wire
+from tollway._core.plugin_api.route_shapes import McpTool
+from tollway._core.plugin_api.routes import Route, RouteCall
+from tollway._core.watches.requests import watchable_pairs
+from tollway._core.watches.resource import may_change, may_list
 
 PATH = "/v1/tools/watch"
 TAGS = ("watches",)

@@ -6,7 +6,7 @@ import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from ..context import JSONValue, PluginContext
+from tollway._core.plugin_api.context import JSONValue, PluginContext
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 

@@ -16,8 +16,8 @@ import time
 
 import httpx
 
-from .signing import SIGNATURE_HEADER, sign
-from .targets import Resolver, TargetRefused, pin, system_resolve
+from tollway._core.webhooks.signing import SIGNATURE_HEADER, sign
+from tollway._core.webhooks.targets import Resolver, TargetRefused, pin, system_resolve
 
 USER_AGENT = "Tollway-Webhooks/1"
 

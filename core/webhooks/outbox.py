@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 import msgspec
 
-from .. import sql
-from ..events import WEBHOOKS_DUE, EventBus
-from ..ids import now_ms
-from .delivery import Outcome, attempt, headers_for, make_client
-from .targets import Resolver, system_resolve
+from tollway._core.storage import sql
+from tollway._core.basics.events import WEBHOOKS_DUE, EventBus
+from tollway._core.basics.ids import now_ms
+from tollway._core.webhooks.delivery import Outcome, attempt, headers_for, make_client
+from tollway._core.webhooks.targets import Resolver, system_resolve
 
 log = logging.getLogger("tollway.webhooks")
 

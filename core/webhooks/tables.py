@@ -4,7 +4,7 @@ from __future__ import annotations
 from piccolo.columns import BigInt, BigSerial, Boolean, Integer, Text, Varchar
 from piccolo.table import Table
 
-from ..tables import PLACEHOLDER_ENGINE
+from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 
 class Webhook(Table, tablename="tw_webhooks", db=PLACEHOLDER_ENGINE):

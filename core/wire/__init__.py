@@ -2,7 +2,10 @@
 fronts render and what the OpenAPI document and MCP output schemas are made from."""
 from __future__ import annotations
 
-from .accounts import (
+# The modules other areas, the runtime and the fronts may import; the rest are this area's own.
+PUBLIC_MODULES = ("accounts", "calls", "errors", "reads", "receipts", "slots", "value_tags", "watches")
+
+from tollway._core.wire.accounts import (
     AccessToken,
     AccessTokenRequest,
     Balance,
@@ -17,13 +20,13 @@ from .accounts import (
     TopUpRecord,
     TopUpRequest,
 )
-from . import calls, slots
-from .calls import CallMeta, Success
-from .errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
-from .reads import CategorySpend, DataSourceState, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
-from .receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
-from .value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
-from .watches import (
+from tollway._core.wire import calls, slots
+from tollway._core.wire.calls import CallMeta, Success
+from tollway._core.wire.errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
+from tollway._core.wire.reads import CategorySpend, DataSourceState, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
+from tollway._core.wire.receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
+from tollway._core.wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
+from tollway._core.wire.watches import (
     Watch,
     WatchAnswer,
     WatchCreateRequest,

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .calls import JobAccepted, JobStatus
+from tollway._core.wire.calls import JobAccepted, JobStatus
 
 # The documented keys of each slot and their types: a compute goal's `goal_id` on its 202,
 # an email job's `email_tracking` ({from, to, subject, status, opens, clicks}) on its Job.

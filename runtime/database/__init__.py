@@ -5,7 +5,7 @@
 points every Piccolo table at this engine. One database is bound per process at
 a time.
 """
-from .database import Database, parse_database_url
-from .migrations import MigrationError
+from tollway._runtime.database.database import Database, parse_database_url
+from tollway._runtime.database.migrations import MigrationError
 
 __all__ = ["Database", "MigrationError", "parse_database_url"]

@@ -12,10 +12,10 @@ from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
 from piccolo.table import Table
 
-from core.migrations import KERNEL_APP
+from tollway._core.migrations import KERNEL_APP
 
-from .migrations import Migrator, Step, all_apps, plugin_apps
-from .sqlite_engine import EmbeddedSQLiteEngine
+from tollway._runtime.database.migrations import Migrator, Step, all_apps, plugin_apps
+from tollway._runtime.database.sqlite_engine import EmbeddedSQLiteEngine
 
 
 log = logging.getLogger("tollway.database")
@@ -126,10 +126,10 @@ class Database:
     def event_bus(self):
         """LISTEN/NOTIFY across processes on PostgreSQL; in-process on SQLite."""
         if self.kind == "postgres":
-            from .pg_events import PostgresEventBus
+            from tollway._runtime.database.pg_events import PostgresEventBus
 
             return PostgresEventBus(self._config, self.engine)
-        from core.events import LocalEventBus
+        from tollway._core.basics.events import LocalEventBus
 
         return LocalEventBus()
 

@@ -31,9 +31,9 @@ from piccolo.apps.migrations.tables import Migration
 from piccolo.conf.apps import ENVIRONMENT_VARIABLE, AppConfig
 from piccolo.table import Table, create_table_class
 
-from core.migrations import KERNEL_APP
+from tollway._core.migrations import KERNEL_APP
 
-from . import piccolo_conf
+from tollway._runtime.database import piccolo_conf
 
 log = logging.getLogger("tollway.migrations")
 

@@ -60,7 +60,7 @@ class PostgresEventBus:
                 log.exception("event subscriber failed")
 
     async def publish(self, channel: str, payload: str) -> None:
-        from core import sql
+        from tollway._core.storage import sql
 
         await sql.fetch("SELECT pg_notify({}, {})", channel, payload)
 

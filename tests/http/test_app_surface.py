@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from importlib.metadata import entry_points
 
-from runtime.service import http_app
+from tollway._runtime.service import http_app
 from tollway.testing import http_client
 
 TYPED = re.compile(r"\{([a-z_][a-z0-9_]*):[a-z]+\}")

@@ -10,10 +10,10 @@ import time
 import pytest
 from eth_account import Account
 
-from core.auth_proof import make_agent_proof
-from core.tables import Job, LedgerEntry, Receipt
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.storage.tables import Job, LedgerEntry, Receipt
 from tollway.testing import credits_session, http_client, pay_402
-from runtime.worker import Worker
+from tollway._runtime.worker import Worker
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin

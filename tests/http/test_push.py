@@ -12,8 +12,8 @@ import websockets
 from eth_account import Account
 
 from tollway.testing import credits_session, http_client
-from runtime.service import http_app
-from runtime.worker import Worker
+from tollway._runtime.service import http_app
+from tollway._runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serving import serve_app
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import httpx
 from eth_account import Account
 
-from core.auth_proof import make_agent_proof
-from runtime.service import http_app
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._runtime.service import http_app
 from tests.support.echo_plugin import ECHO, ECHO_KEYED
 from tests.support.feed_plugin import FeedPlugin
 from tests.support.jobs_plugin import ADD, ADD_KEYED
 from tests.support.serving import serve_app
-from core.hookspecs import hookimpl
+from tollway._core.plugin_api.hookspecs import hookimpl
 from tollway.testing import OPERATOR, credits_session
 
 SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")
@@ -67,7 +67,7 @@ class ModelProvider:
 
     @hookimpl
     def register_providers(self, register):
-        from core.providers import Provider
+        from tollway._core.plugin_api.providers import Provider
 
         register(Provider(kind="llm", name="fuzz_model", build=lambda settings, http: object()))
 

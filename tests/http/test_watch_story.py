@@ -22,11 +22,11 @@ from pathlib import Path
 
 from eth_account import Account
 
-from core.auth_proof import make_agent_proof
-from core.ledger_check import check_ledger
-from core.receipt_signing import ReceiptSigner, verify_receipt
-from core.webhooks.signing import verify
-from runtime.service import Background
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.webhooks.signing import verify
+from tollway._runtime.service import Background
 from tests.support.feed_plugin import FEED, FeedPlugin
 from tests.support.webhook_receiver import receiving
 from tollway.testing import OPERATOR, http_client

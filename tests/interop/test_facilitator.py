@@ -17,11 +17,11 @@ import pytest
 from eth_account import Account
 from x402.schemas import SupportedResponse
 
-from core.payments import x402 as wire
-from core.payments.eip3009 import make_payment_header, sign_authorization
-from core.payments.networks import get_network
-from core.receipt_signing import ReceiptSigner, verify_receipt
-from core.tables import PaymentAuthorization, Receipt
+from tollway._core.payments import x402 as wire
+from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+from tollway._core.payments.networks import get_network
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.storage.tables import PaymentAuthorization, Receipt
 from tollway.testing import http_client, pay_402
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from eth_account import Account
 
-from core.money import to_micro
-from runtime.service import http_app
+from tollway._core.basics.money import to_micro
+from tollway._runtime.service import http_app
 from tests.support.serving import serve_app
 from tests.support.replay import nhtsa_honda_accord_2021
 

@@ -10,8 +10,8 @@ from eth_utils import to_checksum_address
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from core.payments import x402
-from core.payments.eip3009 import (
+from tollway._core.payments import x402
+from tollway._core.payments.eip3009 import (
     SECP256K1_HALF_N,
     SECP256K1_N,
     TRANSFER_WITH_AUTHORIZATION_TYPES,
@@ -20,8 +20,8 @@ from core.payments.eip3009 import (
     eip712_domain,
     recover_payer,
 )
-from core.payments.networks import NETWORKS, get_network
-from core.payments.x402 import Authorization, PaymentError
+from tollway._core.payments.networks import NETWORKS, get_network
+from tollway._core.payments.x402 import Authorization, PaymentError
 
 NET = get_network("local")
 

@@ -20,8 +20,8 @@ from x402.http.clients.httpx import x402AsyncTransport
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
-from core.receipt_signing import ReceiptSigner, verify_receipt
-from runtime.service import http_app
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._runtime.service import http_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.serving import serve_app

@@ -15,8 +15,8 @@ from eth_utils import to_checksum_address
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.payments import x402
-from core.payments.eip3009 import (
+from tollway._core.payments import x402
+from tollway._core.payments.eip3009 import (
     SECP256K1_N,
     TRANSFER_WITH_AUTHORIZATION_TYPES,
     authorization_digest,
@@ -27,8 +27,8 @@ from core.payments.eip3009 import (
     sign_authorization,
     verify_authorization,
 )
-from core.payments.networks import NETWORKS, get_network
-from core.payments.x402 import (
+from tollway._core.payments.networks import NETWORKS, get_network
+from tollway._core.payments.x402 import (
     Authorization,
     PaymentError,
     build_requirements,

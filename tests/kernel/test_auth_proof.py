@@ -16,7 +16,7 @@ from eth_utils import to_checksum_address
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.auth_proof import (
+from tollway._core.auth.auth_proof import (
     AGENT_PROOF_TYPES,
     ProofError,
     VerifiedProof,

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from core import sql
-from core.history.store import write_numbers
-from core.ids import now_ms
-from mcp_server import BearerIdentity, build_server
+from tollway._core.storage import sql
+from tollway._core.history.store import write_numbers
+from tollway._core.basics.ids import now_ms
+from tollway._mcp_server import BearerIdentity, build_server
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facts_plugin import CATALOGUE, ITEM_FACTS, SOURCE, FactsPlugin
 from tollway import Fact

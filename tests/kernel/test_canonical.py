@@ -11,8 +11,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.canonical import canonical_bytes
-from core.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.basics.canonical import canonical_bytes
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 
 SAFE = 2**53 - 1
 scalars = st.one_of(

@@ -21,9 +21,9 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core import sql
-from core.history.store import write
-from mcp_server import BearerIdentity, build_server
+from tollway._core.storage import sql
+from tollway._core.history.store import write
+from tollway._mcp_server import BearerIdentity, build_server
 from tests.support.facts_plugin import CATALOGUE, SOURCE, FactsPlugin, ItemAnswer, ItemEvidence, ItemInput
 from tollway import Fact, Tool, ToolContext, hookimpl, search_key
 from tollway.testing import count_quotes, credits_session, http_client, pay_402
@@ -409,7 +409,7 @@ async def test_changes_over_mcp(kernel) -> None:
 
 def test_the_input_and_answer_are_plain_json() -> None:
     """What the fronts send and receive: dates are YYYY-MM-DD strings both ways."""
-    from core.history.changes import ChangesInput
+    from tollway._core.history.changes import ChangesInput
 
     value = msgspec.convert({"attribute": "a", "key": "k", "since": "2026-01-02"}, ChangesInput, strict=True)
     assert value.since == dt.date(2026, 1, 2) and value.limit == 50

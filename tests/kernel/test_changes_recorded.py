@@ -27,7 +27,7 @@ from tollway_banks import fdic
 from tollway_banks.tool import BankProfileInput
 from tollway_sanctions import lists, ofac
 
-from core import sql
+from tollway._core.storage import sql
 from tests.support.replay import Recording, Replay, recorded_file
 from tollway import search_key
 from tollway.testing import credits_session, http_client

@@ -7,9 +7,9 @@ import asyncio
 
 from eth_account import Account
 
-from core.money import to_micro
-from core.ledger_check import check_ledger
-from core.tables import Agent, LedgerEntry, PaymentAuthorization, Receipt
+from tollway._core.basics.money import to_micro
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Receipt
 from tollway.testing import http_client, pay_402
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from core.ledger_check import check_ledger
-from core.tables import CreditHold, LedgerEntry, Receipt
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.storage.tables import CreditHold, LedgerEntry, Receipt
 from tollway.testing import credits_session, http_client, OPERATOR
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import signal
 import httpx
 from eth_account import Account
 
-from core.ledger_check import check_ledger
+from tollway._core.credits.ledger_check import check_ledger
 from tests.kernel.test_crash_holds import free_port, start_api
 from tollway.testing import credits_session, http_client, proof_headers
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from core import holds, sql
-from core.ledger_check import check_ledger
+from tollway._core.credits import holds
+from tollway._core.storage import sql
+from tollway._core.credits.ledger_check import check_ledger
 from tollway.testing import credits_session, http_client
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.plugins import GROUP
+from tollway._runtime.plugins import GROUP
 
 API = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 ROW = re.compile(r"^\s*\| `(?P<status>[a-z]+)` \| (?P<tools>`[a-z_]+`(?:, `[a-z_]+`)*)(?: \(.*\))? \|$", re.M)

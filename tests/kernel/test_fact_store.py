@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from core import sql
+from tollway._core.storage import sql
 from tests.support.facts_plugin import CATALOGUE, FactsPlugin
 from tollway import search_key
 from tollway.testing import credits_session, http_client

@@ -11,7 +11,7 @@ import pytest
 from eth_account import Account
 from litestar import Litestar, Request, post
 
-from core.ledger_check import check_ledger
+from tollway._core.credits.ledger_check import check_ledger
 from tests.support.facilitator_server import running_facilitator
 from tests.support.serving import serve_app
 from tollway.testing import http_client, pay_402, proof_headers

@@ -11,7 +11,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.history.diff import ENTITY, LISTED, NOT_LISTED, ROOT, apply_changes, diff, entity_change, leaf_changes
+from tollway._core.history.diff import ENTITY, LISTED, NOT_LISTED, ROOT, apply_changes, diff, entity_change, leaf_changes
 
 # Keys that are plain names, and keys that need quoting in a path (dots, brackets,
 # quotes, backslashes, spaces, digits first, the empty key, non-ASCII letters).

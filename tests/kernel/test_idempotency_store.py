@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from core.errors import ServiceError
-from core.idempotency import (
+from tollway._core.basics.errors import ServiceError
+from tollway._core.calls.idempotency import (
     IDEMPOTENCY_TABLES,
     Begin,
     IdempotencyRecord,
@@ -22,7 +22,7 @@ from core.idempotency import (
     parse_settings,
     record_id,
 )
-from runtime.database import Database
+from tollway._runtime.database import Database
 
 T0 = 1_700_000_000_000
 SCOPE = "echo_words:0f3c9a1e-0000-4000-8000-000000000001"
@@ -242,8 +242,8 @@ def test_settings():
 
 
 async def test_answer_once_keeps_the_x402_settlement_and_replays_it_as_an_object(store):
-    from core.payments import x402
-    from core.request import Answer
+    from tollway._core.payments import x402
+    from tollway._core.basics.request import Answer
 
     settlement = {"success": True, "payer": "0x" + "ab" * 20, "transaction": "0x" + "11" * 32, "network": "eip155:84532"}
     ran: list[int] = []

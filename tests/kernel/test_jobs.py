@@ -8,10 +8,10 @@ import asyncio
 import pytest
 from eth_account import Account
 
-from core import jobs
-from core.tables import Job, LedgerEntry, Receipt
+from tollway._core.jobs import jobs
+from tollway._core.storage.tables import Job, LedgerEntry, Receipt
 from tollway.testing import credits_session, http_client, pay_402
-from runtime.worker import Worker
+from tollway._runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
@@ -163,7 +163,7 @@ async def test_time_limit_and_process_pool(kernel):
 
 
 async def test_jobs_older_than_thirty_days_are_purged(kernel):
-    from core.sql import fetch
+    from tollway._core.storage.sql import fetch
 
     async with http_client(kernel) as client:
         _, auth = await agent_with_credits(client)
@@ -177,7 +177,7 @@ async def test_jobs_older_than_thirty_days_are_purged(kernel):
 
 
 async def test_notifications_unread_and_limit(kernel):
-    from core import notifications
+    from tollway._core.jobs import notifications
 
     async with http_client(kernel) as client:
         agent_id, auth = await agent_with_credits(client)
@@ -212,7 +212,7 @@ def test_the_acceptance_status_is_declared_by_the_tool():
 
 async def test_a_provider_auth_failure_has_one_status_inline_and_on_the_job(kernel):
     """Our credentials refused by a provider: the same status whether the call answered inline or as a failed job."""
-    from core.upstream import Reply, Upstream
+    from tollway._core.plugin_api.upstream import Reply, Upstream
 
     demo = Upstream(family="demo", name="demo", label="Demo", default_base_url="https://demo.invalid", description="a demo registry")
     inline = demo.refusal(Reply(401, {}, b"", 0))

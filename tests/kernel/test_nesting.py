@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.json_depth import MAX_JSON_DEPTH, RECURSION_LIMIT, json_depth, json_too_deep
-from mcp_server.guard import MESSAGE_MAX_BYTES, MESSAGE_MAX_DEPTH, request_id
+from tollway._core.basics.json_depth import MAX_JSON_DEPTH, RECURSION_LIMIT, json_depth, json_too_deep
+from tollway._mcp_server.guard import MESSAGE_MAX_BYTES, MESSAGE_MAX_DEPTH, request_id
 from tests.support.installed import with_test_plugins
 from tests.support.serve_child import TOLLWAY, REPO, free_port, running_serve, serve_env
 

@@ -10,9 +10,9 @@ import msgspec
 import pytest
 from eth_account import Account
 
-from core.money import to_micro
-from core.receipt_signing import ReceiptSigner, verify_receipt
-from core.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
+from tollway._core.basics.money import to_micro
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.storage.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import credits_session, decode_payment_required, http_client, pay_402
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
@@ -274,9 +274,9 @@ async def test_the_kernel_carries_x402_objects_and_http_sends_them_as_base64_hea
     """The kernel's 402 carries the x402 PaymentRequired object and its x402-paid answer
     the SettleResponse object, not headers; the HTTP front sends each as its header,
     base64 of compact JSON, before the other headers."""
-    from core.errors import ServiceError
-    from core.request import CallRequest
-    from http_server.translate import answer_response, service_error_handler
+    from tollway._core.basics.errors import ServiceError
+    from tollway._core.basics.request import CallRequest
+    from tollway._http_server.translate import answer_response, service_error_handler
 
     payer = Account.create()
     url = "http://testserver.local/v1/tools/test/echo"

@@ -15,11 +15,12 @@ import time
 import pytest
 from eth_account import Account
 
-from core import ledger, sql
-from core.errors import ServiceError
-from core.ids import now_ms
-from core.ledger_check import check_ledger
-from core.payments import x402
+from tollway._core.credits import ledger
+from tollway._core.storage import sql
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.ids import now_ms
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.payments import x402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
 from tollway.testing import credits_session, http_client
@@ -45,7 +46,7 @@ async def _kernel(kernel_factory, facilitator, **env):
 
 async def _seller(kernel, *, sales: int, granted: str = "0") -> str:
     """An agent that earned `sales` shares of SHARE from real sales (a buyer's settled charge,
-    its share credited through core/sales.py), and was granted `granted` USDC of credits besides."""
+    its share credited through core/credits/sales.py), and was granted `granted` USDC of credits besides."""
     async with http_client(kernel) as client:
         seller = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()["agent_id"]
         if granted != "0":

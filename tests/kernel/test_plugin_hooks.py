@@ -25,21 +25,24 @@ import pluggy
 import pytest
 from eth_account import Account
 
-from core import account_routes, hookspecs, read_routes, value_tags
-from core.watches import routes as watch_routes
-from core.history.tools import kernel_tools
-from core.hookspecs import hookimpl
-from core.kernel import StartupError
-from core.payments.settlement import SettlementResult
-from core.periodic import PeriodicTask
-from core.providers import Provider
-from core.settings_spec import Setting
-from core.context import PluginContext, StateKey
-from core.tables import Receipt
+from tollway._core.credits import account_routes
+from tollway._core.plugin_api import hookspecs
+from tollway._core.jobs import read_routes
+from tollway._core.receipts import value_tags
+from tollway._core.watches import routes as watch_routes
+from tollway._core.history.tools import kernel_tools
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.kernel import StartupError
+from tollway._core.payments.settlement import SettlementResult
+from tollway._core.plugin_api.periodic import PeriodicTask
+from tollway._core.plugin_api.providers import Provider
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.context import PluginContext, StateKey
+from tollway._core.storage.tables import Receipt
 from tollway.testing import http_client, pay_402
-from core.tool import Tool
-from runtime.cli import main as cli_main
-from runtime.plugins import PluginLoadError, load_entry_point_plugins
+from tollway._core.plugin_api.tool import Tool
+from tollway._runtime.cli import main as cli_main
+from tollway._runtime.plugins import PluginLoadError, load_entry_point_plugins
 from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
@@ -367,7 +370,7 @@ async def test_hook_register_periodic_tasks_declares_tasks(kernel_factory) -> No
 
     kernel = await kernel_factory(plugins=[("periodic", Periodic())])
     assert task in kernel.periodic_tasks
-    from runtime.scheduler import Scheduler
+    from tollway._runtime.scheduler import Scheduler
 
     scheduler = Scheduler.for_kernel(kernel)  # what `tollway serve` and `tollway worker` run
     scheduler.start()
@@ -382,8 +385,8 @@ async def test_hook_register_periodic_tasks_declares_tasks(kernel_factory) -> No
 # -- register_data_sources -------------------------------------------------------------
 @exercises("register_data_sources")
 async def test_hook_register_data_sources_declares_refreshable_data(kernel_factory) -> None:
-    from core import DataSource
-    from core.kernel import StartupError
+    from tollway import DataSource
+    from tollway._core.kernel import StartupError
 
     seen: list[tuple[int, int | None, str]] = []
 
@@ -450,7 +453,7 @@ async def test_hook_register_watch_sources_makes_an_attribute_watchable_and_poll
 
 @exercises("register_migrations")
 async def test_hook_register_migrations_gives_a_plugin_tables_of_its_own(kernel_factory) -> None:
-    from runtime.database import MigrationError
+    from tollway._runtime.database import MigrationError
     from tests.support.notes_plugin import Note, NotesPlugin
 
     kernel = await kernel_factory(plugins=[("notes", NotesPlugin())])
@@ -619,7 +622,7 @@ async def test_hookimpl_with_an_unknown_argument_is_refused(kernel_factory) -> N
 
 # -- plugins from entry points ---------------------------------------------------------------
 GOOD_PLUGIN = '''
-from core.hookspecs import hookimpl
+from tollway import hookimpl
 from core.tool import Tool
 from tests.support.echo_plugin import EchoInput, EchoOutput
 
@@ -640,7 +643,7 @@ def register_tools(register):
 '''
 BROKEN_PLUGIN = "import tollway_tp_dependency_that_is_not_installed\n"
 WRONG_ARGUMENT_PLUGIN = '''
-from core.hookspecs import hookimpl
+from tollway import hookimpl
 
 
 @hookimpl

@@ -10,9 +10,9 @@ import json
 import httpx
 import pytest
 
-from core.providers import Provider, Providers
-from core.settings_spec import Setting
-from core.tool import ToolContext, ToolError
+from tollway._core.plugin_api.providers import Provider, Providers
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import ToolContext, ToolError
 
 KEY = Setting("search", "alpha_api_key", None, "key", secret=True)
 URL = Setting("search", "beta_url", None, "url")
@@ -130,7 +130,7 @@ def _cli_env(monkeypatch, tmp_path, **env: str) -> None:
 
 
 def _with_web_only(monkeypatch) -> None:
-    from runtime import plugins, service
+    from tollway._runtime import plugins, service
 
     real = service.build_kernel
 
@@ -143,7 +143,7 @@ def _with_web_only(monkeypatch) -> None:
 
 
 def test_plugins_command_shows_each_kind_and_never_a_secret(monkeypatch, tmp_path, capsys) -> None:
-    from runtime import cli
+    from tollway._runtime import cli
 
     _with_web_only(monkeypatch)
     _cli_env(monkeypatch, tmp_path, TOLLWAY_SEARCH_PROVIDER="brave", TOLLWAY_SEARCH_BRAVE_API_KEY="brave-cli-secret-123")
@@ -165,7 +165,7 @@ def test_plugins_command_shows_each_kind_and_never_a_secret(monkeypatch, tmp_pat
 
 
 def test_plugins_check_runs_the_health_check(monkeypatch, tmp_path, capsys) -> None:
-    from runtime import cli
+    from tollway._runtime import cli
 
     _with_web_only(monkeypatch)
     _cli_env(monkeypatch, tmp_path, TOLLWAY_SEARCH_PROVIDER="searxng", TOLLWAY_SEARCH_SEARXNG_URL="http://127.0.0.1:9")

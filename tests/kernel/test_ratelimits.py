@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.ratelimits import (
+from tollway._core.calls.ratelimits import (
     DEFAULT_LIMITS,
     RATE_LIMIT_TABLES,
     RateCounter,
@@ -20,7 +20,7 @@ from core.ratelimits import (
     caller_key,
     parse_limits,
 )
-from runtime.database import Database
+from tollway._runtime.database import Database
 
 T0 = 1_700_000_040_000  # a window start for 60-second windows (divisible by 60 000)
 

@@ -8,10 +8,10 @@ from eth_account import Account
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
-from core.tables import Receipt
+from tollway._core.receipts.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
+from tollway._core.storage.tables import Receipt
 from tollway.testing import credits_session, http_client
-from runtime.cli import main as cli
+from tollway._runtime.cli import main as cli
 from tests.support.echo_plugin import EchoPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
@@ -117,7 +117,7 @@ async def test_analytics_receipts_filters_and_paging(kernel):
 
 
 async def test_agent_proof_pays_from_credits_and_write_nonce_is_single_use(kernel):
-    from core.auth_proof import make_agent_proof
+    from tollway._core.auth.auth_proof import make_agent_proof
     import time
 
     wallet = Account.create()

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from eth_account import Account
 
-from core.ledger_check import check_ledger
-from core.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthorization, TopUpAttempt
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.storage.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthorization, TopUpAttempt
 from tollway.testing import http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
@@ -252,7 +252,7 @@ async def test_a_call_whose_process_died_while_settling_is_refunded_once_settled
 
 
 async def test_a_reservation_never_sent_for_settlement_is_voided(kernel_factory, facilitator):
-    from core.payments.gateway import find_payment_header
+    from tollway._core.payments.gateway import find_payment_header
 
     kernel = await make_kernel(kernel_factory, facilitator)
     payer = Account.create()
@@ -271,7 +271,7 @@ async def test_a_reservation_never_sent_for_settlement_is_voided(kernel_factory,
 
 
 async def test_the_ledger_check_finds_a_debit_without_receipt(kernel_factory):
-    from core import ledger
+    from tollway._core.credits import ledger
 
     kernel = await kernel_factory()
     async with http_client(kernel) as client:
@@ -290,7 +290,7 @@ async def test_tollway_reconcile_resolves_and_checks_from_the_command_line(kerne
     import subprocess
     import sys
 
-    from core import holds
+    from tollway._core.credits import holds
 
     kernel = await kernel_factory()
     async with http_client(kernel) as client:

@@ -10,9 +10,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Example, Tool, ToolContext, ToolContexts
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolContexts
 from tollway.testing import count_quotes, http_client, mcp_server_for
 
 KEY = Setting(family="keyed", name="upstream_api_key", default=None, description="The upstream's API key (test).")
@@ -114,7 +114,7 @@ def test_a_required_setting_must_be_of_the_tools_family() -> None:
 def test_plugins_command_shows_unset_settings(monkeypatch, tmp_path, capsys) -> None:
     import base64
 
-    from runtime import cli, service
+    from tollway._runtime import cli, service
 
     home = tmp_path / "home"
     for name, value in {

@@ -9,8 +9,8 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core.route_shapes import Alias, McpTool
-from mcp_server import build_server
+from tollway._core.plugin_api.route_shapes import Alias, McpTool
+from tollway._mcp_server import build_server
 from tollway import Route, RouteCall, hookimpl
 from tollway.testing import OPERATOR, credits_session, http_client, proof_headers
 

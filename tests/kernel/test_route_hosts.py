@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.kernel import StartupError
+from tollway._core.kernel import StartupError
 from tollway import Page, Route, Setting, hookimpl
 from tollway.testing import http_client
 

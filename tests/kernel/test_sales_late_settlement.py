@@ -1,6 +1,6 @@
 """A sale paid by an x402 payment that settles late, against a real facilitator over HTTP, on
 SQLite and PostgreSQL. A job starts only once its payment has settled (the kernel's rule,
-core/job_payments.py): while the buyer's payment is pending the seller has no order to
+core/jobs/job_payments.py): while the buyer's payment is pending the seller has no order to
 fulfil (nothing can be paid out of it) and the buyer's job says it waits for the payment;
 once the reconciler finds the transfer on chain the order reaches the seller, who fulfils
 and is credited its share. A payment the facilitator refuses ends the job `payment_failed`,
@@ -12,7 +12,7 @@ import json
 import pytest
 from eth_account import Account
 
-from core.ledger_check import check_ledger
+from tollway._core.credits.ledger_check import check_ledger
 from tests.support.facilitator_server import running_facilitator
 from tollway import now_ms
 from tollway.testing import http_client, pay_402, proof_headers

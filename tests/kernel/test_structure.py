@@ -1,5 +1,5 @@
-"""The code's shape: the kernel is a composition of services (no mixins), every
-`core/` module stays small, and no package of ours imports itself in a circle."""
+"""The code's shape: the kernel is a composition of services (no mixins); `core/` is a
+folder per area with rules between the areas; no package of ours imports itself in a circle."""
 from __future__ import annotations
 
 import ast
@@ -10,11 +10,80 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CORE = REPO / "core"
-MAX_CORE_LINES = 300
+# Installed names of the repository's internal folders (setup.py maps them).
+INSTALLED = {"core": "tollway._core", "runtime": "tollway._runtime", "http_server": "tollway._http_server", "mcp_server": "tollway._mcp_server"}
+# The kernel's composition root: the modules that assemble the areas into a `Kernel`.
+ROOT_MODULES = {"__init__", "kernel", "registry", "builtin", "config", "housekeeping", "platform"}
+# Areas that stand alone: each imports (at module level) only itself and those listed.
+STANDS_ON = {"basics": set(), "plugin_api": {"basics"}}
+# Areas that never import another one, at any depth of a file.
+NEVER = {("credits", "watches")}
 
 
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), filename=str(path))
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    parts[0] = INSTALLED.get(parts[0], parts[0])
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _areas() -> list[str]:
+    return sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").exists() and p.name != "migrations")
+
+
+def _area_of(module: str) -> str | None:
+    """The area of a `tollway._core...` module, "" for the composition root, None outside core."""
+    parts = module.split(".")
+    if parts[:2] != ["tollway", "_core"]:
+        return None
+    return parts[2] if len(parts) > 2 and (CORE / parts[2]).is_dir() else ""
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, *, module_level: bool) -> set[str]:
+    """Absolute names of what `path` imports (`from x import y` counts as `x.y` too, since
+    y may be a module); `module_level` leaves out imports inside functions and under
+    `if TYPE_CHECKING:`."""
+    own = _module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    tree = _tree(path)
+    nodes: list[ast.AST] = []
+    if module_level:
+        stack: list[ast.AST] = list(tree.body)
+        while stack:
+            node = stack.pop()
+            if _is_type_checking(node) or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            nodes.append(node)
+            if isinstance(node, (ast.If, ast.Try, ast.With)):
+                stack.extend(ast.iter_child_nodes(node))
+    else:
+        nodes = list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def _known_modules() -> set[str]:
+    return {_module_name(p) for p in CORE.rglob("*.py")}
 
 
 def test_the_kernel_class_has_no_base_classes() -> None:
@@ -34,33 +103,80 @@ def test_no_core_method_takes_self_typed_as_the_kernel() -> None:
     assert offenders == []
 
 
-def test_every_core_module_is_at_most_300_lines() -> None:
-    long = {str(p.relative_to(REPO)): n for p in CORE.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_CORE_LINES}
-    assert long == {}
+def test_every_core_module_lives_in_an_area_folder() -> None:
+    """Only the composition root sits at the top of core/; everything else is in the folder
+    named for the question it answers."""
+    assert {p.stem for p in CORE.glob("*.py")} <= ROOT_MODULES
 
 
-def _imports_of(path: Path, package: str, modules: set[str]) -> set[str]:
-    """The sibling modules `path` imports (at any depth of the file: a function-level
-    import is an edge too), as module names of `package`."""
-    found: set[str] = set()
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1 and node.module is None:  # from . import a, b
-                found.update(a.name for a in node.names if a.name in modules)
-            elif node.level == 1 and node.module:
-                found.add(node.module.split(".")[0])
-            elif node.level == 0 and node.module and node.module.startswith(package + "."):
-                found.add(node.module.split(".")[1])
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith(package + "."):
-                    found.add(alias.name.split(".")[1])
-    return found & modules
+@pytest.mark.parametrize("area", _areas())
+def test_every_area_says_what_it_owns_and_names_its_public_modules(area: str) -> None:
+    init = _tree(CORE / area / "__init__.py")
+    assert ast.get_docstring(init), f"core/{area}/__init__.py: one line saying what the area owns"
+    public = [n for n in init.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PUBLIC_MODULES" for t in n.targets)]
+    assert public, f"core/{area}/__init__.py: `PUBLIC_MODULES` names the modules other areas may import"
+    names = ast.literal_eval(public[0].value)
+    missing = [n for n in names if not (CORE / area / f"{n}.py").exists() and not (CORE / area / n / "__init__.py").exists()]
+    assert missing == [], f"core/{area}: PUBLIC_MODULES names modules that do not exist"
+
+
+def _public_modules(area: str) -> set[str]:
+    init = _tree(CORE / area / "__init__.py")
+    for node in init.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PUBLIC_MODULES" for t in node.targets):
+            return {f"tollway._core.{area}.{n}" for n in ast.literal_eval(node.value)}
+    return set()
+
+
+def test_an_area_imports_only_the_public_modules_of_another() -> None:
+    known = _known_modules()
+    public = {area: _public_modules(area) for area in _areas()}
+    offenders = []
+    for path in sorted(CORE.rglob("*.py")):
+        mine = _area_of(_module_name(path))
+        if not mine:  # the composition root assembles every area
+            continue
+        for name in sorted(_imports(path, module_level=False) & known):
+            theirs = _area_of(name)
+            if theirs and theirs != mine and name != f"tollway._core.{theirs}" and not any(name == p or name.startswith(p + ".") for p in public[theirs]):
+                offenders.append(f"{path.relative_to(REPO)} imports {name}, private to core/{theirs}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("area", sorted(STANDS_ON))
+def test_the_ground_areas_stand_alone(area: str) -> None:
+    """`basics` imports no other area and `plugin_api` only `basics`, at module level: what a
+    plugin declares can be imported without the kernel's machinery."""
+    allowed = {area, *STANDS_ON[area]}
+    known = _known_modules()
+    offenders = []
+    for path in sorted((CORE / area).rglob("*.py")):
+        for name in sorted(_imports(path, module_level=True) & known):
+            if _area_of(name) not in allowed:
+                offenders.append(f"{path.relative_to(REPO)} imports {name}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize(("area", "never"), sorted(NEVER))
+def test_an_area_never_imports_another(area: str, never: str) -> None:
+    """The ledger tells watches that credits changed through an event, not a call."""
+    offenders = [
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in sorted((CORE / area).rglob("*.py"))
+        for name in sorted(_imports(path, module_level=False))
+        if _area_of(name) == never
+    ]
+    assert offenders == []
 
 
 def _cycles(folder: Path) -> list[list[str]]:
+    """Import cycles among the modules directly in `folder` (a function-level import is an edge too)."""
+    package = _module_name(folder / "__init__.py") if (folder / "__init__.py").exists() else folder.name
     modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
-    graph = {m: _imports_of(folder / f"{m}.py", folder.name, modules) - {m} for m in modules}
+    graph = {}
+    for m in modules:
+        names = _imports(folder / f"{m}.py", module_level=False) if package.startswith("tollway") else _relative_imports(folder / f"{m}.py")
+        graph[m] = {n.rpartition(".")[2] for n in names if n.rpartition(".")[0] == package} & modules - {m}
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -82,6 +198,19 @@ def _cycles(folder: Path) -> list[list[str]]:
     return cycles
 
 
+def _relative_imports(path: Path) -> set[str]:
+    """For a folder outside the installed packages (a test's tmp folder, a plugin): sibling
+    imports as `<folder>.<module>` names."""
+    found: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.add(f"{path.parent.name}.{node.module.split('.')[0]}")
+            else:
+                found.update(f"{path.parent.name}.{a.name}" for a in node.names)
+    return found
+
+
 def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -91,30 +220,51 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
     assert _cycles(pkg) == [["a", "b", "a"]]
 
 
-@pytest.mark.parametrize("folder", ["plugins/solve/tollway_solve", "core", "core/payments", "runtime", "mcp_server", "http_server"])
+def _folders_checked_for_cycles() -> list[str]:
+    folders = ["plugins/solve/tollway_solve", "core", "runtime", "mcp_server", "http_server"]
+    return folders + [f"core/{area}" for area in _areas()]
+
+
+@pytest.mark.parametrize("folder", _folders_checked_for_cycles())
 def test_modules_import_each_other_without_cycles(folder: str) -> None:
     assert _cycles(REPO / folder) == []
-
-
-def _imported_modules(path: Path) -> set[str]:
-    out: set[str] = set()
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.add(node.module)
-        elif isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-    return out
 
 
 def test_runtime_alone_assembles_the_fronts() -> None:
     """The fronts route; workers, scheduler and kernels are built by runtime/service.py."""
     for front in ("http_server", "mcp_server"):
         for path in sorted((REPO / front).glob("*.py")):
-            imported = _imported_modules(path)
-            assert not {m for m in imported if m == "runtime" or m.startswith("runtime.")}, path.name
+            imported = _imports(path, module_level=False)
+            assert not {m for m in imported if m.startswith("tollway._runtime")}, path.name
             assert "Kernel(" not in path.read_text(), path.name
-    testing = _imported_modules(REPO / "tollway" / "testing.py")
-    assert not {m for m in testing if m.split(".")[0] in ("http_server", "mcp_server")}
+    testing = _imports(REPO / "tollway" / "testing.py", module_level=False)
+    assert not {m for m in testing if m.startswith(("tollway._http_server", "tollway._mcp_server"))}
+
+
+def test_nothing_imports_an_internal_folder_by_its_folder_name() -> None:
+    """`core`, `runtime`, `http_server` and `mcp_server` are importable only under `tollway.`
+    once installed; a bare `import core...` works in a checkout and breaks in a wheel."""
+    offenders = []
+    for path in sorted(REPO.rglob("*.py")):
+        rel = path.relative_to(REPO)
+        if rel.parts[0] in (".venv", "build", "dist") or ".git" in rel.parts:
+            continue
+        try:
+            names = _imports(path, module_level=False) if rel.parts[0] in INSTALLED or rel.parts[0] == "tollway" else _plain_imports(path)
+        except SyntaxError:
+            continue
+        offenders += [f"{rel}: {n}" for n in sorted(names) if n.split(".")[0] in INSTALLED]
+    assert offenders == []
+
+
+def _plain_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
 
 
 # -- plugins keep no module-level mutable state (issue 26, the plugin context) ------------
@@ -309,7 +459,7 @@ def _wire_structs() -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     for path in sorted((CORE / "wire").glob("*.py")):
-        module = importlib.import_module(f"core.wire.{path.stem}" if path.stem != "__init__" else "core.wire")
+        module = importlib.import_module(f"tollway._core.wire.{path.stem}" if path.stem != "__init__" else "tollway._core.wire")
         for name, obj in vars(module).items():
             if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == module.__name__:
                 bases = [b for b in obj.__mro__[1:] if issubclass(b, msgspec.Struct) and b is not msgspec.Struct]
@@ -331,51 +481,20 @@ def test_kernel_wire_types_have_no_plugin_named_fields_beyond_the_signed_ones() 
     assert named - SIGNED_PLUGIN_FIELDS == set()
 
 
-CREDITS_SIDE = ("ledger", "holds", "refunds", "top_ups", "payouts", "sales", "ledger_check", "reconciler")
-
-
-def _core_imports(path: Path) -> set[str]:
-    """The core modules and packages `path` imports, dotted from `core` (`watches.resume`)."""
-    here = path.parent.relative_to(REPO).parts[1:]  # the package of `path` below core
-    out: set[str] = set()
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = list(here[: len(here) - (node.level - 1)])
-                stems = [".".join([*base, node.module])] if node.module else [".".join([*base, a.name]) for a in node.names]
-            elif node.module and node.module.startswith("core."):
-                stems = [node.module.removeprefix("core.")]
-            else:
-                continue
-            out.update(stems)
-        elif isinstance(node, ast.Import):
-            out.update(a.name.removeprefix("core.") for a in node.names if a.name.startswith("core."))
-    return out
-
-
-def test_the_import_finder_sees_relative_and_absolute_imports() -> None:
-    assert {"ledger", "receipts", "webhooks"} <= _core_imports(CORE / "watches" / "delivery.py")  # from .. import / from ..x import
-    assert "tool" in _core_imports(CORE / "history" / "store.py")
-
-
-def test_the_credits_side_never_imports_watches() -> None:
-    """The ledger publishes "credits changed"; watches subscribe (core/watches/resume.py)."""
-    offenders = {m: sorted(i for i in _core_imports(CORE / f"{m}.py") if i == "watches" or i.startswith("watches.")) for m in CREDITS_SIDE}
-    assert {m: i for m, i in offenders.items() if i} == {}
-
-
 def test_the_tool_declaration_and_history_do_not_import_each_other() -> None:
     """History builds tools (Changes, Benchmark) and reads their declarations; the tool
     declaration imports nothing of history."""
     for module in ("tool", "tool_declarations"):
-        assert {i for i in _core_imports(CORE / f"{module}.py") if i == "history" or i.startswith("history.")} == set(), module
-    assert any(i in ("tool", "tool_declarations") for p in (CORE / "history").glob("*.py") for i in _core_imports(p))
+        imported = _imports(CORE / "plugin_api" / f"{module}.py", module_level=False)
+        assert {i for i in imported if i.startswith("tollway._core.history")} == set(), module
+    declarations = {"tollway._core.plugin_api.tool", "tollway._core.plugin_api.tool_declarations"}
+    assert any(_imports(p, module_level=False) & declarations for p in (CORE / "history").glob("*.py"))
 
 
 def test_the_documented_slot_keys_are_the_contracts_own() -> None:
     """The schemas document these keys of the answers' slots whichever plugins are installed
     (they were documented before the slots existed): a new one is a change of the contract."""
-    from core.wire import calls, slots
+    from tollway._core.wire import calls, slots
 
     assert {base.__name__: [k for k, _ in keys] for base, keys in slots.DOCUMENTED.items()} == {
         calls.JobAccepted.__name__: ["goal_id"], calls.JobStatus.__name__: ["email_tracking"],

@@ -9,9 +9,10 @@ import os
 
 import pytest
 
-from core import hookimpl, jobs
-from core.tool_runner import TimeLimitExceeded
-from runtime.worker import Worker
+from tollway import hookimpl
+from tollway._core.jobs import jobs
+from tollway._core.calls.tool_runner import TimeLimitExceeded
+from tollway._runtime.worker import Worker
 from tests.kernel.test_jobs import wait_for_status
 from tests.support.jobs_plugin import SLOW, JobsPlugin
 from tollway.testing import credits_session, http_client

@@ -8,10 +8,10 @@ import time
 import pytest
 from eth_account import Account
 
-import core.auth
-from core import notifications
-from core.auth_proof import make_agent_proof
-from core.tables import Agent, Notification
+import tollway._core.auth.auth
+from tollway._core.jobs import notifications
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.storage.tables import Agent, Notification
 from tollway.testing import credits_session, http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
 
@@ -102,13 +102,13 @@ async def test_a_proof_is_verified_once_per_request(kernel_factory, monkeypatch)
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     account = Account.create()
     calls: list[str] = []
-    real = core.auth.verify_agent_proof
+    real = tollway._core.auth.auth.verify_agent_proof
 
     def counting(*args, **kwargs):
         calls.append(kwargs["path"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core.auth, "verify_agent_proof", counting)
+    monkeypatch.setattr(tollway._core.auth.auth, "verify_agent_proof", counting)
     body = b'{"text": "hi"}'
     async with http_client(kernel) as client:
         await credits_session(client, "1", wallet=account.address)

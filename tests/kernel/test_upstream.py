@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from tollway import Evidence, Setting, ToolContext, ToolError, Upstream, hookimpl, source_int, source_text
-from core.upstream import retry_after_s
+from tollway._core.plugin_api.upstream import retry_after_s
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "https://registry.example.org/v2"

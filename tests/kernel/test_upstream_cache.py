@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from core.upstream_cache import UpstreamCache, keepable
+from tollway._core.plugin_api.upstream_cache import UpstreamCache, keepable
 from tests.support import registry_plugin
 from tests.support.registry_plugin import DEFINE, SlowRegistry
 from tollway.testing import credits_session, http_client

@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 import msgspec
 import pytest
 
-from core import validation
-from core.errors import ServiceError
-from core.validation import FieldError, FieldErrors, convert, field_error, problems_of
+from tollway._core.basics import validation
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.validation import FieldError, FieldErrors, convert, field_error, problems_of
 
 
 class Colour(enum.Enum):

@@ -10,9 +10,9 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core.receipt_signing import b64url_decode, verify_receipt
-from core.receipts import ReceiptDraft
-from core.tables import Receipt
+from tollway._core.receipts.receipt_signing import b64url_decode, verify_receipt
+from tollway._core.receipts.receipts import ReceiptDraft
+from tollway._core.storage.tables import Receipt
 from tests.support.echo_plugin import EchoPlugin
 from tollway.testing import credits_session, http_client, mcp_server_for
 
@@ -96,7 +96,7 @@ async def test_concurrent_identical_tags_make_one_revision(kernel):
 
 
 async def test_a_tagged_receipt_verifies_with_the_cli(kernel, tmp_path):
-    from runtime.cli import main as cli
+    from tollway._runtime.cli import main as cli
 
     async with http_client(kernel) as client:
         _agent_id, auth = await credits_session(client)

@@ -10,9 +10,9 @@ import asyncio
 import msgspec
 import pytest
 
-from core import sql
-from core.ledger_check import check_ledger
-from core.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.storage import sql
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tests.support.watch_rows import PRICE, new_watch
 from tests.support.feed_plugin import COMPLETE, FEED, POLLED, FeedPlugin
 from tollway.testing import OPERATOR, credits_session, http_client

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from core import sql
-from core.ledger_check import check_ledger
-from core.webhooks import outbox
-from core.webhooks.signing import verify
+from tollway._core.storage import sql
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.webhooks import outbox
+from tollway._core.webhooks.signing import verify
 from tests.support.feed_plugin import FEED, FeedPlugin
 from tests.support.watch_rows import new_watch
 from tests.support.webhook_receiver import receiving

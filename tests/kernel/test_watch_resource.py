@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from core import sql
-from core.auth_proof import make_agent_proof
-from core.events import WATCH_DELIVERIES
+from tollway._core.storage import sql
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.basics.events import WATCH_DELIVERIES
 from tests.support.feed_plugin import ATTRIBUTE, FeedPlugin
 from tollway.testing import OPERATOR, http_client
 

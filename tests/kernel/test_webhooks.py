@@ -22,11 +22,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from core.ids import new_id
-from core.webhooks import outbox, signing
-from core.webhooks.outbox import WebhookSender, enqueue, publish_due
-from core.webhooks.targets import address_problem, target_problem
-from runtime.service import Background
+from tollway._core.basics.ids import new_id
+from tollway._core.webhooks import outbox, signing
+from tollway._core.webhooks.outbox import WebhookSender, enqueue, publish_due
+from tollway._core.webhooks.targets import address_problem, target_problem
+from tollway._runtime.service import Background
 from tests.support.webhook_receiver import receiving
 
 SECRET = "whsec_test-secret"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from core import wire
-from core.wire import calls, slots
+from tollway._core import wire
+from tollway._core.wire import calls, slots
 
 
 def test_a_slot_key_is_encoded_at_the_top_level_after_the_kernels_fields() -> None:

@@ -10,13 +10,13 @@ import time
 import pytest
 from eth_account import Account
 
-from core import ledger
-from core.agents import AgentDirectory
-from core.ledger_check import check_ledger
-from core.payments import x402
-from core.payments.eip3009 import make_payment, sign_authorization
-from core.payments.settlement import local_transaction_hash
-from core.tables import Agent, LedgerEntry, PaymentAuthorization, Quote, Receipt
+from tollway._core.credits import ledger
+from tollway._core.auth.agents import AgentDirectory
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.payments import x402
+from tollway._core.payments.eip3009 import make_payment, sign_authorization
+from tollway._core.payments.settlement import local_transaction_hash
+from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund

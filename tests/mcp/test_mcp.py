@@ -13,13 +13,13 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from core.hookspecs import hookimpl
-from core.tables import LedgerEntry, Quote, Receipt
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.storage.tables import LedgerEntry, Quote, Receipt
 from tollway.testing import credits_session, http_client
-from core.tool import Example, Tool, ToolContext, ToolError
-from mcp_server import BearerIdentity, McpSettings, build_server
-from mcp_server.shaping import cap_output
-from runtime.worker import Worker
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
+from tollway._mcp_server import BearerIdentity, McpSettings, build_server
+from tollway._mcp_server.shaping import cap_output
+from tollway._runtime.worker import Worker
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 

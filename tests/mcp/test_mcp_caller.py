@@ -7,10 +7,11 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core import ledger, sql
-from core.money import to_micro
-from core.request import CallRequest, HeldWallet, TokenCredential
-from mcp_server import BearerIdentity, WalletIdentity, build_server
+from tollway._core.credits import ledger
+from tollway._core.storage import sql
+from tollway._core.basics.money import to_micro
+from tollway._core.basics.request import CallRequest, HeldWallet, TokenCredential
+from tollway._mcp_server import BearerIdentity, WalletIdentity, build_server
 from tests.support.echo_plugin import EchoPlugin
 
 

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 
 from tollway.testing import http_client
-from mcp_server import build_server
-from runtime.plugins import GROUP
+from tollway._mcp_server import build_server
+from tollway._runtime.plugins import GROUP
 
 # Bytes of the compact JSON of the listing (`{"tools": [...]}`). It was 66.7 KB before the
 # listing was made compact; raise this only for a reason worth the context it costs every

@@ -12,8 +12,8 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core.money import to_micro
-from mcp_server import WalletIdentity, build_server
+from tollway._core.basics.money import to_micro
+from tollway._mcp_server import WalletIdentity, build_server
 from tollway.testing import worker_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "web" / "tests"))

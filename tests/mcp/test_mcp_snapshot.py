@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp import Client
 
-from mcp_server import build_server
+from tollway._mcp_server import build_server
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 

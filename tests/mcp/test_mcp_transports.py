@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tollway.testing import credits_session, settings_for
-from runtime.service import http_app
+from tollway._runtime.service import http_app
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.installed import with_test_plugins

@@ -15,9 +15,9 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core.money import to_micro
+from tollway._core.basics.money import to_micro
 from tollway.testing import settings_for
-from mcp_server import McpSettings, WalletIdentity, build_server
+from tollway._mcp_server import McpSettings, WalletIdentity, build_server
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.lookup_plugin import LookupPlugin, word_list_app

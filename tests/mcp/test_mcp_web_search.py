@@ -10,8 +10,8 @@ import httpx
 from eth_account import Account
 from mcp import Client
 
-from core.money import to_micro
-from mcp_server import WalletIdentity, build_server
+from tollway._core.basics.money import to_micro
+from tollway._mcp_server import WalletIdentity, build_server
 
 SEARXNG = (Path(__file__).resolve().parents[2] / "plugins" / "web" / "tests" / "fixtures" / "search" / "searxng_search.json").read_bytes()
 ENV = {"TOLLWAY_SEARCH_PROVIDER": "searxng", "TOLLWAY_SEARCH_SEARXNG_URL": "http://searxng.test"}

@@ -18,9 +18,9 @@ from x402.mcp import x402MCPSession
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
-from core.tables import PaymentAuthorization, Receipt
+from tollway._core.storage.tables import PaymentAuthorization, Receipt
 from tollway.testing import http_client, pay_402
-from mcp_server import build_server
+from tollway._mcp_server import build_server
 from tests.support.echo_plugin import EchoPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

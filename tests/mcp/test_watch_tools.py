@@ -10,10 +10,10 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from core import sql
-from core.auth_proof import make_agent_proof
-from core.request import CallRequest
-from mcp_server import BearerIdentity, WalletIdentity, build_server
+from tollway._core.storage import sql
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.basics.request import CallRequest
+from tollway._mcp_server import BearerIdentity, WalletIdentity, build_server
 from tests.support.feed_plugin import ATTRIBUTE, FeedPlugin
 
 ITEM = {"entity_type": "item", "attribute": ATTRIBUTE, "key": "ITEM-3", "max_spend": 0.5}

@@ -70,6 +70,18 @@ def add_tool_to_plugin(plugin_py: Path) -> None:
     plugin_py.write_text(text)
 
 
+# The top-level import names of the named distributions, from their installed RECORDs.
+TOP_LEVEL_NAMES = """
+import sys
+from importlib.metadata import distribution
+for name in sys.argv[1:]:
+    for f in distribution(name).files or ():
+        top = f.parts[0]
+        if not top.endswith((".dist-info", ".data", ".pth")) and top not in ("..", "__pycache__") and "/bin/" not in str(f):
+            print(top.removesuffix(".py"))
+"""
+
+
 async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: Path, capsys) -> None:
     assert UV.exists(), f"{UV} is missing: the Makefile installs uv into .venv (and the test extra lists it)"
     # Tollway's wheel, built from the working tree, in a fresh virtualenv.
@@ -84,8 +96,11 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
     work.mkdir()
     port = free_port()
     env = clean_env(TOLLWAY_HOME=str(tmp_path / "home"), TOLLWAY_PORT=str(port), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    where = run(venv / "bin" / "python", "-c", "import core, tollway; print(core.__file__); print(tollway.__file__)", cwd=work, env=env)
+    where = run(venv / "bin" / "python", "-c", "import tollway._core, tollway; print(tollway._core.__file__); print(tollway.__file__)", cwd=work, env=env)
     assert all(line.startswith(str(venv)) for line in where.split()), where
+    # What the wheel installed answers to only the project's own names.
+    tops = run(venv / "bin" / "python", "-c", TOP_LEVEL_NAMES, "tollway", cwd=work, env=env).split()
+    assert tops and all(name.startswith("tollway") for name in tops), tops
     tollway = venv / "bin" / "tollway"
 
     # The clock starts at the render.

@@ -8,9 +8,9 @@ import time
 import pytest
 from eth_account import Account
 
-from core.auth_proof import make_agent_proof
+from tollway._core.auth.auth_proof import make_agent_proof
 from tollway.testing import http_client, settings_for
-from runtime.cli import main as cli
+from tollway._runtime.cli import main as cli
 from tests.support.installed import write_plugins_site
 
 

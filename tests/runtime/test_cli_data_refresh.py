@@ -79,8 +79,8 @@ async def test_serve_attempts_the_download_once_at_start(tmp_path):
 
 
 async def test_scheduler_holds_the_first_run_of_a_task_declared_not_at_start():
-    from core.periodic import PeriodicTask
-    from runtime.scheduler import Scheduler
+    from tollway._core.plugin_api.periodic import PeriodicTask
+    from tollway._runtime.scheduler import Scheduler
 
     runs: list[str] = []
 

@@ -11,8 +11,8 @@ import pytest
 from eth_account import Account
 
 from tollway.testing import settings_for
-from runtime.service import http_app
-from runtime.cli import main as cli
+from tollway._runtime.service import http_app
+from tollway._runtime.cli import main as cli
 from tests.support.serve_process import free_port, run_cli, tollway_serve
 from tests.support.serving import serve_app
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from core.receipt_signing import ReceiptSigner
-from runtime.cli import main as cli
+from tollway._core.receipts.receipt_signing import ReceiptSigner
+from tollway._runtime.cli import main as cli
 
 
 def write_files(tmp_path, receipt: dict, signer: ReceiptSigner):

@@ -12,14 +12,14 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from core import hookspecs
-from core.ledger_check import check_ledger
-from core.migrations import KERNEL_APP
-from core.receipt_signing import ReceiptSigner, verify_receipt
-from runtime import cli
-from runtime.database import Database, MigrationError
-from runtime.database.migrations import load_steps
-from runtime.service import build_kernel
+from tollway._core.plugin_api import hookspecs
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.migrations import KERNEL_APP
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._runtime import cli
+from tollway._runtime.database import Database, MigrationError
+from tollway._runtime.database.migrations import load_steps
+from tollway._runtime.service import build_kernel
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
@@ -234,7 +234,7 @@ def test_the_peer_group_a_migration_fills_is_the_one_the_fact_store_writes() -> 
     """Migration 7 keeps its own frozen copy of the peer group: it must name the same groups."""
     import importlib
 
-    from core.history.declare import peer_group
+    from tollway._core.history.declare import peer_group
 
     frozen = importlib.import_module("core.migrations.kernel_2026_11_24t00_00_04_000000")._group
     for names in (("vehicle_complaints", "total", "NHTSA"), ("place_disasters", "total", "FEMA"), ("a'b", "f", "s\x1f")):

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tollway.testing import PG_ENV, PluginContract, PluginSurface
-from runtime.cli import main
-from runtime.template import TemplateError, default_target, render_plugin, repository_root, template_dir
+from tollway._runtime.cli import main
+from tollway._runtime.template import TemplateError, default_target, render_plugin, repository_root, template_dir
 
 REPO = Path(__file__).resolve().parents[2]
 FAMILY = "weather"

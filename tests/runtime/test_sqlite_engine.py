@@ -7,9 +7,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from core import sql
-from core.tables import Agent
-from runtime.database import Database
+from tollway._core.storage import sql
+from tollway._core.storage.tables import Agent
+from tollway._runtime.database import Database
 
 
 async def open_db(tmp_path: Path, **engine: float) -> Database:

@@ -37,7 +37,12 @@ def test_make_wheels_builds_every_distribution_into_dist(tmp_path: Path) -> None
         names = set(root.namelist())
     # The template ships inside the `tollway` package (tollway/plugin_template links to it).
     assert "tollway/plugin_template/pyproject.toml" in names
-    assert {"core/__init__.py", "runtime/cli.py", "http_server/__init__.py", "mcp_server/__init__.py"} <= names
+    # The internal folders are private subpackages of `tollway`: no generic top-level names.
+    assert {"tollway/_core/__init__.py", "tollway/_runtime/cli.py", "tollway/_http_server/__init__.py", "tollway/_mcp_server/__init__.py"} <= names
+    for wheel_path in wheels.values():
+        with zipfile.ZipFile(wheel_path) as wheel:
+            tops = {n.split("/")[0] for n in wheel.namelist() if not n.split("/")[0].endswith((".dist-info", ".data"))}
+        assert all(top.startswith("tollway") for top in tops), (wheel_path.name, tops)
     for name, folder in distributions.items():
         if name == "tollway":
             continue

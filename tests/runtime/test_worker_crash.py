@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.ledger_check import check_ledger
-from core.tables import Job, LedgerEntry, Receipt
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.storage.tables import Job, LedgerEntry, Receipt
 from tollway.testing import http_client
 from tests.support.jobs_plugin import JobsPlugin
 

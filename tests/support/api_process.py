@@ -13,9 +13,9 @@ import sys
 
 import uvicorn
 
-from runtime.service import http_app
-from runtime.service import build_kernel
-from runtime.settings import load_settings
+from tollway._runtime.service import http_app
+from tollway._runtime.service import build_kernel
+from tollway._runtime.settings import load_settings
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
 
 
@@ -30,7 +30,7 @@ def main() -> None:
     kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())], load_installed=False, strict_plugins=True)
     installed = {name for name in os.environ.get("TOLLWAY_TEST_INSTALLED", "").split(",") if name}
     if installed:
-        from runtime.plugins import load_entry_point_plugins
+        from tollway._runtime.plugins import load_entry_point_plugins
 
         load_entry_point_plugins(kernel, strict=True, only=installed)
     app = http_app(kernel, workers=0, scheduler=True)

@@ -12,8 +12,8 @@ import os
 import signal
 import sys
 
-from runtime.service import build_kernel
-from runtime.settings import load_settings
+from tollway._runtime.service import build_kernel
+from tollway._runtime.settings import load_settings
 
 
 async def main() -> None:

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import msgspec
 
-from core.hookspecs import hookimpl
-from core.tool import Example, Tool, ToolContext, ToolError
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
 
 
 class EchoInput(msgspec.Struct, forbid_unknown_fields=True):

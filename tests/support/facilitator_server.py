@@ -38,9 +38,9 @@ from litestar import Litestar, Request, Response, get, post
 from pydantic import ValidationError
 from x402.schemas import SettleRequest, VerifyRequest
 
-from core.payments import x402 as wire
-from core.payments.eip3009 import authorization_digest, verify_authorization
-from core.payments.networks import Network, get_network
+from tollway._core.payments import x402 as wire
+from tollway._core.payments.eip3009 import authorization_digest, verify_authorization
+from tollway._core.payments.networks import Network, get_network
 
 from .serving import serve_app
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from core import Example, Tool, ToolContext, ToolError, hookimpl
+from tollway import Example, Tool, ToolContext, ToolError, hookimpl
 
 
 class Numbers(msgspec.Struct, forbid_unknown_fields=True):

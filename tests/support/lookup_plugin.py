@@ -17,9 +17,9 @@ from urllib.parse import parse_qs
 import httpx
 import msgspec
 
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Example, Tool, ToolContext, ToolError
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
 
 DEFAULT_URL = "https://words.tollway.test"
 URL_SETTING = Setting(family="lookup", name="api_url", default=DEFAULT_URL, description="Base URL of the test word list service.")

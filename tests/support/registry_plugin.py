@@ -1,5 +1,5 @@
 """A test plugin whose one tool asks a public registry through `tollway.Upstream`, so the
-kernel's handling of registry answers (their reuse, core/upstream_cache.py, and the
+kernel's handling of registry answers (their reuse, core/plugin_api/upstream_cache.py, and the
 evidence dated by them) is tested without a shipped plugin or its recorded answers."""
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Annotated, Any
 import httpx
 import msgspec
 
-from core.decorator import tool
-from core.evidence import Evidence
-from core.hookspecs import hookimpl
-from core.settings_spec import Setting
-from core.tool import Tool, ToolContext
-from core.upstream import Upstream
+from tollway._core.plugin_api.decorator import tool
+from tollway._core.plugin_api.evidence import Evidence
+from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Tool, ToolContext
+from tollway._core.plugin_api.upstream import Upstream
 
 REGISTRY = Upstream(
     family="registry", name="words", label="Word registry", default_base_url="https://words.registry.test",

@@ -2,8 +2,8 @@
 resource has its own tests): running, nothing spent, at the default price per change."""
 from __future__ import annotations
 
-from core import sql
-from core.ids import new_uuid, now_ms
+from tollway._core.storage import sql
+from tollway._core.basics.ids import new_uuid, now_ms
 
 PRICE = 20_000  # 0.02 USDC, the default price per change
 

@@ -9,9 +9,9 @@ import asyncio
 import os
 import sys
 
-from runtime.service import build_kernel
-from runtime.settings import load_settings
-from runtime.worker import Worker
+from tollway._runtime.service import build_kernel
+from tollway._runtime.settings import load_settings
+from tollway._runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 
 

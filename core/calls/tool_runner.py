@@ -1,0 +1,90 @@
+"""The one way a tool's function runs, for a paid call, a job and a delegated (goal) call
+alike: the process pool for `cpu_bound` tools, the declared time limit, `Parked` answers,
+progress reporting and the provider cost; and the one place a completed lookup's facts are
+recorded and its changes queued for watches."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import Executor
+from typing import Any
+
+from tollway._core.jobs.parked import Parked
+from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
+from tollway._core.watches.queue import record_lookup
+
+Reporter = Callable[[str], Awaitable[Any]]
+
+
+class TimeLimitExceeded(ToolError):
+    """A run outlived its tool's `time_limit_s` (a failure of the call, never charged)."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__("internal_error", f"The call exceeded its time limit of {limit_s:g} s.", status=500)
+        self.limit_s = limit_s
+
+
+@dataclasses.dataclass
+class Ran:
+    """What one run gave: the tool's output (or `Parked`) and what it cost upstream."""
+
+    output: Any
+    provider_cost: int | None = None
+
+    @property
+    def parked(self) -> bool:
+        return isinstance(self.output, Parked)
+
+
+class ToolRunner:
+    """Runs tools; `pool` is the process pool of `cpu_bound` tools (a worker sets it,
+    runtime/worker.py), shared by every caller in this process."""
+
+    def __init__(self, *, contexts: ToolContexts, watch_sources: Mapping[str, Any] | None = None, pool: Executor | None = None) -> None:
+        self.contexts = contexts
+        # Watchable attributes: a lookup recording a change of a watched entity queues it.
+        self.watch_sources = watch_sources if watch_sources is not None else {}
+        self.pool = pool
+
+    async def run(
+        self, tool: Tool, value: Any, *, request_id: str, agent_id: str | None,
+        reporter: Reporter | None = None, may_park: bool = False, pool: Executor | None = None, meter: Any = None,
+    ) -> Ran:
+        """One run of `tool` on the validated `value`, within its time limit (`TimeLimitExceeded`
+        past it). Only a job (`may_park`) may answer `Parked`; the tool's own failure raises.
+        `meter` (a PreparedCall) gets the run's `provider_cost` whether it succeeds or fails."""
+        if tool.cpu_bound:
+            pool = pool or self.pool
+            if pool is None:
+                raise RuntimeError(f"tool {tool.name} is cpu_bound but this process has no process pool")
+            ctx = None
+            work: Awaitable[Any] = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
+        else:
+            ctx = self.contexts.for_run(tool, request_id, agent_id)
+            ctx.reporter = reporter
+            work = tool.run(value, ctx)
+        limit = asyncio.timeout(tool.time_limit_s)
+        try:
+            async with limit:
+                output = await work
+        except TimeoutError as exc:
+            if limit.expired():
+                raise TimeLimitExceeded(tool.time_limit_s) from exc
+            raise
+        finally:
+            cost = None if ctx is None else ctx.provider_cost
+            if meter is not None:
+                meter.provider_cost = cost
+        if isinstance(output, Parked) and not may_park:
+            raise RuntimeError(f"tool {tool.name} answered Parked outside a job")
+        return Ran(output, cost)
+
+    async def record(self, tool: Tool, value: Any, output: Any, agent_id: str | None) -> None:
+        """A completed lookup's facts and its watched changes, in the caller's transaction
+        (the one of its receipt). Job tools record nothing here."""
+        if tool.mode == "inline":
+            await record_lookup(tool, value, output, agent_id, self.watch_sources)
+
+
+__all__ = ["Ran", "TimeLimitExceeded", "ToolRunner"]

@@ -1,0 +1,125 @@
+"""Running accepted jobs: one attempt of one claimed job,
+with a lease kept alive by heartbeats, a time limit, a process pool for
+CPU-heavy tools, and exactly one outcome per job whatever the attempts.
+
+The charge and the receipt were made when the job was accepted; an outcome
+re-signs that same receipt (`execution_status`), refunds it when the tool's
+declaration says failed jobs are refunded, writes the owner's notification and
+publishes the update for push subscribers.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from typing import Any
+
+import msgspec
+
+from tollway._core.jobs import jobs, notifications
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
+from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.credits.refunds import Refunds
+from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
+from tollway._core.calls.tool_runner import TimeLimitExceeded, ToolRunner
+
+log = logging.getLogger("tollway.jobs")
+
+
+class JobRunner:
+    """Runs claimed jobs and writes their one outcome (the worker claims them: runtime/worker.py)."""
+
+    def __init__(
+        self,
+        *,
+        db: Any,
+        tools: Mapping[str, Tool],
+        receipts: ReceiptBook,
+        refunds: Refunds,
+        events: EventBus,
+        contexts: ToolContexts,
+        runner: ToolRunner | None = None,
+    ) -> None:
+        self.db = db
+        self.tools = tools
+        self.receipts = receipts
+        self.refunds = refunds
+        self.events = events
+        self.contexts = contexts
+        self.runner = runner if runner is not None else ToolRunner(contexts=contexts)  # core/calls/tool_runner.py
+
+    async def run_claimed(self, claimed: jobs.Claimed, *, lease_s: float, pool: Executor | None = None) -> str:
+        """Run one attempt; returns the status written ('completed', 'failed'), 'parked' or 'fenced'."""
+        tool = self.tools.get(claimed.tool)
+        if tool is None:
+            return await self.job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
+        heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
+        try:
+            value = msgspec.json.decode(claimed.input, type=tool.input_type)
+            ran = await self.runner.run(
+                tool, value, request_id=claimed.id, agent_id=claimed.agent_id, may_park=True, pool=pool,
+                reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
+            )
+        except TimeLimitExceeded:
+            return await self.job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
+        except (ToolError, ServiceError) as exc:  # a tool's failure, or a coded refusal (tollway.Refusal)
+            return await self.job_failed(claimed, tool, exc.code, exc.message)
+        except Exception:
+            log.exception("job %s attempt %s failed", claimed.id, claimed.attempt)
+            return await self.job_failed(claimed, tool, "internal_error", "The job failed.")
+        finally:
+            heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heart
+        if ran.parked:  # someone else finishes it (core/jobs/parked.py)
+            parked = claimed.attempt is not None and await jobs.park(claimed.id, claimed.attempt, ran.output.message, bus=self.events)
+            return "parked" if parked else "fenced"
+        return await self.job_completed(claimed, msgspec.to_builtins(ran.output))
+
+    async def announce_claim(self, claimed: jobs.Claimed) -> None:
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")
+
+    async def _heartbeat(self, claimed: jobs.Claimed, lease_s: float) -> None:
+        while True:
+            await asyncio.sleep(max(lease_s / 3, 0.05))
+            try:
+                if not await jobs.heartbeat(claimed.id, claimed.attempt, lease_s):
+                    log.warning("job %s attempt %s lost its lease", claimed.id, claimed.attempt)
+                    return
+            except Exception:  # the database blipped: the next beat tries again
+                log.exception("heartbeat of job %s failed", claimed.id)
+
+    async def job_completed(self, claimed: jobs.Claimed, result: Any) -> str:
+        async with self.db.transaction():
+            if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
+                return "fenced"
+            if claimed.receipt_id:
+                await self.receipts.revise(claimed.receipt_id, {"execution_status": "completed"})
+            await notifications.notify(
+                claimed.agent_id, "job_completed", f"{claimed.tool} completed", None,
+                {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
+            )
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
+        return "completed"
+
+    async def job_failed(self, claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
+        refund = tool is None or tool.refund_failed_jobs
+        async with self.db.transaction():
+            if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events):
+                return "fenced"
+            refunded = False
+            if claimed.receipt_id:
+                if refund and await self.refunds.refundable(claimed.receipt_id):
+                    await self.refunds.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
+                    refunded = True
+                else:
+                    await self.receipts.revise(claimed.receipt_id, {"execution_status": "failed"})
+            await notifications.notify(
+                claimed.agent_id, "job_failed", f"{claimed.tool} failed", message,
+                {"jobId": claimed.id, "tool": claimed.tool, "errorCode": code, "receiptId": claimed.receipt_id, "refunded": refunded},
+            )
+        await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} failed")
+        return "failed"

@@ -1,0 +1,206 @@
+"""Asynchronous jobs: the job row, claiming under a lease, fenced outcomes, and
+the Job resource (docs/jobs.md).
+
+A job is created in the same transaction as its charge and receipt. A job whose
+x402 payment has not settled yet waits (`waiting_for = 'payment'`, still `pending`)
+and no worker claims it until the payment settles (`release`) or fails. A worker
+claims it (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which bumps `attempt`; the
+outcome is written only `WHERE attempt = <the claimer's attempt>`, so a worker
+whose lease expired (and whose job another worker re-ran) cannot overwrite it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import msgspec
+
+from tollway._core.storage import sql
+from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW
+from tollway._core.basics.ids import iso, now_ms
+from tollway._core.wire.calls import JobStatus
+
+RETENTION_DAYS = 30
+TERMINAL = ("completed", "failed")
+
+# error_code -> (error_category, error_status): the stable failure codes (docs/api.md)
+FAILURE_CODES: dict[str, tuple[str, int]] = {
+    "insufficient_funds": ("payment_required", 402),
+    "payment_failed": ("payment_required", 402),
+    "invalid_input": ("bad_request", 400),
+    "content_blocked": ("bad_request", 400),
+    "rate_limited": ("upstream_rejected", 429),
+    "provider_unavailable": ("upstream_unavailable", 503),
+    "provider_auth": ("upstream_rejected", 503),  # as the inline refusal (core/plugin_api/upstream.py)
+    "enrichment_exhausted": ("not_found", 404),
+    "target_unreachable": ("bad_request", 400),
+    "source_unsupported": ("bad_request", 422),
+    "checkout_failed": ("upstream_rejected", 502),
+    "internal_error": ("internal", 500),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Claimed:
+    id: str
+    tool: str
+    agent_id: str
+    input: bytes
+    attempt: int | None  # None: a job finished from outside a run (core/jobs/parked.py)
+    receipt_id: str | None
+
+
+_COLUMNS = "id, tool, agent_id, input, attempt, receipt_id"
+
+
+def _notifying(bus: Any, channel: str, payload_sql: str) -> str:
+    """`, pg_notify(...)` for a RETURNING list when the bus publishes in SQL."""
+    expr = bus.notify_sql(channel, payload_sql) if bus is not None else None
+    return f", {expr} AS notified" if expr else ""
+
+
+WAITING_FOR_PAYMENT = "payment"
+PAYMENT_WAIT_MESSAGE = "Waiting for the payment to settle: the job starts once it has."
+
+
+async def create(
+    *, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None, bus: Any = None, payment_settled: bool = True
+) -> None:
+    """The job row; with `payment_settled=False` it waits for its payment (no worker claims it)."""
+    now = now_ms()
+    waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
+    await sql.fetch(
+        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, waiting_for, message) "
+        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id" + (_notifying(bus, JOBS_NEW, "id") if payment_settled else ""),
+        job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message,
+    )
+
+
+async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
+    """The job of `receipt_id` if it is still waiting for its payment."""
+    return await sql.fetch_one(
+        "SELECT * FROM tw_jobs WHERE receipt_id = {} AND waiting_for = {} AND status = 'pending'", receipt_id, WAITING_FOR_PAYMENT
+    )
+
+
+async def release(job_id: str, bus: Any = None) -> bool:
+    """The job's payment settled: it becomes claimable (workers are woken by the caller after its commit)."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} AND status = 'pending' "
+        "RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
+        now_ms(), job_id, WAITING_FOR_PAYMENT,
+    )
+    return row is not None
+
+
+async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any = None) -> Claimed | None:
+    """Take the oldest runnable job: pending, or processing with an expired lease."""
+    now = now_ms()
+    lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
+        "WHERE id = (SELECT id FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        worker_id, now + int(lease_s * 1000), now, now, now,
+    )
+    if row is None:
+        return None
+    return Claimed(row["id"], row["tool"], row["agent_id"], row["input"].encode(), int(row["attempt"]), row["receipt_id"])
+
+
+async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
+    """Extend the lease; False when the job is no longer ours (fenced out)."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
+        now_ms() + int(lease_s * 1000), job_id, attempt,
+    )
+    return row is not None
+
+
+async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
+    """A running job's progress `message` (which step it is on), fenced like its outcome;
+    push subscribers are told. False when the job is no longer this attempt's."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
+        + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        message[:500], now_ms(), job_id, attempt,
+    )
+    if row is not None and bus is not None and bus.notify_sql(JOB_UPDATES, "''") is None:
+        await bus.publish(JOB_UPDATES, f"{job_id} processing")
+    return row is not None
+
+
+def _fence(attempt: int | None) -> str:
+    """The outcome's condition: the claimer's attempt, or (None) whoever holds the job, for a
+    job finished from outside a run (a parked job, a job that never ran)."""
+    return "attempt = {} AND status = 'processing'" if attempt is not None else "status IN ('pending', 'processing')"
+
+
+async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
+    now = now_ms()
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        f"WHERE id = {{}} AND {_fence(attempt)} RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
+        msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if attempt is not None else ()),
+    )
+    return row is not None
+
+
+async def park(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
+    """A run that handed the job to someone else (a seller fulfils it): the job stays
+    `processing` with no lease, so no worker claims it again, until it is finished from
+    outside (`core/jobs/parked.py`). False when the attempt was fenced out."""
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        message[:500], now_ms(), job_id, attempt,
+    )
+    return row is not None
+
+
+async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus: Any = None) -> bool:
+    """Record a failure; `attempt=None` fails a job that never ran (e.g. unknown tool)."""
+    category, status = FAILURE_CODES.get(code, FAILURE_CODES["internal_error"])
+    if code not in FAILURE_CODES:
+        code = "internal_error"
+    text = f"{message} (ref: {job_id})"
+    now = now_ms()
+    fence = _fence(attempt)
+    args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
+    row = await sql.fetch_one(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, message = NULL, "
+        f"waiting_for = NULL, updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"
+        + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
+        *args,
+    )
+    return row is not None
+
+
+async def get(job_id: str) -> dict[str, Any] | None:
+    return await sql.fetch_one("SELECT * FROM tw_jobs WHERE id = {}", job_id)
+
+
+def resource(row: Any) -> JobStatus:
+    """The Job resource: result only when completed, error fields only when failed."""
+    job = JobStatus(
+        request_id=row["id"],
+        status=row["status"],
+        tool=row["tool"],
+        receipt_id=row["receipt_id"],
+        created_at=iso(int(row["created_ms"])),
+        updated_at=iso(int(row["updated_ms"])),
+    )
+    if row.get("message") is not None:
+        job.message = row["message"]
+    if row["status"] == "completed":
+        job.result = msgspec.json.decode(row["result"]) if row["result"] is not None else None
+    elif row["status"] == "failed":
+        job.error, job.error_code = row["error"], row["error_code"]
+        job.error_category, job.error_status = row["error_category"], row["error_status"]
+    return job
+
+
+async def purge_older_than(days: int = RETENTION_DAYS) -> int:
+    rows = await sql.fetch("DELETE FROM tw_jobs WHERE created_ms < {} RETURNING id", now_ms() - days * 86_400_000)
+    return len(rows)

@@ -1,0 +1,252 @@
+"""`PluginContext`: what a plugin's hooks, tools, tasks and data sources may use (never the
+kernel): the home folder, settings, HTTP client, the `Platform` of kernel services and the
+plugin's per-service state; with `Platform`, the protocol of those kernel services."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+
+import httpx
+
+from tollway._core.basics.json_values import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    import msgspec
+
+    from tollway._core.messages.inbound import InboundMessage
+
+T = TypeVar("T")
+
+
+class ContentCheck(Protocol):
+    """The operator's content rules (`ToolContext.check_content`): refuse blocked text."""
+
+    def check(self, *texts: str | None) -> None: ...
+
+
+class ToolDeclaration(Protocol):
+    """What a caller of the service's tools reads of one (`tollway.Tool` is one)."""
+
+    name: str
+    input_type: type[msgspec.Struct]
+
+    @property
+    def short_description(self) -> str: ...
+
+    @property
+    def fixed_price(self) -> int | None: ...
+
+
+class PreparedToolCall(Protocol):
+    """A tool call validated and priced, not yet run."""
+
+    price: int  # micro-USDC
+
+
+class DelegatedTools(Protocol):
+    """The service's tools, called for an agent and paid from money already charged (a goal's
+    budget): validated and priced, run, then receipted as `covered` by the caller."""
+
+    def callable_tools(self, *, leave_out: tuple[str, ...] = ()) -> list[ToolDeclaration]:
+        """The tools a loop may call now (configured, none needing an Idempotency-Key or writing rows on acceptance)."""
+        ...
+
+    async def prepare(self, name: str, arguments: Mapping[str, JSONValue]) -> PreparedToolCall:
+        """Validated and priced (400 naming every failing field, 404 for no such tool)."""
+        ...
+
+    async def run(self, call: PreparedToolCall, *, agent_id: str, request_id: str) -> object:
+        """The tool's output (its failure raises, as in a paid call)."""
+        ...
+
+    async def receipt(self, call: PreparedToolCall, output: object, *, agent_id: str, request_id: str, goal_id: str) -> JSONObject:
+        """The call's signed receipt, in the caller's transaction."""
+        ...
+
+    def new_request_id(self) -> str:
+        """A fresh request id for one delegated call."""
+        ...
+
+
+class Platform(Protocol):
+    """The kernel services a plugin may use beside its tools' own work: transactions, parked
+    jobs, sales and payouts, refunds, webhooks, notifications, events, providers, inbound
+    messages and delegated tool calls. `PluginContext.platform` and `RouteCall.platform` are one."""
+
+    @property
+    def delegated(self) -> DelegatedTools:
+        """The service's tools, called for an agent and paid from a goal's budget."""
+        ...
+
+    async def finish_job(self, job_id: str, result: JSONValue) -> bool:
+        """Complete a parked job (its run answered `tollway.Parked`); False when it already has an outcome."""
+        ...
+
+    async def fail_job(self, job_id: str, code: str, message: str) -> bool:
+        """Fail a parked job with a failure code (refunded as its tool says)."""
+        ...
+
+    async def pay_share(self, receipt_id: str, *, seller_agent_id: str, share: int) -> JSONObject | None:
+        """Credit a seller `share` (micro-USDC) of a settled charge and issue the seller's receipt."""
+        ...
+
+    async def pay_out(self, agent_id: str, amount: int, to_address: str) -> JSONObject:
+        """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""
+        ...
+
+    async def payouts_of(self, agent_id: str, *, limit: int = 50, offset: int = 0) -> list[JSONObject]:
+        """An agent's payouts, newest first."""
+        ...
+
+    async def return_unspent(self, receipt_id: str, amount: int, *, reason: str) -> JSONObject | None:
+        """Give back the unused part (micro-USDC) of a settled charge to its payer's credits, once per receipt."""
+        ...
+
+    async def deliver_inbound(self, message: InboundMessage) -> bool:
+        """Offer an inbound message to the plugins' handlers; True when one took it."""
+        ...
+
+    def provider(self, kind: str) -> tuple[object, int]:
+        """The client of the provider configured for `kind` and its cost estimate (micro-USDC per use)."""
+        ...
+
+    def settings(self, family: str) -> Mapping[str, str]:
+        """A family's settings by name, defaults included."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[object]:
+        """One database transaction (async context manager); statements inside share it."""
+        ...
+
+    def webhook_target_problem(self, url: str) -> str | None:
+        """Why `url` may not receive webhooks (https to a public address), or None."""
+        ...
+
+    def new_webhook_secret(self) -> str:
+        """A fresh webhook signing secret."""
+        ...
+
+    def sign_webhook(self, secret: str, raw_body: bytes, t: int) -> str:
+        """The signature header of a webhook body sent at `t` (seconds)."""
+        ...
+
+    def verify_webhook(self, secret: str, raw_body: bytes, header: str) -> bool:
+        """Whether a signature header matches the body."""
+        ...
+
+    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]) -> bool:
+        """Add a signed webhook to the outbox in the caller's transaction; False when `webhook_id` exists."""
+        ...
+
+    async def webhooks_due(self) -> None:
+        """Wake the webhook sender (after the commit of `enqueue_webhook`)."""
+        ...
+
+    async def webhook(self, webhook_id: str) -> JSONObject | None:
+        """The outbox row (state, attempts, next_attempt_ms, last_error), or None."""
+        ...
+
+    async def webhook_attempts(self, webhook_id: str) -> list[JSONObject]:
+        """The delivery attempts of one webhook, oldest first."""
+        ...
+
+    async def notify(self, agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, JSONValue]) -> str:
+        """Notify an agent (its notifications feed); the notification's id."""
+        ...
+
+    async def publish(self, channel: str, payload: str) -> None:
+        """Wake listeners of `channel` in every process (after a commit)."""
+        ...
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call `callback(payload)` on each event of `channel`; returns the unsubscribe function."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class StateKey(Generic[T]):
+    """The name of one value a plugin keeps per service, e.g.
+    `RUNNER: StateKey[SessionRunner] = StateKey("goals", "runner")` (a module constant)."""
+
+    family: str
+    name: str
+
+
+class PluginState:
+    """Per-service values of the plugins (background servers, runners, timestamps), by `StateKey`:
+    a new service starts with none, so nothing leaks between services in one process."""
+
+    def __init__(self) -> None:
+        self._values: dict[StateKey[object], object] = {}
+
+    def get(self, key: StateKey[T]) -> T | None:
+        return self._values.get(key)  # type: ignore[return-value]
+
+    def set(self, key: StateKey[T], value: T) -> None:
+        self._values[key] = value  # type: ignore[index]
+
+    def setdefault(self, key: StateKey[T], make: Callable[[], T]) -> T:
+        """The value under `key`, made (and kept) by `make()` when there is none."""
+        if key not in self._values:
+            self._values[key] = make()  # type: ignore[index]
+        return self._values[key]  # type: ignore[index, return-value]
+
+    def pop(self, key: StateKey[T]) -> T | None:
+        return self._values.pop(key, None)  # type: ignore[call-overload, no-any-return]
+
+
+class PluginContext:
+    """Handed to every hook that takes `context` (`register_tools`, `startup`, `shutdown`),
+    `PeriodicTask.run`, `DataSource.refresh`/`health`, `WatchSource.poll`, and to tools as
+    `ToolContext.plugin`. One per running service, from its start to its stop.
+
+    `home` is `TOLLWAY_HOME` (a plugin keeps its files in a folder of its own under it);
+    `offline` is `TOLLWAY_OFFLINE` (no background downloads); `http` is the service's shared
+    HTTP client; `settings(family)` maps a family's setting names to their values;
+    `platform` the kernel services (`tollway.Platform`); `state` the plugins' per-service values.
+    `http` and `platform` exist once the service has started (RuntimeError before).
+    """
+
+    def __init__(
+        self,
+        *,
+        home: Path,
+        offline: bool,
+        settings_of: Callable[[str], Mapping[str, str]],
+        http: httpx.AsyncClient | None = None,
+        platform: Platform | None = None,
+    ) -> None:
+        self.home = home
+        self.offline = offline
+        self.settings_of = settings_of
+        self.state = PluginState()
+        self._http = http
+        self._platform = platform
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            raise RuntimeError("the service's HTTP client exists once the service has started")
+        return self._http
+
+    @property
+    def platform(self) -> Platform:
+        if self._platform is None:
+            raise RuntimeError("the kernel's platform exists once the service has started")
+        return self._platform
+
+    @property
+    def started(self) -> bool:
+        return self._platform is not None
+
+    def settings(self, family: str) -> Mapping[str, str]:
+        """The family's settings by name (`TOLLWAY_SANCTIONS_LISTS_URL` -> `lists_url`), defaults included."""
+        return self.settings_of(family)
+
+    def bind(self, *, http: httpx.AsyncClient, platform: Platform) -> None:
+        """The kernel's part, at start: the started service's HTTP client and platform."""
+        self._http, self._platform = http, platform
+
