@@ -38,6 +38,8 @@ run: $(STAMP)
 	$(BIN)/tollway serve $(if $(PORT),--port $(PORT))
 
 test: $(TEST_STAMP)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
 	./scripts/ensure-postgres.sh
 	./scripts/ensure-chromium.sh
 	TOLLWAY_TEST_DATABASE_URL=$${TOLLWAY_TEST_DATABASE_URL-postgres://postgres@127.0.0.1:5432/test} \
@@ -51,7 +53,7 @@ wheels: | $(UV)
 	printf '%s\n' . $(dir $(PLUGINS)) | xargs -P 4 -I{} $(UV) build --quiet --wheel --out-dir $(DIST) {}
 
 # Ruff's findings and the files its formatter would change ([tool.ruff] in pyproject.toml);
-# not part of `make test`.
+# `make test` runs the same two checks first.
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -1,5 +1,6 @@
 """The paid-call bench's anchors: a bare Litestar endpoint, the x402 SDK's own paid endpoint
 over an in-memory facilitator, and the floor of the signature work a paid call needs."""
+
 from __future__ import annotations
 
 import base64
@@ -77,14 +78,27 @@ class MemoryChain:
     def get_balance(self, address: str, token_address: str) -> int:
         return self.balances.get(address.lower(), 0) if token_address.lower() == self.token else 0
 
-    def verify_typed_data(self, address: str, domain: Any, types: dict[str, list[Any]], primary_type: str, message: dict[str, Any], signature: bytes) -> bool:
+    def verify_typed_data(
+        self,
+        address: str,
+        domain: Any,
+        types: dict[str, list[Any]],
+        primary_type: str,
+        message: dict[str, Any],
+        signature: bytes,
+    ) -> bool:
         from x402.mechanisms.evm.eip712 import hash_typed_data
         from x402.mechanisms.evm.verify import verify_eoa_signature
 
-        fields = {name: [{"name": f.name, "type": f.type} if not isinstance(f, dict) else f for f in fs] for name, fs in types.items()}
+        fields = {
+            name: [{"name": f.name, "type": f.type} if not isinstance(f, dict) else f for f in fs]
+            for name, fs in types.items()
+        }
         return verify_eoa_signature(hash_typed_data(domain, fields, primary_type, message), signature, address)
 
-    def _check(self, from_: str, to: str, value: int, valid_after: int, valid_before: int, nonce: bytes, *_sig: Any) -> None:
+    def _check(
+        self, from_: str, to: str, value: int, valid_after: int, valid_before: int, nonce: bytes, *_sig: Any
+    ) -> None:
         now = time.time()
         if now <= valid_after:
             raise RuntimeError("execution reverted: FiatTokenV2: authorization is not yet valid")
@@ -109,7 +123,9 @@ class MemoryChain:
             return {"name": "USDC", "version": "2"}[function_name]
         raise RuntimeError(f"execution reverted: {function_name} is not modelled")
 
-    def write_contract(self, address: str, abi: Any, function_name: str, *args: Any, data_suffix: str | None = None) -> str:
+    def write_contract(
+        self, address: str, abi: Any, function_name: str, *args: Any, data_suffix: str | None = None
+    ) -> str:
         if address.lower() != self.token or function_name != self.TRANSFER:
             raise RuntimeError(f"execution reverted: {function_name} is not modelled")
         self._check(*args)
@@ -129,7 +145,11 @@ class MemoryChain:
         def word(address: str) -> str:
             return "0x" + "00" * 12 + address[2:]
 
-        log = {"address": self.token, "topics": [ERC20_TRANSFER_EVENT_TOPIC, word(from_), word(to)], "data": "0x" + f"{value:064x}"}
+        log = {
+            "address": self.token,
+            "topics": [ERC20_TRANSFER_EVENT_TOPIC, word(from_), word(to)],
+            "data": "0x" + f"{value:064x}",
+        }
         return TransactionReceipt(status=1, block_number=self.block, tx_hash=tx, logs=[log])
 
     def send_transaction(self, to: str, data: bytes) -> str:
@@ -157,8 +177,16 @@ def sdk_app() -> Any:
     facilitator.register([network.caip2], ExactEvmFacilitatorScheme(chain))
     server = x402ResourceServer(facilitator)
     server.register(network.caip2, ExactEvmServerScheme())
-    price = {"amount": str(PRICE_MICRO), "asset": network.asset, "extra": {"name": network.eip712_name, "version": network.eip712_version}}
-    routes = {f"POST {PATH}": RouteConfig(accepts=PaymentOption(scheme="exact", pay_to=SDK_PAY_TO, price=price, network=network.caip2))}
+    price = {
+        "amount": str(PRICE_MICRO),
+        "asset": network.asset,
+        "extra": {"name": network.eip712_name, "version": network.eip712_version},
+    }
+    routes = {
+        f"POST {PATH}": RouteConfig(
+            accepts=PaymentOption(scheme="exact", pay_to=SDK_PAY_TO, price=price, network=network.caip2)
+        )
+    }
     pay = payment_middleware(routes, server)
 
     app = FastAPI()
@@ -183,7 +211,14 @@ def sdk_payments(payer: Any, required: dict[str, Any], resource: dict[str, Any] 
     now = int(time.time())
     headers = []
     for _ in range(count):
-        auth, sig = sign_authorization(payer, network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
+        auth, sig = sign_authorization(
+            payer,
+            network,
+            to=required["payTo"],
+            value=int(required["amount"]),
+            valid_after=now - 10,
+            valid_before=now + 3600,
+        )
         headers.append(make_payment_header(network, required, auth, sig, resource=resource))
     return headers
 
@@ -217,7 +252,9 @@ def crypto_floor(iterations: int = 3000) -> float:
     recovered = PublicKey.from_signature_and_message(recoverable, digest, hasher=None).format(compressed=False)
     assert "0x" + keccak(recovered[1:])[-20:].hex() == payer.address.lower(), "the recovery check failed"
     key = SigningKey(b"\x07" * 32)
-    receipt = json.dumps({**ANSWER["data"], "result": {"recalls": ANSWER["data"]["result"]["results"][:1]}})[:600].encode()
+    receipt = json.dumps({**ANSWER["data"], "result": {"recalls": ANSWER["data"]["result"]["results"][:1]}})[
+        :600
+    ].encode()
     assert len(receipt) == 600
     start = time.perf_counter()
     for _ in range(iterations):

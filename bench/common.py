@@ -1,4 +1,5 @@
 """What the benchmarks share: a throwaway PostgreSQL database per run and a percentile."""
+
 from __future__ import annotations
 
 import secrets

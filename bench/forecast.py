@@ -14,6 +14,7 @@ series); `--series` also prints one line per series first.
 
     .venv/bin/python bench/forecast.py [path/to/series.csv] [--series]
 """
+
 from __future__ import annotations
 
 import os as _os
@@ -29,14 +30,22 @@ import time
 from collections import defaultdict
 
 import numpy as np
+
 from tollway_predict import forecast_models as fm
 from tollway_predict.forecast import ForecastBlock, Point, run_forecast
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = os.path.join(HERE, "instances", "forecasting", "series.csv")  # see instances/README.md
 M4_M = {"Yearly": 1, "Quarterly": 4, "Monthly": 12, "Hourly": 24, "Weekly": 1, "Daily": 1, "Other": 1}
-TOKEN = {"Yearly": "yearly", "Quarterly": "quarterly", "Monthly": "monthly", "Hourly": "hourly",
-         "Weekly": "weekly", "Daily": "daily", "Other": None}
+TOKEN = {
+    "Yearly": "yearly",
+    "Quarterly": "quarterly",
+    "Monthly": "monthly",
+    "Hourly": "hourly",
+    "Weekly": "weekly",
+    "Daily": "daily",
+    "Other": None,
+}
 
 
 def smape(a, f):
@@ -95,40 +104,72 @@ def main() -> None:
         sf, sf_iv = autoets(y, h, m)
         sf_seconds += time.perf_counter() - t0
         n2 = naive2(y, h, m)
-        row = {"id": uid, "freq": d["freq"], "smape": smape(test, f), "mase": mase(y, test, f, m),
-               "n2_smape": smape(test, n2), "n2_mase": mase(y, test, n2, m),
-               "sf_smape": smape(test, sf), "sf_mase": mase(y, test, sf, m), "method": out["meta"]["method"],
-               "seconds": spent}
+        row = {
+            "id": uid,
+            "freq": d["freq"],
+            "smape": smape(test, f),
+            "mase": mase(y, test, f, m),
+            "n2_smape": smape(test, n2),
+            "n2_mase": mase(y, test, n2, m),
+            "sf_smape": smape(test, sf),
+            "sf_mase": mase(y, test, sf, m),
+            "method": out["meta"]["method"],
+            "seconds": spent,
+        }
         for lv in (80, 95):
-            row[f"c{lv}"] = covered(test, np.array([x["lower"][str(lv)] for x in iv]),
-                                    np.array([x["upper"][str(lv)] for x in iv]))
+            row[f"c{lv}"] = covered(
+                test, np.array([x["lower"][str(lv)] for x in iv]), np.array([x["upper"][str(lv)] for x in iv])
+            )
             row[f"sf_c{lv}"] = covered(test, *sf_iv[lv])
         rows.append(row)
 
     def summary(rs):
-        s2 = np.mean([r["n2_smape"] for r in rs]); m2 = np.mean([r["n2_mase"] for r in rs])
-        s = np.mean([r["smape"] for r in rs]); ma = np.mean([r["mase"] for r in rs])
-        ss = np.mean([r["sf_smape"] for r in rs]); sm = np.mean([r["sf_mase"] for r in rs])
+        s2 = np.mean([r["n2_smape"] for r in rs])
+        m2 = np.mean([r["n2_mase"] for r in rs])
+        s = np.mean([r["smape"] for r in rs])
+        ma = np.mean([r["mase"] for r in rs])
+        ss = np.mean([r["sf_smape"] for r in rs])
+        sm = np.mean([r["sf_mase"] for r in rs])
         owa, sf = 0.5 * (s / s2 + ma / m2), 0.5 * (ss / s2 + sm / m2)
         mean = lambda k: round(float(np.mean([r[k] for r in rs])), 3)  # noqa: E731
-        return {"owa": round(owa, 4), "autoets_owa": round(sf, 4), "ratio": round(owa / sf, 4),
-                "smape": round(float(s), 4), "mase": round(float(ma), 4),
-                "cover80": mean("c80"), "cover95": mean("c95"),
-                "autoets_cover80": mean("sf_c80"), "autoets_cover95": mean("sf_c95"),
-                "seconds": mean("seconds"), "series": len(rs)}
+        return {
+            "owa": round(owa, 4),
+            "autoets_owa": round(sf, 4),
+            "ratio": round(owa / sf, 4),
+            "smape": round(float(s), 4),
+            "mase": round(float(ma), 4),
+            "cover80": mean("c80"),
+            "cover95": mean("c95"),
+            "autoets_cover80": mean("sf_c80"),
+            "autoets_cover95": mean("sf_c95"),
+            "seconds": mean("seconds"),
+            "series": len(rs),
+        }
 
     if detail:
         for r in rows:
             print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
     by = {f: summary([r for r in rows if r["freq"] == f]) for f in dict.fromkeys(r["freq"] for r in rows)}
-    print(f"{'':10} {'series':>6} {'OWA':>7} {'AutoETS':>8} {'ratio':>6} {'cov80':>6} {'cov95':>6} "
-          f"{'AE cov80':>8} {'AE cov95':>8} {'s/series':>8}")
+    print(
+        f"{'':10} {'series':>6} {'OWA':>7} {'AutoETS':>8} {'ratio':>6} {'cov80':>6} {'cov95':>6} "
+        f"{'AE cov80':>8} {'AE cov95':>8} {'s/series':>8}"
+    )
     for name, s in [*by.items(), ("overall", summary(rows))]:
-        print(f"{name:10} {s['series']:6d} {s['owa']:7.3f} {s['autoets_owa']:8.3f} {s['ratio']:6.3f} "
-              f"{s['cover80']:6.3f} {s['cover95']:6.3f} {s['autoets_cover80']:8.3f} {s['autoets_cover95']:8.3f} {s['seconds']:8.3f}")
-    print(json.dumps({**summary(rows), "seconds_per_series": round(seconds / len(rows), 4),
-                      "max_seconds": round(max(r["seconds"] for r in rows), 4),
-                      "autoets_seconds_per_series": round(sf_seconds / len(rows), 4), "by_frequency": by}))
+        print(
+            f"{name:10} {s['series']:6d} {s['owa']:7.3f} {s['autoets_owa']:8.3f} {s['ratio']:6.3f} "
+            f"{s['cover80']:6.3f} {s['cover95']:6.3f} {s['autoets_cover80']:8.3f} {s['autoets_cover95']:8.3f} {s['seconds']:8.3f}"
+        )
+    print(
+        json.dumps(
+            {
+                **summary(rows),
+                "seconds_per_series": round(seconds / len(rows), 4),
+                "max_seconds": round(max(r["seconds"] for r in rows), 4),
+                "autoets_seconds_per_series": round(sf_seconds / len(rows), 4),
+                "by_frequency": by,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

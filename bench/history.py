@@ -14,6 +14,7 @@ the last delivery, beside its goal.
 
 Run: `.venv/bin/python bench/history.py [--facts 1000000] [--peers 100000] [--deliveries 4000]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import create_database, drop_database, percentile  # noqa: E402
+
 OPERATOR = "bench-operator-token"
 GOALS = {"changes_p50_ms": 5.0, "benchmark_p50_ms": 20.0, "deliveries_per_s": 200.0}
 
@@ -82,14 +84,29 @@ def _fact_rows(facts: int):
         key = f"1HGCM{n:012d}"
         for v in range(PER_ENTITY):
             day = start + dt.timedelta(days=30 * v + n % 30)
-            value = json.dumps({"make": "HONDA", "model": "ACCORD", "model_year": 2003, "trim": f"EX-{v}", "plant_city": "MARYSVILLE"}, sort_keys=True)
-            ms = int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp() * 1000)
+            value = json.dumps(
+                {"make": "HONDA", "model": "ACCORD", "model_year": 2003, "trim": f"EX-{v}", "plant_city": "MARYSVILLE"},
+                sort_keys=True,
+            )
+            ms = int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000)
             yield (ATTRIBUTE, key, SOURCE, "", True, value, f"{n:032x}{v:032x}", None, ms, day.isoformat(), None)
 
 
 async def fill_facts(db_kind: str, engine, facts: int) -> None:
     """A million rows, written in bulk (COPY on PostgreSQL); a head per entity."""
-    columns = ["attribute", "entity_key", "source", "owner", "listed", "value", "value_hash", "as_of", "first_seen_ms", "changed_on", "recorded_by"]
+    columns = [
+        "attribute",
+        "entity_key",
+        "source",
+        "owner",
+        "listed",
+        "value",
+        "value_hash",
+        "as_of",
+        "first_seen_ms",
+        "changed_on",
+        "recorded_by",
+    ]
     rows = list(_fact_rows(facts))
     if db_kind == "postgres":
         async with engine.pool.acquire() as conn:
@@ -123,7 +140,12 @@ async def changes_reads(kernel, facts: int, n: int = 500) -> list[float]:
     async def one() -> None:
         month = random.randint(1, 9)
         value = msgspec.convert(
-            {"attribute": ATTRIBUTE, "key": f"1HGCM{random.randrange(entities):012d}", "since": f"2025-{month:02d}-01", "until": f"2025-{month + 1:02d}-01"},
+            {
+                "attribute": ATTRIBUTE,
+                "key": f"1HGCM{random.randrange(entities):012d}",
+                "since": f"2025-{month:02d}-01",
+                "until": f"2025-{month + 1:02d}-01",
+            },
             tool.input_type,
         )
         answer = await tool.run(value, ctx)
@@ -144,16 +166,47 @@ async def fill_numbers(db_kind: str, engine, peers: int) -> None:
     rows = []
     for n in range(peers):
         make, year = MAKES[n % len(MAKES)], 1995 + (n // len(MAKES)) % 30
-        rows.append(("vehicle_complaints", "NHTSA", f"{make}|MODEL{n}|{year}", "total", float(random.randint(0, 5000)), group,
-                     make.lower(), str(year), None, None, None, "2026-11-01", 1_790_000_000_000 + n))
-    columns = ["attribute", "source", "entity_key", "field", "number", "peer_group", "peer_1", "peer_2", "peer_3", "peer_4", "peer_5", "as_of", "updated_ms"]
+        rows.append(
+            (
+                "vehicle_complaints",
+                "NHTSA",
+                f"{make}|MODEL{n}|{year}",
+                "total",
+                float(random.randint(0, 5000)),
+                group,
+                make.lower(),
+                str(year),
+                None,
+                None,
+                None,
+                "2026-11-01",
+                1_790_000_000_000 + n,
+            )
+        )
+    columns = [
+        "attribute",
+        "source",
+        "entity_key",
+        "field",
+        "number",
+        "peer_group",
+        "peer_1",
+        "peer_2",
+        "peer_3",
+        "peer_4",
+        "peer_5",
+        "as_of",
+        "updated_ms",
+    ]
     if db_kind == "postgres":
         async with engine.pool.acquire() as conn:
             await conn.copy_records_to_table("tw_fact_numbers", records=rows, columns=columns)
             await conn.execute("VACUUM ANALYZE tw_fact_numbers")  # the steady state autovacuum keeps
         return
     conn = engine.raw_connection()
-    conn.executemany(f"INSERT INTO tw_fact_numbers ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})", rows)
+    conn.executemany(
+        f"INSERT INTO tw_fact_numbers ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})", rows
+    )
     conn.execute("ANALYZE")
     conn.commit()
 
@@ -166,7 +219,9 @@ async def benchmark_reads(kernel, n: int, peers: dict) -> list[float]:
 
     tool = kernel.tools["benchmark"]
     ctx = ToolContext(request_id="req_bench", agent_id=None, http=kernel.http, settings={})
-    value = msgspec.convert({"attribute": "vehicle_complaints", "field": "total", "peers": peers, "value": 2500}, tool.input_type)
+    value = msgspec.convert(
+        {"attribute": "vehicle_complaints", "field": "total", "peers": peers, "value": 2500}, tool.input_type
+    )
 
     async def one() -> None:
         answer = await tool.run(value, ctx)
@@ -178,8 +233,8 @@ async def benchmark_reads(kernel, n: int, peers: dict) -> list[float]:
 # -- watch deliveries ---------------------------------------------------------------------
 async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_per_watch: int) -> int:
     """Watches with pending changes, written straight into the tables (what polls leave)."""
-    from tollway._core.storage import sql
     from tollway._core.basics.ids import new_id, new_uuid, now_ms
+    from tollway._core.storage import sql
 
     total = 0
     now = now_ms()
@@ -190,21 +245,38 @@ async def queue_deliveries(agents: list[str], watches_per_agent: int, changes_pe
                 "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
                 "changes_delivered, status, pause_notified, created_ms, updated_ms) "
                 "VALUES ({}, {}, 'company', 'us_treasury_sanctions', {}, 100000000, 0, 20000, 0, 'running', {}, {}, {})",
-                wid, agent, str(random.randint(1, 60000)), False, now, now,
+                wid,
+                agent,
+                str(random.randint(1, 60000)),
+                False,
+                now,
+                now,
             )
             for i in range(changes_per_watch):
-                change = {"changed_on": "2026-11-24", "field": "programs[0]", "before": "SDT", "after": f"SDGT{i}", "source": "OFAC", "as_of": None}
+                change = {
+                    "changed_on": "2026-11-24",
+                    "field": "programs[0]",
+                    "before": "SDT",
+                    "after": f"SDGT{i}",
+                    "source": "OFAC",
+                    "as_of": None,
+                }
                 await sql.fetch(
                     "INSERT INTO tw_watch_deliveries (id, watch_id, change_ref, seq, change, state, detected_ms) VALUES ({}, {}, {}, {}, {}, 'pending', {})",
-                    new_id("wdl"), wid, f"bench:{i}", i, json.dumps(change), now,
+                    new_id("wdl"),
+                    wid,
+                    f"bench:{i}",
+                    i,
+                    json.dumps(change),
+                    now,
                 )
                 total += 1
     return total
 
 
 async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -> dict[str, object]:
-    from tollway._core.storage import sql
     from tollway._core.credits.ledger_check import check_ledger
+    from tollway._core.storage import sql
     from tollway._runtime.service import build_kernel
     from tollway._runtime.settings import load_settings
 
@@ -219,10 +291,16 @@ async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -
         total = await queue_deliveries(agents, max(1, deliveries // (len(agents) * per_watch)), per_watch)
         t0 = time.monotonic()
         for _ in range(workers):
-            procs.append(await asyncio.create_subprocess_exec(
-                str(ROOT / ".venv" / "bin" / "tollway"), "worker", env={**os.environ, **env}, cwd=str(ROOT),
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-            ))
+            procs.append(
+                await asyncio.create_subprocess_exec(
+                    str(ROOT / ".venv" / "bin" / "tollway"),
+                    "worker",
+                    env={**os.environ, **env},
+                    cwd=str(ROOT),
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.DEVNULL,
+                )
+            )
         while True:
             row = await sql.fetch_one("SELECT count(*) AS n FROM tw_watch_deliveries WHERE state = 'pending'")
             if int(row["n"]) == 0:
@@ -233,7 +311,12 @@ async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -
         span = await sql.fetch_one("SELECT min(delivered_ms) AS a, max(delivered_ms) AS b FROM tw_watch_deliveries")
         problems = await check_ledger()
         seconds = (int(span["b"]) - int(span["a"])) / 1000 or 1e-3
-        return {"workers": workers, "deliveries": total, "deliveries_per_s": round(total / seconds, 1), "ledger_problems": len(problems)}
+        return {
+            "workers": workers,
+            "deliveries": total,
+            "deliveries_per_s": round(total / seconds, 1),
+            "ledger_problems": len(problems),
+        }
     finally:
         for proc in procs:
             proc.kill()
@@ -243,12 +326,16 @@ async def deliveries_per_s(env: dict[str, str], workers: int, deliveries: int) -
 
 async def _agent(kernel) -> str:
     """An agent with plenty of credits, made the way the operator routes make one."""
+    from tollway._core.basics.ids import new_uuid, now_ms
     from tollway._core.credits import ledger
     from tollway._core.storage import sql
-    from tollway._core.basics.ids import new_uuid, now_ms
 
     agent_id = new_uuid()
-    await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, NULL, 0, {})", agent_id, now_ms())
+    await sql.fetch(
+        "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, NULL, 0, {})",
+        agent_id,
+        now_ms(),
+    )
     async with kernel.db.transaction():
         await ledger.credit_credits(agent_id, 1_000_000_000, kind="grant", memo="bench")
     return agent_id
@@ -316,7 +403,9 @@ def main() -> None:
     parser.add_argument("--peers", type=int, default=100_000)
     parser.add_argument("--deliveries", type=int, default=4000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    parser.add_argument(
+        "--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
+    )
     args = parser.parse_args()
     import uvloop
 

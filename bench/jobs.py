@@ -14,6 +14,7 @@ claim with SKIP LOCKED, fenced completion, receipt re-sign, notification.
 
 Run: `make bench-jobs` or `.venv/bin/python bench/jobs.py [--jobs 3000] [--workers 2]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import create_database, drop_database, percentile  # noqa: E402
+
 OPERATOR = "bench-operator-token"
 UNLIMITED = "10000000/60"
 PATH = "/v1/tools/test/add-numbers"
@@ -54,9 +56,17 @@ async def start_workers(env: dict[str, str], count: int) -> list[asyncio.subproc
     procs = []
     for _ in range(count):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.support.worker_process",
-            env={**os.environ, **env, "PYTHONPATH": str(ROOT), "TEST_WORKER_CONCURRENCY": os.environ.get("BENCH_WORKER_CONCURRENCY", "16")},
-            cwd=str(ROOT), stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "tests.support.worker_process",
+            env={
+                **os.environ,
+                **env,
+                "PYTHONPATH": str(ROOT),
+                "TEST_WORKER_CONCURRENCY": os.environ.get("BENCH_WORKER_CONCURRENCY", "16"),
+            },
+            cwd=str(ROOT),
+            stdout=asyncio.subprocess.PIPE,
         )
         line = await asyncio.wait_for(proc.stdout.readline(), timeout=60)
         if line.strip() != b"ready":
@@ -78,17 +88,18 @@ async def wait_all_done(ids: list[str], timeout_s: float = 300) -> None:
 
 
 async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
-    from tollway._core.storage import sql
-    from tollway._core.basics.request import CallRequest
-    from tollway._runtime.service import http_app
-    from tollway._runtime.service import build_kernel
-    from tollway._runtime.settings import load_settings
     from tests.support.jobs_plugin import JobsPlugin
+    from tollway._core.basics.request import CallRequest
+    from tollway._core.storage import sql
+    from tollway._runtime.service import build_kernel, http_app
+    from tollway._runtime.settings import load_settings
 
     url = await create_database(admin, "tollway_bench_jobs")
     home = Path(tempfile.mkdtemp())
     env = bench_env(home, url)
-    kernel = build_kernel(load_settings(env), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
+    kernel = build_kernel(
+        load_settings(env), plugins=[("jobs", JobsPlugin())], load_installed=False, strict_plugins=True
+    )
     await kernel.start()
     procs: list[asyncio.subprocess.Process] = []
     try:
@@ -98,15 +109,23 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             op = {"Authorization": f"Bearer {OPERATOR}"}
             agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=op)).json()
-            await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1000"}, headers=op)
-            token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"]
+            await client.post(
+                "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1000"}, headers=op
+            )
+            token = (
+                await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)
+            ).json()["token"]
             headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
 
             async def accept(i: int) -> str:
                 # kernel.paid_calls.call is the pipeline both fronts use (HTTP cost is in bench/paid_calls.py)
                 req = CallRequest(
-                    method="POST", path=PATH, url=f"http://bench.local{PATH}", headers=headers,
-                    body=json.dumps({"a": i, "b": 1}).encode(), client_ip="127.0.0.1",
+                    method="POST",
+                    path=PATH,
+                    url=f"http://bench.local{PATH}",
+                    headers=headers,
+                    body=json.dumps({"a": i, "b": 1}).encode(),
+                    client_ip="127.0.0.1",
                 )
                 answer = await kernel.paid_calls.call("add_numbers", req)
                 assert answer.status == 202, answer.body
@@ -159,7 +178,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    parser.add_argument(
+        "--postgres", default=os.environ.get("TOLLWAY_BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
+    )
     args = parser.parse_args()
     import uvloop
 

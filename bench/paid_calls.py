@@ -65,6 +65,7 @@ credits_http_processes_2_rps / credits_http_rps.
 
 Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,8 +76,8 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -85,12 +86,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from tollway._core.basics.money import usdc  # noqa: E402
-
 import anchors  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
 from paid_server import HONDA, NO_HISTORY_ENV, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
 from serving import drive, figures, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
+
+from tollway._core.basics.money import usdc  # noqa: E402
 
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
 PATH = "/v1/tools/lookup/vehicle-recalls"
@@ -124,34 +125,63 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     op = {"Authorization": f"Bearer {OPERATOR}"}
     tokens = []
     for a in range(agents):
-        agent = (await client.post("/v1/tools/internal/agents/register", json={"name": f"bench-{a}"}, headers=op)).json()
+        agent = (
+            await client.post("/v1/tools/internal/agents/register", json={"name": f"bench-{a}"}, headers=op)
+        ).json()
         share = calls // agents + 1
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": usdc(share * price + 1_000_000)}, headers=op)
-        tokens.append((await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"])
+        await client.post(
+            "/v1/tools/internal/credits/grant",
+            json={"agent_id": agent["agent_id"], "amount": usdc(share * price + 1_000_000)},
+            headers=op,
+        )
+        tokens.append(
+            (
+                await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)
+            ).json()["token"]
+        )
 
     first = await client.post(PATH, json=LOOKUP)
     required = json.loads(base64.b64decode(first.headers["PAYMENT-REQUIRED"]))["accepts"][0]
     payers = [Account.create() for _ in range(agents)]
     for payer in payers:
         share = payments // agents + 1
-        await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": usdc(share * price + 1_000_000)}, headers=op)
+        await client.post(
+            "/v1/tools/internal/chain/fund",
+            json={"address": payer.address, "amount": usdc(share * price + 1_000_000)},
+            headers=op,
+        )
     network = get_network("local")
     now = int(time.time())
     headers = []
     for i in range(payments):
-        auth, sig = sign_authorization(payers[i % agents], network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
+        auth, sig = sign_authorization(
+            payers[i % agents],
+            network,
+            to=required["payTo"],
+            value=int(required["amount"]),
+            valid_after=now - 10,
+            valid_before=now + 3600,
+        )
         headers.append(make_payment_header(network, required, auth, sig))
     return tokens, headers
 
 
 async def measure(
-    client: Any, n: int, concurrency: int, suffix: str, agents: int, cpu: Callable[[], list[float]] | None = None, x402: bool = True
+    client: Any,
+    n: int,
+    concurrency: int,
+    suffix: str,
+    agents: int,
+    cpu: Callable[[], list[float]] | None = None,
+    x402: bool = True,
 ) -> dict[str, Any]:
     """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
     call i is agent i % agents's (x402: wallet i % agents pays); with `cpu` (the server
     processes' CPU seconds so far), how busy each process was."""
     pairs, warm = n // 2 or 1, min(WARM, n)
-    tokens, payments = await setup_payers(client, n + ramp_calls(concurrency), pairs + warm if x402 else 0, 5000, agents)
+    tokens, payments = await setup_payers(
+        client, n + ramp_calls(concurrency), pairs + warm if x402 else 0, 5000, agents
+    )
     auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
     async def credits_call(i: int) -> None:
@@ -161,7 +191,9 @@ async def measure(
     async def x402_call(i: int) -> None:
         quote = await client.post(PATH, json=LOOKUP)
         assert quote.status_code == 402, quote.text
-        paid = await client.post(PATH, json=LOOKUP, headers={"payment-signature": payments[i], "X-Quote-ID": quote.json()["quote_id"]})
+        paid = await client.post(
+            PATH, json=LOOKUP, headers={"payment-signature": payments[i], "X-Quote-ID": quote.json()["quote_id"]}
+        )
         assert paid.status_code == 200, paid.text
 
     await ramp_up(concurrency, credits_call)
@@ -204,14 +236,26 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, age
 
 
 async def over_http(
-    url: str, home: Path, n: int, concurrency: int, agents: int, processes: int = 1, history: bool = True, suffix: str | None = None, x402: bool = True
+    url: str,
+    home: Path,
+    n: int,
+    concurrency: int,
+    agents: int,
+    processes: int = 1,
+    history: bool = True,
+    suffix: str | None = None,
+    x402: bool = True,
 ) -> dict[str, float]:
     """The service served as `tollway serve --processes N --workers 0` serves it (without
     `history`, its calls record no facts: the anchor of what recording costs)."""
     suffix = suffix or ("http" if processes == 1 else f"http_processes_{processes}")
     env = bench_env(home, url) if history else {**bench_env(home, url), NO_HISTORY_ENV: "1"}
-    async with served("paid_server:app", env=env, concurrency=concurrency, processes=processes, ready_path="/healthz") as client:
-        return await measure(client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid), x402=x402)
+    async with served(
+        "paid_server:app", env=env, concurrency=concurrency, processes=processes, ready_path="/healthz"
+    ) as client:
+        return await measure(
+            client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid), x402=x402
+        )
 
 
 async def history_share(urls: list[str], homes: list[Path], n: int, concurrency: int, agents: int) -> dict[str, Any]:
@@ -224,7 +268,8 @@ async def history_share(urls: list[str], homes: list[Path], n: int, concurrency:
         run = await over_http(url, home, n, concurrency, agents, history=recording, suffix="history_run", x402=False)
         (on if recording else off).append(run["credits_history_run_cpu_us"])
     return {
-        "credits_http_history_cpu_us": min(on), "credits_http_no_history_cpu_us": min(off),
+        "credits_http_history_cpu_us": min(on),
+        "credits_http_no_history_cpu_us": min(off),
         "history_share": round(min(on) / min(off) - 1, 3),
     }
 
@@ -249,7 +294,9 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
         assert first.status_code == 402, first.text
         required = anchors.payment_required(first.headers["PAYMENT-REQUIRED"])
         pairs = n // 2 or 1
-        payments = anchors.sdk_payments(payer, required["accepts"][0], required.get("resource"), pairs + ramp_calls(concurrency))
+        payments = anchors.sdk_payments(
+            payer, required["accepts"][0], required.get("resource"), pairs + ramp_calls(concurrency)
+        )
 
         async def pair(i: int) -> None:
             quote = await client.post(anchors.PATH, json=LOOKUP)
@@ -280,7 +327,12 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="calls per credits/framework path (x402 paths: n/2 pairs)")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
-    parser.add_argument("--agents", type=int, default=None, help="agents (and x402 wallets) the calls spread over (default: one per request in flight)")
+    parser.add_argument(
+        "--agents",
+        type=int,
+        default=None,
+        help="agents (and x402 wallets) the calls spread over (default: one per request in flight)",
+    )
     args = parser.parse_args()
     n, concurrency = args.n, args.concurrency
     agents = max(1, args.agents or concurrency)
@@ -303,7 +355,11 @@ async def main() -> None:
                 row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
                 row.update(await framework(n, concurrency))
                 row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency, agents))
-                row.update(await history_share(fresh[3:7], [Path(tmp) / f"{db}-{i}" for i in range(3, 7)], n, concurrency, agents))
+                row.update(
+                    await history_share(
+                        fresh[3:7], [Path(tmp) / f"{db}-{i}" for i in range(3, 7)], n, concurrency, agents
+                    )
+                )
                 if db == "postgres":
                     row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
             finally:

@@ -1,5 +1,6 @@
 """The service as the paid-call bench serves it: the vehicles plugin alone, NHTSA replayed
 in-process, through the app factory each process of `tollway serve --processes N` runs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +10,15 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_HISTORY_ENV = "TOLLWAY_BENCH_NO_HISTORY"
-HONDA = ROOT / "plugins" / "vehicles" / "tests" / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
+HONDA = (
+    ROOT
+    / "plugins"
+    / "vehicles"
+    / "tests"
+    / "fixtures"
+    / "nhtsa_recalls"
+    / "recallsByVehicle_honda_accord_2021_trimmed.json"
+)
 
 
 def replay_transport() -> httpx.MockTransport:

@@ -11,6 +11,7 @@ writing). Prints one JSON line per depth: {depth, runs, sources, total_s_p50, st
 
 Run: `.venv/bin/python bench/research.py [--runs 5] [--llm]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,13 +45,22 @@ async def run(runs: int, llm: bool) -> list[dict[str, object]]:
     chat_gen = serve_chat() if llm else None
     home = Path(tempfile.mkdtemp())
     env = {
-        "TOLLWAY_HOME": str(home), "TOLLWAY_DATABASE_URL": f"sqlite:///{home / 'bench.db'}", "TOLLWAY_OFFLINE": "1",
-        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0d" * 32).decode(), "TOLLWAY_OPERATOR_TOKEN": "bench",
-        "TOLLWAY_SEARCH_PROVIDER": "searxng", "TOLLWAY_SEARCH_SEARXNG_URL": searxng, "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true",
+        "TOLLWAY_HOME": str(home),
+        "TOLLWAY_DATABASE_URL": f"sqlite:///{home / 'bench.db'}",
+        "TOLLWAY_OFFLINE": "1",
+        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0d" * 32).decode(),
+        "TOLLWAY_OPERATOR_TOKEN": "bench",
+        "TOLLWAY_SEARCH_PROVIDER": "searxng",
+        "TOLLWAY_SEARCH_SEARXNG_URL": searxng,
+        "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true",
     }
     if chat_gen is not None:
         chat = next(chat_gen)
-        chat.script = lambda body: (200, completion("Cities are hotter than the country around them [1], and trees help [2]."), 0.0)
+        chat.script = lambda body: (
+            200,
+            completion("Cities are hotter than the country around them [1], and trees help [2]."),
+            0.0,
+        )
         env.update({"TOLLWAY_LLM_BASE_URL": chat.base, "TOLLWAY_LLM_MODEL": "bench-model"})
     kernel = build_kernel(load_settings(env), load_installed=True)
     await kernel.start()
@@ -80,11 +90,16 @@ async def run(runs: int, llm: bool) -> list[dict[str, object]]:
                     spent[step] = spent.get(step, 0.0) + stop - start  # a step may report several times
                 for step, seconds in spent.items():
                     steps.setdefault(step, []).append(seconds)
-            out.append({
-                "depth": depth, "runs": runs, "llm": llm, "sources_p50": statistics.median(sources),
-                "total_s_p50": round(statistics.median(totals), 3),
-                "steps_s_p50": {k: round(statistics.median(v), 4) for k, v in steps.items()},
-            })
+            out.append(
+                {
+                    "depth": depth,
+                    "runs": runs,
+                    "llm": llm,
+                    "sources_p50": statistics.median(sources),
+                    "total_s_p50": round(statistics.median(totals), 3),
+                    "steps_s_p50": {k: round(statistics.median(v), 4) for k, v in steps.items()},
+                }
+            )
     finally:
         await kernel.stop()
         server.shutdown()

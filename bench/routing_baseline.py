@@ -2,12 +2,14 @@
 (parallel cheapest insertion: path-cheapest-arc finds no first solution on Solomon R101) and
 guided local search, over the same routing block and time limit (no construction portfolio,
 no route elimination, none of the plugin's model)."""
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
 from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+
 from tollway_solve.routing_block import RoutingBlock, amount_scale, expand, location_ids, matrices
 
 SCALE = 1000  # distances and times on a grid of a thousandth of a unit
@@ -27,10 +29,13 @@ def ortools_gls(block: RoutingBlock, time_limit_s: float) -> dict[str, Any]:
     mgr = pywrapcp.RoutingIndexManager(len(nodes), V, list(range(S, S + V)), list(range(S + V, S + 2 * V)))
     rm = pywrapcp.RoutingModel(mgr)
     dist = rm.RegisterTransitCallback(
-        lambda i, j: round(d[nodes[mgr.IndexToNode(i)]][nodes[mgr.IndexToNode(j)]] * SCALE))
+        lambda i, j: round(d[nodes[mgr.IndexToNode(i)]][nodes[mgr.IndexToNode(j)]] * SCALE)
+    )
     travel = rm.RegisterTransitCallback(
-        lambda i, j: math.ceil((t[nodes[mgr.IndexToNode(i)]][nodes[mgr.IndexToNode(j)]]
-                                + service[mgr.IndexToNode(i)]) * SCALE))
+        lambda i, j: math.ceil(
+            (t[nodes[mgr.IndexToNode(i)]][nodes[mgr.IndexToNode(j)]] + service[mgr.IndexToNode(i)]) * SCALE
+        )
+    )
     rm.SetArcCostEvaluatorOfAllVehicles(travel if block.objective == "time" else dist)
     amt = amount_scale(block)
     demand = [round(s.demand * amt) for s in block.stops] + [0] * (2 * V)

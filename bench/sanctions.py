@@ -8,6 +8,7 @@ plus names not on the list. Prints one JSON line:
 entries, names, index_build_s, p50_ms, p99_ms, queries_per_s, recall
 (recall = share of drawn-from-list queries whose entry is returned at min_score 0.85).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,9 +30,20 @@ OFAC = ROOT / "plugins" / "sanctions" / "tests" / "fixtures" / "ofac"  # recorde
 FOLDERS = {"sdn": OFAC / "sdn_2021-07", "consolidated": OFAC / "consolidated_non_sdn_2025-12"}
 N_QUERIES = 2000
 NOT_ON_LIST = [
-    "Jonathan Whitfield", "Maria Gonzalez Ortega", "Blue Harbor Logistics LLC", "Greenfield Dental Care",
-    "Sakura Tea House Ltd", "Peter van der Berg", "Northwind Traders Inc", "Anna Karlsson", "George Bush",
-    "Belletech Corp", "Hiroshi Tanaka", "Olivia Brown", "Contoso Pharmaceuticals SA", "Lakeside Bakery",
+    "Jonathan Whitfield",
+    "Maria Gonzalez Ortega",
+    "Blue Harbor Logistics LLC",
+    "Greenfield Dental Care",
+    "Sakura Tea House Ltd",
+    "Peter van der Berg",
+    "Northwind Traders Inc",
+    "Anna Karlsson",
+    "George Bush",
+    "Belletech Corp",
+    "Hiroshi Tanaka",
+    "Olivia Brown",
+    "Contoso Pharmaceuticals SA",
+    "Lakeside Bakery",
 ]
 
 
@@ -43,7 +55,11 @@ def typo(word: str, rng: random.Random) -> str:
 def variant(name: str, person: bool, rng: random.Random) -> str:
     words = name.replace(",", " ").split()
     kind = rng.choice(["typo", "swap", "drop"])
-    strong = [i for i, w in enumerate(words) if len(matching.tokens(w, person)) == 1 and matching.weight(matching.tokens(w, person)[0], person) == 1]
+    strong = [
+        i
+        for i, w in enumerate(words)
+        if len(matching.tokens(w, person)) == 1 and matching.weight(matching.tokens(w, person)[0], person) == 1
+    ]
     if kind == "typo":
         long = [i for i in strong if len(words[i]) >= 4 and words[i].isalpha()]
         if long:
@@ -93,15 +109,19 @@ def main() -> None:
             found += any(h.entry.number == number and h.list_name == loaded[key].spec.name for h in hits)
     total_s = time.perf_counter() - start
     times.sort()
-    print(json.dumps({
-        "entries": entries,
-        "names": names,
-        "index_build_s": round(build_s, 3),
-        "p50_ms": round(statistics.median(times), 3),
-        "p99_ms": round(times[int(len(times) * 0.99) - 1], 3),
-        "queries_per_s": round(len(queries) / total_s, 1),
-        "recall": round(found / drawn, 4),
-    }))
+    print(
+        json.dumps(
+            {
+                "entries": entries,
+                "names": names,
+                "index_build_s": round(build_s, 3),
+                "p50_ms": round(statistics.median(times), 3),
+                "p99_ms": round(times[int(len(times) * 0.99) - 1], 3),
+                "queries_per_s": round(len(queries) / total_s, 1),
+                "recall": round(found / drawn, 4),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

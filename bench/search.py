@@ -9,6 +9,7 @@ httpx client), then `--n` credits-paid searches through the ASGI app in this pro
 
 Run: `.venv/bin/python bench/search.py [--n 300] [--latency-ms 20]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,6 +75,7 @@ async def timed(n: int, one) -> list[float]:
 
 async def provider_latency(base: str, n: int) -> list[float]:
     async with httpx.AsyncClient(timeout=15.0) as http:
+
         async def one(i: int) -> None:
             resp = await http.get(f"{base}/search", params={"q": f"ferry {i}", "format": "json"})
             resp.json()
@@ -108,8 +110,12 @@ async def search_latency(base: str, home: Path, n: int) -> list[float]:
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             op = {"Authorization": f"Bearer {OPERATOR}"}
             agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=op)).json()
-            await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "100"}, headers=op)
-            token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)).json()["token"]
+            await client.post(
+                "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "100"}, headers=op
+            )
+            token = (
+                await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=op)
+            ).json()["token"]
             auth = {"Authorization": f"Bearer {token}"}
 
             async def one(i: int) -> None:
@@ -125,7 +131,11 @@ async def search_latency(base: str, home: Path, n: int) -> list[float]:
 
 async def main(n: int, latency_ms: float) -> dict[str, float]:
     port = free_port()
-    child = subprocess.Popen([sys.executable, "-c", SERVER, str(FIXTURE), str(port), str(latency_ms / 1000)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(FIXTURE), str(port), str(latency_ms / 1000)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         base = f"http://127.0.0.1:{port}"

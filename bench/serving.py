@@ -1,5 +1,6 @@
 """The HTTP side the paid-call bench shares: an app factory served by uvicorn in a child
 process with `tollway serve`'s server arguments, the aiohttp client and the load driver."""
+
 from __future__ import annotations
 
 import asyncio
@@ -91,7 +92,9 @@ class FastClient:
         self.server_pid = 0
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections))
 
-    async def request(self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None) -> _Answer:
+    async def request(
+        self, method: str, path: str, *, json: Any = None, headers: dict[str, str] | None = None
+    ) -> _Answer:
         async with self.session.request(method, self.base_url + path, json=json, headers=headers) as resp:
             return _Answer(resp.status, resp.headers, await resp.read())
 
@@ -106,13 +109,17 @@ class FastClient:
 
 
 @contextlib.asynccontextmanager
-async def served(target: str, *, env: dict[str, str], concurrency: int, processes: int = 1, ready_path: str = "/") -> AsyncIterator[FastClient]:
+async def served(
+    target: str, *, env: dict[str, str], concurrency: int, processes: int = 1, ready_path: str = "/"
+) -> AsyncIterator[FastClient]:
     """Serve the factory `target` ("module:function") in a child process; yields a client
     (connection limit twice `concurrency`) once the server answers `ready_path` at all."""
     port = free_port()
     code = CHILD.format(root=str(ROOT), bench=str(ROOT / "bench"), target=target, port=port, processes=processes)
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env}, cwd=str(ROOT), stdout=log, stderr=log)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code], env={**os.environ, **env}, cwd=str(ROOT), stdout=log, stderr=log
+        )
         client = FastClient(f"http://127.0.0.1:{port}", concurrency * 2)
         client.server_pid = proc.pid
         try:

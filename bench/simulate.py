@@ -9,6 +9,7 @@ Prints one JSON line: {"ms_10k": ..., "ms_100k": ...}. Targets: <= 50 ms and
 
 Run: `.venv/bin/python bench/simulate.py [--repeat 5]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,6 +17,7 @@ import json
 import time
 
 import msgspec
+
 from tollway_predict import simulation
 
 KINDS = (

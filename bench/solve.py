@@ -10,6 +10,7 @@ same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_ba
 Instances are a table of loaders (LOADERS): each yields (instance, request,
 published value). Routing and schedule instances are added to the same table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,7 +85,10 @@ def mknap(path: Path) -> Iterator[Case]:
                 "variant": "knapsack",
                 "dimensions": dims,
                 "bins": [{"id": "knapsack", "capacity": dict(zip(dims, caps))}],
-                "items": [{"id": f"j{j}", "size": {d: weights[i][j] for i, d in enumerate(dims)}, "value": profits[j]} for j in range(n)],
+                "items": [
+                    {"id": f"j{j}", "size": {d: weights[i][j] for i, d in enumerate(dims)}, "value": profits[j]}
+                    for j in range(n)
+                ],
             },
         }
         yield f"mknap1-{p + 1}", request, best
@@ -105,7 +109,11 @@ def gap_orlib(path: Path, *, maximise: bool, published: float) -> Iterator[Case]
         "objective": "maximise_value" if maximise else "minimise_cost",
         "items": [{"id": f"job{j}"} for j in range(n)],
         "options": [{"id": f"agent{i}", "capacity": caps[i]} for i in range(m)],
-        "pairs": [{"item": f"job{j}", "option": f"agent{i}", key: cost[i][j], "use": use[i][j]} for i in range(m) for j in range(n)],
+        "pairs": [
+            {"item": f"job{j}", "option": f"agent{i}", key: cost[i][j], "use": use[i][j]}
+            for i in range(m)
+            for j in range(n)
+        ],
     }
     if maximise:
         block["assign_all"] = True
@@ -150,7 +158,15 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
         status, objective = f"failed: {exc.message}", None
     seconds = time.monotonic() - started
     gap = None if objective is None else round(100 * abs(objective - published) / max(1e-9, abs(published)), 3)
-    row = {"instance": instance, "problem": request["problem"], "status": status, "objective": objective, "published": published, "gap_pct": gap, "seconds": round(seconds, 2)}
+    row = {
+        "instance": instance,
+        "problem": request["problem"],
+        "status": status,
+        "objective": objective,
+        "published": published,
+        "gap_pct": gap,
+        "seconds": round(seconds, 2),
+    }
     if request["problem"] == "routing":
         row.update(routing_figures(value, out if objective is not None else None, objective, time_limit))
     return row
@@ -164,8 +180,13 @@ def routing_figures(value: Any, out: Any, objective: float | None, time_limit: i
 
     base = ortools_gls(value.routing, time_limit)
     ratio = None if objective is None or not base["objective"] else round(objective / base["objective"], 4)
-    return {"vehicles": out.solution["vehicles_used"] if out is not None else None, "baseline": "ortools-gls",
-            "baseline_vehicles": base["vehicles"], "baseline_objective": base["objective"], "ratio_to_baseline": ratio}
+    return {
+        "vehicles": out.solution["vehicles_used"] if out is not None else None,
+        "baseline": "ortools-gls",
+        "baseline_vehicles": base["vehicles"],
+        "baseline_objective": base["objective"],
+        "ratio_to_baseline": ratio,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

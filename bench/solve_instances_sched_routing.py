@@ -4,21 +4,21 @@ instance, problem, status, objective, published, gap_pct, seconds.
 
     .venv/bin/python bench/solve_instances_sched_routing.py [--time-limit 30] [names...]
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
+
+import msgspec
 
 from tollway_solve.routing import RoutingBlock
 from tollway_solve.routing import family as routing_family
 from tollway_solve.schedule import ScheduleBlock
 from tollway_solve.schedule import family as schedule_family
-
-import msgspec
 
 BENCH = Path(__file__).resolve().parent / "instances"  # see instances/README.md
 
@@ -40,8 +40,9 @@ def load_jobshop(path: Path) -> ScheduleBlock:
                 prec.append({"before": prev, "after": oid})
             prev = oid
     resources = [{"id": f"m{i}", "capacity": 1} for i in range(m)]
-    return msgspec.convert({"objective": "makespan", "resources": resources, "jobs": jobs, "precedence": prec},
-                           ScheduleBlock)
+    return msgspec.convert(
+        {"objective": "makespan", "resources": resources, "jobs": jobs, "precedence": prec}, ScheduleBlock
+    )
 
 
 def load_psplib_sm(path: Path) -> ScheduleBlock:
@@ -52,7 +53,7 @@ def load_psplib_sm(path: Path) -> ScheduleBlock:
     k = i + 2
     while not lines[k].startswith("*"):
         v = list(map(int, lines[k].split()))
-        succ[v[0]] = v[3:3 + v[2]]
+        succ[v[0]] = v[3 : 3 + v[2]]
         k += 1
     i = next(k for k, ln in enumerate(lines) if ln.startswith("REQUESTS/DURATIONS"))
     k = i + 3
@@ -62,15 +63,15 @@ def load_psplib_sm(path: Path) -> ScheduleBlock:
         v = list(map(int, lines[k].split()))
         req = v[3:]
         nres = len(req)
-        jobs.append({"id": str(v[0]), "duration": v[2],
-                     "needs": {f"R{r + 1}": q for r, q in enumerate(req) if q > 0}})
+        jobs.append({"id": str(v[0]), "duration": v[2], "needs": {f"R{r + 1}": q for r, q in enumerate(req) if q > 0}})
         k += 1
     i = next(k for k, ln in enumerate(lines) if ln.startswith("RESOURCEAVAILABILITIES"))
     caps = list(map(int, lines[i + 2].split()))
     resources = [{"id": f"R{r + 1}", "capacity": caps[r]} for r in range(nres)]
     prec = [{"before": str(a), "after": str(b)} for a, bs in succ.items() for b in bs]
-    return msgspec.convert({"objective": "makespan", "resources": resources, "jobs": jobs, "precedence": prec},
-                           ScheduleBlock)
+    return msgspec.convert(
+        {"objective": "makespan", "resources": resources, "jobs": jobs, "precedence": prec}, ScheduleBlock
+    )
 
 
 def load_solomon(path: Path, objective: str = "vehicles_then_distance") -> RoutingBlock:
@@ -79,15 +80,32 @@ def load_solomon(path: Path, objective: str = "vehicles_then_distance") -> Routi
     lines = [ln.strip() for ln in path.read_text().splitlines()]
     k = next(i for i, ln in enumerate(lines) if ln.startswith("NUMBER"))
     nveh, cap = map(int, lines[k + 1].split())
-    rows = [list(map(float, ln.split())) for ln in lines[k + 2:] if ln and ln[0].isdigit()]
+    rows = [list(map(float, ln.split())) for ln in lines[k + 2 :] if ln and ln[0].isdigit()]
     depot = rows[0]
     coords = [{"id": f"n{int(r[0])}", "x": r[1], "y": r[2]} for r in rows]
-    stops = [{"id": str(int(r[0])), "demand": r[3], "location": {"id": f"n{int(r[0])}"},
-              "windows": [{"start": r[4], "end": r[5]}], "service": r[6]} for r in rows[1:]]
-    vehicles = [{"id": f"v{i + 1}", "capacity": cap, "start": {"id": "n0"}, "end": {"id": "n0"},
-                 "shift": {"start": depot[4], "end": depot[5]}} for i in range(nveh)]
-    return msgspec.convert({"objective": objective, "vehicles": vehicles, "stops": stops,
-                            "coordinates": coords, "speed": 60}, RoutingBlock)
+    stops = [
+        {
+            "id": str(int(r[0])),
+            "demand": r[3],
+            "location": {"id": f"n{int(r[0])}"},
+            "windows": [{"start": r[4], "end": r[5]}],
+            "service": r[6],
+        }
+        for r in rows[1:]
+    ]
+    vehicles = [
+        {
+            "id": f"v{i + 1}",
+            "capacity": cap,
+            "start": {"id": "n0"},
+            "end": {"id": "n0"},
+            "shift": {"start": depot[4], "end": depot[5]},
+        }
+        for i in range(nveh)
+    ]
+    return msgspec.convert(
+        {"objective": objective, "vehicles": vehicles, "stops": stops, "coordinates": coords, "speed": 60}, RoutingBlock
+    )
 
 
 def load_cvrp(path: Path, vehicles: int | None = None) -> RoutingBlock:
@@ -130,11 +148,19 @@ def load_cvrp(path: Path, vehicles: int | None = None) -> RoutingBlock:
     ids = sorted(coords)
     dist = [[float(round(math.dist(coords[a], coords[b]))) for b in ids] for a in ids]
     stops = [{"id": str(i), "demand": demand.get(i, 0), "location": {"id": str(i)}} for i in ids if i != depot]
-    veh = [{"id": f"v{k + 1}", "capacity": cap, "start": {"id": str(depot)}, "end": {"id": str(depot)}}
-           for k in range(vehicles)]
-    return msgspec.convert({"objective": "distance", "vehicles": veh, "stops": stops,
-                            "matrix": {"ids": [str(i) for i in ids], "distance": dist, "time": dist}},
-                           RoutingBlock)
+    veh = [
+        {"id": f"v{k + 1}", "capacity": cap, "start": {"id": str(depot)}, "end": {"id": str(depot)}}
+        for k in range(vehicles)
+    ]
+    return msgspec.convert(
+        {
+            "objective": "distance",
+            "vehicles": veh,
+            "stops": stops,
+            "matrix": {"ids": [str(i) for i in ids], "distance": dist, "time": dist},
+        },
+        RoutingBlock,
+    )
 
 
 INSTANCES = {
@@ -171,12 +197,14 @@ def run(name: str, time_limit_s: float) -> dict:
             obj = round(sum(r["distance"] for r in out.solution["routes"]), 2)
             row["vehicles"] = sum(1 for r in out.solution["routes"] if r["stops"])
             row["published_vehicles"] = PUBLISHED_VEHICLES.get(name)
-    row.update({
-        "objective": obj,
-        "published": published,
-        "gap_pct": None if obj is None else round(100.0 * (obj - published) / published, 3),
-        "seconds": round(secs, 2),
-    })
+    row.update(
+        {
+            "objective": obj,
+            "published": published,
+            "gap_pct": None if obj is None else round(100.0 * (obj - published) / published, 3),
+            "seconds": round(secs, 2),
+        }
+    )
     return row
 
 

@@ -6,6 +6,7 @@ ORM's own time; on PostgreSQL the round trip dominates. docs/storage.md cites it
 
 Run: `.venv/bin/python bench/storage_kit.py [--n 3000] [--postgres postgres://user@host/admin_db]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,9 @@ from common import create_database, drop_database, percentile  # noqa: E402
 
 
 async def measure(url: str, n: int) -> dict[str, float]:
+    from tollway import storage
     from tollway._runtime.database import Database
     from tollway._runtime.database.migrations import Migrator, all_apps
-    from tollway import storage
     from tollway_goals.plugin import APP
     from tollway_goals.tables import Goal
 
@@ -36,14 +37,32 @@ async def measure(url: str, n: int) -> dict[str, float]:
     await db.connect()
     try:
         await Migrator(db.engine, db.kind, all_apps([APP])).migrate()
-        await Goal.insert(Goal(
-            id="goal_bench", agent_id="agent", request_id="req_bench", receipt_id="rcpt", goal="bench", status="running", budget=10**9,
-            spent=0, held=0, cases_enabled=False, max_depth=3, max_awake=20, webhook_secret="s", created_ms=0, updated_ms=0, seq=0,
-        ))
+        await Goal.insert(
+            Goal(
+                id="goal_bench",
+                agent_id="agent",
+                request_id="req_bench",
+                receipt_id="rcpt",
+                goal="bench",
+                status="running",
+                budget=10**9,
+                spent=0,
+                held=0,
+                cases_enabled=False,
+                max_depth=3,
+                max_awake=20,
+                webhook_secret="s",
+                created_ms=0,
+                updated_ms=0,
+                seq=0,
+            )
+        )
         ways = {
             "read, table query": lambda: Goal.select().where(Goal.id == "goal_bench").first(),
             "read, named statement": lambda: read.row("goal_bench"),
-            "update returning, table query": lambda: Goal.update({Goal.held: Goal.held + 0}).where(Goal.id == "goal_bench").returning(Goal.id),
+            "update returning, table query": lambda: (
+                Goal.update({Goal.held: Goal.held + 0}).where(Goal.id == "goal_bench").returning(Goal.id)
+            ),
             "update returning, named statement": lambda: bump.rows(0, "goal_bench"),
         }
         out = {}

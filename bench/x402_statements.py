@@ -9,6 +9,7 @@ before, so the lookup's own history rows are not counted.
 
 Run: `.venv/bin/python bench/x402_statements.py [--db sqlite|postgres|both] [--verbose]`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,11 +67,20 @@ async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, 
     assert quote.status_code == 402, quote.text
     required = json.loads(base64.b64decode(quote.headers["PAYMENT-REQUIRED"]))["accepts"][0]
     now = int(time.time())
-    auth, sig = sign_authorization(payer, network, to=required["payTo"], value=int(required["amount"]), valid_after=now - 10, valid_before=now + 3600)
+    auth, sig = sign_authorization(
+        payer,
+        network,
+        to=required["payTo"],
+        value=int(required["amount"]),
+        valid_after=now - 10,
+        valid_before=now + 3600,
+    )
     header = make_payment_header(network, required, auth, sig)
     log.lines, log.on = [], True
     try:
-        paid = await client.post(PATH, json=LOOKUP, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]})
+        paid = await client.post(
+            PATH, json=LOOKUP, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
+        )
     finally:
         log.on = False
     assert paid.status_code == 200, paid.text
@@ -98,8 +108,12 @@ async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str
             op = {"Authorization": f"Bearer {OPERATOR}"}
             first, payer = Account.create(), Account.create()
             for wallet in (first, payer):
-                await client.post("/v1/tools/internal/chain/fund", json={"address": wallet.address, "amount": "1"}, headers=op)
-            await paid_resend(client, log, first, get_network("local"))  # the lookup's history rows are written once, here
+                await client.post(
+                    "/v1/tools/internal/chain/fund", json={"address": wallet.address, "amount": "1"}, headers=op
+                )
+            await paid_resend(
+                client, log, first, get_network("local")
+            )  # the lookup's history rows are written once, here
             row: dict[str, Any] = {"db": db}
             for name in ("first_payment", "returning_payer", "returning_payer_uncached"):
                 if name == "returning_payer_uncached":  # another process: its agent directory has not seen the wallet
@@ -121,7 +135,9 @@ async def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.db in ("sqlite", "both"):
-            print(json.dumps(await one_database("sqlite", f"sqlite:///{tmp}/s/tollway.db", Path(tmp) / "s", args.verbose)))
+            print(
+                json.dumps(await one_database("sqlite", f"sqlite:///{tmp}/s/tollway.db", Path(tmp) / "s", args.verbose))
+            )
         if args.db in ("postgres", "both"):
             url = await postgres_url()
             if url is None:

@@ -9,6 +9,7 @@ composes it with settings and a database. Plugins never import this package: the
 surface is `tollway`. Importing it pins, first, the recursion limit that backs the JSON depth
 check, and imports nothing else.
 """
+
 from tollway._core.basics.json_depth import pin_recursion_limit
 
 pin_recursion_limit()  # first: before anything imports eth-account (see core/basics/json_depth.py)

@@ -1,6 +1,7 @@
 """The kernel's own plugin: the default settlement backends and the kernel's own routes
 (reads, accounts, jobs, watches, value tags), declared through the same hooks a third-party
 plugin uses."""
+
 from __future__ import annotations
 
 from tollway._core.plugin_api.hookspecs import hookimpl

@@ -1,4 +1,5 @@
 """What the kernel needs to know about its deployment (built by runtime.settings)."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,5 +1,6 @@
 """The kernel's own periodic tasks: purging old jobs, rate counters and idempotency
 records, and reconciling money left in an intermediate state."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable

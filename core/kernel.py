@@ -7,6 +7,7 @@ pipeline, docs/architecture.md), `accounts`, `reads`, `watches` (the resource),
 `webhooks` (the webhook sender, docs/webhooks.md). Each service gets what it uses in
 its constructor.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,48 +20,48 @@ import httpx
 import pluggy
 
 from tollway._core import builtin
-from tollway._core.plugin_api import hookspecs
-from tollway._core.credits.accounts import Accounts
-from tollway._core.jobs.agent_reads import AgentReads
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator
-from tollway._core.config import KernelConfig
-from tollway._core.messages.content_safety import Rules
-from tollway._core.plugin_api.context import PluginContext
-from tollway._core.plugin_api.datasources import DataSource
-from tollway._core.calls.delegated import DelegatedCalls
 from tollway._core.basics.events import EventBus, LocalEventBus
+from tollway._core.calls.delegated import DelegatedCalls
+from tollway._core.calls.idempotency import IdempotencyStore
+from tollway._core.calls.pipeline import PaidCalls
+from tollway._core.calls.rate_identity import RateGate
+from tollway._core.calls.ratelimits import DEFAULT_LIMITS, RateLimiter
+from tollway._core.calls.tool_runner import ToolRunner
+from tollway._core.config import KernelConfig
+from tollway._core.credits.accounts import Accounts
+from tollway._core.credits.payouts import Payouts
+from tollway._core.credits.reconciler import Reconciler
+from tollway._core.credits.refunds import Refunds
+from tollway._core.credits.sales import Sales
+from tollway._core.credits.top_ups import TopUps
 from tollway._core.history.tools import kernel_tools
 from tollway._core.housekeeping import housekeeping_tasks
+from tollway._core.jobs.agent_reads import AgentReads
+from tollway._core.jobs.job_runner import JobRunner
+from tollway._core.jobs.parked import ParkedJobs
+from tollway._core.messages.content_safety import Rules
+from tollway._core.messages.inbound import Inbound
 from tollway._core.payments.gateway import X402Gateway
 from tollway._core.payments.networks import Network, get_network
 from tollway._core.payments.settlement import BackendServices, SettlementBackend
-from tollway._core.plugin_api.periodic import PeriodicTask
-from tollway._core.calls.pipeline import PaidCalls
-from tollway._core.jobs.parked import ParkedJobs
-from tollway._core.credits.payouts import Payouts
 from tollway._core.platform import KernelPlatform
-from tollway._core.credits.sales import Sales
+from tollway._core.plugin_api import hookspecs
+from tollway._core.plugin_api.context import PluginContext
+from tollway._core.plugin_api.datasources import DataSource
+from tollway._core.plugin_api.periodic import PeriodicTask
 from tollway._core.plugin_api.providers import Providers
-from tollway._core.receipts.receipt_signing import ReceiptSigner
-from tollway._core.calls.idempotency import IdempotencyStore
-from tollway._core.messages.inbound import Inbound
-from tollway._core.jobs.job_runner import JobRunner
-from tollway._core.calls.rate_identity import RateGate
-from tollway._core.calls.ratelimits import DEFAULT_LIMITS, RateLimiter
-from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.credits.reconciler import Reconciler
-from tollway._core.credits.refunds import Refunds
 from tollway._core.plugin_api.routes import Route, RouteRunner
-from tollway._core.registry import Registry, StartupError, start_plugins, stop_plugins
 from tollway._core.plugin_api.settings_spec import Setting
 from tollway._core.plugin_api.tool import Tool, ToolContexts
-from tollway._core.calls.tool_runner import ToolRunner
-from tollway._core.credits.top_ups import TopUps
 from tollway._core.plugin_api.upstream_cache import UpstreamCache
+from tollway._core.receipts.receipt_signing import ReceiptSigner
+from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.registry import Registry, StartupError, start_plugins, stop_plugins
+from tollway._core.watches import resume as watch_resume
 from tollway._core.watches.delivery import WatchDeliveries
 from tollway._core.watches.polling import WatchPolling, watch_poll_tasks
-from tollway._core.watches import resume as watch_resume
 from tollway._core.watches.resource import Watches
 from tollway._core.watches.sources import WatchSource
 from tollway._core.webhooks.outbox import WebhookSender
@@ -69,7 +70,23 @@ log = logging.getLogger("tollway.kernel")
 
 
 # Services that need the HTTP client or the settlement backend exist once started.
-_BUILT_AT_START = frozenset({"paid_calls", "accounts", "job_runner", "gateway", "top_ups", "reconciler", "backend", "http", "webhooks", "platform", "delegated", "payouts", "tool_runner"})
+_BUILT_AT_START = frozenset(
+    {
+        "paid_calls",
+        "accounts",
+        "job_runner",
+        "gateway",
+        "top_ups",
+        "reconciler",
+        "backend",
+        "http",
+        "webhooks",
+        "platform",
+        "delegated",
+        "payouts",
+        "tool_runner",
+    }
+)
 
 
 class Kernel:
@@ -128,7 +145,9 @@ class Kernel:
             enforce_read_proofs=config.proof_enforcement == "enforce",
             operator_token=config.operator_token,
         )
-        self.rate_limiter = RateLimiter(config.rate_limits or DEFAULT_LIMITS, shared=getattr(db, "kind", "sqlite") == "postgres")
+        self.rate_limiter = RateLimiter(
+            config.rate_limits or DEFAULT_LIMITS, shared=getattr(db, "kind", "sqlite") == "postgres"
+        )
         self.idempotency = IdempotencyStore(config.idempotency_ttl_s, config.idempotency_lease_s)
         self.rate_gate = RateGate(limiter=self.rate_limiter, auth=self.auth, network=self.network)
         self.refunds = Refunds(db=db, receipts=self.receipts)
@@ -141,8 +160,12 @@ class Kernel:
             db=db, sources=self.watch_sources, events=self.events, services=lambda: self.context, auth=self.auth
         )
         self.watches = Watches(
-            db=db, auth=self.auth, sources=self.watch_sources, events=self.events,
-            price_per_change=config.watch_price_per_change, allow_insecure_webhooks=config.webhooks_allow_insecure,
+            db=db,
+            auth=self.auth,
+            sources=self.watch_sources,
+            events=self.events,
+            price_per_change=config.watch_price_per_change,
+            allow_insecure_webhooks=config.webhooks_allow_insecure,
         )
         self.started = False
 
@@ -160,7 +183,9 @@ class Kernel:
         self.periodic_tasks.extend(watch_poll_tasks(self.watch_polling, self.config.watch_poll_interval_s))
         self.periodic_tasks.extend(
             housekeeping_tasks(
-                rate_limiter=self.rate_limiter, idempotency=self.idempotency, reconcile=self._reconcile,
+                rate_limiter=self.rate_limiter,
+                idempotency=self.idempotency,
+                reconcile=self._reconcile,
                 reconcile_interval_s=self.config.reconcile_interval_s,
             )
         )
@@ -198,13 +223,25 @@ class Kernel:
         )
         self._build_services()
         self.webhooks = WebhookSender(
-            db=self.db, events=self.events, retry_base_s=self.config.webhook_retry_base_s,
+            db=self.db,
+            events=self.events,
+            retry_base_s=self.config.webhook_retry_base_s,
             allow_insecure=self.config.webhooks_allow_insecure,
         )
         self.platform = KernelPlatform(
-            db=self.db, events=self.events, allow_insecure_webhooks=self.config.webhooks_allow_insecure, settings_of=self.family_settings, http=self.http,
-            providers=self.providers, inbound=self.inbound, refunds=self.refunds, delegated=self.delegated, receipts=self.receipts,
-            parked=ParkedJobs(self.job_runner), sales=Sales(db=self.db, receipts=self.receipts), payouts=self.payouts,
+            db=self.db,
+            events=self.events,
+            allow_insecure_webhooks=self.config.webhooks_allow_insecure,
+            settings_of=self.family_settings,
+            http=self.http,
+            providers=self.providers,
+            inbound=self.inbound,
+            refunds=self.refunds,
+            delegated=self.delegated,
+            receipts=self.receipts,
+            parked=ParkedJobs(self.job_runner),
+            sales=Sales(db=self.db, receipts=self.receipts),
+            payouts=self.payouts,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.context.bind(http=self.http, platform=self.platform)
@@ -215,31 +252,69 @@ class Kernel:
         """The services that need the HTTP client and the settlement backend, each given what it uses."""
         config = self.config
         contexts = ToolContexts(
-            http=self.http, family_settings=self.family_settings, providers=self.providers,
+            http=self.http,
+            family_settings=self.family_settings,
+            providers=self.providers,
             upstream_cache=UpstreamCache(self.config.upstream_cache_s) if self.config.upstream_cache_s > 0 else None,
-            content_rules=Rules.from_env(config.plugin_env), plugin=self.context,
+            content_rules=Rules.from_env(config.plugin_env),
+            plugin=self.context,
         )
-        self.gateway = X402Gateway(network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s)
+        self.gateway = X402Gateway(
+            network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s
+        )
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(
-            db=self.db, tools=self.tools, agents=self.agents, receipts=self.receipts, refunds=self.refunds, gateway=self.gateway,
-            top_ups=self.top_ups, events=self.events, reconcile_after_s=config.reconcile_after_s, reconcile_interval_s=config.reconcile_interval_s,
+            db=self.db,
+            tools=self.tools,
+            agents=self.agents,
+            receipts=self.receipts,
+            refunds=self.refunds,
+            gateway=self.gateway,
+            top_ups=self.top_ups,
+            events=self.events,
+            reconcile_after_s=config.reconcile_after_s,
+            reconcile_interval_s=config.reconcile_interval_s,
         )
-        self.tool_runner = ToolRunner(contexts=contexts, watch_sources=self.watch_sources)  # paid calls, jobs and goal steps
+        self.tool_runner = ToolRunner(
+            contexts=contexts, watch_sources=self.watch_sources
+        )  # paid calls, jobs and goal steps
         self.paid_calls = PaidCalls(
-            db=self.db, tools=self.tools, network=self.network, auth=self.auth, agents=self.agents, receipts=self.receipts,
-            refunds=self.refunds, idempotency=self.idempotency, rate_gate=self.rate_gate, gateway=self.gateway, events=self.events,
-            contexts=contexts, runner=self.tool_runner,
+            db=self.db,
+            tools=self.tools,
+            network=self.network,
+            auth=self.auth,
+            agents=self.agents,
+            receipts=self.receipts,
+            refunds=self.refunds,
+            idempotency=self.idempotency,
+            rate_gate=self.rate_gate,
+            gateway=self.gateway,
+            events=self.events,
+            contexts=contexts,
+            runner=self.tool_runner,
         )
         self.job_runner = JobRunner(
-            db=self.db, tools=self.tools, receipts=self.receipts, refunds=self.refunds, events=self.events, contexts=contexts,
+            db=self.db,
+            tools=self.tools,
+            receipts=self.receipts,
+            refunds=self.refunds,
+            events=self.events,
+            contexts=contexts,
             runner=self.tool_runner,
         )
         self.payouts = Payouts(db=self.db, backend=self.backend, network=self.network, key=config.payout_key)
-        self.delegated = DelegatedCalls(tools=self.tools, contexts=contexts, receipts=self.receipts, runner=self.tool_runner)
+        self.delegated = DelegatedCalls(
+            tools=self.tools, contexts=contexts, receipts=self.receipts, runner=self.tool_runner
+        )
         self.accounts = Accounts(
-            db=self.db, auth=self.auth, agents=self.agents, network=self.network, backend=self.backend, top_ups=self.top_ups,
-            reconciler=self.reconciler, access_token_ttl_s=config.access_token_ttl_s,
+            db=self.db,
+            auth=self.auth,
+            agents=self.agents,
+            network=self.network,
+            backend=self.backend,
+            top_ups=self.top_ups,
+            reconciler=self.reconciler,
+            access_token_ttl_s=config.access_token_ttl_s,
         )
 
     async def stop(self) -> None:

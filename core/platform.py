@@ -3,6 +3,7 @@
 providers, parked jobs, sales, payouts, delegated calls): the concrete `tollway.Platform`,
 handed to plugins as `PluginContext.platform` and to routes as `RouteCall.platform`.
 The one movement of money here gives back the unused part of a settled charge."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,22 +13,22 @@ from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
+from tollway._core.basics.events import EventBus
 from tollway._core.jobs import notifications
 from tollway._core.plugin_api.context import JSONObject, JSONValue
-from tollway._core.basics.events import EventBus
 from tollway._core.webhooks import outbox
 from tollway._core.webhooks.signing import new_secret, sign, verify
 from tollway._core.webhooks.targets import target_problem
 
 if TYPE_CHECKING:
     from tollway._core.calls.delegated import DelegatedCalls
-    from tollway._core.messages.inbound import Inbound, InboundMessage
-    from tollway._core.jobs.parked import ParkedJobs
     from tollway._core.credits.payouts import Payouts
-    from tollway._core.plugin_api.providers import Providers
-    from tollway._core.receipts.receipts import ReceiptBook
     from tollway._core.credits.refunds import Refunds
     from tollway._core.credits.sales import Sales
+    from tollway._core.jobs.parked import ParkedJobs
+    from tollway._core.messages.inbound import Inbound, InboundMessage
+    from tollway._core.plugin_api.providers import Providers
+    from tollway._core.receipts.receipts import ReceiptBook
 
 
 class Transactions(Protocol):
@@ -112,10 +113,14 @@ class KernelPlatform:
     def verify_webhook(secret: str, raw_body: bytes, header: str) -> bool:
         return verify(secret, raw_body, header)
 
-    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]) -> bool:
+    async def enqueue_webhook(
+        self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]
+    ) -> bool:
         """Add a signed webhook to the outbox in the caller's transaction (numbered: the body gets
         `attempt`); False when `webhook_id` exists. Call `webhooks_due` after the commit."""
-        return await outbox.enqueue(webhook_id=webhook_id, kind=kind, subject=subject, url=url, secret=secret, body=dict(body), numbered=True)
+        return await outbox.enqueue(
+            webhook_id=webhook_id, kind=kind, subject=subject, url=url, secret=secret, body=dict(body), numbered=True
+        )
 
     async def webhooks_due(self) -> None:
         await outbox.publish_due(self.events)

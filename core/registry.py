@@ -1,6 +1,7 @@
 """`Registry`: what the plugins declared (tools, settings, providers, periodic tasks, data
 sources, settlement backend factories), collected through the hooks; collisions stop start-up.
 With them, the awaited lifecycle hooks (`startup`, `shutdown`) of every plugin."""
+
 from __future__ import annotations
 
 import inspect
@@ -18,7 +19,6 @@ from tollway._core.plugin_api.routes import Route
 from tollway._core.plugin_api.settings_spec import Setting
 from tollway._core.plugin_api.tool import Tool
 from tollway._core.watches.sources import WatchSource
-
 
 log = logging.getLogger("tollway.kernel")
 LIFECYCLE_HOOKS = ("startup", "shutdown")
@@ -51,8 +51,19 @@ class Registry:
         for hook_name in LIFECYCLE_HOOKS:
             for impl in getattr(pm.hook, hook_name).get_hookimpls():
                 if not inspect.iscoroutinefunction(impl.function):
-                    raise StartupError(f"plugin {impl.plugin_name!r}: its {hook_name} hook must be an `async def` (the service awaits it)")
-        for registry in (self.tools, self.tools_by_path, self.settings, self.data_sources, self.backend_factories, self.watch_sources, self.providers, self.routes):
+                    raise StartupError(
+                        f"plugin {impl.plugin_name!r}: its {hook_name} hook must be an `async def` (the service awaits it)"
+                    )
+        for registry in (
+            self.tools,
+            self.tools_by_path,
+            self.settings,
+            self.data_sources,
+            self.backend_factories,
+            self.watch_sources,
+            self.providers,
+            self.routes,
+        ):
             registry.clear()
         self.periodic_tasks.clear()
         self.inbound_handlers.clear()
@@ -75,7 +86,9 @@ class Registry:
             if (other.method, other.path) == (route.method, route.path):
                 raise StartupError(f"duplicate route {route.method} {route.path}: {other.name} and {route.name}")
         if route.host is not None and self.settings.get(route.host.env_var) != route.host:
-            raise StartupError(f"route {route.name} is served on the host of {route.host.env_var}: register that setting with register_settings")
+            raise StartupError(
+                f"route {route.name} is served on the host of {route.host.env_var}: register that setting with register_settings"
+            )
         self.routes[route.name] = route
 
     def add_kernel_tool(self, tool: Tool) -> None:
@@ -95,7 +108,9 @@ class Registry:
         if tool.name in self.tools:
             raise StartupError(f"duplicate tool name {tool.name!r}: two plugins declare it")
         if tool.path in self.tools_by_path:
-            raise StartupError(f"duplicate tool path {tool.path!r}: {self.tools_by_path[tool.path].name} and {tool.name}")
+            raise StartupError(
+                f"duplicate tool path {tool.path!r}: {self.tools_by_path[tool.path].name} and {tool.name}"
+            )
         self.tools[tool.name] = tool
         self.tools_by_path[tool.path] = tool
 
@@ -145,7 +160,7 @@ async def start_plugins(pm: pluggy.PluginManager, context: PluginContext) -> Non
         for index, started in enumerate(pending):
             await started
     finally:  # the ones not reached after a failure are never run
-        for left in pending[index + 1:] if pending else ():
+        for left in pending[index + 1 :] if pending else ():
             left.close()  # type: ignore[attr-defined]
 
 

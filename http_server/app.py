@@ -2,6 +2,7 @@
 `Route` (the kernel's own and the plugins', plugin_routes.py), with their OpenAPI
 operations, plus the push subscription. runtime/service.py (`http_app`) assembles the app
 for `tollway serve`, the tests and the benchmarks, mounting the MCP front beside it."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
@@ -12,18 +13,23 @@ from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
 from litestar.logging import LoggingConfig
 from litestar.openapi import OpenAPIConfig
-from litestar.response.base import ASGIResponse
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.response.base import ASGIResponse
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.kernel import Kernel
 from tollway._core.plugin_api.tool import Tool
-
 from tollway._http_server.hosts import bound_hosts, host_gate
 from tollway._http_server.openapi import WireSchemas, include_components, tool_operation_class
 from tollway._http_server.plugin_routes import route_handlers
 from tollway._http_server.push import PushHub, make_subscribe_handler
-from tollway._http_server.translate import answer_asgi, http_exception_handler, service_error_handler, to_call_request, unexpected_error_handler
+from tollway._http_server.translate import (
+    answer_asgi,
+    http_exception_handler,
+    service_error_handler,
+    to_call_request,
+    unexpected_error_handler,
+)
 
 
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:
@@ -32,11 +38,15 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRoute
 
     handle.__name__ = f"tool_{tool.name}"
     # The tool's description is transport-neutral; how to pay, retry and wait is said here in HTTP terms.
-    how = [f"Price: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits."]
+    how = [
+        f"Price: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits."
+    ]
     if tool.idempotency == "required":
         how.append("Send an `Idempotency-Key` header (required).")
     if tool.mode == "job":
-        how.append("Answered 202 with a `request_id`: poll `GET /v1/requests/{request_id}` or subscribe at `/v1/requests/subscribe`.")
+        how.append(
+            "Answered 202 with a `request_id`: poll `GET /v1/requests/{request_id}` or subscribe at `/v1/requests/subscribe`."
+        )
     return post(
         tool.path,
         operation_id=tool.name,
@@ -67,7 +77,10 @@ def create_app(
     schemas = WireSchemas(tools, kernel.routes.values())
     hosts = bound_hosts(kernel)  # routes served on a host of their own (Route.host)
     handlers = [
-        *route_handlers(kernel, schemas, hosts), *(_tool_handler(kernel, t, schemas) for t in tools), make_subscribe_handler(kernel, hub), *mounts
+        *route_handlers(kernel, schemas, hosts),
+        *(_tool_handler(kernel, t, schemas) for t in tools),
+        make_subscribe_handler(kernel, hub),
+        *mounts,
     ]
 
     async def start_hub() -> None:
@@ -86,7 +99,11 @@ def create_app(
     app = Litestar(
         route_handlers=handlers,
         openapi_config=openapi,
-        exception_handlers={ServiceError: service_error_handler, HTTPException: http_exception_handler, Exception: unexpected_error_handler},
+        exception_handlers={
+            ServiceError: service_error_handler,
+            HTTPException: http_exception_handler,
+            Exception: unexpected_error_handler,
+        },
         on_startup=[*on_startup, start_hub],
         on_shutdown=[stop_hub, *on_shutdown],
         lifespan=list(lifespan),

@@ -1,6 +1,7 @@
 """Routes on a host of their own (`Route.host`): the host name each is bound to, read from its
 setting, and the middleware that answers 404 to a bound route asked for on another host and
 to anything else asked for on a bound host. The request's Host header decides."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -2,6 +2,7 @@
 from a Struct (core.wire, each tool's input and output types); this module adds
 what a raw-body handler cannot show (request bodies, parameters, every status a
 route answers, security) to each operation."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -31,7 +32,12 @@ SECURITY_SCHEMES: dict[str, dict[str, Any]] = {
         "scheme": "bearer",
         "description": "The operator token (`TOLLWAY_OPERATOR_TOKEN`) for /v1/tools/internal/* routes.",
     },
-    "agentId": {"type": "apiKey", "in": "header", "name": "X-Agent-ID", "description": "Wallet address (0x...) or agent UUID."},
+    "agentId": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Agent-ID",
+        "description": "Wallet address (0x...) or agent UUID.",
+    },
     "agentProof": {
         "type": "apiKey",
         "in": "header",
@@ -81,7 +87,10 @@ HEADERS: dict[str, dict[str, Any]] = {
     "RateLimit-Remaining": {"description": "Requests left in the window.", "schema": {"type": "integer"}},
     "RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
     "PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": {"type": "string"}},
-    "PAYMENT-RESPONSE": {"description": "x402 settlement response, base64 JSON (x402 payments only).", "schema": {"type": "string"}},
+    "PAYMENT-RESPONSE": {
+        "description": "x402 settlement response, base64 JSON (x402 payments only).",
+        "schema": {"type": "string"},
+    },
 }
 
 
@@ -178,7 +187,13 @@ def include_components(app: Any, schemas: WireSchemas) -> None:
 
 
 def header(name: str, description: str, *, required: bool = False, **schema: Any) -> dict[str, Any]:
-    return {"name": name, "in": "header", "required": required, "description": description, "schema": {"type": "string", **schema}}
+    return {
+        "name": name,
+        "in": "header",
+        "required": required,
+        "description": description,
+        "schema": {"type": "string", **schema},
+    }
 
 
 def query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -220,7 +235,8 @@ _PAYMENT_PARAMETER_NAMES = {"payment-signature": "PaymentSignature", "X-Payment-
 def payment_parameter(schemas: WireSchemas, name: str) -> dict[str, str]:
     """The header carrying the signed x402 payment (its name is the route's choice)."""
     return schemas.parameter(
-        _PAYMENT_PARAMETER_NAMES[name], header(name, "The signed x402 payment (base64 PaymentPayload) for the quote of a 402.")
+        _PAYMENT_PARAMETER_NAMES[name],
+        header(name, "The signed x402 payment (base64 PaymentPayload) for the quote of a 402."),
     )
 
 
@@ -235,7 +251,10 @@ def json_body(schemas: WireSchemas, type_: Any, *, required: bool = True) -> dic
 def _audit_properties() -> dict[str, Any]:
     return {
         "memo": {"type": "string", "maxLength": 1000, "description": "Audit note copied into the receipt."},
-        "decisionContext": {"type": "object", "description": "Open audit object (goal, goalId, alternatives, confidence 0..1) copied into the receipt."},
+        "decisionContext": {
+            "type": "object",
+            "description": "Open audit object (goal, goalId, alternatives, confidence 0..1) copied into the receipt.",
+        },
     }
 
 
@@ -249,25 +268,50 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
     every refusal, and the payment and idempotency headers."""
     data = {
         "allOf": [
-            {"allOf": [schemas.ref(wire.CallMeta)], "properties": {"status": {"enum": ["completed"]}, "tool": {"enum": [tool.name]}}},
+            {
+                "allOf": [schemas.ref(wire.CallMeta)],
+                "properties": {"status": {"enum": ["completed"]}, "tool": {"enum": [tool.name]}},
+            },
             schemas.ref(tool.output_type),
         ]
     }
     envelope = {"allOf": [schemas.ref(wire.Success)], "properties": {"success": {"enum": [True]}, "data": data}}
     # the shared JobAccepted shape, with the status this tool answers its 202 with
-    accepted = {"allOf": [schemas.ref(wire.JobAccepted), {"type": "object", "properties": {"status": {"type": "string", "enum": [tool.accepted_status]}}}]}
+    accepted = {
+        "allOf": [
+            schemas.ref(wire.JobAccepted),
+            {"type": "object", "properties": {"status": {"type": "string", "enum": [tool.accepted_status]}}},
+        ]
+    }
     example = tool.examples[0].input if tool.examples else None
-    body_schema: dict[str, Any] = {"allOf": [schemas.ref(tool.input_type), {"type": "object", "properties": _audit_properties()}, *_exactly_one(tool)]}
+    body_schema: dict[str, Any] = {
+        "allOf": [
+            schemas.ref(tool.input_type),
+            {"type": "object", "properties": _audit_properties()},
+            *_exactly_one(tool),
+        ]
+    }
     request_body = {
         "required": True,
         "content": {JSON: {"schema": body_schema, **({"example": dict(example)} if example else {})}},
     }
     answer_headers = {**PAYMENT_RESPONSE_HEADER, **RATE_HEADERS}
     answered = (
-        {"202": {"description": f"Accepted and paid (status `{tool.accepted_status}`); poll GET /v1/requests/{{request_id}} for the result.",
-                 "headers": answer_headers, "content": {JSON: {"schema": accepted}}}}
+        {
+            "202": {
+                "description": f"Accepted and paid (status `{tool.accepted_status}`); poll GET /v1/requests/{{request_id}} for the result.",
+                "headers": answer_headers,
+                "content": {JSON: {"schema": accepted}},
+            }
+        }
         if tool.mode == "job"
-        else {"200": {"description": "The answer, paid.", "headers": answer_headers, "content": {JSON: {"schema": envelope}}}}
+        else {
+            "200": {
+                "description": "The answer, paid.",
+                "headers": answer_headers,
+                "content": {JSON: {"schema": envelope}},
+            }
+        }
     )
     refusals = [400, 401, 402, 404, 409, 422, 429, 500, 502, 503]
     parameters = [
@@ -275,23 +319,29 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
         quote_parameter(schemas),
         schemas.parameter(
             "PaymentMethod",
-            header("X-Payment-Method", "`x402` to pay by x402 even when credits would cover the call; `credits` (the default) or `x402`, "
-                   "in any case, anything else is refused with 400.", enum=["x402", "credits"]),
+            header(
+                "X-Payment-Method",
+                "`x402` to pay by x402 even when credits would cover the call; `credits` (the default) or `x402`, "
+                "in any case, anything else is refused with 400.",
+                enum=["x402", "credits"],
+            ),
         ),
     ]
     if tool.idempotency != "ignored":
         required = tool.idempotency == "required"
-        parameters.append(schemas.parameter(
-            "IdempotencyKeyRequired" if required else "IdempotencyKey",
-            header(
-                "Idempotency-Key",
-                "A retry with the same key and body is answered once and charged once; the same key with another body is refused (422).",
-                required=required,
-                minLength=1,
-                maxLength=255,
-                pattern="^[ -~]+$",
-            ),
-        ))
+        parameters.append(
+            schemas.parameter(
+                "IdempotencyKeyRequired" if required else "IdempotencyKey",
+                header(
+                    "Idempotency-Key",
+                    "A retry with the same key and body is answered once and charged once; the same key with another body is refused (422).",
+                    required=required,
+                    minLength=1,
+                    maxLength=255,
+                    pattern="^[ -~]+$",
+                ),
+            )
+        )
     return operation_class(
         tool.name,
         request_body=request_body,

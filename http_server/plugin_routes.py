@@ -1,6 +1,7 @@
 """Every `Route` (the kernel's own and the plugins') as Litestar handlers with their OpenAPI
 operations, one per path and alias: each handler hands the kernel request and the path's
 values to `kernel.route_runner`, and sends back JSON or the page it answers."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,6 @@ from litestar.openapi.spec import Operation
 
 from tollway._core import wire
 from tollway._core.plugin_api.routes import Alias, Page, Route
-
 from tollway._http_server.hosts import OPT
 from tollway._http_server.openapi import (
     AGENT_SECURITY,
@@ -57,7 +57,11 @@ def _answers(r: Route, schemas: WireSchemas, alias: Alias | None) -> dict[str, A
         described = f"{described.rstrip('.')} (same as {r.method} {r.path})."
     responses: dict[str, Any] = {}
     for status, description in ((r.status, described), *r.also_answers):
-        responses[str(status)] = {"description": description, "content": content, **({"headers": dict(headers)} if headers else {})}
+        responses[str(status)] = {
+            "description": description,
+            "content": content,
+            **({"headers": dict(headers)} if headers else {}),
+        }
     if r.page:
         for status in r.statuses:
             responses[str(status)] = {"description": "A page saying why the link is refused.", "content": content}
@@ -96,12 +100,16 @@ def route_handlers(kernel: Any, schemas: WireSchemas, hosts: dict[str, str]) -> 
     return out
 
 
-def _handler(kernel: Any, r: Route, schemas: WireSchemas, host: str | None, alias: Alias | None = None) -> HTTPRouteHandler:
+def _handler(
+    kernel: Any, r: Route, schemas: WireSchemas, host: str | None, alias: Alias | None = None
+) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         params = {name: str(value) for name, value in request.path_params.items()}
         out = await kernel.route_runner.call(r, await to_call_request(request), params)
         if isinstance(out, Page):
-            return Response(content=out.html, status_code=out.status, headers=dict(out.headers) or None, media_type=out.media_type)
+            return Response(
+                content=out.html, status_code=out.status, headers=dict(out.headers) or None, media_type=out.media_type
+            )
         return answer_response(out)
 
     name = alias.name if alias else r.name

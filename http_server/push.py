@@ -5,6 +5,7 @@ PostgreSQL, in-process on SQLite) and forwards them to its sockets that asked
 for those request ids. Messages are read from the job row, so a push always
 matches what polling would return.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,10 +18,10 @@ from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
 from tollway._core.basics.errors import ServiceError
-from tollway._core.basics.json_depth import json_too_deep, too_deep_error
 from tollway._core.basics.events import JOB_UPDATES
-from tollway._core.jobs.jobs import TERMINAL
+from tollway._core.basics.json_depth import json_too_deep, too_deep_error
 from tollway._core.basics.request import CallRequest
+from tollway._core.jobs.jobs import TERMINAL
 from tollway._core.wire import JobStatus
 
 # Unfinished jobs one connection watches at once; a finished job leaves the count
@@ -120,15 +121,22 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
             if job.status in TERMINAL:
                 await socket.send_json(_message(job, True))
                 return
-            await socket.send_json({
-                "type": "error", "request_id": request_id, "error": "invalid_request", "limit": MAX_WATCHED_PER_SOCKET,
-                "message": f"This connection already watches {MAX_WATCHED_PER_SOCKET} unfinished jobs, the most it may; "
-                "subscribe to this one again when one of them has finished.",
-            })
+            await socket.send_json(
+                {
+                    "type": "error",
+                    "request_id": request_id,
+                    "error": "invalid_request",
+                    "limit": MAX_WATCHED_PER_SOCKET,
+                    "message": f"This connection already watches {MAX_WATCHED_PER_SOCKET} unfinished jobs, the most it may; "
+                    "subscribe to this one again when one of them has finished.",
+                }
+            )
 
         async def add(ids: Any) -> None:
             if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-                await socket.send_json({"type": "error", "error": "invalid_request", "message": "request_ids must be a list of strings"})
+                await socket.send_json(
+                    {"type": "error", "error": "invalid_request", "message": "request_ids must be a list of strings"}
+                )
                 return
             for request_id in ids:
                 if request_id not in watching and len(watching) >= MAX_WATCHED_PER_SOCKET:
@@ -148,7 +156,9 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
                 try:
                     message = msgspec.json.decode(text)
                 except msgspec.DecodeError:
-                    await socket.send_json({"type": "error", "error": "invalid_request", "message": "A message must be a JSON object."})
+                    await socket.send_json(
+                        {"type": "error", "error": "invalid_request", "message": "A message must be a JSON object."}
+                    )
                     continue
                 action = message.get("action") if isinstance(message, dict) else None
                 if action == "subscribe":
@@ -159,7 +169,13 @@ def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
                         if isinstance(request_id, str):
                             drop(request_id)
                 else:
-                    await socket.send_json({"type": "error", "error": "invalid_request", "message": "action must be subscribe or unsubscribe"})
+                    await socket.send_json(
+                        {
+                            "type": "error",
+                            "error": "invalid_request",
+                            "message": "action must be subscribe or unsubscribe",
+                        }
+                    )
 
         async def forward() -> None:
             while True:

@@ -1,6 +1,7 @@
 """HTTP <-> kernel translation: Litestar requests to `CallRequest`, kernel answers
 and `ServiceError`s to responses with the error body of docs/api.md (and the x402
 objects they carry as the base64 PAYMENT-REQUIRED / PAYMENT-RESPONSE headers)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,8 @@ from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.json_depth import check_json_depth
-from tollway._core.payments import x402
 from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.payments import x402
 
 JSON = "application/json"
 
@@ -53,6 +54,8 @@ def _url(scope: Any, headers: dict[str, str], raw_query: bytes) -> str:
 
 
 _encode = msgspec.json.Encoder().encode
+
+
 def _with_x402(name: str, obj: dict[str, Any] | None, headers: dict[str, str]) -> dict[str, str]:
     """`headers`, after the x402 object `obj` as header `name` when there is one."""
     return {name: x402.encode_header(obj), **headers} if obj is not None else headers
@@ -79,7 +82,14 @@ def service_error_handler(_: Request, exc: ServiceError) -> Response:
     return Response(content=exc.body(), status_code=exc.status, headers=headers or None, media_type=JSON)
 
 
-_HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+_HTTP_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+}
 
 
 def http_exception_handler(_: Request, exc: HTTPException) -> Response:
@@ -98,5 +108,7 @@ def unexpected_error_handler(_: Request, exc: Exception) -> Response:
 
     logging.getLogger("tollway.http").exception("unhandled error", exc_info=exc)
     return Response(
-        content={"error": "internal_error", "message": "Internal error"}, status_code=HTTP_500_INTERNAL_SERVER_ERROR, media_type=JSON
+        content={"error": "internal_error", "message": "Internal error"},
+        status_code=HTTP_500_INTERNAL_SERVER_ERROR,
+        media_type=JSON,
     )

@@ -1,4 +1,5 @@
 """The MCP front: every kernel tool as a Model Context Protocol tool (docs/mcp.md)."""
+
 from tollway._mcp_server.server import (
     BearerIdentity,
     Identity,
@@ -9,4 +10,12 @@ from tollway._mcp_server.server import (
     identity_from_key,
 )
 
-__all__ = ["BearerIdentity", "Identity", "McpSettings", "TollwayMcp", "WalletIdentity", "build_server", "identity_from_key"]
+__all__ = [
+    "BearerIdentity",
+    "Identity",
+    "McpSettings",
+    "TollwayMcp",
+    "WalletIdentity",
+    "build_server",
+    "identity_from_key",
+]

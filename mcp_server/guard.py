@@ -1,5 +1,6 @@
 """MCP messages nested too deeply are refused before the SDK decodes them: an ASGI
 wrapper for /mcp and a line filter for stdio, each answering a JSON-RPC error."""
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,11 @@ def too_deep_reply(raw: bytes) -> types.JSONRPCError:
 
 
 def _reply(rid: int | str | None, error: ServiceError) -> types.JSONRPCError:
-    return types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=types.INVALID_REQUEST, message=error.message, data=error.body()))
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=rid,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=error.message, data=error.body()),
+    )
 
 
 # -- Streamable HTTP ------------------------------------------------------------------------
@@ -97,7 +102,9 @@ def guard_asgi(app: Callable[[Any, Receive, Any], Awaitable[None]]) -> Callable[
         try:
             body, messages, gone = await _read_body(receive)
         except _TooLarge:
-            error = ServiceError(413, "payload_too_large", f"An MCP message may be at most {MESSAGE_MAX_BYTES:,} bytes.")
+            error = ServiceError(
+                413, "payload_too_large", f"An MCP message may be at most {MESSAGE_MAX_BYTES:,} bytes."
+            )
             await _send_error(send, 413, _reply(None, error))
             return
         if not gone and json_too_deep(body, MESSAGE_MAX_DEPTH):

@@ -1,5 +1,6 @@
 """Streamable HTTP at /mcp inside the Litestar app: one session manager per app,
 run in the app's lifespan, DNS-rebinding protection with configurable hosts."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,7 +31,9 @@ def streamable_http(
     mcp = build_server(kernel, settings=settings)
     manager = StreamableHTTPSessionManager(
         app=mcp.server,
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins),
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        ),
     )
 
     guarded = guard_asgi(manager.handle_request)  # messages nested too deeply never reach the SDK

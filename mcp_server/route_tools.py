@@ -2,6 +2,7 @@
 plugins' routes): the path's parameters, the declared query parameters and the body's fields
 are the tool's arguments, and a call is the kernel request its HTTP route makes (same
 credential rules, rate limit and validation)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,10 +11,9 @@ import mcp_types as types
 import msgspec
 
 from tollway._core.basics.errors import invalid_request
-from tollway._core.plugin_api.query_params import QueryDoc
 from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.plugin_api.query_params import QueryDoc
 from tollway._core.plugin_api.routes import Route
-
 from tollway._mcp_server.shaping import _root_object, compact, dumps
 
 
@@ -58,10 +58,16 @@ def _typed(param: Any, listed: dict[str, Any] | None, value: Any) -> Any:
     """A query argument: one its handler parses from the query string (`QueryDoc`) is first
     checked against the type its listed schema names (an MCP argument arrives typed)."""
     kind = (listed or {}).get("type")
-    if not isinstance(param, QueryDoc) or kind not in _KINDS or (isinstance(value, _KINDS[kind]) and not (kind == "integer" and isinstance(value, bool))):
+    if (
+        not isinstance(param, QueryDoc)
+        or kind not in _KINDS
+        or (isinstance(value, _KINDS[kind]) and not (kind == "integer" and isinstance(value, bool)))
+    ):
         return value
     article = "an" if kind[0] in "ai" else "a"
-    raise invalid_request(f"{param.name} must be {article} {kind}.", [{"field": param.name, "message": f"expected {kind}"}])
+    raise invalid_request(
+        f"{param.name} must be {article} {kind}.", [{"field": param.name, "message": f"expected {kind}"}]
+    )
 
 
 _KINDS: dict[str, Any] = {"integer": int, "boolean": bool, "string": str}
@@ -78,8 +84,16 @@ def route_tool(r: Route, kernel: Any) -> types.Tool:
     if tool.hints is not None:
         hints = types.ToolAnnotations(**tool.hints)
     else:
-        hints = types.ToolAnnotations(readOnlyHint=r.method == "GET" or None, destructiveHint=r.method == "DELETE", openWorldHint=False)
-    return types.Tool(name=r.tool_name, title=r.title, description=route_description(r, kernel), inputSchema=route_input_schema(r), annotations=hints)
+        hints = types.ToolAnnotations(
+            readOnlyHint=r.method == "GET" or None, destructiveHint=r.method == "DELETE", openWorldHint=False
+        )
+    return types.Tool(
+        name=r.tool_name,
+        title=r.title,
+        description=route_description(r, kernel),
+        inputSchema=route_input_schema(r),
+        annotations=hints,
+    )
 
 
 def route_request(r: Route, args: dict[str, Any], who: Any) -> tuple[CallRequest, dict[str, str]]:
@@ -100,9 +114,14 @@ def route_request(r: Route, args: dict[str, Any], who: Any) -> tuple[CallRequest
     if missing:
         raise invalid_request(f"{', '.join(m['field'] for m in missing)}: {missing[0]['message']}.", missing)
     listed = route_input_schema(r)["properties"]
-    query = {p.name: query_value(_typed(p, listed.get(p.name), args.pop(p.name))) for p in r.query_params if p.name in args}
+    query = {
+        p.name: query_value(_typed(p, listed.get(p.name), args.pop(p.name))) for p in r.query_params if p.name in args
+    }
     if r.body_type is None and args:
-        raise invalid_request(f"Unknown field {sorted(args)[0]}.", [{"field": n, "message": f"{n} is not an accepted field"} for n in sorted(args)])
+        raise invalid_request(
+            f"Unknown field {sorted(args)[0]}.",
+            [{"field": n, "message": f"{n} is not an accepted field"} for n in sorted(args)],
+        )
     path = r.concrete_path(params)
     credential, url, ip = who(path)
     body = dumps(args).encode() if r.body_type is not None else b""

@@ -6,6 +6,7 @@ It translates `tools/call` to `kernel.paid_calls.call` or `kernel.route_runner.c
 or `ServiceError` back to a `CallToolResult`, nothing more: prices, payments, receipts and
 jobs stay in the kernel.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,14 +23,21 @@ import msgspec
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
-from tollway._core.jobs import jobs
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.events import JOB_UPDATES
 from tollway._core.basics.ids import new_id
 from tollway._core.basics.money import AmountError, to_micro, usdc
-from tollway._core.calls.ratelimits import DEFAULT_LIMITS
 from tollway._core.basics.request import Answer, CallRequest, Credential, HeldWallet, TokenCredential
-
+from tollway._core.calls.ratelimits import DEFAULT_LIMITS
+from tollway._core.jobs import jobs
+from tollway._mcp_server.route_tools import (
+    route_description,
+    route_input_schema,
+    route_output_schema,
+    route_request,
+    route_tool,
+    route_value,
+)
 from tollway._mcp_server.shaping import (
     BadPayment,
     cap_output,
@@ -38,7 +46,6 @@ from tollway._mcp_server.shaping import (
     output_schema,
     payment_value,
 )
-from tollway._mcp_server.route_tools import route_description, route_input_schema, route_output_schema, route_request, route_tool, route_value
 from tollway._mcp_server.wording import job_message, reword
 
 log = logging.getLogger("tollway.mcp")
@@ -103,7 +110,12 @@ class WalletIdentity(Identity):
         now = int(time.time())
         valid_for = min(int(requirements.get("maxTimeoutSeconds") or 300), 3600)
         auth, signature = sign_authorization(
-            self.account, network, to=requirements["payTo"], value=int(requirements["amount"]), valid_after=now - 60, valid_before=now + valid_for
+            self.account,
+            network,
+            to=requirements["payTo"],
+            value=int(requirements["amount"]),
+            valid_after=now - 60,
+            valid_before=now + valid_for,
         )
         return make_payment(network, requirements, auth, signature)
 
@@ -163,16 +175,23 @@ class McpSettings:
                 raise ValueError(f"{MAX_PAYMENT_SETTING} must be a USDC amount (0 or more, at most 6 decimals)")
             out = dataclasses.replace(out, max_payment=cap)
         if env.get("TOLLWAY_MCP_ALLOWED_HOSTS"):
-            out = dataclasses.replace(out, allowed_hosts=tuple(h.strip() for h in env["TOLLWAY_MCP_ALLOWED_HOSTS"].split(",") if h.strip()))
+            out = dataclasses.replace(
+                out, allowed_hosts=tuple(h.strip() for h in env["TOLLWAY_MCP_ALLOWED_HOSTS"].split(",") if h.strip())
+            )
         if env.get("TOLLWAY_MCP_ALLOWED_ORIGINS"):
-            out = dataclasses.replace(out, allowed_origins=tuple(h.strip() for h in env["TOLLWAY_MCP_ALLOWED_ORIGINS"].split(",") if h.strip()))
+            out = dataclasses.replace(
+                out,
+                allowed_origins=tuple(h.strip() for h in env["TOLLWAY_MCP_ALLOWED_ORIGINS"].split(",") if h.strip()),
+            )
         return out
 
 
 # -- describe_tool: the MCP front's own tool -----------------------------------------------
 DESCRIBE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A tool name from tools/list."}},
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "A tool name from tools/list."}
+    },
     "additionalProperties": False,
     "required": ["name"],
 }
@@ -184,7 +203,9 @@ def describe_tool() -> types.Tool:
         title="Describe a tool",
         description="A tool's full description, price, limits, worked examples (arguments that validate) and output schema. Free.",
         inputSchema=DESCRIBE_SCHEMA,
-        annotations=types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        annotations=types.ToolAnnotations(
+            readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+        ),
     )
 
 
@@ -192,7 +213,9 @@ def _describe_name(args: dict[str, Any]) -> str:
     """describe_tool's one argument, checked as its schema says (the SDK does not)."""
     for key, value in args.items():
         if key != "name":
-            raise invalid_request(f"Unknown field {key}.", [{"field": key, "message": f"{key} is not an accepted field"}])
+            raise invalid_request(
+                f"Unknown field {key}.", [{"field": key, "message": f"{key} is not an accepted field"}]
+            )
         if not isinstance(value, str):
             raise invalid_request("name must be a string.", [{"field": "name", "message": "expected string"}])
     if not args.get("name"):
@@ -211,10 +234,15 @@ def error_result(exc: ServiceError) -> types.CallToolResult:
     payment_required = exc.payment_required if exc.status == 402 else None
     if payment_required:
         return types.CallToolResult(
-            content=_text(payment_required), structuredContent=payment_required, isError=True, _meta={ERROR_META: exc.body()}
+            content=_text(payment_required),
+            structuredContent=payment_required,
+            isError=True,
+            _meta={ERROR_META: exc.body()},
         )
     body = reword(exc).body()
-    return types.CallToolResult(content=_text(body), structuredContent=body, isError=True, _meta={ERROR_META: {"status": exc.status}})
+    return types.CallToolResult(
+        content=_text(body), structuredContent=body, isError=True, _meta={ERROR_META: {"status": exc.status}}
+    )
 
 
 def price_meta(tool: Any) -> dict[str, Any]:
@@ -233,7 +261,11 @@ def _limit_text(kernel: Any, category: str) -> str:
 
 
 def _price_text(tool: Any) -> str:
-    return "Price: depends on the input." if tool.fixed_price is None else f"Price: {usdc(tool.fixed_price)} USDC per call."
+    return (
+        "Price: depends on the input."
+        if tool.fixed_price is None
+        else f"Price: {usdc(tool.fixed_price)} USDC per call."
+    )
 
 
 def _has_paging(schema: dict[str, Any]) -> tuple[bool, bool]:
@@ -358,18 +390,28 @@ class TollwayMcp:
             }
         if tool is None:
             names = sorted([*self.kernel.tools, *self._routes, DESCRIBE])
-            raise invalid_request(f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}])
+            raise invalid_request(
+                f"No tool {name!r}. Tools: {', '.join(names)}.", [{"field": "name", "message": "unknown tool"}]
+            )
         how = [_price_text(tool) + " Paid from your credits when they cover it, else by x402."]
         if tool.idempotency == "required":
-            how.append("Takes an idempotency_key (generated when you leave it out; the answer's _meta['tollway/idempotency_key'] gives it): "
-                       "a retry with the same key and arguments is answered once and charged once.")
+            how.append(
+                "Takes an idempotency_key (generated when you leave it out; the answer's _meta['tollway/idempotency_key'] gives it): "
+                "a retry with the same key and arguments is answered once and charged once."
+            )
         elif tool.idempotency == "optional":
-            how.append("Takes an optional idempotency_key: a retry with the same key and arguments is answered once and charged once.")
+            how.append(
+                "Takes an optional idempotency_key: a retry with the same key and arguments is answered once and charged once."
+            )
         if tool.mode == "job":
             refund = " A failed job is refunded to your credits." if tool.refund_failed_jobs else ""
-            how.append(f"Runs as a job: the answer carries a request_id; pass wait_seconds (at most {self.settings.max_wait_s}) "
-                       f"to wait for the result in the call, or call `job_status`.{refund}")
-        how.append(f"Answers over {self.settings.output_cap // 1000} KB are shortened (`truncated`, `omitted`, `hint`).")
+            how.append(
+                f"Runs as a job: the answer carries a request_id; pass wait_seconds (at most {self.settings.max_wait_s}) "
+                f"to wait for the result in the call, or call `job_status`.{refund}"
+            )
+        how.append(
+            f"Answers over {self.settings.output_cap // 1000} KB are shortened (`truncated`, `omitted`, `hint`)."
+        )
         return {
             "name": tool.name,
             "title": tool.title,
@@ -418,7 +460,9 @@ class TollwayMcp:
         meta = dict(params.meta or {})
         try:
             if name == DESCRIBE:  # the declarations, no kernel read
-                return self._result(self.describe(_describe_name(args)), {}, self._hint(DESCRIBE_SCHEMA, args, paid=False))
+                return self._result(
+                    self.describe(_describe_name(args)), {}, self._hint(DESCRIBE_SCHEMA, args, paid=False)
+                )
             if name in self._routes:
                 return await self._call_route(ctx, self._routes[name], args)
             tool = self.kernel.tools.get(name)
@@ -471,14 +515,19 @@ class TollwayMcp:
         if tool.mode == "job" and "wait_seconds" in args:
             raw = args.pop("wait_seconds")
             if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-                raise invalid_request("wait_seconds must be a whole number of seconds, 0 or more.", [{"field": "wait_seconds", "message": "expected an integer >= 0"}])
+                raise invalid_request(
+                    "wait_seconds must be a whole number of seconds, 0 or more.",
+                    [{"field": "wait_seconds", "message": "expected an integer >= 0"}],
+                )
             wait_s = min(raw, self.settings.max_wait_s)
         key: str | None = None
         generated = False
         if tool.idempotency != "ignored" and "idempotency_key" in args:
             key = args.pop("idempotency_key")
             if not isinstance(key, str):
-                raise invalid_request("idempotency_key must be a string.", [{"field": "idempotency_key", "message": "expected a string"}])
+                raise invalid_request(
+                    "idempotency_key must be a string.", [{"field": "idempotency_key", "message": "expected a string"}]
+                )
         elif tool.idempotency == "required":
             key, generated = new_id("mcp"), True  # the call goes through; the answer says which key to retry with
         if key is not None:
@@ -490,10 +539,10 @@ class TollwayMcp:
             try:
                 payment = payment_value(meta[PAYMENT_META])
             except BadPayment as exc:
-                raise ServiceError(
-                    402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}
-                ) from exc
-        req = CallRequest("POST", tool.path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment)
+                raise ServiceError(402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}) from exc
+        req = CallRequest(
+            "POST", tool.path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment
+        )
         try:
             answer: Answer = await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
@@ -501,9 +550,16 @@ class TollwayMcp:
                 raise
             answer = await self._pay_and_retry(tool, exc, body, extra_headers, url, ip)
         if answer.status >= 400:  # an idempotent replay of a call that failed
-            raise ServiceError(answer.status, answer.body.get("error", "error"), answer.body.get("message", ""), answer.body.get("details"),
-                               extra={k: v for k, v in answer.body.items() if k not in ("error", "message", "details")})
-        return await self._success(ctx, tool, answer, wait_s, key, generated, self._hint(self.input_schema(tool), call_args, paid=True))
+            raise ServiceError(
+                answer.status,
+                answer.body.get("error", "error"),
+                answer.body.get("message", ""),
+                answer.body.get("details"),
+                extra={k: v for k, v in answer.body.items() if k not in ("error", "message", "details")},
+            )
+        return await self._success(
+            ctx, tool, answer, wait_s, key, generated, self._hint(self.input_schema(tool), call_args, paid=True)
+        )
 
     # -- paying with the wallet key --------------------------------------------------------
     def _pays_itself(self, exc: ServiceError, meta: dict[str, Any]) -> bool:
@@ -517,12 +573,16 @@ class TollwayMcp:
             and isinstance(self.identity, WalletIdentity)
         )
 
-    async def _pay_and_retry(self, tool: Any, quote: ServiceError, body: bytes, extra_headers: dict[str, str], url: str, ip: str | None) -> Answer:
+    async def _pay_and_retry(
+        self, tool: Any, quote: ServiceError, body: bytes, extra_headers: dict[str, str], url: str, ip: str | None
+    ) -> Answer:
         """Sign what the 402 asks for with TOLLWAY_AGENT_KEY (within the per-call cap) and call again."""
         assert isinstance(self.identity, WalletIdentity)
         network = self.kernel.network
         required = quote.payment_required or {}
-        accepts = [a for a in required.get("accepts", []) if a.get("scheme") == "exact" and a.get("network") == network.caip2]
+        accepts = [
+            a for a in required.get("accepts", []) if a.get("scheme") == "exact" and a.get("network") == network.caip2
+        ]
         if not accepts:
             raise quote
         requirements = accepts[0]
@@ -534,12 +594,25 @@ class TollwayMcp:
                 f"This call costs {usdc(amount)} USDC, more than the {usdc(self.settings.max_payment)} USDC this server may pay "
                 f"per call with your wallet ({MAX_PAYMENT_SETTING}). Nothing was paid. Raise {MAX_PAYMENT_SETTING}, add credits, "
                 f"or pay it yourself with _meta['x402/payment'].",
-                {"price_usdc": usdc(amount), "max_payment_usdc": usdc(self.settings.max_payment), "setting": MAX_PAYMENT_SETTING},
+                {
+                    "price_usdc": usdc(amount),
+                    "max_payment_usdc": usdc(self.settings.max_payment),
+                    "setting": MAX_PAYMENT_SETTING,
+                },
             )
         payment = self.identity.sign_payment(network, requirements)
         assert payment is not None
         # the kernel takes the payer from the signed authorization
-        req = CallRequest("POST", tool.path, url, extra_headers, body, client_ip=ip, credential=self.identity.credential(), payment=payment)
+        req = CallRequest(
+            "POST",
+            tool.path,
+            url,
+            extra_headers,
+            body,
+            client_ip=ip,
+            credential=self.identity.credential(),
+            payment=payment,
+        )
         try:
             return await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:
@@ -553,7 +626,9 @@ class TollwayMcp:
                 ) from exc
             raise
 
-    async def _success(self, ctx: Any, tool: Any, answer: Answer, wait_s: int, key: str | None, generated: bool, hint: Any) -> types.CallToolResult:
+    async def _success(
+        self, ctx: Any, tool: Any, answer: Answer, wait_s: int, key: str | None, generated: bool, hint: Any
+    ) -> types.CallToolResult:
         result_meta: dict[str, Any] = {}
         body = msgspec.to_builtins(answer.body)
         if answer.status == 202 or tool.mode == "job":
@@ -565,7 +640,11 @@ class TollwayMcp:
             if generated:  # the key to retry with, which the caller did not choose
                 structured["idempotency_key"] = key
             structured["message"] = job_message(
-                structured["request_id"], structured["status"], waited_s=wait_s, job=job, refunds=tool.refund_failed_jobs
+                structured["request_id"],
+                structured["status"],
+                waited_s=wait_s,
+                job=job,
+                refunds=tool.refund_failed_jobs,
             )
         else:
             structured = dict(body["data"]) if isinstance(body, dict) and "data" in body else dict(body)

@@ -1,5 +1,6 @@
 """Pure helpers of the MCP front: JSON schemas for tools/list, the output cap,
 and the x402 payment of `_meta` as the kernel takes it."""
+
 from __future__ import annotations
 
 import copy
@@ -100,7 +101,11 @@ def share_leaves(schema: dict[str, Any], *, least_bytes: int = 40, least_uses: i
     counts: dict[str, int] = {}
 
     def is_leaf(node: Any) -> bool:
-        return isinstance(node, dict) and "type" in node and not ({"properties", "items", "$ref", "additionalProperties", "anyOf"} & node.keys())
+        return (
+            isinstance(node, dict)
+            and "type" in node
+            and not ({"properties", "items", "$ref", "additionalProperties", "anyOf"} & node.keys())
+        )
 
     def key_of(node: dict[str, Any]) -> str:
         return dumps({k: node[k] for k in sorted(node) if k not in _OWN})
@@ -186,7 +191,10 @@ def input_schema(tool: Any, *, max_wait_s: int) -> dict[str, Any]:
 
 _STRING = {"type": "string"}
 NOTE_PROPERTIES: dict[str, Any] = {
-    "truncated": {"type": "boolean", "description": "Present and true when lists were shortened to fit the output cap."},
+    "truncated": {
+        "type": "boolean",
+        "description": "Present and true when lists were shortened to fit the output cap.",
+    },
     "omitted": {
         "type": "object",
         "additionalProperties": {"type": "integer"},

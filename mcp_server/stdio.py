@@ -1,5 +1,6 @@
 """`tollway mcp`: the MCP front over stdio for one agent (TOLLWAY_AGENT_KEY); the
 process around it (kernel, workers) is assembled by runtime/service.py."""
+
 from __future__ import annotations
 
 import sys

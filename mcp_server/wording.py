@@ -2,6 +2,7 @@
 name headers or routes, and how a tool is paid, retried and waited for.
 
 The kernel's words stay right for the HTTP front; only the MCP front rewords."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """The `tollway` command (docs/settings.md)."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,9 @@ def _serve(args: argparse.Namespace) -> int:
         port = [] if args.port is None else ["--port", str(args.port)]
         processes = [] if args.processes == 1 else ["--processes", str(args.processes)]
         smtp = [] if args.smtp_port is None else ["--smtp-port", str(args.smtp_port)]
-        return serve_with_reload(["serve", "--host", args.host, *port, "--workers", str(args.workers), *processes, *smtp])
+        return serve_with_reload(
+            ["serve", "--host", args.host, *port, "--workers", str(args.workers), *processes, *smtp]
+        )
     if args.processes < 1:
         print("tollway: --processes must be 1 or more", file=sys.stderr)
         return 2
@@ -47,7 +50,9 @@ def _serve(args: argparse.Namespace) -> int:
     kernel = build_kernel(settings)
     app = http_app(kernel, workers=args.workers, scheduler=True) if args.processes == 1 else None
     processes = f", {args.processes} processes" if args.processes > 1 else ""
-    print(f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url}{processes})")
+    print(
+        f"tollway: serving on http://{args.host}:{port} (network {settings.network}, database {settings.database_url}{processes})"
+    )
     print(f"tollway: pay_to {settings.pay_to}")
     if settings.operator_token_generated:
         print(f"tollway: operator token (saved in {settings.home / 'operator_token'}): {settings.operator_token}")
@@ -78,7 +83,6 @@ def _mcp(args: argparse.Namespace) -> int:
 
     from tollway._mcp_server.server import McpSettings, identity_from_key
     from tollway._mcp_server.stdio import AGENT_KEY_ENV
-
     from tollway._runtime.service import build_kernel, run_mcp_stdio
     from tollway._runtime.settings import load_settings, read_env
 
@@ -116,7 +120,10 @@ def _worker(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
 
         def ready(worker: object) -> None:
-            print(f"tollway: worker {getattr(worker, 'worker_id', '?')} on {settings.database_url.split('@')[-1]}", flush=True)
+            print(
+                f"tollway: worker {getattr(worker, 'worker_id', '?')} on {settings.database_url.split('@')[-1]}",
+                flush=True,
+            )
 
         await run_worker(kernel, concurrency=args.concurrency, lease_s=args.lease, stop=stop, ready=ready)
 
@@ -199,7 +206,17 @@ def _plugins(args: argparse.Namespace) -> int:
         unset = [s.env_var for s in tool.unconfigured(kernel.family_settings(tool.family))]
         if tool.provider_kind is not None:
             unset += kernel.providers.status(tool.provider_kind).unset_settings
-        rows.append({"tool": tool.name, "path": tool.path, "price_usdc": price, "family": tool.family, "mode": tool.mode, "configured": not unset, "unset_settings": unset})
+        rows.append(
+            {
+                "tool": tool.name,
+                "path": tool.path,
+                "price_usdc": price,
+                "family": tool.family,
+                "mode": tool.mode,
+                "configured": not unset,
+                "unset_settings": unset,
+            }
+        )
     kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
     providers = [dataclasses.asdict(p) for p in kernel.providers.statuses(also=kinds)]
     if args.check:
@@ -217,7 +234,9 @@ def _plugins(args: argparse.Namespace) -> int:
             state = "configured" if p["configured"] else f"NOT CONFIGURED: {p['problem']}"
             if "health" in p:
                 state += f", health: {p['health']}"
-            print(f"provider {p['kind']:23} {p['provider'] or '-':>12}  {state}  (installed: {', '.join(p['available']) or 'none'})")
+            print(
+                f"provider {p['kind']:23} {p['provider'] or '-':>12}  {state}  (installed: {', '.join(p['available']) or 'none'})"
+            )
         for name, err in kernel.plugin_failures.items():
             print(f"FAILED {name}: {err}")
     return 1 if kernel.plugin_failures else 0
@@ -230,7 +249,9 @@ async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
     from tollway._core.plugin_api.context import PluginContext
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(15.0), follow_redirects=True) as http:
-        context = PluginContext(home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings)
+        context = PluginContext(
+            home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings
+        )
         return {kind: await kernel.providers.check(kind, context) for kind in kinds}
 
 
@@ -284,7 +305,12 @@ def _dev_fund(args: argparse.Namespace) -> int:
         return 2
     route = f"{url}/v1/tools/internal/chain/fund"
     try:
-        resp = httpx.post(route, json={"address": args.address, "amount": args.amount}, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        resp = httpx.post(
+            route,
+            json={"address": args.address, "amount": args.amount},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
     except httpx.HTTPError as exc:
         print(
             f"tollway: no Tollway service answered at {url} ({type(exc).__name__}: {exc or 'no answer'}). Start one "
@@ -302,18 +328,20 @@ def _dev_fund(args: argparse.Namespace) -> int:
     message = body.get("message") if isinstance(body, dict) else None
     if resp.status_code == 401:
         message = f"the operator token from {token_from} was refused; use the token of the service at {url}"
-    print(f"tollway: {url} answered {resp.status_code}: {message or resp.text[:200] or 'not a Tollway service?'}", file=sys.stderr)
+    print(
+        f"tollway: {url} answered {resp.status_code}: {message or resp.text[:200] or 'not a Tollway service?'}",
+        file=sys.stderr,
+    )
     return 2
 
 
 def _reconcile(args: argparse.Namespace) -> int:
     """Resolve intermediate money states now; print what was done, pending and wrong."""
-    from tollway._core.credits.ledger_check import check_ledger
+    import dataclasses
 
+    from tollway._core.credits.ledger_check import check_ledger
     from tollway._runtime.service import build_kernel
     from tollway._runtime.settings import load_settings
-
-    import dataclasses
 
     # a one-shot command: no background downloads at start-up
     settings = dataclasses.replace(load_settings(), offline=True)
@@ -363,7 +391,9 @@ def _db_migrate(args: argparse.Namespace) -> int:
         return 1
     for step in applied:
         print(f"applied {step}")
-    print(f"tollway: database {where} is up to date ({len(applied)} migration{'' if len(applied) == 1 else 's'} applied)")
+    print(
+        f"tollway: database {where} is up to date ({len(applied)} migration{'' if len(applied) == 1 else 's'} applied)"
+    )
     for name, err in kernel.plugin_failures.items():
         print(f"tollway: plugin {name} skipped (its migrations too): {err}", file=sys.stderr)
     return 0
@@ -391,15 +421,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=None, help="default TOLLWAY_PORT, else 8402")
     p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway worker`)")
     p.add_argument(
-        "--processes", type=int, default=1,
+        "--processes",
+        type=int,
+        default=1,
         help="API processes sharing the port (each with --workers job workers and the scheduler); more than 1 wants PostgreSQL",
     )
-    p.add_argument("--reload", action="store_true", help="development: restart when a plugin's source changes or a plugin is installed")
-    p.add_argument("--smtp-port", type=int, default=None, help="also receive inbound email (replies to agents' messages) by SMTP on this port")
+    p.add_argument(
+        "--reload",
+        action="store_true",
+        help="development: restart when a plugin's source changes or a plugin is installed",
+    )
+    p.add_argument(
+        "--smtp-port",
+        type=int,
+        default=None,
+        help="also receive inbound email (replies to agents' messages) by SMTP on this port",
+    )
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("mcp", help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call")
-    p.add_argument("--workers", type=int, default=1, help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)")
+    p = sub.add_parser(
+        "mcp",
+        help="speak MCP on stdio, paying as TOLLWAY_AGENT_KEY: an access token, or a wallet private key that pays by x402 up to TOLLWAY_MCP_MAX_PAYMENT_USDC a call",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)",
+    )
     p.set_defaults(func=_mcp)
 
     p = sub.add_parser("worker", help="run a job worker only (any number, on any machine, sharing one PostgreSQL)")
@@ -407,9 +456,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lease", type=float, default=30.0, help="seconds a claimed job stays ours without a heartbeat")
     p.set_defaults(func=_worker)
 
-    p = sub.add_parser("reconcile", help="resolve holds, payments and top-ups left half done (the periodic reconciler, once, now)")
-    p.add_argument("--grace", type=float, default=None, help="seconds an intermediate state must be old (default TOLLWAY_RECONCILE_AFTER_S)")
-    p.add_argument("--check", action="store_true", help="also check that the ledger reconciles to the balances (exit 1 if not)")
+    p = sub.add_parser(
+        "reconcile", help="resolve holds, payments and top-ups left half done (the periodic reconciler, once, now)"
+    )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        help="seconds an intermediate state must be old (default TOLLWAY_RECONCILE_AFTER_S)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="also check that the ledger reconciles to the balances (exit 1 if not)"
+    )
     p.set_defaults(func=_reconcile)
 
     p = sub.add_parser("plugins", help="list loaded tools, prices, providers and plugin failures")
@@ -445,7 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     f = dsub.add_parser("fund", help="mint test USDC to ADDRESS on the running service's local network")
     f.add_argument("address")
     f.add_argument("amount", help="USDC, e.g. 10 or 0.5")
-    f.add_argument("--url", help="the running service (default TOLLWAY_URL, else http://127.0.0.1:<TOLLWAY_PORT or 8402>)")
+    f.add_argument(
+        "--url", help="the running service (default TOLLWAY_URL, else http://127.0.0.1:<TOLLWAY_PORT or 8402>)"
+    )
     f.set_defaults(func=_dev_fund)
 
     args = parser.parse_args(argv)

@@ -3,6 +3,7 @@
 pluggy's own loader has no error handling: a plugin that fails to import is
 reported by name and skipped here (strict mode raises instead).
 """
+
 from __future__ import annotations
 
 from importlib.metadata import entry_points

@@ -1,5 +1,6 @@
 """The process pool of `cpu_bound` tools: children that never hold the parent's
 sockets and die with the parent (docs/jobs.md, "The process pool")."""
+
 from __future__ import annotations
 
 import contextlib
@@ -109,7 +110,9 @@ def cpu_pool(tools: Iterable[Any], max_workers: int | None = None) -> ProcessPoo
     else:
         environment = {}
     workers = max_workers or max(1, (os.cpu_count() or 2) - 1)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(environment,))
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(environment,)
+    )
 
 
 __all__ = ["cpu_pool", "die_with_parent"]

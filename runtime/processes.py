@@ -6,6 +6,7 @@ on one process while the other idles. Here every process binds its own socket to
 port with SO_REUSEPORT and the kernel spreads new connections over them by a hash of
 their addresses (Linux). Where SO_REUSEPORT is missing, uvicorn's shared socket is used.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -35,17 +36,24 @@ def _serve_one(target: str, host: str, port: int, log_level: str, paths: list[st
     server.run(sockets=[_reuseport_socket(host, port)])
 
 
-def serve_processes(target: str, *, host: str, port: int, processes: int, log_level: str = "info", paths: list[str] | None = None) -> None:
+def serve_processes(
+    target: str, *, host: str, port: int, processes: int, log_level: str = "info", paths: list[str] | None = None
+) -> None:
     """Run `processes` uvicorn servers of the app factory `target` ("module:function") on
     `host:port` until SIGINT or SIGTERM, then stop them all (each finishes its requests)."""
     if not hasattr(socket, "SO_REUSEPORT"):
         import uvicorn
 
-        uvicorn.run(target, factory=True, host=host, port=port, workers=processes, log_level=log_level, access_log=False)
+        uvicorn.run(
+            target, factory=True, host=host, port=port, workers=processes, log_level=log_level, access_log=False
+        )
         return
     _reuseport_socket(host, port).close()  # the port is free: fail here, not in N children
     spawn = multiprocessing.get_context("spawn")
-    children: list[Any] = [spawn.Process(target=_serve_one, args=(target, host, port, log_level, paths or []), daemon=False) for _ in range(processes)]
+    children: list[Any] = [
+        spawn.Process(target=_serve_one, args=(target, host, port, log_level, paths or []), daemon=False)
+        for _ in range(processes)
+    ]
     for child in children:
         child.start()
 

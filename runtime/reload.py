@@ -6,6 +6,7 @@ editable plugin's project folder, else its package in site-packages), through
 `watchfiles`; the set of installed plugins is compared once a second, and a change of
 it restarts the child and re-reads what to watch.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -32,7 +33,11 @@ def _plugin_dists() -> list:
 def installed_plugins() -> frozenset[tuple[str, str, str]]:
     """What decides the plugin set: each plugin distribution's name, version and entry points."""
     return frozenset(
-        (d.metadata["Name"] or "", d.version, ";".join(sorted(f"{ep.name}={ep.value}" for ep in d.entry_points if ep.group == GROUP)))
+        (
+            d.metadata["Name"] or "",
+            d.version,
+            ";".join(sorted(f"{ep.name}={ep.value}" for ep in d.entry_points if ep.group == GROUP)),
+        )
         for d in _plugin_dists()
     )
 

@@ -1,6 +1,7 @@
 """Runs the periodic tasks plugins and the kernel declare (`register_periodic_tasks`),
 each every `interval_s`, in the serving or worker process: at once when the
 scheduler starts, or after one interval for a task declared `run_at_start=False`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,7 +24,7 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    def for_kernel(cls, kernel: Any) -> "Scheduler":
+    def for_kernel(cls, kernel: Any) -> Scheduler:
         """The started kernel's declared tasks, each handed the kernel's `PluginContext`."""
         return cls(kernel.periodic_tasks, kernel.context)
 

@@ -1,6 +1,7 @@
 """The composition root: the one place that assembles database, kernel, job workers,
 scheduler and the two fronts, for `tollway serve`, `tollway worker`, `tollway mcp`,
 the other commands, the test fixtures and the benchmarks."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +9,6 @@ from typing import Any
 import httpx
 
 from tollway._core.kernel import Kernel
-
 from tollway._runtime.database import Database
 from tollway._runtime.plugins import load_entry_point_plugins
 from tollway._runtime.scheduler import Scheduler

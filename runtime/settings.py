@@ -3,6 +3,7 @@
 First start generates what an embedded deployment needs into TOLLWAY_HOME:
 the receipt signing seed, the dev receiving wallet and the operator token.
 """
+
 from __future__ import annotations
 
 import base64
@@ -12,8 +13,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from tollway._core.config import KernelConfig
 from tollway._core.basics.money import to_micro
+from tollway._core.config import KernelConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Settings:
         )
 
 
-def _read_or_create(path: Path, make: "callable") -> tuple[str, bool]:
+def _read_or_create(path: Path, make: callable) -> tuple[str, bool]:
     if path.exists():
         return path.read_text().strip(), False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,7 +162,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 
     seed_text = env.get("TOLLWAY_RECEIPT_KEY")
     if not seed_text:
-        seed_text, _ = _read_or_create(home / "receipt_key.seed", lambda: base64.b64encode(secrets.token_bytes(32)).decode())
+        seed_text, _ = _read_or_create(
+            home / "receipt_key.seed", lambda: base64.b64encode(secrets.token_bytes(32)).decode()
+        )
     seed = base64.b64decode(seed_text)
 
     try:
@@ -212,6 +215,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         watch_poll_interval_s=_seconds(env, "TOLLWAY_WATCH_POLL_INTERVAL_S", 900),
         watch_price_per_change=price_per_change,
         webhook_retry_base_s=_seconds(env, "TOLLWAY_WEBHOOK_RETRY_BASE_S", 10),
-        webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower() in ("1", "true", "yes"),
+        webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower()
+        in ("1", "true", "yes"),
         upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
     )

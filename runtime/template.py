@@ -3,6 +3,7 @@
 It only substitutes placeholders and writes files; it never installs, imports or
 runs what it writes.
 """
+
 from __future__ import annotations
 
 import re

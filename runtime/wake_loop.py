@@ -2,6 +2,7 @@
 its wake-up event fires and, so a lost event only delays and retries come back when
 their delay has passed, every `poll_s` anyway. Watch deliveries and webhook sending
 run this way wherever job workers run; any number of loops may share one database."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,7 +19,15 @@ class WakeLoop:
     """Runs `work()` until stopped; `work` returns True when more may be waiting (it runs
     again at once). `stop` lets the pass in flight finish, up to `stop_grace_s`."""
 
-    def __init__(self, name: str, *, subscribe: Subscribe, work: Callable[[], Awaitable[bool]], poll_s: float = 1.0, stop_grace_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        subscribe: Subscribe,
+        work: Callable[[], Awaitable[bool]],
+        poll_s: float = 1.0,
+        stop_grace_s: float = 15.0,
+    ) -> None:
         self.name = name
         self.subscribe = subscribe
         self.work = work
@@ -40,7 +49,7 @@ class WakeLoop:
             return
         try:
             await asyncio.wait_for(asyncio.shield(task), self.stop_grace_s)
-        except asyncio.TimeoutError:  # work cut short is picked up again (leases, pending rows)
+        except TimeoutError:  # work cut short is picked up again (leases, pending rows)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -79,4 +88,6 @@ def delivery_loop(kernel, *, poll_s: float = 1.0) -> WakeLoop:
     async def work() -> bool:
         return await kernel.watch_deliveries.run_pending() > 0
 
-    return WakeLoop("watch_deliveries", subscribe=lambda cb: kernel.events.subscribe(WATCH_DELIVERIES, cb), work=work, poll_s=poll_s)
+    return WakeLoop(
+        "watch_deliveries", subscribe=lambda cb: kernel.events.subscribe(WATCH_DELIVERIES, cb), work=work, poll_s=poll_s
+    )

@@ -5,6 +5,7 @@ any machines) share one PostgreSQL: claims use `FOR UPDATE SKIP LOCKED`, a lease
 kept alive by heartbeats, and fencing by attempt number (core/jobs/jobs.py). Workers
 wake on the `tollway_jobs_new` event and also poll, so a lost event only delays.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,9 +16,8 @@ import socket
 from concurrent.futures import Executor
 from typing import Any
 
-from tollway._core.jobs import jobs
 from tollway._core.basics.events import JOBS_NEW
-
+from tollway._core.jobs import jobs
 from tollway._runtime.pool import cpu_pool
 
 log = logging.getLogger("tollway.worker")
@@ -110,7 +110,9 @@ class Worker:
         while not self._stop.is_set():
             await self._slots.acquire()
             try:
-                claimed = await jobs.claim(self.worker_id, self.lease_s, skip_locked=self.skip_locked, bus=self.kernel.events)
+                claimed = await jobs.claim(
+                    self.worker_id, self.lease_s, skip_locked=self.skip_locked, bus=self.kernel.events
+                )
             except Exception:
                 self._slots.release()
                 log.exception("claiming a job failed")

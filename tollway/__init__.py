@@ -17,6 +17,7 @@ home folder, the kernel services (`Platform`) and per-service state (`StateKey`)
 Helpers that are not the plugin API proper live in `tollway.helpers`; `tollway.testing` is
 the contract suite and the pytest fixtures a plugin's tests use.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,31 +26,33 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # what type checkers and readers see; at run time each name is imported on first use
     from piccolo.apps.migrations.auto.migration_manager import MigrationManager
     from piccolo.conf.apps import AppConfig
+
+    from tollway._core.basics.errors import Refusal
+    from tollway._core.basics.ids import iso, now_ms
+    from tollway._core.basics.money import to_micro, usdc
+    from tollway._core.basics.source_values import source_int, source_text
+    from tollway._core.basics.validation import FieldError, FieldErrors
+    from tollway._core.calls.prepare import Admission
+    from tollway._core.history.declare import Benchmarkable
+    from tollway._core.history.keys import search_key
+    from tollway._core.jobs.parked import Parked
+    from tollway._core.messages.inbound import InboundMessage
+    from tollway._core.payments.settlement import BackendServices, SettlementResult
     from tollway._core.plugin_api.context import JSONObject, JSONValue, Platform, PluginContext, PluginState, StateKey
     from tollway._core.plugin_api.datasources import DataSource, Progress
     from tollway._core.plugin_api.decorator import tool
-    from tollway._core.basics.errors import Refusal
     from tollway._core.plugin_api.evidence import Evidence, UpstreamCall
-    from tollway._core.history.declare import Benchmarkable
-    from tollway._core.history.keys import search_key
     from tollway._core.plugin_api.hookspecs import hookimpl
-    from tollway._core.messages.inbound import InboundMessage
-    from tollway._core.basics.ids import iso, now_ms
-    from tollway._core.basics.money import to_micro, usdc
-    from tollway._core.payments.settlement import BackendServices, SettlementResult
-    from tollway._core.jobs.parked import Parked
     from tollway._core.plugin_api.periodic import PeriodicTask
-    from tollway._core.calls.prepare import Admission
     from tollway._core.plugin_api.providers import Provider
     from tollway._core.plugin_api.query_params import QueryChoice, QueryFlag, QueryInt, QueryText, query_flag, query_int
     from tollway._core.plugin_api.routes import Page, Route, RouteCall, RouteReply
     from tollway._core.plugin_api.settings_spec import Setting
-    from tollway._core.basics.source_values import source_int, source_text
     from tollway._core.plugin_api.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
-    from tollway._core.plugin_api.upstream import Reply, Upstream
-    from tollway._core.basics.validation import FieldError, FieldErrors
-    from tollway._core.watches.sources import Observed, Snapshot, WatchSource
     from tollway._core.plugin_api.tool_declarations import AdmissionChecks, HistoryDeclaration, JobDeclaration
+    from tollway._core.plugin_api.upstream import Reply, Upstream
+    from tollway._core.watches.sources import Observed, Snapshot, WatchSource
+
     from . import storage
 
 # Each public name and where it lives. `import tollway` (and so every internal module, which is

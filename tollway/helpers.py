@@ -1,5 +1,6 @@
 """Helpers a plugin may use that are not the plugin API proper (docs/plugins.md, "Helpers"):
 an agent's email address on the service and back."""
+
 from __future__ import annotations
 
 from tollway._core.messages.agent_addresses import agent_address, agent_of_address

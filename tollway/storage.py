@@ -31,6 +31,7 @@ storage.rows("SELECT ... WHERE id = {}", x)``; a plugin's modules name theirs.
 Text columns holding JSON go through ``dumps``/``loads`` (compact, the same bytes on
 both engines).
 """
+
 from __future__ import annotations
 
 from typing import Any, TypeVar
@@ -40,7 +41,18 @@ import msgspec
 from tollway._core.storage.sql import Statement, engine, for_update, on_postgres, statement, transaction
 
 __all__ = [
-    "Statement", "dumps", "engine", "execute", "for_update", "loads", "lock_rows", "on_postgres", "row", "rows", "statement", "transaction",
+    "Statement",
+    "dumps",
+    "engine",
+    "execute",
+    "for_update",
+    "loads",
+    "lock_rows",
+    "on_postgres",
+    "row",
+    "rows",
+    "statement",
+    "transaction",
 ]
 
 Q = TypeVar("Q")

@@ -5,6 +5,7 @@ TOLLWAY_TEST_DATABASE_URL names a PostgreSQL server, on a database of its own
 for this run. `PluginContract` is the contract suite every tool plugin runs on
 itself: subclass it in the plugin's tests and set `plugin` to its entry-point name.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -237,7 +238,9 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
         start: bool = True,
     ) -> Any:
         settings = settings_for(tmp_path, db_kind, **(env or {}))
-        kernel = build_kernel(settings, plugins=plugins, load_installed=False, http_transport=transport, strict_plugins=True)
+        kernel = build_kernel(
+            settings, plugins=plugins, load_installed=False, http_transport=transport, strict_plugins=True
+        )
         if installed:
             load_entry_point_plugins(kernel, strict=True, only=installed)
         if db_kind == "postgres" and not made:
@@ -296,8 +299,15 @@ async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
 
     sock = sock or reserve_socket()
     host, port = sock.getsockname()[:2]
-    server = InLoop(uvicorn.Config(http_app(kernel, manage_kernel=False), lifespan="on", log_level="warning", access_log=False,
-                                   timeout_graceful_shutdown=5))
+    server = InLoop(
+        uvicorn.Config(
+            http_app(kernel, manage_kernel=False),
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=5,
+        )
+    )
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         for _ in range(2000):
@@ -385,8 +395,15 @@ def smtp_server() -> Any:
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        yield inbox, {"TOLLWAY_EMAIL_HOST": "127.0.0.1", "TOLLWAY_EMAIL_PORT": str(port), "TOLLWAY_EMAIL_SECURITY": "none",
-                      "TOLLWAY_EMAIL_FROM_ADDRESS": "agents@tollway.test"}
+        yield (
+            inbox,
+            {
+                "TOLLWAY_EMAIL_HOST": "127.0.0.1",
+                "TOLLWAY_EMAIL_PORT": str(port),
+                "TOLLWAY_EMAIL_SECURITY": "none",
+                "TOLLWAY_EMAIL_FROM_ADDRESS": "agents@tollway.test",
+            },
+        )
     finally:
         controller.stop()
 
@@ -407,7 +424,9 @@ def pay_402(account: Any, payment_required_header: str, network_name: str = "loc
     required = decode_payment_required(payment_required_header)
     req = required["accepts"][0]
     now = int(time.time())
-    auth, sig = sign_authorization(account, network, to=req["payTo"], value=int(req["amount"]), valid_after=now - 5, valid_before=now + valid_for)
+    auth, sig = sign_authorization(
+        account, network, to=req["payTo"], value=int(req["amount"]), valid_after=now - 5, valid_before=now + valid_for
+    )
     return make_payment_header(network, req, auth, sig)
 
 
@@ -423,20 +442,28 @@ async def credits_session(client: Any, amount: str = "1", *, wallet: str | None 
     """
     body = {"wallet_address": wallet} if wallet else {}
     agent = (await client.post("/v1/tools/internal/agents/register", json=body, headers=OPERATOR)).json()
-    grant = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR)
+    grant = await client.post(
+        "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": amount}, headers=OPERATOR
+    )
     assert grant.status_code == 200, grant.text
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+    token = (
+        await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)
+    ).json()["token"]
     return agent["agent_id"], {"Authorization": f"Bearer {token}"}
 
 
-def proof_headers(account: Any, *, scope: str, method: str, path: str, body: bytes = b"", chain_id: int = 84532) -> dict[str, str]:
+def proof_headers(
+    account: Any, *, scope: str, method: str, path: str, body: bytes = b"", chain_id: int = 84532
+) -> dict[str, str]:
     """X-Agent-ID and a freshly signed X-Agent-Proof of `account` (an eth-account LocalAccount)
     for one request (`path` without the query; the local network's chain id by default)."""
     import time
 
     from tollway._core.auth.auth_proof import make_agent_proof
 
-    proof = make_agent_proof(account, chain_id=chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time()))
+    proof = make_agent_proof(
+        account, chain_id=chain_id, scope=scope, method=method, path=path, body=body, now=int(time.time())
+    )
     return {"X-Agent-ID": account.address, "X-Agent-Proof": proof}
 
 
@@ -502,8 +529,8 @@ async def _plugin_kernel(kernel_factory: Any, plugin: str, module: Any, env: dic
 class PluginContract:
     """Contract every tool plugin passes. Subclass in the plugin's tests:
 
-        class TestContract(PluginContract):
-            plugin = "tollway_weather"
+    class TestContract(PluginContract):
+        plugin = "tollway_weather"
     """
 
     plugin: str = ""
@@ -562,7 +589,9 @@ class PluginContract:
 
         for tool in self._tools(contract_kernel):
             for example in tool.examples:
-                assert problems_of(dict(example.input), tool.input_type) == ([], 0), f"{tool.name}: example {example.title!r}"
+                assert problems_of(dict(example.input), tool.input_type) == ([], 0), (
+                    f"{tool.name}: example {example.title!r}"
+                )
                 for spoiled in _spoiled(dict(example.input)):
                     try:
                         msgspec.convert(spoiled, tool.input_type, strict=True)
@@ -573,14 +602,20 @@ class PluginContract:
                     named = {p.field for p in problems}
                     assert bool(problems) == (refused_at is not None), f"{tool.name}: {spoiled!r} -> {problems!r}"
                     if refused_at is not None and "[...]" not in refused_at:
-                        assert refused_at in named, f"{tool.name}: msgspec refused {refused_at}, details name {sorted(named)}"
+                        assert refused_at in named, (
+                            f"{tool.name}: msgspec refused {refused_at}, details name {sorted(named)}"
+                        )
 
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
         from tollway._core.storage.tables import Quote, Receipt
 
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json", **self._key(tool)})
+                resp = await client.post(
+                    tool.path,
+                    content=b'{"__not_a_field__": 1}',
+                    headers={"content-type": "application/json", **self._key(tool)},
+                )
                 assert resp.status_code == 400, resp.text
                 body = resp.json()
                 assert body["error"] in ("invalid_request", "invalid_input")
@@ -615,7 +650,9 @@ class PluginContract:
                 assert resp.status_code == 503, resp.text
                 body = resp.json()
                 assert body["error"] == "provider_unavailable"
-                assert body["details"]["settings"] and all(name in body["message"] for name in body["details"]["settings"])
+                assert body["details"]["settings"] and all(
+                    name in body["message"] for name in body["details"]["settings"]
+                )
                 if tool.provider_kind:
                     assert body["details"]["kind"] == tool.provider_kind
                 else:
@@ -639,8 +676,8 @@ class PluginContract:
         with nothing charged, and one that settles makes the job claimable."""
         from eth_account import Account
 
-        from tollway._core.jobs import jobs
         from tollway._core.credits import ledger
+        from tollway._core.jobs import jobs
         from tollway._core.storage.tables import Receipt
 
         job_tools = [t for t in self._tools(contract_kernel) if t.mode == "job"]
@@ -653,29 +690,47 @@ class PluginContract:
             for tool in job_tools:
                 for outcome in ("failed", "settled"):
                     late.outcome = "pending"
-                    key = {"Idempotency-Key": f"contract-late-{tool.name}-{outcome}"} if tool.idempotency != "ignored" else {}
+                    key = (
+                        {"Idempotency-Key": f"contract-late-{tool.name}-{outcome}"}
+                        if tool.idempotency != "ignored"
+                        else {}
+                    )
                     quote = await client.post(tool.path, json=dict(tool.examples[0].input), headers=key)
                     assert quote.status_code == 402, quote.text
-                    paid = {**key, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]}
+                    paid = {
+                        **key,
+                        "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+                        "X-Quote-ID": quote.json()["quote_id"],
+                    }
                     accepted = await client.post(tool.path, json=dict(tool.examples[0].input), headers=paid)
                     assert accepted.status_code == 202, accepted.text
                     job_id = accepted.json()["request_id"]
                     waiting = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()
                     assert waiting["status"] == "pending" and "payment" in waiting["message"], waiting
-                    assert await jobs.claim("contract", 30, skip_locked=False) is None, f"{tool.name}: a job was claimed before its payment settled"
+                    assert await jobs.claim("contract", 30, skip_locked=False) is None, (
+                        f"{tool.name}: a job was claimed before its payment settled"
+                    )
                     late.outcome = outcome
                     await contract_kernel.reconciler.run_once(grace_s=0)
                     job = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()
-                    (receipt,) = await Receipt.select(Receipt.status).where(Receipt.receipt_id == accepted.json()["receipt_id"])
+                    (receipt,) = await Receipt.select(Receipt.status).where(
+                        Receipt.receipt_id == accepted.json()["receipt_id"]
+                    )
                     if outcome == "failed":
-                        assert (job["status"], job["error_code"], job["error_status"]) == ("failed", "payment_failed", 402), job
+                        assert (job["status"], job["error_code"], job["error_status"]) == (
+                            "failed",
+                            "payment_failed",
+                            402,
+                        ), job
                         assert receipt["status"] == "not_charged"
                     else:
                         assert receipt["status"] == "settled"
                         assert job["status"] == "pending" and "message" not in job, job
                         claimed = await jobs.claim("contract", 30, skip_locked=False)
                         assert claimed is not None and claimed.id == job_id
-                        await jobs.fail(job_id, claimed.attempt, code="internal_error", message="contract test: not run")
+                        await jobs.fail(
+                            job_id, claimed.attempt, code="internal_error", message="contract test: not run"
+                        )
         settled = await Receipt.select(Receipt.amount).where(Receipt.status == "settled")
         left = await ledger.chain_balance(contract_kernel.network.chain_id, payer.address)
         assert left == 10**10 - sum(int(r["amount"]) for r in settled)  # only the settled payments moved money
@@ -723,7 +778,22 @@ def new_agent_uuid() -> str:
     return str(uuid.uuid4())
 
 
-__all__ = ["OPERATOR", "PluginContract", "convert_input", "count_quotes", "count_receipts", "credits_session", "mcp_server_for", "worker_for", "http_client", "pay_402", "decode_payment_required", "settings_for", "kernel_factory", "db_kind"]
+__all__ = [
+    "OPERATOR",
+    "PluginContract",
+    "convert_input",
+    "count_quotes",
+    "count_receipts",
+    "credits_session",
+    "mcp_server_for",
+    "worker_for",
+    "http_client",
+    "pay_402",
+    "decode_payment_required",
+    "settings_for",
+    "kernel_factory",
+    "db_kind",
+]
 
 
 # -- what a test may ask of the service's storage ---------------------------------------
@@ -766,7 +836,11 @@ async def stored_facts(attribute: str, key: str | None = None) -> list[dict[str,
 
     from tollway._core.storage import sql
 
-    template = "SELECT * FROM tw_facts WHERE attribute = {}" + (" AND entity_key = {}" if key is not None else "") + " ORDER BY id"
+    template = (
+        "SELECT * FROM tw_facts WHERE attribute = {}"
+        + (" AND entity_key = {}" if key is not None else "")
+        + " ORDER BY id"
+    )
     rows = await sql.fetch(template, *([attribute] if key is None else [attribute, key]))
     return [
         {"key": r["entity_key"], "source": r["source"], "owner": r["owner"], "listed": bool(r["listed"]), "value": json.loads(r["value"]),
@@ -880,9 +954,13 @@ async def paid_answer(kernel: Any, path: str, body: dict[str, Any]) -> dict[str,
     async with http_client(kernel) as client:
         quote = await client.post(path, json=body)
         assert quote.status_code == 402, quote.text
-        paid = await client.post(path, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        paid = await client.post(
+            path, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+        )
         assert paid.status_code in (200, 202), paid.text
-        receipt = (await client.get(f"/v1/receipts/{paid.json()['data']['receipt_id']}", headers={"X-Agent-ID": payer.address})).json()
+        receipt = (
+            await client.get(f"/v1/receipts/{paid.json()['data']['receipt_id']}", headers={"X-Agent-ID": payer.address})
+        ).json()
     return {"quote": normalise(quote.json()), "answer": normalise(paid.json()), "receipt": normalise(receipt)}
 
 
@@ -918,4 +996,15 @@ class PluginSurface:
         assert listed == snapshot
 
 
-__all__ += ["HookReceiver", "webhook_receiver", "PluginSurface", "mcp_surface", "normalise", "openapi_surface", "paid_answer", "provider_cost_of", "stored_facts", "tools_of"]
+__all__ += [
+    "HookReceiver",
+    "webhook_receiver",
+    "PluginSurface",
+    "mcp_surface",
+    "normalise",
+    "openapi_surface",
+    "paid_answer",
+    "provider_cost_of",
+    "stored_facts",
+    "tools_of",
+]

@@ -1,12 +1,13 @@
 """Agents: every payer wallet and every registered agent has one UUID record."""
+
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import new_uuid, now_ms
+from tollway._core.storage import sql
 from tollway._core.storage.tables import Agent
 
 # The agent id of a bare X-Agent-ID naming a wallet Tollway has no agent for: no
@@ -76,13 +77,20 @@ class AgentDirectory:
     async def register(self, wallet: str | None, name: str | None) -> dict[str, Any]:
         if wallet is not None:
             if not is_address(wallet):
-                raise ServiceError(400, "invalid_request", "wallet_address must be a 0x address", [{"field": "wallet_address", "message": "expected 0x + 40 hex"}])
+                raise ServiceError(
+                    400,
+                    "invalid_request",
+                    "wallet_address must be a 0x address",
+                    [{"field": "wallet_address", "message": "expected 0x + 40 hex"}],
+                )
             existing = await Agent.select().where(Agent.wallet_address == wallet.lower()).first()
             if existing:
                 if name and not existing["name"]:
                     await Agent.update({Agent.name: name}).where(Agent.id == existing["id"])
                 return existing
-        row = Agent(id=new_uuid(), wallet_address=wallet.lower() if wallet else None, name=name, credits=0, created_ms=now_ms())
+        row = Agent(
+            id=new_uuid(), wallet_address=wallet.lower() if wallet else None, name=name, credits=0, created_ms=now_ms()
+        )
         await Agent.insert(row)
         created = await Agent.select().where(Agent.id == row.id).first()
         assert created is not None  # inserted just now

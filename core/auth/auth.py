@@ -2,6 +2,7 @@
 key the front holds (`CallRequest.credential`), or a bare X-Agent-ID (free reads
 only, never proven, never shown private data). Write-proof nonces are single-use
 (database). Each credential is checked once per request (`CallRequest.memo`)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,13 +12,13 @@ import logging
 import secrets
 import time
 
-from tollway._core.storage import sql
 from tollway._core.auth.agents import NO_AGENT, AgentDirectory, is_address, is_uuid
 from tollway._core.auth.auth_proof import ProofError, VerifiedProof, verify_agent_proof
 from tollway._core.basics.caller import Caller
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.request import CallRequest, Credential, HeldWallet, TokenCredential
+from tollway._core.storage import sql
 from tollway._core.storage.tables import AccessToken
 
 log = logging.getLogger("tollway.auth")
@@ -36,7 +37,8 @@ def require_proven(caller: Caller | None, req: CallRequest, what: str) -> Caller
     if isinstance(failed, ProofError):
         raise ServiceError(401, "invalid_agent_proof", failed.message, {"reason": failed.reason})
     raise ServiceError(
-        401, "invalid_agent_proof",
+        401,
+        "invalid_agent_proof",
         f"{what} is private: send X-Agent-ID with a signed X-Agent-Proof (scope read) or an access token; a bare X-Agent-ID is not enough.",
         {"reason": "missing"},
     )
@@ -47,7 +49,9 @@ def token_hash(token: str) -> str:
 
 
 class Authenticator:
-    def __init__(self, *, agents: AgentDirectory, chain_id: int, enforce_read_proofs: bool, operator_token: str) -> None:
+    def __init__(
+        self, *, agents: AgentDirectory, chain_id: int, enforce_read_proofs: bool, operator_token: str
+    ) -> None:
         self.agents = agents
         self.chain_id = chain_id
         self.enforce_read_proofs = enforce_read_proofs
@@ -58,7 +62,9 @@ class Authenticator:
         auth = req.header("authorization") or ""
         given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
         if not given or not hmac.compare_digest(given.encode(), self.operator_token.encode()):
-            raise ServiceError(401, "unauthorized", "Operator routes need Authorization: Bearer <TOLLWAY_OPERATOR_TOKEN>.")
+            raise ServiceError(
+                401, "unauthorized", "Operator routes need Authorization: Bearer <TOLLWAY_OPERATOR_TOKEN>."
+            )
 
     async def issue_access_token(self, agent_id: str, ttl_s: int, *, origin: str = "operator") -> tuple[str, int]:
         """A new token for `agent_id`; `origin` is "operator" (the operator route) or
@@ -68,7 +74,9 @@ class Authenticator:
         token = "tw_at_" + secrets.token_urlsafe(32)
         expires = now_ms() + ttl_s * 1000
         await AccessToken.insert(
-            AccessToken(token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms(), origin=origin)
+            AccessToken(
+                token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms(), origin=origin
+            )
         )
         return token, expires
 
@@ -101,7 +109,12 @@ class Authenticator:
                 raise ServiceError(401, "invalid_agent_proof", exc.message, {"reason": exc.reason}) from exc
             return await self._proof_caller(agent_header, verified, consume_nonce=consume_nonce)
         if scope == "read" and self.enforce_read_proofs:
-            raise ServiceError(401, "invalid_agent_proof", "This route needs a signed read proof in X-Agent-Proof.", {"reason": "missing"})
+            raise ServiceError(
+                401,
+                "invalid_agent_proof",
+                "This route needs a signed read proof in X-Agent-Proof.",
+                {"reason": "missing"},
+            )
         if scope == "read" and not self.enforce_read_proofs:
             log.debug("read without proof for %s (log-only)", agent_header)
         return await self._id_caller(agent_header)
@@ -134,7 +147,9 @@ class Authenticator:
         caller = Caller(await self.agents.for_wallet(agent_header), agent_header.lower(), "proof", verified.scope)
         if verified.scope == "write":
             caller = dataclasses.replace(
-                caller, nonce_id=f"{agent_header.lower()}:{verified.nonce}", valid_until_ms=verified.expires_at * 1000 + 30_000
+                caller,
+                nonce_id=f"{agent_header.lower()}:{verified.nonce}",
+                valid_until_ms=verified.expires_at * 1000 + 30_000,
             )
             if consume_nonce:
                 await self.consume_nonce(caller)
@@ -222,10 +237,16 @@ class Authenticator:
             return
         inserted = await sql.fetch_one(
             "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id",
-            caller.nonce_id, caller.valid_until_ms,
+            caller.nonce_id,
+            caller.valid_until_ms,
         )
         if inserted is None:
-            raise ServiceError(401, "invalid_agent_proof", "This write proof was already used; sign a new one.", {"reason": "nonce_reused"})
+            raise ServiceError(
+                401,
+                "invalid_agent_proof",
+                "This write proof was already used; sign a new one.",
+                {"reason": "nonce_reused"},
+            )
 
     async def _id_caller(self, agent_header: str) -> Caller | None:
         """A bare X-Agent-ID: looked up, never created (an unknown wallet reads as NO_AGENT)."""
@@ -236,7 +257,12 @@ class Authenticator:
             if row is None:
                 raise ServiceError(404, "agent_not_found", f"No agent {agent_header}.")
             return Caller(row["id"], row["wallet_address"], "id")
-        raise ServiceError(400, "invalid_request", "X-Agent-ID must be a wallet address or an agent UUID.", [{"field": "X-Agent-ID", "message": "expected 0x address or UUID"}])
+        raise ServiceError(
+            400,
+            "invalid_request",
+            "X-Agent-ID must be a wallet address or an agent UUID.",
+            [{"field": "X-Agent-ID", "message": "expected 0x address or UUID"}],
+        )
 
     async def _token_caller(self, token: str) -> Caller:
         # Tokens never change and are never revoked before they expire, so a
@@ -260,5 +286,9 @@ class Authenticator:
         if row is None or row["expires_ms"] < now_ms():
             raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
         return Caller(
-            row["agent_id"], row["wallet_address"], "token", valid_until_ms=int(row["expires_ms"]), token_origin=row["origin"] or "operator"
+            row["agent_id"],
+            row["wallet_address"],
+            "token",
+            valid_until_ms=int(row["expires_ms"]),
+            token_origin=row["origin"] or "operator",
         )

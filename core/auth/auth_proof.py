@@ -2,6 +2,7 @@
 
 Pure and framework-free; it never stores nonces (the caller makes write nonces single-use).
 """
+
 from __future__ import annotations
 
 import base64
@@ -15,18 +16,18 @@ from typing import Any
 
 from eth_account import Account
 
-from tollway._core.basics.json_depth import json_too_deep
 from tollway._core.auth.proof_message import (
     _HEX,
     AGENT_PROOF_TYPES,
     DOMAIN_NAME,
     DOMAIN_VERSION,
     ProofError,
-    _Message,
     _malformed,
+    _Message,
     agent_proof_digest,
     domain_data,
 )
+from tollway._core.basics.json_depth import json_too_deep
 
 __all__ = [
     "AGENT_PROOF_TYPES",

@@ -1,5 +1,6 @@
 """The EIP-712 `AgentProof` message: its type, domain and digest, with the shape
 checks of its eight fields (judging their values is core/auth/auth_proof.py's)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -98,8 +99,7 @@ def _string(value: Any, field: str) -> bytes:
 class _Message:
     """The eight fields of an AgentProof, type-checked but not yet judged."""
 
-    __slots__ = ("agent", "scope", "method", "path", "body_hash", "issued_at", "expires_at",
-                 "nonce", "_encoded")
+    __slots__ = ("agent", "scope", "method", "path", "body_hash", "issued_at", "expires_at", "nonce", "_encoded")
 
     def __init__(self, message: Any) -> None:
         if not isinstance(message, Mapping):
@@ -119,15 +119,20 @@ class _Message:
         self.issued_at = _uint64(message["issuedAt"], "issuedAt")
         self.expires_at = _uint64(message["expiresAt"], "expiresAt")
         self.nonce = _hex_bytes(message["nonce"], "nonce", 32)
-        self._encoded = b"".join((
-            _AGENT_PROOF_TYPEHASH,
-            _ZERO12, self.agent,
-            _keccak_text(scope), _keccak_text(method), keccak(path),
-            self.body_hash,
-            self.issued_at.to_bytes(32, "big"),
-            self.expires_at.to_bytes(32, "big"),
-            self.nonce,
-        ))
+        self._encoded = b"".join(
+            (
+                _AGENT_PROOF_TYPEHASH,
+                _ZERO12,
+                self.agent,
+                _keccak_text(scope),
+                _keccak_text(method),
+                keccak(path),
+                self.body_hash,
+                self.issued_at.to_bytes(32, "big"),
+                self.expires_at.to_bytes(32, "big"),
+                self.nonce,
+            )
+        )
 
     def digest(self, chain_id: int) -> bytes:
         return keccak(b"\x19\x01" + _domain_separator(chain_id) + keccak(self._encoded))

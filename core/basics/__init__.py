@@ -1,4 +1,17 @@
 """What every area stands on: errors, exact money, ids, canonical JSON, request and answer, input validation, events."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
-PUBLIC_MODULES = ("caller", "canonical", "errors", "events", "ids", "json_depth", "json_values", "money", "request", "sentences", "source_values", "validation")
+PUBLIC_MODULES = (
+    "caller",
+    "canonical",
+    "errors",
+    "events",
+    "ids",
+    "json_depth",
+    "json_values",
+    "money",
+    "request",
+    "sentences",
+    "source_values",
+    "validation",
+)

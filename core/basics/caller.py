@@ -1,4 +1,5 @@
 """`Caller`: who a call is from, once a credential has been checked (core/auth/ checks it)."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -3,6 +3,7 @@ integers within ±(2^53-1), floats that both write in plain positional form (no 
 not a whole number: `0.85`), and keys of the Basic Multilingual Plane (where code point
 order is UTF-16 order); anything else goes through `rfc8785`. Receipts, idempotency bodies
 and recorded facts are canonicalised here."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ Each front turns a `ServiceError` into its protocol's answer (HTTP status and
 the `{error, message, details}` body of docs/api.md, or an MCP tool error) and nothing
 else; the kernel never builds protocol responses itself.
 """
+
 from __future__ import annotations
 
 from typing import Any

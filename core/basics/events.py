@@ -2,6 +2,7 @@
 subscribers. The kernel publishes; the runtime picks the bus: in-process on
 SQLite (one process), PostgreSQL LISTEN/NOTIFY when several processes share one
 database (runtime/database/pg_events.py)."""
+
 from __future__ import annotations
 
 import asyncio

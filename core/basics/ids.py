@@ -1,4 +1,5 @@
 """Identifier and clock helpers shared by the kernel."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -33,7 +34,7 @@ def monotonic_us() -> int:
 
 def iso(ms: int) -> str:
     """Unix milliseconds -> ISO 8601 UTC with milliseconds and a Z."""
-    dt = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc)
+    dt = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -44,5 +45,5 @@ def parse_iso_ms(text: str) -> int:
         t = t[:-1] + "+00:00"
     dt = _dt.datetime.fromisoformat(t)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
+        dt = dt.replace(tzinfo=_dt.UTC)
     return int(dt.timestamp() * 1000)

@@ -1,6 +1,7 @@
 """Naming every failing field: when msgspec refuses a body, walk the target type beside
 the value (`msgspec.inspect`) and list each problem with a dotted/indexed path
 (`items[2].size.kg`) and a message that says what is expected."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -100,7 +101,9 @@ def _kind_matches(t: Any, v: Any) -> bool:
         return _is_int(v)
     if isinstance(t, mi.FloatType):
         return _is_number(v)
-    if isinstance(t, (mi.StrType, mi.DateTimeType, mi.DateType, mi.TimeType, mi.UUIDType, mi.BytesType, mi.ByteArrayType)):
+    if isinstance(
+        t, (mi.StrType, mi.DateTimeType, mi.DateType, mi.TimeType, mi.UUIDType, mi.BytesType, mi.ByteArrayType)
+    ):
         return isinstance(v, str)
     if isinstance(t, (mi.LiteralType, mi.EnumType)):
         values = [m.value for m in t.cls] if isinstance(t, mi.EnumType) else list(t.values)
@@ -220,7 +223,10 @@ class _Walk:
                 return
             where = _key_path(path, str(key))
             if check_keys and not self.fits(t.key_type, key):
-                self.add(where, f"{json.dumps(str(key))} is not an accepted key of {_subject(path)}: keys must be {expected(t.key_type)}")
+                self.add(
+                    where,
+                    f"{json.dumps(str(key))} is not an accepted key of {_subject(path)}: keys must be {expected(t.key_type)}",
+                )
                 continue
             self.visit(t.value_type, item, where)
 
@@ -251,14 +257,20 @@ class _Walk:
             if not any(isinstance(_unwrap(m)[0], mi.NoneType) for m in members):
                 self.must(path, expected(t))
             return
-        tagged = [m for m in (_unwrap(m)[0] for m in members) if isinstance(m, mi.StructType) and m.tag_field is not None]
+        tagged = [
+            m for m in (_unwrap(m)[0] for m in members) if isinstance(m, mi.StructType) and m.tag_field is not None
+        ]
         if tagged and isinstance(v, dict):
             tag_field = tagged[0].tag_field
             by_tag = {m.tag: m for m in tagged}
             where = _key_path(path, tag_field)
             if tag_field not in v:
                 return self.add(where, f"{where} is required ({one_of_text(by_tag)})", "missing_field")
-            chosen = by_tag.get(v[tag_field]) if isinstance(v[tag_field], (str, int)) and not isinstance(v[tag_field], bool) else None
+            chosen = (
+                by_tag.get(v[tag_field])
+                if isinstance(v[tag_field], (str, int)) and not isinstance(v[tag_field], bool)
+                else None
+            )
             if chosen is None:
                 return self.must(where, one_of_text(by_tag))
             return self._struct(chosen, v, path, tag_checked=True)

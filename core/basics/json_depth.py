@@ -1,5 +1,6 @@
 """How deeply a JSON text may nest, checked before any decoder sees it, and the
 interpreter recursion limit that backs the check up (docs/limits.md)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -67,4 +68,12 @@ def pin_recursion_limit() -> None:
         sys.setrecursionlimit(RECURSION_LIMIT)
 
 
-__all__ = ["MAX_JSON_DEPTH", "RECURSION_LIMIT", "check_json_depth", "json_depth", "json_too_deep", "pin_recursion_limit", "too_deep_error"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "RECURSION_LIMIT",
+    "check_json_depth",
+    "json_depth",
+    "json_too_deep",
+    "pin_recursion_limit",
+    "too_deep_error",
+]

@@ -1,4 +1,5 @@
 """`JSONValue` and `JSONObject`: a JSON value as the wire carries it, for annotations."""
+
 from __future__ import annotations
 
 from typing import Union

@@ -3,6 +3,7 @@
 Floats never touch an amount. Anything coming from outside (a JSON number, a
 decimal string) is parsed through `Decimal` from its text form.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation

@@ -1,4 +1,5 @@
 """The protocol-neutral request and answer the fronts exchange with the kernel."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,6 +9,7 @@ from typing import Any, Literal
 from tollway._core.basics.errors import invalid_request
 
 PAYMENT_METHODS = ("credits", "x402")  # the values of X-Payment-Method, in any case
+
 
 @dataclasses.dataclass(frozen=True)
 class TokenCredential:
@@ -57,7 +59,8 @@ class CallRequest:
             return raw  # type: ignore[return-value]
         if raw:
             raise invalid_request(
-                "X-Payment-Method must be credits or x402.", [{"field": "X-Payment-Method", "message": "expected credits or x402"}]
+                "X-Payment-Method must be credits or x402.",
+                [{"field": "X-Payment-Method", "message": "expected credits or x402"}],
             )
         return None
 

@@ -1,4 +1,5 @@
 """The first sentence of a description, for compact listings (MCP tools/list)."""
+
 from __future__ import annotations
 
 import re

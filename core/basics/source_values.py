@@ -1,6 +1,7 @@
 """Readers of the loosely typed values public registries send in JSON: numbers
 written as strings, blank strings for "no value", nulls (public as `tollway.source_text`
 and `tollway.source_int`)."""
+
 from __future__ import annotations
 
 

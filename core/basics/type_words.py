@@ -1,8 +1,8 @@
 """What a type expects, in words ("an integer from 1 to 10", "one of "a", "b""),
 for the messages that name a failing field (core/basics/input_problems.py)."""
+
 from __future__ import annotations
 
-import decimal
 import enum
 import json
 from collections.abc import Iterable

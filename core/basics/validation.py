@@ -6,6 +6,7 @@ refuses does core/basics/input_problems.py walk the target type beside the value
 `details` = `[{field, message}]`, dotted/indexed paths (`items[2].size.kg`),
 messages that say in words what is expected.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,8 @@ from typing import Any
 import msgspec
 
 from tollway._core.basics.errors import ServiceError, invalid_request
-from tollway._core.basics.json_depth import check_json_depth
 from tollway._core.basics.input_problems import MAX_DETAILS, Kind, Problem, problems_of  # noqa: F401  (part of this module's API)
+from tollway._core.basics.json_depth import check_json_depth
 
 _NAMED_IN_MESSAGE = 10
 
@@ -87,7 +88,9 @@ def decode_object(raw: bytes) -> dict[str, Any]:
     except msgspec.DecodeError as exc:
         raise invalid_request("The request body is not valid JSON.", [{"field": "$", "message": str(exc)}]) from exc
     if not isinstance(obj, dict):
-        raise invalid_request("The request body must be a JSON object.", [{"field": "$", "message": "expected an object"}])
+        raise invalid_request(
+            "The request body must be a JSON object.", [{"field": "$", "message": "expected an object"}]
+        )
     return obj
 
 
@@ -101,7 +104,12 @@ def one_of_problems(obj: Any, groups: Iterable[tuple[str, ...]]) -> list[Problem
 
 
 def convert(
-    obj: Any, type_: Any, *, error: str = "invalid_request", also: Iterable[Problem] = (), besides: Iterable[Problem] = ()
+    obj: Any,
+    type_: Any,
+    *,
+    error: str = "invalid_request",
+    also: Iterable[Problem] = (),
+    besides: Iterable[Problem] = (),
 ) -> Any:
     """Convert builtins into `type_`; a refusal names every failing field (400 `error`).
 

@@ -2,6 +2,7 @@
 (a compute goal's budget): validated and priced as any call, run, and receipted as `covered`
 (`payment_method: goal_budget`, the goal's `goal_id`) so the spend is counted once, in the
 goal's own receipt. Nothing here moves credits: the caller holds and charges its budget."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -12,9 +13,9 @@ import msgspec
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import new_id
 from tollway._core.calls.prepare import PreparedCall, prepare
-from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.plugin_api.tool import Tool, ToolContexts
 from tollway._core.calls.tool_runner import ToolRunner
+from tollway._core.plugin_api.tool import Tool, ToolContexts
+from tollway._core.receipts.receipts import ReceiptBook
 
 COVERED = "covered"  # a receipt's status: paid from a charge made before (the goal's)
 GOAL_BUDGET = "goal_budget"
@@ -22,7 +23,13 @@ GOAL_BUDGET = "goal_budget"
 
 class DelegatedCalls:
     def __init__(
-        self, *, tools: Mapping[str, Tool], contexts: ToolContexts, receipts: ReceiptBook, watch_sources: Any = None, runner: ToolRunner | None = None
+        self,
+        *,
+        tools: Mapping[str, Tool],
+        contexts: ToolContexts,
+        receipts: ReceiptBook,
+        watch_sources: Any = None,
+        runner: ToolRunner | None = None,
     ) -> None:
         self.tools = tools
         self.contexts = contexts
@@ -60,13 +67,24 @@ class DelegatedCalls:
     async def run(self, call: PreparedCall, *, agent_id: str, request_id: str) -> Any:
         """The tool's output (its failure raises, as in a paid call): a `cpu_bound` tool runs in
         the process pool, every tool within its time limit, as in a paid call or a job."""
-        return (await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)).output
+        return (
+            await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)
+        ).output
 
-    async def receipt(self, call: PreparedCall, output: Any, *, agent_id: str, request_id: str, goal_id: str) -> dict[str, Any]:
+    async def receipt(
+        self, call: PreparedCall, output: Any, *, agent_id: str, request_id: str, goal_id: str
+    ) -> dict[str, Any]:
         """The call's signed receipt (and a lookup's facts), in the caller's transaction."""
-        signed = await self.receipts.issue(call.receipt(
-            agent_id=agent_id, request_id=request_id, status=COVERED, execution_status="completed", payment_method=GOAL_BUDGET, goal_id=goal_id,
-        ))
+        signed = await self.receipts.issue(
+            call.receipt(
+                agent_id=agent_id,
+                request_id=request_id,
+                status=COVERED,
+                execution_status="completed",
+                payment_method=GOAL_BUDGET,
+                goal_id=goal_id,
+            )
+        )
         await self.runner.record(call.tool, call.value, output, agent_id)
         return signed
 

@@ -17,6 +17,7 @@ RETURNING id`, so any number of processes sharing the database agree. A
 `running` record carries a lease: if its owner crashed, a request after the
 lease ends takes it over (a conditional UPDATE, again one winner) and runs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,8 @@ from piccolo.table import Table
 
 from tollway._core.basics.canonical import canonical_bytes
 from tollway._core.basics.errors import ServiceError, invalid_request
-from tollway._core.payments import x402
 from tollway._core.basics.request import Answer
+from tollway._core.payments import x402
 from tollway._core.storage.sql import Bound
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
@@ -125,7 +126,11 @@ class Begin:
 
 
 def key_reused() -> ServiceError:
-    return ServiceError(422, "idempotency_key_reused", f"This {HEADER} was already used with a different request body; use a new key for a new request.")
+    return ServiceError(
+        422,
+        "idempotency_key_reused",
+        f"This {HEADER} was already used with a different request body; use a new key for a new request.",
+    )
 
 
 def in_progress(retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S) -> ServiceError:
@@ -141,7 +146,9 @@ def in_progress(retry_after_s: int = IN_PROGRESS_RETRY_AFTER_S) -> ServiceError:
 # A record keeps an answer's x402 settlement among its headers, in its PAYMENT-RESPONSE
 # header form, as records have always been written (those of earlier versions replay too).
 def _stored_headers(answer: Answer) -> dict[str, str]:
-    settled = {x402.PAYMENT_RESPONSE_HEADER: x402.encode_header(answer.settlement)} if answer.settlement is not None else {}
+    settled = (
+        {x402.PAYMENT_RESPONSE_HEADER: x402.encode_header(answer.settlement)} if answer.settlement is not None else {}
+    )
     return {**settled, **answer.headers}
 
 
@@ -155,7 +162,9 @@ class IdempotencyStore:
     """Idempotency records in the database. `engine` defaults to the one
     `IdempotencyRecord` is bound to (tests pass another to act as a second process)."""
 
-    def __init__(self, ttl_s: int = DEFAULT_TTL_S, running_lease_s: int = DEFAULT_LEASE_S, *, engine: Any = None) -> None:
+    def __init__(
+        self, ttl_s: int = DEFAULT_TTL_S, running_lease_s: int = DEFAULT_LEASE_S, *, engine: Any = None
+    ) -> None:
         if ttl_s < 1 or running_lease_s < 1:
             raise ValueError("idempotency ttl and lease must be at least 1 second")
         self.ttl_ms = ttl_s * 1000
@@ -165,10 +174,14 @@ class IdempotencyStore:
     async def _run(self, template: str, *args: Any) -> list[Any]:
         engine = self._engine or IdempotencyRecord._meta.db
         if engine is PLACEHOLDER_ENGINE:
-            raise RuntimeError("IdempotencyRecord is not bound: add core.idempotency.IDEMPOTENCY_TABLES to the Database")
+            raise RuntimeError(
+                "IdempotencyRecord is not bound: add core.idempotency.IDEMPOTENCY_TABLES to the Database"
+            )
         return await engine.run_querystring(Bound(template, args))
 
-    async def begin(self, scope: str, key: str, body_hash: str, now_ms: int | None = None, *, durable: bool = False) -> Begin:
+    async def begin(
+        self, scope: str, key: str, body_hash: str, now_ms: int | None = None, *, durable: bool = False
+    ) -> Begin:
         """Claim `key` in `scope` for a request whose body hashes to `body_hash`.
 
         Returns `new` (this request owns the key) or `replay`; raises 400 for a
@@ -181,7 +194,9 @@ class IdempotencyStore:
         # A record can vanish between the failed INSERT and the SELECT (abandoned or
         # purged); each pass either decides or observes such a change, so a few suffice.
         for _ in range(8):
-            claimed = await self._run(_CLAIM, rid, scope, body_hash, owner, now + self.lease_ms, now, now + self._ttl(durable))
+            claimed = await self._run(
+                _CLAIM, rid, scope, body_hash, owner, now + self.lease_ms, now, now + self._ttl(durable)
+            )
             if claimed:
                 return Begin("new", token=f"{rid}.{owner}")
             rows = await self._run(_READ, rid)
@@ -218,7 +233,16 @@ class IdempotencyStore:
     def _ttl(self, durable: bool) -> int:
         return DURABLE_MS if durable else self.ttl_ms
 
-    async def finish(self, token: str, status: int, body: Any, headers: Mapping[str, str], now_ms: int | None = None, *, durable: bool = False) -> bool:
+    async def finish(
+        self,
+        token: str,
+        status: int,
+        body: Any,
+        headers: Mapping[str, str],
+        now_ms: int | None = None,
+        *,
+        durable: bool = False,
+    ) -> bool:
         """Store the answer to replay. False if the record is no longer this token's
         (its lease ended and another request took it over, or it was purged)."""
         rid, owner = self._split(token)
@@ -240,7 +264,9 @@ class IdempotencyStore:
         rid, owner = self._split(token)
         return bool(await self._run(_ABANDON, rid, owner))
 
-    async def answer_once(self, scope: str, key: str, body: bytes, run: Callable[[], Awaitable[Answer]], *, durable: bool = False) -> Answer:
+    async def answer_once(
+        self, scope: str, key: str, body: bytes, run: Callable[[], Awaitable[Answer]], *, durable: bool = False
+    ) -> Answer:
         """Run `run` once for (scope, key): a retry with the same body gets the stored
         answer or error; a refused payment or proof (401, 402) ran nothing and is not kept."""
         begin = await self.begin(scope, key, hash_body(body), durable=durable)
@@ -282,7 +308,9 @@ def parse_settings(env: Mapping[str, str]) -> tuple[int, int]:
             raise ValueError(f"{name} must be from {lo} to {hi} seconds, not {value}")
         return value
 
-    return read("TOLLWAY_IDEMPOTENCY_TTL_S", DEFAULT_TTL_S, 60, 30 * 86_400), read("TOLLWAY_IDEMPOTENCY_LEASE_S", DEFAULT_LEASE_S, 1, 3600)
+    return read("TOLLWAY_IDEMPOTENCY_TTL_S", DEFAULT_TTL_S, 60, 30 * 86_400), read(
+        "TOLLWAY_IDEMPOTENCY_LEASE_S", DEFAULT_LEASE_S, 1, 3600
+    )
 
 
 __all__ = [

@@ -5,6 +5,7 @@ Input is refused before any payment; an x402 payment is settled only after an
 inline tool succeeded; credits are taken before the tool runs and given back if
 it fails.
 """
+
 from __future__ import annotations
 
 import logging
@@ -13,28 +14,29 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.credits import holds, ledger
-from tollway._core.jobs import job_payments
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator, Caller
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOBS_NEW, EventBus, publish_unless_in_sql
-from tollway._core.calls.idempotency import IdempotencyStore, check_key, missing_key
 from tollway._core.basics.ids import new_id
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.calls.idempotency import IdempotencyStore, check_key, missing_key
+from tollway._core.calls.prepare import PreparedCall, input_hash_of, prepare
+from tollway._core.calls.rate_identity import RateGate, payer_of
+from tollway._core.calls.tool_runner import ToolRunner
+from tollway._core.credits import holds, ledger
+from tollway._core.credits.refunds import Refunds
+from tollway._core.jobs import job_payments
 from tollway._core.payments.gateway import Accepted, AuthorizationVoided, PaymentFailed, X402Gateway, find_payment
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementResult
-from tollway._core.calls.prepare import PreparedCall, input_hash_of, prepare
-from tollway._core.calls.rate_identity import RateGate, payer_of
-from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.credits.refunds import Refunds
-from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
-from tollway._core.calls.tool_runner import ToolRunner
+from tollway._core.receipts.receipts import ReceiptBook
 from tollway._core.wire.calls import CallMeta, JobAccepted, Success
 from tollway._core.wire.slots import extended
 
 log = logging.getLogger("tollway.pipeline")
+
 
 def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
     """Credits pay when the caller may spend them and did not ask for x402."""
@@ -104,14 +106,24 @@ class PaidCalls:
         caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
         if key is None:
             return await self._pay_and_run(call, req, payment_header, caller)
-        identity = payer_of(self.network, req, payment_header) if payment_header is not None else (caller.agent_id if _spends_credits(caller, req) else None)
+        identity = (
+            payer_of(self.network, req, payment_header)
+            if payment_header is not None
+            else (caller.agent_id if _spends_credits(caller, req) else None)
+        )
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
             return await self._pay_and_run(call, req, payment_header, caller)
         return await self.idempotency.answer_once(
-            f"{tool.name}:{identity}", key, req.body, lambda: self._pay_and_run(call, req, payment_header, caller), durable=tool.idempotency_durable
+            f"{tool.name}:{identity}",
+            key,
+            req.body,
+            lambda: self._pay_and_run(call, req, payment_header, caller),
+            durable=tool.idempotency_durable,
         )
 
-    async def _pay_and_run(self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None) -> Answer:
+    async def _pay_and_run(
+        self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None
+    ) -> Answer:
         if payment_header is not None:
             return await self._pay_x402(call, req, payment_header)
         if caller is not None:
@@ -122,12 +134,18 @@ class PaidCalls:
             if answer is not None:
                 return answer
         raise await self.gateway.payment_required(
-            purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url
+            purpose=call.tool.name,
+            description=call.tool.title,
+            input_hash=call.input_hash,
+            amount=call.price,
+            resource_url=req.url,
         )
 
     async def run_paid(self, call: PreparedCall, agent_id: str, request_id: str) -> Any:
         """Run the tool itself; any exception is the tool's failure."""
-        return (await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)).output
+        return (
+            await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)
+        ).output
 
     def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
         meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
@@ -135,12 +153,28 @@ class PaidCalls:
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
         if isinstance(exc, ServiceError):  # a coded refusal found while running (tollway.Refusal)
-            return ServiceError(exc.status, exc.code, exc.message, exc.details, headers=exc.headers, extra={**exc.extra, "request_id": request_id, "receipt_id": receipt_id})
+            return ServiceError(
+                exc.status,
+                exc.code,
+                exc.message,
+                exc.details,
+                headers=exc.headers,
+                extra={**exc.extra, "request_id": request_id, "receipt_id": receipt_id},
+            )
         if isinstance(exc, ToolError):
-            return ServiceError(exc.status, exc.code, exc.message, exc.details, extra={"request_id": request_id, "receipt_id": receipt_id})
+            return ServiceError(
+                exc.status,
+                exc.code,
+                exc.message,
+                exc.details,
+                extra={"request_id": request_id, "receipt_id": receipt_id},
+            )
         log.exception("tool failed (request %s)", request_id, exc_info=exc)
         return ServiceError(
-            500, "internal_error", f"The call failed and was not charged (ref: {request_id}).", extra={"request_id": request_id, "receipt_id": receipt_id}
+            500,
+            "internal_error",
+            f"The call failed and was not charged (ref: {request_id}).",
+            extra={"request_id": request_id, "receipt_id": receipt_id},
         )
 
     # -- credits ------------------------------------------------------------------
@@ -150,9 +184,14 @@ class PaidCalls:
         request_id = new_id("req")
         if tool.mode == "job":  # charge, receipt and job row commit together
             async with self.db.transaction():
-                if await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name) is None:
+                if (
+                    await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
+                    is None
+                ):
                     return None
-                receipt = await self._receipt(call, agent_id, request_id, status="settled", execution="pending", method="credits", tx=None)
+                receipt = await self._receipt(
+                    call, agent_id, request_id, status="settled", execution="pending", method="credits", tx=None
+                )
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             return await self._job_accepted(call, request_id, receipt["receipt_id"])
         # Inline: the debit and its hold commit together; the hold ends (charged with
@@ -160,7 +199,14 @@ class PaidCalls:
         # this process dies in between (core/credits/holds.py).
         receipt_id = new_id("rcpt")
         if not await holds.take(
-            self.db, request_id=request_id, agent_id=agent_id, amount=call.price, tool=tool.name, receipt_id=receipt_id, memo=call.memo, decision_context=call.decision_context
+            self.db,
+            request_id=request_id,
+            agent_id=agent_id,
+            amount=call.price,
+            tool=tool.name,
+            receipt_id=receipt_id,
+            memo=call.memo,
+            decision_context=call.decision_context,
         ):
             return None
         try:
@@ -168,12 +214,30 @@ class PaidCalls:
         except Exception as exc:  # the tool failed: the charge is recorded, then refunded
             async with self.db.transaction():
                 if await holds.end(request_id, "refunded"):
-                    await self._receipt(call, agent_id, request_id, status="settled", execution="failed", method="credits", tx=None, receipt_id=receipt_id)
+                    await self._receipt(
+                        call,
+                        agent_id,
+                        request_id,
+                        status="settled",
+                        execution="failed",
+                        method="credits",
+                        tx=None,
+                        receipt_id=receipt_id,
+                    )
                     await self.refunds.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
             raise self._failure(exc, request_id, receipt_id) from exc
         async with self.db.transaction():
             if await holds.end(request_id, "charged"):
-                await self._receipt(call, agent_id, request_id, status="settled", execution="completed", method="credits", tx=None, receipt_id=receipt_id)
+                await self._receipt(
+                    call,
+                    agent_id,
+                    request_id,
+                    status="settled",
+                    execution="completed",
+                    method="credits",
+                    tx=None,
+                    receipt_id=receipt_id,
+                )
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
             await self.runner.record(call.tool, call.value, output, agent_id)
@@ -184,10 +248,17 @@ class PaidCalls:
         gateway = self.gateway
         tool = call.tool
         try:
-            accepted = await gateway.accept(header, req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash)
+            accepted = await gateway.accept(
+                header, req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash
+            )
         except PaymentFailed as failure:
             raise await gateway.payment_required(
-                purpose=tool.name, description=tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
+                purpose=tool.name,
+                description=tool.title,
+                input_hash=call.input_hash,
+                amount=call.price,
+                resource_url=req.url,
+                failure=failure,
             ) from failure
         agent_id = await self.agents.for_wallet(accepted.payer)
         request_id = new_id("req")
@@ -196,7 +267,16 @@ class PaidCalls:
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # not settled: nothing is charged
-            receipt = await self._receipt(call, agent_id, request_id, status="not_charged", execution="failed", method="x402", tx=None, settled=False)
+            receipt = await self._receipt(
+                call,
+                agent_id,
+                request_id,
+                status="not_charged",
+                execution="failed",
+                method="x402",
+                tx=None,
+                settled=False,
+            )
             await gateway.record(accepted, "voided", None, receipt["receipt_id"])
             raise self._failure(exc, request_id, receipt["receipt_id"]) from exc
         return await self._settle_and_answer(call, req, accepted, agent_id, request_id, output)
@@ -214,17 +294,34 @@ class PaidCalls:
             voided = SettlementResult("failed", None, "authorization_voided")
             result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, voided)
         if result.status == "failed":
-            failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason}.")
+            failure = PaymentFailed(
+                result.reason or "settlement_failed", f"The payment did not settle: {result.reason}."
+            )
             raise await gateway.payment_required(
-                purpose=call.tool.name, description=call.tool.title, input_hash=call.input_hash, amount=call.price, resource_url=req.url, failure=failure
+                purpose=call.tool.name,
+                description=call.tool.title,
+                input_hash=call.input_hash,
+                amount=call.price,
+                resource_url=req.url,
+                failure=failure,
             )
         job = call.tool.mode == "job"
-        answer = await self._job_accepted(call, request_id, receipt_id, payment_pending=result.status == "pending") if job else Answer(200, self._success(call, request_id, receipt_id, output))
+        answer = (
+            await self._job_accepted(call, request_id, receipt_id, payment_pending=result.status == "pending")
+            if job
+            else Answer(200, self._success(call, request_id, receipt_id, output))
+        )
         answer.settlement = gateway.settlement(accepted, result)
         return answer
 
     async def _settle_and_record(
-        self, call: PreparedCall, accepted: Accepted, agent_id: str, request_id: str, output: Any, result: SettlementResult | None
+        self,
+        call: PreparedCall,
+        accepted: Accepted,
+        agent_id: str,
+        request_id: str,
+        output: Any,
+        result: SettlementResult | None,
     ) -> tuple[SettlementResult, str]:
         """One transaction: settle here when `result` is None, then the receipt, the authorization's state, the job or lookup."""
         async with self.db.transaction():
@@ -233,12 +330,18 @@ class PaidCalls:
                 result = await self.gateway.settle_in_transaction(accepted)
             settled, job = result.status == "settled", call.tool.mode == "job"
             receipt = await self._receipt(
-                call, agent_id, request_id,
+                call,
+                agent_id,
+                request_id,
                 status="settled" if settled else ("not_charged" if result.status == "failed" else "pending"),
                 execution="pending" if job and result.status != "failed" else "completed",
-                method="x402", tx=result.transaction, settled=settled,
+                method="x402",
+                tx=result.transaction,
+                settled=settled,
             )
-            await self.gateway.record(accepted, result.status, result.transaction, receipt["receipt_id"], reserved=settling_here)
+            await self.gateway.record(
+                accepted, result.status, result.transaction, receipt["receipt_id"], reserved=settling_here
+            )
             if job and result.status != "failed":
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"], settled=settled)
             if not job and result.status != "failed":
@@ -246,14 +349,25 @@ class PaidCalls:
         return result, receipt["receipt_id"]
 
     # -- jobs ------------------------------------------------------------------------
-    async def _create_job(self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str, *, settled: bool = True) -> None:
+    async def _create_job(
+        self, call: PreparedCall, agent_id: str, request_id: str, receipt_id: str, *, settled: bool = True
+    ) -> None:
         """The job row (and the tool's acceptance rows once paid): a job whose payment is
         still pending waits for it and starts only when it settles (core/jobs/job_payments.py)."""
         await job_payments.accept(
-            call.tool, value=call.value, price=call.price, agent_id=agent_id, request_id=request_id, receipt_id=receipt_id, settled=settled, bus=self.events
+            call.tool,
+            value=call.value,
+            price=call.price,
+            agent_id=agent_id,
+            request_id=request_id,
+            receipt_id=receipt_id,
+            settled=settled,
+            bus=self.events,
         )
 
-    async def _job_accepted(self, call: PreparedCall, request_id: str, receipt_id: str, *, payment_pending: bool = False) -> Answer:
+    async def _job_accepted(
+        self, call: PreparedCall, request_id: str, receipt_id: str, *, payment_pending: bool = False
+    ) -> Answer:
         """202, not wrapped in {success, data} (docs/api.md); workers are woken after the commit
         (a job waiting for its payment is woken by the reconciler once the payment settles)."""
         poll = f"Poll GET /v1/requests/{request_id} or subscribe at /v1/requests/subscribe."
@@ -274,13 +388,30 @@ class PaidCalls:
         return Answer(202, body, {})
 
     async def _receipt(
-        self, call: PreparedCall, agent_id: str, request_id: str, *,
-        status: str, execution: str, method: str, tx: str | None, settled: bool = True, receipt_id: str | None = None,
+        self,
+        call: PreparedCall,
+        agent_id: str,
+        request_id: str,
+        *,
+        status: str,
+        execution: str,
+        method: str,
+        tx: str | None,
+        settled: bool = True,
+        receipt_id: str | None = None,
     ) -> dict[str, Any]:
-        return await self.receipts.issue(call.receipt(
-            agent_id=agent_id, request_id=request_id, status=status, execution_status=execution, payment_method=method,
-            settlement_tx=tx, settled=settled, receipt_id=receipt_id,
-        ))
+        return await self.receipts.issue(
+            call.receipt(
+                agent_id=agent_id,
+                request_id=request_id,
+                status=status,
+                execution_status=execution,
+                payment_method=method,
+                settlement_tx=tx,
+                settled=settled,
+                receipt_id=receipt_id,
+            )
+        )
 
 
 __all__ = ["PaidCalls", "PreparedCall", "input_hash_of"]

@@ -1,4 +1,5 @@
 """Before any payment: the input validated (audit fields included) and priced."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,9 +9,17 @@ from typing import Any
 import msgspec
 import rfc8785
 
-from tollway._core.receipts.receipts import ReceiptDraft
+from tollway._core.basics.validation import (
+    FieldError,
+    FieldErrors,
+    Problem,
+    convert,
+    decode_object,
+    field_error,
+    one_of_problems,
+)
 from tollway._core.plugin_api.tool import Tool
-from tollway._core.basics.validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, one_of_problems
+from tollway._core.receipts.receipts import ReceiptDraft
 
 MEMO_MAX = 1000
 
@@ -44,8 +53,17 @@ class PreparedCall:
             self.admission = admitted
 
     def receipt(
-        self, *, agent_id: str, request_id: str, status: str, execution_status: str, payment_method: str,
-        settlement_tx: str | None = None, settled: bool = True, receipt_id: str | None = None, goal_id: str | None = None,
+        self,
+        *,
+        agent_id: str,
+        request_id: str,
+        status: str,
+        execution_status: str,
+        payment_method: str,
+        settlement_tx: str | None = None,
+        settled: bool = True,
+        receipt_id: str | None = None,
+        goal_id: str | None = None,
     ) -> ReceiptDraft:
         """The draft of this call's receipt: the tool, price and audit fields, with the signed
         fields plugins fill: the goal (given, or the one of the job tool's `accepted_fields`),
@@ -54,10 +72,23 @@ class PreparedCall:
         if goal_id is None and tool.accepted_fields is not None:
             goal_id = tool.accepted_fields(request_id).get("goal_id")
         return ReceiptDraft(
-            agent_id=agent_id, category=tool.category, subcategory=tool.subcategory or tool.name, amount=self.price, status=status,
-            execution_status=execution_status, settlement_tx=settlement_tx, payment_method=payment_method, tool=tool.name,
-            request_id=request_id, memo=self.memo, decision_context=self.decision_context, provider_cost=self.provider_cost,
-            settled=settled, receipt_id=receipt_id, goal_id=goal_id, soul_agent_id=self.admission.soul_agent_id,
+            agent_id=agent_id,
+            category=tool.category,
+            subcategory=tool.subcategory or tool.name,
+            amount=self.price,
+            status=status,
+            execution_status=execution_status,
+            settlement_tx=settlement_tx,
+            payment_method=payment_method,
+            tool=tool.name,
+            request_id=request_id,
+            memo=self.memo,
+            decision_context=self.decision_context,
+            provider_cost=self.provider_cost,
+            settled=settled,
+            receipt_id=receipt_id,
+            goal_id=goal_id,
+            soul_agent_id=self.admission.soul_agent_id,
             service_fee=self.admission.service_fee,
         )
 
@@ -85,10 +116,17 @@ def _audit_fields(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any] | Non
         try:  # it is signed into the receipt: refuse what RFC 8785 cannot canonicalise, before payment
             rfc8785.dumps(ctx)
         except Exception:
-            problems.append(Problem("decisionContext", "decisionContext holds a value that cannot be signed: integers must be within ±(2^53-1)"))
+            problems.append(
+                Problem(
+                    "decisionContext",
+                    "decisionContext holds a value that cannot be signed: integers must be within ±(2^53-1)",
+                )
+            )
         conf = ctx.get("confidence")
         if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
-            problems.append(Problem("decisionContext.confidence", "decisionContext.confidence must be a number from 0 to 1"))
+            problems.append(
+                Problem("decisionContext.confidence", "decisionContext.confidence must be a number from 0 to 1")
+            )
     return memo, ctx, problems
 
 
@@ -99,7 +137,9 @@ def prepare(tool: Tool, body: bytes) -> PreparedCall:
     # every failing field is named, the audit fields' too, and a declared exactly-one-of
     # group broken beside a shape error (the tool's check names it otherwise); shape
     # errors of `invalid_input` tools carry a `code`
-    value = convert(obj, tool.input_type, error=tool.shape_error, also=audit, besides=one_of_problems(obj, tool.exactly_one_of))
+    value = convert(
+        obj, tool.input_type, error=tool.shape_error, also=audit, besides=one_of_problems(obj, tool.exactly_one_of)
+    )
     if tool.check is not None:
         try:
             tool.check(value)

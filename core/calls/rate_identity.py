@@ -1,6 +1,7 @@
 """Who the rate limiter counts a request as: the identity it proves (signed payment,
 agent proof, access token), else its client IP; never a bare X-Agent-ID. `RateGate`
 counts a request and puts the `RateLimit-*` headers on whatever it answers."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -8,12 +9,12 @@ from typing import Any
 
 from tollway._core.auth.auth import Authenticator
 from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.calls.ratelimits import RateLimiter, caller_key
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import recover_payer
 from tollway._core.payments.gateway import decode_payment, find_payment
 from tollway._core.payments.networks import Network
-from tollway._core.calls.ratelimits import RateLimiter, caller_key
-from tollway._core.basics.request import Answer, CallRequest
 
 
 def payer_of(network: Network, req: CallRequest, payment_value: dict[str, Any] | str) -> str | None:

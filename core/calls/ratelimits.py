@@ -19,6 +19,7 @@ counter of (category, caller, window) is one row keyed
 A refused hit still counts (the counter only grows), so `Remaining` is
 `max(0, limit - hits)` and never goes below 0.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -77,7 +78,9 @@ def _parse_one(name: str, text: str) -> tuple[int, int]:
     try:
         limit, window = int(limit_text.strip()), int(window_text.strip())
     except ValueError:
-        raise ValueError(f"{name} must be '<limit>/<window seconds>' or '<limit>' (e.g. '60/60'), not {text!r}") from None
+        raise ValueError(
+            f"{name} must be '<limit>/<window seconds>' or '<limit>' (e.g. '60/60'), not {text!r}"
+        ) from None
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"{name}: the limit must be from 1 to {MAX_LIMIT}, not {limit}")
     if not 1 <= window <= MAX_WINDOW_S:

@@ -2,6 +2,7 @@
 alike: the process pool for `cpu_bound` tools, the declared time limit, `Parked` answers,
 progress reporting and the provider cost; and the one place a completed lookup's facts are
 recorded and its changes queued for watches."""
+
 from __future__ import annotations
 
 import asyncio
@@ -41,15 +42,25 @@ class ToolRunner:
     """Runs tools; `pool` is the process pool of `cpu_bound` tools (a worker sets it,
     runtime/worker.py), shared by every caller in this process."""
 
-    def __init__(self, *, contexts: ToolContexts, watch_sources: Mapping[str, Any] | None = None, pool: Executor | None = None) -> None:
+    def __init__(
+        self, *, contexts: ToolContexts, watch_sources: Mapping[str, Any] | None = None, pool: Executor | None = None
+    ) -> None:
         self.contexts = contexts
         # Watchable attributes: a lookup recording a change of a watched entity queues it.
         self.watch_sources = watch_sources if watch_sources is not None else {}
         self.pool = pool
 
     async def run(
-        self, tool: Tool, value: Any, *, request_id: str, agent_id: str | None,
-        reporter: Reporter | None = None, may_park: bool = False, pool: Executor | None = None, meter: Any = None,
+        self,
+        tool: Tool,
+        value: Any,
+        *,
+        request_id: str,
+        agent_id: str | None,
+        reporter: Reporter | None = None,
+        may_park: bool = False,
+        pool: Executor | None = None,
+        meter: Any = None,
     ) -> Ran:
         """One run of `tool` on the validated `value`, within its time limit (`TimeLimitExceeded`
         past it). Only a job (`may_park`) may answer `Parked`; the tool's own failure raises.

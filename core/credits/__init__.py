@@ -1,4 +1,15 @@
 """Money held for agents: the ledger, holds, refunds, top-ups, payouts, sales, the ledger check and the reconciler."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
-PUBLIC_MODULES = ("account_routes", "accounts", "holds", "ledger", "ledger_check", "payouts", "reconciler", "refunds", "sales", "top_ups")
+PUBLIC_MODULES = (
+    "account_routes",
+    "accounts",
+    "holds",
+    "ledger",
+    "ledger_check",
+    "payouts",
+    "reconciler",
+    "refunds",
+    "sales",
+    "top_ups",
+)

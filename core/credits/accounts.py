@@ -1,5 +1,6 @@
 """Account operations: balance and the operator routes (register agent, grant
 credits, access tokens, fund the local test network); top-ups live in core/credits/top_ups.py."""
+
 from __future__ import annotations
 
 import logging
@@ -7,21 +8,21 @@ from typing import Any
 
 from eth_utils import to_checksum_address
 
-from tollway._core.credits import ledger
-from tollway._core.jobs import notifications
 from tollway._core import wire
 from tollway._core.auth.agents import AgentDirectory, is_address
 from tollway._core.auth.auth import Authenticator, Caller
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.ids import iso
 from tollway._core.basics.money import usdc
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.basics.validation import decode_object
+from tollway._core.credits import ledger
+from tollway._core.credits.reconciler import Reconciler
+from tollway._core.credits.top_ups import TopUps, decimal_body, parse_amount
+from tollway._core.jobs import notifications
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementBackend
-from tollway._core.credits.reconciler import Reconciler
-from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.storage.tables import Agent
-from tollway._core.credits.top_ups import TopUps, decimal_body, parse_amount
-from tollway._core.basics.validation import decode_object
 
 log = logging.getLogger("tollway.accounts")
 
@@ -30,12 +31,19 @@ def signing_in(caller: Caller | None, req: CallRequest) -> Caller:
     """Who may sign in (the sign-in route's `caller_check`): a write proof signed by the
     wallet in X-Agent-ID, or a wallet the front holds the key of; never an access token."""
     if caller is None:
-        raise ServiceError(401, "unauthorized", "Signing in needs X-Agent-ID (the wallet address) and a write X-Agent-Proof.")
+        raise ServiceError(
+            401, "unauthorized", "Signing in needs X-Agent-ID (the wallet address) and a write X-Agent-Proof."
+        )
     if caller.via == "token":
-        raise ServiceError(403, "sign_in_needs_proof", "An access token cannot sign in; sign in with the wallet's write proof.")
+        raise ServiceError(
+            403, "sign_in_needs_proof", "An access token cannot sign in; sign in with the wallet's write proof."
+        )
     if caller.via == "id":
         raise ServiceError(
-            401, "invalid_agent_proof", "Signing in needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+            401,
+            "invalid_agent_proof",
+            "Signing in needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.",
+            {"reason": "missing"},
         )
     return caller
 
@@ -86,13 +94,20 @@ class Accounts:
     # -- operator routes (the route runner checks the operator token) -------------------
     async def register_agent(self, body: wire.RegisterAgentRequest) -> wire.RegisteredAgent:
         row = await self.agents.register(body.wallet_address, body.name)
-        return wire.RegisteredAgent(agent_id=row["id"], wallet_address=row["wallet_address"], name=row["name"], created_at=iso(row["created_ms"]))
+        return wire.RegisteredAgent(
+            agent_id=row["id"],
+            wallet_address=row["wallet_address"],
+            name=row["name"],
+            created_at=iso(row["created_ms"]),
+        )
 
     async def grant_credits(self, raw: bytes) -> wire.CreditsGranted:
         obj = decimal_body(raw)
         unknown = sorted(set(obj) - {"agent_id", "amount", "memo"})
         if unknown:
-            raise invalid_request(f"Unknown field {unknown[0]}.", [{"field": unknown[0], "message": "is not an accepted field"}])
+            raise invalid_request(
+                f"Unknown field {unknown[0]}.", [{"field": unknown[0], "message": "is not an accepted field"}]
+            )
         agent_ref = obj.get("agent_id")
         if not isinstance(agent_ref, str):
             raise invalid_request("agent_id is required.", [{"field": "agent_id", "message": "is required"}])
@@ -103,7 +118,10 @@ class Accounts:
             raise invalid_request("amount must be positive.", [{"field": "amount", "message": "must be positive"}])
         memo = obj.get("memo")
         if memo is not None and (not isinstance(memo, str) or len(memo) > 1000):
-            raise invalid_request("memo must be a string of at most 1000 characters.", [{"field": "memo", "message": "at most 1000 characters"}])
+            raise invalid_request(
+                "memo must be a string of at most 1000 characters.",
+                [{"field": "memo", "message": "at most 1000 characters"}],
+            )
         agent = await self.agents.get(agent_ref)
         if agent is None:
             if is_address(agent_ref):
@@ -113,7 +131,10 @@ class Accounts:
         async with self.db.transaction():
             balance, txn_id = await ledger.credit_credits(agent["id"], amount, kind="grant", memo=memo)
             await notifications.notify(
-                agent["id"], "credit_issued", f"{usdc(amount)} USDC of credits granted", memo,
+                agent["id"],
+                "credit_issued",
+                f"{usdc(amount)} USDC of credits granted",
+                memo,
                 {"amount": usdc(amount), "credits_balance": usdc(balance), "source": "grant", "transactionId": txn_id},
             )
         return wire.CreditsGranted(agent_id=agent["id"], credits_balance=usdc(balance), transaction_id=txn_id)
@@ -150,7 +171,9 @@ class Accounts:
         if self.network.name != "local":
             raise ServiceError(403, "local_network_only", "Funding exists only on the local test network.")
         if not is_address(address):
-            raise invalid_request("address must be a 0x address.", [{"field": "address", "message": "expected 0x + 40 hex"}])
+            raise invalid_request(
+                "address must be a 0x address.", [{"field": "address", "message": "expected 0x + 40 hex"}]
+            )
         if amount <= 0:
             raise invalid_request("amount must be positive.", [{"field": "amount", "message": "must be positive"}])
         async with self.db.transaction():

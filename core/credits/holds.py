@@ -5,21 +5,30 @@ transaction (charged with its receipt, or refunded). Ending is one conditional
 UPDATE from `held`, so of the call's own ending and the reconciler's (for a
 process that died holding it) exactly one wins.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
 
+from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.credits import ledger
 from tollway._core.storage import sql
-from tollway._core.basics.ids import new_id, now_ms
 
 _HOLD_COLUMNS = "(id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms)"
 
 
 async def take(
-    db: Any, *, request_id: str, agent_id: str, amount: int, tool: str, receipt_id: str, memo: str | None, decision_context: Any
+    db: Any,
+    *,
+    request_id: str,
+    agent_id: str,
+    amount: int,
+    tool: str,
+    receipt_id: str,
+    memo: str | None,
+    decision_context: Any,
 ) -> bool:
     """Debit the agent's credits (a `spend` ledger row) and place the hold, together;
     False, with nothing written, when the credits do not cover `amount`.
@@ -35,9 +44,23 @@ async def take(
             f"spent AS (INSERT INTO tw_ledger {ledger.LEDGER_COLUMNS} "
             "SELECT {}, {}, {}, credits, 'spend', {}, {}, {} FROM moved RETURNING id) "
             f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} SELECT {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}} FROM spent RETURNING id",
-            amount, agent_id, amount,
-            new_id("txn"), ledger.credits_account(agent_id), -amount, request_id, tool, at,
-            request_id, agent_id, amount, tool, receipt_id, memo, context, at,
+            amount,
+            agent_id,
+            amount,
+            new_id("txn"),
+            ledger.credits_account(agent_id),
+            -amount,
+            request_id,
+            tool,
+            at,
+            request_id,
+            agent_id,
+            amount,
+            tool,
+            receipt_id,
+            memo,
+            context,
+            at,
         )
         return row is not None
     async with db.transaction():
@@ -45,7 +68,14 @@ async def take(
             return False
         await sql.fetch(
             f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}})",
-            request_id, agent_id, amount, tool, receipt_id, memo, context, at,
+            request_id,
+            agent_id,
+            amount,
+            tool,
+            receipt_id,
+            memo,
+            context,
+            at,
         )
     return True
 
@@ -54,7 +84,9 @@ async def end(request_id: str, state: str) -> bool:
     """Move a hold from `held` to `charged` or `refunded`; False when it had already ended."""
     row = await sql.fetch_one(
         "UPDATE tw_credit_holds SET state = {}, resolved_ms = {} WHERE id = {} AND state = 'held' RETURNING id",
-        state, now_ms(), request_id,
+        state,
+        now_ms(),
+        request_id,
     )
     return row is not None
 

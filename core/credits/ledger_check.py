@@ -5,6 +5,7 @@ the balances, and nothing sits in an intermediate state longer than allowed.
 the concurrency and fault tests run it at their end and `tollway reconcile
 --check` prints it for an operator.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -12,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.basics.ids import now_ms
 from tollway._core.credits.payouts import EARNINGS_KINDS
+from tollway._core.storage import sql
 
 INTERMEDIATE_PAYMENTS = ("reserved", "settling", "pending")
 
@@ -22,9 +23,13 @@ INTERMEDIATE_PAYMENTS = ("reserved", "settling", "pending")
 async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[str]:
     problems: list[str] = []
     problems += await _balances_match_ledger()
-    receipts = [dict(r) for r in await sql.fetch("SELECT receipt_id, agent_id, amount, status, job_id, body FROM tw_receipts")]
+    receipts = [
+        dict(r) for r in await sql.fetch("SELECT receipt_id, agent_id, amount, status, job_id, body FROM tw_receipts")
+    ]
     ledger = [dict(r) for r in await sql.fetch("SELECT account, delta, kind, reference FROM tw_ledger")]
-    problems += _charges_have_receipts(receipts, ledger, await sql.fetch("SELECT id, state, amount FROM tw_credit_holds"))
+    problems += _charges_have_receipts(
+        receipts, ledger, await sql.fetch("SELECT id, state, amount FROM tw_credit_holds")
+    )
     problems += _refunds_match(receipts, ledger)
     problems += await _top_ups_match(ledger)
     problems += await _watches_match()
@@ -37,13 +42,18 @@ async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[s
 
 async def _balances_match_ledger() -> list[str]:
     problems = []
-    sums = {r["account"]: int(r["total"]) for r in await sql.fetch("SELECT account, SUM(delta) AS total FROM tw_ledger GROUP BY account")}
+    sums = {
+        r["account"]: int(r["total"])
+        for r in await sql.fetch("SELECT account, SUM(delta) AS total FROM tw_ledger GROUP BY account")
+    }
     for agent in await sql.fetch("SELECT id, credits FROM tw_agents"):
         credits = int(agent["credits"])
         if credits < 0:
             problems.append(f"agent {agent['id']} has a negative balance {credits}")
         if credits != sums.get(f"credits:{agent['id']}", 0):
-            problems.append(f"agent {agent['id']} holds {credits} but its ledger sums to {sums.get('credits:' + agent['id'], 0)}")
+            problems.append(
+                f"agent {agent['id']} holds {credits} but its ledger sums to {sums.get('credits:' + agent['id'], 0)}"
+            )
     for chain in await sql.fetch("SELECT address, balance FROM tw_chain_balances"):
         account = f"chain:{chain['address']}"
         if int(chain["balance"]) != sums.get(account, 0):
@@ -90,14 +100,18 @@ def _refunds_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]])
             returned[e["reference"]] += int(e["delta"])
             receipt = by_id.get(e["reference"])
             if receipt is None or receipt["status"] != "settled":
-                problems.append(f"an unspent return for {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}")
+                problems.append(
+                    f"an unspent return for {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}"
+                )
     for receipt_id, total in returned.items():
         receipt = by_id.get(receipt_id)
         if receipt is not None and total > int(receipt["amount"]):
             problems.append(f"receipt {receipt_id} returned {total}, more than its {receipt['amount']}")
     for r in receipts:
         if r["status"] == "refunded" and refunds.get(r["receipt_id"], 0) != 1:
-            problems.append(f"receipt {r['receipt_id']} says refunded but {refunds.get(r['receipt_id'], 0)} refunds were credited")
+            problems.append(
+                f"receipt {r['receipt_id']} says refunded but {refunds.get(r['receipt_id'], 0)} refunds were credited"
+            )
     return problems
 
 
@@ -115,7 +129,9 @@ def _shares_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) 
         if shares[e["reference"]] != 1:
             problems.append(f"receipt {e['reference']} paid its seller {shares[e['reference']]} times")
         if receipt is None or receipt["status"] != "settled":
-            problems.append(f"a seller's share of {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}")
+            problems.append(
+                f"a seller's share of {e['reference']} whose receipt is {receipt['status'] if receipt else 'missing'}"
+            )
         elif int(e["delta"]) > int(receipt["amount"]):
             problems.append(f"receipt {e['reference']} paid its seller {e['delta']}, more than its {receipt['amount']}")
         elif earned.get((receipt["job_id"], int(e["delta"])), 0) < 1:
@@ -143,7 +159,9 @@ async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
     for e in ledger:
         if e["kind"] in EARNINGS_KINDS:
             earned[e["account"]] += int(e["delta"])
-    problems += [f"{account} paid out {-total} more than its sales earned" for account, total in earned.items() if total < 0]
+    problems += [
+        f"{account} paid out {-total} more than its sales earned" for account, total in earned.items() if total < 0
+    ]
     return problems
 
 
@@ -185,11 +203,20 @@ async def _nothing_stale(cutoff_ms: int) -> list[str]:
     for r in await sql.fetch("SELECT id FROM tw_credit_holds WHERE state = 'held' AND created_ms < {}", cutoff_ms):
         problems.append(f"hold {r['id']} is still held")
     marks = ", ".join("{}" for _ in INTERMEDIATE_PAYMENTS)
-    for r in await sql.fetch(f"SELECT id, status FROM tw_payment_authorizations WHERE status IN ({marks}) AND created_ms < {{}}", *INTERMEDIATE_PAYMENTS, cutoff_ms):
+    for r in await sql.fetch(
+        f"SELECT id, status FROM tw_payment_authorizations WHERE status IN ({marks}) AND created_ms < {{}}",
+        *INTERMEDIATE_PAYMENTS,
+        cutoff_ms,
+    ):
         problems.append(f"payment {r['id']} is still {r['status']}")
-    for r in await sql.fetch("SELECT receipt_id, status FROM tw_receipts WHERE status IN ('pending', 'refund_due') AND created_ms < {}", cutoff_ms):
+    for r in await sql.fetch(
+        "SELECT receipt_id, status FROM tw_receipts WHERE status IN ('pending', 'refund_due') AND created_ms < {}",
+        cutoff_ms,
+    ):
         problems.append(f"receipt {r['receipt_id']} is still {r['status']}")
-    for r in await sql.fetch("SELECT id FROM tw_top_up_attempts WHERE status = 'pending' AND created_ms < {}", cutoff_ms):
+    for r in await sql.fetch(
+        "SELECT id FROM tw_top_up_attempts WHERE status = 'pending' AND created_ms < {}", cutoff_ms
+    ):
         problems.append(f"top-up {r['id']} is still pending")
     for r in await sql.fetch("SELECT id FROM tw_payouts WHERE status = 'sending' AND created_ms < {}", cutoff_ms):
         problems.append(f"payout {r['id']} is still sending")

@@ -13,6 +13,7 @@ stays valid and a late settlement could still pay it; they stay held until the c
 the authorization cancelled or its `validBefore` has passed unused (`resolve_stale`, run by
 the reconciler), and only then come back (`payout_return`).
 """
+
 from __future__ import annotations
 
 import time
@@ -22,15 +23,15 @@ import msgspec
 from piccolo.columns import BigInt, Text, Varchar
 from piccolo.table import Table
 
-from tollway._core.credits import ledger
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import iso, new_id, now_ms
 from tollway._core.basics.money import usdc
+from tollway._core.credits import ledger
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import make_payment, sign_authorization
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementBackend
+from tollway._core.storage import sql
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 PAYOUT_KIND, RETURN_KIND = "payout", "payout_return"
@@ -64,8 +65,13 @@ PAYOUT_TABLES: tuple[type[Table], ...] = (Payout,)
 def served(row: Any) -> dict[str, Any]:
     """A payout as an API answers it."""
     return {
-        "payout_id": row["id"], "amount_usdc": usdc(int(row["amount"])), "to_address": row["to_address"], "status": row["status"],
-        "settlement_tx": row["settlement_tx"], "reason": row["reason"], "created_at": iso(int(row["created_ms"])),
+        "payout_id": row["id"],
+        "amount_usdc": usdc(int(row["amount"])),
+        "to_address": row["to_address"],
+        "status": row["status"],
+        "settlement_tx": row["settlement_tx"],
+        "reason": row["reason"],
+        "created_at": iso(int(row["created_ms"])),
         "updated_at": iso(int(row["updated_ms"])),
     }
 
@@ -75,7 +81,9 @@ async def withdrawable(agent_id: str) -> int:
     not given back. Negative only inside a transaction about to be refused."""
     marks = ", ".join("{}" for _ in EARNINGS_KINDS)
     row = await sql.fetch_one(
-        f"SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {{}} AND kind IN ({marks})", ledger.credits_account(agent_id), *EARNINGS_KINDS
+        f"SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {{}} AND kind IN ({marks})",
+        ledger.credits_account(agent_id),
+        *EARNINGS_KINDS,
     )
     return int(row["total"])
 
@@ -83,7 +91,15 @@ async def withdrawable(agent_id: str) -> int:
 class Payouts:
     """Withdraws credits on-chain; `key` is the service wallet's private key (None: no payouts)."""
 
-    def __init__(self, *, db: Any, backend: SettlementBackend, network: Network, key: str | None, authorization_valid_s: int = AUTHORIZATION_VALID_S) -> None:
+    def __init__(
+        self,
+        *,
+        db: Any,
+        backend: SettlementBackend,
+        network: Network,
+        key: str | None,
+        authorization_valid_s: int = AUTHORIZATION_VALID_S,
+    ) -> None:
         self.db = db
         self.authorization_valid_s = authorization_valid_s
         self.backend = backend
@@ -102,69 +118,123 @@ class Payouts:
         now = int(time.time())
         valid_s = self.authorization_valid_s
         requirements = x402.build_requirements(self.network, amount, to, payout_id, valid_s)
-        auth, signature = sign_authorization(self.account, self.network, to=to, value=amount, valid_after=now - 60, valid_before=now + valid_s)
+        auth, signature = sign_authorization(
+            self.account, self.network, to=to, value=amount, valid_after=now - 60, valid_before=now + valid_s
+        )
         return make_payment(self.network, requirements, auth, signature), requirements
 
     async def pay_out(self, agent_id: str, amount: int, to_address: str) -> dict[str, Any]:
         """Withdraw `amount` (micro-USDC) of the agent's credits to `to_address`."""
         if self.account is None:
-            raise ServiceError(503, "payouts_unavailable", "Payouts are not configured on this service: the operator must set TOLLWAY_PAYOUT_KEY.")
+            raise ServiceError(
+                503,
+                "payouts_unavailable",
+                "Payouts are not configured on this service: the operator must set TOLLWAY_PAYOUT_KEY.",
+            )
         if amount <= 0:
-            raise ServiceError(400, "invalid_request", "The amount must be more than 0.", [{"field": "amount_usdc", "message": "must be more than 0"}])
+            raise ServiceError(
+                400,
+                "invalid_request",
+                "The amount must be more than 0.",
+                [{"field": "amount_usdc", "message": "must be more than 0"}],
+            )
         payout_id = new_id("po")
         payment, requirements = self._payment(payout_id, to_address, amount)
         decoded = x402.decode_payment(payment)
         in_database = self.backend.settles_in_database
         async with self.db.transaction():
-            if await ledger.debit_credits(agent_id, amount, kind=PAYOUT_KIND, reference=payout_id, memo=to_address) is None:
-                raise ServiceError(409, "insufficient_credits", f"The credits do not cover a payout of {usdc(amount)} USDC.")
+            if (
+                await ledger.debit_credits(agent_id, amount, kind=PAYOUT_KIND, reference=payout_id, memo=to_address)
+                is None
+            ):
+                raise ServiceError(
+                    409, "insufficient_credits", f"The credits do not cover a payout of {usdc(amount)} USDC."
+                )
             # After the debit, which locks the agent's row: a concurrent payout sees this one.
             left = await withdrawable(agent_id)
             if left < 0:
                 raise ServiceError(
-                    409, "exceeds_earnings", f"Only earnings from sales can be paid out: {usdc(left + amount)} USDC is withdrawable, not {usdc(amount)}.",
+                    409,
+                    "exceeds_earnings",
+                    f"Only earnings from sales can be paid out: {usdc(left + amount)} USDC is withdrawable, not {usdc(amount)}.",
                     extra={"withdrawable_usdc": usdc(left + amount)},
                 )
             now = now_ms()
             await sql.fetch(
                 "INSERT INTO tw_payouts (id, agent_id, to_address, amount, status, payment, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'sending', {}, {}, {})",
-                payout_id, agent_id, to_address, amount, msgspec.json.encode(payment).decode(), now, now,
+                payout_id,
+                agent_id,
+                to_address,
+                amount,
+                msgspec.json.encode(payment).decode(),
+                now,
+                now,
             )
             if in_database:  # one transaction: paid, or (raising) nothing happened at all
                 result = await self.backend.settle(decoded, requirements, self.account.address)
                 if result.status != "settled":
-                    raise ServiceError(503, "payout_failed", f"The service's wallet could not pay {usdc(amount)} USDC: {result.reason}. Nothing was withdrawn.")
+                    raise ServiceError(
+                        503,
+                        "payout_failed",
+                        f"The service's wallet could not pay {usdc(amount)} USDC: {result.reason}. Nothing was withdrawn.",
+                    )
                 await self._mark(payout_id, "paid", result.transaction, None)
         if not in_database:
-            await self._conclude(payout_id, await self.backend.settle(decoded, requirements, self.account.address), decoded.authorization.valid_before)
+            await self._conclude(
+                payout_id,
+                await self.backend.settle(decoded, requirements, self.account.address),
+                decoded.authorization.valid_before,
+            )
         return served(await self.get(payout_id))
 
     async def _mark(self, payout_id: str, status: str, tx: str | None, reason: str | None) -> bool:
         row = await sql.fetch_one(
             "UPDATE tw_payouts SET status = {}, settlement_tx = {}, reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending' RETURNING agent_id, amount",
-            status, tx, reason, now_ms(), payout_id,
+            status,
+            tx,
+            reason,
+            now_ms(),
+            payout_id,
         )
         if row is not None and status == "failed":  # nothing moved: the credits come back
-            await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind=RETURN_KIND, reference=payout_id, memo=reason)
+            await ledger.credit_credits(
+                row["agent_id"], int(row["amount"]), kind=RETURN_KIND, reference=payout_id, memo=reason
+            )
         return row is not None
 
     async def _conclude(self, payout_id: str, result: Any, valid_before: int) -> None:
         """Record what the backend said. A refusal is final only once the authorization can
         never be used (the chain shows it cancelled, or unused past `valid_before`; without a chain
         reader, LATE_MARGIN_S past `valid_before`): until then the credits stay held."""
-        final_refusal = result.status == "failed" and (result.reason in UNUSABLE or time.time() >= valid_before + LATE_MARGIN_S)
+        final_refusal = result.status == "failed" and (
+            result.reason in UNUSABLE or time.time() >= valid_before + LATE_MARGIN_S
+        )
         if result.status == "pending" or (result.status == "failed" and not final_refusal):
-            reason = result.reason if result.status == "pending" else (
-                f"refused ({result.reason}); the credits stay held until the authorization is known unusable (it expires at {iso(valid_before * 1000)})"
+            reason = (
+                result.reason
+                if result.status == "pending"
+                else (
+                    f"refused ({result.reason}); the credits stay held until the authorization is known unusable (it expires at {iso(valid_before * 1000)})"
+                )
             )
-            await sql.fetch("UPDATE tw_payouts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending'", reason, now_ms(), payout_id)
+            await sql.fetch(
+                "UPDATE tw_payouts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending'",
+                reason,
+                now_ms(),
+                payout_id,
+            )
             return
         async with self.db.transaction():
-            await self._mark(payout_id, "paid" if result.status == "settled" else "failed", result.transaction, result.reason)
+            await self._mark(
+                payout_id, "paid" if result.status == "settled" else "failed", result.transaction, result.reason
+            )
 
     async def resolve_stale(self, older_than_s: float) -> int:
         """Ask the backend what became of payouts still `sending` after `older_than_s`."""
-        rows = await sql.fetch("SELECT id, to_address, payment FROM tw_payouts WHERE status = 'sending' AND created_ms < {}", now_ms() - int(older_than_s * 1000))
+        rows = await sql.fetch(
+            "SELECT id, to_address, payment FROM tw_payouts WHERE status = 'sending' AND created_ms < {}",
+            now_ms() - int(older_than_s * 1000),
+        )
         for row in rows:
             decoded = x402.decode_payment(msgspec.json.decode(row["payment"]))
             requirements = msgspec.json.decode(row["payment"])["accepted"]
@@ -178,8 +248,22 @@ class Payouts:
 
     @staticmethod
     async def of_agent(agent_id: str, *, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
-        rows = await sql.fetch("SELECT * FROM tw_payouts WHERE agent_id = {} ORDER BY created_ms DESC, id DESC LIMIT {} OFFSET {}", agent_id, limit, offset)
+        rows = await sql.fetch(
+            "SELECT * FROM tw_payouts WHERE agent_id = {} ORDER BY created_ms DESC, id DESC LIMIT {} OFFSET {}",
+            agent_id,
+            limit,
+            offset,
+        )
         return [served(r) for r in rows]
 
 
-__all__ = ["EARNINGS_KINDS", "PAYOUT_KIND", "PAYOUT_TABLES", "Payout", "Payouts", "RETURN_KIND", "served", "withdrawable"]
+__all__ = [
+    "EARNINGS_KINDS",
+    "PAYOUT_KIND",
+    "PAYOUT_TABLES",
+    "Payout",
+    "Payouts",
+    "RETURN_KIND",
+    "served",
+    "withdrawable",
+]

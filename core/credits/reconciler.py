@@ -18,26 +18,27 @@ settlement left half done:
 Several processes may run it at once: every step is a conditional update from
 the state it found, so each row is resolved once.
 """
+
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from tollway._core.credits import holds
-from tollway._core.jobs import job_payments
-from tollway._core.storage import sql
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.basics.events import EventBus
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.money import usdc
+from tollway._core.credits import holds
+from tollway._core.credits.pending_report import pending_report
+from tollway._core.credits.refunds import Refunds
+from tollway._core.credits.top_ups import TOP_UP_PURPOSE, TopUps
+from tollway._core.jobs import job_payments
 from tollway._core.payments.gateway import X402Gateway
 from tollway._core.payments.settlement import SettlementResult
-from tollway._core.credits.pending_report import pending_report
-from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
-from tollway._core.credits.refunds import Refunds
 from tollway._core.plugin_api.tool import Tool
-from tollway._core.credits.top_ups import TOP_UP_PURPOSE, TopUps
+from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
+from tollway._core.storage import sql
 from tollway._core.wire.accounts import PendingReport
 
 log = logging.getLogger("tollway.reconciler")
@@ -49,7 +50,9 @@ def _failed_call(tool: Tool | None, name: str, **fields: Any) -> ReceiptDraft:
     """The receipt of a paid call the reconciler ends failed (charged, then refunded):
     the tool's category, or `data` when the tool is no longer registered."""
     category, subcategory = (tool.category, tool.subcategory or tool.name) if tool else ("data", name)
-    return ReceiptDraft(category=category, subcategory=subcategory, tool=name, status="settled", execution_status="failed", **fields)
+    return ReceiptDraft(
+        category=category, subcategory=subcategory, tool=name, status="settled", execution_status="failed", **fields
+    )
 
 
 class Reconciler:
@@ -87,7 +90,12 @@ class Reconciler:
         grace = self.grace_ms if grace_s is None else int(grace_s * 1000)
         cutoff = now_ms() - grace
         summary = {
-            "holds_refunded": 0, "payments_voided": 0, "payments_settled": 0, "payments_failed": 0, "payments_pending": 0, "top_ups_credited": 0,
+            "holds_refunded": 0,
+            "payments_voided": 0,
+            "payments_settled": 0,
+            "payments_failed": 0,
+            "payments_pending": 0,
+            "top_ups_credited": 0,
         }
         for row in await holds.held_before(cutoff + 1):
             try:
@@ -105,7 +113,8 @@ class Reconciler:
         asked_before = cutoff if grace_s is not None else now_ms() - int(self.reconcile_interval_s * 1000)
         for row in await sql.fetch(
             "SELECT * FROM tw_payment_authorizations WHERE (status = 'settling' AND updated_ms <= {}) OR (status = 'pending' AND updated_ms <= {})",
-            cutoff, asked_before,
+            cutoff,
+            asked_before,
         ):
             try:
                 outcome = await self._resolve_payment(dict(row))
@@ -137,10 +146,20 @@ class Reconciler:
         async with self.db.transaction():
             if not await holds.end(row["id"], "refunded"):
                 return False  # the call ended it after all
-            await self.receipts.issue(_failed_call(
-                tool, row["tool"], receipt_id=row["receipt_id"], agent_id=row["agent_id"], amount=int(row["amount"]), settlement_tx=None,
-                payment_method="credits", request_id=row["id"], memo=row["memo"], decision_context=holds.decision_context_of(row),
-            ))
+            await self.receipts.issue(
+                _failed_call(
+                    tool,
+                    row["tool"],
+                    receipt_id=row["receipt_id"],
+                    agent_id=row["agent_id"],
+                    amount=int(row["amount"]),
+                    settlement_tx=None,
+                    payment_method="credits",
+                    request_id=row["id"],
+                    memo=row["memo"],
+                    decision_context=holds.decision_context_of(row),
+                )
+            )
             await self.refunds.refund_to_credits(row["receipt_id"], reason=INTERRUPTED)
         log.warning("refunded credit hold %s (%s USDC): its call never finished", row["id"], usdc(int(row["amount"])))
         return True
@@ -151,14 +170,16 @@ class Reconciler:
         async with self.db.transaction():
             row = await sql.fetch_one(
                 "UPDATE tw_payment_authorizations SET status = 'voided', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING purpose",
-                now_ms(), key,
+                now_ms(),
+                key,
             )
             if row is None:
                 return False
             if row["purpose"] == TOP_UP_PURPOSE:
                 await sql.fetch(
                     "UPDATE tw_top_up_attempts SET status = 'failed', reason = 'never_settled', updated_ms = {} WHERE id = {} AND status = 'pending'",
-                    now_ms(), key,
+                    now_ms(),
+                    key,
                 )
         return True
 
@@ -166,7 +187,10 @@ class Reconciler:
         """Take this row for this pass (another process may be looking at it too)."""
         claimed = await sql.fetch_one(
             "UPDATE tw_payment_authorizations SET updated_ms = {} WHERE id = {} AND status = {} AND updated_ms = {} RETURNING id",
-            now_ms(), row["id"], row["status"], row["updated_ms"],
+            now_ms(),
+            row["id"],
+            row["status"],
+            row["updated_ms"],
         )
         return claimed is not None
 
@@ -185,12 +209,19 @@ class Reconciler:
             return await self._call_not_paid(row, result)
         return await self._call_paid(row, result)
 
-    async def _mark(self, key: str, status: str, tx: str | None, *, from_states: tuple[str, ...], receipt_id: str | None = None) -> bool:
+    async def _mark(
+        self, key: str, status: str, tx: str | None, *, from_states: tuple[str, ...], receipt_id: str | None = None
+    ) -> bool:
         marks = ", ".join("{}" for _ in from_states)
         moved = await sql.fetch_one(
             "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
             f"receipt_id = COALESCE({{}}, receipt_id), updated_ms = {{}} WHERE id = {{}} AND status IN ({marks}) RETURNING id",
-            status, tx, receipt_id, now_ms(), key, *from_states,
+            status,
+            tx,
+            receipt_id,
+            now_ms(),
+            key,
+            *from_states,
         )
         return moved is not None
 
@@ -212,11 +243,14 @@ class Reconciler:
                     return "settled"
                 if not await self.refunds.refund_when_settled(receipt_id, settled):
                     moved = await sql.fetch_one(
-                        "UPDATE tw_receipts SET status = 'settled' WHERE receipt_id = {} AND status = 'pending' RETURNING receipt_id", receipt_id
+                        "UPDATE tw_receipts SET status = 'settled' WHERE receipt_id = {} AND status = 'pending' RETURNING receipt_id",
+                        receipt_id,
                     )
                     if moved is not None:
                         await self.receipts.revise(receipt_id, {**settled, "status": "settled"})
-                        started = await job_payments.payment_settled(self.tools, receipt_id, self.events)  # its job starts now
+                        started = await job_payments.payment_settled(
+                            self.tools, receipt_id, self.events
+                        )  # its job starts now
             await job_payments.announce(self.events, started, "started")
             return "settled"
         tool = self.tools.get(row["purpose"])
@@ -227,12 +261,28 @@ class Reconciler:
             pass
         return "settled"
 
-    async def _refund_lost_answer(self, row: dict[str, Any], result: SettlementResult, tool: Any, agent_id: str) -> None:
+    async def _refund_lost_answer(
+        self, row: dict[str, Any], result: SettlementResult, tool: Any, agent_id: str
+    ) -> None:
         async with self.db.transaction():
-            receipt = await self.receipts.issue(_failed_call(
-                tool, row["purpose"], agent_id=agent_id, amount=int(row["value"]), settlement_tx=result.transaction, payment_method="x402", request_id=None,
-            ))
-            if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending"), receipt_id=receipt["receipt_id"]):
+            receipt = await self.receipts.issue(
+                _failed_call(
+                    tool,
+                    row["purpose"],
+                    agent_id=agent_id,
+                    amount=int(row["value"]),
+                    settlement_tx=result.transaction,
+                    payment_method="x402",
+                    request_id=None,
+                )
+            )
+            if not await self._mark(
+                row["id"],
+                "settled",
+                result.transaction,
+                from_states=("settling", "pending"),
+                receipt_id=receipt["receipt_id"],
+            ):
                 raise _Lost()
             await self.refunds.refund_to_credits(receipt["receipt_id"], reason=INTERRUPTED)
 
@@ -247,8 +297,14 @@ class Reconciler:
                     receipt_id,
                 )
                 if moved is not None:
-                    failed = await job_payments.payment_failed(receipt_id, result.reason, self.events)  # its job never started
-                    changes = {"status": "not_charged", "settlement_failure": result.reason, **({"execution_status": "failed"} if failed else {})}
+                    failed = await job_payments.payment_failed(
+                        receipt_id, result.reason, self.events
+                    )  # its job never started
+                    changes = {
+                        "status": "not_charged",
+                        "settlement_failure": result.reason,
+                        **({"execution_status": "failed"} if failed else {}),
+                    }
                     await self.receipts.revise(receipt_id, changes)
         await job_payments.announce(self.events, failed, "failed")
         return "failed"

@@ -8,15 +8,16 @@ A receipt whose x402 settlement is still `pending` cannot be refunded yet (the
 money may never arrive): it becomes `refund_due`, and the reconciler credits
 the refund once the payment settles, or marks it `not_charged` if it never does.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from tollway._core.credits import ledger
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import usdc
+from tollway._core.credits import ledger
 from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.storage import sql
 
 RETURN_KIND = "unspent_return"  # the ledger kind of a charge's unused part given back
 
@@ -37,13 +38,18 @@ class Refunds:
             row = await sql.fetch_one(
                 "UPDATE tw_receipts SET status = CASE WHEN status = 'pending' THEN 'refund_due' ELSE 'refunded' END "
                 "WHERE receipt_id = {} AND status IN ({}, {}) RETURNING agent_id, amount, status",
-                receipt_id, *REFUNDABLE,
+                receipt_id,
+                *REFUNDABLE,
             )
             if row is None:
                 raise ServiceError(409, "not_refundable", f"Receipt {receipt_id} is not a charge that can be refunded.")
             if row["status"] == "refunded":
-                await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason)
-            return await self.receipts.revise(receipt_id, {**(changes or {}), "status": row["status"], "refund_reason": reason})
+                await ledger.credit_credits(
+                    row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo=reason
+                )
+            return await self.receipts.revise(
+                receipt_id, {**(changes or {}), "status": row["status"], "refund_reason": reason}
+            )
 
     @staticmethod
     async def refundable(receipt_id: str) -> bool:
@@ -60,7 +66,9 @@ class Refunds:
             )
             if row is None:
                 return False
-            await ledger.credit_credits(row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo="refund_due")
+            await ledger.credit_credits(
+                row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo="refund_due"
+            )
             await self.receipts.revise(receipt_id, {**changes, "status": "refunded"})
             return True
 
@@ -72,10 +80,16 @@ class Refunds:
         if amount <= 0:
             return None
         async with self.db.transaction():
-            row = await sql.fetch_one("SELECT agent_id, amount, status FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+            row = await sql.fetch_one(
+                "SELECT agent_id, amount, status FROM tw_receipts WHERE receipt_id = {}", receipt_id
+            )
             if row is None or row["status"] != "settled" or amount > int(row["amount"]):
-                raise ServiceError(409, "not_returnable", f"Receipt {receipt_id} is not a settled charge of at least {usdc(amount)}.")
-            if await sql.fetch_one("SELECT account FROM tw_ledger WHERE kind = {} AND reference = {}", RETURN_KIND, receipt_id):
+                raise ServiceError(
+                    409, "not_returnable", f"Receipt {receipt_id} is not a settled charge of at least {usdc(amount)}."
+                )
+            if await sql.fetch_one(
+                "SELECT account FROM tw_ledger WHERE kind = {} AND reference = {}", RETURN_KIND, receipt_id
+            ):
                 return None
             await ledger.credit_credits(row["agent_id"], amount, kind=RETURN_KIND, reference=receipt_id, memo=reason)
             return await self.receipts.revise(receipt_id, {"returned_usdc": usdc(amount), "return_reason": reason})

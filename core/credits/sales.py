@@ -7,17 +7,18 @@ whose payment has not settled (or was refunded), credits the share once per rece
 receipt of status `earned` (not spend: analytics count charges only) carrying the same
 `job_id`, `soul_agent_id`, the share as `amount_usdc` and the fee as `service_fee`.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
 
-from tollway._core.credits import ledger
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import usdc
+from tollway._core.credits import ledger
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
+from tollway._core.storage import sql
 
 SHARE_KIND = "sale_share"
 EARNED = "earned"  # the status of a seller's receipt
@@ -34,30 +35,49 @@ class Sales:
         the seller's receipt; the fee is the rest. None when the share was paid already."""
         async with self.db.transaction():
             row = await sql.fetch_one(  # the no-op update locks the row against a concurrent refund
-                "UPDATE tw_receipts SET status = status WHERE receipt_id = {} RETURNING amount, status, body", receipt_id,
+                "UPDATE tw_receipts SET status = status WHERE receipt_id = {} RETURNING amount, status, body",
+                receipt_id,
             )
             if row is None:
                 raise LookupError(receipt_id)
             if row["status"] != "settled":
                 raise ServiceError(
-                    409, "payment_not_settled", f"The buyer's payment is {row['status']}, not settled: nothing can be paid out of it yet."
+                    409,
+                    "payment_not_settled",
+                    f"The buyer's payment is {row['status']}, not settled: nothing can be paid out of it yet.",
                 )
             amount = int(row["amount"])
             if not 0 <= share <= amount:
                 raise ValueError(f"a share of {share} is not within the charge of {amount}")
-            if await sql.fetch_one("SELECT id FROM tw_ledger WHERE kind = {} AND reference = {}", SHARE_KIND, receipt_id):
+            if await sql.fetch_one(
+                "SELECT id FROM tw_ledger WHERE kind = {} AND reference = {}", SHARE_KIND, receipt_id
+            ):
                 return None
             body = msgspec.json.decode(row["body"])
-            await ledger.credit_credits(seller_agent_id, share, kind=SHARE_KIND, reference=receipt_id, memo=body.get("tool"))
+            await ledger.credit_credits(
+                seller_agent_id, share, kind=SHARE_KIND, reference=receipt_id, memo=body.get("tool")
+            )
             fee = amount - share
             if body.get("service_fee") != usdc(fee):
                 await self.receipts.revise(receipt_id, {"service_fee": usdc(fee)})
-            return await self.receipts.issue(ReceiptDraft(
-                agent_id=seller_agent_id, category=body["category"], subcategory=body.get("subcategory"), amount=share, status=EARNED,
-                execution_status="completed", settlement_tx=None, payment_method=SHARE_METHOD, tool=body.get("tool"),
-                request_id=body.get("request_id"), job_id=body.get("job_id"), soul_agent_id=body.get("soul_agent_id"), service_fee=fee,
-                goal_id=body.get("goal_id"),
-            ))
+            return await self.receipts.issue(
+                ReceiptDraft(
+                    agent_id=seller_agent_id,
+                    category=body["category"],
+                    subcategory=body.get("subcategory"),
+                    amount=share,
+                    status=EARNED,
+                    execution_status="completed",
+                    settlement_tx=None,
+                    payment_method=SHARE_METHOD,
+                    tool=body.get("tool"),
+                    request_id=body.get("request_id"),
+                    job_id=body.get("job_id"),
+                    soul_agent_id=body.get("soul_agent_id"),
+                    service_fee=fee,
+                    goal_id=body.get("goal_id"),
+                )
+            )
 
 
 __all__ = ["EARNED", "SHARE_KIND", "SHARE_METHOD", "Sales"]

@@ -8,6 +8,7 @@ moved), a retry of the same payment returns the same record, and the reconciler
 credits it once the settlement's fate is known. The credit, its ledger row, the
 top-up record, the receipt and the `credit_issued` notification commit together.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,17 +17,17 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.credits import ledger
-from tollway._core.jobs import notifications
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.money import AmountError, to_micro, usdc
+from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.credits import ledger
+from tollway._core.jobs import notifications
 from tollway._core.payments.eip3009 import authorization_key
 from tollway._core.payments.gateway import PaymentFailed, X402Gateway, find_payment_header
 from tollway._core.payments.settlement import SettlementResult
 from tollway._core.receipts.receipts import ReceiptDraft
-from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.storage import sql
 from tollway._core.wire.accounts import TopUpRecord
 
 log = logging.getLogger("tollway.top_ups")
@@ -46,7 +47,9 @@ def decimal_body(body: bytes) -> dict[str, Any]:
     except msgspec.DecodeError as exc:
         raise invalid_request("The request body is not valid JSON.", [{"field": "$", "message": str(exc)}]) from exc
     if not isinstance(obj, dict):
-        raise invalid_request("The request body must be a JSON object.", [{"field": "$", "message": "expected an object"}])
+        raise invalid_request(
+            "The request body must be a JSON object.", [{"field": "$", "message": "expected an object"}]
+        )
     return obj
 
 
@@ -60,9 +63,19 @@ def parse_amount(value: Any, *, field: str = "amount", code: str = "invalid_requ
             raise AmountError("not a number")
         micro = to_micro(value)
     except AmountError as exc:
-        raise ServiceError(400, code, f"{field} must be a USDC amount with at most 6 decimals.", [{"field": field, "message": str(exc)}]) from exc
+        raise ServiceError(
+            400,
+            code,
+            f"{field} must be a USDC amount with at most 6 decimals.",
+            [{"field": field, "message": str(exc)}],
+        ) from exc
     if abs(micro) > AMOUNT_MAX:
-        raise ServiceError(400, code, f"{field} must be at most {AMOUNT_MAX // 1_000_000} USDC.", [{"field": field, "message": "too large"}])
+        raise ServiceError(
+            400,
+            code,
+            f"{field} must be at most {AMOUNT_MAX // 1_000_000} USDC.",
+            [{"field": field, "message": "too large"}],
+        )
     return micro
 
 
@@ -70,15 +83,27 @@ def _request(body: bytes) -> tuple[int, str | None]:
     """The validated (amount, memo) of a top-up request, or a 400."""
     obj = decimal_body(body)
     if "amount" not in obj:
-        raise ServiceError(400, "invalid_amount", "amount is required (USDC, 0.01 to 1000).", [{"field": "amount", "message": "is required"}])
+        raise ServiceError(
+            400,
+            "invalid_amount",
+            "amount is required (USDC, 0.01 to 1000).",
+            [{"field": "amount", "message": "is required"}],
+        )
     amount = parse_amount(obj["amount"], code="invalid_amount")
     if not TOP_UP_MIN <= amount <= TOP_UP_MAX:
-        raise ServiceError(400, "invalid_amount", "amount must be from 0.01 to 1000 USDC.", [{"field": "amount", "message": "must be from 0.01 to 1000"}])
+        raise ServiceError(
+            400,
+            "invalid_amount",
+            "amount must be from 0.01 to 1000 USDC.",
+            [{"field": "amount", "message": "must be from 0.01 to 1000"}],
+        )
     details = []
     memo = obj.get("memo")
     if memo is not None and (not isinstance(memo, str) or len(memo) > 1000):
         details.append({"field": "memo", "message": "memo must be a string of at most 1000 characters"})
-    details += [{"field": name, "message": f"{name} is not an accepted field"} for name in sorted(set(obj) - {"amount", "memo"})]
+    details += [
+        {"field": name, "message": f"{name} is not an accepted field"} for name in sorted(set(obj) - {"amount", "memo"})
+    ]
     if details:
         raise invalid_request(f"Invalid request: {', '.join(d['field'] for d in details)}.", details)
     return amount, memo
@@ -96,14 +121,23 @@ class TopUps:
     async def top_up(self, req: CallRequest) -> Answer:
         auth = req.header("authorization") or ""
         if auth[:7].lower() == "bearer ":
-            raise ServiceError(503, "route_unavailable_for_access_tokens", "Credits top-up needs a wallet session, not an access token.")
+            raise ServiceError(
+                503,
+                "route_unavailable_for_access_tokens",
+                "Credits top-up needs a wallet session, not an access token.",
+            )
         amount, memo = _request(req.body)
         input_hash = f"top-up:{amount}"
         header = find_payment_header(req.headers)
 
         async def refuse(failure: PaymentFailed | None = None) -> ServiceError:
             return await self.gateway.payment_required(
-                purpose=TOP_UP_PURPOSE, description="Prepaid credits", input_hash=input_hash, amount=amount, resource_url=req.url, failure=failure
+                purpose=TOP_UP_PURPOSE,
+                description="Prepaid credits",
+                input_hash=input_hash,
+                amount=amount,
+                resource_url=req.url,
+                failure=failure,
             )
 
         if not header:
@@ -113,20 +147,30 @@ class TopUps:
             retried = await self._retry(payment, amount)
             if retried is not None:
                 return retried
-            quote, payer = await self.gateway.verify(payment, req.header("x-quote-id"), purpose=TOP_UP_PURPOSE, input_hash=input_hash)
+            quote, payer = await self.gateway.verify(
+                payment, req.header("x-quote-id"), purpose=TOP_UP_PURPOSE, input_hash=input_hash
+            )
             accepted = await self.gateway.reserve(payment, quote, payer, TOP_UP_PURPOSE)
         except PaymentFailed as failure:
             raise await refuse(failure) from failure
         now = now_ms()
         await sql.fetch(
             "INSERT INTO tw_top_up_attempts (id, payer, amount, memo, status, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'pending', {}, {})",
-            accepted.key, accepted.payer.lower(), amount, memo, now, now,
+            accepted.key,
+            accepted.payer.lower(),
+            amount,
+            memo,
+            now,
+            now,
         )
         result = await self.gateway.settle(accepted)
         await self.gateway.record(accepted, result.status, result.transaction)
         answer = await self.finish(accepted.key, result)
         if answer.status == 402:  # the settlement said no: nothing moved, nothing credited
-            failure = PaymentFailed(result.reason or "settlement_failed", f"The payment did not settle: {result.reason or result.status}; nothing was credited.")
+            failure = PaymentFailed(
+                result.reason or "settlement_failed",
+                f"The payment did not settle: {result.reason or result.status}; nothing was credited.",
+            )
             raise await refuse(failure)
         return answer
 
@@ -140,7 +184,10 @@ class TopUps:
         )
         if row is None or row["purpose"] != TOP_UP_PURPOSE:
             return None  # a new payment (or one for a tool: the nonce check refuses it later)
-        if payment.signature.lower() != msgspec.json.decode(row["payload"]).get("payload", {}).get("signature", "").lower():
+        if (
+            payment.signature.lower()
+            != msgspec.json.decode(row["payload"]).get("payload", {}).get("signature", "").lower()
+        ):
             return None  # not the same signed payment: the nonce check refuses it later
         if row["amount"] is None:  # reserved a moment ago, its attempt not written yet
             raise self._in_progress()
@@ -184,12 +231,16 @@ class TopUps:
         if result.status == "failed":
             await sql.fetch(
                 "UPDATE tw_top_up_attempts SET status = 'failed', reason = {}, updated_ms = {} WHERE id = {} AND status = 'pending'",
-                result.reason or "settlement_failed", now_ms(), key,
+                result.reason or "settlement_failed",
+                now_ms(),
+                key,
             )
             return Answer(402, {})
         await sql.fetch(
             "UPDATE tw_top_up_attempts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'pending'",
-            result.reason or "settlement_pending", now_ms(), key,
+            result.reason or "settlement_pending",
+            now_ms(),
+            key,
         )
         return Answer(202, await self._record(key, already=False))
 
@@ -206,32 +257,53 @@ class TopUps:
                 won = await sql.fetch_one(
                     "UPDATE tw_top_up_attempts SET status = 'credited', settlement_tx = {}, reason = NULL, updated_ms = {} "
                     "WHERE id = {} AND status = 'pending' RETURNING id",
-                    settlement_tx, now_ms(), key,
+                    settlement_tx,
+                    now_ms(),
+                    key,
                 )
                 if won is None:  # a concurrent retry or the reconciler credited it first
                     raise _AlreadyCredited()
-                balance, txn_id = await ledger.credit_credits(agent_id, amount, kind="top_up", reference=settlement_tx, memo=memo)
+                balance, txn_id = await ledger.credit_credits(
+                    agent_id, amount, kind="top_up", reference=settlement_tx, memo=memo
+                )
                 await sql.fetch(
                     "INSERT INTO tw_credit_top_ups (settlement_tx, transaction_id, agent_id, amount, credits_balance, memo, created_ms) "
                     "VALUES ({}, {}, {}, {}, {}, {}, {})",
-                    settlement_tx, txn_id, agent_id, amount, balance, memo, now_ms(),
+                    settlement_tx,
+                    txn_id,
+                    agent_id,
+                    amount,
+                    balance,
+                    memo,
+                    now_ms(),
                 )
-                await self.receipts.issue(ReceiptDraft(
-                    agent_id=agent_id,
-                    category="infrastructure",
-                    subcategory="credits_top_up",
-                    amount=amount,
-                    status="settled",
-                    execution_status="completed",
-                    settlement_tx=settlement_tx,
-                    payment_method="x402",
-                    tool="credits_top_up",
-                    request_id=txn_id,
-                    memo=memo,
-                ))
+                await self.receipts.issue(
+                    ReceiptDraft(
+                        agent_id=agent_id,
+                        category="infrastructure",
+                        subcategory="credits_top_up",
+                        amount=amount,
+                        status="settled",
+                        execution_status="completed",
+                        settlement_tx=settlement_tx,
+                        payment_method="x402",
+                        tool="credits_top_up",
+                        request_id=txn_id,
+                        memo=memo,
+                    )
+                )
                 await notifications.notify(
-                    agent_id, "credit_issued", f"{usdc(amount)} USDC of credits added", memo,
-                    {"amount": usdc(amount), "credits_balance": usdc(balance), "source": "top_up", "settlement_tx": settlement_tx, "transactionId": txn_id},
+                    agent_id,
+                    "credit_issued",
+                    f"{usdc(amount)} USDC of credits added",
+                    memo,
+                    {
+                        "amount": usdc(amount),
+                        "credits_balance": usdc(balance),
+                        "source": "top_up",
+                        "settlement_tx": settlement_tx,
+                        "transactionId": txn_id,
+                    },
                 )
         except _AlreadyCredited:
             return Answer(200, await self._record(key, already=True))
@@ -243,16 +315,27 @@ class TopUps:
                 "The payment settled but the credit could not be written; retry with the same payment.",
                 extra={"settlement_tx": settlement_tx},
             ) from exc
-        return Answer(200, TopUpRecord(
-            status="credited", topped_up=usdc(amount), credits_balance=usdc(balance),
-            transaction_id=txn_id, settlement_tx=settlement_tx, already_credited=False,
-        ))
+        return Answer(
+            200,
+            TopUpRecord(
+                status="credited",
+                topped_up=usdc(amount),
+                credits_balance=usdc(balance),
+                transaction_id=txn_id,
+                settlement_tx=settlement_tx,
+                already_credited=False,
+            ),
+        )
 
     async def _record(self, key: str, *, already: bool) -> TopUpRecord:
         """The Credit top-up record (docs/payments.md) (plus `status`); a pending one credits nothing yet."""
-        attempt = await sql.fetch_one("SELECT payer, amount, status, settlement_tx, reason FROM tw_top_up_attempts WHERE id = {}", key)
+        attempt = await sql.fetch_one(
+            "SELECT payer, amount, status, settlement_tx, reason FROM tw_top_up_attempts WHERE id = {}", key
+        )
         if attempt["status"] == "credited":
-            row = await sql.fetch_one("SELECT * FROM tw_credit_top_ups WHERE settlement_tx = {}", attempt["settlement_tx"])
+            row = await sql.fetch_one(
+                "SELECT * FROM tw_credit_top_ups WHERE settlement_tx = {}", attempt["settlement_tx"]
+            )
             return TopUpRecord(
                 status="credited",
                 topped_up=usdc(int(row["amount"])),

@@ -7,6 +7,7 @@ benchmarked), nothing recorded for the attribute (`no_data`). Refused after paym
 and so refunded: several sources and none named (`invalid_input` with `sources`),
 fewer than 20 peers (`too_few_peers`), a key outside the peer set (`not_in_population`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -17,11 +18,11 @@ from msgspec import Meta
 
 from tollway._core.basics.errors import Refusal
 from tollway._core.basics.ids import iso
-from tollway._core.plugin_api.tool import Example, Tool, ToolContext
 from tollway._core.basics.validation import FieldError, FieldErrors
 from tollway._core.history import ranks
 from tollway._core.history.declare import MAX_PEER_FIELDS
 from tollway._core.history.store import utc_day
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext
 
 MIN_PEERS = 20
 
@@ -33,11 +34,21 @@ class BenchmarkInput(msgspec.Struct, forbid_unknown_fields=True):
     field: Annotated[str, Meta(min_length=1, max_length=64, description="Its numeric field, e.g. total.")]
     peers: Annotated[
         # at most MAX_PEER_FIELDS, said in the schema and counted by `check`, beside the other rules
-        dict[str, PeerValue], Meta(extra_json_schema={"maxProperties": MAX_PEER_FIELDS}, description="Up to 5 of its peer filters, e.g. model_year; any case.")
+        dict[str, PeerValue],
+        Meta(
+            extra_json_schema={"maxProperties": MAX_PEER_FIELDS},
+            description="Up to 5 of its peer filters, e.g. model_year; any case.",
+        ),
     ] = {}
-    key: Annotated[str, Meta(min_length=1, max_length=256, description="Entity to place, e.g. HONDA|ACCORD|2019.")] | None = None
+    key: (
+        Annotated[str, Meta(min_length=1, max_length=256, description="Entity to place, e.g. HONDA|ACCORD|2019.")]
+        | None
+    ) = None
     value: Annotated[float, Meta(description="Number to place; not with key.")] | None = None
-    source: Annotated[str, Meta(min_length=1, max_length=120, description="Needed when facts come from several sources.")] | None = None
+    source: (
+        Annotated[str, Meta(min_length=1, max_length=120, description="Needed when facts come from several sources.")]
+        | None
+    ) = None
 
 
 class BenchmarkResult(msgspec.Struct):
@@ -88,7 +99,9 @@ class _Benchmark:
         """Before payment: the shape rules, then what the named data tool declares."""
         shape = []
         if len(value.peers) > MAX_PEER_FIELDS:
-            shape.append(FieldError("peers", f"give at most {MAX_PEER_FIELDS} peer filters (it has {len(value.peers)})"))
+            shape.append(
+                FieldError("peers", f"give at most {MAX_PEER_FIELDS} peer filters (it has {len(value.peers)})")
+            )
         if value.key is not None and value.value is not None:
             both = "give at most one of key and value"
             shape += [FieldError("key", both), FieldError("value", both)]
@@ -97,15 +110,27 @@ class _Benchmark:
         tool = self.tools.get(value.attribute)
         if tool is None or tool.benchmark is None:
             message = f"{value.attribute!r} is not a data tool whose facts can be benchmarked"
-            raise self._refuse_input(message[0].upper() + message[1:] + ".", [{"field": "attribute", "message": message}])
+            raise self._refuse_input(
+                message[0].upper() + message[1:] + ".", [{"field": "attribute", "message": message}]
+            )
         declared = tool.benchmark
         problems = []
         if value.field not in declared.fields:
-            problems.append({"field": "field", "message": f"{value.attribute} declares no numeric field {value.field!r} (it has {', '.join(declared.fields)})"})
+            problems.append(
+                {
+                    "field": "field",
+                    "message": f"{value.attribute} declares no numeric field {value.field!r} (it has {', '.join(declared.fields)})",
+                }
+            )
         for name in value.peers:
             if name not in declared.peers:
                 has = ", ".join(declared.peers) or "none"
-                problems.append({"field": f"peers.{name}", "message": f"{value.attribute} declares no peer filter {name!r} (it has {has})"})
+                problems.append(
+                    {
+                        "field": f"peers.{name}",
+                        "message": f"{value.attribute} declares no peer filter {name!r} (it has {has})",
+                    }
+                )
         if problems:
             raise self._refuse_input("; ".join(p["message"] for p in problems) + ".", problems)
 
@@ -114,7 +139,8 @@ class _Benchmark:
         first, _ = await ranks.source_range(value.attribute)
         if first is None:
             raise Refusal(
-                "no_data", f"Nothing is recorded for {value.attribute} yet: its facts are kept as callers look entities up.",
+                "no_data",
+                f"Nothing is recorded for {value.attribute} yet: its facts are kept as callers look entities up.",
                 details=[{"field": "attribute", "message": f"no recorded facts for {value.attribute}"}],
             )
 
@@ -130,14 +156,18 @@ class _Benchmark:
                 return first or ""
             message = f"{value.attribute} has facts from several sources: name one in source"
         raise Refusal(
-            "invalid_input", message[0].upper() + message[1:] + ".", details=[{"field": "source", "message": message}],
+            "invalid_input",
+            message[0].upper() + message[1:] + ".",
+            details=[{"field": "source", "message": message}],
             extra={"sources": await ranks.sources(value.attribute)},
         )
 
     def _peer_set(self, value: BenchmarkInput, source: str) -> ranks.PeerSet:
         declared = self.tools[value.attribute].benchmark
         assert declared is not None
-        filters = sorted((ranks.PEER_COLUMNS[declared.peers.index(name)], ranks.peer_text(v)) for name, v in value.peers.items())
+        filters = sorted(
+            (ranks.PEER_COLUMNS[declared.peers.index(name)], ranks.peer_text(v)) for name, v in value.peers.items()
+        )
         return ranks.PeerSet(value.attribute, value.field, source, tuple(filters))
 
     async def run(self, value: BenchmarkInput, ctx: ToolContext) -> BenchmarkResult:
@@ -158,8 +188,16 @@ class _Benchmark:
             )
         if value.key is not None and placed is None:
             elsewhere = await ranks.key_recorded(peers, value.key)
-            why = "is outside the peer set these filters select" if elsewhere else f"has no recorded number in {value.field}"
-            raise Refusal("not_in_population", f"Entity {value.key!r} {why}.", details=[{"field": "key", "message": f"{value.key} {why}"}])
+            why = (
+                "is outside the peer set these filters select"
+                if elsewhere
+                else f"has no recorded number in {value.field}"
+            )
+            raise Refusal(
+                "not_in_population",
+                f"Entity {value.key!r} {why}.",
+                details=[{"field": "key", "message": f"{value.key} {why}"}],
+            )
         assert found.quartiles is not None and found.low is not None and found.high is not None
         assert found.first_ms is not None and found.last_ms is not None
         p25, median, p75 = found.quartiles
@@ -211,9 +249,16 @@ def benchmark_tool(tools: Mapping[str, Tool]) -> Tool:
         examples=(
             Example(
                 "The 2019 Honda Accord's complaint total among every 2019 vehicle looked up",
-                {"attribute": "vehicle_complaints", "field": "total", "peers": {"model_year": 2019}, "key": "HONDA|ACCORD|2019"},
+                {
+                    "attribute": "vehicle_complaints",
+                    "field": "total",
+                    "peers": {"model_year": 2019},
+                    "key": "HONDA|ACCORD|2019",
+                },
             ),
-            Example("Where 40 disasters stand among states", {"attribute": "place_disasters", "field": "total", "value": 40}),
+            Example(
+                "Where 40 disasters stand among states", {"attribute": "place_disasters", "field": "total", "value": 40}
+            ),
         ),
         check=bench.check,
         admit=bench.admit,

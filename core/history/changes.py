@@ -1,6 +1,7 @@
 """The Changes tool: the dated changes of one entity's recorded value, read from the
 fact store (docs/history.md). Built over the live tool registry, which says which
 attributes keep history and which of them are searches."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -12,11 +13,19 @@ from msgspec import Meta
 
 from tollway._core.basics.errors import Refusal, ServiceError
 from tollway._core.basics.ids import now_ms
-from tollway._core.plugin_api.tool import Example, Tool, ToolContext
 from tollway._core.basics.validation import FieldError, FieldErrors, convert, field_error
 from tollway._core.history.keys import key_forms, search_key
-from tollway._core.history.series import ChangeRow, Series, first_row, has_public_series, keeps_private, series_changes, visible_series
+from tollway._core.history.series import (
+    ChangeRow,
+    Series,
+    first_row,
+    has_public_series,
+    keeps_private,
+    series_changes,
+    visible_series,
+)
 from tollway._core.history.store import stored_key, utc_day
+from tollway._core.plugin_api.tool import Example, Tool, ToolContext
 
 MAX_INPUT_CHARS = 10_000  # a search input, as compact JSON
 MAX_LIMIT = 200
@@ -66,7 +75,9 @@ def _request_problems(value: ChangesInput) -> list[FieldError]:
     if value.input is not None:
         size = len(msgspec.json.encode(value.input).decode())
         if size > MAX_INPUT_CHARS:
-            problems.append(FieldError("input", f"input must be at most {MAX_INPUT_CHARS:,} characters as JSON (it has {size:,})"))
+            problems.append(
+                FieldError("input", f"input must be at most {MAX_INPUT_CHARS:,} characters as JSON (it has {size:,})")
+            )
     if value.until is not None and value.until < value.since:
         problems.append(FieldError("until", "until must not be before since"))
     elif value.until is None and value.since > today():
@@ -82,7 +93,7 @@ def _input_refusal(tool: Tool, exc: ServiceError) -> Refusal:
         path = "input" if field in ("$", "") else f"input{field}" if field.startswith("[") else f"input.{field}"
         message = str(d.get("message", exc.message)) if isinstance(d, Mapping) else exc.message
         if field not in ("$", "") and message.startswith(field + " "):
-            message = path + message[len(field):]
+            message = path + message[len(field) :]
         details.append({"field": path, "message": message})
     return Refusal(
         "invalid_input",
@@ -132,8 +143,15 @@ class ChangesTool:
             return  # a watch source's entity, by key
         if tool is None or tool.facts is None:
             names = self.keeping_history()
-            message = f"{value.attribute} is not a data tool that keeps history; those that do: {', '.join(names) or 'none'}"
-            raise Refusal("invalid_input", message + ".", details=[{"field": "attribute", "message": message}], extra={"attributes": names})
+            message = (
+                f"{value.attribute} is not a data tool that keeps history; those that do: {', '.join(names) or 'none'}"
+            )
+            raise Refusal(
+                "invalid_input",
+                message + ".",
+                details=[{"field": "attribute", "message": message}],
+                extra={"attributes": names},
+            )
         if value.input is not None:
             if not tool.searches:
                 message = f"{tool.name} is not a search: give the entity's key"
@@ -153,7 +171,9 @@ class ChangesTool:
     def _no_data(self, value: ChangesInput, key: str) -> Refusal:
         field = "key" if value.key is not None else "input"
         message = f"nothing is recorded for {value.attribute} {key}: its history starts when a caller looks it up"
-        return Refusal("no_data", message[0].upper() + message[1:] + ".", details=[{"field": field, "message": message}])
+        return Refusal(
+            "no_data", message[0].upper() + message[1:] + ".", details=[{"field": field, "message": message}]
+        )
 
     async def admit(self, value: ChangesInput) -> None:
         """Still before payment: an entity with no history is refused free (`no_data`, as
@@ -182,7 +202,12 @@ class ChangesTool:
         sources = sorted({s.source for s in series})
         if value.source is None and len(sources) > 1:
             message = f"{value.attribute} {key} has history from several sources; give one of them as source"
-            raise Refusal("invalid_input", message + ".", details=[{"field": "source", "message": message}], extra={"sources": sources})
+            raise Refusal(
+                "invalid_input",
+                message + ".",
+                details=[{"field": "source", "message": message}],
+                extra={"sources": sources},
+            )
         if value.source is not None:
             series = [s for s in series if s.source == value.source]
         since, until = value.since.isoformat(), (value.until or today()).isoformat()
@@ -247,10 +272,18 @@ def changes_tool(tools: Mapping[str, Tool], sources: Mapping[str, Any] | None = 
         payment_header="payment-signature",
         rate_limit="lookup",
         examples=(
-            Example(title="Changes of a VIN's decoding", input={"attribute": "vehicle_identification", "key": "1HGCM82633A004352", "since": "2026-01-01"}),
+            Example(
+                title="Changes of a VIN's decoding",
+                input={"attribute": "vehicle_identification", "key": "1HGCM82633A004352", "since": "2026-01-01"},
+            ),
             Example(
                 title="Changes of a bank search's answer",
-                input={"attribute": "company_bank_profile", "input": {"name": "Bank of Hancock County"}, "since": "2026-01-01", "limit": 20},
+                input={
+                    "attribute": "company_bank_profile",
+                    "input": {"name": "Bank of Hancock County"},
+                    "since": "2026-01-01",
+                    "limit": 20,
+                },
             ),
         ),
         check=impl.check,

@@ -1,5 +1,6 @@
 """Benchmark's keys of a data tool's declared facts: the number naming one ranked field
 (`Benchmarkable`, declared with the tool in core/plugin_api/tool_declarations.py, is re-exported here)."""
+
 from __future__ import annotations
 
 import hashlib

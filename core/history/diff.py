@@ -8,6 +8,7 @@ with the whole earlier and later values. Key order never makes a change, and equ
 numbers are equal whatever their spelling (1 and 1.0). `apply_changes` is the
 inverse: applying a value's rows to `before` gives `after`.
 """
+
 from __future__ import annotations
 
 import json

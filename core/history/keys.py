@@ -2,9 +2,11 @@
 key of a search recorded by input, the SHA-256 hex of its normalised input (the
 validated input, defaults filled in, audit fields left out, as RFC 8785 canonical
 JSON), so the input itself is never stored."""
+
 from __future__ import annotations
 
 import hashlib
+
 import msgspec
 import rfc8785
 

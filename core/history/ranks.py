@@ -10,14 +10,15 @@ neighbours of each quartile position with an ordered read at an OFFSET. Both
 interpolate the same way: `low + t * (high - low)` at position `q * (count - 1)`,
 numpy's default (`linear`) percentile method.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 
-from tollway._core.storage import sql
 from tollway._core.history.declare import MAX_PEER_FIELDS, peer_group
 from tollway._core.history.keys import key_forms
+from tollway._core.storage import sql
 
 QUARTILES = (0.25, 0.5, 0.75)
 PEER_COLUMNS = tuple(f"peer_{i}" for i in range(1, MAX_PEER_FIELDS + 1))
@@ -85,7 +86,8 @@ async def source_range(attribute: str) -> tuple[str | None, str | None]:
     row = await sql.fetch_one(
         "SELECT (SELECT MIN(source) FROM tw_fact_numbers WHERE attribute = {}) AS first, "
         "(SELECT MAX(source) FROM tw_fact_numbers WHERE attribute = {}) AS last",
-        attribute, attribute,
+        attribute,
+        attribute,
     )
     return (row["first"], row["last"]) if row is not None else (None, None)
 
@@ -98,13 +100,16 @@ async def sources(attribute: str) -> list[str]:
         "UNION ALL SELECT (SELECT MIN(t.source) FROM tw_fact_numbers t WHERE t.attribute = {} AND t.source > s.source) "
         "FROM s WHERE s.source IS NOT NULL) "
         "SELECT source FROM s WHERE source IS NOT NULL LIMIT " + str(MAX_SOURCES_LISTED),
-        attribute, attribute,
+        attribute,
+        attribute,
     )
     return [r["source"] for r in rows]
 
 
 async def has_source(attribute: str, source: str) -> bool:
-    row = await sql.fetch_one("SELECT 1 AS found FROM tw_fact_numbers WHERE attribute = {} AND source = {} LIMIT 1", attribute, source)
+    row = await sql.fetch_one(
+        "SELECT 1 AS found FROM tw_fact_numbers WHERE attribute = {} AND source = {} LIMIT 1", attribute, source
+    )
     return row is not None
 
 
@@ -116,7 +121,14 @@ async def key_number(peers: PeerSet, key: str) -> float | None:
         clause += " AND " + column + " = {}"
     filters = tuple(text for _, text in peers.filters)
     for candidate in key_forms(key):
-        row = await sql.fetch_one("SELECT number FROM tw_fact_numbers WHERE " + clause, peers.attribute, peers.source, candidate, peers.field, *filters)
+        row = await sql.fetch_one(
+            "SELECT number FROM tw_fact_numbers WHERE " + clause,
+            peers.attribute,
+            peers.source,
+            candidate,
+            peers.field,
+            *filters,
+        )
         if row is not None:
             return float(row["number"])
     return None
@@ -147,9 +159,21 @@ def _summary_sqlite(clause: str) -> str:
         return "(SELECT " + what + " FROM tw_fact_numbers WHERE " + clause + extra + ")"
 
     return (
-        "SELECT " + sub("COUNT(*)") + " AS n, " + sub("MIN(number)") + " AS low, " + sub("MAX(number)") + " AS high, "
-        + sub("MIN(updated_ms)") + " AS first_ms, " + sub("MAX(updated_ms)") + " AS last_ms, "
-        + sub("COUNT(*)", " AND number < {}") + " AS below, " + sub("COUNT(*)", " AND number = {}") + " AS equal"
+        "SELECT "
+        + sub("COUNT(*)")
+        + " AS n, "
+        + sub("MIN(number)")
+        + " AS low, "
+        + sub("MAX(number)")
+        + " AS high, "
+        + sub("MIN(updated_ms)")
+        + " AS first_ms, "
+        + sub("MAX(updated_ms)")
+        + " AS last_ms, "
+        + sub("COUNT(*)", " AND number < {}")
+        + " AS below, "
+        + sub("COUNT(*)", " AND number = {}")
+        + " AS equal"
     )
 
 
@@ -162,7 +186,8 @@ def _quartile_reads(clause: str, count: int) -> str:
         offset = lo if ascending else count - 2 - lo
         order = "number" if ascending else "number DESC"
         parts.append(
-            f"SELECT {i} AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE " + clause
+            f"SELECT {i} AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE "
+            + clause
             + f" ORDER BY {order} LIMIT 2 OFFSET {offset}) AS q{i}"
         )
     return " UNION ALL ".join(parts)

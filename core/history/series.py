@@ -5,6 +5,7 @@ Every query is an equality on (attribute, entity_key, owner, source) read in `id
 order, which the `tw_facts_series` index answers directly; only the rows returned
 are decoded (docs/history.md).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.history.diff import diff, entity_change
 from tollway._core.history.store import PUBLIC
+from tollway._core.storage import sql
 
 
 class ChangeRow(msgspec.Struct):
@@ -71,28 +72,39 @@ async def visible_series(attribute: str, entity_key: str, agent_id: str | None) 
     marks = ", ".join("{}" for _ in owners)
     rows = await sql.fetch(
         f"SELECT source, owner FROM tw_fact_heads WHERE attribute = {{}} AND entity_key = {{}} AND owner IN ({marks})",
-        attribute, entity_key, *owners,
+        attribute,
+        entity_key,
+        *owners,
     )
-    return sorted((Series(attribute, entity_key, r["source"], r["owner"]) for r in rows), key=lambda s: (s.source, s.owner))
+    return sorted(
+        (Series(attribute, entity_key, r["source"], r["owner"]) for r in rows), key=lambda s: (s.source, s.owner)
+    )
 
 
 async def has_public_series(attribute: str, entity_key: str) -> bool:
     """Whether anyone may read a series of the entity (a public one exists)."""
     row = await sql.fetch_one(
-        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {} LIMIT 1", attribute, entity_key, PUBLIC
+        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {} LIMIT 1",
+        attribute,
+        entity_key,
+        PUBLIC,
     )
     return row is not None
 
 
 async def keeps_private(attribute: str) -> bool:
     """Whether the attribute holds any agent's private series (which only its owner may read)."""
-    row = await sql.fetch_one("SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND owner <> {} LIMIT 1", attribute, PUBLIC)
+    row = await sql.fetch_one(
+        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND owner <> {} LIMIT 1", attribute, PUBLIC
+    )
     return row is not None
 
 
 async def first_row(series: Series) -> tuple[int, str] | None:
     """(id, changed_on) of the series' first row."""
-    row = await sql.fetch_one(f"SELECT id, changed_on FROM tw_facts WHERE {_SERIES} ORDER BY id LIMIT 1", *_args(series))
+    row = await sql.fetch_one(
+        f"SELECT id, changed_on FROM tw_facts WHERE {_SERIES} ORDER BY id LIMIT 1", *_args(series)
+    )
     return None if row is None else (int(row["id"]), row["changed_on"])
 
 
@@ -100,13 +112,21 @@ async def _window(series: Series, since: str, until: str, after_id: int, count: 
     rows = await sql.fetch(
         f"SELECT {_COLUMNS} FROM tw_facts WHERE {_SERIES} AND id > {{}} AND changed_on >= {{}} AND changed_on <= {{}} "
         "ORDER BY id LIMIT {}",
-        *_args(series), after_id, since, until, count,
+        *_args(series),
+        after_id,
+        since,
+        until,
+        count,
     )
     return [_row(r) for r in rows]
 
 
 async def _before(series: Series, fact_id: int) -> FactRow | None:
-    row = await sql.fetch_one(f"SELECT {_COLUMNS} FROM tw_facts WHERE {_SERIES} AND id < {{}} ORDER BY id DESC LIMIT 1", *_args(series), fact_id)
+    row = await sql.fetch_one(
+        f"SELECT {_COLUMNS} FROM tw_facts WHERE {_SERIES} AND id < {{}} ORDER BY id DESC LIMIT 1",
+        *_args(series),
+        fact_id,
+    )
     return None if row is None else _row(row)
 
 
@@ -122,7 +142,9 @@ def row_changes(previous: FactRow, row: FactRow, source: str) -> list[ChangeRow]
     return [ChangeRow(row.changed_on, field, before, after, source, row.as_of) for field, before, after in found]
 
 
-async def series_changes(series: Series, first_id: int, since: str, until: str, want: int) -> tuple[list[tuple[int, ChangeRow]], bool]:
+async def series_changes(
+    series: Series, first_id: int, since: str, until: str, want: int
+) -> tuple[list[tuple[int, ChangeRow]], bool]:
     """Up to `want` Change rows of the series whose day is within [since, until], oldest
     first, each with its fact id; and whether the window holds more. The series' first
     row is where its history starts, not a change."""

@@ -7,6 +7,7 @@ whether the value changed, so concurrent lookups of the same entity make one row
 Public facts of a benchmarkable tool also keep their current numbers and peer fields
 in tw_fact_numbers, the Benchmark read path (docs/history.md).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,19 +17,18 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-
-from tollway._core.storage import sql
 from tollway._core.basics.canonical import canonical_bytes
-from tollway._core.plugin_api.tool import Fact, Tool
 from tollway._core.history.declare import MAX_PEER_FIELDS, Benchmarkable, peer_group
 from tollway._core.history.ranks import peer_text
+from tollway._core.plugin_api.tool import Fact, Tool
+from tollway._core.storage import sql
 
 PUBLIC = ""  # the owner of facts every caller may read
 MAX_KEY = 256
 
 
 def utc_day(ms: int) -> str:
-    return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).strftime("%Y-%m-%d")
+    return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC).strftime("%Y-%m-%d")
 
 
 def stored_key(entity_key: str) -> str:
@@ -71,9 +71,7 @@ _HEAD_CAS = (
 )
 # The head as it stands: most observations repeat it, and a plain read takes no row lock
 # (the CAS below locks the head row until commit, even when nothing changes).
-_HEAD_NOW = (
-    "SELECT value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND source = {} AND owner = {}"
-)
+_HEAD_NOW = "SELECT value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND source = {} AND owner = {}"
 _INSERT_FACT = (
     "INSERT INTO tw_facts (attribute, entity_key, source, owner, listed, value, value_hash, as_of, first_seen_ms, changed_on, recorded_by) "
     "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) RETURNING id"
@@ -81,8 +79,16 @@ _INSERT_FACT = (
 
 
 async def write(
-    *, attribute: str, entity_key: str, source: str, owner: str, value: Any, as_of: str | None, now: int,
-    recorded_by: str | None, listed: bool = True,
+    *,
+    attribute: str,
+    entity_key: str,
+    source: str,
+    owner: str,
+    value: Any,
+    as_of: str | None,
+    now: int,
+    recorded_by: str | None,
+    listed: bool = True,
 ) -> NewFact | None:
     """One observation of a series: a new fact row when it differs from the head, else None.
     Run inside the caller's transaction."""
@@ -95,7 +101,9 @@ async def write(
     if head is None:
         return None
     day = utc_day(now)
-    row = await sql.fetch_one(_INSERT_FACT, attribute, entity_key, source, owner, listed, text, digest, as_of, now, day, recorded_by)
+    row = await sql.fetch_one(
+        _INSERT_FACT, attribute, entity_key, source, owner, listed, text, digest, as_of, now, day, recorded_by
+    )
     fact_id = int(row["id"])
     await sql.fetch("UPDATE tw_fact_heads SET fact_id = {} WHERE id = {}", fact_id, head["id"])
     return NewFact(fact_id, attribute, entity_key, source, owner, listed, value if listed else None, as_of, day)
@@ -120,7 +128,10 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
         if number is None:
             await sql.fetch(
                 "DELETE FROM tw_fact_numbers WHERE attribute = {} AND source = {} AND entity_key = {} AND field = {}",
-                fact.attribute, fact.source, entity_key, field,
+                fact.attribute,
+                fact.source,
+                entity_key,
+                field,
             )
             continue
         await sql.fetch(
@@ -129,18 +140,32 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
             "ON CONFLICT (attribute, source, entity_key, field) DO UPDATE SET number = excluded.number, "
             "peer_1 = excluded.peer_1, peer_2 = excluded.peer_2, peer_3 = excluded.peer_3, peer_4 = excluded.peer_4, "
             "peer_5 = excluded.peer_5, as_of = excluded.as_of, updated_ms = excluded.updated_ms",
-            fact.attribute, fact.source, entity_key, field, number, peer_group(fact.attribute, field, fact.source), *peers, fact.as_of, now,
+            fact.attribute,
+            fact.source,
+            entity_key,
+            field,
+            number,
+            peer_group(fact.attribute, field, fact.source),
+            *peers,
+            fact.as_of,
+            now,
         )
 
 
 async def record_call(tool: Tool, value: Any, output: Any, agent_id: str | None, now: int) -> list[NewFact]:
     """Record what one completed call of `tool` states (inside the receipt's transaction)."""
     written: list[NewFact] = []
-    for fact in (tool.facts(value, output) if tool.facts is not None else ()):
+    for fact in tool.facts(value, output) if tool.facts is not None else ():
         owner = PUBLIC if fact.public else (agent_id or PUBLIC)
         new = await write(
-            attribute=fact.attribute, entity_key=fact.key, source=fact.source, owner=owner, value=fact.value,
-            as_of=fact.as_of, now=now, recorded_by=agent_id,
+            attribute=fact.attribute,
+            entity_key=fact.key,
+            source=fact.source,
+            owner=owner,
+            value=fact.value,
+            as_of=fact.as_of,
+            now=now,
+            recorded_by=agent_id,
         )
         if new is None:
             continue

@@ -1,4 +1,5 @@
 """The fact store's tables: fact rows, the head of each series, and the current numbers Benchmark reads."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, BigSerial, Boolean, DoublePrecision, Text, Varchar
@@ -64,4 +65,8 @@ class FactNumber(Table, tablename="tw_fact_numbers", db=PLACEHOLDER_ENGINE):
     updated_ms = BigInt()
 
 
-HISTORY_TABLES: tuple[type[Table], ...] = (FactRecord, FactHead, FactNumber,)
+HISTORY_TABLES: tuple[type[Table], ...] = (
+    FactRecord,
+    FactHead,
+    FactNumber,
+)

@@ -1,20 +1,20 @@
 """Free reads of an agent's own things: job status,
 receipts and spend analytics, notifications. A job belongs to the agent that paid for it; anyone else gets
 404, never 403, so request ids leak nothing."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from tollway._core.receipts import analytics
-from tollway._core.jobs import jobs, notifications
 from tollway._core import wire
 from tollway._core.auth.auth import Authenticator, Caller
 from tollway._core.basics.errors import ServiceError
-from tollway._core.receipts.receipts import ReceiptBook
 from tollway._core.basics.request import CallRequest
+from tollway._core.jobs import jobs, notifications
+from tollway._core.receipts import analytics
+from tollway._core.receipts.receipts import ReceiptBook
 from tollway._core.wire.slots import extended
-
 
 # Who reads: any agent credential (the read routes' `caller_check` says so too).
 NO_READER = "Send X-Agent-ID (wallet address or agent UUID) or an access token."

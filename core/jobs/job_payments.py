@@ -8,6 +8,7 @@ The reconciler, which learns the payment's fate, then either starts it (`payment
 `on_accept` runs in that transaction) or fails it `payment_failed` (`payment_failed`),
 charged nothing and owed nothing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -15,18 +16,30 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.jobs import jobs, notifications
-from tollway._core.storage import sql
 from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW, EventBus, publish_unless_in_sql
+from tollway._core.jobs import jobs, notifications
 from tollway._core.plugin_api.tool import AcceptedJob, Tool
+from tollway._core.storage import sql
 
 
-async def accept(tool: Tool, *, value: Any, price: int, agent_id: str, request_id: str, receipt_id: str, settled: bool, bus: EventBus) -> None:
+async def accept(
+    tool: Tool, *, value: Any, price: int, agent_id: str, request_id: str, receipt_id: str, settled: bool, bus: EventBus
+) -> None:
     """The accepted job's row; with a settled payment also what the tool writes on acceptance."""
     input_json = msgspec.json.encode(value).decode()
-    await jobs.create(job_id=request_id, tool=tool.name, agent_id=agent_id, input_json=input_json, receipt_id=receipt_id, bus=bus, payment_settled=settled)
+    await jobs.create(
+        job_id=request_id,
+        tool=tool.name,
+        agent_id=agent_id,
+        input_json=input_json,
+        receipt_id=receipt_id,
+        bus=bus,
+        payment_settled=settled,
+    )
     if settled and tool.on_accept is not None:
-        await tool.on_accept(AcceptedJob(request_id=request_id, agent_id=agent_id, value=value, price=price, receipt_id=receipt_id))
+        await tool.on_accept(
+            AcceptedJob(request_id=request_id, agent_id=agent_id, value=value, price=price, receipt_id=receipt_id)
+        )
 
 
 async def payment_settled(tools: Mapping[str, Tool], receipt_id: str, bus: EventBus) -> str | None:
@@ -40,7 +53,13 @@ async def payment_settled(tools: Mapping[str, Tool], receipt_id: str, bus: Event
         charge = await sql.fetch_one("SELECT amount FROM tw_receipts WHERE receipt_id = {}", receipt_id)
         value = msgspec.json.decode(row["input"].encode(), type=tool.input_type)
         await tool.on_accept(
-            AcceptedJob(request_id=row["id"], agent_id=row["agent_id"], value=value, price=int(charge["amount"]), receipt_id=receipt_id)
+            AcceptedJob(
+                request_id=row["id"],
+                agent_id=row["agent_id"],
+                value=value,
+                price=int(charge["amount"]),
+                receipt_id=receipt_id,
+            )
         )
     return row["id"]
 
@@ -53,8 +72,17 @@ async def payment_failed(receipt_id: str, reason: str | None, bus: EventBus) -> 
     if row is None or not await jobs.fail(row["id"], None, code="payment_failed", message=message, bus=bus):
         return None
     await notifications.notify(
-        row["agent_id"], "job_failed", f"{row['tool']} failed", message,
-        {"jobId": row["id"], "tool": row["tool"], "errorCode": "payment_failed", "receiptId": receipt_id, "refunded": False},
+        row["agent_id"],
+        "job_failed",
+        f"{row['tool']} failed",
+        message,
+        {
+            "jobId": row["id"],
+            "tool": row["tool"],
+            "errorCode": "payment_failed",
+            "receiptId": receipt_id,
+            "refunded": False,
+        },
     )
     return row["id"]
 

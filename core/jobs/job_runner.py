@@ -7,6 +7,7 @@ re-signs that same receipt (`execution_status`), refunds it when the tool's
 declaration says failed jobs are refunded, writes the owner's notification and
 publishes the update for push subscribers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,13 +19,13 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.jobs import jobs, notifications
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
-from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.credits.refunds import Refunds
-from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.calls.tool_runner import TimeLimitExceeded, ToolRunner
+from tollway._core.credits.refunds import Refunds
+from tollway._core.jobs import jobs, notifications
+from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
+from tollway._core.receipts.receipts import ReceiptBook
 
 log = logging.getLogger("tollway.jobs")
 
@@ -60,11 +61,18 @@ class JobRunner:
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
             ran = await self.runner.run(
-                tool, value, request_id=claimed.id, agent_id=claimed.agent_id, may_park=True, pool=pool,
+                tool,
+                value,
+                request_id=claimed.id,
+                agent_id=claimed.agent_id,
+                may_park=True,
+                pool=pool,
                 reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
             )
         except TimeLimitExceeded:
-            return await self.job_failed(claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s.")
+            return await self.job_failed(
+                claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s."
+            )
         except (ToolError, ServiceError) as exc:  # a tool's failure, or a coded refusal (tollway.Refusal)
             return await self.job_failed(claimed, tool, exc.code, exc.message)
         except Exception:
@@ -75,7 +83,9 @@ class JobRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
         if ran.parked:  # someone else finishes it (core/jobs/parked.py)
-            parked = claimed.attempt is not None and await jobs.park(claimed.id, claimed.attempt, ran.output.message, bus=self.events)
+            parked = claimed.attempt is not None and await jobs.park(
+                claimed.id, claimed.attempt, ran.output.message, bus=self.events
+            )
             return "parked" if parked else "fenced"
         return await self.job_completed(claimed, msgspec.to_builtins(ran.output))
 
@@ -99,7 +109,10 @@ class JobRunner:
             if claimed.receipt_id:
                 await self.receipts.revise(claimed.receipt_id, {"execution_status": "completed"})
             await notifications.notify(
-                claimed.agent_id, "job_completed", f"{claimed.tool} completed", None,
+                claimed.agent_id,
+                "job_completed",
+                f"{claimed.tool} completed",
+                None,
                 {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
             )
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
@@ -108,18 +121,31 @@ class JobRunner:
     async def job_failed(self, claimed: jobs.Claimed, tool: Any, code: str, message: str) -> str:
         refund = tool is None or tool.refund_failed_jobs
         async with self.db.transaction():
-            if not await jobs.fail(claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events):
+            if not await jobs.fail(
+                claimed.id, claimed.attempt if tool is not None else None, code=code, message=message, bus=self.events
+            ):
                 return "fenced"
             refunded = False
             if claimed.receipt_id:
                 if refund and await self.refunds.refundable(claimed.receipt_id):
-                    await self.refunds.refund_to_credits(claimed.receipt_id, reason=code, changes={"execution_status": "failed"})
+                    await self.refunds.refund_to_credits(
+                        claimed.receipt_id, reason=code, changes={"execution_status": "failed"}
+                    )
                     refunded = True
                 else:
                     await self.receipts.revise(claimed.receipt_id, {"execution_status": "failed"})
             await notifications.notify(
-                claimed.agent_id, "job_failed", f"{claimed.tool} failed", message,
-                {"jobId": claimed.id, "tool": claimed.tool, "errorCode": code, "receiptId": claimed.receipt_id, "refunded": refunded},
+                claimed.agent_id,
+                "job_failed",
+                f"{claimed.tool} failed",
+                message,
+                {
+                    "jobId": claimed.id,
+                    "tool": claimed.tool,
+                    "errorCode": code,
+                    "receiptId": claimed.receipt_id,
+                    "refunded": refunded,
+                },
             )
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} failed")
         return "failed"

@@ -8,6 +8,7 @@ claims it (`FOR UPDATE SKIP LOCKED` on PostgreSQL), which bumps `attempt`; the
 outcome is written only `WHERE attempt = <the claimer's attempt>`, so a worker
 whose lease expired (and whose job another worker re-ran) cannot overwrite it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,9 +16,9 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW
 from tollway._core.basics.ids import iso, now_ms
+from tollway._core.storage import sql
 from tollway._core.wire.calls import JobStatus
 
 RETENTION_DAYS = 30
@@ -64,22 +65,40 @@ PAYMENT_WAIT_MESSAGE = "Waiting for the payment to settle: the job starts once i
 
 
 async def create(
-    *, job_id: str, tool: str, agent_id: str, input_json: str, receipt_id: str | None, bus: Any = None, payment_settled: bool = True
+    *,
+    job_id: str,
+    tool: str,
+    agent_id: str,
+    input_json: str,
+    receipt_id: str | None,
+    bus: Any = None,
+    payment_settled: bool = True,
 ) -> None:
     """The job row; with `payment_settled=False` it waits for its payment (no worker claims it)."""
     now = now_ms()
     waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
     await sql.fetch(
         "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, waiting_for, message) "
-        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id" + (_notifying(bus, JOBS_NEW, "id") if payment_settled else ""),
-        job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message,
+        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id"
+        + (_notifying(bus, JOBS_NEW, "id") if payment_settled else ""),
+        job_id,
+        tool,
+        agent_id,
+        input_json,
+        receipt_id,
+        now,
+        now,
+        waiting,
+        message,
     )
 
 
 async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
     """The job of `receipt_id` if it is still waiting for its payment."""
     return await sql.fetch_one(
-        "SELECT * FROM tw_jobs WHERE receipt_id = {} AND waiting_for = {} AND status = 'pending'", receipt_id, WAITING_FOR_PAYMENT
+        "SELECT * FROM tw_jobs WHERE receipt_id = {} AND waiting_for = {} AND status = 'pending'",
+        receipt_id,
+        WAITING_FOR_PAYMENT,
     )
 
 
@@ -88,7 +107,9 @@ async def release(job_id: str, bus: Any = None) -> bool:
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} AND status = 'pending' "
         "RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
-        now_ms(), job_id, WAITING_FOR_PAYMENT,
+        now_ms(),
+        job_id,
+        WAITING_FOR_PAYMENT,
     )
     return row is not None
 
@@ -101,19 +122,28 @@ async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any =
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
         "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
         "WHERE id = (SELECT id FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        worker_id, now + int(lease_s * 1000), now, now, now,
+        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}"
+        + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
+        worker_id,
+        now + int(lease_s * 1000),
+        now,
+        now,
+        now,
     )
     if row is None:
         return None
-    return Claimed(row["id"], row["tool"], row["agent_id"], row["input"].encode(), int(row["attempt"]), row["receipt_id"])
+    return Claimed(
+        row["id"], row["tool"], row["agent_id"], row["input"].encode(), int(row["attempt"]), row["receipt_id"]
+    )
 
 
 async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
     """Extend the lease; False when the job is no longer ours (fenced out)."""
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
-        now_ms() + int(lease_s * 1000), job_id, attempt,
+        now_ms() + int(lease_s * 1000),
+        job_id,
+        attempt,
     )
     return row is not None
 
@@ -124,7 +154,10 @@ async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bo
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
         + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        message[:500], now_ms(), job_id, attempt,
+        message[:500],
+        now_ms(),
+        job_id,
+        attempt,
     )
     if row is not None and bus is not None and bus.notify_sql(JOB_UPDATES, "''") is None:
         await bus.publish(JOB_UPDATES, f"{job_id} processing")
@@ -142,7 +175,11 @@ async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = Non
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
         f"WHERE id = {{}} AND {_fence(attempt)} RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
-        msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if attempt is not None else ()),
+        msgspec.json.encode(result).decode(),
+        now,
+        now,
+        job_id,
+        *((attempt,) if attempt is not None else ()),
     )
     return row is not None
 
@@ -154,7 +191,10 @@ async def park(job_id: str, attempt: int, message: str, bus: Any = None) -> bool
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
         "RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        message[:500], now_ms(), job_id, attempt,
+        message[:500],
+        now_ms(),
+        job_id,
+        attempt,
     )
     return row is not None
 
@@ -167,7 +207,9 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
     text = f"{message} (ref: {job_id})"
     now = now_ms()
     fence = _fence(attempt)
-    args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + ((attempt,) if attempt is not None else ())
+    args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + (
+        (attempt,) if attempt is not None else ()
+    )
     row = await sql.fetch_one(
         "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, message = NULL, "
         f"waiting_for = NULL, updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"

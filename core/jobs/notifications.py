@@ -4,6 +4,7 @@ Listing returns the newest first. A proven caller's listing (access token or
 valid agent proof) marks what it returned as read, so `unread=true` shows what
 the agent has not fetched yet; a bare X-Agent-ID only looks (docs/auth.md).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -11,9 +12,9 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.basics.errors import invalid_request
 from tollway._core.basics.ids import iso, monotonic_us, new_uuid, now_ms
+from tollway._core.storage import sql
 from tollway._core.wire.reads import Notification, NotificationPage
 
 TYPES = (
@@ -38,7 +39,15 @@ async def notify(agent_id: str, type_: str, title: str, body: str | None, metada
     await sql.fetch(
         "INSERT INTO tw_notifications (id, agent_id, type, title, body, metadata, read, created_ms, seq) "
         "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
-        nid, agent_id, type_, title, body, msgspec.json.encode(dict(metadata)).decode(), False, now_ms(), monotonic_us(),
+        nid,
+        agent_id,
+        type_,
+        title,
+        body,
+        msgspec.json.encode(dict(metadata)).decode(),
+        False,
+        now_ms(),
+        monotonic_us(),
     )
     return nid
 
@@ -61,13 +70,17 @@ async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) 
     try:
         limit = int(raw_limit)
     except ValueError:
-        raise invalid_request("limit must be a whole number.", [{"field": "limit", "message": "expected a whole number"}]) from None
+        raise invalid_request(
+            "limit must be a whole number.", [{"field": "limit", "message": "expected a whole number"}]
+        ) from None
     if limit < 1:
         raise invalid_request("limit must be at least 1.", [{"field": "limit", "message": "must be at least 1"}])
     limit = min(limit, MAX_LIMIT)
     where = "agent_id = {}" + (" AND read = {}" if unread else "")
     args: tuple[Any, ...] = (agent_id, False) if unread else (agent_id,)
-    rows = await sql.fetch(f"SELECT * FROM tw_notifications WHERE {where} ORDER BY created_ms DESC, seq DESC LIMIT {limit}", *args)
+    rows = await sql.fetch(
+        f"SELECT * FROM tw_notifications WHERE {where} ORDER BY created_ms DESC, seq DESC LIMIT {limit}", *args
+    )
     items = [
         Notification(
             id=r["id"],

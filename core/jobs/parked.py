@@ -6,6 +6,7 @@ worker claims it again) and shows `message`. `ParkedJobs.finish` or `.fail` then
 its one outcome exactly as a run would (the receipt re-signed, a failure refunded, the
 owner notified, subscribers pushed), inside the caller's transaction when there is one.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,6 +1,7 @@
 """The kernel's free reads as `Route`s (health, receipt keys, one receipt, the receipts
 listing, spend by category, a job's status, notifications), served by both fronts from
 these declarations; what they read is core/jobs/agent_reads.py's."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -32,15 +33,27 @@ async def healthz(call: RouteCall) -> wire.Health:
     kernel = call.kernel
     kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
     providers = [
-        wire.ProviderState(kind=p.kind, provider=p.provider, configured=p.configured, unset_settings=p.unset_settings, available=p.available)
+        wire.ProviderState(
+            kind=p.kind,
+            provider=p.provider,
+            configured=p.configured,
+            unset_settings=p.unset_settings,
+            available=p.available,
+        )
         for p in kernel.providers.statuses(also=kinds)
     ]
     sources = []
     for d in sorted(kernel.data_sources.values(), key=lambda d: d.name):
         problem = d.health(kernel.context) if d.health is not None else None
-        sources.append(wire.DataSourceState(name=d.name, status="degraded" if problem else "ok", tools=list(d.tools), problem=problem))
+        sources.append(
+            wire.DataSourceState(
+                name=d.name, status="degraded" if problem else "ok", tools=list(d.tools), problem=problem
+            )
+        )
     status = "degraded" if any(s.status != "ok" for s in sources) else "ok"
-    return wire.Health(status=status, tools=len(kernel.tools), network=kernel.network.caip2, providers=providers, data_sources=sources)
+    return wire.Health(
+        status=status, tools=len(kernel.tools), network=kernel.network.caip2, providers=providers, data_sources=sources
+    )
 
 
 async def receipt_keys(call: RouteCall) -> wire.ReceiptKeys:
@@ -75,25 +88,59 @@ def _read(**declared: Any) -> Route:
 _LIMIT = QueryDoc("limit", "At most 100 (larger is clamped).", {"type": "integer", "minimum": 1, "default": 50})
 ROUTES = (
     Route(
-        method="GET", path="/healthz", name="healthz", title="Health", summary="Healthz", description="Whether the service is up.",
-        describe_in_openapi=False, handle=healthz, auth="public", rate_limit=None, answer_type=wire.Health,
-        answer_description="The service is up.", statuses=(), tags=("service",),
+        method="GET",
+        path="/healthz",
+        name="healthz",
+        title="Health",
+        summary="Healthz",
+        description="Whether the service is up.",
+        describe_in_openapi=False,
+        handle=healthz,
+        auth="public",
+        rate_limit=None,
+        answer_type=wire.Health,
+        answer_description="The service is up.",
+        statuses=(),
+        tags=("service",),
     ),
     Route(
-        method="GET", path="/v1/receipts/keys", name="receipt_keys", title="Receipt keys", summary="ReceiptKeys",
-        description="The receipt signing public keys.", answer_description="The receipt signing public keys.", describe_in_openapi=False,
-        handle=receipt_keys, auth="public", rate_limit=None,
-        answer_type=wire.ReceiptKeys, statuses=(), tags=("receipts",),
+        method="GET",
+        path="/v1/receipts/keys",
+        name="receipt_keys",
+        title="Receipt keys",
+        summary="ReceiptKeys",
+        description="The receipt signing public keys.",
+        answer_description="The receipt signing public keys.",
+        describe_in_openapi=False,
+        handle=receipt_keys,
+        auth="public",
+        rate_limit=None,
+        answer_type=wire.ReceiptKeys,
+        statuses=(),
+        tags=("receipts",),
     ),
     _read(
-        path="/v1/receipts/{receipt_id}", name="receipt_get", title="Receipt", summary="ReceiptGet", description="One of your receipts.",
-        handle=receipt_get, answer_type=wire.Receipt, answer_description="One of the caller's receipts, as signed.", tags=("receipts",),
+        path="/v1/receipts/{receipt_id}",
+        name="receipt_get",
+        title="Receipt",
+        summary="ReceiptGet",
+        description="One of your receipts.",
+        handle=receipt_get,
+        answer_type=wire.Receipt,
+        answer_description="One of the caller's receipts, as signed.",
+        tags=("receipts",),
         param_docs=(("receipt_id", "rcpt_..."),),
     ),
     _read(
-        path="/v1/analytics/receipts", name="analytics_receipts", title="Receipts", summary="AnalyticsReceipts",
+        path="/v1/analytics/receipts",
+        name="analytics_receipts",
+        title="Receipts",
+        summary="AnalyticsReceipts",
         description="Your signed receipts, newest first; filter by period, category, since, until; page with limit and offset. Free.",
-        handle=receipts, answer_type=wire.ReceiptPage, answer_description="The caller's receipts, newest first.", tags=("analytics",),
+        handle=receipts,
+        answer_type=wire.ReceiptPage,
+        answer_description="The caller's receipts, newest first.",
+        tags=("analytics",),
         query=(
             QueryDoc("period", "Days back (omitted: all).", _PERIOD),
             QueryDoc("category", "Receipt category.", {"type": "string", "enum": list(CATEGORIES)}),
@@ -102,40 +149,80 @@ ROUTES = (
             QueryDoc("since", "ISO 8601, inclusive bound on created_at.", {"type": "string", "format": "date-time"}),
             QueryDoc("until", "ISO 8601, inclusive bound on created_at.", {"type": "string", "format": "date-time"}),
         ),
-        mcp=McpTool(name="receipts", hints=READ_HINTS, input=mcp_input({
-            "period": _MCP_PERIOD,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-            "offset": {"type": "integer", "minimum": 0},
-            "category": {"type": "string"},
-            "since": {"type": "string", "description": "ISO 8601"},
-            "until": {"type": "string", "description": "ISO 8601"},
-        })),
+        mcp=McpTool(
+            name="receipts",
+            hints=READ_HINTS,
+            input=mcp_input(
+                {
+                    "period": _MCP_PERIOD,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                    "offset": {"type": "integer", "minimum": 0},
+                    "category": {"type": "string"},
+                    "since": {"type": "string", "description": "ISO 8601"},
+                    "until": {"type": "string", "description": "ISO 8601"},
+                }
+            ),
+        ),
     ),
     _read(
-        path="/v1/analytics/spend/breakdown", name="analytics_spend_breakdown", title="Spend breakdown", summary="AnalyticsBreakdown",
+        path="/v1/analytics/spend/breakdown",
+        name="analytics_spend_breakdown",
+        title="Spend breakdown",
+        summary="AnalyticsBreakdown",
         description="What you spent, by category and tool, over a period (default 30 days). Free.",
-        handle=spend_breakdown, answer_type=wire.SpendBreakdown, answer_description="Spend by category.", tags=("analytics",),
+        handle=spend_breakdown,
+        answer_type=wire.SpendBreakdown,
+        answer_description="Spend by category.",
+        tags=("analytics",),
         query=(QueryDoc("period", "Days back (default 30).", {**_PERIOD, "default": 30}),),
         mcp=McpTool(name="spend_breakdown", hints=READ_HINTS, input=mcp_input({"period": _MCP_PERIOD})),
     ),
     _read(
-        path="/v1/requests/{request_id}", name="job_status", title="Job status", summary="JobStatus",
+        path="/v1/requests/{request_id}",
+        name="job_status",
+        title="Job status",
+        summary="JobStatus",
         description="A job you started: status pending, processing, completed (with `result`) or failed (with error fields). Free.",
-        handle=job_status, answer_type=wire.JobStatus, answer_description="The Job.", tags=("jobs",),
+        handle=job_status,
+        answer_type=wire.JobStatus,
+        answer_description="The Job.",
+        tags=("jobs",),
         param_docs=(("request_id", "The request_id a job tool answered with."),),
         aliases=(Alias(path="/v1/status/{request_id}", name="job_status_alias", summary="JobStatusAlias"),),
-        mcp=McpTool(hints=READ_HINTS, input=mcp_input({
-            "request_id": {"type": "string", "minLength": 1, "maxLength": 100, "description": "The request_id a job tool answered with."},
-        }, "request_id")),
+        mcp=McpTool(
+            hints=READ_HINTS,
+            input=mcp_input(
+                {
+                    "request_id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 100,
+                        "description": "The request_id a job tool answered with.",
+                    },
+                },
+                "request_id",
+            ),
+        ),
     ),
     _read(
-        path="/v1/tools/notifications", name="notifications", title="Notifications", summary="ListNotifications",
+        path="/v1/tools/notifications",
+        name="notifications",
+        title="Notifications",
+        summary="ListNotifications",
         description="Your notifications, newest first (listing marks them read). Free.",
-        handle=notifications, answer_type=wire.NotificationPage, answer_description="The caller's notifications, newest first.",
+        handle=notifications,
+        answer_type=wire.NotificationPage,
+        answer_description="The caller's notifications, newest first.",
         tags=("notifications",),
         query=(QueryDoc("unread", "Only unread ones.", {"type": "boolean", "default": False}), _LIMIT),
-        mcp=McpTool(hints={k: v for k, v in READ_HINTS.items() if k != "readOnlyHint"}, input=mcp_input({
-            "unread": {"type": "boolean"}, "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-        })),
+        mcp=McpTool(
+            hints={k: v for k, v in READ_HINTS.items() if k != "readOnlyHint"},
+            input=mcp_input(
+                {
+                    "unread": {"type": "boolean"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                }
+            ),
+        ),
     ),
 )

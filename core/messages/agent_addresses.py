@@ -1,6 +1,7 @@
 """An agent's own email address at the service's sending domain: the sending address tagged
 with the agent (`agents+a<agent id without dashes>@example.com`). What the service sends for
 an agent carries it, so replies come back and name their agent; one scheme for every plugin."""
+
 from __future__ import annotations
 
 import re

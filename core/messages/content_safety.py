@@ -3,6 +3,7 @@ applied by `ToolContext.check_content` before a tool sends anything. A message n
 of `TOLLWAY_CONTENT_BLOCKLIST` (whole words, any case), or carrying more email addresses and
 phone numbers than `TOLLWAY_CONTENT_MAX_PERSONAL_DATA` (default 20), fails with
 `content_blocked` (a job so refused is refunded)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +23,7 @@ class Rules:
     max_personal: int = DEFAULT_MAX_PERSONAL
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "Rules":
+    def from_env(cls, env: Mapping[str, str]) -> Rules:
         terms = tuple(t.strip() for t in (env.get("TOLLWAY_CONTENT_BLOCKLIST") or "").split(",") if t.strip())
         raw = (env.get("TOLLWAY_CONTENT_MAX_PERSONAL_DATA") or "").strip()
         return cls(blocked=terms, max_personal=int(raw) if raw.isdigit() else DEFAULT_MAX_PERSONAL)
@@ -41,4 +42,6 @@ class Rules:
     def check(self, *texts: str | None) -> None:
         why = self.problem(*texts)
         if why is not None:
-            raise ToolError("content_blocked", f"Blocked by content safety: {why}. Adjust the message and retry.", status=400)
+            raise ToolError(
+                "content_blocked", f"Blocked by content safety: {why}. Adjust the message and retry.", status=400
+            )

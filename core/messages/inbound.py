@@ -2,6 +2,7 @@
 `InboundMessage` a listener or a provider's webhook hands the kernel, and `Inbound`, which
 offers it to every handler plugins registered (`register_inbound_handlers`): an inbox keeps
 it, a goal whose question it answers takes it, each on its own."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,7 +24,9 @@ class InboundMessage:
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()  # the thread, oldest first
     received_ms: int = 0
-    raw: bytes = dataclasses.field(default=b"", repr=False)  # the message as received (its whole MIME text, for an email)
+    raw: bytes = dataclasses.field(
+        default=b"", repr=False
+    )  # the message as received (its whole MIME text, for an email)
 
     @property
     def thread(self) -> tuple[str, ...]:
@@ -49,5 +52,7 @@ class Inbound:
             try:
                 taken = bool(await handler(message, self.platform)) or taken
             except Exception:
-                log.exception("inbound handler %s failed on a %s message", getattr(handler, "__name__", handler), message.channel)
+                log.exception(
+                    "inbound handler %s failed on a %s message", getattr(handler, "__name__", handler), message.channel
+                )
         return taken

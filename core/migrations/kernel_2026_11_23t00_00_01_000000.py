@@ -5,6 +5,7 @@ restarts from zero), and UNLOGGED spares the WAL write and its fsync on the row
 every request of an agent updates. SQLite has no such thing: nothing to do there.
 Databases made before migrations already have it; they are left untouched.
 """
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 

@@ -1,5 +1,6 @@
 """Kernel migration 4: the composite indexes of history, watches and their deliveries
 (docs/history.md shows the query plan each one serves)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 

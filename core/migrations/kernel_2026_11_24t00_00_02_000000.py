@@ -1,5 +1,6 @@
 """Kernel migration 5: Benchmark's indexes lead with the source and carry `updated_ms`,
 so one peer set is read from an index alone (docs/history.md shows the plans)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
@@ -23,7 +24,9 @@ RANKS = (
 )
 # SQLite answers MIN/MAX of a column from an index ordered on it: the oldest and newest
 # update among a field's peers without a scan (PostgreSQL reads them in its one aggregate).
-SQLITE_ONLY = ("CREATE INDEX IF NOT EXISTS tw_fact_numbers_seen ON tw_fact_numbers (attribute, field, source, updated_ms)",)
+SQLITE_ONLY = (
+    "CREATE INDEX IF NOT EXISTS tw_fact_numbers_seen ON tw_fact_numbers (attribute, field, source, updated_ms)",
+)
 
 
 def statements(engine_type: str) -> list[str]:

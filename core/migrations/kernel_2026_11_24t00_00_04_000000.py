@@ -1,6 +1,7 @@
 """Kernel migration 7: `peer_group` filled for the numbers already kept, and Benchmark's
 indexes keyed on it instead of the three strings: a third the size, so a peer set of
 100,000 is read in a third of the time (docs/history.md shows the plans)."""
+
 import hashlib
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager

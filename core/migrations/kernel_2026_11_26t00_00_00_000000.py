@@ -1,4 +1,5 @@
 """Kernel migration 9: tw_payouts, agents' credits withdrawn to wallets (core/credits/payouts.py)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Text, Varchar
 
@@ -25,5 +26,12 @@ async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="kernel", description=DESCRIPTION)
     manager.add_table(class_name="Payout", tablename="tw_payouts")
     for name, column, params in COLUMNS:
-        manager.add_column(table_class_name="Payout", tablename="tw_payouts", column_name=name, db_column_name=name, column_class=column, params=params)
+        manager.add_column(
+            table_class_name="Payout",
+            tablename="tw_payouts",
+            column_name=name,
+            db_column_name=name,
+            column_class=column,
+            params=params,
+        )
     return manager

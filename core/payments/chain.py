@@ -5,6 +5,7 @@ The chain is the one witness of a settlement whose facilitator answer was lost:
 `authorizationState(authorizer, nonce)` says whether the nonce is spent, and
 the contract's `AuthorizationUsed` / `AuthorizationCanceled` events say how.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,7 +31,15 @@ def _word(address: str) -> str:
 
 
 class ChainReader:
-    def __init__(self, http: httpx.AsyncClient, url: str, asset: str, *, lookback_blocks: int = DEFAULT_LOOKBACK_BLOCKS, timeout_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        asset: str,
+        *,
+        lookback_blocks: int = DEFAULT_LOOKBACK_BLOCKS,
+        timeout_s: float = 15.0,
+    ) -> None:
         self.http = http
         self.url = url
         self.asset = asset
@@ -41,7 +50,9 @@ class ChainReader:
     async def _rpc(self, method: str, params: list[Any]) -> Any:
         try:
             resp = await self.http.post(
-                self.url, json={"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}, timeout=self.timeout
+                self.url,
+                json={"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params},
+                timeout=self.timeout,
             )
             data = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
@@ -62,19 +73,23 @@ class ChainReader:
         latest = int(str(await self._rpc("eth_blockNumber", [])), 16)
         logs = await self._rpc(
             "eth_getLogs",
-            [{
-                "address": self.asset,
-                "fromBlock": hex(max(0, latest - self.lookback_blocks)),
-                "toBlock": "latest",
-                "topics": [topic, _word(auth.from_), auth.nonce],
-            }],
+            [
+                {
+                    "address": self.asset,
+                    "fromBlock": hex(max(0, latest - self.lookback_blocks)),
+                    "toBlock": "latest",
+                    "topics": [topic, _word(auth.from_), auth.nonce],
+                }
+            ],
         )
         for log in logs or []:
             if isinstance(log, dict) and log.get("transactionHash"):
                 return str(log["transactionHash"])
         return None
 
-    async def authorization_outcome(self, auth: Authorization) -> tuple[Literal["unused", "transferred", "canceled", "used"], str | None]:
+    async def authorization_outcome(
+        self, auth: Authorization
+    ) -> tuple[Literal["unused", "transferred", "canceled", "used"], str | None]:
         """`unused`; `transferred` with the transaction hash; `canceled` by the payer;
         or `used` when the nonce is spent but no event was found in the look-back."""
         if not await self.authorization_used(auth):

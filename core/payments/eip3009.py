@@ -1,6 +1,7 @@
 """EIP-3009 TransferWithAuthorization for USDC: the EIP-712 digest (hand-rolled,
 cached domain separators), signer recovery, the x402 `exact` checks, and the
 nonce reservation key; plus test/bench helpers that sign and build headers."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,9 +29,7 @@ from tollway._core.payments.x402 import (
 SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 SECP256K1_HALF_N = SECP256K1_N // 2
 
-_DOMAIN_TYPEHASH = keccak(
-    b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
-)
+_DOMAIN_TYPEHASH = keccak(b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
 _TRANSFER_TYPEHASH = keccak(
     b"TransferWithAuthorization(address from,address to,uint256 value,"
     b"uint256 validAfter,uint256 validBefore,bytes32 nonce)"
@@ -66,9 +65,7 @@ def _domain_separator(chain_id: int, asset: str, name: str, version: str) -> byt
 
 
 def domain_separator(network: Network) -> bytes:
-    return _domain_separator(
-        network.chain_id, network.asset.lower(), network.eip712_name, network.eip712_version
-    )
+    return _domain_separator(network.chain_id, network.asset.lower(), network.eip712_name, network.eip712_version)
 
 
 def eip712_domain(network: Network) -> dict[str, Any]:
@@ -169,23 +166,18 @@ def verify_authorization(
     if payer.lower() != auth.from_.lower():
         raise _invalid_sig("signature was not made by authorization.from")
     if auth.to.lower() != pay_to.lower():
-        raise PaymentError(
-            ERR_RECIPIENT_MISMATCH, f"authorization.to is {auth.to}; pay to {pay_to}"
-        )
+        raise PaymentError(ERR_RECIPIENT_MISMATCH, f"authorization.to is {auth.to}; pay to {pay_to}")
     if auth.value != amount_micro:
         raise PaymentError(
             ERR_AUTHORIZATION_VALUE_MISMATCH,
             f"authorization.value is {auth.value}; the price is exactly {amount_micro}",
         )
     if auth.valid_after > now:
-        raise PaymentError(
-            ERR_VALID_AFTER_FUTURE, f"authorization is not valid before {auth.valid_after}"
-        )
+        raise PaymentError(ERR_VALID_AFTER_FUTURE, f"authorization is not valid before {auth.valid_after}")
     if auth.valid_before < now + min_validity_s:
         raise PaymentError(
             ERR_VALID_BEFORE_EXPIRED,
-            f"authorization expires at {auth.valid_before}; it must stay valid "
-            f"at least {min_validity_s} s after {now}",
+            f"authorization expires at {auth.valid_before}; it must stay valid at least {min_validity_s} s after {now}",
         )
     return payer
 

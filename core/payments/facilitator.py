@@ -7,6 +7,7 @@ read from the chain when `TOLLWAY_CHAIN_RPC_URL` is set, and otherwise by
 sending the same payment to /settle again (facilitators settle an
 authorization at most once).
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,7 +36,9 @@ class FacilitatorSettlement:
         self.timeout = httpx.Timeout(services.facilitator_timeout_s)
         self.chain: ChainReader | None = None
         if services.chain_rpc_url:
-            self.chain = ChainReader(services.http, services.chain_rpc_url, services.network.asset, timeout_s=services.facilitator_timeout_s)
+            self.chain = ChainReader(
+                services.http, services.chain_rpc_url, services.network.asset, timeout_s=services.facilitator_timeout_s
+            )
 
     def _body(self, payment: PaymentPayload, requirements: dict[str, Any]) -> dict[str, Any]:
         return {"x402Version": payment.version, "paymentPayload": payment.raw, "paymentRequirements": requirements}
@@ -47,7 +50,9 @@ class FacilitatorSettlement:
 
     async def verify(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> str | None:
         try:
-            resp = await self.http.post(f"{self.url}/verify", json=self._body(payment, requirements), timeout=self.timeout)
+            resp = await self.http.post(
+                f"{self.url}/verify", json=self._body(payment, requirements), timeout=self.timeout
+            )
             data = resp.json()
         except (httpx.HTTPError, ValueError) as exc:
             log.warning("facilitator /verify failed: %s", exc)
@@ -60,7 +65,9 @@ class FacilitatorSettlement:
 
     async def settle(self, payment: PaymentPayload, requirements: dict[str, Any], payer: str) -> SettlementResult:
         try:
-            resp = await self.http.post(f"{self.url}/settle", json=self._body(payment, requirements), timeout=self.timeout)
+            resp = await self.http.post(
+                f"{self.url}/settle", json=self._body(payment, requirements), timeout=self.timeout
+            )
         except httpx.TimeoutException:
             return SettlementResult("pending", None, "settlement_timeout")
         except httpx.HTTPError as exc:

@@ -5,6 +5,7 @@ writes the authorization's row (keyed by chain, asset, payer and nonce) and
 commits before any tool runs, so two requests carrying one authorization, or
 one quote, can never both be served.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,15 +16,15 @@ from typing import Any
 import msgspec
 
 from tollway._core.basics.errors import ServiceError
-from tollway._core.wire.errors import QuoteTerms
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.money import usdc
 from tollway._core.basics.request import CallRequest
-from tollway._core.storage import sql
 from tollway._core.payments import quotes, x402
 from tollway._core.payments.eip3009 import authorization_key, verify_authorization
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementBackend, SettlementResult
+from tollway._core.storage import sql
+from tollway._core.wire.errors import QuoteTerms
 
 # Tollway's own reason when `accepted` echoes other requirements than the quote's.
 REQUIREMENTS_MISMATCH = "accepted_requirements_mismatch"
@@ -102,10 +103,17 @@ class X402Gateway:
         """A fresh quote as the 402 body (docs/payments.md), carrying the x402
         PaymentRequired object (each front sends it its own way)."""
         quote = await quotes.create_quote(
-            tool=purpose, input_hash=input_hash, amount=amount, pay_to=self.pay_to, network=self.network.caip2, ttl_s=self.quote_ttl_s
+            tool=purpose,
+            input_hash=input_hash,
+            amount=amount,
+            pay_to=self.pay_to,
+            network=self.network.caip2,
+            ttl_s=self.quote_ttl_s,
         )
         error_text = failure.reason if failure else "payment_required"
-        required = x402.build_payment_required(error_text, resource_url, description, [self.requirements(amount, quote["id"])])
+        required = x402.build_payment_required(
+            error_text, resource_url, description, [self.requirements(amount, quote["id"])]
+        )
         terms = QuoteTerms(
             code=402,
             quote_id=quote["id"],
@@ -134,7 +142,9 @@ class X402Gateway:
         except x402.PaymentError as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
 
-    async def verify(self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str) -> tuple[dict, str]:
+    async def verify(
+        self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str
+    ) -> tuple[dict, str]:
         """Everything short of reserving: claim the quote, then check the accepted
         requirements, the signature and the funds; a refused payment gives the quote back."""
         quote_id = quote_id_header or x402.quote_id_from(payment)
@@ -189,15 +199,27 @@ class X402Gateway:
             "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, status, settlement_tx, "
             "payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'reserved', NULL, {}, NULL, {}, {}) "
             "ON CONFLICT (id) DO NOTHING RETURNING id",
-            key, payer.lower(), payment.authorization.to.lower(), payment.authorization.value, payment.authorization.nonce,
-            quote["id"], purpose, msgspec.json.encode(payment.raw).decode(), now, now,
+            key,
+            payer.lower(),
+            payment.authorization.to.lower(),
+            payment.authorization.value,
+            payment.authorization.nonce,
+            quote["id"],
+            purpose,
+            msgspec.json.encode(payment.raw).decode(),
+            now,
+            now,
         )
         if not inserted:
             await quotes.release_quote(quote)
             raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
-        return Accepted(payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"]))
+        return Accepted(
+            payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"])
+        )
 
-    async def accept(self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str) -> Accepted:
+    async def accept(
+        self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str
+    ) -> Accepted:
         payment = self.decode(payment_value)
         quote, payer = await self.verify(payment, quote_id_header, purpose=purpose, input_hash=input_hash)
         return await self.reserve(payment, quote, payer, purpose)
@@ -211,7 +233,8 @@ class X402Gateway:
         (a `reserved` one was never sent anywhere and is simply voided)."""
         sending = await sql.fetch_one(
             "UPDATE tw_payment_authorizations SET status = 'settling', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING id",
-            now_ms(), accepted.key,
+            now_ms(),
+            accepted.key,
         )
         if sending is None:  # the reconciler voided it meanwhile: it must never move money now
             return SettlementResult("failed", None, "authorization_voided")
@@ -231,15 +254,26 @@ class X402Gateway:
         return await self.backend.settle(accepted.payment, accepted.requirements, accepted.payer)
 
     async def record(
-        self, accepted: Accepted, status: str, transaction: str | None = None, receipt_id: str | None = None, *, reserved: bool = False
+        self,
+        accepted: Accepted,
+        status: str,
+        transaction: str | None = None,
+        receipt_id: str | None = None,
+        *,
+        reserved: bool = False,
     ) -> None:
         """Write the authorization's state (settled, pending, failed, voided) and its receipt;
         with `reserved`, only over a `reserved` row (else `AuthorizationVoided`)."""
         row = await sql.fetch_one(
             "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
             "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}"
-            + (" AND status = 'reserved'" if reserved else "") + " RETURNING id",
-            status, transaction, receipt_id, now_ms(), accepted.key,
+            + (" AND status = 'reserved'" if reserved else "")
+            + " RETURNING id",
+            status,
+            transaction,
+            receipt_id,
+            now_ms(),
+            accepted.key,
         )
         if reserved and row is None:
             raise AuthorizationVoided(accepted.key)
@@ -248,7 +282,9 @@ class X402Gateway:
         """Rebuild the accepted payment of a stored authorization (for the reconciler)."""
         payment = x402.decode_payment(msgspec.json.decode(row["payload"]))
         amount = int(row["value"])
-        return Accepted(payment, row["payer"], row["id"], row["quote_id"], amount, self.requirements(amount, row["quote_id"]))
+        return Accepted(
+            payment, row["payer"], row["id"], row["quote_id"], amount, self.requirements(amount, row["quote_id"])
+        )
 
     async def fate(self, accepted: Accepted) -> SettlementResult:
         """Ask the backend what became of a payment sent for settlement."""

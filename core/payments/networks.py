@@ -1,5 +1,6 @@
 """The EVM networks Tollway takes x402 payments on: chain id, USDC contract and
 its EIP-712 domain name/version."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,6 +34,4 @@ def get_network(name: str) -> Network:
     try:
         return NETWORKS[name]
     except KeyError:
-        raise ValueError(
-            f"unknown network {name!r} (known: {', '.join(sorted(NETWORKS))})"
-        ) from None
+        raise ValueError(f"unknown network {name!r} (known: {', '.join(sorted(NETWORKS))})") from None

@@ -1,5 +1,6 @@
 """402 quotes: a price for one tool and one exact input, valid until it expires
 and usable once."""
+
 from __future__ import annotations
 
 from tollway._core.basics.ids import new_id, now_ms
@@ -19,7 +20,14 @@ async def create_quote(*, tool: str, input_hash: str, amount: int, pay_to: str, 
     await sql.fetch(
         "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, created_ms) "
         "VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, {})",
-        quote_id, tool, input_hash, amount, pay_to, network, expires, created,
+        quote_id,
+        tool,
+        input_hash,
+        amount,
+        pay_to,
+        network,
+        expires,
+        created,
     )
     return {"id": quote_id, "amount": amount, "pay_to": pay_to, "network": network, "expires_ms": expires}
 
@@ -33,7 +41,11 @@ async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> di
     row = await sql.fetch_one(
         "UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL AND expires_ms >= {} AND tool = {} AND input_hash = {} "
         "RETURNING id, amount, pay_to, used_ms",
-        now, quote_id, now, tool, input_hash,
+        now,
+        quote_id,
+        now,
+        tool,
+        input_hash,
     )
     if row is not None:
         return row

@@ -4,6 +4,7 @@
 `facilitator` calls an x402 facilitator's /verify and /settle over HTTP.
 Both are idempotent on the authorization: settling twice returns the same hash.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -90,7 +91,10 @@ class LocalSettlement:
         tx = local_transaction_hash(self.network, payment)
         value = payment.authorization.value
         async with self.db.transaction():
-            if await ledger.chain_transfer(self.network.chain_id, payer, payment.authorization.to, value, reference=tx) is not None:
+            if (
+                await ledger.chain_transfer(self.network.chain_id, payer, payment.authorization.to, value, reference=tx)
+                is not None
+            ):
                 return SettlementResult("settled", tx)
             if await ledger.transfer_done(tx):  # settled before: the same hash again
                 return SettlementResult("settled", tx)

@@ -1,17 +1,14 @@
 """x402 wire format: the PaymentRequired and SettleResponse objects and their
 PAYMENT-REQUIRED / PAYMENT-RESPONSE header form, the x402 invalid-reason codes, and
 (from core/payments/x402_decode.py) payment decoding."""
+
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from tollway._core.payments.networks import Network
-
 from tollway._core.payments.x402_decode import (  # noqa: F401  (part of this module's API)
     INVALID_PAYLOAD,
     INVALID_X402_VERSION,
@@ -109,9 +106,7 @@ def build_payment_required(
     }
 
 
-def encode_payment_required(
-    error: str, resource_url: str, description: str, requirements: list[dict[str, Any]]
-) -> str:
+def encode_payment_required(error: str, resource_url: str, description: str, requirements: list[dict[str, Any]]) -> str:
     """The `PAYMENT-REQUIRED` header value (standard, padded base64 of compact JSON)."""
     return encode_header(build_payment_required(error, resource_url, description, requirements))
 
@@ -160,14 +155,10 @@ def check_scheme_and_network(payload: PaymentPayload, network: Network) -> None:
     """Refuse a payload for another scheme (`unsupported_scheme`) or another chain
     (`network_mismatch`). The network may be CAIP-2, our name, or a v1 legacy name."""
     if payload.scheme != SCHEME_EXACT:
-        raise PaymentError(
-            ERR_UNSUPPORTED_SCHEME, f"scheme {payload.scheme!r} is not supported; use 'exact'"
-        )
+        raise PaymentError(ERR_UNSUPPORTED_SCHEME, f"scheme {payload.scheme!r} is not supported; use 'exact'")
     given = payload.network
     if given in (network.caip2, network.name):
         return
     if _V1_NETWORK_CHAIN_IDS.get(given) == network.chain_id:
         return
-    raise PaymentError(
-        ERR_NETWORK_MISMATCH, f"payment is for network {given!r}; expected {network.caip2}"
-    )
+    raise PaymentError(ERR_NETWORK_MISMATCH, f"payment is for network {given!r}; expected {network.caip2}")

@@ -1,5 +1,6 @@
 """Decoding an x402 payment (v1 and v2, EVM `exact`): from the base64 JSON header
 or from the JSON object itself, into a checked `PaymentPayload`."""
+
 from __future__ import annotations
 
 import base64

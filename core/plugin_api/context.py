@@ -1,6 +1,7 @@
 """`PluginContext`: what a plugin's hooks, tools, tasks and data sources may use (never the
 kernel): the home folder, settings, HTTP client, the `Platform` of kernel services and the
 plugin's per-service state; with `Platform`, the protocol of those kernel services."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -62,7 +63,9 @@ class DelegatedTools(Protocol):
         """The tool's output (its failure raises, as in a paid call)."""
         ...
 
-    async def receipt(self, call: PreparedToolCall, output: object, *, agent_id: str, request_id: str, goal_id: str) -> JSONObject:
+    async def receipt(
+        self, call: PreparedToolCall, output: object, *, agent_id: str, request_id: str, goal_id: str
+    ) -> JSONObject:
         """The call's signed receipt, in the caller's transaction."""
         ...
 
@@ -137,7 +140,9 @@ class Platform(Protocol):
         """Whether a signature header matches the body."""
         ...
 
-    async def enqueue_webhook(self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]) -> bool:
+    async def enqueue_webhook(
+        self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]
+    ) -> bool:
         """Add a signed webhook to the outbox in the caller's transaction; False when `webhook_id` exists."""
         ...
 
@@ -153,7 +158,9 @@ class Platform(Protocol):
         """The delivery attempts of one webhook, oldest first."""
         ...
 
-    async def notify(self, agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, JSONValue]) -> str:
+    async def notify(
+        self, agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, JSONValue]
+    ) -> str:
         """Notify an agent (its notifications feed); the notification's id."""
         ...
 
@@ -249,4 +256,3 @@ class PluginContext:
     def bind(self, *, http: httpx.AsyncClient, platform: Platform) -> None:
         """The kernel's part, at start: the started service's HTTP client and platform."""
         self._http, self._platform = http, platform
-

@@ -1,6 +1,7 @@
 """Downloadable data a plugin keeps under TOLLWAY_HOME (e.g. the OFAC lists),
 declared through `register_data_sources` and refreshed by `tollway data refresh
 [SOURCE]` (and by the plugin's own periodic task)."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -10,6 +10,7 @@ the function's name the tool's name, and its package `tollway_<family>` the fami
 The answer is `{result: <what the function returns>}`, or the returned Struct itself
 when its type has a `result` field (to add `evidence`).
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,7 +34,7 @@ def _camel(name: str) -> str:
 def _family_of(fn: Callable[..., Any]) -> str:
     package = (fn.__module__ or "").split(".")[0]
     if package.startswith("tollway_") and len(package) > len("tollway_"):
-        return package[len("tollway_"):]
+        return package[len("tollway_") :]
     raise TypeError(
         f"@tollway.tool on {fn.__qualname__}: pass family=... (its module {fn.__module__!r} is not "
         "in a `tollway_<family>` package)"
@@ -112,9 +113,13 @@ def tool(
     `options` are the other `Tool` fields (`check`, `rate_limit`, `mode`, ...). The
     decorated name is the `Tool`; the function stays reachable as `tool.run.__wrapped__`.
     """
-    refused = [k for k in _FORBIDDEN if k in options] + (["job=JobDeclaration(cpu_bound=True)"] if getattr(options.get("job"), "cpu_bound", False) else [])
+    refused = [k for k in _FORBIDDEN if k in options] + (
+        ["job=JobDeclaration(cpu_bound=True)"] if getattr(options.get("job"), "cpu_bound", False) else []
+    )
     if refused:
-        raise TypeError(f"@tollway.tool takes no {', '.join(refused)}: the function's signature gives them; declare a Tool for those")
+        raise TypeError(
+            f"@tollway.tool takes no {', '.join(refused)}: the function's signature gives them; declare a Tool for those"
+        )
 
     def build(fn: Callable[..., Any]) -> Tool:
         tool_name = name or fn.__name__
@@ -151,8 +156,14 @@ def tool(
             module=fn.__module__,
         )
         returned = hints["return"]
-        whole = isinstance(returned, type) and issubclass(returned, msgspec.Struct) and "result" in returned.__struct_fields__
-        output_type = returned if whole else msgspec.defstruct(f"{camel}Answer", [("result", returned)], module=fn.__module__)
+        whole = (
+            isinstance(returned, type)
+            and issubclass(returned, msgspec.Struct)
+            and "result" in returned.__struct_fields__
+        )
+        output_type = (
+            returned if whole else msgspec.defstruct(f"{camel}Answer", [("result", returned)], module=fn.__module__)
+        )
         names = [f for f, _, _ in fields]
 
         @functools.wraps(fn)

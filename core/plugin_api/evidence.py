@@ -1,5 +1,6 @@
 """`Evidence`: the one block every lookup answer carries beside its result, saying
 where the data came from and when (docs/upstream.md)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

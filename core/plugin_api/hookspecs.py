@@ -6,6 +6,7 @@ settlement backends, migration apps); the registered objects carry the behaviour
 `register_tools` may also take the service's `context` (a `PluginContext`) to bind its
 tools' checks to it. `startup` and `shutdown` are async and awaited, each given the context.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -16,10 +17,10 @@ import pluggy
 if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from piccolo.conf.apps import AppConfig
 
-    from tollway._core.plugin_api.context import PluginContext
-    from tollway._core.plugin_api.datasources import DataSource
     from tollway._core.messages.inbound import InboundHandler
     from tollway._core.payments.settlement import SettlementBackendFactory
+    from tollway._core.plugin_api.context import PluginContext
+    from tollway._core.plugin_api.datasources import DataSource
     from tollway._core.plugin_api.periodic import PeriodicTask
     from tollway._core.plugin_api.providers import Provider
     from tollway._core.plugin_api.routes import Route
@@ -33,7 +34,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_tools(register: "Callable[[Tool], None]", context: "PluginContext") -> None:
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
     """Declare the plugin's tools.
 
     :param register: call once per `tollway.Tool`; a name or path already
@@ -45,7 +46,7 @@ def register_tools(register: "Callable[[Tool], None]", context: "PluginContext")
 
 
 @hookspec
-def register_providers(register: "Callable[[Provider], None]") -> None:
+def register_providers(register: Callable[[Provider], None]) -> None:
     """Declare providers: clients of a commercial or self-hosted service of a kind
     (search, llm, email, ...) that tools of that kind reach through `ctx.provider(kind)`.
 
@@ -55,7 +56,7 @@ def register_providers(register: "Callable[[Provider], None]") -> None:
 
 
 @hookspec
-def register_routes(register: "Callable[[Route], None]") -> None:
+def register_routes(register: Callable[[Route], None]) -> None:
     """Declare operations besides tools: resource reads and writes, pages a person opens.
 
     :param register: call once per `tollway.Route`; a name or a method and path already
@@ -64,7 +65,7 @@ def register_routes(register: "Callable[[Route], None]") -> None:
 
 
 @hookspec
-def register_inbound_handlers(register: "Callable[[InboundHandler], None]") -> None:
+def register_inbound_handlers(register: Callable[[InboundHandler], None]) -> None:
     """Declare handlers of inbound messages (an email reply, ...).
 
     :param register: call once per `handler(message, platform) -> bool` (async): it
@@ -73,7 +74,7 @@ def register_inbound_handlers(register: "Callable[[InboundHandler], None]") -> N
 
 
 @hookspec
-def register_settlement_backends(register: "Callable[[str, SettlementBackendFactory], None]") -> None:
+def register_settlement_backends(register: Callable[[str, SettlementBackendFactory], None]) -> None:
     """Declare payment settlement backends (the kernel registers `local` and `facilitator`).
 
     :param register: `register(name, factory)`; `factory(services)` builds the
@@ -83,7 +84,7 @@ def register_settlement_backends(register: "Callable[[str, SettlementBackendFact
 
 
 @hookspec
-def register_settings(register: "Callable[[Setting], None]") -> None:
+def register_settings(register: Callable[[Setting], None]) -> None:
     """Declare the plugin's settings, read from `TOLLWAY_<FAMILY>_<NAME>`.
 
     :param register: call once per `core.settings_spec.Setting`.
@@ -91,7 +92,7 @@ def register_settings(register: "Callable[[Setting], None]") -> None:
 
 
 @hookspec
-def register_periodic_tasks(register: "Callable[[PeriodicTask], None]") -> None:
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     """Declare work the scheduler runs every `interval_s` seconds.
 
     :param register: call once per `core.periodic.PeriodicTask`.
@@ -99,7 +100,7 @@ def register_periodic_tasks(register: "Callable[[PeriodicTask], None]") -> None:
 
 
 @hookspec
-def register_data_sources(register: "Callable[[DataSource], None]") -> None:
+def register_data_sources(register: Callable[[DataSource], None]) -> None:
     """Declare downloadable data the plugin keeps (refreshed by `tollway data refresh`).
 
     :param register: call once per `core.datasources.DataSource`; a name taken twice
@@ -108,7 +109,7 @@ def register_data_sources(register: "Callable[[DataSource], None]") -> None:
 
 
 @hookspec
-def register_watch_sources(register: "Callable[[WatchSource], None]") -> None:
+def register_watch_sources(register: Callable[[WatchSource], None]) -> None:
     """Declare an attribute agents may watch: how to poll its source's current values.
 
     :param register: call once per `tollway.WatchSource`; an attribute taken twice
@@ -117,7 +118,7 @@ def register_watch_sources(register: "Callable[[WatchSource], None]") -> None:
 
 
 @hookspec
-def register_migrations(register: "Callable[[AppConfig], None]") -> None:
+def register_migrations(register: Callable[[AppConfig], None]) -> None:
     """Declare the plugin's own tables as a Piccolo app with forward-only migrations.
 
     :param register: call once per `piccolo.conf.apps.AppConfig` (`tollway.AppConfig`):
@@ -128,7 +129,7 @@ def register_migrations(register: "Callable[[AppConfig], None]") -> None:
 
 
 @hookspec
-async def startup(context: "PluginContext") -> None:
+async def startup(context: PluginContext) -> None:
     """Awaited once when the service has started (database open, tools registered); an
     `async def` (a plain function stops start-up). A server it starts (a listener) is kept
     in `context.state` for `shutdown`.
@@ -139,7 +140,7 @@ async def startup(context: "PluginContext") -> None:
 
 
 @hookspec
-async def shutdown(context: "PluginContext") -> None:
+async def shutdown(context: PluginContext) -> None:
     """Awaited once when the service stops, before its HTTP client and database close; an
     `async def`. A failing one is logged and the others still run.
 

@@ -1,4 +1,5 @@
 """Periodic task declaration (run by the runtime's scheduler)."""
+
 from __future__ import annotations
 
 import dataclasses

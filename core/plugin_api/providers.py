@@ -1,6 +1,7 @@
 """Providers (docs/providers.md): the commercial or self-hosted services a tool reaches
 through a client a plugin declares (search, llm, email, ...), which one is chosen for
 each kind, whether it is configured, and what a call through it costs us."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from tollway._core.plugin_api.context import PluginContext
 from tollway._core.basics.money import to_micro
+from tollway._core.plugin_api.context import PluginContext
 from tollway._core.plugin_api.settings_spec import Setting, setting_value
 
 _KIND = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
@@ -65,7 +66,9 @@ class Provider:
     def cost(self, settings: Mapping[str, str]) -> int:
         cost = self.cost_estimate(settings) if callable(self.cost_estimate) else self.cost_estimate
         if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0:
-            raise ValueError(f"provider {self.kind}/{self.name}: cost_estimate must give a nonnegative int of micro-USDC")
+            raise ValueError(
+                f"provider {self.kind}/{self.name}: cost_estimate must give a nonnegative int of micro-USDC"
+            )
         return cost
 
 
@@ -92,7 +95,9 @@ class ProviderStatus:
 class Providers:
     """The registered providers by kind, the choice among them, and their clients."""
 
-    def __init__(self, registered: Mapping[str, Mapping[str, Provider]], settings_of: Callable[[str], Mapping[str, str]]) -> None:
+    def __init__(
+        self, registered: Mapping[str, Mapping[str, Provider]], settings_of: Callable[[str], Mapping[str, str]]
+    ) -> None:
         self.registered = registered
         self.settings_of = settings_of
         self._clients: dict[tuple[str, str], tuple[httpx.AsyncClient, Any]] = {}  # (kind, name) -> (http, client)
@@ -127,7 +132,9 @@ class Providers:
                 problem = f"several {kind} providers are installed: set {choice} to one of {', '.join(available)}"
             return ProviderStatus(kind, None, False, [choice], available, problem)
         unset = provider.unset(self.settings_of(kind))
-        problem = f"the operator must set {' and '.join(unset)} for the {provider.name} {kind} provider" if unset else None
+        problem = (
+            f"the operator must set {' and '.join(unset)} for the {provider.name} {kind} provider" if unset else None
+        )
         return ProviderStatus(kind, provider.name, not unset, unset, available, problem)
 
     def statuses(self, also: tuple[str, ...] = ()) -> list[ProviderStatus]:

@@ -4,14 +4,15 @@ number within a range) and `tollway.query_flag` (a boolean), each refused with 4
 typed declarations a `Route` lists in `query` (`QueryInt`, `QueryFlag`, `QueryChoice`,
 `QueryText`; `QueryDoc` for one its handler parses): one declaration parses the value and
 renders its OpenAPI schema."""
+
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections.abc import Mapping
 
-from tollway._core.basics.json_values import JSONObject, JSONValue
 from tollway._core.basics.errors import Refusal
+from tollway._core.basics.json_values import JSONObject, JSONValue
 
 _WHOLE = re.compile(r"[0-9]{1,12}")
 _FLAGS = {"true": True, "1": True, "false": False, "0": False}
@@ -23,7 +24,11 @@ def query_int(query: Mapping[str, str], name: str, default: int, low: int, high:
     if raw is None or raw == "":
         return default
     if not _WHOLE.fullmatch(raw) or not low <= int(raw) <= high:
-        raise Refusal("invalid_request", f"{name} must be a whole number from {low} to {high}.", details=[{"field": name, "message": f"{low} to {high}"}])
+        raise Refusal(
+            "invalid_request",
+            f"{name} must be a whole number from {low} to {high}.",
+            details=[{"field": name, "message": f"{low} to {high}"}],
+        )
     return int(raw)
 
 
@@ -33,7 +38,11 @@ def query_flag(query: Mapping[str, str], name: str, default: bool = False) -> bo
     if raw is None or raw == "":
         return default
     if raw.lower() not in _FLAGS:
-        raise Refusal("invalid_request", f"{name} must be true or false.", details=[{"field": name, "message": "expected a boolean"}])
+        raise Refusal(
+            "invalid_request",
+            f"{name} must be true or false.",
+            details=[{"field": name, "message": "expected a boolean"}],
+        )
     return _FLAGS[raw.lower()]
 
 
@@ -48,8 +57,11 @@ class QueryText:
     def read(self, query: Mapping[str, str]) -> str | None:
         raw = query.get(self.name)
         if raw is not None and self.max_length is not None and len(raw) > self.max_length:
-            raise Refusal("invalid_request", f"{self.name} must be at most {self.max_length} characters.",
-                          details=[{"field": self.name, "message": f"at most {self.max_length} characters"}])
+            raise Refusal(
+                "invalid_request",
+                f"{self.name} must be at most {self.max_length} characters.",
+                details=[{"field": self.name, "message": f"at most {self.max_length} characters"}],
+            )
         return raw or None
 
     def schema(self) -> JSONObject:
@@ -103,11 +115,19 @@ class QueryChoice:
             return self.default
         if raw not in self.choices:
             allowed = ", ".join(self.choices)
-            raise Refusal("invalid_request", f"{self.name} must be one of {allowed}.", details=[{"field": self.name, "message": f"one of {allowed}"}])
+            raise Refusal(
+                "invalid_request",
+                f"{self.name} must be one of {allowed}.",
+                details=[{"field": self.name, "message": f"one of {allowed}"}],
+            )
         return raw
 
     def schema(self) -> JSONObject:
-        return {"type": "string", "enum": list(self.choices), **({"default": self.default} if self.default is not None else {})}
+        return {
+            "type": "string",
+            "enum": list(self.choices),
+            **({"default": self.default} if self.default is not None else {}),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,4 +154,14 @@ def declared(entry: QueryParam | tuple[str, str]) -> QueryParam:
     return QueryText(*entry) if isinstance(entry, tuple) else entry
 
 
-__all__ = ["QueryChoice", "QueryDoc", "QueryFlag", "QueryInt", "QueryParam", "QueryText", "declared", "query_flag", "query_int"]
+__all__ = [
+    "QueryChoice",
+    "QueryDoc",
+    "QueryFlag",
+    "QueryInt",
+    "QueryParam",
+    "QueryText",
+    "declared",
+    "query_flag",
+    "query_int",
+]

@@ -1,6 +1,7 @@
 """How a `Route` is shown where its derived form is not the one wanted: another path of the
 same operation (`Alias`), the MCP tool's own name, arguments and hints (`McpTool`), and the
 refusal of a call without a credential in the route's own words (`agent_needed`)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +32,9 @@ class McpTool:
     # are still those of the route (path parameters, declared query parameters, body fields).
     input: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     args: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)  # path parameter -> argument name
-    hints: Mapping[str, bool] | None = dataclasses.field(default=None, hash=False)  # ToolAnnotations, when not derived from the method
+    hints: Mapping[str, bool] | None = dataclasses.field(
+        default=None, hash=False
+    )  # ToolAnnotations, when not derived from the method
     note: Callable[[Any], str] | None = None  # a sentence after the description, from the running kernel
     unwrap: str | None = None  # the answer's field the tool returns (its type is the tool's output), e.g. "data"
 

@@ -3,6 +3,7 @@ opens; the kernel's balance, receipts, jobs, watches, sign-in and operator route
 declared once as a `Route`, served by the HTTP front with its OpenAPI entry, and by the MCP
 front as a tool when `mcp` says so. `RouteRunner` runs a call: the rate limit, the caller's
 credential, the body's validation, then the handler."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,13 +14,22 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from tollway._core.basics.caller import Caller
-from tollway._core.plugin_api.context import Platform
 from tollway._core.basics.errors import ServiceError
-from tollway._core.plugin_api.query_params import QueryParam, declared
 from tollway._core.basics.request import Answer, CallRequest
+from tollway._core.basics.validation import (
+    FieldError,
+    FieldErrors,
+    Problem,
+    convert,
+    decode_object,
+    field_error,
+    invalid_fields,
+    one_of_problems,
+)
+from tollway._core.plugin_api.context import Platform
+from tollway._core.plugin_api.query_params import QueryParam, declared
 from tollway._core.plugin_api.route_shapes import Alias, McpTool
 from tollway._core.plugin_api.settings_spec import Setting
-from tollway._core.basics.validation import FieldError, FieldErrors, Problem, convert, decode_object, field_error, invalid_fields, one_of_problems
 
 if TYPE_CHECKING:  # the runner's collaborators: a route's declaration needs none of them
     from tollway._core.auth.auth import Authenticator
@@ -177,7 +187,9 @@ class Route:
     def __post_init__(self) -> None:
         for path in (self.path, *(a.path for a in self.aliases)):
             if not _PATH.match(path) or _PARAM.findall(path) != _PARAM.findall(self.path):
-                raise ValueError(f"route {self.name}: path must look like /v1/... with {{name}} parameters (an alias's the same)")
+                raise ValueError(
+                    f"route {self.name}: path must look like /v1/... with {{name}} parameters (an alias's the same)"
+                )
         if self.host is not None and self.mcp:
             raise ValueError(f"route {self.name}: a route on a host of its own is not an MCP tool")
         if self.auth not in AUTHS:
@@ -251,7 +263,14 @@ class RouteRunner:
             if route.check is not None and body is not None:
                 _checked(route.check, body)
             call = RouteCall(
-                request=req, params=params, caller=caller, body=body, platform=self.platform, authenticator=self.auth, args=args, kernel=self.kernel
+                request=req,
+                params=params,
+                caller=caller,
+                body=body,
+                platform=self.platform,
+                authenticator=self.auth,
+                args=args,
+                kernel=self.kernel,
             )
             out = await route.handle(call)
         except (FieldError, FieldErrors) as exc:  # a field check, wherever it ran: never a 500
@@ -273,20 +292,27 @@ class RouteRunner:
             return route.caller_check(caller, req)
         if caller is None:
             raise ServiceError(
-                401, "unauthorized",
+                401,
+                "unauthorized",
                 "This route needs X-Agent-ID with a signed X-Agent-Proof, or Authorization: Bearer <access token>.",
             )
         if route.auth != "read" and not caller.can_spend:
             raise ServiceError(
-                401, "invalid_agent_proof", "This route changes state: it needs a write proof or an access token.", {"reason": "missing"}
+                401,
+                "invalid_agent_proof",
+                "This route changes state: it needs a write proof or an access token.",
+                {"reason": "missing"},
             )
         if route.auth == "signed_in" and caller.via == "token" and caller.token_origin != "sign_in":
             raise ServiceError(
-                403, "signed_in_token_needed",
+                403,
+                "signed_in_token_needed",
                 "This route takes an access token only from signing in (POST /v1/auth/sign-in with the wallet's write proof), or a write proof.",
             )
         if route.auth == "proof" and caller.via == "token":
-            raise ServiceError(403, "proof_needed", "This route needs the wallet's write proof; an access token is not enough.")
+            raise ServiceError(
+                403, "proof_needed", "This route needs the wallet's write proof; an access token is not enough."
+            )
         if route.private:
             from tollway._core.auth.auth import require_proven
 

@@ -3,6 +3,7 @@
 A setting of family `vehicles` named `nhtsa_api_url` is read from the environment
 variable `TOLLWAY_VEHICLES_NHTSA_API_URL` (docs/settings.md).
 """
+
 from __future__ import annotations
 
 import dataclasses

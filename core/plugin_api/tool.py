@@ -1,6 +1,7 @@
 """The one declaration of a tool: everything else (HTTP route, MCP tool, OpenAPI
 entry, price quote, rate-limit category, docs, contract tests) is derived from it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,14 +12,21 @@ from typing import Any, Literal
 import httpx
 import msgspec
 
-from tollway._core.plugin_api.context import ContentCheck, PluginContext
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import to_micro
-from tollway._core.plugin_api.providers import Providers
 from tollway._core.basics.sentences import first_sentence
+from tollway._core.plugin_api.context import ContentCheck, PluginContext
+from tollway._core.plugin_api.providers import Providers
 from tollway._core.plugin_api.settings_spec import Setting, setting_value
 from tollway._core.plugin_api.tool_declarations import (
-    GROUPS, AcceptedJob, AcceptedStatus, AdmissionChecks, Benchmarkable, Fact, HistoryDeclaration, JobDeclaration,
+    GROUPS,
+    AcceptedJob,
+    AcceptedStatus,
+    AdmissionChecks,
+    Benchmarkable,
+    Fact,
+    HistoryDeclaration,
+    JobDeclaration,
 )
 from tollway._core.plugin_api.upstream_cache import UpstreamCache, begin_run
 
@@ -48,7 +56,9 @@ class ToolContext:
     agent_id: str | None
     http: httpx.AsyncClient
     settings: Mapping[str, str]
-    provider_cost: int | None = None  # what the call cost upstream (micro-USDC), if known: kept by the receipt, never served
+    provider_cost: int | None = (
+        None  # what the call cost upstream (micro-USDC), if known: kept by the receipt, never served
+    )
     reporter: Callable[[str], Awaitable[object]] | None = None  # job runs: where `report` sends progress (None inline)
     providers: Providers | None = None  # what `provider(kind)` reads
     upstream_cache: UpstreamCache | None = None  # registries' answers reused (None: never)
@@ -72,7 +82,12 @@ class ToolContext:
         try:
             client, cost = self.providers.client(kind, self.http)  # type: ignore[union-attr]
         except (LookupError, AttributeError) as exc:
-            raise ToolError("provider_unavailable", f"No {kind} provider is configured on this service.", status=503, details={"reason": "not_configured", "kind": kind}) from exc
+            raise ToolError(
+                "provider_unavailable",
+                f"No {kind} provider is configured on this service.",
+                status=503,
+                details={"reason": "not_configured", "kind": kind},
+            ) from exc
         self.provider_cost = (self.provider_cost or 0) + cost
         return client
 
@@ -94,14 +109,20 @@ class ToolContexts:
     content_rules: ContentCheck | None = None
     plugin: PluginContext | None = None  # handed to each run as `ToolContext.plugin`
 
-    def for_run(self, tool: "Tool", request_id: str, agent_id: str | None) -> ToolContext:
+    def for_run(self, tool: Tool, request_id: str, agent_id: str | None) -> ToolContext:
         begin_run()  # the evidence of this run dates from the answers it uses
         return ToolContext(
-            request_id=request_id, agent_id=agent_id, http=self.http, settings=self.family_settings(tool.family), providers=self.providers,
-            upstream_cache=self.upstream_cache, content_rules=self.content_rules, plugin=self.plugin,
+            request_id=request_id,
+            agent_id=agent_id,
+            http=self.http,
+            settings=self.family_settings(tool.family),
+            providers=self.providers,
+            upstream_cache=self.upstream_cache,
+            content_rules=self.content_rules,
+            plugin=self.plugin,
         )
 
-    def require_configured(self, tool: "Tool") -> None:
+    def require_configured(self, tool: Tool) -> None:
         """Refuse a tool whose required settings are unset, or whose kind of provider has
         none configured: 503 `provider_unavailable` naming the variables to set (called
         before any quote or payment)."""
@@ -203,9 +224,13 @@ class Tool:
     requires: tuple[Setting, ...] = ()
     provider_kind: str | None = None
 
-    def __post_init__(self, job: JobDeclaration | None, history: HistoryDeclaration | None, admission: AdmissionChecks | None) -> None:
+    def __post_init__(
+        self, job: JobDeclaration | None, history: HistoryDeclaration | None, admission: AdmissionChecks | None
+    ) -> None:
         for group_name, group in (("job", job), ("history", history), ("admission", admission)):
-            if group is not None and not getattr(group, "_read_back", False):  # dataclasses.replace passes read-back groups
+            if group is not None and not getattr(
+                group, "_read_back", False
+            ):  # dataclasses.replace passes read-back groups
                 self._join(group_name, group)
                 if group_name == "job":  # a job declaration makes a job tool
                     object.__setattr__(self, "mode", "job")

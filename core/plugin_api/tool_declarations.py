@@ -2,6 +2,7 @@
 accepted (`JobDeclaration`), what a lookup records for the history features
 (`HistoryDeclaration`, `Fact`, `Benchmarkable`) and the checks made before payment
 (`AdmissionChecks`). `Tool` takes them as `job=`, `history=`, `admission=`."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,7 +50,11 @@ class JobDeclaration:
     job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
 
     def problems(self, tool: str, mode: str) -> list[str]:
-        out = [] if self.accepted_status in ACCEPTED_STATUSES else [f"tool {tool}: accepted_status must be one of {ACCEPTED_STATUSES}"]
+        out = (
+            []
+            if self.accepted_status in ACCEPTED_STATUSES
+            else [f"tool {tool}: accepted_status must be one of {ACCEPTED_STATUSES}"]
+        )
         if self.cpu_bound and mode != "job":
             out.append(f"tool {tool}: cpu_bound tools run as jobs (mode='job')")
         if (self.accepted_fields or self.on_accept or self.job_extras) is not None and mode != "job":
@@ -113,7 +118,11 @@ class HistoryDeclaration:
     searches: bool = False
 
     def problems(self, tool: str, mode: str) -> list[str]:
-        return [f"tool {tool}: benchmark and searches need facts"] if (self.benchmark is not None or self.searches) and self.facts is None else []
+        return (
+            [f"tool {tool}: benchmark and searches need facts"]
+            if (self.benchmark is not None or self.searches) and self.facts is None
+            else []
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +153,14 @@ GROUPS: dict[str, type] = {"job": JobDeclaration, "history": HistoryDeclaration,
 
 
 __all__ = [
-    "ACCEPTED_STATUSES", "AcceptedJob", "AcceptedStatus", "AdmissionChecks", "Benchmarkable", "Fact", "GROUPS", "HistoryDeclaration",
-    "JobDeclaration", "MAX_PEER_FIELDS",
+    "ACCEPTED_STATUSES",
+    "AcceptedJob",
+    "AcceptedStatus",
+    "AdmissionChecks",
+    "Benchmarkable",
+    "Fact",
+    "GROUPS",
+    "HistoryDeclaration",
+    "JobDeclaration",
+    "MAX_PEER_FIELDS",
 ]

@@ -21,6 +21,7 @@ same `ToolError` (the call is then recorded failed and not charged):
 A source with answers of its own to read first (an explicit "no results" 404, a
 rate-limit fault in a 200) calls `send`, looks at the `Reply`, then `json_of(reply)`.
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -68,7 +69,7 @@ class Reply:
         self._json: Any = _UNREAD
 
     @classmethod
-    def of(cls, response: httpx.Response) -> "Reply":
+    def of(cls, response: httpx.Response) -> Reply:
         return cls(response.status_code, response.headers, response.content, now_ms())
 
     @property
@@ -145,7 +146,12 @@ class Upstream:
         wait = retry_after_s(reply.headers.get("retry-after"))
         if wait is not None:
             details["retry_after"] = wait
-        return ToolError("rate_limited", f"{self.label} is limiting requests; try again later.", status=FAILURE_STATUS, details=details)
+        return ToolError(
+            "rate_limited",
+            f"{self.label} is limiting requests; try again later.",
+            status=FAILURE_STATUS,
+            details=details,
+        )
 
     def refusal(self, reply: Reply, **details: Any) -> ToolError:
         """The failure a non-2xx reply stands for; `details` are added to it."""
@@ -170,7 +176,9 @@ class Upstream:
         """The decoded body of a 2xx JSON reply; else the failure it stands for is raised."""
         body = self.check(reply).decoded()
         if body is _NOT_JSON:
-            raise self.unavailable(f"{self.label} answered with something other than JSON.", upstream_status=reply.status)
+            raise self.unavailable(
+                f"{self.label} answered with something other than JSON.", upstream_status=reply.status
+            )
         return body
 
     # -- requests --------------------------------------------------------------------
@@ -218,10 +226,18 @@ class Upstream:
         return reply
 
     async def _request(
-        self, http: httpx.AsyncClient, method: str, url: str, params: Mapping[str, str] | None, data: Mapping[str, str] | None, headers: Mapping[str, str] | None
+        self,
+        http: httpx.AsyncClient,
+        method: str,
+        url: str,
+        params: Mapping[str, str] | None,
+        data: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None,
     ) -> Reply:
         try:
-            response = await http.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout_s)
+            response = await http.request(
+                method, url, params=params, data=data, headers=headers, timeout=self.timeout_s
+            )
         except httpx.TimeoutException as exc:
             raise self.unavailable(f"{self.label} did not answer in time.", reason="timeout") from exc
         except httpx.HTTPError as exc:

@@ -9,6 +9,7 @@ the registry marks `no-store` or `private`, never a body over `max_body` bytes; 
 Evidence stays honest: every answer carries the time it arrived, and a tool's
 `retrieved_at` is the arrival time of the oldest answer it used (`oldest_answer_ms`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -51,7 +52,14 @@ def keepable(status: int, headers: Any, size: int, max_body: int) -> bool:
 class UpstreamCache:
     """Answers kept by request key for `ttl_s` seconds (see the module docstring)."""
 
-    def __init__(self, ttl_s: float, *, max_entries: int = 512, max_body: int = 1_000_000, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ttl_s: float,
+        *,
+        max_entries: int = 512,
+        max_body: int = 1_000_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self.max_body = max_body

@@ -1,7 +1,9 @@
 """Receipts listing and spend breakdown (docs/receipts.md, "Reading and verifying")."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
+
 import msgspec
 from piccolo.query.functions.aggregate import Count, Sum
 
@@ -9,15 +11,17 @@ from tollway._core import wire
 from tollway._core.basics.errors import invalid_request
 from tollway._core.basics.ids import now_ms, parse_iso_ms
 from tollway._core.basics.money import usdc
-from tollway._core.storage.tables import Receipt
 from tollway._core.plugin_api.tool import CATEGORIES
+from tollway._core.storage.tables import Receipt
 
 DAY_MS = 86_400_000
 CHARGED_STATUSES = ("settled", "pending")
 TOP_UP_TOOL = "credits_top_up"  # buying credits is not spending them  # money moved or is moving; refunds and failures cost nothing
 
 
-def int_param(query: Mapping[str, str], name: str, default: int | None, lo: int, hi: int | None, *, clamp: bool = False) -> int | None:
+def int_param(
+    query: Mapping[str, str], name: str, default: int | None, lo: int, hi: int | None, *, clamp: bool = False
+) -> int | None:
     raw = query.get(name)
     if raw is None or raw == "":
         return default
@@ -27,9 +31,13 @@ def int_param(query: Mapping[str, str], name: str, default: int | None, lo: int,
         try:
             as_float = float(raw)
         except ValueError:
-            raise invalid_request(f"{name} must be a number.", [{"field": name, "message": "expected a number"}]) from None
+            raise invalid_request(
+                f"{name} must be a number.", [{"field": name, "message": "expected a number"}]
+            ) from None
         if not as_float.is_integer():
-            raise invalid_request(f"{name} must be a whole number.", [{"field": name, "message": "expected a whole number"}]) from None
+            raise invalid_request(
+                f"{name} must be a whole number.", [{"field": name, "message": "expected a whole number"}]
+            ) from None
         value = int(as_float)
     if value < lo:
         raise invalid_request(f"{name} must be at least {lo}.", [{"field": name, "message": f"must be at least {lo}"}])
@@ -47,7 +55,9 @@ def _time_param(query: Mapping[str, str], name: str) -> int | None:
     try:
         return parse_iso_ms(raw)
     except ValueError:
-        raise invalid_request(f"{name} must be an ISO 8601 date or date-time.", [{"field": name, "message": "expected ISO 8601"}]) from None
+        raise invalid_request(
+            f"{name} must be an ISO 8601 date or date-time.", [{"field": name, "message": "expected ISO 8601"}]
+        ) from None
 
 
 async def list_receipts(agent_id: str, query: Mapping[str, str]) -> wire.ReceiptPage:
@@ -56,7 +66,9 @@ async def list_receipts(agent_id: str, query: Mapping[str, str]) -> wire.Receipt
     offset = int_param(query, "offset", 0, 0, None)
     category = query.get("category")
     if category is not None and category not in CATEGORIES:
-        raise invalid_request(f"category must be one of {', '.join(CATEGORIES)}.", [{"field": "category", "message": "unknown category"}])
+        raise invalid_request(
+            f"category must be one of {', '.join(CATEGORIES)}.", [{"field": "category", "message": "unknown category"}]
+        )
     since, until = _time_param(query, "since"), _time_param(query, "until")
     where = Receipt.agent_id == agent_id
     if period is not None:
@@ -85,8 +97,12 @@ async def spend_breakdown(agent_id: str, query: Mapping[str, str]) -> wire.Spend
     assert period is not None
     rows = await (
         Receipt.select(Receipt.category, Sum(Receipt.amount, alias="total"), Count(alias="count"))
-        .where((Receipt.agent_id == agent_id) & (Receipt.created_ms >= now_ms() - period * DAY_MS) & Receipt.status.is_in(list(CHARGED_STATUSES))
-               & ((Receipt.tool != TOP_UP_TOOL) | Receipt.tool.is_null()))
+        .where(
+            (Receipt.agent_id == agent_id)
+            & (Receipt.created_ms >= now_ms() - period * DAY_MS)
+            & Receipt.status.is_in(list(CHARGED_STATUSES))
+            & ((Receipt.tool != TOP_UP_TOOL) | Receipt.tool.is_null())
+        )
         .group_by(Receipt.category)
     )
     totals = {r["category"]: (int(r["total"] or 0), int(r["count"])) for r in rows}

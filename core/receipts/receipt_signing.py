@@ -3,6 +3,7 @@ SHA-256 digest, Ed25519 over the 32 digest bytes, base64url without padding.
 
 Pure functions plus the signing key; storage lives in `core.receipts`.
 """
+
 from __future__ import annotations
 
 import base64

@@ -3,6 +3,7 @@
 The served body is exactly what is signed (plus `digest` and `signature`);
 private columns (provider cost) live beside it and are never served or signed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,10 +12,10 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.basics.ids import iso, new_id, now_ms
 from tollway._core.basics.money import usdc
 from tollway._core.receipts.receipt_signing import ReceiptSigner, metadata_digest
+from tollway._core.storage import sql
 from tollway._core.storage.tables import Receipt, ReceiptRevision, SigningKey
 from tollway._core.wire import receipts as wire
 
@@ -54,7 +55,9 @@ class ReceiptBook:
 
     async def publish_key(self) -> None:
         await SigningKey.insert(
-            SigningKey(key_id=self.signer.key_id, public_key=self.signer.public_key_b64url, active=True, created_ms=now_ms())
+            SigningKey(
+                key_id=self.signer.key_id, public_key=self.signer.public_key_b64url, active=True, created_ms=now_ms()
+            )
         ).on_conflict(action="DO NOTHING")
         # Only the key this process signs with is active; older keys stay published.
         await SigningKey.update({SigningKey.active: False}).where(SigningKey.key_id != self.signer.key_id)
@@ -62,10 +65,18 @@ class ReceiptBook:
 
     async def keys(self) -> wire.ReceiptKeys:
         rows = await SigningKey.select().order_by(SigningKey.created_ms)
-        return wire.ReceiptKeys([
-            wire.SigningKeyInfo(key_id=r["key_id"], alg="Ed25519", public_key=r["public_key"], created_at=iso(r["created_ms"]), active=bool(r["active"]))
-            for r in rows
-        ])
+        return wire.ReceiptKeys(
+            [
+                wire.SigningKeyInfo(
+                    key_id=r["key_id"],
+                    alg="Ed25519",
+                    public_key=r["public_key"],
+                    created_at=iso(r["created_ms"]),
+                    active=bool(r["active"]),
+                )
+                for r in rows
+            ]
+        )
 
     async def issue(self, draft: ReceiptDraft) -> dict[str, Any]:
         """Sign and store a new receipt (revision 1) from `draft`; the signed body."""
@@ -73,12 +84,28 @@ class ReceiptBook:
         created = now_ms()
         job_id = d.job_id or d.request_id  # a receipt's job_id is the request that originated it
         body = wire.ReceiptBody(  # the Struct's field order is the signed order, whatever the order here
-            receipt_id=d.receipt_id or new_id("rcpt"), agent_id=d.agent_id, soul_agent_id=d.soul_agent_id, category=d.category,
-            subcategory=d.subcategory, tool=d.tool, request_id=d.request_id, amount_usdc=usdc(d.amount), service_fee=usdc(d.service_fee),
-            payment_method=d.payment_method, status=d.status, execution_status=d.execution_status, goal_id=d.goal_id, revision=1,
-            settlement_tx=d.settlement_tx, memo=d.memo, decision_context=d.decision_context, value_tag=None, job_id=job_id,
+            receipt_id=d.receipt_id or new_id("rcpt"),
+            agent_id=d.agent_id,
+            soul_agent_id=d.soul_agent_id,
+            category=d.category,
+            subcategory=d.subcategory,
+            tool=d.tool,
+            request_id=d.request_id,
+            amount_usdc=usdc(d.amount),
+            service_fee=usdc(d.service_fee),
+            payment_method=d.payment_method,
+            status=d.status,
+            execution_status=d.execution_status,
+            goal_id=d.goal_id,
+            revision=1,
+            settlement_tx=d.settlement_tx,
+            memo=d.memo,
+            decision_context=d.decision_context,
+            value_tag=None,
+            job_id=job_id,
             metadata_digest=metadata_digest(d.metadata) if d.metadata is not None else None,
-            created_at=iso(created), settled_at=iso(created) if d.settled else None,
+            created_at=iso(created),
+            settled_at=iso(created) if d.settled else None,
         )
         signed = self.signer.sign(msgspec.to_builtins(body))
         text = msgspec.json.encode(signed).decode()
@@ -86,7 +113,16 @@ class ReceiptBook:
         await sql.fetch(
             "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
             "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
-            rid, d.agent_id, d.category, d.tool, d.amount, d.status, job_id, text, d.provider_cost, created,
+            rid,
+            d.agent_id,
+            d.category,
+            d.tool,
+            d.amount,
+            d.status,
+            job_id,
+            text,
+            d.provider_cost,
+            created,
         )
         return signed
 
@@ -107,14 +143,22 @@ class ReceiptBook:
             text = msgspec.json.encode(signed).decode()
             updated = await sql.fetch_one(
                 "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} RETURNING receipt_id",
-                text, body["revision"], body["status"], receipt_id, int(row["revision"]),
+                text,
+                body["revision"],
+                body["status"],
+                receipt_id,
+                int(row["revision"]),
             )
             if updated is not None:
                 break
         # the superseded revision is archived; the current one lives in tw_receipts
         await sql.fetch(
             "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, {}, {}, {})",
-            f"{receipt_id}:{row['revision']}", receipt_id, int(row["revision"]), row["body"], now_ms(),
+            f"{receipt_id}:{row['revision']}",
+            receipt_id,
+            int(row["revision"]),
+            row["body"],
+            now_ms(),
         )
         return signed
 
@@ -130,6 +174,10 @@ class ReceiptBook:
 
     async def revisions(self, receipt_id: str) -> list[dict[str, Any]]:
         """Every signed revision, oldest first: the archived ones and the current one."""
-        rows = await ReceiptRevision.select(ReceiptRevision.body).where(ReceiptRevision.receipt_id == receipt_id).order_by(ReceiptRevision.revision)
+        rows = (
+            await ReceiptRevision.select(ReceiptRevision.body)
+            .where(ReceiptRevision.receipt_id == receipt_id)
+            .order_by(ReceiptRevision.revision)
+        )
         current = await self.get(receipt_id)
         return [msgspec.json.decode(r["body"]) for r in rows] + ([current] if current else [])

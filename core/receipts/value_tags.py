@@ -1,4 +1,5 @@
 """Value tags on receipts and return on spend: the two kernel routes and their logic."""
+
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
@@ -7,15 +8,15 @@ from typing import Any
 import msgspec
 from piccolo.query.functions.aggregate import Count, Sum
 
-from tollway._core.storage import sql
-from tollway._core.receipts.analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL
 from tollway._core.basics.errors import not_found
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.money import to_micro, usdc
 from tollway._core.plugin_api.query_params import QueryChoice, QueryInt
 from tollway._core.plugin_api.routes import Route, RouteCall
-from tollway._core.storage.tables import Receipt
 from tollway._core.plugin_api.tool import CATEGORIES
+from tollway._core.receipts.analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL
+from tollway._core.storage import sql
+from tollway._core.storage.tables import Receipt
 from tollway._core.wire.receipts import Receipt as ServedReceipt
 from tollway._core.wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 
@@ -50,14 +51,17 @@ async def tag_value(call: RouteCall) -> ServedReceipt:
     async with call.platform.transaction():
         row = await sql.fetch_one(
             "SELECT receipt_id FROM tw_receipts WHERE job_id = {} AND agent_id = {} ORDER BY created_ms DESC, receipt_id DESC LIMIT 1",
-            job_id, call.agent_id,
+            job_id,
+            call.agent_id,
         )
         if row is None:
             raise not_found(f"No receipt of yours belongs to job {job_id}.")
         receipt_id = row["receipt_id"]
         # A write that changes nothing, to hold the receipt's row until the commit: a
         # concurrent identical tag waits here and then finds the tag already set.
-        locked = await sql.fetch_one("UPDATE tw_receipts SET revision = revision WHERE receipt_id = {} RETURNING body", receipt_id)
+        locked = await sql.fetch_one(
+            "UPDATE tw_receipts SET revision = revision WHERE receipt_id = {} RETURNING body", receipt_id
+        )
         current = msgspec.json.decode(locked["body"])
         if _same_tag(current.get("value_tag"), body.status, value, body.note):
             return msgspec.convert(current, ServedReceipt)
@@ -91,7 +95,9 @@ async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
     totals = await Receipt.select(Sum(Receipt.amount, alias="total"), Count(alias="count")).where(where).first()
     spend, charged = int(totals["total"] or 0), int(totals["count"])
     value = proposed = confirmed = 0
-    bodies = await Receipt.select(Receipt.body).where(where & (Receipt.body.like(_TAGGED) | Receipt.body.like(_RETURNED)))
+    bodies = await Receipt.select(Receipt.body).where(
+        where & (Receipt.body.like(_TAGGED) | Receipt.body.like(_RETURNED))
+    )
     for r in bodies:
         receipt = msgspec.json.decode(r["body"])
         if isinstance(receipt.get("returned_usdc"), str):
@@ -118,18 +124,34 @@ async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
 
 ROUTES = (
     Route(
-        method="POST", path="/v1/analytics/value-tags", name="value_tag", title="Tag a call's value",
+        method="POST",
+        path="/v1/analytics/value-tags",
+        name="value_tag",
+        title="Tag a call's value",
         description="Records what one of your paid calls was worth (request_id or job_id, one of them): status proposed, confirmed "
         "or rejected, and value_usdc. Re-signs the call's newest receipt (revision + 1) and returns it; the same tag "
         "again changes nothing. Only confirmed value counts as return on spend. Free.",
-        handle=tag_value, auth="write", body_type=ValueTagRequest, answer_type=ServedReceipt, tags=TAGS, mcp=True,
+        handle=tag_value,
+        auth="write",
+        body_type=ValueTagRequest,
+        answer_type=ServedReceipt,
+        tags=TAGS,
+        mcp=True,
         exactly_one_of=(("request_id", "job_id"),),
     ),
     Route(
-        method="GET", path="/v1/analytics/return-on-spend", name="return_on_spend", title="Return on spend",
+        method="GET",
+        path="/v1/analytics/return-on-spend",
+        name="return_on_spend",
+        title="Return on spend",
         description="Your spend over a period and the value you confirmed on it: return_on_spend is value / spend "
         "(4 decimals; null when nothing was spent). Free.",
-        handle=return_on_spend, auth="read", answer_type=ReturnOnSpend, tags=TAGS, mcp=True, statuses=(400, 401, 429),
+        handle=return_on_spend,
+        auth="read",
+        answer_type=ReturnOnSpend,
+        tags=TAGS,
+        mcp=True,
+        statuses=(400, 401, 429),
         query=(PERIOD, CATEGORY),
     ),
 )

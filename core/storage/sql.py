@@ -11,6 +11,7 @@ bound, never formatted into the text. Portable SQL only (SQLite >= 3.35 and
 PostgreSQL: RETURNING, ON CONFLICT). This is the one implementation: the kernel uses it
 directly, plugins through `tollway.storage`.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ times are integers of unix milliseconds, so SQLite and PostgreSQL agree exactly.
 Tables are declared against a placeholder engine; `runtime.database.Database.bind`
 points them at the real one.
 """
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
@@ -144,8 +145,6 @@ class CreditTopUp(Table, tablename="tw_credit_top_ups", db=PLACEHOLDER_ENGINE):
     credits_balance = BigInt()
     memo = Text(null=True, default=None)
     created_ms = BigInt()
-
-
 
 
 class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):

@@ -9,6 +9,7 @@ pay pauses the watch (`cap` or `credits`) and stays pending; the owner is told o
 per pause. Nothing here sends HTTP: the webhook leaves through the outbox after the
 commit (core/webhooks).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,15 +19,14 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.credits import ledger
-from tollway._core.jobs import notifications
-from tollway._core.storage import sql
 from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.money import dollars, usdc
+from tollway._core.credits import ledger
+from tollway._core.jobs import notifications
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
+from tollway._core.storage import sql
 from tollway._core.webhooks import outbox
-
 
 log = logging.getLogger("tollway.watches")
 
@@ -54,7 +54,9 @@ class WatchDeliveries:
     """Delivers pending changes; `deliver_watch` and `run_pending` are safe to run
     concurrently from any number of processes."""
 
-    def __init__(self, *, db: Any, receipts: ReceiptBook, events: EventBus, after_commit: Callable[[Outcome], None] | None = None) -> None:
+    def __init__(
+        self, *, db: Any, receipts: ReceiptBook, events: EventBus, after_commit: Callable[[Outcome], None] | None = None
+    ) -> None:
         self.db = db
         self.receipts = receipts
         self.events = events
@@ -98,7 +100,12 @@ class WatchDeliveries:
             price = int(watch["price_per_change"])
             if int(watch["spent"]) + price > int(watch["max_spend"]):
                 outcome = await self._pause(watch, "cap")
-            elif await ledger.debit_credits(watch["agent_id"], price, kind="spend", reference=pending["id"], memo="watch_change") is None:
+            elif (
+                await ledger.debit_credits(
+                    watch["agent_id"], price, kind="spend", reference=pending["id"], memo="watch_change"
+                )
+                is None
+            ):
                 outcome = await self._pause(watch, "credits")
             else:
                 outcome = await self._deliver(watch, pending, price)
@@ -113,12 +120,17 @@ class WatchDeliveries:
         told = bool(watch["pause_notified"]) and watch["pause_reason"] == reason
         await sql.fetch(
             "UPDATE tw_watches SET status = 'paused', pause_reason = {}, pause_notified = {}, updated_ms = {} WHERE id = {}",
-            reason, True, now, watch["id"],
+            reason,
+            True,
+            now,
+            watch["id"],
         )
         if not told:
             why = "its spending cap would be passed" if reason == "cap" else "the credits cannot pay the next change"
             await notifications.notify(
-                watch["agent_id"], "watch_paused", f"Watch on {watch['attribute']} {watch['entity_key']} paused",
+                watch["agent_id"],
+                "watch_paused",
+                f"Watch on {watch['attribute']} {watch['entity_key']} paused",
                 f"The watch paused because {why}; changes are held and delivered when it runs again.",
                 {"watchId": watch["id"], "reason": reason, "attribute": watch["attribute"], "key": watch["entity_key"]},
             )
@@ -128,40 +140,76 @@ class WatchDeliveries:
         now = now_ms()
         delivery_id = pending["id"]
         change = msgspec.json.decode(pending["change"])
-        receipt = await self.receipts.issue(ReceiptDraft(
-            agent_id=watch["agent_id"], category="data", subcategory="watch", amount=price, status="settled",
-            execution_status="completed", settlement_tx=None, payment_method="credits", tool="watch",
-            request_id=delivery_id, job_id=delivery_id, metadata={"watch_id": watch["id"], "change": change},
-        ))
+        receipt = await self.receipts.issue(
+            ReceiptDraft(
+                agent_id=watch["agent_id"],
+                category="data",
+                subcategory="watch",
+                amount=price,
+                status="settled",
+                execution_status="completed",
+                settlement_tx=None,
+                payment_method="credits",
+                tool="watch",
+                request_id=delivery_id,
+                job_id=delivery_id,
+                metadata={"watch_id": watch["id"], "change": change},
+            )
+        )
         moved = await sql.fetch_one(
             "UPDATE tw_watch_deliveries SET state = 'delivered', receipt_id = {}, charged = {}, delivered_ms = {} "
             "WHERE id = {} AND state = 'pending' RETURNING id",
-            receipt["receipt_id"], price, now, delivery_id,
+            receipt["receipt_id"],
+            price,
+            now,
+            delivery_id,
         )
         if moved is None:  # cannot happen under the watch lock; never charge twice if it does
             raise RuntimeError(f"watch delivery {delivery_id} was delivered concurrently")
         await sql.fetch(
             "UPDATE tw_watches SET spent = spent + {}, changes_delivered = changes_delivered + 1, last_delivery_ms = {}, "
             "pause_notified = {}, updated_ms = {} WHERE id = {}",
-            price, now, False, now, watch["id"],
+            price,
+            now,
+            False,
+            now,
+            watch["id"],
         )
         await notifications.notify(
-            watch["agent_id"], "watch_change", f"{watch['attribute']} {watch['entity_key']}: {change['field']} changed",
+            watch["agent_id"],
+            "watch_change",
+            f"{watch['attribute']} {watch['entity_key']}: {change['field']} changed",
             None,
             {
-                "watchId": watch["id"], "deliveryId": delivery_id, "receiptId": receipt["receipt_id"], "tool": "watch",
-                "entityType": watch["entity_type"], "attribute": watch["attribute"], "key": watch["entity_key"],
-                "amount": usdc(price), "change": change,
+                "watchId": watch["id"],
+                "deliveryId": delivery_id,
+                "receiptId": receipt["receipt_id"],
+                "tool": "watch",
+                "entityType": watch["entity_type"],
+                "attribute": watch["attribute"],
+                "key": watch["entity_key"],
+                "amount": usdc(price),
+                "change": change,
             },
         )
         if watch["webhook_url"]:
             await outbox.enqueue(
-                webhook_id=delivery_id, kind="watch.change", subject=watch["id"], url=watch["webhook_url"],
-                secret=watch["webhook_secret"] or "", now_ms=now,
+                webhook_id=delivery_id,
+                kind="watch.change",
+                subject=watch["id"],
+                url=watch["webhook_url"],
+                secret=watch["webhook_secret"] or "",
+                now_ms=now,
                 body={
-                    "type": "watch.change", "delivery_id": delivery_id, "watch_id": watch["id"],
-                    "entity_type": watch["entity_type"], "attribute": watch["attribute"], "key": watch["entity_key"],
-                    "change": change, "charged": _number(price), "receipt_id": receipt["receipt_id"],
+                    "type": "watch.change",
+                    "delivery_id": delivery_id,
+                    "watch_id": watch["id"],
+                    "entity_type": watch["entity_type"],
+                    "attribute": watch["attribute"],
+                    "key": watch["entity_key"],
+                    "change": change,
+                    "charged": _number(price),
+                    "receipt_id": receipt["receipt_id"],
                 },
             )
         return Outcome("delivered", delivery_id=delivery_id)

@@ -8,23 +8,23 @@ appearing later is `$entity` listed; with a complete snapshot, an entity missing
 `$entity` not listed. Concurrent pollers are safe: the fact store's compare-and-set
 lets one of them record each change.
 """
+
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-
-from tollway._core.storage import sql
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
-from tollway._core.history.store import PUBLIC, NewFact, canonical, write
 from tollway._core.basics.ids import iso, now_ms
-from tollway._core.plugin_api.periodic import PeriodicTask
 from tollway._core.basics.request import CallRequest
-from tollway._core.wire.watches import WatchSourcePolled
+from tollway._core.history.store import PUBLIC, NewFact, canonical, write
+from tollway._core.plugin_api.periodic import PeriodicTask
+from tollway._core.storage import sql
 from tollway._core.watches.queue import change_rows, queue_changes
 from tollway._core.watches.sources import Snapshot, WatchSource
+from tollway._core.wire.watches import WatchSourcePolled
 
 BATCH = 200  # entities per transaction
 CHUNK = 500  # keys per IN (...) read
@@ -40,7 +40,9 @@ class PollReport:
 class WatchPolling:
     """Polls the registered sources (`poll(attribute)`), for the scheduler and the operator route."""
 
-    def __init__(self, *, db: Any, sources: Mapping[str, WatchSource], events: EventBus, services: Callable[[], Any], auth: Any) -> None:
+    def __init__(
+        self, *, db: Any, sources: Mapping[str, WatchSource], events: EventBus, services: Callable[[], Any], auth: Any
+    ) -> None:
         self.db = db
         self.auth = auth
         self.sources = sources
@@ -55,13 +57,18 @@ class WatchPolling:
             known = ", ".join(sorted(self.sources)) or "none"
             raise ServiceError(404, "not_found", f"No watch source {attribute!r}; the sources are: {known}.")
         report = await self.poll(attribute)
-        return WatchSourcePolled(attribute=report.attribute, polled_at=report.polled_at, changes_detected=report.changes_detected)
+        return WatchSourcePolled(
+            attribute=report.attribute, polled_at=report.polled_at, changes_detected=report.changes_detected
+        )
 
     async def poll(self, attribute: str) -> PollReport:
         source = self.sources[attribute]
-        watched = [r["entity_key"] for r in await sql.fetch(
-            "SELECT DISTINCT entity_key FROM tw_watches WHERE attribute = {} AND deleted_ms IS NULL", attribute
-        )]
+        watched = [
+            r["entity_key"]
+            for r in await sql.fetch(
+                "SELECT DISTINCT entity_key FROM tw_watches WHERE attribute = {} AND deleted_ms IS NULL", attribute
+            )
+        ]
         snapshot = await source.poll(self.services(), watched)
         return await self.record(source, snapshot)
 
@@ -72,7 +79,9 @@ class WatchPolling:
             r["entity_key"]: (r["value_hash"], bool(r["listed"]))
             for r in await sql.fetch(
                 "SELECT entity_key, value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND source = {} AND owner = {}",
-                source.attribute, source.source, PUBLIC,
+                source.attribute,
+                source.source,
+                PUBLIC,
             )
         }
         first_poll = not heads
@@ -82,17 +91,26 @@ class WatchPolling:
             if head is None or not head[1] or head[0] != canonical(observed.value)[1]:
                 todo.append((key, observed.value, observed.as_of, True))
         if snapshot.complete:
-            todo.extend((key, None, None, False) for key, (_, listed) in heads.items() if listed and key not in snapshot.values)
+            todo.extend(
+                (key, None, None, False) for key, (_, listed) in heads.items() if listed and key not in snapshot.values
+            )
         detected = 0
         woken: set[str] = set()
         for start in range(0, len(todo), BATCH):
-            batch = todo[start:start + BATCH]
+            batch = todo[start : start + BATCH]
             previous = await self._previous(source, [key for key, *_ in batch])
             async with self.db.transaction():
                 for key, value, as_of, listed in batch:
                     fact = await write(
-                        attribute=source.attribute, entity_key=key, source=source.source, owner=PUBLIC, value=value,
-                        as_of=as_of, now=started, recorded_by=None, listed=listed,
+                        attribute=source.attribute,
+                        entity_key=key,
+                        source=source.source,
+                        owner=PUBLIC,
+                        value=value,
+                        as_of=as_of,
+                        now=started,
+                        recorded_by=None,
+                        listed=listed,
                     )
                     if fact is None:  # another poller recorded it first
                         continue
@@ -115,12 +133,15 @@ class WatchPolling:
         """The current fact rows (value, listed) of these entities."""
         out: dict[str, Any] = {}
         for start in range(0, len(keys), CHUNK):
-            chunk = keys[start:start + CHUNK]
+            chunk = keys[start : start + CHUNK]
             marks = ", ".join("{}" for _ in chunk)
             for r in await sql.fetch(
                 "SELECT h.entity_key, f.value, f.listed FROM tw_fact_heads h JOIN tw_facts f ON f.id = h.fact_id "
                 f"WHERE h.attribute = {{}} AND h.source = {{}} AND h.owner = {{}} AND h.entity_key IN ({marks})",
-                source.attribute, source.source, PUBLIC, *chunk,
+                source.attribute,
+                source.source,
+                PUBLIC,
+                *chunk,
             ):
                 out[r["entity_key"]] = {"value": r["value"], "listed": r["listed"]}
         return out

@@ -1,17 +1,18 @@
 """Recording lookups and queueing changes for watches: inside the transaction that recorded a new public
 fact of a watched entity (a source poll or a lookup), its Change rows become one
 pending delivery per watch following the entity, in order."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
 
-from tollway._core.storage import sql
+from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.history.series import FactRow, row_changes
 from tollway._core.history.store import NewFact, record_call
-from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.plugin_api.tool import Tool
+from tollway._core.storage import sql
 
 ROWS_PER_FACT = 64  # seq = fact id * ROWS_PER_FACT + row index: deliveries keep the facts' order
 
@@ -20,7 +21,11 @@ async def _previous(fact: NewFact) -> Any | None:
     return await sql.fetch_one(
         "SELECT value, listed FROM tw_facts WHERE attribute = {} AND entity_key = {} AND owner = {} AND source = {} AND id < {} "
         "ORDER BY id DESC LIMIT 1",
-        fact.attribute, fact.entity_key, fact.owner, fact.source, fact.fact_id,
+        fact.attribute,
+        fact.entity_key,
+        fact.owner,
+        fact.source,
+        fact.fact_id,
     )
 
 
@@ -40,7 +45,9 @@ async def queue_changes(fact: NewFact, rows: list[dict[str, Any]] | None = None)
     if fact.owner != "":
         return 0
     watches = await sql.fetch(
-        "SELECT id FROM tw_watches WHERE attribute = {} AND entity_key = {} AND deleted_ms IS NULL", fact.attribute, fact.entity_key
+        "SELECT id FROM tw_watches WHERE attribute = {} AND entity_key = {} AND deleted_ms IS NULL",
+        fact.attribute,
+        fact.entity_key,
     )
     if not watches:
         return 0
@@ -52,8 +59,12 @@ async def queue_changes(fact: NewFact, rows: list[dict[str, Any]] | None = None)
             await sql.fetch(
                 "INSERT INTO tw_watch_deliveries (id, watch_id, change_ref, seq, change, state, detected_ms) "
                 "VALUES ({}, {}, {}, {}, {}, 'pending', {}) ON CONFLICT (watch_id, change_ref) DO NOTHING",
-                new_id("wdl"), watch["id"], f"{fact.fact_id}:{i}", fact.fact_id * ROWS_PER_FACT + i,
-                msgspec.json.encode(row).decode(), now,
+                new_id("wdl"),
+                watch["id"],
+                f"{fact.fact_id}:{i}",
+                fact.fact_id * ROWS_PER_FACT + i,
+                msgspec.json.encode(row).decode(),
+                now,
             )
     return len(rows)
 

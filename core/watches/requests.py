@@ -1,5 +1,6 @@
 """Reading the bodies of watch creation and change: each failing field is named in
 one refusal (docs/watches.md, "Refusals"). Amounts are read without floats."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,9 +13,9 @@ from msgspec import UNSET, UnsetType
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import MICRO, AmountError, to_micro
 from tollway._core.credits.top_ups import decimal_body
-from tollway._core.wire.watches import MAX_SPEND_DOLLARS
 from tollway._core.watches.sources import WatchSource
 from tollway._core.webhooks.targets import target_problem
+from tollway._core.wire.watches import MAX_SPEND_DOLLARS
 
 MAX_SPEND = MAX_SPEND_DOLLARS * MICRO
 _TEXT_LIMITS = {"entity_type": 32, "attribute": 64, "key": 256}
@@ -72,13 +73,19 @@ def refusal(problems: list[Problem]) -> ServiceError:
     return ServiceError(400, code, _summary(problems), [p.detail() for p in problems])
 
 
-def not_watchable(entity_type: str, attribute: str, sources: Mapping[str, WatchSource], others: list[Problem]) -> ServiceError:
+def not_watchable(
+    entity_type: str, attribute: str, sources: Mapping[str, WatchSource], others: list[Problem]
+) -> ServiceError:
     """400 `invalid_input`: the pair cannot be watched; `details.watchable` lists what can,
     `details.fields` every failing field (the pair's and any other)."""
     pairs = watchable_pairs(sources)
-    named = ", ".join(f"{p['entity_type']} {p['attribute']}" for p in pairs) or "nothing (no watchable source is installed)"
+    named = (
+        ", ".join(f"{p['entity_type']} {p['attribute']}" for p in pairs) or "nothing (no watchable source is installed)"
+    )
     field = "entity_type" if attribute in sources else "attribute"
-    problem = Problem(field, f"entity_type {entity_type!r} with attribute {attribute!r} cannot be watched", "invalid_input")
+    problem = Problem(
+        field, f"entity_type {entity_type!r} with attribute {attribute!r} cannot be watched", "invalid_input"
+    )
     return ServiceError(
         400,
         "invalid_input",
@@ -117,7 +124,9 @@ def _max_spend(value: Any, price_per_change: int, problems: list[Problem]) -> in
         problems.append(Problem("max_spend", "must be a number of dollars with at most 6 decimals"))
         return None
     if micro < price_per_change:
-        problems.append(Problem("max_spend", f"must be at least {dollars_text(price_per_change)} (the price of one change)"))
+        problems.append(
+            Problem("max_spend", f"must be at least {dollars_text(price_per_change)} (the price of one change)")
+        )
     elif micro > MAX_SPEND:
         problems.append(Problem("max_spend", f"must be at most {MAX_SPEND_DOLLARS}"))
     else:
@@ -136,7 +145,9 @@ def _webhook_url(value: Any, allow_insecure: bool, problems: list[Problem]) -> s
     return value
 
 
-def parse_create(raw: bytes, *, sources: Mapping[str, WatchSource], price_per_change: int, allow_insecure: bool) -> NewWatch:
+def parse_create(
+    raw: bytes, *, sources: Mapping[str, WatchSource], price_per_change: int, allow_insecure: bool
+) -> NewWatch:
     obj, problems = _body(raw, CREATE_FIELDS)
     entity_type = _text(obj, "entity_type", problems)
     attribute = _text(obj, "attribute", problems)
@@ -164,7 +175,9 @@ def parse_change(raw: bytes, *, price_per_change: int, allow_insecure: bool) -> 
     obj, problems = _body(raw, CHANGE_FIELDS)
     if not obj:
         raise ServiceError(
-            400, "invalid_request", "Name at least one of max_spend, webhook_url, paused.",
+            400,
+            "invalid_request",
+            "Name at least one of max_spend, webhook_url, paused.",
             [{"field": "$", "message": "expected at least one of max_spend, webhook_url, paused"}],
         )
     max_spend = _max_spend(obj["max_spend"], price_per_change, problems) if "max_spend" in obj else None

@@ -1,6 +1,7 @@
 """The Watch resource: create, list, change and delete an agent's watches, with the
 watch state rules an owner's changes follow (docs/watches.md). Free: nothing here
 charges; each delivered change is charged by the delivery engine."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -8,17 +9,17 @@ from typing import Any
 
 from msgspec import UNSET
 
-from tollway._core.storage import sql
 from tollway._core.auth.auth import Authenticator, Caller, require_proven
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
 from tollway._core.basics.ids import iso, new_uuid, now_ms
 from tollway._core.basics.money import MICRO
 from tollway._core.basics.request import Answer, CallRequest
-from tollway._core.wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
+from tollway._core.storage import sql
 from tollway._core.watches.requests import WatchChange, parse_change, parse_create
 from tollway._core.watches.sources import WatchSource
 from tollway._core.webhooks.signing import new_secret
+from tollway._core.wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
 
 MAX_WATCHES = 100  # undeleted watches per agent
 
@@ -66,10 +67,17 @@ def may_change(caller: Caller | None, req: CallRequest) -> Caller:
     """A caller allowed to change watches: a write proof, a wallet the front holds the
     key of, or an access token that came from signing in (never an operator-issued one)."""
     if caller is None:
-        raise ServiceError(401, "unauthorized", "Changing watches needs X-Agent-ID with a write X-Agent-Proof, or a signed-in access token.")
+        raise ServiceError(
+            401,
+            "unauthorized",
+            "Changing watches needs X-Agent-ID with a write X-Agent-Proof, or a signed-in access token.",
+        )
     if caller.via == "id":
         raise ServiceError(
-            401, "invalid_agent_proof", "Changing watches needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.", {"reason": "missing"}
+            401,
+            "invalid_agent_proof",
+            "Changing watches needs a write X-Agent-Proof signed by the wallet in X-Agent-ID.",
+            {"reason": "missing"},
         )
     if caller.via == "token" and caller.token_origin != "sign_in":
         raise ServiceError(
@@ -85,7 +93,9 @@ def may_list(caller: Caller | None, req: CallRequest) -> Caller:
     """A caller allowed to list watches: a read proof, an access token or a held key, in
     every proof mode (a watch shows its webhook URL, private data; docs/auth.md)."""
     if caller is None:
-        raise ServiceError(401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token.")
+        raise ServiceError(
+            401, "unauthorized", "Send X-Agent-ID with an X-Agent-Proof (scope read), or an access token."
+        )
     return require_proven(caller, req, "A watch (with its webhook URL)")
 
 
@@ -122,15 +132,24 @@ class Watches:
     async def create(self, req: CallRequest, caller: Caller | None = None) -> Answer:
         """POST /v1/tools/watch: 201 with the watch (and its webhook secret, once)."""
         caller = caller or await self.writer(req)
-        new = parse_create(req.body, sources=self.sources, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
+        new = parse_create(
+            req.body,
+            sources=self.sources,
+            price_per_change=self.price_per_change,
+            allow_insecure=self.allow_insecure_webhooks,
+        )
         secret = new_secret() if new.webhook_url is not None else None
         now = now_ms()
         async with self.db.transaction():
             await self._lock_agent(caller.agent_id)
-            held = await sql.fetch_one("SELECT count(*) AS n FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL", caller.agent_id)
+            held = await sql.fetch_one(
+                "SELECT count(*) AS n FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL", caller.agent_id
+            )
             if int(held["n"]) >= MAX_WATCHES:
                 raise ServiceError(
-                    409, "watch_limit_reached", f"An agent may hold at most {MAX_WATCHES} watches; delete one to create another.",
+                    409,
+                    "watch_limit_reached",
+                    f"An agent may hold at most {MAX_WATCHES} watches; delete one to create another.",
                     {"limit": MAX_WATCHES},
                 )
             row = await sql.fetch_one(
@@ -138,8 +157,18 @@ class Watches:
                 "changes_delivered, status, pause_reason, pause_notified, webhook_url, webhook_secret, last_delivery_ms, "
                 "created_ms, updated_ms, deleted_ms) VALUES ({}, {}, {}, {}, {}, {}, 0, {}, 0, 'running', NULL, {}, {}, {}, NULL, {}, {}, NULL) "
                 "RETURNING *",
-                new_uuid(), caller.agent_id, new.entity_type, new.attribute, new.key, new.max_spend, self.price_per_change,
-                False, new.webhook_url, secret, now, now,
+                new_uuid(),
+                caller.agent_id,
+                new.entity_type,
+                new.attribute,
+                new.key,
+                new.max_spend,
+                self.price_per_change,
+                False,
+                new.webhook_url,
+                secret,
+                now,
+                now,
             )
         return Answer(201, WatchAnswer(data=watch_resource(row, secret=secret)))
 
@@ -147,14 +176,17 @@ class Watches:
         """GET /v1/tools/watch: the caller's undeleted watches, newest first."""
         caller = caller or await self.reader(req)
         rows = await sql.fetch(
-            "SELECT * FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL ORDER BY created_ms DESC, id DESC", caller.agent_id
+            "SELECT * FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL ORDER BY created_ms DESC, id DESC",
+            caller.agent_id,
         )
         return WatchListAnswer(data=WatchList(watches=[watch_resource(r) for r in rows]))
 
     async def update(self, req: CallRequest, watch_id: str, caller: Caller | None = None) -> WatchAnswer:
         """PATCH /v1/tools/watch/{id}: any of max_spend, webhook_url, paused."""
         caller = caller or await self.writer(req)
-        change = parse_change(req.body, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks)
+        change = parse_change(
+            req.body, price_per_change=self.price_per_change, allow_insecure=self.allow_insecure_webhooks
+        )
         async with self.db.transaction():
             row = await self._owned(caller, watch_id, lock=True)
             status, reason = next_state(row, change)
@@ -166,10 +198,18 @@ class Watches:
             updated = await sql.fetch_one(
                 "UPDATE tw_watches SET max_spend = {}, webhook_url = {}, webhook_secret = {}, status = {}, pause_reason = {}, "
                 "updated_ms = {} WHERE id = {} RETURNING *",
-                max_spend, url, secret, status, reason, max(now_ms(), int(row["updated_ms"])), row["id"],
+                max_spend,
+                url,
+                secret,
+                status,
+                reason,
+                max(now_ms(), int(row["updated_ms"])),
+                row["id"],
             )
         if row["status"] != "running" and status == "running":
-            await self.events.publish(WATCH_DELIVERIES, row["id"])  # after the commit: the engine delivers what was held
+            await self.events.publish(
+                WATCH_DELIVERIES, row["id"]
+            )  # after the commit: the engine delivers what was held
         shown = secret if change.webhook_url is not UNSET and secret is not None else None
         return WatchAnswer(data=watch_resource(updated, secret=shown))
 
@@ -180,7 +220,9 @@ class Watches:
         async with self.db.transaction():
             row = await self._owned(caller, watch_id, lock=True)
             await sql.fetch("UPDATE tw_watches SET deleted_ms = {}, updated_ms = {} WHERE id = {}", now, now, row["id"])
-            await sql.fetch("UPDATE tw_watch_deliveries SET state = 'dropped' WHERE watch_id = {} AND state = 'pending'", row["id"])
+            await sql.fetch(
+                "UPDATE tw_watch_deliveries SET state = 'dropped' WHERE watch_id = {} AND state = 'pending'", row["id"]
+            )
         return WatchDeletedAnswer(data=WatchDeleted(id=row["id"], deleted=True))
 
     # -- rows ------------------------------------------------------------------------------
@@ -188,7 +230,9 @@ class Watches:
         """The caller's undeleted watch `watch_id` (locked for this transaction), else 404."""
         suffix = " FOR UPDATE" if lock and sql.on_postgres() else ""
         row = await sql.fetch_one(
-            "SELECT * FROM tw_watches WHERE id = {} AND agent_id = {} AND deleted_ms IS NULL" + suffix, watch_id.lower(), caller.agent_id
+            "SELECT * FROM tw_watches WHERE id = {} AND agent_id = {} AND deleted_ms IS NULL" + suffix,
+            watch_id.lower(),
+            caller.agent_id,
         )
         if row is None:
             raise ServiceError(404, "not_found", f"No watch {watch_id} for this agent.")

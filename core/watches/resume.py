@@ -2,11 +2,12 @@
 transaction that adds credits (a grant, a top-up, a refund) once they pay its next change;
 the delivery loops find it on their next pass. It listens to the ledger's "credits changed"
 event (`subscribe`), so the ledger never calls into watches."""
+
 from __future__ import annotations
 
+from tollway._core.basics.ids import now_ms
 from tollway._core.credits import ledger
 from tollway._core.storage import sql
-from tollway._core.basics.ids import now_ms
 
 
 async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:
@@ -15,7 +16,9 @@ async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:
         "UPDATE tw_watches SET status = 'running', pause_reason = NULL, updated_ms = {} "
         "WHERE agent_id = {} AND status = 'paused' AND pause_reason = 'credits' AND deleted_ms IS NULL "
         "AND price_per_change <= {} RETURNING id",
-        now_ms(), agent_id, balance,
+        now_ms(),
+        agent_id,
+        balance,
     )
     return [r["id"] for r in rows]
 

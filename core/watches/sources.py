@@ -1,5 +1,6 @@
 """What a plugin registers to make an attribute watchable (`register_watch_sources`):
 how to read the source's current values of entities, polled by the scheduler."""
+
 from __future__ import annotations
 
 import dataclasses

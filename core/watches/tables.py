@@ -1,4 +1,5 @@
 """Watches and the changes to deliver to them."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
@@ -46,4 +47,7 @@ class WatchDelivery(Table, tablename="tw_watch_deliveries", db=PLACEHOLDER_ENGIN
     delivered_ms = BigInt(null=True, default=None)
 
 
-WATCH_TABLES: tuple[type[Table], ...] = (Watch, WatchDelivery,)
+WATCH_TABLES: tuple[type[Table], ...] = (
+    Watch,
+    WatchDelivery,
+)

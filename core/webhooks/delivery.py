@@ -7,6 +7,7 @@ verified for it. Keep-alive is off, so a connection opened for one name is never
 reused for another name served from the same address. Redirects are not
 followed: a 3xx is a failed attempt. The response body is never read.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,7 +35,9 @@ class Outcome:
     duration_ms: int = 0
 
 
-def make_client(*, timeout_s: float, transport: httpx.AsyncBaseTransport | None = None, verify: ssl.SSLContext | bool = True) -> httpx.AsyncClient:
+def make_client(
+    *, timeout_s: float, transport: httpx.AsyncBaseTransport | None = None, verify: ssl.SSLContext | bool = True
+) -> httpx.AsyncClient:
     """The webhook client: no redirects, no keep-alive, no proxy from the environment."""
     return httpx.AsyncClient(
         transport=transport,
@@ -63,7 +66,14 @@ def _describe(status: int, location: str | None) -> str | None:
     return f"HTTP {status}"
 
 
-async def _post(client: httpx.AsyncClient, url: str, raw_body: bytes, headers: dict[str, str], resolve: Resolver, allow_insecure: bool) -> Outcome:
+async def _post(
+    client: httpx.AsyncClient,
+    url: str,
+    raw_body: bytes,
+    headers: dict[str, str],
+    resolve: Resolver,
+    allow_insecure: bool,
+) -> Outcome:
     try:
         target = await pin(url, allow_insecure=allow_insecure, resolve=resolve)
     except TargetRefused as refused:

@@ -9,6 +9,7 @@ records each outcome only while it still holds that lease. A sender that dies
 mid-send leaves its rows leased: once the lease expires another sender sends them
 again. Delivery is therefore at least once; receivers drop repeats by `webhook-id`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,9 +22,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from tollway._core.storage import sql
 from tollway._core.basics.events import WEBHOOKS_DUE, EventBus
 from tollway._core.basics.ids import now_ms
+from tollway._core.storage import sql
 from tollway._core.webhooks.delivery import Outcome, attempt, headers_for, make_client
 from tollway._core.webhooks.targets import Resolver, system_resolve
 
@@ -53,7 +54,16 @@ async def enqueue(
         "INSERT INTO tw_webhooks (id, kind, subject, url, secret, body, numbered, state, attempts, next_attempt_ms, "
         "lease_until_ms, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'pending', 0, {}, 0, {}, {}) "
         "ON CONFLICT (id) DO NOTHING RETURNING id",
-        webhook_id, kind, subject, url, secret, msgspec.json.encode(body).decode(), bool(numbered), now, now, now,
+        webhook_id,
+        kind,
+        subject,
+        url,
+        secret,
+        msgspec.json.encode(body).decode(),
+        bool(numbered),
+        now,
+        now,
+        now,
     )
     return row is not None
 
@@ -178,7 +188,15 @@ class WebhookSender:
         else:
             rows = await sql.fetch(_CLAIM_SQLITE, lease, now, now, now, limit)
         return [
-            _Claimed(r["id"], r["url"], r["secret"], r["body"], bool(r["numbered"]), int(r["attempts"]), int(r["lease_until_ms"]))
+            _Claimed(
+                r["id"],
+                r["url"],
+                r["secret"],
+                r["body"],
+                bool(r["numbered"]),
+                int(r["attempts"]),
+                int(r["lease_until_ms"]),
+            )
             for r in rows
         ]
 
@@ -209,7 +227,12 @@ class WebhookSender:
             await sql.fetch(
                 "INSERT INTO tw_webhook_attempts (webhook_id, attempt, started_ms, duration_ms, status_code, error) "
                 "VALUES ({}, {}, {}, {}, {}, {}) RETURNING id",
-                claimed.id, number, started, outcome.duration_ms, outcome.status_code, outcome.error,
+                claimed.id,
+                number,
+                started,
+                outcome.duration_ms,
+                outcome.status_code,
+                outcome.error,
             )
             # A failure counts only while this sender's lease is the row's (a sender whose
             # lease ran out, and whose row another sender took, records just its attempt);
@@ -217,5 +240,11 @@ class WebhookSender:
             await sql.fetch(
                 "UPDATE tw_webhooks SET state = {}, attempts = {}, next_attempt_ms = {}, lease_until_ms = 0, updated_ms = {} "
                 "WHERE id = {} AND state = 'pending' AND (lease_until_ms = {} OR {}) RETURNING id",
-                state, number, next_ms, now, claimed.id, claimed.lease_until_ms, outcome.delivered,
+                state,
+                number,
+                next_ms,
+                now,
+                claimed.id,
+                claimed.lease_until_ms,
+                outcome.delivered,
             )

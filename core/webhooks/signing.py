@@ -1,4 +1,5 @@
 """The webhook signature: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`."""
+
 from __future__ import annotations
 
 import hashlib
@@ -42,7 +43,9 @@ def _parse(header: str) -> tuple[int, list[str]] | None:
     return (t, v1) if t is not None else None
 
 
-def verify(secret: str, raw_body: bytes, header: str, *, now: float | None = None, tolerance_s: int = DEFAULT_TOLERANCE_S) -> bool:
+def verify(
+    secret: str, raw_body: bytes, header: str, *, now: float | None = None, tolerance_s: int = DEFAULT_TOLERANCE_S
+) -> bool:
     """True when `header` signs `raw_body` with `secret` and its `t` is within
     `tolerance_s` of `now` (either side); compares in constant time."""
     parsed = _parse(header or "")

@@ -1,4 +1,5 @@
 """The webhook outbox and the record of every attempt."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, BigSerial, Boolean, Integer, Text, Varchar
@@ -38,4 +39,7 @@ class WebhookAttempt(Table, tablename="tw_webhook_attempts", db=PLACEHOLDER_ENGI
     error = Text(null=True, default=None)
 
 
-WEBHOOK_TABLES: tuple[type[Table], ...] = (Webhook, WebhookAttempt,)
+WEBHOOK_TABLES: tuple[type[Table], ...] = (
+    Webhook,
+    WebhookAttempt,
+)

@@ -12,6 +12,7 @@ moment later (DNS rebinding) cannot steer the request inside. With
 private-network targets are allowed too; link-local, multicast and unspecified
 addresses never are.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,10 +1,9 @@
 """The service's wire shapes as msgspec Structs: what the kernel answers, what the
 fronts render and what the OpenAPI document and MCP output schemas are made from."""
+
 from __future__ import annotations
 
-# The modules other areas, the runtime and the fronts may import; the rest are this area's own.
-PUBLIC_MODULES = ("accounts", "calls", "errors", "reads", "receipts", "slots", "value_tags", "watches")
-
+from tollway._core.wire import calls, slots
 from tollway._core.wire.accounts import (
     AccessToken,
     AccessTokenRequest,
@@ -20,19 +19,26 @@ from tollway._core.wire.accounts import (
     TopUpRecord,
     TopUpRequest,
 )
-from tollway._core.wire import calls, slots
 from tollway._core.wire.calls import CallMeta, Success
 from tollway._core.wire.errors import ErrorBody, FieldProblem, PaymentRequiredBody, QuoteTerms
-from tollway._core.wire.reads import CategorySpend, DataSourceState, Health, Notification, NotificationPage, ProviderState, SpendBreakdown
+from tollway._core.wire.reads import (
+    CategorySpend,
+    DataSourceState,
+    Health,
+    Notification,
+    NotificationPage,
+    ProviderState,
+    SpendBreakdown,
+)
 from tollway._core.wire.receipts import Receipt, ReceiptBody, ReceiptKeys, ReceiptPage, SigningKeyInfo
 from tollway._core.wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 from tollway._core.wire.watches import (
     Watch,
+    Watchable,
     WatchAnswer,
     WatchCreateRequest,
     WatchDeleted,
     WatchDeletedAnswer,
-    Watchable,
     WatchList,
     WatchListAnswer,
     WatchSourcePolled,
@@ -91,3 +97,6 @@ __all__ = [
     "WatchUpdateRequest",
     "Watchable",
 ]
+
+# The modules other areas, the runtime and the fronts may import; the rest are this area's own.
+PUBLIC_MODULES = ("accounts", "calls", "errors", "reads", "receipts", "slots", "value_tags", "watches")

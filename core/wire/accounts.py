@@ -1,4 +1,5 @@
 """Credits and accounts: balance, top-up, and the operator routes' bodies."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal

@@ -1,4 +1,5 @@
 """Answers of paid calls: the success envelope, a job's 202 acceptance and the Job."""
+
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -1,4 +1,5 @@
 """Refusal bodies: the error body every refusal carries and the 402 quote."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """Free reads of an agent's own things: notifications and the spend breakdown; and
 the service's health."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ The signed form is `ReceiptBody` exactly (every field present, nulls included;
 the revision-only fields when a revision set them);
 `Receipt` adds what the signature itself is. Field names are the wire's, so the
 canonical JSON of a receipt does not depend on this module's field order."""
+
 from __future__ import annotations
 
 from typing import Any, Literal

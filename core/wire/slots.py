@@ -2,6 +2,7 @@
 (`accepted_fields`) or a `JobStatus` (`job_extras`), encoded at the top level after the
 kernel's own fields, and the slot keys the product documents (the OpenAPI and MCP schemas
 show them whichever plugins are installed)."""
+
 from __future__ import annotations
 
 import functools
@@ -25,7 +26,9 @@ DOCUMENTED: dict[type, tuple[tuple[str, Any], ...]] = {
 def _slotted(base: type[msgspec.Struct], keys: tuple[str, ...]) -> type[msgspec.Struct]:
     """`base` with `keys` appended (each absent unless given), under `base`'s name."""
     types = dict(DOCUMENTED.get(base, ()))
-    made = msgspec.defstruct(base.__name__, [(k, types.get(k, Any), UNSET) for k in keys], bases=(base,), module=__name__)
+    made = msgspec.defstruct(
+        base.__name__, [(k, types.get(k, Any), UNSET) for k in keys], bases=(base,), module=__name__
+    )
     made.__doc__ = base.__doc__
     made.__slot_keys__ = keys  # type: ignore[attr-defined]
     return made

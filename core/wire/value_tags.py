@@ -1,5 +1,6 @@
 """Value tags and return on spend: the tagging body, the tag a receipt carries and the
 return-on-spend answer (docs/receipts.md, "Value tags and return on spend")."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal

@@ -1,5 +1,6 @@
 """Watches on the wire: the Watch resource, its create and change bodies, and the
 `{success, data}` answers of the watch routes. Money fields are JSON numbers in dollars."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -11,8 +12,12 @@ from msgspec import UNSET, Meta, UnsetType
 MAX_SPEND_DOLLARS = 100
 
 Dollars = Annotated[float, Meta(ge=0)]
-MaxSpend = Annotated[float, Meta(gt=0, le=MAX_SPEND_DOLLARS, description="Dollars: at least the price of one change, at most 100.")]
-WebhookUrl = Annotated[str, Meta(min_length=1, max_length=2048, description="HTTPS URL that receives each change, signed.")]
+MaxSpend = Annotated[
+    float, Meta(gt=0, le=MAX_SPEND_DOLLARS, description="Dollars: at least the price of one change, at most 100.")
+]
+WebhookUrl = Annotated[
+    str, Meta(min_length=1, max_length=2048, description="HTTPS URL that receives each change, signed.")
+]
 
 
 class Watch(msgspec.Struct):
@@ -40,7 +45,9 @@ class WatchCreateRequest(msgspec.Struct, forbid_unknown_fields=True):
     """POST /v1/tools/watch."""
 
     entity_type: Annotated[str, Meta(min_length=1, max_length=32, description="The kind of entity, e.g. `company`.")]
-    attribute: Annotated[str, Meta(min_length=1, max_length=64, description="The watched attribute (a watchable source).")]
+    attribute: Annotated[
+        str, Meta(min_length=1, max_length=64, description="The watched attribute (a watchable source).")
+    ]
     key: Annotated[str, Meta(min_length=1, max_length=256, description="The source's own identifier of the entity.")]
     max_spend: MaxSpend
     webhook_url: WebhookUrl | None = None

@@ -5,6 +5,7 @@
 points every Piccolo table at this engine. One database is bound per process at
 a time.
 """
+
 from tollway._runtime.database.database import Database, parse_database_url
 from tollway._runtime.database.migrations import MigrationError
 

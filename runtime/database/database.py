@@ -1,4 +1,5 @@
 """Engine selection, connection lifecycle and migrating the schema on start."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,10 +14,8 @@ from piccolo.engine.postgres import PostgresEngine
 from piccolo.table import Table
 
 from tollway._core.migrations import KERNEL_APP
-
 from tollway._runtime.database.migrations import Migrator, Step, all_apps, plugin_apps
 from tollway._runtime.database.sqlite_engine import EmbeddedSQLiteEngine
-
 
 log = logging.getLogger("tollway.database")
 
@@ -70,7 +69,7 @@ class Database:
         self._tables: list[type[Table]] = list(KERNEL_APP.table_classes)
 
     @classmethod
-    def from_url(cls, url: str) -> "Database":
+    def from_url(cls, url: str) -> Database:
         return cls(url)
 
     def add_tables(self, tables: Iterable[type[Table]]) -> None:
@@ -86,7 +85,9 @@ class Database:
         self.bind()
         if isinstance(self.engine, PostgresEngine):
             settings = {"synchronous_commit": "off"} if self.asynchronous_commit else {}
-            await self.engine.start_connection_pool(min_size=2, max_size=20, server_settings=settings, reset=_keep_session)
+            await self.engine.start_connection_pool(
+                min_size=2, max_size=20, server_settings=settings, reset=_keep_session
+            )
         else:
             self.engine.raw_connection()
 
@@ -116,7 +117,7 @@ class Database:
                 return
             try:
                 await asyncio.wait_for(pool.close(), grace_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("database pool did not close within %s s; terminating its connections", grace_s)
                 pool.terminate()
             self.engine.pool = None

@@ -13,6 +13,7 @@ An app's first migration adopts a database made before migrations existed:
 tables it would create that are already there are kept as they are (with their
 rows), and only the missing ones are created.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,7 +33,6 @@ from piccolo.conf.apps import ENVIRONMENT_VARIABLE, AppConfig
 from piccolo.table import Table, create_table_class
 
 from tollway._core.migrations import KERNEL_APP
-
 from tollway._runtime.database import piccolo_conf
 
 log = logging.getLogger("tollway.migrations")
@@ -195,7 +195,9 @@ class Migrator:
 
     async def _tables(self) -> set[str]:
         if self.kind == "postgres":
-            rows = await self.engine.run_ddl("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()")
+            rows = await self.engine.run_ddl(
+                "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()"
+            )
         else:
             rows = await self.engine.run_ddl("SELECT name FROM sqlite_master WHERE type = 'table'")
         return {r["name"] for r in rows}

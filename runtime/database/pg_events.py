@@ -1,6 +1,7 @@
 """PostgreSQL LISTEN/NOTIFY event bus: every API and worker process sharing the
 database sees every job event, so a WebSocket subscriber connected to any API
 process is pushed updates of jobs run by any worker."""
+
 from __future__ import annotations
 
 import asyncio
@@ -36,7 +37,7 @@ class PostgresEventBus:
             if self._conn is not None:
                 try:
                     await asyncio.wait_for(self._conn.close(), 5)
-                except (asyncio.TimeoutError, OSError):
+                except (TimeoutError, OSError):
                     self._conn.terminate()
                 self._conn = None
             self._listening.clear()

@@ -5,6 +5,7 @@ Piccolo's migration code looks its engine up with `engine_finder()`, which reads
 current task (a context variable), so two databases migrated in one process,
 even at the same time, never see each other's engine.
 """
+
 from __future__ import annotations
 
 from contextvars import ContextVar

@@ -19,6 +19,7 @@ takes microseconds, less than a thread hop costs, see docs/performance.md):
 Another process on the same file (`tollway mcp` beside `tollway serve`) waits on
 busy_timeout.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -164,7 +165,9 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         async with self.lock:
             return self._execute(self.raw_connection(), query, args)
 
-    async def _run_in_existing_connection(self, connection, query: str, args=None, query_type: str = "generic", table=None):
+    async def _run_in_existing_connection(
+        self, connection, query: str, args=None, query_type: str = "generic", table=None
+    ):
         conn = connection.conn if isinstance(connection, _SharedConnection) else self.raw_connection()
         return self._execute(conn, query, args)
 

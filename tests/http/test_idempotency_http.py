@@ -1,6 +1,7 @@
 """Idempotency-Key through the paid pipeline (SQLite and PostgreSQL): replays,
 422 on a different body, 409 while running, errors replayed once execution
 began, x402 and write-proof retries, and 30 concurrent retries of one key."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,13 +11,13 @@ import time
 import pytest
 from eth_account import Account
 
-from tollway._core.auth.auth_proof import make_agent_proof
-from tollway._core.storage.tables import Job, LedgerEntry, Receipt
-from tollway.testing import credits_session, http_client, pay_402
-from tollway._runtime.worker import Worker
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.storage.tables import Job, LedgerEntry, Receipt
+from tollway._runtime.worker import Worker
+from tollway.testing import credits_session, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -29,8 +30,13 @@ async def kernel(kernel_factory):
 async def token_with_credits(client, amount="1"):
     return (await credits_session(client, amount))[1]
 
+
 def strip_rate(headers) -> dict:
-    return {k.lower(): v for k, v in headers.items() if not k.lower().startswith("ratelimit") and k.lower() not in ("content-length", "date")}
+    return {
+        k.lower(): v
+        for k, v in headers.items()
+        if not k.lower().startswith("ratelimit") and k.lower() not in ("content-length", "date")
+    }
 
 
 async def test_same_key_same_body_replays_and_charges_once(kernel):
@@ -41,7 +47,9 @@ async def test_same_key_same_body_replays_and_charges_once(kernel):
         again = await client.post("/v1/tools/test/echo-keyed", json={"text": "hello"}, headers=headers)
         other = await client.post("/v1/tools/test/echo-keyed", json={"text": "bye"}, headers=headers)
         unkeyed = await client.post("/v1/tools/test/echo-keyed", json={"text": "hello"}, headers=auth)
-        bad_key = await client.post("/v1/tools/test/echo-keyed", json={"text": "hello"}, headers={**auth, "Idempotency-Key": "x" * 300})
+        bad_key = await client.post(
+            "/v1/tools/test/echo-keyed", json={"text": "hello"}, headers={**auth, "Idempotency-Key": "x" * 300}
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()
     assert first.status_code == 200 and again.status_code == 200
     assert again.json() == first.json()
@@ -67,9 +75,15 @@ async def test_a_quote_is_not_remembered_so_the_paid_retry_runs(kernel):
     payer = Account.create()
     await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
-        quote = await client.post("/v1/tools/test/echo-keyed", json={"text": "pay"}, headers={"Idempotency-Key": "k-402"})
+        quote = await client.post(
+            "/v1/tools/test/echo-keyed", json={"text": "pay"}, headers={"Idempotency-Key": "k-402"}
+        )
         payment = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-        paid_headers = {"Idempotency-Key": "k-402", "payment-signature": payment, "X-Quote-ID": quote.json()["quote_id"]}
+        paid_headers = {
+            "Idempotency-Key": "k-402",
+            "payment-signature": payment,
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
         paid = await client.post("/v1/tools/test/echo-keyed", json={"text": "pay"}, headers=paid_headers)
         retry = await client.post("/v1/tools/test/echo-keyed", json={"text": "pay"}, headers=paid_headers)
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
@@ -83,11 +97,28 @@ async def test_a_quote_is_not_remembered_so_the_paid_retry_runs(kernel):
 async def test_a_write_proof_may_be_repeated_by_an_idempotent_retry(kernel):
     wallet = Account.create()
     async with http_client(kernel) as client:
-        await client.post("/v1/tools/internal/agents/register", json={"wallet_address": wallet.address}, headers=OPERATOR)
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": wallet.address, "amount": "1"}, headers=OPERATOR)
+        await client.post(
+            "/v1/tools/internal/agents/register", json={"wallet_address": wallet.address}, headers=OPERATOR
+        )
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": wallet.address, "amount": "1"}, headers=OPERATOR
+        )
         body = json.dumps({"text": "proof"}).encode()
-        proof = make_agent_proof(wallet, chain_id=84532, scope="write", method="POST", path="/v1/tools/test/echo-keyed", body=body, now=int(time.time()))
-        headers = {"X-Agent-ID": wallet.address, "X-Agent-Proof": proof, "Idempotency-Key": "p-1", "content-type": "application/json"}
+        proof = make_agent_proof(
+            wallet,
+            chain_id=84532,
+            scope="write",
+            method="POST",
+            path="/v1/tools/test/echo-keyed",
+            body=body,
+            now=int(time.time()),
+        )
+        headers = {
+            "X-Agent-ID": wallet.address,
+            "X-Agent-Proof": proof,
+            "Idempotency-Key": "p-1",
+            "content-type": "application/json",
+        }
         first = await client.post("/v1/tools/test/echo-keyed", content=body, headers=headers)
         retry = await client.post("/v1/tools/test/echo-keyed", content=body, headers=headers)
         no_key = {k: v for k, v in headers.items() if k != "Idempotency-Key"}
@@ -128,7 +159,9 @@ async def test_thirty_concurrent_retries_of_one_key_execute_once(kernel_factory,
         try:
             gate.write_text("open")
             for _ in range(400):
-                status = (await client.get(f"/v1/requests/{answers[0].json()['request_id']}", headers=auth)).json()["status"]
+                status = (await client.get(f"/v1/requests/{answers[0].json()['request_id']}", headers=auth)).json()[
+                    "status"
+                ]
                 if status == "completed":
                     break
                 await asyncio.sleep(0.025)

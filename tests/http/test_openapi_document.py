@@ -2,6 +2,7 @@
 resolves (plugins' same-named types get distinct component names), every tool
 route is there with its input schema, job tools document their 202, and the
 answers, headers and parameters routes share are declared once and referenced."""
+
 from __future__ import annotations
 
 from importlib.metadata import entry_points
@@ -97,7 +98,9 @@ async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_facto
     }
     for path, name in bodies.items():
         body = doc["paths"][path]["post"]["requestBody"]
-        assert body["required"] and body["content"]["application/json"]["schema"] == {"$ref": f"#/components/schemas/{name}"}
+        assert body["required"] and body["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{name}"
+        }
     answers = {
         ("/v1/balance", "get", "200"): "Balance",
         ("/v1/credits/top-up", "post", "200"): "TopUpRecord",
@@ -130,7 +133,9 @@ async def test_every_route_has_its_body_and_every_answer_its_schema(kernel_facto
                 assert "application/json" in content or (len(content) == 1 and page), (path, method, status)
     # the signed receipt's fields, under their wire names, all required (nulls included)
     receipt = doc["components"]["schemas"]["Receipt"]
-    assert {"decisionContext", "digest", "signature", "key_id", "revision", "metadata_digest"} <= set(receipt["required"])
+    assert {"decisionContext", "digest", "signature", "key_id", "revision", "metadata_digest"} <= set(
+        receipt["required"]
+    )
     assert receipt["additionalProperties"] is False
     # a job that is not finished has no result: result and error fields are optional
     job = doc["components"]["schemas"]["JobStatus"]
@@ -142,15 +147,21 @@ async def test_tool_routes_declare_every_refusal_and_exactly_one_of(kernel_facto
     for tool in kernel.tools.values():
         responses = doc["paths"][tool.path]["post"]["responses"]
         assert {"400", "401", "402", "409", "422", "429", "503"} <= set(responses)
-        assert _resolve(doc, responses["402"])["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/PaymentRequiredBody"}
-        assert _resolve(doc, responses["429"])["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+        assert _resolve(doc, responses["402"])["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/PaymentRequiredBody"
+        }
+        assert _resolve(doc, responses["429"])["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ErrorBody"
+        }
     one_of = {t.name: t for t in kernel.tools.values() if t.exactly_one_of}
     assert {"compound_resolve", "company_bank_profile", "variant_clinical_significance"} <= set(one_of)
     compound = one_of["compound_resolve"]
     schema = doc["paths"][compound.path]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert {"oneOf": [{"required": ["name"]}, {"required": ["inchikey"]}, {"required": ["smiles"]}]} in schema["allOf"]
     quote = _resolve(doc, {"$ref": "#/components/schemas/PaymentRequiredBody"})
-    assert {"error", "code", "message", "quote_id", "amount_usdc", "pay_to", "network", "expires_at"} <= set(quote["required"])
+    assert {"error", "code", "message", "quote_id", "amount_usdc", "pay_to", "network", "expires_at"} <= set(
+        quote["required"]
+    )
 
 
 async def test_shared_answers_headers_and_parameters_are_declared_once(kernel_factory):
@@ -159,16 +170,23 @@ async def test_shared_answers_headers_and_parameters_are_declared_once(kernel_fa
     for tool in kernel.tools.values():
         op = doc["paths"][tool.path]["post"]
         refusals = {s: r for s, r in op["responses"].items() if s not in ("200", "202")}
-        assert refusals and all(set(r) == {"$ref"} and r["$ref"].startswith("#/components/responses/") for r in refusals.values())
+        assert refusals and all(
+            set(r) == {"$ref"} and r["$ref"].startswith("#/components/responses/") for r in refusals.values()
+        )
         assert all(set(p) == {"$ref"} and p["$ref"].startswith("#/components/parameters/") for p in op["parameters"])
         answered = op["responses"]["202" if tool.mode == "job" else "200"]
         assert all(h == {"$ref": f"#/components/headers/{name}"} for name, h in answered["headers"].items())
     # the shared refusals keep their headers: rate limits on every one (but the operator's), the quote on 402
     limited = _resolve(doc, {"$ref": "#/components/responses/TooManyRequests"})
     assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} == set(limited["headers"])
-    assert set(_resolve(doc, {"$ref": "#/components/responses/PaymentRequired"})["headers"]) >= {"PAYMENT-REQUIRED", "RateLimit-Reset"}
+    assert set(_resolve(doc, {"$ref": "#/components/responses/PaymentRequired"})["headers"]) >= {
+        "PAYMENT-REQUIRED",
+        "RateLimit-Reset",
+    }
     assert "headers" not in _resolve(doc, doc["paths"]["/v1/tools/internal/credits/grant"]["post"]["responses"]["401"])
     assert components["headers"]["RateLimit-Remaining"]["schema"] == {"type": "integer"}
     # one shared Idempotency-Key per way tools take it (required, optional)
     idempotency = [p["required"] for p in components["parameters"].values() if p["name"] == "Idempotency-Key"]
-    assert sorted(idempotency) == sorted({t.idempotency == "required" for t in kernel.tools.values() if t.idempotency != "ignored"})
+    assert sorted(idempotency) == sorted(
+        {t.idempotency == "required" for t in kernel.tools.values() if t.idempotency != "ignored"}
+    )

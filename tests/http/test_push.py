@@ -2,6 +2,7 @@
 `websockets` client): snapshot at subscription, `processing`, then the terminal
 message with the result; ownership; and, on PostgreSQL, a push crossing from the
 process that ran the job to a subscriber connected to another API process."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,17 +12,18 @@ import pytest
 import websockets
 from eth_account import Account
 
-from tollway.testing import credits_session, http_client
-from tollway._runtime.service import http_app
-from tollway._runtime.worker import Worker
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serving import serve_app
+from tollway._runtime.service import http_app
+from tollway._runtime.worker import Worker
+from tollway.testing import credits_session, http_client
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
 
 async def _agent(client):
     return (await credits_session(client))[1]
+
 
 async def _receive(ws, timeout=10.0):
     return json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
@@ -32,7 +34,9 @@ async def test_subscriber_gets_snapshot_processing_and_result(kernel_factory, tm
     gate = tmp_path / "open"
     async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         auth = await _agent(client)
-        accepted = (await client.post("/v1/tools/test/gate-job", json={"a": 4, "b": 5, "gate": str(gate)}, headers=auth)).json()
+        accepted = (
+            await client.post("/v1/tools/test/gate-job", json={"a": 4, "b": 5, "gate": str(gate)}, headers=auth)
+        ).json()
         ws_url = url.replace("http://", "ws://") + "/v1/requests/subscribe"
         async with websockets.connect(ws_url, additional_headers=auth) as ws:
             await ws.send(json.dumps({"action": "subscribe", "request_ids": [accepted["request_id"], "req_not_mine"]}))
@@ -84,8 +88,12 @@ async def test_push_crosses_processes_on_postgres(kernel_factory, tmp_path):
     gate = tmp_path / "open"
     async with http_client(b) as client_b, serve_app(http_app(a, manage_kernel=False)) as url_a:
         auth = await _agent(client_b)
-        accepted = (await client_b.post("/v1/tools/test/gate-job", json={"a": 1, "b": 2, "gate": str(gate)}, headers=auth)).json()
-        async with websockets.connect(url_a.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth) as ws:
+        accepted = (
+            await client_b.post("/v1/tools/test/gate-job", json={"a": 1, "b": 2, "gate": str(gate)}, headers=auth)
+        ).json()
+        async with websockets.connect(
+            url_a.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth
+        ) as ws:
             await ws.send(json.dumps({"action": "subscribe", "request_ids": [accepted["request_id"]]}))
             assert (await _receive(ws))["status"] == "pending"
             worker = Worker(b, poll_s=0.05)
@@ -111,7 +119,9 @@ async def test_one_connection_waits_on_more_jobs_than_the_cap_in_turn(kernel_fac
             accepted = await client.post("/v1/tools/test/add-numbers", json={"a": i, "b": 1}, headers=auth)
             assert accepted.status_code == 202, accepted.text
             ids.append(accepted.json()["request_id"])
-        async with websockets.connect(url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth) as ws:
+        async with websockets.connect(
+            url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth
+        ) as ws:
             await ws.send(json.dumps({"action": "subscribe", "request_ids": ids[:101]}))
             snapshots = [await _receive(ws) for _ in range(101)]
             worker = Worker(kernel, poll_s=0.05)
@@ -147,7 +157,9 @@ async def test_push_channel_refuses_a_deep_message_and_keeps_the_connection(kern
     async with http_client(kernel) as client, serve_app(http_app(kernel, manage_kernel=False)) as url:
         _, auth = await credits_session(client)
         accepted = (await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers=auth)).json()
-        async with websockets.connect(url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth, max_size=None) as ws:
+        async with websockets.connect(
+            url.replace("http://", "ws://") + "/v1/requests/subscribe", additional_headers=auth, max_size=None
+        ) as ws:
             await ws.send('{"action": "subscribe", "request_ids": ' + "[" * 100_000 + "]" * 100_000 + "}")
             refused = await _receive(ws)
             await ws.send("not json")

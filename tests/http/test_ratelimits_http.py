@@ -1,6 +1,7 @@
 """Rate limits through the HTTP front: the RateLimit-* headers on every answer of
 a limited route (errors included), 429 with retry_after and Retry-After, per
 proven identity or per IP, and two API processes on PostgreSQL sharing one count."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,9 +10,9 @@ import httpx
 import pytest
 from eth_account import Account
 
-from tollway.testing import http_client
-from tests.support.echo_plugin import EchoPlugin
 from tests.kernel.test_unproven_identity import token_session
+from tests.support.echo_plugin import EchoPlugin
+from tollway.testing import http_client
 
 DAY = 86_400  # a day-long window: a test cannot straddle a window boundary
 
@@ -22,7 +23,9 @@ async def test_tool_route_counts_every_answer_and_refuses_past_the_limit(kernel_
         answers = [await client.post("/v1/tools/test/echo", json={"text": "hi"}) for _ in range(2)]
         answers.append(await client.post("/v1/tools/test/echo", json={"text": ""}))  # a 400 is counted too
         refused = await client.post("/v1/tools/test/echo", json={"text": "hi"})
-        bare_agent = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address})
+        bare_agent = await client.post(
+            "/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address}
+        )
         _, token = await token_session(client)
         proven_agent = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers=token)
     assert [a.status_code for a in answers] == [402, 402, 400]

@@ -6,6 +6,7 @@ pointing at it and no outbound transport of its own, so /verify and /settle go
 over TCP exactly as they would to a hosted facilitator. Payments carry real
 EIP-3009 signatures; the facilitator checks them and keeps the balances.
 """
+
 from __future__ import annotations
 
 import base64
@@ -17,15 +18,15 @@ import pytest
 from eth_account import Account
 from x402.schemas import SupportedResponse
 
+from tests.support import echo_plugin
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.facilitator_server import running_facilitator
 from tollway._core.payments import x402 as wire
 from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
 from tollway._core.payments.networks import get_network
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tollway._core.storage.tables import PaymentAuthorization, Receipt
 from tollway.testing import http_client, pay_402
-from tests.support import echo_plugin
-from tests.support.echo_plugin import EchoPlugin
-from tests.support.facilitator_server import running_facilitator
 
 ECHO = "/v1/tools/test/echo"
 PRICE = 1_000  # echo_words with repeat 1
@@ -86,7 +87,12 @@ async def test_payment_settles_through_the_facilitator(kernel, facilitator):
 
     (settled,) = facilitator.transactions
     response = payment_response(paid)
-    assert response == {"success": True, "payer": payer.address, "transaction": settled["transaction"], "network": "eip155:84532"}
+    assert response == {
+        "success": True,
+        "payer": payer.address,
+        "transaction": settled["transaction"],
+        "network": "eip155:84532",
+    }
     assert facilitator.balance(payer.address) == 1_000_000 - PRICE
     assert facilitator.balance(kernel.config.pay_to) == PRICE
     assert [name for name, _ in facilitator.requests] == ["verify", "settle"]
@@ -206,9 +212,13 @@ async def test_the_facilitator_itself_refuses_what_a_real_one_refuses(facilitato
 
     def body(signer, value=PRICE, reqs=requirements) -> dict:
         now = int(time.time())
-        auth, sig = sign_authorization(signer, network, to=pay_to, value=value, valid_after=now - 5, valid_before=now + 120)
+        auth, sig = sign_authorization(
+            signer, network, to=pay_to, value=value, valid_after=now - 5, valid_before=now + 120
+        )
         if signer is other:  # claim to be the funded payer
-            auth = wire.Authorization(payer.address, auth.to, auth.value, auth.valid_after, auth.valid_before, auth.nonce)
+            auth = wire.Authorization(
+                payer.address, auth.to, auth.value, auth.valid_after, auth.valid_before, auth.nonce
+            )
         payload = msgspec.json.decode(base64.b64decode(make_payment_header(network, reqs, auth, sig)))
         return {"x402Version": 2, "paymentPayload": payload, "paymentRequirements": reqs}
 

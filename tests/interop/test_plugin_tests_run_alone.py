@@ -1,6 +1,7 @@
 """A plugin's tests run from its own folder, as its own project: `pytest` in
 plugins/banks takes that folder's settings (rootdir, `-p tollway.testing`), and
 passes with the repository's `tests` package impossible to import."""
+
 from __future__ import annotations
 
 import os

@@ -3,6 +3,7 @@
 The app is served by uvicorn on 127.0.0.1; NHTSA is replayed from the recorded
 Honda Accord 2021 response (tests/support/replay.py), so nothing reaches the internet.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -13,10 +14,10 @@ from pathlib import Path
 
 from eth_account import Account
 
+from tests.support.replay import nhtsa_honda_accord_2021
+from tests.support.serving import serve_app
 from tollway._core.basics.money import to_micro
 from tollway._runtime.service import http_app
-from tests.support.serving import serve_app
-from tests.support.replay import nhtsa_honda_accord_2021
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "pay_recall.py"
 
@@ -29,9 +30,12 @@ async def test_readme_client_pays_for_a_recall_lookup(kernel_factory):
     await kernel.accounts.fund_chain(payer.address, to_micro("1"))
     async with serve_app(http_app(kernel, manage_kernel=False)) as url:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(SCRIPT), payer.key.hex(),
+            sys.executable,
+            str(SCRIPT),
+            payer.key.hex(),
             env={**os.environ, "TOLLWAY_URL": url},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
     assert proc.returncode == 0, err.decode()

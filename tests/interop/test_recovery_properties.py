@@ -1,6 +1,7 @@
 """Signer recovery of EIP-3009 authorizations (libsecp256k1 directly) held equal to
 eth-account's on random keys, authorizations and signatures, including the
 refusals: every malformed signature is refused with the one x402 reason."""
+
 from __future__ import annotations
 
 import pytest
@@ -82,7 +83,13 @@ def _flip_v(v: int) -> int:
 
 
 @settings(max_examples=80, deadline=None)
-@given(key=keys, network=networks, auth=authorizations(), zero_one_v=st.booleans(), prefix=st.sampled_from(["0x", "0X", ""]))
+@given(
+    key=keys,
+    network=networks,
+    auth=authorizations(),
+    zero_one_v=st.booleans(),
+    prefix=st.sampled_from(["0x", "0X", ""]),
+)
 def test_recovery_equals_eth_account_and_the_signer(key, network, auth, zero_one_v, prefix):
     signer = Account.from_key(key)
     typed = _typed(network, auth)
@@ -112,7 +119,12 @@ def test_high_s_twin_is_refused(key, auth):
 
 
 @settings(max_examples=300, deadline=None)
-@given(auth=authorizations(), r=st.integers(1, SECP256K1_N - 1), s=st.integers(1, SECP256K1_HALF_N), v=st.sampled_from([0, 1, 27, 28]))
+@given(
+    auth=authorizations(),
+    r=st.integers(1, SECP256K1_N - 1),
+    s=st.integers(1, SECP256K1_HALF_N),
+    v=st.sampled_from([0, 1, 27, 28]),
+)
 def test_any_in_range_signature_recovers_as_eth_account_does(auth, r, s, v):
     """Random r (about half are no curve point's x) and low s: either both recover
     the same address or both refuse; ours refuses with the x402 reason only."""

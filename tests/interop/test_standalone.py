@@ -16,6 +16,7 @@ benches, subprocesses, docs):
   of them together stay within the size budget;
 * the benches find their data inside the repository.
 """
+
 from __future__ import annotations
 
 import ast
@@ -40,7 +41,9 @@ def repo_files() -> list[Path]:
     if (REPO / ".git").exists():
         out = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=REPO, capture_output=True, check=True,
+            cwd=REPO,
+            capture_output=True,
+            check=True,
         ).stdout.decode()
         files = [REPO / name for name in out.split("\0") if name]
     else:  # pragma: no cover - an unpacked source archive
@@ -62,16 +65,28 @@ def text_of(path: Path) -> str | None:
 
 OUTSIDE_PATHS = [
     (re.compile(r"\.\.[/\\]shared\b"), "a sibling `shared` folder"),
-    (re.compile(r"(?<![\w.-])/work/(?:shared|main|wt)\b"), "absolute paths of the machine the project was first built on"),
-    (re.compile(r"\bTOLLWAY_SHARED_DIR\b|\bTOLLWAY_BENCH_(?:DATA|DIR)\b"), "variables that pointed outside the repository"),
+    (
+        re.compile(r"(?<![\w.-])/work/(?:shared|main|wt)\b"),
+        "absolute paths of the machine the project was first built on",
+    ),
+    (
+        re.compile(r"\bTOLLWAY_SHARED_DIR\b|\bTOLLWAY_BENCH_(?:DATA|DIR)\b"),
+        "variables that pointed outside the repository",
+    ),
     (re.compile(r"\bshared/(?:data|bench|spec)\b"), "data folders that were never part of the repository"),
-    (re.compile(r"""/\s*["']shared["']|["']shared["']\s*/|join\([^)\n]*["']shared["']"""), "a path built to a `shared` folder"),
+    (
+        re.compile(r"""/\s*["']shared["']|["']shared["']\s*/|join\([^)\n]*["']shared["']"""),
+        "a path built to a `shared` folder",
+    ),
 ]
 OUTSIDE_DOCUMENTS = [
     (re.compile(r"\bDESIGN(?:\.md\b| §)"), "the design notes (not in the repository)"),
     (re.compile(r"\bSTYLE\.md\b"), "the style notes (not in the repository)"),
     (re.compile(r"\bservice\.md\b"), "the product description (not in the repository)"),
-    (re.compile(r"\bthe spec\b|\(spec[:;\s]|\bspec \"", re.I), "\"the spec\": state the rule, or point at a page of docs/"),
+    (
+        re.compile(r"\bthe spec\b|\(spec[:;\s]|\bspec \"", re.I),
+        '"the spec": state the rule, or point at a page of docs/',
+    ),
 ]
 
 
@@ -203,7 +218,9 @@ def test_every_recorded_file_is_described_in_its_readme(folder):
     text = readme.read_text()
     files = [p for p in folder.rglob("*") if p.is_file() and p != readme and "__pycache__" not in p.parts]
     assert files, f"{folder.relative_to(REPO)} is empty"
-    missing = [str(p.relative_to(folder)) for p in files if str(p.relative_to(folder)) not in text and p.name not in text]
+    missing = [
+        str(p.relative_to(folder)) for p in files if str(p.relative_to(folder)) not in text and p.name not in text
+    ]
     assert missing == [], f"not described in {readme.relative_to(REPO)}"
 
 

@@ -8,6 +8,7 @@ PAYMENT-REQUIRED -> signs an EIP-3009 authorization -> resends -> 200. Nothing o
 Tollway's is used on the client side. Settlement is on the local network, funded
 through the operator route. The lookup tool's upstream is the test word list service.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,12 +21,12 @@ from x402.http.clients.httpx import x402AsyncTransport
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
-from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
-from tollway._runtime.service import http_app
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
-from tests.support.serving import serve_app
 from tests.support.lookup_plugin import WORDS, LookupPlugin, word_list_transport
+from tests.support.serving import serve_app
+from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._runtime.service import http_app
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 NETWORK = "eip155:84532"
@@ -54,7 +55,9 @@ def sdk_paying_client(account: Any, base_url: str, wire: httpx.AsyncBaseTranspor
 
 async def fund(base_url: str, address: str, amount: str) -> None:
     async with httpx.AsyncClient(base_url=base_url) as plain:
-        resp = await plain.post("/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR)
+        resp = await plain.post(
+            "/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR
+        )
     assert resp.status_code == 200, resp.text
 
 
@@ -101,7 +104,9 @@ async def test_official_client_pays_the_echo_tool(kernel_factory):
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     runs_before = len(echo_plugin.RUNS)
     async with serve_app(http_app(kernel, manage_kernel=False)) as base_url:
-        data = await assert_paid_round_trip(kernel, base_url, "/v1/tools/test/echo", {"text": "paid by the sdk", "repeat": 2}, 2_000)
+        data = await assert_paid_round_trip(
+            kernel, base_url, "/v1/tools/test/echo", {"text": "paid by the sdk", "repeat": 2}, 2_000
+        )
     assert data["tool"] == "echo_words"
     assert data["result"] == {"text": "paid by the sdkpaid by the sdk", "words": 4}
     assert echo_plugin.RUNS[runs_before:] == [data["request_id"]]  # ran once, for the paid request

@@ -1,5 +1,6 @@
 """x402 wire format and EIP-3009 verification, with real keys and signatures only,
 cross-checked against eth-account and the official x402 SDK client."""
+
 from __future__ import annotations
 
 import base64
@@ -136,14 +137,10 @@ def test_digest_matches_eth_account(net, frm, to, value, va, vb, nonce):
 @settings(max_examples=15, deadline=None)
 @given(value=st.integers(1, 10**12), nonce=nonces, vb=st.integers(NOW + 6, 2**40))
 def test_eth_account_signature_recovers(payer, value, nonce, vb):
-    auth, sig = sign_authorization(
-        payer, NET, to=PAY_TO, value=value, valid_after=0, valid_before=vb, nonce=nonce
-    )
+    auth, sig = sign_authorization(payer, NET, to=PAY_TO, value=value, valid_after=0, valid_before=vb, nonce=nonce)
     assert auth.nonce == nonce and auth.from_ == payer.address
     assert recover_payer(NET, auth, sig) == payer.address
-    assert verify_authorization(NET, auth, sig, pay_to=PAY_TO, amount_micro=value, now=NOW) == (
-        payer.address
-    )
+    assert verify_authorization(NET, auth, sig, pay_to=PAY_TO, amount_micro=value, now=NOW) == (payer.address)
 
 
 def test_digest_matches_official_sdk(payer):
@@ -247,8 +244,7 @@ def test_tampered_value_breaks_signature(payer):
 
 def test_tampered_nonce_breaks_signature(payer):
     auth, sig = _signed(payer)
-    forged = Authorization(auth.from_, auth.to, auth.value, auth.valid_after, auth.valid_before,
-                           "0x" + "00" * 32)
+    forged = Authorization(auth.from_, auth.to, auth.value, auth.valid_after, auth.valid_before, "0x" + "00" * 32)
     with pytest.raises(PaymentError) as e:
         _verify(forged, sig)
     assert _reason(e) == x402.ERR_INVALID_SIGNATURE
@@ -257,8 +253,9 @@ def test_tampered_nonce_breaks_signature(payer):
 def test_signed_by_someone_else(payer):
     other = Account.create()
     auth, sig = _signed(other)
-    claimed = Authorization(payer.address, *[getattr(auth, f) for f in
-                                             ("to", "value", "valid_after", "valid_before", "nonce")])
+    claimed = Authorization(
+        payer.address, *[getattr(auth, f) for f in ("to", "value", "valid_after", "valid_before", "nonce")]
+    )
     with pytest.raises(PaymentError) as e:
         _verify(claimed, sig)
     assert _reason(e) == x402.ERR_INVALID_SIGNATURE
@@ -270,9 +267,7 @@ def test_high_s_refused(payer):
     r, s, v = raw[:32], int.from_bytes(raw[32:64], "big"), raw[64]
     # the malleated twin (r, n - s, flipped v) is a valid ECDSA signature of the same digest
     flipped = "0x" + (r + (SECP256K1_N - s).to_bytes(32, "big") + bytes([55 - v])).hex()
-    mirrored = Account._recover_hash(
-        authorization_digest(NET, auth), signature=bytes.fromhex(flipped[2:])
-    )
+    mirrored = Account._recover_hash(authorization_digest(NET, auth), signature=bytes.fromhex(flipped[2:]))
     assert mirrored == payer.address  # eth-account alone would accept it
     with pytest.raises(PaymentError) as e:
         _verify(auth, flipped)
@@ -303,11 +298,16 @@ def test_authorization_key(payer):
     auth, _ = _signed(payer, nonce="0x" + "AB" * 32)
     k = authorization_key(NET, auth)
     assert len(k) == 64 and int(k, 16) >= 0
-    lower = Authorization(auth.from_.lower(), auth.to, auth.value, auth.valid_after,
-                          auth.valid_before, auth.nonce.upper().replace("0X", "0x"))
+    lower = Authorization(
+        auth.from_.lower(),
+        auth.to,
+        auth.value,
+        auth.valid_after,
+        auth.valid_before,
+        auth.nonce.upper().replace("0X", "0x"),
+    )
     assert authorization_key(NET, lower) == k
-    other_nonce = Authorization(auth.from_, auth.to, auth.value, auth.valid_after,
-                                auth.valid_before, "0x" + "cd" * 32)
+    other_nonce = Authorization(auth.from_, auth.to, auth.value, auth.valid_after, auth.valid_before, "0x" + "cd" * 32)
     assert authorization_key(NET, other_nonce) != k
     assert authorization_key(get_network("base"), auth) != k
     # same key whatever the amount or recipient: a nonce is spent once
@@ -418,6 +418,7 @@ def _drop(path):
         for key in path[:-1]:
             node = node[key]
         del node[path[-1]]
+
     return f
 
 
@@ -427,6 +428,7 @@ def _set(path, value):
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = value
+
     return f
 
 
@@ -476,8 +478,12 @@ def test_missing_or_bad_fields(payer, mutate):
 
 def test_v1_missing_fields(payer):
     auth, sig = _signed(payer)
-    base = {"x402Version": 1, "scheme": "exact", "network": "base-sepolia",
-            "payload": {"signature": sig, "authorization": auth.to_wire()}}
+    base = {
+        "x402Version": 1,
+        "scheme": "exact",
+        "network": "base-sepolia",
+        "payload": {"signature": sig, "authorization": auth.to_wire()},
+    }
     for key in ("scheme", "network", "payload"):
         body = dict(base)
         del body[key]
@@ -490,8 +496,11 @@ def test_unsupported_version(payer):
 
 
 def test_permit2_payload_refused():
-    body = {"x402Version": 2, "accepted": build_requirements(NET, 1, PAY_TO, "q"),
-            "payload": {"signature": "0x00", "permit2Authorization": {}}}
+    body = {
+        "x402Version": 2,
+        "accepted": build_requirements(NET, 1, PAY_TO, "q"),
+        "payload": {"signature": "0x00", "permit2Authorization": {}},
+    }
     err = _expect_reason(_b64(body))
     assert "Permit2" in err.message
 
@@ -580,8 +589,7 @@ def test_payment_response_matches_sdk():
         "transaction": "0x" + "11" * 32,
         "network": "eip155:84532",
     }
-    failed = encode_payment_response(False, "", "eip155:84532", PAY_TO,
-                                     x402.ERR_NONCE_ALREADY_USED)
+    failed = encode_payment_response(False, "", "eip155:84532", PAY_TO, x402.ERR_NONCE_ALREADY_USED)
     assert _unb64(failed)["errorReason"] == "invalid_exact_evm_nonce_already_used"
 
     utils = importlib.import_module("x402.http.utils")
@@ -626,9 +634,7 @@ def test_official_sdk_v2_payment_verifies():
     client = _sdk_client(account)
 
     req = build_requirements(NET, PRICE, PAY_TO, "q_sdk", max_timeout_seconds=120)
-    required_header = encode_payment_required(
-        "payment_required", "https://t.example/v1/tools/lookup", "Lookup", [req]
-    )
+    required_header = encode_payment_required("payment_required", "https://t.example/v1/tools/lookup", "Lookup", [req])
     payment_required = utils.decode_payment_required_header(required_header)
     sdk_payload = client.create_payment_payload(payment_required)
     header = utils.encode_payment_signature_header(sdk_payload)
@@ -642,13 +648,11 @@ def test_official_sdk_v2_payment_verifies():
     now = int(time.time())
     assert p.authorization.valid_after == 0
     assert now + 100 <= p.authorization.valid_before <= now + 125
-    payer = verify_authorization(NET, p.authorization, p.signature,
-                                 pay_to=PAY_TO, amount_micro=PRICE, now=now)
+    payer = verify_authorization(NET, p.authorization, p.signature, pay_to=PAY_TO, amount_micro=PRICE, now=now)
     assert payer == account.address
 
     # Our client helper builds the same shape the SDK does (and the SDK parses it).
-    ours = make_payment_header(NET, req, p.authorization, p.signature,
-                               resource=p.raw["resource"])
+    ours = make_payment_header(NET, req, p.authorization, p.signature, resource=p.raw["resource"])
     assert _unb64(ours) == _unb64(header)
     parsed = utils.decode_payment_signature_header(ours)
     assert parsed.accepted.extra["quoteId"] == "q_sdk"
@@ -660,25 +664,30 @@ def test_official_sdk_v1_payment_verifies():
 
     account = Account.create()
     client = _sdk_client(account)
-    required = PaymentRequiredV1.model_validate({
-        "x402Version": 1,
-        "accepts": [{
-            "scheme": "exact",
-            "network": "base-sepolia",
-            "maxAmountRequired": str(PRICE),
-            "resource": "https://t.example/v1/tools/lookup",
-            "payTo": PAY_TO,
-            "maxTimeoutSeconds": 300,
-            "asset": NET.asset,
-            "extra": {"name": NET.eip712_name, "version": NET.eip712_version},
-        }],
-    })
+    required = PaymentRequiredV1.model_validate(
+        {
+            "x402Version": 1,
+            "accepts": [
+                {
+                    "scheme": "exact",
+                    "network": "base-sepolia",
+                    "maxAmountRequired": str(PRICE),
+                    "resource": "https://t.example/v1/tools/lookup",
+                    "payTo": PAY_TO,
+                    "maxTimeoutSeconds": 300,
+                    "asset": NET.asset,
+                    "extra": {"name": NET.eip712_name, "version": NET.eip712_version},
+                }
+            ],
+        }
+    )
     header = utils.encode_payment_signature_header(client.create_payment_payload(required))
     p = decode_payment_header(header)
     assert p.version == 1 and p.network == "base-sepolia" and p.accepted is None
     check_scheme_and_network(p, NET)
-    payer = verify_authorization(NET, p.authorization, p.signature, pay_to=PAY_TO,
-                                 amount_micro=PRICE, now=int(time.time()))
+    payer = verify_authorization(
+        NET, p.authorization, p.signature, pay_to=PAY_TO, amount_micro=PRICE, now=int(time.time())
+    )
     assert payer == account.address
 
 
@@ -690,12 +699,9 @@ def test_sdk_payment_for_wrong_amount_refused():
     required = utils.decode_payment_required_header(
         encode_payment_required("payment_required", "https://t.example/x", "x", [req])
     )
-    p = decode_payment_header(
-        utils.encode_payment_signature_header(client.create_payment_payload(required))
-    )
+    p = decode_payment_header(utils.encode_payment_signature_header(client.create_payment_payload(required)))
     with pytest.raises(PaymentError) as e:
-        verify_authorization(NET, p.authorization, p.signature, pay_to=PAY_TO,
-                             amount_micro=PRICE, now=int(time.time()))
+        verify_authorization(NET, p.authorization, p.signature, pay_to=PAY_TO, amount_micro=PRICE, now=int(time.time()))
     assert e.value.reason == x402.ERR_AUTHORIZATION_VALUE_MISMATCH
 
 

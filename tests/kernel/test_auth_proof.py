@@ -1,4 +1,5 @@
 """X-Agent-Proof verification (docs/auth.md) with real keys: every acceptance rule and refusal reason."""
+
 from __future__ import annotations
 
 import base64
@@ -118,9 +119,7 @@ def test_round_trip(account):
     header = proof(account, nonce="0x" + "AB" * 32)
     assert "=" not in header and "+" not in header and "/" not in header
     result = verify(header, account)
-    assert result == VerifiedProof(
-        agent=account.address, scope="write", nonce="0x" + "ab" * 32, expires_at=NOW + 120
-    )
+    assert result == VerifiedProof(agent=account.address, scope="write", nonce="0x" + "ab" * 32, expires_at=NOW + 120)
 
 
 def test_fresh_nonces_differ(account):

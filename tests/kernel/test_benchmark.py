@@ -8,6 +8,7 @@ and other sources stay out.
 The property test records numbers straight into the fact store (`write_numbers`, in
 one transaction) so each example is quick; the other tests record facts the way
 production does, through paid lookups of the `item_facts` test tool."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -19,13 +20,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from tollway._core.storage import sql
-from tollway._core.history.store import write_numbers
-from tollway._core.basics.ids import now_ms
-from tollway._mcp_server import BearerIdentity, build_server
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facts_plugin import CATALOGUE, ITEM_FACTS, SOURCE, FactsPlugin
 from tollway import Fact
+from tollway._core.basics.ids import now_ms
+from tollway._core.history.store import write_numbers
+from tollway._core.storage import sql
+from tollway._mcp_server import BearerIdentity, build_server
 from tollway.testing import count_quotes, credits_session, http_client, pay_402
 
 PATH = "/v1/tools/benchmark"
@@ -49,7 +50,14 @@ def numpy_figures(numbers: list[float], placed: float | None) -> dict[str, float
     x = np.array(numbers, dtype=float)
     p25, median, p75 = np.percentile(x, [25, 50, 75])
     percentile = None if placed is None else float(100 * (np.sum(x < placed) + 0.5 * np.sum(x == placed)) / len(x))
-    return {"min": float(x.min()), "p25": float(p25), "median": float(median), "p75": float(p75), "max": float(x.max()), "percentile": percentile}
+    return {
+        "min": float(x.min()),
+        "p25": float(p25),
+        "median": float(median),
+        "p75": float(p75),
+        "max": float(x.max()),
+        "percentile": percentile,
+    }
 
 
 def assert_figures(data: dict, numbers: list[float], placed: float | None, *, exact: bool) -> None:
@@ -60,19 +68,38 @@ def assert_figures(data: dict, numbers: list[float], placed: float | None, *, ex
         if exact:  # whole numbers: the interpolation is exact, so equal to the last bit
             assert data[name] == expected[name], (name, data[name], expected[name])
         else:  # any doubles: equal up to the rounding of the last bit or two
-            assert math.isclose(data[name], expected[name], rel_tol=1e-12, abs_tol=1e-9), (name, data[name], expected[name])
+            assert math.isclose(data[name], expected[name], rel_tol=1e-12, abs_tol=1e-9), (
+                name,
+                data[name],
+                expected[name],
+            )
     if placed is None:
         assert data["percentile"] is None
     else:
         assert math.isclose(data["percentile"], expected["percentile"], rel_tol=1e-12, abs_tol=1e-12)
 
 
-async def record(kernel, numbers: list[float], *, kind: str = "tool", region: str | int = "north", source: str = SOURCE,
-                 prefix: str = "K", field: str = "score", now: int | None = None) -> None:
+async def record(
+    kernel,
+    numbers: list[float],
+    *,
+    kind: str = "tool",
+    region: str | int = "north",
+    source: str = SOURCE,
+    prefix: str = "K",
+    field: str = "score",
+    now: int | None = None,
+) -> None:
     """Numbers of entities `<prefix>0..n` as current public facts of `item_facts`."""
     async with kernel.db.transaction():
         for i, number in enumerate(numbers):
-            fact = Fact(attribute="item_facts", key=f"{prefix}{i}", value={field: number}, source=source, peers={"kind": kind, "region": region})
+            fact = Fact(
+                attribute="item_facts",
+                key=f"{prefix}{i}",
+                value={field: number},
+                source=source,
+                peers={"kind": kind, "region": region},
+            )
             await write_numbers(ITEM_FACTS.benchmark, fact, fact.key, now or now_ms())
 
 
@@ -96,7 +123,9 @@ DOUBLES = st.lists(st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False), 
 # Each example is a paid call over a real database: a modest count, and no shrinking
 # (minutes per failure); a failing example is reported as drawn.
 @settings(
-    max_examples=12, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    max_examples=12,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
@@ -126,7 +155,10 @@ async def test_statistics_equal_numpys_percentile(kernel, numbers, others, place
 
 async def test_a_paid_benchmark_over_looked_up_items(kernel):
     scores = [3, 9, 1, 4, 4, 7, 12, 0, 5, 8, 2, 6, 11, 10, 4, 3, 15, 6, 9, 1, 20, 2]
-    items = {f"A{i}": {"score": s, "count": i, "kind": "Gadget", "region": "West", "as_of": "2026-01-0" + str(1 + i % 9)} for i, s in enumerate(scores)}
+    items = {
+        f"A{i}": {"score": s, "count": i, "kind": "Gadget", "region": "West", "as_of": "2026-01-0" + str(1 + i % 9)}
+        for i, s in enumerate(scores)
+    }
     started = now_ms()
     async with http_client(kernel) as client:
         agent, auth = await credits_session(client, "1")
@@ -140,7 +172,7 @@ async def test_a_paid_benchmark_over_looked_up_items(kernel):
     assert (data["attribute"], data["field"], data["peers"], data["source"]) == ("item_facts", "score", {}, None)
     assert data["value"] == 0.0 and data["population"] == "looked_up"
     assert_figures(data, [float(s) for s in scores], 0.0, exact=True)
-    today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
     assert data["coverage"] == f"22 item_facts entities looked up by callers since {today}"
     seen = dt.datetime.fromisoformat(data["as_of"].replace("Z", "+00:00")).timestamp() * 1000
     assert data["as_of"].endswith("Z") and started - 1 <= seen <= now_ms()
@@ -157,15 +189,25 @@ async def test_peer_filters_match_case_insensitively_and_numbers_match_their_tex
         await look_up(client, auth, {f"M{i}": {"score": 100 + i, "kind": "gadget", "region": 2022} for i in range(5)})
         answers = [
             await client.post(PATH, json={"attribute": "item_facts", "field": "score", "peers": peers}, headers=auth)
-            for peers in ({"kind": "GADGET", "region": 2021}, {"kind": " gadget ", "region": "2021"}, {"region": 2021.0})
+            for peers in (
+                {"kind": "GADGET", "region": 2021},
+                {"kind": " gadget ", "region": "2021"},
+                {"region": 2021.0},
+            )
         ]
-        wider = await client.post(PATH, json={"attribute": "item_facts", "field": "score", "peers": {"kind": "gAdGeT"}}, headers=auth)
+        wider = await client.post(
+            PATH, json={"attribute": "item_facts", "field": "score", "peers": {"kind": "gAdGeT"}}, headers=auth
+        )
     for resp in answers:
         assert resp.status_code == 200, resp.text
         assert resp.json()["data"]["count"] == 21 and resp.json()["data"]["max"] == 20.0
     assert answers[0].json()["data"]["peers"] == {"kind": "GADGET", "region": 2021}  # repeated as asked
     assert type(answers[2].json()["data"]["peers"]["region"]) is int  # 2021.0 is the whole number 2021
-    assert answers[0].json()["data"]["coverage"].startswith("21 item_facts entities with kind GADGET and region 2021 looked up by callers since ")
+    assert (
+        answers[0]
+        .json()["data"]["coverage"]
+        .startswith("21 item_facts entities with kind GADGET and region 2021 looked up by callers since ")
+    )
     assert wider.json()["data"]["count"] == 26
 
 
@@ -175,7 +217,9 @@ async def test_private_facts_stay_out_of_the_peers(kernel):
         await look_up(client, auth, {f"P{i}": {"score": 1000 + i, "kind": "x"} for i in range(25)}, private=True)
         only_private = await client.post(PATH, json={"attribute": "item_facts", "field": "score"}, headers=auth)
         await look_up(client, auth, {f"Q{i}": {"score": i, "kind": "x"} for i in range(20)})
-        public = await client.post(PATH, json={"attribute": "item_facts", "field": "score", "value": 1000}, headers=auth)
+        public = await client.post(
+            PATH, json={"attribute": "item_facts", "field": "score", "value": 1000}, headers=auth
+        )
     assert only_private.status_code == 400 and only_private.json()["error"] == "no_data"
     data = public.json()["data"]
     assert (data["count"], data["max"], data["percentile"]) == (20, 19.0, 100.0)
@@ -186,7 +230,11 @@ async def test_one_source_among_several_is_named_and_read_alone(kernel):
     await record(kernel, [1000.0] * 20, source="second source")
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        resp = await client.post(PATH, json={"attribute": "item_facts", "field": "score", "source": "second source", "value": 1000}, headers=auth)
+        resp = await client.post(
+            PATH,
+            json={"attribute": "item_facts", "field": "score", "source": "second source", "value": 1000},
+            headers=auth,
+        )
     data = resp.json()["data"]
     assert data["source"] == "second source"
     assert (data["count"], data["min"], data["median"], data["percentile"]) == (20, 1000.0, 1000.0, 50.0)
@@ -201,11 +249,23 @@ async def test_refusals_before_payment_make_no_quote(kernel):
         "not benchmarkable": ({"attribute": "echo_words", "field": "words"}, "invalid_input", ["attribute"]),
         "undeclared field": ({**ask, "field": "price"}, "invalid_input", ["field"]),
         "undeclared peer": ({**ask, "peers": {"kind": "x", "colour": "red"}}, "invalid_input", ["peers.colour"]),
-        "field and peer": ({**ask, "field": "price", "peers": {"colour": "red"}}, "invalid_input", ["field", "peers.colour"]),
+        "field and peer": (
+            {**ask, "field": "price", "peers": {"colour": "red"}},
+            "invalid_input",
+            ["field", "peers.colour"],
+        ),
         "key and value": ({**ask, "key": "K1", "value": 3}, "invalid_request", ["key", "value"]),
         "six filters": ({**ask, "peers": {f"p{i}": i for i in range(6)}}, "invalid_request", ["peers"]),
-        "six filters, key and value": ({**ask, "peers": {f"p{i}": i for i in range(6)}, "key": "K1", "value": 3}, "invalid_request", ["peers", "key", "value"]),
-        "wrong shapes": ({"attribute": 7, "field": "score", "peers": ["kind"], "value": "high"}, "invalid_request", ["attribute", "peers", "value"]),
+        "six filters, key and value": (
+            {**ask, "peers": {f"p{i}": i for i in range(6)}, "key": "K1", "value": 3},
+            "invalid_request",
+            ["peers", "key", "value"],
+        ),
+        "wrong shapes": (
+            {"attribute": 7, "field": "score", "peers": ["kind"], "value": "high"},
+            "invalid_request",
+            ["attribute", "peers", "value"],
+        ),
         "peer value shape": ({**ask, "peers": {"kind": True}}, "invalid_request", ["peers.kind"]),
         "missing field": ({"attribute": "item_facts"}, "invalid_request", ["field"]),
         "unknown input field": ({**ask, "limit": 3}, "invalid_request", ["limit"]),
@@ -220,7 +280,9 @@ async def test_refusals_before_payment_make_no_quote(kernel):
         assert body["error"] == code, (name, body)
         assert sorted(d["field"] for d in body["details"]) == sorted(fields), (name, body)
         if code == "invalid_input":
-            assert body["benchmarkable"] == [{"attribute": "item_facts", "fields": ["score", "count"], "peers": ["kind", "region"]}], name
+            assert body["benchmarkable"] == [
+                {"attribute": "item_facts", "fields": ["score", "count"], "peers": ["kind", "region"]}
+            ], name
         else:
             assert "benchmarkable" not in body
     assert sanity.status_code == 402  # the same tool quotes a valid request: the refusals above came first
@@ -252,8 +314,16 @@ async def test_too_few_peers_is_refunded_with_count_minimum_and_population(kerne
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
         await look_up(client, auth, {f"F{i}": {"score": i, "kind": "rare" if i < 19 else "common"} for i in range(25)})
-        answer = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score", "peers": {"kind": "RARE"}}, "too_few_peers")
-        nothing = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "count"}, "too_few_peers")
+        answer = await refused_and_refunded(
+            kernel,
+            client,
+            auth,
+            {"attribute": "item_facts", "field": "score", "peers": {"kind": "RARE"}},
+            "too_few_peers",
+        )
+        nothing = await refused_and_refunded(
+            kernel, client, auth, {"attribute": "item_facts", "field": "count"}, "too_few_peers"
+        )
     assert (answer["count"], answer["minimum"], answer["population"]) == (19, 20, "looked_up")
     assert nothing["count"] == 0
 
@@ -265,11 +335,15 @@ async def test_too_few_peers_over_x402_is_not_settled(kernel):
     payer = Account.create()
     body = {"attribute": "item_facts", "field": "score"}
     async with http_client(kernel) as client:
-        funded = await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR)
+        funded = await client.post(
+            "/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR
+        )
         assert funded.status_code == 200
         quote = await client.post(PATH, json=body)
         assert quote.status_code == 402
-        refused = await client.post(PATH, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        refused = await client.post(
+            PATH, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+        )
         chain = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()["on_chain_balance"]
     assert refused.status_code == 400 and refused.json()["error"] == "too_few_peers" and refused.json()["count"] == 5
     assert chain == "1.000000"
@@ -283,9 +357,19 @@ async def test_a_key_outside_the_peers_is_not_in_population_and_refunded(kernel)
     await record(kernel, [7.0], kind="a", prefix="C", field="count")  # C0 has a count but no score
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        outside = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score", "peers": {"kind": "a"}, "key": "B0"}, "not_in_population")
-        unknown = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score", "key": "Z9"}, "not_in_population")
-        no_number = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score", "key": "C0"}, "not_in_population")
+        outside = await refused_and_refunded(
+            kernel,
+            client,
+            auth,
+            {"attribute": "item_facts", "field": "score", "peers": {"kind": "a"}, "key": "B0"},
+            "not_in_population",
+        )
+        unknown = await refused_and_refunded(
+            kernel, client, auth, {"attribute": "item_facts", "field": "score", "key": "Z9"}, "not_in_population"
+        )
+        no_number = await refused_and_refunded(
+            kernel, client, auth, {"attribute": "item_facts", "field": "score", "key": "C0"}, "not_in_population"
+        )
         lower = await client.post(PATH, json={"attribute": "item_facts", "field": "score", "key": "k3"}, headers=auth)
     assert outside["details"] == [{"field": "key", "message": "B0 is outside the peer set these filters select"}]
     assert "no recorded number in score" in unknown["message"] and "no recorded number in score" in no_number["message"]
@@ -297,8 +381,12 @@ async def test_several_sources_and_none_named_is_refunded_with_the_sources(kerne
     await record(kernel, list(range(20)), source="second source")
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        several = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score"}, "invalid_input")
-        unknown = await refused_and_refunded(kernel, client, auth, {"attribute": "item_facts", "field": "score", "source": "third"}, "invalid_input")
+        several = await refused_and_refunded(
+            kernel, client, auth, {"attribute": "item_facts", "field": "score"}, "invalid_input"
+        )
+        unknown = await refused_and_refunded(
+            kernel, client, auth, {"attribute": "item_facts", "field": "score", "source": "third"}, "invalid_input"
+        )
     assert several["sources"] == unknown["sources"] == ["first source", "second source"]
     assert several["details"][0]["field"] == "source"
 
@@ -308,13 +396,17 @@ async def test_benchmark_over_mcp(kernel):
     await record(kernel, [float(n) for n in range(40)])
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "0.05")
-    mcp = build_server(kernel, identity=BearerIdentity(auth["Authorization"][len("Bearer "):]))
+    mcp = build_server(kernel, identity=BearerIdentity(auth["Authorization"][len("Bearer ") :]))
     async with Client(mcp.server) as client:
         result = await client.call_tool("benchmark", {"attribute": "item_facts", "field": "score", "value": 10})
-        refused = await client.call_tool("benchmark", {"attribute": "item_facts", "field": "score", "key": "K1", "value": 1})
+        refused = await client.call_tool(
+            "benchmark", {"attribute": "item_facts", "field": "score", "key": "K1", "value": 1}
+        )
     assert result.is_error is False, result.structured_content
     data = result.structured_content
-    assert data["tool"] == "benchmark" and data["count"] == 40 and data["median"] == 19.5 and data["percentile"] == 26.25
+    assert (
+        data["tool"] == "benchmark" and data["count"] == 40 and data["median"] == 19.5 and data["percentile"] == 26.25
+    )
     assert refused.is_error and refused.structured_content["error"] == "invalid_request"
 
 
@@ -329,8 +421,16 @@ RECORDED = (
 )
 VEHICLES = [
     (make, model, year)
-    for make, model in (("Honda", "Accord"), ("Honda", "Civic"), ("Toyota", "Camry"), ("Toyota", "RAV4"),
-                        ("Ford", "F-150"), ("Ford", "Escape"), ("BMW", "318i"), ("Subaru", "Outback"))
+    for make, model in (
+        ("Honda", "Accord"),
+        ("Honda", "Civic"),
+        ("Toyota", "Camry"),
+        ("Toyota", "RAV4"),
+        ("Ford", "F-150"),
+        ("Ford", "Escape"),
+        ("BMW", "318i"),
+        ("Subaru", "Outback"),
+    )
     for year in (2019, 2020, 2021)
 ]
 
@@ -343,10 +443,17 @@ def nhtsa_replay():
     from tests.support.replay import Recording, Replay, recorded_file
 
     bodies = [recorded_file("vehicles", *parts).read_bytes() for parts in RECORDED]
-    return Replay(*(
-        Recording("GET", COMPLAINTS_URL, {"make": make.lower(), "model": model.lower(), "modelYear": str(year)}, bodies[i % len(bodies)])
-        for i, (make, model, year) in enumerate(VEHICLES)
-    ))
+    return Replay(
+        *(
+            Recording(
+                "GET",
+                COMPLAINTS_URL,
+                {"make": make.lower(), "model": model.lower(), "modelYear": str(year)},
+                bodies[i % len(bodies)],
+            )
+            for i, (make, model, year) in enumerate(VEHICLES)
+        )
+    )
 
 
 async def test_benchmark_over_replayed_nhtsa_complaints(kernel_factory):
@@ -361,15 +468,27 @@ async def test_benchmark_over_replayed_nhtsa_complaints(kernel_factory):
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
         for make, model, year in VEHICLES:
-            resp = await client.post("/v1/tools/lookup/vehicle-complaints", json={"make": make, "model": model, "model_year": year}, headers=auth)
+            resp = await client.post(
+                "/v1/tools/lookup/vehicle-complaints",
+                json={"make": make, "model": model, "model_year": year},
+                headers=auth,
+            )
             assert resp.status_code == 200, resp.text
             result = resp.json()["data"]["result"]
             key = f"{make.upper()}|{model.upper()}|{year}"
             totals[key], crashes[key] = float(result["total"]), float(result["crashes"])
-        everything = await client.post(PATH, json={"attribute": "vehicle_complaints", "field": "total", "key": "HONDA|ACCORD|2021"}, headers=auth)
-        crash_counts = await client.post(PATH, json={"attribute": "vehicle_complaints", "field": "crashes", "value": 1}, headers=auth)
+        everything = await client.post(
+            PATH, json={"attribute": "vehicle_complaints", "field": "total", "key": "HONDA|ACCORD|2021"}, headers=auth
+        )
+        crash_counts = await client.post(
+            PATH, json={"attribute": "vehicle_complaints", "field": "crashes", "value": 1}, headers=auth
+        )
         before = await balance(client, auth)
-        few = await client.post(PATH, json={"attribute": "vehicle_complaints", "field": "total", "peers": {"make": "honda", "model_year": 2021}}, headers=auth)
+        few = await client.post(
+            PATH,
+            json={"attribute": "vehicle_complaints", "field": "total", "peers": {"make": "honda", "model_year": 2021}},
+            headers=auth,
+        )
         after = await balance(client, auth)
     assert not replay.unexpected and len(replay.served) == len(VEHICLES)
     assert set(totals.values()) == {199.0, 3.0, 1.0}  # NHTSA's own counts in the three recordings
@@ -380,7 +499,12 @@ async def test_benchmark_over_replayed_nhtsa_complaints(kernel_factory):
     assert data["coverage"].startswith("24 vehicle_complaints entities looked up by callers since ")
     assert_figures(crash_counts.json()["data"], list(crashes.values()), 1.0, exact=True)
     assert few.status_code == 400, few.text
-    assert (few.json()["error"], few.json()["count"], few.json()["minimum"], few.json()["population"]) == ("too_few_peers", 2, 20, "looked_up")
+    assert (few.json()["error"], few.json()["count"], few.json()["minimum"], few.json()["population"]) == (
+        "too_few_peers",
+        2,
+        20,
+        "looked_up",
+    )
     assert before == after
     receipt = await kernel.receipts.get(few.json()["receipt_id"])
     assert receipt["execution_status"] == "failed" and receipt["status"] == "refunded"

@@ -2,6 +2,7 @@
 package over random JSON values: unicode keys and strings, integers at and past ±2^53,
 floats of every magnitude), and refuses what RFC 8785 refuses; receipts signed through it
 verify as before."""
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,9 @@ def test_the_fast_form_is_rfc8785_byte_for_byte(value) -> None:
             canonical_bytes(value)
 
 
-@pytest.mark.parametrize("number", [0.85, 1.0, -0.0, 1e-7, 1e-5, 0.0001, 123456.789, 1e16, 1.5e16, 1e21, 1e22, 2.5e-8, math.pi, 5e-324])
+@pytest.mark.parametrize(
+    "number", [0.85, 1.0, -0.0, 1e-7, 1e-5, 0.0001, 123456.789, 1e16, 1.5e16, 1e21, 1e22, 2.5e-8, math.pi, 5e-324]
+)
 def test_floats_at_the_format_boundaries(number: float) -> None:
     assert canonical_bytes({"n": number, "v": [number]}) == rfc8785.dumps({"n": number, "v": [number]})
 
@@ -62,8 +65,14 @@ def test_keys_beyond_the_basic_plane_sort_as_rfc8785_says() -> None:
 
 def test_a_receipt_signed_through_it_verifies() -> None:
     signer = ReceiptSigner(b"\x07" * 32)
-    receipt = signer.sign({
-        "receipt_id": "rcpt_1", "amount_usdc": "0.005000", "revision": 1, "memo": "caf\u00e9 \U0001f600",
-        "decision_context": {"confidence": 0.85, "goal": "x", "alternatives": [1, 2.5]}, "settled_at": None,
-    })
+    receipt = signer.sign(
+        {
+            "receipt_id": "rcpt_1",
+            "amount_usdc": "0.005000",
+            "revision": 1,
+            "memo": "caf\u00e9 \U0001f600",
+            "decision_context": {"confidence": 0.85, "goal": "x", "alternatives": [1, 2.5]},
+            "settled_at": None,
+        }
+    )
     assert verify_receipt(receipt, {signer.key_id: signer.public_key}) == (True, "valid")

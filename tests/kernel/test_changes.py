@@ -10,6 +10,7 @@ always today. Where a test needs facts on distinct days it moves rows to earlier
 with SQL (`move_to_day`), keeping each series' days in the order of its rows, as
 real time would have written them.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -21,11 +22,11 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from tollway._core.storage import sql
-from tollway._core.history.store import write
-from tollway._mcp_server import BearerIdentity, build_server
 from tests.support.facts_plugin import CATALOGUE, SOURCE, FactsPlugin, ItemAnswer, ItemEvidence, ItemInput
 from tollway import Fact, Tool, ToolContext, hookimpl, search_key
+from tollway._core.history.store import write
+from tollway._core.storage import sql
+from tollway._mcp_server import BearerIdentity, build_server
 from tollway.testing import count_quotes, credits_session, http_client, pay_402
 
 CHANGES = "/v1/tools/changes"
@@ -44,8 +45,17 @@ def plain_facts(value: ItemInput, answer: ItemAnswer) -> list[Fact]:
 
 
 PLAIN_FACTS = Tool(
-    name="plain_facts", path=PLAIN, title="Plain item", description="A catalogue item recorded by key only.", category="data",
-    input_type=ItemInput, output_type=ItemAnswer, run=run_plain, price="0.005", family="items", facts=plain_facts,
+    name="plain_facts",
+    path=PLAIN,
+    title="Plain item",
+    description="A catalogue item recorded by key only.",
+    category="data",
+    input_type=ItemInput,
+    output_type=ItemAnswer,
+    run=run_plain,
+    price="0.005",
+    family="items",
+    facts=plain_facts,
 )
 
 
@@ -68,11 +78,13 @@ async def kernel(kernel_factory):
 
 
 def today() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
 
 
 async def fact_ids(attribute: str, key: str) -> list[int]:
-    rows = await sql.fetch("SELECT id FROM tw_facts WHERE attribute = {} AND entity_key = {} ORDER BY id", attribute, key)
+    rows = await sql.fetch(
+        "SELECT id FROM tw_facts WHERE attribute = {} AND entity_key = {} ORDER BY id", attribute, key
+    )
     return [int(r["id"]) for r in rows]
 
 
@@ -96,7 +108,9 @@ async def x402_call(client, payer: Any, path: str, body: dict[str, Any]):
     """One call paid over x402 by `payer` (quote, then the signed payment)."""
     quote = await client.post(path, json=body)
     assert quote.status_code == 402, quote.text
-    return await client.post(path, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+    return await client.post(
+        path, json=body, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+    )
 
 
 # -- before payment ------------------------------------------------------------------------------
@@ -117,7 +131,11 @@ LONG_INPUT = {"prefix": "x" * 10_000}
         ({"attribute": "item_facts", "input": LONG_INPUT, "since": "2026-01-01"}, "invalid_request", ["input"]),
         ({**BASE, "limit": 0}, "invalid_request", ["limit"]),
         ({**BASE, "limit": 201}, "invalid_request", ["limit"]),
-        ({**BASE, "since": "2026-13-01", "limit": 500, "colour": "red"}, "invalid_request", ["since", "limit", "colour"]),
+        (
+            {**BASE, "since": "2026-13-01", "limit": 500, "colour": "red"},
+            "invalid_request",
+            ["since", "limit", "colour"],
+        ),
         # a bad date beside both key and input: every failing field in the one 400
         ({**BASE, "since": "2026-02-30", "input": {"prefix": "a"}}, "invalid_request", ["since", "key", "input"]),
         ({"attribute": "item_facts", "since": "2026-1-5"}, "invalid_request", ["since", "key", "input"]),
@@ -125,9 +143,21 @@ LONG_INPUT = {"prefix": "x" * 10_000}
         ({**BASE, "attribute": "weather"}, "invalid_input", ["attribute"]),
         ({**BASE, "attribute": "changes"}, "invalid_input", ["attribute"]),
         ({"attribute": "plain_facts", "input": {"key": "a1"}, "since": "2026-01-01"}, "invalid_input", ["input"]),
-        ({"attribute": "item_facts", "input": {"prefix": ""}, "since": "2026-01-01"}, "invalid_input", ["input.prefix"]),
-        ({"attribute": "item_facts", "input": {"prefix": "a", "colour": 1}, "since": "2026-01-01"}, "invalid_input", ["input.colour"]),
-        ({"attribute": "item_facts", "input": {"key": "a", "prefix": "b"}, "since": "2026-01-01"}, "invalid_input", ["input.key"]),
+        (
+            {"attribute": "item_facts", "input": {"prefix": ""}, "since": "2026-01-01"},
+            "invalid_input",
+            ["input.prefix"],
+        ),
+        (
+            {"attribute": "item_facts", "input": {"prefix": "a", "colour": 1}, "since": "2026-01-01"},
+            "invalid_input",
+            ["input.colour"],
+        ),
+        (
+            {"attribute": "item_facts", "input": {"key": "a", "prefix": "b"}, "since": "2026-01-01"},
+            "invalid_input",
+            ["input.key"],
+        ),
     ],
 )
 async def test_refusals_before_payment_name_every_failing_field(kernel, body, error, fields) -> None:
@@ -158,7 +188,10 @@ async def test_an_unpaid_valid_call_is_quoted_at_the_price(kernel) -> None:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         await look_up(client, auth, {"prefix": "a"})
-        resp = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "a", "memo": "left out"}, "since": "2026-01-01"})
+        resp = await client.post(
+            CHANGES,
+            json={"attribute": "item_facts", "input": {"prefix": "a", "memo": "left out"}, "since": "2026-01-01"},
+        )
     assert resp.status_code == 402 and resp.json()["amount_usdc"] == "0.005000"
     assert await count_quotes() == 1
 
@@ -172,9 +205,12 @@ async def test_an_entity_with_no_history_is_no_data_before_payment(kernel) -> No
         before = await balance(client, auth)
         answers = [
             await client.post(CHANGES, json={**BASE, "key": key}, headers=headers)
-            for key in ("ZZ9", "zz9") for headers in ({}, auth)
+            for key in ("ZZ9", "zz9")
+            for headers in ({}, auth)
         ]
-        search = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "q"}, "since": "2026-01-01"}, headers=auth)
+        search = await client.post(
+            CHANGES, json={"attribute": "item_facts", "input": {"prefix": "q"}, "since": "2026-01-01"}, headers=auth
+        )
         left = await balance(client, auth)
     for resp in [*answers, search]:
         assert resp.status_code == 400, resp.text
@@ -202,9 +238,11 @@ async def test_a_key_is_normalised_as_benchmark_normalises_it(kernel) -> None:
     assert lower.status_code == 200, lower.text
     low, up = lower.json()["data"], upper.json()["data"]
     assert low["key"] == "K7" and low["partial"] is False and low["recorded_since"] == "2026-01-01"
-    assert low["changes"] == up["changes"] == [
-        {"changed_on": "2026-01-02", "field": "score", "before": 0, "after": 1, "source": SOURCE, "as_of": None}
-    ]
+    assert (
+        low["changes"]
+        == up["changes"]
+        == [{"changed_on": "2026-01-02", "field": "score", "before": 0, "after": 1, "source": SOURCE, "as_of": None}]
+    )
     assert float(before) - float(after) == pytest.approx(0.010)
 
 
@@ -215,12 +253,32 @@ async def test_several_sources_need_a_source_and_the_refusal_is_refunded(kernel)
         _, auth = await credits_session(client)
         await look_up(client, auth, {"key": "A1"})
         async with kernel.db.transaction():  # a second source of the same entity, through the store's own write
-            await write(attribute="item_facts", entity_key="A1", source="mirror catalogue", owner="", value={"score": 1}, as_of=None, now=1, recorded_by=None)
-            await write(attribute="item_facts", entity_key="A1", source="mirror catalogue", owner="", value={"score": 2}, as_of="2026-02-01", now=2, recorded_by=None)
+            await write(
+                attribute="item_facts",
+                entity_key="A1",
+                source="mirror catalogue",
+                owner="",
+                value={"score": 1},
+                as_of=None,
+                now=1,
+                recorded_by=None,
+            )
+            await write(
+                attribute="item_facts",
+                entity_key="A1",
+                source="mirror catalogue",
+                owner="",
+                value={"score": 2},
+                as_of="2026-02-01",
+                now=2,
+                recorded_by=None,
+            )
         before = await balance(client, auth)
         refused = await client.post(CHANGES, json={**BASE, "since": "1970-01-01"}, headers=auth)
         after_refusal = await balance(client, auth)
-        chosen = await client.post(CHANGES, json={**BASE, "since": "1970-01-01", "source": "mirror catalogue"}, headers=auth)
+        chosen = await client.post(
+            CHANGES, json={**BASE, "since": "1970-01-01", "source": "mirror catalogue"}, headers=auth
+        )
         after_answer = await balance(client, auth)
         unknown = await client.post(CHANGES, json={**BASE, "source": "nobody"}, headers=auth)
     body = refused.json()
@@ -233,7 +291,14 @@ async def test_several_sources_need_a_source_and_the_refusal_is_refunded(kernel)
     assert after_refusal == before
     data = chosen.json()["data"]
     assert data["changes"] == [
-        {"changed_on": "1970-01-01", "field": "score", "before": 1, "after": 2, "source": "mirror catalogue", "as_of": "2026-02-01"}
+        {
+            "changed_on": "1970-01-01",
+            "field": "score",
+            "before": 1,
+            "after": 2,
+            "source": "mirror catalogue",
+            "as_of": "2026-02-01",
+        }
     ]
     assert data["recorded_since"] == "1970-01-01" and data["partial"] is False
     assert float(before) - float(after_answer) == pytest.approx(0.005)
@@ -245,9 +310,20 @@ async def test_the_several_sources_refusal_over_x402_is_not_settled(kernel) -> N
     await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with kernel.db.transaction():
         for source in ("one", "two"):
-            await write(attribute="item_facts", entity_key="B2", source=source, owner="", value={"n": 1}, as_of=None, now=1, recorded_by=None)
+            await write(
+                attribute="item_facts",
+                entity_key="B2",
+                source=source,
+                owner="",
+                value={"n": 1},
+                as_of=None,
+                now=1,
+                recorded_by=None,
+            )
     async with http_client(kernel) as client:
-        refused = await x402_call(client, payer, CHANGES, {"attribute": "item_facts", "key": "B2", "since": "1970-01-01"})
+        refused = await x402_call(
+            client, payer, CHANGES, {"attribute": "item_facts", "key": "B2", "since": "1970-01-01"}
+        )
         chain = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()["on_chain_balance"]
     assert refused.status_code == 400 and refused.json()["sources"] == ["one", "two"]
     receipt = await kernel.receipts.get(refused.json()["receipt_id"])
@@ -285,9 +361,13 @@ async def test_another_agents_private_entity_is_not_recorded_for_me(kernel) -> N
         CATALOGUE["S5"] = {"score": 2}
         await look_up(client, theirs, {"key": "S5", "private": True})
         before = await balance(client, mine)
-        mine_seen = (await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=mine)).json()
+        mine_seen = (
+            await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=mine)
+        ).json()
         left = await balance(client, mine)
-        theirs_seen = (await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=theirs)).json()
+        theirs_seen = (
+            await client.post(CHANGES, json={"attribute": "item_facts", "key": "S5", "since": today()}, headers=theirs)
+        ).json()
     # Before payment nobody's identity is known, so another agent's private record admits the
     # call; nothing visible to me is then refused and refunded, never an empty charged answer.
     assert mine_seen["error"] == "no_data"
@@ -318,17 +398,25 @@ async def test_window_limit_truncation_partial_and_recorded_since(kernel) -> Non
         first_day = await ask(since="2026-01-01", until="2026-01-01")
         empty = await ask(since="2026-01-06", until="2026-01-07")
         later = await ask(since="2027-01-01", until="2027-02-01")
-    assert everything["partial"] is True and everything["recorded_since"] == "2026-01-01" and everything["truncated"] is False
+    assert (
+        everything["partial"] is True
+        and everything["recorded_since"] == "2026-01-01"
+        and everything["truncated"] is False
+    )
     assert [(c["changed_on"], c["field"], c["before"], c["after"], c["as_of"]) for c in everything["changes"]] == [
         ("2026-01-02", "score", 0, 1, "2025-12-11"),
         ("2026-01-03", "score", 1, 2, "2025-12-12"),
         ("2026-01-05", "score", 2, 3, "2025-12-13"),
         ("2026-01-08", "score", 3, 4, "2025-12-14"),
     ]
-    assert [c["after"] for c in middle["changes"]] == [1, 2, 3] and middle["partial"] is False  # the window's first row compares with the one before it
+    assert [c["after"] for c in middle["changes"]] == [1, 2, 3] and middle[
+        "partial"
+    ] is False  # the window's first row compares with the one before it
     assert [c["after"] for c in first_two["changes"]] == [1, 2] and first_two["truncated"] is True
     assert [c["after"] for c in exactly["changes"]] == [4] and exactly["truncated"] is False
-    assert first_day["changes"] == [] and first_day["partial"] is False  # the first record is where history starts, not a change
+    assert (
+        first_day["changes"] == [] and first_day["partial"] is False
+    )  # the first record is where history starts, not a change
     assert empty["changes"] == [] and empty["truncated"] is False and empty["recorded_since"] == "2026-01-01"
     assert later["changes"] == [] and later["partial"] is False
 
@@ -341,7 +429,9 @@ async def test_truncation_across_pages_of_a_long_series(kernel) -> None:
             await look_up(client, auth, {"key": "L7"})
         answers = {}
         for limit in (1, 2, 3, 5, 6, 7):
-            resp = await client.post(CHANGES, json={"attribute": "item_facts", "key": "L7", "since": today(), "limit": limit}, headers=auth)
+            resp = await client.post(
+                CHANGES, json={"attribute": "item_facts", "key": "L7", "since": today(), "limit": limit}, headers=auth
+            )
             answers[limit] = resp.json()["data"]
     for limit, data in answers.items():  # read a page of limit + 1 rows at a time
         assert [c["after"] for c in data["changes"]] == list(range(1, min(limit, 6) + 1)), limit
@@ -354,13 +444,29 @@ async def test_an_entity_that_stops_and_starts_being_listed(kernel) -> None:
         _, auth = await credits_session(client)
         await look_up(client, auth, {"key": "E1"})
         async with kernel.db.transaction():  # the source stops listing E1 (what a complete source poll records)
-            await write(attribute="item_facts", entity_key="E1", source=SOURCE, owner="", value=None, as_of=None, now=0, recorded_by=None, listed=False)
+            await write(
+                attribute="item_facts",
+                entity_key="E1",
+                source=SOURCE,
+                owner="",
+                value=None,
+                as_of=None,
+                now=0,
+                recorded_by=None,
+                listed=False,
+            )
         await look_up(client, auth, {"key": "E1"})  # listed again, same value
         CATALOGUE["E1"] = {"score": 6}
         await look_up(client, auth, {"key": "E1"})
-        for fact_id, day in zip(await fact_ids("item_facts", "E1"), ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]):
+        for fact_id, day in zip(
+            await fact_ids("item_facts", "E1"), ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
+        ):
             await move_to_day(fact_id, day)
-        data = (await client.post(CHANGES, json={"attribute": "item_facts", "key": "E1", "since": "2026-03-01"}, headers=auth)).json()["data"]
+        data = (
+            await client.post(
+                CHANGES, json={"attribute": "item_facts", "key": "E1", "since": "2026-03-01"}, headers=auth
+            )
+        ).json()["data"]
     assert [(c["changed_on"], c["field"], c["before"], c["after"]) for c in data["changes"]] == [
         ("2026-03-02", "$entity", "listed", "not_listed"),
         ("2026-03-03", "$entity", "not_listed", "listed"),
@@ -375,13 +481,40 @@ async def test_a_search_is_found_by_its_input_never_stored(kernel) -> None:
         await look_up(client, auth, {"prefix": "ab"})
         CATALOGUE["AB3"] = {"score": 3}
         await look_up(client, auth, {"prefix": "ab", "memo": "audit fields are not part of a search"})
-        found = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "ab", "private": False, "memo": "m"}, "since": today()}, headers=auth)
-        other = await client.post(CHANGES, json={"attribute": "item_facts", "input": {"prefix": "AB"}, "since": today()}, headers=auth)
+        found = await client.post(
+            CHANGES,
+            json={
+                "attribute": "item_facts",
+                "input": {"prefix": "ab", "private": False, "memo": "m"},
+                "since": today(),
+            },
+            headers=auth,
+        )
+        other = await client.post(
+            CHANGES, json={"attribute": "item_facts", "input": {"prefix": "AB"}, "since": today()}, headers=auth
+        )
     data = found.json()["data"]
-    assert data["key"] == search_key(ItemInput(prefix="ab")) and data["recorded_since"] == today() and data["partial"] is False
-    assert data["changes"] == [{"changed_on": today(), "field": "keys", "before": ["AB1", "AB2"], "after": ["AB1", "AB2", "AB3"], "source": SOURCE, "as_of": None}]
+    assert (
+        data["key"] == search_key(ItemInput(prefix="ab"))
+        and data["recorded_since"] == today()
+        and data["partial"] is False
+    )
+    assert data["changes"] == [
+        {
+            "changed_on": today(),
+            "field": "keys",
+            "before": ["AB1", "AB2"],
+            "after": ["AB1", "AB2", "AB3"],
+            "source": SOURCE,
+            "as_of": None,
+        }
+    ]
     # another input is another search, never recorded: refused before payment
-    assert other.status_code == 400 and other.json()["error"] == "no_data" and search_key(ItemInput(prefix="AB")) in other.json()["message"]
+    assert (
+        other.status_code == 400
+        and other.json()["error"] == "no_data"
+        and search_key(ItemInput(prefix="AB")) in other.json()["message"]
+    )
 
 
 async def test_changes_over_mcp(kernel) -> None:
@@ -402,7 +535,9 @@ async def test_changes_over_mcp(kernel) -> None:
     assert data["tool"] == "changes" and data["status"] == "completed"
     assert [(c["field"], c["before"], c["after"]) for c in data["changes"]] == [("score", 1, 2)]
     receipt = await kernel.receipts.get(data["receipt_id"])
-    assert receipt["amount_usdc"] == "0.005000" and receipt["category"] == "data" and receipt["subcategory"] == "changes"
+    assert (
+        receipt["amount_usdc"] == "0.005000" and receipt["category"] == "data" and receipt["subcategory"] == "changes"
+    )
     assert refused.is_error and refused.structured_content["error"] == "invalid_request"
     assert refused.structured_content["details"][0]["field"] == "since"
 
@@ -414,4 +549,3 @@ def test_the_input_and_answer_are_plain_json() -> None:
     value = msgspec.convert({"attribute": "a", "key": "k", "since": "2026-01-02"}, ChangesInput, strict=True)
     assert value.since == dt.date(2026, 1, 2) and value.limit == 50
     assert msgspec.json.decode(msgspec.json.encode(value))["since"] == "2026-01-02"
-

@@ -12,6 +12,7 @@ The store stamps each fact with the day it was written (today, in a test); the
 sanctions test moves each row to the day its list was published, with SQL, so the
 window reads as the real history would.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from tests.support.replay import Recording, Replay, recorded_file
+from tollway import search_key
+from tollway._core.storage import sql
+from tollway.testing import credits_session, http_client
 from tollway_banks import fdic
 from tollway_banks.tool import BankProfileInput
 from tollway_sanctions import lists, ofac
-
-from tollway._core.storage import sql
-from tests.support.replay import Recording, Replay, recorded_file
-from tollway import search_key
-from tollway.testing import credits_session, http_client
 
 CHANGES = "/v1/tools/changes"
 SDN_2021, SDN_2025 = ("ofac", "sdn_2021-07"), ("ofac", "sdn_sample_small")
@@ -38,7 +39,7 @@ PUBLISHED = {SDN_2021: "2021-07-07", SDN_2025: "2025-05-16"}  # the days the two
 
 
 def today() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
 
 
 async def move_to_day(fact_id: int, day: str) -> None:
@@ -47,7 +48,9 @@ async def move_to_day(fact_id: int, day: str) -> None:
 
 
 async def fact_ids(attribute: str, key: str) -> list[int]:
-    rows = await sql.fetch("SELECT id FROM tw_facts WHERE attribute = {} AND entity_key = {} ORDER BY id", attribute, key)
+    rows = await sql.fetch(
+        "SELECT id FROM tw_facts WHERE attribute = {} AND entity_key = {} ORDER BY id", attribute, key
+    )
     return [int(r["id"]) for r in rows]
 
 
@@ -116,16 +119,30 @@ async def test_changes_of_sanctioned_entries_between_two_published_lists(kernel_
     # Lifshits: OFAC rewrote only the remarks (an address corrected, a secondary-sanctions warning added)
     old, new = sdn_entry(SDN_2021, 29702), sdn_entry(SDN_2025, 29702)
     assert lifshits["changes"] == [
-        {"changed_on": "2025-05-16", "field": "remarks", "before": old["remarks"], "after": new["remarks"], "source": "OFAC", "as_of": sdn_as_of}
+        {
+            "changed_on": "2025-05-16",
+            "field": "remarks",
+            "before": old["remarks"],
+            "after": new["remarks"],
+            "source": "OFAC",
+            "as_of": sdn_as_of,
+        }
     ]
-    assert "Secondary sanctions risk: Ukraine-/Russia-Related" in new["remarks"] and "Secondary sanctions risk" not in old["remarks"]
+    assert (
+        "Secondary sanctions risk: Ukraine-/Russia-Related" in new["remarks"]
+        and "Secondary sanctions risk" not in old["remarks"]
+    )
     assert lifshits["recorded_since"] == "2021-07-07" and lifshits["partial"] is True and lifshits["truncated"] is False
 
     # Iran Aircraft Manufacturing: several fields at once, so one `$` row with both whole entries
     [row] = iran["changes"]
     assert row["field"] == "$" and row["changed_on"] == "2025-05-16" and iran["partial"] is False
     assert row["before"] == sdn_entry(SDN_2021, 11195) and row["after"] == sdn_entry(SDN_2025, 11195)
-    assert row["before"]["programs"] == ["NPWMD", "IFSR"] and row["after"]["programs"] == ["NPWMD", "IFSR", "IRAN-CON-ARMS-EO"]
+    assert row["before"]["programs"] == ["NPWMD", "IFSR"] and row["after"]["programs"] == [
+        "NPWMD",
+        "IFSR",
+        "IRAN-CON-ARMS-EO",
+    ]
 
     # An entry OFAC did not touch: one record, no change
     assert sdn_entry(SDN_2021, 12685) == sdn_entry(SDN_2025, 12685)
@@ -148,13 +165,19 @@ def vpic_capture(day: str) -> bytes:
 async def test_a_vin_whose_source_changed_nothing_the_tool_reads(kernel_factory) -> None:
     replay = Replay(Recording("GET", VPIC_URL, {"format": "json"}, vpic_capture("2021-05-05")))
     # vPIC's answer changes between the two lookups: no reusing the first answer
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, transport=replay, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"})
+    kernel = await kernel_factory(
+        installed={"tollway_vehicles"}, transport=replay, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"}
+    )
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         first = await client.post("/v1/tools/lookup/vehicle-identification", json={"vin": VIN}, headers=auth)
         replay.recordings[0] = Recording("GET", VPIC_URL, {"format": "json"}, vpic_capture("2021-05-31"))
         second = await client.post("/v1/tools/lookup/vehicle-identification", json={"vin": VIN.lower()}, headers=auth)
-        data = (await client.post(CHANGES, json={"attribute": "vehicle_identification", "key": VIN, "since": today()}, headers=auth)).json()["data"]
+        data = (
+            await client.post(
+                CHANGES, json={"attribute": "vehicle_identification", "key": VIN, "since": today()}, headers=auth
+            )
+        ).json()["data"]
     assert len(replay.served) == 2 and not replay.unexpected
     one, two = (json.loads(vpic_capture(d))["Results"][0] for d in ("2021-05-05", "2021-05-31"))
     assert set(two) - set(one) == {"BlindSpotIntervention", "LaneCenteringAssistance", "RearAutomaticEmergencyBraking"}
@@ -176,14 +199,20 @@ def hancock_item() -> dict[str, Any]:
 
 def institutions_answer(items: list[dict[str, Any]]) -> bytes:
     """FDIC's documented envelope around real rows (meta, data, totals: built, not recorded)."""
-    meta = {"total": len(items), "parameters": {}, "index": {"name": "20200808_institutions", "createTimestamp": "2020-08-08T00:00:00.000Z"}}
+    meta = {
+        "total": len(items),
+        "parameters": {},
+        "index": {"name": "20200808_institutions", "createTimestamp": "2020-08-08T00:00:00.000Z"},
+    }
     return json.dumps({"meta": meta, "data": items, "totals": {"count": len(items)}}).encode()
 
 
 async def test_a_bank_search_is_found_by_its_input_and_its_bank_by_certificate(kernel_factory) -> None:
     name = "Bank of Hancock County"
     query = fdic.query_params(name=name, certificate=None, limit=5, api_key=None)
-    replay = Replay(Recording("GET", "https://api.fdic.gov/banks/institutions", query, institutions_answer([hancock_item()])))
+    replay = Replay(
+        Recording("GET", "https://api.fdic.gov/banks/institutions", query, institutions_answer([hancock_item()]))
+    )
     kernel = await kernel_factory(installed={"tollway_banks"}, transport=replay)
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
@@ -191,7 +220,9 @@ async def test_a_bank_search_is_found_by_its_input_and_its_bank_by_certificate(k
         assert looked_up.status_code == 200, looked_up.text
 
         async def changes(**fields: Any):
-            return await client.post(CHANGES, json={"attribute": "company_bank_profile", "since": today(), **fields}, headers=auth)
+            return await client.post(
+                CHANGES, json={"attribute": "company_bank_profile", "since": today(), **fields}, headers=auth
+            )
 
         by_input = await changes(input={"name": name, "limit": 5, "memo": "audit fields never count"})
         by_default_input = await changes(input={"name": name})
@@ -203,10 +234,21 @@ async def test_a_bank_search_is_found_by_its_input_and_its_bank_by_certificate(k
     expected_key = search_key(BankProfileInput(name=name))
     for resp in (by_input, by_default_input):
         data = resp.json()["data"]
-        assert data["key"] == expected_key and data["recorded_since"] == today() and data["changes"] == [] and data["partial"] is False
-    assert by_certificate.json()["data"]["key"] == "10057" and by_certificate.json()["data"]["recorded_since"] == today()
+        assert (
+            data["key"] == expected_key
+            and data["recorded_since"] == today()
+            and data["changes"] == []
+            and data["partial"] is False
+        )
+    assert (
+        by_certificate.json()["data"]["key"] == "10057" and by_certificate.json()["data"]["recorded_since"] == today()
+    )
     # a search never made has no history: refused before payment, as Benchmark refuses nothing recorded
-    assert other_search.status_code == 400 and other_search.json()["error"] == "no_data" and "receipt_id" not in other_search.json()
+    assert (
+        other_search.status_code == 400
+        and other_search.json()["error"] == "no_data"
+        and "receipt_id" not in other_search.json()
+    )
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_input"
     assert [d["field"] for d in refused.json()["details"]] == ["input.name"]
     assert both.status_code == 400 and both.json()["details"][0]["field"].startswith("input.")

@@ -1,18 +1,19 @@
 """Money under concurrency (run on SQLite and on the machine's PostgreSQL):
 one authorization replayed 50 times at once pays once; 100 simultaneous credit
 spends against credits for 60 succeed exactly 60 times and never go negative."""
+
 from __future__ import annotations
 
 import asyncio
 
 from eth_account import Account
 
+from tests.support import echo_plugin
+from tests.support.echo_plugin import EchoPlugin
 from tollway._core.basics.money import to_micro
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Receipt
 from tollway.testing import http_client, pay_402
-from tests.support import echo_plugin
-from tests.support.echo_plugin import EchoPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -21,14 +22,18 @@ async def test_fifty_concurrent_replays_of_one_authorization_pay_once(kernel_fac
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     payer = Account.create()
     async with http_client(kernel) as client:
-        await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR)
+        await client.post(
+            "/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR
+        )
         first = await client.post("/v1/tools/test/echo", json={"text": "once"})
         header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
         runs_before = len(echo_plugin.RUNS)
         answers = await asyncio.gather(
             *[
                 client.post(
-                    "/v1/tools/test/echo", json={"text": "once"}, headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]}
+                    "/v1/tools/test/echo",
+                    json={"text": "once"},
+                    headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]},
                 )
                 for _ in range(50)
             ]
@@ -50,12 +55,22 @@ async def test_fifty_concurrent_replays_of_one_authorization_pay_once(kernel_fac
 async def test_hundred_concurrent_credit_spends_against_sixty(kernel_factory):
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     async with http_client(kernel) as client:
-        agent = (await client.post("/v1/tools/internal/agents/register", json={"name": "spender"}, headers=OPERATOR)).json()
+        agent = (
+            await client.post("/v1/tools/internal/agents/register", json={"name": "spender"}, headers=OPERATOR)
+        ).json()
         # the flaky tool costs 0.010000 when it succeeds: credits for exactly 60 calls
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "0.6"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "0.6"}, headers=OPERATOR
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
-        answers = await asyncio.gather(*[client.post("/v1/tools/test/flaky", json={"text": f"call {i}"}, headers=auth) for i in range(100)])
+        answers = await asyncio.gather(
+            *[client.post("/v1/tools/test/flaky", json={"text": f"call {i}"}, headers=auth) for i in range(100)]
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()
     statuses = [a.status_code for a in answers]
     assert statuses.count(200) == 60, statuses
@@ -77,8 +92,14 @@ async def test_concurrent_spends_with_failures_lose_no_credit(kernel_factory):
     kernel = await kernel_factory(plugins=[("echo", EchoPlugin())])
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
         bodies = [{"text": "boom" if i % 2 else f"ok {i}"} for i in range(40)]
         answers = await asyncio.gather(*[client.post("/v1/tools/test/flaky", json=b, headers=auth) for b in bodies])

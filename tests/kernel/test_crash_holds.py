@@ -1,6 +1,7 @@
 """Fault test: an API process killed with SIGKILL between the credits debit and
 the receipt. The debit was a hold; the next start of the service (its
 reconciler) refunds it with a receipt, on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.storage.tables import CreditHold, LedgerEntry, Receipt
-from tollway.testing import credits_session, http_client, OPERATOR
-from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
+from tollway.testing import OPERATOR, credits_session, http_client
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -37,7 +39,13 @@ async def start_api(kernel, port: int, **env: str) -> asyncio.subprocess.Process
         **env,
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.support.api_process", str(port), env=full, cwd=str(REPO), stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        "-m",
+        "tests.support.api_process",
+        str(port),
+        env=full,
+        cwd=str(REPO),
+        stdout=asyncio.subprocess.PIPE,
     )
     line = await asyncio.wait_for(proc.stdout.readline(), timeout=60)
     assert line.strip() == b"ready"
@@ -64,7 +72,11 @@ async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kern
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
             call = asyncio.create_task(
-                remote.post("/v1/tools/test/gate-inline", json={"a": 1, "b": 2, "gate": str(gate), "marker": str(marker)}, headers=auth)
+                remote.post(
+                    "/v1/tools/test/gate-inline",
+                    json={"a": 1, "b": 2, "gate": str(gate), "marker": str(marker)},
+                    headers=auth,
+                )
             )
             await wait_until(lambda: asyncio.sleep(0, marker.exists()))
             first.send_signal(signal.SIGKILL)  # between the debit and the receipt
@@ -85,7 +97,9 @@ async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kern
         assert [(p["kind"], p["id"]) for p in report["pending"]] == [("credit_hold", held["id"])]
 
         # The next start: its reconciler refunds the hold of the dead process.
-        second = await start_api(kernel, free_port(), TOLLWAY_RECONCILE_AFTER_S="0.2", TOLLWAY_RECONCILE_INTERVAL_S="0.2")
+        second = await start_api(
+            kernel, free_port(), TOLLWAY_RECONCILE_AFTER_S="0.2", TOLLWAY_RECONCILE_INTERVAL_S="0.2"
+        )
 
         async def refunded() -> bool:
             return (await CreditHold.select(CreditHold.state).first())["state"] == "refunded"
@@ -102,7 +116,11 @@ async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kern
     assert balance["credits_balance"] == "1.000000"
     (receipt,) = receipts["receipts"]
     assert receipt["receipt_id"] == held["receipt_id"] and receipt["job_id"] == held["id"]
-    assert receipt["status"] == "refunded" and receipt["execution_status"] == "failed" and receipt["refund_reason"] == "interrupted"
+    assert (
+        receipt["status"] == "refunded"
+        and receipt["execution_status"] == "failed"
+        and receipt["refund_reason"] == "interrupted"
+    )
     assert [r["revision"] for r in await kernel.receipts.revisions(receipt["receipt_id"])] == [1, 2]
     assert await LedgerEntry.count().where(LedgerEntry.kind == "refund") == 1
     assert await check_ledger(max_intermediate_age_s=0) == []

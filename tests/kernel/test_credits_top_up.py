@@ -2,6 +2,7 @@
 payment-signature, settlement tx as idempotency key, already_credited on
 resubmission, invalid_amount, payment_verification_failed, the
 settled-but-not-credited recovery, and 503 for access-token sessions."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,7 +21,9 @@ async def kernel(kernel_factory):
 
 
 async def _fund(client, address, amount="5"):
-    resp = await client.post("/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR)
+    resp = await client.post(
+        "/v1/tools/internal/chain/fund", json={"address": address, "amount": amount}, headers=OPERATOR
+    )
     assert resp.status_code == 200
 
 
@@ -28,12 +31,18 @@ async def test_top_up_flow_and_idempotent_resubmission(kernel):
     payer = Account.create()
     async with http_client(kernel) as client:
         await _fund(client, payer.address)
-        quote = await client.post("/v1/credits/top-up", json={"amount": 2.5, "memo": "fuel"}, headers={"X-Agent-ID": payer.address})
+        quote = await client.post(
+            "/v1/credits/top-up", json={"amount": 2.5, "memo": "fuel"}, headers={"X-Agent-ID": payer.address}
+        )
         assert quote.status_code == 402
         assert quote.json()["amount_usdc"] == "2.500000"
         assert decode_payment_required(quote.headers["PAYMENT-REQUIRED"])["accepts"][0]["amount"] == "2500000"
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-        paid_headers = {"X-Agent-ID": payer.address, "payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
+        paid_headers = {
+            "X-Agent-ID": payer.address,
+            "payment-signature": header,
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
         paid = await client.post("/v1/credits/top-up", json={"amount": 2.5, "memo": "fuel"}, headers=paid_headers)
         assert paid.status_code == 200, paid.text
         record = paid.json()
@@ -81,7 +90,9 @@ async def test_top_up_sends_credit_issued_and_refuses_another_amount_for_the_sam
 @pytest.mark.parametrize("amount", [0.001, 1000.01, "abc", None, True, 0, -1, "0.0000001"])
 async def test_invalid_amounts(kernel, amount):
     async with http_client(kernel) as client:
-        resp = await client.post("/v1/credits/top-up", json={"amount": amount}, headers={"X-Agent-ID": Account.create().address})
+        resp = await client.post(
+            "/v1/credits/top-up", json={"amount": amount}, headers={"X-Agent-ID": Account.create().address}
+        )
     assert resp.status_code == 400
     assert resp.json()["error"] == "invalid_amount"
     assert resp.json()["details"][0]["field"] == "amount"
@@ -89,8 +100,12 @@ async def test_invalid_amounts(kernel, amount):
 
 async def test_bounds_are_inclusive(kernel):
     async with http_client(kernel) as client:
-        low = await client.post("/v1/credits/top-up", json={"amount": 0.01}, headers={"X-Agent-ID": Account.create().address})
-        high = await client.post("/v1/credits/top-up", json={"amount": 1000}, headers={"X-Agent-ID": Account.create().address})
+        low = await client.post(
+            "/v1/credits/top-up", json={"amount": 0.01}, headers={"X-Agent-ID": Account.create().address}
+        )
+        high = await client.post(
+            "/v1/credits/top-up", json={"amount": 1000}, headers={"X-Agent-ID": Account.create().address}
+        )
     assert low.status_code == high.status_code == 402
     assert low.json()["amount_usdc"] == "0.010000" and high.json()["amount_usdc"] == "1000.000000"
 
@@ -98,7 +113,11 @@ async def test_bounds_are_inclusive(kernel):
 async def test_access_token_sessions_are_refused(kernel):
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()["token"]
         resp = await client.post("/v1/credits/top-up", json={"amount": 1}, headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 503
     assert resp.json()["error"] == "route_unavailable_for_access_tokens"
@@ -109,7 +128,9 @@ async def test_unfunded_payment_fails_verification_and_credits_nothing(kernel):
     async with http_client(kernel) as client:
         quote = await client.post("/v1/credits/top-up", json={"amount": 1}, headers={"X-Agent-ID": payer.address})
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-        resp = await client.post("/v1/credits/top-up", json={"amount": 1}, headers={"X-Agent-ID": payer.address, "payment-signature": header})
+        resp = await client.post(
+            "/v1/credits/top-up", json={"amount": 1}, headers={"X-Agent-ID": payer.address, "payment-signature": header}
+        )
     assert resp.status_code == 402
     assert resp.json()["error"] == "payment_verification_failed"
     assert resp.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
@@ -123,7 +144,9 @@ async def test_payment_for_another_amount_is_refused(kernel):
         await _fund(client, payer.address)
         quote = await client.post("/v1/credits/top-up", json={"amount": 1}, headers={"X-Agent-ID": payer.address})
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-        resp = await client.post("/v1/credits/top-up", json={"amount": 2}, headers={"X-Agent-ID": payer.address, "payment-signature": header})
+        resp = await client.post(
+            "/v1/credits/top-up", json={"amount": 2}, headers={"X-Agent-ID": payer.address, "payment-signature": header}
+        )
     assert resp.status_code == 402
     assert resp.json()["details"]["reason"] == "quote_mismatch"
 
@@ -141,12 +164,17 @@ async def test_settled_but_not_credited_then_retry_credits_once(kernel, db_kind)
         await engine._run_in_pool(
             "CREATE OR REPLACE FUNCTION refuse_top_up() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$ LANGUAGE plpgsql"
         )
-        await engine._run_in_pool("CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups FOR EACH ROW EXECUTE FUNCTION refuse_top_up()")
+        await engine._run_in_pool(
+            "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups FOR EACH ROW EXECUTE FUNCTION refuse_top_up()"
+        )
     try:
         async with http_client(kernel) as client:
             await _fund(client, payer.address)
             quote = await client.post("/v1/credits/top-up", json={"amount": 3}, headers={"X-Agent-ID": payer.address})
-            headers = {"X-Agent-ID": payer.address, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+            headers = {
+                "X-Agent-ID": payer.address,
+                "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+            }
             failed = await client.post("/v1/credits/top-up", json={"amount": 3}, headers=headers)
             assert failed.status_code == 500
             assert failed.json()["error"] == "top_up_settled_not_credited"
@@ -178,23 +206,32 @@ async def test_the_reconciler_credits_a_settled_top_up_left_uncredited(kernel, d
     engine = kernel.db.engine
     refuse = (
         "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
-        if db_kind == "sqlite" else
-        "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups FOR EACH ROW EXECUTE FUNCTION refuse_top_up()"
+        if db_kind == "sqlite"
+        else "CREATE TRIGGER refuse_top_up BEFORE INSERT ON tw_credit_top_ups FOR EACH ROW EXECUTE FUNCTION refuse_top_up()"
     )
     run = engine._run_in_new_connection if db_kind == "sqlite" else engine._run_in_pool
     if db_kind == "postgres":
-        await run("CREATE OR REPLACE FUNCTION refuse_top_up() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$ LANGUAGE plpgsql")
+        await run(
+            "CREATE OR REPLACE FUNCTION refuse_top_up() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$ LANGUAGE plpgsql"
+        )
     await run(refuse)
     try:
         async with http_client(kernel) as client:
             await _fund(client, payer.address)
             quote = await client.post("/v1/credits/top-up", json={"amount": 2}, headers={"X-Agent-ID": payer.address})
-            headers = {"X-Agent-ID": payer.address, "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+            headers = {
+                "X-Agent-ID": payer.address,
+                "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+            }
             assert (await client.post("/v1/credits/top-up", json={"amount": 2}, headers=headers)).status_code == 500
     finally:
         await run("DROP TRIGGER refuse_top_up" + (" ON tw_credit_top_ups" if db_kind == "postgres" else ""))
-    assert await check_ledger() == [f"top-up payment {(await TopUpAttempt.select().first())['id']} settled but was never credited"]
+    assert await check_ledger() == [
+        f"top-up payment {(await TopUpAttempt.select().first())['id']} settled but was never credited"
+    ]
     # the client never comes back: the reconciler credits it
     assert (await kernel.reconciler.run_once(grace_s=0))["top_ups_credited"] == 1
-    assert (await Agent.select(Agent.credits).where(Agent.wallet_address == payer.address.lower()).first())["credits"] == 2_000_000
+    assert (await Agent.select(Agent.credits).where(Agent.wallet_address == payer.address.lower()).first())[
+        "credits"
+    ] == 2_000_000
     assert await check_ledger(max_intermediate_age_s=0) == []

@@ -1,6 +1,7 @@
 """`@tollway.tool`: the input type comes from the signature (defaults, constraints),
 the description from the docstring, the name from the function, the family from the
 package; a bad body is refused naming its fields; a paid call goes through the kernel."""
+
 from __future__ import annotations
 
 import asyncio
@@ -30,7 +31,9 @@ class WeatherReport(msgspec.Struct):
 
 
 @tollway.tool(path="/v1/tools/weather/forecast", price="0.002", family="weather", examples={"city": "Paris"})
-async def weather_forecast(ctx: ToolContext, city: City, days: Days = 3, units: Literal["metric", "imperial"] = "metric") -> WeatherReport:
+async def weather_forecast(
+    ctx: ToolContext, city: City, days: Days = 3, units: Literal["metric", "imperial"] = "metric"
+) -> WeatherReport:
     """Daily highs for a city, for up to 16 days. A made-up forecast: the same every time."""
     assert isinstance(ctx, ToolContext)
     return WeatherReport(city=city, days=[DayForecast(day=d, high_c=20.0 + d) for d in range(1, days + 1)], units=units)
@@ -41,8 +44,19 @@ def test_input_type_comes_from_the_signature_with_defaults_and_constraints() -> 
     schema = weather_forecast.input_schema()["$defs"]["WeatherForecastInput"]
     assert schema["required"] == ["city"]
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["city"] == {"type": "string", "minLength": 2, "maxLength": 60, "description": "The city's name."}
-    assert schema["properties"]["days"] == {"type": "integer", "minimum": 1, "maximum": 16, "default": 3, "description": "How many days, 1 to 16."}
+    assert schema["properties"]["city"] == {
+        "type": "string",
+        "minLength": 2,
+        "maxLength": 60,
+        "description": "The city's name.",
+    }
+    assert schema["properties"]["days"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 16,
+        "default": 3,
+        "description": "How many days, 1 to 16.",
+    }
     assert schema["properties"]["units"] == {"enum": ["imperial", "metric"], "default": "metric"}
     value = msgspec.json.decode(b'{"city": "Oslo"}', type=weather_forecast.input_type)
     assert (value.city, value.days, value.units) == ("Oslo", 3, "metric")
@@ -94,7 +108,9 @@ def test_family_comes_from_the_package_and_the_context_is_optional() -> None:
 
 
 def test_an_example_is_made_from_defaults_and_meta_examples_when_every_field_has_one() -> None:
-    async def scale(ctx, x: Annotated[float, msgspec.Meta(examples=[2.5])], tags: list[str] = ["a", "b"], factor: int = 10) -> float:
+    async def scale(
+        ctx, x: Annotated[float, msgspec.Meta(examples=[2.5])], tags: list[str] = ["a", "b"], factor: int = 10
+    ) -> float:
         """Scales a number."""
         return x * factor
 
@@ -165,7 +181,9 @@ class WeatherPlugin:
 async def test_refusals_name_every_failing_field(kernel_factory) -> None:
     kernel = await kernel_factory(plugins=[("weather", WeatherPlugin())])
     async with http_client(kernel) as client:
-        resp = await client.post("/v1/tools/weather/forecast", json={"city": "X", "days": 40, "units": "kelvin", "extra": 1})
+        resp = await client.post(
+            "/v1/tools/weather/forecast", json={"city": "X", "days": 40, "units": "kelvin", "extra": 1}
+        )
     assert resp.status_code == 400, resp.text
     body = resp.json()
     assert body["error"] == "invalid_request"
@@ -183,21 +201,30 @@ async def test_a_paid_call_through_the_kernel_over_x402_and_credits(kernel_facto
     payer = Account.create()
     body = {"city": "Lisbon", "days": 2}
     async with http_client(kernel) as client:
-        funded = await client.post("/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR)
+        funded = await client.post(
+            "/v1/tools/internal/chain/fund", json={"address": payer.address, "amount": "1"}, headers=OPERATOR
+        )
         assert funded.status_code == 200, funded.text
         quote = await client.post("/v1/tools/weather/forecast", json=body)
         assert quote.status_code == 402 and quote.json()["amount_usdc"] == "0.002000"
         paid = await client.post(
             "/v1/tools/weather/forecast",
             json=body,
-            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]},
+            headers={
+                "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+                "X-Quote-ID": quote.json()["quote_id"],
+            },
         )
         _agent, auth = await credits_session(client, "1")
         by_credits = await client.post("/v1/tools/weather/forecast", json={"city": "Porto"}, headers=auth)
     assert paid.status_code == 200, paid.text
     data = paid.json()["data"]
     assert data["tool"] == "weather_forecast" and data["status"] == "completed"
-    assert data["result"] == {"city": "Lisbon", "days": [{"day": 1, "high_c": 21.0}, {"day": 2, "high_c": 22.0}], "units": "metric"}
+    assert data["result"] == {
+        "city": "Lisbon",
+        "days": [{"day": 1, "high_c": 21.0}, {"day": 2, "high_c": 22.0}],
+        "units": "metric",
+    }
     receipt = await kernel.receipts.get(data["receipt_id"])
     assert receipt["status"] == "settled" and receipt["amount_usdc"] == "0.002000"
     assert by_credits.status_code == 200, by_credits.text

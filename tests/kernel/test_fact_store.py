@@ -3,6 +3,7 @@ lookup records its facts with its receipt; a new row only when the value differs
 the last one seen (key order never counts); private facts belong to their caller;
 benchmarkable numbers and peers are kept as columns; a failed call records nothing;
 concurrent lookups of one changed value make one row."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,9 +12,9 @@ import json
 
 import pytest
 
-from tollway._core.storage import sql
 from tests.support.facts_plugin import CATALOGUE, FactsPlugin
 from tollway import search_key
+from tollway._core.storage import sql
 from tollway.testing import credits_session, http_client
 
 PATH = "/v1/tools/test/item-facts"
@@ -37,7 +38,12 @@ async def test_a_new_row_only_when_the_value_changed(kernel_factory) -> None:
         agent, auth = await credits_session(client)
         for _ in range(2):
             assert (await client.post(PATH, json={"key": "a1"}, headers=auth)).status_code == 200
-        CATALOGUE["A1"] = {"region": "North", "kind": "Tool", "score": 3.0, "as_of": "2026-01-01"}  # same value, other order
+        CATALOGUE["A1"] = {
+            "region": "North",
+            "kind": "Tool",
+            "score": 3.0,
+            "as_of": "2026-01-01",
+        }  # same value, other order
         assert (await client.post(PATH, json={"key": "A1"}, headers=auth)).status_code == 200
         assert len(await rows("A1")) == 1
         CATALOGUE["A1"] = {"score": 4, "kind": "Tool", "region": "North", "as_of": "2026-02-01"}
@@ -46,8 +52,10 @@ async def test_a_new_row_only_when_the_value_changed(kernel_factory) -> None:
     assert [json.loads(r["value"])["score"] for r in found] == [3, 4]
     assert {r["owner"] for r in found} == {""} and {r["recorded_by"] for r in found} == {agent}
     assert found[1]["as_of"] == "2026-02-01"
-    assert found[1]["changed_on"] == dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
-    numbers = await sql.fetch("SELECT field, number, peer_1, peer_2 FROM tw_fact_numbers WHERE entity_key = 'A1' ORDER BY field")
+    assert found[1]["changed_on"] == dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+    numbers = await sql.fetch(
+        "SELECT field, number, peer_1, peer_2 FROM tw_fact_numbers WHERE entity_key = 'A1' ORDER BY field"
+    )
     assert [(n["field"], n["number"], n["peer_1"], n["peer_2"]) for n in numbers] == [("score", 4.0, "tool", "north")]
 
 
@@ -68,7 +76,9 @@ async def test_a_search_is_keyed_by_the_hash_of_its_input_never_the_input(kernel
     CATALOGUE.update({"AB1": {"score": 1}, "AB2": {"score": 2}})
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
-        assert (await client.post(PATH, json={"prefix": "ab", "memo": "audit fields are not part of the key"}, headers=auth)).status_code == 200
+        assert (
+            await client.post(PATH, json={"prefix": "ab", "memo": "audit fields are not part of the key"}, headers=auth)
+        ).status_code == 200
     tool = kernel.tools["item_facts"]
     key = search_key(tool.input_type(prefix="ab"))
     found = await rows(key)

@@ -3,6 +3,7 @@ SQLite and PostgreSQL, against a real facilitator over HTTP: its job waits (visi
 Job resource), no session runs and the model is never called; when the transfer lands the
 reconciler starts it, and when the facilitator refuses it the job fails `payment_failed`,
 nothing charged and nothing spent. The ledger check holds at each step."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,9 +12,9 @@ import pytest
 from eth_account import Account
 from litestar import Litestar, Request, post
 
-from tollway._core.credits.ledger_check import check_ledger
 from tests.support.facilitator_server import running_facilitator
 from tests.support.serving import serve_app
+from tollway._core.credits.ledger_check import check_ledger
 from tollway.testing import http_client, pay_402, proof_headers
 from tollway_goals.runner import SessionRunner
 
@@ -30,8 +31,13 @@ async def model():
         data = await request.json()
         calls.append(data)
         message = {"role": "assistant", "content": "Hello. Nothing more to do."}
-        return {"id": "c1", "object": "chat.completion", "created": 1, "model": data.get("model"),
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        return {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": data.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
 
     async with serve_app(Litestar([complete])) as url:
         yield url, calls
@@ -44,15 +50,25 @@ async def facilitator():
 
 
 async def _goal_paid_late(kernel_factory, facilitator, model_url: str):
-    kernel = await kernel_factory(installed={"tollway_goals", "tollway_web"}, env={
-        "TOLLWAY_NETWORK": "base-sepolia", "TOLLWAY_FACILITATOR_URL": facilitator.url, "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
-        "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc", "TOLLWAY_LLM_BASE_URL": model_url + "/v1", "TOLLWAY_LLM_MODEL": "counted",
-    })
+    kernel = await kernel_factory(
+        installed={"tollway_goals", "tollway_web"},
+        env={
+            "TOLLWAY_NETWORK": "base-sepolia",
+            "TOLLWAY_FACILITATOR_URL": facilitator.url,
+            "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
+            "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc",
+            "TOLLWAY_LLM_BASE_URL": model_url + "/v1",
+            "TOLLWAY_LLM_MODEL": "counted",
+        },
+    )
     payer = Account.create()
     facilitator.fund(payer.address, 20_000_000)
     async with http_client(kernel) as client:
         quote = await client.post("/v1/compute", json=GOAL)
-        paid = {"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia"), "X-Quote-ID": quote.json()["quote_id"]}
+        paid = {
+            "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia"),
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
         facilitator.settle_mode = "hang"
         accepted = await client.post("/v1/compute", json=GOAL, headers=paid)
     assert accepted.status_code == 202, accepted.text
@@ -98,7 +114,9 @@ async def test_a_goal_whose_payment_is_refused_never_runs_and_costs_nothing(kern
     job = await _job(kernel, payer, accepted["request_id"])
     assert (job["status"], job["error_code"], job["error_status"]) == ("failed", "payment_failed", 402)
     async with http_client(kernel) as client:
-        (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": payer.address})).json()["receipts"]
+        (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": payer.address})).json()[
+            "receipts"
+        ]
         path = f"/v1/compute/{accepted['goal_id']}"
         goal = await client.get(path, headers=proof_headers(payer, scope="read", method="GET", path=path))
     assert receipt["status"] == "not_charged" and receipt["execution_status"] == "failed"

@@ -2,6 +2,7 @@
 applying the reported rows to the earlier value gives the later one; equal values
 report nothing, whatever their key order or number spelling (1 and 1.0); a boolean
 never equals a number; several changed leaves are one `$` row with the whole values."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,16 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tollway._core.history.diff import ENTITY, LISTED, NOT_LISTED, ROOT, apply_changes, diff, entity_change, leaf_changes
+from tollway._core.history.diff import (
+    ENTITY,
+    LISTED,
+    NOT_LISTED,
+    ROOT,
+    apply_changes,
+    diff,
+    entity_change,
+    leaf_changes,
+)
 
 # Keys that are plain names, and keys that need quoting in a path (dots, brackets,
 # quotes, backslashes, spaces, digits first, the empty key, non-ASCII letters).
@@ -27,7 +37,11 @@ SCALARS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=64),
     st.text(max_size=6),
 )
-JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=20)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
+    max_leaves=20,
+)
 
 
 def canonical(value: Any) -> bytes:
@@ -147,7 +161,11 @@ def test_an_integer_equals_its_float_spelling(value: Any) -> None:
         ({"ok": True}, {"ok": 1}, [("ok", True, 1)]),
         ([False], [0.0], [("[0]", False, 0.0)]),
         ({"a": None}, {"a": 0}, [("a", None, 0)]),
-        ({"recalls": [{"remedy": "x"}] * 3}, {"recalls": [{"remedy": "x"}] * 2 + [{"remedy": "y"}]}, [("recalls[2].remedy", "x", "y")]),
+        (
+            {"recalls": [{"remedy": "x"}] * 3},
+            {"recalls": [{"remedy": "x"}] * 2 + [{"remedy": "y"}]},
+            [("recalls[2].remedy", "x", "y")],
+        ),
         ({"a.b": {"": 1}}, {"a.b": {"": 2}}, [('["a.b"][""]', 1, 2)]),
         ({"a": 1, "b": 1}, {"a": 2, "b": 2}, [(ROOT, {"a": 1, "b": 1}, {"a": 2, "b": 2})]),
         ({"a": 1}, {"a": 1, "b": 2}, [(ROOT, {"a": 1}, {"a": 1, "b": 2})]),
@@ -156,7 +174,9 @@ def test_an_integer_equals_its_float_spelling(value: Any) -> None:
 )
 def test_worked_rows(before: Any, after: Any, rows: list[tuple[str, Any, Any]]) -> None:
     found = diff(before, after)
-    assert [(f, canonical(b), canonical(a)) for f, b, a in found] == [(f, canonical(b), canonical(a)) for f, b, a in rows]
+    assert [(f, canonical(b), canonical(a)) for f, b, a in found] == [
+        (f, canonical(b), canonical(a)) for f, b, a in rows
+    ]
     assert canonical(apply_changes(before, found)) == canonical(after)
 
 

@@ -1,6 +1,7 @@
 """Idempotency-Key records on SQLite and on the machine's PostgreSQL: new, replay,
 reused key with another body (422), in progress (409), abandon, expiry, lease
 takeover, and 30 concurrent claims of one key. Times are pinned with `now_ms`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,7 +29,10 @@ T0 = 1_700_000_000_000
 SCOPE = "echo_words:0f3c9a1e-0000-4000-8000-000000000001"
 H1 = hash_body(b'{"text": "one"}')
 H2 = hash_body(b'{"text": "two"}')
-ANSWER = {"success": True, "data": {"request_id": "req_1", "receipt_id": "rcp_1", "status": "completed", "n": [1, 2.5, None]}}
+ANSWER = {
+    "success": True,
+    "data": {"request_id": "req_1", "receipt_id": "rcp_1", "status": "completed", "n": [1, 2.5, None]},
+}
 HEADERS = {"PAYMENT-RESPONSE": "eyJzdWNjZXNzIjp0cnVlfQ==", "X-Other": "v"}
 
 
@@ -82,7 +86,12 @@ async def test_new_then_finish_then_identical_replay(store):
 
 async def test_errors_after_execution_are_replayed_too(store):
     first = await store.begin(SCOPE, "key-err", H1, now_ms=T0)
-    error = {"error": "internal_error", "message": "The call failed (ref: req_9).", "request_id": "req_9", "receipt_id": "rcp_9"}
+    error = {
+        "error": "internal_error",
+        "message": "The call failed (ref: req_9).",
+        "request_id": "req_9",
+        "receipt_id": "rcp_9",
+    }
     await store.finish(first.token, 500, error, {}, now_ms=T0)
     replay = await store.begin(SCOPE, "key-err", H1, now_ms=T0 + 1)
     assert (replay.kind, replay.status, replay.body, replay.headers) == ("replay", 500, error, {})
@@ -169,13 +178,17 @@ async def test_a_crashed_owner_is_taken_over_after_the_lease(kernel):
     assert not await store.finish(crashed.token, 200, {"stale": True}, {}, now_ms=T0 + 40_000)
     assert not await store.abandon(crashed.token)
     assert await store.finish(taken.token, 200, ANSWER, HEADERS, now_ms=T0 + 41_000)
-    assert await store.begin(SCOPE, "key-6", H1, now_ms=T0 + 42_000) == Begin("replay", status=200, body=ANSWER, headers=HEADERS)
+    assert await store.begin(SCOPE, "key-6", H1, now_ms=T0 + 42_000) == Begin(
+        "replay", status=200, body=ANSWER, headers=HEADERS
+    )
 
 
 async def test_concurrent_takeovers_have_one_winner(kernel):
     store = IdempotencyStore(ttl_s=86_400, running_lease_s=30)
     await store.begin(SCOPE, "key-7", H1, now_ms=T0)
-    outcomes = await asyncio.gather(*[store.begin(SCOPE, "key-7", H1, now_ms=T0 + 31_000) for _ in range(20)], return_exceptions=True)
+    outcomes = await asyncio.gather(
+        *[store.begin(SCOPE, "key-7", H1, now_ms=T0 + 31_000) for _ in range(20)], return_exceptions=True
+    )
     winners = [o for o in outcomes if isinstance(o, Begin)]
     assert len(winners) == 1 and winners[0].kind == "new"
     assert all(isinstance(o, ServiceError) and o.status == 409 for o in outcomes if not isinstance(o, Begin))
@@ -194,11 +207,15 @@ async def test_thirty_concurrent_begins_one_new_then_all_replay(kernel):
         assert len(owners) == 1 and owners[0].kind == "new", outcomes
         others = [o for o in outcomes if not isinstance(o, Begin)]
         assert len(others) == 29
-        assert all(isinstance(o, ServiceError) and (o.status, o.code) == (409, "idempotency_in_progress") for o in others)
+        assert all(
+            isinstance(o, ServiceError) and (o.status, o.code) == (409, "idempotency_in_progress") for o in others
+        )
         assert all(o.headers["Retry-After"] == "1" for o in others)
 
         assert await stores[1].finish(owners[0].token, 202, ANSWER, HEADERS, now_ms=T0 + 100)
-        later = await asyncio.gather(*[stores[i % 2].begin(SCOPE, "order-42", H1, now_ms=T0 + 200 + i) for i in range(30)])
+        later = await asyncio.gather(
+            *[stores[i % 2].begin(SCOPE, "order-42", H1, now_ms=T0 + 200 + i) for i in range(30)]
+        )
     assert all(b == Begin("replay", status=202, body=ANSWER, headers=HEADERS) for b in later)
     assert await IdempotencyRecord.count() == 1
 
@@ -223,7 +240,11 @@ def test_valid_keys_and_missing_key():
     for key in ("a", "x" * 255, "550e8400-e29b-41d4-a716-446655440000", "order 42 ~!@#$%^&*()"):
         assert check_key(key) == key
     error = missing_key()
-    assert (error.status, error.code, error.details) == (400, "invalid_request", [{"field": "Idempotency-Key", "message": "required"}])
+    assert (error.status, error.code, error.details) == (
+        400,
+        "invalid_request",
+        [{"field": "Idempotency-Key", "message": "required"}],
+    )
 
 
 def test_body_hash_ignores_key_order_and_whitespace_only():
@@ -236,16 +257,25 @@ def test_body_hash_ignores_key_order_and_whitespace_only():
 def test_settings():
     assert parse_settings({}) == (86_400, 60)
     assert parse_settings({"TOLLWAY_IDEMPOTENCY_TTL_S": "3600", "TOLLWAY_IDEMPOTENCY_LEASE_S": "120"}) == (3_600, 120)
-    for env in ({"TOLLWAY_IDEMPOTENCY_TTL_S": "1d"}, {"TOLLWAY_IDEMPOTENCY_TTL_S": "10"}, {"TOLLWAY_IDEMPOTENCY_LEASE_S": "0"}):
+    for env in (
+        {"TOLLWAY_IDEMPOTENCY_TTL_S": "1d"},
+        {"TOLLWAY_IDEMPOTENCY_TTL_S": "10"},
+        {"TOLLWAY_IDEMPOTENCY_LEASE_S": "0"},
+    ):
         with pytest.raises(ValueError, match="TOLLWAY_IDEMPOTENCY_"):
             parse_settings(env)
 
 
 async def test_answer_once_keeps_the_x402_settlement_and_replays_it_as_an_object(store):
-    from tollway._core.payments import x402
     from tollway._core.basics.request import Answer
+    from tollway._core.payments import x402
 
-    settlement = {"success": True, "payer": "0x" + "ab" * 20, "transaction": "0x" + "11" * 32, "network": "eip155:84532"}
+    settlement = {
+        "success": True,
+        "payer": "0x" + "ab" * 20,
+        "transaction": "0x" + "11" * 32,
+        "network": "eip155:84532",
+    }
     ran: list[int] = []
 
     async def run() -> Answer:

@@ -1,6 +1,7 @@
 """Asynchronous jobs end to end on SQLite and PostgreSQL: 202 acceptance, polling,
 workers, fencing, refunds of failed jobs, notifications, time limits, the
 process pool and retention."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,11 +9,11 @@ import asyncio
 import pytest
 from eth_account import Account
 
+from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.jobs import jobs
 from tollway._core.storage.tables import Job, LedgerEntry, Receipt
-from tollway.testing import credits_session, http_client, pay_402
 from tollway._runtime.worker import Worker
-from tests.support.jobs_plugin import JobsPlugin
+from tollway.testing import credits_session, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -24,6 +25,7 @@ async def kernel(kernel_factory):
 
 async def agent_with_credits(client, amount="1"):
     return await credits_session(client, amount)
+
 
 async def wait_for_status(client, request_id, headers, statuses=("completed", "failed"), tries=400):
     for _ in range(tries):
@@ -44,7 +46,9 @@ async def test_credits_paid_job_is_accepted_polled_and_completed(kernel):
         assert body["status"] == "pending" and body["tool"] == "add_numbers"
         pending = (await client.get(f"/v1/requests/{body['request_id']}", headers=auth)).json()
         assert pending["status"] == "pending" and "result" not in pending and "error" not in pending
-        stranger = await client.get(f"/v1/requests/{body['request_id']}", headers={"X-Agent-ID": Account.create().address})
+        stranger = await client.get(
+            f"/v1/requests/{body['request_id']}", headers={"X-Agent-ID": Account.create().address}
+        )
         assert stranger.status_code == 404 and stranger.json()["error"] == "not_found"
 
         worker = Worker(kernel, poll_s=0.05)
@@ -75,7 +79,11 @@ async def test_x402_paid_job_settles_at_acceptance(kernel):
     await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/test/add-numbers", json={"a": 1})
-        accepted = await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        accepted = await client.post(
+            "/v1/tools/test/add-numbers",
+            json={"a": 1},
+            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])},
+        )
         assert accepted.status_code == 202, accepted.text
         assert accepted.headers["PAYMENT-RESPONSE"]
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
@@ -183,15 +191,29 @@ async def test_notifications_unread_and_limit(kernel):
         agent_id, auth = await agent_with_credits(client)
         for i in range(3):
             await notifications.notify(agent_id, "job_completed", f"n{i}", None, {"i": i})
-        first = (await client.get("/v1/tools/notifications", params={"unread": "true", "limit": 2}, headers=auth)).json()
+        first = (
+            await client.get("/v1/tools/notifications", params={"unread": "true", "limit": 2}, headers=auth)
+        ).json()
         rest = (await client.get("/v1/tools/notifications", params={"unread": "true"}, headers=auth)).json()
         everything = (await client.get("/v1/tools/notifications", params={"limit": 500}, headers=auth)).json()
         bad = await client.get("/v1/tools/notifications", params={"unread": "maybe"}, headers=auth)
     assert first["count"] == 2 and [n["title"] for n in first["notifications"]] == ["n2", "n1"]
     # what is left unread: n0, and the grant's credit_issued from before it
-    assert [n["title"] for n in rest["notifications"]][0] == "n0" and [n["type"] for n in rest["notifications"]] == ["job_completed", "credit_issued"]
+    assert [n["title"] for n in rest["notifications"]][0] == "n0" and [n["type"] for n in rest["notifications"]] == [
+        "job_completed",
+        "credit_issued",
+    ]
     assert everything["count"] == 4 and all(n["read"] for n in everything["notifications"])
-    assert set(everything["notifications"][0]) == {"id", "agentId", "type", "title", "body", "metadata", "read", "createdAt"}
+    assert set(everything["notifications"][0]) == {
+        "id",
+        "agentId",
+        "type",
+        "title",
+        "body",
+        "metadata",
+        "read",
+        "createdAt",
+    }
     assert bad.status_code == 400
 
 
@@ -214,7 +236,9 @@ async def test_a_provider_auth_failure_has_one_status_inline_and_on_the_job(kern
     """Our credentials refused by a provider: the same status whether the call answered inline or as a failed job."""
     from tollway._core.plugin_api.upstream import Reply, Upstream
 
-    demo = Upstream(family="demo", name="demo", label="Demo", default_base_url="https://demo.invalid", description="a demo registry")
+    demo = Upstream(
+        family="demo", name="demo", label="Demo", default_base_url="https://demo.invalid", description="a demo registry"
+    )
     inline = demo.refusal(Reply(401, {}, b"", 0))
     await jobs.create(job_id="req_auth", tool="add_numbers", agent_id="a", input_json="{}", receipt_id=None)
     assert await jobs.fail("req_auth", None, code="provider_auth", message="Demo refused the request's credentials.")

@@ -1,6 +1,7 @@
 """docs/limits.md's table of rate-limit categories names the tools that exist: every tool
 every plugin of this repository registers, each under the category it declares, and
 no tool that is not registered."""
+
 from __future__ import annotations
 
 import re

@@ -2,6 +2,7 @@
 400 `invalid_request` on its routes and on /mcp (and refuses deep credentials),
 then goes on serving; `tollway mcp` on stdio answers a JSON-RPC error and goes on;
 the depth scan itself is exact about strings and escapes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.installed import with_test_plugins
+from tests.support.serve_child import REPO, TOLLWAY, free_port, running_serve, serve_env
 from tollway._core.basics.json_depth import MAX_JSON_DEPTH, RECURSION_LIMIT, json_depth, json_too_deep
 from tollway._mcp_server.guard import MESSAGE_MAX_BYTES, MESSAGE_MAX_DEPTH, request_id
-from tests.support.installed import with_test_plugins
-from tests.support.serve_child import TOLLWAY, REPO, free_port, running_serve, serve_env
 
 DEEP = b'{"word": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # ~200 KB, 100,001 levels
 LOOKUP = "/v1/tools/test/lookup"  # tests/support/lookup_plugin.py, loaded by the children as an installed plugin
@@ -30,23 +31,31 @@ def nested(depth: int) -> bytes:
 
 
 async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
-    async with running_serve(with_test_plugins(serve_env(tmp_path), tmp_path), free_port(), tmp_path / "serve.log") as server:
+    async with running_serve(
+        with_test_plugins(serve_env(tmp_path), tmp_path), free_port(), tmp_path / "serve.log"
+    ) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30.0) as client:
             tool = await client.post(LOOKUP, content=DEEP, headers={"content-type": "application/json"})
             operator = await client.post("/v1/tools/internal/agents/register", content=DEEP, headers=OPERATOR)
             mcp = await client.post(
                 "/mcp",
-                content=b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": ' + DEEP + b"}}",
+                content=b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": '
+                + DEEP
+                + b"}}",
                 headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
             )
             huge_mcp = await client.post(
-                "/mcp", content=b" " * (MESSAGE_MAX_BYTES + 1),
+                "/mcp",
+                content=b" " * (MESSAGE_MAX_BYTES + 1),
                 headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
             )
             deep_proof = base64.urlsafe_b64encode(nested(3000)).decode()
-            proof = await client.get("/v1/balance", headers={"X-Agent-ID": "0x" + "ab" * 20, "X-Agent-Proof": deep_proof[:4000]})
+            proof = await client.get(
+                "/v1/balance", headers={"X-Agent-ID": "0x" + "ab" * 20, "X-Agent-Proof": deep_proof[:4000]}
+            )
             payment = await client.post(
-                LOOKUP, json={"word": "ship"},
+                LOOKUP,
+                json={"word": "ship"},
                 headers={"payment-signature": base64.b64encode(nested(20_000)).decode()},
             )
             # just inside the limit is fine: the tool's own validation answers
@@ -74,8 +83,16 @@ async def test_a_deep_body_is_refused_and_the_server_keeps_serving(tmp_path):
 async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
     env = with_test_plugins(serve_env(tmp_path), tmp_path)
     proc = await asyncio.create_subprocess_exec(
-        TOLLWAY, "mcp", "--workers", "0", env=env, cwd=str(REPO),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 20,
+        TOLLWAY,
+        "mcp",
+        "--workers",
+        "0",
+        env=env,
+        cwd=str(REPO),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=1 << 20,
     )
     assert proc.stdin is not None and proc.stdout is not None
 
@@ -91,11 +108,19 @@ async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
         await send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
         initialized = await answer()
         await send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-        await send(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lookup_word", "arguments": ' + DEEP + b"}}")
+        await send(
+            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "lookup_word", "arguments": '
+            + DEEP
+            + b"}}"
+        )
         refused = await answer()
         # arguments one level past the limit: refused by the transport too, with the same rule as HTTP
         over = b'{"word": ' + nested(MAX_JSON_DEPTH) + b"}"
-        await send(b'{"jsonrpc": "2.0", "id": "three", "method": "tools/call", "params": {"name": "lookup_word", "arguments": ' + over + b"}}")
+        await send(
+            b'{"jsonrpc": "2.0", "id": "three", "method": "tools/call", "params": {"name": "lookup_word", "arguments": '
+            + over
+            + b"}}"
+        )
         refused_over = await answer()
         await send(b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}')
         listed = await answer()
@@ -103,7 +128,7 @@ async def test_stdio_answers_a_deep_message_with_an_error_and_goes_on(tmp_path):
         proc.stdin.close()
         try:
             await asyncio.wait_for(proc.wait(), timeout=30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
     assert initialized["id"] == 1 and "result" in initialized
@@ -126,9 +151,15 @@ def test_importing_the_service_leaves_the_recursion_limit_at_the_default():
 @pytest.mark.parametrize(
     ("text", "depth"),
     [
-        (b"", 0), (b"1", 0), (b'"[[["', 0), (b"{}", 1), (b"[[], [[]]]", 3),
-        (b'{"a": "]]]]", "b": [["[["]]}', 3), (b'{"a": "\\"[[", "b": [1]}', 2),
-        (b'{"a": "\\\\", "b": [[1]]}', 3), (b'["\\\\\\"]]]", [[]]]', 3),
+        (b"", 0),
+        (b"1", 0),
+        (b'"[[["', 0),
+        (b"{}", 1),
+        (b"[[], [[]]]", 3),
+        (b'{"a": "]]]]", "b": [["[["]]}', 3),
+        (b'{"a": "\\"[[", "b": [1]}', 2),
+        (b'{"a": "\\\\", "b": [[1]]}', 3),
+        (b'["\\\\\\"]]]", [[]]]', 3),
     ],
 )
 def test_depth_ignores_brackets_inside_strings(text, depth):
@@ -138,7 +169,9 @@ def test_depth_ignores_brackets_inside_strings(text, depth):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab\n\u00e9'),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\k', max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\k', max_size=4), inner, max_size=3)
+    ),
     max_leaves=30,
 )
 

@@ -1,6 +1,7 @@
 """The paid-call pipeline through real HTTP (Litestar test client) on SQLite and
 PostgreSQL: 402 quotes, x402 payments with real EIP-3009 signatures, credits,
 refunds and receipts."""
+
 from __future__ import annotations
 
 import base64
@@ -10,13 +11,13 @@ import msgspec
 import pytest
 from eth_account import Account
 
+from tests.support import echo_plugin
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.wallets import fund
 from tollway._core.basics.money import to_micro
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tollway._core.storage.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import credits_session, decode_payment_required, http_client, pay_402
-from tests.support import echo_plugin
-from tests.support.echo_plugin import EchoPlugin
-from tests.support.wallets import fund
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -55,15 +56,20 @@ async def test_invalid_input_refused_before_payment_with_field_paths(kernel):
     assert resp.json()["error"] == "invalid_request"
     assert resp.json()["details"] == [{"field": "repeat", "message": "repeat must be from 1 to 5"}]
     assert resp.json()["message"] == "repeat must be from 1 to 5."
-    assert missing.json()["details"] == [{"field": "text", "message": "text is required (a string of 1 to 200 characters)"}]
-    assert memo.status_code == 400 and memo.json()["details"] == [{"field": "memo", "message": "memo must be a string of at most 1000 characters"}]
+    assert missing.json()["details"] == [
+        {"field": "text", "message": "text is required (a string of 1 to 200 characters)"}
+    ]
+    assert memo.status_code == 400 and memo.json()["details"] == [
+        {"field": "memo", "message": "memo must be a string of at most 1000 characters"}
+    ]
     assert await Quote.count() == 0
 
 
 async def test_audit_field_problems_are_listed_with_the_inputs(kernel):
     async with http_client(kernel) as client:
         resp = await client.post(
-            "/v1/tools/test/echo", json={"text": "", "repeat": 9, "memo": 7, "decisionContext": {"confidence": 2}, "colour": "red"}
+            "/v1/tools/test/echo",
+            json={"text": "", "repeat": 9, "memo": 7, "decisionContext": {"confidence": 2}, "colour": "red"},
         )
     assert resp.status_code == 400 and resp.json()["error"] == "invalid_request"
     assert resp.json()["details"] == [
@@ -81,7 +87,9 @@ async def test_x402_payment_runs_once_settles_and_signs_receipt(kernel):
     payer = Account.create()
     async with http_client(kernel) as client:
         await fund(client, payer.address, "1")
-        first = await client.post("/v1/tools/test/echo", json={"text": "pay me", "memo": "why", "decisionContext": {"confidence": 0.5}})
+        first = await client.post(
+            "/v1/tools/test/echo", json={"text": "pay me", "memo": "why", "decisionContext": {"confidence": 0.5}}
+        )
         header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
         paid = await client.post(
             "/v1/tools/test/echo",
@@ -129,7 +137,9 @@ async def test_payment_for_other_input_or_amount_is_refused(kernel):
         first = await client.post("/v1/tools/test/echo", json={"text": "a"})
         header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
         other = await client.post(
-            "/v1/tools/test/echo", json={"text": "b"}, headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]}
+            "/v1/tools/test/echo",
+            json={"text": "b"},
+            headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]},
         )
     assert other.status_code == 402
     assert other.json()["details"]["reason"] == "quote_mismatch"
@@ -170,16 +180,24 @@ async def test_tool_failure_with_x402_is_not_settled(kernel):
 async def test_credits_pay_without_402_and_refund_on_failure(kernel):
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={"name": "bot"}, headers=OPERATOR)).json()
-        grant = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "0.05"}, headers=OPERATOR)
+        grant = await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "0.05"}, headers=OPERATOR
+        )
         assert grant.json()["credits_balance"] == "0.050000"
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()
         auth = {"Authorization": f"Bearer {token['token']}"}
         ok = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers=auth)
         assert ok.status_code == 200, ok.text
         failed = await client.post("/v1/tools/test/flaky", json={"text": "crash"}, headers=auth)
         assert failed.status_code == 500 and failed.json()["error"] == "internal_error"
         assert "(ref: req_" in failed.json()["message"]
-        forced = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": "x402"})
+        forced = await client.post(
+            "/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": "x402"}
+        )
         assert forced.status_code == 402
         bal = await client.get("/v1/balance", headers=auth)
     assert bal.json()["credits_balance"] == "0.040000"
@@ -187,7 +205,12 @@ async def test_credits_pay_without_402_and_refund_on_failure(kernel):
     assert refunded["status"] == "refunded" and refunded["revision"] == 2
     revisions = await kernel.receipts.revisions(failed.json()["receipt_id"])
     assert [r["revision"] for r in revisions] == [1, 2]
-    deltas = [r["delta"] for r in await LedgerEntry.select(LedgerEntry.delta).where(LedgerEntry.account == f"credits:{agent['agent_id']}")]
+    deltas = [
+        r["delta"]
+        for r in await LedgerEntry.select(LedgerEntry.delta).where(
+            LedgerEntry.account == f"credits:{agent['agent_id']}"
+        )
+    ]
     assert sum(deltas) == to_micro("0.04")
 
 
@@ -195,12 +218,20 @@ async def test_an_unknown_payment_method_is_refused_before_payment_any_case_acce
     async with http_client(kernel) as client:
         agent_id, auth = await credits_session(client, "0.05")
         refused = [
-            await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": value})
+            await client.post(
+                "/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": value}
+            )
             for value in ("card", "x-402", "credit")
         ]
-        anonymous = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"X-Payment-Method": "bitcoin"})
-        upper_x402 = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": " X402 "})
-        upper_credits = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": "Credits"})
+        anonymous = await client.post(
+            "/v1/tools/test/flaky", json={"text": "fine"}, headers={"X-Payment-Method": "bitcoin"}
+        )
+        upper_x402 = await client.post(
+            "/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": " X402 "}
+        )
+        upper_credits = await client.post(
+            "/v1/tools/test/flaky", json={"text": "fine"}, headers={**auth, "X-Payment-Method": "Credits"}
+        )
         bal = await client.get("/v1/balance", headers=auth)
     for resp in [*refused, anonymous]:
         assert resp.status_code == 400, resp.text
@@ -217,25 +248,47 @@ async def test_an_unknown_payment_method_is_refused_before_payment_any_case_acce
 async def test_credits_that_do_not_cover_fall_back_to_402(kernel):
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "0.001"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()
-        resp = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"Authorization": f"Bearer {token['token']}"})
+        await client.post(
+            "/v1/tools/internal/credits/grant",
+            json={"agent_id": agent["agent_id"], "amount": "0.001"},
+            headers=OPERATOR,
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()
+        resp = await client.post(
+            "/v1/tools/test/flaky", json={"text": "fine"}, headers={"Authorization": f"Bearer {token['token']}"}
+        )
     assert resp.status_code == 402
     assert resp.json()["amount_usdc"] == "0.010000"
 
 
 async def test_operator_routes_need_the_operator_token(kernel):
     async with http_client(kernel) as client:
-        resp = await client.post("/v1/tools/internal/agents/register", json={}, headers={"Authorization": "Bearer nope"})
+        resp = await client.post(
+            "/v1/tools/internal/agents/register", json={}, headers={"Authorization": "Bearer nope"}
+        )
     assert resp.status_code == 401 and resp.json()["error"] == "unauthorized"
 
 
 async def test_provider_cost_is_stored_but_never_served_or_signed(kernel):
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()
-        paid = await client.post("/v1/tools/test/echo", json={"text": "cost", "repeat": 3}, headers={"Authorization": f"Bearer {token['token']}"})
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()
+        paid = await client.post(
+            "/v1/tools/test/echo",
+            json={"text": "cost", "repeat": 3},
+            headers={"Authorization": f"Bearer {token['token']}"},
+        )
     receipt_id = paid.json()["data"]["receipt_id"]
     row = await Receipt.select(Receipt.provider_cost, Receipt.body).where(Receipt.receipt_id == receipt_id).first()
     assert row["provider_cost"] == 21
@@ -251,15 +304,26 @@ async def test_settled_x402_charge_refunds_to_credits_once(kernel):
     async with http_client(kernel) as client:
         await fund(client, payer.address, "1")
         first = await client.post("/v1/tools/test/flaky", json={"text": "fine"})
-        paid = await client.post("/v1/tools/test/flaky", json={"text": "fine"}, headers={"payment-signature": pay_402(payer, first.headers["PAYMENT-REQUIRED"])})
+        paid = await client.post(
+            "/v1/tools/test/flaky",
+            json={"text": "fine"},
+            headers={"payment-signature": pay_402(payer, first.headers["PAYMENT-REQUIRED"])},
+        )
         receipt_id = paid.json()["data"]["receipt_id"]
-        results = await asyncio.gather(*[kernel.refunds.refund_to_credits(receipt_id, reason="too_few_peers") for _ in range(5)], return_exceptions=True)
+        results = await asyncio.gather(
+            *[kernel.refunds.refund_to_credits(receipt_id, reason="too_few_peers") for _ in range(5)],
+            return_exceptions=True,
+        )
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
     refunded = [r for r in results if isinstance(r, dict)]
     refused = [r for r in results if not isinstance(r, dict)]
     assert len(refunded) == 1 and len(refused) == 4
     assert all(getattr(e, "code", None) == "not_refundable" for e in refused)
-    assert refunded[0]["status"] == "refunded" and refunded[0]["revision"] == 2 and refunded[0]["refund_reason"] == "too_few_peers"
+    assert (
+        refunded[0]["status"] == "refunded"
+        and refunded[0]["revision"] == 2
+        and refunded[0]["refund_reason"] == "too_few_peers"
+    )
     assert balance["credits_balance"] == "0.010000"  # the USDC moved on-chain, so it comes back as credits
     assert balance["on_chain_balance"] == "0.990000"
     signer = ReceiptSigner(kernel.config.receipt_seed)
@@ -295,10 +359,16 @@ async def test_the_kernel_carries_x402_objects_and_http_sends_them_as_base64_hea
     assert sent["PAYMENT-REQUIRED"] == _b64_compact_json(required)
 
     payment = pay_402(payer, sent["PAYMENT-REQUIRED"])
-    answer = await kernel.paid_calls.call("echo_words", CallRequest("POST", "/v1/tools/test/echo", url, {}, body, payment=payment))
+    answer = await kernel.paid_calls.call(
+        "echo_words", CallRequest("POST", "/v1/tools/test/echo", url, {}, body, payment=payment)
+    )
     assert answer.status == 200 and not {k.lower() for k in answer.headers} & {"payment-required", "payment-response"}
     settlement = answer.settlement
-    assert settlement["success"] is True and settlement["payer"] == payer.address and settlement["transaction"].startswith("0x")
+    assert (
+        settlement["success"] is True
+        and settlement["payer"] == payer.address
+        and settlement["transaction"].startswith("0x")
+    )
     answered = answer_response(answer).headers
     assert list(answered)[0] == "PAYMENT-RESPONSE" and "RateLimit-Remaining" in answered
     assert answered["PAYMENT-RESPONSE"] == _b64_compact_json(settlement)

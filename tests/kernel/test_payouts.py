@@ -6,6 +6,7 @@ credits held while the signed authorization could still be settled late: a late 
 pays once, and an authorization that expires unused gives the credits back. A settlement whose
 answer never came stays `sending` and the reconciler, reading the chain, finds it paid. The
 money moves once and the ledger check holds throughout. Without a payout key, nothing moves."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,14 +16,14 @@ import time
 import pytest
 from eth_account import Account
 
-from tollway._core.credits import ledger
-from tollway._core.storage import sql
-from tollway._core.basics.errors import ServiceError
-from tollway._core.basics.ids import now_ms
-from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.payments import x402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
+from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.ids import now_ms
+from tollway._core.credits import ledger
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.payments import x402
+from tollway._core.storage import sql
 from tollway.testing import credits_session, http_client
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
@@ -38,10 +39,18 @@ async def facilitator():
 
 
 async def _kernel(kernel_factory, facilitator, **env):
-    return await kernel_factory(plugins=[("echo", EchoPlugin())], env={
-        "TOLLWAY_NETWORK": "base-sepolia", "TOLLWAY_FACILITATOR_URL": facilitator.url, "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
-        "TOLLWAY_PAY_TO": SERVICE.address, "TOLLWAY_PAYOUT_KEY": SERVICE.key.hex(), "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc", **env,
-    })
+    return await kernel_factory(
+        plugins=[("echo", EchoPlugin())],
+        env={
+            "TOLLWAY_NETWORK": "base-sepolia",
+            "TOLLWAY_FACILITATOR_URL": facilitator.url,
+            "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
+            "TOLLWAY_PAY_TO": SERVICE.address,
+            "TOLLWAY_PAYOUT_KEY": SERVICE.key.hex(),
+            "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc",
+            **env,
+        },
+    )
 
 
 async def _seller(kernel, *, sales: int, granted: str = "0") -> str:
@@ -50,7 +59,11 @@ async def _seller(kernel, *, sales: int, granted: str = "0") -> str:
     async with http_client(kernel) as client:
         seller = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()["agent_id"]
         if granted != "0":
-            assert (await client.post("/v1/tools/internal/credits/grant", json={"agent_id": seller, "amount": granted}, headers=OPERATOR)).status_code == 200
+            assert (
+                await client.post(
+                    "/v1/tools/internal/credits/grant", json={"agent_id": seller, "amount": granted}, headers=OPERATOR
+                )
+            ).status_code == 200
         _buyer, paying = await credits_session(client, "1")
         for i in range(sales):
             sold = await client.post("/v1/tools/test/echo", json={"text": f"sale {i}", "repeat": 5}, headers=paying)
@@ -68,7 +81,9 @@ async def test_a_payout_is_settled_by_the_facilitator(kernel_factory, facilitato
     kernel = await _kernel(kernel_factory, facilitator)
     agent, to = await _seller(kernel, sales=3), Account.create().address
     payout = await kernel.platform.pay_out(agent, 12_000, to)
-    assert payout["status"] == "paid" and payout["amount_usdc"] == "0.012000" and payout["settlement_tx"].startswith("0x")
+    assert (
+        payout["status"] == "paid" and payout["amount_usdc"] == "0.012000" and payout["settlement_tx"].startswith("0x")
+    )
     (tx,) = facilitator.transactions
     assert (tx["from"].lower(), tx["to"].lower(), tx["value"]) == (SERVICE.address.lower(), to.lower(), 12_000)
     assert facilitator.balance(to) == 12_000
@@ -121,12 +136,20 @@ async def test_the_ledger_check_sees_credits_paid_out_beyond_earnings(kernel_fac
         await ledger.debit_credits(agent, 1_000_000, kind="payout", reference="po_old")
         await sql.fetch(
             "INSERT INTO tw_payouts (id, agent_id, to_address, amount, status, payment, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'paid', {}, {}, {})",
-            "po_old", agent, Account.create().address, 1_000_000, "{}", now_ms(), now_ms(),
+            "po_old",
+            agent,
+            Account.create().address,
+            1_000_000,
+            "{}",
+            now_ms(),
+            now_ms(),
         )
     assert await check_ledger() == [f"credits:{agent} paid out 1000000 more than its sales earned"]
 
 
-async def test_a_refused_settlement_keeps_the_credits_held_and_a_late_settlement_pays_once(kernel_factory, facilitator) -> None:
+async def test_a_refused_settlement_keeps_the_credits_held_and_a_late_settlement_pays_once(
+    kernel_factory, facilitator
+) -> None:
     kernel = await _kernel(kernel_factory, facilitator)
     agent, to = await _seller(kernel, sales=2), Account.create().address
     facilitator.settle_mode = "fail"
@@ -144,7 +167,9 @@ async def test_a_refused_settlement_keeps_the_credits_held_and_a_late_settlement
     assert await kernel.payouts.resolve_stale(0) == 1
     (paid,) = await kernel.platform.payouts_of(agent)
     assert paid["status"] == "paid" and paid["settlement_tx"] == facilitator.transactions[0]["transaction"]
-    assert await _credits(kernel, agent) == 0 and facilitator.balance(to) == 10_000 and len(facilitator.transactions) == 1
+    assert (
+        await _credits(kernel, agent) == 0 and facilitator.balance(to) == 10_000 and len(facilitator.transactions) == 1
+    )
     assert await check_ledger(max_intermediate_age_s=0) == []
 
 

@@ -1,5 +1,6 @@
 """The PostgreSQL event bus: channels subscribed back to back after start all
 receive their notifications (their LISTENs share one connection)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -6,6 +6,7 @@ The hook tests register inline plugin classes on a fresh kernel (`kernel_factory
 the entry-point tests load a throwaway distribution from a temporary folder on
 sys.path, so nothing is ever installed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,25 +26,25 @@ import pluggy
 import pytest
 from eth_account import Account
 
+from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
 from tollway._core.credits import account_routes
-from tollway._core.plugin_api import hookspecs
-from tollway._core.jobs import read_routes
-from tollway._core.receipts import value_tags
-from tollway._core.watches import routes as watch_routes
 from tollway._core.history.tools import kernel_tools
-from tollway._core.plugin_api.hookspecs import hookimpl
+from tollway._core.jobs import read_routes
 from tollway._core.kernel import StartupError
 from tollway._core.payments.settlement import SettlementResult
+from tollway._core.plugin_api import hookspecs
+from tollway._core.plugin_api.context import PluginContext, StateKey
+from tollway._core.plugin_api.hookspecs import hookimpl
 from tollway._core.plugin_api.periodic import PeriodicTask
 from tollway._core.plugin_api.providers import Provider
 from tollway._core.plugin_api.settings_spec import Setting
-from tollway._core.plugin_api.context import PluginContext, StateKey
-from tollway._core.storage.tables import Receipt
-from tollway.testing import http_client, pay_402
 from tollway._core.plugin_api.tool import Tool
+from tollway._core.receipts import value_tags
+from tollway._core.storage.tables import Receipt
+from tollway._core.watches import routes as watch_routes
 from tollway._runtime.cli import main as cli_main
 from tollway._runtime.plugins import PluginLoadError, load_entry_point_plugins
-from tests.support.echo_plugin import EchoInput, EchoOutput, run_echo
+from tollway.testing import http_client, pay_402
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
@@ -85,8 +86,12 @@ def test_every_hook_is_documented_with_its_exact_arguments() -> None:
     documented = documented_hooks()
     for name, args in hook_specs().items():
         assert name in documented, f"docs/plugins.md has no heading `{name}(...)`"
-        assert documented[name] == args, f"docs/plugins.md documents {name}({', '.join(documented[name])}), the hook specification is {name}({', '.join(args)})"
-    assert set(documented) <= set(hook_specs()), f"docs/plugins.md documents hooks that do not exist: {set(documented) - set(hook_specs())}"
+        assert documented[name] == args, (
+            f"docs/plugins.md documents {name}({', '.join(documented[name])}), the hook specification is {name}({', '.join(args)})"
+        )
+    assert set(documented) <= set(hook_specs()), (
+        f"docs/plugins.md documents hooks that do not exist: {set(documented) - set(hook_specs())}"
+    )
 
 
 def test_every_hookspec_documents_each_argument() -> None:
@@ -190,7 +195,11 @@ async def test_hook_register_settings_reads_tollway_family_name_variables(kernel
         env={"TOLLWAY_HOOKS_API_URL": "http://127.0.0.1:9/mirror", "TOLLWAY_HOOKS_TOKEN": "t0k"},
     )
     assert set(kernel.settings) == {"TOLLWAY_HOOKS_API_URL", "TOLLWAY_HOOKS_UNITS", "TOLLWAY_HOOKS_TOKEN"}
-    assert kernel.family_settings("hooks") == {"api_url": "http://127.0.0.1:9/mirror", "units": "metric", "token": "t0k"}
+    assert kernel.family_settings("hooks") == {
+        "api_url": "http://127.0.0.1:9/mirror",
+        "units": "metric",
+        "token": "t0k",
+    }
     assert kernel.family_settings("other") == {}
 
 
@@ -222,7 +231,14 @@ class Shouter:
 
 LOUD_KEY = Setting("hooks", "loud_api_key", None, "The loud provider's key (test).", secret=True)
 LOUD_VOLUME = Setting("hooks", "loud_volume", "1", "How many marks (test).")
-LOUD = Provider(kind="hooks", name="loud", build=Shouter, settings=(LOUD_KEY, LOUD_VOLUME), requires=(LOUD_KEY,), cost_estimate="0.000042")
+LOUD = Provider(
+    kind="hooks",
+    name="loud",
+    build=Shouter,
+    settings=(LOUD_KEY, LOUD_VOLUME),
+    requires=(LOUD_KEY,),
+    cost_estimate="0.000042",
+)
 
 
 async def run_shout(value: EchoInput, ctx) -> EchoOutput:
@@ -265,7 +281,9 @@ async def test_hook_register_providers_gives_tools_their_client_and_records_its_
     assert row["provider_cost"] == 42
     served = await kernel.receipts.get(receipt_id)
     assert 42 not in [v for v in served.values() if isinstance(v, int) and not isinstance(v, bool)]
-    assert health["providers"] == [{"kind": "hooks", "provider": "loud", "configured": True, "unset_settings": [], "available": ["loud"]}]
+    assert health["providers"] == [
+        {"kind": "hooks", "provider": "loud", "configured": True, "unset_settings": [], "available": ["loud"]}
+    ]
     assert "sekrit-loud-key" not in json.dumps(health) + resp.text
 
 
@@ -277,7 +295,11 @@ async def test_hook_register_providers_unconfigured_refuses_before_payment(kerne
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/hooks/shout", json={"text": "ahoy"})
     assert resp.status_code == 503 and resp.json()["error"] == "provider_unavailable"
-    assert resp.json()["details"] == {"reason": "not_configured", "kind": "hooks", "settings": ["TOLLWAY_HOOKS_LOUD_API_KEY"]}
+    assert resp.json()["details"] == {
+        "reason": "not_configured",
+        "kind": "hooks",
+        "settings": ["TOLLWAY_HOOKS_LOUD_API_KEY"],
+    }
     assert await count_quotes() == 0
 
 
@@ -343,7 +365,10 @@ async def test_hook_register_settlement_backends_plugin_overrides_local(kernel_f
         paid = await client.post(
             tool.path,
             json={"text": "pay"},
-            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]},
+            headers={
+                "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+                "X-Quote-ID": quote.json()["quote_id"],
+            },
         )
     assert paid.status_code == 200, paid.text
     assert msgspec.json.decode(base64.b64decode(paid.headers["PAYMENT-RESPONSE"]))["transaction"] == AlwaysSettles.TX
@@ -453,12 +478,15 @@ async def test_hook_register_watch_sources_makes_an_attribute_watchable_and_poll
 
 @exercises("register_migrations")
 async def test_hook_register_migrations_gives_a_plugin_tables_of_its_own(kernel_factory) -> None:
-    from tollway._runtime.database import MigrationError
     from tests.support.notes_plugin import Note, NotesPlugin
+    from tollway._runtime.database import MigrationError
 
     kernel = await kernel_factory(plugins=[("notes", NotesPlugin())])
     await Note.insert(Note(id="hooked", body="the kernel made this table", tag="x"))
-    assert await Note.select(Note.body, Note.tag).where(Note.id == "hooked").first() == {"body": "the kernel made this table", "tag": "x"}
+    assert await Note.select(Note.body, Note.tag).where(Note.id == "hooked").first() == {
+        "body": "the kernel made this table",
+        "tag": "x",
+    }
     assert await kernel.db.migrate(kernel.pm) == []  # applied at start, once
 
     class NotAnApp:
@@ -483,7 +511,12 @@ class Lifecycle:
     async def startup(self, context: PluginContext) -> None:
         k = self.kernel
         await asyncio.sleep(0)  # awaited: the kernel's start returns only after this has finished
-        seen = {"started": k.started, "backend": k.backend is not None, "tools": sorted(k.tools), "http_open": not context.http.is_closed}
+        seen = {
+            "started": k.started,
+            "backend": k.backend is not None,
+            "tools": sorted(k.tools),
+            "http_open": not context.http.is_closed,
+        }
         self.calls.append(("startup", context, seen))
 
     @hookimpl
@@ -502,7 +535,9 @@ async def test_hook_startup_runs_once_on_a_ready_kernel(kernel_factory) -> None:
     await kernel.start()
     await kernel.start()  # starting twice is a no-op
     tools = sorted(["hooks_ready", *(t.name for t in kernel_tools({}, {}))])  # the plugin's, and the kernel's own
-    assert life.calls == [("startup", kernel.context, {"started": True, "backend": True, "tools": tools, "http_open": True})]
+    assert life.calls == [
+        ("startup", kernel.context, {"started": True, "backend": True, "tools": tools, "http_open": True})
+    ]
     context = life.calls[0][1]
     assert isinstance(context, PluginContext)
     assert context.home == Path(kernel.config.home) and context.offline is True
@@ -577,7 +612,9 @@ async def test_plugin_state_is_per_service_and_reaches_tools_and_tasks(kernel_fa
     first = await kernel_factory(plugins=[("stateful", Stateful())])
     second = await kernel_factory(plugins=[("stateful", Stateful())])
     assert first.context is not second.context
-    ctx = first.job_runner.contexts.for_run(first.tools["hooks_state"], "req_1", None)  # as a paid call's or a job's run gets it
+    ctx = first.job_runner.contexts.for_run(
+        first.tools["hooks_state"], "req_1", None
+    )  # as a paid call's or a job's run gets it
     assert ctx.plugin is first.context
     await first.tools["hooks_state"].run(EchoInput(text="a"), ctx)
     await PeriodicTask(name="t", interval_s=1, run=task_run).run(second.context)
@@ -621,9 +658,9 @@ async def test_hookimpl_with_an_unknown_argument_is_refused(kernel_factory) -> N
 
 
 # -- plugins from entry points ---------------------------------------------------------------
-GOOD_PLUGIN = '''
+GOOD_PLUGIN = """
 from tollway import hookimpl
-from core.tool import Tool
+from tollway import Tool
 from tests.support.echo_plugin import EchoInput, EchoOutput
 
 
@@ -640,16 +677,16 @@ PING = Tool(
 @hookimpl
 def register_tools(register):
     register(PING)
-'''
+"""
 BROKEN_PLUGIN = "import tollway_tp_dependency_that_is_not_installed\n"
-WRONG_ARGUMENT_PLUGIN = '''
+WRONG_ARGUMENT_PLUGIN = """
 from tollway import hookimpl
 
 
 @hookimpl
 def register_tools(registrar):
     pass
-'''
+"""
 THROWAWAY = {"tollway_tp_good", "tollway_tp_broken", "tollway_tp_wrong"}
 
 
@@ -657,7 +694,11 @@ THROWAWAY = {"tollway_tp_good", "tollway_tp_broken", "tollway_tp_wrong"}
 def throwaway_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A distribution with three `tollway` entry points, found through sys.path only."""
     site = tmp_path / "site"
-    for package, source in (("tollway_tp_good", GOOD_PLUGIN), ("tollway_tp_broken", BROKEN_PLUGIN), ("tollway_tp_wrong", WRONG_ARGUMENT_PLUGIN)):
+    for package, source in (
+        ("tollway_tp_good", GOOD_PLUGIN),
+        ("tollway_tp_broken", BROKEN_PLUGIN),
+        ("tollway_tp_wrong", WRONG_ARGUMENT_PLUGIN),
+    ):
         (site / package).mkdir(parents=True)
         (site / package / "__init__.py").write_text("")
         (site / package / "plugin.py").write_text(source)
@@ -731,9 +772,38 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         return Page(f"<p>hello {call.params['word']}</p>", status=410 if call.params["word"] == "gone" else 200)
 
     routes = [
-        Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_note_read", title="Read a note", description="Reads.", handle=read, mcp=True, query=(("q", "A filter."),)),
-        Route(method="POST", path="/v1/hooks/notes", name="hooks_note_write", title="Write a note", description="Writes.", handle=write, auth="write", body_type=NoteBody, status=200),
-        Route(method="GET", path="/v1/hooks/pages/{word}", name="hooks_page", title="A page", description="A page.", handle=page, auth="public", rate_limit=None, page=True),
+        Route(
+            method="GET",
+            path="/v1/hooks/notes/{note_id}",
+            name="hooks_note_read",
+            title="Read a note",
+            description="Reads.",
+            handle=read,
+            mcp=True,
+            query=(("q", "A filter."),),
+        ),
+        Route(
+            method="POST",
+            path="/v1/hooks/notes",
+            name="hooks_note_write",
+            title="Write a note",
+            description="Writes.",
+            handle=write,
+            auth="write",
+            body_type=NoteBody,
+            status=200,
+        ),
+        Route(
+            method="GET",
+            path="/v1/hooks/pages/{word}",
+            name="hooks_page",
+            title="A page",
+            description="A page.",
+            handle=page,
+            auth="public",
+            rate_limit=None,
+            page=True,
+        ),
     ]
 
     class Notes:
@@ -755,11 +825,23 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         shown = await client.get("/v1/hooks/pages/world")
         gone = await client.get("/v1/hooks/pages/gone")
         schema = (await client.get("/schema/openapi.json")).json()
-    assert ok.status_code == 200 and ok.json() == {"id": "n1", "q": "x", "agent": agent_id} and "ratelimit-limit" in ok.headers
+    assert (
+        ok.status_code == 200
+        and ok.json() == {"id": "n1", "q": "x", "agent": agent_id}
+        and "ratelimit-limit" in ok.headers
+    )
     assert anonymous.status_code == 401
-    assert written.status_code == 201 and written.json() == {"stored": "hi", "times": 2} and seen[-1] == ("write", NoteBody("hi", 2), "token")
+    assert (
+        written.status_code == 201
+        and written.json() == {"stored": "hi", "times": 2}
+        and seen[-1] == ("write", NoteBody("hi", 2), "token")
+    )
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} >= {"text", "count"}
-    assert shown.status_code == 200 and shown.text == "<p>hello world</p>" and shown.headers["content-type"].startswith("text/html")
+    assert (
+        shown.status_code == 200
+        and shown.text == "<p>hello world</p>"
+        and shown.headers["content-type"].startswith("text/html")
+    )
     assert gone.status_code == 410
     assert {"/v1/hooks/notes/{note_id}", "/v1/hooks/notes", "/v1/hooks/pages/{word}"} <= set(schema["paths"])
     assert schema["paths"]["/v1/hooks/notes"]["post"]["operationId"] == "hooks_note_write"
@@ -772,7 +854,16 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
     class Again:
         @hookimpl
         def register_routes(self, register):
-            register(Route(method="GET", path="/v1/hooks/notes/{note_id}", name="hooks_other", title="Clash", description="Clash.", handle=read))
+            register(
+                Route(
+                    method="GET",
+                    path="/v1/hooks/notes/{note_id}",
+                    name="hooks_other",
+                    title="Clash",
+                    description="Clash.",
+                    handle=read,
+                )
+            )
 
     clash = await kernel_factory(plugins=[("notes", Notes()), ("again", Again())], start=False)
     with pytest.raises(StartupError, match="duplicate route GET /v1/hooks/notes"):
@@ -805,11 +896,28 @@ async def test_hook_register_inbound_handlers_offers_each_message_to_every_handl
                 register(handler)
 
     kernel = await kernel_factory(plugins=[("mail", Mail())])
-    reply = InboundMessage(channel="email", sender="a@example.com", recipients=("b@example.com",), subject="re", text="yes",
-                           message_id="<2@x>", in_reply_to="<1@x>", references=("<0@x>", "<1@x>"))
+    reply = InboundMessage(
+        channel="email",
+        sender="a@example.com",
+        recipients=("b@example.com",),
+        subject="re",
+        text="yes",
+        message_id="<2@x>",
+        in_reply_to="<1@x>",
+        references=("<0@x>", "<1@x>"),
+    )
     assert reply.thread == ("<1@x>", "<0@x>")
     assert await kernel.platform.deliver_inbound(reply) is True
     assert await kernel.platform.deliver_inbound(dataclasses.replace(reply, subject="new", in_reply_to=None)) is True
     assert await kernel.platform.deliver_inbound(dataclasses.replace(reply, subject="spam", in_reply_to=None)) is False
-    assert seen == [("broken", "re"), ("replies", "re"), ("everything", "re"), ("broken", "new"), ("replies", "new"), ("everything", "new"),
-                    ("broken", "spam"), ("replies", "spam"), ("everything", "spam")]
+    assert seen == [
+        ("broken", "re"),
+        ("replies", "re"),
+        ("everything", "re"),
+        ("broken", "new"),
+        ("replies", "new"),
+        ("everything", "new"),
+        ("broken", "spam"),
+        ("replies", "spam"),
+        ("everything", "spam"),
+    ]

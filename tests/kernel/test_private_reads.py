@@ -3,6 +3,7 @@ that asks `call.require_proof`, answers only a caller who proves the agent (a va
 write proof, an access token) whatever TOLLWAY_PROOF_ENFORCEMENT says; a bare X-Agent-ID
 is refused 401 invalid_agent_proof even in log-only mode, and a failed proof is refused with
 its reason instead of falling back to a bare read. Real proofs, real storage, over HTTP."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,27 @@ async def notes(call: RouteCall) -> dict:
 class Privacy:
     @hookimpl
     def register_routes(self, register):
-        register(Route(method="GET", path=DIARY, name="privacy_diary", title="Diary", description="A private read.", handle=diary, private=True))
-        register(Route(method="GET", path=NOTES, name="privacy_notes", title="Notes", description="Titles for anyone named; bodies only when proven.", handle=notes))
+        register(
+            Route(
+                method="GET",
+                path=DIARY,
+                name="privacy_diary",
+                title="Diary",
+                description="A private read.",
+                handle=diary,
+                private=True,
+            )
+        )
+        register(
+            Route(
+                method="GET",
+                path=NOTES,
+                name="privacy_notes",
+                title="Notes",
+                description="Titles for anyone named; bodies only when proven.",
+                handle=notes,
+            )
+        )
 
 
 async def test_a_private_route_needs_a_proof_or_a_token_even_when_proofs_are_log_only(kernel_factory):
@@ -44,7 +64,11 @@ async def test_a_private_route_needs_a_proof_or_a_token_even_when_proofs_are_log
         proved = await client.get(DIARY, headers=proof_headers(owner, scope="read", method="GET", path=DIARY))
         write = await client.get(DIARY, headers=proof_headers(owner, scope="write", method="GET", path=DIARY))
         tokened = await client.get(DIARY, headers=token)
-    assert bare.status_code == 401 and bare.json()["error"] == "invalid_agent_proof" and bare.json()["details"]["reason"] == "missing"
+    assert (
+        bare.status_code == 401
+        and bare.json()["error"] == "invalid_agent_proof"
+        and bare.json()["details"]["reason"] == "missing"
+    )
     assert wrong_path.status_code == 401 and wrong_path.json()["details"]["reason"] == "path_mismatch"
     assert nobody.status_code == 401
     assert all(SECRET not in r.text for r in (bare, wrong_path, nobody))
@@ -59,10 +83,18 @@ async def test_a_handler_asks_for_the_proof_only_for_what_is_private(kernel_fact
         await credits_session(client, "1", wallet=owner.address)
         titles = await client.get(NOTES, headers={"X-Agent-ID": owner.address})
         bodies_bare = await client.get(f"{NOTES}?include_body=true", headers={"X-Agent-ID": owner.address})
-        expired = await client.get(f"{NOTES}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path=DIARY))
-        bodies = await client.get(f"{NOTES}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path=NOTES))
+        expired = await client.get(
+            f"{NOTES}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path=DIARY)
+        )
+        bodies = await client.get(
+            f"{NOTES}?include_body=true", headers=proof_headers(owner, scope="read", method="GET", path=NOTES)
+        )
     assert titles.status_code == 200 and titles.json() == {"titles": ["n1"]}  # no bodies: the log-only rule holds
-    assert bodies_bare.status_code == 401 and bodies_bare.json()["details"]["reason"] == "missing" and SECRET not in bodies_bare.text
+    assert (
+        bodies_bare.status_code == 401
+        and bodies_bare.json()["details"]["reason"] == "missing"
+        and SECRET not in bodies_bare.text
+    )
     assert "Note bodies" in bodies_bare.json()["message"]
     assert expired.status_code == 401 and expired.json()["details"]["reason"] == "path_mismatch"
     assert bodies.status_code == 200 and bodies.json()["bodies"] == [SECRET]
@@ -71,4 +103,13 @@ async def test_a_handler_asks_for_the_proof_only_for_what_is_private(kernel_fact
 def test_only_a_read_route_is_declared_private():
     for auth in ("write", "public", "operator"):
         with pytest.raises(ValueError, match="private"):
-            Route(method="GET", path=DIARY, name="privacy_diary", title="Diary", description="A private read.", handle=diary, auth=auth, private=True)
+            Route(
+                method="GET",
+                path=DIARY,
+                name="privacy_diary",
+                title="Diary",
+                description="A private read.",
+                handle=diary,
+                auth=auth,
+                private=True,
+            )

@@ -2,6 +2,7 @@
 what makes it configured, the client built once per HTTP client with its cost estimate,
 the health check, the declaration's own checks, and `tollway plugins` (text and JSON)
 showing each kind without a secret."""
+
 from __future__ import annotations
 
 import base64
@@ -77,7 +78,9 @@ def test_the_client_is_built_once_per_http_client_with_its_cost() -> None:
 
 def test_ctx_provider_adds_the_cost_and_refuses_when_unconfigured() -> None:
     http = httpx.AsyncClient()
-    ctx = ToolContext(request_id="req_1", agent_id=None, http=http, settings={}, providers=providers({"alpha_api_key": "k"}, ALPHA))
+    ctx = ToolContext(
+        request_id="req_1", agent_id=None, http=http, settings={}, providers=providers({"alpha_api_key": "k"}, ALPHA)
+    )
     assert ctx.provider("search") == ("alpha", "k")
     ctx.provider("search")
     assert ctx.provider_cost == 8_000  # two calls at 0.004
@@ -146,13 +149,17 @@ def test_plugins_command_shows_each_kind_and_never_a_secret(monkeypatch, tmp_pat
     from tollway._runtime import cli
 
     _with_web_only(monkeypatch)
-    _cli_env(monkeypatch, tmp_path, TOLLWAY_SEARCH_PROVIDER="brave", TOLLWAY_SEARCH_BRAVE_API_KEY="brave-cli-secret-123")
+    _cli_env(
+        monkeypatch, tmp_path, TOLLWAY_SEARCH_PROVIDER="brave", TOLLWAY_SEARCH_BRAVE_API_KEY="brave-cli-secret-123"
+    )
     assert cli.main(["plugins", "--json"]) == 0
     out = capsys.readouterr().out
     doc = json.loads(out)
     assert "brave-cli-secret-123" not in out
     (search,) = [p for p in doc["providers"] if p["kind"] == "search"]
-    assert search["provider"] == "brave" and search["configured"] is True and search["available"] == ["brave", "searxng"]
+    assert (
+        search["provider"] == "brave" and search["configured"] is True and search["available"] == ["brave", "searxng"]
+    )
     (row,) = [r for r in doc["tools"] if r["tool"] == "web_search"]
     assert row["configured"] is True
 
@@ -161,7 +168,11 @@ def test_plugins_command_shows_each_kind_and_never_a_secret(monkeypatch, tmp_pat
     lines = capsys.readouterr().out.splitlines()
     assert next(r for r in lines if r.startswith("web_search")).endswith("NOT CONFIGURED: set TOLLWAY_SEARCH_PROVIDER")
     provider_line = next(r for r in lines if r.startswith("provider search"))
-    assert "NOT CONFIGURED" in provider_line and "TOLLWAY_SEARCH_PROVIDER" in provider_line and "brave, searxng" in provider_line
+    assert (
+        "NOT CONFIGURED" in provider_line
+        and "TOLLWAY_SEARCH_PROVIDER" in provider_line
+        and "brave, searxng" in provider_line
+    )
 
 
 def test_plugins_check_runs_the_health_check(monkeypatch, tmp_path, capsys) -> None:

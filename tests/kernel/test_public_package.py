@@ -1,5 +1,6 @@
 """Plugins (their sources and their tests), the plugin template and the docs' examples import only the public `tollway`
 package: a plugin that reaches into `core.*` (or the other internal packages) fails here."""
+
 from __future__ import annotations
 
 import ast
@@ -20,7 +21,11 @@ INTERNAL = ("core", "runtime", "http_server", "mcp_server", "tests")
 
 def plugin_sources() -> list[Path]:
     files = [*REPO.glob("plugins/*/tollway_*/**/*.py"), *REPO.glob("plugins/*/tests/**/*.py")]
-    files += [p for p in (REPO / "plugin_template").rglob("*") if p.is_file() and p.suffix in (".py", ".tmpl") or p.name.endswith(".py")]
+    files += [
+        p
+        for p in (REPO / "plugin_template").rglob("*")
+        if p.is_file() and p.suffix in (".py", ".tmpl") or p.name.endswith(".py")
+    ]
     files += [*REPO.glob("docs/examples/tollway_*/*.py")]  # the worked plugin of docs/plugins.md
     return sorted(set(files))
 
@@ -59,7 +64,12 @@ def _named_modules(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets):
         values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
         return [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+    if (
+        isinstance(node, ast.Call)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if name in ("import_module", "__import__"):
@@ -73,15 +83,28 @@ def test_plugin_sources_import_only_tollway(path: Path) -> None:
 
 
 def test_the_check_sees_internal_imports() -> None:
-    assert internal_imports("from core.tool import Tool\nimport runtime.cli\nfrom tollway import Tool") == ["core.tool", "runtime.cli"]
+    assert internal_imports("from core.tool import Tool\nimport runtime.cli\nfrom tollway import Tool") == [
+        "core.tool",
+        "runtime.cli",
+    ]
     assert internal_imports("from tollway.testing import PluginContract\nimport httpx") == []
     # what a plugin's tests could reach for: the repository's tests package and the fronts
-    assert internal_imports("from tests.support.replay import Replay\nimport http_server\nfrom mcp_server import build_server") == [
-        "tests.support.replay", "http_server", "mcp_server",
+    assert internal_imports(
+        "from tests.support.replay import Replay\nimport http_server\nfrom mcp_server import build_server"
+    ) == [
+        "tests.support.replay",
+        "http_server",
+        "mcp_server",
     ]
     assert internal_imports('pytest_plugins = ["tests.support.boundary"]') == ["tests.support.boundary"]
-    assert internal_imports('import importlib\nimportlib.import_module("runtime.service")\n__import__("core")') == ["runtime.service", "core"]
-    assert internal_imports("from tollway._core.plugin_api.tool import Tool\nimport tollway._runtime.cli") == ["tollway._core.plugin_api.tool", "tollway._runtime.cli"]
+    assert internal_imports('import importlib\nimportlib.import_module("runtime.service")\n__import__("core")') == [
+        "runtime.service",
+        "core",
+    ]
+    assert internal_imports("from tollway._core.plugin_api.tool import Tool\nimport tollway._runtime.cli") == [
+        "tollway._core.plugin_api.tool",
+        "tollway._runtime.cli",
+    ]
     assert internal_imports('pytest_plugins = ["tollway.testing"]\nimportlib.import_module("tollway_banks.tool")') == []
 
 
@@ -100,14 +123,31 @@ def test_docs_python_examples_import_only_tollway() -> None:
         text = page.read_text()
         for block in text.split("```python")[1:]:
             code = block.split("```", 1)[0]
-            bad += [f"{page.name}: {line.strip()}" for line in code.splitlines() if line.strip().startswith(("from core", "import core"))]
+            bad += [
+                f"{page.name}: {line.strip()}"
+                for line in code.splitlines()
+                if line.strip().startswith(("from core", "import core", "from tollway._", "import tollway._"))
+            ]
     assert bad == []
 
 
 def test_public_names_are_exported() -> None:
     for name in tollway.__all__:
         assert getattr(tollway, name) is not None
-    for name in ("Tool", "ToolContext", "ToolError", "Example", "Fact", "Setting", "PeriodicTask", "DataSource", "hookimpl", "PluginContext", "Platform", "Refusal"):
+    for name in (
+        "Tool",
+        "ToolContext",
+        "ToolError",
+        "Example",
+        "Fact",
+        "Setting",
+        "PeriodicTask",
+        "DataSource",
+        "hookimpl",
+        "PluginContext",
+        "Platform",
+        "Refusal",
+    ):
         assert name in tollway.__all__
 
 
@@ -131,7 +171,9 @@ def test_every_public_name_is_documented_and_every_documented_name_is_public() -
 
 
 def test_the_documented_names_check_reads_the_tables() -> None:
-    assert {"PluginContext", "Platform", "StateKey", "Route", "RouteCall"} <= documented_names("## What `tollway` gives a plugin")
+    assert {"PluginContext", "Platform", "StateKey", "Route", "RouteCall"} <= documented_names(
+        "## What `tollway` gives a plugin"
+    )
     assert "agent_address" in documented_names("## Helpers: `tollway.helpers`")
 
 
@@ -141,16 +183,27 @@ _ANY = re.compile(r"\bAny\b")
 def any_annotations(name: str, obj: object) -> list[str]:
     """Where `Any` appears in a public name's annotations: a function's parameters and
     return; a class's public fields, its public methods' and properties' signatures."""
+
     def of(where: str, annotations: dict[str, object]) -> list[str]:
-        return [f"{where}({arg})" for arg, a in annotations.items() if _ANY.search(a if isinstance(a, str) else repr(a))]
+        return [
+            f"{where}({arg})" for arg, a in annotations.items() if _ANY.search(a if isinstance(a, str) else repr(a))
+        ]
 
     if inspect.isclass(obj):
         if not obj.__module__.startswith(("core", "tollway")):  # Piccolo's AppConfig, MigrationManager
             return []
-        found = [f"{name}.{f}" for f, a in vars(obj).get("__annotations__", {}).items() if not f.startswith("_") and _ANY.search(str(a))]
+        found = [
+            f"{name}.{f}"
+            for f, a in vars(obj).get("__annotations__", {}).items()
+            if not f.startswith("_") and _ANY.search(str(a))
+        ]
         for attr, member in vars(obj).items():
             fn = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
-            if (not attr.startswith("_") or attr == "__init__") and inspect.isfunction(fn) and not (attr == "__init__" and dataclasses.is_dataclass(obj)):
+            if (
+                (not attr.startswith("_") or attr == "__init__")
+                and inspect.isfunction(fn)
+                and not (attr == "__init__" and dataclasses.is_dataclass(obj))
+            ):
                 found += of(f"{name}.{attr}", fn.__annotations__)
         return found
     if inspect.isfunction(obj):
@@ -162,17 +215,46 @@ def any_annotations(name: str, obj: object) -> list[str]:
 # its module (issue 26): the list may only shrink, and an entry that is typed now fails
 # until it is taken off, so it never goes stale.
 NOT_YET_TYPED = {
-    "AcceptedJob.value", "Example.input", "Fact.value",  # core/plugin_api/tool.py (the tool's input; JSON values)
-    "Tool.run", "Tool.check", "Tool.facts", "Tool.admit", "Tool.job_extras", "Tool.quote(value)", "Tool.accepted_fields",
-    "Tool.admission(return)", "Tool.history(return)", "Tool.job(return)",  # core/plugin_api/tool_declarations.py below
-    "AdmissionChecks.admit", "AdmissionChecks.check", "HistoryDeclaration.facts", "JobDeclaration.accepted_fields", "JobDeclaration.job_extras",
-    "Tool.input_schema(return)", "Tool.output_schema(return)", "ToolError.__init__(details)",
-    "ToolContext.provider(return)", "Provider.build",  # provider clients: one duck type per kind
+    "AcceptedJob.value",
+    "Example.input",
+    "Fact.value",  # core/plugin_api/tool.py (the tool's input; JSON values)
+    "Tool.run",
+    "Tool.check",
+    "Tool.facts",
+    "Tool.admit",
+    "Tool.job_extras",
+    "Tool.quote(value)",
+    "Tool.accepted_fields",
+    "Tool.admission(return)",
+    "Tool.history(return)",
+    "Tool.job(return)",  # core/plugin_api/tool_declarations.py below
+    "AdmissionChecks.admit",
+    "AdmissionChecks.check",
+    "HistoryDeclaration.facts",
+    "JobDeclaration.accepted_fields",
+    "JobDeclaration.job_extras",
+    "Tool.input_schema(return)",
+    "Tool.output_schema(return)",
+    "ToolError.__init__(details)",
+    "ToolContext.provider(return)",
+    "Provider.build",  # provider clients: one duck type per kind
     "BackendServices.db",  # core/payments/settlement.py: the runtime's database
-    "Route.answer_type", "Route.check", "RouteCall.body", "RouteCall.args", "RouteReply.body",  # core/plugin_api/routes.py
-    "Reply.__init__(headers)", "Reply.decoded(return)", "Reply.body(return)", "Upstream.unavailable(details)",  # core/plugin_api/upstream.py
-    "Upstream.refusal(details)", "Upstream.json_of(return)", "Upstream.get_json(request)", "Upstream.get_json(return)",
-    "tool(examples)", "tool(options)", "tool(return)",  # core/plugin_api/decorator.py
+    "Route.answer_type",
+    "Route.check",
+    "RouteCall.body",
+    "RouteCall.args",
+    "RouteReply.body",  # core/plugin_api/routes.py
+    "Reply.__init__(headers)",
+    "Reply.decoded(return)",
+    "Reply.body(return)",
+    "Upstream.unavailable(details)",  # core/plugin_api/upstream.py
+    "Upstream.refusal(details)",
+    "Upstream.json_of(return)",
+    "Upstream.get_json(request)",
+    "Upstream.get_json(return)",
+    "tool(examples)",
+    "tool(options)",
+    "tool(return)",  # core/plugin_api/decorator.py
 }
 
 
@@ -181,29 +263,38 @@ def test_no_public_name_is_typed_any() -> None:
     argument the `PluginContext`, the kernel services the `Platform` protocol."""
     import tollway.helpers
 
-    found = {hit for module in (tollway, tollway.helpers) for name in module.__all__ for hit in any_annotations(name, getattr(module, name))}
-    assert found - NOT_YET_TYPED == set(), "type these (JSONValue for JSON, the PluginContext, a Protocol) instead of Any"
+    found = {
+        hit
+        for module in (tollway, tollway.helpers)
+        for name in module.__all__
+        for hit in any_annotations(name, getattr(module, name))
+    }
+    assert found - NOT_YET_TYPED == set(), (
+        "type these (JSONValue for JSON, the PluginContext, a Protocol) instead of Any"
+    )
     assert NOT_YET_TYPED - found == set(), "typed now: take these off NOT_YET_TYPED"
 
 
 def test_the_any_check_sees_fields_signatures_and_aliases() -> None:
     class Loose:
-        value: "Any"
+        value: Any
         typed: int = 0
 
-        def read(self, key: "Any") -> int:
+        def read(self, key: Any) -> int:
             return 0
 
         @property
-        def shown(self) -> "dict[str, Any]":
+        def shown(self) -> dict[str, Any]:
             return {}
 
-    def helper(value: "Any") -> None: ...
+    def helper(value: Any) -> None: ...
 
     Loose.__module__ = helper.__module__ = "core.example"
     assert any_annotations("Loose", Loose) == ["Loose.value", "Loose.read(key)", "Loose.shown(return)"]
     assert any_annotations("helper", helper) == ["helper(value)"]
-    assert any_annotations("Loose", type("Loose", (), {"__annotations__": {"value": "Any"}})) == []  # not ours (module builtins)
+    assert (
+        any_annotations("Loose", type("Loose", (), {"__annotations__": {"value": "Any"}})) == []
+    )  # not ours (module builtins)
     assert any_annotations("Alias", Callable[[Any], None]) == ["Alias"]
     assert any_annotations("JSONValue", tollway.JSONValue) == []
 
@@ -214,7 +305,9 @@ def test_the_kernel_platform_is_a_platform() -> None:
     from tollway._core.platform import KernelPlatform
 
     members = [n for n in vars(tollway.Platform) if not n.startswith("_")]
-    assert {"transaction", "finish_job", "pay_share", "enqueue_webhook", "notify", "provider", "delegated"} <= set(members)
+    assert {"transaction", "finish_job", "pay_share", "enqueue_webhook", "notify", "provider", "delegated"} <= set(
+        members
+    )
     fields = {f.name for f in dataclasses.fields(KernelPlatform)}
     for name in members:
         declared = vars(tollway.Platform)[name]

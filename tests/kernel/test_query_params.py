@@ -1,5 +1,6 @@
 """`tollway.query_int` and `tollway.query_flag`: defaults when absent or empty, the range and
 the spellings they accept, and a 400 naming the parameter for anything else."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,9 @@ from tollway import Refusal, query_flag, query_int
 def test_whole_numbers_within_the_range() -> None:
     assert query_int({}, "limit", 20, 1, 100) == 20
     assert query_int({"limit": ""}, "limit", 20, 1, 100) == 20
-    assert query_int({"limit": "1"}, "limit", 20, 1, 100) == 1 and query_int({"limit": "100"}, "limit", 20, 1, 100) == 100
+    assert (
+        query_int({"limit": "1"}, "limit", 20, 1, 100) == 1 and query_int({"limit": "100"}, "limit", 20, 1, 100) == 100
+    )
     for raw in ("0", "101", "-1", "1.5", "1e2", " 5", "ten", "9" * 40):
         with pytest.raises(Refusal) as refused:
             query_int({"limit": raw}, "limit", 20, 1, 100)

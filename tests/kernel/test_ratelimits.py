@@ -2,6 +2,7 @@
 in memory (SQLite, one process) or in the database (PostgreSQL, any number of API
 processes), on SQLite and on the machine's PostgreSQL. Times are pinned with
 `now_ms`, so no assertion depends on the clock."""
+
 from __future__ import annotations
 
 import asyncio
@@ -69,7 +70,12 @@ async def test_exactly_limit_hits_per_window_then_429(kernel, shared):
     body = error.body()
     assert body["error"] == "rate_limit_exceeded" and body["retry_after"] == 47 and body["message"]
     assert set(body) == {"error", "message", "retry_after"}
-    assert error.headers == {"RateLimit-Limit": "5", "RateLimit-Remaining": "0", "RateLimit-Reset": "47", "Retry-After": "47"}
+    assert error.headers == {
+        "RateLimit-Limit": "5",
+        "RateLimit-Remaining": "0",
+        "RateLimit-Reset": "47",
+        "Retry-After": "47",
+    }
 
     # other callers and other categories have counters of their own
     assert (await limiter.hit("paid", "agent:b", now_ms=now)).remaining == 4
@@ -189,7 +195,11 @@ async def test_two_processes_over_the_limit_refuse_the_surplus(kernel):
 
 # -- settings and keys (no database) ----------------------------------------------------
 def test_parse_limits_defaults_and_overrides():
-    assert parse_limits({}) == DEFAULT_LIMITS == {"paid": (60, 60), "expensive": (10, 60), "free_read": (120, 60), "lookup": (300, 60)}
+    assert (
+        parse_limits({})
+        == DEFAULT_LIMITS
+        == {"paid": (60, 60), "expensive": (10, 60), "free_read": (120, 60), "lookup": (300, 60)}
+    )
     env = {
         "TOLLWAY_RATE_LIMIT_PAID": "100/30",
         "TOLLWAY_RATE_LIMIT_EXPENSIVE": " 5 ",
@@ -229,7 +239,9 @@ def test_limiter_refuses_bad_limits():
 def test_caller_key_is_the_proven_identity_else_the_ip():
     wallet = "wallet:0xabcdef0000000000000000000000000000000001"
     assert caller_key(wallet, "1.2.3.4") == wallet
-    assert caller_key("agent:5f0e0000-0000-4000-8000-000000000000", None) == "agent:5f0e0000-0000-4000-8000-000000000000"
+    assert (
+        caller_key("agent:5f0e0000-0000-4000-8000-000000000000", None) == "agent:5f0e0000-0000-4000-8000-000000000000"
+    )
     assert caller_key(None, "2001:db8::1") == "ip:2001:db8::1"
     assert caller_key("", "9.9.9.9") == "ip:9.9.9.9"
     assert caller_key(None, None) == "ip:unknown"

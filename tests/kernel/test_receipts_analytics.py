@@ -1,4 +1,5 @@
 """Receipts (keys, offline verification, revisions) and the analytics routes."""
+
 from __future__ import annotations
 
 import json
@@ -8,11 +9,11 @@ from eth_account import Account
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.echo_plugin import EchoPlugin
 from tollway._core.receipts.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
 from tollway._core.storage.tables import Receipt
-from tollway.testing import credits_session, http_client
 from tollway._runtime.cli import main as cli
-from tests.support.echo_plugin import EchoPlugin
+from tollway.testing import credits_session, http_client
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -24,6 +25,7 @@ async def kernel(kernel_factory):
 
 async def _agent_with_credits(client, amount="1"):
     return await credits_session(client, amount)
+
 
 async def test_keys_published_and_receipt_verifies_offline(kernel, tmp_path, monkeypatch):
     async with http_client(kernel) as client:
@@ -38,8 +40,26 @@ async def test_keys_published_and_receipt_verifies_offline(kernel, tmp_path, mon
     assert key["alg"] == "Ed25519" and key["active"] is True and len(b64url_decode(key["public_key"])) == 32
     assert receipt["key_id"] == key["key_id"] and receipt["alg"] == "Ed25519"
     assert receipt["receipt_id"].startswith("rcpt_") and receipt["agent_id"] == agent_id
-    for field in ("soul_agent_id", "category", "subcategory", "amount_usdc", "service_fee", "status", "execution_status", "goal_id",
-                  "revision", "signature", "digest", "settlement_tx", "memo", "decisionContext", "value_tag", "job_id", "created_at", "settled_at"):
+    for field in (
+        "soul_agent_id",
+        "category",
+        "subcategory",
+        "amount_usdc",
+        "service_fee",
+        "status",
+        "execution_status",
+        "goal_id",
+        "revision",
+        "signature",
+        "digest",
+        "settlement_tx",
+        "memo",
+        "decisionContext",
+        "value_tag",
+        "job_id",
+        "created_at",
+        "settled_at",
+    ):
         assert field in receipt, field
     assert "provider_cost" not in receipt
 
@@ -92,7 +112,9 @@ async def test_analytics_receipts_filters_and_paging(kernel):
             assert (await client.post("/v1/tools/test/flaky", json={"text": f"f{i}"}, headers=auth)).status_code == 200
         page = (await client.get("/v1/analytics/receipts", params={"limit": 3}, headers=auth)).json()
         rest = (await client.get("/v1/analytics/receipts", params={"limit": 3, "offset": 6}, headers=auth)).json()
-        verification = (await client.get("/v1/analytics/receipts", params={"category": "verification"}, headers=auth)).json()
+        verification = (
+            await client.get("/v1/analytics/receipts", params={"category": "verification"}, headers=auth)
+        ).json()
         clamped = (await client.get("/v1/analytics/receipts", params={"limit": 500}, headers=auth)).json()
         future = (await client.get("/v1/analytics/receipts", params={"since": "2999-01-01"}, headers=auth)).json()
         bad_cat = await client.get("/v1/analytics/receipts", params={"category": "snacks"}, headers=auth)
@@ -117,21 +139,52 @@ async def test_analytics_receipts_filters_and_paging(kernel):
 
 
 async def test_agent_proof_pays_from_credits_and_write_nonce_is_single_use(kernel):
-    from tollway._core.auth.auth_proof import make_agent_proof
     import time
+
+    from tollway._core.auth.auth_proof import make_agent_proof
 
     wallet = Account.create()
     async with http_client(kernel) as client:
-        await client.post("/v1/tools/internal/agents/register", json={"wallet_address": wallet.address}, headers=OPERATOR)
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": wallet.address, "amount": "0.01"}, headers=OPERATOR)
+        await client.post(
+            "/v1/tools/internal/agents/register", json={"wallet_address": wallet.address}, headers=OPERATOR
+        )
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": wallet.address, "amount": "0.01"}, headers=OPERATOR
+        )
         body = json.dumps({"text": "proof"}).encode()
-        proof = make_agent_proof(wallet, chain_id=84532, scope="write", method="POST", path="/v1/tools/test/echo", body=body, now=int(time.time()))
+        proof = make_agent_proof(
+            wallet,
+            chain_id=84532,
+            scope="write",
+            method="POST",
+            path="/v1/tools/test/echo",
+            body=body,
+            now=int(time.time()),
+        )
         headers = {"X-Agent-ID": wallet.address, "X-Agent-Proof": proof, "content-type": "application/json"}
         paid = await client.post("/v1/tools/test/echo", content=body, headers=headers)
         replay = await client.post("/v1/tools/test/echo", content=body, headers=headers)
-        bare = await client.post("/v1/tools/test/echo", content=body, headers={"X-Agent-ID": wallet.address, "content-type": "application/json"})
-        other_body = await client.post("/v1/tools/test/echo", json={"text": "other"}, headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": make_agent_proof(
-            wallet, chain_id=84532, scope="write", method="POST", path="/v1/tools/test/echo", body=body, now=int(time.time()))})
+        bare = await client.post(
+            "/v1/tools/test/echo",
+            content=body,
+            headers={"X-Agent-ID": wallet.address, "content-type": "application/json"},
+        )
+        other_body = await client.post(
+            "/v1/tools/test/echo",
+            json={"text": "other"},
+            headers={
+                "X-Agent-ID": wallet.address,
+                "X-Agent-Proof": make_agent_proof(
+                    wallet,
+                    chain_id=84532,
+                    scope="write",
+                    method="POST",
+                    path="/v1/tools/test/echo",
+                    body=body,
+                    now=int(time.time()),
+                ),
+            },
+        )
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address})).json()
     assert paid.status_code == 200, paid.text
     assert replay.status_code == 401 and replay.json()["details"]["reason"] == "nonce_reused"

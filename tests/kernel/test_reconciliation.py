@@ -8,6 +8,7 @@ same record, and the reconciler completes it from the chain's answer (the
 facilitator's JSON-RPC stand-in) or keeps it visibly pending when it cannot
 know. Every test ends with the ledger check.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,12 +17,12 @@ from pathlib import Path
 import pytest
 from eth_account import Account
 
-from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthorization, TopUpAttempt
-from tollway.testing import http_client, pay_402
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
 from tests.support.installed import with_test_plugins
+from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.storage.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthorization, TopUpAttempt
+from tollway.testing import http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 TIMEOUT_S = 0.5
@@ -149,7 +150,9 @@ async def test_a_late_settlement_that_fails_releases_the_top_up(kernel_factory, 
         done = await kernel.reconciler.run_once(grace_s=0)
         retry = await client.post("/v1/credits/top-up", json={"amount": 1}, headers=headers)
     assert done["payments_failed"] == 1
-    assert retry.status_code == 402 and retry.json()["error"] == "payment_verification_failed"  # nothing moved, nothing credited
+    assert (
+        retry.status_code == 402 and retry.json()["error"] == "payment_verification_failed"
+    )  # nothing moved, nothing credited
     assert (await TopUpAttempt.select().first())["status"] == "failed"
     assert (await PaymentAuthorization.select().first())["status"] == "failed"
     assert facilitator.balance(payer.address) == 10_000_000
@@ -199,7 +202,10 @@ async def test_concurrent_retries_of_one_top_up_never_answer_402(kernel_factory,
     assert all(r.json()["error"] == "top_up_in_progress" and r.headers["Retry-After"] for r in during)
     assert first_answer.status_code == 200 and first_answer.json()["already_credited"] is False
     assert [r.status_code for r in after] == [200] * 8
-    assert all(r.json()["already_credited"] is True and r.json()["transaction_id"] == first_answer.json()["transaction_id"] for r in after)
+    assert all(
+        r.json()["already_credited"] is True and r.json()["transaction_id"] == first_answer.json()["transaction_id"]
+        for r in after
+    )
     assert await LedgerEntry.count().where(LedgerEntry.kind == "top_up") == 1
     assert await check_ledger(max_intermediate_age_s=0) == []
 
@@ -231,7 +237,9 @@ async def test_a_call_whose_process_died_while_settling_is_refunded_once_settled
     async with http_client(kernel) as client:
         quote = await client.post("/v1/tools/test/echo", json={"text": "lost"})
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia")
-        call = asyncio.create_task(client.post("/v1/tools/test/echo", json={"text": "lost"}, headers={"payment-signature": header}))
+        call = asyncio.create_task(
+            client.post("/v1/tools/test/echo", json={"text": "lost"}, headers={"payment-signature": header})
+        )
         await wait_until(lambda: facilitator.calls("settle") == 1)
         call.cancel()  # the request dies while the facilitator holds the payment (its answer is lost)
         with pytest.raises(asyncio.CancelledError):
@@ -262,7 +270,9 @@ async def test_a_reservation_never_sent_for_settlement_is_voided(kernel_factory,
     header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia")
     call = kernel.paid_calls.prepare(kernel.tools["echo_words"], b'{"text": "never"}')
     # the process dies after reserving, before the tool finished: nothing was sent to settle
-    await kernel.gateway.accept(find_payment_header({"payment-signature": header}), None, purpose="echo_words", input_hash=call.input_hash)
+    await kernel.gateway.accept(
+        find_payment_header({"payment-signature": header}), None, purpose="echo_words", input_hash=call.input_hash
+    )
     assert (await kernel.reconciler.run_once())["payments_voided"] == 0  # still within its grace period
     assert (await kernel.reconciler.run_once(grace_s=0))["payments_voided"] == 1
     assert (await PaymentAuthorization.select().first())["status"] == "voided"
@@ -276,7 +286,9 @@ async def test_the_ledger_check_finds_a_debit_without_receipt(kernel_factory):
     kernel = await kernel_factory()
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
     assert await check_ledger(max_intermediate_age_s=0) == []
     async with kernel.db.transaction():
         await ledger.debit_credits(agent["agent_id"], 5_000, kind="spend", reference="req_orphan")
@@ -295,12 +307,28 @@ async def test_tollway_reconcile_resolves_and_checks_from_the_command_line(kerne
     kernel = await kernel_factory()
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
     # what a process killed mid-call leaves behind
-    assert await holds.take(kernel.db, request_id="req_killed", agent_id=agent["agent_id"], amount=5_000, tool="lookup_word",
-                            receipt_id="rcpt_killed", memo=None, decision_context=None)
-    env = {**os.environ, "TOLLWAY_HOME": kernel.config.home, "TOLLWAY_DATABASE_URL": kernel.db.url, "TOLLWAY_OFFLINE": "1",
-           "TOLLWAY_RECEIPT_KEY": kernel.config.plugin_env["TOLLWAY_RECEIPT_KEY"], "TOLLWAY_OPERATOR_TOKEN": "test-operator-token"}
+    assert await holds.take(
+        kernel.db,
+        request_id="req_killed",
+        agent_id=agent["agent_id"],
+        amount=5_000,
+        tool="lookup_word",
+        receipt_id="rcpt_killed",
+        memo=None,
+        decision_context=None,
+    )
+    env = {
+        **os.environ,
+        "TOLLWAY_HOME": kernel.config.home,
+        "TOLLWAY_DATABASE_URL": kernel.db.url,
+        "TOLLWAY_OFFLINE": "1",
+        "TOLLWAY_RECEIPT_KEY": kernel.config.plugin_env["TOLLWAY_RECEIPT_KEY"],
+        "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
+    }
     env = with_test_plugins(env, Path(kernel.config.home))  # the held call was to the test lookup tool
     cli = [os.path.join(os.path.dirname(sys.executable), "tollway"), "reconcile", "--grace", "0", "--check"]
     done = await asyncio.to_thread(subprocess.run, cli, env=env, capture_output=True, text=True, timeout=120)

@@ -2,6 +2,7 @@
 listed, but while the setting is unset every call is refused with 503
 `provider_unavailable` naming the variable, before any quote, over HTTP and MCP, on
 SQLite and PostgreSQL; once set, the call is quoted as usual. `tollway plugins` shows it."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -101,7 +102,9 @@ def test_unconfigured_reads_the_family_settings() -> None:
     assert tool.unconfigured({}) == (KEY,)
     assert tool.unconfigured({"upstream_api_key": " "}) == (KEY,)
     assert tool.unconfigured({"upstream_api_key": "k"}) == ()
-    contexts = ToolContexts(http=None, family_settings=lambda family: {"upstream_api_key": "k"} if family == "keyed" else {})  # type: ignore[arg-type]
+    contexts = ToolContexts(
+        http=None, family_settings=lambda family: {"upstream_api_key": "k"} if family == "keyed" else {}
+    )  # type: ignore[arg-type]
     contexts.require_configured(tool)  # does not raise
 
 
@@ -124,7 +127,11 @@ def test_plugins_command_shows_unset_settings(monkeypatch, tmp_path, capsys) -> 
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("TOLLWAY_KEYED_UPSTREAM_API_KEY", raising=False)
     real = service.build_kernel
-    monkeypatch.setattr(service, "build_kernel", lambda settings, **kw: real(settings, plugins=[("keyed", KeyedPlugin())], load_installed=False))
+    monkeypatch.setattr(
+        service,
+        "build_kernel",
+        lambda settings, **kw: real(settings, plugins=[("keyed", KeyedPlugin())], load_installed=False),
+    )
     assert cli.main(["plugins"]) == 0
     line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("keyed_word"))
     assert line.endswith("NOT CONFIGURED: set TOLLWAY_KEYED_UPSTREAM_API_KEY")

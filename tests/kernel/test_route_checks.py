@@ -4,12 +4,13 @@ or a check the handler runs itself answers 400 `invalid_request` naming the fiel
 and typed query parameters (`QueryInt`, `QueryFlag`, `QueryChoice`, `QueryText`) are
 parsed before the handler, refused with one 400 naming each bad one, and typed in the
 OpenAPI document from the same declaration."""
+
 from __future__ import annotations
 
 import pytest
 
-from tollway.testing import credits_session, http_client
 from tests.support.routes_plugin import RoutesPlugin
+from tollway.testing import credits_session, http_client
 
 
 @pytest.fixture
@@ -31,7 +32,9 @@ async def test_field_checks_of_a_routes_body_answer_400_naming_the_fields(kernel
     assert ok.status_code == 200 and ok.json() == {"subject": "fine", "copies": 2}
     assert plain.status_code == 400 and plain.json()["error"] == "invalid_request"
     assert plain.json()["details"] == [{"field": "$", "message": "the subject starts with a space"}]
-    assert in_handler.status_code == 400 and in_handler.json()["details"] == [{"field": "subject", "message": "must be one line"}]
+    assert in_handler.status_code == 400 and in_handler.json()["details"] == [
+        {"field": "subject", "message": "must be one line"}
+    ]
 
 
 async def test_typed_query_parameters_are_parsed_before_the_handler_and_refused_by_name(kernel):
@@ -45,12 +48,22 @@ async def test_typed_query_parameters_are_parsed_before_the_handler_and_refused_
         }
         several = await client.get("/v1/test/routes/items?limit=-1&newest=2&order=Name", headers=auth)
         schema = (await client.get("/schema/openapi.json")).json()
-    assert defaults.status_code == 200 and defaults.json() == {"limit": 10, "newest": False, "order": "name", "word": None, "note": None}
+    assert defaults.status_code == 200 and defaults.json() == {
+        "limit": 10,
+        "newest": False,
+        "order": "name",
+        "word": None,
+        "note": None,
+    }
     assert given.json() == {"limit": 50, "newest": True, "order": "date", "word": "ship", "note": "x"}
     for raw, resp in refused.items():
         assert resp.status_code == 400 and resp.json()["error"] == "invalid_request", raw
         assert [d["field"] for d in resp.json()["details"]] == [raw.split("=")[0]], raw
-    assert several.status_code == 400 and [d["field"] for d in several.json()["details"]] == ["limit", "newest", "order"]
+    assert several.status_code == 400 and [d["field"] for d in several.json()["details"]] == [
+        "limit",
+        "newest",
+        "order",
+    ]
     params = {p["name"]: p["schema"] for p in schema["paths"]["/v1/test/routes/items"]["get"]["parameters"]}
     assert params == {
         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},

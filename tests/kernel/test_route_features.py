@@ -2,6 +2,7 @@
 served and documented as an operation of its own; `auth="signed_in"` takes a write proof or
 an access token from signing in, never an operator-issued one, and `auth="proof"` no access
 token at all; `answer_type` types the answer in OpenAPI and the MCP tool's output schema."""
+
 from __future__ import annotations
 
 import msgspec
@@ -9,12 +10,17 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
+from tollway import Route, RouteCall, hookimpl
 from tollway._core.plugin_api.route_shapes import Alias, McpTool
 from tollway._mcp_server import build_server
-from tollway import Route, RouteCall, hookimpl
 from tollway.testing import OPERATOR, credits_session, http_client, proof_headers
 
-ITEM, ALIAS, CHANGE, PROVE = "/v1/features/items/{item_id}", "/v1/features/things/{item_id}", "/v1/features/change", "/v1/features/prove"
+ITEM, ALIAS, CHANGE, PROVE = (
+    "/v1/features/items/{item_id}",
+    "/v1/features/things/{item_id}",
+    "/v1/features/change",
+    "/v1/features/prove",
+)
 
 
 class Item(msgspec.Struct):
@@ -33,12 +39,41 @@ async def changed(call: RouteCall) -> dict:
 class Features:
     @hookimpl
     def register_routes(self, register):
-        register(Route(method="GET", path=ITEM, name="features_item", title="An item", description="One item.", handle=item,
-                       answer_type=Item, mcp=True, aliases=(Alias(path=ALIAS, name="features_item_alias"),)))
-        register(Route(method="POST", path=CHANGE, name="features_change", title="Change", description="Signed-in changes.",
-                       handle=changed, auth="signed_in"))
-        register(Route(method="POST", path=PROVE, name="features_prove", title="Prove", description="Proofs only.",
-                       handle=changed, auth="proof"))
+        register(
+            Route(
+                method="GET",
+                path=ITEM,
+                name="features_item",
+                title="An item",
+                description="One item.",
+                handle=item,
+                answer_type=Item,
+                mcp=True,
+                aliases=(Alias(path=ALIAS, name="features_item_alias"),),
+            )
+        )
+        register(
+            Route(
+                method="POST",
+                path=CHANGE,
+                name="features_change",
+                title="Change",
+                description="Signed-in changes.",
+                handle=changed,
+                auth="signed_in",
+            )
+        )
+        register(
+            Route(
+                method="POST",
+                path=PROVE,
+                name="features_prove",
+                title="Prove",
+                description="Proofs only.",
+                handle=changed,
+                auth="proof",
+            )
+        )
 
 
 @pytest.fixture
@@ -47,7 +82,11 @@ async def kernel(kernel_factory):
 
 
 async def _sign_in(client, owner) -> dict[str, str]:
-    r = await client.post("/v1/auth/sign-in", content=b"", headers=proof_headers(owner, scope="write", method="POST", path="/v1/auth/sign-in"))
+    r = await client.post(
+        "/v1/auth/sign-in",
+        content=b"",
+        headers=proof_headers(owner, scope="write", method="POST", path="/v1/auth/sign-in"),
+    )
     assert r.status_code == 200, r.text
     return {"Authorization": f"Bearer {r.json()['token']}"}
 
@@ -78,9 +117,13 @@ async def test_a_signed_in_route_refuses_operator_tokens_bare_ids_and_read_proof
             "operator_token": await client.post(CHANGE, headers=operator_token),
             "bare_id": await client.post(CHANGE, headers={"X-Agent-ID": owner.address}),
             "nothing": await client.post(CHANGE),
-            "read_proof": await client.post(CHANGE, headers=proof_headers(owner, scope="read", method="POST", path=CHANGE)),
+            "read_proof": await client.post(
+                CHANGE, headers=proof_headers(owner, scope="read", method="POST", path=CHANGE)
+            ),
             "signed_in": await client.post(CHANGE, headers=signed_in),
-            "write_proof": await client.post(CHANGE, headers=proof_headers(owner, scope="write", method="POST", path=CHANGE)),
+            "write_proof": await client.post(
+                CHANGE, headers=proof_headers(owner, scope="write", method="POST", path=CHANGE)
+            ),
         }
         doc = (await client.get("/schema/openapi.json")).json()
     shaped = {name: (r.status_code, r.json().get("error")) for name, r in answers.items()}
@@ -128,8 +171,17 @@ async def test_two_routes_may_not_be_the_same_mcp_tool(kernel_factory):
     class Clash:
         @hookimpl
         def register_routes(self, register):
-            register(Route(method="GET", path="/v1/features/mine", name="features_mine", title="Mine", description="Mine.",
-                           handle=item, mcp=McpTool(name="receipts")))  # the kernel's receipts listing is that tool
+            register(
+                Route(
+                    method="GET",
+                    path="/v1/features/mine",
+                    name="features_mine",
+                    title="Mine",
+                    description="Mine.",
+                    handle=item,
+                    mcp=McpTool(name="receipts"),
+                )
+            )  # the kernel's receipts listing is that tool
 
     kernel = await kernel_factory(plugins=[("clash", Clash())])
     with pytest.raises(RuntimeError, match="the same MCP tool"):

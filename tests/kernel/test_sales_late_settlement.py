@@ -5,6 +5,7 @@ fulfil (nothing can be paid out of it) and the buyer's job says it waits for the
 once the reconciler finds the transfer on chain the order reaches the seller, who fulfils
 and is credited its share. A payment the facilitator refuses ends the job `payment_failed`,
 charged nothing, with no order ever made. The ledger check holds at each step."""
+
 from __future__ import annotations
 
 import json
@@ -12,14 +13,18 @@ import json
 import pytest
 from eth_account import Account
 
-from tollway._core.credits.ledger_check import check_ledger
 from tests.support.facilitator_server import running_facilitator
 from tollway import now_ms
+from tollway._core.credits.ledger_check import check_ledger
 from tollway.testing import http_client, pay_402, proof_headers
 from tollway_souls import orders
 
-SOUL = {"slug": "slow", "name": "Slow", "category": "data",
-        "services": [{"slug": "answer", "title": "An answer", "price_usdc": "2", "category": "data"}]}
+SOUL = {
+    "slug": "slow",
+    "name": "Slow",
+    "category": "data",
+    "services": [{"slug": "answer", "title": "An answer", "price_usdc": "2", "category": "data"}],
+}
 BUY = {"soul": "slow", "service": "answer", "price_usdc": "2", "request": {"q": "?"}, "deadline_s": 60}
 
 
@@ -30,18 +35,29 @@ async def facilitator():
 
 
 async def _market(kernel_factory, facilitator):
-    kernel = await kernel_factory(installed={"tollway_souls"}, env={
-        "TOLLWAY_NETWORK": "base-sepolia", "TOLLWAY_FACILITATOR_URL": facilitator.url, "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
-        "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc",
-    })
+    kernel = await kernel_factory(
+        installed={"tollway_souls"},
+        env={
+            "TOLLWAY_NETWORK": "base-sepolia",
+            "TOLLWAY_FACILITATOR_URL": facilitator.url,
+            "TOLLWAY_FACILITATOR_TIMEOUT_S": "1",
+            "TOLLWAY_CHAIN_RPC_URL": facilitator.url + "/rpc",
+        },
+    )
     seller, buyer = Account.create(), Account.create()
     facilitator.fund(buyer.address, 5_000_000)
     async with http_client(kernel) as client:
         raw = json.dumps(SOUL).encode()
-        headers = {**proof_headers(seller, scope="write", method="POST", path="/v1/soul/register", body=raw), "content-type": "application/json"}
+        headers = {
+            **proof_headers(seller, scope="write", method="POST", path="/v1/soul/register", body=raw),
+            "content-type": "application/json",
+        }
         key = (await client.post("/v1/soul/register", content=raw, headers=headers)).json()["soul_key"]
         quote = await client.post("/v1/tools/souls/buy", json=BUY)
-        paid = {"payment-signature": pay_402(buyer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia"), "X-Quote-ID": quote.json()["quote_id"]}
+        paid = {
+            "payment-signature": pay_402(buyer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia"),
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
         facilitator.settle_mode = "hang"
         accepted = await client.post("/v1/tools/souls/buy", json=BUY, headers=paid)
     assert accepted.status_code == 202, accepted.text
@@ -85,7 +101,9 @@ async def test_a_payment_that_never_settles_is_charged_nothing(kernel_factory, f
     assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0  # no order was ever made
     async with http_client(kernel) as client:
         job = (await client.get(f"/v1/requests/{order_id}", headers={"X-Agent-ID": buyer.address})).json()
-        (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": buyer.address})).json()["receipts"]
+        (receipt,) = (await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": buyer.address})).json()[
+            "receipts"
+        ]
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": buyer.address})).json()
         earnings = (await client.get("/v1/soul/earnings", headers=soul_key)).json()
     assert job["status"] == "failed" and job["error_code"] == "payment_failed"

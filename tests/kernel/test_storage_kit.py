@@ -1,5 +1,6 @@
 """`tollway.storage` on SQLite and PostgreSQL: bound `{}` placeholders, FOR UPDATE only on
 PostgreSQL, RETURNING, JSON text columns round-tripped, and a transaction that rolls back."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,8 +19,12 @@ class Probe(Table, tablename="storage_kit_probe"):
 
 
 DROP = storage.statement("DROP TABLE IF EXISTS storage_kit_probe")
-CREATE = storage.statement("CREATE TABLE storage_kit_probe (id VARCHAR(64) PRIMARY KEY, body TEXT NOT NULL, n BIGINT NOT NULL)")
-ADD = storage.statement("INSERT INTO storage_kit_probe (id, body, n) VALUES ({}, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id, n")
+CREATE = storage.statement(
+    "CREATE TABLE storage_kit_probe (id VARCHAR(64) PRIMARY KEY, body TEXT NOT NULL, n BIGINT NOT NULL)"
+)
+ADD = storage.statement(
+    "INSERT INTO storage_kit_probe (id, body, n) VALUES ({}, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id, n"
+)
 BUMP = storage.statement("UPDATE storage_kit_probe SET n = n + {} WHERE id = {} RETURNING n")
 ONE = storage.statement("SELECT id, body, n FROM storage_kit_probe WHERE id = {}")
 LOCKED = storage.statement("SELECT n FROM storage_kit_probe WHERE id = {}", for_update=True)
@@ -107,8 +112,13 @@ async def test_a_transaction_rolls_back_as_a_whole(probe) -> None:
 
 
 async def test_one_off_statements_bind_their_values_too(probe) -> None:
-    await storage.execute("INSERT INTO storage_kit_probe (id, body, n) VALUES ({}, {}, {})", "o", "{not a placeholder in a value}", 9)
-    assert await storage.row("SELECT body, n FROM storage_kit_probe WHERE id = {}", "o") == {"body": "{not a placeholder in a value}", "n": 9}
+    await storage.execute(
+        "INSERT INTO storage_kit_probe (id, body, n) VALUES ({}, {}, {})", "o", "{not a placeholder in a value}", 9
+    )
+    assert await storage.row("SELECT body, n FROM storage_kit_probe WHERE id = {}", "o") == {
+        "body": "{not a placeholder in a value}",
+        "n": 9,
+    }
     assert await storage.rows("SELECT id FROM storage_kit_probe WHERE n > {}", 9) == []
 
 

@@ -1,6 +1,7 @@
 """One tool runner for paid calls, jobs and delegated (goal) calls: a `cpu_bound` tool runs
 in the worker's process pool whoever calls it, and a tool's time limit ends its run the
 same way on every path (failed, not charged)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,12 +10,12 @@ import os
 
 import pytest
 
-from tollway import hookimpl
-from tollway._core.jobs import jobs
-from tollway._core.calls.tool_runner import TimeLimitExceeded
-from tollway._runtime.worker import Worker
 from tests.kernel.test_jobs import wait_for_status
 from tests.support.jobs_plugin import SLOW, JobsPlugin
+from tollway import hookimpl
+from tollway._core.calls.tool_runner import TimeLimitExceeded
+from tollway._core.jobs import jobs
+from tollway._runtime.worker import Worker
 from tollway.testing import credits_session, http_client
 
 SLOW_INLINE = dataclasses.replace(SLOW, name="slow_inline", path="/v1/tools/test/slow-inline", mode="inline")
@@ -48,13 +49,17 @@ async def test_a_cpu_bound_tool_called_for_a_goal_runs_in_the_workers_pool_as_a_
         try:
             await _pool_handed_over(kernel)
             call = await kernel.delegated.prepare("cpu_sum", {"a": 1000, "b": 1})
-            delegated = await kernel.delegated.run(call, agent_id="agt_goal", request_id=kernel.delegated.new_request_id())
+            delegated = await kernel.delegated.run(
+                call, agent_id="agt_goal", request_id=kernel.delegated.new_request_id()
+            )
             done = await wait_for_status(client, job["request_id"], auth)
         finally:
             await worker.stop()
     expected = sum(i * i for i in range(1000)) + 1
     assert done["result"]["sum"] == delegated.sum == expected
-    assert done["result"]["pid"] != os.getpid() and delegated.pid != os.getpid()  # neither ran on the event loop's process
+    assert (
+        done["result"]["pid"] != os.getpid() and delegated.pid != os.getpid()
+    )  # neither ran on the event loop's process
     assert kernel.tool_runner.pool is None  # the worker took its pool back when it stopped
 
 
@@ -79,7 +84,9 @@ async def test_the_time_limit_ends_a_run_the_same_way_on_every_path(kernel):
         failed_job = (await client.get(f"/v1/requests/{job['request_id']}", headers=auth)).json()
     call = await kernel.delegated.prepare("slow_job", {"a": 1})
     with pytest.raises(TimeLimitExceeded) as delegated:
-        await asyncio.wait_for(kernel.delegated.run(call, agent_id=agent_id, request_id=kernel.delegated.new_request_id()), 10)
+        await asyncio.wait_for(
+            kernel.delegated.run(call, agent_id=agent_id, request_id=kernel.delegated.new_request_id()), 10
+        )
     # paid inline call: failed with the limit, refunded (not charged)
     assert inline.status_code == 500, inline.text
     assert inline.json()["error"] == "internal_error" and "time limit of 0.3 s" in inline.json()["message"]

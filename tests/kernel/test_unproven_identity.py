@@ -1,6 +1,7 @@
 """A bare `X-Agent-ID` proves nothing: it is rate-limited by client IP, never makes an
 agent row, never changes state on a read, and cannot lock the named wallet out.
 Only a valid proof, an access token or a signed payment gets its own count."""
+
 from __future__ import annotations
 
 import time
@@ -9,11 +10,11 @@ import pytest
 from eth_account import Account
 
 import tollway._core.auth.auth
-from tollway._core.jobs import notifications
+from tests.support.echo_plugin import EchoPlugin
 from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.jobs import notifications
 from tollway._core.storage.tables import Agent, Notification
 from tollway.testing import credits_session, http_client, pay_402
-from tests.support.echo_plugin import EchoPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 DAY = 86_400  # a day-long window: a test cannot straddle a window boundary
@@ -24,12 +25,16 @@ async def token_session(client, *, wallet: str | None = None) -> tuple[str, dict
     """Register an agent (optionally with a wallet) and issue it an access token; no credits."""
     body = {"wallet_address": wallet} if wallet else {}
     agent = (await client.post("/v1/tools/internal/agents/register", json=body, headers=OPERATOR)).json()
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+    token = (
+        await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)
+    ).json()["token"]
     return agent["agent_id"], {"Authorization": f"Bearer {token}"}
 
 
 def read_proof(account, path: str, *, scope: str = "read", method: str = "GET", body: bytes = b"") -> dict[str, str]:
-    proof = make_agent_proof(account, chain_id=CHAIN_ID, scope=scope, method=method, path=path, body=body, now=int(time.time()))
+    proof = make_agent_proof(
+        account, chain_id=CHAIN_ID, scope=scope, method=method, path=path, body=body, now=int(time.time())
+    )
     return {"X-Agent-ID": account.address, "X-Agent-Proof": proof}
 
 
@@ -42,7 +47,9 @@ async def test_rotating_bare_agent_ids_stays_in_the_ip_count_and_makes_no_agents
             for path in ("/v1/analytics/receipts", "/v1/tools/notifications", "/v1/analytics/spend/breakdown")
         ]
         # a paid tool named by a bare wallet quotes, and makes no agent either
-        quote = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address})
+        quote = await client.post(
+            "/v1/tools/test/echo", json={"text": "hi"}, headers={"X-Agent-ID": Account.create().address}
+        )
     assert [r.status_code for r in reads] == [200] * 5 + [429]
     assert [r.headers["RateLimit-Remaining"] for r in reads[:5]] == ["4", "3", "2", "1", "0"]
     assert reads[0].json()["agent_id"] is None and reads[0].json()["credits_balance"] == "0.000000"
@@ -71,7 +78,9 @@ async def test_a_victim_with_a_token_or_a_proof_is_not_locked_out_by_its_wallet_
         agent_id, token = await token_session(client, wallet=victim.address)
         attack = [await client.get("/v1/balance", headers={"X-Agent-ID": victim.address}) for _ in range(4)]
         # a proof that does not verify is no identity either: still the attacker's IP count
-        forged = await client.get("/v1/balance", headers={"X-Agent-ID": victim.address, "X-Agent-Proof": "bm90LWEtcHJvb2Y"})
+        forged = await client.get(
+            "/v1/balance", headers={"X-Agent-ID": victim.address, "X-Agent-Proof": "bm90LWEtcHJvb2Y"}
+        )
         with_token = await client.get("/v1/balance", headers=token)
         with_proof = await client.get("/v1/balance", headers=read_proof(victim, "/v1/balance"))
     assert [a.status_code for a in attack] == [200, 200, 200, 429]
@@ -88,7 +97,9 @@ async def test_a_signed_payment_counts_under_its_payer_and_a_garbled_one_under_t
     payer = Account.create()  # unfunded: its payment is refused, but it is its own count
     async with http_client(kernel) as client:
         quotes = [await client.post("/v1/tools/test/echo", json={"text": "hi"}) for _ in range(2)]
-        garbled = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"payment-signature": "bm90LWEtcGF5bWVudA=="})
+        garbled = await client.post(
+            "/v1/tools/test/echo", json={"text": "hi"}, headers={"payment-signature": "bm90LWEtcGF5bWVudA=="}
+        )
         signed = pay_402(payer, quotes[0].headers["PAYMENT-REQUIRED"])
         paid = await client.post("/v1/tools/test/echo", json={"text": "hi"}, headers={"payment-signature": signed})
     assert [q.status_code for q in quotes] == [402, 402]
@@ -113,8 +124,12 @@ async def test_a_proof_is_verified_once_per_request(kernel_factory, monkeypatch)
     async with http_client(kernel) as client:
         await credits_session(client, "1", wallet=account.address)
         paid = await client.post(
-            "/v1/tools/test/echo", content=body,
-            headers={"content-type": "application/json", **read_proof(account, "/v1/tools/test/echo", scope="write", method="POST", body=body)},
+            "/v1/tools/test/echo",
+            content=body,
+            headers={
+                "content-type": "application/json",
+                **read_proof(account, "/v1/tools/test/echo", scope="write", method="POST", body=body),
+            },
         )
         read = await client.get("/v1/balance", headers=read_proof(account, "/v1/balance"))
     assert paid.status_code == 200, paid.text
@@ -153,7 +168,9 @@ async def test_listing_notifications_with_a_valid_read_proof_marks_them_read(ker
     async with http_client(kernel) as client:
         await _agent_with_notifications(client, kernel, owner.address)
         # a proof that does not verify falls back to a bare read (log-only): it marks nothing
-        bad = await client.get("/v1/tools/notifications", headers={"X-Agent-ID": owner.address, "X-Agent-Proof": "bm90LWEtcHJvb2Y"})
+        bad = await client.get(
+            "/v1/tools/notifications", headers={"X-Agent-ID": owner.address, "X-Agent-Proof": "bm90LWEtcHJvb2Y"}
+        )
         unread_after_bad = await Notification.count().where(Notification.read == False)  # noqa: E712
         proven = await client.get("/v1/tools/notifications", headers=read_proof(owner, "/v1/tools/notifications"))
     assert bad.status_code == 200 and unread_after_bad == 3

@@ -1,6 +1,7 @@
 """`tollway.Upstream`, `tollway.Evidence` and `ToolContext.setting`: the settings an
 upstream declares and how they are read, the one mapping of upstream failures to
 tool failures, and that no plugin reads the environment itself."""
+
 from __future__ import annotations
 
 import email.utils
@@ -30,7 +31,9 @@ def ctx(handler: Callable[[httpx.Request], httpx.Response], **settings: str) -> 
     return ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
 
 
-def answering(status: int, content: bytes = b"{}", headers: dict[str, str] | None = None, **settings: str) -> ToolContext:
+def answering(
+    status: int, content: bytes = b"{}", headers: dict[str, str] | None = None, **settings: str
+) -> ToolContext:
     return ctx(lambda request: httpx.Response(status, content=content, headers=headers or {}), **settings)
 
 
@@ -43,9 +46,16 @@ async def failure(context: ToolContext) -> ToolError:
 # -- settings -----------------------------------------------------------------------
 def test_declares_a_url_setting_and_an_optional_key_setting() -> None:
     url, key = REGISTRY.settings
-    assert (url.family, url.name, url.default, url.env_var) == ("hooks", "registry_api_url", BASE, "TOLLWAY_HOOKS_REGISTRY_API_URL")
+    assert (url.family, url.name, url.default, url.env_var) == (
+        "hooks",
+        "registry_api_url",
+        BASE,
+        "TOLLWAY_HOOKS_REGISTRY_API_URL",
+    )
     assert (key.name, key.default, key.env_var) == ("registry_api_key", None, "TOLLWAY_HOOKS_REGISTRY_API_KEY")
-    bare = Upstream(family="hooks", name="lists", label="L", default_base_url=BASE, description="d", url_setting="lists_url")
+    bare = Upstream(
+        family="hooks", name="lists", label="L", default_base_url=BASE, description="d", url_setting="lists_url"
+    )
     assert [s.name for s in bare.settings] == ["lists_url"] and bare.api_key({"registry_api_key": "k"}) is None
 
 
@@ -64,7 +74,10 @@ def test_tool_context_setting_falls_back_to_the_declared_default() -> None:
     assert context.setting("token") == "t0k"
     assert context.setting(units) == "metric"
     assert context.setting("blank", "fallback") == "fallback" and context.setting("missing") is None
-    assert ToolContext(request_id="r", agent_id=None, http=None, settings={"units": "imperial"}).setting(units) == "imperial"  # type: ignore[arg-type]
+    assert (
+        ToolContext(request_id="r", agent_id=None, http=None, settings={"units": "imperial"}).setting(units)
+        == "imperial"
+    )  # type: ignore[arg-type]
 
 
 class RegistryPlugin:
@@ -158,7 +171,9 @@ async def test_send_returns_any_status_and_records_when_answered() -> None:
 
 
 async def test_a_bare_client_needs_a_base_url() -> None:
-    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[str(r.url)]))) as http:
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, json=[str(r.url)]))
+    ) as http:
         assert await REGISTRY.get_json(http, "/p", base_url="http://h.test/") == ["http://h.test/p"]
         with pytest.raises(TypeError):
             await REGISTRY.send(http, "/p")
@@ -178,16 +193,33 @@ def test_evidence_serves_calls_only_when_given() -> None:
     assert set(plain) == {"source", "source_kind", "retrieved_at", "as_of"} and plain["source_kind"] == "public"
     with_calls = msgspec.to_builtins(Evidence.now("PubChem", as_of="2024-01-01", calls=["t1", "t2"]))
     assert with_calls["calls"] == [{"retrieved_at": "t1"}, {"retrieved_at": "t2"}]
-    assert msgspec.json.schema(Evidence)["$defs"]["Evidence"]["required"] == ["source", "source_kind", "retrieved_at", "as_of"]
+    assert msgspec.json.schema(Evidence)["$defs"]["Evidence"]["required"] == [
+        "source",
+        "source_kind",
+        "retrieved_at",
+        "as_of",
+    ]
 
 
 def test_source_value_readers() -> None:
     assert [source_text(v) for v in ("  a ", "", None, True, 12, 1.5, [])] == ["a", None, None, None, "12", "1.5", None]
-    assert [source_int(v) for v in (5, "07", " 8 ", 3.0, 3.5, "x", True, None, "-1")] == [5, 7, 8, 3, None, None, None, None, None]
+    assert [source_int(v) for v in (5, "07", " 8 ", 3.0, 3.5, "x", True, None, "-1")] == [
+        5,
+        7,
+        8,
+        3,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 # -- no plugin reads the environment ----------------------------------------------------
-_ENVIRONMENT = re.compile(r"\bos\.environ\b|\bos\.getenv\b|\bfrom\s+os\s+import\s+[^\n]*\b(environ|getenv)\b|\bgetenv\(")
+_ENVIRONMENT = re.compile(
+    r"\bos\.environ\b|\bos\.getenv\b|\bfrom\s+os\s+import\s+[^\n]*\b(environ|getenv)\b|\bgetenv\("
+)
 
 
 def plugin_code() -> list[Path]:

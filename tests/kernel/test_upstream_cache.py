@@ -1,14 +1,15 @@
 """Registries' answers reused for TOLLWAY_UPSTREAM_CACHE_S: what is kept, for how long,
 shared between requests in flight, and how the evidence dates a reused answer."""
+
 from __future__ import annotations
 
 import asyncio
 
 import pytest
 
-from tollway._core.plugin_api.upstream_cache import UpstreamCache, keepable
 from tests.support import registry_plugin
 from tests.support.registry_plugin import DEFINE, SlowRegistry
+from tollway._core.plugin_api.upstream_cache import UpstreamCache, keepable
 from tollway.testing import credits_session, http_client
 
 TOLL = {"word": "toll"}
@@ -142,7 +143,9 @@ async def test_paid_lookups_reuse_the_registry_answer_and_date_their_evidence_by
 
 async def test_with_reuse_off_every_lookup_asks_the_registry(kernel_factory) -> None:
     transport = SlowRegistry()
-    kernel = await kernel_factory(plugins=[("registry", registry_plugin)], transport=transport, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"})
+    kernel = await kernel_factory(
+        plugins=[("registry", registry_plugin)], transport=transport, env={"TOLLWAY_UPSTREAM_CACHE_S": "0"}
+    )
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         for _ in range(3):

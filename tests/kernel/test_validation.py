@@ -1,6 +1,7 @@
 """core.validation: a body that does not convert is refused naming every failing
 field, with its dotted/indexed path and words saying what is expected; the happy
 path converts with msgspec alone."""
+
 from __future__ import annotations
 
 import datetime
@@ -70,7 +71,10 @@ def test_every_failing_field_is_named_with_its_path_and_what_is_expected() -> No
         {"field": "items[1].size.weight", "message": "items[1].size.weight must be greater than 0 and at most 1000"},
         {"field": "items[1].size.unit", "message": 'items[1].size.unit must be "kg" or "lb"'},
         {"field": "items[2].qty", "message": "items[2].qty must be a whole number of at least 1, a multiple of 2"},
-        {"field": "items[2].size.weight", "message": "items[2].size.weight must be a number greater than 0 and at most 1000"},
+        {
+            "field": "items[2].size.weight",
+            "message": "items[2].size.weight must be a number greater than 0 and at most 1000",
+        },
         {"field": "items[2].size.depth", "message": "items[2].size.depth is not an accepted field"},
         {"field": "items[2].itemId", "message": "items[2].itemId is required (a non-empty string)"},
         {"field": "colour", "message": 'colour must be "red" or "blue"'},
@@ -112,7 +116,9 @@ def test_a_long_list_of_bad_items_is_listed_up_to_the_cap() -> None:
     err = refusal({"values": ["x"] * 150}, Many)
     assert len(err.details) == validation.MAX_DETAILS
     assert err.details[0] == {"field": "values[0]", "message": "values[0] must be a whole number"}
-    assert err.message.startswith("More than 100 fields are invalid: values[0], values[1], ") and err.message.endswith("values[9] and others.")
+    assert err.message.startswith("More than 100 fields are invalid: values[0], values[1], ") and err.message.endswith(
+        "values[9] and others."
+    )
     few = refusal({"values": ["x"] * 12}, Many)
     assert len(few.details) == 12 and few.message.endswith("values[9] and 2 more.")
 
@@ -127,7 +133,10 @@ def test_the_happy_path_never_walks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_valid_bodies_have_no_problems() -> None:
-    for body in ({"items": [{"itemId": "a", "qty": 4}]}, {"items": [{"itemId": "b", "qty": 2, "size": None}], "note": None, "colour": "blue"}):
+    for body in (
+        {"items": [{"itemId": "a", "qty": 4}]},
+        {"items": [{"itemId": "b", "qty": 2, "size": None}], "note": None, "colour": "blue"},
+    ):
         msgspec.convert(body, Order, strict=True)
         assert problems_of(body, Order) == ([], 0)
 
@@ -135,9 +144,14 @@ def test_valid_bodies_have_no_problems() -> None:
 def test_a_check_may_report_one_field_or_several() -> None:
     one = field_error(FieldError("year", "year must be 1950 or later"))
     assert one.details == [{"field": "year", "message": "year must be 1950 or later"}]
-    several = field_error(FieldErrors([FieldError("make", "make is blank", "invalid_input"), FieldError("year", "year is too new")]))
+    several = field_error(
+        FieldErrors([FieldError("make", "make is blank", "invalid_input"), FieldError("year", "year is too new")])
+    )
     assert several.status == 400 and several.code == "invalid_input"
-    assert several.details == [{"field": "make", "message": "make is blank"}, {"field": "year", "message": "year is too new"}]
+    assert several.details == [
+        {"field": "make", "message": "make is blank"},
+        {"field": "year", "message": "year is too new"},
+    ]
     assert several.message == "2 fields are invalid: make, year."
     with pytest.raises(ValueError):
         FieldErrors([])

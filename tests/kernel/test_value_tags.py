@@ -1,6 +1,7 @@
 """Value tags on receipts and return on spend (both databases): a tag re-signs the newest
 receipt of the caller's job once per change, the refusals name every failing field, and
 return on spend counts only confirmed value on charged receipts; both are MCP tools too."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,10 +11,10 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
+from tests.support.echo_plugin import EchoPlugin
 from tollway._core.receipts.receipt_signing import b64url_decode, verify_receipt
 from tollway._core.receipts.receipts import ReceiptDraft
 from tollway._core.storage.tables import Receipt
-from tests.support.echo_plugin import EchoPlugin
 from tollway.testing import credits_session, http_client, mcp_server_for
 
 TAG = "/v1/analytics/value-tags"
@@ -38,12 +39,24 @@ async def _keys(client) -> dict[str, bytes]:
 
 async def _later_receipt_of(kernel, agent_id: str, job_id: str, after: str) -> str:
     """A second receipt of the same job (as a job's later step would leave), created after `after`."""
-    later = await kernel.receipts.issue(ReceiptDraft(
-        agent_id=agent_id, category="data", subcategory=None, amount=0, status="not_charged", execution_status="completed",
-        settlement_tx=None, payment_method="credits", tool="echo_words", request_id=job_id,
-    ))
+    later = await kernel.receipts.issue(
+        ReceiptDraft(
+            agent_id=agent_id,
+            category="data",
+            subcategory=None,
+            amount=0,
+            status="not_charged",
+            execution_status="completed",
+            settlement_tx=None,
+            payment_method="credits",
+            tool="echo_words",
+            request_id=job_id,
+        )
+    )
     first = await Receipt.select(Receipt.created_ms).where(Receipt.receipt_id == after).first()
-    await Receipt.update({Receipt.created_ms: first["created_ms"] + 1000}).where(Receipt.receipt_id == later["receipt_id"])
+    await Receipt.update({Receipt.created_ms: first["created_ms"] + 1000}).where(
+        Receipt.receipt_id == later["receipt_id"]
+    )
     return later["receipt_id"]
 
 
@@ -61,8 +74,16 @@ async def test_a_tag_resigns_the_newest_receipt_of_the_job_once_per_change(kerne
         paid = await _paid(client, auth)
         job = paid["request_id"]
         newest = await _later_receipt_of(kernel, agent_id, job, after=paid["receipt_id"])
-        by_request = await client.post(TAG, json={"request_id": job, "status": "proposed", "value_usdc": "2.5", "note": "saved a lookup"}, headers=auth)
-        again = await client.post(TAG, json={"request_id": job, "status": "proposed", "value_usdc": "2.500000", "note": "saved a lookup"}, headers=auth)
+        by_request = await client.post(
+            TAG,
+            json={"request_id": job, "status": "proposed", "value_usdc": "2.5", "note": "saved a lookup"},
+            headers=auth,
+        )
+        again = await client.post(
+            TAG,
+            json={"request_id": job, "status": "proposed", "value_usdc": "2.500000", "note": "saved a lookup"},
+            headers=auth,
+        )
         by_job = await client.post(TAG, json={"job_id": job, "status": "confirmed", "value_usdc": "3"}, headers=auth)
         served = (await client.get(f"/v1/receipts/{newest}", headers=auth)).json()
         keys = await _keys(client)
@@ -70,13 +91,21 @@ async def test_a_tag_resigns_the_newest_receipt_of_the_job_once_per_change(kerne
     first = by_request.json()
     assert first["receipt_id"] == newest and first["job_id"] == job and first["revision"] == 2
     tag = first["value_tag"]
-    assert {k: tag[k] for k in ("status", "value_usdc", "note")} == {"status": "proposed", "value_usdc": "2.500000", "note": "saved a lookup"}
+    assert {k: tag[k] for k in ("status", "value_usdc", "note")} == {
+        "status": "proposed",
+        "value_usdc": "2.500000",
+        "note": "saved a lookup",
+    }
     assert tag["tagged_at"].endswith("Z") and tag["tagged_at"][:4].isdigit()
     assert verify_receipt(first, keys) == (True, "valid")
     assert again.status_code == 200 and again.json() == first  # the same tag: no new revision
     second = by_job.json()
     assert by_job.status_code == 200 and second["receipt_id"] == newest and second["revision"] == 3
-    assert second["value_tag"]["status"] == "confirmed" and second["value_tag"]["value_usdc"] == "3.000000" and second["value_tag"]["note"] is None
+    assert (
+        second["value_tag"]["status"] == "confirmed"
+        and second["value_tag"]["value_usdc"] == "3.000000"
+        and second["value_tag"]["note"] is None
+    )
     assert verify_receipt(second, keys) == (True, "valid")
     assert served == second
     assert [r["revision"] for r in await kernel.receipts.revisions(newest)] == [1, 2, 3]
@@ -101,12 +130,18 @@ async def test_a_tagged_receipt_verifies_with_the_cli(kernel, tmp_path):
     async with http_client(kernel) as client:
         _agent_id, auth = await credits_session(client)
         paid = await _paid(client, auth)
-        tagged = (await client.post(TAG, json={"job_id": paid["request_id"], "status": "confirmed", "value_usdc": "0.25"}, headers=auth)).json()
+        tagged = (
+            await client.post(
+                TAG, json={"job_id": paid["request_id"], "status": "confirmed", "value_usdc": "0.25"}, headers=auth
+            )
+        ).json()
         keys = (await client.get("/v1/receipts/keys")).json()
     (tmp_path / "receipt.json").write_text(json.dumps(tagged))
     (tmp_path / "keys.json").write_text(json.dumps(keys))
     assert cli(["receipts", "verify", str(tmp_path / "receipt.json"), "--keys", str(tmp_path / "keys.json")]) == 0
-    (tmp_path / "receipt.json").write_text(json.dumps({**tagged, "value_tag": {**tagged["value_tag"], "value_usdc": "250.000000"}}))
+    (tmp_path / "receipt.json").write_text(
+        json.dumps({**tagged, "value_tag": {**tagged["value_tag"], "value_usdc": "250.000000"}})
+    )
     assert cli(["receipts", "verify", str(tmp_path / "receipt.json"), "--keys", str(tmp_path / "keys.json")]) == 1
 
 
@@ -132,18 +167,34 @@ async def test_refusals_name_every_failing_field(kernel):
         _agent_id, auth = await credits_session(client)
         paid = await _paid(client, auth)
         job = paid["request_id"]
-        both = await client.post(TAG, json={"request_id": job, "job_id": job, "status": "confirmed", "value_usdc": "1"}, headers=auth)
+        both = await client.post(
+            TAG, json={"request_id": job, "job_id": job, "status": "confirmed", "value_usdc": "1"}, headers=auth
+        )
         neither = await client.post(TAG, json={"status": "confirmed", "value_usdc": "1"}, headers=auth)
-        both_and_bad = await client.post(TAG, json={"request_id": job, "job_id": job, "status": "great", "value_usdc": "1"}, headers=auth)
-        bad = await client.post(TAG, json={"request_id": job, "status": "great", "value_usdc": "1000000.5", "note": "n" * 1001}, headers=auth)
+        both_and_bad = await client.post(
+            TAG, json={"request_id": job, "job_id": job, "status": "great", "value_usdc": "1"}, headers=auth
+        )
+        bad = await client.post(
+            TAG,
+            json={"request_id": job, "status": "great", "value_usdc": "1000000.5", "note": "n" * 1001},
+            headers=auth,
+        )
         missing = await client.post(TAG, json={"job_id": job}, headers=auth)
         shapes = {
-            value: await client.post(TAG, json={"job_id": job, "status": "confirmed", "value_usdc": value}, headers=auth)
+            value: await client.post(
+                TAG, json={"job_id": job, "status": "confirmed", "value_usdc": value}, headers=auth
+            )
             for value in ("1.1234567", "-1", 5, "1e3", "", "1,5", " 1")
         }
-        unknown = await client.post(TAG, json={"job_id": job, "status": "confirmed", "value_usdc": "1", "colour": "red"}, headers=auth)
+        unknown = await client.post(
+            TAG, json={"job_id": job, "status": "confirmed", "value_usdc": "1", "colour": "red"}, headers=auth
+        )
         empty_id = await client.post(TAG, json={"job_id": "", "status": "confirmed", "value_usdc": "1"}, headers=auth)
-        top = await client.post(TAG, json={"job_id": job, "status": "rejected", "value_usdc": "1000000.000000", "note": "n" * 1000}, headers=auth)
+        top = await client.post(
+            TAG,
+            json={"job_id": job, "status": "rejected", "value_usdc": "1000000.000000", "note": "n" * 1000},
+            headers=auth,
+        )
         zero = await client.post(TAG, json={"job_id": job, "status": "rejected", "value_usdc": "0"}, headers=auth)
     assert _fields(both) == {"request_id", "job_id"} and "exactly one of request_id and job_id" in both.text
     assert _fields(neither) == {"request_id", "job_id"}
@@ -155,7 +206,11 @@ async def test_refusals_name_every_failing_field(kernel):
     assert _fields(unknown) == {"colour"}
     assert _fields(empty_id) == {"job_id"}
     assert top.status_code == 200 and top.json()["value_tag"]["value_usdc"] == "1000000.000000"
-    assert zero.status_code == 200 and zero.json()["value_tag"]["value_usdc"] == "0.000000" and zero.json()["revision"] == 3
+    assert (
+        zero.status_code == 200
+        and zero.json()["value_tag"]["value_usdc"] == "0.000000"
+        and zero.json()["revision"] == 3
+    )
     assert (await kernel.receipts.get(paid["receipt_id"]))["revision"] == 3  # only the two valid tags re-signed it
 
 
@@ -164,7 +219,9 @@ async def test_return_on_spend_counts_confirmed_value_on_charged_receipts(kernel
     async with http_client(kernel) as client:
         _agent_id, auth = await credits_session(client)
         echoes = [await _paid(client, auth, text=f"e{i}") for i in range(3)]  # 0.001 each, data
-        checks = [await _paid(client, auth, "/v1/tools/test/flaky", f"f{i}") for i in range(2)]  # 0.010 each, verification
+        checks = [
+            await _paid(client, auth, "/v1/tools/test/flaky", f"f{i}") for i in range(2)
+        ]  # 0.010 each, verification
         boom = await client.post("/v1/tools/test/flaky", json={"text": "boom"}, headers=auth)  # refunded: not spend
         assert boom.status_code == 503
         refunded = boom.json()["request_id"]
@@ -196,21 +253,65 @@ async def test_return_on_spend_counts_confirmed_value_on_charged_receipts(kernel
         _fresh, fresh_auth = await credits_session(client)
         nothing = (await client.get(ROS, headers=fresh_auth)).json()
 
-    assert untagged == {"period_days": 30, "category": None, "spend_usdc": "0.023000", "value_usdc": "0.000000", "proposed_value_usdc": "0.000000",
-                        "return_on_spend": 0.0, "receipts_charged": 5, "receipts_confirmed": 0}
-    assert proposed["value_usdc"] == "0.000000" and proposed["proposed_value_usdc"] == "0.500000" and proposed["return_on_spend"] == 0.0
-    assert confirmed == {**untagged, "value_usdc": "0.046000", "proposed_value_usdc": "0.500000", "return_on_spend": 2.0, "receipts_confirmed": 1}
-    assert verification == {"period_days": 7, "category": "verification", "spend_usdc": "0.020000", "value_usdc": "0.046000",
-                            "proposed_value_usdc": "0.000000", "return_on_spend": 2.3, "receipts_charged": 2, "receipts_confirmed": 1}
-    assert data == {"period_days": 30, "category": "data", "spend_usdc": "0.003000", "value_usdc": "0.000000",
-                    "proposed_value_usdc": "0.500000", "return_on_spend": 0.0, "receipts_charged": 3, "receipts_confirmed": 0}
+    assert untagged == {
+        "period_days": 30,
+        "category": None,
+        "spend_usdc": "0.023000",
+        "value_usdc": "0.000000",
+        "proposed_value_usdc": "0.000000",
+        "return_on_spend": 0.0,
+        "receipts_charged": 5,
+        "receipts_confirmed": 0,
+    }
+    assert (
+        proposed["value_usdc"] == "0.000000"
+        and proposed["proposed_value_usdc"] == "0.500000"
+        and proposed["return_on_spend"] == 0.0
+    )
+    assert confirmed == {
+        **untagged,
+        "value_usdc": "0.046000",
+        "proposed_value_usdc": "0.500000",
+        "return_on_spend": 2.0,
+        "receipts_confirmed": 1,
+    }
+    assert verification == {
+        "period_days": 7,
+        "category": "verification",
+        "spend_usdc": "0.020000",
+        "value_usdc": "0.046000",
+        "proposed_value_usdc": "0.000000",
+        "return_on_spend": 2.3,
+        "receipts_charged": 2,
+        "receipts_confirmed": 1,
+    }
+    assert data == {
+        "period_days": 30,
+        "category": "data",
+        "spend_usdc": "0.003000",
+        "value_usdc": "0.000000",
+        "proposed_value_usdc": "0.500000",
+        "return_on_spend": 0.0,
+        "receipts_charged": 3,
+        "receipts_confirmed": 0,
+    }
     # 0.005 of the second check's 0.010 was given back: spend 0.018, and 0.046 / 0.018 = 2.5555... -> 2.5556
-    assert after_return["spend_usdc"] == "0.018000" and after_return["return_on_spend"] == 2.5556 and after_return["receipts_charged"] == 5
-    assert withdrawn["value_usdc"] == "0.000000" and withdrawn["receipts_confirmed"] == 0 and withdrawn["return_on_spend"] == 0.0
+    assert (
+        after_return["spend_usdc"] == "0.018000"
+        and after_return["return_on_spend"] == 2.5556
+        and after_return["receipts_charged"] == 5
+    )
+    assert (
+        withdrawn["value_usdc"] == "0.000000"
+        and withdrawn["receipts_confirmed"] == 0
+        and withdrawn["return_on_spend"] == 0.0
+    )
     assert _fields(bad_category) == {"category"}
     for resp in bad_periods:
         assert _fields(resp) == {"period"}
-    assert nothing["spend_usdc"] == "0.000000" and nothing["return_on_spend"] is None and nothing["receipts_charged"] == 0
+    assert (
+        nothing["spend_usdc"] == "0.000000" and nothing["return_on_spend"] is None and nothing["receipts_charged"] == 0
+    )
 
 
 # -- MCP -------------------------------------------------------------------------------------------
@@ -221,16 +322,31 @@ async def test_both_operations_are_mcp_tools(kernel):
     token = auth["Authorization"].split()[1]
     async with Client(mcp_server_for(kernel, token=token)) as mcp:
         listed = {t.name: t for t in (await mcp.list_tools()).tools}
-        tagged = await mcp.call_tool("value_tag", {"request_id": paid["request_id"], "status": "confirmed", "value_usdc": "0.02", "note": "worth it"})
-        both = await mcp.call_tool("value_tag", {"request_id": "a", "job_id": "a", "status": "confirmed", "value_usdc": "1"})
+        tagged = await mcp.call_tool(
+            "value_tag",
+            {"request_id": paid["request_id"], "status": "confirmed", "value_usdc": "0.02", "note": "worth it"},
+        )
+        both = await mcp.call_tool(
+            "value_tag", {"request_id": "a", "job_id": "a", "status": "confirmed", "value_usdc": "1"}
+        )
         ros = await mcp.call_tool("return_on_spend", {"period": "30"})
         bad = await mcp.call_tool("return_on_spend", {"category": "snacks"})
     assert {"value_tag", "return_on_spend"} <= set(listed)
     assert listed["return_on_spend"].annotations.read_only_hint is True
-    assert set(listed["value_tag"].input_schema["properties"]) == {"request_id", "job_id", "status", "value_usdc", "note"}
+    assert set(listed["value_tag"].input_schema["properties"]) == {
+        "request_id",
+        "job_id",
+        "status",
+        "value_usdc",
+        "note",
+    }
     assert not tagged.is_error, tagged.content
     assert tagged.structured_content["receipt_id"] == paid["receipt_id"] and tagged.structured_content["revision"] == 2
     assert tagged.structured_content["value_tag"]["note"] == "worth it"
     assert both.is_error and {d["field"] for d in both.structured_content["details"]} == {"request_id", "job_id"}
-    assert not ros.is_error and ros.structured_content["value_usdc"] == "0.020000" and ros.structured_content["return_on_spend"] == 2.0
+    assert (
+        not ros.is_error
+        and ros.structured_content["value_usdc"] == "0.020000"
+        and ros.structured_content["return_on_spend"] == 2.0
+    )
     assert bad.is_error and bad.structured_content["details"][0]["field"] == "category"

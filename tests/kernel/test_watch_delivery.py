@@ -3,6 +3,7 @@ them for the watches on the entity; each change is delivered once, charged once 
 credits with a signed receipt and one `watch_change` notification; the cap and the
 credits pause a watch (the owner told once) and the held changes are delivered in
 order when it runs again; concurrent deliverers never charge twice or pass a cap."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,13 +11,12 @@ import asyncio
 import msgspec
 import pytest
 
-from tollway._core.storage import sql
+from tests.support.feed_plugin import COMPLETE, FEED, POLLED, FeedPlugin
+from tests.support.watch_rows import PRICE, new_watch
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
-from tests.support.watch_rows import PRICE, new_watch
-from tests.support.feed_plugin import COMPLETE, FEED, POLLED, FeedPlugin
+from tollway._core.storage import sql
 from tollway.testing import OPERATOR, credits_session, http_client
-
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,9 @@ async def deliveries(wid: str) -> list[dict]:
 
 
 async def notes(agent_id: str, type_: str) -> list[dict]:
-    rows = await sql.fetch("SELECT metadata FROM tw_notifications WHERE agent_id = {} AND type = {} ORDER BY seq", agent_id, type_)
+    rows = await sql.fetch(
+        "SELECT metadata FROM tw_notifications WHERE agent_id = {} AND type = {} ORDER BY seq", agent_id, type_
+    )
     return [msgspec.json.decode(r["metadata"]) for r in rows]
 
 
@@ -64,9 +66,21 @@ async def test_a_change_is_delivered_once_charged_once_receipted_and_notified(ke
     assert await kernel.watch_deliveries.run_pending() == 0  # nothing twice
     [d] = await deliveries(wid)
     assert d["state"] == "delivered" and d["charged"] == PRICE
-    assert d["change"] == {"changed_on": d["change"]["changed_on"], "field": "price", "before": 10, "after": 12, "source": "test feed", "as_of": "2026-11-01"}
+    assert d["change"] == {
+        "changed_on": d["change"]["changed_on"],
+        "field": "price",
+        "before": 10,
+        "after": 12,
+        "source": "test feed",
+        "as_of": "2026-11-01",
+    }
     receipt = await kernel.receipts.get(d["receipt_id"])
-    assert (receipt["category"], receipt["subcategory"], receipt["job_id"], receipt["amount_usdc"]) == ("data", "watch", d["id"], "0.020000")
+    assert (receipt["category"], receipt["subcategory"], receipt["job_id"], receipt["amount_usdc"]) == (
+        "data",
+        "watch",
+        d["id"],
+        "0.020000",
+    )
     signer = ReceiptSigner(kernel.config.receipt_seed)
     assert verify_receipt(receipt, {signer.key_id: signer.public_key}) == (True, "valid")
     [note] = await notes(agent, "watch_change")
@@ -88,7 +102,8 @@ async def test_entities_removed_and_listed_again_are_entity_changes(kernel_facto
     await kernel.watch_polling.poll("test_feed")
     await kernel.watch_deliveries.run_pending()
     assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [
-        ("$entity", "listed", "not_listed"), ("$entity", "not_listed", "listed"),
+        ("$entity", "listed", "not_listed"),
+        ("$entity", "not_listed", "listed"),
     ]
 
 
@@ -106,7 +121,9 @@ async def test_an_entity_first_seen_in_a_partial_snapshot_is_no_change(kernel_fa
     FEED["ITEM-2"] = {"v": 2}
     assert (await kernel.watch_polling.poll("test_feed")).changes_detected == 1
     await kernel.watch_deliveries.run_pending()
-    assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [("v", 1, 2)]
+    assert [(d["change"]["field"], d["change"]["before"], d["change"]["after"]) for d in await deliveries(wid)] == [
+        ("v", 1, 2)
+    ]
 
 
 async def test_the_cap_pauses_once_and_raising_it_delivers_the_held_changes_in_order(kernel_factory) -> None:
@@ -122,7 +139,9 @@ async def test_the_cap_pauses_once_and_raising_it_delivers_the_held_changes_in_o
     assert (w["status"], w["pause_reason"], w["changes_delivered"], w["spent"]) == ("paused", "cap", 2, 2 * PRICE)
     assert len(await notes(agent, "watch_paused")) == 1  # told once, though three changes met the cap
     assert len(await notes(agent, "watch_change")) == 2
-    await sql.fetch("UPDATE tw_watches SET max_spend = {}, status = 'running', pause_reason = NULL WHERE id = {}", 10 * PRICE, wid)
+    await sql.fetch(
+        "UPDATE tw_watches SET max_spend = {}, status = 'running', pause_reason = NULL WHERE id = {}", 10 * PRICE, wid
+    )
     assert await kernel.watch_deliveries.run_pending() == 3
     delivered = [d["change"]["after"] for d in await deliveries(wid) if d["state"] == "delivered"]
     assert delivered == [1, 2, 3, 4, 5]
@@ -144,7 +163,9 @@ async def test_credits_running_out_pause_and_a_grant_resumes_automatically(kerne
     assert await kernel.watch_deliveries.run_pending() == 0
     assert len(await notes(agent, "watch_paused")) == 1
     async with http_client(kernel) as client:
-        granted = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent, "amount": "1"}, headers=OPERATOR)
+        granted = await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent, "amount": "1"}, headers=OPERATOR
+        )
         assert granted.status_code == 200, granted.text
     assert (await watch(wid))["status"] == "running"  # resumed by the grant itself
     assert await kernel.watch_deliveries.run_pending() == 2
@@ -162,7 +183,9 @@ async def test_one_change_delivered_by_two_concurrent_deliverers_is_charged_once
     outcomes = await asyncio.gather(*(kernel.watch_deliveries.step(wid) for _ in range(2)))
     assert sorted(o.kind for o in outcomes) == ["delivered", "idle"]
     assert len(await notes(agent, "watch_change")) == 1
-    assert (await sql.fetch_one("SELECT COUNT(*) AS n FROM tw_receipts WHERE job_id = {}", (await deliveries(wid))[0]["id"]))["n"] == 1
+    assert (
+        await sql.fetch_one("SELECT COUNT(*) AS n FROM tw_receipts WHERE job_id = {}", (await deliveries(wid))[0]["id"])
+    )["n"] == 1
     assert await check_ledger() == []
 
 

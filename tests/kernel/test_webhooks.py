@@ -2,6 +2,7 @@
 signatures, `webhook-id`, numbered attempts, retries with growing delay,
 abandonment, redirects, target rules (SSRF), pinned addresses with TLS, concurrent
 senders, a sender killed mid-send, and the loop run beside the workers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,12 +23,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.support.webhook_receiver import receiving
 from tollway._core.basics.ids import new_id
 from tollway._core.webhooks import outbox, signing
 from tollway._core.webhooks.outbox import WebhookSender, enqueue, publish_due
 from tollway._core.webhooks.targets import address_problem, target_problem
 from tollway._runtime.service import Background
-from tests.support.webhook_receiver import receiving
 
 SECRET = "whsec_test-secret"
 FAST = {"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1", "TOLLWAY_WEBHOOK_RETRY_BASE_S": "0.05"}
@@ -42,8 +43,13 @@ async def put(kernel, url: str, *, numbered: bool = False, body: dict | None = N
     webhook_id = new_id("dlv")
     async with kernel.db.transaction():
         assert await enqueue(
-            webhook_id=webhook_id, kind=kind, subject="w_1", url=url, secret=SECRET,
-            body=body if body is not None else {"type": kind, "delivery_id": webhook_id}, numbered=numbered,
+            webhook_id=webhook_id,
+            kind=kind,
+            subject="w_1",
+            url=url,
+            secret=SECRET,
+            body=body if body is not None else {"type": kind, "delivery_id": webhook_id},
+            numbered=numbered,
         )
     await publish_due(kernel.events, webhook_id)
     return webhook_id
@@ -123,16 +129,32 @@ def test_the_receiver_snippet_in_the_docs_verifies() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["http://example.com/hook", "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://[::1]/hook",
-     "https://169.254.169.254/latest/meta-data", "https://localhost:8443/hook", "https://user:pw@example.com/hook",
-     "https:///hook", "ftp://example.com/", "https://[::ffff:10.0.0.1]/", "https://100.64.0.1/", "https://224.0.0.1/",
-     "https://0.0.0.0/", "https://192.168.1.1/", "https://[fc00::1]/", "https://[fe80::1]/"],
+    [
+        "http://example.com/hook",
+        "https://127.0.0.1/hook",
+        "https://10.1.2.3/hook",
+        "https://[::1]/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://localhost:8443/hook",
+        "https://user:pw@example.com/hook",
+        "https:///hook",
+        "ftp://example.com/",
+        "https://[::ffff:10.0.0.1]/",
+        "https://100.64.0.1/",
+        "https://224.0.0.1/",
+        "https://0.0.0.0/",
+        "https://192.168.1.1/",
+        "https://[fc00::1]/",
+        "https://[fe80::1]/",
+    ],
 )
 def test_target_problem_refuses(url: str) -> None:
     assert target_problem(url, allow_insecure=False) is not None
 
 
-@pytest.mark.parametrize("url", ["https://example.com/hook", "https://93.184.215.14:8443/x?y=1", "https://[2606:4700::1111]/"])
+@pytest.mark.parametrize(
+    "url", ["https://example.com/hook", "https://93.184.215.14:8443/x?y=1", "https://[2606:4700::1111]/"]
+)
 def test_target_problem_accepts_public_https(url: str) -> None:
     assert target_problem(url, allow_insecure=False) is None
 
@@ -171,18 +193,31 @@ async def test_enqueue_belongs_to_the_callers_transaction(kernel) -> None:
     webhook_id = new_id("dlv")
     with pytest.raises(RuntimeError):
         async with kernel.db.transaction():
-            await enqueue(webhook_id=webhook_id, kind="watch.change", subject="w", url="https://example.com/", secret=SECRET, body={})
+            await enqueue(
+                webhook_id=webhook_id,
+                kind="watch.change",
+                subject="w",
+                url="https://example.com/",
+                secret=SECRET,
+                body={},
+            )
             raise RuntimeError("the charge failed")
     assert await outbox.get(webhook_id) is None
     async with kernel.db.transaction():
-        assert await enqueue(webhook_id=webhook_id, kind="watch.change", subject="w", url="https://example.com/", secret=SECRET, body={})
-    assert not await enqueue(webhook_id=webhook_id, kind="watch.change", subject="w", url="https://example.com/", secret=SECRET, body={})
+        assert await enqueue(
+            webhook_id=webhook_id, kind="watch.change", subject="w", url="https://example.com/", secret=SECRET, body={}
+        )
+    assert not await enqueue(
+        webhook_id=webhook_id, kind="watch.change", subject="w", url="https://example.com/", secret=SECRET, body={}
+    )
     assert (await outbox.get(webhook_id))["numbered"] is False
 
 
 async def test_failures_are_retried_with_growing_delay_and_numbered(kernel) -> None:
     async with receiving([500, 500, 200]) as receiver:
-        webhook_id = await put(kernel, receiver.url, numbered=True, kind="case.result", body={"event": "case.result", "goal_id": "g"})
+        webhook_id = await put(
+            kernel, receiver.url, numbered=True, kind="case.result", body={"event": "case.result", "goal_id": "g"}
+        )
         row = await settle(kernel.webhooks, webhook_id)
     assert row["state"] == "delivered" and row["attempts"] == 3
     assert [json.loads(r.body)["attempt"] for r in receiver.requests] == [1, 2, 3]
@@ -241,13 +276,19 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
 async def test_internal_targets_are_refused_without_connecting(kernel) -> None:
     transport = RecordingTransport()
-    secure = WebhookSender(db=kernel.db, events=kernel.events, retry_base_s=0.05, allow_insecure=False, transport=transport)
+    secure = WebhookSender(
+        db=kernel.db, events=kernel.events, retry_base_s=0.05, allow_insecure=False, transport=transport
+    )
     try:
         async with receiving([200]) as receiver:
             port = receiver.port
             refused_outright = [
-                f"http://127.0.0.1:{port}/hook", f"https://127.0.0.1:{port}/hook", "https://10.1.2.3/hook",
-                f"https://[::1]:{port}/hook", "https://169.254.169.254/latest/meta-data", f"https://localhost:{port}/hook",
+                f"http://127.0.0.1:{port}/hook",
+                f"https://127.0.0.1:{port}/hook",
+                "https://10.1.2.3/hook",
+                f"https://[::1]:{port}/hook",
+                "https://169.254.169.254/latest/meta-data",
+                f"https://localhost:{port}/hook",
             ]
             outright = [await put(kernel, url) for url in refused_outright]
             resolved = await put(kernel, f"https://127.1:{port}/hook")  # a name the resolver turns into 127.0.0.1
@@ -273,7 +314,9 @@ async def test_every_resolved_address_must_be_public(kernel) -> None:
         return answers[host]
 
     transport = RecordingTransport()
-    secure = WebhookSender(db=kernel.db, events=kernel.events, allow_insecure=False, transport=transport, resolve=resolve)
+    secure = WebhookSender(
+        db=kernel.db, events=kernel.events, allow_insecure=False, transport=transport, resolve=resolve
+    )
     try:
         mixed = await put(kernel, "https://mixed.example.test/hook")
         mapped = await put(kernel, "https://mapped.example.test/hook")
@@ -288,16 +331,22 @@ async def test_every_resolved_address_must_be_public(kernel) -> None:
 def _certificate(name: str) -> tuple[bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 

@@ -1,6 +1,7 @@
 """The answers' extension slots: a tool's keys ride a kernel answer at its top level, after
 the kernel's own fields, so the bytes are those of a type that declared them; the schemas
 document the slot's declared keys."""
+
 from __future__ import annotations
 
 import msgspec
@@ -10,7 +11,9 @@ from tollway._core.wire import calls, slots
 
 
 def test_a_slot_key_is_encoded_at_the_top_level_after_the_kernels_fields() -> None:
-    accepted = calls.JobAccepted(request_id="req_1", tool="compute", status="pending", receipt_id="rcpt_1", message="Accepted.")
+    accepted = calls.JobAccepted(
+        request_id="req_1", tool="compute", status="pending", receipt_id="rcpt_1", message="Accepted."
+    )
     body = slots.extended(accepted, {"goal_id": "goal_1"})
     assert msgspec.json.encode(body) == (
         b'{"request_id":"req_1","tool":"compute","status":"pending","receipt_id":"rcpt_1","message":"Accepted.","goal_id":"goal_1"}'
@@ -19,7 +22,15 @@ def test_a_slot_key_is_encoded_at_the_top_level_after_the_kernels_fields() -> No
 
 
 def test_a_kernel_field_given_by_a_tool_replaces_the_kernels_value() -> None:
-    job = calls.JobStatus(request_id="req_1", status="completed", tool="sms_send", receipt_id=None, created_at="t0", updated_at="t1", result={"a": 1})
+    job = calls.JobStatus(
+        request_id="req_1",
+        status="completed",
+        tool="sms_send",
+        receipt_id=None,
+        created_at="t0",
+        updated_at="t1",
+        result={"a": 1},
+    )
     shown = slots.extended(job, {"result": {"a": 2}, "email_tracking": {"opens": 3}})
     assert msgspec.to_builtins(shown)["result"] == {"a": 2}
     assert list(msgspec.to_builtins(shown))[-1] == "email_tracking"

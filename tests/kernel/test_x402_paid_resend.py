@@ -2,6 +2,7 @@
 PostgreSQL: a quote claimed by a refused payment stays usable, a reservation the
 reconciler voided while the tool ran never settles, a wallet gets one agent
 however many first payments race, and a local transfer moves money once."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,16 +11,16 @@ import time
 import pytest
 from eth_account import Account
 
-from tollway._core.credits import ledger
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.wallets import fund
 from tollway._core.auth.agents import AgentDirectory
+from tollway._core.credits import ledger
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import make_payment, sign_authorization
 from tollway._core.payments.settlement import local_transaction_hash
 from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Quote, Receipt
 from tollway.testing import http_client, pay_402
-from tests.support.echo_plugin import EchoPlugin
-from tests.support.wallets import fund
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 ECHO = "/v1/tools/test/echo"
@@ -38,7 +39,10 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
     payer, stranger = Account.create(), Account.create()
     async with http_client(kernel) as client:
         quote = await client.post(ECHO, json={"text": "later"})
-        headers = {"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": quote.json()["quote_id"]}
+        headers = {
+            "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
         unfunded = await client.post(ECHO, json={"text": "later"}, headers=headers)
         assert unfunded.status_code == 402
         assert unfunded.json()["details"]["reason"] == x402.ERR_INSUFFICIENT_BALANCE
@@ -46,7 +50,9 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
         forged = pay_402(stranger, quote.headers["PAYMENT-REQUIRED"])
         other = await client.post(ECHO, json={"text": "later"}, headers={**headers, "payment-signature": forged})
         assert other.status_code == 402
-        assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())["used_ms"] is None
+        assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())[
+            "used_ms"
+        ] is None
         await fund(client, payer.address, "1")
         paid = await client.post(ECHO, json={"text": "later"}, headers=headers)
         assert paid.status_code == 200, paid.text
@@ -54,7 +60,9 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
         assert again.status_code == 402
         assert again.json()["details"]["reason"] in ("quote_already_used", x402.ERR_NONCE_ALREADY_USED)
         assert await balance(client, payer.address) == "0.999000"
-    assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())["used_ms"] is not None
+    assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())[
+        "used_ms"
+    ] is not None
     assert await check_ledger(max_intermediate_age_s=0) == []
 
 
@@ -64,12 +72,22 @@ async def test_a_replayed_authorization_gives_its_fresh_quote_back(kernel):
         await fund(client, payer.address, "1")
         first = await client.post(ECHO, json={"text": "once"})
         header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
-        assert (await client.post(ECHO, json={"text": "once"}, headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]})).status_code == 200
+        assert (
+            await client.post(
+                ECHO,
+                json={"text": "once"},
+                headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]},
+            )
+        ).status_code == 200
         fresh = await client.post(ECHO, json={"text": "once"})
-        replay = await client.post(ECHO, json={"text": "once"}, headers={"payment-signature": header, "X-Quote-ID": fresh.json()["quote_id"]})
+        replay = await client.post(
+            ECHO, json={"text": "once"}, headers={"payment-signature": header, "X-Quote-ID": fresh.json()["quote_id"]}
+        )
         assert replay.status_code == 402
         assert replay.json()["details"]["reason"] == x402.ERR_NONCE_ALREADY_USED
-        assert (await Quote.select(Quote.used_ms).where(Quote.id == fresh.json()["quote_id"]).first())["used_ms"] is None
+        assert (await Quote.select(Quote.used_ms).where(Quote.id == fresh.json()["quote_id"]).first())[
+            "used_ms"
+        ] is None
         assert await balance(client, payer.address) == "0.999000"
     assert await PaymentAuthorization.count() == 1
 
@@ -82,7 +100,9 @@ async def test_a_quote_refusal_says_why(kernel):
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
 
         async def reason(quote_id, text="a"):
-            resp = await client.post(ECHO, json={"text": text}, headers={"payment-signature": header, "X-Quote-ID": quote_id})
+            resp = await client.post(
+                ECHO, json={"text": text}, headers={"payment-signature": header, "X-Quote-ID": quote_id}
+            )
             assert resp.status_code == 402
             return resp.json()["details"]["reason"]
 
@@ -110,7 +130,9 @@ async def test_a_reservation_voided_while_the_tool_ran_is_never_settled(kernel):
         await fund(client, payer.address, "1")
         quote = await client.post(ECHO, json={"text": "late"})
         header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-        paid = await client.post(ECHO, json={"text": "late"}, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]})
+        paid = await client.post(
+            ECHO, json={"text": "late"}, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
+        )
         assert paid.status_code == 402, paid.text
         assert paid.json()["details"]["reason"] == "authorization_voided"
         assert await balance(client, payer.address) == "1.000000"
@@ -137,10 +159,19 @@ async def test_paying_first_payments_of_one_wallet_at_once_make_one_agent(kernel
     async with http_client(kernel) as client:
         await fund(client, payer.address, "1")
         quotes = [await client.post(ECHO, json={"text": f"t{i}"}) for i in range(4)]
-        paid = await asyncio.gather(*[
-            client.post(ECHO, json={"text": f"t{i}"}, headers={"payment-signature": pay_402(payer, q.headers["PAYMENT-REQUIRED"]), "X-Quote-ID": q.json()["quote_id"]})
-            for i, q in enumerate(quotes)
-        ])
+        paid = await asyncio.gather(
+            *[
+                client.post(
+                    ECHO,
+                    json={"text": f"t{i}"},
+                    headers={
+                        "payment-signature": pay_402(payer, q.headers["PAYMENT-REQUIRED"]),
+                        "X-Quote-ID": q.json()["quote_id"],
+                    },
+                )
+                for i, q in enumerate(quotes)
+            ]
+        )
         assert [p.status_code for p in paid] == [200] * 4
         assert await balance(client, payer.address) == "0.996000"
     assert await Agent.count().where(Agent.wallet_address == payer.address.lower()) == 1
@@ -149,7 +180,9 @@ async def test_paying_first_payments_of_one_wallet_at_once_make_one_agent(kernel
 
 def _payment(kernel, payer, to: str, value: int) -> x402.PaymentPayload:
     now = int(time.time())
-    auth, sig = sign_authorization(payer, kernel.network, to=to, value=value, valid_after=now - 5, valid_before=now + 60)
+    auth, sig = sign_authorization(
+        payer, kernel.network, to=to, value=value, valid_after=now - 5, valid_before=now + 60
+    )
     return x402.decode_payment(make_payment(kernel.network, kernel.gateway.requirements(value, "q_x"), auth, sig))
 
 
@@ -171,7 +204,9 @@ async def test_a_local_transfer_moves_money_once(kernel, to_self):
     else:
         assert await backend.on_chain_balance(payer.address) == 6_000
         assert await backend.on_chain_balance(to) == before_to + 4_000
-    rows = await LedgerEntry.select(LedgerEntry.kind, LedgerEntry.delta, LedgerEntry.balance_after).where(LedgerEntry.reference == first.transaction)
+    rows = await LedgerEntry.select(LedgerEntry.kind, LedgerEntry.delta, LedgerEntry.balance_after).where(
+        LedgerEntry.reference == first.transaction
+    )
     assert sorted((r["kind"], r["delta"]) for r in rows) == [("transfer_in", 4_000), ("transfer_out", -4_000)]
     short = await backend.settle(_payment(kernel, payer, to, 20_000), {}, payer.address)
     assert short.status == "failed" and short.reason == x402.ERR_INSUFFICIENT_BALANCE

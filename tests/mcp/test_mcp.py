@@ -2,6 +2,7 @@
 (the per-request era the SDK picks by default, and the legacy initialize
 handshake): tools/list, credits, refusals, free reads, jobs with progress, the
 output cap and cancellation."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,15 +14,15 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.plugin_api.hookspecs import hookimpl
-from tollway._core.storage.tables import LedgerEntry, Quote, Receipt
-from tollway.testing import credits_session, http_client
 from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
+from tollway._core.storage.tables import LedgerEntry, Quote, Receipt
 from tollway._mcp_server import BearerIdentity, McpSettings, build_server
 from tollway._mcp_server.shaping import cap_output
 from tollway._runtime.worker import Worker
-from tests.support.echo_plugin import EchoPlugin
-from tests.support.jobs_plugin import JobsPlugin
+from tollway.testing import credits_session, http_client
 
 MODES = ["auto", "legacy"]
 
@@ -50,10 +51,20 @@ async def run_gated(value: ManyInput, ctx: ToolContext) -> ManyOutput:
 
 
 MANY = Tool(
-    name="many_items", path="/v1/tools/test/many", title="Many items", description="Returns `count` items (MCP tests).",
-    category="data", input_type=ManyInput, output_type=ManyOutput, run=run_many, price="0.001", family="mcptest",
+    name="many_items",
+    path="/v1/tools/test/many",
+    title="Many items",
+    description="Returns `count` items (MCP tests).",
+    category="data",
+    input_type=ManyInput,
+    output_type=ManyOutput,
+    run=run_many,
+    price="0.001",
+    family="mcptest",
     examples=(Example("three", {"count": 3}),),
 )
+
+
 class PagedInput(msgspec.Struct, forbid_unknown_fields=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=5000)] = 1000
     offset: Annotated[int, msgspec.Meta(ge=0)] = 0
@@ -75,16 +86,42 @@ async def run_fails(value: ManyInput, ctx: ToolContext) -> ManyOutput:
 
 
 PAGED = Tool(
-    name="paged_items", path="/v1/tools/test/paged", title="Paged items", description="Returns `limit` items from `offset` (MCP tests).",
-    category="data", input_type=PagedInput, output_type=PagedOutput, run=run_paged, price="0.001", family="mcptest",
+    name="paged_items",
+    path="/v1/tools/test/paged",
+    title="Paged items",
+    description="Returns `limit` items from `offset` (MCP tests).",
+    category="data",
+    input_type=PagedInput,
+    output_type=PagedOutput,
+    run=run_paged,
+    price="0.001",
+    family="mcptest",
 )
 FAILS_KEYED = Tool(
-    name="fails_keyed", path="/v1/tools/test/fails-keyed", title="Fails", description="Always fails; takes an idempotency key (MCP tests).",
-    category="data", input_type=ManyInput, output_type=ManyOutput, run=run_fails, price="0.001", family="mcptest", idempotency="optional",
+    name="fails_keyed",
+    path="/v1/tools/test/fails-keyed",
+    title="Fails",
+    description="Always fails; takes an idempotency key (MCP tests).",
+    category="data",
+    input_type=ManyInput,
+    output_type=ManyOutput,
+    run=run_fails,
+    price="0.001",
+    family="mcptest",
+    idempotency="optional",
 )
 GATED = Tool(
-    name="gated_inline", path="/v1/tools/test/gated", title="Gated", description="Waits for the test to release it (MCP tests).",
-    category="data", input_type=ManyInput, output_type=ManyOutput, run=run_gated, price="0.004", family="mcptest", rate_limit="paid",
+    name="gated_inline",
+    path="/v1/tools/test/gated",
+    title="Gated",
+    description="Waits for the test to release it (MCP tests).",
+    category="data",
+    input_type=ManyInput,
+    output_type=ManyOutput,
+    run=run_gated,
+    price="0.004",
+    family="mcptest",
+    rate_limit="paid",
 )
 
 
@@ -111,7 +148,9 @@ async def session(kernel, amount: str = "1") -> tuple[str, str]:
 
 async def paid_server(kernel, amount: str = "1", **settings):
     agent_id, token = await session(kernel, amount)
-    return agent_id, build_server(kernel, identity=BearerIdentity(token), settings=McpSettings(**settings) if settings else None)
+    return agent_id, build_server(
+        kernel, identity=BearerIdentity(token), settings=McpSettings(**settings) if settings else None
+    )
 
 
 # -- tools/list -------------------------------------------------------------------------------
@@ -140,12 +179,17 @@ async def test_tools_list_has_every_tool_with_schemas_price_and_hints(kernel, mo
     assert job.meta["tollway/mode"] == "job"
     assert listed["cpu_sum"].annotations.open_world_hint is False
     keyed = listed["add_keyed"]
-    assert "idempotency_key" in keyed.input_schema["properties"] and "idempotency_key" not in keyed.input_schema.get("required", [])
+    assert "idempotency_key" in keyed.input_schema["properties"] and "idempotency_key" not in keyed.input_schema.get(
+        "required", []
+    )
     assert keyed.input_schema["properties"]["idempotency_key"]["description"] == "Generated when omitted."
     assert keyed.annotations.idempotent_hint is True
     assert listed["balance"].annotations.read_only_hint is True
     # what the front writes (the test tools' own descriptions are test data)
-    words = " ".join([json.dumps(t.input_schema) for t in listed.values()] + [t.description for t in listed.values() if t.name not in kernel.tools])
+    words = " ".join(
+        [json.dumps(t.input_schema) for t in listed.values()]
+        + [t.description for t in listed.values() if t.name not in kernel.tools]
+    )
     for http_word in ("X-Agent-ID", "Idempotency-Key", "/v1/requests", "202", "header"):
         assert http_word not in words, http_word
 
@@ -160,7 +204,11 @@ async def test_describe_tool_gives_the_full_description_examples_and_output_sche
     assert body["name"] == "add_keyed" and body["description"] == "add_keyed (job tests)" and body["mode"] == "job"
     assert body["examples"] == [{"title": "two and two", "arguments": {"a": 2, "b": 2}}]
     assert body["price"] == {"amount_usdc": "0.002000"} and body["rate_limit"] == "60 calls per 60 s"
-    assert "idempotency_key" in body["how_to_call"] and "job_status" in body["how_to_call"] and "refunded" in body["how_to_call"]
+    assert (
+        "idempotency_key" in body["how_to_call"]
+        and "job_status" in body["how_to_call"]
+        and "refunded" in body["how_to_call"]
+    )
     assert {"request_id", "status", "receipt_id", "job", "omitted", "hint"} <= set(body["output_schema"]["properties"])
     assert body["input_schema"]["properties"]["a"] == {"type": "integer"}
     assert free.structured_content["description"].endswith("Free.") and free.structured_content["examples"] == []
@@ -183,7 +231,11 @@ async def test_credits_pay_and_the_receipt_id_is_in_meta(kernel, mode):
     assert result.meta["tollway/receipt_id"] == data["receipt_id"]
     assert "x402/payment-response" not in result.meta
     receipt = await kernel.receipts.get(data["receipt_id"])
-    assert receipt["payment_method"] == "credits" and receipt["amount_usdc"] == "0.002000" and receipt["memo"] == "mcp test"
+    assert (
+        receipt["payment_method"] == "credits"
+        and receipt["amount_usdc"] == "0.002000"
+        and receipt["memo"] == "mcp test"
+    )
     assert receipt["agent_id"] == agent_id
     assert balance.structured_content["credits_balance"] == "0.048000"
 
@@ -223,7 +275,11 @@ async def test_without_credits_the_result_is_the_x402_payment_required(kernel, m
     assert required["x402Version"] == 2 and required["error"] == "payment_required"
     assert required["resource"]["url"] == "mcp://tollway/v1/tools/test/flaky"
     (accept,) = required["accepts"]
-    assert accept["amount"] == "10000" and accept["network"] == "eip155:84532" and accept["extra"]["quoteId"].startswith("q_")
+    assert (
+        accept["amount"] == "10000"
+        and accept["network"] == "eip155:84532"
+        and accept["extra"]["quoteId"].startswith("q_")
+    )
     assert json.loads(result.content[0].text) == required
     assert result.meta["tollway/error"]["error"] == "payment_required"
 
@@ -301,7 +357,9 @@ async def test_wait_seconds_waits_for_the_job_with_progress(kernel, mode):
     worker.start()
     try:
         async with Client(mcp.server, mode=mode) as client:
-            result = await client.call_tool("add_numbers", {"a": 20, "b": 22, "wait_seconds": 30}, progress_callback=on_progress)
+            result = await client.call_tool(
+                "add_numbers", {"a": 20, "b": 22, "wait_seconds": 30}, progress_callback=on_progress
+            )
     finally:
         await worker.stop()
     body = result.structured_content
@@ -387,13 +445,18 @@ async def test_errors_speak_mcp_not_http(kernel):
         reused = await client.call_tool("echo_keyed", {"text": "two", "idempotency_key": "k-words"})
         bad_key = await client.call_tool("echo_keyed", {"text": "one", "idempotency_key": "ключ"})
     assert first.is_error is False
-    assert who.structured_content["error"] == "unauthorized" and "TOLLWAY_AGENT_KEY" in who.structured_content["message"]
+    assert (
+        who.structured_content["error"] == "unauthorized" and "TOLLWAY_AGENT_KEY" in who.structured_content["message"]
+    )
     assert reused.structured_content["error"] == "idempotency_key_reused"
     assert bad_key.structured_content["details"][0]["field"] == "idempotency_key"
     for result in (who, reused, bad_key):
         text = json.dumps(result.structured_content)
         assert "X-Agent-ID" not in text and "Idempotency-Key" not in text and "header" not in text, text
-    assert "idempotency_key" in reused.structured_content["message"] and "idempotency_key" in bad_key.structured_content["message"]
+    assert (
+        "idempotency_key" in reused.structured_content["message"]
+        and "idempotency_key" in bad_key.structured_content["message"]
+    )
 
 
 async def test_a_required_idempotency_key_is_generated_and_given_back(kernel):
@@ -444,8 +507,14 @@ async def test_job_messages_say_what_happened(kernel, mode):
     assert "refunded to your credits" in broken.structured_content["message"]
     assert "refunded" not in kept.structured_content["message"]
     assert waiting.structured_content["status"] == "pending"
-    assert "still pending after 1 s" in waiting.structured_content["message"] and "`job_status`" in waiting.structured_content["message"]
-    assert "`job_status`" in accepted.structured_content["message"] and "wait_seconds" in accepted.structured_content["message"]
+    assert (
+        "still pending after 1 s" in waiting.structured_content["message"]
+        and "`job_status`" in waiting.structured_content["message"]
+    )
+    assert (
+        "`job_status`" in accepted.structured_content["message"]
+        and "wait_seconds" in accepted.structured_content["message"]
+    )
     for result in (done, broken, waiting, accepted):
         assert "/v1/requests" not in result.structured_content["message"]
 

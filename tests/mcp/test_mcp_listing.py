@@ -1,6 +1,7 @@
 """The MCP `tools/list` of every installed tool, as the SDK's client receives it:
 within its byte budget, in MCP words, with schemas every example validates
 against; solve and predict carry an example and a bound on every field."""
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,9 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from tollway.testing import http_client
 from tollway._mcp_server import build_server
 from tollway._runtime.plugins import GROUP
+from tollway.testing import http_client
 
 # Bytes of the compact JSON of the listing (`{"tools": [...]}`). It was 66.7 KB before the
 # listing was made compact; raise this only for a reason worth the context it costs every
@@ -134,18 +135,28 @@ async def test_the_new_bounds_are_enforced_before_payment(kernel):
     long_id = "x" * 101
     solve = {
         "problem": "allocation",
-        "allocation": {"objective": "minimise_cost", "items": [{"id": long_id}], "options": [{"id": "o", "capacity": 1}],
-                       "pairs": [{"item": long_id, "option": "o", "cost": 1}]},
+        "allocation": {
+            "objective": "minimise_cost",
+            "items": [{"id": long_id}],
+            "options": [{"id": "o", "capacity": 1}],
+            "pairs": [{"item": long_id, "option": "o", "cost": 1}],
+        },
     }
     predict = {
         "model": "simulation",
-        "simulation": {"variables": [{"id": "x", "distribution": {"kind": "normal", "mean": 2e15, "sd": 1}}],
-                       "outputs": [{"id": "y", "expression": "x"}]},
+        "simulation": {
+            "variables": [{"id": "x", "distribution": {"kind": "normal", "mean": 2e15, "sd": 1}}],
+            "outputs": [{"id": "y", "expression": "x"}],
+        },
     }
     async with http_client(kernel) as client:
         too_long = await client.post("/v1/tools/solve", json=solve, headers={"Idempotency-Key": "k-solve"})
         too_big = await client.post("/v1/tools/predict", json=predict, headers={"Idempotency-Key": "k-predict"})
-    assert too_long.status_code == 400 and too_long.json()["error"] == "invalid_input" and too_long.json()["code"] == "bad_value"
+    assert (
+        too_long.status_code == 400
+        and too_long.json()["error"] == "invalid_input"
+        and too_long.json()["code"] == "bad_value"
+    )
     assert too_long.json()["details"][0]["field"] == "allocation.items[0].id"
     assert too_big.status_code == 400 and too_big.json()["code"] == "bad_value", too_big.text
     assert too_big.json()["details"][0]["field"] == "simulation.variables[0].distribution.mean"

@@ -1,6 +1,7 @@
 """research over MCP: a wallet pays for a research job in one call (quote, signed payment,
 acceptance), a worker runs it against a SearXNG-speaking server and the local article site
 on 127.0.0.1, and `job_status` gives the report, every citation naming a source read."""
+
 from __future__ import annotations
 
 import asyncio
@@ -46,7 +47,9 @@ async def test_a_wallet_pays_for_research_over_mcp_and_reads_the_report(kernel_f
                 await asyncio.sleep(0.05)
         finally:
             await worker.stop()
-    assert accepted.structured_content["status"] == "pending" and accepted.meta["x402/payment-response"]["success"] is True
+    assert (
+        accepted.structured_content["status"] == "pending" and accepted.meta["x402/payment-response"]["success"] is True
+    )
     assert job["status"] == "completed", job
     report, sources = job["result"]["report"], job["result"]["sources"]
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", report)}

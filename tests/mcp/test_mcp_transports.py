@@ -3,6 +3,7 @@ HTTP at /mcp of the app served by uvicorn on 127.0.0.1 (both protocol eras, bear
 access tokens, DNS-rebinding protection, several apps in one process), stdio
 against the `tollway mcp` command (an access token or a wallet key in
 TOLLWAY_AGENT_KEY), and parity with the HTTP front for every tool with examples."""
+
 from __future__ import annotations
 
 import os
@@ -17,13 +18,13 @@ from eth_account import Account
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tollway.testing import credits_session, settings_for
-from tollway._runtime.service import http_app
 from tests.support.echo_plugin import EchoPlugin
-from tests.support.jobs_plugin import JobsPlugin
 from tests.support.installed import with_test_plugins
+from tests.support.jobs_plugin import JobsPlugin
 from tests.support.lookup_plugin import LookupPlugin, word_list_app, word_list_transport
 from tests.support.serving import serve_app
+from tollway._runtime.service import http_app
+from tollway.testing import credits_session, settings_for
 
 VOLATILE = {"request_id", "receipt_id", "message", "retrieved_at"}  # ids and times differ by nature
 
@@ -76,18 +77,27 @@ async def test_dns_rebinding_protection_with_configurable_hosts(kernel):
     default_app = http_app(kernel, manage_kernel=False)
     custom_app = http_app(kernel, manage_kernel=False, mcp_allowed_hosts=["tools.example:*"])
     init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    async with serve_app(default_app) as one, serve_app(custom_app) as two:  # two apps, two session managers, one process
+    async with (
+        serve_app(default_app) as one,
+        serve_app(custom_app) as two,
+    ):  # two apps, two session managers, one process
         port_two = two.rsplit(":", 1)[1]
         async with httpx.AsyncClient() as http:
             ok = await http.post(f"{one}/mcp", json=init, headers=headers)
             rebound = await http.post(f"{one}/mcp", json=init, headers={**headers, "Host": "attacker.example"})
-            foreign_page = await http.post(f"{one}/mcp", json=init, headers={**headers, "Origin": "http://attacker.example"})
+            foreign_page = await http.post(
+                f"{one}/mcp", json=init, headers={**headers, "Origin": "http://attacker.example"}
+            )
             loopback_on_custom = await http.post(f"{two}/mcp", json=init, headers=headers)
-            custom_ok = await http.post(f"{two}/mcp", json=init, headers={**headers, "Host": f"tools.example:{port_two}"})
+            custom_ok = await http.post(
+                f"{two}/mcp", json=init, headers={**headers, "Host": f"tools.example:{port_two}"}
+            )
     assert ok.status_code == 200
     assert rebound.status_code == 421
     assert foreign_page.status_code == 403
@@ -105,7 +115,10 @@ def _normalised(value: Any) -> Any:
 
 
 async def test_parity_structured_answer_equals_http_data_and_receipts_match(kernel):
-    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+    async with (
+        serve_app(http_app(kernel, manage_kernel=False)) as base_url,
+        httpx.AsyncClient(base_url=base_url) as http,
+    ):
         _, auth = await credits_session(http, "1")
         token = auth["Authorization"][len("Bearer ") :]
         compared = []
@@ -138,7 +151,9 @@ def tollway_mcp(tmp_path: Path, db_kind: str, **env: str) -> StdioServerParamete
     full = {k: v for k, v in settings.env.items() if k.startswith("TOLLWAY_")}
     full.update(env)
     full = with_test_plugins(full, tmp_path)  # the child loads the kernel's test plugins as installed ones
-    return StdioServerParameters(command=str(Path(sys.executable).parent / "tollway"), args=["mcp", "--workers", "0"], env=full, cwd=os.getcwd())
+    return StdioServerParameters(
+        command=str(Path(sys.executable).parent / "tollway"), args=["mcp", "--workers", "0"], env=full, cwd=os.getcwd()
+    )
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -146,7 +161,10 @@ async def test_stdio_tollway_mcp_pays_from_a_wallet_keys_credits(kernel, tmp_pat
     account = Account.create()
     served: list[str] = []
     async with serve_app(word_list_app(served)) as words_url:
-        async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+        async with (
+            serve_app(http_app(kernel, manage_kernel=False)) as base_url,
+            httpx.AsyncClient(base_url=base_url) as http,
+        ):
             await credits_session(http, "0.05", wallet=account.address)
         params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=account.key.hex(), TOLLWAY_LOOKUP_API_URL=words_url)
         async with Client(params, mode=mode) as client:
@@ -167,7 +185,10 @@ async def test_stdio_tollway_mcp_pays_from_a_wallet_keys_credits(kernel, tmp_pat
 
 
 async def test_stdio_tollway_mcp_with_an_access_token_and_x402_fallback(kernel, tmp_path, db_kind):
-    async with serve_app(http_app(kernel, manage_kernel=False)) as base_url, httpx.AsyncClient(base_url=base_url) as http:
+    async with (
+        serve_app(http_app(kernel, manage_kernel=False)) as base_url,
+        httpx.AsyncClient(base_url=base_url) as http,
+    ):
         agent_id, auth = await credits_session(http, "0.001")
     params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=auth["Authorization"][len("Bearer ") :])
     async with Client(params) as client:
@@ -182,10 +203,18 @@ async def test_stdio_tollway_mcp_with_an_access_token_and_x402_fallback(kernel, 
 async def test_tollway_mcp_refuses_a_malformed_agent_key(tmp_path):
     import asyncio
 
-    env = {**os.environ, **{k: v for k, v in settings_for(tmp_path, "sqlite").env.items() if k.startswith("TOLLWAY_")}, "TOLLWAY_AGENT_KEY": "not-a-key"}
+    env = {
+        **os.environ,
+        **{k: v for k, v in settings_for(tmp_path, "sqlite").env.items() if k.startswith("TOLLWAY_")},
+        "TOLLWAY_AGENT_KEY": "not-a-key",
+    }
     proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "tollway"), "mcp", env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        str(Path(sys.executable).parent / "tollway"),
+        "mcp",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await proc.communicate()
     assert proc.returncode == 2
@@ -199,7 +228,9 @@ def readme_mcp_configs() -> list[dict]:
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## MCP", 1)[1].split("\n## ", 1)[0]
-    return [json.loads(block)["mcpServers"]["tollway"] for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL)]
+    return [
+        json.loads(block)["mcpServers"]["tollway"] for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL)
+    ]
 
 
 async def test_readme_mcp_configurations_work(kernel, tmp_path, db_kind):
@@ -212,9 +243,13 @@ async def test_readme_mcp_configurations_work(kernel, tmp_path, db_kind):
         token = auth["Authorization"][len("Bearer ") :]
         headers = {k: v.replace("tw_at_…", token) for k, v in http_config["headers"].items()}
         url = base_url + http_config["url"].split("8402", 1)[1]
-        async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30.0))) as client:
+        async with Client(
+            streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30.0))
+        ) as client:
             over_http = await client.call_tool("balance", {})
-    params = tollway_mcp(tmp_path, db_kind, TOLLWAY_AGENT_KEY=stdio["env"]["TOLLWAY_AGENT_KEY"].replace("tw_at_…", token))
+    params = tollway_mcp(
+        tmp_path, db_kind, TOLLWAY_AGENT_KEY=stdio["env"]["TOLLWAY_AGENT_KEY"].replace("tw_at_…", token)
+    )
     params.args = [*stdio["args"], "--workers", "0"]
     async with Client(params) as client:
         over_stdio = await client.call_tool("balance", {})

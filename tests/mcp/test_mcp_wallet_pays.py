@@ -4,6 +4,7 @@ else an x402 payment it signs itself, within TOLLWAY_MCP_MAX_PAYMENT_USDC a call
 A failed job paid by x402 is refunded to the wallet's credits, which the same
 session then spends. Through the MCP SDK's stdio client against the real
 command, on the local network, with real signatures."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,14 +16,14 @@ import pytest
 from eth_account import Account
 from mcp import Client
 
-from tollway._core.basics.money import to_micro
-from tollway.testing import settings_for
-from tollway._mcp_server import McpSettings, WalletIdentity, build_server
+from tests.mcp.test_mcp_transports import tollway_mcp
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.lookup_plugin import LookupPlugin, word_list_app
 from tests.support.serving import serve_app
-from tests.mcp.test_mcp_transports import tollway_mcp
+from tollway._core.basics.money import to_micro
+from tollway._mcp_server import McpSettings, WalletIdentity, build_server
+from tollway.testing import settings_for
 
 SHIP = {"word": "ship"}
 
@@ -54,7 +55,9 @@ async def test_a_wallet_key_pays_by_x402_and_spends_its_refunds_as_credits(kerne
     settle = paid.meta["x402/payment-response"]
     assert settle["success"] is True and settle["payer"].lower() == wallet.address.lower()
     receipt = await kernel.receipts.get(paid.meta["tollway/receipt_id"])
-    assert receipt["payment_method"] == "x402" and receipt["status"] == "settled" and receipt["amount_usdc"] == "0.005000"
+    assert (
+        receipt["payment_method"] == "x402" and receipt["status"] == "settled" and receipt["amount_usdc"] == "0.005000"
+    )
     assert receipt["settlement_tx"] == settle["transaction"]
     assert on_chain_after_paid == 1_000_000 - 5_000  # dropped by the price, exactly
 
@@ -72,7 +75,10 @@ async def test_a_wallet_key_pays_by_x402_and_spends_its_refunds_as_credits(kerne
     assert from_credits.is_error is False, from_credits.structured_content
     assert "x402/payment-response" not in (from_credits.meta or {})
     credit_receipt = await kernel.receipts.get(from_credits.meta["tollway/receipt_id"])
-    assert credit_receipt["payment_method"] == "credits" and credit_receipt["agent_id"] == receipt["agent_id"] == job_receipt["agent_id"]
+    assert (
+        credit_receipt["payment_method"] == "credits"
+        and credit_receipt["agent_id"] == receipt["agent_id"] == job_receipt["agent_id"]
+    )
     assert after.structured_content["credits_balance"] == "0.001000"
     assert after.structured_content["on_chain_balance"] == "0.993000"
     assert served == ["/v1/words"]  # the lookup's upstream, asked once, for the paid call
@@ -93,9 +99,15 @@ async def test_a_price_over_the_cap_is_refused_naming_the_setting(echo_kernel):
         under = await client.call_tool("echo_words", {"text": "cheap enough"})  # 0.001 USDC
     assert over.is_error is True and over.structured_content["error"] == "payment_over_limit"
     assert "TOLLWAY_MCP_MAX_PAYMENT_USDC" in over.structured_content["message"]
-    assert over.structured_content["details"] == {"price_usdc": "0.010000", "max_payment_usdc": "0.005000", "setting": "TOLLWAY_MCP_MAX_PAYMENT_USDC"}
+    assert over.structured_content["details"] == {
+        "price_usdc": "0.010000",
+        "max_payment_usdc": "0.005000",
+        "setting": "TOLLWAY_MCP_MAX_PAYMENT_USDC",
+    }
     assert under.is_error is False and under.meta["x402/payment-response"]["success"] is True
-    assert await echo_kernel.backend.on_chain_balance(wallet.address) == 1_000_000 - 1_000  # only the call under the cap
+    assert (
+        await echo_kernel.backend.on_chain_balance(wallet.address) == 1_000_000 - 1_000
+    )  # only the call under the cap
 
 
 async def test_an_unfunded_wallet_gets_a_clear_payment_error(echo_kernel):
@@ -104,7 +116,9 @@ async def test_an_unfunded_wallet_gets_a_clear_payment_error(echo_kernel):
     async with Client(mcp.server) as client:
         result = await client.call_tool("echo_words", {"text": "no funds"})
     assert result.is_error is True and result.structured_content["error"] == "payment_verification_failed"
-    assert result.structured_content["message"].startswith(f"Paying 0.001000 USDC from your wallet {wallet.address} failed: ")
+    assert result.structured_content["message"].startswith(
+        f"Paying 0.001000 USDC from your wallet {wallet.address} failed: "
+    )
     assert result.structured_content["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
     assert result.structured_content["details"]["payer"] == wallet.address
 
@@ -118,11 +132,22 @@ def test_the_cap_setting_is_read_and_checked():
 
 
 async def test_tollway_mcp_refuses_a_malformed_cap_before_reading_stdin(tmp_path):
-    env = {**os.environ, **{k: v for k, v in settings_for(tmp_path, "sqlite").env.items() if k.startswith("TOLLWAY_")}, "TOLLWAY_MCP_MAX_PAYMENT_USDC": "lots"}
+    env = {
+        **os.environ,
+        **{k: v for k, v in settings_for(tmp_path, "sqlite").env.items() if k.startswith("TOLLWAY_")},
+        "TOLLWAY_MCP_MAX_PAYMENT_USDC": "lots",
+    }
     proc = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "tollway"), "mcp", env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        str(Path(sys.executable).parent / "tollway"),
+        "mcp",
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await proc.communicate()
     assert proc.returncode == 2
-    assert err.decode().strip() == "tollway: TOLLWAY_MCP_MAX_PAYMENT_USDC must be a USDC amount (0 or more, at most 6 decimals)"
+    assert (
+        err.decode().strip()
+        == "tollway: TOLLWAY_MCP_MAX_PAYMENT_USDC must be a USDC amount (0 or more, at most 6 decimals)"
+    )

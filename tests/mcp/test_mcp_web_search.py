@@ -2,6 +2,7 @@
 (quote, signed payment, answer), with SearXNG's documented answer replayed through
 the kernel's HTTP client; a provider failure is an MCP error and the wallet keeps its
 money."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +14,9 @@ from mcp import Client
 from tollway._core.basics.money import to_micro
 from tollway._mcp_server import WalletIdentity, build_server
 
-SEARXNG = (Path(__file__).resolve().parents[2] / "plugins" / "web" / "tests" / "fixtures" / "search" / "searxng_search.json").read_bytes()
+SEARXNG = (
+    Path(__file__).resolve().parents[2] / "plugins" / "web" / "tests" / "fixtures" / "search" / "searxng_search.json"
+).read_bytes()
 ENV = {"TOLLWAY_SEARCH_PROVIDER": "searxng", "TOLLWAY_SEARCH_SEARXNG_URL": "http://searxng.test"}
 
 

@@ -2,6 +2,7 @@
 to end on the local network (through the MCP SDK's `Client`); the payment rides in
 `_meta["x402/payment"]` as an object, JSON text or base64 JSON; one authorization
 pays at most one call, however many retries arrive at once."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,10 +19,10 @@ from x402.mcp import x402MCPSession
 from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
-from tollway._core.storage.tables import PaymentAuthorization, Receipt
-from tollway.testing import http_client, pay_402
-from tollway._mcp_server import build_server
 from tests.support.echo_plugin import EchoPlugin
+from tollway._core.storage.tables import PaymentAuthorization, Receipt
+from tollway._mcp_server import build_server
+from tollway.testing import http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 NETWORK = "eip155:84532"
@@ -50,7 +51,13 @@ class SdkSession:
     async def list_tools(self) -> Any:
         return await self.client.list_tools()
 
-    async def call_tool(self, name: str, arguments: dict | None = None, read_timeout_seconds: timedelta | None = None, meta: dict | None = None) -> Any:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict | None = None,
+        read_timeout_seconds: timedelta | None = None,
+        meta: dict | None = None,
+    ) -> Any:
         seconds = read_timeout_seconds.total_seconds() if read_timeout_seconds is not None else None
         return _ResultView(await self.client.call_tool(name, arguments, read_timeout_seconds=seconds, meta=meta))
 
@@ -76,7 +83,9 @@ async def kernel(kernel_factory):
 async def funded_payer(kernel, amount: str = "1") -> Any:
     account = Account.create()
     async with http_client(kernel) as client:
-        resp = await client.post("/v1/tools/internal/chain/fund", json={"address": account.address, "amount": amount}, headers=OPERATOR)
+        resp = await client.post(
+            "/v1/tools/internal/chain/fund", json={"address": account.address, "amount": amount}, headers=OPERATOR
+        )
     assert resp.status_code == 200, resp.text
     return account
 
@@ -100,7 +109,9 @@ async def test_x402_mcp_helper_pays_a_tool_end_to_end_and_a_replay_is_refused(ke
         assert paid.raw_result.meta["tollway/receipt_id"] == data["receipt_id"]
 
         (payload,) = payments.payloads
-        replay = await client.call_tool("echo_words", {"text": "paid over mcp"}, meta={"x402/payment": payload.model_dump(by_alias=True)})
+        replay = await client.call_tool(
+            "echo_words", {"text": "paid over mcp"}, meta={"x402/payment": payload.model_dump(by_alias=True)}
+        )
 
     assert replay.is_error is True
     assert replay.structured_content["x402Version"] == 2 and replay.structured_content["accepts"]

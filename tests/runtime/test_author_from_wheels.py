@@ -4,6 +4,7 @@ written and installed alone in seconds, `tollway serve --reload` picks it up wit
 restart, and it is paid for over HTTP (x402) and over MCP (`tollway mcp`, a wallet key
 paying by x402). An edit of the tool is picked up too. The seconds from render to the
 paid answers are printed in the test log."""
+
 from __future__ import annotations
 
 import os
@@ -66,7 +67,11 @@ def add_tool_to_plugin(plugin_py: Path) -> None:
     hook = "def register_tools(register: Callable[[Tool], None]) -> None:\n"
     assert hook in text, text
     text = text.replace(hook, hook + "    register(weather_forecast)\n")
-    text = text.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nfrom .forecast import weather_forecast\n", 1)
+    text = text.replace(
+        "from __future__ import annotations\n",
+        "from __future__ import annotations\n\nfrom .forecast import weather_forecast\n",
+        1,
+    )
     plugin_py.write_text(text)
 
 
@@ -87,7 +92,20 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
     # Tollway's wheel, built from the working tree, in a fresh virtualenv.
     source = copy_checkout(REPO, tmp_path / "source")
     build_env = clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path / "dist", source, cwd=tmp_path, env=build_env)
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        tmp_path / "dist",
+        source,
+        cwd=tmp_path,
+        env=build_env,
+    )
     wheel = next((tmp_path / "dist").glob("tollway-*.whl"))
     venv = tmp_path / "venv"
     run(UV, "venv", "--quiet", "--seed", "--python", sys.executable, venv, cwd=tmp_path, env=build_env)
@@ -96,7 +114,13 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
     work.mkdir()
     port = free_port()
     env = clean_env(TOLLWAY_HOME=str(tmp_path / "home"), TOLLWAY_PORT=str(port), PIP_DISABLE_PIP_VERSION_CHECK="1")
-    where = run(venv / "bin" / "python", "-c", "import tollway._core, tollway; print(tollway._core.__file__); print(tollway.__file__)", cwd=work, env=env)
+    where = run(
+        venv / "bin" / "python",
+        "-c",
+        "import tollway._core, tollway; print(tollway._core.__file__); print(tollway.__file__)",
+        cwd=work,
+        env=env,
+    )
     assert all(line.startswith(str(venv)) for line in where.split()), where
     # What the wheel installed answers to only the project's own names.
     tops = run(venv / "bin" / "python", "-c", TOP_LEVEL_NAMES, "tollway", cwd=work, env=env).split()
@@ -114,16 +138,32 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
 
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
-        serve = subprocess.Popen([tollway, "serve", "--reload", "--workers", "0"], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        serve = subprocess.Popen(
+            [tollway, "serve", "--reload", "--workers", "0"],
+            cwd=work,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}"
     body = {"city": "Lisbon", "days": 2}
     try:
-        wait_until(lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200, 90, "tollway serve --reload", log)
+        wait_until(
+            lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200, 90, "tollway serve --reload", log
+        )
         installed_at = time.monotonic()
         run(*install, cwd=work, env=env)
         install_s = time.monotonic() - installed_at
         # --reload restarts the server on the newly installed plugin
-        quote = wait_until(lambda: (r := httpx.post(f"{base}/v1/tools/weather/forecast", json=body, timeout=5)).status_code == 402 and r, 90, "the new plugin served", log)
+        quote = wait_until(
+            lambda: (
+                (r := httpx.post(f"{base}/v1/tools/weather/forecast", json=body, timeout=5)).status_code == 402 and r
+            ),
+            90,
+            "the new plugin served",
+            log,
+        )
         assert quote.json()["amount_usdc"] == "0.002000"
 
         # Over HTTP: a test wallet funded through the running service, paying by x402.
@@ -138,7 +178,12 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
         http_s = time.monotonic() - started
 
         # Over MCP: `tollway mcp` on the same TOLLWAY_HOME, the wallet's key paying by x402.
-        params = StdioServerParameters(command=str(tollway), args=["mcp", "--workers", "0"], env={**env, "TOLLWAY_AGENT_KEY": payer.key.hex()}, cwd=str(work))
+        params = StdioServerParameters(
+            command=str(tollway),
+            args=["mcp", "--workers", "0"],
+            env={**env, "TOLLWAY_AGENT_KEY": payer.key.hex()},
+            cwd=str(work),
+        )
         async with Client(params) as client:
             listed = {t.name: t for t in (await client.list_tools()).tools}
             answer = await client.call_tool("weather_forecast", {"city": "Oslo"})
@@ -173,4 +218,3 @@ async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: 
     assert text.count("restarting") >= 2, text  # the install, then the edit
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{base}/healthz", timeout=2)  # the child server stopped with its parent
-

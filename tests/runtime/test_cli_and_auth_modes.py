@@ -1,17 +1,17 @@
 """The `tollway` CLI on a real TOLLWAY_HOME, and proof enforcement on read routes."""
+
 from __future__ import annotations
 
 import base64
-import json
 import time
 
 import pytest
 from eth_account import Account
 
-from tollway._core.auth.auth_proof import make_agent_proof
-from tollway.testing import http_client, settings_for
-from tollway._runtime.cli import main as cli
 from tests.support.installed import write_plugins_site
+from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._runtime.cli import main as cli
+from tollway.testing import http_client, settings_for
 
 
 @pytest.fixture
@@ -49,9 +49,13 @@ async def test_enforced_read_proofs(kernel_factory):
     wallet = Account.create()
     async with http_client(kernel) as client:
         bare = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address})
-        proof = make_agent_proof(wallet, chain_id=84532, scope="read", method="GET", path="/v1/balance", body=b"", now=int(time.time()))
+        proof = make_agent_proof(
+            wallet, chain_id=84532, scope="read", method="GET", path="/v1/balance", body=b"", now=int(time.time())
+        )
         proved = await client.get("/v1/balance", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": proof})
-        wrong_path = await client.get("/v1/analytics/receipts", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": proof})
+        wrong_path = await client.get(
+            "/v1/analytics/receipts", headers={"X-Agent-ID": wallet.address, "X-Agent-Proof": proof}
+        )
     assert bare.status_code == 401 and bare.json()["error"] == "invalid_agent_proof"
     assert proved.status_code == 200 and proved.json()["address"] == wallet.address
     assert wrong_path.status_code == 401 and wrong_path.json()["details"]["reason"] == "path_mismatch"

@@ -2,6 +2,7 @@
 command: failures are one clear line and a non-zero exit, never a traceback; a
 start of `tollway serve` attempts the download once (not once by the plugin's
 start-up and again by the scheduler's first run)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,17 +20,27 @@ def home(tmp_path) -> dict[str, str]:
 
 async def test_refresh_with_no_network_fails_in_one_line_naming_the_url(tmp_path):
     for args in (("data", "refresh"), ("data", "refresh", "sanctions")):
-        code, _, err = await run_cli(*args, env={**home(tmp_path), "TOLLWAY_SANCTIONS_LISTS_URL": UNREACHABLE}, cwd=tmp_path)
+        code, _, err = await run_cli(
+            *args, env={**home(tmp_path), "TOLLWAY_SANCTIONS_LISTS_URL": UNREACHABLE}, cwd=tmp_path
+        )
         assert code == 1, err
         assert "Traceback" not in err and "Task exception" not in err, err
         failed = [line for line in err.splitlines() if "FAILED" in line]
-        assert len(failed) == 1 and failed[0].startswith("sanctions: FAILED: could not load from http://127.0.0.1:9"), err
+        assert len(failed) == 1 and failed[0].startswith("sanctions: FAILED: could not load from http://127.0.0.1:9"), (
+            err
+        )
         assert "TOLLWAY_SANCTIONS_LISTS_URL" in failed[0]
     assert not (tmp_path / "home" / "sanctions" / "sdn").exists()
 
 
 async def test_refresh_of_an_unknown_source_names_the_known_ones(tmp_path):
-    code, out, err = await run_cli("data", "refresh", "no-such-source", env={**home(tmp_path), "TOLLWAY_SANCTIONS_LISTS_URL": UNREACHABLE}, cwd=tmp_path)
+    code, out, err = await run_cli(
+        "data",
+        "refresh",
+        "no-such-source",
+        env={**home(tmp_path), "TOLLWAY_SANCTIONS_LISTS_URL": UNREACHABLE},
+        cwd=tmp_path,
+    )
     assert code == 2
     assert err.strip() == "tollway: no data source 'no-such-source' (known: sanctions)", err
     assert out == ""
@@ -38,7 +49,10 @@ async def test_refresh_of_an_unknown_source_names_the_known_ones(tmp_path):
 async def test_refresh_with_a_bad_setting_is_one_line(tmp_path):
     code, _, err = await run_cli("data", "refresh", env={**home(tmp_path), "TOLLWAY_NETWORK": "moon"}, cwd=tmp_path)
     assert code == 2
-    assert "Traceback" not in err and err.strip() == "tollway: data refresh: TOLLWAY_NETWORK must be local, base-sepolia or base", err
+    assert (
+        "Traceback" not in err
+        and err.strip() == "tollway: data refresh: TOLLWAY_NETWORK must be local, base-sepolia or base"
+    ), err
 
 
 def counting_lists_server(seen: list[str]) -> Any:

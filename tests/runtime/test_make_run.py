@@ -1,6 +1,7 @@
 """A fresh clone: `make run` sets up .venv, installs the service and its plugins (not
 the test tools) and answers its health route within 150 s on this machine's 2 cores.
 The seconds are printed in the test log."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,12 @@ def test_make_run_in_a_fresh_clone_answers_within_150_s(tmp_path: Path, capsys) 
         )  # fmt: skip
     try:
         health = f"http://127.0.0.1:{port}/healthz"
-        wait_until(lambda: make.poll() is None and httpx.get(health, timeout=2).status_code == 200, LIMIT_S + 30, "make run", log)
+        wait_until(
+            lambda: make.poll() is None and httpx.get(health, timeout=2).status_code == 200,
+            LIMIT_S + 30,
+            "make run",
+            log,
+        )
         seconds = time.monotonic() - started
         with capsys.disabled():
             print(f"\nmake run in a fresh clone answered in {seconds:.1f} s (limit {LIMIT_S} s)")

@@ -3,6 +3,7 @@ makes the schema the release before migrations made; a database of that release
 is adopted and upgraded in place with every row kept (at start and by `tollway db
 migrate`) and serves paid calls after; a plugin's app applies its migrations in
 order and each once; processes starting together apply each migration once."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,18 +13,18 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from tollway._core.plugin_api import hookspecs
+from tests.support.echo_plugin import EchoPlugin
+from tests.support.jobs_plugin import JobsPlugin
+from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
+from tests.support.old_release import fixture, index_names, make_old_database, normalized, rows_of, schema_of, tables_of
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.migrations import KERNEL_APP
+from tollway._core.plugin_api import hookspecs
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tollway._runtime import cli
 from tollway._runtime.database import Database, MigrationError
 from tollway._runtime.database.migrations import load_steps
 from tollway._runtime.service import build_kernel
-from tests.support.echo_plugin import EchoPlugin
-from tests.support.jobs_plugin import JobsPlugin
-from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
-from tests.support.old_release import fixture, index_names, make_old_database, normalized, rows_of, schema_of, tables_of
 from tollway.testing import _pg_admin_url, _pg_create, _pg_drop, http_client, settings_for
 
 KERNEL_IDS = [s.id for s in load_steps(KERNEL_APP)]
@@ -76,7 +77,9 @@ async def test_the_kernel_migrations_describe_its_table_classes() -> None:
 
     found = await AutoMigrationManager().get_alter_statements(app_config=KERNEL_APP)
     statements = [s for group in found for s in group.statements]
-    assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(statements)
+    assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(
+        statements
+    )
     assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 25
 
 
@@ -84,7 +87,16 @@ async def test_migrations_make_the_schema_the_release_before_them_made(new_datab
     fresh, old = await new_database("fresh"), await new_database("old")
     assert await migrate(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
     await make_old_database(old, with_rows=False)
-    new_tables = {"tw_facts", "tw_fact_heads", "tw_fact_numbers", "tw_watches", "tw_watch_deliveries", "tw_webhooks", "tw_webhook_attempts", "tw_payouts"}
+    new_tables = {
+        "tw_facts",
+        "tw_fact_heads",
+        "tw_fact_numbers",
+        "tw_watches",
+        "tw_watch_deliveries",
+        "tw_webhooks",
+        "tw_webhook_attempts",
+        "tw_payouts",
+    }
     assert await tables_of(fresh) == await tables_of(old) | {"migration"} | new_tables
     fresh_schema, old_schema = await schema_of(fresh), await schema_of(old)
     assert len(fresh_schema) == 25 and all(s["columns"] for s in fresh_schema.values())
@@ -110,7 +122,9 @@ async def test_tables_an_old_database_lacks_are_created_and_the_others_kept(new_
 
 
 @pytest.mark.parametrize("how", ["start", "cli"])
-async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp_path, db_kind, new_database, how, monkeypatch, capsys) -> None:
+async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
+    tmp_path, db_kind, new_database, how, monkeypatch, capsys
+) -> None:
     url = await new_database("old")
     await make_old_database(url)
     history = fixture()
@@ -121,7 +135,11 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp
     upgraded["tw_jobs"] = [{**row, "message": None, "waiting_for": None} for row in upgraded["tw_jobs"]]
     assert "migration" not in await tables_of(url)
     if how == "cli":
-        for name, value in {"TOLLWAY_HOME": str(tmp_path / "cli-home"), "TOLLWAY_DATABASE_URL": url, "TOLLWAY_OFFLINE": "1"}.items():
+        for name, value in {
+            "TOLLWAY_HOME": str(tmp_path / "cli-home"),
+            "TOLLWAY_DATABASE_URL": url,
+            "TOLLWAY_OFFLINE": "1",
+        }.items():
             monkeypatch.setenv(name, value)
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0
         out = capsys.readouterr().out
@@ -131,13 +149,19 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp
         assert [line.split()[2] for line in applied if line.split()[1] == "kernel"] == list(KERNEL_IDS)
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0  # again: nothing left to do
         assert "up to date (0 migrations applied)" in capsys.readouterr().out
-    assert {t: await rows_of(url, t) for t in expected} == (upgraded if how == "cli" else {t: normalized(rows) for t, rows in expected.items()})
+    assert {t: await rows_of(url, t) for t in expected} == (
+        upgraded if how == "cli" else {t: normalized(rows) for t, rows in expected.items()}
+    )
 
     settings = settings_for(tmp_path, db_kind, TOLLWAY_DATABASE_URL=url)
-    kernel = build_kernel(settings, plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin())], load_installed=False, strict_plugins=True)
+    kernel = build_kernel(
+        settings, plugins=[("echo", EchoPlugin()), ("jobs", JobsPlugin())], load_installed=False, strict_plugins=True
+    )
     await kernel.start()
     try:
-        kernel_recorded = [r for r in await recorded(url) if r.startswith("kernel:")]  # (the CLI also migrated installed plugins' apps)
+        kernel_recorded = [
+            r for r in await recorded(url) if r.startswith("kernel:")
+        ]  # (the CLI also migrated installed plugins' apps)
         assert kernel_recorded == [f"kernel:{i}" for i in KERNEL_IDS]  # adopted once, whoever migrated
         assert {t: await rows_of(url, t) for t in expected} == upgraded
         assert await check_ledger() == []
@@ -146,7 +170,9 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(tmp
             before = (await client.get("/v1/balance", headers=auth)).json()
             paid = await client.post("/v1/tools/test/echo", json={"text": "after the upgrade"}, headers=auth)
             after = (await client.get("/v1/balance", headers=auth)).json()
-            replay = await client.post("/v1/tools/test/echo-keyed", json={"text": "once"}, headers={**auth, "Idempotency-Key": "old-key-1"})
+            replay = await client.post(
+                "/v1/tools/test/echo-keyed", json={"text": "once"}, headers={**auth, "Idempotency-Key": "old-key-1"}
+            )
             job = (await client.get(f"/v1/requests/{meta['job_id']}", headers=auth)).json()
             payer = (await client.get("/v1/balance", headers={"X-Agent-ID": meta["payer"]})).json()
         assert before["credits_balance"] == meta["agent_credits_balance"] == "0.996000"
@@ -174,7 +200,11 @@ async def test_a_plugin_app_applies_its_migrations_in_order_and_each_once(tmp_pa
         shutil.copy(path, folder)
     plugin = NotesPlugin(folder)
 
-    assert await migrate(url, plugin) == [*(f"kernel:{i}" for i in KERNEL_IDS), f"notes:{NOTES_IDS[0]}", f"notes:{NOTES_IDS[1]}"]
+    assert await migrate(url, plugin) == [
+        *(f"kernel:{i}" for i in KERNEL_IDS),
+        f"notes:{NOTES_IDS[0]}",
+        f"notes:{NOTES_IDS[1]}",
+    ]
     assert await migrate(url, plugin) == []  # applied once: a second start changes nothing
     db = Database.from_url(url)
     await db.connect()
@@ -237,5 +267,9 @@ def test_the_peer_group_a_migration_fills_is_the_one_the_fact_store_writes() -> 
     from tollway._core.history.declare import peer_group
 
     frozen = importlib.import_module("core.migrations.kernel_2026_11_24t00_00_04_000000")._group
-    for names in (("vehicle_complaints", "total", "NHTSA"), ("place_disasters", "total", "FEMA"), ("a'b", "f", "s\x1f")):
+    for names in (
+        ("vehicle_complaints", "total", "NHTSA"),
+        ("place_disasters", "total", "FEMA"),
+        ("a'b", "f", "s\x1f"),
+    ):
         assert frozen(*names) == peer_group(*names)

@@ -5,6 +5,7 @@ The rendered plugin is installed into a temporary folder (never into the shared
 virtual environment) and its own tests run in a subprocess with that folder on
 PYTHONPATH, so its entry point is found the way an installed plugin's is.
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tollway.testing import PG_ENV, PluginContract, PluginSurface
 from tollway._runtime.cli import main
 from tollway._runtime.template import TemplateError, default_target, render_plugin, repository_root, template_dir
+from tollway.testing import PG_ENV, PluginContract, PluginSurface
 
 REPO = Path(__file__).resolve().parents[2]
 FAMILY = "weather"
@@ -94,7 +95,9 @@ def _summary_counts(output: str) -> dict[str, int]:
     """Counts from pytest's closing line, e.g. `23 passed, 2 failed in 5.01s`."""
     closing = [line for line in output.splitlines() if re.search(r"\bin \d+(\.\d+)?s\b", line)]
     assert closing, output
-    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)", closing[-1])}
+    return {
+        word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)", closing[-1])
+    }
 
 
 def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, workdir: Path) -> None:
@@ -157,7 +160,9 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert not missing, output
     assert any(p.endswith("test_weather_tool.py::test_paid_call_through_the_kernel[postgres]") for p in passed)
     assert any(p.endswith("test_weather_registry.py::test_replayed_answer_is_read") for p in passed)
-    assert any(p.endswith("test_weather_temperature.py::test_paid_from_credits_through_the_kernel[postgres]") for p in passed)
+    assert any(
+        p.endswith("test_weather_temperature.py::test_paid_from_credits_through_the_kernel[postgres]") for p in passed
+    )
     assert counts["passed"] > len(expected)  # the plugin's own tool tests ran too
     written = snapshots.read_text()
     assert "'/v1/tools/" in written and "'name': 'weather_text_stats'" in written
@@ -170,7 +175,9 @@ def test_rendered_plugin_installs_and_passes_the_contract_suite(rendered: Path, 
     assert "weather_renamed" in snapshots.read_text()
 
 
-@pytest.mark.parametrize("name", ["Weather", "9lives", "air-quality", "air quality", "_weather", "weather_", "air__quality", "x" * 41, ""])
+@pytest.mark.parametrize(
+    "name", ["Weather", "9lives", "air-quality", "air quality", "_weather", "weather_", "air__quality", "x" * 41, ""]
+)
 def test_new_plugin_refuses_a_bad_name(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "out"
     assert main(["new-plugin", name, "--dir", str(target)]) == 2

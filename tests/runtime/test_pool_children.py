@@ -2,6 +2,7 @@
 children of its cpu-bound jobs die with it and never held its listening socket, so
 a new server binds the same port at once. A job worker killed while its pool
 computes a job takes the computation down with it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tollway.testing import credits_session, http_client
+from tests.runtime.test_worker_crash import start_worker, wait_until
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.serve_child import ServeProcess, free_port, serve_env
-from tests.runtime.test_worker_crash import start_worker, wait_until
+from tollway.testing import credits_session, http_client
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 ALLOCATION = {  # solve's own example: two orders to the cheaper warehouses
@@ -64,15 +65,21 @@ def alive(pid: int) -> bool:
 async def funded_token(client: httpx.AsyncClient) -> dict[str, str]:
     """The bearer header of a new agent granted 5 USDC of credits by the operator."""
     agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-    granted = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "5"}, headers=OPERATOR)
+    granted = await client.post(
+        "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "5"}, headers=OPERATOR
+    )
     assert granted.status_code == 200, granted.text
-    token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+    token = (
+        await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)
+    ).json()["token"]
     return {"Authorization": f"Bearer {token}"}
 
 
 async def paid_cpu_job(client: httpx.AsyncClient, auth: dict[str, str]) -> None:
     """A solve job paid with `auth`'s credits, polled until it ends; it must complete."""
-    accepted = await client.post("/v1/tools/solve", json=ALLOCATION, headers={**auth, "Idempotency-Key": "pool-children"})
+    accepted = await client.post(
+        "/v1/tools/solve", json=ALLOCATION, headers={**auth, "Idempotency-Key": "pool-children"}
+    )
     assert accepted.status_code == 202, accepted.text
     request_id = accepted.json()["request_id"]
     for _ in range(300):  # once a second (reads are limited to 120 a minute), 5 minutes at most on a busy machine
@@ -128,8 +135,11 @@ async def test_a_killed_workers_pool_stops_computing_its_abandoned_job(kernel_fa
         worker = await start_worker(kernel, lease_s=30.0)
         children: set[int] = set()
         try:
+
             async def processing():
-                return (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()["status"] == "processing"
+                return (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()[
+                    "status"
+                ] == "processing"
 
             await wait_until(processing)
             await asyncio.sleep(0.5)

@@ -4,6 +4,7 @@ where an MCP client may launch `tollway mcp`), the process-pool children import
 exactly what the parent imported, not that folder as a namespace package
 `tollway`. Real processes: `tollway serve` over HTTP and `tollway mcp` over stdio
 through the official MCP client."""
+
 from __future__ import annotations
 
 import sys
@@ -49,8 +50,10 @@ async def test_a_solve_job_completes_under_tollway_mcp_launched_above_a_checkout
         await server.stop()
     token = auth["Authorization"][len("Bearer ") :]
     params = StdioServerParameters(
-        command=str(Path(sys.executable).parent / "tollway"), args=["mcp"],
-        env={**env, "TOLLWAY_AGENT_KEY": token}, cwd=str(parent),
+        command=str(Path(sys.executable).parent / "tollway"),
+        args=["mcp"],
+        env={**env, "TOLLWAY_AGENT_KEY": token},
+        cwd=str(parent),
     )
     async with Client(params) as client:
         solved = await client.call_tool("solve", {**ALLOCATION, "wait_seconds": 60})

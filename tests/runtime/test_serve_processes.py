@@ -1,4 +1,5 @@
 """`tollway serve --processes N`: N API processes on one port, sharing the database."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,8 @@ import httpx
 import pytest
 from eth_account import Account
 
-from tollway.testing import settings_for
 from tests.support.serve_process import run_cli, tollway_serve
+from tollway.testing import settings_for
 
 
 def serving_children(pid: int) -> list[str]:
@@ -32,7 +33,9 @@ async def test_two_processes_serve_one_port_over_one_database(tmp_path):
         op = {"Authorization": f"Bearer {token}"}
         for _ in range(6):  # a connection each: whichever process takes it, the ledger is the one database
             async with httpx.AsyncClient() as http:
-                resp = await http.post(f"{served.url}/v1/tools/internal/chain/fund", json={"address": address, "amount": "0.5"}, headers=op)
+                resp = await http.post(
+                    f"{served.url}/v1/tools/internal/chain/fund", json={"address": address, "amount": "0.5"}, headers=op
+                )
                 assert resp.status_code == 200, resp.text
         async with httpx.AsyncClient() as http:
             balance = (await http.get(f"{served.url}/v1/balance", headers={"X-Agent-ID": address})).json()
@@ -40,5 +43,7 @@ async def test_two_processes_serve_one_port_over_one_database(tmp_path):
 
 
 async def test_processes_below_one_are_refused(tmp_path):
-    code, _, err = await run_cli("serve", "--processes", "0", env={"TOLLWAY_HOME": str(tmp_path / "home")}, cwd=tmp_path)
+    code, _, err = await run_cli(
+        "serve", "--processes", "0", env={"TOLLWAY_HOME": str(tmp_path / "home")}, cwd=tmp_path
+    )
     assert code == 2 and "--processes must be 1 or more" in err

@@ -1,5 +1,6 @@
 """The embedded SQLite engine: reads outside a transaction never wait for the writer,
 transactions stay whole and serial, and the WAL is checkpointed off the request path."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,7 +25,9 @@ async def open_db(tmp_path: Path, **engine: float) -> Database:
 async def test_a_read_outside_a_transaction_does_not_wait_for_an_open_one(tmp_path: Path) -> None:
     db = await open_db(tmp_path)
     try:
-        await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 5, 0)", "a1")
+        await sql.fetch(
+            "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 5, 0)", "a1"
+        )
         inside = asyncio.Event()
         release = asyncio.Event()
 
@@ -49,7 +52,9 @@ async def test_a_read_outside_a_transaction_does_not_wait_for_an_open_one(tmp_pa
 async def test_writes_outside_a_transaction_wait_for_the_open_one_and_nothing_is_lost(tmp_path: Path) -> None:
     db = await open_db(tmp_path)
     try:
-        await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 0, 0)", "a1")
+        await sql.fetch(
+            "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 0, 0)", "a1"
+        )
 
         async def add_in_transaction(i: int) -> None:
             async with db.transaction():
@@ -71,7 +76,10 @@ async def test_the_wal_is_checkpointed_by_the_background_thread(tmp_path: Path) 
     path = str(tmp_path / "tollway.db")
     try:
         for i in range(200):
-            await sql.fetch("INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 0, 0)", f"a{i}")
+            await sql.fetch(
+                "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'a', 0, 0)",
+                f"a{i}",
+            )
         await asyncio.sleep(0.3)
         other = sqlite3.connect(path)
         try:  # a passive checkpoint now finds every frame of the log already in the file

@@ -1,5 +1,6 @@
 """`make wheels`: one wheel per distribution (the root `tollway` and every plugin) in `dist/`,
 each with what an install from an index needs (the plugin template, the entry points)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,7 +26,11 @@ def test_make_wheels_builds_every_distribution_into_dist(tmp_path: Path) -> None
     source = copy_checkout(REPO, tmp_path / "source")
     # `UV=` is the uv of this environment: the copy has no .venv of its own.
     done = subprocess.run(
-        ["make", "--no-print-directory", "wheels", f"UV={UV}"], cwd=source, env=clean_env(), capture_output=True, text=True
+        ["make", "--no-print-directory", "wheels", f"UV={UV}"],
+        cwd=source,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     wheels = {path.name.split("-")[0]: path for path in (source / "dist").glob("*.whl")}
@@ -38,7 +43,12 @@ def test_make_wheels_builds_every_distribution_into_dist(tmp_path: Path) -> None
     # The template ships inside the `tollway` package (tollway/plugin_template links to it).
     assert "tollway/plugin_template/pyproject.toml" in names
     # The internal folders are private subpackages of `tollway`: no generic top-level names.
-    assert {"tollway/_core/__init__.py", "tollway/_runtime/cli.py", "tollway/_http_server/__init__.py", "tollway/_mcp_server/__init__.py"} <= names
+    assert {
+        "tollway/_core/__init__.py",
+        "tollway/_runtime/cli.py",
+        "tollway/_http_server/__init__.py",
+        "tollway/_mcp_server/__init__.py",
+    } <= names
     for wheel_path in wheels.values():
         with zipfile.ZipFile(wheel_path) as wheel:
             tops = {n.split("/")[0] for n in wheel.namelist() if not n.split("/")[0].endswith((".dist-info", ".data"))}

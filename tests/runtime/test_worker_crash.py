@@ -1,6 +1,7 @@
 """Fault test on PostgreSQL: a worker process holding a job is killed with
 SIGKILL; the job completes on another worker process once its lease runs out,
 charged once, with one receipt."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.storage.tables import Job, LedgerEntry, Receipt
 from tollway.testing import http_client
-from tests.support.jobs_plugin import JobsPlugin
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 REPO = Path(__file__).resolve().parents[2]
@@ -52,10 +53,22 @@ async def test_killed_worker_job_completes_elsewhere_charged_once(kernel_factory
     gate, marker = tmp_path / "gate", tmp_path / "started"
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
-        accepted = (await client.post("/v1/tools/test/gate-job", json={"a": 20, "b": 22, "gate": str(gate), "marker": str(marker)}, headers=auth)).json()
+        accepted = (
+            await client.post(
+                "/v1/tools/test/gate-job",
+                json={"a": 20, "b": 22, "gate": str(gate), "marker": str(marker)},
+                headers=auth,
+            )
+        ).json()
 
         first = await start_worker(kernel, lease_s=1.0)
         second = None
@@ -69,7 +82,9 @@ async def test_killed_worker_job_completes_elsewhere_charged_once(kernel_factory
             gate.write_text("open")
 
             async def finished():
-                return (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()["status"] == "completed"
+                return (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()[
+                    "status"
+                ] == "completed"
 
             await wait_until(finished)
             done = (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()

@@ -6,6 +6,7 @@ It builds the kernel from the TOLLWAY_* environment with the test job tools
 127.0.0.1:PORT with the scheduler (so the reconciler runs at start and then
 periodically), and prints "ready" once it listens. Tests kill it with SIGKILL.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,9 @@ import sys
 
 import uvicorn
 
-from tollway._runtime.service import http_app
-from tollway._runtime.service import build_kernel
-from tollway._runtime.settings import load_settings
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
+from tollway._runtime.service import build_kernel, http_app
+from tollway._runtime.settings import load_settings
 
 
 class _Announcing(uvicorn.Server):
@@ -27,7 +27,12 @@ class _Announcing(uvicorn.Server):
 
 def main() -> None:
     port = int(sys.argv[1])
-    kernel = build_kernel(load_settings(), plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())], load_installed=False, strict_plugins=True)
+    kernel = build_kernel(
+        load_settings(),
+        plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())],
+        load_installed=False,
+        strict_plugins=True,
+    )
     installed = {name for name in os.environ.get("TOLLWAY_TEST_INSTALLED", "").split(",") if name}
     if installed:
         from tollway._runtime.plugins import load_entry_point_plugins

@@ -27,6 +27,7 @@ checks the sources for paths that leave the repository instead, which covers wha
 those processes are told to read. `os.stat` and friends (`exists()`, `is_dir()`) raise
 no audit event, so merely probing a path is not caught, reading it is.
 """
+
 from __future__ import annotations
 
 import os
@@ -151,8 +152,7 @@ def _describe(found: list[tuple[str, str]]) -> str:
     lines = [f"  {event}: {path}" for event, path in dict.fromkeys(found)]
     return (
         "touched a path outside the repository, the Python installation, the temp dir and "
-        "the system directories (a fresh clone has no such file; see tests/support/boundary.py):\n"
-        + "\n".join(lines)
+        "the system directories (a fresh clone has no such file; see tests/support/boundary.py):\n" + "\n".join(lines)
     )
 
 

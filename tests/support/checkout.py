@@ -1,5 +1,6 @@
 """A copy of the repository as a fresh clone of this working tree would have it, and
 the small process helpers the set-up tests share."""
+
 from __future__ import annotations
 
 import os
@@ -13,9 +14,16 @@ import httpx
 
 def copy_checkout(repo: Path, dest: Path) -> Path:
     """Tracked files and new ones git does not ignore (links kept as links), copied to `dest`."""
-    names = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=repo, capture_output=True, check=True
-    ).stdout.decode().split("\0")
+    names = (
+        subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, names):
         src, out = repo / name, dest / name
         if not (src.is_symlink() or src.is_file()):

@@ -5,6 +5,7 @@ changes; with TEST_KILL_AFTER_CHARGE=1 it SIGKILLs itself the moment the first
 delivery's transaction (charge, receipt, notification, outbox row) has committed —
 before any webhook could be sent.
 """
+
 from __future__ import annotations
 
 import asyncio

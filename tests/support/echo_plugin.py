@@ -3,6 +3,7 @@
 Real plugins reach upstream registries; these tools need nothing, so payment and
 receipt tests exercise the kernel alone.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -29,7 +30,9 @@ RUNS: list[str] = []  # request ids the tool actually ran for
 async def run_echo(value: EchoInput, ctx: ToolContext) -> EchoOutput:
     RUNS.append(ctx.request_id)
     ctx.provider_cost = 7 * value.repeat  # what an upstream would have cost us
-    return EchoOutput(result={"text": value.text * value.repeat, "words": len(value.text.split())}, evidence={"source": "echo"})
+    return EchoOutput(
+        result={"text": value.text * value.repeat, "words": len(value.text.split())}, evidence={"source": "echo"}
+    )
 
 
 async def run_flaky(value: EchoInput, ctx: ToolContext) -> EchoOutput:

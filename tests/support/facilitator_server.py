@@ -23,6 +23,7 @@ of the token's `authorizationState(address,bytes32)`, and `eth_getLogs` for its
 
 It is served with `tests.support.serving.serve_app`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -107,11 +108,15 @@ class Facilitator:
             raise _Refused(UNKNOWN_ASSET, f"unknown asset {req.asset}", payer)
         extra = req.extra or {}
         if not extra.get("name") or not extra.get("version"):
-            raise _Refused(MISSING_EIP712_DOMAIN, "requirements.extra must carry the token's EIP-712 name and version", payer)
+            raise _Refused(
+                MISSING_EIP712_DOMAIN, "requirements.extra must carry the token's EIP-712 name and version", payer
+            )
         if (extra["name"], extra["version"]) != (self.network.eip712_name, self.network.eip712_version):
             raise _Refused(wire.ERR_INVALID_SIGNATURE, "the EIP-712 domain is not the token's", payer)
         if not isinstance(raw_auth, dict) or not isinstance(inner.get("signature"), str):
-            raise _Refused(wire.INVALID_PAYLOAD, "payload must carry an EIP-3009 authorization and its signature", payer)
+            raise _Refused(
+                wire.INVALID_PAYLOAD, "payload must carry an EIP-3009 authorization and its signature", payer
+            )
         try:
             auth = wire.Authorization(
                 from_=str(raw_auth["from"]),
@@ -127,7 +132,12 @@ class Facilitator:
             raise _Refused(wire.INVALID_PAYLOAD, "malformed authorization address or nonce", payer)
         try:
             payer = verify_authorization(
-                self.network, auth, inner["signature"], pay_to=req.pay_to, amount_micro=int(req.amount), now=int(time.time())
+                self.network,
+                auth,
+                inner["signature"],
+                pay_to=req.pay_to,
+                amount_micro=int(req.amount),
+                now=int(time.time()),
             )
         except wire.PaymentError as exc:
             raise _Refused(exc.reason, exc.message, payer) from None
@@ -136,7 +146,9 @@ class Facilitator:
         if (payer.lower(), auth.nonce) in self.used_nonces:
             raise _Refused(wire.ERR_NONCE_ALREADY_USED, "this authorization was already used", payer)
         if self.balance(payer) < auth.value:
-            raise _Refused(wire.ERR_INSUFFICIENT_BALANCE, f"{payer} holds {self.balance(payer)}, needs {auth.value}", payer)
+            raise _Refused(
+                wire.ERR_INSUFFICIENT_BALANCE, f"{payer} holds {self.balance(payer)}, needs {auth.value}", payer
+            )
         return payer, auth, inner["signature"]
 
     # -- endpoints -----------------------------------------------------------------
@@ -149,7 +161,12 @@ class Facilitator:
         try:
             payer, _, _ = self._check(request)
         except _Refused as exc:
-            return 200, {"isValid": False, "invalidReason": exc.reason, "invalidMessage": exc.message, "payer": exc.payer}
+            return 200, {
+                "isValid": False,
+                "invalidReason": exc.reason,
+                "invalidMessage": exc.message,
+                "payer": exc.payer,
+            }
         return 200, {"isValid": True, "payer": payer}
 
     async def settle(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -173,14 +190,34 @@ class Facilitator:
             self.fund(auth.to, auth.value)
             tx = "0x" + keccak(b"facilitator-tx" + authorization_digest(self.network, auth)).hex()
             self.transactions.append(
-                {"transaction": tx, "from": payer, "to": auth.to, "value": auth.value, "nonce": auth.nonce, "block": len(self.transactions) + 1}
+                {
+                    "transaction": tx,
+                    "from": payer,
+                    "to": auth.to,
+                    "value": auth.value,
+                    "nonce": auth.nonce,
+                    "block": len(self.transactions) + 1,
+                }
             )
-            return 200, {"success": True, "transaction": tx, "network": self.network.caip2, "payer": payer, "amount": str(auth.value)}
+            return 200, {
+                "success": True,
+                "transaction": tx,
+                "network": self.network.caip2,
+                "payer": payer,
+                "amount": str(auth.value),
+            }
         finally:
             self.settle_finished.set()
 
     def _settle_failure(self, reason: str, message: str, payer: str | None) -> dict[str, Any]:
-        return {"success": False, "errorReason": reason, "errorMessage": message, "payer": payer, "transaction": "", "network": self.network.caip2}
+        return {
+            "success": False,
+            "errorReason": reason,
+            "errorMessage": message,
+            "payer": payer,
+            "transaction": "",
+            "network": self.network.caip2,
+        }
 
     def rpc(self, body: dict[str, Any]) -> dict[str, Any]:
         """Ethereum JSON-RPC, as much of it as a settlement lookup needs."""
@@ -196,8 +233,14 @@ class Facilitator:
         if method == "eth_call":
             call = params[0]
             data = str(call.get("data", "")).lower()
-            if str(call.get("to", "")).lower() != self.network.asset.lower() or not data.startswith("0x" + AUTHORIZATION_STATE_SELECTOR):
-                return {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": -32000, "message": "execution reverted"}}
+            if str(call.get("to", "")).lower() != self.network.asset.lower() or not data.startswith(
+                "0x" + AUTHORIZATION_STATE_SELECTOR
+            ):
+                return {
+                    "jsonrpc": "2.0",
+                    "id": body.get("id"),
+                    "error": {"code": -32000, "message": "execution reverted"},
+                }
             who, nonce = "0x" + data[10 + 24 : 10 + 64], "0x" + data[10 + 64 : 10 + 128]
             return answer("0x" + ("1" if (who, nonce) in self.used_nonces else "0").rjust(64, "0"))
         if method == "eth_getLogs":
@@ -205,14 +248,24 @@ class Facilitator:
             topic, who_word, nonce = (query.get("topics") or [None, None, None])[:3]
             first = int(str(query.get("fromBlock", "0x0")), 16)
             logs = [
-                {"address": self.network.asset, "transactionHash": t["transaction"], "blockNumber": hex(t["block"]),
-                 "topics": [AUTHORIZATION_USED_TOPIC, "0x" + t["from"].lower()[2:].rjust(64, "0"), t["nonce"]]}
+                {
+                    "address": self.network.asset,
+                    "transactionHash": t["transaction"],
+                    "blockNumber": hex(t["block"]),
+                    "topics": [AUTHORIZATION_USED_TOPIC, "0x" + t["from"].lower()[2:].rjust(64, "0"), t["nonce"]],
+                }
                 for t in self.transactions
-                if t["block"] >= first and topic == AUTHORIZATION_USED_TOPIC
-                and who_word == "0x" + t["from"].lower()[2:].rjust(64, "0") and nonce == t["nonce"]
+                if t["block"] >= first
+                and topic == AUTHORIZATION_USED_TOPIC
+                and who_word == "0x" + t["from"].lower()[2:].rjust(64, "0")
+                and nonce == t["nonce"]
             ]
             return answer(logs)
-        return {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": -32601, "message": f"method {method} not served here"}}
+        return {
+            "jsonrpc": "2.0",
+            "id": body.get("id"),
+            "error": {"code": -32601, "message": f"method {method} not served here"},
+        }
 
     def supported(self) -> dict[str, Any]:
         self.requests.append(("supported", {}))
@@ -234,7 +287,14 @@ class Facilitator:
         async def verify(request: Request) -> Response:
             data = await json_object(request)
             if data is None:
-                return Response({"isValid": False, "invalidReason": wire.INVALID_PAYLOAD, "invalidMessage": "body must be a JSON object"}, status_code=400)
+                return Response(
+                    {
+                        "isValid": False,
+                        "invalidReason": wire.INVALID_PAYLOAD,
+                        "invalidMessage": "body must be a JSON object",
+                    },
+                    status_code=400,
+                )
             status, body = self.verify(data)
             return Response(body, status_code=status)
 
@@ -242,7 +302,9 @@ class Facilitator:
         async def settle(request: Request) -> Response:
             data = await json_object(request)
             if data is None:
-                return Response(self._settle_failure(wire.INVALID_PAYLOAD, "body must be a JSON object", None), status_code=400)
+                return Response(
+                    self._settle_failure(wire.INVALID_PAYLOAD, "body must be a JSON object", None), status_code=400
+                )
             status, body = await self.settle(data)
             return Response(body, status_code=status)
 
@@ -254,7 +316,9 @@ class Facilitator:
         async def rpc(request: Request) -> Response:
             data = await json_object(request)
             if data is None:
-                return Response({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}, status_code=200)
+                return Response(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}, status_code=200
+                )
             return Response(self.rpc(data), status_code=200)
 
         return Litestar(route_handlers=[verify, settle, supported, rpc])

@@ -3,6 +3,7 @@
 fact (public, or private with `private: true`), with the kind and region as
 Benchmark peers and `score`/`count` as benchmarkable numbers; a search by
 `prefix` records the keys found under the hash of its input."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -37,14 +38,24 @@ async def run(value: ItemInput, ctx: ToolContext) -> ItemAnswer:
         item = CATALOGUE.get(value.key.upper())
         if item is None:
             raise ToolError("invalid_input", f"no item {value.key}", status=404)
-        return ItemAnswer(result={"key": value.key.upper(), "value": item}, evidence=ItemEvidence(SOURCE, item.get("as_of")))
+        return ItemAnswer(
+            result={"key": value.key.upper(), "value": item}, evidence=ItemEvidence(SOURCE, item.get("as_of"))
+        )
     found = sorted(k for k in CATALOGUE if k.startswith((value.prefix or "").upper()))
     return ItemAnswer(result={"keys": found}, evidence=ItemEvidence(SOURCE, None))
 
 
 def facts(value: ItemInput, answer: ItemAnswer) -> list[Fact]:
     if value.key is None:
-        return [Fact(attribute="item_facts", key=search_key(value), value=answer.result, source=SOURCE, public=not value.private)]
+        return [
+            Fact(
+                attribute="item_facts",
+                key=search_key(value),
+                value=answer.result,
+                source=SOURCE,
+                public=not value.private,
+            )
+        ]
     item = answer.result["value"]
     return [
         Fact(

@@ -2,6 +2,7 @@
 attribute `test_feed` over entities of type `item`, keyed `ITEM-<digits>`; `poll`
 lists all of `FEED` (item key -> its current value) as a complete snapshot, so a key
 removed from it stopped being listed, and notes the watched keys it was given."""
+
 from __future__ import annotations
 
 import re
@@ -32,5 +33,13 @@ async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
 class FeedPlugin:
     @hookimpl
     def register_watch_sources(self, register: Any) -> None:
-        register(WatchSource(attribute=ATTRIBUTE, entity_types=("item",), source=SOURCE, poll=poll, check_key=check_key,
-                             description="A test feed of items."))
+        register(
+            WatchSource(
+                attribute=ATTRIBUTE,
+                entity_types=("item",),
+                source=SOURCE,
+                poll=poll,
+                check_key=check_key,
+                description="A test feed of items.",
+            )
+        )

@@ -5,12 +5,12 @@ while a worker is killed; `gate_inline` is the same as an inline call, to hold a
 paid request while its API process is killed); `broken_job` fails with a job failure code; `slow_job`
 outlives its time limit; `cpu_sum` runs in the worker's process pool.
 """
+
 from __future__ import annotations
 
 import asyncio
 import os
 from pathlib import Path
-
 
 import msgspec
 
@@ -101,5 +101,3 @@ class CrashPlugin:
     @hookimpl
     def register_tools(self, register):
         register(GATE_INLINE)
-
-

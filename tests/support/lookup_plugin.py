@@ -6,6 +6,7 @@ The upstream is ours too: `word_list_transport()` answers in-process kernels (an
 for `tollway serve`/`tollway mcp` children (TOLLWAY_LOOKUP_API_URL points at it).
 Both note every request they were asked, so tests can count upstream calls.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ from tollway._core.plugin_api.settings_spec import Setting
 from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
 
 DEFAULT_URL = "https://words.tollway.test"
-URL_SETTING = Setting(family="lookup", name="api_url", default=DEFAULT_URL, description="Base URL of the test word list service.")
+URL_SETTING = Setting(
+    family="lookup", name="api_url", default=DEFAULT_URL, description="Base URL of the test word list service."
+)
 WORDS_PATH = "/v1/words"
 
 # What the word list service knows; `total` may exceed the senses it sends (like a paged upstream).
@@ -31,7 +34,12 @@ WORDS: dict[str, dict[str, Any]] = {
         "word": "ship",
         "total": 3,
         "senses": [
-            {"id": "ship-n-1", "part": "noun", "gloss": "a large vessel that travels on water", "first_seen": "12/01/0890"},
+            {
+                "id": "ship-n-1",
+                "part": "noun",
+                "gloss": "a large vessel that travels on water",
+                "first_seen": "12/01/0890",
+            },
             {"id": "ship-v-1", "part": "verb", "gloss": "to send goods to a buyer", "first_seen": "05/07/1300"},
         ],
     },
@@ -72,7 +80,12 @@ def _iso(day_month_year: str) -> str:
 
 
 def _base_url(settings: Any) -> str:
-    return (settings.get(URL_SETTING.name) or settings.get(URL_SETTING.env_var) or os.environ.get(URL_SETTING.env_var) or DEFAULT_URL).rstrip("/")
+    return (
+        settings.get(URL_SETTING.name)
+        or settings.get(URL_SETTING.env_var)
+        or os.environ.get(URL_SETTING.env_var)
+        or DEFAULT_URL
+    ).rstrip("/")
 
 
 async def run_lookup(value: LookupInput, ctx: ToolContext) -> LookupAnswer:
@@ -85,7 +98,10 @@ async def run_lookup(value: LookupInput, ctx: ToolContext) -> LookupAnswer:
         raise ToolError("provider_unavailable", f"the word list answered {response.status_code}", status=503)
     body = response.json()
     ctx.provider_cost = 100
-    senses = [Sense(id=s["id"], part=s["part"], gloss=s["gloss"], first_seen=_iso(s["first_seen"])) for s in body["senses"][: value.limit]]
+    senses = [
+        Sense(id=s["id"], part=s["part"], gloss=s["gloss"], first_seen=_iso(s["first_seen"]))
+        for s in body["senses"][: value.limit]
+    ]
     result = LookupResult(word=body["word"], total=body["total"], senses=senses)
     return LookupAnswer(result=result, evidence=Evidence(source="test word list", url=str(response.request.url)))
 
@@ -155,10 +171,20 @@ def word_list_app(served: list[str]) -> Any:
         query = {k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}
         served.append(scope["path"])
         status, body = _answer(scope["path"], query)
-        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+        )
         await send({"type": "http.response.body", "body": body})
 
     return app
 
 
-__all__ = ["LOOKUP", "LookupPlugin", "URL_SETTING", "WORDS", "WordListTransport", "word_list_app", "word_list_transport"]
+__all__ = [
+    "LOOKUP",
+    "LookupPlugin",
+    "URL_SETTING",
+    "WORDS",
+    "WordListTransport",
+    "word_list_app",
+    "word_list_transport",
+]

@@ -1,6 +1,7 @@
 """A plugin with a table of its own, for the migration tests: `tw_test_notes`,
 declared as the Piccolo app `notes` whose migrations are in notes_migrations/
 (create the table; add a nullable, indexed column; fill it in old rows)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -8,6 +8,7 @@ an idempotent call and its refund, a job done by a worker). Everything here
 talks to the database directly (sqlite3, asyncpg), never through the code under
 test.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,9 @@ async def make_old_database(url: str, *, with_rows: bool = True, skip_tables: tu
             for table, items in rows.items():
                 for row in items:
                     cols = ", ".join(f'"{c}"' for c in row)
-                    conn.execute(f'INSERT INTO "{table}" ({cols}) VALUES ({", ".join("?" * len(row))})', list(row.values()))
+                    conn.execute(
+                        f'INSERT INTO "{table}" ({cols}) VALUES ({", ".join("?" * len(row))})', list(row.values())
+                    )
             conn.commit()
         finally:
             conn.close()
@@ -130,10 +133,19 @@ async def schema_of(url: str, *, exclude: tuple[str, ...] = ("migration",)) -> d
             "SELECT column_name, data_type, character_maximum_length, is_nullable, column_default, ordinal_position "
             f"FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '{t}' ORDER BY ordinal_position",
         )
-        indexes = await _query(url, f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = '{t}' ORDER BY indexname")
+        indexes = await _query(
+            url,
+            f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = '{t}' ORDER BY indexname",
+        )
         constraints = await _query(
-            url, f"SELECT conname, contype, pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conrelid = '{t}'::regclass ORDER BY conname"
+            url,
+            f"SELECT conname, contype, pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conrelid = '{t}'::regclass ORDER BY conname",
         )
         persistence = await _query(url, f"SELECT relpersistence FROM pg_class WHERE oid = '{t}'::regclass")
-        schema[t] = {"columns": columns, "indexes": indexes, "constraints": constraints, "persistence": persistence[0]["relpersistence"]}
+        schema[t] = {
+            "columns": columns,
+            "indexes": indexes,
+            "constraints": constraints,
+            "persistence": persistence[0]["relpersistence"],
+        }
     return schema

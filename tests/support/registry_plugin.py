@@ -1,6 +1,7 @@
 """A test plugin whose one tool asks a public registry through `tollway.Upstream`, so the
 kernel's handling of registry answers (their reuse, core/plugin_api/upstream_cache.py, and the
 evidence dated by them) is tested without a shipped plugin or its recorded answers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,10 @@ from tollway._core.plugin_api.tool import Tool, ToolContext
 from tollway._core.plugin_api.upstream import Upstream
 
 REGISTRY = Upstream(
-    family="registry", name="words", label="Word registry", default_base_url="https://words.registry.test",
+    family="registry",
+    name="words",
+    label="Word registry",
+    default_base_url="https://words.registry.test",
     description="Base URL of the test word registry.",
 )
 DEFINE = "/v1/tools/registry/define"
@@ -37,10 +41,14 @@ class RegistryAnswer(msgspec.Struct):
 
 
 @tool(path=DEFINE, price="0.001", family="registry", examples={"word": "toll"})
-async def registry_define(ctx: ToolContext, word: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]) -> RegistryAnswer:
+async def registry_define(
+    ctx: ToolContext, word: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+) -> RegistryAnswer:
     """The word registry's definition of a word (null when it has none)."""
     body = await REGISTRY.get_json(ctx, "/define", params={"word": word})
-    return RegistryAnswer(result=Entry(word=word, definition=body.get("definition")), evidence=Evidence.now("Word registry", as_of=None))
+    return RegistryAnswer(
+        result=Entry(word=word, definition=body.get("definition")), evidence=Evidence.now("Word registry", as_of=None)
+    )
 
 
 # The hooks: this module is the plugin (`kernel_factory(plugins=[("registry", registry_plugin)])`).

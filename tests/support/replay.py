@@ -8,6 +8,7 @@ transport: it answers only the exact requests it was given recordings for,
 byte for byte, and answers anything else with a 599 that it also notes in
 `unexpected`. It never opens a socket, so no test using it reaches the internet.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -60,7 +61,9 @@ class Replay(httpx.MockTransport):
                 self.served.append(request)
                 return httpx.Response(rec.status, content=rec.body, headers={"content-type": rec.content_type})
         self.unexpected.append(request)
-        return httpx.Response(599, text=f"no recording for {request.method} {request.url} (the replay never reaches the internet)")
+        return httpx.Response(
+            599, text=f"no recording for {request.method} {request.url} (the replay never reaches the internet)"
+        )
 
 
 NHTSA_RECALLS_URL = "https://api.nhtsa.gov/recalls/recallsByVehicle"

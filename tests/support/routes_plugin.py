@@ -1,6 +1,7 @@
 """A plugin of routes for the route runner's tests: a body checked by the route's
 `check` (field errors, or a ValueError), a handler that runs a field check itself
 (as the email quote does), and a listing with typed query parameters."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -51,13 +52,44 @@ async def listing(call: RouteCall) -> dict[str, Any]:
 
 
 ROUTES = (
-    Route(method="POST", path="/v1/test/routes/checked", name="test_route_checked", title="Checked", description="A body checked by the route.", handle=echo,
-          body_type=Draft, check=check_draft),
-    Route(method="POST", path="/v1/test/routes/plain", name="test_route_plain", title="Plainly checked", description="A check raising ValueError.", handle=echo,
-          body_type=Draft, check=check_plainly),
-    Route(method="POST", path="/v1/test/routes/quote", name="test_route_quote", title="Quote", description="A handler checking a field itself.", handle=quote, body_type=Draft),
-    Route(method="GET", path="/v1/test/routes/items", name="test_route_items", title="Items", description="Typed query parameters.", handle=listing,
-          query=(LIMIT, NEWEST, ORDER, WORD, ("note", "Free text."))),
+    Route(
+        method="POST",
+        path="/v1/test/routes/checked",
+        name="test_route_checked",
+        title="Checked",
+        description="A body checked by the route.",
+        handle=echo,
+        body_type=Draft,
+        check=check_draft,
+    ),
+    Route(
+        method="POST",
+        path="/v1/test/routes/plain",
+        name="test_route_plain",
+        title="Plainly checked",
+        description="A check raising ValueError.",
+        handle=echo,
+        body_type=Draft,
+        check=check_plainly,
+    ),
+    Route(
+        method="POST",
+        path="/v1/test/routes/quote",
+        name="test_route_quote",
+        title="Quote",
+        description="A handler checking a field itself.",
+        handle=quote,
+        body_type=Draft,
+    ),
+    Route(
+        method="GET",
+        path="/v1/test/routes/items",
+        name="test_route_items",
+        title="Items",
+        description="Typed query parameters.",
+        handle=listing,
+        query=(LIMIT, NEWEST, ORDER, WORD, ("note", "Free text.")),
+    ),
 )
 
 

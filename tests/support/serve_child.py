@@ -1,5 +1,6 @@
 """`tollway serve` as a real child process on a free 127.0.0.1 port, for the tests
 that must crash, kill or restart the server itself (CLI tests use serve_process.py)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -47,8 +48,18 @@ class ServeProcess:
     async def start(self, timeout: float = 120.0) -> None:
         with open(self.log, "ab") as out:
             self.proc = await asyncio.create_subprocess_exec(
-                TOLLWAY, "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.args,
-                env=self.env, cwd=str(self.cwd), stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+                TOLLWAY,
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                *self.args,
+                env=self.env,
+                cwd=str(self.cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
             )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -70,7 +81,7 @@ class ServeProcess:
             self.proc.terminate()
             try:
                 await asyncio.wait_for(self.proc.wait(), timeout=15)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
 

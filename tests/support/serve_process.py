@@ -1,5 +1,6 @@
 """`tollway serve` as a real subprocess for CLI tests: started on a free port,
 ready when /healthz answers, stopped with SIGTERM; its stderr is kept to read."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,12 +40,22 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def tollway_serve(env: dict[str, str], *, cwd: Path, timeout_s: float = 60.0, args: tuple[str, ...] = ()) -> AsyncIterator[Served]:
+async def tollway_serve(
+    env: dict[str, str], *, cwd: Path, timeout_s: float = 60.0, args: tuple[str, ...] = ()
+) -> AsyncIterator[Served]:
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        TOLLWAY, "serve", "--port", str(port), "--workers", "0", *args,
-        env=cli_env(**env), cwd=str(cwd),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        TOLLWAY,
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        "0",
+        *args,
+        env=cli_env(**env),
+        cwd=str(cwd),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     lines: list[str] = []
 
@@ -75,7 +86,7 @@ async def tollway_serve(env: dict[str, str], *, cwd: Path, timeout_s: float = 60
             proc.send_signal(signal.SIGTERM)
             try:
                 await asyncio.wait_for(proc.wait(), 20)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 proc.kill()
                 await proc.wait()
         await reader

@@ -1,5 +1,6 @@
 """Serving an ASGI app for real on 127.0.0.1 inside a test's event loop (so the
 app shares the loop, and the asyncpg pool, of the kernel the test started)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -42,5 +43,3 @@ async def serve_app(app: Any, *, host: str = "127.0.0.1") -> AsyncIterator[str]:
         server.should_exit = True
         await task
         sock.close()
-
-

@@ -6,6 +6,7 @@ repeated; `location` goes into 3xx answers. The first `hold` requests wait until
 `release()` before being answered (a sender killed or stalled mid-send). With an
 `ssl_context` it speaks TLS and records the name each client asked for (SNI).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -26,7 +27,13 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, statuses: list[int] | None = None, *, location: str | None = None, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        statuses: list[int] | None = None,
+        *,
+        location: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.statuses = list(statuses or [200])
         self.location = location
         self.ssl_context = ssl_context
@@ -76,7 +83,7 @@ class Receiver:
                     return
                 method, path, _version = line.decode("latin-1").split(" ", 2)
                 headers: dict[str, str] = {}
-                while (h := (await reader.readline()).decode("latin-1").rstrip("\r\n")):
+                while h := (await reader.readline()).decode("latin-1").rstrip("\r\n"):
                     name, _, value = h.partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))

@@ -1,4 +1,5 @@
 """`almanac_day_length`: a tool in the short form, one typed async function."""
+
 from __future__ import annotations
 
 import math

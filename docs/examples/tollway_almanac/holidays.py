@@ -1,5 +1,6 @@
 """`almanac_holidays`: a full `Tool` declaration that asks a public HTTP registry
 (Nager.Date's public holidays API) through `tollway.Upstream`."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any
@@ -10,7 +11,10 @@ from msgspec import Meta
 from tollway import Evidence, Example, Tool, ToolContext, Upstream, source_text
 
 NAGER = Upstream(
-    family="almanac", name="nager", label="Nager.Date", default_base_url="https://date.nager.at/api/v3",
+    family="almanac",
+    name="nager",
+    label="Nager.Date",
+    default_base_url="https://date.nager.at/api/v3",
     description="Base URL of the Nager.Date API (or a mirror, or a local replay in tests).",
 )
 
@@ -35,7 +39,11 @@ def holidays_of(body: Any) -> list[Holiday]:
     if not isinstance(body, list):
         raise NAGER.unavailable("Nager.Date answered without a list of holidays.")
     return [
-        Holiday(date=str(source_text(h.get("date"))), name=str(source_text(h.get("name"))), local_name=source_text(h.get("localName")))
+        Holiday(
+            date=str(source_text(h.get("date"))),
+            name=str(source_text(h.get("name"))),
+            local_name=source_text(h.get("localName")),
+        )
         for h in body
         if isinstance(h, dict) and source_text(h.get("date")) and source_text(h.get("name"))
     ]

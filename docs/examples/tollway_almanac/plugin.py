@@ -1,4 +1,5 @@
 """The almanac plugin's hooks: the entry point `tollway_almanac = "tollway_almanac.plugin"`."""
+
 from __future__ import annotations
 
 import tollway

@@ -1,4 +1,5 @@
 """How a plugin tests itself with `tollway.testing` (the fixtures come with it)."""
+
 from __future__ import annotations
 
 import httpx

@@ -1,5 +1,6 @@
 """The kernel's contract suite (`tollway.testing.PluginContract`) run on this plugin,
 on SQLite and on PostgreSQL."""
+
 from __future__ import annotations
 
 from tollway.testing import PluginContract

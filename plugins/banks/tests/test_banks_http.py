@@ -1,5 +1,6 @@
 """The "exactly one of name / fdic_certificate" rule through the HTTP front, on
 SQLite and PostgreSQL: a 400 `invalid_request` with `details`, before any quote."""
+
 from __future__ import annotations
 
 import pytest

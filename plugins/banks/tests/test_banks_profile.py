@@ -12,6 +12,7 @@ fields changed (a closed bank, a credit union); each is marked where it is built
 Every answer is served through an `httpx.MockTransport` whose handler first
 asserts the exact URL and query FDIC would receive. No test reaches the internet.
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,6 +25,8 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_banks import fdic
 from tollway_banks.tool import (
     COMPANY_BANK_PROFILE,
@@ -32,8 +35,6 @@ from tollway_banks.tool import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 DOC_ROWS = FIXTURES / "fdic" / "bankfind_docs_2020" / "bankfind_functions_example_rows.md"
@@ -153,7 +154,9 @@ async def test_base_url_setting_and_api_key_are_used() -> None:
 
 
 async def test_env_var_base_url_reaches_the_tool_through_the_kernel(kernel_factory) -> None:
-    kernel = await kernel_factory(installed={"tollway_banks"}, env={"TOLLWAY_BANKS_FDIC_API_URL": "http://env.local/banks"})
+    kernel = await kernel_factory(
+        installed={"tollway_banks"}, env={"TOLLWAY_BANKS_FDIC_API_URL": "http://env.local/banks"}
+    )
     http, _ = replay(cert_body(), expect_url="http://env.local/banks/institutions")
     assert (await call(http, **kernel.family_settings("banks"))).result.total == 1
 
@@ -193,7 +196,9 @@ def name_body() -> bytes:
     exact = copy.deepcopy(HANCOCK)
     exact["score"] = 2.0
     credit_union = copy.deepcopy(HANCOCK)
-    credit_union["data"].update({"NAME": "Hancock County Credit Union", "CERT": 22222, "REGAGNT": "NCUA", "BKCLASS": "CU"})
+    credit_union["data"].update(
+        {"NAME": "Hancock County Credit Union", "CERT": 22222, "REGAGNT": "NCUA", "BKCLASS": "CU"}
+    )
     credit_union["score"] = 9.0
     other = copy.deepcopy(HANCOCK)
     other["data"].update({"NAME": "Hancock Bank", "CERT": 33333, "REGAGNT": "FRB", "BKCLASS": "SM", "ASSET": 100})
@@ -243,7 +248,9 @@ def test_missing_fields_become_null_except_active() -> None:
     assert bank.website is None and bank.established_on is None and bank.state is None
 
 
-@pytest.mark.parametrize(("code", "expected"), [("OCC", "OCC"), ("FDIC", "FDIC"), ("FRB", "FED"), ("OTS", None), ("", None)])
+@pytest.mark.parametrize(
+    ("code", "expected"), [("OCC", "OCC"), ("FDIC", "FDIC"), ("FRB", "FED"), ("OTS", None), ("", None)]
+)
 def test_regulator_mapping(code: str, expected: str | None) -> None:
     assert fdic.parse_institution({"REGAGNT": code}).regulator == expected
 

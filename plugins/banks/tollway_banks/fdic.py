@@ -7,6 +7,7 @@ to a `ToolError` (the call is not charged). Tests replay answers through a trans
 Response shape (FDIC's own API definition, `swagger.yaml` / `institution_properties.yaml`):
 `{"meta": {"total": n, ...}, "data": [{"data": {<fields>}, "score": s}, ...], "totals": {"count": n}}`.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -20,7 +21,10 @@ import msgspec
 from tollway import ToolContext, Upstream, source_int, source_text
 
 FDIC = Upstream(
-    family="banks", name="fdic", label="FDIC", default_base_url="https://api.fdic.gov/banks",
+    family="banks",
+    name="fdic",
+    label="FDIC",
+    default_base_url="https://api.fdic.gov/banks",
     description="Base URL of the FDIC BankFind Suite API (or a mirror / local replay server serving the same paths).",
     api_key="Optional api.data.gov key sent to FDIC as `api_key` (FDIC may refuse or throttle calls without one).",
 )
@@ -191,7 +195,12 @@ def rank(banks: list[Candidate], name: str) -> list[Candidate]:
     wanted = normalized_name(name)
     return sorted(
         banks,
-        key=lambda c: (normalized_name(c.bank.name) != wanted, -c.score, not c.bank.active, -(c.bank.total_assets_usd or 0.0)),
+        key=lambda c: (
+            normalized_name(c.bank.name) != wanted,
+            -c.score,
+            not c.bank.active,
+            -(c.bank.total_assets_usd or 0.0),
+        ),
     )
 
 

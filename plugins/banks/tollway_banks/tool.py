@@ -2,6 +2,7 @@
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -63,7 +64,10 @@ def check(value: BankProfileInput) -> None:
 
 async def run(value: BankProfileInput, ctx: ToolContext) -> BankProfileAnswer:
     page = await fdic.fetch_institutions(
-        ctx, name=value.name if value.fdic_certificate is None else None, certificate=value.fdic_certificate, limit=value.limit
+        ctx,
+        name=value.name if value.fdic_certificate is None else None,
+        certificate=value.fdic_certificate,
+        limit=value.limit,
     )
     banks = [c.bank for c in page.banks[: value.limit]]
     dates = [b.reported_on for b in banks if b.reported_on]

@@ -14,6 +14,7 @@ https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest, and the shapes `fixtures/README.
 
 Every handler asserts the exact method, URL and form body PubChem would receive.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from urllib.parse import parse_qsl
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_chemistry import pubchem
 from tollway_chemistry.tool import (
     COMPOUND_RESOLVE,
@@ -31,8 +34,6 @@ from tollway_chemistry.tool import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 PROPS_5564_2244 = (FIXTURES / "pubchem" / "property_all_cid_5564_2244.json").read_bytes()
@@ -48,7 +49,13 @@ def cids_body(*cids: int) -> bytes:
 
 # Built from the documented format (no recording exists): PUG REST's no-match fault.
 NOT_FOUND = msgspec.json.encode(
-    {"Fault": {"Code": "PUGREST.NotFound", "Message": "No CID found", "Details": ["No CID found that matches the given name"]}}
+    {
+        "Fault": {
+            "Code": "PUGREST.NotFound",
+            "Message": "No CID found",
+            "Details": ["No CID found that matches the given name"],
+        }
+    }
 )
 
 
@@ -92,7 +99,9 @@ def value(**fields: object) -> CompoundResolveInput:
 
 async def call(http: httpx.AsyncClient, v: CompoundResolveInput, **settings: str) -> CompoundAnswer:
     async with http:
-        return await COMPOUND_RESOLVE.run(v, ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings))
+        return await COMPOUND_RESOLVE.run(
+            v, ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
+        )
 
 
 def two_matches(ns: str = "name", ident: str = "triclosan", props_cids: str = "5564,2244") -> tuple[Step, Step]:
@@ -182,17 +191,28 @@ async def test_base_url_setting_and_environment() -> None:
 
 
 async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
-    kernel = await kernel_factory(installed={"tollway_chemistry"}, env={"TOLLWAY_CHEMISTRY_PUBCHEM_API_URL": "http://mirror.test"})
+    kernel = await kernel_factory(
+        installed={"tollway_chemistry"}, env={"TOLLWAY_CHEMISTRY_PUBCHEM_API_URL": "http://mirror.test"}
+    )
     http, seen = replay(("http://mirror.test/compound/name/cids/JSON", {"name": "zz"}, 404, NOT_FOUND))
     await call(http, value(name="zz"), **kernel.family_settings("chemistry"))
     assert len(seen) == 1
 
 
 def test_new_smiles_property_names_are_read() -> None:
-    body = {"PropertyTable": {"Properties": [
-        {"CID": 2244, "MolecularFormula": "C9H8O4", "SMILES": "CC(=O)OC1=CC=CC=C1C(=O)O",
-         "ConnectivitySMILES": "CC(=O)OC1=CC=CC=C1C(=O)O", "InChIKey": "BSYNRYMUTXBXSQ-UHFFFAOYSA-N"}
-    ]}}
+    body = {
+        "PropertyTable": {
+            "Properties": [
+                {
+                    "CID": 2244,
+                    "MolecularFormula": "C9H8O4",
+                    "SMILES": "CC(=O)OC1=CC=CC=C1C(=O)O",
+                    "ConnectivitySMILES": "CC(=O)OC1=CC=CC=C1C(=O)O",
+                    "InChIKey": "BSYNRYMUTXBXSQ-UHFFFAOYSA-N",
+                }
+            ]
+        }
+    }
     compound = pubchem.parse_properties(body)[2244]
     assert compound.smiles == "CC(=O)OC1=CC=CC=C1C(=O)O"
     assert compound.iupac_name is None
@@ -204,20 +224,37 @@ def test_new_smiles_property_names_are_read() -> None:
 @pytest.mark.parametrize(
     ("status", "body", "code", "http_status"),
     [
-        (503, b'{"Fault":{"Code":"PUGREST.ServerBusy","Message":"Too many requests or server too busy"}}', "rate_limited", 503),
+        (
+            503,
+            b'{"Fault":{"Code":"PUGREST.ServerBusy","Message":"Too many requests or server too busy"}}',
+            "rate_limited",
+            503,
+        ),
         (429, b"Too Many Requests", "rate_limited", 503),
         (504, b'{"Fault":{"Code":"PUGREST.Timeout","Message":"Request timed out"}}', "provider_unavailable", 503),
-        (500, b'{"Fault":{"Code":"PUGREST.ServerError","Message":"Some problem on the server side"}}', "provider_unavailable", 503),
+        (
+            500,
+            b'{"Fault":{"Code":"PUGREST.ServerError","Message":"Some problem on the server side"}}',
+            "provider_unavailable",
+            503,
+        ),
         (404, b"<html>Not Found</html>", "provider_unavailable", 503),
         (401, b"Unauthorized", "provider_auth", 503),
         (403, b"Forbidden", "provider_auth", 503),
-        (400, b'{"Fault":{"Code":"PUGREST.BadRequest","Message":"Unable to standardize the given structure"}}', "invalid_input", 400),
+        (
+            400,
+            b'{"Fault":{"Code":"PUGREST.BadRequest","Message":"Unable to standardize the given structure"}}',
+            "invalid_input",
+            400,
+        ),
         (200, b"<html>maintenance</html>", "provider_unavailable", 503),
         (200, b'{"InformationList": {}}', "provider_unavailable", 503),
     ],
 )
 async def test_upstream_failures(status: int, body: bytes, code: str, http_status: int) -> None:
-    http, _ = replay((f"{BASE}/compound/smiles/cids/JSON", {"smiles": "CC"}, status, body), headers={"retry-after": "5"})
+    http, _ = replay(
+        (f"{BASE}/compound/smiles/cids/JSON", {"smiles": "CC"}, status, body), headers={"retry-after": "5"}
+    )
     with pytest.raises(ToolError) as info:
         await call(http, value(smiles="CC"))
     assert (info.value.code, info.value.status) == (code, http_status)
@@ -233,7 +270,9 @@ async def test_property_call_failure_is_provider_unavailable() -> None:
     assert info.value.code == "provider_unavailable"
 
 
-@pytest.mark.parametrize("exc", [lambda r: httpx.ReadTimeout("t", request=r), lambda r: httpx.ConnectError("x", request=r)])
+@pytest.mark.parametrize(
+    "exc", [lambda r: httpx.ReadTimeout("t", request=r), lambda r: httpx.ConnectError("x", request=r)]
+)
 async def test_timeouts_and_connection_errors(exc) -> None:
     with pytest.raises(ToolError) as info:
         await call(failing(exc), value(name="aspirin"))

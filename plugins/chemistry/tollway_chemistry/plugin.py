@@ -1,4 +1,5 @@
 """Hook implementations: declare the compound resolve tool and its setting."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

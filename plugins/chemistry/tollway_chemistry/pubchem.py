@@ -16,6 +16,7 @@ Requests (PUG REST, https://pubchem.ncbi.nlm.nih.gov/docs/pug-rest):
    with `cid=2244,5564` in the body (the call webchem recorded in
    `tests/fixtures/pubchem/`). Answer: `{"PropertyTable": {"Properties": [{"CID": ..}]}}`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -26,7 +27,10 @@ from tollway import Reply, ToolContext, ToolError, Upstream
 
 SOURCE = "PubChem"
 PUBCHEM = Upstream(
-    family="chemistry", name="pubchem", label="PubChem", default_base_url="https://pubchem.ncbi.nlm.nih.gov/rest/pug",
+    family="chemistry",
+    name="pubchem",
+    label="PubChem",
+    default_base_url="https://pubchem.ncbi.nlm.nih.gov/rest/pug",
     description="Base URL of PubChem PUG REST (or a mirror / local replay server serving the same paths).",
 )
 # The public compound page; not derived from the API setting (a mirror serves the API only).
@@ -85,8 +89,12 @@ def _failure(reply: Reply) -> ToolError:
         return PUBCHEM.rate_limited(reply)
     if reply.status == 400 and code == "PUGREST.BadRequest":
         # e.g. a SMILES PubChem cannot parse: the caller's input, not an outage.
-        return ToolError("invalid_input", "PubChem could not read the identifier given.", status=400,
-                         details={"upstream_status": 400, "upstream_code": code})
+        return ToolError(
+            "invalid_input",
+            "PubChem could not read the identifier given.",
+            status=400,
+            details={"upstream_status": 400, "upstream_code": code},
+        )
     return PUBCHEM.refusal(reply, **({"upstream_code": code} if code else {}))
 
 

@@ -2,6 +2,7 @@
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -98,10 +99,7 @@ def check(value: CompoundResolveInput) -> None:
     if value.inchikey is not None:
         key = value.inchikey
         parts = key.split("-")
-        if not (
-            [len(p) for p in parts] == [14, 10, 1]
-            and all(p.isascii() and p.isalpha() for p in parts)
-        ):
+        if not ([len(p) for p in parts] == [14, 10, 1] and all(p.isascii() and p.isalpha() for p in parts)):
             raise FieldError("inchikey", "Expected an InChIKey: 14 letters, '-', 10 letters, '-', 1 letter")
     if value.smiles is not None and not value.smiles.strip():
         raise FieldError("smiles", "Expected a SMILES, not only spaces")

@@ -8,6 +8,7 @@ keys, orders them as `$orderby` asks, applies `$skip`/`$top`, and wraps them wit
 the recorded `metadata` object. Every value served is FEMA's recorded value. The
 unfiltered file is also parsed byte-for-byte as recorded. No test reaches the internet.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,6 +17,8 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_disasters import openfema
 from tollway_disasters.tool import (
     PlaceDisastersAnswer,
@@ -25,8 +28,6 @@ from tollway_disasters.tool import (
     place_disasters,
     place_key,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 RECORDED = FIXTURES / "openfema" / "DisasterDeclarationsSummaries_v2_top1000_nofilter_2022-10-28.json"
@@ -93,7 +94,11 @@ async def test_texas_counts_declarations_not_rows() -> None:
     assert r.by_declaration_type == {"FM": 16}
     assert len(r.declarations) == 10  # default limit
     first = r.declarations[0]
-    assert (first.disaster_number, first.fema_declaration_string, first.declared_on) == (5444, "FM-5444-TX", "2022-07-19")
+    assert (first.disaster_number, first.fema_declaration_string, first.declared_on) == (
+        5444,
+        "FM-5444-TX",
+        "2022-07-19",
+    )
     assert (first.incident_type, first.title) == ("Fire", "CHALK MOUNTAIN FIRE")
     assert (first.incident_began_on, first.incident_ended_on) == ("2022-07-18", None)
     assert (first.designated_area_count, first.designated_areas) == (2, ["Hood (County)", "Somervell (County)"])
@@ -128,7 +133,12 @@ async def test_pages_with_skip_until_a_short_page() -> None:
         ctx = ToolContext(request_id="req_test", agent_id=None, http=http, settings={})
         rows = await openfema.fetch_state_rows(ctx, "TX", page_size=5)
     assert len(rows) == 17
-    assert [(r.url.params["$skip"], r.url.params["$top"]) for r in seen] == [("0", "5"), ("5", "5"), ("10", "5"), ("15", "5")]
+    assert [(r.url.params["$skip"], r.url.params["$top"]) for r in seen] == [
+        ("0", "5"),
+        ("5", "5"),
+        ("10", "5"),
+        ("15", "5"),
+    ]
 
 
 def test_the_unfiltered_recording_parses_as_recorded() -> None:
@@ -143,10 +153,15 @@ def test_the_unfiltered_recording_parses_as_recorded() -> None:
     assert s.last_refresh is not None
 
 
-@pytest.mark.parametrize(("area", "split"), [
-    ("Hood (County)", ("hood", "county")), ("Statewide", ("statewide", None)),
-    ("Sisseton (Sisseton) Indian Reservation", ("sisseton (sisseton) indian reservation", None)),
-    ("Bethel (Census Area)", ("bethel", "census area"))])
+@pytest.mark.parametrize(
+    ("area", "split"),
+    [
+        ("Hood (County)", ("hood", "county")),
+        ("Statewide", ("statewide", None)),
+        ("Sisseton (Sisseton) Indian Reservation", ("sisseton (sisseton) indian reservation", None)),
+        ("Bethel (Census Area)", ("bethel", "census area")),
+    ],
+)
 def test_split_area(area: str, split: tuple[str, str | None]) -> None:
     assert openfema.split_area(area) == split
 
@@ -164,7 +179,9 @@ async def test_base_url_setting_points_at_a_mirror() -> None:
 
 
 async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
-    kernel = await kernel_factory(installed={"tollway_disasters"}, env={"TOLLWAY_DISASTERS_OPENFEMA_API_URL": "http://env.test/open"})
+    kernel = await kernel_factory(
+        installed={"tollway_disasters"}, env={"TOLLWAY_DISASTERS_OPENFEMA_API_URL": "http://env.test/open"}
+    )
     http, seen = replay_state(expect_url="http://env.test/open/v2/DisasterDeclarationsSummaries")
     await call(http, **kernel.family_settings("disasters"))
     assert len(seen) == 1
@@ -173,9 +190,18 @@ async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) 
 # --- upstream failures -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "body"), [
-    (500, b"{}"), (503, b""), (404, b"<html/>"), (400, b'{"error":"bad filter"}'), (200, b"<html>down</html>"),
-    (200, b'{"metadata":{}}'), (200, b"[]")])
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (500, b"{}"),
+        (503, b""),
+        (404, b"<html/>"),
+        (400, b'{"error":"bad filter"}'),
+        (200, b"<html>down</html>"),
+        (200, b'{"metadata":{}}'),
+        (200, b"[]"),
+    ],
+)
 async def test_upstream_failures_are_provider_unavailable(status: int, body: bytes) -> None:
     with pytest.raises(ToolError) as info:
         await call(answering(status, body))
@@ -215,9 +241,20 @@ def test_state_must_be_a_us_code() -> None:
     assert info.value.field == "state"
 
 
-@pytest.mark.parametrize("fields", [{"state": "T"}, {"state": "TEX"}, {"state": "T1"}, {"county": "H"},
-                                    {"county": "Hood; drop"}, {"county": "x" * 81}, {"limit": 0}, {"limit": 51},
-                                    {"memo_typo": 1}])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"state": "T"},
+        {"state": "TEX"},
+        {"state": "T1"},
+        {"county": "H"},
+        {"county": "Hood; drop"},
+        {"county": "x" * 81},
+        {"limit": 0},
+        {"limit": 51},
+        {"memo_typo": 1},
+    ],
+)
 def test_msgspec_refuses_bad_input(fields: dict[str, object]) -> None:
     with pytest.raises(msgspec.ValidationError):
         value(**fields)
@@ -230,8 +267,7 @@ def test_check_refuses_a_county_without_letters() -> None:
 
 
 async def test_bad_state_is_400_before_payment(kernel_factory) -> None:
-    from tollway.testing import count_quotes, count_receipts
-    from tollway.testing import http_client
+    from tollway.testing import count_quotes, count_receipts, http_client
 
     kernel = await kernel_factory(installed={"tollway_disasters"})
     async with http_client(kernel) as client:

@@ -7,6 +7,7 @@ call is not charged); tests replay recorded rows through a transport.
 OpenFEMA answers one row per declaration x designated area (county, parish,
 borough, tribal area, "Statewide", ...); `summarize` turns rows into declarations.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,12 @@ from typing import Any
 from tollway import ToolContext, Upstream, source_text
 
 OPENFEMA = Upstream(
-    family="disasters", name="openfema", label="OpenFEMA", default_base_url="https://www.fema.gov/api/open",
-    description="Base URL of the OpenFEMA API (or a mirror serving the same /v2/... paths).", timeout_s=20.0,
+    family="disasters",
+    name="openfema",
+    label="OpenFEMA",
+    default_base_url="https://www.fema.gov/api/open",
+    description="Base URL of the OpenFEMA API (or a mirror serving the same /v2/... paths).",
+    timeout_s=20.0,
 )
 SUMMARIES_PATH = "/v2/DisasterDeclarationsSummaries"
 ENTITY = "DisasterDeclarationsSummaries"
@@ -33,11 +38,65 @@ SELECT = (
 # US states, DC, and the territories and freely associated states FEMA declares for.
 STATE_CODES = frozenset(
     {
-        "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "FL", "GA", "HI", "ID", "IL", "IN",
-        "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV",
-        "NH", "NJ", "NM", "NY", "NC", "ND", "OH", "OK", "OR", "PA", "RI", "SC", "SD", "TN",
-        "TX", "UT", "VT", "VA", "WA", "WV", "WI", "WY", "DC", "PR", "VI", "GU", "AS", "MP",
-        "FM", "MH", "PW",
+        "AL",
+        "AK",
+        "AZ",
+        "AR",
+        "CA",
+        "CO",
+        "CT",
+        "DE",
+        "FL",
+        "GA",
+        "HI",
+        "ID",
+        "IL",
+        "IN",
+        "IA",
+        "KS",
+        "KY",
+        "LA",
+        "ME",
+        "MD",
+        "MA",
+        "MI",
+        "MN",
+        "MS",
+        "MO",
+        "MT",
+        "NE",
+        "NV",
+        "NH",
+        "NJ",
+        "NM",
+        "NY",
+        "NC",
+        "ND",
+        "OH",
+        "OK",
+        "OR",
+        "PA",
+        "RI",
+        "SC",
+        "SD",
+        "TN",
+        "TX",
+        "UT",
+        "VT",
+        "VA",
+        "WA",
+        "WV",
+        "WI",
+        "WY",
+        "DC",
+        "PR",
+        "VI",
+        "GU",
+        "AS",
+        "MP",
+        "FM",
+        "MH",
+        "PW",
     }
 )
 

@@ -2,6 +2,7 @@
 
 Nothing runs here at import time beyond building the declarations.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -4,6 +4,7 @@ Declared once here, in the short form: `@tollway.tool` over `place_disasters` bu
 `Tool`, its input type `PlaceDisastersInput` from the function's parameters; the kernel
 derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -115,7 +116,11 @@ def facts(value: PlaceDisastersInput, answer: PlaceDisastersAnswer) -> list[Fact
         Fact(
             attribute="place_disasters",
             key=place_key(value),
-            value={"total": r.total, "by_incident_type": r.by_incident_type, "by_declaration_type": r.by_declaration_type},
+            value={
+                "total": r.total,
+                "by_incident_type": r.by_incident_type,
+                "by_declaration_type": r.by_declaration_type,
+            },
             source=answer.evidence.source,
             as_of=answer.evidence.as_of,
             peers={"state": value.state.upper()},
@@ -147,7 +152,9 @@ def facts(value: PlaceDisastersInput, answer: PlaceDisastersAnswer) -> list[Fact
     facts=facts,
     benchmark=Benchmarkable(fields=("total",), peers=("state",)),
 )
-async def place_disasters(ctx: ToolContext, state: State, county: County | None = None, limit: Limit = 10) -> PlaceDisastersAnswer:
+async def place_disasters(
+    ctx: ToolContext, state: State, county: County | None = None, limit: Limit = 10
+) -> PlaceDisastersAnswer:
     """The declarations FEMA holds for the state (and county), summarized."""
     state = state.upper()
     rows = await openfema.fetch_state_rows(ctx, state)

@@ -14,6 +14,7 @@ from openFDA's documented format, using the documentation's own illustration
 Every answer is served through an `httpx.MockTransport` whose handler first
 asserts the exact URL and query openFDA would receive. No test reaches the internet.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_drugs import openfda
 from tollway_drugs.tool import (
     PRODUCT_DRUG_ADVERSE_EVENTS,
@@ -30,8 +33,6 @@ from tollway_drugs.tool import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 OPENFDA = FIXTURES / "openfda"
@@ -100,7 +101,9 @@ def value(**fields: object) -> DrugAdverseEventsInput:
     return msgspec.convert({"drug_name": "pembrolizumab", "limit": 1, **fields}, DrugAdverseEventsInput, strict=True)
 
 
-async def call(http: httpx.AsyncClient, v: DrugAdverseEventsInput | None = None, **settings: str) -> DrugAdverseEventsAnswer:
+async def call(
+    http: httpx.AsyncClient, v: DrugAdverseEventsInput | None = None, **settings: str
+) -> DrugAdverseEventsAnswer:
     v = v or value()
     check(v)
     ctx = ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
@@ -145,7 +148,9 @@ async def test_limit_is_sent_and_applied() -> None:
 
 async def test_base_url_and_api_key_settings() -> None:
     http, _ = replay(
-        PEMBRO.read_bytes(), expect_url="http://mirror.local/fda/drug/event.json", expect_query={**query(), "api_key": "k1"}
+        PEMBRO.read_bytes(),
+        expect_url="http://mirror.local/fda/drug/event.json",
+        expect_query={**query(), "api_key": "k1"},
     )
     answer = await call(http, openfda_api_url="http://mirror.local/fda/", openfda_api_key="k1")
     assert answer.result.reactions
@@ -154,7 +159,9 @@ async def test_base_url_and_api_key_settings() -> None:
 async def test_env_vars_reach_the_tool_through_the_kernel(kernel_factory) -> None:
     env = {"TOLLWAY_DRUGS_OPENFDA_API_URL": "http://env.local", "TOLLWAY_DRUGS_OPENFDA_API_KEY": " k2 "}
     kernel = await kernel_factory(installed={"tollway_drugs"}, env=env)
-    http, _ = replay(PEMBRO.read_bytes(), expect_url="http://env.local/drug/event.json", expect_query={**query(), "api_key": "k2"})
+    http, _ = replay(
+        PEMBRO.read_bytes(), expect_url="http://env.local/drug/event.json", expect_query={**query(), "api_key": "k2"}
+    )
     assert (await call(http, **kernel.family_settings("drugs"))).result.reactions
 
 
@@ -203,7 +210,9 @@ async def test_recorded_403_is_provider_auth() -> None:
 
 async def test_429_is_rate_limited() -> None:
     # openFDA's rate-limit body is documented as error code OVER_RATE_LIMIT (no recording exists).
-    http, _ = replay(b'{"error":{"code":"OVER_RATE_LIMIT","message":"limit"}}', status=429, headers={"retry-after": "5"})
+    http, _ = replay(
+        b'{"error":{"code":"OVER_RATE_LIMIT","message":"limit"}}', status=429, headers={"retry-after": "5"}
+    )
     with pytest.raises(ToolError) as info:
         await call(http)
     assert (info.value.code, info.value.status) == ("rate_limited", 503)

@@ -10,6 +10,7 @@ Count answer (openFDA docs, confirmed by the recording in
 `{"meta": {"disclaimer", "terms", "license", "last_updated": "YYYY-MM-DD"},
   "results": [{"term": "NAUSEA", "count": 27541}, ...]}`.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -21,7 +22,10 @@ from typing import Any
 from tollway import ToolContext, Upstream
 
 OPENFDA = Upstream(
-    family="drugs", name="openfda", label="openFDA", default_base_url="https://api.fda.gov",
+    family="drugs",
+    name="openfda",
+    label="openFDA",
+    default_base_url="https://api.fda.gov",
     description="Base URL of the openFDA API (or a mirror / local replay server serving the same paths).",
     api_key="Optional openFDA API key sent as `api_key` (raises openFDA's daily request allowance).",
 )
@@ -91,7 +95,9 @@ def parse_body(body: Any) -> ReactionCounts:
     # Most reported first; equal counts alphabetically, so the order is deterministic.
     reactions = [Reaction(r, n) for r, n in sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))]
     meta = body.get("meta")
-    return ReactionCounts(reactions=reactions, last_updated=_date(meta.get("last_updated")) if isinstance(meta, Mapping) else None)
+    return ReactionCounts(
+        reactions=reactions, last_updated=_date(meta.get("last_updated")) if isinstance(meta, Mapping) else None
+    )
 
 
 def _error_code(body: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -111,7 +112,9 @@ PRODUCT_DRUG_ADVERSE_EVENTS = Tool(
     family="drugs",
     payment_header="payment-signature",
     rate_limit="lookup",
-    examples=(Example(title="Most reported reactions for pembrolizumab", input={"drug_name": "pembrolizumab", "limit": 5}),),
+    examples=(
+        Example(title="Most reported reactions for pembrolizumab", input={"drug_name": "pembrolizumab", "limit": 5}),
+    ),
     check=check,
     facts=facts,
 )

@@ -3,6 +3,7 @@ DKIM-signed (the signature verifies with dkimpy against the published key) from 
 own address, its HTML tracked; opens and clicks through the service's pixel and signed
 redirects show on the job's email_tracking; a forged link is refused; the free quote prices
 and checks a draft; bad input is refused before payment."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,9 @@ SEND = "/v1/tools/email/send"
 
 def dkim_key() -> tuple[str, str]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
     public = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return private, base64.b64encode(public).decode()
 
@@ -47,16 +50,25 @@ async def sent(client, body: dict, headers: dict[str, str]) -> tuple[str, dict]:
 async def test_a_tracked_signed_email(kernel_factory) -> None:
     private, public = dkim_key()
     with smtp_server() as (mail, env):
-        env = {**env, "TOLLWAY_EMAIL_DKIM_DOMAIN": "tollway.test", "TOLLWAY_EMAIL_DKIM_SELECTOR": "s1", "TOLLWAY_EMAIL_DKIM_PRIVATE_KEY": private,
-               "TOLLWAY_EMAIL_PUBLIC_URL": "https://tools.tollway.test"}
+        env = {
+            **env,
+            "TOLLWAY_EMAIL_DKIM_DOMAIN": "tollway.test",
+            "TOLLWAY_EMAIL_DKIM_SELECTOR": "s1",
+            "TOLLWAY_EMAIL_DKIM_PRIVATE_KEY": private,
+            "TOLLWAY_EMAIL_PUBLIC_URL": "https://tools.tollway.test",
+        }
         kernel = await kernel_factory(installed={"tollway_email"}, env=env)
         worker = worker_for(kernel)
         worker.start()
         try:
             async with http_client(kernel) as client:
                 agent_id, headers = await credits_session(client, "1")
-                body = {"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana, your invoice: https://example.com/inv/42",
-                        "html": '<html><body><p>Hello Dana, <a href="https://example.com/inv/42?a=1&amp;b=2">your invoice</a>.</p></body></html>'}
+                body = {
+                    "to": "dana@example.com",
+                    "subject": "Your invoice",
+                    "text": "Hello Dana, your invoice: https://example.com/inv/42",
+                    "html": '<html><body><p>Hello Dana, <a href="https://example.com/inv/42?a=1&amp;b=2">your invoice</a>.</p></body></html>',
+                }
                 job_id, job = await sent(client, body, headers)
                 [got] = mail.messages
                 html = got.get_body(("html",)).get_content()
@@ -65,7 +77,9 @@ async def test_a_tracked_signed_email(kernel_factory) -> None:
                 opened = await client.get(pixel)
                 await client.get(pixel)
                 clicked = await client.get(link, follow_redirects=False)
-                forged = await client.get(link[:-3] + ("AAA" if not link.endswith("AAA") else "BBB"), follow_redirects=False)
+                forged = await client.get(
+                    link[:-3] + ("AAA" if not link.endswith("AAA") else "BBB"), follow_redirects=False
+                )
                 tracked = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
                 balance = (await client.get("/v1/balance", headers=headers)).json()
         finally:
@@ -73,14 +87,30 @@ async def test_a_tracked_signed_email(kernel_factory) -> None:
     raw = got.as_bytes()
     assert job["status"] == "completed" and job["result"]["from"] == agent_address("agents@tollway.test", agent_id)
     assert got["From"] == job["result"]["from"] and got["Reply-To"] == job["result"]["from"]
-    assert dkim.verify(raw, dnsfunc=lambda name, timeout=5: b"v=DKIM1; k=rsa; p=" + public.encode() if name == b"s1._domainkey.tollway.test." else None)
-    assert not dkim.verify(raw.replace(b"Your invoice", b"Your invoicE"), dnsfunc=lambda name, timeout=5: b"v=DKIM1; k=rsa; p=" + public.encode())
+    assert dkim.verify(
+        raw,
+        dnsfunc=lambda name, timeout=5: (
+            b"v=DKIM1; k=rsa; p=" + public.encode() if name == b"s1._domainkey.tollway.test." else None
+        ),
+    )
+    assert not dkim.verify(
+        raw.replace(b"Your invoice", b"Your invoicE"),
+        dnsfunc=lambda name, timeout=5: b"v=DKIM1; k=rsa; p=" + public.encode(),
+    )
     assert "https://example.com/inv/42" not in html  # the link passes through the service
-    assert opened.status_code == 200 and opened.headers["content-type"] == "image/gif" and opened.content[:6] == b"GIF89a"
+    assert (
+        opened.status_code == 200 and opened.headers["content-type"] == "image/gif" and opened.content[:6] == b"GIF89a"
+    )
     assert clicked.status_code == 302 and clicked.headers["location"] == "https://example.com/inv/42?a=1&b=2"
     assert forged.status_code == 404
-    assert tracked["email_tracking"] == {"from": job["result"]["from"], "to": "dana@example.com", "subject": "Your invoice",
-                                         "status": "sent", "opens": 2, "clicks": 1}
+    assert tracked["email_tracking"] == {
+        "from": job["result"]["from"],
+        "to": "dana@example.com",
+        "subject": "Your invoice",
+        "status": "sent",
+        "opens": 2,
+        "clicks": 1,
+    }
     assert balance["credits_balance"] == "0.980000"
 
 
@@ -89,10 +119,22 @@ async def test_the_quote_and_bad_input(kernel_factory) -> None:
         kernel = await kernel_factory(installed={"tollway_email"}, env=env)
         async with http_client(kernel) as client:
             _agent, headers = await credits_session(client, "1")
-            quoted = await client.post("/v1/tools/email/quote", headers=headers, json={
-                "to": "dana@example.com", "subject": "Hi", "text": "t", "html": '<a href="https://a.example/1">1</a><a href="http://b.example/2">2</a>'})
-            bad = await client.post(SEND, headers=headers, json={"to": "not an address", "subject": "", "text": "t", "colour": "red"})
-            two_lines = await client.post(SEND, headers=headers, json={"to": "dana@example.com", "subject": "a\nBcc: x@example.com", "text": "t"})
+            quoted = await client.post(
+                "/v1/tools/email/quote",
+                headers=headers,
+                json={
+                    "to": "dana@example.com",
+                    "subject": "Hi",
+                    "text": "t",
+                    "html": '<a href="https://a.example/1">1</a><a href="http://b.example/2">2</a>',
+                },
+            )
+            bad = await client.post(
+                SEND, headers=headers, json={"to": "not an address", "subject": "", "text": "t", "colour": "red"}
+            )
+            two_lines = await client.post(
+                SEND, headers=headers, json={"to": "dana@example.com", "subject": "a\nBcc: x@example.com", "text": "t"}
+            )
             balance = (await client.get("/v1/balance", headers=headers)).json()
     data = quoted.json()["data"]
     assert quoted.status_code == 200 and data["price_usdc"] == "0.020000" and data["links"] == 2 and data["tracked"]
@@ -103,7 +145,11 @@ async def test_the_quote_and_bad_input(kernel_factory) -> None:
 
 async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> None:
     with smtp_server() as (mail, env):
-        env = {**env, "TOLLWAY_CONTENT_BLOCKLIST": "wire transfer, gift cards", "TOLLWAY_CONTENT_MAX_PERSONAL_DATA": "2"}
+        env = {
+            **env,
+            "TOLLWAY_CONTENT_BLOCKLIST": "wire transfer, gift cards",
+            "TOLLWAY_CONTENT_MAX_PERSONAL_DATA": "2",
+        }
         kernel = await kernel_factory(installed={"tollway_email"}, env=env)
         worker = worker_for(kernel)
         worker.start()
@@ -111,9 +157,21 @@ async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> 
             async with http_client(kernel) as client:
                 _agent, headers = await credits_session(client, "1")
                 drafts = {
-                    "blocked_term": {"to": "dana@example.com", "subject": "Urgent", "text": "Please send a WIRE Transfer today."},
-                    "personal_data": {"to": "dana@example.com", "subject": "Contacts", "text": "a@example.com, b@example.com, +1 415 555 0100"},
-                    "fine": {"to": "dana@example.com", "subject": "Hello", "text": "Transferring the wire to the new office; two addresses: a@example.com, b@example.com."},
+                    "blocked_term": {
+                        "to": "dana@example.com",
+                        "subject": "Urgent",
+                        "text": "Please send a WIRE Transfer today.",
+                    },
+                    "personal_data": {
+                        "to": "dana@example.com",
+                        "subject": "Contacts",
+                        "text": "a@example.com, b@example.com, +1 415 555 0100",
+                    },
+                    "fine": {
+                        "to": "dana@example.com",
+                        "subject": "Hello",
+                        "text": "Transferring the wire to the new office; two addresses: a@example.com, b@example.com.",
+                    },
                 }
                 jobs = {}
                 for name, body in drafts.items():
@@ -124,7 +182,10 @@ async def test_content_safety_blocks_before_anything_is_sent(kernel_factory) -> 
             await worker.stop()
     assert done["blocked_term"]["status"] == "failed" and done["blocked_term"]["error_code"] == "content_blocked"
     assert "wire transfer" in done["blocked_term"]["error"]
-    assert done["personal_data"]["error_code"] == "content_blocked" and "3 email addresses and phone numbers" in done["personal_data"]["error"]
+    assert (
+        done["personal_data"]["error_code"] == "content_blocked"
+        and "3 email addresses and phone numbers" in done["personal_data"]["error"]
+    )
     assert done["fine"]["status"] == "completed"
     assert [m["Subject"] for m in mail.messages] == ["Hello"]  # the blocked ones never reached the relay
     assert balance["credits_balance"] == "0.980000"  # the two blocked sends were refunded
@@ -147,17 +208,33 @@ async def test_a_reply_to_a_sent_email_arrives_in_the_inbox_threaded_to_it(kerne
         try:
             async with http_client(kernel) as client:
                 _agent, headers = await credits_session(client, "1")
-                job_id = (await client.post(SEND, json={"to": "dana@example.com", "subject": "Quote 7", "text": "Our quote."}, headers=headers)).json()["request_id"]
+                job_id = (
+                    await client.post(
+                        SEND,
+                        json={"to": "dana@example.com", "subject": "Quote 7", "text": "Our quote."},
+                        headers=headers,
+                    )
+                ).json()["request_id"]
                 await finished(client, job_id, headers)
                 [sent] = mail.messages
                 reply = EmailMessage()
-                reply["From"], reply["To"], reply["Subject"] = "Dana <dana@example.com>", sent["Reply-To"], "Re: Quote 7"
-                reply["Message-ID"], reply["In-Reply-To"], reply["References"] = "<r1@example.com>", sent["Message-ID"], sent["Message-ID"]
+                reply["From"], reply["To"], reply["Subject"] = (
+                    "Dana <dana@example.com>",
+                    sent["Reply-To"],
+                    "Re: Quote 7",
+                )
+                reply["Message-ID"], reply["In-Reply-To"], reply["References"] = (
+                    "<r1@example.com>",
+                    sent["Message-ID"],
+                    sent["Message-ID"],
+                )
                 reply.set_content("Accepted, thank you.")
                 await aiosmtplib.send(reply, hostname="127.0.0.1", port=port)
                 inbox = (await client.get("/v1/tools/inbox/list?include_body=true", headers=headers)).json()
         finally:
             await worker.stop()
     [got] = inbox["emails"]
-    assert got["subject"] == "Re: Quote 7" and got["body"] == "Accepted, thank you." and got["from"] == "dana@example.com"
+    assert (
+        got["subject"] == "Re: Quote 7" and got["body"] == "Accepted, thank you." and got["from"] == "dana@example.com"
+    )
     assert got["thread_id"] == sent["Message-ID"]  # threaded to the message the agent sent

@@ -3,6 +3,7 @@ str.splitlines() or header folding knows (CR, LF, VT, FF, the file/group/record 
 NEL, U+2028, U+2029) and every other control character (NUL, DEL, C1, tab), with a 400
 naming the field before payment, on the send tool and on the free quote; nothing is charged,
 no receipt is signed, nothing reaches the relay (both databases, a real SMTP server)."""
+
 from __future__ import annotations
 
 from test_email_send import sent
@@ -11,9 +12,29 @@ from tollway.testing import credits_session, http_client, smtp_server, worker_fo
 
 SEND = "/v1/tools/email/send"
 QUOTE = "/v1/tools/email/quote"
-LINE_BREAKS = {"CR": "\r", "LF": "\n", "CRLF": "\r\n", "VT": "\x0b", "FF": "\x0c", "FS": "\x1c", "GS": "\x1d", "RS": "\x1e",
-               "NEL": "\x85", "LINE SEPARATOR": "\u2028", "PARAGRAPH SEPARATOR": "\u2029"}
-CONTROLS = {"NUL": "\x00", "SOH": "\x01", "ESC": "\x1b", "US": "\x1f", "TAB": "\t", "DEL": "\x7f", "C1 PAD": "\x80", "C1 APC": "\x9f"}
+LINE_BREAKS = {
+    "CR": "\r",
+    "LF": "\n",
+    "CRLF": "\r\n",
+    "VT": "\x0b",
+    "FF": "\x0c",
+    "FS": "\x1c",
+    "GS": "\x1d",
+    "RS": "\x1e",
+    "NEL": "\x85",
+    "LINE SEPARATOR": "\u2028",
+    "PARAGRAPH SEPARATOR": "\u2029",
+}
+CONTROLS = {
+    "NUL": "\x00",
+    "SOH": "\x01",
+    "ESC": "\x1b",
+    "US": "\x1f",
+    "TAB": "\t",
+    "DEL": "\x7f",
+    "C1 PAD": "\x80",
+    "C1 APC": "\x9f",
+}
 DRAFT = {"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana."}
 
 
@@ -53,8 +74,13 @@ async def test_header_fields_refuse_line_breaks_and_control_characters_before_pa
                 receipts_after = (await client.get("/v1/analytics/receipts", headers=headers)).json()
         finally:
             await worker.stop()
-    wrong = [(path, field, name, status, body) for path, field, name, status, body in refused
-             if status != 400 or body.get("error") != "invalid_request" or [d["field"] for d in body.get("details", [])] != [field]]
+    wrong = [
+        (path, field, name, status, body)
+        for path, field, name, status, body in refused
+        if status != 400
+        or body.get("error") != "invalid_request"
+        or [d["field"] for d in body.get("details", [])] != [field]
+    ]
     assert wrong == []
     assert len(refused) == 2 * 4 * (len(LINE_BREAKS) + len(CONTROLS))
     assert balance["credits_balance"] == "1.000000" and receipts["receipts"] == [] and relayed == []
@@ -80,4 +106,5 @@ async def test_the_refusal_says_which_character_and_names_every_bad_field(kernel
         assert "U+000A" in body["details"][0]["message"] and "U+2028" in body["details"][1]["message"]
     assert refused.json() == quoted.json()
     assert carriage.status_code == 400 and carriage.json()["details"] == [
-        {"field": "subject", "message": "must be one line without control characters (it has U+000D)"}]
+        {"field": "subject", "message": "must be one line without control characters (it has U+000D)"}
+    ]

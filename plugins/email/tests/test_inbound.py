@@ -2,6 +2,7 @@
 inbound port is set, and the operator route a mail provider's forwarder posts raw messages
 to. Each parsed message (sender, recipients, subject, plain text, or HTML made text,
 threading ids) is offered to the plugins' inbound handlers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,6 +25,7 @@ class Catcher:
         async def take(message, platform):
             self.got.append(message)
             return message.subject != "ignored"
+
         register(take)
 
 
@@ -48,7 +50,9 @@ async def test_the_smtp_listener_hands_messages_to_the_handlers(kernel_factory) 
     port = probe.getsockname()[1]
     probe.close()
     catcher = Catcher()
-    await kernel_factory(plugins=[("catcher", catcher)], installed={"tollway_email"}, env={"TOLLWAY_EMAIL_INBOUND_PORT": str(port)})
+    await kernel_factory(
+        plugins=[("catcher", catcher)], installed={"tollway_email"}, env={"TOLLWAY_EMAIL_INBOUND_PORT": str(port)}
+    )
     for _ in range(200):
         try:
             await aiosmtplib.send(message("plain"), hostname="127.0.0.1", port=port)
@@ -70,7 +74,9 @@ async def test_the_provider_route_takes_raw_messages_with_the_operator_token(ker
     raw = message("plain").as_bytes()
     async with http_client(kernel) as client:
         taken = await client.post(path, content=raw, headers={**OPERATOR, "content-type": "message/rfc822"})
-        ignored = await client.post(path, content=message("ignored").as_bytes(), headers={**OPERATOR, "content-type": "message/rfc822"})
+        ignored = await client.post(
+            path, content=message("ignored").as_bytes(), headers={**OPERATOR, "content-type": "message/rfc822"}
+        )
         anonymous = await client.post(path, content=raw, headers={"content-type": "message/rfc822"})
         empty = await client.post(path, content=b"  ", headers=OPERATOR)
         fromless = await client.post(path, content=b"Subject: x\r\n\r\nbody", headers=OPERATOR)

@@ -3,6 +3,7 @@ wherever an agent's message linked is never served under the API's host name: th
 the pixel of a sent message point at the tracking host, which redirects and counts; the API
 host refuses the tracking paths (404, nothing counted); the tracking host refuses every other
 path (404), credentials or not. Both databases, a real SMTP server."""
+
 from __future__ import annotations
 
 import re
@@ -18,15 +19,23 @@ TRACKING = "https://t.tollway.test"
 async def test_tracking_is_served_on_its_own_host_and_nothing_else_is(kernel_factory) -> None:
     with smtp_server() as (mail, env):
         # a bare host name: links are https:// on it
-        env = {**env, "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test", "TOLLWAY_EMAIL_TRACKING_URL": "t.tollway.test"}
+        env = {
+            **env,
+            "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test",
+            "TOLLWAY_EMAIL_TRACKING_URL": "t.tollway.test",
+        }
         kernel = await kernel_factory(installed={"tollway_email"}, env=env)
         worker = worker_for(kernel)
         worker.start()
         try:
             async with http_client(kernel) as client:  # the API host: http://testserver.local
                 _agent, headers = await credits_session(client, "1")
-                body = {"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana.",
-                        "html": '<p>Hello Dana, <a href="https://evil.example/phish">your invoice</a>.</p>'}
+                body = {
+                    "to": "dana@example.com",
+                    "subject": "Your invoice",
+                    "text": "Hello Dana.",
+                    "html": '<p>Hello Dana, <a href="https://evil.example/phish">your invoice</a>.</p>',
+                }
                 job_id, job = await sent(client, body, headers)
                 html = mail.messages[0].get_body(("html",)).get_content()
                 link = re.search(r'href="https://t\.tollway\.test(/v1/t/c/[^"]+)"', html).group(1)
@@ -66,13 +75,24 @@ async def test_tracking_is_served_on_its_own_host_and_nothing_else_is(kernel_fac
 async def test_unset_the_api_host_serves_tracking_under_the_public_url(kernel_factory) -> None:
     """The embedded default: no tracking host, links under TOLLWAY_EMAIL_PUBLIC_URL, any host serves them."""
     with smtp_server() as (mail, env):
-        kernel = await kernel_factory(installed={"tollway_email"}, env={**env, "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test"})
+        kernel = await kernel_factory(
+            installed={"tollway_email"}, env={**env, "TOLLWAY_EMAIL_PUBLIC_URL": "https://api.tollway.test"}
+        )
         worker = worker_for(kernel)
         worker.start()
         try:
             async with http_client(kernel) as client:
                 _agent, headers = await credits_session(client, "1")
-                await sent(client, {"to": "dana@example.com", "subject": "Hi", "text": "t", "html": '<a href="https://example.com/a">a</a>'}, headers)
+                await sent(
+                    client,
+                    {
+                        "to": "dana@example.com",
+                        "subject": "Hi",
+                        "text": "t",
+                        "html": '<a href="https://example.com/a">a</a>',
+                    },
+                    headers,
+                )
                 html = mail.messages[0].get_body(("html",)).get_content()
                 link = re.search(r'href="https://api\.tollway\.test(/v1/t/c/[^"]+)"', html).group(1)
                 clicked = await client.get(link, follow_redirects=False)

@@ -1,6 +1,7 @@
 """What may become a mail header: one line of text, without any character Python's
 str.splitlines() or header folding breaks a line at (CR, LF, VT, FF, the file, group and
 record separators, NEL, U+2028, U+2029) nor any other control character (NUL, tab, DEL, C1)."""
+
 from __future__ import annotations
 
 import re
@@ -21,13 +22,23 @@ def problem(value: str) -> str | None:
 
 def problems(fields: Iterable[tuple[str, str | None]]) -> list[dict[str, str]]:
     """`{field, message}` of each (field, value) that cannot be a header's text (None: not given)."""
-    return [{"field": name, "message": why} for name, value in fields if value is not None and (why := problem(value)) is not None]
+    return [
+        {"field": name, "message": why}
+        for name, value in fields
+        if value is not None and (why := problem(value)) is not None
+    ]
 
 
 def refuse_bad(fields: Iterable[tuple[str, str]]) -> None:
     """Refuse (400 `invalid_request`, every bad field named) when a (field, value) cannot be a header."""
     details = problems(fields)
     if len(details) == 1:
-        raise Refusal("invalid_request", f"Invalid request: {details[0]['field']}: {details[0]['message']}", details=details)
+        raise Refusal(
+            "invalid_request", f"Invalid request: {details[0]['field']}: {details[0]['message']}", details=details
+        )
     if details:
-        raise Refusal("invalid_request", f"{len(details)} fields are invalid: {', '.join(d['field'] for d in details)}.", details=details)
+        raise Refusal(
+            "invalid_request",
+            f"{len(details)} fields are invalid: {', '.join(d['field'] for d in details)}.",
+            details=details,
+        )

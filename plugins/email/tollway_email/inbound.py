@@ -1,6 +1,7 @@
 """The inbound SMTP listener (aiosmtpd, on the service's own event loop): each message is
 parsed with the standard library and handed to the kernel as a `tollway.InboundMessage`,
 which the plugins' handlers thread to what it answers (a goal's question, the inbox)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,15 @@ from tollway import InboundMessage, Setting, now_ms
 
 log = logging.getLogger("tollway.email")
 KIND = "email"
-INBOUND_PORT = Setting(KIND, "inbound_port", None, "Receive inbound email by SMTP on this port (tollway serve --smtp-port sets it).")
-INBOUND_HOST = Setting(KIND, "inbound_host", "127.0.0.1", "The address the inbound SMTP listener binds (0.0.0.0 to take mail from other hosts).")
+INBOUND_PORT = Setting(
+    KIND, "inbound_port", None, "Receive inbound email by SMTP on this port (tollway serve --smtp-port sets it)."
+)
+INBOUND_HOST = Setting(
+    KIND,
+    "inbound_host",
+    "127.0.0.1",
+    "The address the inbound SMTP listener binds (0.0.0.0 to take mail from other hosts).",
+)
 MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 MAX_TEXT = 20_000
 _IDS = re.compile(r"<[^<>\s]{1,250}>")
@@ -35,7 +43,9 @@ def parse(raw: bytes) -> InboundMessage:
     if body is not None:
         content = body.get_content()
         text = content if body.get_content_subtype() == "plain" else html.unescape(_TAGS.sub(" ", content))
-    recipients = tuple(addr.lower() for _name, addr in getaddresses(msg.get_all("To", []) + msg.get_all("Cc", [])) if addr)
+    recipients = tuple(
+        addr.lower() for _name, addr in getaddresses(msg.get_all("To", []) + msg.get_all("Cc", [])) if addr
+    )
     return InboundMessage(
         channel="email",
         sender=parseaddr(str(msg.get("From", "")))[1].lower(),
@@ -68,7 +78,12 @@ class Handler:
         if not message.recipients:
             message = InboundMessage(**{**message.__dict__, "recipients": tuple(r.lower() for r in envelope.rcpt_tos)})
         taken = await self.platform.deliver_inbound(message)
-        log.info("inbound email %s from %s %s", message.message_id, message.sender, "delivered" if taken else "kept by nobody")
+        log.info(
+            "inbound email %s from %s %s",
+            message.message_id,
+            message.sender,
+            "delivered" if taken else "kept by nobody",
+        )
         return "250 Message accepted for delivery"
 
 
@@ -76,4 +91,6 @@ async def listen(platform: Any, host: str, port: int) -> asyncio.AbstractServer:
     """Serve SMTP on `host`:`port` in the running loop (the one the database uses)."""
     loop = asyncio.get_running_loop()
     handler = Handler(platform)
-    return await loop.create_server(lambda: SMTP(handler, data_size_limit=MAX_MESSAGE_BYTES, hostname="tollway"), host=host, port=port)
+    return await loop.create_server(
+        lambda: SMTP(handler, data_size_limit=MAX_MESSAGE_BYTES, hostname="tollway"), host=host, port=port
+    )

@@ -1,6 +1,7 @@
 """The inbox: every inbound email addressed to an agent's own address (`<local>+a<agent id>@…`,
 the Reply-To of what the service sends for it) is kept for that agent, its attachments stored
 once by SHA-256 (each at most 5 MB); the agent lists and reads it (free reads; bodies and attachments need a proof or a token)."""
+
 from __future__ import annotations
 
 import base64
@@ -53,26 +54,44 @@ async def keep(message: InboundMessage, platform: Any) -> bool:
     async with platform.transaction():
         for agent_id in agents:
             email_id = f"eml_{secrets.token_hex(12)}"
-            await InboxEmail.insert(InboxEmail(
-                id=email_id, agent_id=agent_id, sender=message.sender, recipients=msgspec.json.encode(list(message.recipients)).decode(),
-                subject=message.subject, message_id=message.message_id, thread_id=thread or email_id, body=message.text, body_html=html,
-                received_ms=message.received_ms,
-            ))
+            await InboxEmail.insert(
+                InboxEmail(
+                    id=email_id,
+                    agent_id=agent_id,
+                    sender=message.sender,
+                    recipients=msgspec.json.encode(list(message.recipients)).decode(),
+                    subject=message.subject,
+                    message_id=message.message_id,
+                    thread_id=thread or email_id,
+                    body=message.text,
+                    body_html=html,
+                    received_ms=message.received_ms,
+                )
+            )
             for position, (name, content_type, content) in enumerate(files):
                 if len(content) > MAX_ATTACHMENT_BYTES:
                     content_hash, size = "", len(content)  # listed, its content not kept
                 else:
                     content_hash, size = await _store_blob(content), len(content)
-                await InboxAttachment.insert(InboxAttachment(
-                    id=f"att_{secrets.token_hex(12)}", email_id=email_id, position=position, filename=name[:255], content_type=content_type,
-                    size=size, sha256=content_hash,
-                ))
+                await InboxAttachment.insert(
+                    InboxAttachment(
+                        id=f"att_{secrets.token_hex(12)}",
+                        email_id=email_id,
+                        position=position,
+                        filename=name[:255],
+                        content_type=content_type,
+                        size=size,
+                        sha256=content_hash,
+                    )
+                )
     return True
 
 
 async def _store_blob(content: bytes) -> str:
     digest = hashlib.sha256(content).hexdigest()
-    await Blob.insert(Blob(sha256=digest, content=content, size=len(content))).on_conflict(target=Blob.sha256, action="DO NOTHING")
+    await Blob.insert(Blob(sha256=digest, content=content, size=len(content))).on_conflict(
+        target=Blob.sha256, action="DO NOTHING"
+    )
     return digest
 
 
@@ -85,13 +104,25 @@ async def _contents(digests: set[str]) -> dict[str, Any]:
 
 
 async def _resource(row: Mapping[str, Any], include_body: bool) -> dict[str, Any]:
-    attachments = await InboxAttachment.select(
-        InboxAttachment.filename, InboxAttachment.content_type, InboxAttachment.size, InboxAttachment.sha256,
-    ).where(InboxAttachment.email_id == row["id"]).order_by(InboxAttachment.position)
+    attachments = (
+        await InboxAttachment.select(
+            InboxAttachment.filename,
+            InboxAttachment.content_type,
+            InboxAttachment.size,
+            InboxAttachment.sha256,
+        )
+        .where(InboxAttachment.email_id == row["id"])
+        .order_by(InboxAttachment.position)
+    )
     out: dict[str, Any] = {
-        "id": row["id"], "from": row["sender"], "subject": row["subject"], "received_at": iso(int(row["received_ms"])) if row["received_ms"] else None,
+        "id": row["id"],
+        "from": row["sender"],
+        "subject": row["subject"],
+        "received_at": iso(int(row["received_ms"])) if row["received_ms"] else None,
         "thread_id": row["thread_id"],
-        "attachments": [{"filename": a["filename"], "content_type": a["content_type"], "size": int(a["size"])} for a in attachments],
+        "attachments": [
+            {"filename": a["filename"], "content_type": a["content_type"], "size": int(a["size"])} for a in attachments
+        ],
     }
     if include_body:
         out["body"], out["body_html"] = row["body"], row["body_html"]
@@ -113,16 +144,28 @@ def _include_body(call: RouteCall) -> bool:
 async def list_emails(call: RouteCall) -> dict[str, Any]:
     include_body = _include_body(call)
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
-    rows = await InboxEmail.select().where(InboxEmail.agent_id == call.agent_id).order_by(
-        InboxEmail.received_ms, InboxEmail.id, ascending=False,
-    ).limit(limit + 1).offset(offset)
+    rows = (
+        await InboxEmail.select()
+        .where(InboxEmail.agent_id == call.agent_id)
+        .order_by(
+            InboxEmail.received_ms,
+            InboxEmail.id,
+            ascending=False,
+        )
+        .limit(limit + 1)
+        .offset(offset)
+    )
     emails = [await _resource(r, include_body) for r in rows[:limit]]
     return {"emails": emails, "count": len(emails), "has_more": len(rows) > limit, "agent_id": call.agent_id}
 
 
 async def read_email(call: RouteCall) -> dict[str, Any]:
     include_body = _include_body(call)
-    row = await InboxEmail.select().where((InboxEmail.id == call.params["email_id"]) & (InboxEmail.agent_id == call.agent_id)).first()
+    row = (
+        await InboxEmail.select()
+        .where((InboxEmail.id == call.params["email_id"]) & (InboxEmail.agent_id == call.agent_id))
+        .first()
+    )
     if row is None:
         raise Refusal("not_found", "No such email in your inbox.", status=404)
     return await _resource(row, include_body)

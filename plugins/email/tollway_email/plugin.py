@@ -1,12 +1,13 @@
 """Hook implementations: the `smtp` email provider, the inbound SMTP listener a service runs
 when TOLLWAY_EMAIL_INBOUND_PORT is set (`tollway serve --smtp-port`), the provider inbound
 route, and the inbox (its tables, its handler of inbound mail and its reads)."""
+
 from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from tollway import AppConfig, PluginContext, Provider, Route, Setting, StateKey, Tool, hookimpl
 
@@ -15,12 +16,14 @@ from .inbound_route import INBOUND_ROUTE
 from .inbox import keep
 from .inbox_routes import INBOX_ROUTES
 from .send_tool import EMAIL_SEND, PUBLIC_URL, QUOTE_ROUTE
+from .smtp import SMTP
 from .tables import TABLES
 from .tracking import TRACKING_ROUTES, TRACKING_URL
-from .smtp import SMTP
 
 log = logging.getLogger("tollway.email")
-APP = AppConfig(app_name="email", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+APP = AppConfig(
+    app_name="email", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES)
+)
 LISTENER: StateKey[asyncio.AbstractServer] = StateKey("email", "smtp_listener")  # the service's SMTP server
 
 

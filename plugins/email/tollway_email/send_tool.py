@@ -2,6 +2,7 @@
 resource carries `email_tracking`) sends one message from the agent's own address (replies
 come back to its inbox), its HTML instrumented for opens and clicks; `POST
 /v1/tools/email/quote` (free) prices and checks a draft without sending it."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,21 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from tollway import AdmissionChecks, Example, JobDeclaration, Refusal, Route, RouteCall, Setting, Tool, ToolContext, ToolError, iso, now_ms, usdc
+from tollway import (
+    AdmissionChecks,
+    Example,
+    JobDeclaration,
+    Refusal,
+    Route,
+    RouteCall,
+    Setting,
+    Tool,
+    ToolContext,
+    ToolError,
+    iso,
+    now_ms,
+    usdc,
+)
 from tollway.helpers import agent_address
 
 from . import headers, tracking
@@ -19,7 +34,12 @@ from .tables import SentEmail
 
 FAMILY = "email"
 PRICE = 20_000  # 0.02 USDC
-PUBLIC_URL = Setting(FAMILY, "public_url", "http://127.0.0.1:8402", "The service's public base URL, for tracking pixels and links in what it sends.")
+PUBLIC_URL = Setting(
+    FAMILY,
+    "public_url",
+    "http://127.0.0.1:8402",
+    "The service's public base URL, for tracking pixels and links in what it sends.",
+)
 _ADDRESS = r"^[^@\s<>,;]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$"
 Address = Annotated[str, Meta(min_length=6, max_length=320, pattern=_ADDRESS)]
 
@@ -61,29 +81,63 @@ async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
     html = None if draft.html is UNSET else draft.html
     links: list[str] = []
     if html is not None and (draft.track_opens or draft.track_clicks):
-        html, links = tracking.instrument(html, secret=await tracking.key(), request_id=ctx.request_id, base_url=base,
-                                          opens=draft.track_opens, clicks=draft.track_clicks)
+        html, links = tracking.instrument(
+            html,
+            secret=await tracking.key(),
+            request_id=ctx.request_id,
+            base_url=base,
+            opens=draft.track_opens,
+            clicks=draft.track_clicks,
+        )
     now = now_ms()
-    await SentEmail.insert(SentEmail(
-        request_id=ctx.request_id, agent_id=ctx.agent_id, sender=sender, recipient=draft.to, subject=draft.subject, status="queued",
-        opens=0, clicks=0, links=json.dumps(links), message_id=None, created_ms=now, updated_ms=now,
-    )).on_conflict(target=SentEmail.request_id, action="DO NOTHING")
+    await SentEmail.insert(
+        SentEmail(
+            request_id=ctx.request_id,
+            agent_id=ctx.agent_id,
+            sender=sender,
+            recipient=draft.to,
+            subject=draft.subject,
+            status="queued",
+            opens=0,
+            clicks=0,
+            links=json.dumps(links),
+            message_id=None,
+            created_ms=now,
+            updated_ms=now,
+        )
+    ).on_conflict(target=SentEmail.request_id, action="DO NOTHING")
     try:
-        message_id = await client.send(to=draft.to, subject=draft.subject, text=draft.text, html=html, reply_to=sender, sender=sender)
+        message_id = await client.send(
+            to=draft.to, subject=draft.subject, text=draft.text, html=html, reply_to=sender, sender=sender
+        )
     except ToolError:
         await _change(ctx.request_id, status="failed")
         raise
     await _change(ctx.request_id, status="sent", message_id=message_id)
-    return EmailQueued(message_id=message_id, sender=sender, to=draft.to, subject=draft.subject, status="sent", tracked=html is not None and bool(
-        draft.track_opens or draft.track_clicks))
+    return EmailQueued(
+        message_id=message_id,
+        sender=sender,
+        to=draft.to,
+        subject=draft.subject,
+        status="sent",
+        tracked=html is not None and bool(draft.track_opens or draft.track_clicks),
+    )
 
 
 async def job_extras(request_id: str) -> dict[str, Any] | None:
     row = await SentEmail.select().where(SentEmail.request_id == request_id).first()
     if row is None:
         return None
-    return {"email_tracking": {"from": row["sender"], "to": row["recipient"], "subject": row["subject"], "status": row["status"],
-                               "opens": int(row["opens"]), "clicks": int(row["clicks"])}}
+    return {
+        "email_tracking": {
+            "from": row["sender"],
+            "to": row["recipient"],
+            "subject": row["subject"],
+            "status": row["status"],
+            "opens": int(row["opens"]),
+            "clicks": int(row["clicks"]),
+        }
+    }
 
 
 EMAIL_SEND = Tool(
@@ -108,8 +162,17 @@ EMAIL_SEND = Tool(
     rate_limit="paid",
     job=JobDeclaration(accepted_status="queued", job_extras=job_extras),  # its Job adds the email's tracking
     admission=AdmissionChecks(check=check, provider_kind="email"),
-    examples=(Example(title="A tracked message", input={"to": "dana@example.com", "subject": "Your invoice", "text": "Hello Dana.",
-                                                           "html": "<p>Hello Dana, <a href=\"https://example.com/inv/42\">your invoice</a>.</p>"}),),
+    examples=(
+        Example(
+            title="A tracked message",
+            input={
+                "to": "dana@example.com",
+                "subject": "Your invoice",
+                "text": "Hello Dana.",
+                "html": '<p>Hello Dana, <a href="https://example.com/inv/42">your invoice</a>.</p>',
+            },
+        ),
+    ),
 )
 
 
@@ -124,13 +187,29 @@ async def quote(call: RouteCall) -> dict[str, Any]:
         warnings.append("an empty plain-text part")
     if size > 10 * 1024 * 1024:
         raise Refusal("invalid_request", "The message is over 10 MB.", details=[{"field": "$", "message": "too large"}])
-    return {"success": True, "data": {"price_usdc": usdc(PRICE), "to": draft.to, "size_bytes": size, "links": len(links),
-                                      "tracked": bool(html) and (draft.track_opens or draft.track_clicks), "warnings": warnings,
-                                      "quoted_at": iso(now_ms())}}
+    return {
+        "success": True,
+        "data": {
+            "price_usdc": usdc(PRICE),
+            "to": draft.to,
+            "size_bytes": size,
+            "links": len(links),
+            "tracked": bool(html) and (draft.track_opens or draft.track_clicks),
+            "warnings": warnings,
+            "quoted_at": iso(now_ms()),
+        },
+    }
 
 
 QUOTE_ROUTE = Route(
-    method="POST", path="/v1/tools/email/quote", name="email_quote", title="Price and check an email",
+    method="POST",
+    path="/v1/tools/email/quote",
+    name="email_quote",
+    title="Price and check an email",
     description="What sending this draft would cost and what the service would do with it (size, links tracked), without sending it.",
-    handle=quote, auth="read", body_type=EmailDraft, rate_limit="paid", tags=("email",),
+    handle=quote,
+    auth="read",
+    body_type=EmailDraft,
+    rate_limit="paid",
+    tags=("email",),
 )

@@ -1,6 +1,7 @@
 """The email plugin's tables: the inbox (each message addressed to an agent), its
 attachments and their contents stored once by SHA-256; what the email tool sent, with its
 opens and clicks; the key that signs tracking links."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Bytea, Integer, Text, Varchar

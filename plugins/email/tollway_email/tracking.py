@@ -4,15 +4,16 @@ the sent email. A link's token is `<request id>.<link number>.<HMAC>`, so nobody
 redirect anywhere the message did not link to. With TOLLWAY_EMAIL_TRACKING_URL set they are
 served on that host alone, which serves nothing else, so the service's own host name never
 redirects to where an agent's message linked."""
+
 from __future__ import annotations
 
 import base64
-from html import unescape
-import json
 import hashlib
 import hmac
+import json
 import re
 import secrets
+from html import unescape
 from typing import Any
 
 from tollway import Page, Route, RouteCall, Setting, now_ms
@@ -22,9 +23,15 @@ from .tables import EmailKey, SentEmail
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")  # a 1x1 transparent GIF
 _HREF = re.compile(r'(<a\b[^>]*?\bhref\s*=\s*)(["\'])(https?://[^"\']+)\2', re.I)
 NO_STORE = {"Cache-Control": "no-store, private"}
-TRACKING_URL = Setting("email", "tracking_url", None, (
-    "The base URL of the tracking pixel and links, on a host name of its own (e.g. https://t.example.com); when set, that "
-    "host serves them and nothing else, and the API's host refuses them. Unset: they are served under public_url."))
+TRACKING_URL = Setting(
+    "email",
+    "tracking_url",
+    None,
+    (
+        "The base URL of the tracking pixel and links, on a host name of its own (e.g. https://t.example.com); when set, that "
+        "host serves them and nothing else, and the API's host refuses them. Unset: they are served under public_url."
+    ),
+)
 
 
 async def _tracking_key() -> dict[str, Any] | None:
@@ -42,7 +49,9 @@ async def key() -> bytes:
 
 async def _count(request_id: str, column: Any) -> None:
     """One more open or click of a sent email."""
-    await SentEmail.update({column: column + 1, SentEmail.updated_ms: now_ms()}).where(SentEmail.request_id == request_id)
+    await SentEmail.update({column: column + 1, SentEmail.updated_ms: now_ms()}).where(
+        SentEmail.request_id == request_id
+    )
 
 
 def base_url(setting: str) -> str:
@@ -65,13 +74,17 @@ def read_token(secret: bytes, text: str) -> tuple[str, int] | None:
     return parts[0], int(parts[1])
 
 
-def instrument(html: str, *, secret: bytes, request_id: str, base_url: str, opens: bool, clicks: bool) -> tuple[str, list[str]]:
+def instrument(
+    html: str, *, secret: bytes, request_id: str, base_url: str, opens: bool, clicks: bool
+) -> tuple[str, list[str]]:
     """The HTML with its links rewritten (number 1, 2, …) and the pixel (number 0) added; the original links."""
     links: list[str] = []
 
     def swap(match: re.Match[str]) -> str:
         links.append(unescape(match.group(3)))  # the attribute's text: &amp; is &
-        return f"{match.group(1)}{match.group(2)}{base_url}/v1/t/c/{token(secret, request_id, len(links))}{match.group(2)}"
+        return (
+            f"{match.group(1)}{match.group(2)}{base_url}/v1/t/c/{token(secret, request_id, len(links))}{match.group(2)}"
+        )
 
     if clicks:
         html = _HREF.sub(swap, html)
@@ -100,8 +113,33 @@ async def clicked(call: RouteCall) -> Page:
 
 
 TRACKING_ROUTES = (
-    Route(method="GET", path="/v1/t/o/{token}", name="email_open_pixel", title="Email open", description="The tracking pixel of a sent email (counts an open).",
-          handle=opened, auth="public", rate_limit=None, page=True, media_type="image/gif", tags=("email tracking",), statuses=(), host=TRACKING_URL),
-    Route(method="GET", path="/v1/t/c/{token}", name="email_click", title="Email link", description="A tracked link of a sent email: counts the click, then redirects to where the email linked.",
-          handle=clicked, auth="public", rate_limit=None, page=True, tags=("email tracking",), statuses=(404,), host=TRACKING_URL),
+    Route(
+        method="GET",
+        path="/v1/t/o/{token}",
+        name="email_open_pixel",
+        title="Email open",
+        description="The tracking pixel of a sent email (counts an open).",
+        handle=opened,
+        auth="public",
+        rate_limit=None,
+        page=True,
+        media_type="image/gif",
+        tags=("email tracking",),
+        statuses=(),
+        host=TRACKING_URL,
+    ),
+    Route(
+        method="GET",
+        path="/v1/t/c/{token}",
+        name="email_click",
+        title="Email link",
+        description="A tracked link of a sent email: counts the click, then redirects to where the email linked.",
+        handle=clicked,
+        auth="public",
+        rate_limit=None,
+        page=True,
+        tags=("email tracking",),
+        statuses=(404,),
+        host=TRACKING_URL,
+    ),
 )

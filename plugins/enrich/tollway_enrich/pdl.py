@@ -1,6 +1,7 @@
 """The `pdl` enrichment provider: People Data Labs' Person Enrichment API (`GET
 {api}/v5/person/enrich` with `X-Api-Key`), answering one person record or None when it
 matches nobody. Failures are ToolErrors that never name the key."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,25 +30,38 @@ class PeopleDataLabs:
         """The best matching person for `params` (email, profile, name, company, ...), or None."""
         try:
             response = await self.http.get(
-                f"{self.base_url.rstrip('/')}/v5/person/enrich", params={**params, "min_likelihood": str(MIN_LIKELIHOOD)},
-                headers={"X-Api-Key": self.api_key, "Accept": "application/json"}, timeout=TIMEOUT, follow_redirects=False,
+                f"{self.base_url.rstrip('/')}/v5/person/enrich",
+                params={**params, "min_likelihood": str(MIN_LIKELIHOOD)},
+                headers={"X-Api-Key": self.api_key, "Accept": "application/json"},
+                timeout=TIMEOUT,
+                follow_redirects=False,
             )
         except httpx.TimeoutException as exc:
-            raise ToolError("provider_unavailable", "The enrichment provider did not answer in time.", status=504) from exc
+            raise ToolError(
+                "provider_unavailable", "The enrichment provider did not answer in time.", status=504
+            ) from exc
         except httpx.HTTPError as exc:
-            raise ToolError("provider_unavailable", "The enrichment provider could not be reached.", status=503) from exc
+            raise ToolError(
+                "provider_unavailable", "The enrichment provider could not be reached.", status=503
+            ) from exc
         if response.status_code == 404:
             return None
         if response.status_code in (401, 403):
             raise ToolError("provider_auth", "The enrichment provider refused this service's credentials.", status=503)
         if response.status_code == 429:
-            raise ToolError("rate_limited", "The enrichment provider is limiting requests; try again later.", status=503)
+            raise ToolError(
+                "rate_limited", "The enrichment provider is limiting requests; try again later.", status=503
+            )
         if response.status_code != 200:
-            raise ToolError("provider_unavailable", f"The enrichment provider answered HTTP {response.status_code}.", status=503)
+            raise ToolError(
+                "provider_unavailable", f"The enrichment provider answered HTTP {response.status_code}.", status=503
+            )
         try:
             body = response.json()
         except ValueError as exc:
-            raise ToolError("provider_unavailable", "The enrichment provider's answer is not JSON.", status=503) from exc
+            raise ToolError(
+                "provider_unavailable", "The enrichment provider's answer is not JSON.", status=503
+            ) from exc
         data = body.get("data") if isinstance(body, dict) else None
         return {**data, "likelihood": body.get("likelihood")} if isinstance(data, dict) else None
 
@@ -57,7 +71,11 @@ def _build(settings: Mapping[str, str], http: httpx.AsyncClient) -> PeopleDataLa
 
 
 PDL = Provider(
-    kind=KIND, name="pdl", build=_build, settings=(API_KEY, API_URL, COST), requires=(API_KEY,),
+    kind=KIND,
+    name="pdl",
+    build=_build,
+    settings=(API_KEY, API_URL, COST),
+    requires=(API_KEY,),
     cost_estimate=lambda settings: to_micro(settings.get("pdl_cost_usdc") or "0"),
     description="People Data Labs' Person Enrichment API.",
 )

@@ -1,4 +1,5 @@
 """Hook implementations: the enrichment tools and the `pdl` enrichment provider."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

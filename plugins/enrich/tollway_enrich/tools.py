@@ -2,6 +2,7 @@
 and `enrich_email` (a person's work email from their name and company): one provider lookup
 each, 0.05 USDC, nothing found is `enrichment_exhausted` and not charged. Personal data: no
 facts are recorded, and the answer keeps only work-profile fields."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any
@@ -55,9 +56,13 @@ def _str(value: Any) -> str | None:
 
 def _profile(person: dict[str, Any]) -> Profile:
     return Profile(
-        full_name=_str(person.get("full_name")), job_title=_str(person.get("job_title")), company=_str(person.get("job_company_name")),
-        company_domain=_str(person.get("job_company_website")), location=_str(person.get("location_name")),
-        linkedin_url=_str(person.get("linkedin_url")), work_email=_str(person.get("work_email")),
+        full_name=_str(person.get("full_name")),
+        job_title=_str(person.get("job_title")),
+        company=_str(person.get("job_company_name")),
+        company_domain=_str(person.get("job_company_website")),
+        location=_str(person.get("location_name")),
+        linkedin_url=_str(person.get("linkedin_url")),
+        work_email=_str(person.get("work_email")),
         likelihood=person.get("likelihood") if isinstance(person.get("likelihood"), int) else None,
     )
 
@@ -84,24 +89,49 @@ async def run_email(query: EmailQuery, ctx: ToolContext) -> FoundEmail:
     email = _str((person or {}).get("work_email"))
     if person is None or email is None or not email.lower().endswith("@" + query.company_domain.lower()):
         raise _exhausted()
-    return FoundEmail(email=email, full_name=_str(person.get("full_name")), company_domain=query.company_domain.lower(),
-                      likelihood=person.get("likelihood") if isinstance(person.get("likelihood"), int) else None)
+    return FoundEmail(
+        email=email,
+        full_name=_str(person.get("full_name")),
+        company_domain=query.company_domain.lower(),
+        likelihood=person.get("likelihood") if isinstance(person.get("likelihood"), int) else None,
+    )
 
 
 ENRICH_PROFILE = Tool(
-    name="enrich_profile", path="/v1/tools/enrich/profile", title="Enrich a person's profile",
+    name="enrich_profile",
+    path="/v1/tools/enrich/profile",
+    title="Enrich a person's profile",
     description="A person's public work profile (name, title, company, location, profile URL, work email) from an email address "
-                "or a profile URL. Nothing found is enrichment_exhausted and costs nothing.",
-    category="data", subcategory="enrichment", input_type=ProfileQuery, output_type=Profile, run=run_profile, price=PRICE,
-    family=FAMILY, rate_limit="paid", idempotency="optional", check=check_profile, provider_kind="enrichment",
+    "or a profile URL. Nothing found is enrichment_exhausted and costs nothing.",
+    category="data",
+    subcategory="enrichment",
+    input_type=ProfileQuery,
+    output_type=Profile,
+    run=run_profile,
+    price=PRICE,
+    family=FAMILY,
+    rate_limit="paid",
+    idempotency="optional",
+    check=check_profile,
+    provider_kind="enrichment",
     exactly_one_of=(("email", "profile_url"),),
     examples=(Example(title="From a work email", input={"email": "dana.reyes@example.com"}),),
 )
 ENRICH_EMAIL = Tool(
-    name="enrich_email", path="/v1/tools/enrich/email", title="Find a person's work email",
+    name="enrich_email",
+    path="/v1/tools/enrich/email",
+    title="Find a person's work email",
     description="A person's work email at a company, from their full name and the company's web domain. Nothing found is "
-                "enrichment_exhausted and costs nothing.",
-    category="data", subcategory="enrichment", input_type=EmailQuery, output_type=FoundEmail, run=run_email, price=PRICE,
-    family=FAMILY, rate_limit="paid", idempotency="optional", provider_kind="enrichment",
+    "enrichment_exhausted and costs nothing.",
+    category="data",
+    subcategory="enrichment",
+    input_type=EmailQuery,
+    output_type=FoundEmail,
+    run=run_email,
+    price=PRICE,
+    family=FAMILY,
+    rate_limit="paid",
+    idempotency="optional",
+    provider_kind="enrichment",
     examples=(Example(title="A work email", input={"name": "Dana Reyes", "company_domain": "example.com"}),),
 )

@@ -1,4 +1,5 @@
 """A small synchronous driver for headless Chromium over the Chrome DevTools Protocol."""
+
 from __future__ import annotations
 
 import asyncio
@@ -55,11 +56,22 @@ class Browser:
         try:
             self._process = subprocess.Popen(
                 [
-                    executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                    "--remote-debugging-port=0", f"--user-data-dir={self._dir}", "about:blank",
+                    executable,
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--no-first-run",
+                    "--no-default-browser-check",
+                    "--disable-extensions",
+                    "--remote-debugging-port=0",
+                    f"--user-data-dir={self._dir}",
+                    "about:blank",
                 ],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                start_new_session=True,
             )
             self._run(self._open(self._devtools_url(), width, height), timeout=START_TIMEOUT_S)
         except BaseException:
@@ -76,6 +88,7 @@ class Browser:
         async def bounded() -> Any:
             async with asyncio.timeout(timeout):
                 return await coro
+
         try:
             return self._loop.run_until_complete(bounded())
         except TimeoutError as exc:
@@ -103,13 +116,17 @@ class Browser:
     async def _open(self, url: str, width: int, height: int) -> None:
         self._ws = await connect(url, max_size=None, ping_interval=None, open_timeout=START_TIMEOUT_S)
         target = await self._call("Target.createTarget", {"url": "about:blank"}, session=False)
-        attached = await self._call("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, session=False)
+        attached = await self._call(
+            "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, session=False
+        )
         self._session = attached["sessionId"]
         await self._call("Page.enable")
         self._frame = (await self._call("Page.getFrameTree"))["frameTree"]["frame"]["id"]
         await self._call("Network.enable")
-        await self._call("Emulation.setDeviceMetricsOverride",
-                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        await self._call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
 
     async def _receive(self) -> dict[str, Any]:
         assert self._ws is not None
@@ -149,31 +166,38 @@ class Browser:
         """Waits for the next load of the page; the HTTP status of its document, if it had one."""
         index, _ = await self._event("Page.loadEventFired", 0)
         statuses = [
-            e["params"]["response"].get("status") for e in self._events[:index]
-            if e["method"] == "Network.responseReceived" and e["params"].get("type") == "Document"
+            e["params"]["response"].get("status")
+            for e in self._events[:index]
+            if e["method"] == "Network.responseReceived"
+            and e["params"].get("type") == "Document"
             and e["params"].get("frameId") == self._frame
         ]
         return statuses[-1] if statuses else None
 
     def navigate(self, url: str) -> int | None:
         """Opens `url` and waits until it has loaded; the document's HTTP status."""
+
         async def go() -> int | None:
             self._events.clear()
             result = await self._call("Page.navigate", {"url": url})
             if result.get("errorText"):
                 raise BrowserError(f"navigation to {url} failed: {result['errorText']}")
             return await self._document_loaded()
+
         self.status = self._run(go())
         return self.status
 
     def evaluate(self, expression: str) -> Any:
         """The JSON value of `expression` evaluated in the page (promises awaited)."""
+
         async def go() -> Any:
-            result = await self._call("Runtime.evaluate",
-                                      {"expression": expression, "returnByValue": True, "awaitPromise": True})
+            result = await self._call(
+                "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
+            )
             if "exceptionDetails" in result:
                 raise BrowserError(f"{expression!r} threw: {result['exceptionDetails'].get('exception', {})}")
             return result["result"].get("value")
+
         return self._run(go())
 
     def text_of(self, selector: str) -> str | None:
@@ -182,17 +206,23 @@ class Browser:
 
     def attribute_of(self, selector: str, name: str) -> str | None:
         """An attribute of the first element matching `selector`."""
-        return self.evaluate(f"document.querySelector({json.dumps(selector)})?.getAttribute({json.dumps(name)}) ?? null")
+        return self.evaluate(
+            f"document.querySelector({json.dumps(selector)})?.getAttribute({json.dumps(name)}) ?? null"
+        )
 
     def click(self, selector: str) -> int | None:
         """Clicks the first element matching `selector` and waits for the page it loads."""
+
         async def go() -> int | None:
             self._events.clear()
-            script = f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e?.click(); return !!e; }})()"
+            script = (
+                f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e?.click(); return !!e; }})()"
+            )
             found = await self._call("Runtime.evaluate", {"expression": script, "returnByValue": True})
             if not found.get("result", {}).get("value"):
                 raise BrowserError(f"nothing matches {selector!r}")
             return await self._document_loaded()
+
         self.status = self._run(go())
         return self.status
 

@@ -1,5 +1,6 @@
 """A scripted OpenAI-compatible Chat Completions server on 127.0.0.1 for the goals tests:
 `policy(request_json) -> assistant message` decides each turn; every request is kept."""
+
 from __future__ import annotations
 
 import contextlib
@@ -58,8 +59,22 @@ def chat_standin(policy: Policy) -> Iterator[ChatStandin]:
             standin.requests.append(body)
             try:
                 message = standin.policy(body)
-                status, answer = 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body.get("model"),
-                                       "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}]}
+                status, answer = (
+                    200,
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 1,
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": message,
+                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                            }
+                        ],
+                    },
+                )
             except Exception as exc:  # a policy bug shows as a 500 the loop records
                 status, answer = 500, {"error": {"message": str(exc)}}
             data = json.dumps(answer).encode()

@@ -1,5 +1,6 @@
 """A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents) and its
 OAuth side (a user's authorization code exchanged for a user access token, the installations that user reaches) for tests."""
+
 from __future__ import annotations
 
 import base64
@@ -13,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
@@ -48,9 +49,7 @@ def rsa_keypair() -> tuple[str, str]:
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return private.decode(), public.decode()
 
 
@@ -225,7 +224,9 @@ class GitHubStandin:
             if issued is None:
                 return 401, {"message": "Bad credentials"}
             installation = self.installations.get(issued.installation_id)
-            covered = {f"{installation.account}/{name}".lower() for name in issued.repositories} if installation else set()
+            covered = (
+                {f"{installation.account}/{name}".lower() for name in issued.repositories} if installation else set()
+            )
             if full_name.lower() not in covered:
                 return 404, {"message": "Not Found"}
             if issued.permissions.get("contents") not in ("read", "write"):
@@ -236,8 +237,14 @@ class GitHubStandin:
         if "application/vnd.github.raw" in headers.get("accept", ""):
             return 200, Raw(text.encode())
         data = text.encode()
-        return 200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1], "path": path,
-                     "content": base64.b64encode(data).decode()}
+        return 200, {
+            "type": "file",
+            "encoding": "base64",
+            "size": len(data),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "content": base64.b64encode(data).decode(),
+        }
 
     def _exchange_code(self, form: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
         """POST /login/oauth/access_token: GitHub answers 200 even when it refuses, with an `error` field."""
@@ -252,12 +259,21 @@ class GitHubStandin:
                 token = "ghu_" + "".join(secrets.choice(_BASE62) for _ in range(36))
                 self.user_tokens[token] = UserGrant(grant.login, time.time() + USER_TOKEN_LIFETIME_S)
         if error is not None:
-            answer: dict[str, Any] = {"error": error, "error_description": OAUTH_ERRORS[error],
-                                      "error_uri": f"https://docs.github.com/apps/troubleshooting#{error.replace('_', '-')}"}
+            answer: dict[str, Any] = {
+                "error": error,
+                "error_description": OAUTH_ERRORS[error],
+                "error_uri": f"https://docs.github.com/apps/troubleshooting#{error.replace('_', '-')}",
+            }
         else:
             refresh = "ghr_" + "".join(secrets.choice(_BASE62) for _ in range(76))
-            answer = {"access_token": token, "expires_in": USER_TOKEN_LIFETIME_S, "refresh_token": refresh,
-                      "refresh_token_expires_in": 15_897_600, "scope": "", "token_type": "bearer"}
+            answer = {
+                "access_token": token,
+                "expires_in": USER_TOKEN_LIFETIME_S,
+                "refresh_token": refresh,
+                "refresh_token_expires_in": 15_897_600,
+                "scope": "",
+                "token_type": "bearer",
+            }
         if "application/json" in headers.get("accept", ""):
             return 200, answer
         return 200, Raw(urlencode(answer).encode(), "application/x-www-form-urlencoded; charset=utf-8")
@@ -269,7 +285,9 @@ class GitHubStandin:
             grant = self.user_tokens.get(token)
             if grant is None or grant.expires_at <= time.time():
                 if self._live(token) is not None:
-                    return 403, {"message": "You must authenticate with an access token authorized to a GitHub App in order to list installations"}
+                    return 403, {
+                        "message": "You must authenticate with an access token authorized to a GitHub App in order to list installations"
+                    }
                 return 401, {"message": "Bad credentials"}
             reached = [i for _, i in sorted(self.installations.items()) if grant.login in i.members]
         per_page = min(int(query.get("per_page", 30)), 100)
@@ -293,7 +311,10 @@ class GitHubStandin:
             return False
         try:
             claims = jwt.decode(
-                value, self.public_key_pem, algorithms=["RS256"], issuer=self.app_id,
+                value,
+                self.public_key_pem,
+                algorithms=["RS256"],
+                issuer=self.app_id,
                 options={"require": ["iat", "exp", "iss"]},
             )
         except jwt.InvalidTokenError:
@@ -340,7 +361,7 @@ class GitHubStandin:
         self.issued.append(token)
         answer = {
             "token": token,
-            "expires_at": datetime.fromtimestamp(int(expires_at), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "expires_at": datetime.fromtimestamp(int(expires_at), UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "permissions": permissions,
             "repository_selection": "selected" if wanted is not None else installation.repository_selection,
         }
@@ -387,7 +408,10 @@ def _handler(standin: GitHubStandin) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, Raw):
                 payload, content_type = answer.body, answer.content_type
             else:
-                payload, content_type = (b"" if answer is None else json.dumps(answer).encode()), "application/json; charset=utf-8"
+                payload, content_type = (
+                    (b"" if answer is None else json.dumps(answer).encode()),
+                    "application/json; charset=utf-8",
+                )
             self.send_response(status)
             if payload:
                 self.send_header("Content-Type", content_type)

@@ -1,5 +1,6 @@
 """Helpers of the goals tests: a started kernel with the goals plugin, and a goal paid
 from credits over HTTP."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,14 +9,22 @@ from tollway.testing import credits_session
 
 PLUGINS = {"tollway_goals", "tollway_web"}  # the web plugin brings the llm provider a goal needs
 # a model configured (a goal is refused without one); tests that run sessions give their stand-in's address
-ENV = {"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1", "TOLLWAY_LLM_BASE_URL": "http://127.0.0.1:9/v1", "TOLLWAY_LLM_MODEL": "none"}
+ENV = {
+    "TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1",
+    "TOLLWAY_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+    "TOLLWAY_LLM_MODEL": "none",
+}
 
 
-async def goals_kernel(kernel_factory: Any, env: dict[str, str] | None = None, installed: set[str] | None = None) -> Any:
+async def goals_kernel(
+    kernel_factory: Any, env: dict[str, str] | None = None, installed: set[str] | None = None
+) -> Any:
     return await kernel_factory(installed=installed or PLUGINS, env={**ENV, **(env or {})})
 
 
-async def new_goal(client: Any, *, credits: str = "50", params: dict[str, Any] | None = None, goal: str = "Keep every invoice paid.") -> tuple[str, dict[str, str], dict[str, Any]]:
+async def new_goal(
+    client: Any, *, credits: str = "50", params: dict[str, Any] | None = None, goal: str = "Keep every invoice paid."
+) -> tuple[str, dict[str, str], dict[str, Any]]:
     """(agent_id, auth headers, the 202 body) of a goal paid from credits."""
     agent_id, headers = await credits_session(client, credits)
     body: dict[str, Any] = {"goal": goal}

@@ -1,5 +1,6 @@
 """A local peer of the goals story: the webhook receiver of `tollway.testing` (headers and
 raw body of every POST); the SMTP server is `tollway.testing.smtp_server`."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

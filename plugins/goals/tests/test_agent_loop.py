@@ -3,6 +3,7 @@ case sessions keep their records through the case tools, every model step is cha
 the goal's budget exactly, the step limit and the budget move a case to needs_a_person
 (with a notification, and no more spending), the awake cap holds, and a run that died
 after holding a step gives the hold back and pays for the step once."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,18 @@ def case_policy(request: dict[str, Any]) -> dict[str, Any]:
     if last_role(request) == "tool":
         return turn("Waiting for the customer.")
     if "Chase" in text:
-        return turn(None, call("update_case", "c1", state="chasing", owner="Ana", next_action="email the customer", add_evidence=["inv.pdf"]),
-                    call("record_decision", "c2", decision="Email first", reason="cheapest channel"))
+        return turn(
+            None,
+            call(
+                "update_case",
+                "c1",
+                state="chasing",
+                owner="Ana",
+                next_action="email the customer",
+                add_evidence=["inv.pdf"],
+            ),
+            call("record_decision", "c2", decision="Email first", reason="cheapest channel"),
+        )
     return turn("Noted.")
 
 
@@ -46,12 +57,16 @@ async def test_case_sessions_keep_their_records_and_pay_each_step(kernel_factory
             await runner.run_until_idle()
             record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]
             state = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
-            again = await event(client, gid, headers, event_id="3", case_key="inv-1", task="The customer says it is paid.")
+            again = await event(
+                client, gid, headers, event_id="3", case_key="inv-1", task="The customer says it is paid."
+            )
             await runner.run_until_idle()
             after = (await client.get(f"/v1/compute/{gid}", headers=headers)).json()["data"]
     assert record["state"] == "chasing" and record["owner"] == "Ana" and record["next_action"] == "email the customer"
     assert record["evidence"] == ["inv.pdf"] and record["status"] == "waiting"
-    assert [d["decision"] for d in record["decisions"]] == ["Email first"] and record["decisions"][0]["reason"] == "cheapest channel"
+    assert [d["decision"] for d in record["decisions"]] == ["Email first"] and record["decisions"][0][
+        "reason"
+    ] == "cheapest channel"
     # root: 1 step; each case: 2 steps (tool calls, then the note)
     assert state["spent_usdc"] == f"{5 * STEP / 1e6:.6f}" and state["held_usdc"] == "0.000000"
     assert again.json()["outcome"] == "already_open"
@@ -129,13 +144,21 @@ async def test_a_run_that_died_holding_a_step_pays_for_it_once(kernel_factory) -
 
             async with storage.transaction():
                 assert await budget.hold_step(gid, None, STEP, counts_step=True) is None
-                await storage.rows("INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
-                              new_id("stp"), dead.session_id, next_seq(), storage.dumps({"amount": STEP, "for": "llm"}), now_ms())
+                await storage.rows(
+                    "INSERT INTO goals_steps (id, session_id, seq, kind, body, cost, created_ms) VALUES ({}, {}, {}, 'hold', {}, 0, {})",
+                    new_id("stp"),
+                    dead.session_id,
+                    next_seq(),
+                    storage.dumps({"amount": STEP, "for": "llm"}),
+                    now_ms(),
+                )
             held = await storage.row("SELECT held FROM goals_goals WHERE id = {}", gid)
             await storage.rows("UPDATE goals_sessions SET lease_until_ms = 0 WHERE id = {}", dead.session_id)
             await runner.run_until_idle()
             final = await storage.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
-            steps = await storage.rows("SELECT kind FROM goals_steps WHERE session_id = {} ORDER BY seq", dead.session_id)
+            steps = await storage.rows(
+                "SELECT kind FROM goals_steps WHERE session_id = {} ORDER BY seq", dead.session_id
+            )
             stale = await sessions.still_ours(dead)
     assert int(held["held"]) == STEP
     assert int(final["spent"]) == STEP and int(final["held"]) == 0
@@ -174,7 +197,9 @@ async def test_a_finished_goal_returns_its_unspent_budget_once(kernel_factory) -
     assert balance["credits_balance"] == "19.998000"
     body = receipt.get("data", receipt)
     assert body["returned_usdc"] == "7.998000" and body["revision"] == 2 and body["status"] == "settled"
-    assert late.status_code == 409 and after["spent_usdc"] == "0.002000"  # an ended goal takes no events, and never runs again
+    assert (
+        late.status_code == 409 and after["spent_usdc"] == "0.002000"
+    )  # an ended goal takes no events, and never runs again
     assert problems == []
 
 

@@ -1,4 +1,5 @@
 """Approval link tokens and pages: round trip, every way a link goes bad, and escaping."""
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,7 @@ def verdict(token: str, *, secret: bytes = SECRET, hash_: str = HASH, now: int =
 
 
 def swap(text: str, index: int, char: str) -> str:
-    return text[:index] + char + text[index + 1:]
+    return text[:index] + char + text[index + 1 :]
 
 
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -52,7 +53,7 @@ def flipped(char: str) -> str:
 
 
 def test_shown_hash_is_sha256_of_canonical_json():
-    assert HASH == shown_hash({"repository": "acme/web", "pull_request": 42, "action": "merge"})
+    assert shown_hash({"repository": "acme/web", "pull_request": 42, "action": "merge"}) == HASH
     assert re.fullmatch(r"[0-9a-f]{64}", HASH)
     assert shown_hash({"a": 1}) != shown_hash({"a": "1"})
     assert shown_hash({"a": 1.0}) == shown_hash({"a": 1})
@@ -244,8 +245,12 @@ def test_approval_page_form_posts_to_the_link_with_the_shown_hash():
 
 def test_agent_controlled_text_is_escaped():
     hostile = {"note": "</pre><script>alert(1)</script>", "q": "\"'&<>"}
-    html = page(hostile, person_name="<b>Eve</b>", question="<img src=x onerror=alert(1)>",
-                action_path='/v1/approvals/x"><script>')
+    html = page(
+        hostile,
+        person_name="<b>Eve</b>",
+        question="<img src=x onerror=alert(1)>",
+        action_path='/v1/approvals/x"><script>',
+    )
     assert "<script" not in html.lower()
     assert "<img" not in html and "<b>Eve" not in html
     assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -1,4 +1,5 @@
 """The approval link in a real browser: headless Chromium opens, approves and reopens links."""
+
 from __future__ import annotations
 
 import hmac
@@ -15,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, missing_chromium
+
 from tollway_goals.approval_links import Refusal, make_token, read_token, shown_hash
 from tollway_goals.approval_pages import REFUSALS, approval_page, approved_page, pretty_shown, refusal_page
 
@@ -63,14 +64,21 @@ class Approvals:
 
     def ask(self, shown: object, *, expires_in_s: int = 600) -> tuple[str, Ask]:
         ask_id = str(uuid.uuid4())
-        ask = Ask("Ada Lovelace", "May the agent merge this pull request?", shown, shown_hash(shown),
-                  int(time.time()) + expires_in_s)
+        ask = Ask(
+            "Ada Lovelace",
+            "May the agent merge this pull request?",
+            shown,
+            shown_hash(shown),
+            int(time.time()) + expires_in_s,
+        )
         self.asks[ask_id] = ask
         return make_token(SECRET, ask_id, ask.shown_hash, ask.expires_at_s), ask
 
     def _read(self, token: str) -> tuple[str, Ask] | Refusal:
         found = read_token(
-            SECRET, token, now_s=time.time(),
+            SECRET,
+            token,
+            now_s=time.time(),
             shown_hash_of=lambda ask_id: self.asks[ask_id].shown_hash if ask_id in self.asks else None,
             is_used=lambda ask_id: self.asks[ask_id].approved_at is not None,
         )
@@ -82,8 +90,12 @@ class Approvals:
             return found.status, refusal_page(found)
         _, ask = found
         return 200, approval_page(
-            person_name=ask.person_name, question=ask.question, shown=ask.shown, shown_hash=ask.shown_hash,
-            action_path=f"/v1/approvals/{token}", expires_at_iso=iso(ask.expires_at_s),
+            person_name=ask.person_name,
+            question=ask.question,
+            shown=ask.shown,
+            shown_hash=ask.shown_hash,
+            action_path=f"/v1/approvals/{token}",
+            expires_at_iso=iso(ask.expires_at_s),
         )
 
     def post(self, token: str, displayed_hash: str) -> tuple[int, str]:
@@ -107,7 +119,7 @@ def handler_for(approvals: Approvals) -> type[BaseHTTPRequestHandler]:
 
         def _token(self) -> str | None:
             path = urllib.parse.urlsplit(self.path).path
-            return path[len(self.prefix):] if path.startswith(self.prefix) else None
+            return path[len(self.prefix) :] if path.startswith(self.prefix) else None
 
         def _send(self, status: int, html: str) -> None:
             body = html.encode()
@@ -173,7 +185,7 @@ def post(url: str, shown_hash_value: str) -> int:
 
 def flip_mac_character(token: str) -> str:
     index = len(token) - 10
-    return token[:index] + B64[(B64.index(token[index]) + 4) % 64] + token[index + 1:]
+    return token[:index] + B64[(B64.index(token[index]) + 4) % 64] + token[index + 1 :]
 
 
 def assert_refusal(browser: Browser, url: str, reason: Refusal, screenshot: str) -> None:

@@ -2,6 +2,7 @@
 one-time link, the return from GitHub (once, and only for an installation the returning user's
 authorization code proves they reach), listing, revocation, one-repository tokens, and the case
 tool that reads a file without the token ever reaching its result."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,7 +21,13 @@ from goal_support import goals_kernel
 from tollway import storage
 from tollway.testing import credits_session, http_client
 from tollway_goals.case_tools import CallRefused, Where
-from tollway_goals.connections import ConnectionNotActive, ConnectionNotFound, ConnectionRevoked, RepositoryOutOfScope, repository_token_for
+from tollway_goals.connections import (
+    ConnectionNotActive,
+    ConnectionNotFound,
+    ConnectionRevoked,
+    RepositoryOutOfScope,
+    repository_token_for,
+)
 from tollway_goals.masking import mask
 from tollway_goals.repo_tools import READ_REPOSITORY_FILE, read_repository_file
 
@@ -28,8 +35,13 @@ APP_ID = 515151
 SLUG = "tollway-goals-test"
 INSTALLATION = 41
 INSTALLER = "alice"
-SETTINGS = ("TOLLWAY_GOALS_GITHUB_APP_ID", "TOLLWAY_GOALS_GITHUB_APP_SLUG", "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY",
-            "TOLLWAY_GOALS_GITHUB_CLIENT_ID", "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET")
+SETTINGS = (
+    "TOLLWAY_GOALS_GITHUB_APP_ID",
+    "TOLLWAY_GOALS_GITHUB_APP_SLUG",
+    "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY",
+    "TOLLWAY_GOALS_GITHUB_CLIENT_ID",
+    "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET",
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +66,13 @@ async def kernel(kernel_factory: Any, standin: GitHubStandin, keys: tuple[str, s
 def github_env(standin: GitHubStandin, private_key: str, **changed: str) -> dict[str, str]:
     """The goals plugin's GitHub App settings pointing at the stand-in (its API and its web OAuth endpoint)."""
     env = {
-        "TOLLWAY_GOALS_GITHUB_API_URL": standin.url, "TOLLWAY_GOALS_GITHUB_WEB_URL": standin.url,
-        "TOLLWAY_GOALS_GITHUB_APP_ID": str(APP_ID), "TOLLWAY_GOALS_GITHUB_APP_SLUG": SLUG, "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": private_key,
-        "TOLLWAY_GOALS_GITHUB_CLIENT_ID": CLIENT_ID, "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET": CLIENT_SECRET,
+        "TOLLWAY_GOALS_GITHUB_API_URL": standin.url,
+        "TOLLWAY_GOALS_GITHUB_WEB_URL": standin.url,
+        "TOLLWAY_GOALS_GITHUB_APP_ID": str(APP_ID),
+        "TOLLWAY_GOALS_GITHUB_APP_SLUG": SLUG,
+        "TOLLWAY_GOALS_GITHUB_PRIVATE_KEY": private_key,
+        "TOLLWAY_GOALS_GITHUB_CLIENT_ID": CLIENT_ID,
+        "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET": CLIENT_SECRET,
     }
     return {**env, **{f"TOLLWAY_GOALS_GITHUB_{name.upper()}": value for name, value in changed.items()}}
 
@@ -84,7 +100,9 @@ async def returned(client: Any, state: str, installation_id: int, code: str | No
     return await client.get("/v1/connections/callback", params=params)
 
 
-async def callback(client: Any, github: GitHubStandin, state: str, installation_id: int = INSTALLATION, user: str = INSTALLER) -> Any:
+async def callback(
+    client: Any, github: GitHubStandin, state: str, installation_id: int = INSTALLATION, user: str = INSTALLER
+) -> Any:
     """`user` authorizes the app at GitHub and comes back naming `installation_id`."""
     return await returned(client, state, installation_id, github.authorize(user))
 
@@ -102,11 +120,17 @@ async def listing(client: Any, headers: dict[str, str]) -> Any:
     return resp
 
 
-async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kernel: Any, standin: GitHubStandin) -> None:
+async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(
+    kernel: Any, standin: GitHubStandin
+) -> None:
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         refused = {}
-        for extra in ({"token": "ghp_" + "x" * 36}, {"password": "hunter2"}, {"key": "-----BEGIN RSA PRIVATE KEY-----"}):
+        for extra in (
+            {"token": "ghp_" + "x" * 36},
+            {"password": "hunter2"},
+            {"key": "-----BEGIN RSA PRIVATE KEY-----"},
+        ):
             resp = await client.post("/v1/connections", json={"name": "n", "kind": "github", **extra}, headers=headers)
             refused[next(iter(extra))] = (resp.status_code, resp.json())
         bad = await client.post("/v1/connections", json={"name": "", "kind": "gitlab", "scope": {}}, headers=headers)
@@ -122,7 +146,7 @@ async def test_creation_refuses_any_other_field_and_answers_a_one_time_link(kern
     connection_id, _, secret = state_of(created["link"]).partition(".")
     assert connection_id == created["id"] and len(secret) >= 32
     expires = datetime.fromisoformat(created["link_expires_at"].replace("Z", "+00:00"))
-    assert timedelta(minutes=59) < expires - datetime.now(timezone.utc) <= timedelta(hours=1)
+    assert timedelta(minutes=59) < expires - datetime.now(UTC) <= timedelta(hours=1)
     assert stored["state_hash"] == hashlib.sha256(secret.encode()).hexdigest() and secret not in json.dumps(stored)
 
 
@@ -148,14 +172,28 @@ async def test_the_return_from_github_activates_the_connection_once(kernel: Any,
         third = await callback(client, standin, state)
         listed = await listing(client, headers)
     assert altered.status_code == 403 and unknown.status_code == 403
-    assert not_installed.status_code == 403 and reason(not_installed) == "not_yours" and "Nothing was connected" in not_installed.text
+    assert (
+        not_installed.status_code == 403
+        and reason(not_installed) == "not_yours"
+        and "Nothing was connected" in not_installed.text
+    )
     assert sorted([first.status_code, second.status_code]) == [200, 410]
     assert third.status_code == 410 and "already been used" in third.text
     ok = first if first.status_code == 200 else second
-    assert ok.headers["content-type"].startswith("text/html") and "acme/api" in ok.text and "Cache-Control" in ok.headers
+    assert (
+        ok.headers["content-type"].startswith("text/html") and "acme/api" in ok.text and "Cache-Control" in ok.headers
+    )
     data = listed.json()["data"]
-    assert data == [{"id": created["id"], "name": "acme code", "kind": "github", "status": "active",
-                     "scope": {"repositories": ["acme/api", "acme/web"]}, "created_at": created["created_at"]}]
+    assert data == [
+        {
+            "id": created["id"],
+            "name": "acme code",
+            "kind": "github",
+            "status": "active",
+            "scope": {"repositories": ["acme/api", "acme/web"]},
+            "created_at": created["created_at"],
+        }
+    ]
     assert "link" not in listed.text and state.split(".")[1] not in listed.text
     assert not any(token in listed.text for token in standin.issued) and "ghs_" not in listed.text
 
@@ -184,7 +222,9 @@ async def test_completing_ones_own_link_with_another_accounts_installation_is_re
     assert "Nothing was connected" in attack.text and "payroll" not in attack.text
     assert after_attack == ("pending", None, None, "[]") and minted_for_victim == []
     assert [(c["status"], c["scope"]) for c in listed] == [("pending", {"repositories": []})]
-    assert not any(standin.user_token_is_live(t) for t in standin.user_tokens) and standin.calls("DELETE", "/applications/")
+    assert not any(standin.user_token_is_live(t) for t in standin.user_tokens) and standin.calls(
+        "DELETE", "/applications/"
+    )
     assert honest.status_code == 200, honest.text
     assert [(c["status"], c["scope"]) for c in final] == [("active", {"repositories": ["mallory/tools"]})]
 
@@ -210,18 +250,25 @@ async def test_a_return_without_a_code_or_with_an_unknown_expired_or_replayed_co
         last = await callback(client, standin, state)
     assert honest.status_code == 200, honest.text
     assert {k: (r.status_code, reason(r)) for k, r in refused.items()} == {
-        "none": (400, "no_code"), "empty": (400, "no_code"),
-        "unknown": (403, "code_refused"), "expired": (403, "code_refused"), "replayed": (403, "code_refused"),
+        "none": (400, "no_code"),
+        "empty": (400, "no_code"),
+        "unknown": (403, "code_refused"),
+        "expired": (403, "code_refused"),
+        "replayed": (403, "code_refused"),
     }
     assert all("Nothing was connected" in r.text and r.headers["cache-control"] == "no-store" for r in refused.values())
     assert still == ("pending", None, None, "[]")
     exchanges = standin.calls("POST", "/login/oauth/access_token")
-    assert len(exchanges) == 5 and {(e.body["client_id"], e.body["client_secret"]) for e in exchanges} == {(CLIENT_ID, CLIENT_SECRET)}
+    assert len(exchanges) == 5 and {(e.body["client_id"], e.body["client_secret"]) for e in exchanges} == {
+        (CLIENT_ID, CLIENT_SECRET)
+    }
     assert all(e.headers["accept"] == "application/json" for e in exchanges)
     assert last.status_code == 200 and "acme/api" in last.text
 
 
-async def test_a_wrong_client_secret_is_a_provider_error_not_a_refused_user(kernel_factory: Any, standin: GitHubStandin, keys: tuple[str, str]) -> None:
+async def test_a_wrong_client_secret_is_a_provider_error_not_a_refused_user(
+    kernel_factory: Any, standin: GitHubStandin, keys: tuple[str, str]
+) -> None:
     kernel = await goals_kernel(kernel_factory, env=github_env(standin, keys[0], client_secret="not-the-secret"))
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
@@ -232,18 +279,24 @@ async def test_a_wrong_client_secret_is_a_provider_error_not_a_refused_user(kern
     assert still == ("pending", None, None, "[]")
 
 
-async def test_a_link_older_than_an_hour_is_refused_and_the_connection_stays_pending(kernel: Any, standin: GitHubStandin) -> None:
+async def test_a_link_older_than_an_hour_is_refused_and_the_connection_stays_pending(
+    kernel: Any, standin: GitHubStandin
+) -> None:
     async with http_client(kernel) as client:
         _agent, headers = await credits_session(client)
         created = await create(client, headers)
-        await storage.rows("UPDATE goals_connections SET link_expires_ms = link_expires_ms - 3600001 WHERE id = {}", created["id"])
+        await storage.rows(
+            "UPDATE goals_connections SET link_expires_ms = link_expires_ms - 3600001 WHERE id = {}", created["id"]
+        )
         resp = await callback(client, standin, state_of(created["link"]))
         listed = (await listing(client, headers)).json()["data"]
     assert resp.status_code == 410 and "expired" in resp.text
     assert [c["status"] for c in listed] == ["pending"]
 
 
-async def test_only_the_owner_sees_and_revokes_it_and_revoking_ends_the_grant_at_github(kernel: Any, standin: GitHubStandin) -> None:
+async def test_only_the_owner_sees_and_revokes_it_and_revoking_ends_the_grant_at_github(
+    kernel: Any, standin: GitHubStandin
+) -> None:
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
         _other, other_headers = await credits_session(client)
@@ -257,14 +310,18 @@ async def test_only_the_owner_sees_and_revokes_it_and_revoking_ends_the_grant_at
         listed = (await listing(client, headers)).json()["data"]
         with pytest.raises(ConnectionRevoked):
             await repository_token_for(owner, connection_id, "acme/api", kernel.platform)
-    assert seen_by_other == [] and deleted_by_other.status_code == 404 and deleted_by_other.json()["error"] == "not_found"
+    assert (
+        seen_by_other == [] and deleted_by_other.status_code == 404 and deleted_by_other.json()["error"] == "not_found"
+    )
     assert still_installed and unknown.status_code == 404
     assert deleted.status_code == 200 and deleted.json()["data"]["status"] == "revoked"
     assert INSTALLATION not in standin.installations and standin.calls("DELETE", f"/app/installations/{INSTALLATION}")
     assert again.status_code == 200 and [c["status"] for c in listed] == ["revoked"]
 
 
-async def test_a_goal_gets_a_token_for_one_repository_expiring_within_the_hour(kernel: Any, standin: GitHubStandin) -> None:
+async def test_a_goal_gets_a_token_for_one_repository_expiring_within_the_hour(
+    kernel: Any, standin: GitHubStandin
+) -> None:
     async with http_client(kernel) as client:
         owner, headers = await credits_session(client)
         other, _other_headers = await credits_session(client)
@@ -272,14 +329,18 @@ async def test_a_goal_gets_a_token_for_one_repository_expiring_within_the_hour(k
         pending_id = (await create(client, headers, name="not yet"))["id"]
         grant = await repository_token_for(owner, connection_id, "ACME/api", kernel.platform)
         refusals = {}
-        for who, cid, repo in ((owner, connection_id, "acme/secret"), (other, connection_id, "acme/api"), (owner, pending_id, "acme/api"),
-                               (owner, "con_unknown", "acme/api")):
+        for who, cid, repo in (
+            (owner, connection_id, "acme/secret"),
+            (other, connection_id, "acme/api"),
+            (owner, pending_id, "acme/api"),
+            (owner, "con_unknown", "acme/api"),
+        ):
             with pytest.raises(Exception) as caught:
                 await repository_token_for(who, cid, repo, kernel.platform)
             refusals[(who, cid, repo)] = caught.value
     assert grant.repositories == ("acme/api",) and standin.tokens[grant.token].repositories == ("api",)
     assert standin.tokens[grant.token].permissions == {"contents": "read"} and standin.token_is_live(grant.token)
-    assert timedelta(0) < grant.expires_at - datetime.now(timezone.utc) <= timedelta(hours=1)
+    assert timedelta(0) < grant.expires_at - datetime.now(UTC) <= timedelta(hours=1)
     assert grant.token not in repr(grant)
     kinds = [type(e) for e in refusals.values()]
     assert kinds == [RepositoryOutOfScope, ConnectionNotFound, ConnectionNotActive, ConnectionNotFound]
@@ -302,24 +363,41 @@ async def test_reading_a_file_answers_its_content_and_never_the_token(kernel: An
         owner, headers = await credits_session(client)
         connection_id = await connected(client, headers, standin)
         where = Where(goal={"id": "goal_x", "agent_id": owner}, session_id="ses_x", case_id=None, depth=0)
-        outcome = await read_repository_file(where, {"connection_id": connection_id, "repository": "acme/api", "path": "/docs/README.md"}, kernel.platform)
+        outcome = await read_repository_file(
+            where,
+            {"connection_id": connection_id, "repository": "acme/api", "path": "/docs/README.md"},
+            kernel.platform,
+        )
         token = standin.issued[-1]
         errors = []
-        for args in ({"connection_id": connection_id, "repository": "acme/api", "path": "missing.txt"},
-                     {"connection_id": connection_id, "repository": "acme/other", "path": "x"},
-                     {"connection_id": connection_id, "repository": "acme/api", "path": "../x"},
-                     {"connection_id": connection_id, "repository": "acme/api", "path": "x", "token": "ghp_" + "y" * 36}):
+        for args in (
+            {"connection_id": connection_id, "repository": "acme/api", "path": "missing.txt"},
+            {"connection_id": connection_id, "repository": "acme/other", "path": "x"},
+            {"connection_id": connection_id, "repository": "acme/api", "path": "../x"},
+            {"connection_id": connection_id, "repository": "acme/api", "path": "x", "token": "ghp_" + "y" * 36},
+        ):
             with pytest.raises(CallRefused) as caught:
                 await read_repository_file(where, args, kernel.platform)
             errors.append(str(caught.value))
-    assert outcome.result == {"ok": True, "repository": "acme/api", "path": "docs/README.md", "content": "# The API\nIt answers.\n", "truncated": False}
+    assert outcome.result == {
+        "ok": True,
+        "repository": "acme/api",
+        "path": "docs/README.md",
+        "content": "# The API\nIt answers.\n",
+        "truncated": False,
+    }
     assert not outcome.ends_session
     assert all(t not in json.dumps(outcome.result) for t in standin.issued) and token.startswith("ghs_")
     assert not standin.token_is_live(token)
     contents = standin.calls("GET", "/repos/acme/api/contents/")
     assert contents and contents[0].headers["authorization"] == f"Bearer {token}"
     assert contents[0].headers["accept"] == "application/vnd.github.raw+json"
-    assert "no file missing.txt" in errors[0] and "not in the scope" in errors[1] and ".." in errors[2] and "token" in errors[3]
+    assert (
+        "no file missing.txt" in errors[0]
+        and "not in the scope" in errors[1]
+        and ".." in errors[2]
+        and "token" in errors[3]
+    )
     assert not any("ghs_" in e or any(t in e for t in standin.issued) for e in errors)
     assert READ_REPOSITORY_FILE["function"]["name"] == "read_repository_file"
     assert set(READ_REPOSITORY_FILE["function"]["parameters"]["required"]) == {"connection_id", "repository", "path"}

@@ -1,10 +1,11 @@
 """The GitHub App client against a local stand-in that speaks GitHub's App REST API and its OAuth code exchange."""
+
 from __future__ import annotations
 
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -53,8 +54,16 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def make_app(http: httpx.AsyncClient, url: str, private_pem: str, client_secret: str = CLIENT_SECRET) -> GitHubApp:
-    return GitHubApp(http, url, app_id=APP_ID, app_slug=SLUG, private_key_pem=private_pem, web_url=url,
-                     client_id=CLIENT_ID, client_secret=client_secret)
+    return GitHubApp(
+        http,
+        url,
+        app_id=APP_ID,
+        app_slug=SLUG,
+        private_key_pem=private_pem,
+        web_url=url,
+        client_id=CLIENT_ID,
+        client_secret=client_secret,
+    )
 
 
 @pytest.fixture
@@ -62,7 +71,9 @@ def app(http: httpx.AsyncClient, standin: GitHubStandin, keys: tuple[str, str]) 
     return make_app(http, standin.url, keys[0])
 
 
-def test_install_url_sends_the_user_to_the_apps_installation_page(http: httpx.AsyncClient, keys: tuple[str, str]) -> None:
+def test_install_url_sends_the_user_to_the_apps_installation_page(
+    http: httpx.AsyncClient, keys: tuple[str, str]
+) -> None:
     app = GitHubApp(http, app_id=APP_ID, app_slug=SLUG, private_key_pem=keys[0])
     url = urlsplit(app.install_url("s t&ate=1"))
     assert (url.scheme, url.netloc, url.path) == ("https", "github.com", f"/apps/{SLUG}/installations/new")
@@ -78,11 +89,17 @@ def test_app_jwt_is_rs256_with_the_app_as_issuer_and_under_ten_minutes(app: GitH
 
 
 async def test_standin_refuses_a_jwt_that_is_expired_foreign_or_too_long_lived(
-    http: httpx.AsyncClient, app: GitHubApp, standin: GitHubStandin, foreign_keys: tuple[str, str], keys: tuple[str, str]
+    http: httpx.AsyncClient,
+    app: GitHubApp,
+    standin: GitHubStandin,
+    foreign_keys: tuple[str, str],
+    keys: tuple[str, str],
 ) -> None:
     url = f"{standin.url}/app/installations/{INSTALLATION}"
     now = time.time()
-    too_long = jwt.encode({"iat": int(now) - 60, "exp": int(now) + 3600, "iss": str(APP_ID)}, keys[0], algorithm="RS256")
+    too_long = jwt.encode(
+        {"iat": int(now) - 60, "exp": int(now) + 3600, "iss": str(APP_ID)}, keys[0], algorithm="RS256"
+    )
     foreign = make_app(http, standin.url, foreign_keys[0]).app_jwt()
     for bearer, status in [(app.app_jwt(), 200), (app.app_jwt(now - 3600), 401), (foreign, 401), (too_long, 401)]:
         response = await http.get(url, headers={"Authorization": f"Bearer {bearer}"})
@@ -107,14 +124,16 @@ async def test_installation_is_read_with_githubs_headers(app: GitHubApp, standin
 async def test_repository_token_covers_exactly_one_repository_for_an_hour_at_most(
     app: GitHubApp, standin: GitHubStandin, http: httpx.AsyncClient
 ) -> None:
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     token = await app.repository_token(INSTALLATION, "acme/api")
     assert token.repositories == ("acme/api",)
     assert before < token.expires_at <= before + timedelta(hours=1, seconds=1)
     [request] = standin.calls("POST", "/app/installations/")
     assert request.path == f"/app/installations/{INSTALLATION}/access_tokens"
     assert request.body == {"repositories": ["api"], "permissions": {"contents": "read"}}
-    listed = await http.get(f"{standin.url}/installation/repositories", headers={"Authorization": f"token {token.token}"})
+    listed = await http.get(
+        f"{standin.url}/installation/repositories", headers={"Authorization": f"token {token.token}"}
+    )
     assert [repo["full_name"] for repo in listed.json()["repositories"]] == ["acme/api"]
 
 
@@ -162,7 +181,9 @@ async def test_after_uninstall_the_installation_and_its_tokens_are_gone(app: Git
     assert not standin.token_is_live(earlier.token)
 
 
-async def test_revoke_deletes_the_installation_and_tolerates_it_being_gone(app: GitHubApp, standin: GitHubStandin) -> None:
+async def test_revoke_deletes_the_installation_and_tolerates_it_being_gone(
+    app: GitHubApp, standin: GitHubStandin
+) -> None:
     await app.revoke(INSTALLATION)
     assert INSTALLATION not in standin.installations
     assert [r.path for r in standin.calls("DELETE")] == [f"/app/installations/{INSTALLATION}"]
@@ -220,7 +241,9 @@ async def test_standin_answers_the_code_exchange_form_encoded_unless_json_is_ask
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/x-www-form-urlencoded")
     fields = parse_qs(answer.text)
     assert fields["token_type"] == ["bearer"] and fields["access_token"][0].startswith("ghu_")
-    refused = await http.post(f"{standin.url}/login/oauth/access_token", json=form, headers={"Accept": "application/json"})
+    refused = await http.post(
+        f"{standin.url}/login/oauth/access_token", json=form, headers={"Accept": "application/json"}
+    )
     assert refused.status_code == 200 and refused.json()["error"] == "bad_verification_code"
     as_installation = await http.get(f"{standin.url}/user/installations", headers={"Authorization": "Bearer nonsense"})
     assert as_installation.status_code == 401
@@ -255,7 +278,11 @@ async def test_outages_timeouts_and_refused_connections_are_unavailable(
 
 
 async def test_no_token_or_key_shows_in_reprs_or_errors(
-    http: httpx.AsyncClient, app: GitHubApp, standin: GitHubStandin, keys: tuple[str, str], foreign_keys: tuple[str, str]
+    http: httpx.AsyncClient,
+    app: GitHubApp,
+    standin: GitHubStandin,
+    keys: tuple[str, str],
+    foreign_keys: tuple[str, str],
 ) -> None:
     token = await app.repository_token(INSTALLATION, "acme/api")
     assert token.token.startswith("ghs_") and token.token not in repr(token) and "***" in repr(token)

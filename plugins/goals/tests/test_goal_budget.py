@@ -1,6 +1,7 @@
 """A goal never spends past its budget, whatever runs at once: holds taken concurrently by
 many sessions (several PostgreSQL connections at a time), and a whole goal whose case
 sessions keep spending in parallel until the budget stops them all."""
+
 from __future__ import annotations
 
 import asyncio
@@ -60,14 +61,19 @@ async def test_sub_agents_spending_in_parallel_stop_at_the_goals_budget(kernel_f
             await asyncio.gather(*(r.run_until_idle() for r in runners))
             listing = (await client.get(f"/v1/compute/{gid}/cases", headers=headers)).json()
             final = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
-            charged = await storage.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
+            charged = await storage.row(
+                "SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}",
+                gid,
+            )
             notes = (await client.get("/v1/tools/notifications?limit=100", headers=headers)).json()
     assert int(final["spent"]) == 5_000_000 and int(final["held"]) == 0  # 20 steps of 0.25, not one more
     assert int(charged["c"]) == 5_000_000
     assert listing["counts"] == {"needs_a_person": 10}
     items = notes.get("data", notes)
     items = items.get("notifications", items) if isinstance(items, dict) else items
-    told = [n["metadata"]["case_key"] for n in items if n["type"] == "case_needs_a_person" and n["metadata"]["case_key"]]
+    told = [
+        n["metadata"]["case_key"] for n in items if n["type"] == "case_needs_a_person" and n["metadata"]["case_key"]
+    ]
     assert sorted(told) == sorted(f"k{i}" for i in range(10))  # each case once (the root may be told too)
 
 
@@ -91,7 +97,9 @@ async def test_events_racing_the_steps_of_their_cases_lose_nothing(kernel_factor
 
             async def post(i: int) -> int:
                 slice_ = {"budget_usdc": "0.2"} if i % 3 == 0 else {}
-                return (await event(client, gid, headers, event_id=str(i), case_key=f"k{i % 4}", task="go", **slice_)).status_code
+                return (
+                    await event(client, gid, headers, event_id=str(i), case_key=f"k{i % 4}", task="go", **slice_)
+                ).status_code
 
             async def work() -> None:
                 for _ in range(6):
@@ -101,7 +109,10 @@ async def test_events_racing_the_steps_of_their_cases_lose_nothing(kernel_factor
             statuses, _ = await asyncio.gather(asyncio.gather(*(post(i) for i in range(40))), work())
             await asyncio.gather(*(r.run_until_idle() for r in runners))
             final = await storage.row("SELECT spent, held, budget FROM goals_goals WHERE id = {}", gid)
-            charged = await storage.row("SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}", gid)
+            charged = await storage.row(
+                "SELECT COALESCE(SUM(cost), 0) AS c FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {}",
+                gid,
+            )
             failed = await storage.rows("SELECT id FROM goals_sessions WHERE goal_id = {} AND status = 'failed'", gid)
             cases = await storage.rows("SELECT spent, held, budget FROM goals_cases WHERE goal_id = {}", gid)
             problems = await ledger_problems()

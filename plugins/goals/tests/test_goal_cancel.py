@@ -2,6 +2,7 @@
 returned exactly once, every session stopped at its next step, the result webhook told),
 a cancel racing a step in flight, an idle goal ended after the idle time, the goal's
 progress, and the default budget shown before payment."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,7 +28,11 @@ def chasing(request: dict[str, Any]) -> dict[str, Any]:
     if last_role(request) == "tool":
         return turn("Waiting for the customer.")
     if "Chase" in last_user_text(request):
-        return turn(None, call("update_case", "c1", state="chasing", owner="Ana"), call("record_decision", "c2", decision="Email first"))
+        return turn(
+            None,
+            call("update_case", "c1", state="chasing", owner="Ana"),
+            call("record_decision", "c2", decision="Email first"),
+        )
     return turn("Noted.")
 
 
@@ -40,7 +45,9 @@ async def test_cancel_returns_the_unspent_budget_stops_the_sessions_and_tells_th
         kernel = await goals_kernel(kernel_factory, env=chat.env)
         runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
-            _agent, headers, goal = await new_goal(client, credits="20", params={"budget_usdc": "8", "result_webhook_url": hooks.url})
+            _agent, headers, goal = await new_goal(
+                client, credits="20", params={"budget_usdc": "8", "result_webhook_url": hooks.url}
+            )
             gid = goal["goal_id"]
             await event(client, gid, headers, event_id="1", case_key="inv-1", task="Chase invoice 1")
             await runner.run_until_idle()
@@ -62,8 +69,16 @@ async def test_cancel_returns_the_unspent_budget_stops_the_sessions_and_tells_th
     assert "Waiting for the customer." in progress["last_action"]["summary"]
     assert resp.status_code == 200, resp.text
     body = resp.json()["data"]
-    assert body["status"] == "cancelled" and body["ended_at"] and body["returned_usdc"] == f"{(8_000_000 - spent) / 1e6:.6f}"
-    assert state["status"] == "cancelled" and state["spent_usdc"] == f"{spent / 1e6:.6f}" and state["held_usdc"] == "0.000000"
+    assert (
+        body["status"] == "cancelled"
+        and body["ended_at"]
+        and body["returned_usdc"] == f"{(8_000_000 - spent) / 1e6:.6f}"
+    )
+    assert (
+        state["status"] == "cancelled"
+        and state["spent_usdc"] == f"{spent / 1e6:.6f}"
+        and state["held_usdc"] == "0.000000"
+    )
     assert state["budget_usdc"] == "8.000000" and state["returned_usdc"] == body["returned_usdc"]
     assert len(chat.requests) == asked  # nothing ran after the cancel
     assert {s["status"] for s in sessions} == {"cancelled"} and case["status"] == "cancelled"
@@ -138,7 +153,9 @@ async def test_a_cancel_racing_a_running_step_returns_the_rest_once(kernel_facto
             problems = await ledger_problems()
     spent = STEP if step == "answers" else 0
     assert during.status_code == 200 and during.json()["data"]["status"] == "cancelled"
-    assert during.json()["data"]["returned_usdc"] is None and during.json()["data"]["held_usdc"] == "0.002000"  # a step in flight
+    assert (
+        during.json()["data"]["returned_usdc"] is None and during.json()["data"]["held_usdc"] == "0.002000"
+    )  # a step in flight
     assert len(chat.requests) == 1  # stopped at its next step
     assert state["spent_usdc"] == f"{spent / 1e6:.6f}" and state["held_usdc"] == "0.000000" and holds == []
     assert state["returned_usdc"] == f"{(5_000_000 - spent) / 1e6:.6f}"
@@ -164,7 +181,9 @@ async def test_an_idle_goal_ends_after_the_idle_time_and_returns_its_budget(kern
             late = await event(client, gid, headers, event_id="1", task="still there?")
             problems = await ledger_problems()
     assert early["status"] == "running" and early["progress"]["model_steps"] == 1
-    assert early["progress"]["last_action"]["summary"] == "Noted." and early["progress"]["last_action"]["case_key"] is None
+    assert (
+        early["progress"]["last_action"]["summary"] == "Noted." and early["progress"]["last_action"]["case_key"] is None
+    )
     assert state["status"] == "expired" and state["returned_usdc"] == "4.998000" and state["held_usdc"] == "0.000000"
     assert balance["credits_balance"] == "4.998000"
     assert late.status_code == 409 and late.json()["error"] == "goal_ended"
@@ -208,6 +227,8 @@ async def test_a_cancelled_goal_whose_worker_died_mid_step_is_settled_by_the_per
         late = await sessions.still_ours(dead)
         problems = await ledger_problems()
     assert during["returned_usdc"] is None and still["returned_usdc"] is None and still["held_usdc"] == "0.002000"
-    assert state["returned_usdc"] == "5.000000" and state["held_usdc"] == "0.000000" and state["spent_usdc"] == "0.000000"
+    assert (
+        state["returned_usdc"] == "5.000000" and state["held_usdc"] == "0.000000" and state["spent_usdc"] == "0.000000"
+    )
     assert balance["credits_balance"] == "5.000000" and not late
     assert problems == []

@@ -1,6 +1,7 @@
 """Compute goals over HTTP on SQLite and PostgreSQL: a goal paid from its budget, events
 that open, wake and reopen cases (once per event_id), the cases listing and record, the
 done check, and that only the goal's creator sees any of it."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,7 +19,11 @@ async def test_a_goal_costs_its_budget_and_its_receipt_names_it(kernel_factory) 
         balance = (await client.get("/v1/balance", headers=headers)).json()
         receipt = (await client.get(f"/v1/receipts/{accepted['receipt_id']}", headers=headers)).json()
         goal = (await client.get(f"/v1/compute/{accepted['goal_id']}", headers=headers)).json()["data"]
-    assert balance["data"]["credits_balance"] == "7.500000" if "data" in balance else balance["credits_balance"] == "7.500000"
+    assert (
+        balance["data"]["credits_balance"] == "7.500000"
+        if "data" in balance
+        else balance["credits_balance"] == "7.500000"
+    )
     body = receipt.get("data", receipt)
     body = body.get("receipt", body)
     assert body["goal_id"] == accepted["goal_id"] and body["amount_usdc"] == "12.500000"
@@ -47,9 +52,13 @@ async def test_bad_goals_are_refused_before_payment(kernel_factory, params, fiel
 async def test_events_open_wake_and_reopen_cases_once_per_event_id(kernel_factory) -> None:
     kernel = await goals_kernel(kernel_factory)
     async with http_client(kernel) as client:
-        _agent, headers, goal = await new_goal(client, params={"budget_usdc": "20", "done_check": {"kind": "cases", "finished_states": ["paid"]}})
+        _agent, headers, goal = await new_goal(
+            client, params={"budget_usdc": "20", "done_check": {"kind": "cases", "finished_states": ["paid"]}}
+        )
         gid = goal["goal_id"]
-        first = await event(client, gid, headers, event_id="e1", case_key="inv-1", task="Chase invoice 1", budget_usdc="2", step_limit=5)
+        first = await event(
+            client, gid, headers, event_id="e1", case_key="inv-1", task="Chase invoice 1", budget_usdc="2", step_limit=5
+        )
         again = await event(client, gid, headers, event_id="e1", case_key="inv-1", task="Chase invoice 1")
         wake = await event(client, gid, headers, event_id="e2", case_key="inv-1", task="The customer wrote back")
         root = await event(client, gid, headers, event_id="e3", task="A note for the whole goal")
@@ -67,7 +76,13 @@ async def test_events_open_wake_and_reopen_cases_once_per_event_id(kernel_factor
     assert reopened.json()["outcome"] == "reopened"
     assert record["state"] == "reopened" and record["budget_usdc"] == "2.000000" and record["step_limit"] == 5
     # the task is the one the case was opened with: later events go to its session, not over it
-    assert record["task"] == "Chase invoice 1" and record["depth"] == 1 and record["decisions"] == [] and record["asks"] == [] and record["deliveries"] == []
+    assert (
+        record["task"] == "Chase invoice 1"
+        and record["depth"] == 1
+        and record["decisions"] == []
+        and record["asks"] == []
+        and record["deliveries"] == []
+    )
     assert int(events[0]["n"]) == 4
 
 
@@ -76,7 +91,9 @@ async def test_a_case_budget_beyond_what_the_goal_has_left_is_refused(kernel_fac
     async with http_client(kernel) as client:
         _agent, headers, goal = await new_goal(client, params={"budget_usdc": "6"})
         ok = await event(client, goal["goal_id"], headers, event_id="a", case_key="a", task="t", budget_usdc="5.5")
-        over = await event(client, goal["goal_id"], headers, event_id="b", case_key="b", task="t", budget_usdc="0.500001")
+        over = await event(
+            client, goal["goal_id"], headers, event_id="b", case_key="b", task="t", budget_usdc="0.500001"
+        )
         state = (await client.get(f"/v1/compute/{goal['goal_id']}", headers=headers)).json()["data"]
     assert ok.status_code == 202
     assert over.status_code == 409 and over.json()["error"] == "insufficient_budget"
@@ -89,12 +106,16 @@ async def test_the_cases_listing_orders_filters_pages_and_counts(kernel_factory)
         _agent, headers, goal = await new_goal(client)
         gid = goal["goal_id"]
         for i in range(5):
-            assert (await event(client, gid, headers, event_id=f"e{i}", case_key=f"c{i}", task=f"case {i}")).status_code == 202
+            assert (
+                await event(client, gid, headers, event_id=f"e{i}", case_key=f"c{i}", task=f"case {i}")
+            ).status_code == 202
         from tollway import storage
 
         await storage.rows("UPDATE goals_cases SET state = 'blocked' WHERE case_key IN ('c1', 'c3')")
         everything = (await client.get(f"/v1/compute/{gid}/cases", headers=headers)).json()
-        blocked = (await client.get(f"/v1/compute/{gid}/cases?state=blocked,done&limit=1&offset=1", headers=headers)).json()
+        blocked = (
+            await client.get(f"/v1/compute/{gid}/cases?state=blocked,done&limit=1&offset=1", headers=headers)
+        ).json()
         bad = await client.get(f"/v1/compute/{gid}/cases?limit=201&offset=-1&state=Bad", headers=headers)
         zero = await client.get(f"/v1/compute/{gid}/cases?limit=0", headers=headers)
     assert [c["key"] for c in everything["data"]] == ["c0", "c1", "c2", "c3", "c4"]
@@ -105,8 +126,26 @@ async def test_the_cases_listing_orders_filters_pages_and_counts(kernel_factory)
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"limit", "offset", "state"}
     assert zero.status_code == 400
     case = everything["data"][0]
-    assert set(case) == {"key", "state", "owner", "next_action", "due_date", "evidence", "status", "task", "session_id", "parent_id", "depth",
-                         "budget_usdc", "held_usdc", "step_limit", "opened_at", "updated_at", "ended_at", "age_seconds"}
+    assert set(case) == {
+        "key",
+        "state",
+        "owner",
+        "next_action",
+        "due_date",
+        "evidence",
+        "status",
+        "task",
+        "session_id",
+        "parent_id",
+        "depth",
+        "budget_usdc",
+        "held_usdc",
+        "step_limit",
+        "opened_at",
+        "updated_at",
+        "ended_at",
+        "age_seconds",
+    }
     assert case["status"] == "pending" and case["held_usdc"] == "0.000000" and case["budget_usdc"] is None
 
 
@@ -117,8 +156,15 @@ async def test_only_the_goals_creator_reads_or_writes_it(kernel_factory) -> None
         gid = goal["goal_id"]
         assert (await event(client, gid, headers, event_id="e", case_key="k", task="t")).status_code == 202
         _other, other = await credits_session(client, "1")
-        reads = [await client.get(path, headers=other) for path in
-                 (f"/v1/compute/{gid}", f"/v1/compute/{gid}/cases", f"/v1/compute/{gid}/cases/k", f"/v1/compute/{gid}/result-webhook")]
+        reads = [
+            await client.get(path, headers=other)
+            for path in (
+                f"/v1/compute/{gid}",
+                f"/v1/compute/{gid}/cases",
+                f"/v1/compute/{gid}/cases/k",
+                f"/v1/compute/{gid}/result-webhook",
+            )
+        ]
         write = await event(client, gid, other, event_id="x", case_key="k2", task="t")
         nobody = await client.get(f"/v1/compute/{gid}/cases")
         missing = await client.get("/v1/compute/goal_nothing/cases", headers=headers)
@@ -135,7 +181,12 @@ async def test_the_done_check_needs_cases_and_each_in_a_finished_state(kernel_fa
     kernel = await goals_kernel(kernel_factory)
     from tollway import storage
 
-    check = {"kind": "cases", "finished_states": ["paid", "written_off"], "owner_required_for": ["written_off"], "min_cases": 2}
+    check = {
+        "kind": "cases",
+        "finished_states": ["paid", "written_off"],
+        "owner_required_for": ["written_off"],
+        "min_cases": 2,
+    }
     async with http_client(kernel) as client:
         _agent, headers, goal = await new_goal(client, params={"done_check": check})
         gid = goal["goal_id"]
@@ -168,7 +219,9 @@ async def test_a_goal_that_is_not_one_off_sends_every_event_to_its_root(kernel_f
 async def test_the_done_check_shows_its_defaults_when_left_out(kernel_factory) -> None:
     kernel = await goals_kernel(kernel_factory)
     async with http_client(kernel) as client:
-        _agent, headers, goal = await new_goal(client, params={"done_check": {"kind": "cases", "finished_states": ["paid"]}})
+        _agent, headers, goal = await new_goal(
+            client, params={"done_check": {"kind": "cases", "finished_states": ["paid"]}}
+        )
         shown = (await client.get(f"/v1/compute/{goal['goal_id']}", headers=headers)).json()["data"]["done_check"]
     assert shown["owner_required_for"] == [] and shown["min_cases"] == 1 and shown["met"] is False
 
@@ -216,5 +269,7 @@ async def test_an_event_to_an_ended_goal_is_refused(kernel_factory) -> None:
     assert first.status_code == 202
     assert [r.status_code for r in (late_root, late_case)] == [409, 409]
     assert late_root.json()["error"] == "goal_ended" and late_case.json()["error"] == "goal_ended"
-    assert repeat.status_code == 202 and repeat.json() == first.json()  # an event accepted before the end answers as it did
+    assert (
+        repeat.status_code == 202 and repeat.json() == first.json()
+    )  # an event accepted before the end answers as it did
     assert int(stored["n"]) == 1

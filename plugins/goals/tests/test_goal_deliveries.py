@@ -1,6 +1,7 @@
 """A case's result delivery on SQLite and PostgreSQL, against a receiver that fails once:
 the single-case read lists every attempt of each delivery (when, the HTTP status, the
 error), not only how many there were."""
+
 from __future__ import annotations
 
 import asyncio

@@ -3,6 +3,7 @@ credits with a write proof, sends events with write proofs and reads its cases w
 proofs; a read proof cannot send an event, a reused write proof is refused, and another
 wallet's proof finds nothing (404). Goal records are private: the owner's wallet named in a
 bare X-Agent-ID (public on chain) reads nothing of them, even with proofs log-only."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ async def test_the_goal_routes_with_agent_proofs(kernel_factory) -> None:
         await credits_session(client, "10", wallet=owner.address)
         await credits_session(client, "1", wallet=stranger.address)
         body = json.dumps({"goal": "Watch the invoices."}).encode()
-        created = await client.post("/v1/compute", content=body,
-                                    headers={"content-type": "application/json", **proof_headers(owner, scope="write", method="POST", path="/v1/compute", body=body)})
+        created = await client.post(
+            "/v1/compute",
+            content=body,
+            headers={
+                "content-type": "application/json",
+                **proof_headers(owner, scope="write", method="POST", path="/v1/compute", body=body),
+            },
+        )
         assert created.status_code == 202, created.text
         gid = created.json()["goal_id"]
         events = f"/v1/compute/{gid}/events"
@@ -29,13 +36,23 @@ async def test_the_goal_routes_with_agent_proofs(kernel_factory) -> None:
         write = proof_headers(owner, scope="write", method="POST", path=events, body=event)
         sent = await client.post(events, content=event, headers={"content-type": "application/json", **write})
         replayed = await client.post(events, content=event, headers={"content-type": "application/json", **write})
-        read_only = await client.post(events, content=event, headers={"content-type": "application/json",
-                                                                       **proof_headers(owner, scope="read", method="POST", path=events, body=event)})
+        read_only = await client.post(
+            events,
+            content=event,
+            headers={
+                "content-type": "application/json",
+                **proof_headers(owner, scope="read", method="POST", path=events, body=event),
+            },
+        )
         cases = f"/v1/compute/{gid}/cases"
         listing = await client.get(cases, headers=proof_headers(owner, scope="read", method="GET", path=cases))
         strangers = await client.get(cases, headers=proof_headers(stranger, scope="read", method="GET", path=cases))
-        record = await client.get(f"{cases}/inv-1", headers=proof_headers(owner, scope="read", method="GET", path=f"{cases}/inv-1"))
-        goal = await client.get(f"/v1/compute/{gid}", headers=proof_headers(owner, scope="read", method="GET", path=f"/v1/compute/{gid}"))
+        record = await client.get(
+            f"{cases}/inv-1", headers=proof_headers(owner, scope="read", method="GET", path=f"{cases}/inv-1")
+        )
+        goal = await client.get(
+            f"/v1/compute/{gid}", headers=proof_headers(owner, scope="read", method="GET", path=f"/v1/compute/{gid}")
+        )
         private = (f"/v1/compute/{gid}", cases, f"{cases}/inv-1", f"/v1/compute/{gid}/result-webhook")
         bare = [await client.get(path, headers={"X-Agent-ID": owner.address}) for path in private]
     assert sent.status_code == 202 and sent.json()["outcome"] == "created"

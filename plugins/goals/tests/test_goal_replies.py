@@ -2,6 +2,7 @@
 listener: a reply reaches the session that asked (and no other goal) and is written on
 the ask with who, when, `via: reply` and the message; a reply saying "approved" to an
 approval releases nothing; mail that follows nothing goes to the agent's newest goal."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,7 +28,18 @@ def policy(request: dict[str, Any]) -> dict[str, Any]:
     if last["role"] == "user" and last["content"].startswith("[event]"):
         kind = "approval" if "approve" in last["content"] else "answer"
         extra = {"shown": SHOWN} if kind == "approval" else {}
-        return turn(None, call("ask_person", "a1", person_name="Lee", person_address="lee@example.com", kind=kind, question="Well?", **extra))
+        return turn(
+            None,
+            call(
+                "ask_person",
+                "a1",
+                person_name="Lee",
+                person_address="lee@example.com",
+                kind=kind,
+                question="Well?",
+                **extra,
+            ),
+        )
     if last["role"] == "user" and last["content"].startswith("[reply]") and "approval ask" in last["content"]:
         return turn(None, call("deliver_result", "d1", result=SHOWN))
     return turn("Waiting.")
@@ -79,7 +91,11 @@ async def test_a_reply_reaches_the_session_that_asked_and_no_other_goal(kernel_f
             _other, other_headers, goal_b = await new_goal(client)
             await event(client, goal_b["goal_id"], other_headers, event_id="1", case_key="q", task="Ask Lee")
             await runner.run_until_idle()
-            first = next(m for m in mail.messages if goal_a["goal_id"] and m["Reply-To"].startswith("agents+a" + _agent.replace("-", "")))
+            first = next(
+                m
+                for m in mail.messages
+                if goal_a["goal_id"] and m["Reply-To"].startswith("agents+a" + _agent.replace("-", ""))
+            )
             await reply(port, first, "Send it to 12 Elm Street.")
 
             async def answered() -> bool:
@@ -88,14 +104,29 @@ async def test_a_reply_reaches_the_session_that_asked_and_no_other_goal(kernel_f
             await wait_for(answered)
             await runner.run_until_idle()
             record_a = (await client.get(f"/v1/compute/{goal_a['goal_id']}/cases/q", headers=headers)).json()["data"]
-            record_b = (await client.get(f"/v1/compute/{goal_b['goal_id']}/cases/q", headers=other_headers)).json()["data"]
+            record_b = (await client.get(f"/v1/compute/{goal_b['goal_id']}/cases/q", headers=other_headers)).json()[
+                "data"
+            ]
     [ask_a], [ask_b] = record_a["asks"], record_b["asks"]
-    assert ask_a["status"] == "answered" and ask_a["answer"]["via"] == "reply" and ask_a["answer"]["who"] == "lee@example.com"
+    assert (
+        ask_a["status"] == "answered"
+        and ask_a["answer"]["via"] == "reply"
+        and ask_a["answer"]["who"] == "lee@example.com"
+    )
     assert ask_a["answer"]["message"]["text"] == "Send it to 12 Elm Street." and ask_a["answer"]["when"]
     assert ask_b["status"] == "sent" and ask_b["answer"] is None
-    replies = [m["content"] for r in chat.requests for m in r["messages"] if m["role"] == "user" and m["content"].startswith("[reply]")]
+    replies = [
+        m["content"]
+        for r in chat.requests
+        for m in r["messages"]
+        if m["role"] == "user" and m["content"].startswith("[reply]")
+    ]
     assert replies and all("12 Elm Street" in r for r in replies)
-    sessions_told = {r["messages"][0]["content"] for r in chat.requests if any(m["content"] and "12 Elm" in str(m["content"]) for m in r["messages"])}
+    sessions_told = {
+        r["messages"][0]["content"]
+        for r in chat.requests
+        if any(m["content"] and "12 Elm" in str(m["content"]) for m in r["messages"])
+    }
     assert len(sessions_told) == 1
 
 
@@ -105,19 +136,27 @@ async def test_a_reply_saying_approved_releases_nothing(kernel_factory) -> None:
         runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
             _agent, headers, goal = await new_goal(client, params={"result_webhook_url": "http://127.0.0.1:9/hooks"})
-            await event(client, goal["goal_id"], headers, event_id="1", case_key="r", task="Get Lee to approve the refund")
+            await event(
+                client, goal["goal_id"], headers, event_id="1", case_key="r", task="Get Lee to approve the refund"
+            )
             await runner.run_until_idle()
             await reply(port, mail.messages[0], "Approved! Yes, approved.")
 
             async def told() -> bool:
-                return bool(await storage.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%approves nothing%"))
+                return bool(
+                    await storage.row(
+                        "SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%approves nothing%"
+                    )
+                )
 
             await wait_for(told)
             await runner.run_until_idle()
             record = (await client.get(f"/v1/compute/{goal['goal_id']}/cases/r", headers=headers)).json()["data"]
     [ask] = record["asks"]
     assert ask["status"] == "sent" and ask["answer"] is None
-    assert [(d["status"], "has not been given" in (d["last_error"] or "")) for d in record["deliveries"]] == [("withheld", True)]
+    assert [(d["status"], "has not been given" in (d["last_error"] or "")) for d in record["deliveries"]] == [
+        ("withheld", True)
+    ]
 
 
 async def test_mail_that_follows_nothing_goes_to_the_agents_newest_goal(kernel_factory) -> None:
@@ -135,11 +174,16 @@ async def test_mail_that_follows_nothing_goes_to_the_agents_newest_goal(kernel_f
             await reply(port, fresh, "Nobody's mail.", to="someone@tollway.test", thread=False)
 
             async def arrived() -> bool:
-                return bool(await storage.row("SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%A new matter%"))
+                return bool(
+                    await storage.row(
+                        "SELECT id FROM goals_steps WHERE kind = 'message' AND body LIKE {}", "%A new matter%"
+                    )
+                )
 
             await wait_for(arrived)
             where = await storage.rows(
-                "SELECT x.goal_id FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE s.body LIKE {}", "%A new matter%",
+                "SELECT x.goal_id FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE s.body LIKE {}",
+                "%A new matter%",
             )
             stray = await storage.rows("SELECT id FROM goals_steps WHERE body LIKE {}", "%Nobody's mail%")
     assert [w["goal_id"] for w in where] == [newer["goal_id"]] and newer["goal_id"] != older["goal_id"]

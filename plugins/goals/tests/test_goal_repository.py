@@ -2,6 +2,7 @@
 stand-in, both databases): the model gets the file, the one-repository token appears in no
 tool result, no stored step and no log line; another repository of the same installation
 outside the connection's scope, and a revoked connection, are refused to the model."""
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,18 @@ def reader(connection: dict[str, str]):
             return turn("Noted.")
         if messages[-1]["role"] == "tool":
             return turn("Read.")
-        return turn(None,
-                    call("read_repository_file", "r1", connection_id=connection["id"], repository="acme/api", path="docs/README.md"),
-                    call("read_repository_file", "r2", connection_id=connection["id"], repository="acme/secret", path="x"))
+        return turn(
+            None,
+            call(
+                "read_repository_file",
+                "r1",
+                connection_id=connection["id"],
+                repository="acme/api",
+                path="docs/README.md",
+            ),
+            call("read_repository_file", "r2", connection_id=connection["id"], repository="acme/secret", path="x"),
+        )
+
     return policy
 
 
@@ -50,7 +60,9 @@ async def test_a_session_reads_a_file_and_never_sees_the_token(kernel_factory, k
             _agent, headers, goal = await new_goal(client)
             created = await create(client, headers)
             assert (await callback(client, github, state_of(created["link"]))).status_code == 200
-            await storage.rows("UPDATE goals_connections SET repositories = {} WHERE id = {}", json.dumps(["acme/api"]), created["id"])
+            await storage.rows(
+                "UPDATE goals_connections SET repositories = {} WHERE id = {}", json.dumps(["acme/api"]), created["id"]
+            )
             connection["id"] = created["id"]
             await event(client, goal["goal_id"], headers, event_id="1", case_key="docs", task="Read the API docs")
             await runner.run_until_idle()

@@ -2,16 +2,16 @@
 each call's receipt carries the goal_id and says it was covered by the goal's budget, the
 goal spends exactly the tool's price, the agent's credits move only for the goal itself,
 and a refused or failed call is not charged."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
 from chat_standin import call, chat_standin, turn
-from goal_support import event, goals_kernel, new_goal
+from goal_support import event, new_goal
 
 import tollway
-from tollway import storage
 from tollway.testing import http_client, ledger_problems
 from tollway_goals.runner import SessionRunner
 
@@ -35,8 +35,16 @@ async def run_quote(value: Quote, ctx: tollway.ToolContext) -> Priced:
 
 
 QUOTE = tollway.Tool(
-    name="parts_quote", path="/v1/tools/test/parts-quote", title="Parts quote", description="Quotes a part.", category="commerce",
-    input_type=Quote, output_type=Priced, run=run_quote, price="0.25", family="partsquote",
+    name="parts_quote",
+    path="/v1/tools/test/parts-quote",
+    title="Parts quote",
+    description="Quotes a part.",
+    category="commerce",
+    input_type=Quote,
+    output_type=Priced,
+    run=run_quote,
+    price="0.25",
+    family="partsquote",
 )
 
 
@@ -52,14 +60,22 @@ def buyer(request: dict[str, Any]) -> dict[str, Any]:
         return turn("Noted.")
     if messages[-1]["role"] == "tool":
         return turn("Quoted.")
-    return turn(None, call("parts_quote", "q1", sku="valve", quantity=4), call("parts_quote", "q2", sku="broken"),
-                call("parts_quote", "q3", sku=7), call("compute", "q4", goal="recursion"))
+    return turn(
+        None,
+        call("parts_quote", "q1", sku="valve", quantity=4),
+        call("parts_quote", "q2", sku="broken"),
+        call("parts_quote", "q3", sku=7),
+        call("compute", "q4", goal="recursion"),
+    )
 
 
 async def test_the_loop_pays_the_services_tools_from_the_goals_budget(kernel_factory) -> None:
     with chat_standin(buyer) as chat:
-        kernel = await kernel_factory(plugins=[("parts", Parts())], installed={"tollway_goals", "tollway_web"},
-                                      env={**chat.env, "TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1"})
+        kernel = await kernel_factory(
+            plugins=[("parts", Parts())],
+            installed={"tollway_goals", "tollway_web"},
+            env={**chat.env, "TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1"},
+        )
         runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
             _agent, headers, goal = await new_goal(client, credits="10")
@@ -71,18 +87,37 @@ async def test_the_loop_pays_the_services_tools_from_the_goals_budget(kernel_fac
             receipts = (await client.get("/v1/analytics/receipts", headers=headers)).json()
             breakdown = (await client.get("/v1/analytics/spend/breakdown", headers=headers)).json()
             problems = await ledger_problems()
-    assert {t["function"]["name"] for t in chat.requests[-1]["tools"]} >= {"parts_quote", "web_read"} and "compute" not in {
-        t["function"]["name"] for t in chat.requests[-1]["tools"]}
-    results = {m["tool_call_id"]: msgspec.json.decode(m["content"]) for m in chat.requests[-1]["messages"] if m["role"] == "tool"}
-    assert results["q1"]["ok"] and results["q1"]["result"] == {"sku": "valve", "total_usdc": "12.00"} and results["q1"]["price_usdc"] == "0.250000"
-    assert results["q2"]["error"] == "provider_unavailable" and results["q3"]["error"] == "invalid_request" and "error" in results["q4"]
+    assert {t["function"]["name"] for t in chat.requests[-1]["tools"]} >= {
+        "parts_quote",
+        "web_read",
+    } and "compute" not in {t["function"]["name"] for t in chat.requests[-1]["tools"]}
+    results = {
+        m["tool_call_id"]: msgspec.json.decode(m["content"])
+        for m in chat.requests[-1]["messages"]
+        if m["role"] == "tool"
+    }
+    assert (
+        results["q1"]["ok"]
+        and results["q1"]["result"] == {"sku": "valve", "total_usdc": "12.00"}
+        and results["q1"]["price_usdc"] == "0.250000"
+    )
+    assert (
+        results["q2"]["error"] == "provider_unavailable"
+        and results["q3"]["error"] == "invalid_request"
+        and "error" in results["q4"]
+    )
     # root 1 step, case 2 steps, one quote paid; the refused and failed calls cost nothing
     assert state["spent_usdc"] == f"{(3 * STEP + 250_000) / 1e6:.6f}" and state["held_usdc"] == "0.000000"
     assert balance["credits_balance"] == "5.000000"  # only the goal's 5.00 budget left the credits
     body = receipts.get("data", receipts)
     items = body["receipts"] if isinstance(body, dict) else body
     quotes = [r for r in items if r["tool"] == "parts_quote"]
-    assert len(quotes) == 1 and quotes[0]["goal_id"] == gid and quotes[0]["status"] == "covered" and quotes[0]["payment_method"] == "goal_budget"
+    assert (
+        len(quotes) == 1
+        and quotes[0]["goal_id"] == gid
+        and quotes[0]["status"] == "covered"
+        and quotes[0]["payment_method"] == "goal_budget"
+    )
     spend = breakdown.get("data", breakdown)
     assert spend["total"] == "5.000000"  # counted once: the goal's own receipt
     assert problems == []

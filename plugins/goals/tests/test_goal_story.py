@@ -5,6 +5,7 @@ SMTP server; Chromium opens the link, sees exactly the result and clicks; the re
 webhook is delivered, its signature verified, its body equal to what was approved. A result
 sent before the approval is withheld; a second click, an expired and an altered link are
 refused. Screenshots of the pages are kept in test-artifacts/goals/."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,7 +33,12 @@ ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "goals"
 
 
 def called(request: dict[str, Any]) -> list[str]:
-    return [c["function"]["name"] for m in request["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or ()]
+    return [
+        c["function"]["name"]
+        for m in request["messages"]
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or ()
+    ]
 
 
 def story(request: dict[str, Any]) -> dict[str, Any]:
@@ -43,10 +49,24 @@ def story(request: dict[str, Any]) -> dict[str, Any]:
     done = called(request)
     n = len(messages)
     if "refund" not in task:
-        return turn(None, call("update_case", f"u{n}", state="paid", owner="Ana")) if "update_case" not in done else turn("Paid.")
+        return (
+            turn(None, call("update_case", f"u{n}", state="paid", owner="Ana"))
+            if "update_case" not in done
+            else turn("Paid.")
+        )
     if "ask_person" not in done:
-        return turn(None, call("ask_person", f"a{n}", person_name="Dana Reyes", person_address="dana@example.com", kind="approval",
-                               question="May we refund invoice inv-2?", shown=RESULT))
+        return turn(
+            None,
+            call(
+                "ask_person",
+                f"a{n}",
+                person_name="Dana Reyes",
+                person_address="dana@example.com",
+                kind="approval",
+                question="May we refund invoice inv-2?",
+                shown=RESULT,
+            ),
+        )
     if done.count("deliver_result") == 0:
         return turn(None, call("deliver_result", f"d{n}", result=OTHER))  # too early, and not what will be approved
     approved = any(m["role"] == "user" and m["content"].startswith("[approval]") for m in messages)
@@ -82,14 +102,18 @@ async def test_a_goal_with_an_approval_end_to_end(kernel_factory, db_kind) -> No
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with chat_standin(story) as chat, smtp_server() as (mail, mail_env), hook_receiver() as hooks:
         env = {**chat.env, **mail_env, "TOLLWAY_GOALS_PUBLIC_URL": base, "TOLLWAY_WEBHOOK_RETRY_BASE_S": "1"}
-        kernel = await goals_kernel(kernel_factory, env=env, installed={"tollway_goals", "tollway_web", "tollway_email"})
+        kernel = await goals_kernel(
+            kernel_factory, env=env, installed={"tollway_goals", "tollway_web", "tollway_email"}
+        )
         runner = SessionRunner(kernel.platform)
         async with serve_http(kernel, sock), http_client(kernel) as client:
             _agent, headers, goal = await new_goal(client, params={"budget_usdc": "5", "result_webhook_url": hooks.url})
             gid = goal["goal_id"]
             for i in (1, 2, 3):
                 task = "Decide the refund for invoice 2" if i == 2 else f"Check invoice {i} is paid"
-                assert (await event(client, gid, headers, event_id=f"e{i}", case_key=f"inv-{i}", task=task)).json()["outcome"] == "created"
+                assert (await event(client, gid, headers, event_id=f"e{i}", case_key=f"inv-{i}", task=task)).json()[
+                    "outcome"
+                ] == "created"
             await runner.run_until_idle()
             assert len(mail.messages) == 1
             message = mail.messages[0]
@@ -97,7 +121,9 @@ async def test_a_goal_with_an_approval_end_to_end(kernel_factory, db_kind) -> No
             link = re.search(r"http://\S+/v1/approvals/\S+", text).group(0)
             assert message["To"] == "dana@example.com" and link.startswith(base) and "does not approve" in text
             ask = await storage.row("SELECT * FROM goals_asks WHERE kind = 'approval'")
-            expired = f"{base}/v1/approvals/{make_token(await key(), ask['id'], ask['shown_hash'], int(time.time()) - 60)}"
+            expired = (
+                f"{base}/v1/approvals/{make_token(await key(), ask['id'], ask['shown_hash'], int(time.time()) - 60)}"
+            )
             token = link.rsplit("/", 1)[1]
             mac = token.rsplit(".", 1)[1]
             altered = f"{base}/v1/approvals/{token[: -len(mac)]}{'A' if mac[0] != 'A' else 'B'}{mac[1:]}"
@@ -109,7 +135,9 @@ async def test_a_goal_with_an_approval_end_to_end(kernel_factory, db_kind) -> No
             listing = (await client.get(f"/v1/compute/{gid}/cases", headers=headers)).json()
             secret = (await client.get(f"/v1/compute/{gid}/result-webhook", headers=headers)).json()["data"]["secret"]
     # the withheld early result, and the one delivery sent
-    assert [d["status"] for d in before["deliveries"]] == ["withheld"] and "has not been given" in before["deliveries"][0]["last_error"]
+    assert [d["status"] for d in before["deliveries"]] == ["withheld"] and "has not been given" in before["deliveries"][
+        0
+    ]["last_error"]
     assert seen["expired"] == (410, "expired") and seen["altered"] == (403, "altered")
     assert seen["open"] == 200 and seen["shown"] == pretty_shown(RESULT)
     assert seen["click"] == 200 and "Dana Reyes" in seen["approved"]
@@ -118,11 +146,19 @@ async def test_a_goal_with_an_approval_end_to_end(kernel_factory, db_kind) -> No
     hook_headers, raw = hooks.received[0]
     assert kernel.platform.verify_webhook(secret, raw, hook_headers["x-service-signature"])
     body = json.loads(raw)
-    assert body["event"] == "case.result" and body["goal_id"] == gid and body["case"] == "inv-2" and body["attempt"] == 1
-    assert body["result"] == RESULT and body["approval"]["via"] == "link" and body["approval"]["who"] == "dana@example.com"
+    assert (
+        body["event"] == "case.result" and body["goal_id"] == gid and body["case"] == "inv-2" and body["attempt"] == 1
+    )
+    assert (
+        body["result"] == RESULT and body["approval"]["via"] == "link" and body["approval"]["who"] == "dana@example.com"
+    )
     assert body["approval"]["ask_id"] == ask["id"] and hook_headers["webhook-id"] == body["delivery_id"]
     [approval] = record["asks"]
-    assert approval["status"] == "approved" and approval["answer"]["via"] == "link" and approval["answer"]["shown"] == RESULT
+    assert (
+        approval["status"] == "approved"
+        and approval["answer"]["via"] == "link"
+        and approval["answer"]["shown"] == RESULT
+    )
     assert approval["answer"]["shown_hash"] == ask["shown_hash"]
     assert [(d["status"], len(d["attempts"])) for d in record["deliveries"]] == [("withheld", 0), ("delivered", 1)]
     assert listing["counts"] == {"paid": 2, "open": 1}

@@ -2,6 +2,7 @@
 waits on the model, holding that step's price; another worker resumes the session once the
 lease runs out, gives the hold back and redoes the step. Every step is charged exactly
 once, and nothing is left held."""
+
 from __future__ import annotations
 
 import asyncio
@@ -43,10 +44,19 @@ class Gate:
 
 async def start_worker(kernel: Any, env: dict[str, str]) -> asyncio.subprocess.Process:
     plugin_env = kernel.config.plugin_env
-    full = {**os.environ, **env, "TOLLWAY_HOME": plugin_env["TOLLWAY_HOME"], "TOLLWAY_DATABASE_URL": kernel.db.url,
-            "TOLLWAY_RECEIPT_KEY": plugin_env["TOLLWAY_RECEIPT_KEY"], "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
-            "TOLLWAY_NETWORK": "local", "TOLLWAY_OFFLINE": "1"}
-    proc = await asyncio.create_subprocess_exec(TOLLWAY, "worker", env=full, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    full = {
+        **os.environ,
+        **env,
+        "TOLLWAY_HOME": plugin_env["TOLLWAY_HOME"],
+        "TOLLWAY_DATABASE_URL": kernel.db.url,
+        "TOLLWAY_RECEIPT_KEY": plugin_env["TOLLWAY_RECEIPT_KEY"],
+        "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
+        "TOLLWAY_NETWORK": "local",
+        "TOLLWAY_OFFLINE": "1",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        TOLLWAY, "worker", env=full, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
     line = await asyncio.wait_for(proc.stdout.readline(), timeout=60)
     assert line.startswith(b"tollway: worker"), line
     return proc
@@ -85,13 +95,16 @@ async def test_a_killed_worker_session_resumes_and_pays_each_step_once(kernel_fa
                 second = await start_worker(kernel, env)
 
                 async def settled() -> bool:
-                    case = await storage.row("SELECT s.status FROM goals_sessions s JOIN goals_cases c ON c.session_id = s.id WHERE c.case_key = 'inv-1'")
+                    case = await storage.row(
+                        "SELECT s.status FROM goals_sessions s JOIN goals_cases c ON c.session_id = s.id WHERE c.case_key = 'inv-1'"
+                    )
                     return case is not None and case["status"] == "waiting"
 
                 await wait_until(settled)
                 final = await storage.row("SELECT spent, held FROM goals_goals WHERE id = {}", gid)
                 steps = await storage.rows(
-                    "SELECT s.kind, s.cost FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} ORDER BY s.seq", gid,
+                    "SELECT s.kind, s.cost FROM goals_steps s JOIN goals_sessions x ON x.id = s.session_id WHERE x.goal_id = {} ORDER BY s.seq",
+                    gid,
                 )
                 record = (await client.get(f"/v1/compute/{gid}/cases/inv-1", headers=headers)).json()["data"]
         finally:

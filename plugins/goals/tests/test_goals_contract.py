@@ -1,5 +1,6 @@
 """The kernel's contract suite (`tollway.testing.PluginContract`) run on the compute tool,
 on SQLite and on PostgreSQL."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Signed, single-use, expiring approval links: the token, its check and the refusal reasons."""
+
 from __future__ import annotations
 
 import base64

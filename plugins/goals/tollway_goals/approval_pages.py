@@ -1,4 +1,5 @@
 """The approval link's HTML pages: what is approved, the confirmation and the refusals, all without script."""
+
 from __future__ import annotations
 
 import json
@@ -76,7 +77,7 @@ def approval_page(
     """The page behind a valid link: the question, exactly what is approved, and the button."""
     body = (
         "<h1>Approval requested</h1>\n"
-        f'<p>Hello {escape(person_name)},</p>\n'
+        f"<p>Hello {escape(person_name)},</p>\n"
         f'<p class="question" id="question">{escape(question)}</p>\n'
         '<p class="label">Exactly what you approve:</p>\n'
         f'<pre id="shown">{escape(pretty_shown(shown))}</pre>\n'
@@ -109,7 +110,6 @@ def refusal_page(reason: str) -> str:
         raise ValueError(f"unknown refusal reason: {key!r}")
     heading, sentence = REFUSALS[key]
     body = (
-        f'<h1 class="refused">{escape(heading)}</h1>\n'
-        f'<p id="reason" data-reason="{escape(key)}">{escape(sentence)}</p>'
+        f'<h1 class="refused">{escape(heading)}</h1>\n<p id="reason" data-reason="{escape(key)}">{escape(sentence)}</p>'
     )
     return _page(heading, body)

@@ -6,6 +6,7 @@ without a slice, from what the goal has left; `step_limit` counts its model step
 held once the goal has ended. Each step's hold is a stored `hold` step: whoever deletes that
 row charges or releases it, so a hold is settled once whatever races. Locks: the goal's row,
 then a case's (as events take them), so no two transactions wait on each other."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,15 +48,23 @@ async def hold_step(goal_id: str, case_id: str | None, amount: int, *, counts_st
                 return Refused("budget")
         elif not await _hold_goal(goal_id, amount):
             return Refused("budget")
-        await Case.update({Case.held: Case.held + amount, Case.steps: Case.steps + (1 if counts_step else 0)}).where(Case.id == case_id)
+        await Case.update({Case.held: Case.held + amount, Case.steps: Case.steps + (1 if counts_step else 0)}).where(
+            Case.id == case_id
+        )
         return None
     return None if await _hold_goal(goal_id, amount) else Refused("budget")
 
 
 async def _hold_goal(goal_id: str, amount: int) -> bool:
-    found = await Goal.update({Goal.held: Goal.held + amount}).where(
-        Goal.id == goal_id, Goal.status == "running", Goal.spent + Goal.held + amount <= Goal.budget,
-    ).returning(Goal.id)
+    found = (
+        await Goal.update({Goal.held: Goal.held + amount})
+        .where(
+            Goal.id == goal_id,
+            Goal.status == "running",
+            Goal.spent + Goal.held + amount <= Goal.budget,
+        )
+        .returning(Goal.id)
+    )
     return bool(found)
 
 
@@ -71,16 +80,23 @@ async def take_hold(session_id: str, hold_id: str, seq: int, body: dict[str, obj
     await add_step(session_id, "hold", body, step_id=hold_id, seq=seq, at=now)
 
 
-async def settle_hold(goal_id: str, case_id: str | None, hold_id: str, amount: int, cost: int, *, llm: object = None) -> bool:
+async def settle_hold(
+    goal_id: str, case_id: str | None, hold_id: str, amount: int, cost: int, *, llm: object = None
+) -> bool:
     """End the hold of `amount` stored as step `hold_id`: `cost` charged, the rest free again
     (0: all of it given back). The row is deleted, or with `llm` becomes that model turn.
     False, changing nothing, when the hold was settled already (by another run or a sweep)."""
     if llm is None:
         found = await Step.delete().where(Step.id == hold_id, Step.kind == "hold").returning(Step.id)
     else:
-        found = await Step.update({Step.kind: "llm", Step.body: storage.dumps(llm), Step.cost: cost}).where(
-            Step.id == hold_id, Step.kind == "hold",
-        ).returning(Step.id)
+        found = (
+            await Step.update({Step.kind: "llm", Step.body: storage.dumps(llm), Step.cost: cost})
+            .where(
+                Step.id == hold_id,
+                Step.kind == "hold",
+            )
+            .returning(Step.id)
+        )
     if not found:
         return False
     await charge_step(goal_id, case_id, amount, cost)

@@ -1,6 +1,7 @@
 """The tools the agent loop gives the model besides the service's own: change the case's
 record, write a decision, open a case under this one, finish. Each runs in the transaction
 that stores its result, so a resumed session never applies one twice."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,23 +43,54 @@ class Outcome:
 
 
 def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": {"type": "object", "properties": properties, "required": required, "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 _STR = {"type": "string"}
 UPDATE_CASE = _fn(
-    "update_case", "Change this case's record: state (a lowercase token; done or failed ends the case), owner, next_action, "
+    "update_case",
+    "Change this case's record: state (a lowercase token; done or failed ends the case), owner, next_action, "
     "due_date (YYYY-MM-DD), add_evidence (workspace keys to add).",
-    {"state": _STR, "owner": _STR, "next_action": _STR, "due_date": _STR, "add_evidence": {"type": "array", "items": _STR}}, [],
+    {
+        "state": _STR,
+        "owner": _STR,
+        "next_action": _STR,
+        "due_date": _STR,
+        "add_evidence": {"type": "array", "items": _STR},
+    },
+    [],
 )
-RECORD_DECISION = _fn("record_decision", "Write a decision on this case's record, with the reason.", {"decision": _STR, "reason": _STR}, ["decision"])
+RECORD_DECISION = _fn(
+    "record_decision",
+    "Write a decision on this case's record, with the reason.",
+    {"decision": _STR, "reason": _STR},
+    ["decision"],
+)
 OPEN_CASE = _fn(
-    "open_case", "Open a case under this one, with its own session (a sub-agent): a key unique in the goal, its task, and "
+    "open_case",
+    "Open a case under this one, with its own session (a sub-agent): a key unique in the goal, its task, and "
     "optionally a budget slice in USDC and a step limit.",
-    {"case_key": _STR, "task": _STR, "budget_usdc": _STR, "step_limit": {"type": "integer", "minimum": 1}}, ["case_key", "task"],
+    {"case_key": _STR, "task": _STR, "budget_usdc": _STR, "step_limit": {"type": "integer", "minimum": 1}},
+    ["case_key", "task"],
 )
-FINISH = _fn("finish", "End this session's work: summary says what was done. A case still open is marked done.", {"summary": _STR}, ["summary"])
+FINISH = _fn(
+    "finish",
+    "End this session's work: summary says what was done. A case still open is marked done.",
+    {"summary": _STR},
+    ["summary"],
+)
 
 
 def definitions(where: Where) -> list[dict[str, Any]]:
@@ -92,10 +124,17 @@ async def update_case(where: Where, args: dict[str, Any]) -> Outcome:
             evidence.append(key[:200])
     now = now_ms()
     ends = state in ENDING_STATES or state in _finished(where.goal)
-    await Case.update({
-        Case.state: state, Case.owner: _text(args.get("owner", case["owner"])), Case.next_action: _text(args.get("next_action", case["next_action"])),
-        Case.due_date: due, Case.evidence: storage.dumps(evidence[:100]), Case.updated_ms: now, Case.ended_ms: now if ends else None,
-    }).where(Case.id == where.case_id)
+    await Case.update(
+        {
+            Case.state: state,
+            Case.owner: _text(args.get("owner", case["owner"])),
+            Case.next_action: _text(args.get("next_action", case["next_action"])),
+            Case.due_date: due,
+            Case.evidence: storage.dumps(evidence[:100]),
+            Case.updated_ms: now,
+            Case.ended_ms: now if ends else None,
+        }
+    ).where(Case.id == where.case_id)
     if ends:
         await budget.release_slice(where.goal["id"], where.case_id)
     return Outcome({"ok": True, "state": state, "ended": ends}, ends_session=ends)
@@ -117,7 +156,13 @@ async def record_decision(where: Where, args: dict[str, Any]) -> Outcome:
     if where.case_id is None:
         raise CallRefused("decisions are written on a case's record; the root has none")
     await Decision.insert(
-        Decision(id=new_id("dec"), case_id=where.case_id, decision=decision[:4000], reason=_text(args.get("reason")), created_ms=now_ms()),
+        Decision(
+            id=new_id("dec"),
+            case_id=where.case_id,
+            decision=decision[:4000],
+            reason=_text(args.get("reason")),
+            created_ms=now_ms(),
+        ),
     )
     return Outcome({"ok": True})
 
@@ -128,7 +173,12 @@ async def open_sub_case(where: Where, args: dict[str, Any]) -> Outcome:
     if where.depth + 1 > int(where.goal["max_depth"]):
         raise CallRefused(f"agent_limits.max_depth is {where.goal['max_depth']}: no case may be opened this deep")
     key, task = args.get("case_key"), args.get("task")
-    if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}", key) or not isinstance(task, str) or not task.strip():
+    if (
+        not isinstance(key, str)
+        or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}", key)
+        or not isinstance(task, str)
+        or not task.strip()
+    ):
         raise CallRefused("case_key (letters, digits, . _ : -) and task are required")
     if await Case.exists().where(Case.goal_id == where.goal["id"], Case.case_key == key):
         raise CallRefused(f"a case {key!r} exists already")
@@ -143,8 +193,17 @@ async def open_sub_case(where: Where, args: dict[str, Any]) -> Outcome:
     step_limit = args.get("step_limit")
     if step_limit is not None and (not isinstance(step_limit, int) or step_limit < 1):
         raise CallRefused("step_limit must be a positive integer")
-    await open_case(where.goal, key, task, slice_, step_limit, parent=where.case_id, depth=where.depth + 1, source="parent",
-                    parent_session=where.session_id)
+    await open_case(
+        where.goal,
+        key,
+        task,
+        slice_,
+        step_limit,
+        parent=where.case_id,
+        depth=where.depth + 1,
+        source="parent",
+        parent_session=where.session_id,
+    )
     return Outcome({"ok": True, "case_key": key})
 
 
@@ -155,7 +214,9 @@ async def finish(where: Where, args: dict[str, Any], platform: Any = None) -> Ou
     if where.case_id is not None:
         case = await Case.select(Case.state).where(Case.id == where.case_id).first()
         if case is not None and case["state"] in ("open", "reopened"):
-            await Case.update({Case.state: "done", Case.ended_ms: now, Case.updated_ms: now}).where(Case.id == where.case_id)
+            await Case.update({Case.state: "done", Case.ended_ms: now, Case.updated_ms: now}).where(
+                Case.id == where.case_id
+            )
             await budget.release_slice(where.goal["id"], where.case_id)
     else:
         await end_goal(where.goal["id"], "completed", platform)

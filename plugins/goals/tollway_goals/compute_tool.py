@@ -2,6 +2,7 @@
 job whose acceptance writes the goal and its root session; the agent loop then runs it on
 the workers (sessions.py). Its check and acceptance read the service's settings and
 platform, so the tool is built for one service's `PluginContext` (`compute_tool`)."""
+
 from __future__ import annotations
 
 import functools
@@ -9,7 +10,20 @@ from collections.abc import Mapping
 
 from msgspec import UNSET
 
-from tollway import AcceptedJob, AdmissionChecks, Example, FieldError, FieldErrors, JobDeclaration, PluginContext, Tool, ToolContext, ToolError, to_micro, usdc
+from tollway import (
+    AcceptedJob,
+    AdmissionChecks,
+    Example,
+    FieldError,
+    FieldErrors,
+    JobDeclaration,
+    PluginContext,
+    Tool,
+    ToolContext,
+    ToolError,
+    to_micro,
+    usdc,
+)
 
 from . import goals
 from .ids import goal_id_for
@@ -56,7 +70,11 @@ def check(context: PluginContext, value: ComputeInput) -> None:
             if problem:
                 problems.append(FieldError("params.result_webhook_url", problem))
         if params.done_check is not UNSET and not params.one_off:
-            problems.append(FieldError("params.done_check", "a cases done check needs a one-off goal (cases work only for one-off goals)"))
+            problems.append(
+                FieldError(
+                    "params.done_check", "a cases done check needs a one-off goal (cases work only for one-off goals)"
+                )
+            )
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -74,7 +92,12 @@ async def run(value: ComputeInput, ctx: ToolContext) -> ComputeResult:
     goal = await goals.goal_row(goal_id_for(ctx.request_id))
     if goal is None:
         raise ToolError("internal_error", "The goal was not recorded.", status=500)
-    return ComputeResult(goal_id=goal["id"], status=goal["status"], budget_usdc=usdc(int(goal["budget"])), cases_enabled=bool(goal["cases_enabled"]))
+    return ComputeResult(
+        goal_id=goal["id"],
+        status=goal["status"],
+        budget_usdc=usdc(int(goal["budget"])),
+        cases_enabled=bool(goal["cases_enabled"]),
+    )
 
 
 def accepted_fields(request_id: str) -> Mapping[str, str]:
@@ -99,7 +122,12 @@ def compute_tool(context: PluginContext) -> Tool:
         idempotency="optional",
         rate_limit="expensive",
         # the 202 and the receipt name the goal; the goal's rows are written with the payment
-        job=JobDeclaration(accepted_status="pending", refund_failed_jobs=True, accepted_fields=accepted_fields, on_accept=functools.partial(on_accept, context)),
+        job=JobDeclaration(
+            accepted_status="pending",
+            refund_failed_jobs=True,
+            accepted_fields=accepted_fields,
+            on_accept=functools.partial(on_accept, context),
+        ),
         # a goal no model can run is refused before payment (503 provider_unavailable)
         admission=AdmissionChecks(check=functools.partial(check, context), provider_kind="llm"),
         examples=(
@@ -107,8 +135,11 @@ def compute_tool(context: PluginContext) -> Tool:
                 title="A one-off goal that works through cases",
                 input={
                     "goal": "Chase each overdue invoice the events name until it is paid or escalated.",
-                    "params": {"budget_usdc": "10.00", "agent_limits": {"max_depth": 2, "max_awake": 5},
-                               "done_check": {"kind": "cases", "finished_states": ["paid", "escalated"], "min_cases": 1}},
+                    "params": {
+                        "budget_usdc": "10.00",
+                        "agent_limits": {"max_depth": 2, "max_awake": 5},
+                        "done_check": {"kind": "cases", "finished_states": ["paid", "escalated"], "min_cases": 1},
+                    },
                 },
             ),
         ),

@@ -1,5 +1,6 @@
 """Code-host connections: a GitHub App installation an agent approves through a one-time link (activated only for an
 installation the returning GitHub user proves they reach), and the one-repository tokens goals get."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,18 +19,41 @@ from msgspec import Meta
 from tollway import Page, Refusal, Route, RouteCall, RouteReply, storage
 
 from .github_app import (
-    AuthorizationRefused, GitHubApp, InstallationGone, ProviderError, ProviderUnavailable, RepositoryNotInScope, RepoToken,
+    AuthorizationRefused,
+    GitHubApp,
+    InstallationGone,
+    ProviderError,
+    ProviderUnavailable,
+    RepositoryNotInScope,
+    RepoToken,
 )
 from .ids import iso, new_id, now_ms
-from .tables import Connection as ConnectionRow
 from .settings import (
-    FAMILY, GITHUB_API_URL, GITHUB_APP, GITHUB_APP_ID, GITHUB_APP_SLUG, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, GITHUB_PRIVATE_KEY,
+    FAMILY,
+    GITHUB_API_URL,
+    GITHUB_APP,
+    GITHUB_APP_ID,
+    GITHUB_APP_SLUG,
+    GITHUB_CLIENT_ID,
+    GITHUB_CLIENT_SECRET,
+    GITHUB_PRIVATE_KEY,
     GITHUB_WEB_URL,
 )
+from .tables import Connection as ConnectionRow
 
 __all__ = [
-    "CONNECTION_ROUTES", "ConnectionNotActive", "ConnectionNotFound", "ConnectionRefusal", "ConnectionRevoked", "ProviderDown",
-    "ProviderFailed", "ProviderNotConfigured", "RepositoryOutOfScope", "api_url", "github", "repository_token_for",
+    "CONNECTION_ROUTES",
+    "ConnectionNotActive",
+    "ConnectionNotFound",
+    "ConnectionRefusal",
+    "ConnectionRevoked",
+    "ProviderDown",
+    "ProviderFailed",
+    "ProviderNotConfigured",
+    "RepositoryOutOfScope",
+    "api_url",
+    "github",
+    "repository_token_for",
 ]
 
 LINK_LIFETIME_MS = 3_600_000
@@ -137,7 +161,10 @@ async def github(platform: Any) -> AsyncIterator[GitHubApp]:
     settings = platform.settings(FAMILY) if platform is not None else {}
     missing = [s.env_var for s in GITHUB_APP if not _setting(settings, s)]
     if missing:
-        raise ProviderNotConfigured(f"Code-host connections are not configured on this service: {', '.join(missing)} not set.", {"settings": missing})
+        raise ProviderNotConfigured(
+            f"Code-host connections are not configured on this service: {', '.join(missing)} not set.",
+            {"settings": missing},
+        )
     pem = _setting(settings, GITHUB_PRIVATE_KEY)
     if "\\n" in pem and "\n" not in pem:
         pem = pem.replace("\\n", "\n")
@@ -145,13 +172,19 @@ async def github(platform: Any) -> AsyncIterator[GitHubApp]:
     async with _client(shared) as http:
         try:
             app = GitHubApp(
-                http, _setting(settings, GITHUB_API_URL), app_id=_setting(settings, GITHUB_APP_ID), app_slug=_setting(settings, GITHUB_APP_SLUG),
-                private_key_pem=pem, web_url=_setting(settings, GITHUB_WEB_URL),
-                client_id=_setting(settings, GITHUB_CLIENT_ID), client_secret=_setting(settings, GITHUB_CLIENT_SECRET),
+                http,
+                _setting(settings, GITHUB_API_URL),
+                app_id=_setting(settings, GITHUB_APP_ID),
+                app_slug=_setting(settings, GITHUB_APP_SLUG),
+                private_key_pem=pem,
+                web_url=_setting(settings, GITHUB_WEB_URL),
+                client_id=_setting(settings, GITHUB_CLIENT_ID),
+                client_secret=_setting(settings, GITHUB_CLIENT_SECRET),
             )
         except ValueError:
             raise ProviderNotConfigured(
-                f"{GITHUB_PRIVATE_KEY.env_var} is not an unencrypted PEM private key.", {"settings": [GITHUB_PRIVATE_KEY.env_var]},
+                f"{GITHUB_PRIVATE_KEY.env_var} is not an unencrypted PEM private key.",
+                {"settings": [GITHUB_PRIVATE_KEY.env_var]},
             ) from None
         yield app
 
@@ -171,8 +204,12 @@ def _hash(secret: str) -> str:
 
 def _record(row: Mapping[str, Any]) -> Connection:
     return Connection(
-        id=row["id"], name=row["name"], kind=row["kind"], status=row["status"],
-        scope=Scope(repositories=list(storage.loads(row["repositories"]) or [])), created_at=iso(int(row["created_ms"])),
+        id=row["id"],
+        name=row["name"],
+        kind=row["kind"],
+        status=row["status"],
+        scope=Scope(repositories=list(storage.loads(row["repositories"]) or [])),
+        created_at=iso(int(row["created_ms"])),
     )
 
 
@@ -189,8 +226,11 @@ async def _row(connection_id: str) -> dict[str, Any] | None:
 
 async def _mark_revoked(connection_id: str) -> None:
     now = now_ms()
-    await ConnectionRow.update({ConnectionRow.status: "revoked", ConnectionRow.revoked_ms: now, ConnectionRow.updated_ms: now}).where(
-        ConnectionRow.id == connection_id, ConnectionRow.status != "revoked",
+    await ConnectionRow.update(
+        {ConnectionRow.status: "revoked", ConnectionRow.revoked_ms: now, ConnectionRow.updated_ms: now}
+    ).where(
+        ConnectionRow.id == connection_id,
+        ConnectionRow.status != "revoked",
     )
 
 
@@ -201,21 +241,45 @@ async def create(call: RouteCall) -> RouteReply:
     async with github(call.platform) as app:
         link = app.install_url(f"{connection_id}.{secret}")
     now = now_ms()
-    await ConnectionRow.insert(ConnectionRow(
-        id=connection_id, agent_id=call.agent_id, name=asked.name, kind=asked.kind, status="pending", state_hash=_hash(secret),
-        link_expires_ms=now + LINK_LIFETIME_MS, link_used_ms=None, installation_id=None, repositories="[]", created_ms=now, updated_ms=now,
-        revoked_ms=None,
-    ))
+    await ConnectionRow.insert(
+        ConnectionRow(
+            id=connection_id,
+            agent_id=call.agent_id,
+            name=asked.name,
+            kind=asked.kind,
+            status="pending",
+            state_hash=_hash(secret),
+            link_expires_ms=now + LINK_LIFETIME_MS,
+            link_used_ms=None,
+            installation_id=None,
+            repositories="[]",
+            created_ms=now,
+            updated_ms=now,
+            revoked_ms=None,
+        )
+    )
     data = NewConnection(
-        id=connection_id, name=asked.name, kind=asked.kind, status="pending", scope=Scope(repositories=[]), created_at=iso(now),
-        link=link, link_expires_at=iso(now + LINK_LIFETIME_MS),
+        id=connection_id,
+        name=asked.name,
+        kind=asked.kind,
+        status="pending",
+        scope=Scope(repositories=[]),
+        created_at=iso(now),
+        link=link,
+        link_expires_at=iso(now + LINK_LIFETIME_MS),
     )
     return RouteReply(201, NewConnectionAnswer(success=True, data=data))
 
 
 async def listing(call: RouteCall) -> ConnectionList:
-    found = await ConnectionRow.select().where(ConnectionRow.agent_id == call.agent_id).order_by(
-        ConnectionRow.created_ms, ConnectionRow.id, ascending=False,
+    found = (
+        await ConnectionRow.select()
+        .where(ConnectionRow.agent_id == call.agent_id)
+        .order_by(
+            ConnectionRow.created_ms,
+            ConnectionRow.id,
+            ascending=False,
+        )
     )
     return ConnectionList(success=True, data=[_record(row) for row in found])
 
@@ -237,18 +301,58 @@ async def delete(call: RouteCall) -> ConnectionAnswer:
 
 
 _REFUSED: dict[str, tuple[int, str, str]] = {
-    "altered": (403, "Link not valid", "This link has been altered or was not issued by this service. Nothing was connected."),
-    "used": (410, "Link already used", "This connection link has already been used; each link works once. Nothing more is needed from you."),
-    "expired": (410, "Link expired", "This connection link has expired (links work for one hour). Nothing was connected; ask for a new link."),
-    "revoked": (410, "Connection revoked", "This connection was revoked before it was completed. Nothing was connected."),
-    "bad_request": (400, "Installation not recognised", "GitHub's answer did not name an installation of this service's app. Nothing was connected."),
-    "no_code": (400, "Authorization missing", "GitHub's answer carried no authorization of your GitHub account, so the installation "
-                "could not be confirmed as yours. Nothing was connected; open the link again and authorize the app when GitHub asks."),
-    "code_refused": (403, "Authorization not confirmed", "GitHub did not confirm the authorization (it was wrong, expired or already used). "
-                     "Nothing was connected; open the link again."),
-    "not_yours": (403, "Installation not yours", "The installation named is not one your GitHub account can reach. Nothing was connected."),
-    "unconfigured": (503, "Connections unavailable", "Code-host connections are not configured on this service. Nothing was connected."),
-    "unavailable": (503, "GitHub unavailable", "GitHub did not answer. Nothing was connected; open the link again in a few minutes."),
+    "altered": (
+        403,
+        "Link not valid",
+        "This link has been altered or was not issued by this service. Nothing was connected.",
+    ),
+    "used": (
+        410,
+        "Link already used",
+        "This connection link has already been used; each link works once. Nothing more is needed from you.",
+    ),
+    "expired": (
+        410,
+        "Link expired",
+        "This connection link has expired (links work for one hour). Nothing was connected; ask for a new link.",
+    ),
+    "revoked": (
+        410,
+        "Connection revoked",
+        "This connection was revoked before it was completed. Nothing was connected.",
+    ),
+    "bad_request": (
+        400,
+        "Installation not recognised",
+        "GitHub's answer did not name an installation of this service's app. Nothing was connected.",
+    ),
+    "no_code": (
+        400,
+        "Authorization missing",
+        "GitHub's answer carried no authorization of your GitHub account, so the installation "
+        "could not be confirmed as yours. Nothing was connected; open the link again and authorize the app when GitHub asks.",
+    ),
+    "code_refused": (
+        403,
+        "Authorization not confirmed",
+        "GitHub did not confirm the authorization (it was wrong, expired or already used). "
+        "Nothing was connected; open the link again.",
+    ),
+    "not_yours": (
+        403,
+        "Installation not yours",
+        "The installation named is not one your GitHub account can reach. Nothing was connected.",
+    ),
+    "unconfigured": (
+        503,
+        "Connections unavailable",
+        "Code-host connections are not configured on this service. Nothing was connected.",
+    ),
+    "unavailable": (
+        503,
+        "GitHub unavailable",
+        "GitHub did not answer. Nothing was connected; open the link again in a few minutes.",
+    ),
     "provider_error": (502, "GitHub refused", "GitHub refused this service's request. Nothing was connected."),
 }
 
@@ -266,7 +370,11 @@ def _html(title: str, body: str) -> str:
 
 def _refused(reason: str) -> Page:
     status, title, sentence = _REFUSED[reason]
-    return Page(_html(title, f'<h1>{escape(title)}</h1>\n<p id="reason" data-reason="{reason}">{escape(sentence)}</p>'), status=status, headers=NO_STORE)
+    return Page(
+        _html(title, f'<h1>{escape(title)}</h1>\n<p id="reason" data-reason="{reason}">{escape(sentence)}</p>'),
+        status=status,
+        headers=NO_STORE,
+    )
 
 
 def _link_problem(row: Mapping[str, Any] | None, secret: str, now: int) -> str | None:
@@ -293,8 +401,10 @@ async def callback(call: RouteCall) -> Page:
     assert row is not None
     action = query.get("setup_action") or "install"
     if action == "request":
-        body = ("<h1>Waiting for approval</h1>\n<p id=\"reason\" data-reason=\"requested\">The installation was requested; an owner of the "
-                "account must approve it at GitHub. Nothing is connected yet.</p>")
+        body = (
+            '<h1>Waiting for approval</h1>\n<p id="reason" data-reason="requested">The installation was requested; an owner of the '
+            "account must approve it at GitHub. Nothing is connected yet.</p>"
+        )
         return Page(_html("Waiting for approval", body), headers=NO_STORE)
     installation_id = str(query.get("installation_id") or "")
     if action not in ("install", "update") or not _INSTALLATION_ID.match(installation_id):
@@ -317,19 +427,33 @@ async def callback(call: RouteCall) -> Page:
     except ProviderError:
         return _refused("provider_error")
     now = now_ms()
-    won = await ConnectionRow.update({
-        ConnectionRow.status: "active", ConnectionRow.installation_id: int(installation_id), ConnectionRow.repositories: storage.dumps(repositories),
-        ConnectionRow.link_used_ms: now, ConnectionRow.updated_ms: now,
-    }).where(
-        ConnectionRow.id == row["id"], ConnectionRow.state_hash == row["state_hash"], ConnectionRow.status == "pending",
-        ConnectionRow.link_used_ms.is_null(), ConnectionRow.link_expires_ms > now,
-    ).returning(ConnectionRow.id)
+    won = (
+        await ConnectionRow.update(
+            {
+                ConnectionRow.status: "active",
+                ConnectionRow.installation_id: int(installation_id),
+                ConnectionRow.repositories: storage.dumps(repositories),
+                ConnectionRow.link_used_ms: now,
+                ConnectionRow.updated_ms: now,
+            }
+        )
+        .where(
+            ConnectionRow.id == row["id"],
+            ConnectionRow.state_hash == row["state_hash"],
+            ConnectionRow.status == "pending",
+            ConnectionRow.link_used_ms.is_null(),
+            ConnectionRow.link_expires_ms > now,
+        )
+        .returning(ConnectionRow.id)
+    )
     if not won:
         again = await _row(row["id"])
         return _refused(_link_problem(again, secret, now) or "used")
     names = "".join(f"<li>{escape(name)}</li>" for name in repositories) or "<li>(none yet)</li>"
-    body = (f'<h1>Connection active</h1>\n<p id="active">The connection <strong>{escape(row["name"])}</strong> is active. '
-            f'You can close this page.</p>\n<p>Repositories it reaches:</p>\n<ul id="repositories">{names}</ul>')
+    body = (
+        f'<h1>Connection active</h1>\n<p id="active">The connection <strong>{escape(row["name"])}</strong> is active. '
+        f'You can close this page.</p>\n<p>Repositories it reaches:</p>\n<ul id="repositories">{names}</ul>'
+    )
     return Page(_html("Connection active", body), headers=NO_STORE)
 
 
@@ -344,7 +468,9 @@ async def repository_token_for(agent_id: str, connection_id: str, repository: st
     if row["status"] == "revoked":
         raise ConnectionRevoked(f"Connection {connection_id} is revoked.")
     if row["status"] != "active" or row["installation_id"] is None:
-        raise ConnectionNotActive(f"Connection {connection_id} is not active yet: its approval at GitHub has not completed.")
+        raise ConnectionNotActive(
+            f"Connection {connection_id} is not active yet: its approval at GitHub has not completed."
+        )
     full_name = _in_scope(row, repository)
     if full_name is None:
         raise RepositoryOutOfScope(f"{repository} is not in the scope of connection {connection_id}.")
@@ -355,7 +481,9 @@ async def repository_token_for(agent_id: str, connection_id: str, repository: st
         await _mark_revoked(row["id"])
         raise ConnectionRevoked(f"Connection {connection_id} is revoked: the app was uninstalled at GitHub.") from None
     except RepositoryNotInScope:
-        raise RepositoryOutOfScope(f"The installation behind connection {connection_id} no longer reaches {full_name}.") from None
+        raise RepositoryOutOfScope(
+            f"The installation behind connection {connection_id} no longer reaches {full_name}."
+        ) from None
     except ProviderUnavailable:
         raise ProviderDown("GitHub did not answer; try again later.") from None
     except ProviderError:
@@ -364,24 +492,68 @@ async def repository_token_for(agent_id: str, connection_id: str, repository: st
 
 PATH = "/v1/connections"
 CONNECTION_ROUTES = (
-    Route(method="POST", path=PATH, name="connection_create", title="Create a code-host connection",
-          description="Starts a connection to a code host (`kind`: github). The answer holds a one-time `link` (one hour) to the app's "
-          "installation page at GitHub; once approved there the connection is active for the repositories chosen. "
-          "No key, password or token is ever accepted.",
-          handle=create, auth="write", body_type=ConnectionRequest, answer_type=NewConnectionAnswer, status=201, tags=TAGS, mcp=True,
-          statuses=(400, 401, 429, 503)),
-    Route(method="GET", path=PATH, name="connections_list", title="List your connections",
-          description="Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
-          handle=listing, auth="read", answer_type=ConnectionList, tags=TAGS, mcp=True, statuses=(401, 429)),
-    Route(method="GET", path=f"{PATH}/callback", name="connection_callback", title="Return from GitHub",
-          description="Where GitHub sends the browser back after the app's installation and the user's authorization (the app's Callback "
-          "URL): the one-time link's state activates its connection once (altered 403, used or expired 410), and only for an "
-          "installation that the user whose authorization code comes back can reach (no code 400, a refused code or another "
-          "account's installation 403).",
-          handle=callback, auth="public", page=True, tags=TAGS, statuses=(400, 403, 410, 502, 503),
-          query=(("installation_id", "GitHub's installation id."), ("setup_action", "install, update or request."),
-                 ("code", "GitHub's one-time authorization code of the user who installed."), ("state", "The one-time link's state."))),
-    Route(method="DELETE", path=f"{PATH}/{{connection_id}}", name="connection_delete", title="Revoke a connection",
-          description="Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
-          handle=delete, auth="write", answer_type=ConnectionAnswer, tags=TAGS, mcp=True, statuses=(401, 404, 429, 502, 503)),
+    Route(
+        method="POST",
+        path=PATH,
+        name="connection_create",
+        title="Create a code-host connection",
+        description="Starts a connection to a code host (`kind`: github). The answer holds a one-time `link` (one hour) to the app's "
+        "installation page at GitHub; once approved there the connection is active for the repositories chosen. "
+        "No key, password or token is ever accepted.",
+        handle=create,
+        auth="write",
+        body_type=ConnectionRequest,
+        answer_type=NewConnectionAnswer,
+        status=201,
+        tags=TAGS,
+        mcp=True,
+        statuses=(400, 401, 429, 503),
+    ),
+    Route(
+        method="GET",
+        path=PATH,
+        name="connections_list",
+        title="List your connections",
+        description="Your code-host connections, newest first: status (pending, active, revoked) and the repositories each reaches.",
+        handle=listing,
+        auth="read",
+        answer_type=ConnectionList,
+        tags=TAGS,
+        mcp=True,
+        statuses=(401, 429),
+    ),
+    Route(
+        method="GET",
+        path=f"{PATH}/callback",
+        name="connection_callback",
+        title="Return from GitHub",
+        description="Where GitHub sends the browser back after the app's installation and the user's authorization (the app's Callback "
+        "URL): the one-time link's state activates its connection once (altered 403, used or expired 410), and only for an "
+        "installation that the user whose authorization code comes back can reach (no code 400, a refused code or another "
+        "account's installation 403).",
+        handle=callback,
+        auth="public",
+        page=True,
+        tags=TAGS,
+        statuses=(400, 403, 410, 502, 503),
+        query=(
+            ("installation_id", "GitHub's installation id."),
+            ("setup_action", "install, update or request."),
+            ("code", "GitHub's one-time authorization code of the user who installed."),
+            ("state", "The one-time link's state."),
+        ),
+    ),
+    Route(
+        method="DELETE",
+        path=f"{PATH}/{{connection_id}}",
+        name="connection_delete",
+        title="Revoke a connection",
+        description="Ends the grant at GitHub (the app's installation is removed) and marks the connection revoked.",
+        handle=delete,
+        auth="write",
+        answer_type=ConnectionAnswer,
+        tags=TAGS,
+        mcp=True,
+        statuses=(401, 404, 429, 502, 503),
+    ),
 )

@@ -2,6 +2,7 @@
 service's outbox (signed, up to six attempts, each shown on the case). When the case asked
 for an approval, only a result equal (canonical JSON) to what the person approved is sent;
 anything else is withheld and recorded."""
+
 from __future__ import annotations
 
 import secrets
@@ -21,8 +22,13 @@ DELIVER_RESULT = {
     "function": {
         "name": "deliver_result",
         "description": "Send this case's result (an object) to the goal's result webhook. If you asked for an approval, send "
-                       "exactly what was approved: anything else is withheld.",
-        "parameters": {"type": "object", "properties": {"result": {"type": "object"}}, "required": ["result"], "additionalProperties": False},
+        "exactly what was approved: anything else is withheld.",
+        "parameters": {
+            "type": "object",
+            "properties": {"result": {"type": "object"}},
+            "required": ["result"],
+            "additionalProperties": False,
+        },
     },
 }
 
@@ -51,15 +57,33 @@ async def deliver_result(where: Where, args: Mapping[str, Any], platform: Any) -
             approval = {"ask_id": ask["id"], "who": answer["who"], "when": answer["when"], "via": answer["via"]}
     delivery_id = f"dlv_{secrets.token_hex(12)}"
     status = "withheld" if reason else "pending"
-    await Delivery.insert(Delivery(
-        id=delivery_id, case_id=where.case_id, goal_id=goal["id"], webhook_id=None if reason else delivery_id, status=status, reason=reason,
-        result=storage.dumps(result), created_ms=now_ms(),
-    ))
+    await Delivery.insert(
+        Delivery(
+            id=delivery_id,
+            case_id=where.case_id,
+            goal_id=goal["id"],
+            webhook_id=None if reason else delivery_id,
+            status=status,
+            reason=reason,
+            result=storage.dumps(result),
+            created_ms=now_ms(),
+        )
+    )
     if reason is None:
         await platform.enqueue_webhook(
-            webhook_id=delivery_id, kind="case_result", subject=goal["id"], url=goal["result_webhook_url"], secret=goal["webhook_secret"],
-            body={"event": "case.result", "goal_id": goal["id"], "case": case["case_key"], "result": result, "approval": approval,
-                  "delivery_id": delivery_id},
+            webhook_id=delivery_id,
+            kind="case_result",
+            subject=goal["id"],
+            url=goal["result_webhook_url"],
+            secret=goal["webhook_secret"],
+            body={
+                "event": "case.result",
+                "goal_id": goal["id"],
+                "case": case["case_key"],
+                "result": result,
+                "approval": approval,
+                "delivery_id": delivery_id,
+            },
         )
         return Outcome({"ok": True, "delivery_id": delivery_id, "status": "pending"})
     return Outcome({"ok": False, "delivery_id": delivery_id, "status": "withheld", "reason": reason})

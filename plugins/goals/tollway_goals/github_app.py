@@ -1,4 +1,5 @@
 """The GitHub App side of code-host connections: install link, app JWT, the installing user's installations, repository tokens, revocation."""
+
 from __future__ import annotations
 
 import time
@@ -112,8 +113,10 @@ class GitHubApp:
         when GitHub will not exchange the code."""
         token = await self._user_token(code)
         try:
-            return [Installation(int(found["id"]), found["account"]["login"], found["repository_selection"])
-                    async for found in self._pages("/user/installations", token, "installations")]
+            return [
+                Installation(int(found["id"]), found["account"]["login"], found["repository_selection"])
+                async for found in self._pages("/user/installations", token, "installations")
+            ]
         finally:
             await self._revoke_user_token(token)
 
@@ -173,8 +176,9 @@ class GitHubApp:
         """POST <web>/login/oauth/access_token: GitHub answers 200 with an `error` field when it refuses."""
         route = "POST /login/oauth/access_token"
         form = {"client_id": self.client_id, "client_secret": self._client_secret, "code": code}
-        response = await self._request(route, "POST", f"{self.web_url}/login/oauth/access_token",
-                                       {"Accept": "application/json"}, data=form)
+        response = await self._request(
+            route, "POST", f"{self.web_url}/login/oauth/access_token", {"Accept": "application/json"}, data=form
+        )
         try:
             body = _expect(response, 200)
         except ValueError:
@@ -183,14 +187,22 @@ class GitHubApp:
         if error == "bad_verification_code":
             raise AuthorizationRefused(f"GitHub refused the authorization code ({route}: {error})")
         if error or not isinstance(body.get("access_token"), str):
-            raise ProviderAuthError(f"GitHub refused the app's OAuth credentials ({route}: {error or 'no access_token'})")
+            raise ProviderAuthError(
+                f"GitHub refused the app's OAuth credentials ({route}: {error or 'no access_token'})"
+            )
         return body["access_token"]
 
     async def _revoke_user_token(self, token: str) -> None:
         route = "DELETE /applications/{client_id}/token"
         try:
-            await self._request(route, "DELETE", f"{self.api_url}/applications/{self.client_id}/token", self._headers(None),
-                                auth=(self.client_id, self._client_secret), json={"access_token": token})
+            await self._request(
+                route,
+                "DELETE",
+                f"{self.api_url}/applications/{self.client_id}/token",
+                self._headers(None),
+                auth=(self.client_id, self._client_secret),
+                json={"access_token": token},
+            )
         except ProviderError:
             pass
 
@@ -208,7 +220,9 @@ class GitHubApp:
         headers = {"Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
         return {"Authorization": f"Bearer {bearer}", **headers} if bearer is not None else headers
 
-    async def _request(self, route: str, method: str, url: str, headers: dict[str, str], **kwargs: Any) -> httpx.Response:
+    async def _request(
+        self, route: str, method: str, url: str, headers: dict[str, str], **kwargs: Any
+    ) -> httpx.Response:
         """One request; `route` (never a secret) names it in errors."""
         try:
             response = await self._http.request(method, url, headers=headers, **kwargs)

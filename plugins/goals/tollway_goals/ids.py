@@ -1,4 +1,5 @@
 """Ids and times of the goals plugin: a goal's id follows from its compute request's id."""
+
 from __future__ import annotations
 
 import itertools

@@ -3,6 +3,7 @@ In-Reply-To and References) reaches that session and no other goal. A reply to a
 is written on the ask (who, when, `via: reply`, the message); a reply to an approval is
 passed on but approves nothing. Mail that follows nothing a case sent, to an agent's own
 reply address, goes to the root of that agent's newest running goal."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +15,7 @@ from .cases import root_session, wake
 from .goals import add_message
 from .ids import iso, now_ms
 from .tables import Ask, Goal
+
 
 def reply_address(from_address: str, agent_id: str) -> str:
     """The Reply-To of what a goal of `agent_id` sends: the agent's own address."""
@@ -36,14 +38,24 @@ async def _to_ask(ask: dict[str, Any], message: InboundMessage) -> None:
     source = {"message_id": message.message_id, "subject": message.subject, "text": message.text[:5000]}
     async with storage.transaction():
         if ask["kind"] == "answer":
-            answer = {"who": message.sender, "when": iso(message.received_ms or now_ms()), "via": "reply", "message": source}
-            await Ask.update({Ask.status: "answered", Ask.answer: storage.dumps(answer), Ask.updated_ms: now_ms()}).where(
-                Ask.id == ask["id"], Ask.status.is_in(["sent", "chased", "expired"]),
+            answer = {
+                "who": message.sender,
+                "when": iso(message.received_ms or now_ms()),
+                "via": "reply",
+                "message": source,
+            }
+            await Ask.update(
+                {Ask.status: "answered", Ask.answer: storage.dumps(answer), Ask.updated_ms: now_ms()}
+            ).where(
+                Ask.id == ask["id"],
+                Ask.status.is_in(["sent", "chased", "expired"]),
             )
             note = f"{message.sender} replied to ask {ask['id']}: {message.text[:4000]}"
         else:
-            note = (f"{message.sender} replied by email to approval ask {ask['id']} (a reply approves nothing; only the link's "
-                    f"button does): {message.text[:4000]}")
+            note = (
+                f"{message.sender} replied by email to approval ask {ask['id']} (a reply approves nothing; only the link's "
+                f"button does): {message.text[:4000]}"
+            )
         await add_message(ask["session_id"], "reply", note, {"ask_id": ask["id"], "message_id": message.message_id})
         await wake(ask["session_id"])
 
@@ -52,13 +64,22 @@ async def _to_newest_root(message: InboundMessage, platform: Any) -> bool:
     agent_id = next((a for a in map(agent_of_address, message.recipients) if a), None)
     if agent_id is None:
         return False
-    goal = await Goal.select(Goal.id).where(Goal.agent_id == agent_id, Goal.status == "running").order_by(Goal.seq, ascending=False).first()
+    goal = (
+        await Goal.select(Goal.id)
+        .where(Goal.agent_id == agent_id, Goal.status == "running")
+        .order_by(Goal.seq, ascending=False)
+        .first()
+    )
     if goal is None:
         return False
     async with storage.transaction():
         session = await root_session(goal["id"])
-        await add_message(session, "email", f"Email from {message.sender}, subject {message.subject!r}: {message.text[:4000]}",
-                          {"message_id": message.message_id})
+        await add_message(
+            session,
+            "email",
+            f"Email from {message.sender}, subject {message.subject!r}: {message.text[:4000]}",
+            {"message_id": message.message_id},
+        )
         await wake(session)
     await platform.publish("tollway_goal_sessions", goal["id"])
     return True

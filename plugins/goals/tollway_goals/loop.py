@@ -3,6 +3,7 @@ next, run the tools it calls, store every step, until it has nothing more to ans
 model step holds its price on the goal's budget (and counts toward the case's step limit)
 before it is asked, and is charged when its answer is stored; a hold left by a run that died
 is given back first, so a resumed session redoes that step and pays for it once."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,9 +20,9 @@ from . import asks, budget, case_tools, delivery, ending, repo_tools, service_to
 from .case_tools import CallRefused, Where
 from .goals import add_step, goal_row
 from .ids import new_id, next_seq, now_ms
-from .tables import Case, Session, Step
 from .masking import mask, mask_text
 from .settings import FAMILY, LLM_STEP_COST, MAX_STEPS_PER_RUN
+from .tables import Case, Session, Step
 
 log = logging.getLogger("tollway.goals")
 SYSTEM = (
@@ -159,7 +160,9 @@ def _system(where: Where) -> str:
     goal = where.goal
     lines = [SYSTEM, f"The goal: {goal['goal']}"]
     if where.case_id is not None:
-        lines.append("You run one case of this goal: its task arrives as a message; events about it arrive the same way.")
+        lines.append(
+            "You run one case of this goal: its task arrives as a message; events about it arrive the same way."
+        )
     else:
         lines.append("You run the goal's root: events without a case and messages nobody else follows come to you.")
     return "\n".join(lines)
@@ -252,7 +255,9 @@ async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], nam
     request_id = delegated.new_request_id()
     hold_id = await _hold(ctx, where, prepared.price, {"for": name, "call_id": call["id"]}, counts_step=False)
     try:
-        output = msgspec.to_builtins(await delegated.run(prepared, agent_id=where.goal["agent_id"], request_id=request_id))
+        output = msgspec.to_builtins(
+            await delegated.run(prepared, agent_id=where.goal["agent_id"], request_id=request_id)
+        )
     except Exception as exc:  # the tool failed: nothing is charged
         async with storage.transaction():
             await _fence(c)
@@ -264,14 +269,28 @@ async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], nam
         await _fence(c)
         if not await _settle(ctx, hold_id, prepared.price, prepared.price):
             raise LostLease(c.session_id)
-        receipt = await delegated.receipt(prepared, output, agent_id=where.goal["agent_id"], request_id=request_id, goal_id=c.goal_id)
-        await _insert_result(c, call, {"ok": True, "receipt_id": receipt["receipt_id"], "price_usdc": receipt["amount_usdc"],
-                                       "result": service_tools.fit(output)}, cost=prepared.price)
+        receipt = await delegated.receipt(
+            prepared, output, agent_id=where.goal["agent_id"], request_id=request_id, goal_id=c.goal_id
+        )
+        await _insert_result(
+            c,
+            call,
+            {
+                "ok": True,
+                "receipt_id": receipt["receipt_id"],
+                "price_usdc": receipt["amount_usdc"],
+                "result": service_tools.fit(output),
+            },
+            cost=prepared.price,
+        )
 
 
 def _refusal(exc: BaseException) -> dict[str, Any]:
-    return {"error": getattr(exc, "code", "internal_error"), "message": mask_text(str(getattr(exc, "message", None) or exc))[:2000],
-            "details": mask(getattr(exc, "details", None))}
+    return {
+        "error": getattr(exc, "code", "internal_error"),
+        "message": mask_text(str(getattr(exc, "message", None) or exc))[:2000],
+        "details": mask(getattr(exc, "details", None)),
+    }
 
 
 async def _store_result(ctx: RunContext, call: dict[str, Any], result: dict[str, Any]) -> None:
@@ -298,8 +317,11 @@ async def _needs_a_person(ctx: RunContext, where: Where, reason: str) -> None:
     async with storage.transaction():
         if c.case_id is not None:
             await Case.update({Case.state: "needs_a_person", Case.updated_ms: now}).where(Case.id == c.case_id)
-        await Session.update({Session.status: "waiting", Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now}).where(
-            Session.id == c.session_id, Session.attempt == c.attempt,
+        await Session.update(
+            {Session.status: "waiting", Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now}
+        ).where(
+            Session.id == c.session_id,
+            Session.attempt == c.attempt,
         )
         key = None
         if c.case_id is not None:
@@ -307,7 +329,8 @@ async def _needs_a_person(ctx: RunContext, where: Where, reason: str) -> None:
             key = found["case_key"] if found else None
         what = "step limit" if reason == "steps" else "budget"
         await ctx.platform.notify(
-            where.goal["agent_id"], "case_needs_a_person",
+            where.goal["agent_id"],
+            "case_needs_a_person",
             f"A case of goal {c.goal_id} needs a person" if key else f"Goal {c.goal_id} needs a person",
             f"It reached its {what}; it spends nothing more until an event gives it more room.",
             {"goal_id": c.goal_id, "case_key": key, "reason": reason},

@@ -1,5 +1,6 @@
 """Secrets never stored or logged: known token shapes in a session's steps and log lines
 are replaced by `***` (repository tokens, webhook secrets, access tokens, API keys)."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Hook implementations: the compute tool, the goal routes, the goals tables and settings,
 and the session runner the workers run."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,15 +9,17 @@ from pathlib import Path
 from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, Tool, hookimpl
 
 from . import inbound
+from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .compute_tool import compute_tool
 from .connections import CONNECTION_ROUTES
-from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .routes import ROUTES
 from .runner import asks_task, ending_task, session_task, stop_runner
 from .settings import SETTINGS
 from .tables import TABLES
 
-APP = AppConfig(app_name="goals", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+APP = AppConfig(
+    app_name="goals", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES)
+)
 
 
 @hookimpl

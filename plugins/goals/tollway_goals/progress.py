@@ -1,5 +1,6 @@
 """A goal's progress as its read shows it: model turns and tool calls taken, its sessions by
 status, the newest action (which case, what), and when anything last happened."""
+
 from __future__ import annotations
 
 import json
@@ -24,18 +25,29 @@ NEWEST = storage.statement(
 
 async def of_goal(goal: Mapping[str, Any]) -> GoalProgress:
     goal_id = goal["id"]
-    kinds = await Step.select(Step.kind, Count(alias="n"), Max(Step.created_ms, alias="at")).where(
-        Step.session_id.is_in(Session.select(Session.id).where(Session.goal_id == goal_id)),
-    ).group_by(Step.kind)
+    kinds = (
+        await Step.select(Step.kind, Count(alias="n"), Max(Step.created_ms, alias="at"))
+        .where(
+            Step.session_id.is_in(Session.select(Session.id).where(Session.goal_id == goal_id)),
+        )
+        .group_by(Step.kind)
+    )
     by_kind = {r["kind"]: int(r["n"]) for r in kinds}
-    states = await Session.select(Session.status, Count(alias="n"), Max(Session.updated_ms, alias="at")).where(
-        Session.goal_id == goal_id,
-    ).group_by(Session.status)
+    states = (
+        await Session.select(Session.status, Count(alias="n"), Max(Session.updated_ms, alias="at"))
+        .where(
+            Session.goal_id == goal_id,
+        )
+        .group_by(Session.status)
+    )
     newest = await NEWEST.row(goal_id)
     times = [int(goal["updated_ms"]), *(int(r["at"]) for r in (*kinds, *states) if r["at"] is not None)]
     return GoalProgress(
-        model_steps=by_kind.get("llm", 0), tool_calls=by_kind.get("tool", 0), sessions={r["status"]: int(r["n"]) for r in states},
-        last_action=_action(newest) if newest is not None else None, last_activity_at=iso(max(times)),
+        model_steps=by_kind.get("llm", 0),
+        tool_calls=by_kind.get("tool", 0),
+        sessions={r["status"]: int(r["n"]) for r in states},
+        last_action=_action(newest) if newest is not None else None,
+        last_activity_at=iso(max(times)),
     )
 
 

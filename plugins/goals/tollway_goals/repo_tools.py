@@ -1,4 +1,5 @@
 """The case tool that reads one file of a repository through a connection, with a token for that repository alone that the model never sees."""
+
 from __future__ import annotations
 
 import re
@@ -24,10 +25,14 @@ READ_REPOSITORY_FILE: dict[str, Any] = {
     "function": {
         "name": "read_repository_file",
         "description": "Read one file of a repository through a code-host connection of the goal's creator: connection_id "
-                       "(from GET /v1/connections), repository as owner/name (one the connection reaches) and the file's path. "
-                       f"Answers the file's text (at most {MAX_CHARS} characters).",
-        "parameters": {"type": "object", "properties": {"connection_id": _STR, "repository": _STR, "path": _STR},
-                       "required": ["connection_id", "repository", "path"], "additionalProperties": False},
+        "(from GET /v1/connections), repository as owner/name (one the connection reaches) and the file's path. "
+        f"Answers the file's text (at most {MAX_CHARS} characters).",
+        "parameters": {
+            "type": "object",
+            "properties": {"connection_id": _STR, "repository": _STR, "path": _STR},
+            "required": ["connection_id", "repository", "path"],
+            "additionalProperties": False,
+        },
     },
 }
 
@@ -61,7 +66,9 @@ async def read_repository_file(where: Where, args: dict[str, Any], platform: Any
     shared = getattr(platform, "http", None)
     http = shared if shared is not None else httpx.AsyncClient(timeout=TIMEOUT_S)
     try:
-        status, raw = await _fetch(http, f"{base}/repos/{quote(full_name, safe='/')}/contents/{quote(path, safe='/')}", headers)
+        status, raw = await _fetch(
+            http, f"{base}/repos/{quote(full_name, safe='/')}/contents/{quote(path, safe='/')}", headers
+        )
     except httpx.HTTPError:
         raise CallRefused(f"GitHub could not be reached to read {path} in {full_name}; try again later") from None
     finally:
@@ -75,7 +82,15 @@ async def read_repository_file(where: Where, args: dict[str, Any], platform: Any
     if status != 200:
         raise CallRefused(f"GitHub answered {status} for {path} in {full_name}")
     text = raw.decode("utf-8", errors="replace")
-    return Outcome({"ok": True, "repository": full_name, "path": path, "content": text[:MAX_CHARS], "truncated": len(text) > MAX_CHARS})
+    return Outcome(
+        {
+            "ok": True,
+            "repository": full_name,
+            "path": path,
+            "content": text[:MAX_CHARS],
+            "truncated": len(text) > MAX_CHARS,
+        }
+    )
 
 
 async def _fetch(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> tuple[int, bytes]:
@@ -93,6 +108,10 @@ async def _fetch(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> 
 async def _end_token(http: httpx.AsyncClient, base: str, authorization: str) -> None:
     """The token is given up as soon as the file is read (it would expire within the hour anyway)."""
     try:
-        await http.delete(f"{base}/installation/token", headers={"Authorization": authorization, "X-GitHub-Api-Version": API_VERSION}, timeout=TIMEOUT_S)
+        await http.delete(
+            f"{base}/installation/token",
+            headers={"Authorization": authorization, "X-GitHub-Api-Version": API_VERSION},
+            timeout=TIMEOUT_S,
+        )
     except httpx.HTTPError:
         pass

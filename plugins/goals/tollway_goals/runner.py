@@ -2,6 +2,7 @@
 task): claims runnable sessions up to its share and runs each as a task of its own, keeping
 its lease alive; `run_until_idle` drives it step by step for tests and tools. Beside it, the
 periodic passes of asks (reminders, deadlines) and of ending goals (idle, settling)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,7 @@ import os
 import socket
 from typing import Any
 
-from tollway import Platform, PluginContext, PeriodicTask, Setting, StateKey
+from tollway import PeriodicTask, Platform, PluginContext, Setting, StateKey
 
 from . import asks, ending, sessions
 from .loop import RunContext, run_session

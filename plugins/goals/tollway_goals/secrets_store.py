@@ -1,5 +1,6 @@
 """The goals plugin's own keys, made once and kept in the database so that every process
 (API and workers, on any machine) signs and checks approval links with the same one."""
+
 from __future__ import annotations
 
 import base64

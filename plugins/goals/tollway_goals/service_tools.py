@@ -1,6 +1,7 @@
 """The service's own tools as the model's function tools: every configured tool but
 `compute` (a goal does not buy goals), with its input schema and price, its answers cut to
 a size a transcript can carry."""
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,19 @@ def callable_tools(platform: Any) -> list[Any]:
 def definitions(platform: Any) -> list[dict[str, Any]]:
     out = []
     for tool in callable_tools(platform):
-        price = "its price depends on the input" if tool.fixed_price is None else f"{usdc(tool.fixed_price)} USDC per call"
-        out.append({"type": "function", "function": {
-            "name": tool.name,
-            "description": f"{tool.short_description} Paid from the goal's budget ({price}).",
-            "parameters": msgspec.json.schema(tool.input_type),
-        }})
+        price = (
+            "its price depends on the input" if tool.fixed_price is None else f"{usdc(tool.fixed_price)} USDC per call"
+        )
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": f"{tool.short_description} Paid from the goal's budget ({price}).",
+                    "parameters": msgspec.json.schema(tool.input_type),
+                },
+            }
+        )
     return out
 
 

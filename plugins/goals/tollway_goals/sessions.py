@@ -2,6 +2,7 @@
 lease ran out: its worker died) while its goal has fewer than `max_awake` sessions running,
 keeps the lease alive while it runs it, and ends its run `waiting`, `completed` or back to
 `pending` (more came in). Every write of a run is fenced by the attempt it claimed."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,9 +29,15 @@ class Claim:
 async def claim(owner: str, lease_s: float, limit: int) -> list[Claim]:
     """Up to `limit` sessions for `owner`, oldest first, within each goal's awake cap."""
     now = now_ms()
-    candidates = await Session.select(Session.id, Session.goal_id).where(_runnable(now)).order_by(
-        Session.updated_ms, Session.id,
-    ).limit(max(limit * 4, 8))
+    candidates = (
+        await Session.select(Session.id, Session.goal_id)
+        .where(_runnable(now))
+        .order_by(
+            Session.updated_ms,
+            Session.id,
+        )
+        .limit(max(limit * 4, 8))
+    )
     claimed: list[Claim] = []
     for candidate in candidates:
         if len(claimed) >= limit:
@@ -53,14 +60,26 @@ async def _claim_one(session_id: str, goal_id: str, owner: str, lease_s: float) 
         if goal is None or goal["status"] != "running":
             return None
         awake = await Session.count().where(
-            Session.goal_id == goal_id, Session.status == "running", Session.lease_until_ms >= now, Session.id != session_id,
+            Session.goal_id == goal_id,
+            Session.status == "running",
+            Session.lease_until_ms >= now,
+            Session.id != session_id,
         )
         if awake >= int(goal["max_awake"]):
             return None
-        claimed = await Session.update({
-            Session.status: "running", Session.lease_owner: owner, Session.lease_until_ms: now + int(lease_s * 1000),
-            Session.attempt: Session.attempt + 1, Session.updated_ms: now,
-        }).where(Session.id == session_id, _runnable(now)).returning(Session.id, Session.goal_id, Session.case_id, Session.depth, Session.attempt)
+        claimed = (
+            await Session.update(
+                {
+                    Session.status: "running",
+                    Session.lease_owner: owner,
+                    Session.lease_until_ms: now + int(lease_s * 1000),
+                    Session.attempt: Session.attempt + 1,
+                    Session.updated_ms: now,
+                }
+            )
+            .where(Session.id == session_id, _runnable(now))
+            .returning(Session.id, Session.goal_id, Session.case_id, Session.depth, Session.attempt)
+        )
     if not claimed:
         return None
     row = claimed[0]
@@ -72,7 +91,11 @@ async def still_ours(c: Claim, lease_s: float | None = None) -> bool:
     held = (Session.id == c.session_id, Session.attempt == c.attempt, Session.status == "running")
     if lease_s is None:
         return await Session.exists().where(*held)
-    return bool(await Session.update({Session.lease_until_ms: now_ms() + int(lease_s * 1000)}).where(*held).returning(Session.id))
+    return bool(
+        await Session.update({Session.lease_until_ms: now_ms() + int(lease_s * 1000)})
+        .where(*held)
+        .returning(Session.id)
+    )
 
 
 async def inbox(session_id: str) -> int:
@@ -92,7 +115,16 @@ async def end_run(c: Claim, status: str, *, taken: int | None = None) -> bool:
 
 async def _release(c: Claim, status: str, *also: Any) -> bool:
     """The run lets go of its session with `status`, if it still holds it (and `also` holds)."""
-    ended = await Session.update({Session.status: status, Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now_ms()}).where(
-        Session.id == c.session_id, Session.attempt == c.attempt, Session.status == "running", *also,
-    ).returning(Session.id)
+    ended = (
+        await Session.update(
+            {Session.status: status, Session.lease_owner: None, Session.lease_until_ms: 0, Session.updated_ms: now_ms()}
+        )
+        .where(
+            Session.id == c.session_id,
+            Session.attempt == c.attempt,
+            Session.status == "running",
+            *also,
+        )
+        .returning(Session.id)
+    )
     return bool(ended)

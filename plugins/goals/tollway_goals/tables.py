@@ -1,5 +1,6 @@
 """The goals plugin's tables: goals, their cases, events, sessions and stored steps, and
 what a case records (decisions, asks, result deliveries). Money is micro-USDC."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
@@ -26,7 +27,9 @@ class Goal(Table, tablename="goals_goals"):
     updated_ms = BigInt()
     seq = BigInt()  # creation order, finer than milliseconds (an agent's newest goal)
     ended_ms = BigInt(null=True, default=None)
-    returned = BigInt(null=True, default=None)  # what went back to the creator once the goal ended and no step was in flight
+    returned = BigInt(
+        null=True, default=None
+    )  # what went back to the creator once the goal ended and no step was in flight
 
 
 class Case(Table, tablename="goals_cases"):

@@ -1,6 +1,7 @@
 """A session's stored steps as a chat transcript: messages taken in (the goal, events,
 replies), the model's turns and the tools' results, in step order, except that a message
 arriving while the model's tool calls ran is placed after their results."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -12,7 +13,11 @@ from .tables import Step
 
 
 async def steps_of(session_id: str) -> list[dict[str, Any]]:
-    return await Step.select(Step.id, Step.seq, Step.kind, Step.body, Step.cost).where(Step.session_id == session_id).order_by(Step.seq, Step.id)
+    return (
+        await Step.select(Step.id, Step.seq, Step.kind, Step.body, Step.cost)
+        .where(Step.session_id == session_id)
+        .order_by(Step.seq, Step.id)
+    )
 
 
 def messages(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -45,7 +50,11 @@ def unanswered_calls(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if last_llm is None:
         return []
     calls = storage.loads(last_llm["body"]).get("tool_calls") or []
-    answered = {storage.loads(s["body"])["tool_call_id"] for s in steps if s["kind"] == "tool" and int(s["seq"]) > int(last_llm["seq"])}
+    answered = {
+        storage.loads(s["body"])["tool_call_id"]
+        for s in steps
+        if s["kind"] == "tool" and int(s["seq"]) > int(last_llm["seq"])
+    }
     return [c for c in calls if c["id"] not in answered]
 
 

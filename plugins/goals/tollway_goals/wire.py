@@ -1,5 +1,6 @@
 """The goals plugin's request and answer shapes (compute goal, events, cases), as the
 service reference names them; money is a 6-decimal USDC string outside."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -17,7 +18,8 @@ DEFAULT_BUDGET_USDC = "5.00"
 # left out) is shown in the schema; the compute tool's check refuses a smaller one, naming
 # it beside every other bad field.
 Budget = Annotated[
-    Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$")] | Annotated[int, Meta(le=10_000_000, extra_json_schema={"minimum": 5})],
+    Annotated[str, Meta(pattern=r"^[0-9]{1,7}(\.[0-9]{1,6})?$")]
+    | Annotated[int, Meta(le=10_000_000, extra_json_schema={"minimum": 5})],
     Meta(
         description=f"USDC: the goal's price and all it may spend; at least {DEFAULT_BUDGET_USDC}, and {DEFAULT_BUDGET_USDC} when "
         "left out. The unspent part is returned when the goal ends.",
@@ -169,7 +171,7 @@ class WebhookSecret(msgspec.Struct):
     result_webhook_url: str | None
     secret: str
     signature_header: str = "X-Service-Signature"
-    scheme: str = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">"
+    scheme: str = 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">'
 
 
 class WebhookSecretAnswer(msgspec.Struct):

@@ -1,4 +1,5 @@
 """Fixtures: `lob`, a fresh local stand-in of Lob's API for each test (postal_lob_standin)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

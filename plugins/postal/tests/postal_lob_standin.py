@@ -20,6 +20,7 @@ It records every request (`requests`), and can be told to lose the answers of th
 letter requests after making the letters (`lose_letter_answers`), as a dropped
 connection or a 5xx after the work was done would.
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,8 +39,14 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 API_KEY = "test_0standin0key0for0tollway"
-SENDER = {"TOLLWAY_MAIL_FROM_NAME": "Tollway Mailroom", "TOLLWAY_MAIL_FROM_LINE1": "1 Market St", "TOLLWAY_MAIL_FROM_LINE2": "Ste 300",
-          "TOLLWAY_MAIL_FROM_CITY": "San Francisco", "TOLLWAY_MAIL_FROM_STATE": "CA", "TOLLWAY_MAIL_FROM_ZIP": "94105"}
+SENDER = {
+    "TOLLWAY_MAIL_FROM_NAME": "Tollway Mailroom",
+    "TOLLWAY_MAIL_FROM_LINE1": "1 Market St",
+    "TOLLWAY_MAIL_FROM_LINE2": "Ste 300",
+    "TOLLWAY_MAIL_FROM_CITY": "San Francisco",
+    "TOLLWAY_MAIL_FROM_STATE": "CA",
+    "TOLLWAY_MAIL_FROM_ZIP": "94105",
+}
 _KEY = re.compile(r"^([^\[]+)\[([^\]]+)\]$")
 
 
@@ -94,13 +101,28 @@ def _now() -> str:
 def _address(fields: Any) -> dict[str, Any] | None:
     if not isinstance(fields, dict):
         return None
-    if not all(fields.get(k) for k in ("address_line1", "address_city", "address_state", "address_zip")) or not (fields.get("name") or fields.get("company")):
+    if not all(fields.get(k) for k in ("address_line1", "address_city", "address_state", "address_zip")) or not (
+        fields.get("name") or fields.get("company")
+    ):
         return None
-    return {"id": "adr_" + secrets.token_hex(8), "description": None, "name": str(fields.get("name") or "").upper() or None,
-            "company": None, "phone": None, "email": None, "address_line1": fields["address_line1"].upper(),
-            "address_line2": (fields.get("address_line2") or "").upper() or None, "address_city": fields["address_city"].upper(),
-            "address_state": fields["address_state"].upper(), "address_zip": fields["address_zip"],
-            "address_country": "UNITED STATES", "metadata": {}, "date_created": _now(), "date_modified": _now(), "object": "address"}
+    return {
+        "id": "adr_" + secrets.token_hex(8),
+        "description": None,
+        "name": str(fields.get("name") or "").upper() or None,
+        "company": None,
+        "phone": None,
+        "email": None,
+        "address_line1": fields["address_line1"].upper(),
+        "address_line2": (fields.get("address_line2") or "").upper() or None,
+        "address_city": fields["address_city"].upper(),
+        "address_state": fields["address_state"].upper(),
+        "address_zip": fields["address_zip"],
+        "address_country": "UNITED STATES",
+        "metadata": {},
+        "date_created": _now(),
+        "date_modified": _now(),
+        "object": "address",
+    }
 
 
 class LobStandIn:
@@ -121,14 +143,24 @@ class LobStandIn:
         return [r for r in self.requests if r.method == method and r.path == path]
 
     def track(self, letter_id: str, name: str, location: str = "94107") -> None:
-        event = {"id": "evnt_" + secrets.token_hex(8), "type": "normal", "name": name, "location": location, "time": _now(),
-                 "date_created": _now(), "date_modified": _now(), "object": "tracking_event"}
+        event = {
+            "id": "evnt_" + secrets.token_hex(8),
+            "type": "normal",
+            "name": name,
+            "location": location,
+            "time": _now(),
+            "date_created": _now(),
+            "date_modified": _now(),
+            "object": "tracking_event",
+        }
         self.letters[letter_id]["tracking_events"].append(event)
 
     # -- the routes -----------------------------------------------------------------
     def answer(self, seen: Seen) -> tuple[int, dict[str, Any]]:
         if not seen.authorized:
-            return _error(401, "unauthorized", "Your API key is not valid. Please sign up on lob.com to get a valid api key.")
+            return _error(
+                401, "unauthorized", "Your API key is not valid. Please sign up on lob.com to get a valid api key."
+            )
         if seen.method == "POST" and seen.path == "/v1/us_verifications":
             return self._verify(seen.fields)
         if seen.method == "POST" and seen.path == "/v1/letters":
@@ -148,15 +180,33 @@ class LobStandIn:
         city, state = str(f.get("city") or "").upper(), str(f.get("state") or "").upper()
         undeliverable = deliverability == "undeliverable"
         return 200, {
-            "id": "us_ver_" + secrets.token_hex(10), "recipient": str(f.get("recipient") or "").upper() or None,
-            "primary_line": primary, "secondary_line": str(f.get("secondary_line") or "").upper(), "urbanization": "",
+            "id": "us_ver_" + secrets.token_hex(10),
+            "recipient": str(f.get("recipient") or "").upper() or None,
+            "primary_line": primary,
+            "secondary_line": str(f.get("secondary_line") or "").upper(),
+            "urbanization": "",
             "last_line": f"{city} {state} {zip5}" + ("" if undeliverable else "-1741"),
             "deliverability": deliverability,
-            "components": {"primary_number": primary.split(" ")[0], "city": city, "state": state, "zip_code": zip5,
-                           "zip_code_plus_4": "" if undeliverable else "1741", "record_type": "street", "address_type": "commercial"},
-            "deliverability_analysis": {"dpv_confirmation": "N" if undeliverable else "Y", "dpv_cmra": "N", "dpv_vacant": "N",
-                                        "dpv_active": "N" if undeliverable else "Y", "dpv_footnotes": ["AA", "M1"] if undeliverable else ["AA", "BB"],
-                                        "ews_match": False, "lacs_indicator": "", "lacs_return_code": "", "suite_return_code": ""},
+            "components": {
+                "primary_number": primary.split(" ")[0],
+                "city": city,
+                "state": state,
+                "zip_code": zip5,
+                "zip_code_plus_4": "" if undeliverable else "1741",
+                "record_type": "street",
+                "address_type": "commercial",
+            },
+            "deliverability_analysis": {
+                "dpv_confirmation": "N" if undeliverable else "Y",
+                "dpv_cmra": "N",
+                "dpv_vacant": "N",
+                "dpv_active": "N" if undeliverable else "Y",
+                "dpv_footnotes": ["AA", "M1"] if undeliverable else ["AA", "BB"],
+                "ews_match": False,
+                "lacs_indicator": "",
+                "lacs_return_code": "",
+                "suite_return_code": "",
+            },
             "lob_confidence_score": {"score": 0 if undeliverable else 100, "level": "low" if undeliverable else "high"},
             "object": "us_verification",
         }
@@ -185,14 +235,32 @@ class LobStandIn:
         letter_id = "ltr_" + secrets.token_hex(8)
         created = _now()
         letter = {
-            "id": letter_id, "description": f.get("description"), "metadata": f.get("metadata") or {}, "to": to, "from": sender,
-            "color": str(f.get("color")).lower() == "true", "double_sided": True, "address_placement": "top_first_page",
-            "return_envelope": False, "perforated_page": None, "custom_envelope": None, "extra_service": None,
-            "mail_type": "usps_first_class", "url": f"https://lob-assets.example/letters/{letter_id}.pdf", "carrier": "USPS",
-            "tracking_number": None, "tracking_events": [], "thumbnails": [],
+            "id": letter_id,
+            "description": f.get("description"),
+            "metadata": f.get("metadata") or {},
+            "to": to,
+            "from": sender,
+            "color": str(f.get("color")).lower() == "true",
+            "double_sided": True,
+            "address_placement": "top_first_page",
+            "return_envelope": False,
+            "perforated_page": None,
+            "custom_envelope": None,
+            "extra_service": None,
+            "mail_type": "usps_first_class",
+            "url": f"https://lob-assets.example/letters/{letter_id}.pdf",
+            "carrier": "USPS",
+            "tracking_number": None,
+            "tracking_events": [],
+            "thumbnails": [],
             "expected_delivery_date": (datetime.date.today() + datetime.timedelta(days=5)).isoformat(),
-            "date_created": created, "date_modified": created, "send_date": created, "use_type": f.get("use_type"), "fsc": False,
-            "status": "processed", "object": "letter",
+            "date_created": created,
+            "date_modified": created,
+            "send_date": created,
+            "use_type": f.get("use_type"),
+            "fsc": False,
+            "status": "processed",
+            "object": "letter",
         }
         self.letters[letter_id] = letter
         if key:
@@ -225,11 +293,22 @@ def _handler(stand_in: LobStandIn) -> type[BaseHTTPRequestHandler]:
                 fields = json.loads(body)
             auth = self.headers.get("authorization") or ""
             try:
-                user, _, password = base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":") if auth.startswith("Basic ") else ("", "", "")
+                user, _, password = (
+                    base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")
+                    if auth.startswith("Basic ")
+                    else ("", "", "")
+                )
             except ValueError:
                 user, password = "", ""
-            seen = Seen(self.command, self.path.split("?")[0], {k.lower(): v for k, v in self.headers.items()}, content_type, fields, files,
-                        authorized=user == API_KEY and password == "")
+            seen = Seen(
+                self.command,
+                self.path.split("?")[0],
+                {k.lower(): v for k, v in self.headers.items()},
+                content_type,
+                fields,
+                files,
+                authorized=user == API_KEY and password == "",
+            )
             with stand_in.lock:
                 stand_in.requests.append(seen)
                 status, answer = stand_in.answer(seen)

@@ -9,6 +9,7 @@ refused before payment; the sender can track the letter; over MCP the key is an 
 
 The tool's keys are durable (`idempotency_durable`): the kernel's record of a key outlives
 TOLLWAY_IDEMPOTENCY_TTL_S and its hourly purge, so the same key gives the same job for good."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,7 +32,14 @@ from tollway_postal.shapes import PostalLetterInput
 from tollway_postal.tables import PostalLetter
 
 PATH = "/v1/tools/physical-mail/send"
-TO = {"name": "Dana Smith", "line1": "185 Berry St", "line2": "Ste 6100", "city": "San Francisco", "state": "CA", "zip": "94107"}
+TO = {
+    "name": "Dana Smith",
+    "line1": "185 Berry St",
+    "line2": "Ste 6100",
+    "city": "San Francisco",
+    "state": "CA",
+    "zip": "94107",
+}
 LETTER = {"to": TO, "text": "Dear Dana,\n\nYour order #42 has shipped.\n\nBest regards,\nThe shop"}
 PLUGIN = {"tollway_postal"}
 
@@ -70,21 +78,49 @@ async def test_a_letter_is_verified_then_mailed_once(kernel_factory, lob: LobSta
     assert [(r.method, r.path) for r in lob.requests] == [("POST", "/v1/us_verifications"), ("POST", "/v1/letters")]
     assert all(r.authorized for r in lob.requests)  # Basic auth, the key as user name
     verify, letter = lob.requests
-    assert verify.fields == {"recipient": "Dana Smith", "primary_line": "185 Berry St", "secondary_line": "Ste 6100", "city": "San Francisco",
-                             "state": "CA", "zip_code": "94107"}
+    assert verify.fields == {
+        "recipient": "Dana Smith",
+        "primary_line": "185 Berry St",
+        "secondary_line": "Ste 6100",
+        "city": "San Francisco",
+        "state": "CA",
+        "zip_code": "94107",
+    }
     [(letter_id, made)] = lob.letters.items()
     assert letter.headers["idempotency-key"] == provider_key(job_id)
-    assert letter.fields["to"] == {"name": "Dana Smith", "address_line1": "185 Berry St", "address_line2": "Ste 6100", "address_city": "San Francisco",
-                                   "address_state": "CA", "address_zip": "94107", "address_country": "US"}
-    assert letter.fields["from"] == {"name": "Tollway Mailroom", "address_line1": "1 Market St", "address_line2": "Ste 300",
-                                     "address_city": "San Francisco", "address_state": "CA", "address_zip": "94105", "address_country": "US"}
+    assert letter.fields["to"] == {
+        "name": "Dana Smith",
+        "address_line1": "185 Berry St",
+        "address_line2": "Ste 6100",
+        "address_city": "San Francisco",
+        "address_state": "CA",
+        "address_zip": "94107",
+        "address_country": "US",
+    }
+    assert letter.fields["from"] == {
+        "name": "Tollway Mailroom",
+        "address_line1": "1 Market St",
+        "address_line2": "Ste 300",
+        "address_city": "San Francisco",
+        "address_state": "CA",
+        "address_zip": "94105",
+        "address_country": "US",
+    }
     assert letter.fields["color"] == "false" and letter.fields["use_type"] == "operational"
     assert letter.fields["metadata"] == {"tollway_request_id": job_id}
-    assert "Your order #42 has shipped." in letter.fields["file"] and letter.fields["file"].startswith("<!DOCTYPE html>")
+    assert "Your order #42 has shipped." in letter.fields["file"] and letter.fields["file"].startswith(
+        "<!DOCTYPE html>"
+    )
     assert job["result"] == {
-        "letter_id": letter_id, "expected_delivery_date": made["expected_delivery_date"], "color": False,
-        "address": {"deliverability": "deliverable", "primary_line": "185 BERRY ST", "secondary_line": "STE 6100",
-                    "last_line": "SAN FRANCISCO CA 94107-1741"},
+        "letter_id": letter_id,
+        "expected_delivery_date": made["expected_delivery_date"],
+        "color": False,
+        "address": {
+            "deliverability": "deliverable",
+            "primary_line": "185 BERRY ST",
+            "secondary_line": "STE 6100",
+            "last_line": "SAN FRANCISCO CA 94107-1741",
+        },
     }
     assert left == "8.500000"  # 1.50 USDC, black and white
     assert API_KEY not in caplog.text and letter.headers["authorization"].split(" ")[1] not in caplog.text
@@ -115,7 +151,9 @@ async def test_the_same_key_and_letter_is_one_job_charged_and_mailed_once(kernel
             first = await client.post(PATH, json=LETTER, headers=headers)
             at_once = await client.post(PATH, json=LETTER, headers=headers)  # a retry before the job ran
             job = await finished(client, first.json()["request_id"], auth)
-            later = await client.post(PATH, json=dict(reversed(list(LETTER.items()))), headers=headers)  # same body, other key order
+            later = await client.post(
+                PATH, json=dict(reversed(list(LETTER.items()))), headers=headers
+            )  # same body, other key order
             left = await balance(client, auth)
     finally:
         await worker.stop()
@@ -166,7 +204,9 @@ async def test_the_key_survives_a_restart_on_the_same_database(kernel_factory, l
         left = await balance(client, auth)
     # the second kernel reads what the first wrote: it is the same database
     assert seen_again["status"] == "completed" and seen_again["result"] == job["result"]
-    assert rows == [{"request_id": first.json()["request_id"], "state": "sent", "letter_id": job["result"]["letter_id"]}]
+    assert rows == [
+        {"request_id": first.json()["request_id"], "state": "sent", "letter_id": job["result"]["letter_id"]}
+    ]
     assert again.status_code == 202 and again.json() == first.json()  # the same job
     assert other.status_code == 422 and other.json()["error"] == "idempotency_key_reused"
     assert left == "8.500000" and len(lob.letters) == 1
@@ -186,7 +226,9 @@ async def test_the_key_outlives_the_kernels_own_record(kernel_factory, lob: LobS
             year = 365 * 86_400_000
             kept = await PostalLetter.raw("SELECT expires_ms - created_ms AS life FROM tw_idempotency").run()
             assert all(int(r["life"]) > 50 * year for r in kept)
-            await PostalLetter.raw("DELETE FROM tw_idempotency WHERE expires_ms <= {}", int(time.time() * 1000) + year).run()
+            await PostalLetter.raw(
+                "DELETE FROM tw_idempotency WHERE expires_ms <= {}", int(time.time() * 1000) + year
+            ).run()
             again = await client.post(PATH, json=LETTER, headers=headers)
             other = await client.post(PATH, json={**LETTER, "text": "Another letter."}, headers=headers)
             if again.status_code == 202 and again.json()["request_id"] != first.json()["request_id"]:
@@ -207,8 +249,11 @@ async def test_an_undeliverable_address_fails_the_job_refunded(kernel_factory, l
     try:
         async with http_client(kernel) as client:
             _agent, auth = await credits_session(client, "10")
-            accepted = await client.post(PATH, json={**LETTER, "to": {**TO, "line1": "1 Nowhere Ln"}, "color": True},
-                                         headers={**auth, "Idempotency-Key": "order-47-letter"})
+            accepted = await client.post(
+                PATH,
+                json={**LETTER, "to": {**TO, "line1": "1 Nowhere Ln"}, "color": True},
+                headers={**auth, "Idempotency-Key": "order-47-letter"},
+            )
             job = await finished(client, accepted.json()["request_id"], auth)
             receipt = (await client.get(f"/v1/receipts/{accepted.json()['receipt_id']}", headers=auth)).json()
             left = await balance(client, auth)
@@ -222,7 +267,9 @@ async def test_an_undeliverable_address_fails_the_job_refunded(kernel_factory, l
     assert len(lob.seen("POST", "/v1/us_verifications")) == 1 and lob.seen("POST", "/v1/letters") == []
 
 
-async def test_a_lost_answer_is_asked_again_with_the_same_provider_key(kernel_factory, lob: LobStandIn, monkeypatch) -> None:
+async def test_a_lost_answer_is_asked_again_with_the_same_provider_key(
+    kernel_factory, lob: LobStandIn, monkeypatch
+) -> None:
     monkeypatch.setattr(lob_module, "RETRY_DELAYS_S", (0.01, 0.01))
     lob.lose_letter_answers = 1  # Lob makes the letter, then the answer is a 500
     kernel = await kernel_factory(installed=PLUGIN, env=lob.env())
@@ -258,8 +305,13 @@ async def test_a_job_run_again_after_a_crash_mails_one_letter(kernel_factory, lo
 
     value = msgspec.convert(LETTER, PostalLetterInput)
     async with httpx.AsyncClient() as http:
-        ctx = ToolContext(request_id="req_0123456789abcdef", agent_id="agent-crash", http=http, settings={},
-                          providers=OneProvider(LOB_MAIL.build(settings, http)))
+        ctx = ToolContext(
+            request_id="req_0123456789abcdef",
+            agent_id="agent-crash",
+            http=http,
+            settings={},
+            providers=OneProvider(LOB_MAIL.build(settings, http)),
+        )
         lob.lose_letter_answers = 3  # every answer lost: the first run ends without knowing
         with pytest.raises(ToolError) as lost:
             await run(value, ctx)
@@ -270,7 +322,9 @@ async def test_a_job_run_again_after_a_crash_mails_one_letter(kernel_factory, lo
     assert lost.value.code == "provider_unavailable"
     assert len(made) == 1 and again.letter_id == made[0] and list(lob.letters) == made
     assert len(lob.seen("POST", "/v1/us_verifications")) == 1  # the verification is kept, not bought again
-    assert {r.headers["idempotency-key"] for r in lob.seen("POST", "/v1/letters")} == {provider_key("req_0123456789abcdef")}
+    assert {r.headers["idempotency-key"] for r in lob.seen("POST", "/v1/letters")} == {
+        provider_key("req_0123456789abcdef")
+    }
     assert third == again and len(lob.requests) == asked  # answered from postal_letters, Lob not asked
 
 
@@ -282,7 +336,9 @@ async def test_a_long_letter_is_uploaded_as_a_file(kernel_factory, lob: LobStand
     try:
         async with http_client(kernel) as client:
             _agent, auth = await credits_session(client, "10")
-            accepted = await client.post(PATH, json={"to": TO, "text": text}, headers={**auth, "Idempotency-Key": "order-49-letter"})
+            accepted = await client.post(
+                PATH, json={"to": TO, "text": text}, headers={**auth, "Idempotency-Key": "order-49-letter"}
+            )
             assert accepted.status_code == 202, accepted.text
             job = await finished(client, accepted.json()["request_id"], auth)
     finally:
@@ -305,11 +361,17 @@ async def test_bad_letters_are_refused_before_payment(kernel_factory, lob: LobSt
         "over_100_kb": ({"to": TO, "html": "<p>" + "é" * 60_000 + "</p>"}, {"html"}),
         "not_html": ({"to": TO, "html": "just words"}, {"html"}),
         "blank_name": ({**LETTER, "to": {**TO, "name": "  "}}, {"to.name"}),
-        "address": ({**LETTER, "to": {**TO, "state": "California", "zip": "9410", "country": "CA"}}, {"to.state", "to.zip", "to.country"}),
+        "address": (
+            {**LETTER, "to": {**TO, "state": "California", "zip": "9410", "country": "CA"}},
+            {"to.state", "to.zip", "to.country"},
+        ),
     }
     async with http_client(kernel) as client:
         _agent, auth = await credits_session(client, "10")
-        answers = {name: await client.post(PATH, json=body, headers={**auth, "Idempotency-Key": f"bad-{name}"}) for name, (body, _f) in bad.items()}
+        answers = {
+            name: await client.post(PATH, json=body, headers={**auth, "Idempotency-Key": f"bad-{name}"})
+            for name, (body, _f) in bad.items()
+        }
         left = await balance(client, auth)
     for name, (_body, fields) in bad.items():
         answer = answers[name]
@@ -338,7 +400,10 @@ async def test_the_sender_tracks_the_letter(kernel_factory, lob: LobStandIn) -> 
         await worker.stop()
     assert tracked.status_code == 200, tracked.text
     body = tracked.json()
-    assert body["letter_id"] == job["result"]["letter_id"] and body["expected_delivery_date"] == job["result"]["expected_delivery_date"]
+    assert (
+        body["letter_id"] == job["result"]["letter_id"]
+        and body["expected_delivery_date"] == job["result"]["expected_delivery_date"]
+    )
     assert [e["name"] for e in body["tracking_events"]] == ["In Transit"] and body["status"] == "processed"
     assert theirs.status_code == unknown.status_code == 404
     assert lob.seen("GET", f"/v1/letters/{job['result']['letter_id']}")[0].authorized
@@ -363,7 +428,10 @@ async def test_a_refused_api_key_fails_the_job_refunded(kernel_factory, lob: Lob
 
 
 def test_the_sender_settings_are_the_providers() -> None:
-    assert {s.env_var for s in LOB_MAIL.requires} == {"TOLLWAY_MAIL_LOB_API_KEY", *(k for k in SENDER if k != "TOLLWAY_MAIL_FROM_LINE2")}
+    assert {s.env_var for s in LOB_MAIL.requires} == {
+        "TOLLWAY_MAIL_LOB_API_KEY",
+        *(k for k in SENDER if k != "TOLLWAY_MAIL_FROM_LINE2"),
+    }
     assert [s.env_var for s in LOB_MAIL.settings if s.secret] == ["TOLLWAY_MAIL_LOB_API_KEY"]
 
 
@@ -375,9 +443,15 @@ async def test_over_mcp_the_idempotency_key_is_an_argument(kernel_factory, lob: 
         async with http_client(kernel) as client:
             _agent, auth = await credits_session(client, "10")
             async with Client(mcp_server_for(kernel, token=auth["Authorization"].split()[1])) as mcp:
-                first = await mcp.call_tool("physical_mail_send", {**LETTER, "idempotency_key": "mcp-letter-1", "wait_seconds": 20})
-                again = await mcp.call_tool("physical_mail_send", {**LETTER, "idempotency_key": "mcp-letter-1", "wait_seconds": 20})
-                other = await mcp.call_tool("physical_mail_send", {**LETTER, "text": "Another.", "idempotency_key": "mcp-letter-1"})
+                first = await mcp.call_tool(
+                    "physical_mail_send", {**LETTER, "idempotency_key": "mcp-letter-1", "wait_seconds": 20}
+                )
+                again = await mcp.call_tool(
+                    "physical_mail_send", {**LETTER, "idempotency_key": "mcp-letter-1", "wait_seconds": 20}
+                )
+                other = await mcp.call_tool(
+                    "physical_mail_send", {**LETTER, "text": "Another.", "idempotency_key": "mcp-letter-1"}
+                )
             left = await balance(client, auth)
     finally:
         await worker.stop()

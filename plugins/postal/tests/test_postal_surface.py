@@ -2,6 +2,7 @@
 its OpenAPI operation and schemas, its MCP listing, and the answers an agent meets before
 any letter is made (the 202 acceptance, the refusals of a missing key, of bad input and of
 a reused key)."""
+
 from __future__ import annotations
 
 from postal_lob_standin import API_KEY, SENDER
@@ -24,11 +25,25 @@ async def test_answers_before_a_letter(kernel_factory, snapshot) -> None:
         _, auth = await credits_session(client, "5")
         answers = {
             "no_key": await client.post(PATH, json={"to": TO, "text": "Hello"}, headers=auth),
-            "bad_input": await client.post(PATH, json={"to": {**TO, "zip": "9410", "state": "California"}, "text": "Hi", "html": "<p>Hi</p>",
-                                                       "colour": True}, headers={**auth, "Idempotency-Key": "k-bad"}),
-            "unpaid": await client.post(PATH, json={"to": TO, "text": "Hello", "color": True}, headers={"Idempotency-Key": "k-quote"}),
-            "accepted": await client.post(PATH, json={"to": TO, "text": "Hello"}, headers={**auth, "Idempotency-Key": "k-1"}),
-            "key_reused": await client.post(PATH, json={"to": TO, "text": "Hello again"}, headers={**auth, "Idempotency-Key": "k-1"}),
+            "bad_input": await client.post(
+                PATH,
+                json={
+                    "to": {**TO, "zip": "9410", "state": "California"},
+                    "text": "Hi",
+                    "html": "<p>Hi</p>",
+                    "colour": True,
+                },
+                headers={**auth, "Idempotency-Key": "k-bad"},
+            ),
+            "unpaid": await client.post(
+                PATH, json={"to": TO, "text": "Hello", "color": True}, headers={"Idempotency-Key": "k-quote"}
+            ),
+            "accepted": await client.post(
+                PATH, json={"to": TO, "text": "Hello"}, headers={**auth, "Idempotency-Key": "k-1"}
+            ),
+            "key_reused": await client.post(
+                PATH, json={"to": TO, "text": "Hello again"}, headers={**auth, "Idempotency-Key": "k-1"}
+            ),
         }
     job_id = answers["accepted"].json()["request_id"]  # also named inside the acceptance's message
     assert {name: {"status": r.status_code, "body": normalise(r.json())} for name, r in answers.items()} == snapshot

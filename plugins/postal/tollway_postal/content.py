@@ -4,6 +4,7 @@ before payment. The estimate counts lines of 80 characters, 50 to a page, with t
 page one left to the address window; HTML is estimated from its visible text (tags
 dropped, block elements as line breaks), so large fonts or images may print more pages
 than estimated."""
+
 from __future__ import annotations
 
 import html
@@ -15,7 +16,27 @@ CHARS_PER_LINE = 80
 LINES_PER_PAGE = 50
 FIRST_PAGE_LINES = 32  # the upper third of page one carries the addresses
 
-_BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "section", "article", "hr", "pre", "blockquote"}
+_BLOCKS = {
+    "p",
+    "div",
+    "br",
+    "li",
+    "tr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "ul",
+    "ol",
+    "section",
+    "article",
+    "hr",
+    "pre",
+    "blockquote",
+}
 _HIDDEN = {"script", "style", "head", "title", "template"}
 
 

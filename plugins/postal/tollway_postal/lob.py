@@ -22,6 +22,7 @@ Failures are `ToolError`s as for every provider (docs/providers.md): 401/403
 `target_unreachable`. The API key is sent only in the Authorization header and never
 appears in a message.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -45,13 +46,23 @@ RETRY_DELAYS_S = (0.5, 1.5)  # a letter request that got no answer, a 5xx or a 4
 _LETTER_ID = re.compile(r"^ltr_[A-Za-z0-9]{1,64}$")
 
 LOB = Upstream(
-    family=KIND, name="lob", label="Lob", default_base_url="https://api.lob.com",
+    family=KIND,
+    name="lob",
+    label="Lob",
+    default_base_url="https://api.lob.com",
     description="Base URL of Lob's API (or a local stand-in in tests).",
     api_key="Lob secret API key (live_... prints and mails; test_... does not); the Basic auth user name.",
     timeout_s=30.0,
 )
-USE_TYPE = Setting(KIND, "lob_use_type", "operational", "Lob's use_type of every letter: operational (default) or marketing.")
-COST = Setting(KIND, "lob_cost_usdc", "0", "What one letter costs the operator at Lob, in USDC (stored beside receipts for margins; never shown).")
+USE_TYPE = Setting(
+    KIND, "lob_use_type", "operational", "Lob's use_type of every letter: operational (default) or marketing."
+)
+COST = Setting(
+    KIND,
+    "lob_cost_usdc",
+    "0",
+    "What one letter costs the operator at Lob, in USDC (stored beside receipts for margins; never shown).",
+)
 FROM_NAME = Setting(KIND, "from_name", None, "The sender's name on the return address (at most 40 characters).")
 FROM_LINE1 = Setting(KIND, "from_line1", None, "The return address's street line.")
 FROM_LINE2 = Setting(KIND, "from_line2", None, "The return address's second line (suite, unit), if any.")
@@ -113,7 +124,9 @@ class LobMail:
     http: httpx.AsyncClient
     base_url: str
     api_key: str = dataclasses.field(repr=False)
-    sender: Mapping[str, str | None] = dataclasses.field(default_factory=dict)  # Lob's address fields of the return address
+    sender: Mapping[str, str | None] = dataclasses.field(
+        default_factory=dict
+    )  # Lob's address fields of the return address
     use_type: str = "operational"
 
     @property
@@ -121,23 +134,58 @@ class LobMail:
         return {"Authorization": "Basic " + base64.b64encode(f"{self.api_key}:".encode()).decode()}
 
     async def verify(self, address: PostalAddress) -> Verification:
-        form = {"recipient": address.name, "primary_line": address.line1, "secondary_line": address.line2 or "",
-                "city": address.city, "state": address.state.upper(), "zip_code": address.zip}
-        reply = await LOB.send(self.http, "/v1/us_verifications", base_url=self.base_url, method="POST", data=form, headers=self._auth)
+        form = {
+            "recipient": address.name,
+            "primary_line": address.line1,
+            "secondary_line": address.line2 or "",
+            "city": address.city,
+            "state": address.state.upper(),
+            "zip_code": address.zip,
+        }
+        reply = await LOB.send(
+            self.http, "/v1/us_verifications", base_url=self.base_url, method="POST", data=form, headers=self._auth
+        )
         if reply.status in (400, 422):  # Lob could not read the address at all: it cannot be mailed to
-            raise ToolError("target_unreachable", f"Lob could not verify the address: {_lob_message(reply) or 'refused'}.", status=400,
-                            details={"upstream_status": reply.status, "lob_code": _lob_code(reply)})
+            raise ToolError(
+                "target_unreachable",
+                f"Lob could not verify the address: {_lob_message(reply) or 'refused'}.",
+                status=400,
+                details={"upstream_status": reply.status, "lob_code": _lob_code(reply)},
+            )
         body = LOB.json_of(reply)
         deliverability = body.get("deliverability") if isinstance(body, dict) else None
         if not isinstance(deliverability, str) or deliverability not in (*DELIVERABLE, UNDELIVERABLE):
-            raise LOB.unavailable("Lob answered the address verification without a deliverability it documents.", upstream_status=reply.status)
-        return Verification(id=_text(body.get("id")), deliverability=deliverability, primary_line=_text(body.get("primary_line")),
-                            secondary_line=_text(body.get("secondary_line")), last_line=_text(body.get("last_line")))
+            raise LOB.unavailable(
+                "Lob answered the address verification without a deliverability it documents.",
+                upstream_status=reply.status,
+            )
+        return Verification(
+            id=_text(body.get("id")),
+            deliverability=deliverability,
+            primary_line=_text(body.get("primary_line")),
+            secondary_line=_text(body.get("secondary_line")),
+            last_line=_text(body.get("last_line")),
+        )
 
-    async def send_letter(self, *, to: PostalAddress, html: str, color: bool, idempotency_key: str, description: str,
-                          metadata: Mapping[str, str]) -> Letter:
-        recipient = {"name": to.name, "address_line1": to.line1, "address_line2": to.line2, "address_city": to.city,
-                     "address_state": to.state.upper(), "address_zip": to.zip, "address_country": "US"}
+    async def send_letter(
+        self,
+        *,
+        to: PostalAddress,
+        html: str,
+        color: bool,
+        idempotency_key: str,
+        description: str,
+        metadata: Mapping[str, str],
+    ) -> Letter:
+        recipient = {
+            "name": to.name,
+            "address_line1": to.line1,
+            "address_line2": to.line2,
+            "address_city": to.city,
+            "address_state": to.state.upper(),
+            "address_zip": to.zip,
+            "address_country": "US",
+        }
         form = {
             "description": description[:255],
             **_address_fields("to", recipient),
@@ -159,8 +207,12 @@ class LobMail:
                 failure = LOB.refusal(reply, lob_code=_lob_code(reply))
                 continue
             if reply.status == 422 and _lob_code(reply) == "failed_deliverability_strictness":
-                raise ToolError("target_unreachable", "Lob refused to mail to the address: it does not meet the account's deliverability setting.",
-                                status=400, details={"upstream_status": 422, "lob_code": "failed_deliverability_strictness"})
+                raise ToolError(
+                    "target_unreachable",
+                    "Lob refused to mail to the address: it does not meet the account's deliverability setting.",
+                    status=400,
+                    details={"upstream_status": 422, "lob_code": "failed_deliverability_strictness"},
+                )
             if not reply.ok:
                 raise LOB.refusal(reply, lob_code=_lob_code(reply))
             return self._letter_of(LOB.json_of(reply), reply.status)
@@ -169,10 +221,22 @@ class LobMail:
 
     async def _post_letter(self, form: dict[str, str], html: str, headers: dict[str, str]) -> Reply:
         if len(html) < INLINE_HTML_MAX:
-            return await LOB.send(self.http, "/v1/letters", base_url=self.base_url, method="POST", data={**form, "file": html}, headers=headers)
+            return await LOB.send(
+                self.http,
+                "/v1/letters",
+                base_url=self.base_url,
+                method="POST",
+                data={**form, "file": html},
+                headers=headers,
+            )
         try:  # an upload: Upstream.send has no files, so the same failure mapping by hand
-            response = await self.http.post(self.base_url.rstrip("/") + "/v1/letters", data=form, headers=headers, timeout=LOB.timeout_s,
-                                            files={"file": ("letter.html", html.encode(), "text/html")})
+            response = await self.http.post(
+                self.base_url.rstrip("/") + "/v1/letters",
+                data=form,
+                headers=headers,
+                timeout=LOB.timeout_s,
+                files={"file": ("letter.html", html.encode(), "text/html")},
+            )
         except httpx.TimeoutException as exc:
             raise LOB.unavailable("Lob did not answer in time.", reason="timeout") from exc
         except httpx.HTTPError as exc:
@@ -195,20 +259,34 @@ class LobMail:
         events = body.get("tracking_events")
         tracking = tuple(
             TrackingEvent(name=str(e.get("name")), time=_text(e.get("time")), location=_text(e.get("location")))
-            for e in (events if isinstance(events, list) else []) if isinstance(e, dict) and _text(e.get("name"))
+            for e in (events if isinstance(events, list) else [])
+            if isinstance(e, dict) and _text(e.get("name"))
         )
-        return Letter(id=letter_id, expected_delivery_date=_text(body.get("expected_delivery_date")), status=_text(body.get("status")),
-                      tracking_events=tracking)
+        return Letter(
+            id=letter_id,
+            expected_delivery_date=_text(body.get("expected_delivery_date")),
+            status=_text(body.get("status")),
+            tracking_events=tracking,
+        )
 
 
 def _build(settings: Mapping[str, str], http: httpx.AsyncClient) -> LobMail:
-    sender = {"name": settings.get("from_name"), "address_line1": settings.get("from_line1"), "address_line2": settings.get("from_line2"),
-              "address_city": settings.get("from_city"), "address_state": (settings.get("from_state") or "").upper() or None,
-              "address_zip": settings.get("from_zip")}
+    sender = {
+        "name": settings.get("from_name"),
+        "address_line1": settings.get("from_line1"),
+        "address_line2": settings.get("from_line2"),
+        "address_city": settings.get("from_city"),
+        "address_state": (settings.get("from_state") or "").upper() or None,
+        "address_zip": settings.get("from_zip"),
+    }
     use_type = (settings.get("lob_use_type") or "operational").strip().lower()
-    return LobMail(http=http, base_url=LOB.base_url(settings), api_key=(settings.get("lob_api_key") or "").strip(),
-                   sender={k: (v or "").strip() or None for k, v in sender.items()},
-                   use_type=use_type if use_type in ("operational", "marketing") else "operational")
+    return LobMail(
+        http=http,
+        base_url=LOB.base_url(settings),
+        api_key=(settings.get("lob_api_key") or "").strip(),
+        sender={k: (v or "").strip() or None for k, v in sender.items()},
+        use_type=use_type if use_type in ("operational", "marketing") else "operational",
+    )
 
 
 def _cost(settings: Mapping[str, str]) -> int:

@@ -3,6 +3,7 @@ letter tracking route and the plugin's table (`postal_letters`).
 
 Nothing runs here at import time beyond building the declarations.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,7 +16,9 @@ from .send_tool import PHYSICAL_MAIL_SEND
 from .tables import TABLES
 from .track_route import TRACK_ROUTE
 
-APP = AppConfig(app_name="postal", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+APP = AppConfig(
+    app_name="postal", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES)
+)
 
 
 @hookimpl

@@ -7,6 +7,7 @@ The job verifies the address first: `undeliverable` fails it with `target_unreac
 key of the provider's own, derived from the job's request id, and keeps the job's state in
 `postal_letters` (tables.py), so a run made again after a worker crash never mails a
 second letter. docs/postal.md has the decisions."""
+
 from __future__ import annotations
 
 import hashlib
@@ -63,8 +64,12 @@ async def _change(rid: str, **values: Any) -> None:
 
 
 def _answer(row: dict[str, Any], verified: dict[str, Any]) -> PostalLetterSent:
-    return PostalLetterSent(letter_id=row["letter_id"], expected_delivery_date=row["expected_delivery_date"], color=bool(row["color"]),
-                            address=PostalVerifiedAddress(**verified))
+    return PostalLetterSent(
+        letter_id=row["letter_id"],
+        expected_delivery_date=row["expected_delivery_date"],
+        color=bool(row["color"]),
+        address=PostalVerifiedAddress(**verified),
+    )
 
 
 async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
@@ -72,10 +77,17 @@ async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
     mail = ctx.provider("mail")
     rid = ctx.request_id
     now = now_ms()
-    await PostalLetter.insert(PostalLetter(
-        request_id=rid, agent_id=ctx.agent_id or "", state="verifying", color=1 if value.color else 0, lob_key=provider_key(rid),
-        created_ms=now, updated_ms=now,
-    )).on_conflict(target=PostalLetter.request_id, action="DO NOTHING")
+    await PostalLetter.insert(
+        PostalLetter(
+            request_id=rid,
+            agent_id=ctx.agent_id or "",
+            state="verifying",
+            color=1 if value.color else 0,
+            lob_key=provider_key(rid),
+            created_ms=now,
+            updated_ms=now,
+        )
+    ).on_conflict(target=PostalLetter.request_id, action="DO NOTHING")
     row = await PostalLetter.select().where(PostalLetter.request_id == rid).first()
     verified = json.loads(row["verification"]) if row["verification"] else None
     if row["letter_id"] and verified is not None:  # run again after the letter was made: the same answer
@@ -83,25 +95,50 @@ async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
     if verified is None:
         await ctx.report("verifying the address")
         found = await mail.verify(value.to)
-        verified = {"deliverability": found.deliverability, "primary_line": found.primary_line, "secondary_line": found.secondary_line,
-                    "last_line": found.last_line}
+        verified = {
+            "deliverability": found.deliverability,
+            "primary_line": found.primary_line,
+            "secondary_line": found.secondary_line,
+            "last_line": found.last_line,
+        }
         await _change(rid, verification=json.dumps(verified))
     if verified["deliverability"] == UNDELIVERABLE:
         await _change(rid, state="undeliverable")
-        raise ToolError("target_unreachable", "The address is undeliverable according to the USPS (address verification); nothing was mailed.",
-                        status=400, details={"deliverability": UNDELIVERABLE})
+        raise ToolError(
+            "target_unreachable",
+            "The address is undeliverable according to the USPS (address verification); nothing was mailed.",
+            status=400,
+            details={"deliverability": UNDELIVERABLE},
+        )
     await ctx.report("sending the letter")
     await _change(rid, state="sending")
     html = value.html if value.html is not None else text_letter(value.text or "")
-    letter = await mail.send_letter(to=value.to, html=html, color=value.color, idempotency_key=row["lob_key"],
-                                    description=f"Tollway {NAME} {rid}", metadata={"tollway_request_id": rid})
+    letter = await mail.send_letter(
+        to=value.to,
+        html=html,
+        color=value.color,
+        idempotency_key=row["lob_key"],
+        description=f"Tollway {NAME} {rid}",
+        metadata={"tollway_request_id": rid},
+    )
     await _change(rid, state="sent", letter_id=letter.id, expected_delivery_date=letter.expected_delivery_date)
     await ctx.report("letter accepted for printing and mailing")
-    return PostalLetterSent(letter_id=letter.id, expected_delivery_date=letter.expected_delivery_date, color=value.color,
-                            address=PostalVerifiedAddress(**verified))
+    return PostalLetterSent(
+        letter_id=letter.id,
+        expected_delivery_date=letter.expected_delivery_date,
+        color=value.color,
+        address=PostalVerifiedAddress(**verified),
+    )
 
 
-EXAMPLE_TO = {"name": "Dana Smith", "line1": "185 Berry St", "line2": "Ste 6100", "city": "San Francisco", "state": "CA", "zip": "94107"}
+EXAMPLE_TO = {
+    "name": "Dana Smith",
+    "line1": "185 Berry St",
+    "line2": "Ste 6100",
+    "city": "San Francisco",
+    "state": "CA",
+    "zip": "94107",
+}
 
 PHYSICAL_MAIL_SEND = Tool(
     name=NAME,
@@ -132,9 +169,23 @@ PHYSICAL_MAIL_SEND = Tool(
     provider_kind="mail",
     time_limit_s=150.0,
     examples=(
-        Example("A plain-text letter, black and white", {"to": EXAMPLE_TO, "text": "Dear Dana,\n\nYour order has shipped.\n\nThe shop"}),
-        Example("An HTML letter in color", {"to": {"name": "Lee Park", "line1": "210 King St", "city": "San Francisco", "state": "CA", "zip": "94107"},
-                                            "html": "<html><body><h1>Welcome</h1><p>Dear Lee, thank you for joining us.</p></body></html>",
-                                            "color": True}),
+        Example(
+            "A plain-text letter, black and white",
+            {"to": EXAMPLE_TO, "text": "Dear Dana,\n\nYour order has shipped.\n\nThe shop"},
+        ),
+        Example(
+            "An HTML letter in color",
+            {
+                "to": {
+                    "name": "Lee Park",
+                    "line1": "210 King St",
+                    "city": "San Francisco",
+                    "state": "CA",
+                    "zip": "94107",
+                },
+                "html": "<html><body><h1>Welcome</h1><p>Dear Lee, thank you for joining us.</p></body></html>",
+                "color": True,
+            },
+        ),
     ),
 )

@@ -1,6 +1,7 @@
 """The physical mail tool's input and answer types, shared by the tool, the `mail`
 provider and the tracking route. Bounds follow Lob's documented limits for a US address
 (name 40 characters, address lines 64, a two-letter state, ZIP or ZIP+4)."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -46,7 +47,9 @@ class PostalLetterInput(msgspec.Struct, forbid_unknown_fields=True, omit_default
 class PostalVerifiedAddress(msgspec.Struct):
     """What the address verification said, in the USPS's standard form."""
 
-    deliverability: str  # deliverable, deliverable_unnecessary_unit, deliverable_incorrect_unit, deliverable_missing_unit
+    deliverability: (
+        str  # deliverable, deliverable_unnecessary_unit, deliverable_incorrect_unit, deliverable_missing_unit
+    )
     primary_line: str | None
     secondary_line: str | None
     last_line: str | None  # city, state, ZIP+4
@@ -62,7 +65,9 @@ class PostalLetterSent(msgspec.Struct):
 
 
 class PostalTrackingEvent(msgspec.Struct):
-    name: str  # Mailed, In Transit, In Local Area, Processed for Delivery, Delivered, Re-Routed, Returned to Sender, ...
+    name: (
+        str  # Mailed, In Transit, In Local Area, Processed for Delivery, Delivered, Re-Routed, Returned to Sender, ...
+    )
     time: str | None
     location: str | None
 

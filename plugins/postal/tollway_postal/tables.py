@@ -6,6 +6,7 @@ Lob (derived from the request id) and, once Lob accepted it, the letter. A run t
 the letter answers it again and never asks Lob for another; a run that finds a request
 sent without an answer sends it again with the same key, and Lob gives back the same
 letter."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Integer, Text, Varchar

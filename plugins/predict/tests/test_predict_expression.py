@@ -10,6 +10,7 @@ and two hypothesis properties:
   NumPy, give the same numbers as a slow scalar reference evaluator (plain
   Python floats and `math`, run by run, with a truly lazy `if`).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,12 +21,23 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from tollway_predict import expression
 from tollway_predict.errors import InputProblem
 
 VARS = {"a": "variable", "b": "variable", "c": "variable"}
-ARITY = {"min": (2, None), "max": (2, None), "abs": (1, 1), "sqrt": (1, 1), "exp": (1, 1), "log": (1, 1),
-         "floor": (1, 1), "ceil": (1, 1), "clamp": (3, 3), "if": (3, 3)}
+ARITY = {
+    "min": (2, None),
+    "max": (2, None),
+    "abs": (1, 1),
+    "sqrt": (1, 1),
+    "exp": (1, 1),
+    "log": (1, 1),
+    "floor": (1, 1),
+    "ceil": (1, 1),
+    "clamp": (3, 3),
+    "if": (3, 3),
+}
 
 
 def ev(text: str, env: dict[str, Any] | None = None, n: int = 1) -> np.ndarray:
@@ -276,15 +288,81 @@ def engine_accepts(text: str) -> bool:
 
 
 PIECES = [
-    "a", "b", "c", "zz", "1", "2.5", ".5", "3.", "1e3", "2E-2", "1e", "e", "+", "-", "*", "/", "^", "(", ")", ",",
-    "<", "<=", ">", ">=", "==", "!=", "=", "!", "**", "//", "%", "min", "max", "abs", "sqrt", "exp", "log", "floor",
-    "ceil", "clamp", "if", "lambda", "import", "__import__", "os", "[", "]", ".", "'", '"', ";", ":", "@", "&", "|",
-    "~", "not", "and", "or", "{", "}", "\\", "#", "\n", "\u00e9", "\u0661", "\u00a0",
+    "a",
+    "b",
+    "c",
+    "zz",
+    "1",
+    "2.5",
+    ".5",
+    "3.",
+    "1e3",
+    "2E-2",
+    "1e",
+    "e",
+    "+",
+    "-",
+    "*",
+    "/",
+    "^",
+    "(",
+    ")",
+    ",",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "==",
+    "!=",
+    "=",
+    "!",
+    "**",
+    "//",
+    "%",
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "exp",
+    "log",
+    "floor",
+    "ceil",
+    "clamp",
+    "if",
+    "lambda",
+    "import",
+    "__import__",
+    "os",
+    "[",
+    "]",
+    ".",
+    "'",
+    '"',
+    ";",
+    ":",
+    "@",
+    "&",
+    "|",
+    "~",
+    "not",
+    "and",
+    "or",
+    "{",
+    "}",
+    "\\",
+    "#",
+    "\n",
+    "\u00e9",
+    "\u0661",
+    "\u00a0",
 ]
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25), st.lists(st.sampled_from(["", " "]), min_size=25, max_size=25))
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=25),
+    st.lists(st.sampled_from(["", " "]), min_size=25, max_size=25),
+)
 def test_parser_accepts_exactly_the_grammar(pieces: list[str], gaps: list[str]) -> None:
     text = "".join(p + g for p, g in zip(pieces, gaps))
     assert engine_accepts(text) == recognise(text, VARS), text
@@ -310,15 +388,22 @@ Tree = tuple  # ("num", v) | ("var", name) | ("neg", t) | ("bin", op, l, r) | ("
 
 
 def trees() -> st.SearchStrategy[Tree]:
-    leaf = st.one_of(st.sampled_from(LEAF_VALUES).map(lambda v: ("num", v)), st.sampled_from(sorted(RUN_VALUES)).map(lambda v: ("var", v)))
+    leaf = st.one_of(
+        st.sampled_from(LEAF_VALUES).map(lambda v: ("num", v)),
+        st.sampled_from(sorted(RUN_VALUES)).map(lambda v: ("var", v)),
+    )
 
     def extend(inner: st.SearchStrategy[Tree]) -> st.SearchStrategy[Tree]:
         return st.one_of(
             inner.map(lambda t: ("neg", t)),
             st.tuples(st.just("bin"), st.sampled_from(["+", "-", "*", "/", "^"]), inner, inner),
             st.tuples(st.just("cmp"), st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), inner, inner),
-            st.tuples(st.just("call"), st.sampled_from(["abs", "sqrt", "exp", "log", "floor", "ceil"]), st.tuples(inner)),
-            st.tuples(st.just("call"), st.sampled_from(["min", "max"]), st.lists(inner, min_size=2, max_size=4).map(tuple)),
+            st.tuples(
+                st.just("call"), st.sampled_from(["abs", "sqrt", "exp", "log", "floor", "ceil"]), st.tuples(inner)
+            ),
+            st.tuples(
+                st.just("call"), st.sampled_from(["min", "max"]), st.lists(inner, min_size=2, max_size=4).map(tuple)
+            ),
             st.tuples(st.just("call"), st.sampled_from(["clamp", "if"]), st.tuples(inner, inner, inner)),
         )
 
@@ -397,8 +482,14 @@ def _max(x: float, y: float) -> float:
     return x if x > y else y  # noqa: FURB136 - as above
 
 
-CMP = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
-       "==": lambda x, y: x == y, "!=": lambda x, y: x != y}
+CMP = {
+    "<": lambda x, y: x < y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    ">=": lambda x, y: x >= y,
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+}
 
 
 def reference(t: Tree, env: dict[str, float]) -> float:
@@ -412,7 +503,13 @@ def reference(t: Tree, env: dict[str, float]) -> float:
         return -reference(t[1], env)
     if kind == "bin":
         x, y = reference(t[2], env), reference(t[3], env)
-        return {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "/": lambda: _div(x, y), "^": lambda: _pow(x, y)}[t[1]]()
+        return {
+            "+": lambda: x + y,
+            "-": lambda: x - y,
+            "*": lambda: x * y,
+            "/": lambda: _div(x, y),
+            "^": lambda: _pow(x, y),
+        }[t[1]]()
     if kind == "cmp":
         x, y = reference(t[2], env), reference(t[3], env)
         return math.nan if math.isnan(x) or math.isnan(y) else float(CMP[t[1]](x, y))
@@ -471,6 +568,8 @@ def test_a_square_root_power_of_negative_zero_is_positive_zero() -> None:
     assert [float(x) for x in got] == [math.inf, math.inf, 0.5]
     minus_infinity = ev("log(b) ^ 0.5", {"b": [0.0, 0.0]}, 2), ev("log(b) ^ (-0.5)", {"b": [0.0, 0.0]}, 2)
     assert [float(x) for x in minus_infinity[0]] == [math.inf, math.inf]  # pow(-inf, 0.5), not NumPy's sqrt: nan
-    assert [math.copysign(1.0, float(x)) for x in minus_infinity[1]] == [1.0, 1.0] and float(minus_infinity[1][0]) == 0.0
+    assert [math.copysign(1.0, float(x)) for x in minus_infinity[1]] == [1.0, 1.0] and float(
+        minus_infinity[1][0]
+    ) == 0.0
     odd = ev("b ^ 3", {"b": [-0.0, -1e-200]}, 2)
     assert [math.copysign(1.0, float(x)) for x in odd] == [-1.0, -1.0]  # an odd power keeps the sign of zero

@@ -1,5 +1,6 @@
 """Forecast model: validation codes, time axis, seasonality handling, floor,
 intervals, determinism. No timing assertions."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -8,6 +9,7 @@ import pickle
 import msgspec
 import numpy as np
 import pytest
+
 from tollway_predict import forecast_models as fm
 from tollway_predict.errors import InputProblem
 from tollway_predict.forecast import ForecastBlock, Point, run_forecast, size, validate
@@ -57,8 +59,11 @@ def code_of(b):
         (lambda: block(range(10), interval_levels=[80, 100]), "invalid_interval_level", "interval_levels[1]"),
         (lambda: block(range(10), interval_levels=[0]), "invalid_interval_level", "interval_levels[0]"),
         (lambda: block(range(10), interval_levels=[80, 80]), "duplicate_interval_level", "interval_levels"),
-        (lambda: block(range(10), interval_levels=[10, 20, 30, 40, 50, 60]), "too_many_interval_levels",
-         "interval_levels"),
+        (
+            lambda: block(range(10), interval_levels=[10, 20, 30, 40, 50, 60]),
+            "too_many_interval_levels",
+            "interval_levels",
+        ),
         (lambda: block(range(10), floor=float("inf")), "invalid_floor", "floor"),
         (lambda: block(range(10), seasonal_period=0), "invalid_seasonal_period", "seasonal_period"),
         (lambda: block(range(10), t=[0, 1, 2, 2, 4, 5, 6, 7, 8, 9]), "time_not_increasing", "series[3].t"),
@@ -113,15 +118,30 @@ def test_missing_month_interpolated_with_dates():
 @pytest.mark.parametrize(
     "t, freq, first_next",
     [
-        ([f"2021-{q:02d}-01" for q in (1, 4, 7, 10)] + [f"2022-{q:02d}-01" for q in (1, 4, 7, 10)],
-         "quarterly", "2023-01-01"),
+        (
+            [f"2021-{q:02d}-01" for q in (1, 4, 7, 10)] + [f"2022-{q:02d}-01" for q in (1, 4, 7, 10)],
+            "quarterly",
+            "2023-01-01",
+        ),
         ([f"{2000 + k}-06-30" for k in range(8)], "yearly", "2008-06-30"),
         ([(dt.date(2024, 1, 1) + dt.timedelta(days=k)).isoformat() for k in range(8)], "daily", "2024-01-09"),
         ([(dt.date(2024, 1, 1) + dt.timedelta(weeks=k)).isoformat() for k in range(8)], "weekly", "2024-02-26"),
         ([f"2024-03-01T{k:02d}:00:00" for k in range(8)], "hourly", "2024-03-01T08:00:00"),
         ([f"2024-03-01T{k:02d}:00:00Z" for k in range(8)], "hourly", "2024-03-01T08:00:00+00:00"),
-        (["2023-01-31", "2023-02-28", "2023-03-31", "2023-04-30", "2023-05-31", "2023-06-30", "2023-07-31",
-          "2023-08-31"], "monthly", "2023-09-30"),
+        (
+            [
+                "2023-01-31",
+                "2023-02-28",
+                "2023-03-31",
+                "2023-04-30",
+                "2023-05-31",
+                "2023-06-30",
+                "2023-07-31",
+                "2023-08-31",
+            ],
+            "monthly",
+            "2023-09-30",
+        ),
     ],
 )
 def test_frequency_inference(t, freq, first_next):
@@ -291,8 +311,8 @@ def test_backtest_origins():
     from tollway_predict import forecast_backtest as fb
 
     assert fb.origins(100, 12, 12) == [88, 82, 76]  # three origins, half a horizon apart, each a full horizon
-    assert fb.origins(40, 12, 12) == [28]           # the others would keep fewer than two seasons
-    assert fb.origins(10, 8, 1) == [7]              # no room: a shorter tail of n // 3
+    assert fb.origins(40, 12, 12) == [28]  # the others would keep fewer than two seasons
+    assert fb.origins(10, 8, 1) == [7]  # no room: a shorter tail of n // 3
     out = run_forecast(block(seasonal_series(120), t=monthly_dates(120), horizon=12), 20)
     assert out["meta"]["origins"] == [108, 102, 96] and out["meta"]["holdout"] == 12
     assert out["meta"]["calibration_origins"] == 3

@@ -2,6 +2,7 @@
 code, and the character position for expressions), the published price
 formula, the response layout, and the whole paid job through the kernel
 (credits, Idempotency-Key, 202, a Worker, polling) on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,13 +15,13 @@ from typing import Any
 
 import msgspec
 import pytest
+
+from tollway import Refusal
+from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 from tollway_predict import request as request_mod
 from tollway_predict import simulation, tool
 from tollway_predict.pricing import price_micro
 from tollway_predict.request import PredictRequest
-
-from tollway import Refusal
-from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 
 SIM = copy.deepcopy(dict(tool.EXAMPLES[0].input))
 
@@ -106,7 +107,11 @@ def test_expression_errors_carry_position() -> None:
     body = with_sim(outputs=[{"id": "units", "expression": "demand * pricee"}])
     err = refusal(body)
     assert err.extra["code"] == "unknown_name" and err.extra["position"] == 9
-    assert err.details[0] == {"field": "simulation.outputs[0].expression", "message": err.details[0]["message"], "position": 9}
+    assert err.details[0] == {
+        "field": "simulation.outputs[0].expression",
+        "message": err.details[0]["message"],
+        "position": 9,
+    }
     assert refusal(with_sim(runs=50)).extra["code"] == "bad_runs"
 
 
@@ -184,7 +189,9 @@ async def test_paid_predict_job_end_to_end(kernel: Any) -> None:
         balance = (await client.get("/v1/balance", headers=auth)).json()
     assert done["status"] == "completed", done
     result = done["result"]
-    assert result["model"] == "simulation" and result["status"] == "complete" and result["version"] == simulation.VERSION
+    assert (
+        result["model"] == "simulation" and result["status"] == "complete" and result["version"] == simulation.VERSION
+    )
     # the same scenario, seed and version reproduce the answer
     local = msgspec.to_builtins(tool.run(value_of(SIM)))
     assert result["prediction"] == local["prediction"] and result["uncertainty"] == local["uncertainty"]
@@ -206,7 +213,9 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
     assert await count_quotes() == 0 and await count_receipts() == 0
 
 
-async def _job_with(kernel: Any, monkeypatch: pytest.MonkeyPatch, fake: Any, key: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
+async def _job_with(
+    kernel: Any, monkeypatch: pytest.MonkeyPatch, fake: Any, key: str
+) -> tuple[dict[str, Any], dict[str, Any], Any]:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
         accepted = (await client.post("/v1/tools/predict", json=SIM, headers={**auth, "Idempotency-Key": key})).json()
@@ -250,9 +259,13 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel: Any) -> None:
     key = {"Idempotency-Key": "shape-1"}
     async with http_client(kernel) as client:
         unknown = await client.post("/v1/tools/predict", json={"model": "simulation", "colour": "red"}, headers=key)
-        wrong = await client.post("/v1/tools/predict", json={"model": "simulation", "time_limit_s": "soon"}, headers=key)
+        wrong = await client.post(
+            "/v1/tools/predict", json={"model": "simulation", "time_limit_s": "soon"}, headers=key
+        )
         missing = await client.post("/v1/tools/predict", json={}, headers=key)
-        kind = await client.post("/v1/tools/predict", json=with_sim(variables=[{"id": "d", "distribution": {"kind": "gamma"}}]), headers=key)
+        kind = await client.post(
+            "/v1/tools/predict", json=with_sim(variables=[{"id": "d", "distribution": {"kind": "gamma"}}]), headers=key
+        )
     assert unknown.status_code == 400 and unknown.json()["error"] == "invalid_input"
     assert unknown.json()["code"] == "unknown_field" and unknown.json()["details"][0]["field"] == "colour"
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
@@ -280,9 +293,21 @@ def test_shape_errors_name_every_nested_field() -> None:
     assert err.value.details == [  # in the order the body gives them
         {"field": "simulation.seed", "message": "simulation.seed must be a whole number or null"},
         {"field": "simulation.percentiles[1]", "message": "simulation.percentiles[1] must be a number"},
-        {"field": "simulation.variables[0].distribution.sd", "message": "simulation.variables[0].distribution.sd must be a number of at most 1000000000000000"},
-        {"field": "simulation.variables[1].distribution.kind", "message": f"simulation.variables[1].distribution.kind must be one of {kinds}"},
-        {"field": "simulation.variables[2].distribution.kind", "message": f"simulation.variables[2].distribution.kind is required (one of {kinds})"},
-        {"field": "simulation.outputs[2].expression", "message": "simulation.outputs[2].expression is required (a string)"},
+        {
+            "field": "simulation.variables[0].distribution.sd",
+            "message": "simulation.variables[0].distribution.sd must be a number of at most 1000000000000000",
+        },
+        {
+            "field": "simulation.variables[1].distribution.kind",
+            "message": f"simulation.variables[1].distribution.kind must be one of {kinds}",
+        },
+        {
+            "field": "simulation.variables[2].distribution.kind",
+            "message": f"simulation.variables[2].distribution.kind is required (one of {kinds})",
+        },
+        {
+            "field": "simulation.outputs[2].expression",
+            "message": "simulation.outputs[2].expression is required (a string)",
+        },
     ]
     assert err.value.message.startswith("6 fields are invalid: simulation.seed, simulation.percentiles[1], ")

@@ -1,6 +1,7 @@
 """Simulation: the block's limits and parameter rules, sampling, discarding
 non-finite runs, statistics, bit-for-bit reproducibility and the time cap
 (deterministic: a zero cap stops after the first chunk, no wall-clock timing)."""
+
 from __future__ import annotations
 
 import copy
@@ -10,6 +11,7 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
+
 from tollway_predict import simulation
 from tollway_predict.errors import InputProblem
 
@@ -42,7 +44,10 @@ def var(kind: str, **params: Any) -> dict[str, Any]:
 
 
 def test_limits() -> None:
-    assert block(runs=10_000).runs == 10_000 and msgspec.convert({k: v for k, v in BASE.items() if k != "runs"}, simulation.SimulationBlock).runs == 10_000
+    assert (
+        block(runs=10_000).runs == 10_000
+        and msgspec.convert({k: v for k, v in BASE.items() if k != "runs"}, simulation.SimulationBlock).runs == 10_000
+    )
     assert refused(runs=99).code == "bad_runs" and refused(runs=100_001).code == "bad_runs"
     simulation.validate(block(runs=100)) and simulation.validate(block(runs=100_000))
     assert refused(seed=-1).code == "bad_seed"
@@ -85,7 +90,10 @@ def test_ids() -> None:
 )
 def test_parameter_rules(dist: dict[str, Any], field: str) -> None:
     err = refused(variables=[dist, *BASE["variables"]])
-    assert err.code in ("bad_parameter", "too_many_values") and err.field == f"simulation.variables[0].distribution.{field}"
+    assert (
+        err.code in ("bad_parameter", "too_many_values")
+        and err.field == f"simulation.variables[0].distribution.{field}"
+    )
 
 
 def test_distribution_shapes_are_strict() -> None:
@@ -121,11 +129,15 @@ def test_distributions_sample_what_they_say() -> None:
 def test_statistics_match_numpy_on_the_same_draws() -> None:
     b = block(runs=25_000)
     programs = simulation.validate(b)
-    draws = np.concatenate([simulation.chunk_values(b, programs, 7, i, n)[0] for i, n in ((0, 10_000), (1, 10_000), (2, 5_000))])
+    draws = np.concatenate(
+        [simulation.chunk_values(b, programs, 7, i, n)[0] for i, n in ((0, 10_000), (1, 10_000), (2, 5_000))]
+    )
     out = simulation.run_simulation(b, 120)
     p, u = out["prediction"][0], out["uncertainty"][0]
     assert p["mean"] == float(np.mean(draws)) and p["median"] == float(np.median(draws))
-    assert u["sd"] == float(np.std(draws, ddof=1)) and u["mean_standard_error"] == pytest.approx(u["sd"] / np.sqrt(25_000))
+    assert u["sd"] == float(np.std(draws, ddof=1)) and u["mean_standard_error"] == pytest.approx(
+        u["sd"] / np.sqrt(25_000)
+    )
     assert (u["min"], u["max"]) == (float(draws.min()), float(draws.max()))
     assert [q["value"] for q in u["percentiles"]] == [float(v) for v in np.percentile(draws, [5, 50, 95])]
     assert [q["p"] for q in u["percentiles"]] == [5, 50, 95]
@@ -133,7 +145,9 @@ def test_statistics_match_numpy_on_the_same_draws() -> None:
 
 
 def test_non_finite_runs_are_discarded_and_counted() -> None:
-    b = block(runs=5000, outputs=[{"id": "y", "expression": "log(x - 10)"}, {"id": "z", "expression": "if(x > 10, 1, 0)"}])
+    b = block(
+        runs=5000, outputs=[{"id": "y", "expression": "log(x - 10)"}, {"id": "z", "expression": "if(x > 10, 1, 0)"}]
+    )
     programs = simulation.validate(b)
     x_pos = simulation.chunk_values(b, programs, 7, 0, 5000)[1]  # z: 1 where x > 10
     expected_kept = int(x_pos.sum())
@@ -141,7 +155,11 @@ def test_non_finite_runs_are_discarded_and_counted() -> None:
     meta = out["meta"]
     assert meta["runs_used"] == expected_kept and meta["runs_discarded"] == 5000 - expected_kept > 0
     assert meta["discarded_by_output"] == {"y": 5000 - expected_kept, "z": 0}
-    assert out["checks"][0] == {"name": "non_finite_runs_discarded", "count": 5000 - expected_kept, "detail": out["checks"][0]["detail"]}
+    assert out["checks"][0] == {
+        "name": "non_finite_runs_discarded",
+        "count": 5000 - expected_kept,
+        "detail": out["checks"][0]["detail"],
+    }
     assert out["prediction"][1]["mean"] == 1.0  # statistics only over kept runs, for every output
 
 
@@ -152,7 +170,9 @@ def test_lazy_if_never_discards_a_run() -> None:
 
 def test_all_runs_discarded_gives_null_statistics() -> None:
     out = simulation.run_simulation(block(outputs=[{"id": "y", "expression": "1 / 0"}]), 120)
-    assert out["meta"]["runs_used"] == 0 and out["prediction"][0]["mean"] is None and out["uncertainty"][0]["sd"] is None
+    assert (
+        out["meta"]["runs_used"] == 0 and out["prediction"][0]["mean"] is None and out["uncertainty"][0]["sd"] is None
+    )
 
 
 def _stable(out: dict[str, Any]) -> str:
@@ -162,7 +182,10 @@ def _stable(out: dict[str, Any]) -> str:
 
 
 def test_same_scenario_seed_and_version_reproduce_bit_for_bit() -> None:
-    b = block(runs=23_456, outputs=[{"id": "y", "expression": "x * 2 + u"}, {"id": "z", "expression": "sqrt(y) ^ 1.5 - exp(u)"}])
+    b = block(
+        runs=23_456,
+        outputs=[{"id": "y", "expression": "x * 2 + u"}, {"id": "z", "expression": "sqrt(y) ^ 1.5 - exp(u)"}],
+    )
     first, second = simulation.run_simulation(b, 120), simulation.run_simulation(b, 120)
     assert _stable(first) == _stable(second)
     other = simulation.run_simulation(msgspec.structs.replace(b, seed=8), 120)

@@ -8,6 +8,7 @@ distribution's mean, a series value, a floor) are kept within +-1e15, where a
 float still holds every integer: enforced here by msgspec, refused as
 `invalid_input` with code `bad_value` before payment.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any
@@ -17,7 +18,9 @@ import msgspec
 REAL_MAX = 10**15
 
 Real = Annotated[float, msgspec.Meta(ge=-REAL_MAX, le=REAL_MAX)]
-NonNegative = Annotated[float, msgspec.Meta(le=REAL_MAX, extra_json_schema={"minimum": 0})]  # the model refuses < 0 with its code
+NonNegative = Annotated[
+    float, msgspec.Meta(le=REAL_MAX, extra_json_schema={"minimum": 0})
+]  # the model refuses < 0 with its code
 
 
 def shown(**schema: Any) -> msgspec.Meta:

@@ -1,4 +1,5 @@
 """Refusals before payment, shared by both models."""
+
 from __future__ import annotations
 
 

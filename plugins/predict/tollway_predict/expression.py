@@ -23,6 +23,7 @@ takes `a` where `cond` is nonzero. NaN propagates through comparisons and an
 value in the branch not taken never reaches the result, so never discards a
 run.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -273,7 +274,9 @@ class _Parser:
             if role is None:
                 raise self.fail("unknown_name", f"unknown name {t.text!r}", t.pos)
             if role == "later_output":
-                raise self.fail("later_output", f"{t.text!r} is this or a later output; only earlier outputs may be used", t.pos)
+                raise self.fail(
+                    "later_output", f"{t.text!r} is this or a later output; only earlier outputs may be used", t.pos
+                )
             return Name(t.text)
         found = "the end of the expression" if t.kind == "end" else repr(t.text)
         raise self.fail("bad_expression", f"expected a number, a name or '(' but found {found}", t.pos)
@@ -303,7 +306,12 @@ def parse(text: str, field: str = "expression", names: Mapping[str, str] | None 
     if not isinstance(text, str) or not text.strip():
         raise InputProblem("bad_expression", "the expression is empty (at position 0)", field, 0)
     if len(text) > MAX_LENGTH:
-        raise InputProblem("expression_too_long", f"the expression has {len(text)} characters; at most {MAX_LENGTH} are accepted (too long from position {MAX_LENGTH})", field, MAX_LENGTH)
+        raise InputProblem(
+            "expression_too_long",
+            f"the expression has {len(text)} characters; at most {MAX_LENGTH} are accepted (too long from position {MAX_LENGTH})",
+            field,
+            MAX_LENGTH,
+        )
     return _Parser(text, field, names or {}).parse()
 
 
@@ -464,7 +472,9 @@ def compile_expression(text: str, field: str = "expression", names: Mapping[str,
     return Program(node, _compile(node))
 
 
-def compile_outputs(variables: Sequence[str], outputs: Sequence[tuple[str, str]], field: str = "outputs") -> list[Program]:
+def compile_outputs(
+    variables: Sequence[str], outputs: Sequence[tuple[str, str]], field: str = "outputs"
+) -> list[Program]:
     """Compiles every output in order: each may use the variables and the outputs
     before it. Raises InputProblem (with position) on the first error."""
     programs: list[Program] = []

@@ -15,6 +15,7 @@ Pipeline of `run_forecast`:
    calibrated on the backtest errors (split-conformal quantile of |error| / sd);
 6. forecasts and bounds are clipped at `floor` (reported).
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,10 @@ FIT_WINDOW = 500
 
 class Point(msgspec.Struct, forbid_unknown_fields=True):
     # an integer index, or an ISO 8601 date or date-time
-    t: Annotated[int, msgspec.Meta(ge=-REAL_MAX, le=REAL_MAX)] | Annotated[str, msgspec.Meta(max_length=40, extra_json_schema={"minLength": 4})]
+    t: (
+        Annotated[int, msgspec.Meta(ge=-REAL_MAX, le=REAL_MAX)]
+        | Annotated[str, msgspec.Meta(max_length=40, extra_json_schema={"minLength": 4})]
+    )
     y: Real
 
 
@@ -51,9 +55,13 @@ Level = Annotated[float, shown(exclusiveMinimum=0, exclusiveMaximum=100)]  # inv
 
 class ForecastBlock(msgspec.Struct, forbid_unknown_fields=True):
     series: Annotated[list[Point], shown(minItems=MIN_POINTS, maxItems=MAX_POINTS)]  # series_too_short, series_too_long
-    horizon: Annotated[int, shown(minimum=1, maximum=MAX_HORIZON)]  # horizon_out_of_range (and at most twice the series)
+    horizon: Annotated[
+        int, shown(minimum=1, maximum=MAX_HORIZON)
+    ]  # horizon_out_of_range (and at most twice the series)
     frequency: Annotated[str, shown(enum=list(FREQUENCIES))] | None = None  # invalid_frequency
-    interval_levels: Annotated[list[Level], shown(maxItems=MAX_LEVELS)] = msgspec.field(default_factory=lambda: [80.0, 95.0])
+    interval_levels: Annotated[list[Level], shown(maxItems=MAX_LEVELS)] = msgspec.field(
+        default_factory=lambda: [80.0, 95.0]
+    )
     floor: Real | None = None
     seasonal_period: Annotated[int, shown(minimum=1, maximum=MAX_POINTS // 2)] | None = None  # invalid_seasonal_period
 
@@ -82,15 +90,20 @@ def _prepare(block: ForecastBlock):
         raise InputProblem("too_many_interval_levels", f"at most {MAX_LEVELS} interval levels", "interval_levels")
     for i, lv in enumerate(levels):
         if not (math.isfinite(lv) and 0 < lv < 100):
-            raise InputProblem("invalid_interval_level", "interval levels are percentages strictly between 0 and 100",
-                               f"interval_levels[{i}]")
+            raise InputProblem(
+                "invalid_interval_level",
+                "interval levels are percentages strictly between 0 and 100",
+                f"interval_levels[{i}]",
+            )
     if len(set(levels)) != len(levels):
         raise InputProblem("duplicate_interval_level", "interval levels must be distinct", "interval_levels")
     if block.floor is not None and not math.isfinite(block.floor):
         raise InputProblem("invalid_floor", "floor must be a finite number", "floor")
     sp = block.seasonal_period
     if sp is not None and (isinstance(sp, bool) or not 1 <= sp <= MAX_POINTS // 2):
-        raise InputProblem("invalid_seasonal_period", f"seasonal_period must be 1 to {MAX_POINTS // 2}", "seasonal_period")
+        raise InputProblem(
+            "invalid_seasonal_period", f"seasonal_period must be 1 to {MAX_POINTS // 2}", "seasonal_period"
+        )
     axis = build_axis([p.t for p in block.series])
     if block.frequency is not None and axis.kind != "index" and axis.frequency != block.frequency:
         raise InputProblem(
@@ -101,13 +114,17 @@ def _prepare(block: ForecastBlock):
         )
     filled = axis.positions[-1] + 1
     if filled > MAX_POINTS:
-        raise InputProblem("series_too_long",
-                           f"with its missing steps the series has {filled} points, more than {MAX_POINTS}", "series")
+        raise InputProblem(
+            "series_too_long",
+            f"with its missing steps the series has {filled} points, more than {MAX_POINTS}",
+            "series",
+        )
     if filled > 2 * n:
         raise InputProblem(
             "too_many_missing_steps",
             f"at the step of t ({axis.step}) the series has {filled - n} missing steps, more than its {n} points",
-            "series")
+            "series",
+        )
     return axis
 
 
@@ -194,7 +211,9 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     m = requested
     if m > 1 and n_full < 2 * m:
         checks["seasonal_period_dropped"] = {
-            "seasonal_period": m, "reason": f"fewer than two full periods ({n_full} < {2 * m} points)"}
+            "seasonal_period": m,
+            "reason": f"fewer than two full periods ({n_full} < {2 * m} points)",
+        }
         m = 1
 
     # 3. fit window
@@ -215,7 +234,7 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     # 4. rolling-origin backtest
     per_origin, tests, fitted, errors, cut = [], [], [], {}, False
     for n_o in fb.origins(n, h, m):
-        train, test = y[:n_o], y[n_o:n_o + h]
+        train, test = y[:n_o], y[n_o : n_o + h]
         fits, errs, cut, _ = _fit_all(train, len(test), m, names, deadline, ets)
         errors.update(errs)
         per_origin.append(fb.score_origin(train, test, fits, m))
@@ -228,8 +247,9 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     w = fb.weights(scores, names) or {"naive": 1.0}
 
     # 5. refit the chosen on the whole window, combine; calibrate the intervals
-    final, errors2, cut2, season = _fit_all(y, h, m, list(w), math.inf if not cut else deadline + 0.1 * time_limit_s,
-                                            ets)
+    final, errors2, cut2, season = _fit_all(
+        y, h, m, list(w), math.inf if not cut else deadline + 0.1 * time_limit_s, ets
+    )
     if not final:  # cannot happen in practice: naive never fails
         final, *_ = _fit_all(y, h, m, ["naive"], math.inf)
         w = {"naive": 1.0}
@@ -245,7 +265,9 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     # 6. floor
     if block.floor is not None:
         fl = float(block.floor)
-        clipped = int(np.sum(mean < fl)) + sum(int(np.sum(lo < fl)) + int(np.sum(hi < fl)) for lo, hi in bounds.values())
+        clipped = int(np.sum(mean < fl)) + sum(
+            int(np.sum(lo < fl)) + int(np.sum(hi < fl)) for lo, hi in bounds.values()
+        )
         mean = np.maximum(mean, fl)
         bounds = {lv: (np.maximum(lo, fl), np.maximum(hi, fl)) for lv, (lo, hi) in bounds.items()}
         checks["clipped"] = clipped
@@ -254,17 +276,21 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     key = lambda lv: f"{lv:g}"
     prediction = [{"t": t, "value": float(v)} for t, v in zip(labels, mean)]
     intervals = [
-        {"t": t,
-         "lower": {key(lv): float(bounds[lv][0][i]) for lv in levels},
-         "upper": {key(lv): float(bounds[lv][1][i]) for lv in levels}}
+        {
+            "t": t,
+            "lower": {key(lv): float(bounds[lv][0][i]) for lv in levels},
+            "upper": {key(lv): float(bounds[lv][1][i]) for lv in levels},
+        }
         for i, t in enumerate(labels)
     ]
     status = "timeout" if (cut or cut2) else "complete"
     meta = {
         "method": members[0] if len(members) == 1 else "weighted(" + ", ".join(members) + ")",
         "chosen": members,
-        "candidates": {k: {"smape": round(v["smape"], 6), "mase": round(v["mase"], 6), "score": round(v["score"], 6)}
-                       for k, v in scores.items()},
+        "candidates": {
+            k: {"smape": round(v["smape"], 6), "mase": round(v["mase"], 6), "score": round(v["score"], 6)}
+            for k, v in scores.items()
+        },
         "failed": {**errors, **errors2},
         "not_scored": [k for k in names if k not in scores and k not in errors] if cut else [],
         "weights": {k: round(v, 6) for k, v in w.items()},
@@ -277,8 +303,11 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
         "seasonality": season.kind,
         "frequency": frequency,
         "frequency_inferred": block.frequency is None,
-        "step": {"kind": axis.kind, "size": axis.step,
-                 "unit": {"index": "index", "calendar": "months", "fixed": "seconds"}[axis.kind]},
+        "step": {
+            "kind": axis.kind,
+            "size": axis.step,
+            "unit": {"index": "index", "calendar": "months", "fixed": "seconds"}[axis.kind],
+        },
         "seconds": round(time.monotonic() - start, 4),
     }
     return {
@@ -286,8 +315,11 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
         "version": VERSION,
         "status": status,
         "prediction": prediction,
-        "uncertainty": {"levels": levels, "method": "backtest-calibrated, around the combined forecast",
-                        "intervals": intervals},
+        "uncertainty": {
+            "levels": levels,
+            "method": "backtest-calibrated, around the combined forecast",
+            "intervals": intervals,
+        },
         "checks": checks,
         "meta": meta,
     }

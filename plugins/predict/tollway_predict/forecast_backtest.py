@@ -1,4 +1,5 @@
 """Rolling-origin backtest of forecast candidates: origins, scores, combination weights and interval calibration."""
+
 from __future__ import annotations
 
 import math
@@ -6,9 +7,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-ORIGINS = 3   # backtest origins when the series is long enough
+ORIGINS = 3  # backtest origins when the series is long enough
 BENCHMARKS = ("naive", "naive2", "seasonal_naive", "drift")  # scored, never combined
-COMBINE = 3   # candidates combined
+COMBINE = 3  # candidates combined
 _NORMAL = NormalDist()  # the standard normal: the standard library's quantile, no scipy.stats import (1.7 s) at start
 
 
@@ -44,8 +45,10 @@ def mase(a, f, sc) -> float:
 def score_origin(train, test, fits: dict, m: int) -> dict:
     """sMAPE and MASE of every candidate at one origin."""
     sc = scale(train, m)
-    return {k: {"smape": smape(test, mean[: len(test)]), "mase": mase(test, mean[: len(test)], sc)}
-            for k, (mean, _sd) in fits.items()}
+    return {
+        k: {"smape": smape(test, mean[: len(test)]), "mase": mase(test, mean[: len(test)], sc)}
+        for k, (mean, _sd) in fits.items()
+    }
 
 
 def average(per_origin: list[dict]) -> dict:
@@ -55,8 +58,11 @@ def average(per_origin: list[dict]) -> dict:
     if not per_origin:
         return {}
     common = set(per_origin[0]).intersection(*per_origin[1:])
-    s = {k: {f: float(np.mean([p[k][f] for p in per_origin])) for f in ("smape", "mase")}
-         for k in per_origin[0] if k in common}
+    s = {
+        k: {f: float(np.mean([p[k][f] for p in per_origin])) for f in ("smape", "mase")}
+        for k in per_origin[0]
+        if k in common
+    }
     ref = s.get("naive2") or s.get("naive")
     for v in s.values():
         if ref and ref["smape"] > 0 and ref["mase"] > 0:

@@ -1,4 +1,5 @@
 """Seasonal exponential smoothing (statsmodels ETSModel): the form chosen by AICc once per series, refitted per origin."""
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ FORMS = (
     ("mul", "add", True, "mul"),
 )
 MAX_PERIOD = 12  # longer cycles (hourly 24, weekly 52) cost too many seasonal states to fit in time
-SEASONS = 20     # fitted on at most the last 20 cycles
+SEASONS = 20  # fitted on at most the last 20 cycles
 CHOOSE_ITERATIONS = 80  # enough to rank the forms by AICc; the chosen one is refitted in full
 
 
@@ -33,12 +34,13 @@ def _model(y: np.ndarray, m: int, form):
     from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
     error, trend, damped, seasonal = form
-    return ETSModel(np.asarray(y, float), error=error, trend=trend, damped_trend=damped,
-                    seasonal=seasonal, seasonal_periods=m)
+    return ETSModel(
+        np.asarray(y, float), error=error, trend=trend, damped_trend=damped, seasonal=seasonal, seasonal_periods=m
+    )
 
 
 def _fit(y, m, form, start=None, maxiter=200):
-    y = y[-SEASONS * m:]
+    y = y[-SEASONS * m :]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _model(y, m, form).fit(disp=False, start_params=start, maxiter=maxiter)
@@ -72,13 +74,13 @@ def forecast(y: np.ndarray, h: int, m: int, form, start=None):
     g = p.get("smoothing_seasonal", 0.0)
     phi = p.get("damping_trend", 1.0) if form[2] else 1.0
     j = np.arange(1, h)
-    cum = j.astype(float) if phi == 1.0 else phi * (1 - phi ** j) / (1 - phi)
+    cum = j.astype(float) if phi == 1.0 else phi * (1 - phi**j) / (1 - phi)
     c = a + b * cum + g * (j % m == 0)
-    growth = np.sqrt(1 + np.r_[0.0, np.cumsum(c ** 2)])
+    growth = np.sqrt(1 + np.r_[0.0, np.cumsum(c**2)])
     fitted = np.asarray(r.fittedvalues, float)
-    yy = np.asarray(y, float)[-len(fitted):]
+    yy = np.asarray(y, float)[-len(fitted) :]
     resid = (yy - fitted) / np.where(fitted != 0, fitted, 1.0) if form[0] == "mul" else yy - fitted
-    sigma = float(np.sqrt(np.mean(resid ** 2))) if len(resid) else 0.0
+    sigma = float(np.sqrt(np.mean(resid**2))) if len(resid) else 0.0
     sd = sigma * growth * (np.abs(mean) if form[0] == "mul" else 1.0)
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))):
         raise ValueError("non-finite seasonal ETS forecast")

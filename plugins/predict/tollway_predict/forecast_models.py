@@ -11,6 +11,7 @@ series. The exponential-smoothing family and Theta are implemented here directly
 (closed-form variance, scipy optimiser), ARIMA uses statsmodels (Hannan-Rissanen
 estimation of the ARMA part of a differenced series, order by AICc).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,7 @@ def seasonal_indices(y: np.ndarray, m: int, multiplicative: bool) -> np.ndarray:
         w = np.ones(m) / m
     trend = np.convolve(y, w, mode="valid")
     off = (len(w) - 1) // 2
-    core = y[off: off + len(trend)]
+    core = y[off : off + len(trend)]
     ratio = core / trend if multiplicative else core - trend
     where = (np.arange(len(ratio)) + off) % m
     idx = np.zeros(m)
@@ -95,13 +96,13 @@ class Season:
 
 def naive(y: np.ndarray, h: int):
     d = np.diff(y)
-    s = float(np.sqrt(np.mean(d ** 2))) if len(d) else 0.0
+    s = float(np.sqrt(np.mean(d**2))) if len(d) else 0.0
     return np.full(h, y[-1]), s * np.sqrt(np.arange(1, h + 1))
 
 
 def seasonal_naive(y: np.ndarray, h: int, m: int):
     d = y[m:] - y[:-m]
-    s = float(np.sqrt(np.mean(d ** 2))) if len(d) else 0.0
+    s = float(np.sqrt(np.mean(d**2))) if len(d) else 0.0
     k = np.arange(h)
     mean = y[len(y) - m + (k % m)]
     return mean.astype(float), s * np.sqrt(k // m + 1.0)
@@ -111,7 +112,7 @@ def drift(y: np.ndarray, h: int):
     n = len(y)
     slope = (y[-1] - y[0]) / (n - 1)
     d = np.diff(y) - slope
-    s = float(np.sqrt(np.sum(d ** 2) / max(n - 2, 1)))
+    s = float(np.sqrt(np.sum(d**2) / max(n - 2, 1)))
     k = np.arange(1, h + 1)
     return y[-1] + slope * k, s * np.sqrt(k * (1 + k / (n - 1)))
 
@@ -141,7 +142,10 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
     filter of y (the recursion of `_ets_sse`, without a Python loop): the state
     x_t = D x_(t-1) + g y_t with D = A - g w' gives a second-order filter for w' x_t, plus
     the response to the initial state."""
-    from scipy.signal import lfilter  # here, not at import: scipy.signal takes a second to import, and most processes never forecast
+    from scipy.signal import (
+        lfilter,  # here, not at import: scipy.signal takes a second to import, and most processes never forecast
+    )
+
     a, b, phi, l0, t0 = params
     if not trend:
         b = t0 = phi = 0.0
@@ -164,6 +168,7 @@ def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
     smoothing parameters and initial states."""
     from scipy.optimize import minimize  # as lfilter above: imported at the first fit
+
     n = len(y)
     yl = list(map(float, y))
     k0 = min(n, 10)
@@ -204,8 +209,17 @@ def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
         aicc += 2 * (k + 1) * (k + 2) / (n - k - 2)
     else:
         aicc = math.inf
-    return {"alpha": a, "beta": b, "phi": phi, "level": l, "slope": t, "sigma2": sigma2,
-            "aicc": aicc, "trend": trend, "damped": damped}
+    return {
+        "alpha": a,
+        "beta": b,
+        "phi": phi,
+        "level": l,
+        "slope": t,
+        "sigma2": sigma2,
+        "aicc": aicc,
+        "trend": trend,
+        "damped": damped,
+    }
 
 
 def project_ets(f: dict, h: int):
@@ -218,7 +232,7 @@ def project_ets(f: dict, h: int):
         mean = f["level"] + j * f["slope"]
         c = a + b * j
     else:
-        cum = phi * (1 - phi ** j) / (1 - phi)
+        cum = phi * (1 - phi**j) / (1 - phi)
         mean = f["level"] + cum * f["slope"]
         c = a + b * cum
     var = f["sigma2"] * (1 + np.r_[0.0, np.cumsum(c[:-1] ** 2)])
@@ -324,7 +338,7 @@ def arima(y, h):
         base = np.diff(last, n=d - 1 - k)[-1] if d - 1 - k > 0 else last[-1]
         mean = base + np.cumsum(mean)
         psi = np.cumsum(psi)
-    var = sigma2 * np.cumsum(psi ** 2)
+    var = sigma2 * np.cumsum(psi**2)
     return mean, np.sqrt(var)
 
 

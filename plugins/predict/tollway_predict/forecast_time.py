@@ -10,6 +10,7 @@ Three kinds of axis:
   (3600 hourly, 86400 daily, 604800 weekly).
 Pure functions, no I/O.
 """
+
 from __future__ import annotations
 
 import calendar
@@ -29,13 +30,13 @@ _MONTHS = {1: "monthly", 3: "quarterly", 12: "yearly"}
 
 @dataclass(frozen=True)
 class Axis:
-    kind: str                 # index | calendar | fixed
-    step: int                 # index units, months or seconds
-    positions: list[int]      # each point's position in steps from the first point
-    frequency: str | None     # inferred token or None
-    first: object             # first t (int or datetime)
-    date_only: bool           # format continued t as YYYY-MM-DD
-    month_end: bool           # calendar axis anchored on month ends
+    kind: str  # index | calendar | fixed
+    step: int  # index units, months or seconds
+    positions: list[int]  # each point's position in steps from the first point
+    frequency: str | None  # inferred token or None
+    first: object  # first t (int or datetime)
+    date_only: bool  # format continued t as YYYY-MM-DD
+    month_end: bool  # calendar axis anchored on month ends
 
     def label(self, k: int) -> int | str:
         """The t of position k (0 = first point)."""

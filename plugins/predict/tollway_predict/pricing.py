@@ -7,6 +7,7 @@
 `size_units` is the size rule of docs/predict.md: simulation runs x (variables + outputs);
 forecast series length x horizon.
 """
+
 from __future__ import annotations
 
 BASE_MICRO = 10_000

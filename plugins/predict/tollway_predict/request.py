@@ -6,6 +6,7 @@ installed the `forecast` field stays (as a free object) so that a request naming
 it is refused with the specific `unsupported_model` code rather than as an
 unknown field.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -32,6 +33,8 @@ class PredictRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     120, default 20) and the block named after the model."""
 
     model: Model
-    time_limit_s: Annotated[int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})] = TIME_LIMIT_DEFAULT
+    time_limit_s: Annotated[
+        int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})
+    ] = TIME_LIMIT_DEFAULT
     simulation: SimulationBlock | None = None
     forecast: ForecastBlock | None = None  # type: ignore[valid-type]

@@ -4,6 +4,7 @@
 documented in docs/predict.md (simulation: lists of per-output objects in the
 order of `outputs`; forecast: see forecast.py).
 """
+
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -8,6 +8,7 @@ the machine's load or where a time cap stopped). Between chunks the deadline is
 checked: when the next chunk would pass it the run stops with `status:
 timeout` and the statistics of the chunks completed.
 """
+
 from __future__ import annotations
 
 import math
@@ -98,7 +99,9 @@ class SimulationBlock(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     outputs: Annotated[list[Output], shown(minItems=1, maxItems=MAX_OUTPUTS)]
     runs: Annotated[int, shown(minimum=RUNS_MIN, maximum=RUNS_MAX)] = RUNS_DEFAULT
     seed: Annotated[int, shown(minimum=0, maximum=SEED_MAX)] | None = None
-    percentiles: Annotated[list[Annotated[float, shown(minimum=0, maximum=100)]], shown(maxItems=MAX_PERCENTILES)] | None = None
+    percentiles: (
+        Annotated[list[Annotated[float, shown(minimum=0, maximum=100)]], shown(maxItems=MAX_PERCENTILES)] | None
+    ) = None
 
 
 # -- validation (before payment) -------------------------------------------------------------
@@ -127,7 +130,11 @@ def _check_distribution(d: Any, field: str) -> None:
         raise InputProblem("bad_parameter", "bernoulli needs 0 <= p <= 1", f"{field}.p")
     if isinstance(d, Discrete):
         if not 1 <= len(d.values) <= MAX_DISCRETE:
-            raise InputProblem("too_many_values" if d.values else "bad_parameter", f"discrete needs 1 to {MAX_DISCRETE} values", f"{field}.values")
+            raise InputProblem(
+                "too_many_values" if d.values else "bad_parameter",
+                f"discrete needs 1 to {MAX_DISCRETE} values",
+                f"{field}.values",
+            )
         if len(d.weights) != len(d.values):
             raise InputProblem("bad_parameter", "discrete needs as many weights as values", f"{field}.weights")
         if any(w < 0 for w in d.weights):
@@ -142,7 +149,9 @@ def _check_id(ident: str, field: str, seen: set[str]) -> None:
     if ident in expression.FUNCTIONS:
         raise InputProblem("reserved_id", f"{ident!r} is a function name", field)
     if ident in seen:
-        raise InputProblem("duplicate_id", f"the id {ident!r} is used twice (variables and outputs share one namespace)", field)
+        raise InputProblem(
+            "duplicate_id", f"the id {ident!r} is used twice (variables and outputs share one namespace)", field
+        )
     seen.add(ident)
 
 
@@ -161,7 +170,9 @@ def validate(block: SimulationBlock, field: str = "simulation") -> list[expressi
             raise InputProblem("too_many_percentiles", f"at most {MAX_PERCENTILES} percentiles", f"{field}.percentiles")
         for k, p in enumerate(block.percentiles):
             if not (math.isfinite(p) and 0 <= p <= 100):
-                raise InputProblem("bad_percentile", "a percentile is a number from 0 to 100", f"{field}.percentiles[{k}]")
+                raise InputProblem(
+                    "bad_percentile", "a percentile is a number from 0 to 100", f"{field}.percentiles[{k}]"
+                )
         if len(set(block.percentiles)) != len(block.percentiles):
             raise InputProblem("bad_percentile", "percentiles must not repeat", f"{field}.percentiles")
     if not block.variables:
@@ -178,7 +189,9 @@ def validate(block: SimulationBlock, field: str = "simulation") -> list[expressi
         _check_distribution(v.distribution, f"{field}.variables[{k}].distribution")
     for k, o in enumerate(block.outputs):
         _check_id(o.id, f"{field}.outputs[{k}].id", seen)
-    return expression.compile_outputs([v.id for v in block.variables], [(o.id, o.expression) for o in block.outputs], f"{field}.outputs")
+    return expression.compile_outputs(
+        [v.id for v in block.variables], [(o.id, o.expression) for o in block.outputs], f"{field}.outputs"
+    )
 
 
 def size(block: SimulationBlock) -> int:
@@ -211,7 +224,9 @@ def _sample(d: Any, rng: np.random.Generator, n: int) -> np.ndarray:
     raise AssertionError(d)  # pragma: no cover
 
 
-def chunk_values(block: SimulationBlock, programs: list[expression.Program], seed: int, index: int, n: int) -> np.ndarray:
+def chunk_values(
+    block: SimulationBlock, programs: list[expression.Program], seed: int, index: int, n: int
+) -> np.ndarray:
     """The outputs of chunk `index` (n runs): an array (outputs, n)."""
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, index])))
     env: dict[str, np.ndarray] = {v.id: _sample(v.distribution, rng, n) for v in block.variables}
@@ -225,8 +240,15 @@ def chunk_values(block: SimulationBlock, programs: list[expression.Program], see
 def _stats(x: np.ndarray, percentiles: list[float]) -> dict[str, Any]:
     n = x.size
     if n == 0:
-        return {"mean": None, "median": None, "sd": None, "mean_standard_error": None, "min": None, "max": None,
-                "percentiles": [{"p": p, "value": None} for p in percentiles]}
+        return {
+            "mean": None,
+            "median": None,
+            "sd": None,
+            "mean_standard_error": None,
+            "min": None,
+            "max": None,
+            "percentiles": [{"p": p, "value": None} for p in percentiles],
+        }
     qs = np.percentile(x, [50.0, *percentiles]) if n else []
     mean = float(np.mean(x))
     sd = float(np.std(x, ddof=1)) if n > 1 else None
@@ -241,7 +263,9 @@ def _stats(x: np.ndarray, percentiles: list[float]) -> dict[str, Any]:
     }
 
 
-def run_simulation(block: SimulationBlock, time_limit_s: float, *, programs: list[expression.Program] | None = None) -> dict[str, Any]:
+def run_simulation(
+    block: SimulationBlock, time_limit_s: float, *, programs: list[expression.Program] | None = None
+) -> dict[str, Any]:
     """Returns {status, prediction, uncertainty, checks, meta} (see docs/predict.md)."""
     started = time.monotonic()
     deadline = started + float(time_limit_s)
@@ -284,7 +308,13 @@ def run_simulation(block: SimulationBlock, time_limit_s: float, *, programs: lis
         }
     ]
     if status == "timeout":
-        checks.append({"name": "time_limit", "count": block.runs - done, "detail": f"stopped at the {time_limit_s:g} s cap after {done} of {block.runs} runs"})
+        checks.append(
+            {
+                "name": "time_limit",
+                "count": block.runs - done,
+                "detail": f"stopped at the {time_limit_s:g} s cap after {done} of {block.runs} runs",
+            }
+        )
     meta = {
         "seed": seed,
         "runs_requested": int(block.runs),

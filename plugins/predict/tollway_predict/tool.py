@@ -4,6 +4,7 @@ limit of docs/predict.md, expressions parsed and compiled) and pricing happen be
 payment; `run` executes in the worker's process pool. A timeout returns the
 partial work and stays charged; a failure is refunded.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,10 +58,16 @@ def check(value: Any) -> None:
     """Everything refused before payment (the kernel calls it before quoting)."""
     try:
         if not TIME_LIMIT_MIN <= value.time_limit_s <= TIME_LIMIT_MAX:
-            raise InputProblem("bad_time_limit", f"time_limit_s must be an integer from {TIME_LIMIT_MIN} to {TIME_LIMIT_MAX}", "time_limit_s")
+            raise InputProblem(
+                "bad_time_limit",
+                f"time_limit_s must be an integer from {TIME_LIMIT_MIN} to {TIME_LIMIT_MAX}",
+                "time_limit_s",
+            )
         for other in MODELS:
             if other != value.model and getattr(value, other) is not None:
-                raise InputProblem("unexpected_block", f"a {value.model!r} request takes only the {value.model!r} block", other)
+                raise InputProblem(
+                    "unexpected_block", f"a {value.model!r} request takes only the {value.model!r} block", other
+                )
         block = _block(value)
         if value.model == "simulation":
             simulation.validate(block)
@@ -95,10 +102,14 @@ def run(value: Any) -> PredictResponse:
     except InputProblem as exc:  # the check runs before payment; this is a safety net
         raise PredictFailed("invalid_input", f"{exc.field}: {exc.message}. Nothing was charged.", 400) from None
     except (MemoryError, FloatingPointError, ValueError, ArithmeticError) as exc:
-        raise PredictFailed("internal_error", f"The {value.model} run failed ({type(exc).__name__}). Nothing was charged.", 500) from None
+        raise PredictFailed(
+            "internal_error", f"The {value.model} run failed ({type(exc).__name__}). Nothing was charged.", 500
+        ) from None
     status = out.get("status")
     if status not in ("complete", "timeout"):
-        raise PredictFailed("internal_error", f"The {value.model} run returned status {status!r}. Nothing was charged.", 500)
+        raise PredictFailed(
+            "internal_error", f"The {value.model} run returned status {status!r}. Nothing was charged.", 500
+        )
     meta = out.get("meta")
     return PredictResponse(
         model=value.model,

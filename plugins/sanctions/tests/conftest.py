@@ -4,6 +4,7 @@ The 2021-07 SDN set and the 2025-12 consolidated set live in two folders there;
 `ofac_folder` copies the eight files into one folder, the layout OFAC's export
 base (and a `file://` mirror) has.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -42,4 +43,3 @@ def loaded_store(tmp_path_factory: pytest.TempPathFactory, ofac_folder: Path) ->
     results = store.load_local(ofac_folder.as_uri())
     assert results == {spec.name: None for spec in lists.LISTS}
     return store
-

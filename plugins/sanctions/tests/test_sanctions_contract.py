@@ -1,5 +1,6 @@
 """The kernel's contract suite on this plugin (SQLite and PostgreSQL), with the
 lists read from a file:// folder of the real OFAC files at start-up."""
+
 from __future__ import annotations
 
 from typing import Any

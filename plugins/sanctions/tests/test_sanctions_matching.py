@@ -1,5 +1,6 @@
 """Matching on the real 2021-07 SDN list and 2025-12 consolidated list: the
 false-positive traps and true matches issue 5 names, and the score rules."""
+
 from __future__ import annotations
 
 import pytest
@@ -61,11 +62,16 @@ def test_entry_fields(loaded_store) -> None:
     hit = loaded_store.search("Ayman al Zawahiri", person=True, min_score=0.85)[0]
     e = hit.entry
     assert e.programs == ["SDGT"] and e.title == "Operational and Military Leader of JIHAD GROUP"
-    assert [(o.kind, o.name) for o in e.other_names][:2] == [("aka", "AL-ZAWAHIRI, Ayman"), ("aka", "SALIM, Ahmad Fuad")]
+    assert [(o.kind, o.name) for o in e.other_names][:2] == [
+        ("aka", "AL-ZAWAHIRI, Ayman"),
+        ("aka", "SALIM, Ahmad Fuad"),
+    ]
     assert e.addresses == []  # OFAC's row for him is all -0-
     maduro = loaded_store.search("Nicolas Maduro Moros", person=True, min_score=0.85)[0].entry
     assert maduro.programs == ["VENEZUELA", "IRAN-CON-ARMS-EO"]
-    assert [(a.street, a.city, a.country) for a in maduro.addresses] == [(None, "Caracas, Capital District", "Venezuela")]
+    assert [(a.street, a.city, a.country) for a in maduro.addresses] == [
+        (None, "Caracas, Capital District", "Venezuela")
+    ]
 
 
 def test_remarks_overflow_is_joined(loaded_store) -> None:

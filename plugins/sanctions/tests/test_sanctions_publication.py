@@ -2,6 +2,7 @@
 `publshInformation/Publish_Date`), never the day it was loaded: in screening answers,
 in the facts Changes reads and in what a watch poll observes; null when OFAC's
 publication date cannot be read."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,7 +18,7 @@ from tollway_sanctions.publication import publish_date
 from tollway_sanctions.watch import poll
 
 OFAC_BASE = "https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports"
-TODAY = dt.datetime.now(dt.timezone.utc).date().isoformat()
+TODAY = dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def xml_head(publish_date: str, record_count: int) -> bytes:
@@ -41,8 +42,15 @@ HEADS = {"SDN.XML": xml_head("07/06/2021", 8976), "CONSOLIDATED.XML": xml_head("
 
 def test_the_publish_date_is_read_from_the_head() -> None:
     assert publish_date(HEADS["SDN.XML"]) == "2021-07-06"
-    assert publish_date(b"<sdnList><publshInformation><Publish_Date>2/3/2024</Publish_Date></publshInformation>") == "2024-02-03"
-    for head in (b"", b"<sdnList><sdnEntry/>", b"<publshInformation><Publish_Date>13/45/2021</Publish_Date></publshInformation>"):
+    assert (
+        publish_date(b"<sdnList><publshInformation><Publish_Date>2/3/2024</Publish_Date></publshInformation>")
+        == "2024-02-03"
+    )
+    for head in (
+        b"",
+        b"<sdnList><sdnEntry/>",
+        b"<publshInformation><Publish_Date>13/45/2021</Publish_Date></publshInformation>",
+    ):
         assert publish_date(head) is None
 
 
@@ -66,7 +74,11 @@ async def test_a_2021_list_is_dated_2021_over_http(tmp_path, ofac_folder) -> Non
         seen.append(name)
         if name not in files:
             return httpx.Response(404)
-        return httpx.Response(200, content=files[name], headers={"last-modified": dt.datetime.now(dt.timezone.utc).strftime("%a, %d %b %Y %H:%M:%S GMT")})
+        return httpx.Response(
+            200,
+            content=files[name],
+            headers={"last-modified": dt.datetime.now(dt.UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")},
+        )
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
         store = lists.ListStore(tmp_path)
@@ -103,10 +115,14 @@ async def test_answers_facts_and_watch_polls_carry_the_publication_date(kernel_f
     kernel = await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": folder.as_uri()})
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro", "limit": 1}, headers=auth)
+        resp = await client.post(
+            "/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro", "limit": 1}, headers=auth
+        )
         assert resp.status_code == 200, resp.text
         changes = await client.post(
-            "/v1/tools/changes", json={"attribute": "person_sanctions", "key": "22790", "since": "2021-01-01"}, headers=auth
+            "/v1/tools/changes",
+            json={"attribute": "person_sanctions", "key": "22790", "since": "2021-01-01"},
+            headers=auth,
         )
     assert resp.json()["data"]["lists"] == [
         {"name": "OFAC SDN List", "as_of": "2021-07-06"},

@@ -1,6 +1,7 @@
 """`tollway data refresh sanctions` goes through the plugin's DataSource: the
 real OFAC files (fixtures/ofac, served from a file:// folder) are loaded
 into TOLLWAY_HOME and the progress callback sees every file."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,13 @@ async def test_data_source_refreshes_the_lists_into_home(kernel_factory, tmp_pat
     for part in ("sdn_sample_small", "consolidated_non_sdn_2025-12"):
         for f in (FIXTURES / "ofac" / part).iterdir():
             (folder / f.name).write_bytes(f.read_bytes())
-    kernel = await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": folder.resolve().as_uri()})
+    kernel = await kernel_factory(
+        installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": folder.resolve().as_uri()}
+    )
     seen: list[tuple[int, int | None, str]] = []
-    summary = await kernel.data_sources["sanctions"].refresh(kernel.context, lambda done, total, what: seen.append((done, total, what)))
+    summary = await kernel.data_sources["sanctions"].refresh(
+        kernel.context, lambda done, total, what: seen.append((done, total, what))
+    )
     assert summary.startswith("loaded ") and str(kernel.config.home) in summary
     assert {what for _, _, what in seen} >= {"sdn.csv", "cons_prim.csv"}
     assert (Path(kernel.config.home) / "sanctions").is_dir()

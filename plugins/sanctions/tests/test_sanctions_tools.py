@@ -2,10 +2,10 @@
 payment (400, 503 list_out_of_date), a paid answer and its snapshot, refresh
 from OFAC's real URLs through an httpx.MockTransport serving the recorded files,
 persistence under TOLLWAY_HOME and the 72-hour freshness rule."""
+
 from __future__ import annotations
 
 import asyncio
-
 import json
 import time
 from pathlib import Path
@@ -18,7 +18,6 @@ from tollway import PluginContext, ToolContext
 from tollway.testing import count_quotes, count_receipts, credits_session, http_client
 from tollway_sanctions import lists
 from tollway_sanctions.tool import SanctionsInput, screening_tool
-
 
 OFAC_BASE = "https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports"
 
@@ -33,7 +32,9 @@ def ofac_transport(seen: list[str], missing: set[str] = frozenset()) -> httpx.Mo
         name = url.rsplit("/", 1)[1]
         if name in missing or name not in files:
             return httpx.Response(404, content=b"Not Found")
-        return httpx.Response(200, content=files[name].read_bytes(), headers={"last-modified": "Wed, 07 Jul 2021 12:00:00 GMT"})
+        return httpx.Response(
+            200, content=files[name].read_bytes(), headers={"last-modified": "Wed, 07 Jul 2021 12:00:00 GMT"}
+        )
 
     return httpx.MockTransport(handler)
 
@@ -59,14 +60,20 @@ def source_files() -> dict[str, Path]:
 
 @pytest.fixture
 async def kernel(kernel_factory, ofac_folder):
-    return await kernel_factory(installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": ofac_folder.as_uri()})
+    return await kernel_factory(
+        installed={"tollway_sanctions"}, env={"TOLLWAY_SANCTIONS_LISTS_URL": ofac_folder.as_uri()}
+    )
 
 
 async def test_paid_answer_shape_and_facts(kernel) -> None:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro", "limit": 1}, headers=auth)
-        company = await client.post("/v1/tools/lookup/company-sanctions", json={"name": "Nicolas Maduro Moros"}, headers=auth)
+        resp = await client.post(
+            "/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro", "limit": 1}, headers=auth
+        )
+        company = await client.post(
+            "/v1/tools/lookup/company-sanctions", json={"name": "Nicolas Maduro Moros"}, headers=auth
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()
     assert resp.status_code == 200, resp.text
     data = resp.json()["data"]
@@ -184,7 +191,9 @@ async def test_failed_download_keeps_the_previous_load(tmp_path) -> None:
 async def test_kernel_downloads_at_startup_from_ofac(kernel_factory) -> None:
     """OFAC's real URLs, answered by the replay transport (so not offline here)."""
     seen: list[str] = []
-    kernel = await kernel_factory(installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""})
+    kernel = await kernel_factory(
+        installed={"tollway_sanctions"}, transport=ofac_transport(seen), env={"TOLLWAY_OFFLINE": ""}
+    )
     from tollway_sanctions.plugin import refresh_task
 
     await refresh_task(kernel.context)  # what the scheduler runs at start and daily
@@ -222,7 +231,12 @@ def test_prices_and_declarations() -> None:
     context = PluginContext(home=Path("unused"), offline=True, settings_of=lambda family: {})
     for tool in (screening_tool(context, person=False), screening_tool(context, person=True)):
         assert tool.quote(SanctionsInput(name="Maduro")) == 10_000
-        assert (tool.payment_header, tool.rate_limit, tool.mode, tool.category) == ("payment-signature", "lookup", "inline", "verification")
+        assert (tool.payment_header, tool.rate_limit, tool.mode, tool.category) == (
+            "payment-signature",
+            "lookup",
+            "inline",
+            "verification",
+        )
 
 
 def test_an_entry_number_on_both_lists_is_found_on_the_list_whose_entry_it_is(tmp_path, ofac_folder) -> None:

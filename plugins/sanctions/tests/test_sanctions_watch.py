@@ -5,6 +5,7 @@ consolidated list the same in both): the poll after the switch reports the entri
 removed and changed; a watch on an entry that changed is told that change, one on an entry
 removed `$entity` not listed, one on an unchanged entry nothing. A key that is not an OFAC
 entry number is refused in a sentence that reads after the field's name."""
+
 from __future__ import annotations
 
 import json
@@ -13,21 +14,27 @@ from pathlib import Path
 from typing import Any
 
 from eth_account import Account
-from tollway_sanctions.ofac import parse_list
 
 from tollway.testing import credits_session, http_client, proof_headers
+from tollway_sanctions.ofac import parse_list
 
 WATCH = "/v1/tools/watch"
 OFAC = Path(__file__).resolve().parent / "fixtures" / "ofac"
 CONSOLIDATED = OFAC / "consolidated_non_sdn_2025-12"
 SDN_2019 = OFAC / "sdn_2019-01"
 SDN_2021 = OFAC / "sdn_2021-07"
-CHANGED, REMOVED, UNCHANGED = "2674", "1544", "173"  # ABBAS, Abu; NAVIERA MARITIMA DE AROSA, S.A.; ANGLO-CARIBBEAN CO., LTD.
+CHANGED, REMOVED, UNCHANGED = (
+    "2674",
+    "1544",
+    "173",
+)  # ABBAS, Abu; NAVIERA MARITIMA DE AROSA, S.A.; ANGLO-CARIBBEAN CO., LTD.
 
 
 async def create_watch(client: Any, account: Any, key: str) -> Any:
     """POST a watch on the company entry `key`, signed by `account` (a write proof)."""
-    raw = json.dumps({"entity_type": "company", "attribute": "us_treasury_sanctions", "key": key, "max_spend": 1}).encode()
+    raw = json.dumps(
+        {"entity_type": "company", "attribute": "us_treasury_sanctions", "key": key, "max_spend": 1}
+    ).encode()
     headers = proof_headers(account, scope="write", method="POST", path=WATCH, body=raw)
     return await client.post(WATCH, content=raw, headers={**headers, "content-type": "application/json"})
 

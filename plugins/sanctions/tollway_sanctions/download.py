@@ -1,5 +1,6 @@
 """Reading OFAC's files: one streamed GET answered 200 (on the service's client or a
 client of its own), and the path a `file://` URL names."""
+
 from __future__ import annotations
 
 import contextlib

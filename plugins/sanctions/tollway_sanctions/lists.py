@@ -8,6 +8,7 @@ refresh writes a new folder and swaps it in only when every file downloaded and
 parsed, so a failed refresh never replaces a good list (and does not renew its
 72-hour freshness, which counts from the last successful load).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,14 +25,17 @@ import httpx
 from tollway import PluginContext, StateKey, Upstream
 
 from . import matching
-from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
 from .download import local_path, streamed
+from .ofac import Entry, ListFormatError, ParsedEntry, parse_list
 from .publication import fetch_publish_date, local_publish_date
 
 # Where the list files come from: only its setting is used (the files are streamed
 # to disk by `ListStore.refresh`, and a file:// folder is read in place).
 OFAC_EXPORTS = Upstream(
-    family="sanctions", name="lists", label="OFAC", url_setting="lists_url",
+    family="sanctions",
+    name="lists",
+    label="OFAC",
+    url_setting="lists_url",
     default_base_url="https://sanctionslistservice.ofac.treas.gov/api/PublicationPreview/exports",
     description="Base URL of OFAC's list files (each fetched as <URL>/<FILE>); a file:// folder works too.",
 )
@@ -53,7 +57,9 @@ class ListSpec:
 LISTS: tuple[ListSpec, ...] = (
     ListSpec("sdn", "OFAC SDN List", ("sdn.csv", "add.csv", "alt.csv", "sdn_comments.csv"), "SDN.XML"),
     ListSpec(
-        "consolidated", "OFAC Consolidated Sanctions List (non-SDN)", ("cons_prim.csv", "cons_add.csv", "cons_alt.csv", "cons_comments.csv"),
+        "consolidated",
+        "OFAC Consolidated Sanctions List (non-SDN)",
+        ("cons_prim.csv", "cons_add.csv", "cons_alt.csv", "cons_comments.csv"),
         "CONSOLIDATED.XML",
     ),
 )
@@ -227,7 +233,11 @@ class ListStore:
                 data = [local_path(f"{url}/{f}").read_bytes() for f in spec.files]
                 entries = parse_list(*data, names=spec.files)
                 loaded_at = time.time()
-                meta = {"loaded_at": loaded_at, "published": local_publish_date(f"{url}/{spec.publication}"), "url": url}
+                meta = {
+                    "loaded_at": loaded_at,
+                    "published": local_publish_date(f"{url}/{spec.publication}"),
+                    "url": url,
+                }
                 self._persist(spec, data, meta)
                 fresh[spec.key] = LoadedList(spec, entries, loaded_at, meta["published"])
                 results[spec.name] = None
@@ -237,7 +247,9 @@ class ListStore:
             self._install({**self.lists, **fresh})
         return results
 
-    async def _download(self, spec: ListSpec, url: str, http: httpx.AsyncClient | None, progress: Progress | None) -> LoadedList:
+    async def _download(
+        self, spec: ListSpec, url: str, http: httpx.AsyncClient | None, progress: Progress | None
+    ) -> LoadedList:
         data = [await _fetch(f"{url}/{f}", f, http, progress) for f in spec.files]
         entries = await asyncio.to_thread(parse_list, *data, names=spec.files)
         published = await fetch_publish_date(f"{url}/{spec.publication}", http)
@@ -305,4 +317,3 @@ async def refresh(
     bytes arrive. Returns list name -> None when loaded, else the reason it failed.
     """
     return await store.refresh(lists_url_from(settings), http=http, progress=progress, force=True)
-

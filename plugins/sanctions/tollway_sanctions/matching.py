@@ -14,6 +14,7 @@ CO, S.A., OF, THE, ...) weigh WEAK_WEIGHT and never pair with a strong word, so
 they cannot carry a match on their own. The score is 1 exactly when both names
 have the same words in any order.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,15 +33,90 @@ LAMBDA = 0.5  # an entry word the query left out (a middle name, a second surnam
 
 # Company words that say what kind of body it is, not which one (and stop words).
 WEAK_WORDS = frozenset(
-    """
-    ltd limited llc llp lp plc inc incorporated corp corporation co company cos
-    sa sas sl srl spa sarl sal sae sab cv bv nv ag gmbh kg ohg mbh oy ab as asa aps
-    pte pty pvt bhd sdn jsc ojsc pjsc cjsc oao ooo zao pao tov fze fzco fzc fzllc est
-    group holding holdings intl international trading
-    the of and for de del la le les des du da do dos das y e et und fur
-    """.split()
+    [
+        "ltd",
+        "limited",
+        "llc",
+        "llp",
+        "lp",
+        "plc",
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "cos",
+        "sa",
+        "sas",
+        "sl",
+        "srl",
+        "spa",
+        "sarl",
+        "sal",
+        "sae",
+        "sab",
+        "cv",
+        "bv",
+        "nv",
+        "ag",
+        "gmbh",
+        "kg",
+        "ohg",
+        "mbh",
+        "oy",
+        "ab",
+        "as",
+        "asa",
+        "aps",
+        "pte",
+        "pty",
+        "pvt",
+        "bhd",
+        "sdn",
+        "jsc",
+        "ojsc",
+        "pjsc",
+        "cjsc",
+        "oao",
+        "ooo",
+        "zao",
+        "pao",
+        "tov",
+        "fze",
+        "fzco",
+        "fzc",
+        "fzllc",
+        "est",
+        "group",
+        "holding",
+        "holdings",
+        "intl",
+        "international",
+        "trading",
+        "the",
+        "of",
+        "and",
+        "for",
+        "de",
+        "del",
+        "la",
+        "le",
+        "les",
+        "des",
+        "du",
+        "da",
+        "do",
+        "dos",
+        "das",
+        "y",
+        "e",
+        "et",
+        "und",
+        "fur",
+    ]
 )
-HONORIFICS = frozenset("dr mr mrs ms miss mme prof".split())  # dropped from person names
+HONORIFICS = frozenset(["dr", "mr", "mrs", "ms", "miss", "mme", "prof"])  # dropped from person names
 
 _SPLIT = re.compile(r"[^a-z0-9]+")
 _GLUE = re.compile(r"['\u2019\u2018`.]")  # O'Brien -> obrien, S.A. -> sa, A.I.C. -> aic
@@ -130,7 +206,10 @@ class NameIndex:
         if not strong:
             return {}  # legal suffixes and stop words alone never match
         short_ok = not self.person  # in company names a single letter or digit is a word ("P-914", "ASIA BRIDGE 1")
-        variants = [self._variants(w) if (qweights[i] == 1.0 and (len(w) >= 2 or short_ok)) else {} for i, w in enumerate(qwords)]
+        variants = [
+            self._variants(w) if (qweights[i] == 1.0 and (len(w) >= 2 or short_ok)) else {}
+            for i, w in enumerate(qwords)
+        ]
         blocking = [i for i in strong if len(qwords[i]) >= 2 or short_ok]
         initials = [i for i in strong if len(qwords[i]) == 1] if self.person else []
         # A name reaches min_score only if its paired query weight M satisfies

@@ -4,6 +4,7 @@ No header row; `-0-` (with or without a trailing space) means empty; most files
 end with a Ctrl-Z (0x1A) byte; lines end with CRLF (LF in older sets). The main
 file's `remarks` may be cut off and continued in the *_comments.csv file.
 """
+
 from __future__ import annotations
 
 import csv
@@ -79,7 +80,9 @@ def _programs(cell: str | None) -> list[str]:
     return [p.strip(" []") for p in cell.split("] [") if p.strip(" []")]
 
 
-def parse_list(prim: bytes, add: bytes, alt: bytes, comments: bytes, *, names: tuple[str, str, str, str]) -> dict[int, ParsedEntry]:
+def parse_list(
+    prim: bytes, add: bytes, alt: bytes, comments: bytes, *, names: tuple[str, str, str, str]
+) -> dict[int, ParsedEntry]:
     """The four files of one list -> entries by number (file names for error messages)."""
     f_prim, f_add, f_alt, f_comments = names
     overflow: dict[int, str] = {}
@@ -98,7 +101,9 @@ def parse_list(prim: bytes, add: bytes, alt: bytes, comments: bytes, *, names: t
         num = _number(row[0], f_alt)
         kind = (row[2] or "aka").lower().strip(".")
         if row[3]:
-            others.setdefault(num, []).append(OtherName(kind=kind if kind in ("aka", "fka", "nka") else "aka", name=row[3]))
+            others.setdefault(num, []).append(
+                OtherName(kind=kind if kind in ("aka", "fka", "nka") else "aka", name=row[3])
+            )
     entries: dict[int, ParsedEntry] = {}
     for row in _rows(prim, f_prim, 12):
         num = _number(row[0], f_prim)

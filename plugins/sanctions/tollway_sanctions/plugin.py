@@ -7,6 +7,7 @@ downloaded once by a background task started here when lists are missing or old,
 then daily by the periodic task (whose first run waits a day, so a start never
 downloads twice). Stopping the service cancels a download still running.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -55,7 +56,11 @@ async def refresh_task(context: PluginContext) -> None:
 @hookimpl
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     # `startup` makes the attempt at start; the scheduler's first run waits a day
-    register(PeriodicTask(name="sanctions_lists_refresh", interval_s=lists.REFRESH_INTERVAL_S, run=refresh_task, run_at_start=False))
+    register(
+        PeriodicTask(
+            name="sanctions_lists_refresh", interval_s=lists.REFRESH_INTERVAL_S, run=refresh_task, run_at_start=False
+        )
+    )
 
 
 @hookimpl
@@ -93,7 +98,10 @@ def _older_than_refresh(store: lists.ListStore) -> bool:
     import time
 
     now = time.time()
-    return any(spec.key not in store.lists or now - store.lists[spec.key].loaded_at > lists.REFRESH_AFTER_S for spec in lists.LISTS)
+    return any(
+        spec.key not in store.lists or now - store.lists[spec.key].loaded_at > lists.REFRESH_AFTER_S
+        for spec in lists.LISTS
+    )
 
 
 def _load_local_now(store: lists.ListStore, url: str) -> None:
@@ -129,7 +137,10 @@ def health(context: PluginContext) -> str | None:
 def register_data_sources(register: Callable[[DataSource], None]) -> None:
     register(
         DataSource(
-            name="sanctions", description="OFAC SDN and consolidated (non-SDN) lists", refresh=refresh_source,
-            tools=(COMPANY_SANCTIONS, PERSON_SANCTIONS), health=health,
+            name="sanctions",
+            description="OFAC SDN and consolidated (non-SDN) lists",
+            refresh=refresh_source,
+            tools=(COMPANY_SANCTIONS, PERSON_SANCTIONS),
+            health=health,
         )
     )

@@ -2,6 +2,7 @@
 head of the list's XML export, whose `publshInformation/Publish_Date` (MM/DD/YYYY,
 OFAC's spelling) says when OFAC published it. Only the head is read (the block comes
 first); a date that cannot be read is unknown (None), never the time of loading."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """The `company_sanctions` and `person_sanctions` tools: one input, one answer,
 two declarations that differ only in which entries they search. Both read the lists of
 the service they run on (`lists.store_of(context)`), so each is built for its context."""
+
 from __future__ import annotations
 
 import functools
@@ -74,12 +75,16 @@ def check(context: PluginContext, value: SanctionsInput) -> None:
         )
 
 
-def _runner(context: PluginContext, person: bool) -> Callable[[SanctionsInput, ToolContext], Awaitable[SanctionsAnswer]]:
+def _runner(
+    context: PluginContext, person: bool
+) -> Callable[[SanctionsInput, ToolContext], Awaitable[SanctionsAnswer]]:
     async def run(value: SanctionsInput, ctx: ToolContext) -> SanctionsAnswer:
         store = lists.store_of(context)
         stale = store.out_of_date()
         if stale:  # went stale between the check and the payment: not charged
-            raise ToolError("list_out_of_date", f"Out of date: {', '.join(stale)}.", status=503, details={"lists": stale})
+            raise ToolError(
+                "list_out_of_date", f"Out of date: {', '.join(stale)}.", status=503, details={"lists": stale}
+            )
         hits = store.search(value.name, person=person, min_score=value.min_score)
         return SanctionsAnswer(
             total=len(hits),
@@ -116,7 +121,12 @@ def _facts(context: PluginContext, tool_name: str, *, searches_public: bool):
             Fact(
                 attribute=tool_name,
                 key=search_key(value),
-                value={"total": answer.total, "matches": [{"number": m.entry.number, "name": m.entry.name, "score": m.score} for m in answer.matches]},
+                value={
+                    "total": answer.total,
+                    "matches": [
+                        {"number": m.entry.number, "name": m.entry.name, "score": m.score} for m in answer.matches
+                    ],
+                },
                 source=lists.SOURCE,
                 as_of=max((c.as_of for c in answer.lists if c.as_of is not None), default=None),
                 public=searches_public,
@@ -156,7 +166,8 @@ def screening_tool(context: PluginContext, *, person: bool) -> Tool:
         payment_header="payment-signature",
         rate_limit="lookup",
         examples=(
-            Example(title="Screen a person's name", input={"name": "Nicolas Maduro", "min_score": 0.85, "limit": 5}) if person
+            Example(title="Screen a person's name", input={"name": "Nicolas Maduro", "min_score": 0.85, "limit": 5})
+            if person
             else Example(title="Screen a company name", input={"name": "Anglo-Caribbean Co Ltd"}),
         ),
         check=functools.partial(check, context),

@@ -3,6 +3,7 @@ poll reads the lists as currently loaded (a file:// folder is read again; downlo
 lists are the daily refresh's, or newer ones another process left under TOLLWAY_HOME)
 and states every entry by its OFAC entry number, so consecutive loads diff into
 entries added, removed and changed."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """Fixtures: every test pretends today is `sam_replay.TODAY`, so the default posted
 windows (the tool's last 30 days, the watch source's 364 days) are fixed dates; `logs`
 captures every log line, the HTTP client's included."""
+
 from __future__ import annotations
 
 import pytest

@@ -7,6 +7,7 @@ of a one-notice (`noticeid=`) answer exists: `notice_answer` builds one from a r
 item of the recording inside the recorded envelope, with `totalRecords`/`limit` and the
 self link set for that request, and says so where it is used.
 """
+
 from __future__ import annotations
 
 import copy
@@ -26,7 +27,13 @@ SEARCH_URL = "https://api.sam.gov/opportunities/v2/search"
 API_KEY = "tw-test-sam-key-8c1f0e57"
 KEY_ENV = {"TOLLWAY_SOLICITATIONS_SAM_API_KEY": API_KEY}
 # What the recording answers: GET /opportunities/v2/search?limit=10&postedFrom=01/01/2026&postedTo=02/02/2026
-RECORDED_QUERY = {"api_key": API_KEY, "postedFrom": "01/01/2026", "postedTo": "02/02/2026", "limit": "10", "offset": "0"}
+RECORDED_QUERY = {
+    "api_key": API_KEY,
+    "postedFrom": "01/01/2026",
+    "postedTo": "02/02/2026",
+    "limit": "10",
+    "offset": "0",
+}
 # The day the tests pretend it is (tool defaults and the watch window count from it).
 TODAY = dt.date(2026, 2, 10)
 
@@ -49,7 +56,14 @@ def notice_answer(*items: dict[str, Any]) -> bytes:
 
 def notice_query(notice_id: str, posted_from: str = "02/11/2025", posted_to: str = "02/10/2026") -> dict[str, str]:
     """A lookup by id in the default window (the 364 days up to TODAY)."""
-    return {"api_key": API_KEY, "noticeid": notice_id, "postedFrom": posted_from, "postedTo": posted_to, "limit": "1", "offset": "0"}
+    return {
+        "api_key": API_KEY,
+        "noticeid": notice_id,
+        "postedFrom": posted_from,
+        "postedTo": posted_to,
+        "limit": "1",
+        "offset": "0",
+    }
 
 
 class SamReplay:
@@ -59,8 +73,15 @@ class SamReplay:
         self.routes: list[tuple[dict[str, str], httpx.Response]] = []
         self.seen: list[httpx.Request] = []
 
-    def expect(self, query: dict[str, str], body: bytes = b"", *, status: int = 200, headers: dict[str, str] | None = None) -> SamReplay:
-        self.routes.append((query, httpx.Response(status, content=body, headers={"content-type": "application/json", **(headers or {})})))
+    def expect(
+        self, query: dict[str, str], body: bytes = b"", *, status: int = 200, headers: dict[str, str] | None = None
+    ) -> SamReplay:
+        self.routes.append(
+            (
+                query,
+                httpx.Response(status, content=body, headers={"content-type": "application/json", **(headers or {})}),
+            )
+        )
         return self
 
     def recorded(self) -> SamReplay:

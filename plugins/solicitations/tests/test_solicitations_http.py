@@ -3,12 +3,22 @@ bad input and a missing API key are refused before any quote; a paid lookup reco
 its facts (one per notice, one for the search) with its receipt; a failed one is not
 charged and records nothing; the API key shows nowhere it should not.
 SAM.gov is replayed (see `sam_replay`)."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-from sam_replay import API_KEY, KEY_ENV, RECORDED_QUERY, SamReplay, hear_everything, notice_answer, notice_query, recorded_item
+from sam_replay import (
+    API_KEY,
+    KEY_ENV,
+    RECORDED_QUERY,
+    SamReplay,
+    hear_everything,
+    notice_answer,
+    notice_query,
+    recorded_item,
+)
 
 from tollway import search_key
 from tollway.testing import count_quotes, count_receipts, credits_session, http_client, stored_facts
@@ -75,7 +85,9 @@ async def test_paid_search_records_its_facts(kernel_factory, logs) -> None:
     notices = data["result"]["solicitations"]
     for notice in notices:
         (row,) = await stored_facts("government_solicitations", notice["notice_id"])
-        assert row["value"] == notice and row["source"] == "SAM.gov" and row["owner"] == "" and row["recorded_by"] == agent
+        assert (
+            row["value"] == notice and row["source"] == "SAM.gov" and row["owner"] == "" and row["recorded_by"] == agent
+        )
         assert row["as_of"] == "2026-02-02"
     key = search_key(SolicitationsInput(posted_from=_date("2026-01-01"), posted_to=_date("2026-02-02")))
     (search,) = await stored_facts("government_solicitations", key)
@@ -87,7 +99,11 @@ async def test_paid_search_records_its_facts(kernel_factory, logs) -> None:
 
 
 async def test_a_failed_lookup_is_not_charged_and_records_nothing(kernel_factory, logs) -> None:
-    replay = SamReplay().expect(notice_query(NAVY), b'{"error":{"code":"API_KEY_INVALID","message":"An invalid api_key was supplied."}}', status=403)
+    replay = SamReplay().expect(
+        notice_query(NAVY),
+        b'{"error":{"code":"API_KEY_INVALID","message":"An invalid api_key was supplied."}}',
+        status=403,
+    )
     kernel = await kernel_factory(installed={"tollway_solicitations"}, transport=replay.transport, env=KEY_ENV)
     async with http_client(kernel) as client:
         hear_everything(logs)
@@ -110,7 +126,9 @@ async def test_a_lookup_by_id_records_the_notice_once_until_it_changes(kernel_fa
         for _ in range(2):
             assert (await client.post(PATH, json={"notice_id": NAVY}, headers=auth)).status_code == 200
         replay.routes.clear()
-        replay.expect(notice_query(NAVY), notice_answer({**item, "responseDeadLine": "2026-03-09T16:00:00-05:00"}))  # built: an extended deadline
+        replay.expect(
+            notice_query(NAVY), notice_answer({**item, "responseDeadLine": "2026-03-09T16:00:00-05:00"})
+        )  # built: an extended deadline
         assert (await client.post(PATH, json={"notice_id": NAVY}, headers=auth)).status_code == 200
     rows = await stored_facts("government_solicitations", NAVY)
     assert [r["value"]["response_deadline"] for r in rows] == ["2026-03-02T16:00:00-05:00", "2026-03-09T16:00:00-05:00"]

@@ -5,6 +5,7 @@ lookups by notice id, input rules, and the mapping of SAM.gov's failures.
 The search answer is SAM.gov's real recorded page (fixtures/sam_gov/); the one-notice
 answers are built from its real items (see `sam_replay.notice_answer`).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,7 +32,9 @@ def value(**fields: Any) -> SolicitationsInput:
 
 async def call(replay: SamReplay, v: SolicitationsInput, settings: dict[str, str] | None = None) -> SolicitationsAnswer:
     check(v)
-    ctx = ToolContext(request_id="req_test", agent_id=None, http=replay.client(), settings=SETTINGS if settings is None else settings)
+    ctx = ToolContext(
+        request_id="req_test", agent_id=None, http=replay.client(), settings=SETTINGS if settings is None else settings
+    )
     return await GOVERNMENT_SOLICITATIONS.run(v, ctx)
 
 
@@ -88,7 +91,9 @@ async def test_quirks_of_the_recorded_answer() -> None:
     assert all(recorded_item(i)["typeOfSetAside"] == "" for i in blanks)
     assert all(notices[i].set_aside_code is None for i in blanks)
     assert notices["fa64c8a8b90c428cba52cd7bbbbb7d50"].set_aside_code == "NONE"
-    assert notices["fd05ce5247fb4bc1b86e1ce4691bb74b"].set_aside_description == "Total Small Business Set-Aside (FAR 19.5)"
+    assert (
+        notices["fd05ce5247fb4bc1b86e1ce4691bb74b"].set_aside_description == "Total Small Business Set-Aside (FAR 19.5)"
+    )
     # a Solicitation first published as a Presolicitation
     changed = notices["fa01b8393b144750b2dddb5288592ec3"]
     assert (changed.type, changed.base_type) == ("Solicitation", "Presolicitation")
@@ -131,16 +136,35 @@ def test_forms_seen_elsewhere_are_tolerated() -> None:
     """An older page (not kept): a bare-date deadline, `{}` place of performance, the older
     uiLink form; SAM.gov's own documentation writes the text "null" for a missing link,
     a posted date with a time, and active "No"."""
-    item = {**recorded_item(NAVY), "responseDeadLine": "2025-02-24", "placeOfPerformance": {}, "uiLink": f"https://sam.gov/opp/{NAVY}/view"}
+    item = {
+        **recorded_item(NAVY),
+        "responseDeadLine": "2025-02-24",
+        "placeOfPerformance": {},
+        "uiLink": f"https://sam.gov/opp/{NAVY}/view",
+    }
     n = parse.parse_notice(item)
-    assert n and n.response_deadline == "2025-02-24" and n.place_of_performance is None and n.ui_link == f"https://sam.gov/opp/{NAVY}/view"
-    old = {**recorded_item(NAVY), "uiLink": "null", "description": "null", "postedDate": "2018-05-09 23:45:22+00", "active": "No", "naicsCodes": []}
+    assert (
+        n
+        and n.response_deadline == "2025-02-24"
+        and n.place_of_performance is None
+        and n.ui_link == f"https://sam.gov/opp/{NAVY}/view"
+    )
+    old = {
+        **recorded_item(NAVY),
+        "uiLink": "null",
+        "description": "null",
+        "postedDate": "2018-05-09 23:45:22+00",
+        "active": "No",
+        "naicsCodes": [],
+    }
     n = parse.parse_notice(old)
     assert n and n.ui_link is None and n.posted_on == "2018-05-09" and n.active is False and n.naics_codes == ["335139"]
 
 
 def test_items_without_a_notice_id_are_skipped() -> None:
-    page = sam.parse_body({"totalRecords": 2, "opportunitiesData": [{"noticeId": "", "title": "x"}, recorded_item(NAVY), "junk"]})
+    page = sam.parse_body(
+        {"totalRecords": 2, "opportunitiesData": [{"noticeId": "", "title": "x"}, recorded_item(NAVY), "junk"]}
+    )
     assert [n.notice_id for n in page.notices] == [NAVY] and page.total == 2
 
 
@@ -219,13 +243,21 @@ def problems(**fields: Any) -> dict[str, str]:
 
 
 def test_notice_id_and_a_search_are_exclusive() -> None:
-    assert set(problems(notice_id=NAVY, keywords="valve", naics="33", notice_type="Solicitation")) == {"keywords", "naics", "notice_type"}
+    assert set(problems(notice_id=NAVY, keywords="valve", naics="33", notice_type="Solicitation")) == {
+        "keywords",
+        "naics",
+        "notice_type",
+    }
     check(value(notice_id=NAVY, posted_from="2026-01-01"))  # a window is allowed with an id
 
 
 def test_window_rules_name_every_failing_field() -> None:
-    future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)).date().isoformat()
-    assert set(problems(posted_from=future, posted_to=future, keywords="  !")) == {"posted_from", "posted_to", "keywords"}
+    future = (dt.datetime.now(dt.UTC) + dt.timedelta(days=3)).date().isoformat()
+    assert set(problems(posted_from=future, posted_to=future, keywords="  !")) == {
+        "posted_from",
+        "posted_to",
+        "keywords",
+    }
     assert set(problems(posted_from="2026-02-02", posted_to="2026-01-01")) == {"posted_to"}
     assert set(problems(posted_from="2025-01-01", posted_to="2026-01-01")) == {"posted_to"}  # a whole year
     assert set(problems(posted_from="2024-01-01")) == {"posted_from"}  # to today
@@ -310,7 +342,12 @@ async def test_transport_failures_carry_no_url(exc: type[httpx.HTTPError], logs:
     def handler(request: httpx.Request) -> httpx.Response:
         raise exc(f"failed {request.url}", request=request)  # a message that holds the key
 
-    ctx = ToolContext(request_id="req_test", agent_id=None, http=httpx.AsyncClient(transport=httpx.MockTransport(handler)), settings=SETTINGS)
+    ctx = ToolContext(
+        request_id="req_test",
+        agent_id=None,
+        http=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        settings=SETTINGS,
+    )
     with pytest.raises(ToolError) as info:
         await GOVERNMENT_SOLICITATIONS.run(value(), ctx)
     assert info.value.code == "provider_unavailable"

@@ -2,6 +2,7 @@
 its OpenAPI operation and schemas, its MCP listing, a paid search answer with its quote
 and receipt, and the refusals of bad input and of a service without a SAM.gov key.
 SAM.gov is replayed from its real recorded page (see fixtures/README.md)."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,9 +37,13 @@ async def test_error_bodies(kernel_factory, replay, snapshot) -> None:
     configured = await kernel_factory(installed={"tollway_solicitations"}, transport=replay.transport, env=KEY_ENV)
     async with http_client(configured) as client:
         answers = {
-            "id_and_search": await client.post(PATH, json={"notice_id": "ff9642d70c15414a85940230450bda32", "keywords": "valve"}),
+            "id_and_search": await client.post(
+                PATH, json={"notice_id": "ff9642d70c15414a85940230450bda32", "keywords": "valve"}
+            ),
             "bad_window": await client.post(PATH, json={"posted_from": "2025-01-01", "posted_to": "2026-01-01"}),
-            "several_fields": await client.post(PATH, json={"notice_id": "nope", "naics": "1", "limit": 30, "colour": "red"}),
+            "several_fields": await client.post(
+                PATH, json={"notice_id": "nope", "naics": "1", "limit": 30, "colour": "red"}
+            ),
         }
     bare = await kernel_factory(installed={"tollway_solicitations"}, transport=replay.transport)
     async with http_client(bare) as client:

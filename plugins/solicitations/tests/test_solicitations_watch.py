@@ -3,6 +3,7 @@ SAM.gov once per watched notice (in the 364 days up to today) and observes each
 notice exactly as the lookup records it as a fact; notices not found are absent from
 a partial snapshot; failures of the whole source fail the poll. SAM.gov is replayed
 (see `sam_replay`)."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,12 @@ NO_DATA = b'{"error":{"code":"404","message":"No Data found"}}'  # built from th
 
 def services(replay: SamReplay, tmp_path: Path, settings: dict[str, str] | None = None) -> PluginContext:
     values = {"sam_api_key": API_KEY} if settings is None else settings
-    return PluginContext(home=tmp_path, offline=True, http=replay.client(), settings_of=lambda family: values if family == "solicitations" else {})
+    return PluginContext(
+        home=tmp_path,
+        offline=True,
+        http=replay.client(),
+        settings_of=lambda family: values if family == "solicitations" else {},
+    )
 
 
 def replay_of_three() -> SamReplay:
@@ -49,10 +55,14 @@ async def test_poll_observes_each_notice_as_the_lookup_records_it(kernel_factory
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
         for nid in (NAVY, AWARD):
-            assert (await client.post("/v1/tools/lookup/government-solicitations", json={"notice_id": nid}, headers=auth)).status_code == 200
+            assert (
+                await client.post("/v1/tools/lookup/government-solicitations", json={"notice_id": nid}, headers=auth)
+            ).status_code == 200
     replay.seen.clear()
     snapshot = await kernel.watch_sources["government_solicitations"].poll(kernel.context, [AWARD, NAVY, GONE, NAVY])
-    assert sorted(replay.queries(), key=lambda q: q["noticeid"]) == [notice_query(k) for k in sorted({NAVY, AWARD, GONE})]
+    assert sorted(replay.queries(), key=lambda q: q["noticeid"]) == [
+        notice_query(k) for k in sorted({NAVY, AWARD, GONE})
+    ]
     assert snapshot.complete is False
     assert set(snapshot.values) == {NAVY, AWARD}  # the notice SAM.gov did not find is simply absent
     for nid in (NAVY, AWARD):
@@ -117,7 +127,12 @@ def test_check_key(key: str, ok: bool) -> None:
 
 async def test_the_watch_resource_refuses_a_key_that_is_no_notice_id_in_a_readable_sentence(kernel_factory) -> None:
     kernel = await kernel_factory(installed={"tollway_solicitations"})
-    body = {"entity_type": "solicitation", "attribute": "government_solicitations", "key": "not-a-notice", "max_spend": 1}
+    body = {
+        "entity_type": "solicitation",
+        "attribute": "government_solicitations",
+        "key": "not-a-notice",
+        "max_spend": 1,
+    }
     raw = json.dumps(body).encode()
     async with http_client(kernel) as client:
         signed = proof_headers(Account.create(), scope="write", method="POST", path="/v1/tools/watch", body=raw)

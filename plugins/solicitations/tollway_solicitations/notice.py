@@ -7,6 +7,7 @@ bare dates, addresses are partial objects whose city/state/country are sometimes
 `{code, name}` objects and sometimes plain text, and its own examples write the
 text "null" for a missing link. Every reader here tolerates all of these.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -228,7 +229,12 @@ def award(value: Any) -> SolicitationAward | None:
         )
         if all(v is None for v in msgspec.structs.astuple(awardee)):
             awardee = None
-    out = SolicitationAward(date=iso_date(value.get("date")), number=text(value.get("number")), amount_usd=amount(value.get("amount")), awardee=awardee)
+    out = SolicitationAward(
+        date=iso_date(value.get("date")),
+        number=text(value.get("number")),
+        amount_usd=amount(value.get("amount")),
+        awardee=awardee,
+    )
     return None if all(v is None for v in msgspec.structs.astuple(out)) else out
 
 

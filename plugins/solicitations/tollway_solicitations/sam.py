@@ -13,6 +13,7 @@ Answer shape: `{totalRecords, limit, offset, opportunitiesData: [item, ...], lin
 SAM.gov documents 404 as "No Data found" and sends key problems as
 "No api_key was supplied" / "An invalid api_key was supplied".
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -29,7 +30,10 @@ from tollway import Reply, ToolError, Upstream, source_int
 from .notice import Solicitation, parse_notice
 
 SAM = Upstream(
-    family="solicitations", name="sam", label="SAM.gov", default_base_url="https://api.sam.gov",
+    family="solicitations",
+    name="sam",
+    label="SAM.gov",
+    default_base_url="https://api.sam.gov",
     description="Base URL of SAM.gov's public API, serving Get Opportunities v2 at /opportunities/v2/search (or a mirror / local replay server serving that path).",
     api_key="SAM.gov public API key (SAM.gov, Account Details), sent as `api_key`. The solicitations tool and watch source need it.",
 )
@@ -55,7 +59,13 @@ NOTICE_TYPES: dict[str, str] = {
     "Intent to Bundle Requirements (DoD-Funded)": "i",
 }
 _NO_DATA = ("no data found",)
-_KEY_PROBLEMS = ("api_key was supplied", "api_key_missing", "api_key_invalid", "api_key_disabled", "api_key_unauthorized")
+_KEY_PROBLEMS = (
+    "api_key was supplied",
+    "api_key_missing",
+    "api_key_invalid",
+    "api_key_disabled",
+    "api_key_unauthorized",
+)
 _KEY_IN_TEXT = re.compile(r"(api_key=)[^&\s\"'>]+", re.IGNORECASE)
 
 
@@ -66,7 +76,7 @@ class Page:
 
 
 def today() -> _dt.date:
-    return _dt.datetime.now(_dt.timezone.utc).date()
+    return _dt.datetime.now(_dt.UTC).date()
 
 
 def sam_date(day: _dt.date) -> str:
@@ -142,7 +152,12 @@ async def fetch(http: httpx.AsyncClient, settings: Mapping[str, str], params: Ma
     if reply.status == 404 and _says(reply, _NO_DATA):
         return Page(total=0, notices=[])
     if not reply.ok and reply.status != 429 and _says(reply, _KEY_PROBLEMS):
-        raise ToolError("provider_auth", "SAM.gov refused the service's API key.", status=503, details={"upstream_status": reply.status})
+        raise ToolError(
+            "provider_auth",
+            "SAM.gov refused the service's API key.",
+            status=503,
+            details={"upstream_status": reply.status},
+        )
     return parse_body(SAM.json_of(reply))
 
 

@@ -2,6 +2,7 @@
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -20,7 +21,9 @@ SOURCE_KIND = "public"
 DEFAULT_WINDOW_DAYS = 30
 SEARCH_FIELDS = ("keywords", "naics", "notice_type")
 
-NoticeId = Annotated[str, Meta(pattern=r"^[0-9A-Fa-f]{32}$", description="SAM.gov noticeId, 32 hexadecimal characters.")]
+NoticeId = Annotated[
+    str, Meta(pattern=r"^[0-9A-Fa-f]{32}$", description="SAM.gov noticeId, 32 hexadecimal characters.")
+]
 Keywords = Annotated[str, Meta(min_length=2, max_length=200, description="Title words.")]
 PostedFrom = Annotated[_dt.date, Meta(description="Default: 30 days before posted_to (a year with notice_id).")]
 PostedTo = Annotated[_dt.date, Meta(description="Default: today.")]
@@ -61,7 +64,7 @@ class SolicitationsAnswer(msgspec.Struct):
 
 def latest_allowed() -> _dt.date:
     """Today's date somewhere on Earth: the latest posting date that is not in the future."""
-    return (_dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(hours=14)).date()
+    return (_dt.datetime.now(_dt.UTC) + _dt.timedelta(hours=14)).date()
 
 
 def a_year_after(day: _dt.date) -> _dt.date:
@@ -92,11 +95,15 @@ def check(value: SolicitationsInput) -> None:
     if value.notice_id is not None:
         for name in SEARCH_FIELDS:
             if getattr(value, name) is not None:
-                errors.append(FieldError(name, "Give either notice_id or a search (keywords, naics, notice_type), not both"))
+                errors.append(
+                    FieldError(name, "Give either notice_id or a search (keywords, naics, notice_type), not both")
+                )
     if value.keywords is not None:
         words = _keywords(value.keywords)
         if len(words) < 2 or not any(c.isalnum() for c in words):
-            errors.append(FieldError("keywords", "Expected at least 2 characters besides spaces, with a letter or digit"))
+            errors.append(
+                FieldError("keywords", "Expected at least 2 characters besides spaces, with a letter or digit")
+            )
     latest = latest_allowed()
     for name in ("posted_from", "posted_to"):
         day = getattr(value, name)
@@ -108,7 +115,11 @@ def check(value: SolicitationsInput) -> None:
             errors.append(FieldError("posted_to", "posted_to must be on or after posted_from"))
         elif posted_to >= a_year_after(posted_from):
             field = "posted_to" if value.posted_to is not None else "posted_from"
-            errors.append(FieldError(field, "posted_from and posted_to must be less than a year apart (posted_to defaults to today)"))
+            errors.append(
+                FieldError(
+                    field, "posted_from and posted_to must be less than a year apart (posted_to defaults to today)"
+                )
+            )
     if errors:
         raise FieldErrors(errors)
 
@@ -116,7 +127,9 @@ def check(value: SolicitationsInput) -> None:
 async def run(value: SolicitationsInput, ctx: ToolContext) -> SolicitationsAnswer:
     posted_from, posted_to = window(value)
     if value.notice_id is not None:
-        found = await sam.fetch_notice(ctx.http, ctx.settings, value.notice_id.lower(), posted_from=posted_from, posted_to=posted_to)
+        found = await sam.fetch_notice(
+            ctx.http, ctx.settings, value.notice_id.lower(), posted_from=posted_from, posted_to=posted_to
+        )
         total, notices = (1, [found]) if found is not None else (0, [])
     else:
         page = await sam.search(
@@ -142,7 +155,9 @@ def facts(value: SolicitationsInput, answer: SolicitationsAnswer) -> list[Fact]:
     ]
     if value.notice_id is None:
         found = {"total": answer.result.total, "notice_ids": [n.notice_id for n in answer.result.solicitations]}
-        out.append(Fact(attribute=ATTRIBUTE, key=search_key(value), value=found, source=source, as_of=answer.evidence.as_of))
+        out.append(
+            Fact(attribute=ATTRIBUTE, key=search_key(value), value=found, source=source, as_of=answer.evidence.as_of)
+        )
     return out
 
 
@@ -174,7 +189,13 @@ GOVERNMENT_SOLICITATIONS = Tool(
         Example(title="A notice by its SAM.gov id", input={"notice_id": "ff9642d70c15414a85940230450bda32"}),
         Example(
             title="Solicitations by title words and NAICS code",
-            input={"keywords": "signal light", "naics": "335139", "posted_from": "2026-01-01", "posted_to": "2026-02-02", "limit": 5},
+            input={
+                "keywords": "signal light",
+                "naics": "335139",
+                "posted_from": "2026-01-01",
+                "posted_to": "2026-02-02",
+                "limit": 5,
+            },
         ),
     ),
     check=check,

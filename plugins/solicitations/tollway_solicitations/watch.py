@@ -7,6 +7,7 @@ the 364 days up to today (SAM.gov refuses a window of a year or more): a notice
 posted earlier is not found and simply absent from the snapshot, which is partial,
 so an absent notice says nothing about whether it is still listed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -57,7 +58,9 @@ async def poll(services: Any, watched_keys: Sequence[str]) -> Snapshot:
             if any(f.code in _FATAL for f in failures):  # the rest would fail the same way
                 return key, None
             try:
-                return key, await sam.fetch_notice(services.http, settings, key, posted_from=window[0], posted_to=window[1])
+                return key, await sam.fetch_notice(
+                    services.http, settings, key, posted_from=window[0], posted_to=window[1]
+                )
             except ToolError as exc:
                 failures.append(exc)
                 log.warning("SAM.gov poll of notice %s failed: %s (%s)", key, exc.code, exc.message)

@@ -6,11 +6,12 @@ two HTTP tests would stop at the missing key (400) instead of reaching the
 input check and the quote. They are repeated here with a key, so they test what
 they mean to.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from tollway.testing import count_quotes, count_receipts, http_client, PluginContract
+from tollway.testing import PluginContract, count_quotes, count_receipts, http_client
 
 KEY = {"Idempotency-Key": "contract-key-0001"}
 
@@ -21,7 +22,9 @@ class TestSolveContract(PluginContract):
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json", **KEY})
+                resp = await client.post(
+                    tool.path, content=b'{"__not_a_field__": 1}', headers={"content-type": "application/json", **KEY}
+                )
                 assert resp.status_code == 400, resp.text
                 body = resp.json()
                 assert body["error"] in ("invalid_request", "invalid_input")

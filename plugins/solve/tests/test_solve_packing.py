@@ -3,6 +3,7 @@ incompatible pairs, infeasibility with conflicts, the independent checker on
 broken solutions, and hypothesis properties against brute force on small
 random instances (every returned solution passes the checker; `optimal` is
 the brute-force optimum; `infeasible` is really infeasible)."""
+
 from __future__ import annotations
 
 import itertools
@@ -15,14 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
+
+from tollway import Refusal
 from tollway_solve import family, packing, packing_check, packing_flow, packing_relax, tool
 from tollway_solve.request import SolveRequest
 
-from tollway import Refusal
-
 
 def request(block: dict[str, Any], time_limit_s: int = 10) -> Any:
-    return msgspec.convert({"problem": "packing", "time_limit_s": time_limit_s, "packing": block}, SolveRequest, strict=True)
+    return msgspec.convert(
+        {"problem": "packing", "time_limit_s": time_limit_s, "packing": block}, SolveRequest, strict=True
+    )
 
 
 def solve(block: dict[str, Any]) -> dict[str, Any]:
@@ -52,19 +55,39 @@ BASE = {
         ({"dimensions": []}, "empty_list", "packing.dimensions"),
         ({"dimensions": ["kg", "kg"]}, "duplicate_id", "packing.dimensions[1]"),
         ({"items": []}, "empty_list", "packing.items"),
-        ({"items": [{"id": "a", "size": {"kg": 1}}, {"id": "a", "size": {"kg": 1}}]}, "duplicate_id", "packing.items[1].id"),
+        (
+            {"items": [{"id": "a", "size": {"kg": 1}}, {"id": "a", "size": {"kg": 1}}]},
+            "duplicate_id",
+            "packing.items[1].id",
+        ),
         ({"items": [{"id": " ", "size": {"kg": 1}}]}, "empty_id", "packing.items[0].id"),
         ({"items": [{"id": "a", "size": {"m3": 1}}]}, "unknown_dimension", "packing.items[0].size.m3"),
         ({"bins": [{"id": "b", "capacity": {}}]}, "missing_capacity", "packing.bins[0].capacity"),
         ({"items": [{"id": "a", "size": {"kg": -1}}]}, "negative_value", "packing.items[0].size.kg"),
         ({"items": [{"id": "a", "size": {"kg": 2e12}}]}, "magnitude_too_large", "packing.items[0].size.kg"),
         ({"items": [{"id": "a", "size": {"kg": 0.1234567}}]}, "unsupported_precision", "packing.items[0].size.kg"),
-        ({"items": [{"id": "a", "size": {"kg": 1}, "quantity": 1_000_001}]}, "quantity_too_large", "packing.items[0].quantity"),
+        (
+            {"items": [{"id": "a", "size": {"kg": 1}, "quantity": 1_000_001}]},
+            "quantity_too_large",
+            "packing.items[0].quantity",
+        ),
         ({"bins": [{"id": "b", "capacity": {"kg": 1}, "quantity": -1}]}, "negative_value", "packing.bins[0].quantity"),
         ({"incompatible": [["a", "zz"]]}, "unknown_id", "packing.incompatible[0][1]"),
         ({"incompatible": [["a", "a"]]}, "contradictory_input", "packing.incompatible[0]"),
-        ({"variant": "knapsack", "bins": [{"id": "b", "capacity": {"kg": 1}}]}, "missing_value", "packing.items[0].value"),
-        ({"variant": "knapsack", "items": [{"id": "a", "size": {"kg": 1}, "value": 1}], "bins": [{"id": "b", "capacity": {"kg": 1}, "quantity": 2}]}, "knapsack_one_bin", "packing.bins"),
+        (
+            {"variant": "knapsack", "bins": [{"id": "b", "capacity": {"kg": 1}}]},
+            "missing_value",
+            "packing.items[0].value",
+        ),
+        (
+            {
+                "variant": "knapsack",
+                "items": [{"id": "a", "size": {"kg": 1}, "value": 1}],
+                "bins": [{"id": "b", "capacity": {"kg": 1}, "quantity": 2}],
+            },
+            "knapsack_one_bin",
+            "packing.bins",
+        ),
     ],
 )
 def test_refusals(change: dict[str, Any], code: str, field: str) -> None:
@@ -84,7 +107,10 @@ def test_million_units_are_aggregated_not_expanded() -> None:
         "variant": "bin",
         "dimensions": ["kg"],
         "bins": [{"id": "pallet", "capacity": {"kg": 1000}, "quantity": 1_000_000}],
-        "items": [{"id": "box", "size": {"kg": 1}, "quantity": 1_000_000}, {"id": "tin", "size": {"kg": 0.5}, "quantity": 999_999}],
+        "items": [
+            {"id": "box", "size": {"kg": 1}, "quantity": 1_000_000},
+            {"id": "tin", "size": {"kg": 0.5}, "quantity": 999_999},
+        ],
     }
     out = solve(block)
     assert out["status"] == "optimal"
@@ -95,7 +121,12 @@ def test_million_units_are_aggregated_not_expanded() -> None:
 
 
 def test_decimal_sizes_fill_exactly() -> None:
-    block = {"variant": "bin", "dimensions": ["m"], "bins": [{"id": "b", "capacity": {"m": 0.3}, "quantity": 3}], "items": [{"id": "x", "size": {"m": 0.1}, "quantity": 3}]}
+    block = {
+        "variant": "bin",
+        "dimensions": ["m"],
+        "bins": [{"id": "b", "capacity": {"m": 0.3}, "quantity": 3}],
+        "items": [{"id": "x", "size": {"m": 0.1}, "quantity": 3}],
+    }
     out = solve(block)
     assert out["status"] == "optimal" and out["objective_value"] == 1  # 0.1 * 3 fits 0.3 exactly
 
@@ -105,7 +136,11 @@ def test_incompatible_items_never_share_a_bin() -> None:
         "variant": "bin",
         "dimensions": ["kg"],
         "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 4}],
-        "items": [{"id": "acid", "size": {"kg": 1}}, {"id": "base", "size": {"kg": 1}}, {"id": "salt", "size": {"kg": 1}}],
+        "items": [
+            {"id": "acid", "size": {"kg": 1}},
+            {"id": "base", "size": {"kg": 1}},
+            {"id": "salt", "size": {"kg": 1}},
+        ],
         "incompatible": [["acid", "base"]],
     }
     out = solve(block)
@@ -118,12 +153,25 @@ def test_infeasible_names_the_clash() -> None:
     too_big = {**BASE, "items": [{"id": "piano", "size": {"kg": 11}}]}
     out = solve(too_big)
     assert out["status"] == "infeasible"
-    assert out["solution"] is None and out["objective_value"] is None and out["bound"] is None and out["gap"] is None and out["checks"] == []
+    assert (
+        out["solution"] is None
+        and out["objective_value"] is None
+        and out["bound"] is None
+        and out["gap"] is None
+        and out["checks"] == []
+    )
     refs = {c["ref"] for c in out["conflicts"][0]["constraints"]}
     assert {"piano", "b"} <= refs and out["conflicts"][0]["explanation"]
-    few = {**BASE, "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 1}], "items": [{"id": "a", "size": {"kg": 6}, "quantity": 2}]}
+    few = {
+        **BASE,
+        "bins": [{"id": "b", "capacity": {"kg": 10}, "quantity": 1}],
+        "items": [{"id": "a", "size": {"kg": 6}, "quantity": 2}],
+    }
     out = solve(few)
-    assert out["status"] == "infeasible" and {c["family"] for c in out["conflicts"][0]["constraints"]} >= {"bin_quantity", "item_quantity"}
+    assert out["status"] == "infeasible" and {c["family"] for c in out["conflicts"][0]["constraints"]} >= {
+        "bin_quantity",
+        "item_quantity",
+    }
 
 
 def test_knapsack_reports_left_out() -> None:
@@ -145,14 +193,23 @@ def test_knapsack_reports_left_out() -> None:
 
 def test_checker_catches_broken_solutions() -> None:
     block = request(BASE).packing
-    good = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}], "used": {"kg": 8}}, {"bin": "b", "index": 1, "items": [{"id": "c", "count": 1}], "used": {"kg": 3}}]}
+    good = {
+        "bins": [
+            {"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}], "used": {"kg": 8}},
+            {"bin": "b", "index": 1, "items": [{"id": "c", "count": 1}], "used": {"kg": 3}},
+        ]
+    }
     assert all(c.satisfied for c in packing_check.check(block, good))
     assert packing_check.objective(block, good) == 2
 
     def failing(sol: dict[str, Any]) -> set[str]:
         return {c.name for c in packing_check.check(block, sol) if not c.satisfied}
 
-    over = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}, {"id": "c", "count": 1}], "used": {"kg": 11}}]}
+    over = {
+        "bins": [
+            {"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}, {"id": "c", "count": 1}], "used": {"kg": 11}}
+        ]
+    }
     assert failing(over) == {"bin_capacity"}
     assert [c.worst_violation for c in packing_check.check(block, over) if c.name == "bin_capacity"] == [1.0]
     missing = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 2}], "used": {"kg": 8}}]}
@@ -165,7 +222,12 @@ def test_checker_catches_broken_solutions() -> None:
     assert failing(lying) == {"used_reported"}
     assert failing({"bins": "nope"}) == {"solution_shape"}
     clash = request({**BASE, "incompatible": [["a", "c"]]}).packing
-    together = {"bins": [{"bin": "b", "index": 0, "items": [{"id": "a", "count": 1}, {"id": "c", "count": 1}], "used": {"kg": 7}}, {"bin": "b", "index": 1, "items": [{"id": "a", "count": 1}], "used": {"kg": 4}}]}
+    together = {
+        "bins": [
+            {"bin": "b", "index": 0, "items": [{"id": "a", "count": 1}, {"id": "c", "count": 1}], "used": {"kg": 7}},
+            {"bin": "b", "index": 1, "items": [{"id": "a", "count": 1}], "used": {"kg": 4}},
+        ]
+    }
     assert {c.name for c in packing_check.check(clash, together) if not c.satisfied} == {"incompatible_pairs"}
 
 
@@ -174,13 +236,25 @@ def test_checker_catches_broken_solutions() -> None:
 def small_bin_blocks(draw: Any) -> dict[str, Any]:
     dims = ["d0", "d1"][: draw(st.integers(1, 2))]
     n_types = draw(st.integers(1, 2))
-    bins = [{"id": f"b{t}", "capacity": {d: draw(st.integers(1, 10)) for d in dims}, "quantity": draw(st.integers(0, 2))} for t in range(n_types)]
+    bins = [
+        {"id": f"b{t}", "capacity": {d: draw(st.integers(1, 10)) for d in dims}, "quantity": draw(st.integers(0, 2))}
+        for t in range(n_types)
+    ]
     if sum(b["quantity"] for b in bins) == 0:
         bins[0]["quantity"] = 1
     n_items = draw(st.integers(1, 3))
-    items = [{"id": f"i{k}", "size": {d: draw(st.integers(0, 8)) for d in dims}, "quantity": draw(st.integers(1, 2))} for k in range(n_items)]
+    items = [
+        {"id": f"i{k}", "size": {d: draw(st.integers(0, 8)) for d in dims}, "quantity": draw(st.integers(1, 2))}
+        for k in range(n_items)
+    ]
     pairs = [p for p in itertools.combinations([it["id"] for it in items], 2) if draw(st.booleans())]
-    return {"variant": "bin", "dimensions": dims, "bins": bins, "items": items, "incompatible": [list(p) for p in pairs]}
+    return {
+        "variant": "bin",
+        "dimensions": dims,
+        "bins": bins,
+        "items": items,
+        "incompatible": [list(p) for p in pairs],
+    }
 
 
 def brute_bins(block: dict[str, Any]) -> int | None:
@@ -222,11 +296,22 @@ def test_bin_answers_are_checked_and_agree_with_brute_force(block: dict[str, Any
 def small_knapsacks(draw: Any) -> dict[str, Any]:
     dims = ["d0", "d1"][: draw(st.integers(1, 2))]
     items = [
-        {"id": f"i{k}", "size": {d: draw(st.integers(0, 6)) for d in dims}, "quantity": draw(st.integers(0, 3)), "value": draw(st.sampled_from([0, 1, 2.5, 4, 7.25]))}
+        {
+            "id": f"i{k}",
+            "size": {d: draw(st.integers(0, 6)) for d in dims},
+            "quantity": draw(st.integers(0, 3)),
+            "value": draw(st.sampled_from([0, 1, 2.5, 4, 7.25])),
+        }
         for k in range(draw(st.integers(1, 4)))
     ]
     pairs = [p for p in itertools.combinations([it["id"] for it in items], 2) if draw(st.booleans())]
-    return {"variant": "knapsack", "dimensions": dims, "bins": [{"id": "k", "capacity": {d: draw(st.integers(0, 12)) for d in dims}}], "items": items, "incompatible": [list(p) for p in pairs]}
+    return {
+        "variant": "knapsack",
+        "dimensions": dims,
+        "bins": [{"id": "k", "capacity": {d: draw(st.integers(0, 12)) for d in dims}}],
+        "items": items,
+        "incompatible": [list(p) for p in pairs],
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -239,7 +324,10 @@ def test_knapsack_answers_are_optimal(block: dict[str, Any]) -> None:
         chosen = {it["id"] for it, c in zip(block["items"], counts) if c}
         if any(a in chosen and b in chosen for a, b in bad):
             continue
-        if all(sum(it["size"][d] * c for it, c in zip(block["items"], counts)) <= block["bins"][0]["capacity"][d] for d in block["dimensions"]):
+        if all(
+            sum(it["size"][d] * c for it, c in zip(block["items"], counts)) <= block["bins"][0]["capacity"][d]
+            for d in block["dimensions"]
+        ):
             best = max(best, sum(it["value"] * c for it, c in zip(block["items"], counts)))
     assert out["status"] == "optimal" and out["objective_value"] == pytest.approx(best)
 
@@ -247,8 +335,15 @@ def test_knapsack_answers_are_optimal(block: dict[str, Any]) -> None:
 # -- always an answer, the L2 bound, one status vocabulary ------------------------------------
 def _thousand(dims: list[str], cap: float, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
-    items = [{"id": f"i{k}", "size": {d: rng.randint(int(cap * 0.1), int(cap * 0.45)) for d in dims}} for k in range(1000)]
-    return {"variant": "bin", "dimensions": dims, "bins": [{"id": "b", "capacity": {d: cap for d in dims}, "quantity": 1000}], "items": items}
+    items = [
+        {"id": f"i{k}", "size": {d: rng.randint(int(cap * 0.1), int(cap * 0.45)) for d in dims}} for k in range(1000)
+    ]
+    return {
+        "variant": "bin",
+        "dimensions": dims,
+        "bins": [{"id": "b", "capacity": {d: cap for d in dims}, "quantity": 1000}],
+        "items": items,
+    }
 
 
 @pytest.mark.parametrize("dims,cap", [(["w"], 150), (["w"], 100_000), (["kg", "l"], 1000)])
@@ -283,8 +378,15 @@ def test_bound_is_martello_toth_l2() -> None:
     assert packing_relax.l2_bound(100, [(60, 6), (45, 6)]) == 9
     assert packing_relax.l2_bound(100, [(50, 3)]) == 2  # two halves share a bin
     assert packing_relax.l2_bound(10, [(3, 7)]) == 3
-    block = {"variant": "bin", "dimensions": ["kg", "l"], "bins": [{"id": "b", "capacity": {"kg": 100, "l": 100}, "quantity": 20}],
-             "items": [{"id": "big", "size": {"kg": 60, "l": 1}, "quantity": 6}, {"id": "mid", "size": {"kg": 45, "l": 1}, "quantity": 6}]}
+    block = {
+        "variant": "bin",
+        "dimensions": ["kg", "l"],
+        "bins": [{"id": "b", "capacity": {"kg": 100, "l": 100}, "quantity": 20}],
+        "items": [
+            {"id": "big", "size": {"kg": 60, "l": 1}, "quantity": 6},
+            {"id": "mid", "size": {"kg": 45, "l": 1}, "quantity": 6},
+        ],
+    }
     plan = packing._plan(request(block).packing)
     assert plan.lb == 9
     out = solve(block)
@@ -303,17 +405,30 @@ def test_arc_flow_model_agrees_with_brute_force() -> None:
         assert code == cp_model.OPTIMAL and bins is not None and bound == len(bins)
         for load in bins:
             assert sum(kinds[k][0] * c for k, c in load.items()) <= cap
-        assert {k: sum(b.get(k, 0) for b in bins) for k in range(len(kinds))} == {k: q for k, (_, q) in enumerate(kinds)}
-        block = {"variant": "bin", "dimensions": ["w"], "bins": [{"id": "b", "capacity": {"w": cap}, "quantity": units}],
-                 "items": [{"id": f"i{k}", "size": {"w": w}, "quantity": q} for k, (w, q) in enumerate(kinds)], "incompatible": []}
+        assert {k: sum(b.get(k, 0) for b in bins) for k in range(len(kinds))} == {
+            k: q for k, (_, q) in enumerate(kinds)
+        }
+        block = {
+            "variant": "bin",
+            "dimensions": ["w"],
+            "bins": [{"id": "b", "capacity": {"w": cap}, "quantity": units}],
+            "items": [{"id": f"i{k}", "size": {"w": w}, "quantity": q} for k, (w, q) in enumerate(kinds)],
+            "incompatible": [],
+        }
         assert len(bins) == brute_bins(block)
         assert packing_relax.l2_bound(cap, kinds) <= len(bins)
 
 
 @pytest.mark.parametrize(
     "proven,found,out_of_time,status",
-    [(True, True, False, "optimal"), (True, False, False, "infeasible"), (False, True, True, "timeout"),
-     (False, True, False, "feasible"), (False, False, True, "timeout"), (False, False, False, "timeout")],
+    [
+        (True, True, False, "optimal"),
+        (True, False, False, "infeasible"),
+        (False, True, True, "timeout"),
+        (False, True, False, "feasible"),
+        (False, False, True, "timeout"),
+        (False, False, False, "timeout"),
+    ],
 )
 def test_one_status_vocabulary(proven: bool, found: bool, out_of_time: bool, status: str) -> None:
     assert family.status_of(proven=proven, found=found, out_of_time=out_of_time) == status
@@ -360,7 +475,9 @@ def test_improvement_repacks_bins_into_fewer() -> None:
     alone = [(0, {k: 1}) for k in range(4) for _ in range(3)]  # twelve units, one per bin
     better, ran_out = packing_lns.improve(alone, sizes, caps, {2: {3}, 3: {2}}, 5, 5, 1, group=6)
     assert len(better) < len(alone) and (len(better) == 5 or ran_out)
-    assert sorted(k for _, load in better for k, c in load.items() for _ in range(c)) == sorted(k for _, load in alone for k in load)
+    assert sorted(k for _, load in better for k, c in load.items() for _ in range(c)) == sorted(
+        k for _, load in alone for k in load
+    )
     for _, load in better:
         assert all(sum(sizes[k][d] * c for k, c in load.items()) <= 10 for d in range(2))
         assert not (2 in load and 3 in load)

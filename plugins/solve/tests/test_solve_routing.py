@@ -1,4 +1,5 @@
 """Routing family: validation, model, independent checker, and property tests against brute force."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,20 +20,33 @@ def blk(**kw) -> RoutingBlock:
 
 def all_ok(b, out):
     checks = family.check(b, out.solution)
-    assert {c.name for c in checks} == {"every_stop_once", "vehicle_capacity", "stop_windows", "shift_windows",
-                                         "route_continuity", "objective"}
+    assert {c.name for c in checks} == {
+        "every_stop_once",
+        "vehicle_capacity",
+        "stop_windows",
+        "shift_windows",
+        "route_continuity",
+        "objective",
+    }
     assert all(c.satisfied for c in checks), [c for c in checks if not c.satisfied]
     assert out.objective_value == pytest.approx(family.objective(b, out.solution))
     assert out.bound is None and out.gap is None and out.status != "optimal"
 
 
-COORDS = [{"id": "D", "x": 0, "y": 0}, {"id": "A", "x": 3, "y": 4}, {"id": "B", "x": 6, "y": 8}, {"id": "C", "x": -3, "y": 4}]
+COORDS = [
+    {"id": "D", "x": 0, "y": 0},
+    {"id": "A", "x": 3, "y": 4},
+    {"id": "B", "x": 6, "y": 8},
+    {"id": "C", "x": -3, "y": 4},
+]
 
 
 def basic(**over):
-    kw = dict(vehicles=[{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
-              stops=[{"id": s, "demand": 2, "location": {"id": s}} for s in "ABC"],
-              coordinates=COORDS)
+    kw = dict(
+        vehicles=[{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
+        stops=[{"id": s, "demand": 2, "location": {"id": s}} for s in "ABC"],
+        coordinates=COORDS,
+    )
     kw.update(over)
     return blk(**kw)
 
@@ -50,7 +64,10 @@ def test_validation_codes():
     assert code_of(basic(coordinates=None)) == "missing_locations"
     assert code_of(basic(matrix={"ids": ["D"], "distance": [[0]]})) == "ambiguous_locations"
     assert code_of(basic(stops=[{"id": "", "location": {"id": "A"}}])) == "empty_id"
-    assert code_of(basic(stops=[{"id": "x", "location": {"id": "A"}}, {"id": "x", "location": {"id": "B"}}])) == "duplicate_id"
+    assert (
+        code_of(basic(stops=[{"id": "x", "location": {"id": "A"}}, {"id": "x", "location": {"id": "B"}}]))
+        == "duplicate_id"
+    )
     assert code_of(basic(stops=[{"id": "x", "location": {"id": "Z"}}])) == "unknown_id"
     assert code_of(basic(vehicles=[{"id": "v", "capacity": 1, "start": {"id": "Q"}}])) == "unknown_id"
     assert code_of(basic(coordinates=COORDS + [COORDS[0]])) == "duplicate_id"
@@ -61,11 +78,27 @@ def test_validation_codes():
     assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1, 2], [1, 0, 2]]}, **base)) == "bad_matrix"
     assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, -1], [1, 0]]}, **base)) == "bad_matrix"
     assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, float("nan")], [1, 0]]}, **base)) == "bad_matrix"
-    assert code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1], [1, 0]], "time": [[0]]}, **base)) == "bad_matrix"
-    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 5, "end": 1}]}])) == "reversed_window"
-    assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"},
-                                 "windows": [{"start": 0, "end": 5}, {"start": 3, "end": 9}]}])) == "overlapping_windows"
-    assert code_of(basic(vehicles=[{"id": "v", "capacity": 1, "start": {"id": "D"}, "shift": {"start": 9, "end": 2}}])) == "reversed_window"
+    assert (
+        code_of(basic(matrix={"ids": ["D", "A"], "distance": [[0, 1], [1, 0]], "time": [[0]]}, **base)) == "bad_matrix"
+    )
+    assert (
+        code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 5, "end": 1}]}]))
+        == "reversed_window"
+    )
+    assert (
+        code_of(
+            basic(
+                stops=[
+                    {"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 3, "end": 9}]}
+                ]
+            )
+        )
+        == "overlapping_windows"
+    )
+    assert (
+        code_of(basic(vehicles=[{"id": "v", "capacity": 1, "start": {"id": "D"}, "shift": {"start": 9, "end": 2}}]))
+        == "reversed_window"
+    )
     assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": -1}])) == "bad_magnitude"
     assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": 2e12}])) == "bad_magnitude"
     assert code_of(basic(stops=[{"id": "a", "location": {"id": "A"}, "demand": 0.1234567}])) == "unsupported_precision"
@@ -99,11 +132,21 @@ def test_matrix_windows_service_and_shift():
     ids = ["D", "A", "B"]
     dist = [[0, 10, 10], [10, 0, 5], [10, 5, 0]]
     tm = [[0, 10, 10], [10, 0, 5], [10, 5, 0]]
-    b = blk(objective="time", vehicles=[{"id": "v", "capacity": 5, "start": {"id": "D"}, "shift": {"start": 100, "end": 200}}],
-            stops=[{"id": "a", "location": {"id": "A"}, "demand": 1, "service": 3, "windows": [{"start": 150, "end": 160}]},
-                   {"id": "b", "location": {"id": "B"}, "demand": 1, "service": 2,
-                    "windows": [{"start": 0, "end": 50}, {"start": 120, "end": 130}]}],
-            matrix={"ids": ids, "distance": dist, "time": tm})
+    b = blk(
+        objective="time",
+        vehicles=[{"id": "v", "capacity": 5, "start": {"id": "D"}, "shift": {"start": 100, "end": 200}}],
+        stops=[
+            {"id": "a", "location": {"id": "A"}, "demand": 1, "service": 3, "windows": [{"start": 150, "end": 160}]},
+            {
+                "id": "b",
+                "location": {"id": "B"},
+                "demand": 1,
+                "service": 2,
+                "windows": [{"start": 0, "end": 50}, {"start": 120, "end": 130}],
+            },
+        ],
+        matrix={"ids": ids, "distance": dist, "time": tm},
+    )
     family.validate(b)
     out = family.solve(b, 2)
     assert out.status == "feasible"
@@ -121,8 +164,10 @@ def test_vehicles_then_distance_uses_fewest_vehicles():
     all_ok(b, out)
     assert len(out.solution["routes"]) == 1
     # with capacity 4, two vehicles are needed for 6 units of demand
-    b2 = basic(objective="vehicles_then_distance",
-               vehicles=[{"id": f"v{i}", "capacity": 4, "start": {"id": "D"}} for i in range(3)])
+    b2 = basic(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": f"v{i}", "capacity": 4, "start": {"id": "D"}} for i in range(3)],
+    )
     out2 = family.solve(b2, 2)
     all_ok(b2, out2)
     assert len(out2.solution["routes"]) == 2
@@ -141,13 +186,30 @@ def test_infeasible_demand_and_unreachable_window():
 
 
 def test_checker_catches_violations():
-    b = basic(vehicles=[{"id": "v1", "capacity": 3, "start": {"id": "D"}, "shift": {"start": 0, "end": 10}}],
-              stops=[{"id": "A", "demand": 2, "location": {"id": "A"}, "windows": [{"start": 0, "end": 1}]},
-                     {"id": "B", "demand": 2, "location": {"id": "B"}}, {"id": "C", "demand": 0, "location": {"id": "C"}}])
-    sol = {"routes": [{"vehicle": "v1", "start_time": 0, "end_time": 12,
-                       "stops": [{"id": "A", "arrival": 1, "departure": 1, "load_after": 2},
-                                 {"id": "B", "arrival": 2, "departure": 2, "load_after": 4}],
-                       "distance": 21, "time": 12}], "unserved": []}
+    b = basic(
+        vehicles=[{"id": "v1", "capacity": 3, "start": {"id": "D"}, "shift": {"start": 0, "end": 10}}],
+        stops=[
+            {"id": "A", "demand": 2, "location": {"id": "A"}, "windows": [{"start": 0, "end": 1}]},
+            {"id": "B", "demand": 2, "location": {"id": "B"}},
+            {"id": "C", "demand": 0, "location": {"id": "C"}},
+        ],
+    )
+    sol = {
+        "routes": [
+            {
+                "vehicle": "v1",
+                "start_time": 0,
+                "end_time": 12,
+                "stops": [
+                    {"id": "A", "arrival": 1, "departure": 1, "load_after": 2},
+                    {"id": "B", "arrival": 2, "departure": 2, "load_after": 4},
+                ],
+                "distance": 21,
+                "time": 12,
+            }
+        ],
+        "unserved": [],
+    }
     bad = {c.name for c in family.check(b, sol) if not c.satisfied}
     assert bad == {"every_stop_once", "vehicle_capacity", "route_continuity", "shift_windows", "objective"}
     sol["routes"][0]["stops"][0]["arrival"] = 7.5
@@ -156,6 +218,7 @@ def test_checker_catches_violations():
 
 
 # ------------------------------------------------------------------ properties
+
 
 @st.composite
 def small_routing(draw):
@@ -173,8 +236,12 @@ def small_routing(draw):
         vehicles.append(v)
     stops = []
     for i in range(draw(st.integers(1, 4))):
-        s = {"id": f"s{i}", "demand": draw(st.integers(0, 4)), "location": {"id": draw(st.sampled_from(coords))["id"]},
-             "service": draw(st.integers(0, 3))}
+        s = {
+            "id": f"s{i}",
+            "demand": draw(st.integers(0, 4)),
+            "location": {"id": draw(st.sampled_from(coords))["id"]},
+            "service": draw(st.integers(0, 3)),
+        }
         if draw(st.booleans()):
             a = draw(st.integers(0, 30))
             s["windows"] = [{"start": a, "end": a + draw(st.integers(0, 20))}]
@@ -182,8 +249,13 @@ def small_routing(draw):
                 b = s["windows"][0]["end"] + draw(st.integers(1, 10))
                 s["windows"].append({"start": b, "end": b + draw(st.integers(0, 20))})
         stops.append(s)
-    return blk(objective=draw(st.sampled_from(["distance", "time", "vehicles_then_distance"])),
-               vehicles=vehicles, stops=stops, coordinates=coords, speed=draw(st.sampled_from([40, 60])))
+    return blk(
+        objective=draw(st.sampled_from(["distance", "time", "vehicles_then_distance"])),
+        vehicles=vehicles,
+        stops=stops,
+        coordinates=coords,
+        speed=draw(st.sampled_from([40, 60])),
+    )
 
 
 def route_feasible(b, v, seq) -> bool:
@@ -253,11 +325,22 @@ def small_vrptw(**over):
     """Eight stops around a depot, one window each, two vans of capacity 10 (one entry, count 2)."""
     pts = [(0, 0), (4, 3), (8, 1), (6, 7), (-5, 4), (-7, -2), (-2, -6), (3, -7), (9, -4)]
     coords = [{"id": f"L{i}", "x": x, "y": y} for i, (x, y) in enumerate(pts)]
-    stops = [{"id": f"s{i}", "location": {"id": f"L{i}"}, "demand": 2, "service": 5,
-              "windows": [{"start": 10 * (i % 3), "end": 10 * (i % 3) + 60}]} for i in range(1, 9)]
-    kw = dict(vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 2,
-                         "shift": {"start": 0, "end": 200}}],
-              stops=stops, coordinates=coords, speed=60)
+    stops = [
+        {
+            "id": f"s{i}",
+            "location": {"id": f"L{i}"},
+            "demand": 2,
+            "service": 5,
+            "windows": [{"start": 10 * (i % 3), "end": 10 * (i % 3) + 60}],
+        }
+        for i in range(1, 9)
+    ]
+    kw = dict(
+        vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 2, "shift": {"start": 0, "end": 200}}],
+        stops=stops,
+        coordinates=coords,
+        speed=60,
+    )
     kw.update(over)
     return blk(**kw)
 
@@ -267,6 +350,7 @@ def no_ortools(monkeypatch):
 
     def refuse(*a, **k):
         raise AssertionError("OR-Tools routing was used")
+
     monkeypatch.setattr(routing_model, "solve", refuse)
 
 
@@ -286,8 +370,12 @@ def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
     no_ortools(monkeypatch)
     # A (7.5 min away at 40 km/h) can be served in 0..5 or 50..90; B only in 20..30: A's first
     # window cannot be used together with B's on one vehicle, so A goes in its second window
-    b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 50, "end": 90}]},
-                     {"id": "b", "location": {"id": "C"}, "windows": [{"start": 20, "end": 30}]}])
+    b = basic(
+        stops=[
+            {"id": "a", "location": {"id": "A"}, "windows": [{"start": 0, "end": 5}, {"start": 50, "end": 90}]},
+            {"id": "b", "location": {"id": "C"}, "windows": [{"start": 20, "end": 30}]},
+        ]
+    )
     out = family.solve(b, 3)
     all_ok(b, out)
     visits = [x for r in out.solution["routes"] for x in r["stops"]]
@@ -305,6 +393,7 @@ def test_a_window_finer_than_the_grid_goes_to_ortools():
     def spy(*a, **k):
         calls.append(1)
         return real(*a, **k)
+
     b = basic(stops=[{"id": "a", "location": {"id": "A"}, "windows": [{"start": 7.5001, "end": 7.5004}]}])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(routing_model, "solve", spy)
@@ -317,8 +406,10 @@ def test_a_window_finer_than_the_grid_goes_to_ortools():
 def test_fleet_count_expands_and_names_copies(monkeypatch):
     no_ortools(monkeypatch)
     # 24 units of demand, capacity 4 per van: at least 6 routes, from one entry of 8 vans
-    b = basic(vehicles=[{"id": "van", "capacity": 4, "start": {"id": "D"}, "count": 8}],
-              stops=[{"id": f"x{i}", "demand": 4, "location": {"id": "ABC"[i % 3]}} for i in range(6)])
+    b = basic(
+        vehicles=[{"id": "van", "capacity": 4, "start": {"id": "D"}, "count": 8}],
+        stops=[{"id": f"x{i}", "demand": 4, "location": {"id": "ABC"[i % 3]}} for i in range(6)],
+    )
     family.validate(b)
     assert family.size(b)["vehicles"] == 8
     assert family.estimate_variables(b) == 4 * (6 + 2 * 8)
@@ -336,17 +427,27 @@ def test_fleet_count_is_validated():
     from tollway_solve.request import SolveRequest
 
     # a copy's name clashing with another vehicle's id
-    clash = [{"id": "van", "capacity": 1, "start": {"id": "D"}, "count": 2},
-             {"id": "van#2", "capacity": 1, "start": {"id": "D"}}]
+    clash = [
+        {"id": "van", "capacity": 1, "start": {"id": "D"}, "count": 2},
+        {"id": "van#2", "capacity": 1, "start": {"id": "D"}},
+    ]
     assert code_of(basic(vehicles=clash)) == "duplicate_id"
-    assert code_of(basic(vehicles=[{"id": f"v{i}", "capacity": 1, "start": {"id": "D"}, "count": 1000}
-                                   for i in range(13)])) == "too_many_vehicles"
-    veh = [{"id": "a", "capacity": 1, "start": {"id": "D"}, "count": 0},
-           {"id": "b", "capacity": 1, "start": {"id": "D"}, "count": 2.5},
-           {"id": "c", "capacity": 1, "start": {"id": "D"}, "count": 1001},
-           {"id": "d", "capacity": 1, "start": {"id": "D"}, "count": 1000}]
-    body = {"problem": "routing", "routing": {"vehicles": veh, "stops": [{"id": "s", "location": {"id": "A"}}],
-                                              "coordinates": COORDS}}
+    assert (
+        code_of(
+            basic(vehicles=[{"id": f"v{i}", "capacity": 1, "start": {"id": "D"}, "count": 1000} for i in range(13)])
+        )
+        == "too_many_vehicles"
+    )
+    veh = [
+        {"id": "a", "capacity": 1, "start": {"id": "D"}, "count": 0},
+        {"id": "b", "capacity": 1, "start": {"id": "D"}, "count": 2.5},
+        {"id": "c", "capacity": 1, "start": {"id": "D"}, "count": 1001},
+        {"id": "d", "capacity": 1, "start": {"id": "D"}, "count": 1000},
+    ]
+    body = {
+        "problem": "routing",
+        "routing": {"vehicles": veh, "stops": [{"id": "s", "location": {"id": "A"}}], "coordinates": COORDS},
+    }
     with pytest.raises(Exception) as err:
         convert_input(body, SolveRequest, error="invalid_input")
     assert [d["field"] for d in err.value.details] == [f"routing.vehicles[{i}].count" for i in range(3)]
@@ -362,8 +463,10 @@ def test_default_speed_warning_in_meta():
         tool.check(value)
         return msgspec.to_builtins(tool.run(value))["meta"]
 
-    base = {"vehicles": [{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
-            "stops": [{"id": "a", "location": {"id": "A"}}]}
+    base = {
+        "vehicles": [{"id": "v1", "capacity": 10, "start": {"id": "D"}}],
+        "stops": [{"id": "a", "location": {"id": "A"}}],
+    }
     warned = meta({**base, "coordinates": COORDS})["warnings"]
     assert len(warned) == 1 and "default speed of 40 km per hour" in warned[0]
     assert meta({**base, "coordinates": COORDS, "speed": 55})["warnings"] == []
@@ -373,8 +476,10 @@ def test_default_speed_warning_in_meta():
 
 
 def test_vehicles_then_distance_reports_the_vehicle_count():
-    b = small_vrptw(objective="vehicles_then_distance", vehicles=[
-        {"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 5, "shift": {"start": 0, "end": 300}}])
+    b = small_vrptw(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 5, "shift": {"start": 0, "end": 300}}],
+    )
     out = family.solve(b, 3)
     all_ok(b, out)
     sol = out.solution

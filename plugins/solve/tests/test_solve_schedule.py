@@ -1,4 +1,5 @@
 """Schedule family: validation, model, independent checker, and property tests against brute force."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,6 +28,7 @@ def all_ok(block, out):
 
 # ------------------------------------------------------------------ validation
 
+
 def code_of(block) -> str:
     with pytest.raises(InputProblem) as e:
         family.validate(block)
@@ -41,33 +43,57 @@ def test_validation_codes():
     assert code_of(blk(resources=r + r, jobs=[{"id": "a", "duration": 1}])) == "duplicate_id"
     assert code_of(blk(jobs=[{"id": "a", "duration": 1, "needs": {"x": 1}}])) == "unknown_id"
     assert code_of(blk(jobs=[{"id": "a", "duration": 1}], precedence=[{"before": "a", "after": "b"}])) == "unknown_id"
-    assert code_of(blk(jobs=[{"id": "a", "duration": 1}], precedence=[{"before": "a", "after": "a"}])) == "precedence_cycle"
+    assert (
+        code_of(blk(jobs=[{"id": "a", "duration": 1}], precedence=[{"before": "a", "after": "a"}]))
+        == "precedence_cycle"
+    )
     jobs3 = [{"id": x, "duration": 1} for x in "abc"]
     cyc = [{"before": "a", "after": "b"}, {"before": "b", "after": "c"}, {"before": "c", "after": "a"}]
     with pytest.raises(InputProblem) as e:
         family.validate(blk(jobs=jobs3, precedence=cyc))
     assert e.value.code == "precedence_cycle" and "a" in e.value.message
-    assert code_of(blk(resources=[{"id": "m", "calendar": [{"start": 5, "end": 2}]}],
-                       jobs=[{"id": "a", "duration": 1}])) == "reversed_window"
-    assert code_of(blk(resources=[{"id": "m", "calendar": [{"start": 0, "end": 5}, {"start": 4, "end": 9}]}],
-                       jobs=[{"id": "a", "duration": 1}])) == "overlapping_windows"
+    assert (
+        code_of(blk(resources=[{"id": "m", "calendar": [{"start": 5, "end": 2}]}], jobs=[{"id": "a", "duration": 1}]))
+        == "reversed_window"
+    )
+    assert (
+        code_of(
+            blk(
+                resources=[{"id": "m", "calendar": [{"start": 0, "end": 5}, {"start": 4, "end": 9}]}],
+                jobs=[{"id": "a", "duration": 1}],
+            )
+        )
+        == "overlapping_windows"
+    )
     assert code_of(blk(jobs=[{"id": "a", "duration": -1}])) == "bad_magnitude"
     assert code_of(blk(resources=[{"id": "m", "capacity": 1e13}], jobs=[{"id": "a", "duration": 1}])) == "bad_magnitude"
-    assert code_of(blk(resources=[{"id": "m", "capacity": float("inf")}], jobs=[{"id": "a", "duration": 1}])) == "bad_magnitude"
-    assert code_of(blk(resources=[{"id": "m", "capacity": 1.00001}], jobs=[{"id": "a", "duration": 1}])) == "unsupported_precision"
+    assert (
+        code_of(blk(resources=[{"id": "m", "capacity": float("inf")}], jobs=[{"id": "a", "duration": 1}]))
+        == "bad_magnitude"
+    )
+    assert (
+        code_of(blk(resources=[{"id": "m", "capacity": 1.00001}], jobs=[{"id": "a", "duration": 1}]))
+        == "unsupported_precision"
+    )
     with pytest.raises(msgspec.ValidationError):
         blk(jobs=[{"id": "a", "duration": 1, "colour": "red"}])  # unknown fields
     with pytest.raises(msgspec.ValidationError):
         blk(jobs=[{"id": "a", "duration": 1.5}])  # durations are integers
     # touching windows are fine
-    family.validate(blk(resources=[{"id": "m", "calendar": [{"start": 0, "end": 5}, {"start": 5, "end": 9}]}],
-                        jobs=[{"id": "a", "duration": 1, "needs": {"m": 1}}]))
+    family.validate(
+        blk(
+            resources=[{"id": "m", "calendar": [{"start": 0, "end": 5}, {"start": 5, "end": 9}]}],
+            jobs=[{"id": "a", "duration": 1, "needs": {"m": 1}}],
+        )
+    )
 
 
 def test_estimate_and_size():
-    b = blk(resources=[{"id": "m", "calendar": [{"start": 0, "end": 10}]}],
-            jobs=[{"id": "a", "duration": 2, "needs": {"m": 1}}, {"id": "b", "duration": 3}],
-            precedence=[{"before": "a", "after": "b", "lag": 1}])
+    b = blk(
+        resources=[{"id": "m", "calendar": [{"start": 0, "end": 10}]}],
+        jobs=[{"id": "a", "duration": 2, "needs": {"m": 1}}, {"id": "b", "duration": 3}],
+        precedence=[{"before": "a", "after": "b", "lag": 1}],
+    )
     # jobs*(3+resources) + precedence + windows + horizon (10 + 5 + 1)
     assert family.estimate_variables(b) == 2 * 4 + 1 + 1 + 16
     assert family.price_units(b) == family.estimate_variables(b)
@@ -76,11 +102,18 @@ def test_estimate_and_size():
 
 # ------------------------------------------------------------------ solving
 
+
 def test_job_shop_tiny_optimal():
-    b = blk(resources=[{"id": "m1"}, {"id": "m2"}],
-            jobs=[{"id": "a1", "duration": 3, "needs": {"m1": 1}}, {"id": "a2", "duration": 2, "needs": {"m2": 1}},
-                  {"id": "b1", "duration": 2, "needs": {"m2": 1}}, {"id": "b2", "duration": 4, "needs": {"m1": 1}}],
-            precedence=[{"before": "a1", "after": "a2"}, {"before": "b1", "after": "b2"}])
+    b = blk(
+        resources=[{"id": "m1"}, {"id": "m2"}],
+        jobs=[
+            {"id": "a1", "duration": 3, "needs": {"m1": 1}},
+            {"id": "a2", "duration": 2, "needs": {"m2": 1}},
+            {"id": "b1", "duration": 2, "needs": {"m2": 1}},
+            {"id": "b2", "duration": 4, "needs": {"m1": 1}},
+        ],
+        precedence=[{"before": "a1", "after": "a2"}, {"before": "b1", "after": "b2"}],
+    )
     family.validate(b)
     out = family.solve(b, 10)
     assert out.status == "optimal" and out.objective_value == 7 and out.gap == 0
@@ -90,11 +123,15 @@ def test_job_shop_tiny_optimal():
 
 
 def test_calendar_lag_release_and_fractional_needs():
-    b = blk(resources=[{"id": "crew", "capacity": 1.5, "calendar": [{"start": 0, "end": 4}, {"start": 10, "end": 20}]}],
-            jobs=[{"id": "a", "duration": 3, "needs": {"crew": 1}, "release": 1},
-                  {"id": "b", "duration": 5, "needs": {"crew": 0.5}},
-                  {"id": "c", "duration": 2, "needs": {"crew": 1}}],
-            precedence=[{"before": "a", "after": "c", "lag": 2}])
+    b = blk(
+        resources=[{"id": "crew", "capacity": 1.5, "calendar": [{"start": 0, "end": 4}, {"start": 10, "end": 20}]}],
+        jobs=[
+            {"id": "a", "duration": 3, "needs": {"crew": 1}, "release": 1},
+            {"id": "b", "duration": 5, "needs": {"crew": 0.5}},
+            {"id": "c", "duration": 2, "needs": {"crew": 1}},
+        ],
+        precedence=[{"before": "a", "after": "c", "lag": 2}],
+    )
     family.validate(b)
     out = family.solve(b, 10)
     assert out.status == "optimal"
@@ -106,9 +143,14 @@ def test_calendar_lag_release_and_fractional_needs():
 
 
 def test_tardiness_objective_soft_due():
-    b = blk(objective="tardiness", resources=[{"id": "m"}],
-            jobs=[{"id": "a", "duration": 4, "due": 4, "weight": 3, "needs": {"m": 1}},
-                  {"id": "b", "duration": 4, "due": 4, "weight": 1, "needs": {"m": 1}}])
+    b = blk(
+        objective="tardiness",
+        resources=[{"id": "m"}],
+        jobs=[
+            {"id": "a", "duration": 4, "due": 4, "weight": 3, "needs": {"m": 1}},
+            {"id": "b", "duration": 4, "due": 4, "weight": 1, "needs": {"m": 1}},
+        ],
+    )
     out = family.solve(b, 10)
     assert out.status == "optimal" and out.objective_value == 4  # b is 4 late, weight 1
     checks = all_ok(b, out)
@@ -116,9 +158,13 @@ def test_tardiness_objective_soft_due():
 
 
 def test_hard_deadline_infeasible_names_constraints():
-    b = blk(resources=[{"id": "m"}],
-            jobs=[{"id": "a", "duration": 4, "due": 4, "needs": {"m": 1}},
-                  {"id": "b", "duration": 4, "due": 4, "needs": {"m": 1}}])
+    b = blk(
+        resources=[{"id": "m"}],
+        jobs=[
+            {"id": "a", "duration": 4, "due": 4, "needs": {"m": 1}},
+            {"id": "b", "duration": 4, "due": 4, "needs": {"m": 1}},
+        ],
+    )
     out = family.solve(b, 10)
     assert out.status == "infeasible"
     assert out.solution is None and out.objective_value is None and out.bound is None and out.gap is None
@@ -136,17 +182,24 @@ def test_need_above_capacity_is_infeasible():
 
 
 def test_no_window_fits_is_infeasible():
-    b = blk(resources=[{"id": "m", "calendar": [{"start": 0, "end": 3}]}],
-            jobs=[{"id": "a", "duration": 4, "needs": {"m": 1}}])
+    b = blk(
+        resources=[{"id": "m", "calendar": [{"start": 0, "end": 3}]}],
+        jobs=[{"id": "a", "duration": 4, "needs": {"m": 1}}],
+    )
     out = family.solve(b, 5)
     assert out.status == "infeasible"
     assert "calendar" in {c.family for cf in out.conflicts for c in cf.constraints}
 
 
 def test_cost_objective():
-    b = blk(objective="cost", resources=[{"id": "m", "capacity": 2, "cost_per_unit_time": 1.5}],
-            jobs=[{"id": "a", "duration": 2, "needs": {"m": 1}, "weight": 2},
-                  {"id": "b", "duration": 3, "needs": {"m": 2}}])
+    b = blk(
+        objective="cost",
+        resources=[{"id": "m", "capacity": 2, "cost_per_unit_time": 1.5}],
+        jobs=[
+            {"id": "a", "duration": 2, "needs": {"m": 1}, "weight": 2},
+            {"id": "b", "duration": 3, "needs": {"m": 2}},
+        ],
+    )
     out = family.solve(b, 5)
     assert out.status == "optimal"
     assert out.objective_value == pytest.approx(2 * 2 * 1.5 + 3 * 2 * 1.5)
@@ -155,13 +208,21 @@ def test_cost_objective():
 
 
 def test_checker_catches_violations():
-    b = blk(resources=[{"id": "m"}],
-            jobs=[{"id": "a", "duration": 2, "needs": {"m": 1}, "release": 1},
-                  {"id": "b", "duration": 2, "needs": {"m": 1}, "due": 3}],
-            precedence=[{"before": "a", "after": "b"}])
-    sol = {"starts": [{"job": "a", "start": 0, "end": 2, "resources": {"m": 1}, "tardiness": 0},
-                      {"job": "b", "start": 1, "end": 3, "resources": {"m": 1}, "tardiness": 0}],
-           "makespan": 4}
+    b = blk(
+        resources=[{"id": "m"}],
+        jobs=[
+            {"id": "a", "duration": 2, "needs": {"m": 1}, "release": 1},
+            {"id": "b", "duration": 2, "needs": {"m": 1}, "due": 3},
+        ],
+        precedence=[{"before": "a", "after": "b"}],
+    )
+    sol = {
+        "starts": [
+            {"job": "a", "start": 0, "end": 2, "resources": {"m": 1}, "tardiness": 0},
+            {"job": "b", "start": 1, "end": 3, "resources": {"m": 1}, "tardiness": 0},
+        ],
+        "makespan": 4,
+    }
     bad = {c.name: c for c in family.check(b, sol) if not c.satisfied}
     assert set(bad) == {"precedence", "resource_capacity", "release", "objective"}
     assert bad["precedence"].worst_violation == 1 and bad["release"].worst_violation == 1
@@ -170,6 +231,7 @@ def test_checker_catches_violations():
 
 
 # ------------------------------------------------------------------ properties
+
 
 @st.composite
 def small_schedules(draw):
@@ -187,9 +249,13 @@ def small_schedules(draw):
     objective = draw(st.sampled_from(["makespan", "tardiness", "cost"]))
     jobs = []
     for j in range(n):
-        job = {"id": f"j{j}", "duration": draw(st.integers(0, 3)), "release": draw(st.integers(0, 3)),
-               "weight": draw(st.integers(0, 3)),
-               "needs": {r["id"]: draw(st.integers(0, 3)) for r in resources if draw(st.booleans())}}
+        job = {
+            "id": f"j{j}",
+            "duration": draw(st.integers(0, 3)),
+            "release": draw(st.integers(0, 3)),
+            "weight": draw(st.integers(0, 3)),
+            "needs": {r["id"]: draw(st.integers(0, 3)) for r in resources if draw(st.booleans())},
+        }
         if draw(st.booleans()):
             job["due"] = draw(st.integers(0, 8))
         jobs.append(job)
@@ -262,6 +328,7 @@ def test_property_checked_and_honest(b):
 
 # ------------------------------------------------------------------ dispatch hint and status
 
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_dispatch_schedule_passes_the_checker(data):
@@ -269,15 +336,34 @@ def test_dispatch_schedule_passes_the_checker(data):
 
     n = data.draw(st.integers(1, 7))
     res = [{"id": "m", "capacity": data.draw(st.sampled_from([1, 2, 3]))}, {"id": "w", "capacity": 2.5}]
-    jobs = [{"id": f"j{i}", "duration": data.draw(st.integers(0, 5)), "release": data.draw(st.integers(0, 4)),
-             "needs": {"m": data.draw(st.integers(0, 1)), "w": data.draw(st.sampled_from([0, 0.5, 1.5, 2.5]))}} for i in range(n)]
-    prec = [{"before": f"j{a}", "after": f"j{b}", "lag": data.draw(st.integers(0, 3))}
-            for a in range(n) for b in range(a + 1, n) if data.draw(st.integers(0, 3)) == 0]
+    jobs = [
+        {
+            "id": f"j{i}",
+            "duration": data.draw(st.integers(0, 5)),
+            "release": data.draw(st.integers(0, 4)),
+            "needs": {"m": data.draw(st.integers(0, 1)), "w": data.draw(st.sampled_from([0, 0.5, 1.5, 2.5]))},
+        }
+        for i in range(n)
+    ]
+    prec = [
+        {"before": f"j{a}", "after": f"j{b}", "lag": data.draw(st.integers(0, 3))}
+        for a in range(n)
+        for b in range(a + 1, n)
+        if data.draw(st.integers(0, 3)) == 0
+    ]
     block = blk(resources=res, jobs=jobs, precedence=prec)
     start = schedule_hint.dispatch(block)
     assert start is not None
-    rows = [{"job": j.id, "start": start[j.id], "end": start[j.id] + j.duration,
-             "resources": {r: a for r, a in j.needs.items() if a > 0}, "tardiness": 0} for j in block.jobs]
+    rows = [
+        {
+            "job": j.id,
+            "start": start[j.id],
+            "end": start[j.id] + j.duration,
+            "resources": {r: a for r, a in j.needs.items() if a > 0},
+            "tardiness": 0,
+        }
+        for j in block.jobs
+    ]
     checks = family.check(block, {"starts": rows, "makespan": max(r["end"] for r in rows)})
     assert all(c.satisfied for c in checks if c.name != "objective"), [c for c in checks if not c.satisfied]
 

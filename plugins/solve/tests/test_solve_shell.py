@@ -2,6 +2,7 @@
 specific code), the published price formula, the check-or-fail rule, and the
 whole paid job through the kernel (credits, Idempotency-Key, 202, a Worker,
 polling) on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,13 +13,13 @@ from typing import Any
 
 import msgspec
 import pytest
+
+from tollway import Refusal
+from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 from tollway_solve import registry, tool
 from tollway_solve.family import Check, Outcome
 from tollway_solve.pricing import price_micro
 from tollway_solve.request import SolveRequest
-
-from tollway import Refusal
-from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
 
 PACKING = copy.deepcopy(dict(tool.EXAMPLES[0].input))
 
@@ -69,7 +70,15 @@ def test_too_many_variables() -> None:
     # 2,000 distinct items, each needing a bin of its own: the greedy packing gives up, and the
     # count model would need 2,000 bins x 2,001 variables
     items = [{"id": f"i{j}", "size": {"kg": 51 + j % 40, "l": 1 + j}} for j in range(2000)]
-    body = {"problem": "packing", "packing": {"variant": "bin", "dimensions": ["kg", "l"], "bins": [{"id": "b", "capacity": {"kg": 100, "l": 10**6}, "quantity": 2000}], "items": items}}
+    body = {
+        "problem": "packing",
+        "packing": {
+            "variant": "bin",
+            "dimensions": ["kg", "l"],
+            "bins": [{"id": "b", "capacity": {"kg": 100, "l": 10**6}, "quantity": 2000}],
+            "items": items,
+        },
+    }
     err = refusal(body)
     assert err.extra["code"] == "too_many_variables"
 
@@ -91,9 +100,14 @@ class _LyingFamily:
     block_type = dict
 
     def validate(self, block: Any) -> None: ...
-    def estimate_variables(self, block: Any) -> int: return 1
-    def size(self, block: Any) -> dict[str, int]: return {"n": 1}
-    def price_units(self, block: Any) -> int: return 1
+    def estimate_variables(self, block: Any) -> int:
+        return 1
+
+    def size(self, block: Any) -> dict[str, int]:
+        return {"n": 1}
+
+    def price_units(self, block: Any) -> int:
+        return 1
 
     def solve(self, block: Any, time_limit_s: float) -> Outcome:
         return Outcome("optimal", 1.0, 1.0, 0.0, {"x": 1}, variables_built=1)
@@ -162,9 +176,27 @@ def test_objective_disagreement_fails_the_job(monkeypatch: pytest.MonkeyPatch) -
 
 def test_every_response_field_is_present() -> None:
     out = msgspec.to_builtins(tool.run(value_of(PACKING)))
-    assert set(out) == {"version", "status", "objective_value", "bound", "gap", "solution", "checks", "conflicts", "meta"}
-    assert set(out["meta"]) == {"problem", "size", "variables_estimated", "variables_built", "solve_time_s", "time_limit_s", "conflicts_complete",
-                               "warnings"}
+    assert set(out) == {
+        "version",
+        "status",
+        "objective_value",
+        "bound",
+        "gap",
+        "solution",
+        "checks",
+        "conflicts",
+        "meta",
+    }
+    assert set(out["meta"]) == {
+        "problem",
+        "size",
+        "variables_estimated",
+        "variables_built",
+        "solve_time_s",
+        "time_limit_s",
+        "conflicts_complete",
+        "warnings",
+    }
     assert out["meta"]["warnings"] == []
     assert out["status"] == "optimal" and out["gap"] == 0 and out["bound"] == out["objective_value"] == 3
     assert all(set(c) == {"name", "satisfied", "worst_violation", "detail"} and c["satisfied"] for c in out["checks"])
@@ -212,7 +244,12 @@ async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
     assert done["status"] == "completed", done
     result = done["result"]
     assert result["status"] == "optimal" and result["objective_value"] == 3 and result["gap"] == 0
-    assert all(c["satisfied"] for c in result["checks"]) and {c["name"] for c in result["checks"]} >= {"bin_capacity", "every_item_packed", "incompatible_pairs", "objective"}
+    assert all(c["satisfied"] for c in result["checks"]) and {c["name"] for c in result["checks"]} >= {
+        "bin_capacity",
+        "every_item_packed",
+        "incompatible_pairs",
+        "objective",
+    }
     assert result["meta"]["problem"] == "packing" and result["meta"]["time_limit_s"] == 10
     assert result["version"] == registry.FAMILIES["packing"].VERSION
     price = tool.price(value_of(PACKING))
@@ -236,7 +273,9 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
 async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        accepted = (await client.post("/v1/tools/solve", json=PACKING, headers={**auth, "Idempotency-Key": "solve-lie-0001"})).json()
+        accepted = (
+            await client.post("/v1/tools/solve", json=PACKING, headers={**auth, "Idempotency-Key": "solve-lie-0001"})
+        ).json()
         monkeypatch.setitem(registry.FAMILIES, "packing", _LyingFamily())
         with ThreadPoolExecutor(1) as pool:  # in-process, so the lying family is the one that runs
             worker = worker_for(kernel, poll_s=0.05, pool=pool)
@@ -256,8 +295,7 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
 async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> None:
     """docs/solve.md: unknown fields (and any wrong shape) are refused before payment with
     400 invalid_input carrying a code and a message."""
-    from tollway.testing import count_quotes
-    from tollway.testing import http_client
+    from tollway.testing import count_quotes, http_client
 
     kernel = await kernel_factory(installed={"tollway_solve"})
     key = {"Idempotency-Key": "shape-1"}
@@ -290,7 +328,10 @@ async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> N
     assert answer["details"] == [
         {"field": "time_limit_s", "message": "time_limit_s must be a whole number"},
         {"field": "packing.bins[0].quantity", "message": "packing.bins[0].quantity must be a whole number"},
-        {"field": "packing.items[1].id", "message": "packing.items[1].id is required (a string of at most 100 characters)"},
+        {
+            "field": "packing.items[1].id",
+            "message": "packing.items[1].id is required (a string of at most 100 characters)",
+        },
         {"field": "packing.items[2].size.kg", "message": "packing.items[2].size.kg must be a number"},
         {"field": "packing.items[2].colour", "message": "packing.items[2].colour is not an accepted field"},
         {"field": "packing.incompatible[0]", "message": "packing.incompatible[0] must be a list of exactly 2 items"},

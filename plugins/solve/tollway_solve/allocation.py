@@ -15,6 +15,7 @@ quantities. An infeasible model is solved again with one assumption literal per
 constraint group, and CP-SAT's infeasible core names the clashing constraints.
 The checks live in allocation_check.py, written apart from this model.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -155,7 +156,9 @@ def validate(block: AllocationBlock) -> None:
     lo = {s.option: s.share for s in block.min_share}
     for i, s in enumerate(block.max_share):
         if s.option in lo and lo[s.option] > s.share:
-            raise InputProblem("contradictory_input", f"min_share of {s.option!r} exceeds its max_share", f"allocation.max_share[{i}]")
+            raise InputProblem(
+                "contradictory_input", f"min_share of {s.option!r} exceeds its max_share", f"allocation.max_share[{i}]"
+            )
     forbidden = set()
     for i, r in enumerate(block.forbidden):
         _pair_ref(r, items, options, f"allocation.forbidden[{i}]")
@@ -174,12 +177,20 @@ def validate(block: AllocationBlock) -> None:
     if block.min_share or block.max_share or block.max_total_cost is not None:
         lots = [it.quantity for it in block.items if it.quantity > 0]
         if lots and max(lots) / min(lots) > MAX_LOT_RATIO:
-            raise InputProblem("bad_quantity", f"with shares or a budget the largest to smallest item quantity ratio must be at most {MAX_LOT_RATIO:,}", "allocation.items")
+            raise InputProblem(
+                "bad_quantity",
+                f"with shares or a budget the largest to smallest item quantity ratio must be at most {MAX_LOT_RATIO:,}",
+                "allocation.items",
+            )
     d = _Data.of(block)
     total = sum(d.qty)
     top = max([max(d.use, default=1), max(d.cost, default=1), max(d.value, default=1), 10**d.share_scale, 1])
     if total * top >= INT_SAFE or any(c >= INT_SAFE for c in d.cap):
-        raise InputProblem("unsupported_precision", "these quantities and prices need more precision than can be solved exactly", "allocation")
+        raise InputProblem(
+            "unsupported_precision",
+            "these quantities and prices need more precision than can be solved exactly",
+            "allocation",
+        )
 
 
 def _pair_ref(r: ItemOption, items: set[str], options: set[str], f: str) -> None:
@@ -219,7 +230,11 @@ class _Data:
         if block.max_total_cost is not None:
             budget = int(dec(block.max_total_cost).scaleb(cs + qs).to_integral_value(rounding=ROUND_FLOOR))
         return cls(
-            qs, us, cs, vs, ss,
+            qs,
+            us,
+            cs,
+            vs,
+            ss,
             [scaled(it.quantity, qs) for it in block.items],
             cap,
             [scaled(p.use, us) for p in block.pairs],
@@ -327,7 +342,9 @@ def _build(block: AllocationBlock, d: _Data, with_assumptions: bool) -> _Model:
             if with_assumptions:
                 lit = m.NewBoolVar("")
                 enforce.append(lit)
-                groups.append((lit, ConflictConstraint("min_share", s.option, f"min_share {s.share:g} of {s.option!r} when used")))
+                groups.append(
+                    (lit, ConflictConstraint("min_share", s.option, f"min_share {s.share:g} of {s.option!r} when used"))
+                )
             m.Add(unit * got >= sh * total).OnlyEnforceIf(enforce)
         else:
             con = m.Add(unit * got >= sh * total)
@@ -372,7 +389,14 @@ def solve(block: AllocationBlock, time_limit_s: float) -> Outcome:
     if cpsat_status(status, True) == "optimal":
         return Outcome("optimal", value, value, 0.0, sol, variables_built=model.nvars)
     bound = unscale(round(solver.BestObjectiveBound()), obj_scale)
-    return Outcome(cpsat_status(status, True), value, bound, abs(value - bound) / max(1.0, abs(value)), sol, variables_built=model.nvars)
+    return Outcome(
+        cpsat_status(status, True),
+        value,
+        bound,
+        abs(value - bound) / max(1.0, abs(value)),
+        sol,
+        variables_built=model.nvars,
+    )
 
 
 def _infeasible(block: AllocationBlock, d: _Data, time_left: float, nvars: int) -> Outcome:
@@ -386,8 +410,17 @@ def _infeasible(block: AllocationBlock, d: _Data, time_left: float, nvars: int) 
     if not cons:  # no core within the time: name every constraint group
         cons = [c for _, c in model.groups]
     return Outcome(
-        "infeasible", None, None, None, None,
-        conflicts=[Conflict(cons, "these constraints cannot all hold at once (an infeasible core found by CP-SAT; not necessarily minimal)")],
+        "infeasible",
+        None,
+        None,
+        None,
+        None,
+        conflicts=[
+            Conflict(
+                cons,
+                "these constraints cannot all hold at once (an infeasible core found by CP-SAT; not necessarily minimal)",
+            )
+        ],
         variables_built=nvars,
         conflicts_complete=False,
     )

@@ -6,6 +6,7 @@ Checks: solution_shape, known_pairs, item_quantities, option_capacity, budget,
 min_share, max_share, required_pairs, totals_reported (and `objective`, added by
 the tool from `objective` below).
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -37,7 +38,12 @@ def _shape(solution: Any) -> str | None:
         if not isinstance(solution.get(key), list):
             return f"the solution has no `{key}` list"
     for a in solution["assignments"]:
-        if not isinstance(a, dict) or not isinstance(a.get("item"), str) or not isinstance(a.get("option"), str) or not _num(a.get("quantity")):
+        if (
+            not isinstance(a, dict)
+            or not isinstance(a.get("item"), str)
+            or not isinstance(a.get("option"), str)
+            or not _num(a.get("quantity"))
+        ):
             return "an assignment lacks item, option or a numeric quantity"
     for u in solution["unassigned"]:
         if not isinstance(u, dict) or not isinstance(u.get("item"), str) or not _num(u.get("quantity")):
@@ -58,8 +64,11 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     pairs = {(p.item, p.option): p for p in block.pairs}
     full = block.objective == "minimise_cost" or block.assign_all
 
-    bad = [f"{a['item']}/{a['option']}" for a in solution["assignments"]
-           if (a["item"], a["option"]) not in pairs or (a["item"], a["option"]) in forbidden or a["quantity"] <= 0]
+    bad = [
+        f"{a['item']}/{a['option']}"
+        for a in solution["assignments"]
+        if (a["item"], a["option"]) not in pairs or (a["item"], a["option"]) in forbidden or a["quantity"] <= 0
+    ]
     seen: set[tuple[str, str]] = set()
     for a in solution["assignments"]:
         key = (a["item"], a["option"])
@@ -67,7 +76,16 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             bad.append(f"{key} listed twice")
         seen.add(key)
     bad += [u["item"] for u in solution["unassigned"] if u["item"] not in items]
-    out.append(Check("known_pairs", not bad, float(len(bad)), f"not allowed or unknown: {bad[:5]}" if bad else "every assignment is an allowed pair with a positive quantity"))
+    out.append(
+        Check(
+            "known_pairs",
+            not bad,
+            float(len(bad)),
+            f"not allowed or unknown: {bad[:5]}"
+            if bad
+            else "every assignment is an allowed pair with a positive quantity",
+        )
+    )
     if bad:
         return out
 
@@ -95,7 +113,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
         if not block.split and (len(opts_of[i]) > 1 or (opts_of[i] and abs(got[i] - q) > _tol(q))):
             worst = max(worst, q)
             why.append(f"{i}: split although split is false")
-    out.append(Check("item_quantities", not why, float(worst), "; ".join(why[:5]) if why else "every item's quantity is accounted for"))
+    out.append(
+        Check(
+            "item_quantities",
+            not why,
+            float(worst),
+            "; ".join(why[:5]) if why else "every item's quantity is accounted for",
+        )
+    )
 
     load: dict[str, Decimal] = {o: Decimal(0) for o in options}
     amount: dict[str, Decimal] = {o: Decimal(0) for o in options}
@@ -107,13 +132,31 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
         amount[a["option"]] += q
         if p.cost is not None:
             cost += _d(p.cost) * q
-    over = {o: load[o] - _d(options[o].capacity) for o in options if load[o] - _d(options[o].capacity) > _tol(_d(options[o].capacity))}
-    out.append(Check("option_capacity", not over, float(max(over.values(), default=0)), f"over capacity: {sorted(over)[:5]}" if over else "no option is over capacity"))
+    over = {
+        o: load[o] - _d(options[o].capacity)
+        for o in options
+        if load[o] - _d(options[o].capacity) > _tol(_d(options[o].capacity))
+    }
+    out.append(
+        Check(
+            "option_capacity",
+            not over,
+            float(max(over.values(), default=0)),
+            f"over capacity: {sorted(over)[:5]}" if over else "no option is over capacity",
+        )
+    )
 
     if block.max_total_cost is not None:
         excess = cost - _d(block.max_total_cost)
         ok = excess <= _tol(_d(block.max_total_cost))
-        out.append(Check("budget", ok, 0.0 if ok else float(excess), f"total cost {cost} against max_total_cost {block.max_total_cost:g}"))
+        out.append(
+            Check(
+                "budget",
+                ok,
+                0.0 if ok else float(excess),
+                f"total cost {cost} against max_total_cost {block.max_total_cost:g}",
+            )
+        )
 
     total = sum(amount.values(), Decimal(0))
     short = []
@@ -126,7 +169,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             short.append(s.option)
             worst = max(worst, miss)
     if block.min_share:
-        out.append(Check("min_share", not short, float(worst), f"below min_share: {short[:5]}" if short else "every min_share floor holds"))
+        out.append(
+            Check(
+                "min_share",
+                not short,
+                float(worst),
+                f"below min_share: {short[:5]}" if short else "every min_share floor holds",
+            )
+        )
     above = []
     worst = Decimal(0)
     for s in block.max_share:
@@ -135,10 +185,26 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             above.append(s.option)
             worst = max(worst, ex)
     if block.max_share:
-        out.append(Check("max_share", not above, float(worst), f"above max_share: {above[:5]}" if above else "every max_share cap holds"))
+        out.append(
+            Check(
+                "max_share",
+                not above,
+                float(worst),
+                f"above max_share: {above[:5]}" if above else "every max_share cap holds",
+            )
+        )
     if block.required:
-        missing = [f"{r.item}/{r.option}" for r in block.required if r.option not in opts_of[r.item] and items[r.item] > 0]
-        out.append(Check("required_pairs", not missing, float(len(missing)), f"required pairs not used: {missing[:5]}" if missing else "every required pair is used"))
+        missing = [
+            f"{r.item}/{r.option}" for r in block.required if r.option not in opts_of[r.item] and items[r.item] > 0
+        ]
+        out.append(
+            Check(
+                "required_pairs",
+                not missing,
+                float(len(missing)),
+                f"required pairs not used: {missing[:5]}" if missing else "every required pair is used",
+            )
+        )
 
     off = []
     if abs(_d(solution["total_quantity"]) - total) > _tol(total):
@@ -146,10 +212,23 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     for key, attr in (("total_cost", "cost"), ("total_value", "value")):
         rep = solution.get(key)
         if rep is not None:
-            true = sum((_d(getattr(pairs[(a["item"], a["option"])], attr) or 0) * _d(a["quantity"]) for a in solution["assignments"]), Decimal(0))
+            true = sum(
+                (
+                    _d(getattr(pairs[(a["item"], a["option"])], attr) or 0) * _d(a["quantity"])
+                    for a in solution["assignments"]
+                ),
+                Decimal(0),
+            )
             if not _num(rep) or abs(_d(rep) - true) > _tol(true):
                 off.append(key)
-    out.append(Check("totals_reported", not off, float(len(off)), f"reported totals differ: {off}" if off else "reported totals equal the recomputed ones"))
+    out.append(
+        Check(
+            "totals_reported",
+            not off,
+            float(len(off)),
+            f"reported totals differ: {off}" if off else "reported totals equal the recomputed ones",
+        )
+    )
     return out
 
 
@@ -157,4 +236,12 @@ def objective(block: Any, solution: dict[str, Any]) -> float:
     """minimise_cost: total cost; maximise_value: total value (per-unit pair prices times quantities)."""
     pairs = {(p.item, p.option): p for p in block.pairs}
     attr = "cost" if block.objective == "minimise_cost" else "value"
-    return float(sum((_d(getattr(pairs[(a["item"], a["option"])], attr) or 0) * _d(a["quantity"]) for a in solution["assignments"]), Decimal(0)))
+    return float(
+        sum(
+            (
+                _d(getattr(pairs[(a["item"], a["option"])], attr) or 0) * _d(a["quantity"])
+                for a in solution["assignments"]
+            ),
+            Decimal(0),
+        )
+    )

@@ -9,6 +9,7 @@ allows. What nothing else limited (the length of ids and unit names, lists
 outside the estimate) is enforced here by msgspec (`limit`), refused as
 `invalid_input` with code `bad_value` before payment.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any

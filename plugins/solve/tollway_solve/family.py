@@ -5,6 +5,7 @@ refuses to return a solution that fails any check.
 
 Everything here is pure and picklable: no I/O, no kernel.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -1,5 +1,6 @@
 """Numbers in solve requests: the magnitude and precision rules of docs/solve.md, and the
 exact decimal scaling that turns input numbers into CP-SAT integers."""
+
 from __future__ import annotations
 
 import math

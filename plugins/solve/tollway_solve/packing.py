@@ -13,6 +13,7 @@ time limit; the status comes from family.status_of.
 
 The checks live in packing_check.py, written apart from this model.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,9 +26,9 @@ import msgspec
 from ortools.sat.python import cp_model
 
 from . import packing_check, packing_flow, packing_lns, packing_relax
-from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
+from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
@@ -96,38 +97,58 @@ def validate(block: PackingBlock) -> None:
         _quantity(b.quantity, f"packing.bins[{i}].quantity")
         for d, v in b.capacity.items():
             if d not in dims:
-                raise InputProblem("unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.bins[{i}].capacity.{d}")
+                raise InputProblem(
+                    "unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.bins[{i}].capacity.{d}"
+                )
             check_number(v, f"packing.bins[{i}].capacity.{d}")
         for d in block.dimensions:
             if d not in b.capacity:
-                raise InputProblem("missing_capacity", f"bin {b.id!r} has no capacity for dimension {d!r}", f"packing.bins[{i}].capacity")
+                raise InputProblem(
+                    "missing_capacity",
+                    f"bin {b.id!r} has no capacity for dimension {d!r}",
+                    f"packing.bins[{i}].capacity",
+                )
     for i, it in enumerate(block.items):
         _quantity(it.quantity, f"packing.items[{i}].quantity")
         for d, v in it.size.items():
             if d not in dims:
-                raise InputProblem("unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.items[{i}].size.{d}")
+                raise InputProblem(
+                    "unknown_dimension", f"{d!r} is not one of the dimensions", f"packing.items[{i}].size.{d}"
+                )
             check_number(v, f"packing.items[{i}].size.{d}")
         if block.variant == "knapsack":
             if it.value is None:
-                raise InputProblem("missing_value", f"knapsack item {it.id!r} needs a value", f"packing.items[{i}].value")
+                raise InputProblem(
+                    "missing_value", f"knapsack item {it.id!r} needs a value", f"packing.items[{i}].value"
+                )
             check_number(it.value, f"packing.items[{i}].value")
     if block.variant == "knapsack" and (len(block.bins) != 1 or block.bins[0].quantity != 1):
-        raise InputProblem("knapsack_one_bin", "a knapsack uses exactly one bin (one entry with quantity 1)", "packing.bins")
+        raise InputProblem(
+            "knapsack_one_bin", "a knapsack uses exactly one bin (one entry with quantity 1)", "packing.bins"
+        )
     item_ids = {it.id for it in block.items}
     for i, (a, b) in enumerate(block.incompatible):
         for j, ref in enumerate((a, b)):
             if ref not in item_ids:
                 raise InputProblem("unknown_id", f"{ref!r} is not an item id", f"packing.incompatible[{i}][{j}]")
         if a == b:
-            raise InputProblem("contradictory_input", f"item {a!r} cannot be incompatible with itself", f"packing.incompatible[{i}]")
+            raise InputProblem(
+                "contradictory_input", f"item {a!r} cannot be incompatible with itself", f"packing.incompatible[{i}]"
+            )
     # scaled integers must keep every sum CP-SAT builds inside 64 bits
     data = _Data.of(block)
     for d, dim in enumerate(block.dimensions):
         top = max([c[d] for c in data.caps] + [s[d] * k.quantity for s, k in zip(data.sizes, block.items)])
         if top * (len(block.items) + 1) >= INT_SAFE:
-            raise InputProblem("unsupported_precision", f"the sizes of dimension {dim!r} need more precision than can be solved exactly", "packing")
+            raise InputProblem(
+                "unsupported_precision",
+                f"the sizes of dimension {dim!r} need more precision than can be solved exactly",
+                "packing",
+            )
     if data.values and sum(v * it.quantity for v, it in zip(data.values, block.items)) >= INT_SAFE:
-        raise InputProblem("unsupported_precision", "the values need more precision than can be solved exactly", "packing.items")
+        raise InputProblem(
+            "unsupported_precision", "the values need more precision than can be solved exactly", "packing.items"
+        )
 
 
 def _quantity(q: int, field: str) -> None:
@@ -150,7 +171,9 @@ class _Data:
     def of(cls, block: PackingBlock) -> _Data:
         scales = []
         for d in block.dimensions:
-            scales.append(scale_for([b.capacity.get(d, 0) for b in block.bins] + [it.size.get(d, 0) for it in block.items]))
+            scales.append(
+                scale_for([b.capacity.get(d, 0) for b in block.bins] + [it.size.get(d, 0) for it in block.items])
+            )
         caps = [[scaled(b.capacity.get(d, 0), s) for d, s in zip(block.dimensions, scales)] for b in block.bins]
         sizes = [[scaled(it.size.get(d, 0), s) for d, s in zip(block.dimensions, scales)] for it in block.items]
         vs = scale_for([it.value or 0 for it in block.items]) if block.variant == "knapsack" else 0
@@ -208,7 +231,9 @@ class _Group:
     load: dict[int, int]
 
 
-def _greedy_best(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int) -> list[_Group] | None:
+def _greedy_best(
+    kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int
+) -> list[_Group] | None:
     """First fit decreasing by the largest relative size, then (with several dimensions) by
     the relative sizes' sum: the packing with fewer bins."""
     top = [max(1, max(c[d] for c in caps)) for d in range(len(caps[0]))]
@@ -216,16 +241,32 @@ def _greedy_best(kinds: list[_Kind], caps: list[list[int]], quantities: list[int
     best = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: -largest[k]))
     if len(top) > 1:
         total = [sum(s / t for s, t in zip(k.size, top)) for k in kinds]
-        other = _greedy(kinds, caps, quantities, clash, max_groups, sorted(range(len(kinds)), key=lambda k: (-total[k], -largest[k])))
+        other = _greedy(
+            kinds,
+            caps,
+            quantities,
+            clash,
+            max_groups,
+            sorted(range(len(kinds)), key=lambda k: (-total[k], -largest[k])),
+        )
         if other is not None and (best is None or sum(g.n for g in other) < sum(g.n for g in best)):
             best = other
     return best
 
 
-def _greedy(kinds: list[_Kind], caps: list[list[int]], quantities: list[int], clash: dict[int, set[int]], max_groups: int, order: list[int]) -> list[_Group] | None:
+def _greedy(
+    kinds: list[_Kind],
+    caps: list[list[int]],
+    quantities: list[int],
+    clash: dict[int, set[int]],
+    max_groups: int,
+    order: list[int],
+) -> list[_Group] | None:
     """First fit over groups of identical bins, kinds taken in `order`; None if the bins
     run out or more than `max_groups` groups would be needed."""
-    types = sorted(range(len(caps)), key=lambda t: -sum(caps[t][d] / max(1, max(c[d] for c in caps)) for d in range(len(caps[t]))))
+    types = sorted(
+        range(len(caps)), key=lambda t: -sum(caps[t][d] / max(1, max(c[d] for c in caps)) for d in range(len(caps[t])))
+    )
     groups: list[_Group] = []
     opened = [0] * len(caps)
     for k in order:
@@ -418,7 +459,10 @@ def _oversize(block: PackingBlock, plan: _Plan) -> list[Conflict]:
             for m in kind.members:
                 it = block.items[m]
                 cons = [ConflictConstraint("item_size", it.id, f"size of item {it.id!r}")]
-                cons += [ConflictConstraint("bin_capacity", b.id, f"capacity of bin {b.id!r} (quantity {b.quantity})") for b in block.bins]
+                cons += [
+                    ConflictConstraint("bin_capacity", b.id, f"capacity of bin {b.id!r} (quantity {b.quantity})")
+                    for b in block.bins
+                ]
                 out.append(Conflict(cons, f"item {it.id!r} fits in no available bin in every dimension at once"))
     return out
 
@@ -477,7 +521,9 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
         code, found, bound, nvars = _solve_bins(plan, left)
     else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
-        better, ran_out = packing_lns.improve(best, [k.size for k in plan.kinds], plan.data.caps, plan.clash, lb, left, 1)
+        better, ran_out = packing_lns.improve(
+            best, [k.size for k in plan.kinds], plan.data.caps, plan.clash, lb, left, 1
+        )
         return _answer(block, plan, better, lb, proven=False, out_of_time=ran_out, nvars=0)
     if code == cp_model.MODEL_INVALID:
         raise RuntimeError("the packing model is invalid")
@@ -486,13 +532,24 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     if found is not None and (best is None or len(found) < len(best)):
         best = found
     if best is None:  # the time ran out before any packing was found
-        return Outcome(status_of(proven=False, found=False, out_of_time=True), None, float(lb), None, None, variables_built=nvars)
+        return Outcome(
+            status_of(proven=False, found=False, out_of_time=True), None, float(lb), None, None, variables_built=nvars
+        )
     bound = max(lb, bound)
     proven = code == cp_model.OPTIMAL or len(best) <= bound
     return _answer(block, plan, best, bound, proven=proven, out_of_time=not proven, nvars=nvars)
 
 
-def _answer(block: PackingBlock, plan: _Plan, contents: list[tuple[int, dict[int, int]]], bound: int, *, proven: bool, out_of_time: bool, nvars: int) -> Outcome:
+def _answer(
+    block: PackingBlock,
+    plan: _Plan,
+    contents: list[tuple[int, dict[int, int]]],
+    bound: int,
+    *,
+    proven: bool,
+    out_of_time: bool,
+    nvars: int,
+) -> Outcome:
     sol = {"bins": _bins_out(block, plan, contents)}
     value = float(len(sol["bins"]))
     status = status_of(proven=proven or value <= bound, found=True, out_of_time=out_of_time)
@@ -501,12 +558,18 @@ def _answer(block: PackingBlock, plan: _Plan, contents: list[tuple[int, dict[int
     return Outcome(status, value, float(bound), (value - bound) / max(1.0, value), sol, variables_built=nvars)
 
 
-def _solve_flow(block: PackingBlock, plan: _Plan, time_limit_s: float) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
+def _solve_flow(
+    block: PackingBlock, plan: _Plan, time_limit_s: float
+) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
     """The arc-flow model (one dimension, one capacity): bins in a path each, typed in entry order."""
     assert plan.flow is not None
     d = plan.flow_dim
     kinds = [(k.size[d], k.quantity if k.size[d] else 0) for k in plan.kinds]  # weightless units join a bin at the end
-    greedy = None if plan.greedy is None else [{k: c for k, c in g.load.items() if kinds[k][1]} for g in plan.greedy for _ in range(g.n)]
+    greedy = (
+        None
+        if plan.greedy is None
+        else [{k: c for k, c in g.load.items() if kinds[k][1]} for g in plan.greedy for _ in range(g.n)]
+    )
     ub = sum(b.quantity for b in block.bins)
     if ub < plan.lb:
         return cp_model.INFEASIBLE, None, plan.lb, plan.flow.size
@@ -591,7 +654,10 @@ def _hint(m: cp_model.CpModel, slots: list[tuple[int, Any, dict[int, Any]]], pla
 def _count_conflict(block: PackingBlock) -> list[Conflict]:
     cons = [ConflictConstraint("bin_quantity", b.id, f"{b.quantity} bin(s) {b.id!r} available") for b in block.bins]
     cons.append(ConflictConstraint("item_quantity", ",".join(it.id for it in block.items), "every item must be packed"))
-    cons += [ConflictConstraint("incompatible", f"{a},{b}", f"{a!r} and {b!r} may not share a bin") for a, b in block.incompatible]
+    cons += [
+        ConflictConstraint("incompatible", f"{a},{b}", f"{a!r} and {b!r} may not share a bin")
+        for a, b in block.incompatible
+    ]
     return [Conflict(cons, "the items cannot all be packed into the bins available (proven by exhaustive search)")]
 
 
@@ -631,7 +697,11 @@ def _solve_knapsack(block: PackingBlock, plan: _Plan, time_limit_s: float, start
     if not bins:
         bins = [{"bin": block.bins[0].id, "index": 0, "items": [], "used": {d: 0.0 for d in block.dimensions}}]
     packed = {it["id"]: it["count"] for it in bins[0]["items"]}
-    left_out = [{"id": it.id, "count": it.quantity - packed.get(it.id, 0)} for it in block.items if it.quantity - packed.get(it.id, 0) > 0]
+    left_out = [
+        {"id": it.id, "count": it.quantity - packed.get(it.id, 0)}
+        for it in block.items
+        if it.quantity - packed.get(it.id, 0) > 0
+    ]
     vs = plan.data.value_scale
     value = unscale(round(solver.ObjectiveValue()), vs) if found else 0.0
     bound = unscale(round(solver.BestObjectiveBound()), vs) if found else None
@@ -639,7 +709,14 @@ def _solve_knapsack(block: PackingBlock, plan: _Plan, time_limit_s: float, start
     status = cpsat_status(code, True)
     if status == "optimal":
         return Outcome(status, value, value, 0.0, sol, variables_built=nvars)
-    return Outcome(status, value, bound, None if bound is None else abs(bound - value) / max(1.0, abs(value)), sol, variables_built=nvars)
+    return Outcome(
+        status,
+        value,
+        bound,
+        None if bound is None else abs(bound - value) / max(1.0, abs(value)),
+        sol,
+        variables_built=nvars,
+    )
 
 
 check = packing_check.check

@@ -5,6 +5,7 @@ Checks: solution_shape, known_ids, bin_availability, every_item_packed,
 bin_capacity, incompatible_pairs, used_reported (and `objective`, added by the
 tool from `objective` below).
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -30,7 +31,12 @@ def _shape(block: Any, solution: Any) -> str | None:
         if not isinstance(b.get("items"), list) or not isinstance(b.get("used"), dict):
             return "a bin entry lacks `items` or `used`"
         for it in b["items"]:
-            if not isinstance(it, dict) or not isinstance(it.get("id"), str) or not isinstance(it.get("count"), int) or isinstance(it.get("count"), bool):
+            if (
+                not isinstance(it, dict)
+                or not isinstance(it.get("id"), str)
+                or not isinstance(it.get("count"), int)
+                or isinstance(it.get("count"), bool)
+            ):
                 return "an item entry lacks `id` or an integer `count`"
     if block.variant == "knapsack":
         if not isinstance(solution.get("left_out"), list):
@@ -55,8 +61,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     nonpositive = [it["id"] for b in solution["bins"] for it in b["items"] if it["count"] <= 0]
     nonpositive += [it["id"] for it in solution.get("left_out", []) if it["count"] <= 0]
     checks.append(
-        Check("known_ids", not unknown and not nonpositive, float(len(unknown) + len(nonpositive)),
-              f"unknown ids {unknown[:5]}, non-positive counts for {nonpositive[:5]}" if unknown or nonpositive else "every id is in the input and every count positive")
+        Check(
+            "known_ids",
+            not unknown and not nonpositive,
+            float(len(unknown) + len(nonpositive)),
+            f"unknown ids {unknown[:5]}, non-positive counts for {nonpositive[:5]}"
+            if unknown or nonpositive
+            else "every id is in the input and every count positive",
+        )
     )
     if unknown:
         return checks
@@ -76,7 +88,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
         seen.add(key)
     if block.variant == "knapsack" and len(solution["bins"]) > 1:
         bad.append("a knapsack has one bin")
-    checks.append(Check("bin_availability", not bad, max(worst, 1.0) if bad else 0.0, "; ".join(bad[:5]) if bad else "every bin used exists and is used once"))
+    checks.append(
+        Check(
+            "bin_availability",
+            not bad,
+            max(worst, 1.0) if bad else 0.0,
+            "; ".join(bad[:5]) if bad else "every bin used exists and is used once",
+        )
+    )
 
     # every item packed (bin) / packed plus left out equals the quantity (knapsack)
     packed: dict[str, int] = {}
@@ -89,9 +108,16 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     diffs = {i: packed.get(i, 0) + left.get(i, 0) - items[i].quantity for i in items}
     off = {i: d for i, d in diffs.items() if d}
     checks.append(
-        Check("every_item_packed", not off, float(max((abs(d) for d in off.values()), default=0)),
-              f"counts differ from quantities for {sorted(off)[:5]}" if off else
-              ("every unit of every item is packed" if block.variant == "bin" else "every unit is packed or left out"))
+        Check(
+            "every_item_packed",
+            not off,
+            float(max((abs(d) for d in off.values()), default=0)),
+            f"counts differ from quantities for {sorted(off)[:5]}"
+            if off
+            else (
+                "every unit of every item is packed" if block.variant == "bin" else "every unit is packed or left out"
+            ),
+        )
     )
 
     # capacity per dimension, in exact decimals
@@ -113,14 +139,37 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
                 diff = abs(_d(rep) - load)
                 if diff > USED_TOLERANCE * max(Decimal(1), load):
                     reported_off = max(reported_off, diff)
-    checks.append(Check("bin_capacity", not over, float(worst_cap), f"over capacity: {over[:5]}" if over else "no bin is over capacity in any dimension"))
+    checks.append(
+        Check(
+            "bin_capacity",
+            not over,
+            float(worst_cap),
+            f"over capacity: {over[:5]}" if over else "no bin is over capacity in any dimension",
+        )
+    )
 
     clash = []
     for b in solution["bins"]:
         ids = {it["id"] for it in b["items"]}
         clash += [f"{x}+{y} in {b['bin']}#{b['index']}" for x, y in block.incompatible if x in ids and y in ids]
-    checks.append(Check("incompatible_pairs", not clash, float(len(clash)), f"incompatible items share a bin: {clash[:5]}" if clash else "no incompatible items share a bin"))
-    checks.append(Check("used_reported", reported_off == 0, float(reported_off), "reported `used` differs from the recomputed load" if reported_off else "reported `used` equals the recomputed load"))
+    checks.append(
+        Check(
+            "incompatible_pairs",
+            not clash,
+            float(len(clash)),
+            f"incompatible items share a bin: {clash[:5]}" if clash else "no incompatible items share a bin",
+        )
+    )
+    checks.append(
+        Check(
+            "used_reported",
+            reported_off == 0,
+            float(reported_off),
+            "reported `used` differs from the recomputed load"
+            if reported_off
+            else "reported `used` equals the recomputed load",
+        )
+    )
     return checks
 
 
@@ -129,4 +178,6 @@ def objective(block: Any, solution: dict[str, Any]) -> float:
     if block.variant == "bin":
         return float(len(solution["bins"]))
     items = {it.id: it for it in block.items}
-    return float(sum((_d(items[it["id"]].value or 0) * it["count"] for b in solution["bins"] for it in b["items"]), Decimal(0)))
+    return float(
+        sum((_d(items[it["id"]].value or 0) * it["count"] for b in solution["bins"] for it in b["items"]), Decimal(0))
+    )

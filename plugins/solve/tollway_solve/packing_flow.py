@@ -1,4 +1,5 @@
 """One-dimensional bin packing: the arc-flow graph, its CP-SAT model and the search over it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,7 +54,9 @@ def graph(cap: int, kinds: list[tuple[int, int]], limit: int) -> Graph | None:
     return Graph(cap, arcs, sink) if len(arcs) <= limit else None
 
 
-def _path(g: Graph, load: dict[int, int], kinds: list[tuple[int, int]], by_tail: dict[tuple[int, int], int]) -> list[int] | None:
+def _path(
+    g: Graph, load: dict[int, int], kinds: list[tuple[int, int]], by_tail: dict[tuple[int, int], int]
+) -> list[int] | None:
     """The arcs a bin holding `load` (kind -> count) follows, or None if the graph lacks one."""
     out, q = [], 0
     for k in sorted(load, key=lambda k: -kinds[k][0]):
@@ -70,8 +73,15 @@ def _path(g: Graph, load: dict[int, int], kinds: list[tuple[int, int]], by_tail:
     return out
 
 
-def solve(g: Graph, kinds: list[tuple[int, int]], lb: int, ub: int, hint: list[dict[int, int]] | None,
-          time_limit_s: float, workers: int) -> tuple[int, list[dict[int, int]] | None, int]:
+def solve(
+    g: Graph,
+    kinds: list[tuple[int, int]],
+    lb: int,
+    ub: int,
+    hint: list[dict[int, int]] | None,
+    time_limit_s: float,
+    workers: int,
+) -> tuple[int, list[dict[int, int]] | None, int]:
     """Minimise the bins (flow out of load 0), at least `lb` and at most `ub`.
     Returns the CP-SAT status, the bins found (kind -> count) and the proven bound."""
     m = cp_model.CpModel()
@@ -147,8 +157,15 @@ def _decompose(g: Graph, values: list[int], kinds: list[tuple[int, int]]) -> lis
     return bins
 
 
-def search(g: Graph, kinds: list[tuple[int, int]], lb: int, ub: int, best: list[dict[int, int]] | None,
-           time_limit_s: float, workers: int) -> tuple[int, list[dict[int, int]] | None, int]:
+def search(
+    g: Graph,
+    kinds: list[tuple[int, int]],
+    lb: int,
+    ub: int,
+    best: list[dict[int, int]] | None,
+    time_limit_s: float,
+    workers: int,
+) -> tuple[int, list[dict[int, int]] | None, int]:
     """Bound, improve, prove, stopping as soon as a packing meets the bound: the relaxation's
     bound and its whole paths, the few units they leave solved exactly on their own, then the
     whole model from the best packing so far. `best` is a known packing (e.g. the greedy one).
@@ -175,8 +192,9 @@ def search(g: Graph, kinds: list[tuple[int, int]], lb: int, ub: int, best: list[
             rg = graph(g.cap, residual, len(g.arcs))
             alone = first_fit_decreasing(g.cap, residual)
             if rg is not None and left() > 0.2:
-                _, bins, _ = solve(rg, residual, max(1, l2_bound(g.cap, residual)), len(alone), alone,
-                                   min(0.3 * left(), 5.0), workers)
+                _, bins, _ = solve(
+                    rg, residual, max(1, l2_bound(g.cap, residual)), len(alone), alone, min(0.3 * left(), 5.0), workers
+                )
                 if bins is not None:
                     better(whole + bins)
     if best is not None and len(best) <= lb:

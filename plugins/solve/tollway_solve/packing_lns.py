@@ -1,4 +1,5 @@
 """Packing improvement when no exact model fits: a few bins at a time repacked into one fewer by CP-SAT."""
+
 from __future__ import annotations
 
 import random
@@ -10,8 +11,16 @@ from ortools.sat.python import cp_model
 Contents = list[tuple[int, dict[int, int]]]  # (bin type, kind -> count) per opened bin
 
 
-def improve(contents: Contents, sizes: list[list[int]], caps: list[list[int]], clash: dict[int, set[int]],
-            lb: int, time_limit_s: float, workers: int, group: int = 8) -> tuple[Contents, bool]:
+def improve(
+    contents: Contents,
+    sizes: list[list[int]],
+    caps: list[list[int]],
+    clash: dict[int, set[int]],
+    lb: int,
+    time_limit_s: float,
+    workers: int,
+    group: int = 8,
+) -> tuple[Contents, bool]:
     """Repeatedly takes the emptiest bin with a few others and asks CP-SAT for their items in one
     bin fewer (same bin types, so the quantities still hold). Returns the packing and whether
     the time ran out (False when it reached `lb` or no group could be tried)."""
@@ -45,7 +54,9 @@ def improve(contents: Contents, sizes: list[list[int]], caps: list[list[int]], c
 
 
 def _fill(load: dict[int, int], t: int, sizes: list[list[int]], caps: list[list[int]]) -> float:
-    return max((sum(sizes[k][d] * c for k, c in load.items()) / cap for d, cap in enumerate(caps[t]) if cap), default=0.0)
+    return max(
+        (sum(sizes[k][d] * c for k, c in load.items()) / cap for d, cap in enumerate(caps[t]) if cap), default=0.0
+    )
 
 
 def _may_drop_one(chosen: list[int], bins: Contents, sizes: list[list[int]], caps: list[list[int]]) -> bool:
@@ -58,8 +69,14 @@ def _may_drop_one(chosen: list[int], bins: Contents, sizes: list[list[int]], cap
     return True
 
 
-def _repack(group: Contents, sizes: list[list[int]], caps: list[list[int]], clash: dict[int, set[int]],
-            time_limit_s: float, workers: int) -> Contents | None:
+def _repack(
+    group: Contents,
+    sizes: list[list[int]],
+    caps: list[list[int]],
+    clash: dict[int, set[int]],
+    time_limit_s: float,
+    workers: int,
+) -> Contents | None:
     """The group's items in at most one bin fewer, or None."""
     need: dict[int, int] = {}
     for _, load in group:

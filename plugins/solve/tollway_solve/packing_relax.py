@@ -1,4 +1,5 @@
 """One-dimensional bin packing bounds and packings without search: Martello–Toth L2, the arc-flow relaxation, first fit decreasing."""
+
 from __future__ import annotations
 
 import bisect
@@ -6,7 +7,6 @@ import math
 from typing import Any
 
 from ortools.linear_solver import pywraplp
-
 
 
 def l2_bound(cap: int, pairs: list[tuple[int, int]]) -> int:
@@ -40,7 +40,9 @@ def l2_bound(cap: int, pairs: list[tuple[int, int]]) -> int:
     return best
 
 
-def lp_round(g: Any, kinds: list[tuple[int, int]], time_limit_s: float) -> tuple[int, list[dict[int, int]], dict[int, int]] | None:
+def lp_round(
+    g: Any, kinds: list[tuple[int, int]], time_limit_s: float
+) -> tuple[int, list[dict[int, int]], dict[int, int]] | None:
     """The arc-flow linear relaxation (GLOP): its optimum rounded up is a lower bound (the
     tolerance only ever weakens it); its paths, each taken a whole number of times, are bins,
     and the units they leave (kind -> count) a small residual problem. None when unsolved."""
@@ -100,7 +102,9 @@ def lp_round(g: Any, kinds: list[tuple[int, int]], time_limit_s: float) -> tuple
     return bound, bins, left
 
 
-def first_fit_decreasing(cap: int, kinds: list[tuple[int, int]], bins: list[dict[int, int]] | None = None) -> list[dict[int, int]]:
+def first_fit_decreasing(
+    cap: int, kinds: list[tuple[int, int]], bins: list[dict[int, int]] | None = None
+) -> list[dict[int, int]]:
     """Adds kinds (size, count) to `bins` (or new ones) first fit decreasing."""
     bins = [dict(b) for b in bins or []]
     room = [cap - sum(kinds[k][0] * c for k, c in b.items()) for b in bins]

@@ -1,4 +1,5 @@
 """Hook implementations: declare the `solve` tool."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

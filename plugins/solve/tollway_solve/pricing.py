@@ -8,6 +8,7 @@
 items x options; packing item kinds x bins x dimensions (bins = the bins the
 model may open, see docs); routing and schedule the variable estimate.
 """
+
 from __future__ import annotations
 
 BASE_MICRO = 10_000
@@ -18,4 +19,8 @@ PER_SECOND_MICRO = 200
 
 def price_micro(size_units: int, time_limit_s: int) -> int:
     thousands = -(-max(0, int(size_units)) // 1000)
-    return BASE_MICRO + min(SIZE_CAP_MICRO, PER_THOUSAND_UNITS_MICRO * max(1, thousands)) + PER_SECOND_MICRO * int(time_limit_s)
+    return (
+        BASE_MICRO
+        + min(SIZE_CAP_MICRO, PER_THOUSAND_UNITS_MICRO * max(1, thousands))
+        + PER_SECOND_MICRO * int(time_limit_s)
+    )

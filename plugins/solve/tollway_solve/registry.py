@@ -6,6 +6,7 @@ separately) is simply absent: its `problem` is refused before payment with
 `invalid_input` / `unsupported_problem`. A module that exists but fails to
 import is a bug and is not hidden.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -14,7 +15,18 @@ from typing import Any
 PROBLEMS = ("routing", "allocation", "packing", "schedule")
 
 # What a module must define to count as a family (tollway_solve.family.Family).
-_REQUIRED = ("name", "VERSION", "block_type", "validate", "estimate_variables", "size", "price_units", "solve", "check", "objective")
+_REQUIRED = (
+    "name",
+    "VERSION",
+    "block_type",
+    "validate",
+    "estimate_variables",
+    "size",
+    "price_units",
+    "solve",
+    "check",
+    "objective",
+)
 
 
 def _load(problem: str) -> Any | None:

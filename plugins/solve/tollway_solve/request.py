@@ -6,6 +6,7 @@ installed yet keeps its block field (as a free object) so that a request naming
 it is refused with the specific `unsupported_problem` code rather than as an
 unknown field.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -24,11 +25,14 @@ def _block_type(problem: str) -> Any:
     return (fam.block_type if fam is not None else dict[str, Any]) | None
 
 
-TimeLimit = Annotated[int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})]  # bad_time_limit
+TimeLimit = Annotated[
+    int, msgspec.Meta(extra_json_schema={"minimum": TIME_LIMIT_MIN, "maximum": TIME_LIMIT_MAX})
+]  # bad_time_limit
 
 SolveRequest = msgspec.defstruct(
     "SolveRequest",
-    [("problem", Problem), ("time_limit_s", TimeLimit, TIME_LIMIT_DEFAULT)] + [(p, _block_type(p), None) for p in PROBLEMS],
+    [("problem", Problem), ("time_limit_s", TimeLimit, TIME_LIMIT_DEFAULT)]
+    + [(p, _block_type(p), None) for p in PROBLEMS],
     module=__name__,
     forbid_unknown_fields=True,
     kw_only=True,

@@ -1,5 +1,6 @@
 """The `solve` answer (job result): every field is always present, null where
 docs/solve.md says."""
+
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -62,18 +62,37 @@ too_many_vehicles, missing_locations, ambiguous_locations, bad_matrix, reversed_
 overlapping_windows, bad_magnitude, unsupported_precision (a `count` that is not a whole number
 from 1 to 1000 is refused by the decoding: bad_value, naming every such field).
 """
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
 from .family import ENGINE, Check, InputProblem, Outcome
-from .routing_pyvrp import PYVRP
 from .routing_block import (  # noqa: F401  (the block types stay importable from here)
-    DEFAULT_SPEED, MAX_LOCATIONS, MAX_MAGNITUDE, MAX_STOPS, MAX_VEHICLES, MAX_WINDOWS, Coordinate, LocationRef, Matrix,
-    RoutingBlock, Stop, Vehicle, Window, _num, _windows, amount_scale, copy_id, expand, fleet_size, location_ids,
+    DEFAULT_SPEED,
+    MAX_LOCATIONS,
+    MAX_MAGNITUDE,
+    MAX_STOPS,
+    MAX_VEHICLES,
+    MAX_WINDOWS,
+    Coordinate,
+    LocationRef,
+    Matrix,
+    RoutingBlock,
+    Stop,
+    Vehicle,
+    Window,
+    _num,
+    _windows,
+    amount_scale,
+    copy_id,
+    expand,
+    fleet_size,
+    location_ids,
     matrices,
 )
+from .routing_pyvrp import PYVRP
 
 
 class RoutingFamily:
@@ -92,7 +111,9 @@ class RoutingFamily:
             raise InputProblem("missing_locations", "give a matrix or coordinates", "routing")
         if block.matrix is not None and block.coordinates is not None:
             raise InputProblem("ambiguous_locations", "give a matrix or coordinates, not both", "routing")
-        if not (isinstance(block.speed, (int, float)) and math.isfinite(block.speed) and 0 < block.speed <= MAX_MAGNITUDE):
+        if not (
+            isinstance(block.speed, (int, float)) and math.isfinite(block.speed) and 0 < block.speed <= MAX_MAGNITUDE
+        ):
             raise InputProblem("bad_magnitude", "speed must be positive and finite", "routing.speed")
         ids = location_ids(block)
         seen: set[str] = set()
@@ -110,24 +131,29 @@ class RoutingFamily:
                 if mat is None:
                     continue
                 if len(mat) != n or any(len(r) != n for r in mat):
-                    raise InputProblem("bad_matrix", f"matrix.{name} must be {n} x {n} (ordered by ids)",
-                                       f"routing.matrix.{name}")
+                    raise InputProblem(
+                        "bad_matrix", f"matrix.{name} must be {n} x {n} (ordered by ids)", f"routing.matrix.{name}"
+                    )
                 for a, row in enumerate(mat):
                     for b, v in enumerate(row):
                         if not math.isfinite(v) or v < 0 or v > MAX_MAGNITUDE:
-                            raise InputProblem("bad_matrix",
-                                               f"matrix.{name}[{a}][{b}] must be finite, nonnegative, at most 1e12",
-                                               f"routing.matrix.{name}[{a}][{b}]")
+                            raise InputProblem(
+                                "bad_matrix",
+                                f"matrix.{name}[{a}][{b}] must be finite, nonnegative, at most 1e12",
+                                f"routing.matrix.{name}[{a}][{b}]",
+                            )
         else:
             for i, c in enumerate(block.coordinates or []):
                 for k in ("x", "y"):
                     v = getattr(c, k)
                     if not math.isfinite(v) or abs(v) > MAX_MAGNITUDE:
-                        raise InputProblem("bad_magnitude", "coordinates must be finite, at most 1e12",
-                                           f"routing.coordinates[{i}].{k}")
+                        raise InputProblem(
+                            "bad_magnitude", "coordinates must be finite, at most 1e12", f"routing.coordinates[{i}].{k}"
+                        )
         if fleet_size(block) > MAX_VEHICLES:
-            raise InputProblem("too_many_vehicles", f"at most {MAX_VEHICLES} vehicles counting every copy",
-                               "routing.vehicles")
+            raise InputProblem(
+                "too_many_vehicles", f"at most {MAX_VEHICLES} vehicles counting every copy", "routing.vehicles"
+            )
         vseen: set[str] = set()
         for i, v in enumerate(block.vehicles):
             f = f"routing.vehicles[{i}]"
@@ -142,8 +168,9 @@ class RoutingFamily:
             for side in ("start", "end"):
                 ref = getattr(v, side)
                 if ref is not None and ref.id not in seen:
-                    raise InputProblem("unknown_id", f"vehicle {v.id!r} {side} location {ref.id!r} is unknown",
-                                       f"{f}.{side}.id")
+                    raise InputProblem(
+                        "unknown_id", f"vehicle {v.id!r} {side} location {ref.id!r} is unknown", f"{f}.{side}.id"
+                    )
             if v.shift is not None:
                 _windows([v.shift], f + ".shift")
         sseen: set[str] = set()
@@ -155,8 +182,9 @@ class RoutingFamily:
                 raise InputProblem("duplicate_id", f"stop id {s.id!r} appears twice", f + ".id")
             sseen.add(s.id)
             if s.location.id not in seen:
-                raise InputProblem("unknown_id", f"stop {s.id!r} location {s.location.id!r} is unknown",
-                                   f + ".location.id")
+                raise InputProblem(
+                    "unknown_id", f"stop {s.id!r} location {s.location.id!r} is unknown", f + ".location.id"
+                )
             _num(s.demand, f + ".demand")
             _num(s.service, f + ".service")
             _windows(s.windows, f + ".windows")
@@ -177,7 +205,6 @@ class RoutingFamily:
         return objective(expand(block), solution)
 
     def solve(self, block: RoutingBlock, time_limit_s: float) -> Outcome:
-        from . import routing_model, routing_pyvrp
 
         if routing_pyvrp.unsupported(block) is None:
             out = routing_pyvrp.solve(block, time_limit_s)
@@ -192,8 +219,10 @@ class RoutingFamily:
     def warnings(self, block: RoutingBlock) -> list[str]:
         """Shown in the result's meta: travel times taken from the default speed."""
         if block.speed == DEFAULT_SPEED and (block.coordinates is not None or block.matrix.time is None):
-            return [f"travel times assume the default speed of {DEFAULT_SPEED:g} {block.distance_unit} per hour; "
-                    "give `speed` (or a time matrix) if your vehicles move at another pace"]
+            return [
+                f"travel times assume the default speed of {DEFAULT_SPEED:g} {block.distance_unit} per hour; "
+                "give `speed` (or a time matrix) if your vehicles move at another pace"
+            ]
         return []
 
     def check(self, block: RoutingBlock, solution: dict[str, Any]) -> list[Check]:

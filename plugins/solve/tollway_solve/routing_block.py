@@ -1,5 +1,6 @@
 """The routing request block (msgspec Structs) and the helpers the family and its
 model share: location ids, matrices, the amount scale, number and window checks."""
+
 from __future__ import annotations
 
 import math
@@ -85,8 +86,9 @@ def amount_scale(block: RoutingBlock) -> int:
         s = 10**k
         if all(abs(x * s - round(x * s)) <= 1e-9 * max(1.0, abs(x * s)) for x in vals):
             return s
-    raise InputProblem("unsupported_precision", "capacities and demands have more than 6 decimals",
-                       "routing.stops[].demand")
+    raise InputProblem(
+        "unsupported_precision", "capacities and demands have more than 6 decimals", "routing.stops[].demand"
+    )
 
 
 def fleet_size(block: RoutingBlock) -> int:
@@ -103,8 +105,11 @@ def expand(block: RoutingBlock, most: int | None = None) -> RoutingBlock:
     (at most `most` copies of an entry: more vehicles than stops are never all used)."""
     if all(v.count == 1 for v in block.vehicles):
         return block
-    vs = [msgspec.structs.replace(v, id=copy_id(v, k), count=1)
-          for v in block.vehicles for k in range(v.count if most is None else min(v.count, most))]
+    vs = [
+        msgspec.structs.replace(v, id=copy_id(v, k), count=1)
+        for v in block.vehicles
+        for k in range(v.count if most is None else min(v.count, most))
+    ]
     return msgspec.structs.replace(block, vehicles=vs)
 
 
@@ -140,5 +145,6 @@ def _windows(ws: list[Window] | None, field: str) -> None:
     s = sorted(ws, key=lambda w: w.start)
     for a, b in zip(s, s[1:]):
         if b.start <= a.end:
-            raise InputProblem("overlapping_windows",
-                               f"windows [{a.start},{a.end}] and [{b.start},{b.end}] overlap", field)
+            raise InputProblem(
+                "overlapping_windows", f"windows [{a.start},{a.end}] and [{b.start},{b.end}] overlap", field
+            )

@@ -1,5 +1,6 @@
 """Independent checker for routing solutions: recomputes every check from the block and the
 returned solution alone (distances and times from the input's matrix or coordinates)."""
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,7 @@ def recompute_routes(block: Any, solution: dict[str, Any]) -> list[dict[str, flo
     for r in solution.get("routes", []):
         v = veh[r["vehicle"]]
         path = [pos[v.start.id]] + [pos[stops[x["id"]].location.id] for x in r["stops"]] + [pos[(v.end or v.start).id]]
-        out.append({"distance": sum(d[a][b] for a, b in zip(path, path[1:])),
-                    "time": r["end_time"] - r["start_time"]})
+        out.append({"distance": sum(d[a][b] for a, b in zip(path, path[1:])), "time": r["end_time"] - r["start_time"]})
     return out
 
 
@@ -71,8 +71,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             if x.get("id") not in stops:
                 problems.append(f"unknown stop {x.get('id')!r}")
     if problems:
-        for name in ("every_stop_once", "vehicle_capacity", "stop_windows", "shift_windows",
-                     "route_continuity", "objective"):
+        for name in (
+            "every_stop_once",
+            "vehicle_capacity",
+            "stop_windows",
+            "shift_windows",
+            "route_continuity",
+            "objective",
+        ):
             checks.append(Check(name, False, 1.0, "; ".join(problems[:5])))
         return checks
 
@@ -85,9 +91,12 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
         if s in count:
             count[s] += 1
     bad = {s: c for s, c in count.items() if c != 1}
-    add("every_stop_once", float(max([abs(c - 1) for c in bad.values()] + [0])),
+    add(
+        "every_stop_once",
+        float(max([abs(c - 1) for c in bad.values()] + [0])),
         f"{len(stops)} stops each served once ({len(solution.get('unserved', []))} unserved)",
-        "stops not served exactly once: " + ", ".join(list(bad)[:5]))
+        "stops not served exactly once: " + ", ".join(list(bad)[:5]),
+    )
 
     # vehicle_capacity and load_after
     worst, where = 0.0, ""
@@ -96,7 +105,9 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
         load = 0.0
         for x in r["stops"]:
             load += stops[x["id"]].demand
-            if abs(x.get("load_after", math.nan) - load) > _tol(load) or not math.isfinite(x.get("load_after", math.nan)):
+            if abs(x.get("load_after", math.nan) - load) > _tol(load) or not math.isfinite(
+                x.get("load_after", math.nan)
+            ):
                 worst = max(worst, abs(x.get("load_after", 0) - load) or 1.0)
                 where = f"vehicle {v.id}: load_after at {x['id']} should be {load}"
         if load - v.capacity > _tol(v.capacity) and load - v.capacity > worst:
@@ -111,8 +122,13 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
             begin = x["departure"] - s.service
             v = max(0.0, x["arrival"] - begin - _tol(begin))
             if s.windows:
-                v = max(v, min(max(0.0, w.start - begin - _tol(begin)) + max(0.0, begin - w.end - _tol(begin))
-                               for w in s.windows))
+                v = max(
+                    v,
+                    min(
+                        max(0.0, w.start - begin - _tol(begin)) + max(0.0, begin - w.end - _tol(begin))
+                        for w in s.windows
+                    ),
+                )
             if v > worst:
                 worst, where = v, f"stop {s.id}: service begins at {begin}, outside its windows or before arrival"
     add("stop_windows", worst, "every service begins inside one of its stop's windows", where)
@@ -122,8 +138,11 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     for r in routes:
         v = veh[r["vehicle"]]
         if v.shift:
-            e = max(0.0, v.shift.start - r["start_time"] - _tol(v.shift.start),
-                    r["end_time"] - v.shift.end - _tol(v.shift.end))
+            e = max(
+                0.0,
+                v.shift.start - r["start_time"] - _tol(v.shift.start),
+                r["end_time"] - v.shift.end - _tol(v.shift.end),
+            )
             if e > worst:
                 worst, where = e, f"vehicle {v.id} works {r['start_time']}..{r['end_time']} outside its shift"
     add("shift_windows", worst, "every route inside its vehicle's shift", where)

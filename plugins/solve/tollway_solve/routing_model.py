@@ -13,6 +13,7 @@ Measured at 30 s on this 2-core machine: C101 10 / 828.94, R101 19 / 1668.36, A-
 Travel times are rounded up and windows inward on the integer grid, so the exact replay of
 a model solution in input units never breaks a window or shift.
 """
+
 from __future__ import annotations
 
 import math
@@ -86,8 +87,9 @@ class _Model:
             rm.SetArcCostEvaluatorOfAllVehicles(dist_cb)
         demand = [int(round(s.demand * self.amt)) for s in b.stops] + [0] * (2 * V)
         dem_cb = rm.RegisterUnaryTransitVector(demand)
-        rm.AddDimensionWithVehicleCapacity(dem_cb, 0, [int(round(v.capacity * self.amt)) for v in b.vehicles],
-                                           True, "load")
+        rm.AddDimensionWithVehicleCapacity(
+            dem_cb, 0, [int(round(v.capacity * self.amt)) for v in b.vehicles], True, "load"
+        )
         rm.AddDimension(time_cb, self.H, self.H, False, "time")
         td = rm.GetDimensionOrDie("time")
         if b.objective == "time":
@@ -189,8 +191,9 @@ def replay(block: RoutingBlock, m: _Model, routes: list[list[int]], starts: list
         end_loc = m.loc[m.S + m.V + k]
         t_end = clock + m.t[cur_loc][end_loc]
         dist += m.d[cur_loc][end_loc]
-        out.append({"vehicle": v.id, "start_time": t0, "end_time": t_end, "stops": rows,
-                    "distance": dist, "time": t_end - t0})
+        out.append(
+            {"vehicle": v.id, "start_time": t0, "end_time": t_end, "stops": rows, "distance": dist, "time": t_end - t0}
+        )
     unserved = [s.id for i, s in enumerate(block.stops) if i not in served]
     return {"routes": out, "unserved": unserved}
 
@@ -200,15 +203,23 @@ def _precheck(block: RoutingBlock, m: _Model) -> list[Conflict]:
     caps = max(v.capacity for v in block.vehicles)
     for s in block.stops:
         if s.demand > caps + 1e-12:
-            out.append(Conflict(
-                [ConflictConstraint("demand", s.id, f"stop {s.id} needs {s.demand}"),
-                 ConflictConstraint("capacity", ",".join(v.id for v in block.vehicles),
-                                    f"the largest vehicle capacity is {caps}")],
-                f"stop {s.id} needs more than any vehicle carries"))
+            out.append(
+                Conflict(
+                    [
+                        ConflictConstraint("demand", s.id, f"stop {s.id} needs {s.demand}"),
+                        ConflictConstraint(
+                            "capacity",
+                            ",".join(v.id for v in block.vehicles),
+                            f"the largest vehicle capacity is {caps}",
+                        ),
+                    ],
+                    f"stop {s.id} needs more than any vehicle carries",
+                )
+            )
     # shortest travel times (a valid lower bound on any path's travel time)
     T = np.array(m.t, dtype=float)
     for k in range(T.shape[0]):
-        T = np.minimum(T, T[:, k:k + 1] + T[k:k + 1, :])
+        T = np.minimum(T, T[:, k : k + 1] + T[k : k + 1, :])
     for si, s in enumerate(block.stops):
         if not s.windows and not any(v.shift for v in block.vehicles):
             continue
@@ -235,8 +246,9 @@ def _precheck(block: RoutingBlock, m: _Model) -> list[Conflict]:
                 break
         if not ok:
             cons = [ConflictConstraint("window", s.id, f"stop {s.id} service windows")]
-            cons += [ConflictConstraint("shift", v.id, f"vehicle {v.id} shift and travel times")
-                     for v in block.vehicles]
+            cons += [
+                ConflictConstraint("shift", v.id, f"vehicle {v.id} shift and travel times") for v in block.vehicles
+            ]
             out.append(Conflict(cons, f"no vehicle can reach stop {s.id} inside its windows and shift"))
     return out
 
@@ -284,7 +296,9 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         if best is None or key < best[0]:
             best = (key, routes, m.start_times(mgr, rm, sol))
     if best is None:
-        return Outcome(status_of(proven=False, found=False, out_of_time=True), None, None, None, None, variables_built=nvars)
+        return Outcome(
+            status_of(proven=False, found=False, out_of_time=True), None, None, None, None, variables_built=nvars
+        )
 
     # 2. route elimination (vehicles first)
     if lex:

@@ -13,6 +13,7 @@ no solution serving every stop by HANDOVER of the time, OR-Tools routing (routin
 may leave stops unserved, gets the rest of the time; it also solves a request whose stop has
 every window narrower than the integer grid.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,7 +40,10 @@ INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 def unsupported(block: RoutingBlock) -> str | None:
     """Why PyVRP cannot take this request (None when it can)."""
     amt = amount_scale(block)
-    if sum(s.demand for s in block.stops) * amt >= INT_SAFE or max(v.capacity for v in block.vehicles) * amt >= INT_SAFE:
+    if (
+        sum(s.demand for s in block.stops) * amt >= INT_SAFE
+        or max(v.capacity for v in block.vehicles) * amt >= INT_SAFE
+    ):
         return "loads beyond 64-bit integers once scaled"
     return None
 
@@ -103,8 +107,12 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
             grid = [tw for tw in grid if tw["tw_early"] <= tw["tw_late"]]
             if not grid:
                 return None
-        kw = {"location": pos[s.location.id], "delivery": [round(s.demand * amt)],
-              "service_duration": _up(s.service, ST), "name": s.id}
+        kw = {
+            "location": pos[s.location.id],
+            "delivery": [round(s.demand * amt)],
+            "service_duration": _up(s.service, ST),
+            "name": s.id,
+        }
         if len(grid) == 1:
             clients.append(Client(**kw, **grid[0]))
             owner.append(i)
@@ -126,10 +134,19 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
             if kw["tw_early"] > kw["tw_late"]:
                 return None
         timed = block.objective == "time"
-        types.append(VehicleType(
-            num_available=min(v.count, len(block.stops)), capacity=[round(v.capacity * amt)],
-            start_depot=depot[pos[v.start.id]], end_depot=depot[pos[(v.end or v.start).id]], fixed_cost=fixed,
-            unit_distance_cost=0 if timed else 1, unit_duration_cost=1 if timed else 0, name=v.id, **kw))
+        types.append(
+            VehicleType(
+                num_available=min(v.count, len(block.stops)),
+                capacity=[round(v.capacity * amt)],
+                start_depot=depot[pos[v.start.id]],
+                end_depot=depot[pos[(v.end or v.start).id]],
+                fixed_cost=fixed,
+                unit_distance_cost=0 if timed else 1,
+                unit_duration_cost=1 if timed else 0,
+                name=v.id,
+                **kw,
+            )
+        )
     Di = np.rint(d * SD).astype(np.int64)
     Ti = np.ceil(t * ST - 1e-9).astype(np.int64)
     return ProblemData(locations, clients, depots, types, [Di], [Ti], groups), owner
@@ -147,8 +164,14 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     S = len(block.stops)
     stop_locs = [pos[s.location.id] for s in block.stops]
     # the OR-Tools model's proofs of infeasibility, one vehicle per entry (copies are identical)
-    shim = SimpleNamespace(t=t_in, S=S, V=len(block.vehicles), loc=stop_locs + [pos[v.start.id] for v in block.vehicles]
-                           + [pos[(v.end or v.start).id] for v in block.vehicles])
+    shim = SimpleNamespace(
+        t=t_in,
+        S=S,
+        V=len(block.vehicles),
+        loc=stop_locs
+        + [pos[v.start.id] for v in block.vehicles]
+        + [pos[(v.end or v.start).id] for v in block.vehicles],
+    )
     pre = routing_model._precheck(block, shim)
     if pre:
         return Outcome("infeasible", None, None, None, None, conflicts=pre, conflicts_complete=True)
@@ -179,8 +202,16 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         assert fleet.vehicles[k].id == copy_id(block.vehicles[j], used[j] - 1)
         routes[k] = [owner[a.idx] for a in r if a.is_client()]
         starts[k] = r.start_time()
-    m = SimpleNamespace(t=t_in, d=d_in, S=S, V=len(fleet.vehicles), ST=ST, loc=stop_locs
-                        + [pos[v.start.id] for v in fleet.vehicles] + [pos[(v.end or v.start).id] for v in fleet.vehicles])
+    m = SimpleNamespace(
+        t=t_in,
+        d=d_in,
+        S=S,
+        V=len(fleet.vehicles),
+        ST=ST,
+        loc=stop_locs
+        + [pos[v.start.id] for v in fleet.vehicles]
+        + [pos[(v.end or v.start).id] for v in fleet.vehicles],
+    )
     solution = routing_model.replay(fleet, m, routes, starts)
     status = status_of(proven=False, found=True, out_of_time=stop.out_of_time)
     return Outcome(status, objective(fleet, solution), None, None, solution, variables_built=nvars)

@@ -35,16 +35,29 @@ constraints, solved with CP-SAT's stronger disjunctive reasoning.
 Validation codes (InputProblem.code): empty_id, duplicate_id, unknown_id, no_jobs,
 reversed_window, overlapping_windows, precedence_cycle, bad_magnitude, unsupported_precision.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from .family import ENGINE, Check, InputProblem, Outcome
 from .schedule_block import (  # noqa: F401  (the block types stay importable from here)
-    MAX_HORIZON, MAX_JOBS, MAX_MAGNITUDE, TOL, Job, Precedence, Resource, ScheduleBlock, Time, Window,
-    _check_number, _decimals_scale, _intersect, _job_windows, horizon,
+    MAX_HORIZON,
+    MAX_JOBS,
+    MAX_MAGNITUDE,
+    TOL,
+    Job,
+    Precedence,
+    Resource,
+    ScheduleBlock,
+    Time,
+    Window,
+    _check_number,
+    _decimals_scale,
+    _intersect,
+    _job_windows,
+    horizon,
 )
-
 
 # ---------------------------------------------------------------- family
 
@@ -116,9 +129,7 @@ class ScheduleFamily:
                 raise InputProblem("precedence_cycle", f"job {p.before!r} precedes itself", f)
         cyc = _find_cycle(block)
         if cyc:
-            raise InputProblem(
-                "precedence_cycle", "precedence cycle: " + " -> ".join(cyc), "schedule.precedence"
-            )
+            raise InputProblem("precedence_cycle", "precedence cycle: " + " -> ".join(cyc), "schedule.precedence")
         amounts = [r.capacity for r in block.resources] + [a for j in block.jobs for a in j.needs.values()]
         _decimals_scale(amounts, 3, "schedule capacities and needs")
         _decimals_scale([j.weight for j in block.jobs], 6, "schedule.jobs[].weight")
@@ -152,13 +163,11 @@ class ScheduleFamily:
 
     # -------------------------------------------------------- solve
     def solve(self, block: ScheduleBlock, time_limit_s: float) -> Outcome:
-        from . import schedule_model
 
         return schedule_model.solve(block, time_limit_s)
 
     # -------------------------------------------------------- check
     def check(self, block: ScheduleBlock, solution: dict[str, Any]) -> list[Check]:
-        from . import schedule_check
 
         return schedule_check.check(block, solution)
 

@@ -1,5 +1,6 @@
 """The schedule request block (msgspec Structs) and the helpers the family and its
 model share: the horizon, job windows, decimal scales and number checks."""
+
 from __future__ import annotations
 
 import math

@@ -1,5 +1,6 @@
 """Independent checker for schedule solutions: recomputes every check from the block and
 the returned solution alone (no model code is shared)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +12,9 @@ TOL = 1e-6
 
 def _c(name: str, worst: float, detail_ok: str, detail_bad: str) -> Check:
     ok = worst <= TOL
-    return Check(name=name, satisfied=ok, worst_violation=0.0 if ok else float(worst),
-                 detail=detail_ok if ok else detail_bad)
+    return Check(
+        name=name, satisfied=ok, worst_violation=0.0 if ok else float(worst), detail=detail_ok if ok else detail_bad
+    )
 
 
 def objective(block: Any, solution: dict[str, Any]) -> float:
@@ -27,9 +29,7 @@ def objective(block: Any, solution: dict[str, Any]) -> float:
                 total += j.weight * max(0, by_job[j.id]["end"] - j.due)
         return total
     rate = {r.id: r.cost_per_unit_time for r in block.resources}
-    return float(
-        sum(j.weight * j.duration * sum(a * rate[r] for r, a in j.needs.items()) for j in block.jobs)
-    )
+    return float(sum(j.weight * j.duration * sum(a * rate[r] for r, a in j.needs.items()) for j in block.jobs))
 
 
 def check(block: Any, solution: dict[str, Any]) -> list[Check]:
@@ -60,8 +60,14 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     checks.append(_c("every_job_once", worst, "every job scheduled once with its duration", "; ".join(bad[:5])))
     if missing:
         # the remaining checks need every job; report them as failed too
-        for name in ("precedence", "resource_capacity", "calendar_windows", "release",
-                     "tardiness" if block.objective == "tardiness" else "deadlines", "objective"):
+        for name in (
+            "precedence",
+            "resource_capacity",
+            "calendar_windows",
+            "release",
+            "tardiness" if block.objective == "tardiness" else "deadlines",
+            "objective",
+        ):
             checks.append(Check(name, False, 1.0, "cannot check: jobs missing from the solution"))
         return checks
 
@@ -134,6 +140,12 @@ def check(block: Any, solution: dict[str, Any]) -> list[Check]:
     # objective: reported makespan and the recomputed objective
     ms = max([r["end"] for r in by_job.values()] + [0])
     v = abs(solution.get("makespan", float("nan")) - ms) if isinstance(solution.get("makespan"), (int, float)) else 1.0
-    checks.append(_c("objective", v, f"makespan {ms} recomputed; objective recomputed from the schedule",
-                     f"reported makespan {solution.get('makespan')} but jobs end at {ms}"))
+    checks.append(
+        _c(
+            "objective",
+            v,
+            f"makespan {ms} recomputed; objective recomputed from the schedule",
+            f"reported makespan {solution.get('makespan')} but jobs end at {ms}",
+        )
+    )
     return checks

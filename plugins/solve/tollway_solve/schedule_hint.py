@@ -1,4 +1,5 @@
 """A dispatch-rule schedule (serial generation, longest remaining path first) that seeds CP-SAT."""
+
 from __future__ import annotations
 
 import heapq
@@ -62,7 +63,9 @@ def _topological(jobs: dict, succ: dict[str, list[tuple[str, int]]], left: dict[
     return out if len(out) == len(jobs) else None
 
 
-def _first_fit(t0: int, d: int, needs: dict[str, float], placed: dict[str, list[tuple[int, int, float]]], cap: dict[str, float]) -> int:
+def _first_fit(
+    t0: int, d: int, needs: dict[str, float], placed: dict[str, list[tuple[int, int, float]]], cap: dict[str, float]
+) -> int:
     """The earliest t >= t0 at which every needed resource holds the job over [t, t + d)."""
     candidates = sorted({t0} | {e for r in needs for _, e, _ in placed[r] if e > t0})
     for t in candidates:

@@ -1,4 +1,5 @@
 """CP-SAT model for the schedule family (see schedule.py for the block's semantics)."""
+
 from __future__ import annotations
 
 import os
@@ -82,8 +83,12 @@ def build(block: ScheduleBlock, explain: bool = False) -> _Built:
         d = j.duration
         wins = _job_windows(block, j)
         if not explain:
-            allowed = _allowed_starts(j, wins if wins is not None else [(low, H)], j.release,
-                                      j.due if (hard_due and j.due is not None) else None)
+            allowed = _allowed_starts(
+                j,
+                wins if wins is not None else [(low, H)],
+                j.release,
+                j.due if (hard_due and j.due is not None) else None,
+            )
             if allowed:
                 s = m.NewIntVarFromDomain(cp_model.Domain.FromIntervals([[lo, hi] for lo, hi in allowed]), f"s_{j.id}")
             else:  # no start fits: a contradiction the explanation pass will name
@@ -97,10 +102,16 @@ def build(block: ScheduleBlock, explain: bool = False) -> _Built:
                 ld = lit("deadline", j.id, f"job {j.id} ends by its due time {j.due}")
                 m.Add(s + d <= j.due).OnlyEnforceIf(ld)
             if wins is not None:
-                cal_res = [rid for rid, a in j.needs.items() if a > 0 and any(
-                    r.id == rid and r.calendar is not None for r in block.resources)]
-                lc = lit("calendar", ",".join([j.id] + cal_res),
-                         f"job {j.id} fits one calendar window of {', '.join(cal_res)}")
+                cal_res = [
+                    rid
+                    for rid, a in j.needs.items()
+                    if a > 0 and any(r.id == rid and r.calendar is not None for r in block.resources)
+                ]
+                lc = lit(
+                    "calendar",
+                    ",".join([j.id] + cal_res),
+                    f"job {j.id} fits one calendar window of {', '.join(cal_res)}",
+                )
                 allowed = _allowed_starts(j, wins, low, None)
                 if allowed:
                     m.AddLinearExpressionInDomain(
@@ -114,8 +125,7 @@ def build(block: ScheduleBlock, explain: bool = False) -> _Built:
         intervals[j.id] = m.NewIntervalVar(s, d, e, f"i_{j.id}")
 
     for p in block.precedence:
-        lp = lit("precedence", f"{p.before}->{p.after}",
-                 f"{p.after} starts at least {p.lag} after {p.before} ends")
+        lp = lit("precedence", f"{p.before}->{p.after}", f"{p.after} starts at least {p.lag} after {p.before} ends")
         c = m.Add(b.starts[p.after] >= b.ends[p.before] + p.lag)
         if lp is not None:
             c.OnlyEnforceIf(lp)
@@ -128,8 +138,10 @@ def build(block: ScheduleBlock, explain: bool = False) -> _Built:
         cap = round(r.capacity * amt_scale)
         lc = lit("capacity", r.id, f"resource {r.id} holds at most {r.capacity} at a time")
         if lc is not None:
-            ivs = [m.NewOptionalIntervalVar(b.starts[j.id], j.duration, b.ends[j.id], lc, f"o_{r.id}_{j.id}")
-                   for j, _ in users]
+            ivs = [
+                m.NewOptionalIntervalVar(b.starts[j.id], j.duration, b.ends[j.id], lc, f"o_{r.id}_{j.id}")
+                for j, _ in users
+            ]
         else:
             ivs = [intervals[j.id] for j, _ in users]
         dem = sorted(a for _, a in users)
@@ -172,13 +184,15 @@ def _precheck(block: ScheduleBlock) -> list[Conflict]:
     for j in block.jobs:
         for rid, a in j.needs.items():
             if a > res[rid].capacity + 1e-12 and j.duration > 0:
-                out.append(Conflict(
-                    constraints=[
-                        ConflictConstraint("need", f"{j.id}:{rid}", f"job {j.id} needs {a} of {rid}"),
-                        ConflictConstraint("capacity", rid, f"resource {rid} has capacity {res[rid].capacity}"),
-                    ],
-                    explanation=f"job {j.id} needs more of {rid} than its capacity",
-                ))
+                out.append(
+                    Conflict(
+                        constraints=[
+                            ConflictConstraint("need", f"{j.id}:{rid}", f"job {j.id} needs {a} of {rid}"),
+                            ConflictConstraint("capacity", rid, f"resource {rid} has capacity {res[rid].capacity}"),
+                        ],
+                        explanation=f"job {j.id} needs more of {rid} than its capacity",
+                    )
+                )
     return out
 
 
@@ -187,13 +201,15 @@ def _solution(block: ScheduleBlock, solver: cp_model.CpSolver, b: _Built) -> dic
     for j in block.jobs:
         s = solver.Value(b.starts[j.id])
         e = s + j.duration
-        starts.append({
-            "job": j.id,
-            "start": s,
-            "end": e,
-            "resources": {r: a for r, a in j.needs.items() if a > 0},
-            "tardiness": max(0, e - j.due) if j.due is not None else 0,
-        })
+        starts.append(
+            {
+                "job": j.id,
+                "start": s,
+                "end": e,
+                "resources": {r: a for r, a in j.needs.items() if a > 0},
+                "tardiness": max(0, e - j.due) if j.due is not None else 0,
+            }
+        )
     return {"starts": starts, "makespan": max([s["end"] for s in starts] + [0])}
 
 
@@ -208,11 +224,13 @@ def _explain(block: ScheduleBlock, time_limit_s: float) -> tuple[list[Conflict],
         core = solver.SufficientAssumptionsForInfeasibility()
         cons = [b.assumptions[i] for i in core if i in b.assumptions]
         if cons:
-            return [Conflict(constraints=cons,
-                             explanation="these constraints cannot all hold together")], True
+            return [Conflict(constraints=cons, explanation="these constraints cannot all hold together")], True
     cons = list(b.assumptions.values())
-    return [Conflict(constraints=cons,
-                     explanation="no schedule satisfies all constraints; the clashing subset was not isolated")], False
+    return [
+        Conflict(
+            constraints=cons, explanation="no schedule satisfies all constraints; the clashing subset was not isolated"
+        )
+    ], False
 
 
 def solve(block: ScheduleBlock, time_limit_s: float) -> Outcome:
@@ -233,8 +251,16 @@ def solve(block: ScheduleBlock, time_limit_s: float) -> Outcome:
     if st == cp_model.INFEASIBLE:
         left = max(0.5, time_limit_s - (time.monotonic() - t0))
         conflicts, complete = _explain(block, left)
-        return Outcome("infeasible", None, None, None, None, conflicts=conflicts,
-                       variables_built=nvars, conflicts_complete=complete)
+        return Outcome(
+            "infeasible",
+            None,
+            None,
+            None,
+            None,
+            conflicts=conflicts,
+            variables_built=nvars,
+            conflicts_complete=complete,
+        )
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Outcome(cpsat_status(st, False), None, None, None, None, variables_built=nvars)
     sol = _solution(block, solver, b)

@@ -5,6 +5,7 @@ model, then recomputes every check and the objective with the family's
 independent checker. A solution failing any check is never returned: the job
 fails with `internal_error` (and is refunded).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,13 +39,17 @@ class SolveFailed(ToolError):
 
 def refuse(code: str, message: str, field: str) -> Refusal:
     """400 `invalid_input` with the specific `code` beside error and message."""
-    return Refusal("invalid_input", f"{field}: {message}", details=[{"field": field, "message": message}], extra={"code": code})
+    return Refusal(
+        "invalid_input", f"{field}: {message}", details=[{"field": field, "message": message}], extra={"code": code}
+    )
 
 
 def _family_and_block(value: Any) -> tuple[Any, Any]:
     fam = registry.family(value.problem)
     if fam is None:
-        raise InputProblem("unsupported_problem", f"problem {value.problem!r} is not available on this server yet", "problem")
+        raise InputProblem(
+            "unsupported_problem", f"problem {value.problem!r} is not available on this server yet", "problem"
+        )
     block = getattr(value, value.problem)
     if block is None:
         raise InputProblem("missing_block", f"problem {value.problem!r} needs a {value.problem!r} block", value.problem)
@@ -55,16 +60,24 @@ def check(value: Any) -> None:
     """Everything refused before payment (the kernel calls it before quoting)."""
     try:
         if not TIME_LIMIT_MIN <= value.time_limit_s <= TIME_LIMIT_MAX:
-            raise InputProblem("bad_time_limit", f"time_limit_s must be an integer from {TIME_LIMIT_MIN} to {TIME_LIMIT_MAX}", "time_limit_s")
+            raise InputProblem(
+                "bad_time_limit",
+                f"time_limit_s must be an integer from {TIME_LIMIT_MIN} to {TIME_LIMIT_MAX}",
+                "time_limit_s",
+            )
         for other in registry.PROBLEMS:
             if other != value.problem and getattr(value, other) is not None:
-                raise InputProblem("unexpected_block", f"a {value.problem!r} problem takes only the {value.problem!r} block", other)
+                raise InputProblem(
+                    "unexpected_block", f"a {value.problem!r} problem takes only the {value.problem!r} block", other
+                )
         fam, block = _family_and_block(value)
         fam.validate(block)
         estimate = fam.estimate_variables(block)
         if estimate > MAX_VARIABLES:
             raise InputProblem(
-                "too_many_variables", f"the problem needs about {estimate} variables; at most {MAX_VARIABLES} are accepted", value.problem
+                "too_many_variables",
+                f"the problem needs about {estimate} variables; at most {MAX_VARIABLES} are accepted",
+                value.problem,
             )
     except InputProblem as exc:
         raise refuse(exc.code, exc.message, exc.field) from None
@@ -107,7 +120,9 @@ def run(value: Any) -> SolveResponse:
         failed = [c for c in checks if not c.satisfied]
         if failed:
             names = ", ".join(f"{c.name} ({c.detail})" for c in failed)
-            raise SolveFailed("internal_error", f"The solution failed the independent check(s): {names}. Nothing was charged.", 500)
+            raise SolveFailed(
+                "internal_error", f"The solution failed the independent check(s): {names}. Nothing was charged.", 500
+            )
         if not all(math.isfinite(x) for x in (recomputed,)):
             raise SolveFailed("internal_error", "The recomputed objective is not finite. Nothing was charged.", 500)
         objective = recomputed
@@ -118,7 +133,9 @@ def run(value: Any) -> SolveResponse:
             gap = outcome.gap if outcome.gap is not None else _gap(objective, bound)
     status = outcome.status
     if status == "optimal" and solution is None:
-        raise SolveFailed("internal_error", "The solver claimed an optimum without a solution. Nothing was charged.", 500)
+        raise SolveFailed(
+            "internal_error", "The solver claimed an optimum without a solution. Nothing was charged.", 500
+        )
     if status == "feasible" and solution is None:
         status = "timeout"
     return SolveResponse(
@@ -130,7 +147,8 @@ def run(value: Any) -> SolveResponse:
         solution=solution,
         checks=[CheckOut(c.name, bool(c.satisfied), float(c.worst_violation), c.detail) for c in checks],
         conflicts=[
-            ConflictOut([ConflictConstraintOut(k.family, k.ref, k.label) for k in c.constraints], c.explanation) for c in outcome.conflicts
+            ConflictOut([ConflictConstraintOut(k.family, k.ref, k.label) for k in c.constraints], c.explanation)
+            for c in outcome.conflicts
         ]
         if status == "infeasible"
         else [],

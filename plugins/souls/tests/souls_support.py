@@ -1,5 +1,6 @@
 """Helpers of the souls tests: a started kernel with the plugin, a soul registered by a
 wallet's write proof, receipts verified offline, polling a job."""
+
 from __future__ import annotations
 
 import asyncio
@@ -25,10 +26,20 @@ LINGUA = {
     "soul_md": "# Lingua\n\nI turn English into French. <script>alert(1)</script> [site](javascript:alert(2))",
     "avatar_url": "https://example.com/lingua.png?size=96' onerror='alert(3)",
     "services": [
-        {"slug": "translate", "title": "Translation to French", "description": "Any English text up to 5,000 words, translated.",
-         "price_usdc": "1.25", "category": "language"},
-        {"slug": "proofread", "title": "Proofreading", "description": "French text checked for grammar and style.",
-         "price_usdc": "0.40", "category": "language"},
+        {
+            "slug": "translate",
+            "title": "Translation to French",
+            "description": "Any English text up to 5,000 words, translated.",
+            "price_usdc": "1.25",
+            "category": "language",
+        },
+        {
+            "slug": "proofread",
+            "title": "Proofreading",
+            "description": "French text checked for grammar and style.",
+            "price_usdc": "0.40",
+            "category": "language",
+        },
     ],
 }
 
@@ -39,7 +50,10 @@ async def register(client: Any, account: Any, body: dict[str, Any]) -> Any:
 
 async def post_with_proof(client: Any, account: Any, path: str, body: dict[str, Any]) -> Any:
     raw = json.dumps(body).encode()
-    headers = {**proof_headers(account, scope="write", method="POST", path=path, body=raw), "content-type": "application/json"}
+    headers = {
+        **proof_headers(account, scope="write", method="POST", path=path, body=raw),
+        "content-type": "application/json",
+    }
     return await client.post(path, content=raw, headers=headers)
 
 
@@ -78,7 +92,9 @@ def verify_offline(receipt: dict[str, Any], keys: dict[str, Any]) -> bool:
         return False
     pad = lambda s: s + "=" * (-len(s) % 4)  # noqa: E731
     try:
-        VerifyKey(base64.urlsafe_b64decode(pad(public))).verify(bytes.fromhex(digest), base64.urlsafe_b64decode(pad(receipt["signature"])))
+        VerifyKey(base64.urlsafe_b64decode(pad(public))).verify(
+            bytes.fromhex(digest), base64.urlsafe_b64decode(pad(receipt["signature"]))
+        )
     except Exception:
         return False
     return True

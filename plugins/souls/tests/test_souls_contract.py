@@ -1,6 +1,7 @@
 """The kernel's contract suite (`tollway.testing.PluginContract`) run on this plugin, on
 SQLite and PostgreSQL. A purchase is quoted only for a soul and service that exist, so the
 suite's kernel starts with the soul its example buys from already registered."""
+
 from __future__ import annotations
 
 from typing import Any

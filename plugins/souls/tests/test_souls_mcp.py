@@ -1,6 +1,7 @@
 """The buyer's side over MCP (both databases): list, search and read souls, buy a service
 paid from credits, read the job once the seller (over HTTP) fulfils it, and rate it; the
 same refusals as HTTP (a disabled service is not sold)."""
+
 from __future__ import annotations
 
 import json
@@ -29,15 +30,29 @@ async def test_a_buyer_over_mcp(kernel_factory) -> None:
         listing = data(await mcp.call_tool("souls_list", {"category": "language"}))
         found = data(await mcp.call_tool("souls_search", {"q": "translation"}))
         soul = data(await mcp.call_tool("soul_get", {"slug": "lingua"}))
-        bought = data(await mcp.call_tool("soul_buy", {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Hi"}}))
+        bought = data(
+            await mcp.call_tool(
+                "soul_buy", {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Hi"}}
+            )
+        )
         refused = await mcp.call_tool("soul_buy", {"soul": "lingua", "service": "proofread", "price_usdc": "0.40"})
         async with http_client(kernel) as client:
-            done = await client.post(f"/v1/soul/orders/{bought['request_id']}/fulfil", json={"result": {"text": "Salut"}}, headers=soul_auth(key))
+            done = await client.post(
+                f"/v1/soul/orders/{bought['request_id']}/fulfil",
+                json={"result": {"text": "Salut"}},
+                headers=soul_auth(key),
+            )
         rated = data(await mcp.call_tool("soul_rate", {"slug": "lingua", "service": "translate", "stars": 5}))
     assert {"soul_buy", "souls_list", "souls_search", "soul_get", "soul_rate"} <= names
-    assert not names & {"soul_dashboard", "soul_order_fulfil", "soul_payout"}  # the seller's side is HTTP with the soul key
+    assert not names & {
+        "soul_dashboard",
+        "soul_order_fulfil",
+        "soul_payout",
+    }  # the seller's side is HTTP with the soul key
     assert listing["total"] == 1 and [s["slug"] for s in found["results"]] == ["lingua"]
     assert soul["services"][0]["price_usdc"] == "1.250000"
     assert bought["status"] == "pending" and done.status_code == 200
-    assert refused.is_error and "service_disabled" in json.dumps(refused.structured_content or [c.model_dump() for c in refused.content])
+    assert refused.is_error and "service_disabled" in json.dumps(
+        refused.structured_content or [c.model_dump() for c in refused.content]
+    )
     assert rated["rating_count"] == 1 and rated["stars"] == 5

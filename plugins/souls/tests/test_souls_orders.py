@@ -3,6 +3,7 @@ order past its deadline is refunded and the seller can no longer fulfil it; a de
 order is refunded; a disabled service, an unknown one and a changed price are refused
 before payment; the same purchase retried concurrently with one Idempotency-Key is charged
 once; the soul key is shown once, stored only hashed, and a wrong key gets 401."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,11 @@ BUY = {"soul": "lingua", "service": "proofread", "price_usdc": "0.40", "request"
 
 
 async def _receipt(client, headers, job_id):
-    (receipt,) = [r for r in (await client.get("/v1/analytics/receipts", headers=headers)).json()["receipts"] if r["job_id"] == job_id]
+    (receipt,) = [
+        r
+        for r in (await client.get("/v1/analytics/receipts", headers=headers)).json()["receipts"]
+        if r["job_id"] == job_id
+    ]
     return receipt
 
 
@@ -42,7 +47,9 @@ async def test_an_unfulfilled_order_is_refunded_at_its_deadline(kernel_factory) 
             assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 1
             assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0  # an order ends once
             job = await finished(client, job_id, auth)
-            late = await client.post(f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key))
+            late = await client.post(
+                f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key)
+            )
             receipt = await _receipt(client, auth, job_id)
             balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
             earnings = (await client.get("/v1/soul/earnings", headers=soul_auth(key))).json()
@@ -61,11 +68,17 @@ async def test_a_declined_order_is_refunded_and_the_deadline_cannot_end_it_again
         key = (await register(client, Account.create(), LINGUA)).json()["soul_key"]
         _buyer, auth = await credits_session(client, "1")
         job_id = (await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)).json()["request_id"]
-        declined = await client.post(f"/v1/soul/orders/{job_id}/decline", json={"reason": "Not my language."}, headers=soul_auth(key))
+        declined = await client.post(
+            f"/v1/soul/orders/{job_id}/decline", json={"reason": "Not my language."}, headers=soul_auth(key)
+        )
         assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0
         job = (await client.get(f"/v1/requests/{job_id}", headers=auth)).json()
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
-    assert declined.status_code == 200 and declined.json()["state"] == "declined" and declined.json()["note"] == "Not my language."
+    assert (
+        declined.status_code == 200
+        and declined.json()["state"] == "declined"
+        and declined.json()["note"] == "Not my language."
+    )
     assert job["status"] == "failed" and "Not my language." in job["error"]
     assert balance == "1.000000"
     assert await ledger_problems() == []
@@ -83,8 +96,14 @@ async def test_what_cannot_be_bought_is_refused_before_payment(kernel_factory) -
         unpaid = await client.post("/v1/tools/souls/buy", json=BUY)  # not even a quote
         unknown = await client.post("/v1/tools/souls/buy", json={**BUY, "service": "poetry"}, headers=auth)
         nobody = await client.post("/v1/tools/souls/buy", json={**BUY, "soul": "nobody"}, headers=auth)
-        changed = await client.post("/v1/tools/souls/buy", json={**BUY, "service": "translate", "price_usdc": "1.00"}, headers=auth)
-        bad = await client.post("/v1/tools/souls/buy", json={"soul": "Lingua!", "service": "", "price_usdc": "0", "deadline_s": 5}, headers=auth)
+        changed = await client.post(
+            "/v1/tools/souls/buy", json={**BUY, "service": "translate", "price_usdc": "1.00"}, headers=auth
+        )
+        bad = await client.post(
+            "/v1/tools/souls/buy",
+            json={"soul": "Lingua!", "service": "", "price_usdc": "0", "deadline_s": 5},
+            headers=auth,
+        )
         public = (await client.get("/v1/souls/lingua")).json()
         mine = (await client.get("/v1/soul/dashboard", headers=soul_auth(key))).json()
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
@@ -92,7 +111,11 @@ async def test_what_cannot_be_bought_is_refused_before_payment(kernel_factory) -
     assert disabled.status_code == 409 and disabled.json()["error"] == "service_disabled"
     assert unpaid.status_code == 409
     assert unknown.status_code == 404 and nobody.status_code == 404
-    assert changed.status_code == 409 and changed.json()["error"] == "price_changed" and changed.json()["price_usdc"] == "1.250000"
+    assert (
+        changed.status_code == 409
+        and changed.json()["error"] == "price_changed"
+        and changed.json()["price_usdc"] == "1.250000"
+    )
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} >= {"soul", "service", "deadline_s"}
     assert [s["slug"] for s in public["services"]] == ["translate"] and public["soul_price_usdc"] == "1.250000"
     assert [s["slug"] for s in mine["services"]] == ["translate", "proofread"]
@@ -105,7 +128,9 @@ async def test_one_purchase_retried_concurrently_is_charged_once(kernel_factory)
         await register(client, Account.create(), LINGUA)
         _buyer, auth = await credits_session(client, "2")
         keyed = {**auth, "Idempotency-Key": "order-7"}
-        answers = await asyncio.gather(*[client.post("/v1/tools/souls/buy", json=BUY, headers=keyed) for _ in range(10)])
+        answers = await asyncio.gather(
+            *[client.post("/v1/tools/souls/buy", json=BUY, headers=keyed) for _ in range(10)]
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
         receipts = (await client.get("/v1/analytics/receipts", headers=auth)).json()["receipts"]
     accepted = {a.json()["request_id"] for a in answers if a.status_code == 202}
@@ -125,8 +150,11 @@ async def test_the_soul_key_is_shown_once_and_a_wrong_one_is_refused(kernel_fact
         twice = await register(client, seller, {**LINGUA, "slug": "lingua-two"})
         taken = await register(client, Account.create(), LINGUA)
         reads = [
-            await client.get("/v1/souls"), await client.get("/v1/souls/lingua"), await client.get("/v1/souls/search", params={"q": "lingua"}),
-            await client.get("/v1/soul/dashboard", headers=soul_auth(key)), await client.get("/v1/soul/webhook", headers=soul_auth(key)),
+            await client.get("/v1/souls"),
+            await client.get("/v1/souls/lingua"),
+            await client.get("/v1/souls/search", params={"q": "lingua"}),
+            await client.get("/v1/soul/dashboard", headers=soul_auth(key)),
+            await client.get("/v1/soul/webhook", headers=soul_auth(key)),
             await client.get("/v1/souls/lingua/profile"),
         ]
         wrong = [
@@ -143,7 +171,9 @@ async def test_the_soul_key_is_shown_once_and_a_wrong_one_is_refused(kernel_fact
     assert all(w.status_code == 401 and w.json()["error"] == "invalid_soul_key" for w in wrong)
     page = reads[-1]
     assert "<script>" not in page.text and "&lt;script&gt;" in page.text and 'href="javascript:' not in page.text
-    assert "<img src='https://example.com/lingua.png?size=96&#x27; onerror=&#x27;alert(3)'" in page.text  # quotes cannot end the attribute
+    assert (
+        "<img src='https://example.com/lingua.png?size=96&#x27; onerror=&#x27;alert(3)'" in page.text
+    )  # quotes cannot end the attribute
     assert "default-src 'none'" in page.headers["content-security-policy"]
     assert msgspec.json.decode(first.content)["soul_agent"]["services"][0]["price_usdc"] == "1.250000"
 
@@ -154,7 +184,9 @@ async def test_only_a_buyer_who_received_the_service_rates_it(kernel_factory) ->
     async with http_client(kernel) as client:
         await register(client, Account.create(), LINGUA)
         early = await post_with_proof(client, buyer, "/v1/souls/lingua/ratings", {"service": "translate", "stars": 5})
-        bad = await post_with_proof(client, buyer, "/v1/souls/lingua/ratings", {"service": "translate", "stars": 6, "comment": "x" * 1001})
+        bad = await post_with_proof(
+            client, buyer, "/v1/souls/lingua/ratings", {"service": "translate", "stars": 6, "comment": "x" * 1001}
+        )
         anonymous = await client.post("/v1/souls/lingua/ratings", json={"service": "translate", "stars": 5})
     assert early.status_code == 403 and early.json()["error"] == "no_completed_purchase"
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"stars", "comment"}
@@ -170,18 +202,35 @@ async def test_a_payout_the_service_wallet_cannot_cover_withdraws_nothing(kernel
         # a sale paid with credits: the seller earns its share, and no USDC reaches the service's wallet
         _buyer, auth = await credits_session(client, "1")
         job_id = (await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)).json()["request_id"]
-        assert (await client.post(f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key))).status_code == 200
+        assert (
+            await client.post(
+                f"/v1/soul/orders/{job_id}/fulfil", json={"result": {"text": "I am"}}, headers=soul_auth(key)
+            )
+        ).status_code == 200
         agent = await SoulAgent.select(SoulAgent.agent_id).where(SoulAgent.slug == "lingua").first()
-        granted = await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "2"},
-                                    headers={"Authorization": "Bearer test-operator-token"})
+        granted = await client.post(
+            "/v1/tools/internal/credits/grant",
+            json={"agent_id": agent["agent_id"], "amount": "2"},
+            headers={"Authorization": "Bearer test-operator-token"},
+        )
         assert granted.status_code == 200
-        beyond = await client.post("/v1/soul/payouts", json={"amount_usdc": "1.5"}, headers=soul_auth(key))  # granted credits never leave
-        failed = await client.post("/v1/soul/payouts", json={"amount_usdc": "0.32"}, headers=soul_auth(key))  # the share: earned
-        bad = await client.post("/v1/soul/payouts", json={"amount_usdc": "-1", "to_address": "0x12"}, headers=soul_auth(key))
+        beyond = await client.post(
+            "/v1/soul/payouts", json={"amount_usdc": "1.5"}, headers=soul_auth(key)
+        )  # granted credits never leave
+        failed = await client.post(
+            "/v1/soul/payouts", json={"amount_usdc": "0.32"}, headers=soul_auth(key)
+        )  # the share: earned
+        bad = await client.post(
+            "/v1/soul/payouts", json={"amount_usdc": "-1", "to_address": "0x12"}, headers=soul_auth(key)
+        )
         listed = (await client.get("/v1/soul/payouts", headers=soul_auth(key))).json()
         balance = (await client.get("/v1/balance", headers={"X-Agent-ID": seller.address})).json()
     assert seller_id["credits_balance"] == "0.000000"
-    assert beyond.status_code == 409 and beyond.json()["error"] == "exceeds_earnings" and beyond.json()["withdrawable_usdc"] == "0.320000"
+    assert (
+        beyond.status_code == 409
+        and beyond.json()["error"] == "exceeds_earnings"
+        and beyond.json()["withdrawable_usdc"] == "0.320000"
+    )
     assert failed.status_code == 503 and failed.json()["error"] == "payout_failed"
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"amount_usdc", "to_address"}
     assert listed == {"payouts": [], "count": 0}

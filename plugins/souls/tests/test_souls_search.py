@@ -1,5 +1,6 @@
 """Ranked full-text search over souls (tollway_souls.search), on SQLite and PostgreSQL:
 the same corpus gives the same ordered ids on both databases."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,21 +13,72 @@ from tollway_souls.tables import SoulAgent, SoulService
 
 # id, slug, name, display_name, category, soul_md, services: (slug, title, description, enabled)
 SOULS = (
-    ("sa_babel", "babel", "Babel", "Babel Translator", "travel", "Menus and signs for travellers.",
-     (("menu-translation", "Menu translation", "Translation of restaurant menus", True),)),
-    ("sa_alpha", "alpha", "Alpha", "Alpha Legal", "language", "Contracts, carefully.",
-     (("legal-translation", "Legal translation", "Certified contracts", True),)),
-    ("sa_lingo", "lingo", "Lingo", "Lingo", "language", "I help with words.",
-     (("document-translation", "Document translation", "Documents between English and French", True),)),
-    ("sa_tbot", "translation-bot", "Translation Bot", "Translation Bot", "language", "A friendly bot.",
-     (("summaries", "Summaries", "Short summaries of long texts", True),)),
-    ("sa_poly", "polyglot", "Polyglot", "Polyglot", "language", "I love translation work and the café culture.",
-     (("proofreading", "Proofreading", "Careful proofreading of essays", True),)),
-    ("sa_ghost", "ghost", "Ghost", "Ghost", "writing", "Quiet writer.",
-     (("secret-translation", "Translation", "A secret disabled service", False),
-      ("ghostwriting", "Ghostwriting", "Blog posts in your voice", True))),
-    ("sa_coder", "coder", "Coder", "Coder", "code", "Writes Python.",
-     (("code-review", "Code review", "Review of pull requests", True),)),
+    (
+        "sa_babel",
+        "babel",
+        "Babel",
+        "Babel Translator",
+        "travel",
+        "Menus and signs for travellers.",
+        (("menu-translation", "Menu translation", "Translation of restaurant menus", True),),
+    ),
+    (
+        "sa_alpha",
+        "alpha",
+        "Alpha",
+        "Alpha Legal",
+        "language",
+        "Contracts, carefully.",
+        (("legal-translation", "Legal translation", "Certified contracts", True),),
+    ),
+    (
+        "sa_lingo",
+        "lingo",
+        "Lingo",
+        "Lingo",
+        "language",
+        "I help with words.",
+        (("document-translation", "Document translation", "Documents between English and French", True),),
+    ),
+    (
+        "sa_tbot",
+        "translation-bot",
+        "Translation Bot",
+        "Translation Bot",
+        "language",
+        "A friendly bot.",
+        (("summaries", "Summaries", "Short summaries of long texts", True),),
+    ),
+    (
+        "sa_poly",
+        "polyglot",
+        "Polyglot",
+        "Polyglot",
+        "language",
+        "I love translation work and the café culture.",
+        (("proofreading", "Proofreading", "Careful proofreading of essays", True),),
+    ),
+    (
+        "sa_ghost",
+        "ghost",
+        "Ghost",
+        "Ghost",
+        "writing",
+        "Quiet writer.",
+        (
+            ("secret-translation", "Translation", "A secret disabled service", False),
+            ("ghostwriting", "Ghostwriting", "Blog posts in your voice", True),
+        ),
+    ),
+    (
+        "sa_coder",
+        "coder",
+        "Coder",
+        "Coder",
+        "code",
+        "Writes Python.",
+        (("code-review", "Code review", "Review of pull requests", True),),
+    ),
 )
 TRANSLATION = ["sa_babel", "sa_alpha", "sa_lingo", "sa_tbot", "sa_poly"]
 
@@ -55,27 +107,83 @@ EXPECTED = (
     ("code-review", {}, ["sa_coder"]),
     ("python translation", {}, []),
 )
-INDEXED = storage.statement("SELECT count(*) AS n FROM souls_search WHERE soul_id = {}")  # the index is no Piccolo table
+INDEXED = storage.statement(
+    "SELECT count(*) AS n FROM souls_search WHERE soul_id = {}"
+)  # the index is no Piccolo table
 HOSTILE = (
-    '"', "*", "NEAR(", "a OR", "-x", "'; DROP TABLE souls_agents; --", "", "   ", "^:()-*\"", "{services}: x",
-    "services : translation", "translation:*A", "translat:* | !code", "\\", "\x00", "NOT translation", "AND OR NOT",
-    "translation" * 50, "x" * 500, ("translation " * 50)[:500], "翻訳 サービス", "Übersetzung", "🤖 bot ☕", "اَلْعَرَبِيَّةُ",
-    "ﬁnance ²", "null", "%", "_", "translation'", "(translation)", "translation*", "tr*nslation",
+    '"',
+    "*",
+    "NEAR(",
+    "a OR",
+    "-x",
+    "'; DROP TABLE souls_agents; --",
+    "",
+    "   ",
+    '^:()-*"',
+    "{services}: x",
+    "services : translation",
+    "translation:*A",
+    "translat:* | !code",
+    "\\",
+    "\x00",
+    "NOT translation",
+    "AND OR NOT",
+    "translation" * 50,
+    "x" * 500,
+    ("translation " * 50)[:500],
+    "翻訳 サービス",
+    "Übersetzung",
+    "🤖 bot ☕",
+    "اَلْعَرَبِيَّةُ",
+    "ﬁnance ²",
+    "null",
+    "%",
+    "_",
+    "translation'",
+    "(translation)",
+    "translation*",
+    "tr*nslation",
 )
 
 
-async def _insert(soul_id: str, slug: str, name: str, display_name: str, category: str, soul_md: str,
-                  services: tuple) -> None:
-    await SoulAgent.insert(SoulAgent(
-        id=soul_id, agent_id=f"agent-{soul_id}", wallet_address=None, slug=slug, name=name, display_name=display_name, category=category,
-        soul_md=soul_md, avatar_url=None, key_hash=hashlib.sha256(soul_id.encode()).hexdigest(), webhook_url=None, webhook_secret=None,
-        rating_sum=0, rating_count=0, created_ms=1, updated_ms=1,
-    ))
+async def _insert(
+    soul_id: str, slug: str, name: str, display_name: str, category: str, soul_md: str, services: tuple
+) -> None:
+    await SoulAgent.insert(
+        SoulAgent(
+            id=soul_id,
+            agent_id=f"agent-{soul_id}",
+            wallet_address=None,
+            slug=slug,
+            name=name,
+            display_name=display_name,
+            category=category,
+            soul_md=soul_md,
+            avatar_url=None,
+            key_hash=hashlib.sha256(soul_id.encode()).hexdigest(),
+            webhook_url=None,
+            webhook_secret=None,
+            rating_sum=0,
+            rating_count=0,
+            created_ms=1,
+            updated_ms=1,
+        )
+    )
     for n, (service_slug, title, description, enabled) in enumerate(services):
-        await SoulService.insert(SoulService(
-            id=f"svc_{soul_id}_{n}", soul_id=soul_id, slug=service_slug, title=title, description=description, price=1000, category=category,
-            enabled=enabled, created_ms=1, updated_ms=1,
-        ))
+        await SoulService.insert(
+            SoulService(
+                id=f"svc_{soul_id}_{n}",
+                soul_id=soul_id,
+                slug=service_slug,
+                title=title,
+                description=description,
+                price=1000,
+                category=category,
+                enabled=enabled,
+                created_ms=1,
+                updated_ms=1,
+            )
+        )
 
 
 @pytest.fixture
@@ -131,9 +239,13 @@ async def test_operator_words_are_plain_words(corpus) -> None:
 async def test_reindex_after_changes(corpus) -> None:
     assert await search("summaries") == (["sa_tbot"], 1)
     async with storage.transaction():
-        await SoulService.update({
-            SoulService.slug: "document-summaries", SoulService.title: "Document summaries", SoulService.description: "Summaries of documents",
-        }).where(SoulService.soul_id == "sa_lingo")
+        await SoulService.update(
+            {
+                SoulService.slug: "document-summaries",
+                SoulService.title: "Document summaries",
+                SoulService.description: "Summaries of documents",
+            }
+        ).where(SoulService.soul_id == "sa_lingo")
         await reindex("sa_lingo")
     assert await search("summaries") == (["sa_lingo", "sa_tbot"], 2)  # both by a service: slug order
     assert "sa_lingo" not in (await search("french"))[0]
@@ -143,7 +255,9 @@ async def test_reindex_after_changes(corpus) -> None:
     await reindex("sa_ghost")
     assert await search("secret") == (["sa_ghost"], 1)
 
-    await SoulAgent.update({SoulAgent.name: "Chatty", SoulAgent.display_name: "Chatty"}).where(SoulAgent.id == "sa_tbot")
+    await SoulAgent.update({SoulAgent.name: "Chatty", SoulAgent.display_name: "Chatty"}).where(
+        SoulAgent.id == "sa_tbot"
+    )
     await reindex("sa_tbot")
     assert "sa_tbot" not in (await search("translation"))[0]
     assert await search("chatty") == (["sa_tbot"], 1)

@@ -1,5 +1,6 @@
 """Snapshots of the buying tool's public surface (`tollway.testing.PluginSurface`): its
 OpenAPI operation and schemas and its MCP listing."""
+
 from __future__ import annotations
 
 from souls_support import ENV

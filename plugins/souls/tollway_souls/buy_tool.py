@@ -5,6 +5,7 @@ service's fee. The job then waits for the seller (a parked job) and completes wi
 the seller delivers, or fails refunded when the seller declines or the deadline passes.
 Its admission and acceptance read the service's settings and platform, so the tool is built
 for one service's `PluginContext` (`soul_buy_tool`)."""
+
 from __future__ import annotations
 
 import functools
@@ -14,7 +15,8 @@ from tollway import Admission, Example, Parked, PluginContext, Refusal, Tool, To
 from . import orders
 from .catalogue import MAX_PRICE, MIN_PRICE
 from .settings import FAMILY, fee_percent, split
-from .tables import SoulAgent as Souls, SoulService as Services
+from .tables import SoulAgent as Souls
+from .tables import SoulService as Services
 from .wire import BuyInput, BuyResult
 
 WAITING = "waiting for the seller to fulfil the order"
@@ -28,26 +30,38 @@ def check(value: BuyInput) -> None:
     if len(storage.dumps(value.request)) > MAX_REQUEST_BYTES:
         problems.append({"field": "request", "message": f"must be at most {MAX_REQUEST_BYTES} bytes of JSON"})
     if problems:
-        raise Refusal("invalid_request", "; ".join(f"{p['field']} {p['message']}" for p in problems) + ".", details=problems)
+        raise Refusal(
+            "invalid_request", "; ".join(f"{p['field']} {p['message']}" for p in problems) + ".", details=problems
+        )
 
 
 async def admit(context: PluginContext, value: BuyInput) -> Admission:
     soul = await Souls.select(Souls.id).where(Souls.slug == value.soul).first()
     if soul is None:
-        raise Refusal("not_found", f"No soul {value.soul!r}.", status=404, details=[{"field": "soul", "message": "no such soul"}])
-    service = await Services.select(Services.price, Services.enabled).where(
-        (Services.soul_id == soul["id"]) & (Services.slug == value.service)
-    ).first()
+        raise Refusal(
+            "not_found", f"No soul {value.soul!r}.", status=404, details=[{"field": "soul", "message": "no such soul"}]
+        )
+    service = (
+        await Services.select(Services.price, Services.enabled)
+        .where((Services.soul_id == soul["id"]) & (Services.slug == value.service))
+        .first()
+    )
     if service is None:
-        raise Refusal("not_found", f"The soul {value.soul!r} offers no service {value.service!r}.", status=404,
-                      details=[{"field": "service", "message": "no such service"}])
+        raise Refusal(
+            "not_found",
+            f"The soul {value.soul!r} offers no service {value.service!r}.",
+            status=404,
+            details=[{"field": "service", "message": "no such service"}],
+        )
     if not service["enabled"]:
         raise Refusal("service_disabled", f"The service {value.service!r} is not for sale now.", status=409)
     price = to_micro(value.price_usdc)
     if int(service["price"]) != price:
         raise Refusal(
-            "price_changed", f"The service costs {usdc(int(service['price']))} USDC now, not {usdc(price)}: buy again at the current price.",
-            status=409, extra={"price_usdc": usdc(int(service["price"]))},
+            "price_changed",
+            f"The service costs {usdc(int(service['price']))} USDC now, not {usdc(price)}: buy again at the current price.",
+            status=409,
+            extra={"price_usdc": usdc(int(service["price"]))},
         )
     _share, fee = split(price, fee_percent(dict(context.settings(FAMILY))))
     return Admission(soul_agent_id=soul["id"], service_fee=fee)
@@ -88,6 +102,9 @@ def soul_buy_tool(context: PluginContext) -> Tool:
         on_accept=functools.partial(orders.accept, context),
         time_limit_s=30.0,
         examples=(
-            Example("Buy a translation", {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Good morning"}}),
+            Example(
+                "Buy a translation",
+                {"soul": "lingua", "service": "translate", "price_usdc": "1.25", "request": {"text": "Good morning"}},
+            ),
         ),
     )

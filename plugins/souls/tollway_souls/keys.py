@@ -2,6 +2,7 @@
 at once) and revocation, each authorised by the soul's wallet write proof, never by the key
 itself nor an access token; and the payout hold that follows a rotation: for 24 hours a payout
 to an address this soul never paid out to needs the wallet's write proof as well."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +16,9 @@ from .wire import KeyRevoked, KeyRotated
 HOLD_MS = 24 * 3600 * 1000  # after a rotation, new payout addresses need the wallet's proof this long
 TAGS = ("souls seller dashboard",)
 # a payout the kernel made to this address for this agent
-_PAID_TO = storage.statement("SELECT id FROM tw_payouts WHERE agent_id = {} AND lower(to_address) = {} AND status = 'paid' LIMIT 1")
+_PAID_TO = storage.statement(
+    "SELECT id FROM tw_payouts WHERE agent_id = {} AND lower(to_address) = {} AND status = 'paid' LIMIT 1"
+)
 
 
 async def wallets_soul(call: RouteCall) -> dict[str, Any]:
@@ -26,7 +29,8 @@ async def wallets_soul(call: RouteCall) -> dict[str, Any]:
             "invalid_agent_proof",
             "The soul key is managed with the soul's wallet: send X-Agent-ID with a write X-Agent-Proof signed by it "
             "(a soul key or an access token is not enough).",
-            status=401, details={"reason": "missing"},
+            status=401,
+            details={"reason": "missing"},
         )
     row = await Souls.select().where(Souls.agent_id == caller.agent_id).first()
     if row is None:
@@ -36,10 +40,17 @@ async def wallets_soul(call: RouteCall) -> dict[str, Any]:
 
 async def rotate(call: RouteCall) -> KeyRotated:
     soul, key, now = await wallets_soul(call), catalogue.new_key(), now_ms()
-    await Souls.update({
-        Souls.key_hash: catalogue.key_hash(key), Souls.key_rotated_ms: now, Souls.key_revoked_ms: None, Souls.updated_ms: now,
-    }).where(Souls.id == soul["id"])
-    return KeyRotated(soul_agent_id=soul["id"], soul_key=key, rotated_at=iso(now), new_address_payouts_held_until=iso(now + HOLD_MS))
+    await Souls.update(
+        {
+            Souls.key_hash: catalogue.key_hash(key),
+            Souls.key_rotated_ms: now,
+            Souls.key_revoked_ms: None,
+            Souls.updated_ms: now,
+        }
+    ).where(Souls.id == soul["id"])
+    return KeyRotated(
+        soul_agent_id=soul["id"], soul_key=key, rotated_at=iso(now), new_address_payouts_held_until=iso(now + HOLD_MS)
+    )
 
 
 async def revoke(call: RouteCall) -> KeyRevoked:
@@ -68,16 +79,35 @@ async def hold_new_address(call: RouteCall, soul: dict[str, Any], to: str) -> No
             "new_payout_address_held",
             f"The soul key was rotated less than 24 hours ago: a payout to an address this soul never paid out to needs the "
             f"soul's wallet write proof (X-Agent-ID + X-Agent-Proof) beside the key until {held_until}.",
-            status=403, details={"to_address": to, "held_until": held_until},
+            status=403,
+            details={"to_address": to, "held_until": held_until},
         )
 
 
 ROUTES = (
-    Route(method="POST", path="/v1/soul/key/rotate", name="soul_key_rotate", title="Rotate your soul key",
-          description="A new soul key, shown this once; the previous key stops working at once. Needs the soul's wallet write proof. "
-          "For 24 hours, payouts to an address never paid before also need that proof.",
-          handle=rotate, auth="write", answer_type=KeyRotated, tags=TAGS, statuses=(401, 404, 429)),
-    Route(method="DELETE", path="/v1/soul/key", name="soul_key_revoke", title="Revoke your soul key",
-          description="No soul key works from now on, until the wallet rotates a new one. Needs the soul's wallet write proof.",
-          handle=revoke, auth="write", answer_type=KeyRevoked, tags=TAGS, statuses=(401, 404, 429)),
+    Route(
+        method="POST",
+        path="/v1/soul/key/rotate",
+        name="soul_key_rotate",
+        title="Rotate your soul key",
+        description="A new soul key, shown this once; the previous key stops working at once. Needs the soul's wallet write proof. "
+        "For 24 hours, payouts to an address never paid before also need that proof.",
+        handle=rotate,
+        auth="write",
+        answer_type=KeyRotated,
+        tags=TAGS,
+        statuses=(401, 404, 429),
+    ),
+    Route(
+        method="DELETE",
+        path="/v1/soul/key",
+        name="soul_key_revoke",
+        title="Revoke your soul key",
+        description="No soul key works from now on, until the wallet rotates a new one. Needs the soul's wallet write proof.",
+        handle=revoke,
+        auth="write",
+        answer_type=KeyRevoked,
+        tags=TAGS,
+        statuses=(401, 404, 429),
+    ),
 )

@@ -2,6 +2,7 @@
 payment; then fulfilled by the seller (the seller's share credited, the buyer's job
 completed with the result), declined by the seller, or expired past its deadline (the
 buyer's job failed and refunded). Each ending is one transaction, and an order ends once."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,9 @@ import msgspec
 from tollway import AcceptedJob, Platform, PluginContext, Refusal, iso, now_ms, storage, usdc
 
 from .settings import FAMILY, fee_percent, split
-from .tables import SoulAgent as Souls, SoulOrder as Orders, SoulService as Services
+from .tables import SoulAgent as Souls
+from .tables import SoulOrder as Orders
+from .tables import SoulService as Services
 from .wire import BuyInput, Order
 
 ORDER_WEBHOOK_KIND = "soul_order"
@@ -23,19 +26,40 @@ async def accept(context: PluginContext, job: AcceptedJob) -> None:
     transaction. It must not refuse (the payment is taken): the admitted soul and service exist."""
     value: BuyInput = job.value
     soul = await Souls.select(Souls.id, Souls.webhook_url, Souls.webhook_secret).where(Souls.slug == value.soul).first()
-    service = await Services.select(Services.id).where((Services.soul_id == soul["id"]) & (Services.slug == value.service)).first()
+    service = (
+        await Services.select(Services.id)
+        .where((Services.soul_id == soul["id"]) & (Services.slug == value.service))
+        .first()
+    )
     share, _fee = split(job.price, fee_percent(dict(context.settings(FAMILY))))
     now = now_ms()
-    await Orders.insert(Orders(
-        id=job.request_id, soul_id=soul["id"], service_id=service["id"], buyer_agent_id=job.agent_id, receipt_id=job.receipt_id,
-        price=job.price, share=share, request=storage.dumps(value.request), state=OPEN, result=None, note=None,
-        deadline_ms=now + value.deadline_s * 1000, created_ms=now, updated_ms=now,
-    ))
+    await Orders.insert(
+        Orders(
+            id=job.request_id,
+            soul_id=soul["id"],
+            service_id=service["id"],
+            buyer_agent_id=job.agent_id,
+            receipt_id=job.receipt_id,
+            price=job.price,
+            share=share,
+            request=storage.dumps(value.request),
+            state=OPEN,
+            result=None,
+            note=None,
+            deadline_ms=now + value.deadline_s * 1000,
+            created_ms=now,
+            updated_ms=now,
+        )
+    )
     if soul["webhook_url"]:
         order = msgspec.to_builtins(await order_out(await get(job.request_id)))
         await context.platform.enqueue_webhook(
-            webhook_id=f"whk_{job.request_id}", kind=ORDER_WEBHOOK_KIND, subject=job.request_id, url=soul["webhook_url"],
-            secret=soul["webhook_secret"], body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": order},
+            webhook_id=f"whk_{job.request_id}",
+            kind=ORDER_WEBHOOK_KIND,
+            subject=job.request_id,
+            url=soul["webhook_url"],
+            secret=soul["webhook_secret"],
+            body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": order},
         )
 
 
@@ -46,7 +70,10 @@ _ORDERS = (
 )
 _ONE = storage.statement(_ORDERS + " WHERE o.id = {}")
 # a soul's orders, newest first, of one state or (NULL) of all
-_OF_SOUL = storage.statement(_ORDERS + " WHERE o.soul_id = {} AND o.state = COALESCE({}, o.state) ORDER BY o.created_ms DESC, o.id DESC LIMIT {} OFFSET {}")
+_OF_SOUL = storage.statement(
+    _ORDERS
+    + " WHERE o.soul_id = {} AND o.state = COALESCE({}, o.state) ORDER BY o.created_ms DESC, o.id DESC LIMIT {} OFFSET {}"
+)
 
 
 async def get(order_id: str) -> dict[str, Any] | None:
@@ -56,11 +83,20 @@ async def get(order_id: str) -> dict[str, Any] | None:
 async def order_out(row: dict[str, Any]) -> Order:
     price, share = int(row["price"]), int(row["share"])
     return Order(
-        order_id=row["id"], soul_agent_id=row["soul_id"], service=row["service_slug"], state=row["state"],
-        price_usdc=usdc(price), seller_share_usdc=usdc(share), service_fee=usdc(price - share),
-        request=storage.loads(row["request"]), result=storage.loads(row["result"]), note=row["note"],
-        payment_status=row["payment_status"] or "unknown", deadline_at=iso(int(row["deadline_ms"])),
-        created_at=iso(int(row["created_ms"])), updated_at=iso(int(row["updated_ms"])),
+        order_id=row["id"],
+        soul_agent_id=row["soul_id"],
+        service=row["service_slug"],
+        state=row["state"],
+        price_usdc=usdc(price),
+        seller_share_usdc=usdc(share),
+        service_fee=usdc(price - share),
+        request=storage.loads(row["request"]),
+        result=storage.loads(row["result"]),
+        note=row["note"],
+        payment_status=row["payment_status"] or "unknown",
+        deadline_at=iso(int(row["deadline_ms"])),
+        created_at=iso(int(row["created_ms"])),
+        updated_at=iso(int(row["updated_ms"])),
     )
 
 
@@ -69,20 +105,36 @@ async def of_soul(soul_id: str, *, state: str | None, limit: int, offset: int) -
     return [await order_out(r) for r in found[:limit]], len(found) > limit
 
 
-async def _close(order_id: str, soul_id: str, state: str, *, result: Any = None, note: str | None = None, now: int | None = None) -> dict[str, Any]:
+async def _close(
+    order_id: str, soul_id: str, state: str, *, result: Any = None, note: str | None = None, now: int | None = None
+) -> dict[str, Any]:
     """Move an open order of this soul to `state`, or refuse saying why it cannot."""
     now = now or now_ms()
-    closed = await Orders.update({
-        Orders.state: state, Orders.result: storage.dumps(result) if result is not None else None, Orders.note: note, Orders.updated_ms: now,
-    }).where(
-        (Orders.id == order_id) & (Orders.soul_id == soul_id) & (Orders.state == OPEN) & (Orders.deadline_ms > now)
-    ).returning(Orders.id)
+    closed = (
+        await Orders.update(
+            {
+                Orders.state: state,
+                Orders.result: storage.dumps(result) if result is not None else None,
+                Orders.note: note,
+                Orders.updated_ms: now,
+            }
+        )
+        .where(
+            (Orders.id == order_id) & (Orders.soul_id == soul_id) & (Orders.state == OPEN) & (Orders.deadline_ms > now)
+        )
+        .returning(Orders.id)
+    )
     if not closed:
         found = await Orders.select(Orders.state).where((Orders.id == order_id) & (Orders.soul_id == soul_id)).first()
         if found is None:
             raise Refusal("not_found", f"No order {order_id!r} for this soul.", status=404)
         said = found["state"] if found["state"] != OPEN else "past its deadline"
-        raise Refusal("order_closed", f"The order is {said}: it can no longer change.", status=409, extra={"state": found["state"]})
+        raise Refusal(
+            "order_closed",
+            f"The order is {said}: it can no longer change.",
+            status=409,
+            extra={"state": found["state"]},
+        )
     return await get(order_id)
 
 
@@ -92,9 +144,16 @@ async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[
     async with storage.transaction():
         row = await _close(order_id, soul["id"], "fulfilled", result=result)
         await p.pay_share(row["receipt_id"], seller_agent_id=soul["agent_id"], share=int(row["share"]))
-        await p.finish_job(order_id, {
-            "order_id": order_id, "soul": soul["slug"], "service": row["service_slug"], "result": result, "fulfilled_at": iso(int(row["updated_ms"])),
-        })
+        await p.finish_job(
+            order_id,
+            {
+                "order_id": order_id,
+                "soul": soul["slug"],
+                "service": row["service_slug"],
+                "result": result,
+                "fulfilled_at": iso(int(row["updated_ms"])),
+            },
+        )
     return await order_out(await get(order_id))
 
 
@@ -110,13 +169,24 @@ async def expire_due(platform: Platform, now: int | None = None) -> int:
     """Refund every open order past its deadline (the periodic task); how many ended."""
     now = now or now_ms()
     ended = 0
-    due = Orders.select(Orders.id).where((Orders.state == OPEN) & (Orders.deadline_ms <= now)).order_by(Orders.deadline_ms).limit(500)
+    due = (
+        Orders.select(Orders.id)
+        .where((Orders.state == OPEN) & (Orders.deadline_ms <= now))
+        .order_by(Orders.deadline_ms)
+        .limit(500)
+    )
     for row in await due:
         async with storage.transaction():
-            closed = await Orders.update({Orders.state: "expired", Orders.updated_ms: now}).where(
-                (Orders.id == row["id"]) & (Orders.state == OPEN)
-            ).returning(Orders.id)
+            closed = (
+                await Orders.update({Orders.state: "expired", Orders.updated_ms: now})
+                .where((Orders.id == row["id"]) & (Orders.state == OPEN))
+                .returning(Orders.id)
+            )
             if closed:
-                await platform.fail_job(row["id"], "provider_unavailable", "The seller did not fulfil the order before its deadline; the price is refunded.")
+                await platform.fail_job(
+                    row["id"],
+                    "provider_unavailable",
+                    "The seller did not fulfil the order before its deadline; the price is refunded.",
+                )
                 ended += 1
     return ended

@@ -1,5 +1,6 @@
 """Hook implementations: the buying tool, the marketplace and seller dashboard routes, the
 souls tables and settings, and the periodic task that refunds orders past their deadline."""
+
 from __future__ import annotations
 
 import time
@@ -16,7 +17,9 @@ from .market_routes import ROUTES as MARKET_ROUTES
 from .settings import EXPIRY_INTERVAL_S, FAMILY, SETTINGS
 from .tables import TABLES
 
-APP = AppConfig(app_name="souls", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+APP = AppConfig(
+    app_name="souls", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES)
+)
 
 
 @hookimpl

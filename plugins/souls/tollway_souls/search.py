@@ -1,4 +1,5 @@
 """Full-text search over souls: the souls_search index (reindex) and ranked queries (search)."""
+
 from __future__ import annotations
 
 import re
@@ -23,12 +24,135 @@ from .tables import SoulAgent, SoulService
 #   a name and soul_md hit together (3). The score is counted, not estimated (bm25 and
 #   ts_rank weigh frequency and length differently), so both databases give one order.
 STOP_WORDS = frozenset(
-    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers "
-    "herself it its itself they them their theirs themselves what which who whom this that these those am is "
-    "are was were be been being have has had having do does did doing a an the and but if or because as until "
-    "while of at by for with about against between into through during before after above below to from up "
-    "down in out on off over under again further then once here there when where why how all any both each "
-    "few more most other some such no nor not only own same so than too very s t can will just don should now".split()
+    [
+        "i",
+        "me",
+        "my",
+        "myself",
+        "we",
+        "our",
+        "ours",
+        "ourselves",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "her",
+        "hers",
+        "herself",
+        "it",
+        "its",
+        "itself",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "this",
+        "that",
+        "these",
+        "those",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "a",
+        "an",
+        "the",
+        "and",
+        "but",
+        "if",
+        "or",
+        "because",
+        "as",
+        "until",
+        "while",
+        "of",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "against",
+        "between",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "to",
+        "from",
+        "up",
+        "down",
+        "in",
+        "out",
+        "on",
+        "off",
+        "over",
+        "under",
+        "again",
+        "further",
+        "then",
+        "once",
+        "here",
+        "there",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "s",
+        "t",
+        "can",
+        "will",
+        "just",
+        "don",
+        "should",
+        "now",
+    ]
 )
 MAX_TERMS = 8  # words of a query beyond these are ignored
 MAX_TERM_CHARS = 64  # longer "words" are noise and are ignored
@@ -63,7 +187,9 @@ def query_terms(q: str) -> list[str]:
 # The index's statements. The index is no Piccolo table: an FTS5 virtual table on SQLite,
 # a tsvector column on PostgreSQL (the souls migrations).
 _DROP = storage.statement("DELETE FROM souls_search WHERE soul_id = {}")
-_INSERT_FTS5 = storage.statement("INSERT INTO souls_search (soul_id, name, display_name, soul_md, services) VALUES ({}, {}, {}, {}, {})")
+_INSERT_FTS5 = storage.statement(
+    "INSERT INTO souls_search (soul_id, name, display_name, soul_md, services) VALUES ({}, {}, {}, {}, {})"
+)
 _UPSERT_TSVECTOR = storage.statement(
     "INSERT INTO souls_search (soul_id, document) VALUES ({}, "
     "setweight(to_tsvector('english', CAST({} AS text)), 'A') || "
@@ -76,13 +202,21 @@ _UPSERT_TSVECTOR = storage.statement(
 async def reindex(soul_id: str) -> None:
     """(Re)build the search document of one soul from its row and its enabled services, or
     drop it from the index when the soul is gone. Runs in the caller's transaction if any."""
-    soul = await SoulAgent.select(SoulAgent.name, SoulAgent.display_name, SoulAgent.soul_md).where(SoulAgent.id == soul_id).first()
+    soul = (
+        await SoulAgent.select(SoulAgent.name, SoulAgent.display_name, SoulAgent.soul_md)
+        .where(SoulAgent.id == soul_id)
+        .first()
+    )
     if soul is None:
         await _DROP.execute(soul_id)
         return
-    found = await SoulService.select(SoulService.slug, SoulService.title, SoulService.description).where(
-        (SoulService.soul_id == soul_id) & (SoulService.enabled == True)  # noqa: E712 (a column comparison, not a truth test)
-    ).order_by(SoulService.slug)
+    found = (
+        await SoulService.select(SoulService.slug, SoulService.title, SoulService.description)
+        .where(
+            (SoulService.soul_id == soul_id) & (SoulService.enabled == True)  # noqa: E712 (a column comparison, not a truth test)
+        )
+        .order_by(SoulService.slug)
+    )
     services = _document(" ".join(f"{s['title']} {s['description'] or ''} {s['slug']}" for s in found))
     name, display_name, soul_md = _document(soul["name"]), _document(soul["display_name"]), _document(soul["soul_md"])
     if storage.on_postgres():
@@ -95,7 +229,7 @@ async def reindex(soul_id: str) -> None:
 
 def _fts5(term: str, prefix: bool, part: str = "") -> str:
     """One word as an FTS5 query: a quoted string (the word has no quote to escape)."""
-    return f"{part + ' : ' if part else ''}\"{term}\"{'*' if prefix else ''}"
+    return f'{part + " : " if part else ""}"{term}"{"*" if prefix else ""}'
 
 
 def _tsquery(term: str, prefix: bool, label: str = "") -> str:
@@ -126,7 +260,8 @@ _PAGE_TSVECTOR = storage.statement(
     # it; slugs in byte order, as SQLite's, whatever the database's locale
     "WITH h AS MATERIALIZED (SELECT h.points, to_tsquery('english', h.q) AS q FROM json_to_recordset(CAST({} AS json)) AS h(points int, q text)) "
     "SELECT a.id AS id, (SELECT COALESCE(SUM(h.points), 0) FROM h WHERE s.document @@ h.q) AS score "
-    + _FROM_TSVECTOR + ' ORDER BY score DESC, a.slug COLLATE "C" LIMIT {} OFFSET {}'
+    + _FROM_TSVECTOR
+    + ' ORDER BY score DESC, a.slug COLLATE "C" LIMIT {} OFFSET {}'
 )
 
 
@@ -140,7 +275,9 @@ async def search(q: str, *, category: str | None = None, limit: int = 20, offset
     if storage.on_postgres():
         count, page = _COUNT_TSVECTOR, _PAGE_TSVECTOR
         everything = " & ".join(_tsquery(t, p) for t, p in zip(terms, prefixes))
-        hits = [{"points": score, "q": _tsquery(t, p, label)} for t, p in zip(terms, prefixes) for _, label, score in PARTS]
+        hits = [
+            {"points": score, "q": _tsquery(t, p, label)} for t, p in zip(terms, prefixes) for _, label, score in PARTS
+        ]
     else:
         count, page = _COUNT_FTS5, _PAGE_FTS5
         everything = " AND ".join(_fts5(t, p) for t, p in zip(terms, prefixes))

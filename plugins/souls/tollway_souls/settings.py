@@ -1,11 +1,14 @@
 """The souls plugin's settings (TOLLWAY_SOULS_*)."""
+
 from __future__ import annotations
 
 from tollway import Setting
 
 FAMILY = "souls"
 FEE_PERCENT = Setting(
-    FAMILY, "fee_percent", "20",
+    FAMILY,
+    "fee_percent",
+    "20",
     "The service's fee on each sale, in whole percent of the price (the seller is credited the rest): 0 to 100.",
 )
 EXPIRY_INTERVAL_S = Setting(FAMILY, "expiry_interval_s", "60", "How often orders past their deadline are refunded.")

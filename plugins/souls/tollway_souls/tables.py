@@ -1,6 +1,7 @@
 """The souls plugin's tables: soul agents (sellers) and their services, orders (one per
 purchase, keyed by the buyer's request id) and ratings (one per buyer per service).
 Money columns are integers of micro-USDC, times unix milliseconds."""
+
 from __future__ import annotations
 
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar

@@ -1,6 +1,7 @@
 """The souls marketplace's request and answer shapes: soul agents and services with the
 reference's field names, registration, the seller dashboard, orders, ratings, payouts and
 the buying tool; money is a 6-decimal USDC string outside."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any

@@ -1,4 +1,5 @@
 """Fixtures: `twilio`, a fresh local stand-in of Twilio's API per test (`twilio_standin`)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

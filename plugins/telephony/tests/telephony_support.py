@@ -1,5 +1,6 @@
 """What the telephony tests share: a started service with the plugin and a worker, jobs
 waited for, webhooks posted, notifications read."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,7 +41,9 @@ async def finished(client: Any, request_id: str, headers: dict[str, str]) -> dic
 
 async def post(client: Any, hook: Webhook, **changes: Any) -> Any:
     """Post a webhook as Twilio would (`headers=` replaces its headers, `content=` its body)."""
-    return await client.post(hook.path, content=changes.get("content", hook.content), headers=changes.get("headers", hook.headers))
+    return await client.post(
+        hook.path, content=changes.get("content", hook.content), headers=changes.get("headers", hook.headers)
+    )
 
 
 async def notifications(client: Any, headers: dict[str, str], type_: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ sender (related to that message), listed and read by that agent only, and handed
 inbound handlers as an `sms` InboundMessage; a stranger's text is kept by nobody; a forged
 webhook is refused 403 and nothing is kept. A text's body is private: a bare X-Agent-ID
 (anyone who knows the wallet) reads no text, even with proofs log-only."""
+
 from __future__ import annotations
 
 from eth_account import Account
@@ -28,6 +29,7 @@ class Catcher:
         async def take(message, platform):
             self.got.append(message)
             return True
+
         register(take)
 
 
@@ -47,13 +49,17 @@ async def test_replies_reach_the_agent_that_texted(kernel_factory, twilio: Twili
         alice_sent = await text(client, alice_auth, [DANA], "Can you make 7 pm?")
         bob_sent = await text(client, bob_auth, [LEE], "Your parcel is ready.")
 
-        reply = twilio.incoming_sms(DANA, "Yes, 7 pm works", media=("https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1",))
+        reply = twilio.incoming_sms(
+            DANA, "Yes, 7 pm works", media=("https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1",)
+        )
         first = await post(client, reply)
         again = await post(client, reply)  # Twilio posts the same message again
         stray = await post(client, twilio.incoming_sms(STRANGER, "who is this?"))
         forged = twilio.incoming_sms(LEE, "thanks", token="2" * 32)
         refused = await post(client, forged)
-        unsigned = await post(client, twilio.incoming_sms(LEE, "thanks"), headers={"content-type": "application/x-www-form-urlencoded"})
+        unsigned = await post(
+            client, twilio.incoming_sms(LEE, "thanks"), headers={"content-type": "application/x-www-form-urlencoded"}
+        )
 
         alices = (await client.get(INBOX, headers=alice_auth)).json()
         bobs = (await client.get(INBOX, headers=bob_auth)).json()
@@ -68,17 +74,31 @@ async def test_replies_reach_the_agent_that_texted(kernel_factory, twilio: Twili
         bobs_now = (await client.get(INBOX, headers=bob_auth)).json()
         alices_now = (await client.get(INBOX, headers=alice_auth)).json()
 
-    assert first.status_code == 200 and first.headers["content-type"].startswith("text/xml") and "<Response/>" in first.text
+    assert (
+        first.status_code == 200
+        and first.headers["content-type"].startswith("text/xml")
+        and "<Response/>" in first.text
+    )
     assert again.status_code == 200 and stray.status_code == 200
     assert refused.status_code == 403 and unsigned.status_code == 403
-    assert [(k["sender"], k["agent_id"]) for k in kept] == [(DANA, alice), (STRANGER, None)]  # once each; the forged one not at all
+    assert [(k["sender"], k["agent_id"]) for k in kept] == [
+        (DANA, alice),
+        (STRANGER, None),
+    ]  # once each; the forged one not at all
 
     assert alices["count"] == 1 and set(alices) == {"messages", "count"}
     [got] = alices["messages"]
     assert got == {
-        "id": got["id"], "from": DANA, "to": twilio.from_number, "body": "Yes, 7 pm works", "num_media": 1,
-        "media_urls": ["https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1"], "thread_id": got["thread_id"],
-        "related_outbound_id": alice_sent[DANA]["id"], "received_at": got["received_at"], "created_at": got["created_at"],
+        "id": got["id"],
+        "from": DANA,
+        "to": twilio.from_number,
+        "body": "Yes, 7 pm works",
+        "num_media": 1,
+        "media_urls": ["https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1"],
+        "thread_id": got["thread_id"],
+        "related_outbound_id": alice_sent[DANA]["id"],
+        "received_at": got["received_at"],
+        "created_at": got["created_at"],
     }
     assert got["id"].startswith("smsin_") and got["thread_id"].startswith("thr_")
     assert one.status_code == 200 and one.json() == got
@@ -91,9 +111,14 @@ async def test_replies_reach_the_agent_that_texted(kernel_factory, twilio: Twili
     assert alices_now["count"] == 1
 
     # every text kept was handed to the inbound handlers once, as an sms message
-    assert [(m.channel, m.sender, m.text) for m in catcher.got] == [("sms", DANA, "Yes, 7 pm works"), ("sms", STRANGER, "who is this?"),
-                                                                    ("sms", DANA, "Hi Bob")]
-    assert catcher.got[0].recipients == (twilio.from_number,) and catcher.got[0].message_id == reply.params["MessageSid"]
+    assert [(m.channel, m.sender, m.text) for m in catcher.got] == [
+        ("sms", DANA, "Yes, 7 pm works"),
+        ("sms", STRANGER, "who is this?"),
+        ("sms", DANA, "Hi Bob"),
+    ]
+    assert (
+        catcher.got[0].recipients == (twilio.from_number,) and catcher.got[0].message_id == reply.params["MessageSid"]
+    )
     assert catcher.got[0].in_reply_to == alice_sent[DANA]["sid"] and catcher.got[1].in_reply_to is None
 
 
@@ -106,8 +131,11 @@ async def test_texts_need_a_proof_even_when_proofs_are_log_only(kernel_factory, 
         [kept] = (await client.get(INBOX, headers=token)).json()["messages"]
         one = f"{INBOX}/{kept['id']}"
         bare = {"X-Agent-ID": owner.address}
-        refused = [await client.get(INBOX, headers=bare), await client.get(one, headers=bare),
-                   await client.get(one, headers=proof_headers(owner, scope="read", method="GET", path=INBOX))]
+        refused = [
+            await client.get(INBOX, headers=bare),
+            await client.get(one, headers=bare),
+            await client.get(one, headers=proof_headers(owner, scope="read", method="GET", path=INBOX)),
+        ]
         listed = await client.get(INBOX, headers=proof_headers(owner, scope="read", method="GET", path=INBOX))
         read = await client.get(one, headers=proof_headers(owner, scope="read", method="GET", path=one))
     assert [r.status_code for r in refused] == [401, 401, 401]

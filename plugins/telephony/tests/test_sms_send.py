@@ -4,6 +4,7 @@ each message forward (never back) and, once all are final, write exactly one `sm
 a forged callback is refused 403 and changes nothing; eleven recipients are refused before
 payment; a number Twilio refuses (21211) fails the job and refunds it, or only its own
 message when others went out."""
+
 from __future__ import annotations
 
 import base64
@@ -36,7 +37,9 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
         root.addHandler(kept)
         root.setLevel(logging.DEBUG)
         agent_id, headers = await credits_session(client, "1")
-        accepted = await client.post(SEND, json={"to": NUMBERS, "body": "Table for 4 at 7 pm & <b>see you</b>"}, headers=headers)
+        accepted = await client.post(
+            SEND, json={"to": NUMBERS, "body": "Table for 4 at 7 pm & <b>see you</b>"}, headers=headers
+        )
         assert accepted.status_code == 202, accepted.text
         assert accepted.json()["status"] == "queued" and accepted.json()["tool"] == "sms_send"
         request_id = accepted.json()["request_id"]
@@ -55,7 +58,9 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
             assert parse_qs(callback.query)["ref"][0].startswith("sms_")
         messages = job["result"]["messages"]
         assert [m["to"] for m in messages] == NUMBERS and all(m["status"] == "queued" for m in messages)
-        assert [m["sid"] for m in messages] == list(twilio.messages) and all(m["sid"].startswith("SM") for m in messages)
+        assert [m["sid"] for m in messages] == list(twilio.messages) and all(
+            m["sid"].startswith("SM") for m in messages
+        )
         sids = [m["sid"] for m in messages]
 
         # sent, then delivered for two of them: nothing is final for the whole batch yet
@@ -73,7 +78,9 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
         refused = [
             await post(client, forged),
             await post(client, tampered, content=tampered.content.replace(b"sent", b"delivered")),
-            await post(client, unsigned, headers={k: v for k, v in unsigned.headers.items() if k != "x-twilio-signature"}),
+            await post(
+                client, unsigned, headers={k: v for k, v in unsigned.headers.items() if k != "x-twilio-signature"}
+            ),
         ]
         assert [r.status_code for r in refused] == [403, 403, 403]
         live = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()["result"]["messages"]
@@ -81,9 +88,13 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
         assert await notifications(client, headers, "sms_completed") == []
 
         # the last one is final: one notification; a late callback moves nothing back and adds nothing
-        assert (await post(client, twilio.message_status(sids[2], "undelivered", error_code="30003"))).status_code == 200
+        assert (
+            await post(client, twilio.message_status(sids[2], "undelivered", error_code="30003"))
+        ).status_code == 200
         assert (await post(client, twilio.message_status(sids[0], "sent"))).status_code == 200
-        assert (await post(client, twilio.message_status(sids[2], "undelivered", error_code="30003"))).status_code == 200
+        assert (
+            await post(client, twilio.message_status(sids[2], "undelivered", error_code="30003"))
+        ).status_code == 200
         done = await notifications(client, headers, "sms_completed")
         job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
         spent = await balance(client, headers)
@@ -94,7 +105,9 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
     note = done[0]
     assert note["title"] == "SMS to 3 numbers: 2 delivered, 1 undelivered"
     assert note["metadata"]["jobId"] == request_id and note["metadata"]["counts"] == {"delivered": 2, "undelivered": 1}
-    assert [(m["to"], m["status"]) for m in note["metadata"]["messages"]] == list(zip(NUMBERS, ["delivered", "delivered", "undelivered"]))
+    assert [(m["to"], m["status"]) for m in note["metadata"]["messages"]] == list(
+        zip(NUMBERS, ["delivered", "delivered", "undelivered"])
+    )
     assert [m["status"] for m in job["result"]["messages"]] == ["delivered", "delivered", "undelivered"]
     assert job["result"]["messages"][2]["error_code"] == "30003"
     assert spent == "0.970000"  # 0.03 for the call, whatever the number of recipients
@@ -114,7 +127,11 @@ async def test_eleven_recipients_are_refused_before_payment(kernel_factory, twil
         quotes = await count_quotes()
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"] == "invalid_request" and [d["field"] for d in refused.json()["details"]] == ["to"]
-    assert twice.status_code == 400 and twice.json()["details"][0]["field"] == "to" and "more than once" in twice.json()["message"]
+    assert (
+        twice.status_code == 400
+        and twice.json()["details"][0]["field"] == "to"
+        and "more than once" in twice.json()["message"]
+    )
     assert bad.status_code == 400 and {d["field"] for d in bad.json()["details"]} == {"to[0]", "body", "colour"}
     assert left == "1.000000" and quotes == 0
     assert twilio.requests == []  # Twilio was never asked
@@ -128,7 +145,9 @@ async def test_a_number_twilio_refuses_fails_the_job_and_refunds_it(kernel_facto
         alone = (await client.post(SEND, json={"to": ["+14155550199"], "body": "hello"}, headers=headers)).json()
         failed = await finished(client, alone["request_id"], headers)
         after_refund = await balance(client, headers)
-        mixed = (await client.post(SEND, json={"to": [NUMBERS[0], "+14155550198"], "body": "hello"}, headers=headers)).json()
+        mixed = (
+            await client.post(SEND, json={"to": [NUMBERS[0], "+14155550198"], "body": "hello"}, headers=headers)
+        ).json()
         partial = await finished(client, mixed["request_id"], headers)
         after_partial = await balance(client, headers)
         told = await notifications(client, headers, "job_failed")
@@ -140,8 +159,14 @@ async def test_a_number_twilio_refuses_fails_the_job_and_refunds_it(kernel_facto
     assert partial["status"] == "completed"
     [sent, refused] = partial["result"]["messages"]
     assert sent["status"] == "queued" and sent["sid"].startswith("SM")
-    assert refused == {"id": refused["id"], "to": "+14155550198", "sid": None, "status": "failed", "error_code": "21614",
-                       "error_message": refused["error_message"]}
+    assert refused == {
+        "id": refused["id"],
+        "to": "+14155550198",
+        "sid": None,
+        "status": "failed",
+        "error_code": "21614",
+        "error_message": refused["error_message"],
+    }
     assert after_partial == "0.970000"
     assert len(twilio.api_calls("Messages")) == 3
 
@@ -162,6 +187,13 @@ def test_the_standin_checks_basic_auth(twilio: TwilioStandIn) -> None:
     import httpx
 
     wrong = "Basic " + base64.b64encode(f"{twilio.account_sid}:nope".encode()).decode()
-    answer = httpx.post(f"{twilio.url}/2010-04-01/Accounts/{twilio.account_sid}/Messages.json", data={"To": NUMBERS[0]},
-                        headers={"Authorization": wrong})
-    assert answer.status_code == 401 and answer.json()["code"] == 20003 and set(answer.json()) == {"code", "message", "more_info", "status"}
+    answer = httpx.post(
+        f"{twilio.url}/2010-04-01/Accounts/{twilio.account_sid}/Messages.json",
+        data={"To": NUMBERS[0]},
+        headers={"Authorization": wrong},
+    )
+    assert (
+        answer.status_code == 401
+        and answer.json()["code"] == 20003
+        and set(answer.json()) == {"code", "message", "more_info", "status"}
+    )

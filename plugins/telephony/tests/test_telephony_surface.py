@@ -1,14 +1,19 @@
 """Snapshots of the telephony tools' public surface (`tollway.testing.PluginSurface`): their
 OpenAPI operations and schemas and their MCP listing; and, beside them, the OpenAPI
 operations of the plugin's own routes (the webhooks and the SMS inbox)."""
+
 from __future__ import annotations
 
 from test_telephony_contract import ENV
 
 from tollway.testing import PluginSurface, http_client
 
-ROUTES = {"/v1/telephony/twilio/status": "post", "/v1/telephony/twilio/inbound-sms": "post", "/v1/tools/sms/inbox": "get",
-          "/v1/tools/sms/inbox/{id}": "get"}
+ROUTES = {
+    "/v1/telephony/twilio/status": "post",
+    "/v1/telephony/twilio/inbound-sms": "post",
+    "/v1/tools/sms/inbox": "get",
+    "/v1/tools/sms/inbox/{id}": "get",
+}
 
 
 class TestTelephonySurface(PluginSurface):

@@ -4,6 +4,7 @@ service's failure codes (401 provider_auth, 429 rate_limited with retry_after, 5
 timeouts provider_unavailable, 400 21211/21614 invalid_input, another 400 provider_unavailable);
 the auth token never shows in a failure or a repr. And the signature rule, against a
 signature worked out by hand from Twilio's description."""
+
 from __future__ import annotations
 
 import base64
@@ -20,12 +21,25 @@ from tollway_telephony.twilio import SMS_TWILIO, VOICE_TWILIO, signature, signed
 
 
 def settings(twilio: TwilioStandIn) -> dict[str, str]:
-    return {"twilio_account_sid": twilio.account_sid, "twilio_auth_token": twilio.auth_token,
-            "twilio_from_number": twilio.from_number, "twilio_api_url": twilio.url}
+    return {
+        "twilio_account_sid": twilio.account_sid,
+        "twilio_auth_token": twilio.auth_token,
+        "twilio_from_number": twilio.from_number,
+        "twilio_api_url": twilio.url,
+    }
 
 
 def error(status: int, code: int, headers: dict[str, str] | None = None) -> tuple[int, dict, dict]:
-    return status, {"code": code, "message": f"error {code}", "more_info": f"https://www.twilio.com/docs/errors/{code}", "status": status}, headers or {}
+    return (
+        status,
+        {
+            "code": code,
+            "message": f"error {code}",
+            "more_info": f"https://www.twilio.com/docs/errors/{code}",
+            "status": status,
+        },
+        headers or {},
+    )
 
 
 async def test_what_the_clients_send(twilio: TwilioStandIn) -> None:
@@ -33,14 +47,20 @@ async def test_what_the_clients_send(twilio: TwilioStandIn) -> None:
         sms = SMS_TWILIO.build(settings(twilio), http)
         voice = VOICE_TWILIO.build(settings(twilio), http)
         text = await sms.send_sms(to="+14155550101", body="hi")
-        by_twiml = await voice.call(to="+14155550101", twiml="<Response><Say>hi</Say></Response>", status_callback="https://x.test/cb")
+        by_twiml = await voice.call(
+            to="+14155550101", twiml="<Response><Say>hi</Say></Response>", status_callback="https://x.test/cb"
+        )
         by_url = await voice.call(to="+14155550101", url="https://x.test/twiml")
     assert text.sid.startswith("SM") and text.status == "queued"
     assert by_twiml.sid.startswith("CA") and by_url.sid.startswith("CA")
     [message, first, second] = twilio.requests
     assert message.form == {"To": "+14155550101", "From": twilio.from_number, "Body": "hi"} and message.authorized
-    assert first.form == {"To": "+14155550101", "From": twilio.from_number, "Twiml": "<Response><Say>hi</Say></Response>",
-                          "StatusCallback": "https://x.test/cb"}
+    assert first.form == {
+        "To": "+14155550101",
+        "From": twilio.from_number,
+        "Twiml": "<Response><Say>hi</Say></Response>",
+        "StatusCallback": "https://x.test/cb",
+    }
     assert second.form == {"To": "+14155550101", "From": twilio.from_number, "Url": "https://x.test/twiml"}
     assert twilio.auth_token not in repr(sms) and twilio.auth_token not in repr(voice)
     with pytest.raises(ValueError):
@@ -84,7 +104,9 @@ async def test_an_unreachable_number_is_an_invalid_input_refusal(twilio: TwilioS
 
 async def test_a_timeout_is_provider_unavailable(twilio: TwilioStandIn) -> None:
     twilio.delay_s = 0.5
-    quick = Upstream(family="sms", name="twilio", label="Twilio", default_base_url=twilio.url, description="-", timeout_s=0.1)
+    quick = Upstream(
+        family="sms", name="twilio", label="Twilio", default_base_url=twilio.url, description="-", timeout_s=0.1
+    )
     async with httpx.AsyncClient() as http:
         client = dataclasses.replace(SMS_TWILIO.build(settings(twilio), http), api=quick)
         with pytest.raises(ToolError) as failed:
@@ -111,8 +133,13 @@ def test_wrong_credentials_are_provider_auth(twilio: TwilioStandIn) -> None:
 def test_the_signature_rule() -> None:
     # Twilio's description: the URL, then each parameter sorted by name as name+value, HMAC-SHA1, base64.
     token, url = "12345", "https://mycompany.com/myapp.php?foo=1&bar=2"
-    params = [("To", "+18005551212"), ("From", "+14158675310"), ("CallSid", "CA1234567890ABCDE"), ("Caller", "+14158675310"),
-              ("Digits", "1234")]
+    params = [
+        ("To", "+18005551212"),
+        ("From", "+14158675310"),
+        ("CallSid", "CA1234567890ABCDE"),
+        ("Caller", "+14158675310"),
+        ("Digits", "1234"),
+    ]
     by_hand = url + "CallSidCA1234567890ABCDECaller+14158675310Digits1234From+14158675310To+18005551212"
     expected = base64.b64encode(hmac.new(b"12345", by_hand.encode(), hashlib.sha1).digest()).decode()
     assert signature(token, url, params) == expected

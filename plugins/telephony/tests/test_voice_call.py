@@ -3,6 +3,7 @@ with the text escaped (a `<script>` is spoken as text, never markup); the calls'
 callbacks, signed as Twilio signs them, end in exactly one `voice_completed` with the
 evaluation, on the notification and on the Job's result; what cannot be said is refused before
 payment; a number Twilio refuses fails the job and refunds it. And the evaluation rule."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -14,13 +15,21 @@ from tollway.testing import count_quotes, credits_session
 from tollway_telephony.voice_tool import evaluate, heard_s
 
 CALL = "/v1/tools/voice/call"
-MESSAGE = 'Your code is <script>alert("x")</script> & it expires at 5 pm, so use it soon please.'  # 15 words: 5 s to say
+MESSAGE = (
+    'Your code is <script>alert("x")</script> & it expires at 5 pm, so use it soon please.'  # 15 words: 5 s to say
+)
 
 
 async def test_a_call_speaks_the_escaped_message_and_is_evaluated(kernel_factory, twilio: TwilioStandIn) -> None:
     async with service(kernel_factory, twilio) as client:
         _agent, headers = await credits_session(client, "1")
-        heard = (await client.post(CALL, json={"to": "+14155550101", "message": MESSAGE, "goal": "the person hears the code"}, headers=headers)).json()
+        heard = (
+            await client.post(
+                CALL,
+                json={"to": "+14155550101", "message": MESSAGE, "goal": "the person hears the code"},
+                headers=headers,
+            )
+        ).json()
         short = (await client.post(CALL, json={"to": "+14155550102", "message": MESSAGE}, headers=headers)).json()
         missed = (await client.post(CALL, json={"to": "+14155550103", "message": "Hello."}, headers=headers)).json()
         jobs = [await finished(client, j["request_id"], headers) for j in (heard, short, missed)]
@@ -35,36 +44,57 @@ async def test_a_call_speaks_the_escaped_message_and_is_evaluated(kernel_factory
         forged = await post(client, twilio.call_status(sids[0], "completed", duration_s=40, token="1" * 32))
         assert forged.status_code == 403 and await notifications(client, headers, "voice_completed") == []
 
-        assert (await post(client, twilio.call_status(sids[0], "completed", duration_s=14, sequence=3))).status_code == 200
+        assert (
+            await post(client, twilio.call_status(sids[0], "completed", duration_s=14, sequence=3))
+        ).status_code == 200
         assert (await post(client, twilio.call_status(sids[1], "completed", duration_s=3))).status_code == 200
         assert (await post(client, twilio.call_status(sids[2], "no-answer", duration_s=0))).status_code == 200
         # a repeated callback of an ended call changes nothing and tells nothing again
-        assert (await post(client, twilio.call_status(sids[0], "completed", duration_s=14, sequence=3))).status_code == 200
+        assert (
+            await post(client, twilio.call_status(sids[0], "completed", duration_s=14, sequence=3))
+        ).status_code == 200
         told = {n["metadata"]["sid"]: n for n in await notifications(client, headers, "voice_completed")}
-        results = [(await client.get(f"/v1/requests/{j['request_id']}", headers=headers)).json()["result"] for j in jobs]
+        results = [
+            (await client.get(f"/v1/requests/{j['request_id']}", headers=headers)).json()["result"] for j in jobs
+        ]
         left = await balance(client, headers)
 
     made = twilio.api_calls("Calls")
     assert len(made) == 3 and all(r.authorized for r in made)
     sent = next(r.form for r in made if r.form["To"] == "+14155550101")  # the worker may take the jobs in any order
     assert set(sent) == {"To", "From", "Twiml", "StatusCallback"} and sent["From"] == twilio.from_number
-    assert sent["Twiml"] == ('<Response><Say>Your code is &lt;script&gt;alert("x")&lt;/script&gt; &amp; it expires at 5 pm, '
-                             "so use it soon please.</Say></Response>")
+    assert sent["Twiml"] == (
+        '<Response><Say>Your code is &lt;script&gt;alert("x")&lt;/script&gt; &amp; it expires at 5 pm, '
+        "so use it soon please.</Say></Response>"
+    )
     spoken = ET.fromstring(sent["Twiml"])
-    assert [e.tag for e in spoken.iter()] == ["Response", "Say"] and spoken.find("Say").text == MESSAGE  # text, not markup
+    assert [e.tag for e in spoken.iter()] == ["Response", "Say"] and spoken.find(
+        "Say"
+    ).text == MESSAGE  # text, not markup
     assert sent["StatusCallback"].endswith(f"/v1/telephony/twilio/status?ref={heard['request_id']}")
 
     assert len(told) == 3
     assert told[sids[0]]["metadata"]["evaluation"] == {
         "success": True,
         "reason": "Answered and lasted 14 s, long enough to hear the whole message (5 s). "
-                  "The goal ('the person hears the code') was not checked: the call speaks the message and hears no answer."}
-    assert told[sids[0]]["metadata"]["goal"] == "the person hears the code" and told[sids[0]]["metadata"]["duration_s"] == 14
+        "The goal ('the person hears the code') was not checked: the call speaks the message and hears no answer.",
+    }
+    assert (
+        told[sids[0]]["metadata"]["goal"] == "the person hears the code"
+        and told[sids[0]]["metadata"]["duration_s"] == 14
+    )
     assert told[sids[0]]["title"] == "Call to +14155550101 succeeded (completed)"
     assert told[sids[1]]["metadata"]["evaluation"] == {
-        "success": False, "reason": "Answered, but the call lasted 3 s: less than the 5 s the message takes to say."}
+        "success": False,
+        "reason": "Answered, but the call lasted 3 s: less than the 5 s the message takes to say.",
+    }
     assert told[sids[2]]["metadata"]["evaluation"] == {"success": False, "reason": "Not answered: nobody answered."}
-    assert results[0] == {"sid": sids[0], "status": "completed", "duration_s": 14, "evaluation": told[sids[0]]["metadata"]["evaluation"]}
+    assert results[0] == {
+        "sid": sids[0],
+        "status": "completed",
+        "duration_s": 14,
+        "evaluation": told[sids[0]]["metadata"]["evaluation"],
+    }
     assert results[2]["status"] == "no-answer" and results[2]["evaluation"]["success"] is False
     assert left == "0.700000"  # three calls at 0.10
 
@@ -73,8 +103,12 @@ async def test_what_cannot_be_said_is_refused_before_payment(kernel_factory, twi
     async with service(kernel_factory, twilio) as client:
         _agent, headers = await credits_session(client, "1")
         control = await client.post(CALL, json={"to": "+14155550101", "message": "ring\x07ring"}, headers=headers)
-        too_long = await client.post(CALL, json={"to": "+14155550101", "message": "<" * 1000}, headers=headers)  # 4000 once escaped
-        not_e164 = await client.post(CALL, json={"to": "0044 20 7946 0000", "message": "hi", "goal": ""}, headers=headers)
+        too_long = await client.post(
+            CALL, json={"to": "+14155550101", "message": "<" * 1000}, headers=headers
+        )  # 4000 once escaped
+        not_e164 = await client.post(
+            CALL, json={"to": "0044 20 7946 0000", "message": "hi", "goal": ""}, headers=headers
+        )
         left = await balance(client, headers)
         quotes = await count_quotes()
     assert control.status_code == 400 and control.json()["details"][0]["field"] == "message"
@@ -98,7 +132,14 @@ def test_the_evaluation_rule() -> None:
     assert heard_s(0) == 2 and heard_s(6) == 2 and heard_s(7) == 3 and heard_s(30) == 10
     assert evaluate("completed", 10, None, 30, None).success is True
     assert evaluate("completed", 9, None, 30, None).success is False
-    assert evaluate("completed", 60, "machine_end_beep", 30, None).reason == "Answered by a machine (machine_end_beep), not a person."
+    assert (
+        evaluate("completed", 60, "machine_end_beep", 30, None).reason
+        == "Answered by a machine (machine_end_beep), not a person."
+    )
     assert evaluate("completed", 60, "human", 30, None).success is True
-    for status, why in (("busy", "the line was busy"), ("failed", "the call could not be placed"), ("canceled", "the call was canceled before it was answered")):
+    for status, why in (
+        ("busy", "the line was busy"),
+        ("failed", "the call could not be placed"),
+        ("canceled", "the call was canceled before it was answered"),
+    ):
         assert evaluate(status, 0, None, 3, None).reason == f"Not answered: {why}."

@@ -15,6 +15,7 @@
   a message's or a call's status callback (to the StatusCallback it was given) and an
   incoming SMS (to the incoming-message webhook URL the operator set).
 """
+
 from __future__ import annotations
 
 import base64
@@ -66,7 +67,11 @@ def twilio_signature(auth_token: str, url: str, params: dict[str, str]) -> str:
 
 
 def _error(status: int, code: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    return status, {"code": code, "message": message, "more_info": f"https://www.twilio.com/docs/errors/{code}", "status": status}, {}
+    return (
+        status,
+        {"code": code, "message": message, "more_info": f"https://www.twilio.com/docs/errors/{code}", "status": status},
+        {},
+    )
 
 
 class TwilioStandIn:
@@ -87,15 +92,21 @@ class TwilioStandIn:
     def env(self, public_url: str = PUBLIC_URL) -> dict[str, str]:
         out = {}
         for kind in ("SMS", "VOICE"):
-            out.update({
-                f"TOLLWAY_{kind}_TWILIO_ACCOUNT_SID": self.account_sid, f"TOLLWAY_{kind}_TWILIO_AUTH_TOKEN": self.auth_token,
-                f"TOLLWAY_{kind}_TWILIO_FROM_NUMBER": self.from_number, f"TOLLWAY_{kind}_TWILIO_API_URL": self.url,
-                f"TOLLWAY_{kind}_PUBLIC_URL": public_url,
-            })
+            out.update(
+                {
+                    f"TOLLWAY_{kind}_TWILIO_ACCOUNT_SID": self.account_sid,
+                    f"TOLLWAY_{kind}_TWILIO_AUTH_TOKEN": self.auth_token,
+                    f"TOLLWAY_{kind}_TWILIO_FROM_NUMBER": self.from_number,
+                    f"TOLLWAY_{kind}_TWILIO_API_URL": self.url,
+                    f"TOLLWAY_{kind}_PUBLIC_URL": public_url,
+                }
+            )
         return out
 
     # -- the API --------------------------------------------------------------------------
-    def answer(self, method: str, path: str, authorization: str | None, form: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def answer(
+        self, method: str, path: str, authorization: str | None, form: dict[str, str]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         expected = "Basic " + base64.b64encode(f"{self.account_sid}:{self.auth_token}".encode()).decode()
         authorized = authorization == expected
         with self._lock:
@@ -116,10 +127,18 @@ class TwilioStandIn:
             return _error(400, 21604, "A 'To' phone number is required.")
         if to in self.invalid or not _E164.match(to):
             code = self.invalid.get(to, 21211)
-            text = f"The 'To' number {to} is not a valid phone number." if code == 21211 else f"To number: {to}, is not a mobile number"
+            text = (
+                f"The 'To' number {to} is not a valid phone number."
+                if code == 21211
+                else f"To number: {to}, is not a mobile number"
+            )
             return _error(400, code, text)
         if form.get("From") != self.from_number:
-            return _error(400, 21212, f"The 'From' number {form.get('From')} is not a valid phone number, shortcode, or alphanumeric sender ID.")
+            return _error(
+                400,
+                21212,
+                f"The 'From' number {form.get('From')} is not a valid phone number, shortcode, or alphanumeric sender ID.",
+            )
         now = formatdate(usegmt=True)
         if resource == "Messages":
             if not form.get("Body"):
@@ -127,24 +146,65 @@ class TwilioStandIn:
             sid = "SM" + secrets.token_hex(16)
             with self._lock:
                 self.messages[sid] = dict(form)
-            return 201, {
-                "account_sid": self.account_sid, "api_version": "2010-04-01", "body": form["Body"], "date_created": now, "date_sent": None,
-                "date_updated": now, "direction": "outbound-api", "error_code": None, "error_message": None, "from": form["From"],
-                "messaging_service_sid": None, "num_media": "0", "num_segments": "1", "price": None, "price_unit": "USD", "sid": sid,
-                "status": "queued", "subresource_uris": {"media": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}/Media.json"},
-                "to": to, "uri": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json",
-            }, {}
+            return (
+                201,
+                {
+                    "account_sid": self.account_sid,
+                    "api_version": "2010-04-01",
+                    "body": form["Body"],
+                    "date_created": now,
+                    "date_sent": None,
+                    "date_updated": now,
+                    "direction": "outbound-api",
+                    "error_code": None,
+                    "error_message": None,
+                    "from": form["From"],
+                    "messaging_service_sid": None,
+                    "num_media": "0",
+                    "num_segments": "1",
+                    "price": None,
+                    "price_unit": "USD",
+                    "sid": sid,
+                    "status": "queued",
+                    "subresource_uris": {"media": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}/Media.json"},
+                    "to": to,
+                    "uri": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json",
+                },
+                {},
+            )
         if bool(form.get("Twiml")) == bool(form.get("Url")):
             return _error(400, 21205, "Url parameter is required.")
         sid = "CA" + secrets.token_hex(16)
         with self._lock:
             self.calls[sid] = dict(form)
-        return 201, {
-            "account_sid": self.account_sid, "answered_by": None, "api_version": "2010-04-01", "caller_name": None, "date_created": now,
-            "date_updated": now, "direction": "outbound-api", "duration": None, "end_time": None, "forwarded_from": None, "from": form["From"],
-            "from_formatted": form["From"], "parent_call_sid": None, "phone_number_sid": None, "price": None, "price_unit": "USD", "sid": sid,
-            "start_time": None, "status": "queued", "to": to, "to_formatted": to, "uri": f"/2010-04-01/Accounts/{self.account_sid}/Calls/{sid}.json",
-        }, {}
+        return (
+            201,
+            {
+                "account_sid": self.account_sid,
+                "answered_by": None,
+                "api_version": "2010-04-01",
+                "caller_name": None,
+                "date_created": now,
+                "date_updated": now,
+                "direction": "outbound-api",
+                "duration": None,
+                "end_time": None,
+                "forwarded_from": None,
+                "from": form["From"],
+                "from_formatted": form["From"],
+                "parent_call_sid": None,
+                "phone_number_sid": None,
+                "price": None,
+                "price_unit": "USD",
+                "sid": sid,
+                "start_time": None,
+                "status": "queued",
+                "to": to,
+                "to_formatted": to,
+                "uri": f"/2010-04-01/Accounts/{self.account_sid}/Calls/{sid}.json",
+            },
+            {},
+        )
 
     def api_calls(self, resource: str) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith(f"/{resource}.json")]
@@ -153,36 +213,83 @@ class TwilioStandIn:
     def _signed(self, url: str, params: dict[str, str], *, token: str | None = None) -> Webhook:
         split = urlsplit(url)
         path = split.path + (f"?{split.query}" if split.query else "")
-        headers = {"content-type": "application/x-www-form-urlencoded", "x-twilio-signature": twilio_signature(token or self.auth_token, url, params),
-                   "user-agent": "TwilioProxy/1.1", "i-twilio-idempotency-token": secrets.token_hex(16)}
+        headers = {
+            "content-type": "application/x-www-form-urlencoded",
+            "x-twilio-signature": twilio_signature(token or self.auth_token, url, params),
+            "user-agent": "TwilioProxy/1.1",
+            "i-twilio-idempotency-token": secrets.token_hex(16),
+        }
         return Webhook(path=path, content=urlencode(params).encode(), headers=headers, params=params)
 
-    def message_status(self, sid: str, status: str, *, error_code: str | None = None, token: str | None = None) -> Webhook:
+    def message_status(
+        self, sid: str, status: str, *, error_code: str | None = None, token: str | None = None
+    ) -> Webhook:
         """Twilio's status callback of an outbound message, to the StatusCallback it was created with."""
         form = self.messages[sid]
-        params = {"AccountSid": self.account_sid, "ApiVersion": "2010-04-01", "From": form["From"], "MessageSid": sid,
-                  "MessageStatus": status, "SmsSid": sid, "SmsStatus": status, "To": form["To"]}
+        params = {
+            "AccountSid": self.account_sid,
+            "ApiVersion": "2010-04-01",
+            "From": form["From"],
+            "MessageSid": sid,
+            "MessageStatus": status,
+            "SmsSid": sid,
+            "SmsStatus": status,
+            "To": form["To"],
+        }
         if error_code is not None:
             params["ErrorCode"] = error_code
         return self._signed(form["StatusCallback"], params, token=token)
 
-    def call_status(self, sid: str, status: str, *, duration_s: int | None = None, sequence: int = 0, token: str | None = None) -> Webhook:
+    def call_status(
+        self, sid: str, status: str, *, duration_s: int | None = None, sequence: int = 0, token: str | None = None
+    ) -> Webhook:
         """Twilio's status callback of an outbound call (sent when it ends, by default)."""
         form = self.calls[sid]
-        params = {"AccountSid": self.account_sid, "ApiVersion": "2010-04-01", "CallSid": sid, "CallStatus": status,
-                  "CallbackSource": "call-progress-events", "Called": form["To"], "Caller": form["From"], "Direction": "outbound-api",
-                  "From": form["From"], "SequenceNumber": str(sequence), "Timestamp": formatdate(usegmt=True), "To": form["To"]}
+        params = {
+            "AccountSid": self.account_sid,
+            "ApiVersion": "2010-04-01",
+            "CallSid": sid,
+            "CallStatus": status,
+            "CallbackSource": "call-progress-events",
+            "Called": form["To"],
+            "Caller": form["From"],
+            "Direction": "outbound-api",
+            "From": form["From"],
+            "SequenceNumber": str(sequence),
+            "Timestamp": formatdate(usegmt=True),
+            "To": form["To"],
+        }
         if duration_s is not None:
             params["CallDuration"] = str(duration_s)
         return self._signed(form["StatusCallback"], params, token=token)
 
-    def incoming_sms(self, sender: str, body: str, *, media: tuple[str, ...] = (), sid: str | None = None,
-                     url: str = PUBLIC_URL + INBOUND_PATH, token: str | None = None) -> Webhook:
+    def incoming_sms(
+        self,
+        sender: str,
+        body: str,
+        *,
+        media: tuple[str, ...] = (),
+        sid: str | None = None,
+        url: str = PUBLIC_URL + INBOUND_PATH,
+        token: str | None = None,
+    ) -> Webhook:
         """Twilio's incoming-message webhook for a text someone sends to the service's number."""
         sid = sid or "SM" + secrets.token_hex(16)
-        params = {"AccountSid": self.account_sid, "ApiVersion": "2010-04-01", "Body": body, "From": sender, "FromCountry": "US",
-                  "MessageSid": sid, "NumMedia": str(len(media)), "NumSegments": "1", "SmsMessageSid": sid, "SmsSid": sid,
-                  "SmsStatus": "received", "To": self.from_number, "ToCountry": "US"}
+        params = {
+            "AccountSid": self.account_sid,
+            "ApiVersion": "2010-04-01",
+            "Body": body,
+            "From": sender,
+            "FromCountry": "US",
+            "MessageSid": sid,
+            "NumMedia": str(len(media)),
+            "NumSegments": "1",
+            "SmsMessageSid": sid,
+            "SmsSid": sid,
+            "SmsStatus": "received",
+            "To": self.from_number,
+            "ToCountry": "US",
+        }
         for i, media_url in enumerate(media):
             params[f"MediaUrl{i}"] = media_url
             params[f"MediaContentType{i}"] = "image/jpeg"
@@ -198,7 +305,9 @@ def _handler(standin: TwilioStandIn) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             form = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-            status, body, headers = standin.answer(self.command, urlsplit(self.path).path, self.headers.get("authorization"), form)
+            status, body, headers = standin.answer(
+                self.command, urlsplit(self.path).path, self.headers.get("authorization"), form
+            )
             content = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json; charset=utf-8")

@@ -4,6 +4,7 @@ webhook) is kept once, threaded to the agent that last texted its sender from th
 the service's inbound handlers as a `tollway.InboundMessage(channel="sms")`. An agent lists
 and reads its own texts (free reads, private: every text shows its body, so a read proof or
 an access token is needed whatever the proof mode)."""
+
 from __future__ import annotations
 
 import json
@@ -59,46 +60,88 @@ async def receive(platform: Any, form: list[tuple[str, str]], raw: bytes) -> boo
     count = params.get("NumMedia", "0").strip()
     num_media = min(int(count), MAX_MEDIA) if count.isdigit() and len(count) < 4 else 0
     media_urls = [params[f"MediaUrl{i}"][:2000] for i in range(num_media) if params.get(f"MediaUrl{i}")]
-    related = await SmsMessage.select(SmsMessage.id, SmsMessage.agent_id, SmsMessage.sid).where(
-        (SmsMessage.recipient == sender) & (SmsMessage.sender == to) & SmsMessage.sent_ms.is_not_null()
-    ).order_by(SmsMessage.sent_ms, SmsMessage.id, ascending=False).first()
+    related = (
+        await SmsMessage.select(SmsMessage.id, SmsMessage.agent_id, SmsMessage.sid)
+        .where((SmsMessage.recipient == sender) & (SmsMessage.sender == to) & SmsMessage.sent_ms.is_not_null())
+        .order_by(SmsMessage.sent_ms, SmsMessage.id, ascending=False)
+        .first()
+    )
     agent_id = (related["agent_id"] or None) if related else None
     now = now_ms()
     inbound_id = f"smsin_{secrets.token_hex(12)}"
-    await InboundSms.insert(InboundSms(
-        id=inbound_id, message_sid=sid, agent_id=agent_id, sender=sender, recipient=to, body=body, num_media=num_media,
-        media_urls=json.dumps(media_urls), thread_id=thread_id(agent_id, sender), related_outbound_id=related["id"] if agent_id else None,
-        received_ms=now, created_ms=now,
-    )).on_conflict(target=InboundSms.message_sid, action="DO NOTHING")
+    await InboundSms.insert(
+        InboundSms(
+            id=inbound_id,
+            message_sid=sid,
+            agent_id=agent_id,
+            sender=sender,
+            recipient=to,
+            body=body,
+            num_media=num_media,
+            media_urls=json.dumps(media_urls),
+            thread_id=thread_id(agent_id, sender),
+            related_outbound_id=related["id"] if agent_id else None,
+            received_ms=now,
+            created_ms=now,
+        )
+    ).on_conflict(target=InboundSms.message_sid, action="DO NOTHING")
     kept = await _kept(sid)
     if kept is None or kept["id"] != inbound_id:
         return False  # the same text posted twice at once: the other post kept it
-    await platform.deliver_inbound(InboundMessage(
-        channel="sms", sender=sender, recipients=(to,) if to else (), subject="", text=body, message_id=sid,
-        in_reply_to=related["sid"] if agent_id and related else None, received_ms=now, raw=raw,
-    ))
+    await platform.deliver_inbound(
+        InboundMessage(
+            channel="sms",
+            sender=sender,
+            recipients=(to,) if to else (),
+            subject="",
+            text=body,
+            message_id=sid,
+            in_reply_to=related["sid"] if agent_id and related else None,
+            received_ms=now,
+            raw=raw,
+        )
+    )
     return True
 
 
 def message_of(r: Mapping[str, Any]) -> SmsInboxMessage:
     return SmsInboxMessage(
-        id=r["id"], sender=r["sender"], to=r["recipient"], body=r["body"], num_media=int(r["num_media"]),
-        media_urls=list(json.loads(r["media_urls"] or "[]")), thread_id=r["thread_id"], related_outbound_id=r["related_outbound_id"],
-        received_at=iso(int(r["received_ms"])), created_at=iso(int(r["created_ms"])),
+        id=r["id"],
+        sender=r["sender"],
+        to=r["recipient"],
+        body=r["body"],
+        num_media=int(r["num_media"]),
+        media_urls=list(json.loads(r["media_urls"] or "[]")),
+        thread_id=r["thread_id"],
+        related_outbound_id=r["related_outbound_id"],
+        received_at=iso(int(r["received_ms"])),
+        created_at=iso(int(r["created_ms"])),
     )
 
 
 async def list_messages(call: RouteCall) -> SmsInboxPage:
     limit, offset = LIMIT.read(call.query), OFFSET.read(call.query)
-    found = await InboundSms.select().where(InboundSms.agent_id == call.agent_id).order_by(
-        InboundSms.received_ms, InboundSms.id, ascending=False,
-    ).limit(limit).offset(offset)
+    found = (
+        await InboundSms.select()
+        .where(InboundSms.agent_id == call.agent_id)
+        .order_by(
+            InboundSms.received_ms,
+            InboundSms.id,
+            ascending=False,
+        )
+        .limit(limit)
+        .offset(offset)
+    )
     messages = [message_of(r) for r in found]
     return SmsInboxPage(messages=messages, count=len(messages))
 
 
 async def read_message(call: RouteCall) -> SmsInboxMessage:
-    found = await InboundSms.select().where((InboundSms.id == call.params["id"]) & (InboundSms.agent_id == call.agent_id)).first()
+    found = (
+        await InboundSms.select()
+        .where((InboundSms.id == call.params["id"]) & (InboundSms.agent_id == call.agent_id))
+        .first()
+    )
     if found is None:
         raise Refusal("not_found", "No such text in your SMS inbox.", status=404)
     return message_of(found)
@@ -106,12 +149,34 @@ async def read_message(call: RouteCall) -> SmsInboxMessage:
 
 TAGS = ("sms",)
 INBOX_ROUTES = (
-    Route(method="GET", path="/v1/tools/sms/inbox", name="sms_inbox", title="List your SMS inbox",
-          description="Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
-          "limit 1 to 100 (default 20), offset.",
-          handle=list_messages, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxPage, tags=TAGS, mcp=True,
-          query=(LIMIT, OFFSET)),
-    Route(method="GET", path="/v1/tools/sms/inbox/{id}", name="sms_inbox_message", title="Read one text",
-          description="One text of your SMS inbox, by its id.",
-          handle=read_message, auth="read", private=True, rate_limit="free_read", answer_type=SmsInboxMessage, tags=TAGS, mcp=True),
+    Route(
+        method="GET",
+        path="/v1/tools/sms/inbox",
+        name="sms_inbox",
+        title="List your SMS inbox",
+        description="Texts sent back to the service's number by people you texted, newest first: {messages, count}; "
+        "limit 1 to 100 (default 20), offset.",
+        handle=list_messages,
+        auth="read",
+        private=True,
+        rate_limit="free_read",
+        answer_type=SmsInboxPage,
+        tags=TAGS,
+        mcp=True,
+        query=(LIMIT, OFFSET),
+    ),
+    Route(
+        method="GET",
+        path="/v1/tools/sms/inbox/{id}",
+        name="sms_inbox_message",
+        title="Read one text",
+        description="One text of your SMS inbox, by its id.",
+        handle=read_message,
+        auth="read",
+        private=True,
+        rate_limit="free_read",
+        answer_type=SmsInboxMessage,
+        tags=TAGS,
+        mcp=True,
+    ),
 )

@@ -2,6 +2,7 @@
 `sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox and the plugin's tables.
 
 Nothing runs here at import time beyond building the declarations."""
+
 from __future__ import annotations
 
 import logging
@@ -19,7 +20,9 @@ from .voice_tool import VOICE_CALL
 from .webhooks import WEBHOOK_ROUTES
 
 log = logging.getLogger("tollway.telephony")
-APP = AppConfig(app_name="telephony", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES))
+APP = AppConfig(
+    app_name="telephony", migrations_folder_path=str(Path(__file__).parent / "migrations"), table_classes=list(TABLES)
+)
 
 
 @hookimpl
@@ -56,5 +59,9 @@ async def startup(context: PluginContext) -> None:
     sms = (context.settings("sms").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
     voice = (context.settings("voice").get("public_url") or DEFAULT_PUBLIC_URL).rstrip("/")
     if sms != voice:
-        log.warning("telephony: TOLLWAY_SMS_PUBLIC_URL and TOLLWAY_VOICE_PUBLIC_URL differ (%s, %s): Twilio's callbacks of "
-                    "messages and of calls go to different hosts", sms, voice)
+        log.warning(
+            "telephony: TOLLWAY_SMS_PUBLIC_URL and TOLLWAY_VOICE_PUBLIC_URL differ (%s, %s): Twilio's callbacks of "
+            "messages and of calls go to different hosts",
+            sms,
+            voice,
+        )

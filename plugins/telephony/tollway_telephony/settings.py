@@ -1,5 +1,6 @@
 """Where Twilio reaches the service: the public base URL each kind's status callbacks are
 built on and Twilio's signatures are checked against, and the webhook paths."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,13 +9,17 @@ from tollway import Setting
 
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8402"
 SMS_PUBLIC_URL = Setting(
-    "sms", "public_url", DEFAULT_PUBLIC_URL,
+    "sms",
+    "public_url",
+    DEFAULT_PUBLIC_URL,
     "The service's public base URL as Twilio reaches it: message status callbacks go to it, and Twilio's webhooks are checked against it.",
 )
 # The voice tool reads its own family's settings, so calls have a variable of their own
 # (set both to the same URL; the plugin warns at start-up when they differ).
 VOICE_PUBLIC_URL = Setting(
-    "voice", "public_url", DEFAULT_PUBLIC_URL,
+    "voice",
+    "public_url",
+    DEFAULT_PUBLIC_URL,
     "The service's public base URL as Twilio reaches it for calls (normally the same as TOLLWAY_SMS_PUBLIC_URL).",
 )
 STATUS_PATH = "/v1/telephony/twilio/status"

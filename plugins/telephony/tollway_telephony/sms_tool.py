@@ -2,6 +2,7 @@
 numbers, one Twilio message per recipient. Twilio's status callbacks keep each message's
 status; once every message is final (delivered, undelivered, failed or canceled) the agent
 gets one `sms_completed` notification with the batch's summary."""
+
 from __future__ import annotations
 
 import secrets
@@ -21,19 +22,41 @@ FAMILY = "sms"
 PRICE = 30_000  # 0.03 USDC per call, whatever the number of recipients
 MAX_RECIPIENTS = 10
 E164 = r"^\+[1-9][0-9]{6,14}$"
-PhoneNumber = Annotated[str, Meta(pattern=E164, description="E.164: a plus sign, the country code and the number, e.g. +14155550123.")]
+PhoneNumber = Annotated[
+    str, Meta(pattern=E164, description="E.164: a plus sign, the country code and the number, e.g. +14155550123.")
+]
 # Twilio's message statuses in the order they happen; a status never moves back (callbacks
 # may arrive out of order), and a final one never changes.
-RANK = {"pending": 0, "accepted": 1, "scheduled": 1, "queued": 2, "sending": 3, "sent": 4,
-        "delivered": 5, "undelivered": 5, "failed": 5, "canceled": 5}
+RANK = {
+    "pending": 0,
+    "accepted": 1,
+    "scheduled": 1,
+    "queued": 2,
+    "sending": 3,
+    "sent": 4,
+    "delivered": 5,
+    "undelivered": 5,
+    "failed": 5,
+    "canceled": 5,
+}
 FINAL = frozenset({"delivered", "undelivered", "failed", "canceled"})
 
 
 class SmsSendInput(msgspec.Struct, forbid_unknown_fields=True):
     """One text to up to ten numbers."""
 
-    to: Annotated[list[PhoneNumber], Meta(min_length=1, max_length=MAX_RECIPIENTS, description="1 to 10 recipients, each in E.164, each once.")]
-    body: Annotated[str, Meta(min_length=1, max_length=1600, description="The text, 1 to 1600 characters (a long text goes as several segments).")]
+    to: Annotated[
+        list[PhoneNumber],
+        Meta(min_length=1, max_length=MAX_RECIPIENTS, description="1 to 10 recipients, each in E.164, each once."),
+    ]
+    body: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=1600,
+            description="The text, 1 to 1600 characters (a long text goes as several segments).",
+        ),
+    ]
 
 
 class SmsSendMessage(msgspec.Struct, omit_defaults=True):
@@ -82,7 +105,9 @@ async def _change_batch(request_id: str, values: dict[Any, Any]) -> None:
 
 
 async def _not_sent(message_id: str, code: str, message: str) -> None:
-    await _change_message(message_id, {SmsMessage.status: "failed", SmsMessage.error_code: code, SmsMessage.error_message: message[:500]})
+    await _change_message(
+        message_id, {SmsMessage.status: "failed", SmsMessage.error_code: code, SmsMessage.error_message: message[:500]}
+    )
 
 
 async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
@@ -93,15 +118,36 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
     base = ctx.setting(SMS_PUBLIC_URL)
     agent_id = ctx.agent_id or ""
     now = now_ms()
-    await SmsBatch.insert(SmsBatch(
-        request_id=ctx.request_id, agent_id=agent_id, recipients=len(value.to), state="sending", notified_ms=None, created_ms=now, updated_ms=now,
-    )).on_conflict(target=SmsBatch.request_id, action="DO NOTHING")
+    await SmsBatch.insert(
+        SmsBatch(
+            request_id=ctx.request_id,
+            agent_id=agent_id,
+            recipients=len(value.to),
+            state="sending",
+            notified_ms=None,
+            created_ms=now,
+            updated_ms=now,
+        )
+    ).on_conflict(target=SmsBatch.request_id, action="DO NOTHING")
     for position, number in enumerate(value.to):
-        await SmsMessage.insert(SmsMessage(
-            id=f"sms_{secrets.token_hex(12)}", request_id=ctx.request_id, position=position, agent_id=agent_id, sender=client.from_number,
-            recipient=number, thread_id=thread_id(agent_id, number), sid=None, status="pending", error_code=None, error_message=None,
-            sent_ms=None, created_ms=now, updated_ms=now,
-        )).on_conflict(target=(SmsMessage.request_id, SmsMessage.position), action="DO NOTHING")
+        await SmsMessage.insert(
+            SmsMessage(
+                id=f"sms_{secrets.token_hex(12)}",
+                request_id=ctx.request_id,
+                position=position,
+                agent_id=agent_id,
+                sender=client.from_number,
+                recipient=number,
+                thread_id=thread_id(agent_id, number),
+                sid=None,
+                status="pending",
+                error_code=None,
+                error_message=None,
+                sent_ms=None,
+                created_ms=now,
+                updated_ms=now,
+            )
+        ).on_conflict(target=(SmsMessage.request_id, SmsMessage.position), action="DO NOTHING")
     stopped: ToolError | None = None
     refused: Refusal | None = None
     accepted = 0
@@ -112,7 +158,9 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
             await _not_sent(message["id"], stopped.code, f"Not sent: {stopped.message}")
             continue
         try:
-            created = await client.send_sms(to=message["recipient"], body=value.body, status_callback=status_callback(base, message["id"]))
+            created = await client.send_sms(
+                to=message["recipient"], body=value.body, status_callback=status_callback(base, message["id"])
+            )
         except Refusal as exc:  # Twilio will not reach this number: this message fails, the others go on
             refused = refused or exc
             await _not_sent(message["id"], str(exc.extra.get("twilio_code") or exc.code), exc.message)
@@ -126,10 +174,14 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
             ctx.provider("sms")  # the cost of one more message
         stamp = now_ms()
         taken = created.status.lower() if created.status.lower() in RANK else "queued"
-        await SmsMessage.update({
-            SmsMessage.sid: created.sid, SmsMessage.status: unless_moved(SmsMessage.status, taken), SmsMessage.sent_ms: stamp,
-            SmsMessage.updated_ms: stamp,
-        }).where(SmsMessage.id == message["id"])
+        await SmsMessage.update(
+            {
+                SmsMessage.sid: created.sid,
+                SmsMessage.status: unless_moved(SmsMessage.status, taken),
+                SmsMessage.sent_ms: stamp,
+                SmsMessage.updated_ms: stamp,
+            }
+        ).where(SmsMessage.id == message["id"])
     final = await _messages(ctx.request_id)
     if not any(m["sid"] for m in final):
         await _change_batch(ctx.request_id, {SmsBatch.state: "failed", SmsBatch.updated_ms: now_ms()})
@@ -166,10 +218,14 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
         current = await SmsMessage.select(SmsMessage.status).where(SmsMessage.id == found["id"]).first()
         if current is None or current["status"] in FINAL or RANK[status] <= RANK.get(current["status"], 0):
             return False
-        await _change_message(found["id"], {
-            SmsMessage.status: status, SmsMessage.sid: Coalesce(SmsMessage.sid, sid or None),
-            SmsMessage.error_code: Coalesce(error_code, SmsMessage.error_code),
-        })
+        await _change_message(
+            found["id"],
+            {
+                SmsMessage.status: status,
+                SmsMessage.sid: Coalesce(SmsMessage.sid, sid or None),
+                SmsMessage.error_code: Coalesce(error_code, SmsMessage.error_code),
+            },
+        )
         if status in FINAL:
             await _settle(platform, found["request_id"])
     return True
@@ -187,10 +243,16 @@ async def _settle(platform: Any, request_id: str) -> None:
     summary = ", ".join(f"{counts[s]} {s}" for s in ("delivered", "undelivered", "failed", "canceled") if counts[s])
     plural = "s" if len(messages) > 1 else ""
     await platform.notify(
-        batch["agent_id"], "sms_completed", f"SMS to {len(messages)} number{plural}: {summary}",
+        batch["agent_id"],
+        "sms_completed",
+        f"SMS to {len(messages)} number{plural}: {summary}",
         f"Every message of request {request_id} has its final status: {summary}.",
-        {"jobId": request_id, "tool": "sms_send", "counts": {s: counts[s] for s in sorted(counts)},
-         "messages": [msgspec.to_builtins(message_of(m)) for m in messages]},
+        {
+            "jobId": request_id,
+            "tool": "sms_send",
+            "counts": {s: counts[s] for s in sorted(counts)},
+            "messages": [msgspec.to_builtins(message_of(m)) for m in messages],
+        },
     )
 
 
@@ -219,5 +281,10 @@ SMS_SEND = Tool(
     time_limit_s=150.0,
     job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
     admission=AdmissionChecks(check=check, provider_kind="sms"),
-    examples=(Example(title="A reminder to two numbers", input={"to": ["+14155550123", "+14155550124"], "body": "Your table for 4 is booked for 7 pm tonight."}),),
+    examples=(
+        Example(
+            title="A reminder to two numbers",
+            input={"to": ["+14155550123", "+14155550124"], "body": "Your table for 4 is booked for 7 pm tonight."},
+        ),
+    ),
 )

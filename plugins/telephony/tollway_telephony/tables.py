@@ -2,6 +2,7 @@
 messages with Twilio's SIDs and statuses, each voice call with its status, length and
 evaluation, and the inbound SMS kept for the agent they answer (or for nobody); and the
 status update that never moves a row back (`unless_moved`)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -73,7 +74,6 @@ class VoiceCall(Table, tablename="telephony_voice_calls"):
 
 
 TABLES = [SmsBatch, SmsMessage, InboundSms, VoiceCall]
-
 
 
 def unless_moved(status: Column, new: Any) -> QueryString:

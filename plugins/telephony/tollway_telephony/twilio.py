@@ -7,6 +7,7 @@ How Twilio's refusals map to the service's failure codes (docs/providers.md):
 401/403 `provider_auth`, 429 `rate_limited`, 5xx, timeouts and unreadable answers
 `provider_unavailable`, and a 400 with error 21211 (invalid `To` number) or 21614 (not a
 mobile number) an `invalid_input` refusal of that recipient."""
+
 from __future__ import annotations
 
 import base64
@@ -41,13 +42,30 @@ class Created:
 def _settings(kind: str) -> tuple[Upstream, tuple[Setting, ...], tuple[Setting, ...]]:
     """The kind's Twilio API (its URL setting), its settings, and those it cannot work without."""
     api = Upstream(
-        family=kind, name="twilio", label="Twilio", default_base_url=DEFAULT_API_URL, timeout_s=TIMEOUT_S,
+        family=kind,
+        name="twilio",
+        label="Twilio",
+        default_base_url=DEFAULT_API_URL,
+        timeout_s=TIMEOUT_S,
         description="Base URL of Twilio's REST API (or a local stand-in in tests).",
     )
     account_sid = Setting(kind, "twilio_account_sid", None, "The Twilio account SID (AC…) that sends.")
-    auth_token = Setting(kind, "twilio_auth_token", None, "The account's auth token: the API's password and the key of the webhook signatures.", secret=True)
-    from_number = Setting(kind, "twilio_from_number", None, "The Twilio number (E.164, e.g. +15005550006) the service sends from.")
-    cost = Setting(kind, "twilio_cost_usdc", DEFAULT_COST[kind], f"What one {'message' if kind == 'sms' else 'call'} costs us at Twilio (USDC; set your rate).")
+    auth_token = Setting(
+        kind,
+        "twilio_auth_token",
+        None,
+        "The account's auth token: the API's password and the key of the webhook signatures.",
+        secret=True,
+    )
+    from_number = Setting(
+        kind, "twilio_from_number", None, "The Twilio number (E.164, e.g. +15005550006) the service sends from."
+    )
+    cost = Setting(
+        kind,
+        "twilio_cost_usdc",
+        DEFAULT_COST[kind],
+        f"What one {'message' if kind == 'sms' else 'call'} costs us at Twilio (USDC; set your rate).",
+    )
     required = (account_sid, auth_token, from_number)
     return api, (*required, api.base_url_setting, cost), required
 
@@ -72,7 +90,9 @@ class TwilioClient:
             form["StatusCallback"] = status_callback
         return await self._create("Messages", form, to)
 
-    async def call(self, *, to: str, twiml: str | None = None, url: str | None = None, status_callback: str | None = None) -> Created:
+    async def call(
+        self, *, to: str, twiml: str | None = None, url: str | None = None, status_callback: str | None = None
+    ) -> Created:
         """Place one outbound call that runs `twiml` (or the TwiML Twilio fetches from `url`);
         Twilio's SID (CA…) and status. The status callback is sent when the call ends."""
         if (twiml is None) == (url is None):
@@ -88,22 +108,33 @@ class TwilioClient:
 
     async def _create(self, resource: str, form: Mapping[str, str], to: str) -> Created:
         path = f"/{API_VERSION}/Accounts/{quote(self.account_sid, safe='')}/{resource}.json"
-        reply = await self.api.send(self.http, path, base_url=self.api_url, method="POST", data=form,
-                                    headers={"Authorization": self._authorization(), "Accept": "application/json"})
+        reply = await self.api.send(
+            self.http,
+            path,
+            base_url=self.api_url,
+            method="POST",
+            data=form,
+            headers={"Authorization": self._authorization(), "Accept": "application/json"},
+        )
         error = reply.body if isinstance(reply.body, dict) else {}
         code = error.get("code") if isinstance(error.get("code"), int) else None
         if reply.status == 400 and code in INVALID_NUMBER_CODES:
             said = str(error.get("message") or "not a number Twilio can reach")[:300]
             raise Refusal(
-                "invalid_input", f"Twilio refused the number {to}: {said} (Twilio error {code}).",
-                details=[{"field": "to", "message": said}], extra={"twilio_code": code},
+                "invalid_input",
+                f"Twilio refused the number {to}: {said} (Twilio error {code}).",
+                details=[{"field": "to", "message": said}],
+                extra={"twilio_code": code},
             )
         if not reply.ok:
             raise self.api.refusal(reply, **({"twilio_code": code} if code is not None else {}))
         created = self.api.json_of(reply)
         sid, status = (created.get("sid"), created.get("status")) if isinstance(created, dict) else (None, None)
         if not isinstance(sid, str) or not sid or not isinstance(status, str):
-            raise self.api.unavailable(f"Twilio answered a created {resource[:-1].lower()} without its sid and status.", upstream_status=reply.status)
+            raise self.api.unavailable(
+                f"Twilio answered a created {resource[:-1].lower()} without its sid and status.",
+                upstream_status=reply.status,
+            )
         return Created(sid=sid, status=status)
 
 
@@ -112,8 +143,13 @@ def _provider(kind: str, description: str) -> Provider:
 
     def build(values: Mapping[str, str], http: httpx.AsyncClient) -> TwilioClient:
         return TwilioClient(
-            kind=kind, account_sid=values["twilio_account_sid"].strip(), from_number=values["twilio_from_number"].strip(),
-            api_url=api.base_url(values), api=api, http=http, auth_token=values["twilio_auth_token"].strip(),
+            kind=kind,
+            account_sid=values["twilio_account_sid"].strip(),
+            from_number=values["twilio_from_number"].strip(),
+            api_url=api.base_url(values),
+            api=api,
+            http=http,
+            auth_token=values["twilio_auth_token"].strip(),
         )
 
     def cost(values: Mapping[str, str]) -> int:
@@ -122,11 +158,21 @@ def _provider(kind: str, description: str) -> Provider:
         except (ValueError, ArithmeticError):  # an unreadable rate: the list price
             return to_micro(DEFAULT_COST[kind])
 
-    return Provider(kind=kind, name="twilio", build=build, settings=settings, requires=required, cost_estimate=cost, description=description)
+    return Provider(
+        kind=kind,
+        name="twilio",
+        build=build,
+        settings=settings,
+        requires=required,
+        cost_estimate=cost,
+        description=description,
+    )
 
 
 SMS_TWILIO = _provider("sms", "Twilio Programmable Messaging: one message per recipient, statuses by signed callbacks.")
-VOICE_TWILIO = _provider("voice", "Twilio Programmable Voice: a call that speaks TwiML, its end reported by a signed callback.")
+VOICE_TWILIO = _provider(
+    "voice", "Twilio Programmable Voice: a call that speaks TwiML, its end reported by a signed callback."
+)
 
 
 # -- webhook signatures ------------------------------------------------------------------

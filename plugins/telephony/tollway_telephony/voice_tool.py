@@ -9,6 +9,7 @@ Twilio says so) and lasted at least as long as the message takes to say at a bri
 a second (never less than 2 s), so someone stayed on the line to hear it. A one-way call
 hears nothing back: a `goal` ("the person confirms the appointment") is kept and repeated,
 never judged."""
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,25 @@ MAX_TWIML = 4000  # Twilio refuses a longer Twiml parameter (its error 32018)
 WORDS_PER_S = 3.0
 MIN_HEARD_S = 2
 # Twilio's call statuses in the order they happen; the last five are final.
-RANK = {"pending": 0, "queued": 1, "initiated": 2, "ringing": 3, "in-progress": 4,
-        "completed": 5, "busy": 5, "no-answer": 5, "failed": 5, "canceled": 5}
+RANK = {
+    "pending": 0,
+    "queued": 1,
+    "initiated": 2,
+    "ringing": 3,
+    "in-progress": 4,
+    "completed": 5,
+    "busy": 5,
+    "no-answer": 5,
+    "failed": 5,
+    "canceled": 5,
+}
 FINAL = frozenset({"completed", "busy", "no-answer", "failed", "canceled"})
-NOT_ANSWERED = {"busy": "the line was busy", "no-answer": "nobody answered", "failed": "the call could not be placed",
-                "canceled": "the call was canceled before it was answered"}
+NOT_ANSWERED = {
+    "busy": "the line was busy",
+    "no-answer": "nobody answered",
+    "failed": "the call could not be placed",
+    "canceled": "the call was canceled before it was answered",
+}
 # Characters XML 1.0 cannot carry at all (escaping does not help): refused before payment.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -46,8 +61,25 @@ class VoiceCallInput(msgspec.Struct, forbid_unknown_fields=True):
     """One call that speaks a message."""
 
     to: PhoneNumber
-    message: Annotated[str, Meta(min_length=1, max_length=2000, description="What the call says, 1 to 2000 characters of plain text (spoken as written).")]
-    goal: Annotated[str, Meta(min_length=1, max_length=500, description="What would count as success, e.g. 'the person confirms the appointment': kept with the call's evaluation.")] | None = None
+    message: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=2000,
+            description="What the call says, 1 to 2000 characters of plain text (spoken as written).",
+        ),
+    ]
+    goal: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                max_length=500,
+                description="What would count as success, e.g. 'the person confirms the appointment': kept with the call's evaluation.",
+            ),
+        ]
+        | None
+    ) = None
 
 
 class VoiceCallEvaluation(msgspec.Struct):
@@ -74,7 +106,10 @@ def check(value: VoiceCallInput) -> None:
         raise FieldError("message", "contains control characters that cannot be spoken")
     size = len(twiml(value.message))
     if size > MAX_TWIML:
-        raise FieldError("message", f"is {size} characters once written as TwiML (& < > take several); Twilio takes at most {MAX_TWIML}")
+        raise FieldError(
+            "message",
+            f"is {size} characters once written as TwiML (& < > take several); Twilio takes at most {MAX_TWIML}",
+        )
 
 
 def words_of(message: str) -> int:
@@ -86,7 +121,9 @@ def heard_s(words: int) -> int:
     return max(MIN_HEARD_S, math.ceil(words / WORDS_PER_S))
 
 
-def evaluate(status: str, duration_s: int | None, answered_by: str | None, words: int, goal: str | None) -> VoiceCallEvaluation:
+def evaluate(
+    status: str, duration_s: int | None, answered_by: str | None, words: int, goal: str | None
+) -> VoiceCallEvaluation:
     """Whether the message reached someone who stayed on the line long enough to hear it."""
     needed = heard_s(words)
     if status != "completed":
@@ -94,9 +131,15 @@ def evaluate(status: str, duration_s: int | None, answered_by: str | None, words
     elif answered_by and answered_by.startswith(("machine", "fax")):
         success, reason = False, f"Answered by a machine ({answered_by}), not a person."
     elif (duration_s or 0) < needed:
-        success, reason = False, f"Answered, but the call lasted {duration_s or 0} s: less than the {needed} s the message takes to say."
+        success, reason = (
+            False,
+            f"Answered, but the call lasted {duration_s or 0} s: less than the {needed} s the message takes to say.",
+        )
     else:
-        success, reason = True, f"Answered and lasted {duration_s} s, long enough to hear the whole message ({needed} s)."
+        success, reason = (
+            True,
+            f"Answered and lasted {duration_s} s, long enough to hear the whole message ({needed} s).",
+        )
     if goal:
         reason += f" The goal ({goal!r}) was not checked: the call speaks the message and hears no answer."
     return VoiceCallEvaluation(success=success, reason=reason)
@@ -115,22 +158,48 @@ async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
     ctx.check_content(value.message)
     client = ctx.provider("voice")
     now = now_ms()
-    await VoiceCall.insert(VoiceCall(
-        request_id=ctx.request_id, agent_id=ctx.agent_id or "", sender=client.from_number, recipient=value.to, goal=value.goal,
-        words=words_of(value.message), sid=None, status="pending", duration_s=None, answered_by=None, evaluation=None, state="calling",
-        notified_ms=None, created_ms=now, updated_ms=now,
-    )).on_conflict(target=VoiceCall.request_id, action="DO NOTHING")
-    placed = await VoiceCall.select(VoiceCall.sid, VoiceCall.status).where(VoiceCall.request_id == ctx.request_id).first()
+    await VoiceCall.insert(
+        VoiceCall(
+            request_id=ctx.request_id,
+            agent_id=ctx.agent_id or "",
+            sender=client.from_number,
+            recipient=value.to,
+            goal=value.goal,
+            words=words_of(value.message),
+            sid=None,
+            status="pending",
+            duration_s=None,
+            answered_by=None,
+            evaluation=None,
+            state="calling",
+            notified_ms=None,
+            created_ms=now,
+            updated_ms=now,
+        )
+    ).on_conflict(target=VoiceCall.request_id, action="DO NOTHING")
+    placed = (
+        await VoiceCall.select(VoiceCall.sid, VoiceCall.status).where(VoiceCall.request_id == ctx.request_id).first()
+    )
     if placed is not None and placed["sid"]:
         return VoiceCallResult(sid=placed["sid"], status=placed["status"])
     try:
-        created = await client.call(to=value.to, twiml=twiml(value.message),
-                                    status_callback=status_callback(ctx.setting(VOICE_PUBLIC_URL), ctx.request_id))
+        created = await client.call(
+            to=value.to,
+            twiml=twiml(value.message),
+            status_callback=status_callback(ctx.setting(VOICE_PUBLIC_URL), ctx.request_id),
+        )
     except Exception:  # refused (an invalid number), or Twilio failed: the job fails and is refunded
         await _change(ctx.request_id, {VoiceCall.state: "failed"})
         raise
     status = created.status.lower() if created.status.lower() in RANK else "queued"
-    await _change(ctx.request_id, {VoiceCall.sid: created.sid, VoiceCall.status: unless_moved(VoiceCall.status, status), VoiceCall.state: "placed"})
+    await _change(
+        ctx.request_id,
+        {
+            VoiceCall.sid: created.sid,
+            VoiceCall.status: unless_moved(VoiceCall.status, status),
+            VoiceCall.state: "placed",
+        },
+    )
     return VoiceCallResult(sid=created.sid, status=status)
 
 
@@ -178,18 +247,34 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
         evaluation = None
         if status in FINAL:
             evaluation = evaluate(status, duration, answered_by, int(call["words"]), call["goal"])
-        await _change(request_id, {
-            VoiceCall.status: status, VoiceCall.sid: Coalesce(VoiceCall.sid, sid or None), VoiceCall.duration_s: Coalesce(duration, VoiceCall.duration_s),
-            VoiceCall.answered_by: Coalesce(answered_by, VoiceCall.answered_by),
-            VoiceCall.evaluation: None if evaluation is None else json.dumps(msgspec.to_builtins(evaluation)),
-        })
+        await _change(
+            request_id,
+            {
+                VoiceCall.status: status,
+                VoiceCall.sid: Coalesce(VoiceCall.sid, sid or None),
+                VoiceCall.duration_s: Coalesce(duration, VoiceCall.duration_s),
+                VoiceCall.answered_by: Coalesce(answered_by, VoiceCall.answered_by),
+                VoiceCall.evaluation: None if evaluation is None else json.dumps(msgspec.to_builtins(evaluation)),
+            },
+        )
         if evaluation is not None and call["notified_ms"] is None:
             await VoiceCall.update({VoiceCall.notified_ms: now_ms()}).where(VoiceCall.request_id == request_id)
             verdict = "succeeded" if evaluation.success else "did not succeed"
             await platform.notify(
-                call["agent_id"], "voice_completed", f"Call to {call['recipient']} {verdict} ({status})", evaluation.reason,
-                {"jobId": request_id, "tool": "voice_call", "sid": sid or call["sid"], "to": call["recipient"], "status": status,
-                 "duration_s": duration, "goal": call["goal"], "evaluation": msgspec.to_builtins(evaluation)},
+                call["agent_id"],
+                "voice_completed",
+                f"Call to {call['recipient']} {verdict} ({status})",
+                evaluation.reason,
+                {
+                    "jobId": request_id,
+                    "tool": "voice_call",
+                    "sid": sid or call["sid"],
+                    "to": call["recipient"],
+                    "status": status,
+                    "duration_s": duration,
+                    "goal": call["goal"],
+                    "evaluation": msgspec.to_builtins(evaluation),
+                },
             )
     return True
 
@@ -218,7 +303,14 @@ VOICE_CALL = Tool(
     rate_limit="expensive",
     job=JobDeclaration(accepted_status="queued", job_extras=job_extras),
     admission=AdmissionChecks(check=check, provider_kind="voice"),
-    examples=(Example(title="An appointment reminder", input={
-        "to": "+14155550123", "message": "Hello, this is a reminder of your dental appointment tomorrow at 9 am.",
-        "goal": "the person hears the reminder"}),),
+    examples=(
+        Example(
+            title="An appointment reminder",
+            input={
+                "to": "+14155550123",
+                "message": "Hello, this is a reminder of your dental appointment tomorrow at 9 am.",
+                "goal": "the person hears the reminder",
+            },
+        ),
+    ),
 )

@@ -4,6 +4,7 @@ messages and calls, and incoming SMS. Each is checked before anything changes: t
 the public URL of the kind (`TOLLWAY_SMS_PUBLIC_URL`, `TOLLWAY_VOICE_PUBLIC_URL`) plus the
 path and query, and of the posted parameters, under a configured auth token. A missing or
 wrong signature is answered 403 and ignored."""
+
 from __future__ import annotations
 
 import logging
@@ -32,7 +33,9 @@ class Refused(Exception):
 
 
 def refusal_page(exc: Refused) -> Page:
-    return Page(f'<?xml version="1.0" encoding="UTF-8"?><Error>{escape(exc.message)}</Error>', status=exc.status, media_type=XML)
+    return Page(
+        f'<?xml version="1.0" encoding="UTF-8"?><Error>{escape(exc.message)}</Error>', status=exc.status, media_type=XML
+    )
 
 
 def form_of(call: RouteCall) -> list[tuple[str, str]]:
@@ -76,8 +79,12 @@ async def status(call: RouteCall) -> Page:
     if params.get("AccountSid", account) == account:
         ref = call.query.get("ref", "")
         handled = await (voice_tool.on_status if is_call else sms_tool.on_status)(call.platform, params, ref)
-        log.info("twilio status %s %s: %s", params.get("CallSid") or params.get("MessageSid"), params.get("CallStatus") or params.get("MessageStatus"),
-                 "recorded" if handled else "nothing to change")
+        log.info(
+            "twilio status %s %s: %s",
+            params.get("CallSid") or params.get("MessageSid"),
+            params.get("CallStatus") or params.get("MessageStatus"),
+            "recorded" if handled else "nothing to change",
+        )
     return Page(EMPTY_TWIML, media_type=XML)
 
 
@@ -95,18 +102,38 @@ async def inbound_sms(call: RouteCall) -> Page:
 
 
 def _route(path: str, name: str, title: str, description: str, handle: Any) -> Route:
-    return Route(method="POST", path=path, name=name, title=title, description=description, handle=handle, auth="public", rate_limit=None, page=True, media_type=XML,
-                 tags=TAGS, statuses=(400, 403))
+    return Route(
+        method="POST",
+        path=path,
+        name=name,
+        title=title,
+        description=description,
+        handle=handle,
+        auth="public",
+        rate_limit=None,
+        page=True,
+        media_type=XML,
+        tags=TAGS,
+        statuses=(400, 403),
+    )
 
 
 WEBHOOK_ROUTES = (
-    _route(STATUS_PATH, "twilio_status_callback", "Twilio status callback",
-           "Twilio posts a message's or a call's status here (the StatusCallback the tools give it). Signed with "
-           "X-Twilio-Signature; answered with empty TwiML, or 403 when the signature is missing or wrong (nothing changes).",
-           status),
-    _route(INBOUND_SMS_PATH, "twilio_inbound_sms", "Twilio incoming SMS",
-           "Set this as the service number's incoming-message webhook (HTTP POST) in Twilio: each text is kept for the "
-           "agent that last texted its sender, and handed to the service's inbound handlers. Signed with "
-           "X-Twilio-Signature; answered with empty TwiML (no reply is sent), or 403 when the signature is missing or wrong.",
-           inbound_sms),
+    _route(
+        STATUS_PATH,
+        "twilio_status_callback",
+        "Twilio status callback",
+        "Twilio posts a message's or a call's status here (the StatusCallback the tools give it). Signed with "
+        "X-Twilio-Signature; answered with empty TwiML, or 403 when the signature is missing or wrong (nothing changes).",
+        status,
+    ),
+    _route(
+        INBOUND_SMS_PATH,
+        "twilio_inbound_sms",
+        "Twilio incoming SMS",
+        "Set this as the service number's incoming-message webhook (HTTP POST) in Twilio: each text is kept for the "
+        "agent that last texted its sender, and handed to the service's inbound handlers. Signed with "
+        "X-Twilio-Signature; answered with empty TwiML (no reply is sent), or 403 when the signature is missing or wrong.",
+        inbound_sms,
+    ),
 )

@@ -1,4 +1,5 @@
 """The kernel's contract suite run on this plugin, on SQLite and on PostgreSQL."""
+
 from __future__ import annotations
 
 from tollway.testing import PluginContract

@@ -14,6 +14,7 @@ inside `<ClinVarResult-Set>`; an empty one is `<ClinVarResult-Set/>`.
 
 Every handler asserts the exact URL and query E-utilities would receive.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_variants import clinvar
 from tollway_variants.tool import (
     VARIANT_CLINICAL_SIGNIFICANCE,
@@ -30,8 +33,6 @@ from tollway_variants.tool import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 VCV = FIXTURES / "clinvar" / "vcv_xml"
@@ -54,7 +55,11 @@ def archive_bytes(accession: str) -> bytes:
 
 def result_set(*accessions: str) -> bytes:
     # Built from the documented efetch format around recorded records (see module docstring).
-    return b'<?xml version="1.0" ?>\n<ClinVarResult-Set>\n' + b"\n".join(archive_bytes(a) for a in accessions) + b"\n</ClinVarResult-Set>\n"
+    return (
+        b'<?xml version="1.0" ?>\n<ClinVarResult-Set>\n'
+        + b"\n".join(archive_bytes(a) for a in accessions)
+        + b"\n</ClinVarResult-Set>\n"
+    )
 
 
 EMPTY_SET = b'<?xml version="1.0" ?>\n<ClinVarResult-Set/>\n'  # documented shape; no recording
@@ -62,17 +67,29 @@ EMPTY_SET = b'<?xml version="1.0" ?>\n<ClinVarResult-Set/>\n'  # documented shap
 
 def esearch_body(*ids: int, term: str) -> bytes:
     # Built from the documented esearch JSON format (no recording exists).
-    return msgspec.json.encode({
-        "header": {"type": "esearch", "version": "0.3"},
-        "esearchresult": {
-            "count": str(len(ids)), "retmax": str(len(ids)), "retstart": "0",
-            "idlist": [str(i) for i in ids], "translationset": [], "querytranslation": f"{term}[All Fields]",
-        },
-    })
+    return msgspec.json.encode(
+        {
+            "header": {"type": "esearch", "version": "0.3"},
+            "esearchresult": {
+                "count": str(len(ids)),
+                "retmax": str(len(ids)),
+                "retstart": "0",
+                "idlist": [str(i) for i in ids],
+                "translationset": [],
+                "querytranslation": f"{term}[All Fields]",
+            },
+        }
+    )
 
 
 def efetch_query(*ids: int) -> dict[str, str]:
-    return {"db": "clinvar", "rettype": "vcv", "is_variationid": "true", "id": ",".join(map(str, ids)), "tool": "tollway"}
+    return {
+        "db": "clinvar",
+        "rettype": "vcv",
+        "is_variationid": "true",
+        "id": ",".join(map(str, ids)),
+        "tool": "tollway",
+    }
 
 
 def esearch_query(term: str) -> dict[str, str]:
@@ -111,7 +128,9 @@ def value(**fields: object) -> VariantInput:
 
 async def call(http: httpx.AsyncClient, v: VariantInput, **settings: str) -> VariantAnswer:
     async with http:
-        return await VARIANT_CLINICAL_SIGNIFICANCE.run(v, ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings))
+        return await VARIANT_CLINICAL_SIGNIFICANCE.run(
+            v, ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
+        )
 
 
 def by_vcv(accession: str, variation_id: int) -> tuple[httpx.AsyncClient, list[httpx.Request]]:
@@ -134,7 +153,10 @@ async def test_germline_single_submitter_without_date() -> None:
     assert v.page_url == "https://www.ncbi.nlm.nih.gov/clinvar/variation/2/"
     g = v.germline
     assert (g.classification, g.review_status, g.last_evaluated) == (
-        "Pathogenic", "criteria provided, single submitter", None)
+        "Pathogenic",
+        "criteria provided, single submitter",
+        None,
+    )
     (cond,) = g.conditions
     assert cond.name == "Hereditary spastic paraplegia 48"
     assert ("OMIM", "613647") in [(i.source, i.id) for i in cond.ids]
@@ -207,14 +229,17 @@ async def test_base_url_setting_and_environment(kernel_factory) -> None:
     http, seen = replay(("http://127.0.0.1:8099/eutils/efetch.fcgi", efetch_query(2), 200, recorded("VCV000000002")))
     await call(http, value(vcv="VCV000000002"), eutils_api_url="http://127.0.0.1:8099/eutils/")
     assert len(seen) == 1
-    kernel = await kernel_factory(installed={"tollway_variants"}, env={"TOLLWAY_VARIANTS_EUTILS_API_URL": "http://mirror.test"})
+    kernel = await kernel_factory(
+        installed={"tollway_variants"}, env={"TOLLWAY_VARIANTS_EUTILS_API_URL": "http://mirror.test"}
+    )
     http, seen = replay(("http://mirror.test/efetch.fcgi", efetch_query(2), 200, recorded("VCV000000002")))
     await call(http, value(vcv="VCV000000002"), **kernel.family_settings("variants"))
     assert len(seen) == 1
 
 
 @pytest.mark.parametrize(
-    "accession", ["VCV000000002", "VCV000000032", "VCV000040200", "VCV001264328", "VCV000424711", "VCV000097006", "VCV000177881"]
+    "accession",
+    ["VCV000000002", "VCV000000032", "VCV000040200", "VCV001264328", "VCV000424711", "VCV000097006", "VCV000177881"],
 )
 def test_every_recorded_record_parses(accession: str) -> None:
     (v,) = clinvar.parse_vcv_xml(recorded(accession)).values()
@@ -223,7 +248,14 @@ def test_every_recorded_record_parses(accession: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("2024-07-31", "2024-07-31"), ("1/01/01 00:00", None), ("0001-01-01", None), ("2024-02-30", None), ("", None), (None, None)],
+    [
+        ("2024-07-31", "2024-07-31"),
+        ("1/01/01 00:00", None),
+        ("0001-01-01", None),
+        ("2024-02-30", None),
+        ("", None),
+        (None, None),
+    ],
 )
 def test_valid_date(raw: str | None, expected: str | None) -> None:
     assert clinvar.valid_date(raw) == expected
@@ -283,8 +315,18 @@ def test_check_refuses(fields: dict[str, object], field: str) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"vcv": "RCV000000002"}, {"vcv": "VCV"}, {"vcv": "VCV0000000021234"}, {"vcv": "VCV2.x"}, {"rsid": "rs"},
-     {"rsid": "rs0"}, {"rsid": "17851045"}, {"rsid": "rs1234567890123"}, {"vcf": "chr1 123 A G"}, {"vcv": 2}],
+    [
+        {"vcv": "RCV000000002"},
+        {"vcv": "VCV"},
+        {"vcv": "VCV0000000021234"},
+        {"vcv": "VCV2.x"},
+        {"rsid": "rs"},
+        {"rsid": "rs0"},
+        {"rsid": "17851045"},
+        {"rsid": "rs1234567890123"},
+        {"vcf": "chr1 123 A G"},
+        {"vcv": 2},
+    ],
 )
 def test_msgspec_refuses_bad_input(fields: dict[str, object]) -> None:
     with pytest.raises(msgspec.ValidationError):
@@ -313,7 +355,11 @@ async def test_facts_keyed_by_vcv_accession() -> None:
     v = value(vcv="VCV000097006.1")
     (fact,) = facts(v, await call(http, v))
     assert (fact.attribute, fact.key, fact.source, fact.as_of) == (
-        "variant_clinical_significance", "VCV000097006", "ClinVar", "2024-01-24")
+        "variant_clinical_significance",
+        "VCV000097006",
+        "ClinVar",
+        "2024-01-24",
+    )
     assert fact.value["version"] == "VCV000097006.3"
     assert fact.value["germline"]["classification"] == "Pathogenic"
     assert fact.value["somatic_clinical_impact"]["classification"] == "Tier I - Strong"

@@ -13,6 +13,7 @@ Requests (https://www.ncbi.nlm.nih.gov/books/NBK25499/):
   `GET {base}/efetch.fcgi?db=clinvar&rettype=vcv&is_variationid=true&id=177881[,...]`
   -> VCV XML, one `VariationArchive` per record, always the current version.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -28,8 +29,12 @@ from tollway import ToolContext, Upstream
 
 SOURCE = "ClinVar"
 EUTILS = Upstream(
-    family="variants", name="eutils", label="NCBI E-utilities", default_base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
-    description="Base URL of NCBI E-utilities (or a mirror / local replay server serving the same paths).", timeout_s=20.0,
+    family="variants",
+    name="eutils",
+    label="NCBI E-utilities",
+    default_base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+    description="Base URL of NCBI E-utilities (or a mirror / local replay server serving the same paths).",
+    timeout_s=20.0,
 )
 PAGE_URL = "https://www.ncbi.nlm.nih.gov/clinvar/variation/{id}/"
 MAX_VARIANTS = 5
@@ -126,7 +131,13 @@ def _conditions(el: ET.Element) -> list[Condition]:
     out = []
     for trait in el.findall("ConditionList/TraitSet/Trait"):
         name = _text(trait.find("Name/ElementValue[@Type='Preferred']"))
-        ids = _unique([ConditionId(source=x.get("DB"), id=x.get("ID")) for x in trait.findall("XRef") if x.get("DB") and x.get("ID")])
+        ids = _unique(
+            [
+                ConditionId(source=x.get("DB"), id=x.get("ID"))
+                for x in trait.findall("XRef")
+                if x.get("DB") and x.get("ID")
+            ]
+        )
         if name or ids:
             out.append(Condition(name=name, ids=ids))
     return _unique(out)

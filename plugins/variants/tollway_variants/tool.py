@@ -1,4 +1,5 @@
 """The `variant_clinical_significance` tool: input/output types, checks and run."""
+
 from __future__ import annotations
 
 import re

@@ -5,6 +5,7 @@ are served unchanged through an `httpx.MockTransport` whose handler first assert
 the exact URL and query NHTSA would receive. No test reaches the internet.
 The current-API recording is trimmed at source: `count` 199 with 2 results kept.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,6 +13,8 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_vehicles import complaints
 from tollway_vehicles.tool_complaints import (
     VEHICLE_COMPLAINTS,
@@ -20,8 +23,6 @@ from tollway_vehicles.tool_complaints import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # recorded answers, see fixtures/README.md
 COMPLAINTS = FIXTURES / "nhtsa_complaints"
@@ -33,8 +34,14 @@ EMPTY = b'{"count":0,"message":"Results returned successfully","results":[]}'
 URL = "https://api.nhtsa.gov/complaints/complaintsByVehicle"
 
 
-def replay(body: bytes, *, status: int = 200, expect_url: str = URL, expect_query: dict[str, str] | None = None,
-           headers: dict[str, str] | None = None) -> tuple[httpx.AsyncClient, list[httpx.Request]]:
+def replay(
+    body: bytes,
+    *,
+    status: int = 200,
+    expect_url: str = URL,
+    expect_query: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[httpx.AsyncClient, list[httpx.Request]]:
     seen: list[httpx.Request] = []
     query = expect_query or {"make": "honda", "model": "accord", "modelYear": "2021"}
 
@@ -109,20 +116,35 @@ def test_legacy_odi_number_file_parses() -> None:
 
 
 def test_counts_add_injuries_and_deaths_over_every_complaint_sent() -> None:
-    body = {"count": 5, "results": [
-        {"odiNumber": 1, "crash": True, "fire": True, "numberOfInjuries": 2, "numberOfDeaths": 1},
-        {"odiNumber": 2, "crash": True, "fire": False, "numberOfInjuries": 1, "numberOfDeaths": 0},
-        {"odiNumber": 3, "crash": False, "fire": True, "numberOfInjuries": None},
-    ]}
+    body = {
+        "count": 5,
+        "results": [
+            {"odiNumber": 1, "crash": True, "fire": True, "numberOfInjuries": 2, "numberOfDeaths": 1},
+            {"odiNumber": 2, "crash": True, "fire": False, "numberOfInjuries": 1, "numberOfDeaths": 0},
+            {"odiNumber": 3, "crash": False, "fire": True, "numberOfInjuries": None},
+        ],
+    }
     page = complaints.parse_body(body)
     assert page.total == 5
     assert [(c.crash, c.fire, c.injuries, c.deaths) for c in page.complaints] == [
-        (True, True, 2, 1), (True, False, 1, 0), (False, True, 0, 0)]
+        (True, True, 2, 1),
+        (True, False, 1, 0),
+        (False, True, 0, 0),
+    ]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("06/04/2026", "2026-06-04"), ("12/31/2020", "2020-12-31"), ("13/01/2020", None),
-    ("/Date(929592000000-0400)/", "1999-06-17"), ("2021-01-02", "2021-01-02"), ("", None), (None, None)])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("06/04/2026", "2026-06-04"),
+        ("12/31/2020", "2020-12-31"),
+        ("13/01/2020", None),
+        ("/Date(929592000000-0400)/", "1999-06-17"),
+        ("2021-01-02", "2021-01-02"),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_complaint_dates_are_month_first(raw: str | None, expected: str | None) -> None:
     assert complaints.parse_complaint_date(raw) == expected
 
@@ -140,9 +162,18 @@ async def test_empty_and_4xx_saying_no_results_are_total_zero() -> None:
         assert (answer.result.total, answer.result.complaints, answer.evidence.as_of) == (0, [], None)
 
 
-@pytest.mark.parametrize(("status", "body"), [
-    (500, b"{}"), (502, b"<html>Bad Gateway</html>"), (503, b""), (404, b"<html>Not Found</html>"),
-    (200, b"<html>maintenance</html>"), (200, b'{"count":3}'), (200, b"[]")])
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (500, b"{}"),
+        (502, b"<html>Bad Gateway</html>"),
+        (503, b""),
+        (404, b"<html>Not Found</html>"),
+        (200, b"<html>maintenance</html>"),
+        (200, b'{"count":3}'),
+        (200, b"[]"),
+    ],
+)
 async def test_upstream_failures_are_provider_unavailable(status: int, body: bytes) -> None:
     http, _ = replay(body, status=status)
     with pytest.raises(ToolError) as info:
@@ -156,7 +187,11 @@ async def test_refused_credentials_are_provider_auth() -> None:
         http, _ = replay(EMPTY, status=status)
         with pytest.raises(ToolError) as info:
             await call(http)
-        assert (info.value.code, info.value.status, info.value.details) == ("provider_auth", 503, {"upstream_status": status})
+        assert (info.value.code, info.value.status, info.value.details) == (
+            "provider_auth",
+            503,
+            {"upstream_status": status},
+        )
 
 
 async def test_timeout_is_provider_unavailable() -> None:
@@ -175,8 +210,9 @@ async def test_429_is_rate_limited() -> None:
     assert (info.value.code, info.value.status, info.value.details["retry_after"]) == ("rate_limited", 503, 12)
 
 
-@pytest.mark.parametrize("fields", [{"make": "H"}, {"model": "Acc_ord"}, {"model_year": 1949}, {"limit": 0},
-                                    {"limit": 51}, {"vin": "x"}])
+@pytest.mark.parametrize(
+    "fields", [{"make": "H"}, {"model": "Acc_ord"}, {"model_year": 1949}, {"limit": 0}, {"limit": 51}, {"vin": "x"}]
+)
 def test_msgspec_refuses_bad_input(fields: dict[str, object]) -> None:
     with pytest.raises(msgspec.ValidationError):
         value(**fields)
@@ -195,7 +231,12 @@ async def test_answer_maps_to_one_recordable_fact() -> None:
     http, _ = replay(HONDA.read_bytes())
     v = value(make=" honda ", model="accord", limit=1)
     (fact,) = facts(v, await call(http, v))
-    assert (fact.attribute, fact.key, fact.source, fact.as_of) == ("vehicle_complaints", "HONDA|ACCORD|2021", "NHTSA", "2026-06-04")
+    assert (fact.attribute, fact.key, fact.source, fact.as_of) == (
+        "vehicle_complaints",
+        "HONDA|ACCORD|2021",
+        "NHTSA",
+        "2026-06-04",
+    )
     assert fact.value == {"total": 199, "crashes": 0, "fires": 0, "injuries": 0, "deaths": 0, "complaints_counted": 2}
 
 

@@ -4,6 +4,7 @@ on SQLite and on PostgreSQL, exactly as every third-party plugin runs it.
 The file name carries the family: pytest imports test modules by base name, so two
 plugins' `test_contract.py` would collide when the repository runs them together.
 """
+
 from __future__ import annotations
 
 from tollway.testing import PluginContract

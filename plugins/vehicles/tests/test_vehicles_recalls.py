@@ -5,6 +5,7 @@ the exact URL and query NHTSA would receive (`GET https://api.nhtsa.gov/recalls/
 recallsByVehicle?make=honda&model=accord&modelYear=2021`), then returns the
 recorded bytes unchanged. No test reaches the internet.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -121,7 +122,9 @@ async def test_base_url_setting_points_at_a_mirror() -> None:
 
 @pytest.mark.asyncio
 async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_NHTSA_API_URL": "http://mirror.test"})
+    kernel = await kernel_factory(
+        installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_NHTSA_API_URL": "http://mirror.test"}
+    )
     http, seen = replay(HONDA.read_bytes(), expect_url="http://mirror.test/recalls/recallsByVehicle")
     await call(http, **kernel.family_settings("vehicles"))
     assert len(seen) == 1
@@ -132,9 +135,7 @@ async def test_base_url_from_the_environment_through_the_kernel(kernel_factory) 
 
 @pytest.mark.asyncio
 async def test_legacy_shape_from_a_mirror_parses() -> None:
-    http, _ = replay(
-        GALANT.read_bytes(), expect_query={"make": "mitsubishi", "model": "galant", "modelYear": "1998"}
-    )
+    http, _ = replay(GALANT.read_bytes(), expect_query={"make": "mitsubishi", "model": "galant", "modelYear": "1998"})
     answer = await call(http, value(make="Mitsubishi", model="Galant", model_year=1998))
     result = answer.result
     assert result.total == 2
@@ -263,7 +264,7 @@ async def test_refused_credentials_are_provider_auth(status: int) -> None:
 
 
 def next_year() -> int:
-    return _dt.datetime.now(_dt.timezone.utc).year + 1
+    return _dt.datetime.now(_dt.UTC).year + 1
 
 
 def test_check_accepts_next_year_and_refuses_the_one_after() -> None:
@@ -306,8 +307,14 @@ def test_msgspec_refuses_bad_input(fields: dict[str, object]) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"make": "Mercedes-Benz", "model": "C 300"}, {"make": "BMW", "model": "3-SERIES"}, {"model": "F-150"},
-     {"model": "Model 3"}, {"make": "Ram", "model": "1500"}, {"model": "St. Regis"}],
+    [
+        {"make": "Mercedes-Benz", "model": "C 300"},
+        {"make": "BMW", "model": "3-SERIES"},
+        {"model": "F-150"},
+        {"model": "Model 3"},
+        {"make": "Ram", "model": "1500"},
+        {"model": "St. Regis"},
+    ],
 )
 def test_msgspec_accepts_real_names(fields: dict[str, object]) -> None:
     assert value(**fields).limit == 25

@@ -2,6 +2,7 @@
 OpenAPI operations and schemas, their MCP listing, a paid recall answer with its quote
 and receipt, and the refusals of bad input. NHTSA is replayed from the recorded Honda
 Accord 2021 answer in fixtures/nhtsa_recalls/ (see fixtures/README.md)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,9 @@ import pytest
 from tollway.testing import PluginSurface, http_client, normalise, paid_answer
 from tollway_vehicles import nhtsa
 
-HONDA = Path(__file__).resolve().parent / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
+HONDA = (
+    Path(__file__).resolve().parent / "fixtures" / "nhtsa_recalls" / "recallsByVehicle_honda_accord_2021_trimmed.json"
+)
 RECALLS = "/v1/tools/lookup/vehicle-recalls"
 
 
@@ -60,10 +63,14 @@ async def test_error_bodies(kernel, served, snapshot):
         answers = {
             "bad_year": await client.post(RECALLS, json={"make": "Honda", "model": "Accord", "model_year": 1900}),
             "missing_make": await client.post(RECALLS, json={"model": "Accord", "model_year": 2020}),
-            "several_fields": await client.post(RECALLS, json={"make": "H", "model": "", "model_year": "2021", "limit": 0, "colour": "red"}),
+            "several_fields": await client.post(
+                RECALLS, json={"make": "H", "model": "", "model_year": "2021", "limit": 0, "colour": "red"}
+            ),
             "not_json": await client.post(RECALLS, content=b"{nope", headers={"content-type": "application/json"}),
         }
     shaped = {name: {"status": r.status_code, "body": normalise(r.json())} for name, r in answers.items()}
-    shaped["not_json"]["body"]["details"] = [{"field": d["field"], "message": "<decoder message>"} for d in shaped["not_json"]["body"]["details"]]
+    shaped["not_json"]["body"]["details"] = [
+        {"field": d["field"], "message": "<decoder message>"} for d in shaped["not_json"]["body"]["details"]
+    ]
     assert served == []  # refused before anything was asked of NHTSA
     assert shaped == snapshot

@@ -1,5 +1,6 @@
 """Refusals of `vehicle_recalls` name every wrong field, on the HTTP route and on
 the MCP tool alike, before any quote or payment (no upstream is ever reached)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -62,12 +63,15 @@ async def test_a_pattern_is_explained_by_the_field_description_not_shown(kernel)
         resp = await client.post(PATH, json={"make": "Hon/da", "model": "Accord", "model_year": 2021})
     (detail,) = resp.json()["details"]
     assert detail["field"] == "make"
-    assert detail["message"] == "make is not in the accepted form (Vehicle make, e.g. Honda: 2 to 40 letters, digits, spaces or hyphens)"
+    assert (
+        detail["message"]
+        == "make is not in the accepted form (Vehicle make, e.g. Honda: 2 to 40 letters, digits, spaces or hyphens)"
+    )
     assert "^" not in detail["message"] and "`" not in detail["message"]
 
 
 async def test_the_check_names_both_fields_it_refuses(kernel) -> None:
-    too_new = _dt.datetime.now(_dt.timezone.utc).year + 2
+    too_new = _dt.datetime.now(_dt.UTC).year + 2
     async with http_client(kernel) as client:
         resp = await client.post(PATH, json={"make": " a ", "model": "Accord", "model_year": too_new})
     assert resp.status_code == 400

@@ -6,6 +6,7 @@ hand-built fixture following vPIC's documented DecodeVinValues format
 It is served through an `httpx.MockTransport` that asserts the exact URL; no test
 reaches the internet.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
+
+from tollway import FieldError, ToolContext, ToolError
 from tollway_vehicles import vin
 from tollway_vehicles.tool_vin import (
     VEHICLE_IDENTIFICATION,
@@ -22,8 +25,6 @@ from tollway_vehicles.tool_vin import (
     check,
     facts,
 )
-
-from tollway import FieldError, ToolContext, ToolError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vpic_DecodeVinValues_1HGCM82633A004352.json"
 REAL_VIN = "1HGCM82633A004352"  # a real, valid VIN (2003 Honda Accord): check digit 3
@@ -47,7 +48,9 @@ def value(text: str = REAL_VIN) -> VehicleIdentificationInput:
     return msgspec.convert({"vin": text}, VehicleIdentificationInput, strict=True)
 
 
-async def call(http: httpx.AsyncClient, v: VehicleIdentificationInput | None = None, **settings: str) -> IdentificationAnswer:
+async def call(
+    http: httpx.AsyncClient, v: VehicleIdentificationInput | None = None, **settings: str
+) -> IdentificationAnswer:
     async with http:
         ctx = ToolContext(request_id="req_test", agent_id=None, http=http, settings=settings)
         return await VEHICLE_IDENTIFICATION.run(v or value(), ctx)
@@ -71,9 +74,16 @@ def test_corrupted_vin_fails_the_check_digit() -> None:
     assert "Check digit" in info.value.message
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("1HGCM82633A00435", "exactly 17"), ("1HGCM82633A0043521", "exactly 17"),
-    ("1HGCM82633A0O4352", "I, O or Q"), ("IHGCM82633A004352", "I, O or Q"), ("1HGCM8263-A004352", "only the digits")])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("1HGCM82633A00435", "exactly 17"),
+        ("1HGCM82633A0043521", "exactly 17"),
+        ("1HGCM82633A0O4352", "I, O or Q"),
+        ("IHGCM82633A004352", "I, O or Q"),
+        ("1HGCM8263-A004352", "only the digits"),
+    ],
+)
 def test_bad_vins_are_refused_with_a_reason(text: str, words: str) -> None:
     with pytest.raises(FieldError) as info:
         check(value(text))
@@ -81,8 +91,7 @@ def test_bad_vins_are_refused_with_a_reason(text: str, words: str) -> None:
 
 
 async def test_bad_vin_is_400_with_details_before_payment(kernel_factory) -> None:
-    from tollway.testing import count_quotes, count_receipts
-    from tollway.testing import http_client
+    from tollway.testing import count_quotes, count_receipts, http_client
 
     kernel = await kernel_factory(installed={"tollway_vehicles"})
     async with http_client(kernel) as client:
@@ -104,7 +113,12 @@ async def test_decodes_the_documented_answer() -> None:
     assert len(seen) == 1
     r = answer.result
     assert r.vin == REAL_VIN
-    assert (r.make, r.model, r.model_year, r.manufacturer) == ("HONDA", "Accord", 2003, "AMERICAN HONDA MOTOR CO., INC.")
+    assert (r.make, r.model, r.model_year, r.manufacturer) == (
+        "HONDA",
+        "Accord",
+        2003,
+        "AMERICAN HONDA MOTOR CO., INC.",
+    )
     assert (r.body_class, r.vehicle_type, r.plant_country) == ("Coupe", "PASSENGER CAR", "UNITED STATES (USA)")
     assert (r.doors, r.engine_cylinders, r.displacement_l) == (2, 6, "3.0")
     assert (r.series, r.drive_type, r.gvwr) == (None, None, None)  # vPIC's "" values
@@ -115,8 +129,14 @@ async def test_decodes_the_documented_answer() -> None:
 async def test_partial_decode_keeps_vpic_notes() -> None:
     doc = json.loads(FIXTURE.read_text())
     row = doc["Results"][0]
-    row.update(ErrorCode="8", ErrorText="8 - No detailed data available currently", Make="", Model="", ModelYear="",
-               BodyClass="Not Applicable")
+    row.update(
+        ErrorCode="8",
+        ErrorText="8 - No detailed data available currently",
+        Make="",
+        Model="",
+        ModelYear="",
+        BodyClass="Not Applicable",
+    )
     http, _ = replay(json.dumps(doc).encode())
     r = (await call(http)).result
     assert (r.make, r.model, r.model_year, r.body_class) == (None, None, None, None)
@@ -130,15 +150,26 @@ async def test_vpic_url_setting_points_at_a_mirror() -> None:
 
 
 async def test_vpic_url_from_the_environment_through_the_kernel(kernel_factory) -> None:
-    kernel = await kernel_factory(installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_VPIC_API_URL": "http://env.test/api"})
+    kernel = await kernel_factory(
+        installed={"tollway_vehicles"}, env={"TOLLWAY_VEHICLES_VPIC_API_URL": "http://env.test/api"}
+    )
     http, seen = replay(FIXTURE.read_bytes(), expect_url="http://env.test/api/vehicles/DecodeVinValues/" + REAL_VIN)
     await call(http, **kernel.family_settings("vehicles"))
     assert len(seen) == 1
 
 
-@pytest.mark.parametrize(("status", "body"), [
-    (500, b"{}"), (503, b""), (404, b"<html/>"), (400, b"{}"), (200, b"<html>down</html>"), (200, b'{"Count":0,"Results":[]}'),
-    (200, b"[]")])
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (500, b"{}"),
+        (503, b""),
+        (404, b"<html/>"),
+        (400, b"{}"),
+        (200, b"<html>down</html>"),
+        (200, b'{"Count":0,"Results":[]}'),
+        (200, b"[]"),
+    ],
+)
 async def test_upstream_failures_are_provider_unavailable(status: int, body: bytes) -> None:
     http, _ = replay(body, status=status)
     with pytest.raises(ToolError) as info:

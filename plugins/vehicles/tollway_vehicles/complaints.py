@@ -7,6 +7,7 @@ MM/DD/YYYY (the recalls API writes DD/MM/YYYY). Mirrors serving the pre-2020
 `webapi.nhtsa.gov` shape (`Count`/`Results`, `ODINumber`, `Crash: "Yes"`,
 `/Date(…)/` dates) are read too.
 """
+
 from __future__ import annotations
 
 import datetime as _dt

@@ -5,6 +5,7 @@ Requests go through `NHTSA` (a `tollway.Upstream`: the kernel's `ctx.http`, the
 call is not charged); tests replay recorded answers through a transport. The
 complaints client (`complaints.py`) shares the request and the field readers.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -18,7 +19,10 @@ import msgspec
 from tollway import ToolContext, Upstream, source_int, source_text
 
 NHTSA = Upstream(
-    family="vehicles", name="nhtsa", label="NHTSA", default_base_url="https://api.nhtsa.gov",
+    family="vehicles",
+    name="nhtsa",
+    label="NHTSA",
+    default_base_url="https://api.nhtsa.gov",
     description="Base URL of the NHTSA recalls API (or a mirror / local replay server serving the same paths).",
 )
 RECALLS_PATH = "/recalls/recallsByVehicle"

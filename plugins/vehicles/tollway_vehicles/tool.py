@@ -2,6 +2,7 @@
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -67,7 +68,7 @@ class RecallAnswer(msgspec.Struct):
 def check(value: VehicleRecallsInput) -> None:
     """What msgspec constraints cannot say: the moving upper year, trimmed lengths.
     Both are checked, and both named when both fail."""
-    next_year = _dt.datetime.now(_dt.timezone.utc).year + 1
+    next_year = _dt.datetime.now(_dt.UTC).year + 1
     errors = []
     if len(value.make.strip()) < 2:
         errors.append(FieldError("make", "make must have at least 2 characters besides leading and trailing spaces"))

@@ -3,6 +3,7 @@ and model year, with counts of crashes, fires, injuries and deaths.
 
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 """
+
 from __future__ import annotations
 
 from typing import Annotated

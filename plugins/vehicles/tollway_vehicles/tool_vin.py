@@ -3,6 +3,7 @@
 The VIN is checked (17 characters, no I/O/Q, ISO 3779 check digit) before any
 payment; the answer is what vPIC decodes, with null for every empty value.
 """
+
 from __future__ import annotations
 
 from typing import Annotated

@@ -4,6 +4,7 @@
 (`DecodeVinValues`) through `VPIC` (a `tollway.Upstream`: the kernel's `ctx.http`, the
 `vpic_api_url` setting, one mapping of upstream failures to `ToolError`s).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -13,7 +14,10 @@ from typing import Any
 from tollway import ToolContext, Upstream, source_text
 
 VPIC = Upstream(
-    family="vehicles", name="vpic", label="vPIC", default_base_url="https://vpic.nhtsa.dot.gov/api",
+    family="vehicles",
+    name="vpic",
+    label="vPIC",
+    default_base_url="https://vpic.nhtsa.dot.gov/api",
     description="Base URL of NHTSA's vPIC API (VIN decoding), or a mirror serving the same paths.",
 )
 DECODE_PATH = "/vehicles/DecodeVinValues/"

@@ -1,5 +1,6 @@
 """Fixtures: `zone`, the local DNS server of `verify_dns_zone` (one per test session;
 tests that read what it was asked clear `zone.asked` first)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

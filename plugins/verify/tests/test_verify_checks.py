@@ -2,6 +2,7 @@
 role / free-mail matching, the verdict's order of rules, the settings' reading, and the
 probe's refusals (a server that refuses the sender, one without SMTPUTF8), the address
 rule and the time budget, against the local DNS zone and real local SMTP servers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,7 +41,20 @@ def test_no_free_provider_is_called_disposable() -> None:
 
 def test_role_accounts_are_stored_as_they_are_compared() -> None:
     roles = lists.role_accounts()
-    assert {"postmaster", "abuse", "admin", "info", "support", "sales", "noreply", "webmaster", "billing", "contact", "hello", "team"} <= roles
+    assert {
+        "postmaster",
+        "abuse",
+        "admin",
+        "info",
+        "support",
+        "sales",
+        "noreply",
+        "webmaster",
+        "billing",
+        "contact",
+        "hello",
+        "team",
+    } <= roles
     assert all(lists.role_key(role) == role for role in roles)
 
 
@@ -66,7 +80,10 @@ def test_role_accounts_are_matched_after_folding(local_part: str, expected: bool
     assert lists.is_role(local_part) is expected
 
 
-@pytest.mark.parametrize(("domain", "expected"), [("gmail.com", True), ("GMAIL.com", True), ("mail.gmail.com", False), ("example.com", False)])
+@pytest.mark.parametrize(
+    ("domain", "expected"),
+    [("gmail.com", True), ("GMAIL.com", True), ("mail.gmail.com", False), ("example.com", False)],
+)
 def test_free_mail_is_matched_exactly(domain: str, expected: bool) -> None:
     assert lists.is_free(domain) is expected
 
@@ -127,7 +144,11 @@ def test_the_defaults() -> None:
 def test_values_are_read_and_trimmed() -> None:
     cfg = config({"nameservers": " 1.1.1.1, 2606:4700:4700::1111 ,", "dns_port": "5353", "dns_timeout_s": "2.5", "smtp_probe": "ON",
                   "smtp_port": "2525", "probe_from": " verify@example.com ", "smtp_allow_private": "yes"})  # fmt: skip
-    assert cfg.nameservers == ("1.1.1.1", "2606:4700:4700::1111") and (cfg.dns_port, cfg.dns_timeout_s, cfg.smtp_port) == (5353, 2.5, 2525)
+    assert cfg.nameservers == ("1.1.1.1", "2606:4700:4700::1111") and (
+        cfg.dns_port,
+        cfg.dns_timeout_s,
+        cfg.smtp_port,
+    ) == (5353, 2.5, 2525)
     assert cfg.smtp_probe and cfg.smtp_allow_private and cfg.probe_from == "verify@example.com"
 
 
@@ -168,7 +189,9 @@ async def probe_of(zone: Zone, port: int, email: str, **more: str) -> ProbeResul
     valid = validate_email(email, check_deliverability=False)
     resolver = resolver_for(cfg)
     route = await mail_route(resolver, valid.ascii_domain)
-    return await probe(resolver, cfg, route, valid.ascii_domain, valid.ascii_email or valid.normalized, utf8=valid.ascii_email is None)
+    return await probe(
+        resolver, cfg, route, valid.ascii_domain, valid.ascii_email or valid.normalized, utf8=valid.ascii_email is None
+    )
 
 
 class RefusesSenders(Mailboxes):
@@ -182,13 +205,18 @@ async def test_a_server_refusing_the_sender_is_probe_refused_after_every_mail_ho
     with smtp_mailboxes(mailboxes) as (server, port):
         found = await probe_of(zone, port, "alice@example.com")
     assert (found.checked, found.skipped, found.code) == (False, "probe_refused", None)
-    assert found.message == "The mail server refused the probe (MAIL FROM refused: 550 5.7.1 Probes are not welcome here)."
+    assert (
+        found.message == "The mail server refused the probe (MAIL FROM refused: 550 5.7.1 Probes are not welcome here)."
+    )
     assert server.connections == 2 and mailboxes.recipients == []  # mx1, then mx2 (the same server here)
 
 
 async def test_an_internationalised_mailbox_needs_smtputf8(zone: Zone) -> None:
     email = "jörg@bücher.example.com"
-    with smtp_mailboxes(Mailboxes(accepted=("jörg@xn--bcher-kva.example.com", email)), enable_SMTPUTF8=False) as (_server, port):
+    with smtp_mailboxes(Mailboxes(accepted=("jörg@xn--bcher-kva.example.com", email)), enable_SMTPUTF8=False) as (
+        _server,
+        port,
+    ):
         without = await probe_of(zone, port, email)
     assert (without.checked, without.skipped) == (False, "smtputf8_unsupported")
     mailboxes = Mailboxes(accepted=("jörg@bücher.example.com",))
@@ -209,7 +237,11 @@ async def test_the_probe_has_a_time_budget(zone: Zone, monkeypatch: pytest.Monke
         started = time.monotonic()
         found = await probe_of(zone, port, "alice@example.com")
         elapsed = time.monotonic() - started
-    assert (found.checked, found.skipped, found.message) == (False, "unreachable", "The mail servers did not answer in time.")
+    assert (found.checked, found.skipped, found.message) == (
+        False,
+        "unreachable",
+        "The mail servers did not answer in time.",
+    )
     assert elapsed < 1.5  # the connection is dropped at once, without waiting for a polite QUIT
 
 
@@ -225,5 +257,11 @@ def test_the_examples_validate_and_price() -> None:
         except EmailNotValidError as exc:  # pragma: no cover - a bad example
             pytest.fail(f"{example.title}: {exc}")
     assert EMAIL_VERIFICATION.price == 2000  # 0.002 USDC
-    assert (EMAIL_VERIFICATION.category, EMAIL_VERIFICATION.rate_limit, EMAIL_VERIFICATION.mode) == ("verification", "paid", "inline")
-    assert EMAIL_VERIFICATION.payment_header == "payment-signature" and EMAIL_VERIFICATION.path == "/v1/tools/verify/email"
+    assert (EMAIL_VERIFICATION.category, EMAIL_VERIFICATION.rate_limit, EMAIL_VERIFICATION.mode) == (
+        "verification",
+        "paid",
+        "inline",
+    )
+    assert (
+        EMAIL_VERIFICATION.payment_header == "payment-signature" and EMAIL_VERIFICATION.path == "/v1/tools/verify/email"
+    )

@@ -3,6 +3,7 @@ credits, against the local DNS zone of `verify_dns_zone`: each kind of domain gi
 result, reason and checks; role and free-mail flags; syntax failures are paid answers
 that ask no DNS; bad input is refused before payment naming every field; a resolver that
 does not answer fails the call uncharged."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +21,9 @@ NOT_REQUESTED = {"checked": False, "skipped": "not_requested", "host": None, "co
                  "message": "The mailbox was not probed: check_smtp was not asked.", "catch_all": None}  # fmt: skip
 
 
-def domain(exists: bool = True, mx: list[dict[str, Any]] | None = None, implicit_mx: bool = False, null_mx: bool = False) -> dict[str, Any]:
+def domain(
+    exists: bool = True, mx: list[dict[str, Any]] | None = None, implicit_mx: bool = False, null_mx: bool = False
+) -> dict[str, Any]:
     accepts = exists and not null_mx and bool(mx or implicit_mx)
     return {"exists": exists, "accepts_mail": accepts, "mx": mx or [], "implicit_mx": implicit_mx, "null_mx": null_mx}
 
@@ -58,7 +61,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("email", "result", "reason", "checked_domain", "disposable", "role", "free"), CASES)
-async def test_each_kind_of_domain(kernel_factory, zone: Zone, email, result, reason, checked_domain, disposable, role, free) -> None:
+async def test_each_kind_of_domain(
+    kernel_factory, zone: Zone, email, result, reason, checked_domain, disposable, role, free
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env=zone.env())
     answer, balance = await verify(kernel, {"email": email})
     assert answer.status_code == 200, answer.text
@@ -70,7 +75,11 @@ async def test_each_kind_of_domain(kernel_factory, zone: Zone, email, result, re
     assert (checks["disposable"], checks["role"], checks["free"]) == (disposable, role, free)
     assert checks["syntax"]["valid"] is True and checks["syntax"]["error"] is None
     assert checks["smtp"] == NOT_REQUESTED
-    assert data["evidence"]["source"] == "DNS" and data["evidence"]["source_kind"] == "public" and data["evidence"]["as_of"] is None
+    assert (
+        data["evidence"]["source"] == "DNS"
+        and data["evidence"]["source_kind"] == "public"
+        and data["evidence"]["as_of"] is None
+    )
     assert float(balance) == pytest.approx(1 - PRICE)  # charged once, the price
 
 
@@ -102,15 +111,24 @@ async def test_a_large_answer_is_asked_again_over_tcp(kernel_factory, fresh_zone
     ["not-an-address", "jane..doe@example.com", "jane@localhost", "jane@example", "jane@[127.0.0.1]", "jane doe@example.com",
      '"jane"@example.com', "jane@exa_mple.com", "jane@example.test", "@example.com", "jane@"],
 )  # fmt: skip
-async def test_a_malformed_address_is_a_paid_answer_that_asks_no_dns(kernel_factory, fresh_zone: Zone, email: str) -> None:
+async def test_a_malformed_address_is_a_paid_answer_that_asks_no_dns(
+    kernel_factory, fresh_zone: Zone, email: str
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env=fresh_zone.env())
     answer, balance = await verify(kernel, {"email": email, "check_smtp": True})
     assert answer.status_code == 200, answer.text
     data = answer.json()["data"]
-    assert (data["result"], data["reason"], data["normalized"], data["evidence"]) == ("undeliverable", "invalid_syntax", None, None)
+    assert (data["result"], data["reason"], data["normalized"], data["evidence"]) == (
+        "undeliverable",
+        "invalid_syntax",
+        None,
+        None,
+    )
     syntax = data["checks"]["syntax"]
     assert syntax["valid"] is False and syntax["error"] and syntax["ascii_domain"] is None
-    assert data["checks"]["domain"] is None and not (data["checks"]["disposable"] or data["checks"]["role"] or data["checks"]["free"])
+    assert data["checks"]["domain"] is None and not (
+        data["checks"]["disposable"] or data["checks"]["role"] or data["checks"]["free"]
+    )
     assert data["checks"]["smtp"]["skipped"] == "not_applicable"
     assert fresh_zone.asked == []
     assert float(balance) == pytest.approx(1 - PRICE)
@@ -125,7 +143,9 @@ async def test_a_malformed_address_is_a_paid_answer_that_asks_no_dns(kernel_fact
      ({"email": 42, "check_smtp": "yes"}, {"email", "check_smtp"}),
      ({"email": "x", "check_smtp": 1, "mx": True}, {"email", "check_smtp", "mx"})],
 )  # fmt: skip
-async def test_bad_input_is_400_naming_every_field_before_payment(kernel_factory, fresh_zone: Zone, body, fields) -> None:
+async def test_bad_input_is_400_naming_every_field_before_payment(
+    kernel_factory, fresh_zone: Zone, body, fields
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env=fresh_zone.env())
     async with http_client(kernel) as client:
         _, auth = await credits_session(client)
@@ -143,9 +163,14 @@ async def test_bad_input_is_400_naming_every_field_before_payment(kernel_factory
 
 @pytest.mark.parametrize(
     ("email", "reason", "asked"),
-    [("jane@silent.example.com", "dns_timeout", "silent.example.com"), ("jane@broken.example.com", "dns_error", "broken.example.com")],
+    [
+        ("jane@silent.example.com", "dns_timeout", "silent.example.com"),
+        ("jane@broken.example.com", "dns_error", "broken.example.com"),
+    ],
 )
-async def test_a_resolver_that_does_not_answer_fails_uncharged(kernel_factory, fresh_zone: Zone, email, reason, asked) -> None:
+async def test_a_resolver_that_does_not_answer_fails_uncharged(
+    kernel_factory, fresh_zone: Zone, email, reason, asked
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env=fresh_zone.env())
     answer, balance = await verify(kernel, {"email": email})
     assert answer.status_code == 503, answer.text
@@ -172,10 +197,15 @@ async def test_a_resolver_that_cannot_be_reached_fails_uncharged(kernel_factory,
      ({"TOLLWAY_VERIFY_DNS_TIMEOUT_S": "0"}, "TOLLWAY_VERIFY_DNS_TIMEOUT_S"),
      ({"TOLLWAY_VERIFY_SMTP_PROBE": "maybe"}, "TOLLWAY_VERIFY_SMTP_PROBE")],
 )  # fmt: skip
-async def test_a_misconfigured_service_fails_uncharged_naming_the_variable(kernel_factory, zone: Zone, env, variable) -> None:
+async def test_a_misconfigured_service_fails_uncharged_naming_the_variable(
+    kernel_factory, zone: Zone, env, variable
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env={**zone.env(), **env})
     answer, balance = await verify(kernel, {"email": "jane.doe@example.com"})
     assert answer.status_code == 503, answer.text
     body = answer.json()
-    assert body["error"] == "provider_unavailable" and body["details"] == {"reason": "misconfigured", "settings": [variable]}
+    assert body["error"] == "provider_unavailable" and body["details"] == {
+        "reason": "misconfigured",
+        "settings": [variable],
+    }
     assert variable in body["message"] and balance == "1.000000"

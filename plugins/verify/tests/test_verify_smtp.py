@@ -3,6 +3,7 @@ credits, against real local SMTP servers (aiosmtpd, see `verify_smtp_servers`) t
 local zone's MX hosts (`mx1.example.com`, 127.0.0.1) lead to: an accepted mailbox, a
 rejected one, a greylisted one, a catch-all server; and, with the probe off, not asked,
 or pointed at a private address, that nothing connects."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -56,7 +57,12 @@ async def test_a_rejected_mailbox_is_undeliverable(kernel_factory, zone: Zone) -
         data = await verify(kernel, "bob@example.com")
     assert (data["result"], data["reason"]) == ("undeliverable", "mailbox_rejected")
     smtp = data["checks"]["smtp"]
-    assert (smtp["checked"], smtp["code"], smtp["catch_all"], smtp["message"]) == (True, 550, None, "5.1.1 No such user here")
+    assert (smtp["checked"], smtp["code"], smtp["catch_all"], smtp["message"]) == (
+        True,
+        550,
+        None,
+        "5.1.1 No such user here",
+    )
     assert mailboxes.recipients == ["bob@example.com"]  # no catch-all test after a rejection
     assert server.connections == 1 and mailboxes.data_commands == 0
 
@@ -95,7 +101,11 @@ async def test_the_implicit_mx_is_probed_at_the_domains_own_address(kernel_facto
     with smtp_mailboxes(mailboxes) as (_server, port):
         kernel = await kernel_factory(installed={"tollway_verify"}, env=probe_env(zone, port))
         data = await verify(kernel, "dora@a-only.example.net")
-    assert (data["result"], data["reason"], data["checks"]["smtp"]["host"]) == ("deliverable", "accepted", "a-only.example.net")
+    assert (data["result"], data["reason"], data["checks"]["smtp"]["host"]) == (
+        "deliverable",
+        "accepted",
+        "a-only.example.net",
+    )
 
 
 async def test_the_null_sender_is_the_default(kernel_factory, zone: Zone) -> None:
@@ -116,13 +126,22 @@ async def test_the_null_sender_is_the_default(kernel_factory, zone: Zone) -> Non
       "The mail hosts resolve to non-public addresses, which this service does not probe.")],
     ids=["probe-disabled", "not-asked", "private-address"],
 )  # fmt: skip
-async def test_nothing_connects_when_the_probe_is_not_made(kernel_factory, zone: Zone, env, check_smtp, skipped, message) -> None:
+async def test_nothing_connects_when_the_probe_is_not_made(
+    kernel_factory, zone: Zone, env, check_smtp, skipped, message
+) -> None:
     mailboxes = Mailboxes(accepted=("alice@example.com",))
     with smtp_mailboxes(mailboxes) as (server, port):
         kernel = await kernel_factory(installed={"tollway_verify"}, env={**probe_env(zone, port), **env})
         data = await verify(kernel, "alice@example.com", check_smtp=check_smtp)
     assert (data["result"], data["reason"]) == ("unknown", "smtp_not_checked")
-    assert data["checks"]["smtp"] == {"checked": False, "skipped": skipped, "host": None, "code": None, "message": message, "catch_all": None}
+    assert data["checks"]["smtp"] == {
+        "checked": False,
+        "skipped": skipped,
+        "host": None,
+        "code": None,
+        "message": message,
+        "catch_all": None,
+    }
     assert server.connections == 0 and mailboxes.greetings == [] and mailboxes.recipients == []
 
 
@@ -138,11 +157,17 @@ async def test_a_domain_without_mail_is_not_probed(kernel_factory, fresh_zone: Z
     with smtp_mailboxes(Mailboxes(catch_all=True)) as (server, port):
         kernel = await kernel_factory(installed={"tollway_verify"}, env=probe_env(fresh_zone, port))
         data = await verify(kernel, "jane@null-mx.example.org")
-    assert (data["result"], data["reason"], data["checks"]["smtp"]["skipped"]) == ("undeliverable", "null_mx", "not_applicable")
+    assert (data["result"], data["reason"], data["checks"]["smtp"]["skipped"]) == (
+        "undeliverable",
+        "null_mx",
+        "not_applicable",
+    )
     assert server.connections == 0 and fresh_zone.asked == [("null-mx.example.org", "MX", "udp")]
 
 
-async def test_a_mail_server_that_cannot_be_reached_leaves_the_mailbox_unknown(kernel_factory, fresh_zone: Zone) -> None:
+async def test_a_mail_server_that_cannot_be_reached_leaves_the_mailbox_unknown(
+    kernel_factory, fresh_zone: Zone
+) -> None:
     kernel = await kernel_factory(installed={"tollway_verify"}, env=probe_env(fresh_zone, closed_port()))
     data = await verify(kernel, "alice@example.com")
     assert (data["result"], data["reason"]) == ("unknown", "smtp_not_checked")
@@ -150,4 +175,7 @@ async def test_a_mail_server_that_cannot_be_reached_leaves_the_mailbox_unknown(k
     assert (smtp["checked"], smtp["skipped"], smtp["host"]) == (False, "unreachable", None)
     assert smtp["message"].startswith("No mail host could be reached (mx1.example.com: ")
     # both MX hosts were looked up and tried, best preference first
-    assert [q for q in fresh_zone.asked if q[1] == "A"] == [("mx1.example.com", "A", "udp"), ("mx2.example.com", "A", "udp")]
+    assert [q for q in fresh_zone.asked if q[1] == "A"] == [
+        ("mx1.example.com", "A", "udp"),
+        ("mx2.example.com", "A", "udp"),
+    ]

@@ -2,6 +2,7 @@
 its OpenAPI operation and schemas, its MCP listing, a paid answer with its quote and
 receipt (paid over x402, DNS from the local zone of `verify_dns_zone`), and the error
 bodies of bad input and of a resolver that does not answer."""
+
 from __future__ import annotations
 
 from verify_dns_zone import Zone

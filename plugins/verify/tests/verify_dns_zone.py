@@ -12,6 +12,7 @@ at special-use names such as `.test`. Besides the zone's records:
 * `silent.example.com` is never answered: the resolver raises dnslib's `DNSError`, on
   which dnslib's handler logs and sends nothing, so the client times out.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -7,6 +7,7 @@ commands (a probe must never send one). `CountingController` counts the connecti
 made to it (aiosmtpd builds one SMTP session per connection through `factory`), after
 its own start-up check.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,9 @@ from tollway.testing import reserve_socket
 
 
 class Mailboxes:
-    def __init__(self, accepted: tuple[str, ...] = (), greylisted: tuple[str, ...] = (), *, catch_all: bool = False) -> None:
+    def __init__(
+        self, accepted: tuple[str, ...] = (), greylisted: tuple[str, ...] = (), *, catch_all: bool = False
+    ) -> None:
         self.accepted = {a.lower() for a in accepted}
         self.greylisted = {a.lower() for a in greylisted}
         self.catch_all = catch_all
@@ -29,7 +32,9 @@ class Mailboxes:
         self.recipients: list[str] = []
         self.data_commands = 0
 
-    async def handle_EHLO(self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]) -> list[str]:
+    async def handle_EHLO(
+        self, server: Any, session: Any, envelope: Any, hostname: str, responses: list[str]
+    ) -> list[str]:
         self.greetings.append(hostname)
         session.host_name = hostname
         return responses

@@ -10,6 +10,7 @@ refusal) tells nothing about the address, so it is not a finding: it raises a To
 (503 `provider_unavailable`, `details.reason` `dns_timeout` or `dns_error`) and the call
 is not charged.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -118,7 +119,11 @@ async def mail_route(resolver: dns.asyncresolver.Resolver, domain: str) -> MailR
         return MailRoute(exists=False)
     if answer is not None:
         null = [r for r in answer if r.exchange == dns.name.root]
-        hosts = {(r.exchange.to_text(omit_final_dot=True).lower(), int(r.preference)) for r in answer if r.exchange != dns.name.root}
+        hosts = {
+            (r.exchange.to_text(omit_final_dot=True).lower(), int(r.preference))
+            for r in answer
+            if r.exchange != dns.name.root
+        }
         if null and not hosts:  # RFC 7505; a null MX published beside real ones is ignored, as MTAs do
             return MailRoute(exists=True, null_mx=True)
         if hosts:

@@ -1,5 +1,6 @@
 """The three lists shipped in `data/`: disposable domains, free-mail domains and role
 local parts (each file says what it holds and where it comes from), read once."""
+
 from __future__ import annotations
 
 import functools

@@ -4,6 +4,7 @@ Every value is read through the tool's context (the kernel reads the environment
 a value that cannot be read (a port that is not a number) is the operator's mistake, so
 the call fails with 503 `provider_unavailable` naming the variable, and is not charged.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -19,7 +20,9 @@ NAMESERVERS = Setting(
     "Comma-separated IP addresses of the DNS resolvers to ask (e.g. 1.1.1.1,9.9.9.9). "
     "Unset: the system's resolvers (/etc/resolv.conf).",
 )  # fmt: skip
-DNS_PORT = Setting(FAMILY, "dns_port", "53", "The port the resolvers are asked on (53; tests run a local zone on another).")
+DNS_PORT = Setting(
+    FAMILY, "dns_port", "53", "The port the resolvers are asked on (53; tests run a local zone on another)."
+)
 DNS_TIMEOUT_S = Setting(
     FAMILY, "dns_timeout_s", "5",
     "Seconds one DNS question may take, retries included; past it the call fails uncharged (dns_timeout).",

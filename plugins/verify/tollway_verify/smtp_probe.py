@@ -16,6 +16,7 @@ The probe only connects to public addresses unless the operator allows private o
 (`TOLLWAY_VERIFY_SMTP_ALLOW_PRIVATE`): a caller chooses the domain, hence where its MX
 points. The mail hosts' addresses come from the same resolver as the MX records.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,6 +25,7 @@ import functools
 import ipaddress
 import secrets
 import socket
+
 import aiosmtplib
 import dns.asyncresolver
 
@@ -103,8 +105,12 @@ class _Refused(Exception):
         self.step, self.code = step, code
 
 
-async def _converse(address: str, port: int, recipient: str, domain: str, utf8: bool, cfg: Config, helo: str) -> ProbeResult:
-    client = aiosmtplib.SMTP(hostname=address, port=port, local_hostname=helo, timeout=COMMAND_TIMEOUT_S, use_tls=False, start_tls=False)
+async def _converse(
+    address: str, port: int, recipient: str, domain: str, utf8: bool, cfg: Config, helo: str
+) -> ProbeResult:
+    client = aiosmtplib.SMTP(
+        hostname=address, port=port, local_hostname=helo, timeout=COMMAND_TIMEOUT_S, use_tls=False, start_tls=False
+    )
     try:
         await client.connect()
     except aiosmtplib.SMTPConnectResponseError as exc:
@@ -154,7 +160,9 @@ async def _rcpt(client: aiosmtplib.SMTP, recipient: str, encoding: str) -> tuple
     return reply.code, reply.message
 
 
-async def probe(resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailRoute, domain: str, recipient: str, *, utf8: bool) -> ProbeResult:
+async def probe(
+    resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailRoute, domain: str, recipient: str, *, utf8: bool
+) -> ProbeResult:
     """Probe `recipient` at `domain` (its ASCII form) through the route DNS gave."""
     try:
         async with asyncio.timeout(PROBE_BUDGET_S):
@@ -163,7 +171,9 @@ async def probe(resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailRo
         return ProbeResult(checked=False, skipped="unreachable", message="The mail servers did not answer in time.")
 
 
-async def _probe(resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailRoute, domain: str, recipient: str, *, utf8: bool) -> ProbeResult:
+async def _probe(
+    resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailRoute, domain: str, recipient: str, *, utf8: bool
+) -> ProbeResult:
     helo = await ehlo_name(cfg)
     private: list[str] = []
     refused: _Refused | None = None
@@ -191,8 +201,14 @@ async def _probe(resolver: dns.asyncresolver.Resolver, cfg: Config, route: MailR
                 continue
             return dataclasses.replace(result, host=host)
     if refused is not None:
-        return ProbeResult(checked=False, skipped="probe_refused", message=f"The mail server refused the probe ({refused}).")
+        return ProbeResult(
+            checked=False, skipped="probe_refused", message=f"The mail server refused the probe ({refused})."
+        )
     if private and not failures:
         return ProbeResult(checked=False, skipped="private_address",
                            message="The mail hosts resolve to non-public addresses, which this service does not probe.")  # fmt: skip
-    return ProbeResult(checked=False, skipped="unreachable", message="No mail host could be reached" + (f" ({'; '.join(failures)[:150]})." if failures else "."))
+    return ProbeResult(
+        checked=False,
+        skipped="unreachable",
+        message="No mail host could be reached" + (f" ({'; '.join(failures)[:150]})." if failures else "."),
+    )

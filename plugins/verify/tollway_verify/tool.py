@@ -6,6 +6,7 @@ check), the domain's mail routing (`dns_check`), the disposable / role / free-ma
 (`lists`), and when asked and allowed the SMTP RCPT probe (`smtp_probe`). The verdict's
 rules are in `verdict` and docs/verify.md.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -24,8 +25,12 @@ from .smtp_probe import ProbeResult, probe
 SOURCE = "DNS"  # evidence.source: the domain's public DNS records, as the resolver gave them
 SOURCE_KIND = "public"
 
-Email = Annotated[str, Meta(min_length=3, max_length=320, description="The address to verify.", examples=["jane.doe@example.com"])]
-CheckSmtp = Annotated[bool, Meta(description="Also probe the mailbox on its mail server (no message is sent), if the operator allows it.")]
+Email = Annotated[
+    str, Meta(min_length=3, max_length=320, description="The address to verify.", examples=["jane.doe@example.com"])
+]
+CheckSmtp = Annotated[
+    bool, Meta(description="Also probe the mailbox on its mail server (no message is sent), if the operator allows it.")
+]
 
 Result = Literal["deliverable", "undeliverable", "risky", "unknown"]
 Reason = Literal[
@@ -139,10 +144,19 @@ def _syntax(valid: ValidatedEmail) -> VerifySyntax:
 
 
 def _invalid(value: EmailVerificationInput, error: str) -> EmailVerificationAnswer:
-    syntax = VerifySyntax(valid=False, local_part=None, domain=None, ascii_domain=None, ascii_email=None, smtputf8=False, error=error)
+    syntax = VerifySyntax(
+        valid=False, local_part=None, domain=None, ascii_domain=None, ascii_email=None, smtputf8=False, error=error
+    )
     checks = VerifyChecks(syntax=syntax, domain=None, disposable=False, role=False, free=False,
                           smtp=skipped("not_applicable" if value.check_smtp else "not_requested"))  # fmt: skip
-    return EmailVerificationAnswer(email=value.email, normalized=None, result="undeliverable", reason="invalid_syntax", checks=checks, evidence=None)
+    return EmailVerificationAnswer(
+        email=value.email,
+        normalized=None,
+        result="undeliverable",
+        reason="invalid_syntax",
+        checks=checks,
+        evidence=None,
+    )
 
 
 async def run(value: EmailVerificationInput, ctx: ToolContext) -> EmailVerificationAnswer:
@@ -213,6 +227,8 @@ EMAIL_VERIFICATION = Tool(
     rate_limit="paid",
     examples=(
         Example(title="Verify an address from DNS", input={"email": "jane.doe@example.com"}),
-        Example(title="Verify an address and probe its mailbox", input={"email": "jane.doe@example.com", "check_smtp": True}),
+        Example(
+            title="Verify an address and probe its mailbox", input={"email": "jane.doe@example.com", "check_smtp": True}
+        ),
     ),
 )

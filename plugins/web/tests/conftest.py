@@ -1,10 +1,10 @@
 """Fixtures for the research tests: the local article site and a scripted chat server."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-
 from research_support import ChatServer, Site, serve_chat, serve_site
 
 

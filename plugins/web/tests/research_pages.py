@@ -1,6 +1,7 @@
 """Pages for the research tests: three topics, each many articles written from a bank of
 sentences on the topic (so pages differ but share the topic's vocabulary), plus pages that
 fail to read. Served by `conftest.py` from 127.0.0.1. The text was written for these tests."""
+
 from __future__ import annotations
 
 import html
@@ -10,10 +11,14 @@ TOPICS: dict[str, dict[str, object]] = {
         "slug": "heat",
         "pages": 28,
         "titles": [
-            "Why cities run hotter than the countryside", "Mapping street temperatures with volunteer sensors",
-            "Cool roofs: what the measurements say", "Trees, shade and the evening temperature drop",
-            "Heat, health and the elderly in dense neighbourhoods", "Asphalt, concrete and stored daytime heat",
-            "The history of urban climate research", "Criticism of heat island rankings",
+            "Why cities run hotter than the countryside",
+            "Mapping street temperatures with volunteer sensors",
+            "Cool roofs: what the measurements say",
+            "Trees, shade and the evening temperature drop",
+            "Heat, health and the elderly in dense neighbourhoods",
+            "Asphalt, concrete and stored daytime heat",
+            "The history of urban climate research",
+            "Criticism of heat island rankings",
         ],
         "sentences": [
             "An urban heat island is a city district that stays warmer than the surrounding rural land, mostly after sunset.",
@@ -46,9 +51,12 @@ TOPICS: dict[str, dict[str, object]] = {
         "slug": "bees",
         "pages": 12,
         "titles": [
-            "What happened to the missing hives", "Varroa mites and the viruses they carry",
-            "Neonicotinoids: the field evidence", "Beekeepers count their winter losses",
-            "Nutrition, monocultures and weak colonies", "Is colony collapse disorder over?",
+            "What happened to the missing hives",
+            "Varroa mites and the viruses they carry",
+            "Neonicotinoids: the field evidence",
+            "Beekeepers count their winter losses",
+            "Nutrition, monocultures and weak colonies",
+            "Is colony collapse disorder over?",
         ],
         "sentences": [
             "Colony collapse disorder describes hives where the worker bees vanish while the queen and brood remain.",
@@ -73,8 +81,11 @@ TOPICS: dict[str, dict[str, object]] = {
         "slug": "batteries",
         "pages": 12,
         "titles": [
-            "How spent batteries are taken apart", "Black mass and the recovery of cobalt",
-            "Hydrometallurgy versus smelting", "Recycling rates: the evidence", "The economics of battery recycling",
+            "How spent batteries are taken apart",
+            "Black mass and the recovery of cobalt",
+            "Hydrometallurgy versus smelting",
+            "Recycling rates: the evidence",
+            "The economics of battery recycling",
             "Fires in recycling plants",
         ],
         "sentences": [

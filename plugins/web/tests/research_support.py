@@ -1,5 +1,6 @@
 """Helpers for the research tests: a local site of articles, a searcher over it, and a
 scripted OpenAI-compatible Chat Completions server, all real HTTP on 127.0.0.1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,8 +15,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
-
 from research_pages import TOPICS, all_pages, page_path, page_title
+
 from tollway_web.research import Hit
 
 
@@ -86,8 +87,16 @@ class SiteSearcher:
 
     name = "test_search"
 
-    def __init__(self, site: Site, *, failing: tuple[str, ...] = (), pages_per_topic: int | None = None,
-                 fail_with: Exception | None = None, per_page: int | None = None, delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        site: Site,
+        *,
+        failing: tuple[str, ...] = (),
+        pages_per_topic: int | None = None,
+        fail_with: Exception | None = None,
+        per_page: int | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
         self.site = site
         self.failing = failing
         self.pages_per_topic = pages_per_topic
@@ -108,13 +117,15 @@ class SiteSearcher:
             shift = sum(map(ord, query)) % count
             for j in range(count):
                 i = (j + shift) % count
-                results.append({
-                    "url": self.site.url(page_path(str(entry["slug"]), i)) + ("#top" if j % 5 == 4 else ""),
-                    "title": page_title(topic, i),
-                    "description": f"An article about {topic}.",
-                })
+                results.append(
+                    {
+                        "url": self.site.url(page_path(str(entry["slug"]), i)) + ("#top" if j % 5 == 4 else ""),
+                        "title": page_title(topic, i),
+                        "description": f"An article about {topic}.",
+                    }
+                )
         size = min(max_results, self.per_page or max_results)
-        results = results[(page - 1) * size: page * size]
+        results = results[(page - 1) * size : page * size]
         return {"query": query, "results": results, "result_count": len(results)}
 
     async def search(self, query: str, max_results: int, page: int = 1) -> list[Hit]:
@@ -141,7 +152,10 @@ class ChatServer:
 
 def completion(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 1700000000, "model": "test-model",
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "test-model",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
     }
@@ -177,6 +191,7 @@ def serve_searxng(searcher: SiteSearcher) -> tuple[ThreadingHTTPServer, str]:
     """A SearXNG stand-in on 127.0.0.1: `/search?q=…&format=json[&pageno=N]` answers SearXNG's
     documented shape (`query`, `results` of url/title/content) with `searcher`'s pages for the
     query, 10 a page; `searcher.queries` and `searcher.pages` note each search."""
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
@@ -187,7 +202,12 @@ def serve_searxng(searcher: SiteSearcher) -> tuple[ThreadingHTTPServer, str]:
             searcher.queries.append((q, SEARXNG_PAGE))
             searcher.pages.append((q, page))
             found = searcher.answer(q, SEARXNG_PAGE, page)["results"]
-            body = json.dumps({"query": q, "results": [{"url": r["url"], "title": r["title"], "content": r["description"]} for r in found]}).encode()
+            body = json.dumps(
+                {
+                    "query": q,
+                    "results": [{"url": r["url"], "title": r["title"], "content": r["description"]} for r in found],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

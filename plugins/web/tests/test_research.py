@@ -1,6 +1,7 @@
 """The research engine end to end: a searcher over a local site of articles, the real
 web Reader reading them over HTTP, and (for written reports) a scripted OpenAI-compatible
 Chat Completions server. Nothing is mocked below the HTTP layer."""
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-
 from research_pages import FAILING, TOPICS
 from research_support import ChatServer, Site, SiteSearcher, completion, serve_brave, serve_searxng
+
 from tollway import ToolError
 from tollway_web.research import ChatCompletionsWriter, ResearchReport, WebReader, run_research
 from tollway_web.research.budget import MAX_SEARCHES, SOURCE_TARGET
@@ -38,13 +39,26 @@ def assert_citations_resolve(result: ResearchReport, site: Site) -> None:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", source.retrieved_at)
 
 
-async def research(site: Site, topic: str, depth: str = "quick", *, searcher: SiteSearcher | None = None,
-                   writer: Any = None, allow_private: bool = True, messages: list[str] | None = None,
-                   **kwargs: Any) -> ResearchReport:
+async def research(
+    site: Site,
+    topic: str,
+    depth: str = "quick",
+    *,
+    searcher: SiteSearcher | None = None,
+    writer: Any = None,
+    allow_private: bool = True,
+    messages: list[str] | None = None,
+    **kwargs: Any,
+) -> ResearchReport:
     async with httpx.AsyncClient(follow_redirects=True) as http:
         return await run_research(
-            topic, depth, searcher or SiteSearcher(site), WebReader(http, allow_private=allow_private),
-            writer, (messages if messages is not None else []).append, **kwargs,  # type: ignore[arg-type]
+            topic,
+            depth,
+            searcher or SiteSearcher(site),
+            WebReader(http, allow_private=allow_private),
+            writer,
+            (messages if messages is not None else []).append,
+            **kwargs,  # type: ignore[arg-type]
         )
 
 
@@ -137,7 +151,9 @@ async def test_search_goes_on_to_further_pages_and_reformulations(site: Site) ->
     assert_citations_resolve(result, site)
     assert len(set(cited(result.report))) == len(result.sources)  # every source read is cited
     assert any(page > 1 for _, page in searcher.pages)
-    assert len(result.meta.queries) > 4 and result.meta.queries[:4] == deterministic_queries("urban heat island", "quick")
+    assert len(result.meta.queries) > 4 and result.meta.queries[:4] == deterministic_queries(
+        "urban heat island", "quick"
+    )
     assert {q for q, _ in searcher.pages} == set(result.meta.queries)
 
 
@@ -153,7 +169,10 @@ async def test_the_search_providers_give_further_result_pages(site: Site) -> Non
     try:
         async with httpx.AsyncClient() as http:
             client = ProviderSearcher(SearxngClient(searxng_url, http), "searxng")
-            first, second = await client.search("urban heat island", 8), await client.search("urban heat island", 8, page=2)
+            first, second = (
+                await client.search("urban heat island", 8),
+                await client.search("urban heat island", 8, page=2),
+            )
             by_brave = ProviderSearcher(BraveClient(brave_url, "key", http), "brave")
             assert await by_brave.search("harbour ferry", 5) and await by_brave.search("harbour ferry", 5, page=3)
     finally:
@@ -227,7 +246,9 @@ def is_planning(body: dict[str, Any]) -> bool:
     return "JSON array" in body["messages"][0]["content"]
 
 
-async def test_written_report_keeps_valid_citations_and_removes_invalid_ones(site: Site, chat_server: ChatServer) -> None:
+async def test_written_report_keeps_valid_citations_and_removes_invalid_ones(
+    site: Site, chat_server: ChatServer
+) -> None:
     plan = ["urban heat island health effects", "urban heat island trees shade", "urban heat island cool roofs"]
     answer = (
         "## Why cities are warmer\n\nDark surfaces store heat and release it at night [1]. "
@@ -265,9 +286,13 @@ async def test_written_report_keeps_valid_citations_and_removes_invalid_ones(sit
     assert "square brackets" in writing["messages"][0]["content"]
 
 
-async def test_written_report_with_no_valid_citation_falls_back_to_extractive(site: Site, chat_server: ChatServer) -> None:
+async def test_written_report_with_no_valid_citation_falls_back_to_extractive(
+    site: Site, chat_server: ChatServer
+) -> None:
     chat_server.script = lambda body: (
-        200, completion('["bee mites", "bee pesticides"]' if is_planning(body) else "Bees are in trouble [31], [45; 46]."), 0.0
+        200,
+        completion('["bee mites", "bee pesticides"]' if is_planning(body) else "Bees are in trouble [31], [45; 46]."),
+        0.0,
     )
     result = await research(site, "honeybee colony collapse", writer=writer_for(chat_server))
     assert result.meta.extractive is True
@@ -277,11 +302,15 @@ async def test_written_report_with_no_valid_citation_falls_back_to_extractive(si
     assert_citations_resolve(result, site)
 
 
-async def test_written_report_citing_fewer_sources_than_promised_falls_back_to_extractive(site: Site, chat_server: ChatServer) -> None:
+async def test_written_report_citing_fewer_sources_than_promised_falls_back_to_extractive(
+    site: Site, chat_server: ChatServer
+) -> None:
     """A written report citing 4 different sources where quick promises 5 is not used: the
     extractive report, citing every source read, is served instead; the prompt asked for 5."""
     chat_server.script = lambda body: (
-        200, completion('["bee mites"]' if is_planning(body) else "Mites spread viruses [1, 2]. Losses continue [3][4][1]."), 0.0
+        200,
+        completion('["bee mites"]' if is_planning(body) else "Mites spread viruses [1, 2]. Losses continue [3][4][1]."),
+        0.0,
     )
     result = await research(site, "honeybee colony collapse", writer=writer_for(chat_server))
     assert result.meta.extractive is True and result.meta.citations_removed == 0
@@ -289,17 +318,23 @@ async def test_written_report_citing_fewer_sources_than_promised_falls_back_to_e
     assert "Cite at least 5 different sources." in chat_server.requests[-1]["messages"][0]["content"]
 
 
-WRITTEN_BATTERIES = "Cells are shredded into black mass [2]. Cobalt is recovered [1, 3]; smelting loses lithium [4], acid keeps it [5]."
+WRITTEN_BATTERIES = (
+    "Cells are shredded into black mass [2]. Cobalt is recovered [1, 3]; smelting loses lithium [4], acid keeps it [5]."
+)
 
 
 async def test_malformed_plan_falls_back_to_deterministic_queries(site: Site, chat_server: ChatServer) -> None:
     chat_server.script = lambda body: (
-        200, completion("Here are some ideas: batteries!" if is_planning(body) else WRITTEN_BATTERIES), 0.0
+        200,
+        completion("Here are some ideas: batteries!" if is_planning(body) else WRITTEN_BATTERIES),
+        0.0,
     )
     result = await research(site, "lithium-ion battery recycling", writer=writer_for(chat_server))
     assert result.meta.queries == [
-        "lithium-ion battery recycling", "lithium-ion battery recycling overview",
-        "lithium-ion battery recycling evidence", "lithium-ion battery recycling criticism",
+        "lithium-ion battery recycling",
+        "lithium-ion battery recycling overview",
+        "lithium-ion battery recycling evidence",
+        "lithium-ion battery recycling criticism",
     ]
     assert result.meta.extractive is False
     assert result.report.startswith("Cells are shredded into black mass [2].")
@@ -367,8 +402,18 @@ async def test_research_tool_declaration_and_run(site: Site) -> None:
     from tollway_web.settings import ALLOW_PRIVATE_ADDRESSES
 
     tool = research_tool(lambda ctx: SiteSearcher(site), lambda ctx: None)
-    assert (tool.name, tool.path, tool.mode, tool.accepted_status) == ("research", "/v1/tools/research", "job", "pending")
-    assert (tool.price, tool.rate_limit, tool.payment_header, tool.refund_failed_jobs) == (150_000, "expensive", "X-Payment-Proof", True)
+    assert (tool.name, tool.path, tool.mode, tool.accepted_status) == (
+        "research",
+        "/v1/tools/research",
+        "job",
+        "pending",
+    )
+    assert (tool.price, tool.rate_limit, tool.payment_header, tool.refund_failed_jobs) == (
+        150_000,
+        "expensive",
+        "X-Payment-Proof",
+        True,
+    )
     with pytest.raises(msgspec.ValidationError):
         msgspec.convert({"topic": "bees", "depth": "medium"}, ResearchInput)
     with pytest.raises(msgspec.ValidationError):
@@ -376,7 +421,9 @@ async def test_research_tool_declaration_and_run(site: Site) -> None:
     value = msgspec.convert({"topic": "honeybee colony collapse"}, ResearchInput)
     assert value.depth == "quick"
     async with httpx.AsyncClient(follow_redirects=True) as http:
-        ctx = ToolContext(request_id="req_research", agent_id=None, http=http, settings={ALLOW_PRIVATE_ADDRESSES.name: "true"})
+        ctx = ToolContext(
+            request_id="req_research", agent_id=None, http=http, settings={ALLOW_PRIVATE_ADDRESSES.name: "true"}
+        )
         result = await tool.run(value, ctx)
         assert 5 <= len(result.sources) <= 10
         assert_citations_resolve(result, site)
@@ -386,5 +433,12 @@ async def test_research_tool_declaration_and_run(site: Site) -> None:
         assert info.value.details["reason"] == "no_readable_pages"
     encoded = msgspec.json.decode(msgspec.json.encode(result))
     assert set(encoded) == {"topic", "depth", "report", "sources", "meta"}
-    assert set(encoded["meta"]) == {"queries", "pages_read", "pages_failed", "providers", "extractive", "citations_removed"}
+    assert set(encoded["meta"]) == {
+        "queries",
+        "pages_read",
+        "pages_failed",
+        "providers",
+        "extractive",
+        "citations_removed",
+    }
     assert set(encoded["sources"][0]) == {"n", "url", "title", "retrieved_at"}

@@ -1,4 +1,5 @@
 """The research engine's parts on their own: planning, passages, citations, ranking."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -28,7 +29,11 @@ class ScriptedWriter:
 
 
 def test_key_phrases_split_at_stop_words() -> None:
-    assert key_phrases("effects of microplastics on coral reef health") == ["coral reef health", "effects", "microplastics"]
+    assert key_phrases("effects of microplastics on coral reef health") == [
+        "coral reef health",
+        "effects",
+        "microplastics",
+    ]
     assert key_phrases("solar power") == []  # the whole topic is not repeated
 
 
@@ -73,7 +78,9 @@ def test_citations_check_keeps_valid_numbers_only() -> None:
 def test_passages_drop_headings_links_and_the_pages_own_bracket_numbers() -> None:
     words = " ".join(f"word{i}" for i in range(30))
     page = Page(
-        url="http://e/1", title="T", retrieved_at="2026-01-01T00:00:00.000Z",
+        url="http://e/1",
+        title="T",
+        retrieved_at="2026-01-01T00:00:00.000Z",
         markdown=f"# Title\n\nSee [the report](http://e/r) \\[4\\] and [5, 6]. {words}.\n\n## Part two\n\nShort.",
     )
     found = split(page, 3)
@@ -119,7 +126,11 @@ async def test_any_reader_failure_is_counted() -> None:
         async def read(self, url: str) -> Page:
             if "bad" in url:
                 raise RuntimeError("extraction crashed")
-            text = "Cookie settings" if "short" in url else "A page long enough to quote: " + "words of a real article " * 4
+            text = (
+                "Cookie settings"
+                if "short" in url
+                else "A page long enough to quote: " + "words of a real article " * 4
+            )
             return Page(url=url, title=None, markdown=text, retrieved_at="2026-01-01T00:00:00.000Z")
 
     told: list[str] = []
@@ -145,6 +156,11 @@ def test_research_search_time_setting() -> None:
 
     assert seconds("quick", research_quick_search_s="1.5") == 1.5
     assert seconds("deep", research_quick_search_s="1.5") == 480
-    assert seconds("quick") == seconds("quick", research_quick_search_s="soon") == seconds("quick", research_quick_search_s="-3") == 150
+    assert (
+        seconds("quick")
+        == seconds("quick", research_quick_search_s="soon")
+        == seconds("quick", research_quick_search_s="-3")
+        == 150
+    )
     assert seconds("quick", research_quick_search_s="nan") == 150
     assert seconds("deep", research_deep_search_s="9999") == 540

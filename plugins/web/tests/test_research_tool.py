@@ -5,6 +5,7 @@ pages), its pages read from that site, and, when a language model is configured,
 report written through a scripted Chat Completions server. Every citation resolves to a
 source that was read; the job's message said its steps; with no search provider the
 tool is refused before payment."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,7 +32,12 @@ def searxng(site):
 
 
 def env_for(searxng_url: str, **more: str) -> dict[str, str]:
-    return {"TOLLWAY_SEARCH_PROVIDER": "searxng", "TOLLWAY_SEARCH_SEARXNG_URL": searxng_url, "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true", **more}
+    return {
+        "TOLLWAY_SEARCH_PROVIDER": "searxng",
+        "TOLLWAY_SEARCH_SEARXNG_URL": searxng_url,
+        "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true",
+        **more,
+    }
 
 
 async def run_job(kernel, body: dict, receipt: list[dict] | None = None) -> tuple[dict, list[str], str]:
@@ -80,26 +86,33 @@ async def test_a_quick_extractive_report_cites_only_pages_read(kernel_factory, s
     assert result["meta"]["extractive"] is True and result["meta"]["providers"]["search"] == "searxng"
     queries = result["meta"]["queries"]
     asked = [q for q, _ in searcher.queries]
-    assert len(queries) >= 2 and sorted(asked[-len(queries):]) == sorted(queries)  # each sub-query went to SearXNG
+    assert len(queries) >= 2 and sorted(asked[-len(queries) :]) == sorted(queries)  # each sub-query went to SearXNG
     assert seen, "the job said which step it was on while it ran"
     assert balance == "0.850000"  # 0.15 charged
 
 
-async def test_with_a_language_model_the_report_is_written_and_checked(kernel_factory, site, searxng, chat_server) -> None:
+async def test_with_a_language_model_the_report_is_written_and_checked(
+    kernel_factory, site, searxng, chat_server
+) -> None:
     url, _ = searxng
 
     def script(body: dict) -> tuple[int, dict, float]:
         prompt = json.dumps(body["messages"])
         if "sub-questions" in prompt.lower() or "json array" in prompt.lower():
             return 200, completion(json.dumps(["urban heat island causes", "urban heat island health effects"])), 0.0
-        return 200, completion(
-            "Cities run hotter than their surroundings [1]. Trees cool streets [2][99]. Roofs store heat [3]; "
-            "the elderly suffer most [4, 5]."
-        ), 0.0
+        return (
+            200,
+            completion(
+                "Cities run hotter than their surroundings [1]. Trees cool streets [2][99]. Roofs store heat [3]; "
+                "the elderly suffer most [4, 5]."
+            ),
+            0.0,
+        )
 
     chat_server.script = script
     kernel = await kernel_factory(
-        installed={"tollway_web"}, env=env_for(url, TOLLWAY_LLM_BASE_URL=chat_server.base, TOLLWAY_LLM_MODEL="test-model"),
+        installed={"tollway_web"},
+        env=env_for(url, TOLLWAY_LLM_BASE_URL=chat_server.base, TOLLWAY_LLM_MODEL="test-model"),
     )
     job, _, _ = await run_job(kernel, {"topic": "urban heat island", "depth": "quick"})
     assert job["status"] == "completed", job
@@ -137,7 +150,9 @@ async def test_a_research_job_whose_searches_all_fail_is_refunded(kernel_factory
     server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(f"http://127.0.0.1:{server.server_address[1]}"))
+        kernel = await kernel_factory(
+            installed={"tollway_web"}, env=env_for(f"http://127.0.0.1:{server.server_address[1]}")
+        )
         job, _, balance = await run_job(kernel, {"topic": "urban heat island"})
     finally:
         server.shutdown()
@@ -153,7 +168,9 @@ async def test_one_readable_page_is_not_charged_and_the_search_time_limit_holds(
     searcher = SiteSearcher(site, pages_per_topic=1, failing=("/fail/empty", "/fail/very-slow"))
     server, url = serve_searxng(searcher)
     try:
-        kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(url, TOLLWAY_WEB_RESEARCH_QUICK_SEARCH_S="3"))
+        kernel = await kernel_factory(
+            installed={"tollway_web"}, env=env_for(url, TOLLWAY_WEB_RESEARCH_QUICK_SEARCH_S="3")
+        )
         receipt: list[dict] = []
         started = time.monotonic()
         job, _, balance = await run_job(kernel, {"topic": "urban heat island"}, receipt)

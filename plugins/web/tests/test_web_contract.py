@@ -5,6 +5,7 @@ The example inputs are a public URL and a query: the unpaid call is answered 402
 before any fetch or search, so the suite never reaches the network. (The file name carries the family:
 pytest imports test modules by base name across the repository.)
 """
+
 from __future__ import annotations
 
 from tollway.testing import PluginContract

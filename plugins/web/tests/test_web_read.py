@@ -7,6 +7,7 @@ addresses are allowed through the settings, as a private deployment would; the
 refusal tests turn the setting off. No test reaches the internet: the public-
 address tests replace the resolver and answer through an `httpx.MockTransport`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -78,7 +79,7 @@ class Site:
         return self.base + path
 
 
-def _pages(handler: "Handler") -> None:
+def _pages(handler: Handler) -> None:
     path = handler.path
     html = "text/html; charset=utf-8"
     if path.startswith("/redirect-chain/"):
@@ -98,8 +99,20 @@ def _pages(handler: "Handler") -> None:
         "/fragment": (200, html, b"<h1>Only a heading</h1>", {}),
         "/plain": (200, "text/plain; charset=utf-8", "Ferry times\n\n08:00 departs — 09:10 arrives\n".encode(), {}),
         "/untyped": (200, None, ARTICLE.encode(), {}),
-        "/latin1": (200, "text/html; charset=iso-8859-1", "<html><body><p>Caf\xe9 du port, cr\xe8me br\xfbl\xe9e.</p></body></html>".encode("latin-1"), {}),
-        "/meta-charset": (200, "text/html", '<html><head><meta charset="windows-1252"></head><body><p>Na\xefve caf\xe9 \u2013 ferry \u20ac5.</p></body></html>'.encode("cp1252"), {}),
+        "/latin1": (
+            200,
+            "text/html; charset=iso-8859-1",
+            "<html><body><p>Caf\xe9 du port, cr\xe8me br\xfbl\xe9e.</p></body></html>".encode("latin-1"),
+            {},
+        ),
+        "/meta-charset": (
+            200,
+            "text/html",
+            '<html><head><meta charset="windows-1252"></head><body><p>Na\xefve caf\xe9 \u2013 ferry \u20ac5.</p></body></html>'.encode(
+                "cp1252"
+            ),
+            {},
+        ),
         "/js-only": (200, html, JS_ONLY.encode(), {}),
         "/gzip": (200, html, gzip.compress(ARTICLE.encode()), {"Content-Encoding": "gzip"}),
         "/cookie": (200, html, ARTICLE.encode(), {"Set-Cookie": "session=abc123; Path=/"}),
@@ -115,7 +128,9 @@ def _pages(handler: "Handler") -> None:
     if path not in routes:
         return handler.answer(404, b"", content_type=None)
     status, content_type, body, headers = routes[path]
-    handler.answer(status, body, content_type=content_type, **{k.lower().replace("-", "_"): v for k, v in headers.items()})
+    handler.answer(
+        status, body, content_type=content_type, **{k.lower().replace("-", "_"): v for k, v in headers.items()}
+    )
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -139,8 +154,12 @@ class Handler(BaseHTTPRequestHandler):
         set_cookie: str | None = None,
     ) -> None:
         self.send_response(status)
-        for name, value in (("Content-Type", content_type), ("Location", location),
-                            ("Content-Encoding", content_encoding), ("Set-Cookie", set_cookie)):
+        for name, value in (
+            ("Content-Type", content_type),
+            ("Location", location),
+            ("Content-Encoding", content_encoding),
+            ("Set-Cookie", set_cookie),
+        ):
             if value is not None:
                 self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
@@ -188,10 +207,14 @@ def value(url: str) -> WebReadInput:
     return v
 
 
-async def read(url: str, *, allow_private: bool = True, http: httpx.AsyncClient | None = None, **settings: str) -> WebReadResult:
+async def read(
+    url: str, *, allow_private: bool = True, http: httpx.AsyncClient | None = None, **settings: str
+) -> WebReadResult:
     s = {ALLOW_PRIVATE_ADDRESSES.name: "true" if allow_private else "false", **settings}
     async with http or kernel_like_client() as client:
-        return await WEB_READ.run(value(url), ToolContext(request_id="req_test", agent_id=None, http=client, settings=s))
+        return await WEB_READ.run(
+            value(url), ToolContext(request_id="req_test", agent_id=None, http=client, settings=s)
+        )
 
 
 async def failure(url: str, **kwargs: object) -> ToolError:
@@ -272,7 +295,9 @@ async def test_body_over_5_mb_is_read_up_to_the_cap(site: Site) -> None:
     assert "Tide tables" in result.markdown
 
 
-@pytest.mark.parametrize(("path", "media"), [("/doc.pdf", "application/pdf"), ("/logo.png", "image/png"), ("/json", "application/json")])
+@pytest.mark.parametrize(
+    ("path", "media"), [("/doc.pdf", "application/pdf"), ("/logo.png", "image/png"), ("/json", "application/json")]
+)
 async def test_non_html_content_types_are_source_unsupported(site: Site, path: str, media: str) -> None:
     err = await failure(site.url(path))
     assert (err.code, err.status) == ("source_unsupported", 422)
@@ -330,15 +355,21 @@ async def test_gzip_body_is_decoded(site: Site) -> None:
 async def test_cookies_set_by_the_target_are_not_kept(site: Site) -> None:
     async with kernel_like_client() as http:
         s = {ALLOW_PRIVATE_ADDRESSES.name: "true"}
-        await WEB_READ.run(value(site.url("/cookie")), ToolContext(request_id="r", agent_id=None, http=http, settings=s))
+        await WEB_READ.run(
+            value(site.url("/cookie")), ToolContext(request_id="r", agent_id=None, http=http, settings=s)
+        )
         assert len(http.cookies.jar) == 0
 
 
 async def test_screenshot_url_from_the_configured_template(site: Site) -> None:
     result = await read(site.url("/redirect"), screenshot_url_template="https://shots.example/render?url={url}&w=1280")
-    assert result.screenshot_url == "https://shots.example/render?url=" + quote(site.url("/article"), safe="") + "&w=1280"
+    assert (
+        result.screenshot_url == "https://shots.example/render?url=" + quote(site.url("/article"), safe="") + "&w=1280"
+    )
     assert result.screenshot_url.startswith("https://shots.example/render?url=http%3A%2F%2F127.0.0.1%3A")
-    assert (await read(site.url("/article"), screenshot_url_template="https://shots.example/no-placeholder")).screenshot_url is None
+    assert (
+        await read(site.url("/article"), screenshot_url_template="https://shots.example/no-placeholder")
+    ).screenshot_url is None
 
 
 # --- reaching the target ----------------------------------------------------------------
@@ -404,7 +435,9 @@ async def test_private_addresses_are_refused_before_connecting(site: Site, host:
 async def test_private_addresses_are_refused_by_default(site: Site) -> None:
     async with kernel_like_client() as http:
         with pytest.raises(ToolError) as info:
-            await WEB_READ.run(value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings={}))
+            await WEB_READ.run(
+                value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings={})
+            )
     assert info.value.details["reason"] == "private_address"
 
 
@@ -412,7 +445,9 @@ async def test_private_setting_from_the_environment(site: Site, kernel_factory) 
     kernel = await kernel_factory(installed={"tollway_web"}, env={"TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": " TRUE "})
     settings = kernel.family_settings("web")
     async with kernel_like_client() as http:
-        result = await WEB_READ.run(value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings=settings))
+        result = await WEB_READ.run(
+            value(site.url("/article")), ToolContext(request_id="r", agent_id=None, http=http, settings=settings)
+        )
     assert result.metadata.status_code == 200
 
 
@@ -537,8 +572,15 @@ async def test_extraction_runs_off_the_event_loop(site: Site, monkeypatch: pytes
 
 @pytest.mark.parametrize(
     "url",
-    ["https://example.com/", "http://example.com", "HTTPS://Example.COM/a?b=c#d", "https://bücher.example/",
-     "http://127.0.0.1:8080/x", "http://[::1]:8080/", "https://example.com/" + "a" * 2028],
+    [
+        "https://example.com/",
+        "http://example.com",
+        "HTTPS://Example.COM/a?b=c#d",
+        "https://bücher.example/",
+        "http://127.0.0.1:8080/x",
+        "http://[::1]:8080/",
+        "https://example.com/" + "a" * 2028,
+    ],
 )
 def test_good_urls_pass(url: str) -> None:
     assert len(url) <= 2048
@@ -547,9 +589,21 @@ def test_good_urls_pass(url: str) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["example.com", "ftp://example.com/", "javascript:alert(1)", "file:///etc/passwd", "http://", "http:///path",
-     "https://exa mple.com/", " https://example.com/", "https://example.com/\n", "http://example.com:99999/",
-     "http://example.com:0/", "mailto:someone@example.com", "//example.com/"],
+    [
+        "example.com",
+        "ftp://example.com/",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "http://",
+        "http:///path",
+        "https://exa mple.com/",
+        " https://example.com/",
+        "https://example.com/\n",
+        "http://example.com:99999/",
+        "http://example.com:0/",
+        "mailto:someone@example.com",
+        "//example.com/",
+    ],
 )
 def test_check_refuses_bad_urls(url: str) -> None:
     v = msgspec.convert({"url": url}, WebReadInput, strict=True)
@@ -559,7 +613,15 @@ def test_check_refuses_bad_urls(url: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [{}, {"url": ""}, {"url": 42}, {"url": None}, {"url": "https://example.com/" + "a" * 2029}, {"url": "https://a.b/", "x": 1}]
+    "body",
+    [
+        {},
+        {"url": ""},
+        {"url": 42},
+        {"url": None},
+        {"url": "https://example.com/" + "a" * 2029},
+        {"url": "https://a.b/", "x": 1},
+    ],
 )
 def test_msgspec_refuses_bad_shapes(body: dict) -> None:
     with pytest.raises(msgspec.ValidationError):
@@ -568,20 +630,34 @@ def test_msgspec_refuses_bad_shapes(body: dict) -> None:
 
 def test_declaration() -> None:
     t = WEB_READ
-    assert (t.name, t.path, t.category, t.subcategory, t.family) == ("web_read", "/v1/tools/web-read", "data", "web_read", "web")
-    assert (t.mode, t.payment_header, t.idempotency, t.rate_limit, t.time_limit_s) == ("job", "X-Payment-Proof", "optional", "paid", 60)
+    assert (t.name, t.path, t.category, t.subcategory, t.family) == (
+        "web_read",
+        "/v1/tools/web-read",
+        "data",
+        "web_read",
+        "web",
+    )
+    assert (t.mode, t.payment_header, t.idempotency, t.rate_limit, t.time_limit_s) == (
+        "job",
+        "X-Payment-Proof",
+        "optional",
+        "paid",
+        60,
+    )
     assert t.quote(value("https://example.com/")) == 20_000  # 0.02 USDC
     for example in t.examples:
         value(example.input["url"])
     # The fetch finishes (or gives up) well inside the job's time limit.
-    assert fetch.FETCH_DEADLINE_S + 15 < t.time_limit_s
+    assert t.time_limit_s > fetch.FETCH_DEADLINE_S + 15
 
 
 async def test_concurrent_reads_share_one_client(site: Site) -> None:
     async with kernel_like_client() as http:
         s = {ALLOW_PRIVATE_ADDRESSES.name: "true"}
         results = await asyncio.gather(
-            *(WEB_READ.run(value(site.url(p)), ToolContext(request_id="r", agent_id=None, http=http, settings=s))
-              for p in ("/article", "/missing", "/redirect", "/plain"))
+            *(
+                WEB_READ.run(value(site.url(p)), ToolContext(request_id="r", agent_id=None, http=http, settings=s))
+                for p in ("/article", "/missing", "/redirect", "/plain")
+            )
         )
     assert [r.metadata.status_code for r in results] == [200, 404, 200, 200]

@@ -2,6 +2,7 @@
 (or credits), accepted with 202, run by a worker, polled to its result. The page
 is served by a local HTTP server on 127.0.0.1 (private addresses allowed by the
 plugin's setting for this test); nothing reaches the internet."""
+
 from __future__ import annotations
 
 import asyncio
@@ -67,7 +68,9 @@ async def test_paid_web_read_runs_as_a_job(kernel, page_url):
         quote = await client.post("/v1/tools/web-read", json={"url": page_url})
         assert quote.status_code == 402 and quote.json()["amount_usdc"] == "0.020000"
         accepted = await client.post(
-            "/v1/tools/web-read", json={"url": page_url}, headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+            "/v1/tools/web-read",
+            json={"url": page_url},
+            headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])},
         )
         assert accepted.status_code == 202, accepted.text
         body = accepted.json()
@@ -90,10 +93,18 @@ async def test_paid_web_read_runs_as_a_job(kernel, page_url):
 async def test_unreachable_target_fails_the_job_and_refunds(kernel):
     async with http_client(kernel) as client:
         agent = (await client.post("/v1/tools/internal/agents/register", json={}, headers=OPERATOR)).json()
-        await client.post("/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR)
-        token = (await client.post("/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR)).json()["token"]
+        await client.post(
+            "/v1/tools/internal/credits/grant", json={"agent_id": agent["agent_id"], "amount": "1"}, headers=OPERATOR
+        )
+        token = (
+            await client.post(
+                "/v1/tools/internal/access-tokens", json={"agent_id": agent["agent_id"]}, headers=OPERATOR
+            )
+        ).json()["token"]
         auth = {"Authorization": f"Bearer {token}"}
-        accepted = (await client.post("/v1/tools/web-read", json={"url": "https://no-such-host.invalid/page"}, headers=auth)).json()
+        accepted = (
+            await client.post("/v1/tools/web-read", json={"url": "https://no-such-host.invalid/page"}, headers=auth)
+        ).json()
         worker = worker_for(kernel, poll_s=0.05)
         worker.start()
         try:
@@ -112,8 +123,7 @@ async def test_acceptance_says_processing_as_the_spec_shows_for_web_read(kernel,
     (credits too), in the OpenAPI 202 schema and in the MCP output schema."""
     from mcp import Client
 
-    from tollway.testing import mcp_server_for
-    from tollway.testing import credits_session
+    from tollway.testing import credits_session, mcp_server_for
 
     assert kernel.tools["web_read"].accepted_status == "processing"
     async with http_client(kernel) as client:

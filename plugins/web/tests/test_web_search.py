@@ -3,6 +3,7 @@ over real HTTP on 127.0.0.1 (answers in tests/fixtures/search, shaped as each pr
 documents them): paid with `X-Payment-Proof` or credits, over HTTP and MCP; results
 deduplicated and cut; refusals before payment; every provider failure mapped to its
 code and never charged; the API key never in an answer, a receipt or a log line."""
+
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,7 +60,10 @@ class StandIn(BaseHTTPRequestHandler):
             body, status = script.body if script.body is not None else SEARXNG_BODY, script.status
         elif parts.path == "/res/v1/web/search":
             if self.headers.get("X-Subscription-Token") != BRAVE_KEY:
-                body, status = b'{"type": "ErrorResponse", "error": {"status": 401, "code": "SUBSCRIPTION_TOKEN_INVALID"}}', 401
+                body, status = (
+                    b'{"type": "ErrorResponse", "error": {"status": 401, "code": "SUBSCRIPTION_TOKEN_INVALID"}}',
+                    401,
+                )
             else:
                 body, status = script.body if script.body is not None else BRAVE_BODY, script.status
         else:
@@ -100,7 +105,12 @@ def searxng_env(url: str, **more: str) -> dict[str, str]:
 
 
 def brave_env(url: str, **more: str) -> dict[str, str]:
-    return {"TOLLWAY_SEARCH_PROVIDER": "brave", "TOLLWAY_SEARCH_BRAVE_API_URL": url, "TOLLWAY_SEARCH_BRAVE_API_KEY": BRAVE_KEY, **more}
+    return {
+        "TOLLWAY_SEARCH_PROVIDER": "brave",
+        "TOLLWAY_SEARCH_BRAVE_API_URL": url,
+        "TOLLWAY_SEARCH_BRAVE_API_KEY": BRAVE_KEY,
+        **more,
+    }
 
 
 async def balance(client, headers) -> str:
@@ -117,7 +127,9 @@ async def test_searxng_search_paid_with_x_payment_proof(kernel_factory, stand_in
     async with http_client(kernel) as client:
         quote = await client.post(PATH, json=body)
         assert quote.status_code == 402 and quote.json()["amount_usdc"] == "0.010000"
-        paid = await client.post(PATH, json=body, headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        paid = await client.post(
+            PATH, json=body, headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+        )
         assert paid.status_code == 200, paid.text
         data = paid.json()["data"]
         receipt = (await client.get(f"/v1/receipts/{data['receipt_id']}", headers={"X-Agent-ID": payer.address})).json()
@@ -141,7 +153,9 @@ async def test_searxng_search_paid_with_x_payment_proof(kernel_factory, stand_in
     assert asked["query"] == {"q": ["harbour ferry timetable"], "format": ["json"]}
 
 
-async def test_brave_search_from_credits_sends_the_token_and_never_shows_it(kernel_factory, stand_in, script, caplog) -> None:
+async def test_brave_search_from_credits_sends_the_token_and_never_shows_it(
+    kernel_factory, stand_in, script, caplog
+) -> None:
     caplog.set_level(logging.DEBUG)
     url, _ = stand_in
     kernel = await kernel_factory(installed={"tollway_web"}, env=brave_env(url))
@@ -167,7 +181,13 @@ async def test_brave_search_from_credits_sends_the_token_and_never_shows_it(kern
     for text in (resp.text, receipt.text, json.dumps(health), caplog.text):
         assert BRAVE_KEY not in text
     (state,) = [p for p in health["providers"] if p["kind"] == "search"]
-    assert state == {"kind": "search", "provider": "brave", "configured": True, "unset_settings": [], "available": ["brave", "searxng"]}
+    assert state == {
+        "kind": "search",
+        "provider": "brave",
+        "configured": True,
+        "unset_settings": [],
+        "available": ["brave", "searxng"],
+    }
 
 
 async def test_max_results_cuts_after_dedupe_and_facts_record_the_list(kernel_factory, stand_in, script) -> None:
@@ -179,12 +199,17 @@ async def test_max_results_cuts_after_dedupe_and_facts_record_the_list(kernel_fa
         one = await client.post(PATH, json={"query": "harbour ferry timetable", "max_results": 1}, headers=auth)
         assert one.status_code == 200, one.text
         assert [r["url"] for r in one.json()["data"]["results"]] == ["https://harbour.example.org/ferry/timetable/"]
-        script.body = json.dumps({"query": "q", "results": [{"url": "https://other.example.org/", "title": "Other", "content": "x"}]}).encode()
+        script.body = json.dumps(
+            {"query": "q", "results": [{"url": "https://other.example.org/", "title": "Other", "content": "x"}]}
+        ).encode()
         two = await client.post(PATH, json={"query": "harbour ferry timetable", "max_results": 1}, headers=auth)
         assert two.json()["data"]["result_count"] == 1
     key = search_key(tool.input_type(query="harbour ferry timetable", max_results=1))
     facts = await stored_facts("web_search", key)
-    assert [f["value"]["urls"] for f in facts] == [["https://harbour.example.org/ferry/timetable/"], ["https://other.example.org/"]]
+    assert [f["value"]["urls"] for f in facts] == [
+        ["https://harbour.example.org/ferry/timetable/"],
+        ["https://other.example.org/"],
+    ]
     assert all(f["owner"] == agent_id for f in facts)  # a provider's results are the caller's own
 
 
@@ -274,7 +299,9 @@ async def test_unconfigured_provider_is_503_before_payment_naming_the_setting(ke
         ("brave", 200, b'{"type": "search", "web": {"results": [3]}}', "provider_unavailable"),
     ],
 )
-async def test_provider_failures_map_to_codes_and_refund_credits(kernel_factory, stand_in, script, caplog, provider, status, body, code) -> None:
+async def test_provider_failures_map_to_codes_and_refund_credits(
+    kernel_factory, stand_in, script, caplog, provider, status, body, code
+) -> None:
     caplog.set_level(logging.DEBUG)
     url, _ = stand_in
     env = searxng_env(url) if provider == "searxng" else brave_env(url)
@@ -298,7 +325,9 @@ async def test_provider_failures_map_to_codes_and_refund_credits(kernel_factory,
 
 
 async def test_a_wrong_brave_key_is_provider_auth(kernel_factory, stand_in, script) -> None:
-    kernel = await kernel_factory(installed={"tollway_web"}, env=brave_env(stand_in[0], TOLLWAY_SEARCH_BRAVE_API_KEY="wrong-key-0000"))
+    kernel = await kernel_factory(
+        installed={"tollway_web"}, env=brave_env(stand_in[0], TOLLWAY_SEARCH_BRAVE_API_KEY="wrong-key-0000")
+    )
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
         resp = await client.post(PATH, json={"query": "ferry"}, headers=auth)
@@ -306,7 +335,9 @@ async def test_a_wrong_brave_key_is_provider_auth(kernel_factory, stand_in, scri
     assert "wrong-key-0000" not in resp.text
 
 
-async def test_past_the_time_limit_is_504_and_x402_is_not_settled(kernel_factory, stand_in, script, monkeypatch) -> None:
+async def test_past_the_time_limit_is_504_and_x402_is_not_settled(
+    kernel_factory, stand_in, script, monkeypatch
+) -> None:
     from tollway_web import search_tool
 
     monkeypatch.setattr(search_tool, "TIMEOUT_S", 0.3)
@@ -317,10 +348,16 @@ async def test_past_the_time_limit_is_504_and_x402_is_not_settled(kernel_factory
     async with http_client(kernel) as client:
         quote = await client.post(PATH, json={"query": "ferry"})
         started = time.monotonic()
-        resp = await client.post(PATH, json={"query": "ferry"}, headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])})
+        resp = await client.post(
+            PATH,
+            json={"query": "ferry"},
+            headers={"X-Payment-Proof": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])},
+        )
         took = time.monotonic() - started
         assert resp.status_code == 504, resp.text
-        receipt = (await client.get(f"/v1/receipts/{resp.json()['receipt_id']}", headers={"X-Agent-ID": payer.address})).json()
+        receipt = (
+            await client.get(f"/v1/receipts/{resp.json()['receipt_id']}", headers={"X-Agent-ID": payer.address})
+        ).json()
         wallet = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
     assert resp.json()["error"] == "provider_unavailable" and resp.json()["details"] == {"reason": "timeout"}
     assert took < 0.9
@@ -345,26 +382,43 @@ async def test_searxng_health_check(kernel_factory, stand_in, script) -> None:
     assert await down.providers.check("search", down.context)
 
 
-async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_only(kernel_factory, stand_in, script) -> None:
-    from datetime import datetime, timezone
+async def test_changes_shows_how_the_results_for_a_query_moved_to_their_agent_only(
+    kernel_factory, stand_in, script
+) -> None:
+    from datetime import datetime
 
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     kernel = await kernel_factory(installed={"tollway_web"}, env=searxng_env(stand_in[0]))
     query = {"query": "harbour ferry timetable", "max_results": 2}
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
         _, stranger = await credits_session(client, "1")
         assert (await client.post(PATH, json=query, headers=auth)).status_code == 200
-        script.body = json.dumps({"query": "q", "results": [{"url": "https://quay.example.com/new", "title": "New", "content": ""}]}).encode()
+        script.body = json.dumps(
+            {"query": "q", "results": [{"url": "https://quay.example.com/new", "title": "New", "content": ""}]}
+        ).encode()
         assert (await client.post(PATH, json=query, headers=auth)).status_code == 200
-        mine = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": {"query": "harbour ferry timetable", "max_results": 2}, "since": today}, headers=auth)
-        theirs = await client.post("/v1/tools/changes", json={"attribute": "web_search", "input": query, "since": today}, headers=stranger)
+        mine = await client.post(
+            "/v1/tools/changes",
+            json={
+                "attribute": "web_search",
+                "input": {"query": "harbour ferry timetable", "max_results": 2},
+                "since": today,
+            },
+            headers=auth,
+        )
+        theirs = await client.post(
+            "/v1/tools/changes", json={"attribute": "web_search", "input": query, "since": today}, headers=stranger
+        )
         stranger_balance = (await client.get("/v1/balance", headers=stranger)).json()["credits_balance"]
     assert mine.status_code == 200, mine.text
     (change,) = mine.json()["data"]["changes"]
     assert change["before"] == {
         "result_count": 2,
-        "urls": ["https://harbour.example.org/ferry/timetable/", "https://news.example.net/2026/tide-tables-move-morning-ferry"],
+        "urls": [
+            "https://harbour.example.org/ferry/timetable/",
+            "https://news.example.net/2026/tide-tables-move-morning-ferry",
+        ],
     }
     assert change["after"] == {"result_count": 1, "urls": ["https://quay.example.com/new"]}
     # another agent sees none of it: to it the query has no history (no_data, not charged)

@@ -5,6 +5,7 @@ finds the main content (navigation, footers and other boilerplate left out) and
 writes it as Markdown; when it finds nothing (a page that is only a heading, say)
 its plain-text baseline extraction stands in.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -48,7 +49,11 @@ def _looks_like_html(body: bytes) -> bool:
 
 
 def _decode_text(body: bytes, charset: str | None) -> str:
-    for bom, encoding in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if body.startswith(bom):
             return body.decode(encoding, errors="replace")
     if charset:

@@ -6,6 +6,7 @@ against the private-address rule, and the connection is pinned to the address
 that was checked (so a DNS answer cannot change between the check and the
 connect). Every failure becomes a `ToolError` with the failure codes of docs/api.md.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -100,7 +101,7 @@ async def addresses_for(url: httpx.URL, *, allow_private: bool) -> list[str]:
         found = await asyncio.wait_for(resolve(host, port), RESOLVE_TIMEOUT_S)
     except (socket.gaierror, UnicodeError) as exc:
         raise unreachable(f"The host {host!r} could not be resolved.", "dns", 400, host=host) from exc
-    except (asyncio.TimeoutError, OSError) as exc:
+    except (TimeoutError, OSError) as exc:
         raise unreachable(f"The host {host!r} could not be resolved in time.", "dns", 400, host=host) from exc
     ordered: list[str] = []
     for address in found:
@@ -225,7 +226,9 @@ async def _fetch(
             if not accept(media):
                 # Refused before reading: a PDF or a video is never downloaded.
                 raise unsupported(
-                    f"The page is {media}, not HTML or text.", "content_type", content_type=media,
+                    f"The page is {media}, not HTML or text.",
+                    "content_type",
+                    content_type=media,
                     upstream_status=response.status_code,
                 )
             body, capped = await _read_capped(response, url.host)

@@ -3,6 +3,7 @@ the search providers and the language-model provider research writes with.
 
 Nothing runs here at import time beyond building the declarations.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

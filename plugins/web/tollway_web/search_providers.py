@@ -5,6 +5,7 @@ Every failure is a `ToolError` (never charged): 401/403 `provider_auth`, 429
 `rate_limited`, any other refusal, an unreachable host or an answer not in the
 documented shape `provider_unavailable`. No failure names the API key.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,7 +44,9 @@ def _hits(upstream: Upstream, items: Any, snippet: str) -> list[Hit]:
     hits = []
     for item in items:
         if not isinstance(item, dict):
-            raise upstream.unavailable(f"{upstream.label} answered with a result that is not an object.", reason="malformed")
+            raise upstream.unavailable(
+                f"{upstream.label} answered with a result that is not an object.", reason="malformed"
+            )
         url = item.get("url")
         if isinstance(url, str) and url.startswith(("http://", "https://")):
             hits.append(Hit(url=url, title=_text(item.get("title")), description=_text(item.get(snippet))))
@@ -56,8 +59,12 @@ SEARXNG_URL = Setting(
     "Base URL of a SearXNG instance whose JSON output is enabled (`search.formats` includes json), "
     "e.g. http://127.0.0.1:8888. Queries go to <URL>/search?q=...&format=json.",
 )  # fmt: skip
-SEARXNG_COST = Setting(KIND, "searxng_cost_usdc", "0", "What one SearXNG query costs us in USDC (0 for a self-hosted instance).")
-_SEARXNG = Upstream(family=KIND, name="searxng", label="SearXNG", default_base_url="", url_setting="searxng_url", description="")
+SEARXNG_COST = Setting(
+    KIND, "searxng_cost_usdc", "0", "What one SearXNG query costs us in USDC (0 for a self-hosted instance)."
+)
+_SEARXNG = Upstream(
+    family=KIND, name="searxng", label="SearXNG", default_base_url="", url_setting="searxng_url", description=""
+)
 
 
 class SearxngClient:
@@ -71,7 +78,9 @@ class SearxngClient:
         params = {"q": query, "format": "json", **({"pageno": str(page)} if page > 1 else {})}
         body = await _SEARXNG.get_json(self.http, "/search", base_url=self.base_url, params=params)
         if not isinstance(body, dict):
-            raise _SEARXNG.unavailable("SearXNG answered with something other than a search result.", reason="malformed")
+            raise _SEARXNG.unavailable(
+                "SearXNG answered with something other than a search result.", reason="malformed"
+            )
         return _hits(_SEARXNG, body.get("results"), "content")[:count]
 
 
@@ -111,7 +120,9 @@ _BRAVE = Upstream(
     api_key="Brave Search API subscription token, sent as X-Subscription-Token. Secret.",
 )
 BRAVE_API_URL, BRAVE_API_KEY = _BRAVE.settings
-BRAVE_COST = Setting(KIND, "brave_cost_usdc", "0.005", "What one Brave Search query costs us in USDC under the operator's plan.")
+BRAVE_COST = Setting(
+    KIND, "brave_cost_usdc", "0.005", "What one Brave Search query costs us in USDC under the operator's plan."
+)
 BRAVE_MAX_COUNT = 20  # the web search endpoint's largest `count`
 BRAVE_MAX_OFFSET = 9  # and its largest `offset` (pages of `count` results)
 
@@ -132,9 +143,13 @@ class BraveClient:
         params = {"q": query, "count": str(min(BRAVE_MAX_COUNT, count))}
         if page > 1:  # Brave's `offset` counts pages of `count` results from 0, up to 9
             params["offset"] = str(min(BRAVE_MAX_OFFSET, page - 1))
-        body = await _BRAVE.get_json(self.http, "/res/v1/web/search", base_url=self.base_url, params=params, headers=self._headers)
+        body = await _BRAVE.get_json(
+            self.http, "/res/v1/web/search", base_url=self.base_url, params=params, headers=self._headers
+        )
         if not isinstance(body, dict):
-            raise _BRAVE.unavailable("Brave Search answered with something other than a search result.", reason="malformed")
+            raise _BRAVE.unavailable(
+                "Brave Search answered with something other than a search result.", reason="malformed"
+            )
         web = body.get("web")
         if web is None:  # no web results for the query: the answer leaves `web` out
             return []

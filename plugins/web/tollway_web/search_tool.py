@@ -6,6 +6,7 @@ default port dropped, the fragment dropped, tracking parameters (`utm_*`, click 
 dropped, a trailing slash of the path dropped. The first hit of each normalised URL
 is kept, as the provider wrote it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,12 +25,38 @@ TIMEOUT_S = 15.0  # the whole call, provider included; past it: 504 provider_una
 MAX_QUERY_CHARS = 500
 MAX_RESULTS = 20
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_TRACKING = frozenset({"gclid", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "yclid", "mc_cid", "mc_eid", "igshid", "_ga", "_hsenc", "_hsmi"})
+_TRACKING = frozenset(
+    {
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "fbclid",
+        "msclkid",
+        "yclid",
+        "mc_cid",
+        "mc_eid",
+        "igshid",
+        "_ga",
+        "_hsenc",
+        "_hsmi",
+    }
+)
 
 
 class WebSearchInput(msgspec.Struct, forbid_unknown_fields=True):
-    query: Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS, description="What to search the web for, 1 to 500 characters.", examples=["harbour ferry timetable"])]
-    max_results: Annotated[int, Meta(ge=1, le=MAX_RESULTS, description="How many results to return at most, 1 to 20.")] = 5
+    query: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            description="What to search the web for, 1 to 500 characters.",
+            examples=["harbour ferry timetable"],
+        ),
+    ]
+    max_results: Annotated[
+        int, Meta(ge=1, le=MAX_RESULTS, description="How many results to return at most, 1 to 20.")
+    ] = 5
 
 
 class WebSearchHit(msgspec.Struct):
@@ -61,7 +88,11 @@ def normalise_url(url: str) -> str:
     if parts.username or parts.password:
         netloc = f"{parts.username or ''}{':' + parts.password if parts.password else ''}@{netloc}"
     path = parts.path.rstrip("/")
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.lower().startswith("utm_") and k.lower() not in _TRACKING]
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_") and k.lower() not in _TRACKING
+    ]
     return urlunsplit((scheme, netloc, path, urlencode(query), ""))
 
 

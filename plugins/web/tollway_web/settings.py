@@ -1,4 +1,5 @@
 """The plugin's settings (`TOLLWAY_WEB_*`) and how a run reads them."""
+
 from __future__ import annotations
 
 from urllib.parse import quote

@@ -3,6 +3,7 @@
 Declared once here; the kernel derives the route, MCP tool, schema and price.
 A job: the HTTP answer is 202 and the worker runs `run` later.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -85,8 +86,10 @@ async def run(value: WebReadInput, ctx: ToolContext) -> WebReadResult:
         found = await asyncio.to_thread(extract.extract_page, page.body, page.content_type, page.charset, page.url)
     except ValueError as exc:
         raise fetch.unsupported(
-            "The page is binary, not HTML or text.", "binary_body",
-            content_type=page.content_type, upstream_status=page.status,
+            "The page is binary, not HTML or text.",
+            "binary_body",
+            content_type=page.content_type,
+            upstream_status=page.status,
         ) from exc
     if not found.markdown:
         if page.status >= 400:

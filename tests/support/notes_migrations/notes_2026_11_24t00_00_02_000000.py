@@ -1,5 +1,6 @@
 """notes 3: a data migration: notes written before `tag` existed are tagged 'early'
 (needs the column of notes 2; a note written after this ran keeps its NULL)."""
+
 from piccolo.engine import engine_finder
 
 import tollway

@@ -1,4 +1,5 @@
 """Email migration 2: an agent's inbox read newest first."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 
@@ -8,7 +9,9 @@ DESCRIPTION = "the inbox's read path"
 
 
 async def _indexes() -> None:
-    await engine_finder().run_ddl("CREATE INDEX IF NOT EXISTS email_inbox_agent ON email_inbox (agent_id, received_ms, id)")
+    await engine_finder().run_ddl(
+        "CREATE INDEX IF NOT EXISTS email_inbox_agent ON email_inbox (agent_id, received_ms, id)"
+    )
 
 
 async def forwards() -> MigrationManager:

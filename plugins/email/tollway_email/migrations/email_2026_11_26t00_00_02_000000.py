@@ -1,5 +1,6 @@
 """Email migration 3: what the email tool sent (for its job's tracking) and the plugin's own
 key that signs tracking links."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Integer, Text, Varchar
 
@@ -8,24 +9,32 @@ VERSION = "1.38.0"
 DESCRIPTION = "email_sent, email_keys"
 
 TABLES = (
-    ("SentEmail", "email_sent", (
-        ("request_id", Varchar, {"length": 64, "primary_key": True}),
-        ("agent_id", Varchar, {"length": 64}),
-        ("sender", Text, {}),
-        ("recipient", Text, {}),
-        ("subject", Text, {}),
-        ("status", Varchar, {"length": 16}),
-        ("opens", Integer, {}),
-        ("clicks", Integer, {}),
-        ("links", Text, {}),
-        ("message_id", Text, {"null": True, "default": None}),
-        ("created_ms", BigInt, {}),
-        ("updated_ms", BigInt, {}),
-    )),
-    ("EmailKey", "email_keys", (
-        ("name", Varchar, {"length": 64, "primary_key": True}),
-        ("value", Text, {}),
-    )),
+    (
+        "SentEmail",
+        "email_sent",
+        (
+            ("request_id", Varchar, {"length": 64, "primary_key": True}),
+            ("agent_id", Varchar, {"length": 64}),
+            ("sender", Text, {}),
+            ("recipient", Text, {}),
+            ("subject", Text, {}),
+            ("status", Varchar, {"length": 16}),
+            ("opens", Integer, {}),
+            ("clicks", Integer, {}),
+            ("links", Text, {}),
+            ("message_id", Text, {"null": True, "default": None}),
+            ("created_ms", BigInt, {}),
+            ("updated_ms", BigInt, {}),
+        ),
+    ),
+    (
+        "EmailKey",
+        "email_keys",
+        (
+            ("name", Varchar, {"length": 64, "primary_key": True}),
+            ("value", Text, {}),
+        ),
+    ),
 )
 
 
@@ -34,5 +43,12 @@ async def forwards() -> MigrationManager:
     for class_name, tablename, columns in TABLES:
         manager.add_table(class_name=class_name, tablename=tablename)
         for name, column, params in columns:
-            manager.add_column(table_class_name=class_name, tablename=tablename, column_name=name, db_column_name=name, column_class=column, params=params)
+            manager.add_column(
+                table_class_name=class_name,
+                tablename=tablename,
+                column_name=name,
+                db_column_name=name,
+                column_class=column,
+                params=params,
+            )
     return manager

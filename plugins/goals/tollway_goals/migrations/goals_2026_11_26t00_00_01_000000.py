@@ -1,5 +1,6 @@
 """Goals migration 2: the unique keys the routes rely on (a case key once per goal, an
 event id once per goal, a step number once per session) and the read paths' indexes."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 

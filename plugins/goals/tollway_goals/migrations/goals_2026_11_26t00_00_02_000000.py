@@ -1,5 +1,6 @@
 """Goals migration 3: the service's own secrets of the goals plugin (the key that signs
 approval links), made once and shared by every process through the database."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Text, Varchar
 
@@ -16,5 +17,12 @@ async def forwards() -> MigrationManager:
         ("value", Text, {}),
         ("created_ms", BigInt, {}),
     ):
-        manager.add_column(table_class_name="Secret", tablename="goals_secrets", column_name=name, db_column_name=name, column_class=column, params=params)
+        manager.add_column(
+            table_class_name="Secret",
+            tablename="goals_secrets",
+            column_name=name,
+            db_column_name=name,
+            column_class=column,
+            params=params,
+        )
     return manager

@@ -1,4 +1,5 @@
 """Goals migration 4: code-host connections (a GitHub App installation an agent approved, its repositories)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Text, Varchar
 
@@ -28,6 +29,11 @@ async def forwards() -> MigrationManager:
     manager.add_table(class_name="Connection", tablename="goals_connections")
     for name, column, params in COLUMNS:
         manager.add_column(
-            table_class_name="Connection", tablename="goals_connections", column_name=name, db_column_name=name, column_class=column, params=params,
+            table_class_name="Connection",
+            tablename="goals_connections",
+            column_name=name,
+            db_column_name=name,
+            column_class=column,
+            params=params,
         )
     return manager

@@ -1,5 +1,6 @@
 """Goals migration 5: how a goal ended (when, and what of its budget went back once no step
 was in flight) and the slice last given to a case (its spending cap stays in `budget`)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt
 
@@ -18,5 +19,12 @@ COLUMNS = (
 async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="goals", description=DESCRIPTION)
     for class_name, tablename, name, column, params in COLUMNS:
-        manager.add_column(table_class_name=class_name, tablename=tablename, column_name=name, db_column_name=name, column_class=column, params=params)
+        manager.add_column(
+            table_class_name=class_name,
+            tablename=tablename,
+            column_name=name,
+            db_column_name=name,
+            column_class=column,
+            params=params,
+        )
     return manager

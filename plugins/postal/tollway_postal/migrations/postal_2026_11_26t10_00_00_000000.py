@@ -1,4 +1,5 @@
 """Postal migration 1: postal_letters, one row per physical mail job."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Integer, Text, Varchar
 
@@ -24,6 +25,12 @@ async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="postal", description=DESCRIPTION)
     manager.add_table(class_name="PostalLetter", tablename="postal_letters")
     for name, column, params in COLUMNS:
-        manager.add_column(table_class_name="PostalLetter", tablename="postal_letters", column_name=name, db_column_name=name,
-                           column_class=column, params=params)
+        manager.add_column(
+            table_class_name="PostalLetter",
+            tablename="postal_letters",
+            column_name=name,
+            db_column_name=name,
+            column_class=column,
+            params=params,
+        )
     return manager

@@ -1,5 +1,6 @@
 """Souls migration 2: the unique keys the marketplace relies on (a service slug once per
 soul, one rating per buyer per service)."""
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 

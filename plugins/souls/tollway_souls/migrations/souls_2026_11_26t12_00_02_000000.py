@@ -5,6 +5,7 @@ PostgreSQL: a tsvector per soul (services weighted A, names B, soul_md C) under 
 Both are filled by `tollway_souls.search.reindex`; the plugin's first release ships this
 migration with the tables, so there are no souls to backfill.
 """
+
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
 

@@ -1,5 +1,6 @@
 """Telephony migration 2: the indexes the webhooks, the threading of replies and the inbox
 read use (a migration of its own: Piccolo runs a migration's raw steps before its tables)."""
+
 from piccolo.engine import engine_finder
 
 from tollway import MigrationManager

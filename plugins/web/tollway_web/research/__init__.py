@@ -1,4 +1,5 @@
 """The deep research engine: plan, search, read, rank, write a cited report."""
+
 from __future__ import annotations
 
 from .llm import ChatCompletionsWriter

@@ -1,4 +1,5 @@
 """How far a run may go: sources wanted and promised per depth, searches allowed, and its deadline."""
+
 from __future__ import annotations
 
 import time

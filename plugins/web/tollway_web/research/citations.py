@@ -1,4 +1,5 @@
 """Citations `[n]` in a written report: found, checked against the sources read, cleaned."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Writing the report: extractive (quoted passages) or by a language model, checked."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,8 +7,8 @@ from collections.abc import Sequence
 from tollway import ToolError
 
 from . import citations
-from .passages import clean
 from .model import Passage, Source
+from .passages import clean
 from .ports import Writer
 from .rank import PassageIndex
 
@@ -23,7 +24,9 @@ PER_QUESTION = {"quick": 3, "deep": 5}
 def sources_section(sources: Sequence[Source]) -> str:
     lines = ["## Sources", ""]
     for source in sources:
-        lines.append(f"{source.n}. {clean(source.title or source.url)} — <{source.url}> (retrieved {source.retrieved_at})")
+        lines.append(
+            f"{source.n}. {clean(source.title or source.url)} — <{source.url}> (retrieved {source.retrieved_at})"
+        )
     return "\n".join(lines)
 
 
@@ -86,7 +89,11 @@ def prompt_passages(chosen: dict[str, list[Passage]], index: PassageIndex, depth
 
 
 async def written(
-    writer: Writer, topic: str, questions: Sequence[str], passages: Sequence[Passage], sources: Sequence[Source],
+    writer: Writer,
+    topic: str,
+    questions: Sequence[str],
+    passages: Sequence[Passage],
+    sources: Sequence[Source],
     min_cited: int = 1,
 ) -> tuple[str | None, int]:
     """The model's report with its citations checked, or None when it failed or cited fewer

@@ -1,6 +1,7 @@
 """Searching and reading until the depth's target of readable pages is read, the run's
 searches are spent or its deadline passes: the planned queries first, then further result
 pages of the queries still finding new pages and new reformulations of the topic."""
+
 from __future__ import annotations
 
 import asyncio
@@ -51,7 +52,9 @@ async def _search(searcher: Searcher, query: str, page: int, max_results: int, d
                 return list(await searcher.search(query, max_results))
             return list(await searcher.search(query, max_results, page=page))
     except TimeoutError as exc:
-        raise ToolError("provider_unavailable", "The search did not answer within the research time limit.", status=503) from exc
+        raise ToolError(
+            "provider_unavailable", "The search did not answer within the research time limit.", status=503
+        ) from exc
 
 
 async def search_round(
@@ -84,8 +87,14 @@ def interleaved(found: Sequence[list[Hit]], seen: set[str]) -> list[str]:
 
 
 async def read_until(
-    reader: Reader, urls: Sequence[str], target: int, concurrency: int, timeout_s: float, tell: Tell,
-    deadline: Deadline, read_before: set[str] | None = None,
+    reader: Reader,
+    urls: Sequence[str],
+    target: int,
+    concurrency: int,
+    timeout_s: float,
+    tell: Tell,
+    deadline: Deadline,
+    read_before: set[str] | None = None,
 ) -> tuple[list[Page], int]:
     """Read `urls` in order, at most `concurrency` at once, until `target` pages are read, none
     are left or the deadline passes. Returns the pages in `urls` order and how many reads failed.
@@ -125,8 +134,15 @@ async def read_until(
 
 
 async def gather(
-    topic: str, depth: Depth, planned: Sequence[str], searcher: Searcher, reader: Reader,
-    reformulator: Reformulator, deadline: Deadline, page_timeout_s: float, tell: Tell,
+    topic: str,
+    depth: Depth,
+    planned: Sequence[str],
+    searcher: Searcher,
+    reader: Reader,
+    reformulator: Reformulator,
+    deadline: Deadline,
+    page_timeout_s: float,
+    tell: Tell,
 ) -> Gathered:
     """Rounds of searching and reading until `SOURCE_TARGET[depth]` pages are read.
 

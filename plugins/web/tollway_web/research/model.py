@@ -1,4 +1,5 @@
 """The values the research engine passes around and the report it returns."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -6,7 +7,7 @@ from typing import Literal
 
 import msgspec
 
-from ..search_providers import Hit  # one search result, in the web search result's shape
+from ..search_providers import Hit  # noqa: F401 - one search result, in the web search result's shape (re-exported)
 
 Depth = Literal["quick", "deep"]
 

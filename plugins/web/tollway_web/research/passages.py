@@ -1,4 +1,5 @@
 """Splitting a page's Markdown into passages, and cleaning them for quoting."""
+
 from __future__ import annotations
 
 import re

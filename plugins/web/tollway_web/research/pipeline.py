@@ -1,4 +1,5 @@
 """`run_research`: plan, search and read until enough sources, rank and write, reporting progress at each step."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,9 +24,16 @@ async def _tell(progress: ProgressFn, message: str) -> None:
 
 def _no_sources(found: int) -> ToolError:
     if found == 0:
-        return ToolError("source_unsupported", "The search found no pages for this topic.", status=422, details={"reason": "no_results"})
+        return ToolError(
+            "source_unsupported",
+            "The search found no pages for this topic.",
+            status=422,
+            details={"reason": "no_results"},
+        )
     return ToolError(
-        "source_unsupported", f"None of the {found} pages found for this topic could be read.", status=422,
+        "source_unsupported",
+        f"None of the {found} pages found for this topic could be read.",
+        status=422,
         details={"reason": "no_readable_pages", "pages_failed": found},
     )
 
@@ -39,8 +47,13 @@ def _too_few(depth: Depth, got: Gathered, deadline: Deadline) -> ToolError:
         f"Only {read} found for this topic in {got.searches} searches within {deadline.seconds:g} s; {depth} research "
         f"promises at least {promised}, so no report is made and the call is refunded in full.",
         status=422,
-        details={"reason": "too_few_sources", "sources_read": len(got.pages), "sources_promised": promised,
-                 "pages_failed": got.failed, "searches": got.searches},
+        details={
+            "reason": "too_few_sources",
+            "sources_read": len(got.pages),
+            "sources_promised": promised,
+            "pages_failed": got.failed,
+            "searches": got.searches,
+        },
     )
 
 
@@ -68,7 +81,14 @@ async def run_research(
     queries = await plan.plan_queries(topic, depth, writer, deadline)
 
     got = await gather(
-        topic, depth, queries, searcher, reader, Reformulator(topic, depth, writer), deadline, page_timeout_s,
+        topic,
+        depth,
+        queries,
+        searcher,
+        reader,
+        Reformulator(topic, depth, writer),
+        deadline,
+        page_timeout_s,
         lambda m: _tell(progress, m),
     )
     pages, failed = got.pages, got.failed

@@ -1,4 +1,5 @@
 """Planning: the sub-questions a topic is searched and reported under."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """What the research engine is handed: a searcher, a reader, optionally a writer."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence

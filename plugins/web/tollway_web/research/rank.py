@@ -4,6 +4,7 @@ BM25+ rather than plain Okapi: Okapi's term weight is zero for a word found in e
 half the passages and negative above that, so on a few pages about one topic the topic's
 own words would stop counting; BM25+ keeps every weight positive. A passage must share
 at least one word with the question to be chosen at all."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

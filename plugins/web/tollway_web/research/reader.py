@@ -1,4 +1,5 @@
 """A `Reader` over the web read machinery: the same address rules, fetch and extraction."""
+
 from __future__ import annotations
 
 import asyncio

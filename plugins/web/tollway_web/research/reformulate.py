@@ -1,5 +1,6 @@
 """More queries when the planned ones did not find enough readable pages: new sub-questions
 from the writer, else the topic from further angles and its key phrases."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,8 +15,18 @@ from .text import key_phrases
 
 # Angles tried after the planned ones, most general first.
 FURTHER_ANGLES = (
-    "causes", "effects", "examples", "research findings", "analysis", "data", "case study", "review",
-    "debate", "solutions", "explained", "news",
+    "causes",
+    "effects",
+    "examples",
+    "research findings",
+    "analysis",
+    "data",
+    "case study",
+    "review",
+    "debate",
+    "solutions",
+    "explained",
+    "news",
 )
 PER_ROUND: dict[str, int] = {"quick": 2, "deep": 4}  # new queries per further round
 

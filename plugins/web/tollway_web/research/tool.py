@@ -4,6 +4,7 @@ Not registered by the plugin yet: the searcher and the language model come from 
 kernel's providers once they exist, so `research_tool(searcher_for, writer_for)` takes
 the two look-ups as arguments and the plugin registers the result then.
 """
+
 from __future__ import annotations
 
 import logging
@@ -27,13 +28,19 @@ MAX_TOPIC_CHARS = 500  # the topic is searched as it is, and a web search takes 
 
 Topic = Annotated[
     str,
-    Meta(min_length=1, max_length=MAX_TOPIC_CHARS, description="What to research, 1 to 500 characters.",
-         examples=["urban heat islands and public health"]),
+    Meta(
+        min_length=1,
+        max_length=MAX_TOPIC_CHARS,
+        description="What to research, 1 to 500 characters.",
+        examples=["urban heat islands and public health"],
+    ),
 ]
 DepthField = Annotated[
     Literal["quick", "deep"],
-    Meta(description="`quick` reads 5 to 10 sources (2 to 3 minutes); `deep` 20 or more (5 to 10 minutes). "
-         "Fewer readable sources than that: the job fails, refunded in full."),
+    Meta(
+        description="`quick` reads 5 to 10 sources (2 to 3 minutes); `deep` 20 or more (5 to 10 minutes). "
+        "Fewer readable sources than that: the job fails, refunded in full."
+    ),
 ]
 
 
@@ -56,7 +63,12 @@ def research_tool(
             await ctx.report(message)  # the job's message while it runs, pushed to subscribers
 
         return await run_research(
-            value.topic, value.depth, searcher_for(ctx), reader, writer_for(ctx), progress,
+            value.topic,
+            value.depth,
+            searcher_for(ctx),
+            reader,
+            writer_for(ctx),
+            progress,
             search_time_s=settings.research_search_s(ctx, value.depth),
         )
 
