@@ -1,4 +1,4 @@
-"""What every area stands on: errors, exact money, ids, canonical JSON, request and answer, input validation, events."""
+"""What every area stands on: errors, exact money, ids, canonical JSON, the caller, request and answer, input validation, events."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
 PUBLIC_MODULES = (

@@ -1,4 +1,4 @@
-"""What a plugin declares and is handed: `Tool`, `Route`, hooks, settings, data sources, periodic tasks, the plugin context."""
+"""What a plugin declares and is handed: `Tool`, `Route`, hooks, settings, data sources, periodic tasks, upstream registries, providers, the plugin context."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
 PUBLIC_MODULES = (
