@@ -45,7 +45,16 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time each name i
     from tollway._core.plugin_api.hookspecs import hookimpl
     from tollway._core.plugin_api.periodic import PeriodicTask
     from tollway._core.plugin_api.providers import Provider
-    from tollway._core.plugin_api.query_params import QueryChoice, QueryFlag, QueryInt, QueryText, query_flag, query_int
+    from tollway._core.plugin_api.query_params import (
+        QueryChoice,
+        QueryDoc,
+        QueryFlag,
+        QueryInt,
+        QueryText,
+        query_flag,
+        query_int,
+    )
+    from tollway._core.plugin_api.route_shapes import Alias, McpTool
     from tollway._core.plugin_api.routes import Page, Route, RouteCall, RouteReply
     from tollway._core.plugin_api.settings_spec import Setting
     from tollway._core.plugin_api.tool import AcceptedJob, Example, Fact, Tool, ToolContext, ToolError
@@ -58,6 +67,9 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time each name i
 # Each public name and where it lives. `import tollway` (and so every internal module, which is
 # installed under it) imports none of them; a name's module is imported when the name is first used.
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "Alias": ("tollway._core.plugin_api.route_shapes", "Alias"),
+    "McpTool": ("tollway._core.plugin_api.route_shapes", "McpTool"),
+    "QueryDoc": ("tollway._core.plugin_api.query_params", "QueryDoc"),
     "AcceptedJob": ("tollway._core.plugin_api.tool", "AcceptedJob"),
     "Admission": ("tollway._core.calls.prepare", "Admission"),
     "AdmissionChecks": ("tollway._core.plugin_api.tool_declarations", "AdmissionChecks"),
@@ -137,6 +149,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Alias",
+    "McpTool",
+    "QueryDoc",
     "AcceptedJob",
     "Admission",
     "AppConfig",

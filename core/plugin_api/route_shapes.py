@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tollway._core.basics.caller import Caller
 from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.json_values import JSONObject
 from tollway._core.basics.request import CallRequest
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -30,12 +34,12 @@ class McpTool:
     name: str | None = None  # the tool's name, when not the route's operation id
     # The tool's input schema from the derived one (e.g. terser fields); the arguments it names
     # are still those of the route (path parameters, declared query parameters, body fields).
-    input: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    input: Callable[[JSONObject], JSONObject] | None = None
     args: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False)  # path parameter -> argument name
     hints: Mapping[str, bool] | None = dataclasses.field(
         default=None, hash=False
     )  # ToolAnnotations, when not derived from the method
-    note: Callable[[Any], str] | None = None  # a sentence after the description, from the running kernel
+    note: Callable[[Kernel], str] | None = None  # a sentence after the description, from the running kernel
     unwrap: str | None = None  # the answer's field the tool returns (its type is the tool's output), e.g. "data"
 
     def argument(self, param: str) -> str:
