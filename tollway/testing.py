@@ -482,6 +482,50 @@ def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
     return Worker(kernel, poll_s=poll_s, pool=pool)
 
 
+async def wait_for_job(
+    client: Any, request_id: str, headers: dict[str, str], *, tries: int = 500, every_s: float = 0.6
+) -> dict[str, Any]:
+    """Poll `GET /v1/requests/{request_id}` until the job completed or failed; its last body.
+    The default pace stays under free_read's 120 reads a minute for the minutes a process pool
+    may take to start on a busy machine."""
+    body: dict[str, Any] = {}
+    for _ in range(tries):
+        polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
+        assert polled.status_code == 200, polled.text
+        body = polled.json()
+        if body["status"] in ("completed", "failed"):
+            return body
+        await asyncio.sleep(every_s)
+    raise AssertionError(f"job {request_id} stuck in {body.get('status')}")
+
+
+async def keyed_job_round_trip(
+    kernel: Any, client: Any, tool: str, body: dict[str, Any], *, auth: dict[str, str], changed: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A job tool that requires an Idempotency-Key, paid from the credits of `auth`, end to end:
+    refused without a key (400 naming it), accepted (202, pending), the same key and body
+    replaying the same request, the same key with the `changed` body refused (422), then run
+    by a worker with its own process pool. The accepted job and the finished one."""
+    path = f"/v1/tools/{tool}"
+    no_key = await client.post(path, json=body, headers=auth)
+    assert no_key.status_code == 400 and no_key.json()["details"][0]["field"] == "Idempotency-Key"
+    keyed = {**auth, "Idempotency-Key": f"{tool}-round-trip-0001"}
+    accepted = await client.post(path, json=body, headers=keyed)
+    assert accepted.status_code == 202, accepted.text
+    job = accepted.json()
+    assert job["tool"] == tool and job["status"] == "pending"
+    replay = await client.post(path, json=body, headers=keyed)
+    assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
+    assert (await client.post(path, json=changed, headers=keyed)).status_code == 422
+    worker = worker_for(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
+    worker.start()
+    try:
+        done = await wait_for_job(client, job["request_id"], auth)
+    finally:
+        await worker.stop()
+    return job, done
+
+
 class LateSettlement:
     """A settlement backend whose payments settle late, put in front of a test kernel's embedded
     network: `settle` answers pending; the reconciler then learns the `outcome` the test sets —
@@ -620,6 +664,7 @@ class PluginContract:
                 body = resp.json()
                 assert body["error"] in ("invalid_request", "invalid_input")
                 assert body["details"] and all("field" in d for d in body["details"])
+                assert all(d["field"] != "Idempotency-Key" for d in body["details"])  # the body, not the key
                 assert "PAYMENT-REQUIRED" not in resp.headers
         assert await Quote.count() == 0
         assert await Receipt.count() == 0
@@ -787,6 +832,8 @@ __all__ = [
     "credits_session",
     "mcp_server_for",
     "worker_for",
+    "wait_for_job",
+    "keyed_job_round_trip",
     "http_client",
     "pay_402",
     "decode_payment_required",

@@ -5,7 +5,6 @@ formula, the response layout, and the whole paid job through the kernel
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import pickle
 import subprocess
@@ -17,7 +16,15 @@ import msgspec
 import pytest
 
 from tollway import Refusal
-from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
+from tollway.testing import (
+    count_quotes,
+    count_receipts,
+    credits_session,
+    http_client,
+    keyed_job_round_trip,
+    wait_for_job,
+    worker_for,
+)
 from tollway_predict import request as request_mod
 from tollway_predict import simulation, tool
 from tollway_predict.pricing import price_micro
@@ -149,18 +156,6 @@ def test_a_failing_run_fails_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- through the kernel ------------------------------------------------------------------
-async def wait_for(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    for _ in range(500):  # under the 120 reads a minute of free_read while the pool starts (minutes on a busy machine)
-        polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
-        assert polled.status_code == 200, polled.text
-        body = polled.json()
-        if body["status"] in ("completed", "failed"):
-            return body
-        await asyncio.sleep(0.6)
-    raise AssertionError(f"job {request_id} stuck in {body.get('status')}")
-
-
 @pytest.fixture
 async def kernel(kernel_factory: Any) -> Any:
     return await kernel_factory(installed={"tollway_predict"})
@@ -169,23 +164,9 @@ async def kernel(kernel_factory: Any) -> Any:
 async def test_paid_predict_job_end_to_end(kernel: Any) -> None:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        no_key = await client.post("/v1/tools/predict", json=SIM, headers=auth)
-        assert no_key.status_code == 400 and no_key.json()["details"][0]["field"] == "Idempotency-Key"
-        keyed = {**auth, "Idempotency-Key": "predict-e2e-0001"}
-        accepted = await client.post("/v1/tools/predict", json=SIM, headers=keyed)
-        assert accepted.status_code == 202, accepted.text
-        job = accepted.json()
-        assert job["tool"] == "predict" and job["status"] == "pending"
-        replay = await client.post("/v1/tools/predict", json=SIM, headers=keyed)
-        assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
-        changed = await client.post("/v1/tools/predict", json={**SIM, "time_limit_s": 11}, headers=keyed)
-        assert changed.status_code == 422
-        worker = worker_for(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
-        worker.start()
-        try:
-            done = await wait_for(client, job["request_id"], auth)
-        finally:
-            await worker.stop()
+        job, done = await keyed_job_round_trip(
+            kernel, client, "predict", SIM, auth=auth, changed={**SIM, "time_limit_s": 11}
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()
     assert done["status"] == "completed", done
     result = done["result"]
@@ -224,7 +205,7 @@ async def _job_with(
             worker = worker_for(kernel, poll_s=0.05, pool=pool)
             worker.start()
             try:
-                done = await wait_for(client, accepted["request_id"], auth)
+                done = await wait_for_job(client, accepted["request_id"], auth)
             finally:
                 await worker.stop()
         balance = (await client.get("/v1/balance", headers=auth)).json()

@@ -5,7 +5,6 @@ polling) on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import pickle
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +14,15 @@ import msgspec
 import pytest
 
 from tollway import Refusal
-from tollway.testing import count_quotes, count_receipts, credits_session, http_client, worker_for
+from tollway.testing import (
+    count_quotes,
+    count_receipts,
+    credits_session,
+    http_client,
+    keyed_job_round_trip,
+    wait_for_job,
+    worker_for,
+)
 from tollway_solve import registry, tool
 from tollway_solve.family import Check, Outcome
 from tollway_solve.pricing import price_micro
@@ -203,18 +210,6 @@ def test_every_response_field_is_present() -> None:
 
 
 # -- through the kernel ------------------------------------------------------------------
-async def wait_for(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    for _ in range(500):  # under the 120 reads a minute of free_read while the pool starts (minutes on a busy machine)
-        polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
-        assert polled.status_code == 200, polled.text
-        body = polled.json()
-        if body["status"] in ("completed", "failed"):
-            return body
-        await asyncio.sleep(0.6)
-    raise AssertionError(f"job {request_id} stuck in {body.get('status')}")
-
-
 @pytest.fixture
 async def kernel(kernel_factory: Any) -> Any:
     return await kernel_factory(installed={"tollway_solve"})
@@ -223,23 +218,9 @@ async def kernel(kernel_factory: Any) -> Any:
 async def test_paid_solve_job_end_to_end(kernel: Any) -> None:
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        no_key = await client.post("/v1/tools/solve", json=PACKING, headers=auth)
-        assert no_key.status_code == 400 and no_key.json()["details"][0]["field"] == "Idempotency-Key"
-        keyed = {**auth, "Idempotency-Key": "solve-e2e-0001"}
-        accepted = await client.post("/v1/tools/solve", json=PACKING, headers=keyed)
-        assert accepted.status_code == 202, accepted.text
-        job = accepted.json()
-        assert job["tool"] == "solve" and job["status"] == "pending"
-        replay = await client.post("/v1/tools/solve", json=PACKING, headers=keyed)
-        assert replay.status_code == 202 and replay.json()["request_id"] == job["request_id"]
-        changed = await client.post("/v1/tools/solve", json={**PACKING, "time_limit_s": 11}, headers=keyed)
-        assert changed.status_code == 422
-        worker = worker_for(kernel, poll_s=0.05)  # its own process pool: `run` executes out of process
-        worker.start()
-        try:
-            done = await wait_for(client, job["request_id"], auth)
-        finally:
-            await worker.stop()
+        job, done = await keyed_job_round_trip(
+            kernel, client, "solve", PACKING, auth=auth, changed={**PACKING, "time_limit_s": 11}
+        )
         balance = (await client.get("/v1/balance", headers=auth)).json()
     assert done["status"] == "completed", done
     result = done["result"]
@@ -281,7 +262,7 @@ async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: 
             worker = worker_for(kernel, poll_s=0.05, pool=pool)
             worker.start()
             try:
-                failed = await wait_for(client, accepted["request_id"], auth)
+                failed = await wait_for_job(client, accepted["request_id"], auth)
             finally:
                 await worker.stop()
         balance = (await client.get("/v1/balance", headers=auth)).json()
