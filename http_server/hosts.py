@@ -5,13 +5,16 @@ to anything else asked for on a bound host. The request's Host header decides.""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from litestar.exceptions import NotFoundException
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from tollway._core.plugin_api.settings_spec import setting_value
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 OPT = "tollway_host"  # a handler's `opt` key: the host name its route is bound to
 
@@ -25,7 +28,7 @@ def host_name(netloc: str) -> str:
     return name.rstrip(".")
 
 
-def bound_hosts(kernel: Any) -> dict[str, str]:
+def bound_hosts(kernel: Kernel) -> dict[str, str]:
     """Route name -> the host name it is served on, for each route whose host setting is set."""
     out = {}
     for route in kernel.routes.values():

@@ -5,7 +5,7 @@ values to `kernel.route_runner`, and sends back JSON or the page it answers."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar import Request, Response, route
 from litestar.handlers import HTTPRouteHandler
@@ -29,6 +29,9 @@ from tollway._http_server.openapi import (
     quote_parameter,
 )
 from tollway._http_server.translate import answer_response, to_call_request
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 WRITE_SECURITY: list[dict[str, list[str]]] = [{"agentId": [], "agentProof": []}, {"accessToken": []}]
 _SECURITY = {
@@ -91,7 +94,7 @@ def route_operation(r: Route, schemas: WireSchemas, alias: Alias | None = None) 
     )
 
 
-def route_handlers(kernel: Any, schemas: WireSchemas, hosts: dict[str, str]) -> list[HTTPRouteHandler]:
+def route_handlers(kernel: Kernel, schemas: WireSchemas, hosts: dict[str, str]) -> list[HTTPRouteHandler]:
     """`hosts`: the host name of each route served on a host of its own (hosts.bound_hosts)."""
     out = []
     for r in sorted(kernel.routes.values(), key=lambda r: (r.path, r.method)):
@@ -101,7 +104,7 @@ def route_handlers(kernel: Any, schemas: WireSchemas, hosts: dict[str, str]) -> 
 
 
 def _handler(
-    kernel: Any, r: Route, schemas: WireSchemas, host: str | None, alias: Alias | None = None
+    kernel: Kernel, r: Route, schemas: WireSchemas, host: str | None, alias: Alias | None = None
 ) -> HTTPRouteHandler:
     async def handle(request: Request) -> Response:
         params = {name: str(value) for name, value in request.path_params.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import WebSocket, websocket
@@ -24,6 +24,9 @@ from tollway._core.basics.request import CallRequest
 from tollway._core.jobs.jobs import TERMINAL
 from tollway._core.wire import JobStatus
 
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
+
 # Unfinished jobs one connection watches at once; a finished job leaves the count
 # with its terminal message, so a client may wait on any number of jobs in turn.
 MAX_WATCHED_PER_SOCKET = 100
@@ -32,7 +35,7 @@ MAX_WATCHED_PER_SOCKET = 100
 class PushHub:
     """Routes job-update events of this process to the queues of interested sockets."""
 
-    def __init__(self, kernel: Any) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self._queues: dict[str, set[asyncio.Queue[str]]] = defaultdict(set)
         self._unsubscribe: Any = None
@@ -66,7 +69,7 @@ def _message(job: JobStatus, snapshot: bool) -> dict[str, Any]:
     return {"type": "job", "snapshot": snapshot, **msgspec.to_builtins(job)}
 
 
-def make_subscribe_handler(kernel: Any, hub: PushHub) -> Any:
+def make_subscribe_handler(kernel: Kernel, hub: PushHub) -> Any:
     @websocket("/v1/requests/subscribe")
     async def subscribe(socket: WebSocket) -> None:
         hub.start()  # idempotent; also covers apps run without a lifespan (tests)

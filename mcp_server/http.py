@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -13,11 +13,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from tollway._mcp_server.guard import guard_asgi
 from tollway._mcp_server.server import McpSettings, build_server
 
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
+
 MCP_PATH = "/mcp"
 
 
 def streamable_http(
-    kernel: Any, *, allowed_hosts: Sequence[str] | None = None, allowed_origins: Sequence[str] | None = None
+    kernel: Kernel, *, allowed_hosts: Sequence[str] | None = None, allowed_origins: Sequence[str] | None = None
 ) -> tuple[Any, Any]:
     """(Litestar mount handler for /mcp, lifespan context manager) for `kernel`.
 

@@ -5,7 +5,7 @@ credential rules, rate limit and validation)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import msgspec
@@ -15,6 +15,9 @@ from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.plugin_api.query_params import QueryDoc
 from tollway._core.plugin_api.routes import Route
 from tollway._mcp_server.shaping import _root_object, compact, dumps
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 
 def route_input_schema(r: Route) -> dict[str, Any]:
@@ -73,12 +76,12 @@ def _typed(param: Any, listed: dict[str, Any] | None, value: Any) -> Any:
 _KINDS: dict[str, Any] = {"integer": int, "boolean": bool, "string": str}
 
 
-def route_description(r: Route, kernel: Any) -> str:
+def route_description(r: Route, kernel: Kernel) -> str:
     tool = r.mcp_tool
     return f"{r.description} {tool.note(kernel)}" if tool is not None and tool.note is not None else r.description
 
 
-def route_tool(r: Route, kernel: Any) -> types.Tool:
+def route_tool(r: Route, kernel: Kernel) -> types.Tool:
     tool = r.mcp_tool
     assert tool is not None
     if tool.hints is not None:

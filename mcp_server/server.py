@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import msgspec
@@ -47,6 +47,9 @@ from tollway._mcp_server.shaping import (
     payment_value,
 )
 from tollway._mcp_server.wording import job_message, reword
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 log = logging.getLogger("tollway.mcp")
 
@@ -254,7 +257,7 @@ def price_meta(tool: Any) -> dict[str, Any]:
     return {"amount_usdc": usdc(fixed)}
 
 
-def _limit_text(kernel: Any, category: str) -> str:
+def _limit_text(kernel: Kernel, category: str) -> str:
     limits = getattr(kernel.config, "rate_limits", None) or DEFAULT_LIMITS
     limit, window = limits.get(category, DEFAULT_LIMITS.get(category, (0, 60)))
     return f"{limit} calls per {window} s" if limit else category
@@ -277,7 +280,9 @@ class TollwayMcp:
     """One MCP server over one kernel. `identity` fixes who pays (stdio, in-memory);
     without it each HTTP request's bearer token does."""
 
-    def __init__(self, kernel: Any, *, identity: Identity | None = None, settings: McpSettings | None = None) -> None:
+    def __init__(
+        self, kernel: Kernel, *, identity: Identity | None = None, settings: McpSettings | None = None
+    ) -> None:
         self.kernel = kernel
         self.identity = identity
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
@@ -689,6 +694,8 @@ class TollwayMcp:
             unsubscribe()
 
 
-def build_server(kernel: Any, *, identity: Identity | None = None, settings: McpSettings | None = None) -> TollwayMcp:
+def build_server(
+    kernel: Kernel, *, identity: Identity | None = None, settings: McpSettings | None = None
+) -> TollwayMcp:
     """The MCP server for `kernel` (already collected or started)."""
     return TollwayMcp(kernel, identity=identity, settings=settings)

@@ -4,14 +4,17 @@ process around it (kernel, workers) is assembled by runtime/service.py."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tollway._mcp_server.server import Identity, build_server
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 AGENT_KEY_ENV = "TOLLWAY_AGENT_KEY"
 
 
-async def serve_stdio(kernel: Any, *, identity: Identity | None) -> None:
+async def serve_stdio(kernel: Kernel, *, identity: Identity | None) -> None:
     """Serve MCP on stdin/stdout for the started `kernel` until the client closes it."""
     import anyio
     from mcp.server.stdio import stdio_server

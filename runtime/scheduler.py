@@ -8,9 +8,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tollway._core.plugin_api.periodic import PeriodicTask
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 log = logging.getLogger("tollway.scheduler")
 
@@ -24,7 +27,7 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    def for_kernel(cls, kernel: Any) -> Scheduler:
+    def for_kernel(cls, kernel: Kernel) -> Scheduler:
         """The started kernel's declared tasks, each handed the kernel's `PluginContext`."""
         return cls(kernel.periodic_tasks, kernel.context)
 

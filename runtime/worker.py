@@ -14,11 +14,14 @@ import logging
 import os
 import socket
 from concurrent.futures import Executor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tollway._core.basics.events import JOBS_NEW
 from tollway._core.jobs import jobs
 from tollway._runtime.pool import cpu_pool
+
+if TYPE_CHECKING:
+    from tollway._core.kernel import Kernel
 
 log = logging.getLogger("tollway.worker")
 
@@ -26,7 +29,7 @@ log = logging.getLogger("tollway.worker")
 class Worker:
     def __init__(
         self,
-        kernel: Any,
+        kernel: Kernel,
         *,
         concurrency: int = 8,
         lease_s: float = 30.0,
