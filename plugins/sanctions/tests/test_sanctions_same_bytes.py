@@ -1,4 +1,5 @@
 """Loading bytes already parsed reuses their entries and index; changed or broken files are read anew."""
+
 from __future__ import annotations
 
 import shutil
@@ -48,7 +49,10 @@ def test_unchanged_files_are_not_parsed_again_and_changed_ones_are(tmp_path, ofa
     alt.write_bytes(b'2676,99999,"aka"\r\n')
     for _ in range(2):
         results = first.load_local(mirror.as_uri())
-        assert results["OFAC SDN List"] == "ListFormatError: alt.csv: a row has 3 columns, expected 5: ['2676', '99999', 'aka']"
+        assert (
+            results["OFAC SDN List"]
+            == "ListFormatError: alt.csv: a row has 3 columns, expected 5: ['2676', '99999', 'aka']"
+        )
         assert first.lists["sdn"].entries is changed
     # back to the original bytes: the same entries as the first load, without the alias
     alt.write_bytes(original)
