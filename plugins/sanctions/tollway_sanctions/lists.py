@@ -284,15 +284,15 @@ class Entries(dict[int, ParsedEntry]):
     __hash__ = object.__hash__  # type: ignore[assignment]
 
 
-def parsed(spec: ListSpec, data: list[bytes]) -> Entries:
-    """The entries of `spec`'s files (`data`, in `spec.files` order); the same bytes give the
-    same Entries. A file that does not parse raises ListFormatError every time."""
-    return _parse(spec, tuple(data))
+def parsed(listed: ListSpec, data: list[bytes]) -> Entries:
+    """The entries of the list's files (`data`, in `listed.files` order); the same bytes give
+    the same Entries. A file that does not parse raises ListFormatError every time."""
+    return _parse(listed, tuple(data))
 
 
 @functools.lru_cache(maxsize=len(LISTS))
-def _parse(spec: ListSpec, data: tuple[bytes, ...]) -> Entries:
-    return Entries(parse_list(*data, names=spec.files))
+def _parse(listed: ListSpec, data: tuple[bytes, ...]) -> Entries:
+    return Entries(parse_list(*data, names=listed.files))
 
 
 @functools.lru_cache(maxsize=1)
