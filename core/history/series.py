@@ -54,6 +54,19 @@ class FactRow:
 
 _SERIES = "attribute = {} AND entity_key = {} AND owner = {} AND source = {}"
 _COLUMNS = "id, listed, value, as_of, changed_on"
+# Named statements, fixed at import: each value is bound to a `{}` placeholder.
+_FIRST_ROW = "SELECT id, changed_on FROM tw_facts WHERE " + _SERIES + " ORDER BY id LIMIT 1"
+_WINDOW = (
+    "SELECT "
+    + _COLUMNS
+    + " FROM tw_facts WHERE "
+    + _SERIES
+    + " AND id > {} AND changed_on >= {} AND changed_on <= {} ORDER BY id LIMIT {}"
+)
+_BEFORE = "SELECT " + _COLUMNS + " FROM tw_facts WHERE " + _SERIES + " AND id < {} ORDER BY id DESC LIMIT 1"
+_HEADS = "SELECT source, owner FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND "
+_PUBLIC_HEADS = _HEADS + "owner = {}"  # a caller without an agent: the public series only
+_VISIBLE_HEADS = _HEADS + "owner IN ({}, {})"  # the public series and the agent's own
 _decode = msgspec.json.Decoder().decode
 
 
@@ -68,14 +81,10 @@ def _row(r: Any) -> FactRow:
 async def visible_series(attribute: str, entity_key: str, agent_id: str | None) -> list[Series]:
     """The series of an entity the caller may read: public ones, and its own private
     ones. Read from the series heads (one row per series), never from the history."""
-    owners = [PUBLIC] if not agent_id else [PUBLIC, agent_id]
-    marks = ", ".join("{}" for _ in owners)
-    rows = await sql.fetch(
-        f"SELECT source, owner FROM tw_fact_heads WHERE attribute = {{}} AND entity_key = {{}} AND owner IN ({marks})",
-        attribute,
-        entity_key,
-        *owners,
-    )
+    if agent_id:
+        rows = await sql.fetch(_VISIBLE_HEADS, attribute, entity_key, PUBLIC, agent_id)
+    else:
+        rows = await sql.fetch(_PUBLIC_HEADS, attribute, entity_key, PUBLIC)
     return sorted(
         (Series(attribute, entity_key, r["source"], r["owner"]) for r in rows), key=lambda s: (s.source, s.owner)
     )
@@ -102,16 +111,13 @@ async def keeps_private(attribute: str) -> bool:
 
 async def first_row(series: Series) -> tuple[int, str] | None:
     """(id, changed_on) of the series' first row."""
-    row = await sql.fetch_one(
-        f"SELECT id, changed_on FROM tw_facts WHERE {_SERIES} ORDER BY id LIMIT 1", *_args(series)
-    )
+    row = await sql.fetch_one(_FIRST_ROW, *_args(series))
     return None if row is None else (int(row["id"]), row["changed_on"])
 
 
 async def _window(series: Series, since: str, until: str, after_id: int, count: int) -> list[FactRow]:
     rows = await sql.fetch(
-        f"SELECT {_COLUMNS} FROM tw_facts WHERE {_SERIES} AND id > {{}} AND changed_on >= {{}} AND changed_on <= {{}} "
-        "ORDER BY id LIMIT {}",
+        _WINDOW,
         *_args(series),
         after_id,
         since,
@@ -123,7 +129,7 @@ async def _window(series: Series, since: str, until: str, after_id: int, count: 
 
 async def _before(series: Series, fact_id: int) -> FactRow | None:
     row = await sql.fetch_one(
-        f"SELECT {_COLUMNS} FROM tw_facts WHERE {_SERIES} AND id < {{}} ORDER BY id DESC LIMIT 1",
+        _BEFORE,
         *_args(series),
         fact_id,
     )

@@ -164,17 +164,27 @@ async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bo
     return row is not None
 
 
-def _fence(attempt: int | None) -> str:
-    """The outcome's condition: the claimer's attempt, or (None) whoever holds the job, for a
-    job finished from outside a run (a parked job, a job that never ran)."""
-    return "attempt = {} AND status = 'processing'" if attempt is not None else "status IN ('pending', 'processing')"
+# An outcome's condition: the claimer's attempt (True), or whoever holds the job (False), for
+# a job finished from outside a run (a parked job, a job that never ran).
+_FENCE = {True: "attempt = {} AND status = 'processing'", False: "status IN ('pending', 'processing')"}
+_COMPLETE = {
+    fenced: "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
+    "lease_until_ms = NULL WHERE id = {} AND " + fence + " RETURNING id"
+    for fenced, fence in _FENCE.items()
+}
+_FAIL = {
+    fenced: "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+    "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL WHERE id = {} AND "
+    + fence
+    + " RETURNING id"
+    for fenced, fence in _FENCE.items()
+}
 
 
 async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     row = await sql.fetch_one(
-        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
-        f"WHERE id = {{}} AND {_fence(attempt)} RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
+        _COMPLETE[attempt is not None] + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
         msgspec.json.encode(result).decode(),
         now,
         now,
@@ -206,14 +216,11 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
         code = "internal_error"
     text = f"{message} (ref: {job_id})"
     now = now_ms()
-    fence = _fence(attempt)
     args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + (
         (attempt,) if attempt is not None else ()
     )
     row = await sql.fetch_one(
-        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, message = NULL, "
-        f"waiting_for = NULL, updated_ms = {{}}, finished_ms = {{}}, lease_until_ms = NULL WHERE id = {{}} AND {fence} RETURNING id"
-        + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
+        _FAIL[attempt is not None] + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
         *args,
     )
     return row is not None

@@ -32,6 +32,11 @@ TYPES = (
 MAX_LIMIT = 100
 
 
+# An agent's notifications, newest first: all of them, or the unread ones.
+_ALL = "SELECT * FROM tw_notifications WHERE agent_id = {} ORDER BY created_ms DESC, seq DESC LIMIT {}"
+_UNREAD = "SELECT * FROM tw_notifications WHERE agent_id = {} AND read = {} ORDER BY created_ms DESC, seq DESC LIMIT {}"
+
+
 async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
     if type_ not in TYPES:
         raise ValueError(f"unknown notification type {type_!r}")
@@ -76,11 +81,10 @@ async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) 
     if limit < 1:
         raise invalid_request("limit must be at least 1.", [{"field": "limit", "message": "must be at least 1"}])
     limit = min(limit, MAX_LIMIT)
-    where = "agent_id = {}" + (" AND read = {}" if unread else "")
-    args: tuple[Any, ...] = (agent_id, False) if unread else (agent_id,)
-    rows = await sql.fetch(
-        f"SELECT * FROM tw_notifications WHERE {where} ORDER BY created_ms DESC, seq DESC LIMIT {limit}", *args
-    )
+    if unread:
+        rows = await sql.fetch(_UNREAD, agent_id, False, limit)
+    else:
+        rows = await sql.fetch(_ALL, agent_id, limit)
     items = [
         Notification(
             id=r["id"],
