@@ -651,7 +651,8 @@ class PluginContract:
                         )
 
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
-        from tollway._core.storage.tables import Quote, Receipt
+        from tollway._core.payments.tables import Quote
+        from tollway._core.receipts.tables import Receipt
 
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
@@ -680,7 +681,7 @@ class PluginContract:
     async def test_unconfigured_tools_refuse_before_payment(self, contract_kernel: Any, kernel_factory: Any) -> None:
         """A tool whose required settings are unset, or whose kind of provider has none
         configured, answers 503 `provider_unavailable` naming the settings, before any quote."""
-        from tollway._core.storage.tables import Quote
+        from tollway._core.payments.tables import Quote
 
         needy = [t for t in self._tools(contract_kernel) if t.requires or t.provider_kind]
         if not needy:
@@ -723,7 +724,7 @@ class PluginContract:
 
         from tollway._core.credits import ledger
         from tollway._core.jobs import jobs
-        from tollway._core.storage.tables import Receipt
+        from tollway._core.receipts.tables import Receipt
 
         job_tools = [t for t in self._tools(contract_kernel) if t.mode == "job"]
         if not job_tools:
@@ -854,14 +855,14 @@ async def ledger_problems() -> list[str]:
 
 async def count_quotes() -> int:
     """How many payment quotes the running test service has issued (0 when every call so far was refused before payment)."""
-    from tollway._core.storage.tables import Quote
+    from tollway._core.payments.tables import Quote
 
     return await Quote.count()
 
 
 async def count_receipts() -> int:
     """How many receipts the running test service has written."""
-    from tollway._core.storage.tables import Receipt
+    from tollway._core.receipts.tables import Receipt
 
     return await Receipt.count()
 
@@ -869,7 +870,7 @@ async def count_receipts() -> int:
 async def provider_cost_of(receipt_id: str) -> int | None:
     """What the call of `receipt_id` cost us at its provider (micro-USDC), as stored beside
     the receipt: never served or signed, so only the operator (and this helper) sees it."""
-    from tollway._core.storage.tables import Receipt
+    from tollway._core.receipts.tables import Receipt
 
     row = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == receipt_id).first()
     return None if row is None else row["provider_cost"]

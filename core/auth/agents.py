@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tollway._core.auth.tables import Agent
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import new_uuid, now_ms
 from tollway._core.storage import sql
-from tollway._core.storage.tables import Agent
 
 # The agent id of a bare X-Agent-ID naming a wallet Tollway has no agent for: no
 # agent has it (ids are random version-4 UUIDs), so such a caller's reads find

@@ -14,12 +14,12 @@ import time
 
 from tollway._core.auth.agents import NO_AGENT, AgentDirectory, is_address, is_uuid
 from tollway._core.auth.auth_proof import ProofError, VerifiedProof, verify_agent_proof
+from tollway._core.auth.tables import AccessToken
 from tollway._core.basics.caller import Caller
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.request import CallRequest, Credential, HeldWallet, TokenCredential
 from tollway._core.storage import sql
-from tollway._core.storage.tables import AccessToken
 
 log = logging.getLogger("tollway.auth")
 

@@ -7,9 +7,11 @@ PUBLIC_MODULES = (
     "holds",
     "ledger",
     "ledger_check",
+    "migrations",
     "payouts",
     "reconciler",
     "refunds",
     "sales",
+    "tables",
     "top_ups",
 )

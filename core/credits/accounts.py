@@ -11,6 +11,7 @@ from eth_utils import to_checksum_address
 from tollway._core import wire
 from tollway._core.auth.agents import AgentDirectory, is_address
 from tollway._core.auth.auth import Authenticator, Caller
+from tollway._core.auth.tables import Agent
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.ids import iso
 from tollway._core.basics.money import usdc
@@ -22,7 +23,6 @@ from tollway._core.credits.top_ups import TopUps, decimal_body, parse_amount
 from tollway._core.jobs import notifications
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementBackend
-from tollway._core.storage.tables import Agent
 
 log = logging.getLogger("tollway.accounts")
 

@@ -1,4 +1,4 @@
 """Receipts: issuing, signing and re-signing, listing and value tags."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
-PUBLIC_MODULES = ("analytics", "receipt_signing", "receipts", "value_tags")
+PUBLIC_MODULES = ("analytics", "migrations", "receipt_signing", "receipts", "tables", "value_tags")

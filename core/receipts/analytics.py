@@ -12,7 +12,7 @@ from tollway._core.basics.errors import invalid_request
 from tollway._core.basics.ids import now_ms, parse_iso_ms
 from tollway._core.basics.money import usdc
 from tollway._core.plugin_api.tool import CATEGORIES
-from tollway._core.storage.tables import Receipt
+from tollway._core.receipts.tables import Receipt
 
 DAY_MS = 86_400_000
 CHARGED_STATUSES = ("settled", "pending")

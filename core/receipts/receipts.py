@@ -15,8 +15,8 @@ import msgspec
 from tollway._core.basics.ids import iso, new_id, now_ms
 from tollway._core.basics.money import usdc
 from tollway._core.receipts.receipt_signing import ReceiptSigner, metadata_digest
+from tollway._core.receipts.tables import Receipt, ReceiptRevision, SigningKey
 from tollway._core.storage import sql
-from tollway._core.storage.tables import Receipt, ReceiptRevision, SigningKey
 from tollway._core.wire import receipts as wire
 
 

@@ -15,8 +15,8 @@ from tollway._core.plugin_api.query_params import QueryChoice, QueryInt
 from tollway._core.plugin_api.routes import Route, RouteCall
 from tollway._core.plugin_api.tool import CATEGORIES
 from tollway._core.receipts.analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL
+from tollway._core.receipts.tables import Receipt
 from tollway._core.storage import sql
-from tollway._core.storage.tables import Receipt
 from tollway._core.wire.receipts import Receipt as ServedReceipt
 from tollway._core.wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 

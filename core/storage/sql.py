@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway._core.storage.tables import Agent
+from tollway._core.storage.tables import BoundEngine
 
 _COMPILED: dict[tuple[str, str], str] = {}
 _LOCK = " FOR UPDATE"
@@ -57,11 +57,11 @@ class Bound:
 
 def engine() -> Any:
     """The Piccolo engine every table of the service is bound to."""
-    return Agent._meta.db
+    return BoundEngine.current
 
 
 def on_postgres() -> bool:
-    return Agent._meta.db.engine_type == "postgres"
+    return BoundEngine.current.engine_type == "postgres"
 
 
 def for_update() -> str:
@@ -72,12 +72,12 @@ def for_update() -> str:
 
 def transaction() -> Any:
     """The engine's transaction: `async with transaction(): ...`; nested ones join it."""
-    return Agent._meta.db.transaction()
+    return BoundEngine.current.transaction()
 
 
 async def fetch(template: str, *args: Any) -> list[Any]:
     """Run one statement; rows support `row["column"]`."""
-    return await Agent._meta.db.run_querystring(Bound(template, args))
+    return await BoundEngine.current.run_querystring(Bound(template, args))
 
 
 async def fetch_one(template: str, *args: Any) -> Any | None:
@@ -104,7 +104,7 @@ class Statement:
         return compiled(self.locking if engine_type == "postgres" else self.template, engine_type)
 
     async def rows(self, *args: Any) -> list[dict[str, Any]]:
-        db = Agent._meta.db
+        db = BoundEngine.current
         found = await db.run_querystring(Bound(self.locking if db.engine_type == "postgres" else self.template, args))
         return found if db.engine_type != "postgres" else [dict(r) for r in found]
 

@@ -2,4 +2,4 @@
 each change once (docs/watches.md)."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
-PUBLIC_MODULES = ("delivery", "polling", "queue", "resource", "resume", "routes", "sources", "tables")
+PUBLIC_MODULES = ("delivery", "migrations", "polling", "queue", "resource", "resume", "routes", "sources", "tables")

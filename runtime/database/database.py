@@ -13,7 +13,8 @@ from piccolo.engine.base import Engine
 from piccolo.engine.postgres import PostgresEngine
 from piccolo.table import Table
 
-from tollway._core.migrations import KERNEL_APP
+from tollway._core.schema import KERNEL_TABLES
+from tollway._core.storage.tables import bind
 from tollway._runtime.database.migrations import Migrator, Step, all_apps, plugin_apps
 from tollway._runtime.database.sqlite_engine import EmbeddedSQLiteEngine
 
@@ -66,7 +67,7 @@ class Database:
             self.engine = EmbeddedSQLiteEngine(path=self._config["path"])
         else:
             self.engine = PostgresEngine(config=self._config)
-        self._tables: list[type[Table]] = list(KERNEL_APP.table_classes)
+        self._tables: list[type[Table]] = list(KERNEL_TABLES)
 
     @classmethod
     def from_url(cls, url: str) -> Database:
@@ -78,8 +79,7 @@ class Database:
                 self._tables.append(t)
 
     def bind(self) -> None:
-        for table in self._tables:
-            table._meta.db = self.engine
+        bind(self._tables, self.engine)
 
     async def connect(self) -> None:
         self.bind()

@@ -1,17 +1,19 @@
 """Forward-only schema migrations: Piccolo apps (one per owner of tables), each
 migration applied once, in ID order, and recorded in Piccolo's `migration` table.
 
-The kernel's app comes first, then the apps plugins declare with the
-`register_migrations` hook, in the order they were registered. A migration runs
-in one transaction with the row that records it, so a crash leaves it either
-applied and recorded or neither. On PostgreSQL the processes that start together
-take turns under an advisory lock; on SQLite the write lock of each migration's
-transaction does the same, and the migration is skipped if another process
-recorded it first.
+The kernel's apps come first, one per area that owns tables, then the apps plugins
+declare with the `register_migrations` hook, in the order they were registered. A
+migration runs in one transaction with the row that records it, so a crash leaves it
+either applied and recorded or neither. On PostgreSQL the processes that start
+together take turns under an advisory lock; on SQLite the write lock of each
+migration's transaction does the same, and the migration is skipped if another
+process recorded it first.
 
-An app's first migration adopts a database made before migrations existed:
-tables it would create that are already there are kept as they are (with their
-rows), and only the missing ones are created.
+An app's first migration adopts the tables it would create that are already there
+(with their rows), and creates only the missing ones. That is how a database made
+before the areas owned their tables moves over: the frozen migrations of those
+releases (app `kernel`) first bring it to their last schema, then each area adopts
+its tables. A new database never runs the frozen ones.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from piccolo.apps.migrations.tables import Migration
 from piccolo.conf.apps import ENVIRONMENT_VARIABLE, AppConfig
 from piccolo.table import Table, create_table_class
 
-from tollway._core.migrations import KERNEL_APP
+from tollway._core.schema import KERNEL_APPS, LEGACY_APP
+from tollway._core.storage.kernel_history import LEGACY_MARKER_TABLE
 from tollway._runtime.database import piccolo_conf
 
 log = logging.getLogger("tollway.migrations")
@@ -73,7 +76,8 @@ def plugin_apps(plugins: Any) -> list[AppConfig]:
 
 
 def all_apps(extra: Iterable[AppConfig] = ()) -> list[AppConfig]:
-    apps = [KERNEL_APP, *extra]
+    """The legacy app, the kernel's area apps, then `extra` (the plugins' apps)."""
+    apps = [LEGACY_APP, *KERNEL_APPS, *extra]
     names = [a.app_name for a in apps]
     for name in names:
         if names.count(name) > 1:
@@ -146,7 +150,17 @@ class Migrator:
 
     async def pending(self) -> list[Step]:
         done = await self.applied()
-        return [s for s in self.steps if (s.app, s.id) not in done]
+        legacy = await self._replays_legacy(done)
+        return [s for s in self.steps if (s.app, s.id) not in done and (legacy or s.app != LEGACY_APP.app_name)]
+
+    async def _replays_legacy(self, done: set[tuple[str, str]]) -> bool:
+        """Whether this database was made by a release before the areas owned their
+        tables: it records a legacy migration, or it has the kernel's tables and
+        records no migration of an area app (made before migrations existed)."""
+        if any(app == LEGACY_APP.app_name for app, _ in done):
+            return True
+        areas = {app.app_name for app in KERNEL_APPS}
+        return not any(app in areas for app, _ in done) and LEGACY_MARKER_TABLE in await self._tables()
 
     async def migrate(self) -> list[Step]:
         """Apply what is pending, in order; returns the steps this call applied."""

@@ -15,7 +15,9 @@ from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.auth.auth_proof import make_agent_proof
-from tollway._core.storage.tables import Job, LedgerEntry, Receipt
+from tollway._core.credits.tables import LedgerEntry
+from tollway._core.jobs.tables import Job
+from tollway._core.receipts.tables import Receipt
 from tollway._runtime.worker import Worker
 from tollway.testing import credits_session, http_client, pay_402
 

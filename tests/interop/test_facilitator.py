@@ -24,8 +24,9 @@ from tests.support.facilitator_server import running_facilitator
 from tollway._core.payments import x402 as wire
 from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
 from tollway._core.payments.networks import get_network
+from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
-from tollway._core.storage.tables import PaymentAuthorization, Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import http_client, pay_402
 
 ECHO = "/v1/tools/test/echo"

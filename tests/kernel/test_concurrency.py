@@ -10,9 +10,12 @@ from eth_account import Account
 
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
+from tollway._core.auth.tables import Agent
 from tollway._core.basics.money import to_micro
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Receipt
+from tollway._core.credits.tables import LedgerEntry
+from tollway._core.payments.tables import PaymentAuthorization
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

@@ -15,7 +15,8 @@ import httpx
 
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import CreditHold, LedgerEntry, Receipt
+from tollway._core.credits.tables import CreditHold, LedgerEntry
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import OPERATOR, credits_session, http_client
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from eth_account import Account
 
+from tollway._core.auth.tables import Agent
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import Agent, CreditTopUp, LedgerEntry, TopUpAttempt
+from tollway._core.credits.tables import CreditTopUp, LedgerEntry, TopUpAttempt
 from tollway.testing import decode_payment_required, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

@@ -10,8 +10,10 @@ import pytest
 from eth_account import Account
 
 from tests.support.jobs_plugin import JobsPlugin
+from tollway._core.credits.tables import LedgerEntry
 from tollway._core.jobs import jobs
-from tollway._core.storage.tables import Job, LedgerEntry, Receipt
+from tollway._core.jobs.tables import Job
+from tollway._core.receipts.tables import Receipt
 from tollway._runtime.worker import Worker
 from tollway.testing import credits_session, http_client, pay_402
 

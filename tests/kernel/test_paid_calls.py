@@ -15,8 +15,10 @@ from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
 from tollway._core.basics.money import to_micro
+from tollway._core.credits.tables import LedgerEntry
+from tollway._core.payments.tables import PaymentAuthorization, Quote
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
-from tollway._core.storage.tables import LedgerEntry, PaymentAuthorization, Quote, Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import credits_session, decode_payment_required, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

@@ -40,7 +40,7 @@ from tollway._core.plugin_api.providers import Provider
 from tollway._core.plugin_api.settings_spec import Setting
 from tollway._core.plugin_api.tool import Tool
 from tollway._core.receipts import value_tags
-from tollway._core.storage.tables import Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway._core.watches import routes as watch_routes
 from tollway._runtime.cli import main as cli_main
 from tollway._runtime.plugins import PluginLoadError, load_entry_point_plugins

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.support.echo_plugin import EchoPlugin
 from tollway._core.receipts.receipt_signing import ReceiptSigner, b64url_decode, verify_receipt
-from tollway._core.storage.tables import Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway._runtime.cli import main as cli
 from tollway.testing import credits_session, http_client
 

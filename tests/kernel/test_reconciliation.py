@@ -21,7 +21,9 @@ from tests.support.echo_plugin import EchoPlugin
 from tests.support.facilitator_server import running_facilitator
 from tests.support.installed import with_test_plugins
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import CreditTopUp, LedgerEntry, Notification, PaymentAuthorization, TopUpAttempt
+from tollway._core.credits.tables import CreditTopUp, LedgerEntry, TopUpAttempt
+from tollway._core.messages.tables import Notification
+from tollway._core.payments.tables import PaymentAuthorization
 from tollway.testing import http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

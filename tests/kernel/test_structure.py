@@ -19,7 +19,7 @@ INSTALLED = {
     "mcp_server": "tollway._mcp_server",
 }
 # The kernel's composition root: the modules that assemble the areas into a `Kernel`.
-ROOT_MODULES = {"__init__", "kernel", "registry", "builtin", "config", "housekeeping", "platform"}
+ROOT_MODULES = {"__init__", "kernel", "registry", "builtin", "config", "housekeeping", "platform", "schema"}
 # Areas that stand alone: each imports (at module level) only itself and those listed.
 STANDS_ON = {"basics": set(), "plugin_api": {"basics"}}
 # Areas that never import another one, at any depth of a file.
@@ -39,7 +39,7 @@ def _module_name(path: Path) -> str:
 
 
 def _areas() -> list[str]:
-    return sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").exists() and p.name != "migrations")
+    return sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").exists())
 
 
 def _area_of(module: str) -> str | None:

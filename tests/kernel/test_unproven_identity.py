@@ -12,8 +12,9 @@ from eth_account import Account
 import tollway._core.auth.auth
 from tests.support.echo_plugin import EchoPlugin
 from tollway._core.auth.auth_proof import make_agent_proof
+from tollway._core.auth.tables import Agent
 from tollway._core.jobs import notifications
-from tollway._core.storage.tables import Agent, Notification
+from tollway._core.messages.tables import Notification
 from tollway.testing import credits_session, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

@@ -14,7 +14,7 @@ from mcp import Client
 from tests.support.echo_plugin import EchoPlugin
 from tollway._core.receipts.receipt_signing import b64url_decode, verify_receipt
 from tollway._core.receipts.receipts import ReceiptDraft
-from tollway._core.storage.tables import Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import credits_session, http_client, mcp_server_for
 
 TAG = "/v1/analytics/value-tags"

@@ -14,12 +14,15 @@ from eth_account import Account
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
 from tollway._core.auth.agents import AgentDirectory
+from tollway._core.auth.tables import Agent
 from tollway._core.credits import ledger
 from tollway._core.credits.ledger_check import check_ledger
+from tollway._core.credits.tables import LedgerEntry
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import make_payment, sign_authorization
 from tollway._core.payments.settlement import local_transaction_hash
-from tollway._core.storage.tables import Agent, LedgerEntry, PaymentAuthorization, Quote, Receipt
+from tollway._core.payments.tables import PaymentAuthorization, Quote
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

@@ -16,9 +16,11 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
+from tollway._core.credits.tables import LedgerEntry
+from tollway._core.payments.tables import Quote
 from tollway._core.plugin_api.hookspecs import hookimpl
 from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
-from tollway._core.storage.tables import LedgerEntry, Quote, Receipt
+from tollway._core.receipts.tables import Receipt
 from tollway._mcp_server import BearerIdentity, McpSettings, build_server
 from tollway._mcp_server.shaping import cap_output
 from tollway._runtime.worker import Worker

@@ -20,7 +20,8 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
 from tests.support.echo_plugin import EchoPlugin
-from tollway._core.storage.tables import PaymentAuthorization, Receipt
+from tollway._core.payments.tables import PaymentAuthorization
+from tollway._core.receipts.tables import Receipt
 from tollway._mcp_server import build_server
 from tollway.testing import http_client, pay_402
 

@@ -18,16 +18,19 @@ from tests.support.jobs_plugin import JobsPlugin
 from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
 from tests.support.old_release import fixture, index_names, make_old_database, normalized, rows_of, schema_of, tables_of
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.migrations import KERNEL_APP
 from tollway._core.plugin_api import hookspecs
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
+from tollway._core.schema import KERNEL_APPS, KERNEL_TABLES, LEGACY_APP
 from tollway._runtime import cli
 from tollway._runtime.database import Database, MigrationError
-from tollway._runtime.database.migrations import load_steps
+from tollway._runtime.database.migrations import Migrator, load_steps
 from tollway._runtime.service import build_kernel
 from tollway.testing import _pg_admin_url, _pg_create, _pg_drop, http_client, settings_for
 
-KERNEL_IDS = [s.id for s in load_steps(KERNEL_APP)]
+# A new database: each area's migrations. A database of an earlier release: the frozen
+# `kernel` app's first (LEGACY), then the areas'.
+KERNEL = [f"{s.app}:{s.id}" for app in KERNEL_APPS for s in load_steps(app)]
+LEGACY = [f"kernel:{s.id}" for s in load_steps(LEGACY_APP)]
 NOTES_IDS = [s.id for s in load_steps(notes_app())]
 
 
@@ -75,17 +78,19 @@ async def test_the_kernel_migrations_describe_its_table_classes() -> None:
     a table edited without a new migration fails here, with the statements it needs."""
     from piccolo.apps.migrations.commands.new import AutoMigrationManager
 
-    found = await AutoMigrationManager().get_alter_statements(app_config=KERNEL_APP)
-    statements = [s for group in found for s in group.statements]
-    assert statements == [], "core/tables changed without a migration; add one in core/migrations/ with:\n" + "\n".join(
-        statements
-    )
-    assert len(KERNEL_APP.table_classes) == len({t._meta.tablename for t in KERNEL_APP.table_classes}) == 25
+    for app in KERNEL_APPS:
+        found = await AutoMigrationManager().get_alter_statements(app_config=app)
+        statements = [s for group in found for s in group.statements]
+        assert statements == [], (
+            f"the tables of {app.app_name} changed without a migration; add one in its migrations/ with:\n"
+            + "\n".join(statements)
+        )
+    assert len(KERNEL_TABLES) == len({t._meta.tablename for t in KERNEL_TABLES}) == 25
 
 
 async def test_migrations_make_the_schema_the_release_before_them_made(new_database) -> None:
     fresh, old = await new_database("fresh"), await new_database("old")
-    assert await migrate(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
+    assert await migrate(fresh) == KERNEL
     await make_old_database(old, with_rows=False)
     new_tables = {
         "tw_facts",
@@ -104,9 +109,9 @@ async def test_migrations_make_the_schema_the_release_before_them_made(new_datab
     assert {t: s for t, s in fresh_schema.items() if t not in new_tables | changed} == {
         t: s for t, s in old_schema.items() if t not in changed
     }
-    await migrate(old)  # the old release's database, adopted and upgraded: the same schema
+    assert await migrate(old) == LEGACY + KERNEL  # the old release's database, upgraded: the same schema
     assert await schema_of(old) == fresh_schema
-    assert await recorded(fresh) == [f"kernel:{i}" for i in KERNEL_IDS]
+    assert await recorded(fresh) == KERNEL
 
 
 async def test_tables_an_old_database_lacks_are_created_and_the_others_kept(new_database) -> None:
@@ -114,11 +119,39 @@ async def test_tables_an_old_database_lacks_are_created_and_the_others_kept(new_
     await make_old_database(partial, skip_tables=("tw_top_up_attempts", "tw_idempotency"))
     agents = await rows_of(partial, "tw_agents")
     assert "tw_idempotency" not in await tables_of(partial)
-    assert await migrate(partial) == [f"kernel:{i}" for i in KERNEL_IDS]
+    assert await migrate(partial) == LEGACY + KERNEL
     await migrate(fresh)
     assert await schema_of(partial) == await schema_of(fresh)
     assert await rows_of(partial, "tw_agents") == agents and len(agents) == 2
     assert await rows_of(partial, "tw_idempotency") == []
+
+
+async def test_a_database_of_the_one_kernel_app_moves_to_the_area_apps(new_database) -> None:
+    """A database the releases with one `kernel` app made (its migrations recorded): each
+    area adopts its tables as they are, rows kept, and the schema is a new database's."""
+    old, fresh = await new_database("old"), await new_database("fresh")
+    await make_old_database(old)
+    db = Database.from_url(old)
+    await db.connect()
+    try:  # what those releases did at start: the one kernel app's migrations
+        done = await Migrator(db.engine, db.kind, [LEGACY_APP]).migrate()
+    finally:
+        await db.close()
+    assert [f"kernel:{s.id}" for s in done] == LEGACY
+    rows = {t: await rows_of(old, t) for t in ("tw_agents", "tw_ledger", "tw_receipts", "tw_jobs")}
+    assert all(rows.values())
+    assert await migrate(old) == KERNEL  # adopted: nothing of the legacy app runs again
+    assert await migrate(old) == []
+    await migrate(fresh)
+    assert await schema_of(old) == await schema_of(fresh)
+    assert {t: await rows_of(old, t) for t in rows} == rows
+    assert await recorded(old) == LEGACY + KERNEL
+
+
+async def test_a_new_database_never_runs_the_frozen_kernel_app(new_database) -> None:
+    url = await new_database()
+    assert await migrate(url) == KERNEL
+    assert not [r for r in await recorded(url) if r.startswith("kernel:")]
 
 
 @pytest.mark.parametrize("how", ["start", "cli"])
@@ -145,8 +178,10 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
         out = capsys.readouterr().out
         # the kernel's migrations, then those of the installed plugins' apps (e.g. goals)
         applied = [line for line in out.splitlines() if line.startswith("applied ")]
-        assert f"applied kernel {KERNEL_IDS[0]}" in out and f"up to date ({len(applied)} migrations applied)" in out
-        assert [line.split()[2] for line in applied if line.split()[1] == "kernel"] == list(KERNEL_IDS)
+        assert f"applied kernel {LEGACY[0].split(':', 1)[1]}" in out
+        assert f"up to date ({len(applied)} migrations applied)" in out
+        kernel_lines = [":".join(line.split()[1:3]) for line in applied if line.split()[1].startswith("kernel")]
+        assert kernel_lines == LEGACY + KERNEL
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0  # again: nothing left to do
         assert "up to date (0 migrations applied)" in capsys.readouterr().out
     assert {t: await rows_of(url, t) for t in expected} == (
@@ -160,9 +195,9 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
     await kernel.start()
     try:
         kernel_recorded = [
-            r for r in await recorded(url) if r.startswith("kernel:")
+            r for r in await recorded(url) if r.startswith("kernel")
         ]  # (the CLI also migrated installed plugins' apps)
-        assert kernel_recorded == [f"kernel:{i}" for i in KERNEL_IDS]  # adopted once, whoever migrated
+        assert kernel_recorded == LEGACY + KERNEL  # adopted once, whoever migrated
         assert {t: await rows_of(url, t) for t in expected} == upgraded
         assert await check_ledger() == []
         auth = {"Authorization": f"Bearer {meta['access_token']}"}
@@ -201,7 +236,7 @@ async def test_a_plugin_app_applies_its_migrations_in_order_and_each_once(tmp_pa
     plugin = NotesPlugin(folder)
 
     assert await migrate(url, plugin) == [
-        *(f"kernel:{i}" for i in KERNEL_IDS),
+        *KERNEL,
         f"notes:{NOTES_IDS[0]}",
         f"notes:{NOTES_IDS[1]}",
     ]
@@ -226,7 +261,7 @@ async def test_a_plugin_app_applies_its_migrations_in_order_and_each_once(tmp_pa
     finally:
         await db.close()
     assert notes == [{"id": "n1", "tag": "early"}, {"id": "n2", "tag": None}]
-    assert await recorded(url) == [*(f"kernel:{i}" for i in KERNEL_IDS), *(f"notes:{i}" for i in NOTES_IDS)]
+    assert await recorded(url) == [*KERNEL, *(f"notes:{i}" for i in NOTES_IDS)]
     assert "tw_test_notes_tag" in index_names(await schema_of(url), "tw_test_notes")
 
 
@@ -253,7 +288,7 @@ async def test_processes_starting_together_apply_each_migration_once() -> None:
             await db.close()
     try:
         applied = sorted(f"{s.app}:{s.id}" for steps in results for s in steps)
-        expected = sorted([*(f"kernel:{i}" for i in KERNEL_IDS), *(f"notes:{i}" for i in NOTES_IDS)])
+        expected = sorted([*KERNEL, *(f"notes:{i}" for i in NOTES_IDS)])
         assert applied == expected  # each migration by exactly one of the four
         assert sorted(await recorded(url)) == expected
     finally:
@@ -266,7 +301,7 @@ def test_the_peer_group_a_migration_fills_is_the_one_the_fact_store_writes() -> 
 
     from tollway._core.history.declare import peer_group
 
-    frozen = importlib.import_module("core.migrations.kernel_2026_11_24t00_00_04_000000")._group
+    frozen = importlib.import_module("tollway._core.storage.kernel_history.kernel_2026_11_24t00_00_04_000000")._group
     for names in (
         ("vehicle_complaints", "total", "NHTSA"),
         ("place_disasters", "total", "FEMA"),

@@ -8,8 +8,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from tollway._core.auth.tables import Agent
 from tollway._core.storage import sql
-from tollway._core.storage.tables import Agent
 from tollway._runtime.database import Database
 
 

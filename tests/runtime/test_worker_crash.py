@@ -14,7 +14,9 @@ import pytest
 
 from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.credits.ledger_check import check_ledger
-from tollway._core.storage.tables import Job, LedgerEntry, Receipt
+from tollway._core.credits.tables import LedgerEntry
+from tollway._core.jobs.tables import Job
+from tollway._core.receipts.tables import Receipt
 from tollway.testing import http_client
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}

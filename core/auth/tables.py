@@ -1,0 +1,48 @@
+"""Who calls: agents (each payer wallet and registered agent), access tokens, the nonces of agent proofs.
+
+Piccolo tables of this area (money in integer micro-USDC, times in unix milliseconds);
+its app is `migrations.APP`."""
+
+from __future__ import annotations
+
+from piccolo.columns import BigInt, Text, Varchar
+from piccolo.table import Table
+
+from tollway._core.storage.tables import PLACEHOLDER_ENGINE
+
+
+class Agent(Table, tablename="tw_agents", db=PLACEHOLDER_ENGINE):
+    """Every payer wallet and every registered agent; owns credits, receipts, jobs."""
+
+    id = Varchar(length=36, primary_key=True)
+    wallet_address = Varchar(length=42, null=True, default=None, unique=True, index=True)
+    name = Text(null=True, default=None)
+    credits = BigInt(default=0)  # micro-USDC; a conditional update keeps it >= 0
+    created_ms = BigInt()
+
+
+class AccessToken(Table, tablename="tw_access_tokens", db=PLACEHOLDER_ENGINE):
+    """Bearer tokens for sessions without a wallet key (stored hashed), issued by the
+    operator route or to the owner signing in with a write proof."""
+
+    token_hash = Varchar(length=64, primary_key=True)
+    agent_id = Varchar(length=36, index=True)
+    expires_ms = BigInt()
+    created_ms = BigInt()
+    # "operator" (issued by the operator route) or "sign_in" (the owner signed in
+    # with the wallet's proof): only the latter may change watches.
+    origin = Varchar(length=16, default="operator")
+
+
+class ProofNonce(Table, tablename="tw_proof_nonces", db=PLACEHOLDER_ENGINE):
+    """Write-proof nonces already used (single use until the proof expires)."""
+
+    id = Varchar(length=110, primary_key=True)  # "<agent>:<nonce>"
+    expires_ms = BigInt(index=True)
+
+
+TABLES: tuple[type[Table], ...] = (
+    Agent,
+    AccessToken,
+    ProofNonce,
+)
