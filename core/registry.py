@@ -80,11 +80,15 @@ class Registry:
     def _add_route(self, route: Route) -> None:
         if not isinstance(route, Route):
             raise StartupError(f"register_routes received {route!r}, not a tollway.Route")
-        if route.name in self.routes or route.name in self.tools:
-            raise StartupError(f"duplicate route or tool name {route.name!r}")
-        for other in self.routes.values():
-            if (other.method, other.path) == (route.method, route.path):
-                raise StartupError(f"duplicate route {route.method} {route.path}: {other.name} and {route.name}")
+        taken_names = {n: r.name for r in self.routes.values() for n in _names(r)} | {n: n for n in self.tools}
+        taken_paths = {p: r.name for r in self.routes.values() for p in _paths(r)}
+        taken_paths |= {("POST", t.path): t.name for t in self.tools.values()}
+        for name in _names(route):
+            if name in taken_names:
+                raise StartupError(f"duplicate route or tool name {name!r}: {taken_names[name]} and {route.name}")
+        for method, path in _paths(route):
+            if (method, path) in taken_paths:
+                raise StartupError(f"duplicate route {method} {path}: {taken_paths[method, path]} and {route.name}")
         if route.host is not None and self.settings.get(route.host.env_var) != route.host:
             raise StartupError(
                 f"route {route.name} is served on the host of {route.host.env_var}: register that setting with register_settings"
@@ -171,3 +175,13 @@ async def stop_plugins(pm: pluggy.PluginManager, context: PluginContext) -> None
             await stopping
         except Exception:
             log.exception("a plugin's shutdown hook failed")
+
+
+def _names(route: Route) -> list[str]:
+    """A route's operation ids: its own and each alias's."""
+    return [route.name, *(a.name for a in route.aliases)]
+
+
+def _paths(route: Route) -> list[tuple[str, str]]:
+    """The (method, path) pairs a route answers: its path and each alias's."""
+    return [(route.method, route.path), *((route.method, a.path) for a in route.aliases)]

@@ -870,6 +870,64 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         clash.collect()
 
 
+@exercises("register_routes")
+async def test_hook_register_routes_alias_clashes_stop_startup(kernel_factory) -> None:
+    """An alias's path and operation id are as taken as the route's own: a clash with another
+    route, another alias or a tool's path stops the start, naming both."""
+
+    from tests.support.echo_plugin import EchoPlugin
+    from tollway import Alias, Route, RouteCall
+
+    async def answer(call: RouteCall) -> dict[str, Any]:
+        return {}
+
+    def route(name: str, path: str, *aliases: Alias, method: str = "GET") -> Route:
+        return Route(method=method, path=path, name=name, title=name, description=name, handle=answer, aliases=aliases)
+
+    def plugin(*routes: Route) -> object:
+        class Routes:
+            @hookimpl
+            def register_routes(self, register):
+                for r in routes:
+                    register(r)
+
+        return Routes()
+
+    first = route("hooks_first", "/v1/hooks/first", Alias(path="/v1/hooks/first-alias", name="hooks_first_alias"))
+    clashes = {
+        ("duplicate route GET /v1/hooks/first-alias", "hooks_first", "hooks_second"): route(
+            "hooks_second", "/v1/hooks/first-alias"
+        ),
+        ("duplicate route GET /v1/hooks/first", "hooks_first", "hooks_third"): route(
+            "hooks_third", "/v1/hooks/third", Alias(path="/v1/hooks/first", name="hooks_third_alias")
+        ),
+        ("duplicate route or tool name 'hooks_first_alias'", "hooks_first", "hooks_fourth"): route(
+            "hooks_fourth", "/v1/hooks/fourth", Alias(path="/v1/hooks/fourth-alias", name="hooks_first_alias")
+        ),
+        ("duplicate route POST /v1/tools/test/echo", "echo_words", "hooks_fifth"): route(
+            "hooks_fifth", "/v1/hooks/fifth", Alias(path="/v1/tools/test/echo", name="hooks_fifth_alias"), method="POST"
+        ),
+    }
+    for (clash, one, other), second in clashes.items():  # either may be registered first
+        kernel = await kernel_factory(
+            plugins=[("echo", EchoPlugin()), ("first", plugin(first)), ("second", plugin(second))], start=False
+        )
+        either = f"({re.escape(one)} and {re.escape(other)}|{re.escape(other)} and {re.escape(one)})"
+        with pytest.raises(StartupError, match=f"^{re.escape(clash)}: {either}$"):
+            kernel.collect()
+    fine = await kernel_factory(
+        plugins=[("first", plugin(first)), ("second", plugin(route("hooks_first", "/v1/hooks/first", method="POST")))],
+        start=False,
+    )
+    with pytest.raises(StartupError, match="duplicate route or tool name 'hooks_first'"):
+        fine.collect()
+    apart = await kernel_factory(
+        plugins=[("first", plugin(first)), ("second", plugin(route("hooks_sixth", "/v1/hooks/first", method="POST")))],
+        start=False,
+    )
+    apart.collect()  # the same path under another method is another operation
+
+
 # -- register_inbound_handlers --------------------------------------------------------------
 @exercises("register_inbound_handlers")
 async def test_hook_register_inbound_handlers_offers_each_message_to_every_handler(kernel_factory) -> None:
