@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import httpx
 
 from tollway._core.basics.events import EventBus
 from tollway._core.jobs import notifications
-from tollway._core.plugin_api.context import JSONObject, JSONValue
+from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
 from tollway._core.webhooks import outbox
 from tollway._core.webhooks.signing import new_secret, sign, verify
 from tollway._core.webhooks.targets import target_problem
@@ -29,12 +29,6 @@ if TYPE_CHECKING:
     from tollway._core.messages.inbound import Inbound, InboundMessage
     from tollway._core.plugin_api.providers import Providers
     from tollway._core.receipts.receipts import ReceiptBook
-
-
-class Transactions(Protocol):
-    """The database as the platform uses it (runtime.database.Database is one)."""
-
-    def transaction(self) -> AbstractAsyncContextManager[object]: ...
 
 
 @dataclasses.dataclass(frozen=True)

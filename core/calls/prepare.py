@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import rfc8785
@@ -70,7 +70,7 @@ class PreparedCall:
         the soul and the fee (its `Admission`)."""
         tool = self.tool
         if goal_id is None and tool.accepted_fields is not None:
-            goal_id = tool.accepted_fields(request_id).get("goal_id")
+            goal_id = cast("str | None", tool.accepted_fields(request_id).get("goal_id"))  # compute's goal id
         return ReceiptDraft(
             agent_id=agent_id,
             category=tool.category,

@@ -9,10 +9,10 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, cast
 
 from tollway._core.jobs.parked import Parked
-from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
+from tollway._core.plugin_api.tool import Tool, ToolContext, ToolContexts, ToolError
 from tollway._core.watches.queue import record_lookup
 
 Reporter = Callable[[str], Awaitable[Any]]
@@ -70,11 +70,12 @@ class ToolRunner:
             if pool is None:
                 raise RuntimeError(f"tool {tool.name} is cpu_bound but this process has no process pool")
             ctx = None
-            work: Awaitable[Any] = asyncio.get_running_loop().run_in_executor(pool, tool.run, value)
+            plain = cast(Callable[[Any], Any], tool.run)  # a cpu_bound run is a function of the input alone
+            work: Awaitable[Any] = asyncio.get_running_loop().run_in_executor(pool, plain, value)
         else:
             ctx = self.contexts.for_run(tool, request_id, agent_id)
             ctx.reporter = reporter
-            work = tool.run(value, ctx)
+            work = cast(Callable[[Any, ToolContext], Awaitable[Any]], tool.run)(value, ctx)
         limit = asyncio.timeout(tool.time_limit_s)
         try:
             async with limit:

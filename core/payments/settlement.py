@@ -17,6 +17,7 @@ from eth_hash.auto import keccak
 from tollway._core.credits import ledger
 from tollway._core.payments.networks import Network
 from tollway._core.payments.x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload
+from tollway._core.plugin_api.context import Transactions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ class BackendServices:
 
     network: Network
     http: httpx.AsyncClient
-    db: Any
+    db: Transactions
     facilitator_url: str | None = None
     facilitator_timeout_s: float = 15.0
     chain_rpc_url: str | None = None

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class Transactions(Protocol):
+    """The database as the kernel's services use it (runtime.database.Database is one)."""
+
+    def transaction(self) -> AbstractAsyncContextManager[object]:
+        """One database transaction (async context manager); statements inside share it."""
+        ...
+
+
 class ContentCheck(Protocol):
     """The operator's content rules (`ToolContext.check_content`): refuse blocked text."""
 

@@ -17,14 +17,58 @@ import copy
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import msgspec
 
-from tollway._core.plugin_api.tool import Example, Price, Tool, ToolContext
+from tollway._core.basics.json_values import JSONValue
+from tollway._core.plugin_api import tool_declarations as declarations
+from tollway._core.plugin_api.settings_spec import Setting
+from tollway._core.plugin_api.tool import Example, Idempotency, Mode, PaymentHeader, Price, Tool, ToolContext
+from tollway._core.plugin_api.tool_declarations import AcceptedJob, AcceptedStatus, Benchmarkable, Fact
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from tollway._core.calls.prepare import Admission
 
 _FORBIDDEN = ("input_type", "output_type", "run", "cpu_bound")
+# The input Struct the decorator makes from the function's parameters: what its callbacks get.
+Input = msgspec.Struct
+# An example's input, or several.
+Examples = Mapping[str, JSONValue] | Example | Iterable[Mapping[str, JSONValue] | Example]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The other `Tool` fields `@tollway.tool` passes on (the function gives the input and
+    output types and `run`; a cpu_bound tool is declared as a `Tool`)."""
+
+    subcategory: str | None
+    summary: str | None
+    mode: Mode
+    payment_header: PaymentHeader
+    idempotency: Idempotency
+    idempotency_durable: bool
+    rate_limit: str
+    shape_error: Literal["invalid_request", "invalid_input"]
+    time_limit_s: float
+    job: declarations.JobDeclaration[Input] | None
+    history: declarations.HistoryDeclaration[Input, msgspec.Struct] | None
+    admission: declarations.AdmissionChecks[Input] | None
+    accepted_status: AcceptedStatus
+    refund_failed_jobs: bool
+    accepted_fields: Callable[[str], Mapping[str, JSONValue]] | None
+    on_accept: Callable[[AcceptedJob[Input]], Awaitable[None]] | None
+    job_extras: Callable[[str], Awaitable[Mapping[str, JSONValue] | None]] | None
+    facts: Callable[[Input, msgspec.Struct], Iterable[Fact]] | None
+    benchmark: Benchmarkable | None
+    searches: bool
+    check: Callable[[Input], None] | None
+    exactly_one_of: tuple[tuple[str, ...], ...]
+    admit: Callable[[Input], Awaitable[Admission | None]] | None
+    requires: tuple[Setting, ...]
+    provider_kind: str | None
 
 
 def _camel(name: str) -> str:
@@ -99,15 +143,15 @@ def _as(value: Any, typ: Any) -> Any:
 def tool(
     *,
     path: str,
-    price: Price,
+    price: Price[Input],
     name: str | None = None,
     family: str | None = None,
     title: str | None = None,
     description: str | None = None,
     category: str = "data",
-    examples: Mapping[str, Any] | Example | Iterable[Mapping[str, Any] | Example] | None = None,
-    **options: Any,
-) -> Callable[[Callable[..., Any]], Tool]:
+    examples: Examples | None = None,
+    **options: Unpack[ToolOptions],
+) -> Callable[[Callable[..., Awaitable[object]]], Tool[Input, msgspec.Struct]]:
     """Decorate `async def name(ctx, field: type = default, ...) -> ResultType` into a `Tool`.
 
     `options` are the other `Tool` fields (`check`, `rate_limit`, `mode`, ...). The
@@ -121,7 +165,7 @@ def tool(
             f"@tollway.tool takes no {', '.join(refused)}: the function's signature gives them; declare a Tool for those"
         )
 
-    def build(fn: Callable[..., Any]) -> Tool:
+    def build(fn: Callable[..., Awaitable[object]]) -> Tool[Input, msgspec.Struct]:
         tool_name = name or fn.__name__
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"@tollway.tool {tool_name}: the function must be `async def`")
@@ -167,7 +211,7 @@ def tool(
         names = [f for f, _, _ in fields]
 
         @functools.wraps(fn)
-        async def run(value: Any, ctx: ToolContext) -> Any:
+        async def run(value: Input, ctx: ToolContext) -> msgspec.Struct:
             kwargs = {f: getattr(value, f) for f in names}
             if context_param is not None:
                 kwargs[context_param] = ctx

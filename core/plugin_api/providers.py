@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 import httpx
 
@@ -31,6 +30,8 @@ class Provider:
     registered with the provider; `requires` are those it cannot work without (an API key,
     a base URL without a default). `build(settings, http)` makes the client a tool uses,
     from the kind's settings by name and the service's shared HTTP client.
+    The client is of the duck type the kind's tools agree on (an object with `search`, with
+    `send`, ...): the kernel only hands it on, `ctx.provider(kind)` gives it as `object`.
     `health(context)` (optional, given the `PluginContext`) checks the provider answers: it returns None when it
     does and a short reason when not. `cost_estimate` is what one call through it costs
     us, stored beside the receipt, never served or signed.
@@ -38,7 +39,7 @@ class Provider:
 
     kind: str
     name: str
-    build: Callable[[Mapping[str, str], httpx.AsyncClient], Any]
+    build: Callable[[Mapping[str, str], httpx.AsyncClient], object]
     settings: tuple[Setting, ...] = ()
     requires: tuple[Setting, ...] = ()
     cost_estimate: CostEstimate = 0
@@ -100,7 +101,7 @@ class Providers:
     ) -> None:
         self.registered = registered
         self.settings_of = settings_of
-        self._clients: dict[tuple[str, str], tuple[httpx.AsyncClient, Any]] = {}  # (kind, name) -> (http, client)
+        self._clients: dict[tuple[str, str], tuple[httpx.AsyncClient, object]] = {}  # (kind, name) -> (http, client)
 
     def kinds(self) -> list[str]:
         return sorted(self.registered)
@@ -141,7 +142,7 @@ class Providers:
         """Every kind with a registered provider, and the kinds in `also` (needed by a tool)."""
         return [self.status(kind) for kind in sorted(set(self.registered) | set(also))]
 
-    def client(self, kind: str, http: httpx.AsyncClient) -> tuple[Any, int]:
+    def client(self, kind: str, http: httpx.AsyncClient) -> tuple[object, int]:
         """The chosen provider's client (built once per HTTP client) and the cost of one call.
 
         Raises LookupError when the kind has no configured provider.

@@ -147,6 +147,7 @@ class QueryDoc:
 
 
 QueryParam = QueryText | QueryInt | QueryFlag | QueryChoice | QueryDoc
+QueryValue = str | int | bool | None  # what a declared query parameter reads as (`RouteCall.args`)
 
 
 def declared(entry: QueryParam | tuple[str, str]) -> QueryParam:
@@ -160,6 +161,7 @@ __all__ = [
     "QueryFlag",
     "QueryInt",
     "QueryParam",
+    "QueryValue",
     "QueryText",
     "declared",
     "query_flag",

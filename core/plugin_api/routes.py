@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -27,7 +27,7 @@ from tollway._core.basics.validation import (
     one_of_problems,
 )
 from tollway._core.plugin_api.context import Platform
-from tollway._core.plugin_api.query_params import QueryParam, declared
+from tollway._core.plugin_api.query_params import QueryParam, QueryValue, declared
 from tollway._core.plugin_api.route_shapes import Alias, McpTool
 from tollway._core.plugin_api.settings_spec import Setting
 
@@ -46,6 +46,8 @@ RouteAuth = Literal["read", "write", "public", "operator", "signed_in", "proof",
 AUTHS = ("read", "write", "public", "operator", "signed_in", "proof", "optional")
 _PATH = re.compile(r"^/(v1/[a-z0-9/_{}-]+|[a-z0-9_-]+)$")  # /v1/... or one word (/healthz)
 _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+# A route's body: its `body_type` (`Route[None]` and `RouteCall[None]` for a route without one).
+Body = TypeVar("Body")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,20 +66,23 @@ class RouteReply:
     """A JSON answer whose status differs from the route's usual one."""
 
     status: int
-    body: Any
+    body: object  # a msgspec Struct or a JSON value, as a handler's answer
 
 
 @dataclasses.dataclass
-class RouteCall:
-    """One call of a route, as its handler sees it."""
+class RouteCall(Generic[Body]):
+    """One call of a route, as its handler sees it: `RouteCall[Registration]` for a route
+    whose `body_type` is `Registration`."""
 
     request: CallRequest
     params: Mapping[str, str]  # the path's {name} values
     caller: Caller | None  # None only on `public`, `optional` and `operator` routes
-    body: Any  # the decoded `body_type`, or None
+    # The decoded `body_type` (None for a route without one, and on a `raw_body` route,
+    # whose handler reads the request's body itself).
+    body: Body
     platform: Platform | None = None  # the kernel services (`tollway.Platform`): transactions, notifications, webhooks
     authenticator: Authenticator | None = None  # checks a wallet proof beside another credential
-    args: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the declared query parameters, parsed
+    args: Mapping[str, QueryValue] = dataclasses.field(default_factory=dict)  # the declared query parameters, parsed
     kernel: Kernel | None = None  # the kernel itself, for its own routes (core/builtin.py); plugins use `platform`
 
     @property
@@ -105,11 +110,12 @@ class RouteCall:
         return await self.authenticator.wallet_proof(self.request)
 
 
-Handler = Callable[[RouteCall], Awaitable[Any]]
+# A route's handler: the answer's body (a msgspec Struct or a JSON value), a `RouteReply` or a `Page`.
+Handler = Callable[[RouteCall[Body]], Awaitable[object]]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Route:
+class Route(Generic[Body]):
     """One operation served besides the tools: a plugin's, or the kernel's own.
 
     `handle` returns the answer's body (a msgspec Struct or JSON-able value, sent with
@@ -123,10 +129,10 @@ class Route:
     name: str  # the operation id; the MCP tool's name when `mcp` is set
     title: str
     description: str
-    handle: Handler
+    handle: Handler[Body]
     auth: RouteAuth = "read"
-    body_type: type[msgspec.Struct] | None = None
-    answer_type: Any = None
+    body_type: type[Body] | None = None
+    answer_type: type[msgspec.Struct] | None = None
     status: int = 200
     rate_limit: str | None = "free_read"
     tags: tuple[str, ...] = ()
@@ -150,7 +156,7 @@ class Route:
     # Answers private data (message bodies, goal records, webhook URLs): a read proof, an
     # access token or a held key is needed whatever the proof mode; a bare X-Agent-ID gets 401.
     private: bool = False
-    check: Callable[[Any], None] | None = None  # checks of the decoded body msgspec cannot express
+    check: Callable[[Body], None] | None = None  # checks of the decoded body msgspec cannot express
     # Who may call, in the route's own words: given the caller `auth` resolved (None: no
     # credential), the caller to hand on, or a refusal; replaces the runner's own checks.
     caller_check: Callable[[Caller | None, CallRequest], Caller | None] | None = None
@@ -208,9 +214,9 @@ class Route:
         return _PARAM.sub(lambda m: params[m.group(1)], self.path)
 
 
-def _query_args(route: Route, query: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:
+def _query_args(route: Route[Body], query: Mapping[str, str]) -> tuple[dict[str, QueryValue], list[Problem]]:
     """The declared query parameters' values, and a problem for each one refused."""
-    args: dict[str, Any] = {}
+    args: dict[str, QueryValue] = {}
     problems: list[Problem] = []
     for param in route.query_params:
         try:
@@ -220,7 +226,7 @@ def _query_args(route: Route, query: Mapping[str, str]) -> tuple[dict[str, Any],
     return args, problems
 
 
-def _checked(check: Callable[[Any], None], body: Any) -> None:
+def _checked(check: Callable[[Body], None], body: Body) -> None:
     """Run a route's body check; a `ValueError` from it names the body."""
     try:
         check(body)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, Union
 
 import httpx
 import msgspec
 
 from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.json_values import JSONObject, JSONValue
 from tollway._core.basics.money import to_micro
 from tollway._core.basics.sentences import first_sentence
 from tollway._core.plugin_api.context import ContentCheck, PluginContext
@@ -26,9 +27,15 @@ from tollway._core.plugin_api.tool_declarations import (
     Benchmarkable,
     Fact,
     HistoryDeclaration,
+    In,
     JobDeclaration,
+    Out,
 )
 from tollway._core.plugin_api.upstream_cache import UpstreamCache, begin_run
+
+if TYPE_CHECKING:
+    from tollway._core.calls.prepare import Admission
+    from tollway._core.jobs.parked import Parked
 
 CATEGORIES = ("data", "verification", "communication", "commerce", "infrastructure", "agent_to_agent")
 PaymentHeader = Literal["payment-signature", "X-Payment-Proof"]
@@ -45,7 +52,7 @@ class Example:
     """One worked call: an input that validates, and what it is meant to show."""
 
     title: str
-    input: Mapping[str, Any]
+    input: Mapping[str, JSONValue]
 
 
 @dataclasses.dataclass
@@ -75,8 +82,9 @@ class ToolContext:
         if self.content_rules is not None:  # refuses with `content_blocked` what the operator's rules block
             self.content_rules.check(*texts)
 
-    def provider(self, kind: str) -> Any:
-        """The client of the provider configured for `kind` (docs/providers.md). Each call
+    def provider(self, kind: str) -> object:
+        """The client of the provider configured for `kind` (docs/providers.md): whatever the
+        chosen provider's `build` made, of the duck type its kind agrees on. Each call
         adds the provider's cost estimate to `provider_cost`; none configured raises
         `provider_unavailable` (a tool declaring `provider_kind` is refused before payment)."""
         try:
@@ -153,7 +161,7 @@ class ToolError(Exception):
     status the fronts answer with.
     """
 
-    def __init__(self, code: str, message: str, status: int = 502, details: Any = None) -> None:
+    def __init__(self, code: str, message: str, status: int = 502, details: JSONValue = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -161,11 +169,15 @@ class ToolError(Exception):
         self.details = details
 
 
-Price = int | str | Callable[[Any], int]
+# micro-USDC, a USDC decimal string, or a pure function of the validated input.
+Price = Union[int, str, Callable[[In], int]]
+# What a run answers: the output (or, for a job, `tollway.Parked`: someone else finishes it).
+# A cpu_bound tool's run is a plain function of the input alone, run in a process pool.
+Run = Union[Callable[[In, "ToolContext"], Awaitable[Union[Out, "Parked"]]], Callable[[In], Out]]
 
 
 @dataclasses.dataclass(frozen=True)
-class Tool:
+class Tool(Generic[In, Out]):
     """A paid tool, declared once by a plugin through `register_tools`. `price` is micro-USDC
     (int), a USDC decimal string ("0.005"), or a pure function of the validated input.
 
@@ -183,10 +195,10 @@ class Tool:
     # routes); each front adds how to pay, wait and retry in its own terms.
     description: str
     category: str  # a receipt category
-    input_type: type[msgspec.Struct]
-    output_type: type[msgspec.Struct]
-    run: Callable[[Any, ToolContext], Awaitable[Any]]
-    price: Price
+    input_type: type[In]
+    output_type: type[Out]
+    run: Run[In, Out]
+    price: Price[In]
     family: str  # plugin family: settings prefix TOLLWAY_<FAMILY>_*
     subcategory: str | None = None
     examples: tuple[Example, ...] = ()
@@ -205,27 +217,30 @@ class Tool:
     # The longest one run may take, for a paid call, a job attempt or a goal's call alike.
     time_limit_s: float = 60.0
     # -- grouped declarations (core/plugin_api/tool_declarations.py) ------------------------------
-    job: dataclasses.InitVar[JobDeclaration | None] = None
-    history: dataclasses.InitVar[HistoryDeclaration | None] = None
-    admission: dataclasses.InitVar[AdmissionChecks | None] = None
+    job: dataclasses.InitVar[JobDeclaration[In] | None] = None
+    history: dataclasses.InitVar[HistoryDeclaration[In, Out] | None] = None
+    admission: dataclasses.InitVar[AdmissionChecks[In] | None] = None
     # -- the groups' fields, flat (what a group given above fills) ---------------------
     accepted_status: AcceptedStatus = "pending"
     refund_failed_jobs: bool = True
     cpu_bound: bool = False
-    accepted_fields: Callable[[str], Mapping[str, Any]] | None = None
-    on_accept: Callable[[AcceptedJob], Awaitable[None]] | None = None
-    job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
-    facts: Callable[[Any, Any], Iterable[Fact]] | None = None
+    accepted_fields: Callable[[str], Mapping[str, JSONValue]] | None = None
+    on_accept: Callable[[AcceptedJob[In]], Awaitable[None]] | None = None
+    job_extras: Callable[[str], Awaitable[Mapping[str, JSONValue] | None]] | None = None
+    facts: Callable[[In, Out], Iterable[Fact]] | None = None
     benchmark: Benchmarkable | None = None
     searches: bool = False
-    check: Callable[[Any], None] | None = None
+    check: Callable[[In], None] | None = None
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
-    admit: Callable[[Any], Awaitable[Any]] | None = None
+    admit: Callable[[In], Awaitable[Admission | None]] | None = None
     requires: tuple[Setting, ...] = ()
     provider_kind: str | None = None
 
     def __post_init__(
-        self, job: JobDeclaration | None, history: HistoryDeclaration | None, admission: AdmissionChecks | None
+        self,
+        job: JobDeclaration[In] | None,
+        history: HistoryDeclaration[In, Out] | None,
+        admission: AdmissionChecks[In] | None,
     ) -> None:
         for group_name, group in (("job", job), ("history", history), ("admission", admission)):
             if group is not None and not getattr(
@@ -254,11 +269,13 @@ class Tool:
         if any(s.family != self.family for s in self.requires):
             raise ValueError(f"tool {self.name}: required settings must be of its family {self.family!r}")
         fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
-        for group in self.exactly_one_of:
-            if len(group) < 2 or not set(group) <= fields:
-                raise ValueError(f"tool {self.name}: exactly_one_of group {group} must name two or more input fields")
+        for one_of in self.exactly_one_of:
+            if len(one_of) < 2 or not set(one_of) <= fields:
+                raise ValueError(f"tool {self.name}: exactly_one_of group {one_of} must name two or more input fields")
 
-    def _join(self, group_name: str, group: Any) -> None:
+    def _join(
+        self, group_name: str, group: JobDeclaration[In] | HistoryDeclaration[In, Out] | AdmissionChecks[In]
+    ) -> None:
         """The flat fields from a given group; a flat keyword also given (not its default)
         that says otherwise is refused."""
         names = [f.name for f in dataclasses.fields(GROUPS[group_name])]
@@ -272,7 +289,7 @@ class Tool:
         """The required settings that `settings` (the family's values) leaves unset."""
         return tuple(s for s in self.requires if setting_value(settings, s) is None)
 
-    def quote(self, value: Any) -> int:
+    def quote(self, value: In) -> int:
         """The price of one call with this validated input, in micro-USDC."""
         price = self.price(value) if callable(self.price) else self.price
         if not isinstance(price, int) or isinstance(price, bool) or price <= 0:
@@ -287,10 +304,10 @@ class Tool:
     def fixed_price(self) -> int | None:
         return None if callable(self.price) else int(self.price)  # type: ignore[arg-type]
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self) -> JSONObject:
         return msgspec.json.schema(self.input_type)
 
-    def output_schema(self) -> dict[str, Any]:
+    def output_schema(self) -> JSONObject:
         return msgspec.json.schema(self.output_type)
 
 
@@ -298,17 +315,28 @@ class Tool:
 _FLAT_DEFAULTS = {f.name: f.default for cls in GROUPS.values() for f in dataclasses.fields(cls)}
 
 
-def _group_view(group_name: str) -> property:
-    cls = GROUPS[group_name]
-    names = [f.name for f in dataclasses.fields(cls)]
-
-    def read(tool: Tool) -> Any:
-        group = cls(**{n: getattr(tool, n) for n in names})
-        object.__setattr__(group, "_read_back", True)  # the fields already say it
-        return group
-
-    return property(read, doc=f"The tool's `{group_name}=` declaration, read from its fields.")
+_Group = TypeVar("_Group", JobDeclaration, HistoryDeclaration, AdmissionChecks)
 
 
-for _group_name in GROUPS:  # `tool.job`, `tool.history`, `tool.admission`
-    setattr(Tool, _group_name, _group_view(_group_name))
+def _read_back(tool: Tool[In, Out], cls: type[_Group]) -> _Group:
+    """A group declaration made from the tool's flat fields."""
+    group = cls(**{f.name: getattr(tool, f.name) for f in dataclasses.fields(cls)})
+    object.__setattr__(group, "_read_back", True)  # the fields already say it
+    return group
+
+
+def _job(tool: Tool[In, Out]) -> JobDeclaration[In]:
+    return _read_back(tool, JobDeclaration)
+
+
+def _history(tool: Tool[In, Out]) -> HistoryDeclaration[In, Out]:
+    return _read_back(tool, HistoryDeclaration)
+
+
+def _admission(tool: Tool[In, Out]) -> AdmissionChecks[In]:
+    return _read_back(tool, AdmissionChecks)
+
+
+# `tool.job`, `tool.history`, `tool.admission` (set after the class: their names are its InitVars)
+for _group_name, _read in (("job", _job), ("history", _history), ("admission", _admission)):
+    setattr(Tool, _group_name, property(_read, doc=f"The tool's `{_group_name}=` declaration, read from its fields."))

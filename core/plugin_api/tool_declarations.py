@@ -8,9 +8,20 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+import msgspec
+
+from tollway._core.basics.json_values import JSONValue
 from tollway._core.plugin_api.settings_spec import Setting
+
+if TYPE_CHECKING:
+    from tollway._core.calls.prepare import Admission
+
+# A tool's input and output types (`Tool.input_type`, `Tool.output_type`): the declaration's
+# callbacks take what the tool takes and answers.
+In = TypeVar("In", bound=msgspec.Struct)
+Out = TypeVar("Out", bound=msgspec.Struct)
 
 # The `status` of a job tool's 202 acceptance (web read says `processing`,
 # research `pending`; acceptance answers may also say queued, accepted or active).
@@ -21,18 +32,18 @@ _FIELD = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
 @dataclasses.dataclass(frozen=True)
-class AcceptedJob:
+class AcceptedJob(Generic[In]):
     """A job tool's call as it is accepted and paid (what `JobDeclaration.on_accept` receives)."""
 
     request_id: str
     agent_id: str
-    value: Any  # the validated input
+    value: In  # the validated input
     price: int  # micro-USDC charged
     receipt_id: str
 
 
 @dataclasses.dataclass(frozen=True)
-class JobDeclaration:
+class JobDeclaration(Generic[In]):
     """How a job tool is accepted and run: `Tool(job=JobDeclaration(...))` makes it a job tool."""
 
     # The `status` of the 202 acceptance answer, on every front and in the schemas.
@@ -45,9 +56,9 @@ class JobDeclaration:
     # pure function of it (compute: its goal, also written on the receipt); the tool's own rows
     # for an accepted call, written in the transaction of its payment, receipt and job
     # (compute: the goal); and fields its Job resource adds (email: its tracking).
-    accepted_fields: Callable[[str], Mapping[str, Any]] | None = None
-    on_accept: Callable[[AcceptedJob], Awaitable[None]] | None = None
-    job_extras: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None
+    accepted_fields: Callable[[str], Mapping[str, JSONValue]] | None = None
+    on_accept: Callable[[AcceptedJob[In]], Awaitable[None]] | None = None
+    job_extras: Callable[[str], Awaitable[Mapping[str, JSONValue] | None]] | None = None
 
     def problems(self, tool: str, mode: str) -> list[str]:
         out = (
@@ -93,7 +104,7 @@ class Fact:
 
     attribute: str  # the data tool's name
     key: str  # the entity in the source's own terms (a VIN in capitals, a certificate, an entry number)
-    value: Any  # JSON-able; numeric fields a benchmark may read live at the top level of a dict
+    value: JSONValue  # numeric fields a benchmark may read live at the top level of a dict
     source: str  # evidence.source
     as_of: str | None = None  # the source's own date for the value
     public: bool = True  # facts about public sources are visible to every caller
@@ -105,12 +116,12 @@ class Fact:
 
 
 @dataclasses.dataclass(frozen=True)
-class HistoryDeclaration:
+class HistoryDeclaration(Generic[In, Out]):
     """What a lookup keeps for the history features (docs/history.md)."""
 
     # How an answer maps to recordable facts, `facts(input, output) -> [Fact]`.
     # A tool with facts keeps history: Changes reads it.
-    facts: Callable[[Any, Any], Iterable[Fact]] | None = None
+    facts: Callable[[In, Out], Iterable[Fact]] | None = None
     # Which numeric fields of the facts Benchmark may rank, and their peer filters.
     benchmark: Benchmarkable | None = None
     # Searches: the tool's facts include one keyed `tollway.search_key(input)` (the hash
@@ -126,17 +137,17 @@ class HistoryDeclaration:
 
 
 @dataclasses.dataclass(frozen=True)
-class AdmissionChecks:
+class AdmissionChecks(Generic[In]):
     """The checks a call passes before any payment (their refusals charge nothing)."""
 
     # Checks msgspec constraints cannot express (e.g. "up to next year"); raises FieldError.
-    check: Callable[[Any], None] | None = None
+    check: Callable[[In], None] | None = None
     # Groups of input fields of which a call gives exactly one (`check` enforces it; the
     # schemas say it as `oneOf`), e.g. (("name", "inchikey", "smiles"),).
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
     # Async checks that read stored state and must refuse before payment (raise
     # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`; may answer a `tollway.Admission`.
-    admit: Callable[[Any], Awaitable[Any]] | None = None
+    admit: Callable[[In], Awaitable[Admission | None]] | None = None
     # Settings of the tool's family it cannot run without (an upstream's API key): while
     # one is unset the tool stays listed, but a call is refused with 503
     # `provider_unavailable` naming the variable, before any quote or payment.
@@ -161,6 +172,8 @@ __all__ = [
     "Fact",
     "GROUPS",
     "HistoryDeclaration",
+    "In",
     "JobDeclaration",
     "MAX_PEER_FIELDS",
+    "Out",
 ]

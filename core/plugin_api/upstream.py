@@ -28,15 +28,19 @@ import email.utils
 import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import httpx
 import msgspec
 
 from tollway._core.basics.ids import iso, now_ms
+from tollway._core.basics.json_values import JSONValue
 from tollway._core.plugin_api.settings_spec import Setting, setting_value
 from tollway._core.plugin_api.tool import ToolContext, ToolError
 from tollway._core.plugin_api.upstream_cache import keepable, note_answer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 # The status every upstream failure is answered with (docs/api.md, "Tool failures").
 FAILURE_STATUS = 503
@@ -58,15 +62,26 @@ def retry_after_s(value: str | None, now: float | None = None) -> int | None:
     return max(0, math.ceil(left))
 
 
+class SendOptions(TypedDict, total=False):
+    """The keywords of `Upstream.send` (what `get_json` passes on to it)."""
+
+    base_url: str | None
+    method: str
+    params: Mapping[str, str] | None
+    data: Mapping[str, str] | None
+    headers: Mapping[str, str] | None
+    calls: list[str] | None
+
+
 class Reply:
     """An upstream's answer: status, headers, raw bytes, and the body as JSON."""
 
-    def __init__(self, status: int, headers: Any, content: bytes, arrived_ms: int) -> None:
+    def __init__(self, status: int, headers: Mapping[str, str], content: bytes, arrived_ms: int) -> None:
         self.status = status
-        self.headers = headers
+        self.headers = headers  # the response's (`httpx.Headers`: names in any case)
         self.content = content
         self.arrived_ms = arrived_ms  # when the registry's answer arrived (earlier when reused)
-        self._json: Any = _UNREAD
+        self._json: object = _UNREAD
 
     @classmethod
     def of(cls, response: httpx.Response) -> Reply:
@@ -76,8 +91,8 @@ class Reply:
     def ok(self) -> bool:
         return 200 <= self.status < 300
 
-    def decoded(self) -> Any:
-        """The body decoded as JSON, or a private marker when it is not JSON."""
+    def decoded(self) -> object:
+        """The body decoded as JSON (a `JSONValue`), or a private marker when it is not JSON."""
         if self._json is _UNREAD:
             try:
                 self._json = msgspec.json.decode(self.content)
@@ -86,10 +101,10 @@ class Reply:
         return self._json
 
     @property
-    def body(self) -> Any:
+    def body(self) -> JSONValue:
         """The JSON body, or None when the body is not JSON (for reading error documents)."""
         decoded = self.decoded()
-        return None if decoded is _NOT_JSON else decoded
+        return None if decoded is _NOT_JSON else cast("JSONValue", decoded)
 
 
 class Upstream:
@@ -138,11 +153,11 @@ class Upstream:
         return setting_value(_mapping(settings), self.api_key_setting)
 
     # -- failures --------------------------------------------------------------------
-    def unavailable(self, message: str, **details: Any) -> ToolError:
+    def unavailable(self, message: str, **details: JSONValue) -> ToolError:
         return ToolError("provider_unavailable", message, status=FAILURE_STATUS, details=details or None)
 
     def rate_limited(self, reply: Reply) -> ToolError:
-        details: dict[str, Any] = {"upstream_status": reply.status}
+        details: dict[str, JSONValue] = {"upstream_status": reply.status}
         wait = retry_after_s(reply.headers.get("retry-after"))
         if wait is not None:
             details["retry_after"] = wait
@@ -153,7 +168,7 @@ class Upstream:
             details=details,
         )
 
-    def refusal(self, reply: Reply, **details: Any) -> ToolError:
+    def refusal(self, reply: Reply, **details: JSONValue) -> ToolError:
         """The failure a non-2xx reply stands for; `details` are added to it."""
         if reply.status == 429:
             return self.rate_limited(reply)
@@ -172,14 +187,14 @@ class Upstream:
             raise self.refusal(reply)
         return reply
 
-    def json_of(self, reply: Reply) -> Any:
+    def json_of(self, reply: Reply) -> JSONValue:
         """The decoded body of a 2xx JSON reply; else the failure it stands for is raised."""
         body = self.check(reply).decoded()
         if body is _NOT_JSON:
             raise self.unavailable(
                 f"{self.label} answered with something other than JSON.", upstream_status=reply.status
             )
-        return body
+        return cast("JSONValue", body)  # what `decoded` gave when not the marker
 
     # -- requests --------------------------------------------------------------------
     async def send(
@@ -244,7 +259,9 @@ class Upstream:
             raise self.unavailable(f"{self.label} could not be reached.", reason=type(exc).__name__) from exc
         return Reply.of(response)
 
-    async def get_json(self, via: ToolContext | httpx.AsyncClient, path: str, **request: Any) -> Any:
+    async def get_json(
+        self, via: ToolContext | httpx.AsyncClient, path: str, **request: Unpack[SendOptions]
+    ) -> JSONValue:
         """`send` then `json_of`: the JSON body of a 2xx answer, every other outcome a failure."""
         return self.json_of(await self.send(via, path, **request))
 

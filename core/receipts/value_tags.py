@@ -82,7 +82,7 @@ def _ratio(value: int, spend: int) -> float | None:
 
 async def return_on_spend(call: RouteCall) -> ReturnOnSpend:
     """What the caller's charged receipts of the period cost, and the value tagged on them."""
-    period, category = call.args["period"], call.args["category"]  # parsed by the route runner
+    period, category = PERIOD.read(call.query), CATEGORY.read(call.query)  # checked by the route runner
     # the receipts spend_breakdown counts: money moved or is moving, top-ups excluded
     where = (
         (Receipt.agent_id == call.agent_id)

@@ -5,6 +5,8 @@ package; a bad body is refused naming its fields; a paid call goes through the k
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import inspect
 from typing import Annotated, Literal
 
 import msgspec
@@ -170,6 +172,16 @@ def test_an_example_that_does_not_validate_and_signature_fields_as_options_are_r
         _decorate(f, examples={"x": 0})
     with pytest.raises(TypeError, match="takes no input_type"):
         tollway.tool(path="/v1/tools/x/y", price=1, input_type=dict)
+
+
+def test_its_typed_options_are_the_tool_fields_the_function_does_not_give() -> None:
+    """`ToolOptions`, how a type checker reads `**options`, names every other `Tool` field, so
+    a field added to `Tool` is typed for the decorator too."""
+    from tollway._core.plugin_api.decorator import _FORBIDDEN, ToolOptions
+
+    own = set(inspect.signature(tollway.tool).parameters) - {"options"}
+    fields = {f.name for f in dataclasses.fields(Tool)} | {"job", "history", "admission"}  # and the InitVars
+    assert set(ToolOptions.__annotations__) == fields - own - set(_FORBIDDEN)
 
 
 class WeatherPlugin:

@@ -211,53 +211,6 @@ def any_annotations(name: str, obj: object) -> list[str]:
     return [name] if "typing.Any" in repr(obj) else []  # an alias (Progress, JSONValue)
 
 
-# Public names whose annotations still say `Any`, each to be typed by the branch that owns
-# its module (issue 26): the list may only shrink, and an entry that is typed now fails
-# until it is taken off, so it never goes stale.
-NOT_YET_TYPED = {
-    "AcceptedJob.value",
-    "Example.input",
-    "Fact.value",  # core/plugin_api/tool.py (the tool's input; JSON values)
-    "Tool.run",
-    "Tool.check",
-    "Tool.facts",
-    "Tool.admit",
-    "Tool.job_extras",
-    "Tool.quote(value)",
-    "Tool.accepted_fields",
-    "Tool.admission(return)",
-    "Tool.history(return)",
-    "Tool.job(return)",  # core/plugin_api/tool_declarations.py below
-    "AdmissionChecks.admit",
-    "AdmissionChecks.check",
-    "HistoryDeclaration.facts",
-    "JobDeclaration.accepted_fields",
-    "JobDeclaration.job_extras",
-    "Tool.input_schema(return)",
-    "Tool.output_schema(return)",
-    "ToolError.__init__(details)",
-    "ToolContext.provider(return)",
-    "Provider.build",  # provider clients: one duck type per kind
-    "BackendServices.db",  # core/payments/settlement.py: the runtime's database
-    "Route.answer_type",
-    "Route.check",
-    "RouteCall.body",
-    "RouteCall.args",
-    "RouteReply.body",  # core/plugin_api/routes.py
-    "Reply.__init__(headers)",
-    "Reply.decoded(return)",
-    "Reply.body(return)",
-    "Upstream.unavailable(details)",  # core/plugin_api/upstream.py
-    "Upstream.refusal(details)",
-    "Upstream.json_of(return)",
-    "Upstream.get_json(request)",
-    "Upstream.get_json(return)",
-    "tool(examples)",
-    "tool(options)",
-    "tool(return)",  # core/plugin_api/decorator.py
-}
-
-
 def test_no_public_name_is_typed_any() -> None:
     """Nothing a plugin touches is `Any`: a JSON value is `tollway.JSONValue`, a hook's
     argument the `PluginContext`, the kernel services the `Platform` protocol."""
@@ -269,10 +222,7 @@ def test_no_public_name_is_typed_any() -> None:
         for name in module.__all__
         for hit in any_annotations(name, getattr(module, name))
     }
-    assert found - NOT_YET_TYPED == set(), (
-        "type these (JSONValue for JSON, the PluginContext, a Protocol) instead of Any"
-    )
-    assert NOT_YET_TYPED - found == set(), "typed now: take these off NOT_YET_TYPED"
+    assert found == set(), "type these (JSONValue for JSON, the PluginContext, a Protocol) instead of Any"
 
 
 def test_the_any_check_sees_fields_signatures_and_aliases() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, cast
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -73,9 +73,27 @@ def check(draft: EmailDraft) -> None:
     headers.refuse_bad((("to", draft.to), ("subject", draft.subject)))
 
 
+class EmailClient(Protocol):
+    """What every `email` provider's client offers (the smtp provider's `SmtpSender` is one)."""
+
+    @property
+    def from_address(self) -> str: ...
+
+    async def send(
+        self,
+        *,
+        to: str,
+        subject: str,
+        text: str,
+        html: str | None = None,
+        reply_to: str | None = None,
+        sender: str | None = None,
+    ) -> str: ...
+
+
 async def run(draft: EmailDraft, ctx: ToolContext) -> EmailQueued:
     ctx.check_content(draft.subject, draft.text, None if draft.html is UNSET else draft.html)
-    client = ctx.provider("email")
+    client = cast(EmailClient, ctx.provider("email"))  # the kind's interface
     sender = agent_address(client.from_address, ctx.agent_id or "")
     base = tracking.base_url(ctx.setting(tracking.TRACKING_URL) or ctx.setting(PUBLIC_URL) or "")
     html = None if draft.html is UNSET else draft.html

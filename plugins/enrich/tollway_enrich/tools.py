@@ -5,7 +5,8 @@ facts are recorded, and the answer keeps only work-profile fields."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, Protocol, cast
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -76,16 +77,26 @@ def check_profile(query: ProfileQuery) -> None:
         raise FieldError("email", "give exactly one of email and profile_url")
 
 
+class Enrichment(Protocol):
+    """What every `enrichment` provider's client offers (`PeopleDataLabs` is one)."""
+
+    async def person(self, params: Mapping[str, str]) -> dict[str, Any] | None: ...
+
+
+def _enrichment(ctx: ToolContext) -> Enrichment:
+    return cast(Enrichment, ctx.provider("enrichment"))  # the kind's interface
+
+
 async def run_profile(query: ProfileQuery, ctx: ToolContext) -> Profile:
     params = {"email": query.email} if query.email is not UNSET else {"profile": str(query.profile_url)}
-    person = await ctx.provider("enrichment").person(params)
+    person = await _enrichment(ctx).person(params)
     if person is None:
         raise _exhausted()
     return _profile(person)
 
 
 async def run_email(query: EmailQuery, ctx: ToolContext) -> FoundEmail:
-    person = await ctx.provider("enrichment").person({"name": query.name, "company": query.company_domain.lower()})
+    person = await _enrichment(ctx).person({"name": query.name, "company": query.company_domain.lower()})
     email = _str((person or {}).get("work_email"))
     if person is None or email is None or not email.lower().endswith("@" + query.company_domain.lower()):
         raise _exhausted()

@@ -30,7 +30,7 @@ import base64
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -96,6 +96,26 @@ class Letter:
     tracking_events: tuple[TrackingEvent, ...]
 
 
+class MailClient(Protocol):
+    """The `mail` kind's client (see the module docstring; `LobMail` is one): what the
+    tool and the tracking route use of `provider("mail")`."""
+
+    async def verify(self, address: PostalAddress) -> Verification: ...
+
+    async def send_letter(
+        self,
+        *,
+        to: PostalAddress,
+        html: str,
+        color: bool,
+        idempotency_key: str,
+        description: str,
+        metadata: Mapping[str, str],
+    ) -> Letter: ...
+
+    async def letter(self, letter_id: str) -> Letter | None: ...
+
+
 def _text(value: Any) -> str | None:
     return (value.strip() or None) if isinstance(value, str) else None
 
@@ -153,18 +173,19 @@ class LobMail:
                 details={"upstream_status": reply.status, "lob_code": _lob_code(reply)},
             )
         body = LOB.json_of(reply)
-        deliverability = body.get("deliverability") if isinstance(body, dict) else None
+        found = body if isinstance(body, dict) else {}
+        deliverability = found.get("deliverability")
         if not isinstance(deliverability, str) or deliverability not in (*DELIVERABLE, UNDELIVERABLE):
             raise LOB.unavailable(
                 "Lob answered the address verification without a deliverability it documents.",
                 upstream_status=reply.status,
             )
         return Verification(
-            id=_text(body.get("id")),
+            id=_text(found.get("id")),
             deliverability=deliverability,
-            primary_line=_text(body.get("primary_line")),
-            secondary_line=_text(body.get("secondary_line")),
-            last_line=_text(body.get("last_line")),
+            primary_line=_text(found.get("primary_line")),
+            secondary_line=_text(found.get("secondary_line")),
+            last_line=_text(found.get("last_line")),
         )
 
     async def send_letter(

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 
 from tollway import Example, FieldError, FieldErrors, Tool, ToolContext, ToolError, now_ms
 
 from .content import MAX_PAGES, estimated_pages, text_letter, visible_text
-from .lob import UNDELIVERABLE
+from .lob import UNDELIVERABLE, MailClient
 from .shapes import HTML_MAX_BYTES, PostalLetterInput, PostalLetterSent, PostalVerifiedAddress
 from .tables import PostalLetter
 
@@ -74,7 +74,7 @@ def _answer(row: dict[str, Any], verified: dict[str, Any]) -> PostalLetterSent:
 
 async def run(value: PostalLetterInput, ctx: ToolContext) -> PostalLetterSent:
     ctx.check_content(value.text, value.html)
-    mail = ctx.provider("mail")
+    mail = cast(MailClient, ctx.provider("mail"))  # the kind's interface
     rid = ctx.request_id
     now = now_ms()
     await PostalLetter.insert(

@@ -4,8 +4,11 @@ and USPS tracking events). Only the sending agent sees it; anyone else gets 404.
 
 from __future__ import annotations
 
+from typing import cast
+
 from tollway import Refusal, Route, RouteCall, ToolError
 
+from .lob import MailClient
 from .shapes import PostalLetterTracking, PostalTrackingEvent
 from .tables import PostalLetter
 
@@ -20,7 +23,8 @@ async def track(call: RouteCall) -> PostalLetterTracking:
     if row is None or not row["letter_id"]:
         raise Refusal("not_found", "No letter of yours was sent by this request.", status=404)
     try:
-        mail, _cost = call.platform.provider("mail")
+        client, _cost = call.platform.provider("mail")
+        mail = cast(MailClient, client)  # the kind's interface
     except LookupError:
         raise Refusal("provider_unavailable", "No mail provider is configured on this service.", status=503) from None
     try:

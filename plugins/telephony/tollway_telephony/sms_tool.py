@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -17,6 +17,7 @@ from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Refusa
 
 from .settings import SMS_PUBLIC_URL, status_callback, thread_id
 from .tables import SmsBatch, SmsMessage, unless_moved
+from .twilio import SmsClient
 
 FAMILY = "sms"
 PRICE = 30_000  # 0.03 USDC per call, whatever the number of recipients
@@ -114,7 +115,7 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
     """Send what is not sent yet (a second attempt after a worker crash finds the rows of the
     first); a refused number fails its own message, a provider failure stops the batch."""
     ctx.check_content(value.body)
-    client = ctx.provider("sms")  # counts the first message's cost; each further one is counted below
+    client = cast(SmsClient, ctx.provider("sms"))  # counts the first message's cost; each further one is counted below
     base = ctx.setting(SMS_PUBLIC_URL)
     agent_id = ctx.agent_id or ""
     now = now_ms()

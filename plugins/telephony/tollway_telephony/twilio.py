@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -37,6 +37,26 @@ class Created:
 
     sid: str
     status: str
+
+
+class SmsClient(Protocol):
+    """What every `sms` provider's client offers (`TwilioClient` of kind `sms` is one)."""
+
+    @property
+    def from_number(self) -> str: ...
+
+    async def send_sms(self, *, to: str, body: str, status_callback: str | None = None) -> Created: ...
+
+
+class VoiceClient(Protocol):
+    """What every `voice` provider's client offers (`TwilioClient` of kind `voice` is one)."""
+
+    @property
+    def from_number(self) -> str: ...
+
+    async def call(
+        self, *, to: str, twiml: str | None = None, url: str | None = None, status_callback: str | None = None
+    ) -> Created: ...
 
 
 def _settings(kind: str) -> tuple[Upstream, tuple[Setting, ...], tuple[Setting, ...]]:

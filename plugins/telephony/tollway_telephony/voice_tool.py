@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 from xml.sax.saxutils import escape
 
 import msgspec
@@ -27,6 +27,7 @@ from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Tool, 
 from .settings import VOICE_PUBLIC_URL, status_callback
 from .sms_tool import PhoneNumber
 from .tables import VoiceCall, unless_moved
+from .twilio import VoiceClient
 
 FAMILY = "voice"
 PRICE = 100_000  # 0.10 USDC per call
@@ -156,7 +157,7 @@ async def _call(request_id: str) -> dict[str, Any] | None:
 async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
     """Place the call once (a second attempt after a worker crash answers the first's SID)."""
     ctx.check_content(value.message)
-    client = ctx.provider("voice")
+    client = cast(VoiceClient, ctx.provider("voice"))  # the kind's interface
     now = now_ms()
     await VoiceCall.insert(
         VoiceCall(

@@ -12,7 +12,7 @@ import dataclasses
 import html
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -26,6 +26,12 @@ class Hit:
     url: str
     title: str
     description: str
+
+
+class SearchClient(Protocol):
+    """What every `search` provider's client offers (`SearxngClient` and `BraveClient` do)."""
+
+    async def search(self, query: str, count: int, page: int = 1) -> list[Hit]: ...
 
 
 _TAG = re.compile(r"<[^>]{0,200}>")

@@ -10,7 +10,7 @@ is kept, as the provider wrote it.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
@@ -19,7 +19,7 @@ from msgspec import Meta
 from tollway import Example, Fact, FieldError, Tool, ToolContext, ToolError, search_key
 
 from . import settings
-from .search_providers import BRAVE_MAX_COUNT, KIND
+from .search_providers import BRAVE_MAX_COUNT, KIND, SearchClient
 
 TIMEOUT_S = 15.0  # the whole call, provider included; past it: 504 provider_unavailable, not charged
 MAX_QUERY_CHARS = 500
@@ -109,7 +109,7 @@ def _timed_out() -> ToolError:
 
 
 async def run(value: WebSearchInput, ctx: ToolContext) -> WebSearchResult:
-    client = ctx.provider(KIND)
+    client = cast(SearchClient, ctx.provider(KIND))  # the kind's interface
     try:
         async with asyncio.timeout(TIMEOUT_S):
             hits = await client.search(value.query, min(BRAVE_MAX_COUNT, 2 * value.max_results))

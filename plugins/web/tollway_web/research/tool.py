@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, cast
 
 import msgspec
 from msgspec import Meta
@@ -17,6 +17,7 @@ from msgspec import Meta
 from tollway import Example, Tool, ToolContext
 
 from .. import settings
+from ..search_providers import SearchClient
 from .model import Hit, ResearchReport
 from .pipeline import run_research
 from .ports import Searcher, Writer
@@ -109,7 +110,7 @@ def research_tool(
 class ProviderSearcher:
     """The configured search provider's client as the engine's Searcher."""
 
-    def __init__(self, client: Any, name: str) -> None:
+    def __init__(self, client: SearchClient, name: str) -> None:
         self.client = client
         self.name = name
 
@@ -121,14 +122,15 @@ class ProviderSearcher:
 
 def provider_searcher(ctx: ToolContext) -> Searcher:
     chosen = ctx.providers.chosen("search")
-    return ProviderSearcher(ctx.provider("search"), chosen.name if chosen is not None else "search")
+    client = cast(SearchClient, ctx.provider("search"))  # the kind's interface
+    return ProviderSearcher(client, chosen.name if chosen is not None else "search")
 
 
 def provider_writer(ctx: ToolContext) -> Writer | None:
     """The configured language model, or None (the report is then extractive)."""
     if ctx.providers is None or not ctx.providers.status("llm").configured:
         return None
-    return ctx.provider("llm")
+    return cast(Writer, ctx.provider("llm"))  # the kind's interface (a ChatCompletionsWriter)
 
 
 RESEARCH = research_tool(provider_searcher, provider_writer)
