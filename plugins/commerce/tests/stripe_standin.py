@@ -48,6 +48,9 @@ class StripeStandin:
         self.locks: dict[str, asyncio.Lock] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, form)
         self.before_answer: Callable[[dict[str, Any]], Any] | None = None
+        self.gate: asyncio.Event | None = None  # set by `hold`: PaymentIntents wait for it
+        self.held = asyncio.Event()  # set when a PaymentIntent is waiting at the gate
+        self.failures = 0  # the next this many PaymentIntent creations answer 500
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -76,6 +79,12 @@ class StripeStandin:
             "created": int(time.time()),
         }
         return token
+
+    def hold(self) -> asyncio.Event:
+        """Hold every PaymentIntent creation until the returned event is set."""
+        self.gate = asyncio.Event()
+        self.held = asyncio.Event()
+        return self.gate
 
     # --- the server --------------------------------------------------------------------------
     async def start(self) -> str:
@@ -143,6 +152,12 @@ class StripeStandin:
         return web.json_response(self.tokens[token])
 
     async def _create(self, request: web.Request, form: dict[str, str]) -> web.StreamResponse:
+        if self.gate is not None:
+            self.held.set()
+            await self.gate.wait()
+        if self.failures > 0:
+            self.failures -= 1
+            return _error(500, "api_error", "An unexpected error occurred.")
         token_id = form.get("payment_method_data[shared_payment_granted_token]", "")
         token = self.tokens.get(token_id)
         if token is None:
