@@ -483,12 +483,20 @@ async def complete(
             }
         else:  # a payment left in progress: resume it (the same key asks for the same payment)
             step = storage.loads(row["payment"])
+        if request.buyer is not UNSET:  # the buyer as the agent confirms it at payment
+            if (await _buyer_messages(platform, request.buyer)) != []:
+                raise AcpError(
+                    400,
+                    "invalid_request",
+                    "invalid",
+                    "buyer.customer_id is not an agent of this service.",
+                    "$.buyer.customer_id",
+                )
+            session.buyer = request.buyer
         session.status = IN_PROGRESS
         await _save(
             session, attempt=attempt, complete_started_ms=now, payment=storage.dumps(step), total=total_of(session)
         )
-    if request.buyer is not UNSET and session.buyer is UNSET:
-        session.buyer = request.buyer
     charge = await _ask(psp, session_id, int(row["total"]), step)
     return await settle(platform, caller, session_id, step, charge)
 
