@@ -612,21 +612,31 @@ async def settle(
         )
         await _save(session, payment_intent=charge.id, complete_started_ms=None)
         if token.webhook_url and token.webhook_secret:
-            event = acp.WebhookEvent(
-                type="order_create",
-                data=acp.EventDataOrder(
-                    checkout_session_id=session_id, permalink_url=permalink, status="confirmed", refunds=[]
-                ),
-            )
-            await platform.enqueue_webhook(
-                webhook_id=f"whk_{order_id}_create",
-                kind="acp.order_create",
-                subject=session_id,
-                url=token.webhook_url,
-                secret=token.webhook_secret,
-                body=acp.to_builtins(event),
-                signing="acp",
-            )
+            # order_create as the order is confirmed; credits are delivered in this same
+            # transaction, so their order is fulfilled at once: order_update says so.
+            events = [("order_create", "confirmed")]
+            products = await catalogue.find(settings, [li.item.id for li in session.line_items])
+            if all(product.kind == "credits" for product in products.values()):
+                events.append(("order_update", "fulfilled"))
+            for kind, status in events:
+                event = acp.WebhookEvent(
+                    type=kind,  # type: ignore[arg-type]
+                    data=acp.EventDataOrder(
+                        checkout_session_id=session_id,
+                        permalink_url=permalink,
+                        status=status,
+                        refunds=[],  # type: ignore[arg-type]
+                    ),
+                )
+                await platform.enqueue_webhook(
+                    webhook_id=f"{order_id}_{kind[6:]}",
+                    kind=f"acp.{kind}",
+                    subject=session_id,
+                    url=token.webhook_url,
+                    secret=token.webhook_secret,
+                    body=acp.to_builtins(event),
+                    signing="acp",
+                )
             webhook = order_id
     if webhook:
         await platform.webhooks_due()
