@@ -122,7 +122,10 @@ async def test_a_replay_answers_the_first_response_byte_for_byte(kernel_factory)
         done = await acp.complete(session, token, key="replay-2")
         done_again = await acp.complete(session, token, key="replay-2")
         assert done_again.content == done.content and done_again.status_code == 200
-        assert len(stripe.succeeded()) == 1
+        # another key after the completion: the completed session again, nothing charged
+        other_key = await acp.complete(session, stripe.grant(), key="replay-3")
+        assert other_key.status_code == 200 and other_key.json()["order"] == done.json()["order"]
+        assert len(stripe.succeeded()) == 1 and len(stripe.intents) == 1
         # the same key on another path is another request
         other = await acp.post(f"/v1/checkout_sessions/{session}/cancel", {}, key="replay-1")
         assert other.status_code == 405
