@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
@@ -69,10 +69,27 @@ class KernelPlatform:
         service's fee, and issue the seller's receipt; 409 when the charge is not settled."""
         return await self.sales.pay_share(receipt_id, seller_agent_id=seller_agent_id, share=share)
 
-    async def record_outside_sale(self, **sale: Any) -> JSONObject:
+    async def record_outside_sale(
+        self,
+        *,
+        agent_id: str,
+        amount: int,
+        payment_method: str,
+        payment_reference: str,
+        category: str,
+        subcategory: str | None,
+        tool: str,
+        request_id: str,
+        credit: int = 0,
+        soul_agent_id: str | None = None,
+        service_fee: int = 0,
+        memo: str | None = None,
+    ) -> JSONObject:
         """A sale paid outside the service (a PSP charge): the buyer's settled receipt and,
-        when `credit` is given, that much credited to the buyer; in the caller's transaction
-        (the arguments: `tollway.Platform.record_outside_sale`)."""
+        when `credit` is given, that much credited to the buyer; in the caller's transaction.
+        The parameters are spelled out: `tollway.Platform` is held to them (test_public_package)."""
+        sale = dict(locals())
+        del sale["self"]
         return await self.sales.record_outside_sale(**sale)
 
     @staticmethod
