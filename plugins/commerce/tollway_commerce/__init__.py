@@ -1,0 +1,1 @@
+"""Tollway's agent commerce: the Agentic Commerce Protocol, as a merchant (docs/commerce.md)."""

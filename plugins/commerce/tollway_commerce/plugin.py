@@ -1,0 +1,53 @@
+"""The hooks of tollway-commerce: Tollway as an ACP merchant (docs/commerce.md) — the
+checkout routes, the operator's ACP tokens, the product feed, the `psp` provider kind with
+Stripe as its first provider, the tables, and the reconciler of payments left in progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, hookimpl
+
+from . import reconciler
+from .routes import ROUTES
+from .settings import RECONCILE_INTERVAL_S, SETTINGS
+from .stripe_psp import STRIPE
+from .tables import TABLES
+
+APP = AppConfig(
+    app_name="commerce",
+    migrations_folder_path=str(Path(__file__).parent / "migrations"),
+    table_classes=list(TABLES),
+)
+
+
+@hookimpl
+def register_settings(register: Callable[[Setting], None]) -> None:
+    for setting in SETTINGS:
+        register(setting)
+
+
+@hookimpl
+def register_providers(register: Callable[[Provider], None]) -> None:
+    register(STRIPE)
+
+
+@hookimpl
+def register_routes(register: Callable[[Route], None]) -> None:
+    for route in ROUTES:
+        register(route)
+
+
+@hookimpl
+def register_migrations(register: Callable[[AppConfig], None]) -> None:
+    register(APP)
+
+
+async def _reconcile(context: PluginContext) -> None:
+    await reconciler.sweep(context)
+
+
+@hookimpl
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
+    register(PeriodicTask(name="commerce_reconcile", interval_s=RECONCILE_INTERVAL_S, run=_reconcile))
