@@ -23,7 +23,7 @@ from tollway._core.webhooks.signing import new_secret
 from tollway._core.wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
 
 MAX_WATCHES = 100  # undeleted watches per agent
-W, D = tables.Watch, tables.WatchDelivery
+W, D = tables.Watch, tables.WatchDelivery  # the tables (`Watch` here is the wire resource)
 
 # Raw: a PostgreSQL advisory lock (the ORM has none); it serialises one agent's creations.
 LOCK_AGENT = sql.Statement("SELECT pg_advisory_xact_lock(hashtext({})) AS locked")
