@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
+
+from piccolo.querystring import QueryString
 
 from tollway._core.history.declare import MAX_PEER_FIELDS, peer_group
 from tollway._core.history.keys import key_forms
+from tollway._core.history.tables import FactNumber as F
 from tollway._core.storage import sql
 
 QUARTILES = (0.25, 0.5, 0.75)
@@ -43,12 +47,18 @@ class PeerSet:
     source: str
     filters: tuple[tuple[str, str], ...] = ()
 
-    def where(self) -> tuple[str, tuple[object, ...]]:
-        clause = "peer_group = {}"
-        for column, _ in self.filters:
+    def where(self) -> Any:
+        """The peer set's condition as Piccolo builds it from the columns: its `peer_group`,
+        then each filter's peer column, in that order (`values()`)."""
+        clause: Any = F.peer_group == peer_group(self.attribute, self.field, self.source)
+        for column, text in self.filters:
             assert column in PEER_COLUMNS
-            clause += " AND " + column + " = {}"
-        return clause, (peer_group(self.attribute, self.field, self.source), *(text for _, text in self.filters))
+            clause = clause & (F._meta.get_column_by_name(column) == text)
+        return clause.querystring
+
+    def values(self) -> tuple[object, ...]:
+        """The values `where()` binds, in its order."""
+        return (peer_group(self.attribute, self.field, self.source), *(text for _, text in self.filters))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,57 +90,125 @@ def percentile_of(below: int, equal: int, count: int) -> float:
     return 100.0 * (below + 0.5 * equal) / count
 
 
+# -- the statements --------------------------------------------------------------------------
+# Raw, and named, where the ORM cannot say the statement or would not keep its plan
+# (docs/history.md, "Read path and indexes"). A `{}` is a bound value, or in the peer-set
+# statements (SUMMARY_*, QUARTILES_SQLITE) the peer set's condition, which Piccolo builds from
+# the filtered columns (`PeerSet.where`), so no SQL is glued per call.
+
+# Two scalar subqueries, so each of MIN and MAX is one index probe (SQLite optimises a lone
+# MIN or MAX only; one SELECT of both scans the attribute's rows).
+SOURCE_RANGE = sql.Statement(
+    "SELECT (SELECT MIN(source) FROM tw_fact_numbers WHERE attribute = {}) AS first, "
+    "(SELECT MAX(source) FROM tw_fact_numbers WHERE attribute = {}) AS last"
+)
+# A loose index scan (a recursive CTE, one probe per source); the ORM has no WITH RECURSIVE.
+SOURCES = sql.Statement(
+    "WITH RECURSIVE s(source) AS ("
+    "SELECT MIN(source) FROM tw_fact_numbers WHERE attribute = {} "
+    "UNION ALL SELECT (SELECT MIN(t.source) FROM tw_fact_numbers t WHERE t.attribute = {} AND t.source > s.source) "
+    "FROM s WHERE s.source IS NOT NULL) "
+    "SELECT source FROM s WHERE source IS NOT NULL LIMIT {}"
+)
+# PostgreSQL: one aggregate (FILTER, percentile_cont ... WITHIN GROUP), which the ORM cannot
+# say. The peers are read in number order (the ordered subquery makes the planner walk the
+# index, even when every row matches): percentile_cont's sort then finds its input already
+# sorted and costs next to nothing.
+SUMMARY_POSTGRES = (
+    "SELECT COUNT(*) AS n, MIN(number) AS low, MAX(number) AS high, MIN(updated_ms) AS first_ms, "
+    "MAX(updated_ms) AS last_ms, COUNT(*) FILTER (WHERE number < {}) AS below, "
+    "COUNT(*) FILTER (WHERE number = {}) AS equal, "
+    "percentile_cont(ARRAY[0.25, 0.5, 0.75]::float8[]) WITHIN GROUP (ORDER BY number) AS quartiles "
+    "FROM (SELECT number, updated_ms FROM tw_fact_numbers WHERE {} ORDER BY number) AS peers"
+)
+# SQLite: one statement of scalar subqueries, each an index probe or a range count.
+SUMMARY_SQLITE = (
+    "SELECT (SELECT COUNT(*) FROM tw_fact_numbers WHERE {}) AS n, "
+    "(SELECT MIN(number) FROM tw_fact_numbers WHERE {}) AS low, "
+    "(SELECT MAX(number) FROM tw_fact_numbers WHERE {}) AS high, "
+    "(SELECT MIN(updated_ms) FROM tw_fact_numbers WHERE {}) AS first_ms, "
+    "(SELECT MAX(updated_ms) FROM tw_fact_numbers WHERE {}) AS last_ms, "
+    "(SELECT COUNT(*) FROM tw_fact_numbers WHERE {} AND number < {}) AS below, "
+    "(SELECT COUNT(*) FROM tw_fact_numbers WHERE {} AND number = {}) AS equal"
+)
+# SQLite: the two neighbours of each quartile position, each read from the nearer end of the
+# index (`LIMIT 2 OFFSET i`). The lower quartile and the median are always nearer the bottom;
+# the upper quartile is read from the top when that end is nearer (keyed by whether it is not).
+QUARTILES_SQLITE = {
+    True: (
+        "SELECT 0 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number LIMIT 2 OFFSET {}) AS q0 "
+        "UNION ALL SELECT 1 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number "
+        "LIMIT 2 OFFSET {}) AS q1 "
+        "UNION ALL SELECT 2 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number "
+        "LIMIT 2 OFFSET {}) AS q2"
+    ),
+    False: (
+        "SELECT 0 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number LIMIT 2 OFFSET {}) AS q0 "
+        "UNION ALL SELECT 1 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number "
+        "LIMIT 2 OFFSET {}) AS q1 "
+        "UNION ALL SELECT 2 AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE {} ORDER BY number DESC "
+        "LIMIT 2 OFFSET {}) AS q2"
+    ),
+}
+
+
+PEERS = object()  # the slot of a peer-set statement where the peer set's condition goes
+# Each peer-set statement as the engine runs it, per set of filtered columns: Piccolo compiles
+# the condition into the template once, and each call only binds (as `sql.Statement` does).
+_COMPILED: dict[tuple[str, str, tuple[str, ...], tuple[bool, ...]], str] = {}
+
+
+async def _peer_rows(template: str, peers: PeerSet, *slots: object) -> list[Any]:
+    """Run a peer-set statement: each `{}` of `template` takes a value of `slots`, or the peer
+    set's condition where the slot is `PEERS`."""
+    engine_type = sql.engine().engine_type
+    shape = tuple(slot is PEERS for slot in slots)
+    key = (template, engine_type, tuple(column for column, _ in peers.filters), shape)
+    text = _COMPILED.get(key)
+    if text is None:
+        where = peers.where()
+        text, _ = QueryString(template, *(where if slot is PEERS else slot for slot in slots)).compile_string(
+            engine_type
+        )
+        _COMPILED[key] = text
+    bound = peers.values()
+    values = [v for slot in slots for v in (bound if slot is PEERS else (slot,))]
+    return await sql.fetch(text, *values)
+
+
 # -- the attribute's sources ---------------------------------------------------------------
 async def source_range(attribute: str) -> tuple[str | None, str | None]:
     """(first, last) source with numbers for `attribute` (two index probes); None, None when nothing is recorded."""
-    row = await sql.fetch_one(
-        "SELECT (SELECT MIN(source) FROM tw_fact_numbers WHERE attribute = {}) AS first, "
-        "(SELECT MAX(source) FROM tw_fact_numbers WHERE attribute = {}) AS last",
-        attribute,
-        attribute,
-    )
+    row = await SOURCE_RANGE.row(attribute, attribute)
     return (row["first"], row["last"]) if row is not None else (None, None)
 
 
 async def sources(attribute: str) -> list[str]:
     """Every source with numbers for `attribute`, in order (one index probe each)."""
-    rows = await sql.fetch(
-        "WITH RECURSIVE s(source) AS ("
-        "SELECT MIN(source) FROM tw_fact_numbers WHERE attribute = {} "
-        "UNION ALL SELECT (SELECT MIN(t.source) FROM tw_fact_numbers t WHERE t.attribute = {} AND t.source > s.source) "
-        "FROM s WHERE s.source IS NOT NULL) "
-        "SELECT source FROM s WHERE source IS NOT NULL LIMIT " + str(MAX_SOURCES_LISTED),
-        attribute,
-        attribute,
-    )
+    rows = await SOURCES.rows(attribute, attribute, MAX_SOURCES_LISTED)
     return [r["source"] for r in rows]
 
 
 async def has_source(attribute: str, source: str) -> bool:
-    row = await sql.fetch_one(
-        "SELECT 1 AS found FROM tw_fact_numbers WHERE attribute = {} AND source = {} LIMIT 1", attribute, source
-    )
+    row = await F.select(F.attribute).where(F.attribute == attribute, F.source == source).first()
     return row is not None
 
 
 # -- one entity ------------------------------------------------------------------------------
 async def key_number(peers: PeerSet, key: str) -> float | None:
-    """The number of entity `key` when it is among `peers` (in the first of its `key_forms` found)."""
-    clause = "attribute = {} AND source = {} AND entity_key = {} AND field = {}"  # the entity's own index
-    for column, _ in peers.filters:
-        clause += " AND " + column + " = {}"
-    filters = tuple(text for _, text in peers.filters)
+    """The number of entity `key` when it is among `peers` (in the first of its `key_forms` found):
+    a probe of the entity's own index, then its peer columns."""
+    filters = [F._meta.get_column_by_name(column) == text for column, text in peers.filters]
     for candidate in key_forms(key):
-        row = await sql.fetch_one(
-            "SELECT number FROM tw_fact_numbers WHERE " + clause,
-            peers.attribute,
-            peers.source,
-            candidate,
-            peers.field,
+        rows = await F.select(F.number).where(
+            F.attribute == peers.attribute,
+            F.source == peers.source,
+            F.entity_key == candidate,
+            F.field == peers.field,
             *filters,
         )
-        if row is not None:
-            return float(row["number"])
+        if rows:
+            return float(rows[0]["number"])
     return None
 
 
@@ -141,61 +219,16 @@ async def key_recorded(peers: PeerSet, key: str) -> bool:
 
 
 # -- the peer set ------------------------------------------------------------------------------
-def _summary_postgres(clause: str) -> str:
-    # The peers are read in number order (the ordered subquery makes the planner walk the
-    # index, even when every row matches): percentile_cont's sort then finds its input
-    # already sorted and costs next to nothing.
-    return (
-        "SELECT COUNT(*) AS n, MIN(number) AS low, MAX(number) AS high, MIN(updated_ms) AS first_ms, "
-        "MAX(updated_ms) AS last_ms, COUNT(*) FILTER (WHERE number < {}) AS below, "
-        "COUNT(*) FILTER (WHERE number = {}) AS equal, "
-        "percentile_cont(ARRAY[0.25, 0.5, 0.75]::float8[]) WITHIN GROUP (ORDER BY number) AS quartiles "
-        "FROM (SELECT number, updated_ms FROM tw_fact_numbers WHERE " + clause + " ORDER BY number) AS peers"
-    )
-
-
-def _summary_sqlite(clause: str) -> str:
-    def sub(what: str, extra: str = "") -> str:
-        return "(SELECT " + what + " FROM tw_fact_numbers WHERE " + clause + extra + ")"
-
-    return (
-        "SELECT "
-        + sub("COUNT(*)")
-        + " AS n, "
-        + sub("MIN(number)")
-        + " AS low, "
-        + sub("MAX(number)")
-        + " AS high, "
-        + sub("MIN(updated_ms)")
-        + " AS first_ms, "
-        + sub("MAX(updated_ms)")
-        + " AS last_ms, "
-        + sub("COUNT(*)", " AND number < {}")
-        + " AS below, "
-        + sub("COUNT(*)", " AND number = {}")
-        + " AS equal"
-    )
-
-
-def _quartile_reads(clause: str, count: int) -> str:
-    """The two neighbours of each quartile position, each read from the nearer end of the index."""
-    parts = []
+async def _quartiles_sqlite(peers: PeerSet, count: int) -> tuple[float, float, float]:
+    reads: list[object] = []
+    upper_ascending = True
     for i, q in enumerate(QUARTILES):
         lo, _ = positions(count, q)
         ascending = lo <= count // 2
-        offset = lo if ascending else count - 2 - lo
-        order = "number" if ascending else "number DESC"
-        parts.append(
-            f"SELECT {i} AS q, number FROM (SELECT number FROM tw_fact_numbers WHERE "
-            + clause
-            + f" ORDER BY {order} LIMIT 2 OFFSET {offset}) AS q{i}"
-        )
-    return " UNION ALL ".join(parts)
-
-
-async def _quartiles_sqlite(peers: PeerSet, count: int) -> tuple[float, float, float]:
-    clause, args = peers.where()
-    rows = await sql.fetch(_quartile_reads(clause, count), *(args * len(QUARTILES)))
+        assert ascending or i == len(QUARTILES) - 1  # the lower quartile and the median: always
+        upper_ascending = ascending
+        reads += [PEERS, lo if ascending else count - 2 - lo]
+    rows = await _peer_rows(QUARTILES_SQLITE[upper_ascending], peers, *reads)
     pairs: dict[int, list[float]] = {}
     for r in rows:
         pairs.setdefault(int(r["q"]), []).append(float(r["number"]))
@@ -209,13 +242,12 @@ async def _quartiles_sqlite(peers: PeerSet, count: int) -> tuple[float, float, f
 
 async def summarise(peers: PeerSet, value: float | None) -> Summary:
     """Count, extremes, update times, quartiles, and how many peers lie below and at `value`."""
-    clause, args = peers.where()
     placed = None if value is None else float(value)
     if sql.on_postgres():
-        row = await sql.fetch_one(_summary_postgres(clause), placed, placed, *args)
+        rows = await _peer_rows(SUMMARY_POSTGRES, peers, placed, placed, PEERS)
     else:
-        row = await sql.fetch_one(_summary_sqlite(clause), *(args * 5), *args, placed, *args, placed)
-    assert row is not None
+        rows = await _peer_rows(SUMMARY_SQLITE, peers, *[PEERS] * 6, placed, PEERS, placed)
+    row = rows[0]
     count = int(row["n"])
     quartiles: tuple[float, float, float] | None = None
     if count >= 2:

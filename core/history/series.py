@@ -52,21 +52,35 @@ class FactRow:
     changed_on: str
 
 
-_SERIES = "attribute = {} AND entity_key = {} AND owner = {} AND source = {}"
-_COLUMNS = "id, listed, value, as_of, changed_on"
-# Named statements, fixed at import: each value is bound to a `{}` placeholder.
-_FIRST_ROW = "SELECT id, changed_on FROM tw_facts WHERE " + _SERIES + " ORDER BY id LIMIT 1"
-_WINDOW = (
-    "SELECT "
-    + _COLUMNS
-    + " FROM tw_facts WHERE "
-    + _SERIES
-    + " AND id > {} AND changed_on >= {} AND changed_on <= {} ORDER BY id LIMIT {}"
+# The Changes call's reads stay named statements: each runs on the paid call, where
+# bench/history.py measures the whole read at under a tenth of a millisecond on SQLite and a
+# table query costs more than that (docs/storage.md), and each is the one whose plan
+# docs/history.md shows (`tw_facts_series`, `tw_fact_heads_series`). A series is the
+# equality on (attribute, entity_key, owner, source), read in `id` order.
+FIRST_ROW = sql.Statement(
+    "SELECT id, changed_on FROM tw_facts WHERE attribute = {} AND entity_key = {} AND owner = {} AND source = {} "
+    "ORDER BY id LIMIT 1"
 )
-_BEFORE = "SELECT " + _COLUMNS + " FROM tw_facts WHERE " + _SERIES + " AND id < {} ORDER BY id DESC LIMIT 1"
-_HEADS = "SELECT source, owner FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND "
-_PUBLIC_HEADS = _HEADS + "owner = {}"  # a caller without an agent: the public series only
-_VISIBLE_HEADS = _HEADS + "owner IN ({}, {})"  # the public series and the agent's own
+WINDOW = sql.Statement(
+    "SELECT id, listed, value, as_of, changed_on FROM tw_facts "
+    "WHERE attribute = {} AND entity_key = {} AND owner = {} AND source = {} "
+    "AND id > {} AND changed_on >= {} AND changed_on <= {} ORDER BY id LIMIT {}"
+)
+BEFORE = sql.Statement(
+    "SELECT id, listed, value, as_of, changed_on FROM tw_facts "
+    "WHERE attribute = {} AND entity_key = {} AND owner = {} AND source = {} AND id < {} ORDER BY id DESC LIMIT 1"
+)
+# A caller without an agent reads the public series only; with one, its own too.
+PUBLIC_HEADS = sql.Statement(
+    "SELECT source, owner FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {}"
+)
+VISIBLE_HEADS = sql.Statement(
+    "SELECT source, owner FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner IN ({}, {})"
+)
+HAS_PUBLIC = sql.Statement(
+    "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {} LIMIT 1"
+)
+HAS_PRIVATE = sql.Statement("SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND owner <> {} LIMIT 1")
 _decode = msgspec.json.Decoder().decode
 
 
@@ -82,9 +96,9 @@ async def visible_series(attribute: str, entity_key: str, agent_id: str | None) 
     """The series of an entity the caller may read: public ones, and its own private
     ones. Read from the series heads (one row per series), never from the history."""
     if agent_id:
-        rows = await sql.fetch(_VISIBLE_HEADS, attribute, entity_key, PUBLIC, agent_id)
+        rows = await VISIBLE_HEADS.rows(attribute, entity_key, PUBLIC, agent_id)
     else:
-        rows = await sql.fetch(_PUBLIC_HEADS, attribute, entity_key, PUBLIC)
+        rows = await PUBLIC_HEADS.rows(attribute, entity_key, PUBLIC)
     return sorted(
         (Series(attribute, entity_key, r["source"], r["owner"]) for r in rows), key=lambda s: (s.source, s.owner)
     )
@@ -92,47 +106,29 @@ async def visible_series(attribute: str, entity_key: str, agent_id: str | None) 
 
 async def has_public_series(attribute: str, entity_key: str) -> bool:
     """Whether anyone may read a series of the entity (a public one exists)."""
-    row = await sql.fetch_one(
-        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND owner = {} LIMIT 1",
-        attribute,
-        entity_key,
-        PUBLIC,
-    )
+    row = await HAS_PUBLIC.row(attribute, entity_key, PUBLIC)
     return row is not None
 
 
 async def keeps_private(attribute: str) -> bool:
     """Whether the attribute holds any agent's private series (which only its owner may read)."""
-    row = await sql.fetch_one(
-        "SELECT 1 AS found FROM tw_fact_heads WHERE attribute = {} AND owner <> {} LIMIT 1", attribute, PUBLIC
-    )
+    row = await HAS_PRIVATE.row(attribute, PUBLIC)
     return row is not None
 
 
 async def first_row(series: Series) -> tuple[int, str] | None:
     """(id, changed_on) of the series' first row."""
-    row = await sql.fetch_one(_FIRST_ROW, *_args(series))
+    row = await FIRST_ROW.row(*_args(series))
     return None if row is None else (int(row["id"]), row["changed_on"])
 
 
 async def _window(series: Series, since: str, until: str, after_id: int, count: int) -> list[FactRow]:
-    rows = await sql.fetch(
-        _WINDOW,
-        *_args(series),
-        after_id,
-        since,
-        until,
-        count,
-    )
+    rows = await WINDOW.rows(*_args(series), after_id, since, until, count)
     return [_row(r) for r in rows]
 
 
 async def _before(series: Series, fact_id: int) -> FactRow | None:
-    row = await sql.fetch_one(
-        _BEFORE,
-        *_args(series),
-        fact_id,
-    )
+    row = await BEFORE.row(*_args(series), fact_id)
     return None if row is None else _row(row)
 
 

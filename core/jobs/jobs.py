@@ -18,6 +18,7 @@ import msgspec
 
 from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW
 from tollway._core.basics.ids import iso, now_ms
+from tollway._core.jobs.tables import Job
 from tollway._core.storage import sql
 from tollway._core.wire.calls import JobStatus
 
@@ -51,13 +52,144 @@ class Claimed:
     receipt_id: str | None
 
 
-_COLUMNS = "id, tool, agent_id, input, attempt, receipt_id"
+# The job's life (create, release, claim, heartbeat, report, park, complete, fail) stays in
+# named statements: each is one guarded UPDATE ... WHERE ... RETURNING (the claim a subquery
+# with FOR UPDATE SKIP LOCKED, the outcomes fenced on the claimer's attempt) on the worker's
+# path bench/jobs.py measures, and the ones that wake someone carry the event bus's
+# pg_notify(...) in their RETURNING list (published at commit, no round trip), which the ORM
+# cannot say. Each comes plain and, where it wakes someone, notifying; reads and the
+# retention sweep are table queries.
+CREATE = {
+    False: sql.Statement(
+        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, "
+        "waiting_for, message) VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id"
+    ),
+    True: sql.Statement(
+        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, "
+        "waiting_for, message) VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) "
+        "RETURNING id, pg_notify('tollway_jobs_new', id) AS notified"
+    ),
+}
+RELEASE = {
+    False: sql.Statement(
+        "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} "
+        "AND status = 'pending' RETURNING id"
+    ),
+    True: sql.Statement(
+        "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} "
+        "AND status = 'pending' RETURNING id, pg_notify('tollway_jobs_new', id) AS notified"
+    ),
+}
+# Keyed by (skip_locked, notifying): the oldest runnable job, pending or with an expired lease.
+CLAIM = {
+    (False, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id"
+    ),
+    (False, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id, "
+        "pg_notify('tollway_job_updates', id || ' processing') AS notified"
+    ),
+    (True, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, input, attempt, receipt_id"
+    ),
+    (True, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, input, attempt, receipt_id, "
+        "pg_notify('tollway_job_updates', id || ' processing') AS notified"
+    ),
+}
+HEARTBEAT = sql.Statement(
+    "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
+)
+REPORT = {
+    False: sql.Statement(
+        "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id"
+    ),
+    True: sql.Statement(
+        "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id, pg_notify('tollway_job_updates', id || ' processing') AS notified"
+    ),
+}
+PARK = {
+    False: sql.Statement(
+        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
+        "AND status = 'processing' RETURNING id"
+    ),
+    True: sql.Statement(
+        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
+        "AND status = 'processing' RETURNING id, pg_notify('tollway_job_updates', id || ' processing') AS notified"
+    ),
+}
+# An outcome, keyed by (fenced, notifying): fenced on the claimer's attempt, or (not fenced)
+# written by whoever holds the job, for a job finished from outside a run (a parked job, a
+# job that never ran).
+COMPLETE = {
+    (True, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
+        "lease_until_ms = NULL WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
+    ),
+    (True, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
+        "lease_until_ms = NULL WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id, pg_notify('tollway_job_updates', id || ' completed') AS notified"
+    ),
+    (False, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
+        "lease_until_ms = NULL WHERE id = {} AND status IN ('pending', 'processing') RETURNING id"
+    ),
+    (False, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
+        "lease_until_ms = NULL WHERE id = {} AND status IN ('pending', 'processing') "
+        "RETURNING id, pg_notify('tollway_job_updates', id || ' completed') AS notified"
+    ),
+}
+FAIL = {
+    (True, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+        "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
+    ),
+    (True, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+        "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id, pg_notify('tollway_job_updates', id || ' failed') AS notified"
+    ),
+    (False, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+        "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "WHERE id = {} AND status IN ('pending', 'processing') RETURNING id"
+    ),
+    (False, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
+        "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL "
+        "WHERE id = {} AND status IN ('pending', 'processing') "
+        "RETURNING id, pg_notify('tollway_job_updates', id || ' failed') AS notified"
+    ),
+}
 
 
-def _notifying(bus: Any, channel: str, payload_sql: str) -> str:
-    """`, pg_notify(...)` for a RETURNING list when the bus publishes in SQL."""
+def _notifying(bus: Any, channel: str, payload_sql: str, statement: sql.Statement) -> bool:
+    """Whether `bus` publishes from SQL, so the notifying variant (`statement`) is the one to run:
+    its RETURNING list carries exactly the bus's `pg_notify(...)` expression."""
     expr = bus.notify_sql(channel, payload_sql) if bus is not None else None
-    return f", {expr} AS notified" if expr else ""
+    if expr is None:
+        return False
+    if expr not in statement.template:
+        raise ValueError(f"the event bus publishes with {expr!r}, which {statement!r} does not carry")
+    return True
 
 
 WAITING_FOR_PAYMENT = "payment"
@@ -77,59 +209,31 @@ async def create(
     """The job row; with `payment_settled=False` it waits for its payment (no worker claims it)."""
     now = now_ms()
     waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
-    await sql.fetch(
-        "INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, updated_ms, waiting_for, message) "
-        "VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) RETURNING id"
-        + (_notifying(bus, JOBS_NEW, "id") if payment_settled else ""),
-        job_id,
-        tool,
-        agent_id,
-        input_json,
-        receipt_id,
-        now,
-        now,
-        waiting,
-        message,
-    )
+    notifying = payment_settled and _notifying(bus, JOBS_NEW, "id", CREATE[True])
+    await CREATE[notifying].execute(job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
 
 
 async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
     """The job of `receipt_id` if it is still waiting for its payment."""
-    return await sql.fetch_one(
-        "SELECT * FROM tw_jobs WHERE receipt_id = {} AND waiting_for = {} AND status = 'pending'",
-        receipt_id,
-        WAITING_FOR_PAYMENT,
+    return (
+        await Job.select()
+        .where(Job.receipt_id == receipt_id, Job.waiting_for == WAITING_FOR_PAYMENT, Job.status == "pending")
+        .first()
     )
 
 
 async def release(job_id: str, bus: Any = None) -> bool:
     """The job's payment settled: it becomes claimable (workers are woken by the caller after its commit)."""
-    row = await sql.fetch_one(
-        "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} AND status = 'pending' "
-        "RETURNING id" + _notifying(bus, JOBS_NEW, "id"),
-        now_ms(),
-        job_id,
-        WAITING_FOR_PAYMENT,
-    )
+    notifying = _notifying(bus, JOBS_NEW, "id", RELEASE[True])
+    row = await RELEASE[notifying].row(now_ms(), job_id, WAITING_FOR_PAYMENT)
     return row is not None
 
 
 async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any = None) -> Claimed | None:
     """Take the oldest runnable job: pending, or processing with an expired lease."""
     now = now_ms()
-    lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
-    row = await sql.fetch_one(
-        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) "
-        "WHERE id = (SELECT id FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        f"ORDER BY created_ms LIMIT 1{lock}) RETURNING {_COLUMNS}"
-        + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        worker_id,
-        now + int(lease_s * 1000),
-        now,
-        now,
-        now,
-    )
+    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", CLAIM[skip_locked, True])
+    row = await CLAIM[skip_locked, notifying].row(worker_id, now + int(lease_s * 1000), now, now, now)
     if row is None:
         return None
     return Claimed(
@@ -139,57 +243,26 @@ async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any =
 
 async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
     """Extend the lease; False when the job is no longer ours (fenced out)."""
-    row = await sql.fetch_one(
-        "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id",
-        now_ms() + int(lease_s * 1000),
-        job_id,
-        attempt,
-    )
+    row = await HEARTBEAT.row(now_ms() + int(lease_s * 1000), job_id, attempt)
     return row is not None
 
 
 async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
     """A running job's progress `message` (which step it is on), fenced like its outcome;
     push subscribers are told. False when the job is no longer this attempt's."""
-    row = await sql.fetch_one(
-        "UPDATE tw_jobs SET message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
-        + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        message[:500],
-        now_ms(),
-        job_id,
-        attempt,
-    )
-    if row is not None and bus is not None and bus.notify_sql(JOB_UPDATES, "''") is None:
+    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", REPORT[True])
+    row = await REPORT[notifying].row(message[:500], now_ms(), job_id, attempt)
+    if row is not None and bus is not None and not notifying:
         await bus.publish(JOB_UPDATES, f"{job_id} processing")
     return row is not None
 
 
-# An outcome's condition: the claimer's attempt (True), or whoever holds the job (False), for
-# a job finished from outside a run (a parked job, a job that never ran).
-_FENCE = {True: "attempt = {} AND status = 'processing'", False: "status IN ('pending', 'processing')"}
-_COMPLETE = {
-    fenced: "UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, finished_ms = {}, "
-    "lease_until_ms = NULL WHERE id = {} AND " + fence + " RETURNING id"
-    for fenced, fence in _FENCE.items()
-}
-_FAIL = {
-    fenced: "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
-    "message = NULL, waiting_for = NULL, updated_ms = {}, finished_ms = {}, lease_until_ms = NULL WHERE id = {} AND "
-    + fence
-    + " RETURNING id"
-    for fenced, fence in _FENCE.items()
-}
-
-
 async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
     now = now_ms()
-    row = await sql.fetch_one(
-        _COMPLETE[attempt is not None] + _notifying(bus, JOB_UPDATES, "id || ' completed'"),
-        msgspec.json.encode(result).decode(),
-        now,
-        now,
-        job_id,
-        *((attempt,) if attempt is not None else ()),
+    fenced = attempt is not None
+    notifying = _notifying(bus, JOB_UPDATES, "id || ' completed'", COMPLETE[fenced, True])
+    row = await COMPLETE[fenced, notifying].row(
+        msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if fenced else ())
     )
     return row is not None
 
@@ -198,14 +271,8 @@ async def park(job_id: str, attempt: int, message: str, bus: Any = None) -> bool
     """A run that handed the job to someone else (a seller fulfils it): the job stays
     `processing` with no lease, so no worker claims it again, until it is finished from
     outside (`core/jobs/parked.py`). False when the attempt was fenced out."""
-    row = await sql.fetch_one(
-        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' "
-        "RETURNING id" + _notifying(bus, JOB_UPDATES, "id || ' processing'"),
-        message[:500],
-        now_ms(),
-        job_id,
-        attempt,
-    )
+    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", PARK[True])
+    row = await PARK[notifying].row(message[:500], now_ms(), job_id, attempt)
     return row is not None
 
 
@@ -216,18 +283,16 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
         code = "internal_error"
     text = f"{message} (ref: {job_id})"
     now = now_ms()
-    args: tuple[Any, ...] = (text, code, category, status, now, now, job_id) + (
-        (attempt,) if attempt is not None else ()
-    )
-    row = await sql.fetch_one(
-        _FAIL[attempt is not None] + _notifying(bus, JOB_UPDATES, "id || ' failed'"),
-        *args,
+    fenced = attempt is not None
+    notifying = _notifying(bus, JOB_UPDATES, "id || ' failed'", FAIL[fenced, True])
+    row = await FAIL[fenced, notifying].row(
+        text, code, category, status, now, now, job_id, *((attempt,) if fenced else ())
     )
     return row is not None
 
 
 async def get(job_id: str) -> dict[str, Any] | None:
-    return await sql.fetch_one("SELECT * FROM tw_jobs WHERE id = {}", job_id)
+    return await Job.select().where(Job.id == job_id).first()
 
 
 def resource(row: Any) -> JobStatus:
@@ -251,5 +316,5 @@ def resource(row: Any) -> JobStatus:
 
 
 async def purge_older_than(days: int = RETENTION_DAYS) -> int:
-    rows = await sql.fetch("DELETE FROM tw_jobs WHERE created_ms < {} RETURNING id", now_ms() - days * 86_400_000)
-    return len(rows)
+    gone = await Job.delete().where(Job.created_ms < now_ms() - days * 86_400_000).returning(Job.id)
+    return len(gone)

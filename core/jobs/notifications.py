@@ -14,6 +14,7 @@ import msgspec
 
 from tollway._core.basics.errors import invalid_request
 from tollway._core.basics.ids import iso, monotonic_us, new_uuid, now_ms
+from tollway._core.messages.tables import Notification as N
 from tollway._core.storage import sql
 from tollway._core.wire.reads import Notification, NotificationPage
 
@@ -31,28 +32,21 @@ TYPES = (
 )
 MAX_LIMIT = 100
 
-
-# An agent's notifications, newest first: all of them, or the unread ones.
-_ALL = "SELECT * FROM tw_notifications WHERE agent_id = {} ORDER BY created_ms DESC, seq DESC LIMIT {}"
-_UNREAD = "SELECT * FROM tw_notifications WHERE agent_id = {} AND read = {} ORDER BY created_ms DESC, seq DESC LIMIT {}"
+# Raw: every completed or failed job and every delivered watch change writes one, on the paths
+# bench/jobs.py and bench/history.py measure, where a table query costs a few times a named
+# statement (docs/storage.md). Listing and marking read are table queries.
+INSERT = sql.Statement(
+    "INSERT INTO tw_notifications (id, agent_id, type, title, body, metadata, read, created_ms, seq) "
+    "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})"
+)
 
 
 async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
     if type_ not in TYPES:
         raise ValueError(f"unknown notification type {type_!r}")
     nid = new_uuid()
-    await sql.fetch(
-        "INSERT INTO tw_notifications (id, agent_id, type, title, body, metadata, read, created_ms, seq) "
-        "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {})",
-        nid,
-        agent_id,
-        type_,
-        title,
-        body,
-        msgspec.json.encode(dict(metadata)).decode(),
-        False,
-        now_ms(),
-        monotonic_us(),
+    await INSERT.execute(
+        nid, agent_id, type_, title, body, msgspec.json.encode(dict(metadata)).decode(), False, now_ms(), monotonic_us()
     )
     return nid
 
@@ -81,10 +75,8 @@ async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) 
     if limit < 1:
         raise invalid_request("limit must be at least 1.", [{"field": "limit", "message": "must be at least 1"}])
     limit = min(limit, MAX_LIMIT)
-    if unread:
-        rows = await sql.fetch(_UNREAD, agent_id, False, limit)
-    else:
-        rows = await sql.fetch(_ALL, agent_id, limit)
+    mine = [N.agent_id == agent_id] + ([N.read == False] if unread else [])  # noqa: E712 (a column comparison)
+    rows = await N.select().where(*mine).order_by(N.created_ms, N.seq, ascending=False).limit(limit)
     items = [
         Notification(
             id=r["id"],
@@ -99,6 +91,6 @@ async def list_for(agent_id: str, query: Mapping[str, str], *, mark_read: bool) 
         for r in rows
     ]
     unseen = [i.id for i in items if not i.read] if mark_read else []
-    for nid in unseen:
-        await sql.fetch("UPDATE tw_notifications SET read = {} WHERE id = {}", True, nid)
+    if unseen:
+        await N.update({N.read: True}).where(N.id.is_in(unseen))
     return NotificationPage(notifications=items, count=len(items))

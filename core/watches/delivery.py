@@ -26,14 +26,32 @@ from tollway._core.credits import ledger
 from tollway._core.jobs import notifications
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
 from tollway._core.storage import sql
+from tollway._core.watches.tables import Watch, WatchDelivery
 from tollway._core.webhooks import outbox
 
 log = logging.getLogger("tollway.watches")
 
-_LOCK_WATCH = (
+# A delivery step's statements stay raw: each delivered change runs them once, in the
+# transaction bench/history.py's `deliveries_per_s` measures, where the ORM costs a few
+# times a named statement per query (docs/storage.md).
+# Lock the watch for the step: an UPDATE that changes nothing, so PostgreSQL holds the row
+# lock until commit and SQLite takes its writer lock.
+LOCK_WATCH = sql.Statement(
     "UPDATE tw_watches SET updated_ms = updated_ms WHERE id = {} "
     "RETURNING id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, status, "
     "pause_reason, pause_notified, webhook_url, webhook_secret, deleted_ms"
+)
+OLDEST_PENDING = sql.Statement(
+    "SELECT id, change, seq FROM tw_watch_deliveries WHERE watch_id = {} AND state = 'pending' ORDER BY seq LIMIT 1"
+)
+# Guarded: only a change still pending becomes delivered.
+MARK_DELIVERED = sql.Statement(
+    "UPDATE tw_watch_deliveries SET state = 'delivered', receipt_id = {}, charged = {}, delivered_ms = {} "
+    "WHERE id = {} AND state = 'pending' RETURNING id"
+)
+COUNT_DELIVERY = sql.Statement(
+    "UPDATE tw_watches SET spent = spent + {}, changes_delivered = changes_delivered + 1, last_delivery_ms = {}, "
+    "pause_notified = {}, updated_ms = {} WHERE id = {}"
 )
 
 
@@ -65,10 +83,12 @@ class WatchDeliveries:
 
     async def run_pending(self, limit: int = 200) -> int:
         """Deliver what running watches have pending; returns how many changes were delivered."""
-        rows = await sql.fetch(
-            "SELECT DISTINCT d.watch_id FROM tw_watch_deliveries d JOIN tw_watches w ON w.id = d.watch_id "
-            "WHERE d.state = 'pending' AND w.status = 'running' AND w.deleted_ms IS NULL LIMIT {}",
-            limit,
+        runnable = Watch.select(Watch.id).where(Watch.status == "running", Watch.deleted_ms.is_null())
+        rows = (
+            await WatchDelivery.select(WatchDelivery.watch_id)
+            .where(WatchDelivery.state == "pending", WatchDelivery.watch_id.is_in(runnable))
+            .distinct()
+            .limit(limit)
         )
         delivered = 0
         for row in rows:
@@ -88,13 +108,10 @@ class WatchDeliveries:
     async def step(self, watch_id: str) -> Outcome:
         """One transaction: deliver the watch's oldest pending change, or pause it."""
         async with self.db.transaction():
-            watch = await sql.fetch_one(_LOCK_WATCH, watch_id)
+            watch = await LOCK_WATCH.row(watch_id)
             if watch is None or watch["deleted_ms"] is not None or watch["status"] != "running":
                 return Outcome("idle")
-            pending = await sql.fetch_one(
-                "SELECT id, change, seq FROM tw_watch_deliveries WHERE watch_id = {} AND state = 'pending' ORDER BY seq LIMIT 1",
-                watch_id,
-            )
+            pending = await OLDEST_PENDING.row(watch_id)
             if pending is None:
                 return Outcome("idle")
             price = int(watch["price_per_change"])
@@ -118,13 +135,9 @@ class WatchDeliveries:
     async def _pause(self, watch: Any, reason: str) -> Outcome:
         now = now_ms()
         told = bool(watch["pause_notified"]) and watch["pause_reason"] == reason
-        await sql.fetch(
-            "UPDATE tw_watches SET status = 'paused', pause_reason = {}, pause_notified = {}, updated_ms = {} WHERE id = {}",
-            reason,
-            True,
-            now,
-            watch["id"],
-        )
+        await Watch.update(
+            {Watch.status: "paused", Watch.pause_reason: reason, Watch.pause_notified: True, Watch.updated_ms: now}
+        ).where(Watch.id == watch["id"])
         if not told:
             why = "its spending cap would be passed" if reason == "cap" else "the credits cannot pay the next change"
             await notifications.notify(
@@ -156,9 +169,7 @@ class WatchDeliveries:
                 metadata={"watch_id": watch["id"], "change": change},
             )
         )
-        moved = await sql.fetch_one(
-            "UPDATE tw_watch_deliveries SET state = 'delivered', receipt_id = {}, charged = {}, delivered_ms = {} "
-            "WHERE id = {} AND state = 'pending' RETURNING id",
+        moved = await MARK_DELIVERED.row(
             receipt["receipt_id"],
             price,
             now,
@@ -166,9 +177,7 @@ class WatchDeliveries:
         )
         if moved is None:  # cannot happen under the watch lock; never charge twice if it does
             raise RuntimeError(f"watch delivery {delivery_id} was delivered concurrently")
-        await sql.fetch(
-            "UPDATE tw_watches SET spent = spent + {}, changes_delivered = changes_delivered + 1, last_delivery_ms = {}, "
-            "pause_notified = {}, updated_ms = {} WHERE id = {}",
+        await COUNT_DELIVERY.execute(
             price,
             now,
             False,

@@ -20,10 +20,11 @@ from tollway._core.basics.events import WATCH_DELIVERIES, EventBus
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.request import CallRequest
 from tollway._core.history.store import PUBLIC, NewFact, canonical, write
+from tollway._core.history.tables import FactHead, FactRecord
 from tollway._core.plugin_api.periodic import PeriodicTask
-from tollway._core.storage import sql
 from tollway._core.watches.queue import change_rows, queue_changes
 from tollway._core.watches.sources import Snapshot, WatchSource
+from tollway._core.watches.tables import Watch
 from tollway._core.wire.watches import WatchSourcePolled
 
 BATCH = 200  # entities per transaction
@@ -65,9 +66,9 @@ class WatchPolling:
         source = self.sources[attribute]
         watched = [
             r["entity_key"]
-            for r in await sql.fetch(
-                "SELECT DISTINCT entity_key FROM tw_watches WHERE attribute = {} AND deleted_ms IS NULL", attribute
-            )
+            for r in await Watch.select(Watch.entity_key)
+            .where(Watch.attribute == attribute, Watch.deleted_ms.is_null())
+            .distinct()
         ]
         snapshot = await source.poll(self.services(), watched)
         return await self.record(source, snapshot)
@@ -77,11 +78,8 @@ class WatchPolling:
         started = now_ms()
         heads = {
             r["entity_key"]: (r["value_hash"], bool(r["listed"]))
-            for r in await sql.fetch(
-                "SELECT entity_key, value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND source = {} AND owner = {}",
-                source.attribute,
-                source.source,
-                PUBLIC,
+            for r in await FactHead.select(FactHead.entity_key, FactHead.value_hash, FactHead.listed).where(
+                FactHead.attribute == source.attribute, FactHead.source == source.source, FactHead.owner == PUBLIC
             )
         }
         first_poll = not heads
@@ -134,16 +132,24 @@ class WatchPolling:
         out: dict[str, Any] = {}
         for start in range(0, len(keys), CHUNK):
             chunk = keys[start : start + CHUNK]
-            marks = ", ".join("{}" for _ in chunk)
-            for r in await sql.fetch(
-                "SELECT h.entity_key, f.value, f.listed FROM tw_fact_heads h JOIN tw_facts f ON f.id = h.fact_id "
-                f"WHERE h.attribute = {{}} AND h.source = {{}} AND h.owner = {{}} AND h.entity_key IN ({marks})",
-                source.attribute,
-                source.source,
-                PUBLIC,
-                *chunk,
-            ):
-                out[r["entity_key"]] = {"value": r["value"], "listed": r["listed"]}
+            heads = await FactHead.select(FactHead.entity_key, FactHead.fact_id).where(
+                FactHead.attribute == source.attribute,
+                FactHead.source == source.source,
+                FactHead.owner == PUBLIC,
+                FactHead.entity_key.is_in(chunk),
+            )
+            if not heads:
+                continue
+            facts = {
+                int(r["id"]): r
+                for r in await FactRecord.select(FactRecord.id, FactRecord.value, FactRecord.listed).where(
+                    FactRecord.id.is_in([int(h["fact_id"]) for h in heads])
+                )
+            }
+            for h in heads:
+                fact = facts.get(int(h["fact_id"]))
+                if fact is not None:
+                    out[h["entity_key"]] = {"value": fact["value"], "listed": fact["listed"]}
         return out
 
 

@@ -11,21 +11,25 @@ import msgspec
 from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.history.series import FactRow, row_changes
 from tollway._core.history.store import NewFact, record_call
+from tollway._core.history.tables import FactRecord
 from tollway._core.plugin_api.tool import Tool
-from tollway._core.storage import sql
+from tollway._core.watches.tables import Watch, WatchDelivery
 
 ROWS_PER_FACT = 64  # seq = fact id * ROWS_PER_FACT + row index: deliveries keep the facts' order
 
 
 async def _previous(fact: NewFact) -> Any | None:
-    return await sql.fetch_one(
-        "SELECT value, listed FROM tw_facts WHERE attribute = {} AND entity_key = {} AND owner = {} AND source = {} AND id < {} "
-        "ORDER BY id DESC LIMIT 1",
-        fact.attribute,
-        fact.entity_key,
-        fact.owner,
-        fact.source,
-        fact.fact_id,
+    return (
+        await FactRecord.select(FactRecord.value, FactRecord.listed)
+        .where(
+            FactRecord.attribute == fact.attribute,
+            FactRecord.entity_key == fact.entity_key,
+            FactRecord.owner == fact.owner,
+            FactRecord.source == fact.source,
+            FactRecord.id < fact.fact_id,
+        )
+        .order_by(FactRecord.id, ascending=False)
+        .first()
     )
 
 
@@ -44,10 +48,8 @@ async def queue_changes(fact: NewFact, rows: list[dict[str, Any]] | None = None)
     its entity; returns the number of Change rows (0 when nobody watches it)."""
     if fact.owner != "":
         return 0
-    watches = await sql.fetch(
-        "SELECT id FROM tw_watches WHERE attribute = {} AND entity_key = {} AND deleted_ms IS NULL",
-        fact.attribute,
-        fact.entity_key,
+    watches = await Watch.select(Watch.id).where(
+        Watch.attribute == fact.attribute, Watch.entity_key == fact.entity_key, Watch.deleted_ms.is_null()
     )
     if not watches:
         return 0
@@ -56,15 +58,17 @@ async def queue_changes(fact: NewFact, rows: list[dict[str, Any]] | None = None)
     now = now_ms()
     for watch in watches:
         for i, row in enumerate(rows[:ROWS_PER_FACT]):
-            await sql.fetch(
-                "INSERT INTO tw_watch_deliveries (id, watch_id, change_ref, seq, change, state, detected_ms) "
-                "VALUES ({}, {}, {}, {}, {}, 'pending', {}) ON CONFLICT (watch_id, change_ref) DO NOTHING",
-                new_id("wdl"),
-                watch["id"],
-                f"{fact.fact_id}:{i}",
-                fact.fact_id * ROWS_PER_FACT + i,
-                msgspec.json.encode(row).decode(),
-                now,
+            delivery = WatchDelivery(
+                id=new_id("wdl"),
+                watch_id=watch["id"],
+                change_ref=f"{fact.fact_id}:{i}",
+                seq=fact.fact_id * ROWS_PER_FACT + i,
+                change=msgspec.json.encode(row).decode(),
+                state="pending",
+                detected_ms=now,
+            )
+            await WatchDelivery.insert(delivery).on_conflict(
+                target=(WatchDelivery.watch_id, WatchDelivery.change_ref), action="DO NOTHING"
             )
     return len(rows)
 

@@ -16,12 +16,17 @@ from tollway._core.basics.ids import iso, new_uuid, now_ms
 from tollway._core.basics.money import MICRO
 from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.storage import sql
+from tollway._core.watches import tables
 from tollway._core.watches.requests import WatchChange, parse_change, parse_create
 from tollway._core.watches.sources import WatchSource
 from tollway._core.webhooks.signing import new_secret
 from tollway._core.wire.watches import Watch, WatchAnswer, WatchDeleted, WatchDeletedAnswer, WatchList, WatchListAnswer
 
 MAX_WATCHES = 100  # undeleted watches per agent
+W, D = tables.Watch, tables.WatchDelivery  # the tables (`Watch` here is the wire resource)
+
+# Raw: a PostgreSQL advisory lock (the ORM has none); it serialises one agent's creations.
+LOCK_AGENT = sql.Statement("SELECT pg_advisory_xact_lock(hashtext({})) AS locked")
 
 
 def watch_resource(row: Mapping[str, Any], *, secret: str | None = None) -> Watch:
@@ -142,42 +147,44 @@ class Watches:
         now = now_ms()
         async with self.db.transaction():
             await self._lock_agent(caller.agent_id)
-            held = await sql.fetch_one(
-                "SELECT count(*) AS n FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL", caller.agent_id
-            )
-            if int(held["n"]) >= MAX_WATCHES:
+            held = await W.count().where(W.agent_id == caller.agent_id, W.deleted_ms.is_null())
+            if held >= MAX_WATCHES:
                 raise ServiceError(
                     409,
                     "watch_limit_reached",
                     f"An agent may hold at most {MAX_WATCHES} watches; delete one to create another.",
                     {"limit": MAX_WATCHES},
                 )
-            row = await sql.fetch_one(
-                "INSERT INTO tw_watches (id, agent_id, entity_type, attribute, entity_key, max_spend, spent, price_per_change, "
-                "changes_delivered, status, pause_reason, pause_notified, webhook_url, webhook_secret, last_delivery_ms, "
-                "created_ms, updated_ms, deleted_ms) VALUES ({}, {}, {}, {}, {}, {}, 0, {}, 0, 'running', NULL, {}, {}, {}, NULL, {}, {}, NULL) "
-                "RETURNING *",
-                new_uuid(),
-                caller.agent_id,
-                new.entity_type,
-                new.attribute,
-                new.key,
-                new.max_spend,
-                self.price_per_change,
-                False,
-                new.webhook_url,
-                secret,
-                now,
-                now,
-            )
+            row = {
+                "id": new_uuid(),
+                "agent_id": caller.agent_id,
+                "entity_type": new.entity_type,
+                "attribute": new.attribute,
+                "entity_key": new.key,
+                "max_spend": new.max_spend,
+                "spent": 0,
+                "price_per_change": self.price_per_change,
+                "changes_delivered": 0,
+                "status": "running",
+                "pause_reason": None,
+                "pause_notified": False,
+                "webhook_url": new.webhook_url,
+                "webhook_secret": secret,
+                "last_delivery_ms": None,
+                "created_ms": now,
+                "updated_ms": now,
+                "deleted_ms": None,
+            }
+            await W.insert(W(**row))
         return Answer(201, WatchAnswer(data=watch_resource(row, secret=secret)))
 
     async def list(self, req: CallRequest, caller: Caller | None = None) -> WatchListAnswer:
         """GET /v1/tools/watch: the caller's undeleted watches, newest first."""
         caller = caller or await self.reader(req)
-        rows = await sql.fetch(
-            "SELECT * FROM tw_watches WHERE agent_id = {} AND deleted_ms IS NULL ORDER BY created_ms DESC, id DESC",
-            caller.agent_id,
+        rows = (
+            await W.select()
+            .where(W.agent_id == caller.agent_id, W.deleted_ms.is_null())
+            .order_by(W.created_ms, W.id, ascending=False)
         )
         return WatchListAnswer(data=WatchList(watches=[watch_resource(r) for r in rows]))
 
@@ -195,17 +202,20 @@ class Watches:
             if change.webhook_url is not UNSET:
                 url = change.webhook_url
                 secret = new_secret() if url is not None else None
-            updated = await sql.fetch_one(
-                "UPDATE tw_watches SET max_spend = {}, webhook_url = {}, webhook_secret = {}, status = {}, pause_reason = {}, "
-                "updated_ms = {} WHERE id = {} RETURNING *",
-                max_spend,
-                url,
-                secret,
-                status,
-                reason,
-                max(now_ms(), int(row["updated_ms"])),
-                row["id"],
-            )
+            updated = (
+                await W.update(
+                    {
+                        W.max_spend: max_spend,
+                        W.webhook_url: url,
+                        W.webhook_secret: secret,
+                        W.status: status,
+                        W.pause_reason: reason,
+                        W.updated_ms: max(now_ms(), int(row["updated_ms"])),
+                    }
+                )
+                .where(W.id == row["id"])
+                .returning(*W.all_columns())
+            )[0]
         if row["status"] != "running" and status == "running":
             await self.events.publish(
                 WATCH_DELIVERIES, row["id"]
@@ -219,21 +229,15 @@ class Watches:
         now = now_ms()
         async with self.db.transaction():
             row = await self._owned(caller, watch_id, lock=True)
-            await sql.fetch("UPDATE tw_watches SET deleted_ms = {}, updated_ms = {} WHERE id = {}", now, now, row["id"])
-            await sql.fetch(
-                "UPDATE tw_watch_deliveries SET state = 'dropped' WHERE watch_id = {} AND state = 'pending'", row["id"]
-            )
+            await W.update({W.deleted_ms: now, W.updated_ms: now}).where(W.id == row["id"])
+            await D.update({D.state: "dropped"}).where(D.watch_id == row["id"], D.state == "pending")
         return WatchDeletedAnswer(data=WatchDeleted(id=row["id"], deleted=True))
 
     # -- rows ------------------------------------------------------------------------------
     async def _owned(self, caller: Caller, watch_id: str, *, lock: bool) -> Mapping[str, Any]:
         """The caller's undeleted watch `watch_id` (locked for this transaction), else 404."""
-        suffix = " FOR UPDATE" if lock and sql.on_postgres() else ""
-        row = await sql.fetch_one(
-            "SELECT * FROM tw_watches WHERE id = {} AND agent_id = {} AND deleted_ms IS NULL" + suffix,
-            watch_id.lower(),
-            caller.agent_id,
-        )
+        query = W.select().where(W.id == watch_id.lower(), W.agent_id == caller.agent_id, W.deleted_ms.is_null())
+        row = await (query.lock_rows() if lock and sql.on_postgres() else query).first()
         if row is None:
             raise ServiceError(404, "not_found", f"No watch {watch_id} for this agent.")
         return row
@@ -242,4 +246,4 @@ class Watches:
         """Serialise one agent's creations, so the watch count cannot be raced past its limit
         (SQLite write transactions are serial already)."""
         if sql.on_postgres():
-            await sql.fetch("SELECT pg_advisory_xact_lock(hashtext({})) AS locked", f"tollway.watches:{agent_id}")
+            await LOCK_AGENT.execute(f"tollway.watches:{agent_id}")

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 from tollway._core.basics.ids import now_ms
 from tollway._core.credits import ledger
-from tollway._core.storage import sql
+from tollway._core.watches.tables import Watch
 
 
 async def resume_credit_paused(agent_id: str, balance: int) -> list[str]:
     """The ids of the agent's watches that were paused for `credits` and run again now."""
-    rows = await sql.fetch(
-        "UPDATE tw_watches SET status = 'running', pause_reason = NULL, updated_ms = {} "
-        "WHERE agent_id = {} AND status = 'paused' AND pause_reason = 'credits' AND deleted_ms IS NULL "
-        "AND price_per_change <= {} RETURNING id",
-        now_ms(),
-        agent_id,
-        balance,
+    rows = (
+        await Watch.update({Watch.status: "running", Watch.pause_reason: None, Watch.updated_ms: now_ms()})
+        .where(
+            Watch.agent_id == agent_id,
+            Watch.status == "paused",
+            Watch.pause_reason == "credits",
+            Watch.deleted_ms.is_null(),
+            Watch.price_per_change <= balance,
+        )
+        .returning(Watch.id)
     )
     return [r["id"] for r in rows]
 

@@ -26,6 +26,7 @@ from tollway._core.basics.events import WEBHOOKS_DUE, EventBus
 from tollway._core.basics.ids import now_ms
 from tollway._core.storage import sql
 from tollway._core.webhooks.delivery import Outcome, attempt, headers_for, make_client
+from tollway._core.webhooks.tables import Webhook, WebhookAttempt
 from tollway._core.webhooks.targets import Resolver, system_resolve
 
 log = logging.getLogger("tollway.webhooks")
@@ -51,23 +52,24 @@ async def enqueue(
     exactly when what decided it commits). False when `webhook_id` already exists.
     Publish `publish_due` after the commit to wake a sender."""
     now = _now(now_ms)
-    row = await sql.fetch_one(
-        "INSERT INTO tw_webhooks (id, kind, subject, url, secret, body, numbered, state, attempts, next_attempt_ms, "
-        "lease_until_ms, created_ms, updated_ms, signing) VALUES ({}, {}, {}, {}, {}, {}, {}, 'pending', 0, {}, 0, {}, {}, {}) "
-        "ON CONFLICT (id) DO NOTHING RETURNING id",
-        webhook_id,
-        kind,
-        subject,
-        url,
-        secret,
-        msgspec.json.encode(body).decode(),
-        bool(numbered),
-        now,
-        now,
-        now,
-        signing,
+    row = Webhook(
+        id=webhook_id,
+        kind=kind,
+        subject=subject,
+        url=url,
+        secret=secret,
+        body=msgspec.json.encode(body).decode(),
+        numbered=bool(numbered),
+        state="pending",
+        attempts=0,
+        next_attempt_ms=now,
+        lease_until_ms=0,
+        created_ms=now,
+        updated_ms=now,
+        signing=signing,
     )
-    return row is not None
+    added = await Webhook.insert(row).on_conflict(target=Webhook.id, action="DO NOTHING").returning(Webhook.id)
+    return bool(added)
 
 
 async def publish_due(bus: EventBus, webhook_id: str = "") -> None:
@@ -77,7 +79,7 @@ async def publish_due(bus: EventBus, webhook_id: str = "") -> None:
 
 async def get(webhook_id: str) -> dict[str, Any] | None:
     """The outbox row (body as stored, without `attempt`), or None."""
-    row = await sql.fetch_one("SELECT * FROM tw_webhooks WHERE id = {}", webhook_id)
+    row = await Webhook.select().where(Webhook.id == webhook_id).first()
     if row is None:
         return None
     out = dict(row)
@@ -87,10 +89,11 @@ async def get(webhook_id: str) -> dict[str, Any] | None:
 
 async def attempts_of(webhook_id: str) -> list[dict[str, Any]]:
     """Every attempt, oldest first: attempt, started_ms, duration_ms, status_code, error."""
-    rows = await sql.fetch(
-        "SELECT attempt, started_ms, duration_ms, status_code, error FROM tw_webhook_attempts "
-        "WHERE webhook_id = {} ORDER BY started_ms, id",
-        webhook_id,
+    a = WebhookAttempt
+    rows = (
+        await a.select(a.attempt, a.started_ms, a.duration_ms, a.status_code, a.error)
+        .where(a.webhook_id == webhook_id)
+        .order_by(a.started_ms, a.id)
     )
     return [dict(r) for r in rows]
 
@@ -123,16 +126,20 @@ class _Claimed:
         return msgspec.json.encode(body)
 
 
-_RETURNING = "id, url, secret, body, numbered, attempts, lease_until_ms, signing"
-_DUE = "state = 'pending' AND next_attempt_ms <= {} AND lease_until_ms < {}"
-_CLAIM_PG = (
-    f"WITH due AS (SELECT id FROM tw_webhooks WHERE {_DUE} ORDER BY next_attempt_ms LIMIT {{}} FOR UPDATE SKIP LOCKED) "
+# Claiming due rows under a lease stays raw: one statement that picks and leases them, which
+# the ORM cannot say (on PostgreSQL a CTE with FOR UPDATE SKIP LOCKED, so concurrent senders
+# take disjoint rows; on SQLite an UPDATE of a limited subquery, its writer lock serialising).
+CLAIM_PG = sql.Statement(
+    "WITH due AS (SELECT id FROM tw_webhooks WHERE state = 'pending' AND next_attempt_ms <= {} AND lease_until_ms < {} "
+    "ORDER BY next_attempt_ms LIMIT {} FOR UPDATE SKIP LOCKED) "
     "UPDATE tw_webhooks SET lease_until_ms = {}, updated_ms = {} FROM due WHERE tw_webhooks.id = due.id "
-    f"RETURNING {', '.join('tw_webhooks.' + c for c in _RETURNING.split(', '))}"
+    "RETURNING tw_webhooks.id, tw_webhooks.url, tw_webhooks.secret, tw_webhooks.body, tw_webhooks.numbered, "
+    "tw_webhooks.attempts, tw_webhooks.lease_until_ms, tw_webhooks.signing"
 )
-_CLAIM_SQLITE = (
-    "UPDATE tw_webhooks SET lease_until_ms = {}, updated_ms = {} "
-    f"WHERE id IN (SELECT id FROM tw_webhooks WHERE {_DUE} ORDER BY next_attempt_ms LIMIT {{}}) RETURNING {_RETURNING}"
+CLAIM_SQLITE = sql.Statement(
+    "UPDATE tw_webhooks SET lease_until_ms = {}, updated_ms = {} WHERE id IN (SELECT id FROM tw_webhooks "
+    "WHERE state = 'pending' AND next_attempt_ms <= {} AND lease_until_ms < {} ORDER BY next_attempt_ms LIMIT {}) "
+    "RETURNING id, url, secret, body, numbered, attempts, lease_until_ms, signing"
 )
 
 
@@ -187,9 +194,9 @@ class WebhookSender:
     async def _claim(self, limit: int, now: int) -> list[_Claimed]:
         lease = now + int(self.lease_s * 1000)
         if getattr(self.db, "kind", "sqlite") == "postgres":
-            rows = await sql.fetch(_CLAIM_PG, now, now, limit, lease, now)
+            rows = await CLAIM_PG.rows(now, now, limit, lease, now)
         else:
-            rows = await sql.fetch(_CLAIM_SQLITE, lease, now, now, now, limit)
+            rows = await CLAIM_SQLITE.rows(lease, now, now, now, limit)
         return [
             _Claimed(
                 r["id"],
@@ -228,27 +235,28 @@ class WebhookSender:
         else:
             state, next_ms = "pending", now + retry_delay_ms(self.retry_base_s, number)
         async with self.db.transaction():
-            await sql.fetch(
-                "INSERT INTO tw_webhook_attempts (webhook_id, attempt, started_ms, duration_ms, status_code, error) "
-                "VALUES ({}, {}, {}, {}, {}, {}) RETURNING id",
-                claimed.id,
-                number,
-                started,
-                outcome.duration_ms,
-                outcome.status_code,
-                outcome.error,
+            await WebhookAttempt.insert(
+                WebhookAttempt(
+                    webhook_id=claimed.id,
+                    attempt=number,
+                    started_ms=started,
+                    duration_ms=outcome.duration_ms,
+                    status_code=outcome.status_code,
+                    error=outcome.error,
+                )
             )
             # A failure counts only while this sender's lease is the row's (a sender whose
             # lease ran out, and whose row another sender took, records just its attempt);
             # a 2xx ends the webhook however late it comes.
-            await sql.fetch(
-                "UPDATE tw_webhooks SET state = {}, attempts = {}, next_attempt_ms = {}, lease_until_ms = 0, updated_ms = {} "
-                "WHERE id = {} AND state = 'pending' AND (lease_until_ms = {} OR {}) RETURNING id",
-                state,
-                number,
-                next_ms,
-                now,
-                claimed.id,
-                claimed.lease_until_ms,
-                outcome.delivered,
-            )
+            ours = [Webhook.id == claimed.id, Webhook.state == "pending"]
+            if not outcome.delivered:
+                ours.append(Webhook.lease_until_ms == claimed.lease_until_ms)
+            await Webhook.update(
+                {
+                    Webhook.state: state,
+                    Webhook.attempts: number,
+                    Webhook.next_attempt_ms: next_ms,
+                    Webhook.lease_until_ms: 0,
+                    Webhook.updated_ms: now,
+                }
+            ).where(*ours)

@@ -530,6 +530,92 @@ def test_the_goals_modules_import_each_other_without_cycles() -> None:
     assert _cycles(PLUGINS / "goals" / "tollway_goals") == []
 
 
+# --- The kernel's SQL: no statement built by string formatting --------------------------------
+# A kernel statement is a fixed, named module-level text with bound `{}` placeholders, or a
+# Piccolo table query (docs/storage.md, "Kernel"). In core not even constants are glued into
+# SQL: no f-string, `.format`, `%` or `+` on SQL text or on a fragment of it (" AND ", a
+# RETURNING list), and no `.join` with an SQL separator. The areas listed are checked; an
+# area joins the list once its modules pass. Released migrations are frozen, so not read.
+FORMAT_FREE_AREAS = ("watches", "webhooks", "jobs", "history", "messages")
+_SQL_FRAGMENT = re.compile(
+    r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|AND|OR|IN|SET|VALUES|RETURNING|ORDER BY|GROUP BY|LIMIT|OFFSET|"
+    r"UNION|JOIN|FOR UPDATE|ON CONFLICT|AS)\b"
+)
+
+
+def _is_sql_text(text: object) -> bool:
+    """A whole statement, or a piece of one (its uppercase keywords give it away)."""
+    return isinstance(text, str) and (_is_sql(text) or bool(_SQL_FRAGMENT.search(text)))
+
+
+def _built_sql(tree: ast.AST) -> list[int]:
+    """Lines where SQL text, or a fragment of it, is glued or formatted: `_formatted_sql`'s
+    cases, plus an f-string with an SQL fragment anywhere, `+` with an SQL operand (a literal,
+    or a module-level name bound to one), `%`/`.format` on a fragment, `.join` on one."""
+    sql_names = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+        and any(isinstance(c, ast.Constant) and _is_sql_text(c.value) for c in ast.walk(node.value))
+    }
+
+    def sqlish(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return _is_sql_text(node.value)
+        if isinstance(node, ast.Name):
+            return node.id in sql_names
+        if isinstance(node, ast.JoinedStr):
+            return any(isinstance(v, ast.Constant) and _is_sql_text(v.value) for v in node.values)
+        if isinstance(node, ast.BinOp):
+            return sqlish(node.left) or sqlish(node.right)
+        return False
+
+    def glued(node: ast.AST) -> bool:
+        if isinstance(node, ast.JoinedStr):
+            return sqlish(node)
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, (ast.Add, ast.Mod)) and sqlish(node)
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("format", "join")
+            and isinstance(node.func.value, ast.Constant)
+            and _is_sql_text(node.func.value.value)
+        )
+
+    lines = set(_formatted_sql(tree)) | {node.lineno for node in ast.walk(tree) if glued(node)}
+    return sorted(lines)
+
+
+def _core_modules(area: str) -> list[Path]:
+    return sorted(p for p in (CORE / area).rglob("*.py") if "migrations" not in p.relative_to(CORE).parts)
+
+
+def test_the_core_sql_check_sees_glued_statements() -> None:
+    source = (
+        'A = "SELECT * FROM t WHERE "\n'
+        'b = A + "id = {}"\n'
+        'c = "UPDATE t SET n = {} RETURNING id" + tail()\n'
+        'd = f", {expr} AS notified"\n'
+        'e = " UNION ALL ".join(parts)\n'
+        'f = "x = {}" + " AND y = {}"\n'
+        'g = "SELECT * FROM t WHERE id = {} LIMIT 1"\n'
+        'h = f"No watch {x} for this agent."\n'
+        'i = ", ".join(sorted(names))\n'
+        'j = "prefix:" + key\n'
+    )
+    assert _built_sql(ast.parse(source)) == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("area", FORMAT_FREE_AREAS)
+def test_no_core_module_builds_sql_by_formatting(area: str) -> None:
+    assert _core_modules(area), f"core/{area} has no modules"
+    found = {str(p.relative_to(REPO)): lines for p in _core_modules(area) if (lines := _built_sql(_tree(p)))}
+    assert found == {}, "write each statement whole and name it (sql.Statement), or use a Piccolo table query"
+
+
 # -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
 
 # The signed receipt fields plugins fill (a goal's, a soul's): the only family-named fields
