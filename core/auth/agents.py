@@ -32,7 +32,8 @@ _MAKE = "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) V
 # The INSERT sees the statement's snapshot: it inserts only when `found` is empty, and a
 # row another transaction commits meanwhile makes it do nothing (then neither returns a row).
 _FIND_OR_MAKE = (
-    "WITH found AS (" + _FIND + "), made AS (INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) "
+    "WITH found AS (SELECT id FROM tw_agents WHERE wallet_address = {}), "
+    "made AS (INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) "
     "SELECT {}, {}, NULL, 0, {} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (wallet_address) DO NOTHING RETURNING id) "
     "SELECT id FROM found UNION ALL SELECT id FROM made"
 )

@@ -67,6 +67,7 @@ _HIT = (
     "RETURNING hits"
 )
 _PURGE = "DELETE FROM tw_rate_counters WHERE expires_ms <= {}"
+_PURGE_RETURNING = "DELETE FROM tw_rate_counters WHERE expires_ms <= {} RETURNING id"
 
 
 # -- settings -----------------------------------------------------------------------
@@ -221,7 +222,7 @@ class RateLimiter:
         now = _now_ms() if now_ms is None else now_ms
         if not self.shared:
             return self._drop_ended(now)
-        rows = await self._bound_engine().run_querystring(Bound(_PURGE + " RETURNING id", (now,)))
+        rows = await self._bound_engine().run_querystring(Bound(_PURGE_RETURNING, (now,)))
         return len(rows)
 
 

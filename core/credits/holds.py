@@ -16,7 +16,26 @@ from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.credits import ledger
 from tollway._core.storage import sql
 
-_HOLD_COLUMNS = "(id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms)"
+# Named statements, fixed at import (the paid path: bench/paid_calls.py).
+# PostgreSQL: the debit, its `spend` ledger row and the hold as one statement.
+_TAKE_PG = (
+    "WITH moved AS (UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits), "
+    "spent AS (INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, credits, 'spend', {}, {}, {} FROM moved RETURNING id) "
+    "INSERT INTO tw_credit_holds (id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms) "
+    "SELECT {}, {}, {}, {}, {}, {}, {}, 'held', {} FROM spent RETURNING id"
+)
+# SQLite: the hold, after the debit (ledger.debit_credits) in the same transaction.
+_PLACE = (
+    "INSERT INTO tw_credit_holds (id, agent_id, amount, tool, receipt_id, memo, decision_context, state, created_ms) "
+    "VALUES ({}, {}, {}, {}, {}, {}, {}, 'held', {})"
+)
+# One conditional update from `held`: of the call's own ending and the reconciler's, one wins.
+_END = "UPDATE tw_credit_holds SET state = {}, resolved_ms = {} WHERE id = {} AND state = 'held' RETURNING id"
+_HELD_BEFORE = (
+    "SELECT id, agent_id, amount, tool, receipt_id, memo, decision_context, created_ms FROM tw_credit_holds "
+    "WHERE state = 'held' AND created_ms < {} ORDER BY created_ms"
+)
 
 
 async def take(
@@ -40,10 +59,7 @@ async def take(
     at = now_ms()
     if sql.on_postgres():
         row = await sql.fetch_one(
-            "WITH moved AS (UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits), "
-            f"spent AS (INSERT INTO tw_ledger {ledger.LEDGER_COLUMNS} "
-            "SELECT {}, {}, {}, credits, 'spend', {}, {}, {} FROM moved RETURNING id) "
-            f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} SELECT {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}} FROM spent RETURNING id",
+            _TAKE_PG,
             amount,
             agent_id,
             amount,
@@ -67,7 +83,7 @@ async def take(
         if await ledger.debit_credits(agent_id, amount, kind="spend", reference=request_id, memo=tool) is None:
             return False
         await sql.fetch(
-            f"INSERT INTO tw_credit_holds {_HOLD_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, 'held', {{}})",
+            _PLACE,
             request_id,
             agent_id,
             amount,
@@ -82,22 +98,13 @@ async def take(
 
 async def end(request_id: str, state: str) -> bool:
     """Move a hold from `held` to `charged` or `refunded`; False when it had already ended."""
-    row = await sql.fetch_one(
-        "UPDATE tw_credit_holds SET state = {}, resolved_ms = {} WHERE id = {} AND state = 'held' RETURNING id",
-        state,
-        now_ms(),
-        request_id,
-    )
+    row = await sql.fetch_one(_END, state, now_ms(), request_id)
     return row is not None
 
 
 async def held_before(cutoff_ms: int) -> list[dict[str, Any]]:
     """Holds still `held` that were placed before `cutoff_ms` (their process is presumed dead)."""
-    rows = await sql.fetch(
-        "SELECT id, agent_id, amount, tool, receipt_id, memo, decision_context, created_ms FROM tw_credit_holds "
-        "WHERE state = 'held' AND created_ms < {} ORDER BY created_ms",
-        cutoff_ms,
-    )
+    rows = await sql.fetch(_HELD_BEFORE, cutoff_ms)
     return [dict(r) for r in rows]
 
 

@@ -7,7 +7,7 @@ ledger row, inside one transaction. Callers open the transaction.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.storage import sql
@@ -36,48 +36,74 @@ def chain_account(chain_id: int, address: str) -> str:
     return f"chain:{chain_id}:{address.lower()}"
 
 
-LEDGER_COLUMNS = "(id, account, delta, balance_after, kind, reference, memo, created_ms)"
+# Each movement of a balance is one guarded statement (never below zero) plus its ledger row.
+# Named statements, fixed at import (the paid path: bench/paid_calls.py). A movement is a pair:
+# the balance statement alone (`... RETURNING balance`: SQLite runs it, then `_LEDGER_ROW`, in
+# process) and the same with its ledger row as one data-modifying CTE (PostgreSQL: one round
+# trip; its extra placeholders are the row's id, account, delta, kind, reference, memo, time).
+
+
+class _Move(NamedTuple):
+    alone: str
+    with_row: str
+
+
+_LEDGER_ROW = (
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "VALUES ({}, {}, {}, {}, {}, {}, {}, {})"
+)
+_DEBIT_CREDITS = _Move(
+    "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits AS balance",
+    "WITH moved AS (UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits AS balance) "
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+)
+_CREDIT_CREDITS = _Move(
+    "UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits AS balance",
+    "WITH moved AS (UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits AS balance) "
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+)
+_CHAIN_CREDIT = _Move(
+    "INSERT INTO tw_chain_balances (address, balance) VALUES ({}, {}) "
+    "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance",
+    "WITH moved AS (INSERT INTO tw_chain_balances (address, balance) VALUES ({}, {}) "
+    "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance) "
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+)
+_CHAIN_DEBIT = _Move(
+    "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} RETURNING balance",
+    "WITH moved AS (UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} RETURNING balance) "
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+)
+# A transfer's debit, unless a transfer with its reference was made already.
+_TRANSFER_OUT = _Move(
+    "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
+    "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out') RETURNING balance",
+    "WITH moved AS (UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
+    "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out') RETURNING balance) "
+    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
+)
 
 
 async def _move(
-    update_sql: str, update_args: tuple, account: str, delta: int, kind: str, reference: str | None, memo: str | None
+    move: _Move, update_args: tuple, account: str, delta: int, kind: str, reference: str | None, memo: str | None
 ) -> tuple[int, str] | None:
-    """Run a balance UPDATE … RETURNING balance and write its ledger row.
-
-    On PostgreSQL both are one statement (a data-modifying CTE: one round trip
-    instead of two); SQLite runs them one after the other, in process.
-    Returns (balance_after, ledger row id), or None when the UPDATE matched nothing.
-    """
+    """Run a balance movement and write its ledger row (one statement on PostgreSQL, two on
+    SQLite). Returns (balance_after, ledger row id), or None when the balance statement
+    matched nothing."""
     row_id = new_id("txn")
     if sql.on_postgres():
-        row = await sql.fetch_one(
-            f"WITH moved AS ({update_sql}) INSERT INTO tw_ledger {LEDGER_COLUMNS} "
-            "SELECT {}, {}, {}, balance, {}, {}, {}, {} FROM moved RETURNING balance_after",
-            *update_args,
-            row_id,
-            account,
-            delta,
-            kind,
-            reference,
-            memo,
-            now_ms(),
-        )
+        row = await sql.fetch_one(move.with_row, *update_args, row_id, account, delta, kind, reference, memo, now_ms())
         return None if row is None else (int(row["balance_after"]), row_id)
-    row = await sql.fetch_one(update_sql, *update_args)
+    row = await sql.fetch_one(move.alone, *update_args)
     if row is None:
         return None
     after = int(row["balance"])
-    await sql.fetch(
-        f"INSERT INTO tw_ledger {LEDGER_COLUMNS} VALUES ({{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}}, {{}})",
-        row_id,
-        account,
-        delta,
-        after,
-        kind,
-        reference,
-        memo,
-        now_ms(),
-    )
+    await sql.fetch(_LEDGER_ROW, row_id, account, delta, after, kind, reference, memo, now_ms())
     return after, row_id
 
 
@@ -89,7 +115,7 @@ async def debit_credits(
     Returns (balance_after, ledger_row_id), or None when the credits fall short.
     """
     moved = await _move(
-        "UPDATE tw_agents SET credits = credits - {} WHERE id = {} AND credits >= {} RETURNING credits AS balance",
+        _DEBIT_CREDITS,
         (amount, agent_id, amount),
         credits_account(agent_id),
         -amount,
@@ -106,7 +132,7 @@ async def credit_credits(
     agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None
 ) -> tuple[int, str]:
     moved = await _move(
-        "UPDATE tw_agents SET credits = credits + {} WHERE id = {} RETURNING credits AS balance",
+        _CREDIT_CREDITS,
         (amount, agent_id),
         credits_account(agent_id),
         amount,
@@ -125,14 +151,13 @@ def _chain_key(chain_id: int, address: str) -> str:
 
 
 async def chain_balance(chain_id: int, address: str) -> int:
-    row = await sql.fetch_one("SELECT balance FROM tw_chain_balances WHERE address = {}", _chain_key(chain_id, address))
+    row = await sql.fetch_one(_CHAIN_BALANCE, _chain_key(chain_id, address))
     return int(row["balance"]) if row else 0
 
 
 async def chain_credit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int:
     moved = await _move(
-        "INSERT INTO tw_chain_balances (address, balance) VALUES ({}, {}) "
-        "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance",
+        _CHAIN_CREDIT,
         (_chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         amount,
@@ -148,7 +173,7 @@ async def chain_debit(
     chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None
 ) -> int | None:
     moved = await _move(
-        "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} RETURNING balance",
+        _CHAIN_DEBIT,
         (amount, _chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         -amount,
@@ -159,19 +184,20 @@ async def chain_debit(
     return None if moved is None else moved[0]
 
 
-_TRANSFER_OUT_DONE = "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out')"
-
 # PostgreSQL: the whole transfer (debit, credit, both ledger rows) as one statement.
 _PG_TRANSFER = (
     "WITH debit AS (UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
-    + _TRANSFER_OUT_DONE
-    + " RETURNING balance), "
+    "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out') RETURNING balance), "
     "credit AS (INSERT INTO tw_chain_balances (address, balance) SELECT {}, {} FROM debit "
     "ON CONFLICT (address) DO UPDATE SET balance = tw_chain_balances.balance + excluded.balance RETURNING balance), "
-    f"out_row AS (INSERT INTO tw_ledger {LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_out', {{}}, NULL, {{}} FROM debit), "
-    f"in_row AS (INSERT INTO tw_ledger {LEDGER_COLUMNS} SELECT {{}}, {{}}, {{}}, balance, 'transfer_in', {{}}, NULL, {{}} FROM credit) "
+    "out_row AS (INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, 'transfer_out', {}, NULL, {} FROM debit), "
+    "in_row AS (INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+    "SELECT {}, {}, {}, balance, 'transfer_in', {}, NULL, {} FROM credit) "
     "SELECT balance FROM debit"
 )
+_CHAIN_BALANCE = "SELECT balance FROM tw_chain_balances WHERE address = {}"
+_TRANSFER_DONE = "SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'"
 
 
 async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int, *, reference: str) -> int | None:
@@ -202,9 +228,7 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
         )
         return None if row is None else int(row["balance"])
     moved = await _move(
-        "UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
-        + _TRANSFER_OUT_DONE
-        + " RETURNING balance",
+        _TRANSFER_OUT,
         (amount, _chain_key(chain_id, sender), amount, reference),
         chain_account(chain_id, sender),
         -amount,
@@ -219,7 +243,4 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
 
 
 async def transfer_done(reference: str) -> bool:
-    return (
-        await sql.fetch_one("SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'", reference)
-        is not None
-    )
+    return await sql.fetch_one(_TRANSFER_DONE, reference) is not None

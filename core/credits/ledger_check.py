@@ -12,23 +12,35 @@ from collections import Counter
 from typing import Any
 
 import msgspec
+from piccolo.query.functions.aggregate import Sum
 
+from tollway._core.auth.tables import Agent
 from tollway._core.basics.ids import now_ms
-from tollway._core.credits.payouts import EARNINGS_KINDS
+from tollway._core.credits.payouts import EARNINGS_KINDS, Payout
+from tollway._core.credits.tables import CreditHold, CreditTopUp, LedgerEntry, TopUpAttempt
+from tollway._core.payments.tables import ChainBalance, PaymentAuthorization
+from tollway._core.receipts.tables import Receipt
 from tollway._core.storage import sql
 
 INTERMEDIATE_PAYMENTS = ("reserved", "settling", "pending")
+# Raw: an aggregate over a join of the watches' tables, whose classes this area may not import
+# (credits never imports watches): what each watch says it spent, beside what its deliveries charged.
+_WATCH_SPEND = (
+    "SELECT w.id, w.spent, w.changes_delivered, COALESCE(SUM(d.charged), 0) AS charged, COUNT(d.id) AS delivered "
+    "FROM tw_watches w LEFT JOIN tw_watch_deliveries d ON d.watch_id = w.id AND d.state = 'delivered' "
+    "GROUP BY w.id, w.spent, w.changes_delivered"
+)
 
 
 async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[str]:
     problems: list[str] = []
     problems += await _balances_match_ledger()
-    receipts = [
-        dict(r) for r in await sql.fetch("SELECT receipt_id, agent_id, amount, status, job_id, body FROM tw_receipts")
-    ]
-    ledger = [dict(r) for r in await sql.fetch("SELECT account, delta, kind, reference FROM tw_ledger")]
+    receipts = await Receipt.select(
+        Receipt.receipt_id, Receipt.agent_id, Receipt.amount, Receipt.status, Receipt.job_id, Receipt.body
+    )
+    ledger = await LedgerEntry.select(LedgerEntry.account, LedgerEntry.delta, LedgerEntry.kind, LedgerEntry.reference)
     problems += _charges_have_receipts(
-        receipts, ledger, await sql.fetch("SELECT id, state, amount FROM tw_credit_holds")
+        receipts, ledger, await CreditHold.select(CreditHold.id, CreditHold.state, CreditHold.amount)
     )
     problems += _refunds_match(receipts, ledger)
     problems += await _top_ups_match(ledger)
@@ -45,9 +57,11 @@ async def _balances_match_ledger() -> list[str]:
     problems = []
     sums = {
         r["account"]: int(r["total"])
-        for r in await sql.fetch("SELECT account, SUM(delta) AS total FROM tw_ledger GROUP BY account")
+        for r in await LedgerEntry.select(LedgerEntry.account, Sum(LedgerEntry.delta, alias="total")).group_by(
+            LedgerEntry.account
+        )
     }
-    for agent in await sql.fetch("SELECT id, credits FROM tw_agents"):
+    for agent in await Agent.select(Agent.id, Agent.credits):
         credits = int(agent["credits"])
         if credits < 0:
             problems.append(f"agent {agent['id']} has a negative balance {credits}")
@@ -55,7 +69,7 @@ async def _balances_match_ledger() -> list[str]:
             problems.append(
                 f"agent {agent['id']} holds {credits} but its ledger sums to {sums.get('credits:' + agent['id'], 0)}"
             )
-    for chain in await sql.fetch("SELECT address, balance FROM tw_chain_balances"):
+    for chain in await ChainBalance.select(ChainBalance.address, ChainBalance.balance):
         account = f"chain:{chain['address']}"
         if int(chain["balance"]) != sums.get(account, 0):
             problems.append(f"{account} holds {chain['balance']} but its ledger sums to {sums.get(account, 0)}")
@@ -169,7 +183,7 @@ async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
     for e in ledger:
         if e["kind"] in ("payout", "payout_return"):
             moved[(e["kind"], e["reference"])] += int(e["delta"])
-    for p in await sql.fetch("SELECT id, amount, status FROM tw_payouts"):
+    for p in await Payout.select(Payout.id, Payout.amount, Payout.status):
         amount = int(p["amount"])
         if moved.get(("payout", p["id"]), 0) != -amount:
             problems.append(f"payout {p['id']} of {amount} debited {-moved.get(('payout', p['id']), 0)}")
@@ -190,15 +204,17 @@ async def _payouts_match(ledger: list[dict[str, Any]]) -> list[str]:
 async def _top_ups_match(ledger: list[dict[str, Any]]) -> list[str]:
     problems = []
     credited = Counter(e["reference"] for e in ledger if e["kind"] == "top_up")
-    for row in await sql.fetch("SELECT settlement_tx FROM tw_credit_top_ups"):
+    for row in await CreditTopUp.select(CreditTopUp.settlement_tx):
         if credited.get(row["settlement_tx"], 0) != 1:
             problems.append(f"top-up {row['settlement_tx']} was credited {credited.get(row['settlement_tx'], 0)} times")
     for tx, n in credited.items():
         if n != 1:
             problems.append(f"settlement {tx} credited {n} times")
-    settled = await sql.fetch(
-        "SELECT a.id FROM tw_payment_authorizations a LEFT JOIN tw_top_up_attempts t ON t.id = a.id "
-        "WHERE a.purpose = 'credits_top_up' AND a.status = 'settled' AND (t.status IS NULL OR t.status <> 'credited')"
+    # settled top-up payments with no credited attempt (an attempt's id is its payment's)
+    settled = await PaymentAuthorization.select(PaymentAuthorization.id).where(
+        (PaymentAuthorization.purpose == "credits_top_up")
+        & (PaymentAuthorization.status == "settled")
+        & PaymentAuthorization.id.not_in(TopUpAttempt.select(TopUpAttempt.id).where(TopUpAttempt.status == "credited"))
     )
     problems += [f"top-up payment {r['id']} settled but was never credited" for r in settled]
     return problems
@@ -207,11 +223,7 @@ async def _top_ups_match(ledger: list[dict[str, Any]]) -> list[str]:
 async def _watches_match() -> list[str]:
     """What each watch says it spent and delivered is what its delivered changes were charged."""
     problems = []
-    rows = await sql.fetch(
-        "SELECT w.id, w.spent, w.changes_delivered, COALESCE(SUM(d.charged), 0) AS charged, COUNT(d.id) AS delivered "
-        "FROM tw_watches w LEFT JOIN tw_watch_deliveries d ON d.watch_id = w.id AND d.state = 'delivered' "
-        "GROUP BY w.id, w.spent, w.changes_delivered"
-    )
+    rows = await sql.fetch(_WATCH_SPEND)
     for r in rows:
         if int(r["spent"]) != int(r["charged"]) or int(r["changes_delivered"]) != int(r["delivered"]):
             problems.append(
@@ -222,24 +234,23 @@ async def _watches_match() -> list[str]:
 
 async def _nothing_stale(cutoff_ms: int) -> list[str]:
     problems = []
-    for r in await sql.fetch("SELECT id FROM tw_credit_holds WHERE state = 'held' AND created_ms < {}", cutoff_ms):
+    for r in await CreditHold.select(CreditHold.id).where(
+        (CreditHold.state == "held") & (CreditHold.created_ms < cutoff_ms)
+    ):
         problems.append(f"hold {r['id']} is still held")
-    marks = ", ".join("{}" for _ in INTERMEDIATE_PAYMENTS)
-    for r in await sql.fetch(
-        f"SELECT id, status FROM tw_payment_authorizations WHERE status IN ({marks}) AND created_ms < {{}}",
-        *INTERMEDIATE_PAYMENTS,
-        cutoff_ms,
+    Auth = PaymentAuthorization
+    for r in await Auth.select(Auth.id, Auth.status).where(
+        Auth.status.is_in(list(INTERMEDIATE_PAYMENTS)) & (Auth.created_ms < cutoff_ms)
     ):
         problems.append(f"payment {r['id']} is still {r['status']}")
-    for r in await sql.fetch(
-        "SELECT receipt_id, status FROM tw_receipts WHERE status IN ('pending', 'refund_due') AND created_ms < {}",
-        cutoff_ms,
+    for r in await Receipt.select(Receipt.receipt_id, Receipt.status).where(
+        Receipt.status.is_in(["pending", "refund_due"]) & (Receipt.created_ms < cutoff_ms)
     ):
         problems.append(f"receipt {r['receipt_id']} is still {r['status']}")
-    for r in await sql.fetch(
-        "SELECT id FROM tw_top_up_attempts WHERE status = 'pending' AND created_ms < {}", cutoff_ms
+    for r in await TopUpAttempt.select(TopUpAttempt.id).where(
+        (TopUpAttempt.status == "pending") & (TopUpAttempt.created_ms < cutoff_ms)
     ):
         problems.append(f"top-up {r['id']} is still pending")
-    for r in await sql.fetch("SELECT id FROM tw_payouts WHERE status = 'sending' AND created_ms < {}", cutoff_ms):
+    for r in await Payout.select(Payout.id).where((Payout.status == "sending") & (Payout.created_ms < cutoff_ms)):
         problems.append(f"payout {r['id']} is still sending")
     return problems

@@ -21,17 +21,18 @@ from typing import Any
 
 import msgspec
 from piccolo.columns import BigInt, Text, Varchar
+from piccolo.query.functions.aggregate import Sum
 from piccolo.table import Table
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import iso, new_id, now_ms
 from tollway._core.basics.money import usdc
 from tollway._core.credits import ledger
+from tollway._core.credits.tables import LedgerEntry
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import make_payment, sign_authorization
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementBackend
-from tollway._core.storage import sql
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 PAYOUT_KIND, RETURN_KIND = "payout", "payout_return"
@@ -79,13 +80,12 @@ def served(row: Any) -> dict[str, Any]:
 async def withdrawable(agent_id: str) -> int:
     """What the agent may still pay out (micro-USDC): its sales' shares, less its payouts
     not given back. Negative only inside a transaction about to be refused."""
-    marks = ", ".join("{}" for _ in EARNINGS_KINDS)
-    row = await sql.fetch_one(
-        f"SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {{}} AND kind IN ({marks})",
-        ledger.credits_account(agent_id),
-        *EARNINGS_KINDS,
+    row = (
+        await LedgerEntry.select(Sum(LedgerEntry.delta, alias="total"))
+        .where((LedgerEntry.account == ledger.credits_account(agent_id)) & LedgerEntry.kind.is_in(list(EARNINGS_KINDS)))
+        .first()
     )
-    return int(row["total"])
+    return int(row["total"] or 0)  # SUM of no rows is NULL
 
 
 class Payouts:
@@ -160,15 +160,19 @@ class Payouts:
                     extra={"withdrawable_usdc": usdc(left + amount)},
                 )
             now = now_ms()
-            await sql.fetch(
-                "INSERT INTO tw_payouts (id, agent_id, to_address, amount, status, payment, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'sending', {}, {}, {})",
-                payout_id,
-                agent_id,
-                to_address,
-                amount,
-                msgspec.json.encode(payment).decode(),
-                now,
-                now,
+            await Payout.insert(
+                Payout(
+                    id=payout_id,
+                    agent_id=agent_id,
+                    to_address=to_address,
+                    amount=amount,
+                    status="sending",
+                    payment=msgspec.json.encode(payment).decode(),
+                    settlement_tx=None,
+                    reason=None,
+                    created_ms=now,
+                    updated_ms=now,
+                )
             )
             if in_database:  # one transaction: paid, or (raising) nothing happened at all
                 result = await self.backend.settle(decoded, requirements, self.account.address)
@@ -188,19 +192,20 @@ class Payouts:
         return served(await self.get(payout_id))
 
     async def _mark(self, payout_id: str, status: str, tx: str | None, reason: str | None) -> bool:
-        row = await sql.fetch_one(
-            "UPDATE tw_payouts SET status = {}, settlement_tx = {}, reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending' RETURNING agent_id, amount",
-            status,
-            tx,
-            reason,
-            now_ms(),
-            payout_id,
+        # One guarded update from `sending`: of two concurrent conclusions, one gives the credits back.
+        moved = await (
+            Payout.update(
+                {Payout.status: status, Payout.settlement_tx: tx, Payout.reason: reason, Payout.updated_ms: now_ms()}
+            )
+            .where((Payout.id == payout_id) & (Payout.status == "sending"))
+            .returning(Payout.agent_id, Payout.amount)
         )
-        if row is not None and status == "failed":  # nothing moved: the credits come back
+        if moved and status == "failed":  # nothing moved: the credits come back
+            row = moved[0]
             await ledger.credit_credits(
                 row["agent_id"], int(row["amount"]), kind=RETURN_KIND, reference=payout_id, memo=reason
             )
-        return row is not None
+        return bool(moved)
 
     async def _conclude(self, payout_id: str, result: Any, valid_before: int) -> None:
         """Record what the backend said. A refusal is final only once the authorization can
@@ -217,11 +222,8 @@ class Payouts:
                     f"refused ({result.reason}); the credits stay held until the authorization is known unusable (it expires at {iso(valid_before * 1000)})"
                 )
             )
-            await sql.fetch(
-                "UPDATE tw_payouts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'sending'",
-                reason,
-                now_ms(),
-                payout_id,
+            await Payout.update({Payout.reason: reason, Payout.updated_ms: now_ms()}).where(
+                (Payout.id == payout_id) & (Payout.status == "sending")
             )
             return
         async with self.db.transaction():
@@ -231,9 +233,8 @@ class Payouts:
 
     async def resolve_stale(self, older_than_s: float) -> int:
         """Ask the backend what became of payouts still `sending` after `older_than_s`."""
-        rows = await sql.fetch(
-            "SELECT id, to_address, payment FROM tw_payouts WHERE status = 'sending' AND created_ms < {}",
-            now_ms() - int(older_than_s * 1000),
+        rows = await Payout.select(Payout.id, Payout.to_address, Payout.payment).where(
+            (Payout.status == "sending") & (Payout.created_ms < now_ms() - int(older_than_s * 1000))
         )
         for row in rows:
             decoded = x402.decode_payment(msgspec.json.decode(row["payment"]))
@@ -244,15 +245,17 @@ class Payouts:
 
     @staticmethod
     async def get(payout_id: str) -> dict[str, Any] | None:
-        return await sql.fetch_one("SELECT * FROM tw_payouts WHERE id = {}", payout_id)
+        return await Payout.select().where(Payout.id == payout_id).first()
 
     @staticmethod
     async def of_agent(agent_id: str, *, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
-        rows = await sql.fetch(
-            "SELECT * FROM tw_payouts WHERE agent_id = {} ORDER BY created_ms DESC, id DESC LIMIT {} OFFSET {}",
-            agent_id,
-            limit,
-            offset,
+        rows = await (
+            Payout.select()
+            .where(Payout.agent_id == agent_id)
+            .order_by(Payout.created_ms, ascending=False)
+            .order_by(Payout.id, ascending=False)
+            .limit(limit)
+            .offset(offset)
         )
         return [served(r) for r in rows]
 

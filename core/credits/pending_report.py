@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.money import usdc
+from tollway._core.credits.payouts import Payout
+from tollway._core.credits.tables import CreditHold, TopUpAttempt
 from tollway._core.credits.top_ups import TOP_UP_PURPOSE
-from tollway._core.storage import sql
+from tollway._core.payments.tables import PaymentAuthorization
+from tollway._core.receipts.tables import Receipt
 from tollway._core.wire.accounts import PendingItem, PendingReport
 
 _WHY_PAYMENT = {
@@ -23,18 +26,49 @@ async def pending_report(reconcile_after_s: float, reconcile_interval_s: float) 
     def age(ms: int) -> float:
         return round((now - int(ms)) / 1000, 3)
 
-    held = await sql.fetch(
-        "SELECT id, agent_id, amount, tool, created_ms FROM tw_credit_holds WHERE state = 'held' ORDER BY created_ms"
+    held = (
+        await CreditHold.select(
+            CreditHold.id, CreditHold.agent_id, CreditHold.amount, CreditHold.tool, CreditHold.created_ms
+        )
+        .where(CreditHold.state == "held")
+        .order_by(CreditHold.created_ms)
     )
-    payments = await sql.fetch(
-        "SELECT a.id, a.payer, a.value, a.purpose, a.status, a.receipt_id, a.created_ms, a.updated_ms, t.reason FROM tw_payment_authorizations a "
-        "LEFT JOIN tw_top_up_attempts t ON t.id = a.id WHERE a.status IN ('reserved', 'settling', 'pending') ORDER BY a.created_ms"
+    Auth = PaymentAuthorization
+    intermediate = Auth.status.is_in(list(_WHY_PAYMENT))
+    payments = (
+        await Auth.select(
+            Auth.id,
+            Auth.payer,
+            Auth.value,
+            Auth.purpose,
+            Auth.status,
+            Auth.receipt_id,
+            Auth.created_ms,
+            Auth.updated_ms,
+        )
+        .where(intermediate)
+        .order_by(Auth.created_ms)
     )
-    receipts = await sql.fetch(
-        "SELECT receipt_id, agent_id, tool, amount, status, created_ms FROM tw_receipts WHERE status IN ('pending', 'refund_due') ORDER BY created_ms"
+    # why a top-up is still pending, from its attempt (a payment for a tool has none)
+    why = {
+        r["id"]: r["reason"]
+        for r in await TopUpAttempt.select(TopUpAttempt.id, TopUpAttempt.reason).where(
+            TopUpAttempt.id.is_in(Auth.select(Auth.id).where(intermediate))
+        )
+    }
+    receipts = (
+        await Receipt.select(
+            Receipt.receipt_id, Receipt.agent_id, Receipt.tool, Receipt.amount, Receipt.status, Receipt.created_ms
+        )
+        .where(Receipt.status.is_in(["pending", "refund_due"]))
+        .order_by(Receipt.created_ms)
     )
-    payouts = await sql.fetch(
-        "SELECT id, agent_id, amount, reason, created_ms, updated_ms FROM tw_payouts WHERE status = 'sending' ORDER BY created_ms"
+    payouts = (
+        await Payout.select(
+            Payout.id, Payout.agent_id, Payout.amount, Payout.reason, Payout.created_ms, Payout.updated_ms
+        )
+        .where(Payout.status == "sending")
+        .order_by(Payout.created_ms)
     )
     items = (
         [
@@ -61,7 +95,7 @@ async def pending_report(reconcile_after_s: float, reconcile_interval_s: float) 
                 receipt_id=r["receipt_id"],
                 age_s=age(r["created_ms"]),
                 last_checked_s=age(r["updated_ms"]),
-                reason=r["reason"] or _WHY_PAYMENT[r["status"]],
+                reason=why.get(r["id"]) or _WHY_PAYMENT[r["status"]],
             )
             for r in payments
         ]

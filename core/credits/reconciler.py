@@ -32,13 +32,15 @@ from tollway._core.basics.money import usdc
 from tollway._core.credits import holds
 from tollway._core.credits.pending_report import pending_report
 from tollway._core.credits.refunds import Refunds
+from tollway._core.credits.tables import TopUpAttempt
 from tollway._core.credits.top_ups import TOP_UP_PURPOSE, TopUps
 from tollway._core.jobs import job_payments
 from tollway._core.payments.gateway import X402Gateway
 from tollway._core.payments.settlement import SettlementResult
+from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.plugin_api.tool import Tool
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
-from tollway._core.storage import sql
+from tollway._core.receipts.tables import Receipt
 from tollway._core.wire.accounts import PendingReport
 
 log = logging.getLogger("tollway.reconciler")
@@ -104,30 +106,28 @@ class Reconciler:
                 log.exception("refunding hold %s failed", row["id"])
                 continue
             summary["holds_refunded"] += refunded
-        for row in await sql.fetch(
-            "SELECT id FROM tw_payment_authorizations WHERE status = 'reserved' AND updated_ms <= {}", cutoff
-        ):
+        Auth = PaymentAuthorization
+        for row in await Auth.select(Auth.id).where((Auth.status == "reserved") & (Auth.updated_ms <= cutoff)):
             if await self._void(row["id"]):
                 summary["payments_voided"] += 1
         # Pending payments are asked at most once per interval; settling ones once stale.
         asked_before = cutoff if grace_s is not None else now_ms() - int(self.reconcile_interval_s * 1000)
-        for row in await sql.fetch(
-            "SELECT * FROM tw_payment_authorizations WHERE (status = 'settling' AND updated_ms <= {}) OR (status = 'pending' AND updated_ms <= {})",
-            cutoff,
-            asked_before,
+        for row in await Auth.select().where(
+            ((Auth.status == "settling") & (Auth.updated_ms <= cutoff))
+            | ((Auth.status == "pending") & (Auth.updated_ms <= asked_before))
         ):
             try:
-                outcome = await self._resolve_payment(dict(row))
+                outcome = await self._resolve_payment(row)
             except Exception:  # one payment's trouble must not stop the others; the next pass retries
                 log.exception("reconciling payment %s failed", row["id"])
                 continue
             if outcome:
                 summary[f"payments_{outcome}"] += 1
         # Settled top-ups whose credit failed (the client may never retry).
-        for row in await sql.fetch(
-            "SELECT t.id, a.settlement_tx FROM tw_top_up_attempts t JOIN tw_payment_authorizations a ON a.id = t.id "
-            "WHERE t.status = 'pending' AND a.status = 'settled' AND a.updated_ms <= {}",
-            cutoff,
+        for row in await Auth.select(Auth.id, Auth.settlement_tx).where(
+            (Auth.status == "settled")
+            & (Auth.updated_ms <= cutoff)
+            & Auth.id.is_in(TopUpAttempt.select(TopUpAttempt.id).where(TopUpAttempt.status == "pending"))
         ):
             try:
                 answer = await self.top_ups.finish(row["id"], SettlementResult("settled", row["settlement_tx"]))
@@ -168,31 +168,34 @@ class Reconciler:
     async def _void(self, key: str) -> bool:
         """A reservation never sent for settlement: nothing moved."""
         async with self.db.transaction():
-            row = await sql.fetch_one(
-                "UPDATE tw_payment_authorizations SET status = 'voided', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING purpose",
-                now_ms(),
-                key,
-            )
-            if row is None:
-                return False
-            if row["purpose"] == TOP_UP_PURPOSE:
-                await sql.fetch(
-                    "UPDATE tw_top_up_attempts SET status = 'failed', reason = 'never_settled', updated_ms = {} WHERE id = {} AND status = 'pending'",
-                    now_ms(),
-                    key,
+            voided = await (
+                PaymentAuthorization.update(
+                    {PaymentAuthorization.status: "voided", PaymentAuthorization.updated_ms: now_ms()}
                 )
+                .where((PaymentAuthorization.id == key) & (PaymentAuthorization.status == "reserved"))
+                .returning(PaymentAuthorization.purpose)
+            )
+            if not voided:
+                return False
+            if voided[0]["purpose"] == TOP_UP_PURPOSE:
+                await TopUpAttempt.update(
+                    {
+                        TopUpAttempt.status: "failed",
+                        TopUpAttempt.reason: "never_settled",
+                        TopUpAttempt.updated_ms: now_ms(),
+                    }
+                ).where((TopUpAttempt.id == key) & (TopUpAttempt.status == "pending"))
         return True
 
     async def _claim(self, row: dict[str, Any]) -> bool:
         """Take this row for this pass (another process may be looking at it too)."""
-        claimed = await sql.fetch_one(
-            "UPDATE tw_payment_authorizations SET updated_ms = {} WHERE id = {} AND status = {} AND updated_ms = {} RETURNING id",
-            now_ms(),
-            row["id"],
-            row["status"],
-            row["updated_ms"],
+        Auth = PaymentAuthorization
+        claimed = await (
+            Auth.update({Auth.updated_ms: now_ms()})
+            .where((Auth.id == row["id"]) & (Auth.status == row["status"]) & (Auth.updated_ms == row["updated_ms"]))
+            .returning(Auth.id)
         )
-        return claimed is not None
+        return bool(claimed)
 
     async def _resolve_payment(self, row: dict[str, Any]) -> str | None:
         gateway = self.gateway
@@ -212,18 +215,16 @@ class Reconciler:
     async def _mark(
         self, key: str, status: str, tx: str | None, *, from_states: tuple[str, ...], receipt_id: str | None = None
     ) -> bool:
-        marks = ", ".join("{}" for _ in from_states)
-        moved = await sql.fetch_one(
-            "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
-            f"receipt_id = COALESCE({{}}, receipt_id), updated_ms = {{}} WHERE id = {{}} AND status IN ({marks}) RETURNING id",
-            status,
-            tx,
-            receipt_id,
-            now_ms(),
-            key,
-            *from_states,
+        Auth = PaymentAuthorization
+        values: dict[Any, Any] = {Auth.status: status, Auth.updated_ms: now_ms()}
+        if tx is not None:  # else the transaction it has stays
+            values[Auth.settlement_tx] = tx
+        if receipt_id is not None:
+            values[Auth.receipt_id] = receipt_id
+        moved = await (
+            Auth.update(values).where((Auth.id == key) & Auth.status.is_in(list(from_states))).returning(Auth.id)
         )
-        return moved is not None
+        return bool(moved)
 
     async def _resolve_top_up(self, row: dict[str, Any], result: SettlementResult) -> str:
         top_ups = self.top_ups
@@ -242,11 +243,12 @@ class Reconciler:
                 if not await self._mark(row["id"], "settled", result.transaction, from_states=("settling", "pending")):
                     return "settled"
                 if not await self.refunds.refund_when_settled(receipt_id, settled):
-                    moved = await sql.fetch_one(
-                        "UPDATE tw_receipts SET status = 'settled' WHERE receipt_id = {} AND status = 'pending' RETURNING receipt_id",
-                        receipt_id,
+                    moved = await (
+                        Receipt.update({Receipt.status: "settled"})
+                        .where((Receipt.receipt_id == receipt_id) & (Receipt.status == "pending"))
+                        .returning(Receipt.receipt_id)
                     )
-                    if moved is not None:
+                    if moved:
                         await self.receipts.revise(receipt_id, {**settled, "status": "settled"})
                         started = await job_payments.payment_settled(
                             self.tools, receipt_id, self.events
@@ -292,11 +294,12 @@ class Reconciler:
             if not await self._mark(row["id"], "failed", None, from_states=("settling", "pending")):
                 return "failed"
             if receipt_id:
-                moved = await sql.fetch_one(
-                    "UPDATE tw_receipts SET status = 'not_charged' WHERE receipt_id = {} AND status IN ('pending', 'refund_due') RETURNING receipt_id",
-                    receipt_id,
+                moved = await (
+                    Receipt.update({Receipt.status: "not_charged"})
+                    .where((Receipt.receipt_id == receipt_id) & Receipt.status.is_in(["pending", "refund_due"]))
+                    .returning(Receipt.receipt_id)
                 )
-                if moved is not None:
+                if moved:
                     failed = await job_payments.payment_failed(
                         receipt_id, result.reason, self.events
                     )  # its job never started

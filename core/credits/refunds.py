@@ -16,12 +16,20 @@ from typing import Any
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import usdc
 from tollway._core.credits import ledger
+from tollway._core.credits.tables import LedgerEntry
 from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.receipts.tables import Receipt
 from tollway._core.storage import sql
 
 RETURN_KIND = "unspent_return"  # the ledger kind of a charge's unused part given back
 
 REFUNDABLE = ("settled", "pending")
+# Raw: one guarded update whose new status depends on the old one (`CASE`, which the ORM has
+# not): a settled charge becomes `refunded`, a pending one `refund_due`, at most once.
+_REFUND = (
+    "UPDATE tw_receipts SET status = CASE WHEN status = 'pending' THEN 'refund_due' ELSE 'refunded' END "
+    "WHERE receipt_id = {} AND status IN ('settled', 'pending') RETURNING agent_id, amount, status"
+)
 
 
 class Refunds:
@@ -35,12 +43,7 @@ class Refunds:
         self, receipt_id: str, *, reason: str, changes: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         async with self.db.transaction():
-            row = await sql.fetch_one(
-                "UPDATE tw_receipts SET status = CASE WHEN status = 'pending' THEN 'refund_due' ELSE 'refunded' END "
-                "WHERE receipt_id = {} AND status IN ({}, {}) RETURNING agent_id, amount, status",
-                receipt_id,
-                *REFUNDABLE,
-            )
+            row = await sql.fetch_one(_REFUND, receipt_id)
             if row is None:
                 raise ServiceError(409, "not_refundable", f"Receipt {receipt_id} is not a charge that can be refunded.")
             if row["status"] == "refunded":
@@ -54,18 +57,20 @@ class Refunds:
     @staticmethod
     async def refundable(receipt_id: str) -> bool:
         """Whether the receipt is a charge a refund can give back (not one never charged)."""
-        row = await sql.fetch_one("SELECT status FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+        row = await Receipt.select(Receipt.status).where(Receipt.receipt_id == receipt_id).first()
         return row is not None and row["status"] in REFUNDABLE
 
     async def refund_when_settled(self, receipt_id: str, changes: dict[str, Any]) -> bool:
         """Credit a `refund_due` receipt whose payment has now settled; False if it is not one."""
         async with self.db.transaction():
-            row = await sql.fetch_one(
-                "UPDATE tw_receipts SET status = 'refunded' WHERE receipt_id = {} AND status = 'refund_due' RETURNING agent_id, amount",
-                receipt_id,
+            moved = await (
+                Receipt.update({Receipt.status: "refunded"})
+                .where((Receipt.receipt_id == receipt_id) & (Receipt.status == "refund_due"))
+                .returning(Receipt.agent_id, Receipt.amount)
             )
-            if row is None:
+            if not moved:
                 return False
+            row = moved[0]
             await ledger.credit_credits(
                 row["agent_id"], int(row["amount"]), kind="refund", reference=receipt_id, memo="refund_due"
             )
@@ -80,15 +85,17 @@ class Refunds:
         if amount <= 0:
             return None
         async with self.db.transaction():
-            row = await sql.fetch_one(
-                "SELECT agent_id, amount, status FROM tw_receipts WHERE receipt_id = {}", receipt_id
+            row = (
+                await Receipt.select(Receipt.agent_id, Receipt.amount, Receipt.status)
+                .where(Receipt.receipt_id == receipt_id)
+                .first()
             )
             if row is None or row["status"] != "settled" or amount > int(row["amount"]):
                 raise ServiceError(
                     409, "not_returnable", f"Receipt {receipt_id} is not a settled charge of at least {usdc(amount)}."
                 )
-            if await sql.fetch_one(
-                "SELECT account FROM tw_ledger WHERE kind = {} AND reference = {}", RETURN_KIND, receipt_id
+            if await LedgerEntry.exists().where(
+                (LedgerEntry.kind == RETURN_KIND) & (LedgerEntry.reference == receipt_id)
             ):
                 return None
             await ledger.credit_credits(row["agent_id"], amount, kind=RETURN_KIND, reference=receipt_id, memo=reason)

@@ -17,8 +17,9 @@ import msgspec
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.money import usdc
 from tollway._core.credits import ledger
+from tollway._core.credits.tables import LedgerEntry
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
-from tollway._core.storage import sql
+from tollway._core.receipts.tables import Receipt
 
 SHARE_KIND = "sale_share"
 OUTSIDE_CREDIT_KIND = "outside_sale_credit"  # credits bought with money paid outside the service (a PSP charge)
@@ -35,12 +36,14 @@ class Sales:
         """Credit `share` (micro-USDC) of the buyer's settled receipt to the seller and issue
         the seller's receipt; the fee is the rest. None when the share was paid already."""
         async with self.db.transaction():
-            row = await sql.fetch_one(  # the no-op update locks the row against a concurrent refund
-                "UPDATE tw_receipts SET status = status WHERE receipt_id = {} RETURNING amount, status, body",
-                receipt_id,
+            locked = await (  # the no-op update locks the row against a concurrent refund
+                Receipt.update({Receipt.status: Receipt.status})
+                .where(Receipt.receipt_id == receipt_id)
+                .returning(Receipt.amount, Receipt.status, Receipt.body)
             )
-            if row is None:
+            if not locked:
                 raise LookupError(receipt_id)
+            row = locked[0]
             if row["status"] != "settled":
                 raise ServiceError(
                     409,
@@ -50,8 +53,8 @@ class Sales:
             amount = int(row["amount"])
             if not 0 <= share <= amount:
                 raise ValueError(f"a share of {share} is not within the charge of {amount}")
-            if await sql.fetch_one(
-                "SELECT id FROM tw_ledger WHERE kind = {} AND reference = {}", SHARE_KIND, receipt_id
+            if await LedgerEntry.exists().where(
+                (LedgerEntry.kind == SHARE_KIND) & (LedgerEntry.reference == receipt_id)
             ):
                 return None
             body = msgspec.json.decode(row["body"])

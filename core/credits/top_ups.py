@@ -17,17 +17,19 @@ from typing import Any
 
 import msgspec
 
+from tollway._core.auth.tables import Agent
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.ids import now_ms
 from tollway._core.basics.money import AmountError, to_micro, usdc
 from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.credits import ledger
+from tollway._core.credits.tables import CreditTopUp, TopUpAttempt
 from tollway._core.jobs import notifications
 from tollway._core.payments.eip3009 import authorization_key
 from tollway._core.payments.gateway import PaymentFailed, X402Gateway, find_payment_header
 from tollway._core.payments.settlement import SettlementResult
+from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.receipts.receipts import ReceiptDraft
-from tollway._core.storage import sql
 from tollway._core.wire.accounts import TopUpRecord
 
 log = logging.getLogger("tollway.top_ups")
@@ -154,14 +156,18 @@ class TopUps:
         except PaymentFailed as failure:
             raise await refuse(failure) from failure
         now = now_ms()
-        await sql.fetch(
-            "INSERT INTO tw_top_up_attempts (id, payer, amount, memo, status, created_ms, updated_ms) VALUES ({}, {}, {}, {}, 'pending', {}, {})",
-            accepted.key,
-            accepted.payer.lower(),
-            amount,
-            memo,
-            now,
-            now,
+        await TopUpAttempt.insert(
+            TopUpAttempt(
+                id=accepted.key,
+                payer=accepted.payer.lower(),
+                amount=amount,
+                memo=memo,
+                status="pending",
+                settlement_tx=None,
+                reason=None,
+                created_ms=now,
+                updated_ms=now,
+            )
         )
         result = await self.gateway.settle(accepted)
         await self.gateway.record(accepted, result.status, result.transaction)
@@ -177,40 +183,54 @@ class TopUps:
     async def _retry(self, payment: Any, amount: int) -> Answer | None:
         """A resubmitted payment: its record in whatever state it is, never a second credit."""
         key = authorization_key(self.gateway.network, payment.authorization)
-        row = await sql.fetch_one(
-            "SELECT a.status AS auth_status, a.payload, a.purpose, t.amount, t.status, t.settlement_tx, t.payer FROM tw_payment_authorizations a "
-            "LEFT JOIN tw_top_up_attempts t ON t.id = a.id WHERE a.id = {}",
-            key,
+        auth = (
+            await PaymentAuthorization.select(
+                PaymentAuthorization.status, PaymentAuthorization.payload, PaymentAuthorization.purpose
+            )
+            .where(PaymentAuthorization.id == key)
+            .first()
         )
-        if row is None or row["purpose"] != TOP_UP_PURPOSE:
+        if auth is None or auth["purpose"] != TOP_UP_PURPOSE:
             return None  # a new payment (or one for a tool: the nonce check refuses it later)
         if (
             payment.signature.lower()
-            != msgspec.json.decode(row["payload"]).get("payload", {}).get("signature", "").lower()
+            != msgspec.json.decode(auth["payload"]).get("payload", {}).get("signature", "").lower()
         ):
             return None  # not the same signed payment: the nonce check refuses it later
-        if row["amount"] is None:  # reserved a moment ago, its attempt not written yet
+        # Read after the payment: the attempt is never behind the state read above (it is
+        # written before the payment is sent for settlement), and every step taken below
+        # from a state that moved on meanwhile is a guarded one.
+        attempt = (
+            await TopUpAttempt.select(TopUpAttempt.amount, TopUpAttempt.status, TopUpAttempt.settlement_tx)
+            .where(TopUpAttempt.id == key)
+            .first()
+        )
+        if attempt is None:  # reserved a moment ago, its attempt not written yet
             raise self._in_progress()
-        if int(row["amount"]) != amount:
+        if int(attempt["amount"]) != amount:
             raise ServiceError(
                 422,
                 "idempotency_key_reused",
-                f"This payment already paid for a top-up of {usdc(int(row['amount']))} USDC; a different amount needs a new payment.",
-                {"paid_amount": usdc(int(row["amount"])), "requested_amount": usdc(amount)},
+                f"This payment already paid for a top-up of {usdc(int(attempt['amount']))} USDC; a different amount needs a new payment.",
+                {"paid_amount": usdc(int(attempt["amount"])), "requested_amount": usdc(amount)},
             )
-        if row["status"] == "credited":
+        if attempt["status"] == "credited":
             return Answer(200, await self._record(key, already=True))
-        if row["status"] == "failed":
+        if attempt["status"] == "failed":
             return None  # nothing moved: the nonce check answers the 402 with its reason
-        if row["auth_status"] == "settled" and row["settlement_tx"] is None:
+        if auth["status"] == "settled" and attempt["settlement_tx"] is None:
             # settled, but this process died before crediting: credit now
             return await self.finish(key, SettlementResult("settled", await self._auth_tx(key)))
-        if row["auth_status"] in ("reserved", "settling"):
+        if auth["status"] in ("reserved", "settling"):
             raise self._in_progress()
         return Answer(202, await self._record(key, already=False))
 
     async def _auth_tx(self, key: str) -> str | None:
-        row = await sql.fetch_one("SELECT settlement_tx FROM tw_payment_authorizations WHERE id = {}", key)
+        row = (
+            await PaymentAuthorization.select(PaymentAuthorization.settlement_tx)
+            .where(PaymentAuthorization.id == key)
+            .first()
+        )
         return row["settlement_tx"] if row else None
 
     @staticmethod
@@ -229,23 +249,25 @@ class TopUps:
         if result.status == "settled" and result.transaction:
             return await self._credit(key, result.transaction)
         if result.status == "failed":
-            await sql.fetch(
-                "UPDATE tw_top_up_attempts SET status = 'failed', reason = {}, updated_ms = {} WHERE id = {} AND status = 'pending'",
-                result.reason or "settlement_failed",
-                now_ms(),
-                key,
-            )
+            await TopUpAttempt.update(
+                {
+                    TopUpAttempt.status: "failed",
+                    TopUpAttempt.reason: result.reason or "settlement_failed",
+                    TopUpAttempt.updated_ms: now_ms(),
+                }
+            ).where((TopUpAttempt.id == key) & (TopUpAttempt.status == "pending"))
             return Answer(402, {})
-        await sql.fetch(
-            "UPDATE tw_top_up_attempts SET reason = {}, updated_ms = {} WHERE id = {} AND status = 'pending'",
-            result.reason or "settlement_pending",
-            now_ms(),
-            key,
-        )
+        await TopUpAttempt.update(
+            {TopUpAttempt.reason: result.reason or "settlement_pending", TopUpAttempt.updated_ms: now_ms()}
+        ).where((TopUpAttempt.id == key) & (TopUpAttempt.status == "pending"))
         return Answer(202, await self._record(key, already=False))
 
     async def _credit(self, key: str, settlement_tx: str) -> Answer:
-        attempt = await sql.fetch_one("SELECT payer, amount, memo, status FROM tw_top_up_attempts WHERE id = {}", key)
+        attempt = (
+            await TopUpAttempt.select(TopUpAttempt.payer, TopUpAttempt.amount, TopUpAttempt.memo, TopUpAttempt.status)
+            .where(TopUpAttempt.id == key)
+            .first()
+        )
         if attempt is None:
             raise LookupError(key)
         if attempt["status"] == "credited":
@@ -254,28 +276,33 @@ class TopUps:
         agent_id = await self.agents.for_wallet(payer)
         try:
             async with self.db.transaction():
-                won = await sql.fetch_one(
-                    "UPDATE tw_top_up_attempts SET status = 'credited', settlement_tx = {}, reason = NULL, updated_ms = {} "
-                    "WHERE id = {} AND status = 'pending' RETURNING id",
-                    settlement_tx,
-                    now_ms(),
-                    key,
+                won = await (  # one guarded update: of a retry and the reconciler, one credits it
+                    TopUpAttempt.update(
+                        {
+                            TopUpAttempt.status: "credited",
+                            TopUpAttempt.settlement_tx: settlement_tx,
+                            TopUpAttempt.reason: None,
+                            TopUpAttempt.updated_ms: now_ms(),
+                        }
+                    )
+                    .where((TopUpAttempt.id == key) & (TopUpAttempt.status == "pending"))
+                    .returning(TopUpAttempt.id)
                 )
-                if won is None:  # a concurrent retry or the reconciler credited it first
+                if not won:  # a concurrent retry or the reconciler credited it first
                     raise _AlreadyCredited()
                 balance, txn_id = await ledger.credit_credits(
                     agent_id, amount, kind="top_up", reference=settlement_tx, memo=memo
                 )
-                await sql.fetch(
-                    "INSERT INTO tw_credit_top_ups (settlement_tx, transaction_id, agent_id, amount, credits_balance, memo, created_ms) "
-                    "VALUES ({}, {}, {}, {}, {}, {}, {})",
-                    settlement_tx,
-                    txn_id,
-                    agent_id,
-                    amount,
-                    balance,
-                    memo,
-                    now_ms(),
+                await CreditTopUp.insert(
+                    CreditTopUp(
+                        settlement_tx=settlement_tx,
+                        transaction_id=txn_id,
+                        agent_id=agent_id,
+                        amount=amount,
+                        credits_balance=balance,
+                        memo=memo,
+                        created_ms=now_ms(),
+                    )
                 )
                 await self.receipts.issue(
                     ReceiptDraft(
@@ -329,13 +356,15 @@ class TopUps:
 
     async def _record(self, key: str, *, already: bool) -> TopUpRecord:
         """The Credit top-up record (docs/payments.md) (plus `status`); a pending one credits nothing yet."""
-        attempt = await sql.fetch_one(
-            "SELECT payer, amount, status, settlement_tx, reason FROM tw_top_up_attempts WHERE id = {}", key
+        attempt = (
+            await TopUpAttempt.select(
+                TopUpAttempt.payer, TopUpAttempt.amount, TopUpAttempt.status, TopUpAttempt.settlement_tx
+            )
+            .where(TopUpAttempt.id == key)
+            .first()
         )
         if attempt["status"] == "credited":
-            row = await sql.fetch_one(
-                "SELECT * FROM tw_credit_top_ups WHERE settlement_tx = {}", attempt["settlement_tx"]
-            )
+            row = await CreditTopUp.select().where(CreditTopUp.settlement_tx == attempt["settlement_tx"]).first()
             return TopUpRecord(
                 status="credited",
                 topped_up=usdc(int(row["amount"])),
@@ -344,7 +373,7 @@ class TopUps:
                 settlement_tx=row["settlement_tx"],
                 already_credited=already,
             )
-        agent = await sql.fetch_one("SELECT credits FROM tw_agents WHERE wallet_address = {}", attempt["payer"])
+        agent = await Agent.select(Agent.credits).where(Agent.wallet_address == attempt["payer"]).first()
         return TopUpRecord(
             status="pending",
             topped_up=usdc(0),

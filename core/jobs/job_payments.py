@@ -19,7 +19,7 @@ import msgspec
 from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW, EventBus, publish_unless_in_sql
 from tollway._core.jobs import jobs, notifications
 from tollway._core.plugin_api.tool import AcceptedJob, Tool
-from tollway._core.storage import sql
+from tollway._core.receipts.tables import Receipt
 
 
 async def accept(
@@ -50,7 +50,7 @@ async def payment_settled(tools: Mapping[str, Tool], receipt_id: str, bus: Event
         return None
     tool = tools.get(row["tool"])
     if tool is not None and tool.on_accept is not None:
-        charge = await sql.fetch_one("SELECT amount FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+        charge = await Receipt.select(Receipt.amount).where(Receipt.receipt_id == receipt_id).first()
         value = msgspec.json.decode(row["input"].encode(), type=tool.input_type)
         await tool.on_accept(
             AcceptedJob(

@@ -33,6 +33,17 @@ log = logging.getLogger("tollway.payments")
 
 PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
 
+# An authorization's recorded state (the paid path, raw: bench/paid_calls.py); a transaction or
+# receipt id not given keeps the one stored. The second only moves a row still `reserved`.
+_RECORD = (
+    "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
+    "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {} RETURNING id"
+)
+_RECORD_OVER_RESERVED = (
+    "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
+    "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING id"
+)
+
 
 def find_payment_header(headers: Any) -> str | None:
     """The payment payload from whichever header carries it (docs/payments.md)."""
@@ -265,10 +276,7 @@ class X402Gateway:
         """Write the authorization's state (settled, pending, failed, voided) and its receipt;
         with `reserved`, only over a `reserved` row (else `AuthorizationVoided`)."""
         row = await sql.fetch_one(
-            "UPDATE tw_payment_authorizations SET status = {}, settlement_tx = COALESCE({}, settlement_tx), "
-            "receipt_id = COALESCE({}, receipt_id), updated_ms = {} WHERE id = {}"
-            + (" AND status = 'reserved'" if reserved else "")
-            + " RETURNING id",
+            _RECORD_OVER_RESERVED if reserved else _RECORD,
             status,
             transaction,
             receipt_id,

@@ -19,6 +19,19 @@ from tollway._core.receipts.tables import Receipt, ReceiptRevision, SigningKey
 from tollway._core.storage import sql
 from tollway._core.wire import receipts as wire
 
+# The receipt writer's statements, raw: issuing is on the paid path (bench/paid_calls.py), and
+# a re-sign is a compare-and-swap on the revision (read, sign, update only if unchanged).
+_ISSUE = (
+    "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
+    "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})"
+)
+_CURRENT = "SELECT body, revision FROM tw_receipts WHERE receipt_id = {}"
+_RESIGN = (
+    "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} "
+    "RETURNING receipt_id"
+)
+_ARCHIVE = "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, {}, {}, {})"
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReceiptDraft:
@@ -111,8 +124,7 @@ class ReceiptBook:
         text = msgspec.json.encode(signed).decode()
         rid = signed["receipt_id"]
         await sql.fetch(
-            "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
-            "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})",
+            _ISSUE,
             rid,
             d.agent_id,
             d.category,
@@ -133,7 +145,7 @@ class ReceiptBook:
         makes this one read the newer revision and apply its changes on top.
         """
         while True:
-            row = await sql.fetch_one("SELECT body, revision FROM tw_receipts WHERE receipt_id = {}", receipt_id)
+            row = await sql.fetch_one(_CURRENT, receipt_id)
             if row is None:
                 raise LookupError(receipt_id)
             body = msgspec.json.decode(row["body"])
@@ -142,7 +154,7 @@ class ReceiptBook:
             signed = self.signer.sign(body)
             text = msgspec.json.encode(signed).decode()
             updated = await sql.fetch_one(
-                "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} RETURNING receipt_id",
+                _RESIGN,
                 text,
                 body["revision"],
                 body["status"],
@@ -153,7 +165,7 @@ class ReceiptBook:
                 break
         # the superseded revision is archived; the current one lives in tw_receipts
         await sql.fetch(
-            "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, {}, {}, {})",
+            _ARCHIVE,
             f"{receipt_id}:{row['revision']}",
             receipt_id,
             int(row["revision"]),

@@ -16,7 +16,6 @@ from tollway._core.plugin_api.routes import Route, RouteCall
 from tollway._core.plugin_api.tool import CATEGORIES
 from tollway._core.receipts.analytics import CHARGED_STATUSES, DAY_MS, TOP_UP_TOOL
 from tollway._core.receipts.tables import Receipt
-from tollway._core.storage import sql
 from tollway._core.wire.receipts import Receipt as ServedReceipt
 from tollway._core.wire.value_tags import ReturnOnSpend, ValueTag, ValueTagRequest
 
@@ -49,20 +48,24 @@ async def tag_value(call: RouteCall) -> ServedReceipt:
     value = usdc(to_micro(body.value_usdc))  # the pattern admitted it: 0 to 1,000,000, 6 decimals
     book = call.platform.receipts
     async with call.platform.transaction():
-        row = await sql.fetch_one(
-            "SELECT receipt_id FROM tw_receipts WHERE job_id = {} AND agent_id = {} ORDER BY created_ms DESC, receipt_id DESC LIMIT 1",
-            job_id,
-            call.agent_id,
+        row = (
+            await Receipt.select(Receipt.receipt_id)
+            .where((Receipt.job_id == job_id) & (Receipt.agent_id == call.agent_id))
+            .order_by(Receipt.created_ms, ascending=False)
+            .order_by(Receipt.receipt_id, ascending=False)
+            .first()
         )
         if row is None:
             raise not_found(f"No receipt of yours belongs to job {job_id}.")
         receipt_id = row["receipt_id"]
         # A write that changes nothing, to hold the receipt's row until the commit: a
         # concurrent identical tag waits here and then finds the tag already set.
-        locked = await sql.fetch_one(
-            "UPDATE tw_receipts SET revision = revision WHERE receipt_id = {} RETURNING body", receipt_id
+        locked = await (
+            Receipt.update({Receipt.revision: Receipt.revision})
+            .where(Receipt.receipt_id == receipt_id)
+            .returning(Receipt.body)
         )
-        current = msgspec.json.decode(locked["body"])
+        current = msgspec.json.decode(locked[0]["body"])
         if _same_tag(current.get("value_tag"), body.status, value, body.note):
             return msgspec.convert(current, ServedReceipt)
         tag = ValueTag(status=body.status, value_usdc=value, note=body.note, tagged_at=iso(now_ms()))

@@ -534,9 +534,10 @@ def test_the_goals_modules_import_each_other_without_cycles() -> None:
 # A kernel statement is a fixed, named module-level text with bound `{}` placeholders, or a
 # Piccolo table query (docs/storage.md, "Kernel"). In core not even constants are glued into
 # SQL: no f-string, `.format`, `%` or `+` on SQL text or on a fragment of it (" AND ", a
-# RETURNING list), and no `.join` with an SQL separator. The areas listed are checked; an
-# area joins the list once its modules pass. Released migrations are frozen, so not read.
-FORMAT_FREE_AREAS = ("watches", "webhooks", "jobs", "history", "messages")
+# RETURNING list), and no `.join` with an SQL separator. Every area is checked. Released
+# migrations are frozen, so not read; the statement helper itself appends `FOR UPDATE`.
+FORMAT_FREE_AREAS = tuple(_areas())
+STATEMENT_HELPER = CORE / "storage" / "sql.py"
 _SQL_FRAGMENT = re.compile(
     r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|AND|OR|IN|SET|VALUES|RETURNING|ORDER BY|GROUP BY|LIMIT|OFFSET|"
     r"UNION|JOIN|FOR UPDATE|ON CONFLICT|AS)\b"
@@ -590,7 +591,12 @@ def _built_sql(tree: ast.AST) -> list[int]:
 
 
 def _core_modules(area: str) -> list[Path]:
-    return sorted(p for p in (CORE / area).rglob("*.py") if "migrations" not in p.relative_to(CORE).parts)
+    frozen = ("migrations", "kernel_history")
+    return sorted(
+        p
+        for p in (CORE / area).rglob("*.py")
+        if not set(frozen) & set(p.relative_to(CORE).parts) and p != STATEMENT_HELPER
+    )
 
 
 def test_the_core_sql_check_sees_glued_statements() -> None:
@@ -614,6 +620,75 @@ def test_no_core_module_builds_sql_by_formatting(area: str) -> None:
     assert _core_modules(area), f"core/{area} has no modules"
     found = {str(p.relative_to(REPO)): lines for p in _core_modules(area) if (lines := _built_sql(_tree(p)))}
     assert found == {}, "write each statement whole and name it (sql.Statement), or use a Piccolo table query"
+
+
+# --- The money areas' SQL ----------------------------------------------------------------------
+# Credits, receipts, auth, payments and calls query through Piccolo, or through raw statements
+# that are module-level constants fixed at import (docs/storage.md, "Kernel"): no statement is
+# assembled per call, by formatting, by `+` or from a list of placeholders. The frozen migrations
+# of the one-app releases (core/storage/kernel_history/) are left as released.
+
+MONEY_AREAS = ("credits", "receipts", "auth", "payments", "calls", "storage")
+# SQL inside a string, not only at its start (the kernel writes its SQL in capitals, prose does not).
+_SQL_INSIDE = re.compile(
+    r"\bSELECT\s.*\bFROM\s|\bINSERT\s+INTO\s|\bUPDATE\s+\w+\s+SET\s|\bDELETE\s+FROM\s|\bWITH\s+\w+\s+AS\s*\("
+)
+
+
+def _money_modules() -> list[Path]:
+    return sorted(p for area in MONEY_AREAS for p in (CORE / area).rglob("*.py") if "kernel_history" not in p.parts)
+
+
+def _added_operands(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _added_operands(node.left) + _added_operands(node.right)
+    return [node]
+
+
+def _assembled_sql(tree: ast.AST) -> list[int]:
+    """Beyond `_formatted_sql`: an f-string with SQL anywhere in it; SQL text joined with `+`
+    inside a function (a statement made per call); placeholders joined per call
+    (`", ".join("{}" for _ in values)`, an `IN (...)` sized by its values)."""
+    lines = set(_formatted_sql(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+            if _SQL_INSIDE.search(text):
+                lines.add(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+            parts = node.args[0] if node.args else None
+            if isinstance(parts, (ast.GeneratorExp, ast.ListComp)) and isinstance(parts.elt, ast.Constant):
+                if "{}" in str(parts.elt.value):
+                    lines.add(node.lineno)
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                texts = [o.value for o in _added_operands(node) if isinstance(o, ast.Constant)]
+                if any(isinstance(t, str) and (_is_sql(t) or _SQL_INSIDE.search(t)) for t in texts):
+                    lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_the_money_sql_check_sees_statements_assembled_per_call() -> None:
+    source = (
+        'A = "UPDATE t SET n = {} WHERE id = {} " + "RETURNING n"\n'
+        "def f(x, marks, values):\n"
+        '    a = "UPDATE t SET n = {} WHERE " + x\n'
+        '    b = f"{x} INSERT INTO t VALUES ({{}})"\n'
+        '    c = ", ".join("{}" for _ in values)\n'
+        '    d = "SELECT n FROM t WHERE id = {}"\n'
+        '    e = f"{x} rows selected from the table"\n'
+        '    g = "label: " + x\n'
+        "    return A, a, b, c, d, e, g\n"
+    )
+    assert _assembled_sql(ast.parse(source)) == [3, 4, 5]  # A is fixed at import; d is a constant
+
+
+def test_no_money_area_builds_sql_by_formatting() -> None:
+    found = {str(p.relative_to(REPO)): lines for p in _money_modules() if (lines := _assembled_sql(_tree(p)))}
+    assert found == {}, "a raw statement is a module-level constant with {} placeholders (docs/storage.md)"
 
 
 # -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
