@@ -16,8 +16,9 @@ import httpx
 from tollway._core.basics.events import EventBus
 from tollway._core.jobs import notifications
 from tollway._core.plugin_api.context import JSONObject, JSONValue
+from tollway._core.storage import sql
 from tollway._core.webhooks import outbox
-from tollway._core.webhooks.signing import new_secret, sign, verify
+from tollway._core.webhooks.signing import SIGNINGS, new_secret, sign, verify
 from tollway._core.webhooks.targets import target_problem
 
 if TYPE_CHECKING:
@@ -68,6 +69,44 @@ class KernelPlatform:
         service's fee, and issue the seller's receipt; 409 when the charge is not settled."""
         return await self.sales.pay_share(receipt_id, seller_agent_id=seller_agent_id, share=share)
 
+    async def record_outside_sale(
+        self,
+        *,
+        agent_id: str,
+        amount: int,
+        payment_method: str,
+        payment_reference: str,
+        category: str,
+        subcategory: str | None,
+        tool: str,
+        request_id: str,
+        credit: int = 0,
+        soul_agent_id: str | None = None,
+        service_fee: int = 0,
+        memo: str | None = None,
+    ) -> JSONObject:
+        """A sale paid outside the service (a PSP charge): the buyer's settled receipt and,
+        when `credit` is given, that much credited to the buyer; in the caller's transaction."""
+        return await self.sales.record_outside_sale(
+            agent_id=agent_id,
+            amount=amount,
+            payment_method=payment_method,
+            payment_reference=payment_reference,
+            category=category,
+            subcategory=subcategory,
+            tool=tool,
+            request_id=request_id,
+            credit=credit,
+            soul_agent_id=soul_agent_id,
+            service_fee=service_fee,
+            memo=memo,
+        )
+
+    @staticmethod
+    async def agent_exists(agent_id: str) -> bool:
+        """Whether `agent_id` names an agent of this service (one credits can be given to)."""
+        return await sql.fetch_one("SELECT id FROM tw_agents WHERE id = {}", agent_id) is not None
+
     async def pay_out(self, agent_id: str, amount: int, to_address: str) -> JSONObject:
         """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""
         return await self.payouts.pay_out(agent_id, amount, to_address)
@@ -114,12 +153,31 @@ class KernelPlatform:
         return verify(secret, raw_body, header)
 
     async def enqueue_webhook(
-        self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]
+        self,
+        *,
+        webhook_id: str,
+        kind: str,
+        subject: str,
+        url: str,
+        secret: str,
+        body: Mapping[str, JSONValue],
+        signing: str = "service",
     ) -> bool:
         """Add a signed webhook to the outbox in the caller's transaction (numbered: the body gets
-        `attempt`); False when `webhook_id` exists. Call `webhooks_due` after the commit."""
+        `attempt`); False when `webhook_id` exists. Call `webhooks_due` after the commit.
+        `signing="acp"`: signed as ACP's order webhooks are (`Merchant-Signature`), body unchanged."""
+        if signing not in SIGNINGS:
+            raise ValueError(f"unknown webhook signing {signing!r}")
+        acp = signing == "acp"
         return await outbox.enqueue(
-            webhook_id=webhook_id, kind=kind, subject=subject, url=url, secret=secret, body=dict(body), numbered=True
+            webhook_id=webhook_id,
+            kind=kind,
+            subject=subject,
+            url=url,
+            secret=secret,
+            body=dict(body),
+            numbered=not acp,
+            signing="acp" if acp else None,
         )
 
     async def webhooks_due(self) -> None:

@@ -34,6 +34,7 @@ async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[s
     problems += await _top_ups_match(ledger)
     problems += await _watches_match()
     problems += _shares_match(receipts, ledger)
+    problems += _outside_credits_match(receipts, ledger)
     problems += await _payouts_match(ledger)
     if max_intermediate_age_s is not None:
         problems += await _nothing_stale(int(now_ms() - max_intermediate_age_s * 1000))
@@ -136,6 +137,27 @@ def _shares_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) 
             problems.append(f"receipt {e['reference']} paid its seller {e['delta']}, more than its {receipt['amount']}")
         elif earned.get((receipt["job_id"], int(e["delta"])), 0) < 1:
             problems.append(f"the seller's share of {e['reference']} has no seller's receipt")
+    return problems
+
+
+def _outside_credits_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    """Credits bought with money paid outside the service are credited once per sale, to its
+    buyer, within what the sale's receipt says was paid (core/credits/sales.py)."""
+    problems = []
+    by_id = {r["receipt_id"]: r for r in receipts}
+    credited = Counter(e["reference"] for e in ledger if e["kind"] == "outside_sale_credit")
+    for e in ledger:
+        if e["kind"] != "outside_sale_credit":
+            continue
+        receipt = by_id.get(e["reference"])
+        if credited[e["reference"]] != 1:
+            problems.append(f"outside sale {e['reference']} was credited {credited[e['reference']]} times")
+        if receipt is None:
+            problems.append(f"credits of an outside sale {e['reference']} that has no receipt")
+        elif e["account"] != f"credits:{receipt['agent_id']}" or int(e["delta"]) > int(receipt["amount"]):
+            problems.append(
+                f"outside sale {e['reference']} credited {e['delta']} to {e['account']}, not within its receipt"
+            )
     return problems
 
 

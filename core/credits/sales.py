@@ -21,6 +21,7 @@ from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
 from tollway._core.storage import sql
 
 SHARE_KIND = "sale_share"
+OUTSIDE_CREDIT_KIND = "outside_sale_credit"  # credits bought with money paid outside the service (a PSP charge)
 EARNED = "earned"  # the status of a seller's receipt
 SHARE_METHOD = "sale_share"  # its payment_method
 
@@ -79,5 +80,54 @@ class Sales:
                 )
             )
 
+    async def record_outside_sale(
+        self,
+        *,
+        agent_id: str,
+        amount: int,
+        payment_method: str,
+        payment_reference: str,
+        category: str,
+        subcategory: str | None,
+        tool: str,
+        request_id: str,
+        credit: int = 0,
+        soul_agent_id: str | None = None,
+        service_fee: int = 0,
+        memo: str | None = None,
+    ) -> dict[str, Any]:
+        """A sale paid outside the service (a card charge through a payment service provider):
+        the buyer's signed receipt of `amount` (micro-USDC), settled by `payment_reference`,
+        and, when `credit` is given, that much of it credited to the buyer's credits (ledger
+        kind `outside_sale_credit`, referencing the receipt). In the caller's transaction, so
+        the receipt, the credit and whatever the caller writes beside them commit together; a
+        seller's share is then `pay_share` of the receipt, as for any settled charge."""
+        if not 0 <= credit <= amount:
+            raise ValueError(f"a credit of {credit} is not within the sale of {amount}")
+        async with self.db.transaction():
+            receipt = await self.receipts.issue(
+                ReceiptDraft(
+                    agent_id=agent_id,
+                    category=category,
+                    subcategory=subcategory,
+                    amount=amount,
+                    status="settled",
+                    execution_status="completed",
+                    payment_method=payment_method,
+                    settlement_tx=payment_reference,
+                    tool=tool,
+                    request_id=request_id,
+                    job_id=request_id,
+                    memo=memo,
+                    soul_agent_id=soul_agent_id,
+                    service_fee=service_fee,
+                )
+            )
+            if credit:
+                await ledger.credit_credits(
+                    agent_id, credit, kind=OUTSIDE_CREDIT_KIND, reference=receipt["receipt_id"], memo=tool
+                )
+            return receipt
 
-__all__ = ["EARNED", "SHARE_KIND", "SHARE_METHOD", "Sales"]
+
+__all__ = ["EARNED", "OUTSIDE_CREDIT_KIND", "SHARE_KIND", "SHARE_METHOD", "Sales"]

@@ -96,6 +96,31 @@ class Platform(Protocol):
         """Credit a seller `share` (micro-USDC) of a settled charge and issue the seller's receipt."""
         ...
 
+    async def record_outside_sale(
+        self,
+        *,
+        agent_id: str,
+        amount: int,
+        payment_method: str,
+        payment_reference: str,
+        category: str,
+        subcategory: str | None,
+        tool: str,
+        request_id: str,
+        credit: int = 0,
+        soul_agent_id: str | None = None,
+        service_fee: int = 0,
+        memo: str | None = None,
+    ) -> JSONObject:
+        """A sale paid outside the service (a card charge through a `psp` provider): the buyer's
+        settled receipt of `amount` (micro-USDC) and, when `credit` is given, that much credited
+        to the buyer's credits; in the caller's transaction. `pay_share` of its receipt pays a seller."""
+        ...
+
+    async def agent_exists(self, agent_id: str) -> bool:
+        """Whether `agent_id` names an agent of this service."""
+        ...
+
     async def pay_out(self, agent_id: str, amount: int, to_address: str) -> JSONObject:
         """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""
         ...
@@ -141,9 +166,18 @@ class Platform(Protocol):
         ...
 
     async def enqueue_webhook(
-        self, *, webhook_id: str, kind: str, subject: str, url: str, secret: str, body: Mapping[str, JSONValue]
+        self,
+        *,
+        webhook_id: str,
+        kind: str,
+        subject: str,
+        url: str,
+        secret: str,
+        body: Mapping[str, JSONValue],
+        signing: str = "service",
     ) -> bool:
-        """Add a signed webhook to the outbox in the caller's transaction; False when `webhook_id` exists."""
+        """Add a signed webhook to the outbox in the caller's transaction; False when `webhook_id`
+        exists. `signing="acp"` signs it as an ACP order event (`Merchant-Signature`), body unchanged."""
         ...
 
     async def webhooks_due(self) -> None:

@@ -17,7 +17,7 @@ import time
 
 import httpx
 
-from tollway._core.webhooks.signing import SIGNATURE_HEADER, sign
+from tollway._core.webhooks.signing import ACP_SIGNATURE_HEADER, SIGNATURE_HEADER, acp_signature, sign
 from tollway._core.webhooks.targets import Resolver, TargetRefused, pin, system_resolve
 
 USER_AGENT = "Tollway-Webhooks/1"
@@ -49,7 +49,18 @@ def make_client(
     )
 
 
-def headers_for(*, webhook_id: str, secret: str, raw_body: bytes, t: int | None = None) -> dict[str, str]:
+def headers_for(
+    *, webhook_id: str, secret: str, raw_body: bytes, t: int | None = None, signing: str | None = None
+) -> dict[str, str]:
+    if signing == "acp":  # an ACP order event (signing.py)
+        sent = int(time.time()) if t is None else t
+        return {
+            "content-type": "application/json",
+            ACP_SIGNATURE_HEADER: acp_signature(secret, raw_body),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(sent)),
+            "request-id": webhook_id,
+            "user-agent": USER_AGENT,
+        }
     return {
         "content-type": "application/json",
         SIGNATURE_HEADER: sign(secret, raw_body, int(time.time()) if t is None else t),

@@ -45,6 +45,7 @@ async def enqueue(
     body: dict[str, Any],
     numbered: bool = False,
     now_ms: int | None = None,
+    signing: str | None = None,
 ) -> bool:
     """Add a pending webhook, due at once, in the caller's transaction (so it exists
     exactly when what decided it commits). False when `webhook_id` already exists.
@@ -52,7 +53,7 @@ async def enqueue(
     now = _now(now_ms)
     row = await sql.fetch_one(
         "INSERT INTO tw_webhooks (id, kind, subject, url, secret, body, numbered, state, attempts, next_attempt_ms, "
-        "lease_until_ms, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'pending', 0, {}, 0, {}, {}) "
+        "lease_until_ms, created_ms, updated_ms, signing) VALUES ({}, {}, {}, {}, {}, {}, {}, 'pending', 0, {}, 0, {}, {}, {}) "
         "ON CONFLICT (id) DO NOTHING RETURNING id",
         webhook_id,
         kind,
@@ -64,6 +65,7 @@ async def enqueue(
         now,
         now,
         now,
+        signing,
     )
     return row is not None
 
@@ -111,6 +113,7 @@ class _Claimed:
     numbered: bool
     attempts: int
     lease_until_ms: int
+    signing: str | None = None  # None: the service's own signature; "acp": ACP's (signing.py)
 
     def raw_body(self, attempt_no: int) -> bytes:
         if not self.numbered:
@@ -120,7 +123,7 @@ class _Claimed:
         return msgspec.json.encode(body)
 
 
-_RETURNING = "id, url, secret, body, numbered, attempts, lease_until_ms"
+_RETURNING = "id, url, secret, body, numbered, attempts, lease_until_ms, signing"
 _DUE = "state = 'pending' AND next_attempt_ms <= {} AND lease_until_ms < {}"
 _CLAIM_PG = (
     f"WITH due AS (SELECT id FROM tw_webhooks WHERE {_DUE} ORDER BY next_attempt_ms LIMIT {{}} FOR UPDATE SKIP LOCKED) "
@@ -196,6 +199,7 @@ class WebhookSender:
                 bool(r["numbered"]),
                 int(r["attempts"]),
                 int(r["lease_until_ms"]),
+                r["signing"],
             )
             for r in rows
         ]
@@ -208,7 +212,7 @@ class WebhookSender:
             self.http,
             url=claimed.url,
             raw_body=raw,
-            headers=headers_for(webhook_id=claimed.id, secret=claimed.secret, raw_body=raw),
+            headers=headers_for(webhook_id=claimed.id, secret=claimed.secret, raw_body=raw, signing=claimed.signing),
             allow_insecure=self.allow_insecure,
             timeout_s=self.timeout_s,
             resolve=self.resolve,

@@ -1,7 +1,13 @@
-"""The webhook signature: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`."""
+"""The webhook signature: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
+
+A webhook enqueued with `signing="acp"` (an ACP merchant's order event) is signed as the
+Agentic Commerce Protocol's webhook API says instead: `Merchant-Signature`, an HMAC-SHA256 of
+the raw body under the receiver's secret (base64url, no padding, as ACP's request
+`Signature`), beside `Timestamp` (RFC 3339) and `Request-Id` (the delivery id)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -10,6 +16,8 @@ import time
 SIGNATURE_HEADER = "X-Service-Signature"
 SECRET_PREFIX = "whsec_"
 DEFAULT_TOLERANCE_S = 300
+ACP_SIGNATURE_HEADER = "Merchant-Signature"
+SIGNINGS = ("service", "acp")  # how an outbox row is signed
 
 
 def new_secret() -> str:
@@ -57,3 +65,9 @@ def verify(
         return False
     expected = _digest(secret, raw_body, t)
     return any(hmac.compare_digest(expected, c) for c in candidates)
+
+
+def acp_signature(secret: str, raw_body: bytes) -> str:
+    """ACP's `Merchant-Signature` of a webhook body: base64url HMAC-SHA256 of the raw bytes."""
+    digest = hmac.new(secret.encode(), raw_body, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()

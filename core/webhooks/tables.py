@@ -25,6 +25,7 @@ class Webhook(Table, tablename="tw_webhooks", db=PLACEHOLDER_ENGINE):
     lease_until_ms = BigInt(default=0)
     created_ms = BigInt()
     updated_ms = BigInt()
+    signing = Varchar(length=16, null=True, default=None)  # None: the service's signature; "acp": ACP's
 
 
 class WebhookAttempt(Table, tablename="tw_webhook_attempts", db=PLACEHOLDER_ENGINE):

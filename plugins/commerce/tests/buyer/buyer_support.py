@@ -20,7 +20,7 @@ PSP_URL = Setting("psp", "standin_url", None, "Base URL of the stand-in PSP (tes
 class StandinIssuer:
     """A `psp` client minting Stripe-shaped shared payment tokens at the stand-in merchant's PSP."""
 
-    psp = "stripe"
+    name = "stripe"
 
     def __init__(self, base: str, http: httpx.AsyncClient) -> None:
         self.base, self.http = base.rstrip("/"), http

@@ -42,7 +42,7 @@ async def test_a_merchant_is_configured_listed_and_removed_and_its_secrets_never
 
 async def test_the_feed_is_read_into_search_and_its_changes_are_kept(kernel_factory, merchant):
     kernel = await commerce_kernel(kernel_factory, merchant)
-    await storage.statement("DELETE FROM commerce_products_search").execute()
+    await storage.statement("DELETE FROM commerce_buyer_search").execute()
     async with http_client(kernel) as client:
         read = await configure(client, merchant)
         assert read["changes"] == len(merchant.catalogue)
@@ -77,7 +77,7 @@ async def test_the_feed_is_read_into_search_and_its_changes_are_kept(kernel_fact
         assert await ids(query="classi") == ["tee-red-m", "tee-blue-m"]  # the last word is a prefix
         cup = await client.post("/v1/tools/commerce/search", json={"query": "cup"}, headers=auth)
         assert cup.json()["data"]["result"]["products"][0]["price"] == {"amount": 1200, "currency": "jpy", "usdc": None}
-        for hostile in ('"', "NEAR(", "a OR b", "'; DROP TABLE commerce_products; --", "tee*", "title: tee"):
+        for hostile in ('"', "NEAR(", "a OR b", "'; DROP TABLE commerce_buyer_products; --", "tee*", "title: tee"):
             assert (
                 await client.post("/v1/tools/commerce/search", json={"query": hostile}, headers=auth)
             ).status_code == 200

@@ -6,6 +6,7 @@ product feeds, shared by the seller side (Tollway as a merchant) and the buyer s
     session = acp.decode(body, acp.CheckoutSession)
 """
 
+from . import errors, signing
 from .checkout import *  # noqa: F403
 from .checkout import API_VERSION, SUPPORTED_VERSIONS, decode, encode, to_builtins
 from .errors import AcpError, error_body
@@ -30,6 +31,8 @@ __all__ = [  # noqa: F405 - the checkout types are re-exported by name below
     "WebhookAck",
     "WebhookEvent",
     "decode",
+    "errors",
+    "signing",
     "encode",
     "error_body",
     "to_builtins",

@@ -61,7 +61,7 @@ def now_rfc3339() -> str:
 
 
 class AcpClient:
-    """Checkout session calls to one merchant (a row of commerce_merchants)."""
+    """Checkout session calls to one merchant (a row of commerce_buyer_merchants)."""
 
     def __init__(self, http: httpx.AsyncClient, merchant: Mapping[str, Any], request_id: str) -> None:
         self.http = http

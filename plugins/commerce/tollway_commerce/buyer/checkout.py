@@ -37,7 +37,7 @@ class TokenIssuer(Protocol):
     once, for at most `amount` minor units of `currency`, at one merchant's checkout
     session, until `expires_at` (unix seconds). The answer has the token's `id`."""
 
-    psp: str  # the PSP's name as ACP payment handlers name it, e.g. "stripe"
+    name: str  # the PSP as ACP payment handlers name it (`psp`), e.g. "stripe"
 
     async def issue_token(
         self,
@@ -272,7 +272,7 @@ async def _pay(
             f"the merchant's total is {total} {currency.upper()} minor units ({Decimal(spent) / 1_000_000} USDC), "
             f"above max_total_usdc {value.max_total_usdc}"
         )
-    handler = handler_for(session, issuer.psp)
+    handler = handler_for(session, issuer.name)
     config = handler.get("config") if isinstance(handler.get("config"), Mapping) else {}
     token = await issuer.issue_token(
         amount=total,

@@ -2,12 +2,15 @@
 
 A feed is ACP's offline full snapshot (rfc.product_feeds §3.4): `<feed_url>/metadata.json`
 (FeedMetadata: `id`, `target_country`, `updated_at`) and `<feed_url>/products.jsonl` (one
-Product per line, each with its Variants). We never call the Product Feed API's endpoints
-on a merchant (the RFC forbids it: that API is agent-hosted); the operator points
-`feed_url` at where the merchant publishes its snapshot. Each variant is one searchable
+Product per line, each with its Variants). A merchant that publishes no `metadata.json`
+(404) is read in the shape of the RFC's product-set read instead: `<feed_url>` answers the
+FeedMetadata and `<feed_url>/products` `{"products": [...]}` (a Tollway merchant publishes
+its catalogue so, at /v1/commerce/feed). We never call the agent-hosted Product Feed API's
+management endpoints on a merchant (the RFC forbids it); the operator points `feed_url` at
+where the merchant publishes its catalogue. Each variant is one searchable
 product (the variant id is the checkout item id). A read replaces the merchant's whole
 product set: variants missing from it are gone. Every difference from the previous read is
-kept in commerce_product_changes (a variant listed or no longer listed, and each field that
+kept in commerce_buyer_product_changes (a variant listed or no longer listed, and each field that
 changed, before and after), in the read's transaction."""
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ FIELDS = (
 
 class FeedError(Exception):
     """Why a feed could not be read (kept on the merchant as `feed_error`)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ async def _get(http: httpx.AsyncClient, url: str, headers: Mapping[str, str]) ->
     try:
         async with http.stream("GET", url, headers=headers, timeout=TIMEOUT_S, follow_redirects=False) as reply:
             if reply.status_code != 200:
-                raise FeedError(f"GET {url} answered {reply.status_code}")
+                raise FeedError(f"GET {url} answered {reply.status_code}", reply.status_code)
             body = bytearray()
             async for chunk in reply.aiter_bytes():
                 body.extend(chunk)
@@ -132,23 +139,34 @@ async def _get(http: httpx.AsyncClient, url: str, headers: Mapping[str, str]) ->
         raise FeedError(f"GET {url} failed: {type(exc).__name__}") from exc
 
 
+def _json(raw: bytes, what: str) -> Any:
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise FeedError(f"{what} is not JSON") from exc
+
+
 async def fetch(http: httpx.AsyncClient, merchant: Mapping[str, Any]) -> Read:
     base = str(merchant["feed_url"]).rstrip("/")
     headers = _headers(merchant)
     try:
-        metadata = msgspec.json.decode(await _get(http, f"{base}/metadata.json", headers))
-    except msgspec.DecodeError as exc:
-        raise FeedError("metadata.json is not JSON") from exc
+        metadata = _json(await _get(http, f"{base}/metadata.json", headers), "metadata.json")
+        products: list[Any] = []
+        for n, line in enumerate((await _get(http, f"{base}/products.jsonl", headers)).splitlines(), start=1):
+            if line.strip():
+                products.append(_json(line, f"products.jsonl line {n}"))
+    except FeedError as exc:
+        if exc.status != 404:
+            raise
+        metadata = _json(await _get(http, base, headers), "the feed's metadata")
+        listed = _json(await _get(http, f"{base}/products", headers), "the feed's products")
+        products = listed.get("products") if isinstance(listed, dict) else None
+        if not isinstance(products, list):
+            raise FeedError("the feed's products are not a {products: [...]} object") from exc
     if not isinstance(metadata, dict):
-        raise FeedError("metadata.json is not a FeedMetadata object")
+        raise FeedError("the feed's metadata is not a FeedMetadata object")
     variants: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate((await _get(http, f"{base}/products.jsonl", headers)).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            product = msgspec.json.decode(line)
-        except msgspec.DecodeError as exc:
-            raise FeedError(f"products.jsonl line {n} is not JSON") from exc
+    for product in products:
         if isinstance(product, dict):
             variants.update(variant_rows(product))
         if len(variants) > MAX_VARIANTS:

@@ -1,4 +1,4 @@
-"""Full-text search over the products of the merchants' feeds: the commerce_products_search
+"""Full-text search over the products of the merchants' feeds: the commerce_buyer_search
 index (index, drop) and ranked, filtered queries (search).
 
 A query means the same on SQLite (FTS5) and PostgreSQL (tsvector of the `simple`
@@ -47,12 +47,12 @@ def query_terms(q: str) -> list[str]:
     return terms[:MAX_TERMS]
 
 
-_DROP = storage.statement("DELETE FROM commerce_products_search WHERE product_key = {}")
+_DROP = storage.statement("DELETE FROM commerce_buyer_search WHERE product_key = {}")
 _INSERT_FTS5 = storage.statement(
-    "INSERT INTO commerce_products_search (product_key, title, description) VALUES ({}, {}, {})"
+    "INSERT INTO commerce_buyer_search (product_key, title, description) VALUES ({}, {}, {})"
 )
 _UPSERT_TSVECTOR = storage.statement(
-    "INSERT INTO commerce_products_search (product_key, document) VALUES ({}, "
+    "INSERT INTO commerce_buyer_search (product_key, document) VALUES ({}, "
     "setweight(to_tsvector('simple', CAST({} AS text)), 'A') || setweight(to_tsvector('simple', CAST({} AS text)), 'B')) "
     "ON CONFLICT (product_key) DO UPDATE SET document = EXCLUDED.document"
 )
@@ -86,20 +86,20 @@ _FILTERS = (
     "AND (CAST({} AS BIGINT) IS NULL OR p.usdc_micro >= {}) AND (CAST({} AS BIGINT) IS NULL OR p.usdc_micro <= {})"
 )
 _FROM_FTS5 = (
-    "FROM commerce_products_search s JOIN commerce_products p ON p.id = s.product_key "
-    "WHERE s.commerce_products_search MATCH {} AND " + _FILTERS
+    "FROM commerce_buyer_search s JOIN commerce_buyer_products p ON p.id = s.product_key "
+    "WHERE s.commerce_buyer_search MATCH {} AND " + _FILTERS
 )
 _PAGE_FTS5 = storage.statement(
     "WITH hit AS (SELECT f.rowid AS doc, SUM(json_extract(h.value, '$[0]')) AS score FROM json_each({}) h "
-    "JOIN commerce_products_search f ON f.commerce_products_search MATCH json_extract(h.value, '$[1]') GROUP BY f.rowid) "
-    "SELECT p.id AS id, COALESCE(hit.score, 0) AS score, count(*) OVER () AS total FROM commerce_products_search s "
-    "JOIN commerce_products p ON p.id = s.product_key LEFT JOIN hit ON hit.doc = s.rowid "
-    "WHERE s.commerce_products_search MATCH {} AND "
+    "JOIN commerce_buyer_search f ON f.commerce_buyer_search MATCH json_extract(h.value, '$[1]') GROUP BY f.rowid) "
+    "SELECT p.id AS id, COALESCE(hit.score, 0) AS score, count(*) OVER () AS total FROM commerce_buyer_search s "
+    "JOIN commerce_buyer_products p ON p.id = s.product_key LEFT JOIN hit ON hit.doc = s.rowid "
+    "WHERE s.commerce_buyer_search MATCH {} AND "
     + _FILTERS
     + " ORDER BY score DESC, p.usdc_micro IS NULL, p.usdc_micro, p.id LIMIT {} OFFSET {}"
 )
 _FROM_TSVECTOR = (
-    "FROM commerce_products_search s JOIN commerce_products p ON p.id = s.product_key "
+    "FROM commerce_buyer_search s JOIN commerce_buyer_products p ON p.id = s.product_key "
     "WHERE s.document @@ to_tsquery('simple', {}) AND " + _FILTERS
 )
 _PAGE_TSVECTOR = storage.statement(

@@ -9,7 +9,7 @@ from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
 from piccolo.table import Table
 
 
-class Merchant(Table, tablename="commerce_merchants"):
+class Merchant(Table, tablename="commerce_buyer_merchants"):
     id = Varchar(length=64, primary_key=True)  # the operator's name for it, e.g. "acme"
     name = Varchar(length=200)
     base_url = Text()  # the ACP API base: <base_url>/checkout_sessions
@@ -28,7 +28,7 @@ class Merchant(Table, tablename="commerce_merchants"):
     updated_ms = BigInt()
 
 
-class Product(Table, tablename="commerce_products"):
+class Product(Table, tablename="commerce_buyer_products"):
     id = Varchar(length=600, primary_key=True)  # "<merchant>|<variant id>"
     merchant_id = Varchar(length=64, index=True)
     product_id = Text()  # the feed's Product.id
@@ -47,7 +47,7 @@ class Product(Table, tablename="commerce_products"):
     updated_ms = BigInt()
 
 
-class ProductChange(Table, tablename="commerce_product_changes"):
+class ProductChange(Table, tablename="commerce_buyer_product_changes"):
     id = Varchar(length=40, primary_key=True)
     merchant_id = Varchar(length=64, index=True)
     variant_id = Text()
@@ -58,7 +58,7 @@ class ProductChange(Table, tablename="commerce_product_changes"):
     changed_ms = BigInt(index=True)
 
 
-class Order(Table, tablename="commerce_orders"):
+class Order(Table, tablename="commerce_buyer_orders"):
     id = Varchar(length=40, primary_key=True)  # the buyer's request id (its job)
     agent_id = Varchar(length=36, index=True)
     receipt_id = Varchar(length=40)

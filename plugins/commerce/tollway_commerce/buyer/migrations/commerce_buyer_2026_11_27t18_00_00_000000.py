@@ -12,13 +12,11 @@ from piccolo.engine import engine_finder
 
 ID = "2026-11-27T18:00:00:000000"
 VERSION = "1.38.0"
-DESCRIPTION = (
-    "commerce_merchants, commerce_products, commerce_product_changes, commerce_orders, commerce_products_search"
-)
+DESCRIPTION = "commerce_buyer_merchants, commerce_buyer_products, commerce_buyer_product_changes, commerce_buyer_orders, commerce_buyer_search"
 
 _NULL = {"null": True, "default": None}
 TABLES = {
-    "commerce_merchants": (
+    "commerce_buyer_merchants": (
         "Merchant",
         (
             ("id", Varchar, {"length": 64, "primary_key": True}),
@@ -39,7 +37,7 @@ TABLES = {
             ("updated_ms", BigInt, {}),
         ),
     ),
-    "commerce_products": (
+    "commerce_buyer_products": (
         "Product",
         (
             ("id", Varchar, {"length": 600, "primary_key": True}),
@@ -60,7 +58,7 @@ TABLES = {
             ("updated_ms", BigInt, {}),
         ),
     ),
-    "commerce_product_changes": (
+    "commerce_buyer_product_changes": (
         "ProductChange",
         (
             ("id", Varchar, {"length": 40, "primary_key": True}),
@@ -73,7 +71,7 @@ TABLES = {
             ("changed_ms", BigInt, {"index": True}),
         ),
     ),
-    "commerce_orders": (
+    "commerce_buyer_orders": (
         "Order",
         (
             ("id", Varchar, {"length": 40, "primary_key": True}),
@@ -99,12 +97,12 @@ TABLES = {
     ),
 }
 SQLITE = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS commerce_products_search USING fts5("
+    "CREATE VIRTUAL TABLE IF NOT EXISTS commerce_buyer_search USING fts5("
     "product_key UNINDEXED, title, description, tokenize='unicode61')",
 )
 POSTGRES = (
-    "CREATE TABLE IF NOT EXISTS commerce_products_search (product_key varchar(600) PRIMARY KEY, document tsvector NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS commerce_products_search_document ON commerce_products_search USING gin (document)",
+    "CREATE TABLE IF NOT EXISTS commerce_buyer_search (product_key varchar(600) PRIMARY KEY, document tsvector NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS commerce_buyer_search_document ON commerce_buyer_search USING gin (document)",
 )
 
 

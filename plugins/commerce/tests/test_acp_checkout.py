@@ -1,0 +1,36 @@
+"""The ACP checkout as a seller, on SQLite and PostgreSQL: a session created, updated, read,
+completed through the local Stripe, with its order, receipt and credits; every request and
+answer validated against the 2026-01-30 JSON Schemas."""
+
+from __future__ import annotations
+
+from commerce_support import merchant, stripe_standin
+
+from tollway import storage
+from tollway.testing import ledger_problems
+
+
+async def _credits(agent_id: str) -> int:
+    return int((await storage.row("SELECT credits FROM tw_agents WHERE id = {}", agent_id))["credits"])
+
+
+async def test_a_credit_pack_is_bought_and_credited(kernel_factory) -> None:
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (_k, _client, acp, agent):
+        session = await acp.create("credits_5usd", "credits_5usd")
+        assert session["status"] == "ready_for_payment"
+        (line,) = session["line_items"]
+        assert line["quantity"] == 2 and line["unit_amount"] == 500
+        assert [t["amount"] for t in session["totals"] if t["type"] == "total"] == [1000]
+        again = await acp.get(f"/v1/checkout_sessions/{session['id']}")
+        assert again.json() == session
+        done = await acp.complete(session["id"], stripe.grant())
+        assert done.status_code == 200, done.text
+        body = done.json()
+        assert body["status"] == "completed"
+        assert body["order"]["checkout_session_id"] == session["id"]
+        assert len(stripe.succeeded()) == 1 and stripe.succeeded()[0]["amount"] == 1000
+        assert await _credits(agent) == 10_000_000
+        receipt = await storage.row("SELECT body FROM tw_receipts WHERE job_id = {}", session["id"])
+        signed = storage.loads(receipt["body"])
+        assert signed["category"] == "commerce" and signed["amount_usdc"] == "10.000000"
+        assert await ledger_problems() == []
