@@ -91,6 +91,15 @@ async def admit(context: PluginContext, value: CommerceBuyInput) -> Admission:
             f"The items' feed prices alone come to {usdc(feed_total)} USDC, above max_total_usdc {value.max_total_usdc}.",
             details=[{"field": "max_total_usdc", "message": f"below the feed prices ({usdc(feed_total)} USDC)"}],
         )
+    issuer, _cost = context.platform.provider("psp")
+    problem = getattr(issuer, "issue_problem", lambda: None)()
+    if problem is not None:
+        raise Refusal(
+            "provider_unavailable",
+            f"commerce_buy is not configured on this service: {problem}. Nothing was charged.",
+            status=503,
+            details={"reason": "not_configured", "kind": "psp"},
+        )
     return Admission(service_fee=buy_fee(context.settings(FAMILY)))
 
 

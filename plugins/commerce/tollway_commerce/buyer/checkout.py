@@ -274,14 +274,17 @@ async def _pay(
         )
     handler = handler_for(session, issuer.name)
     config = handler.get("config") if isinstance(handler.get("config"), Mapping) else {}
-    token = await issuer.issue_token(
-        amount=total,
-        currency=currency,
-        checkout_session_id=session["id"],
-        merchant_id=str(config.get("merchant_id") or purchase.merchant["id"]),
-        expires_at=int(time.time()) + purchase.token_ttl_s,
-        idempotency_key=_key(purchase, "token"),
-    )
+    try:
+        token = await issuer.issue_token(
+            amount=total,
+            currency=currency,
+            checkout_session_id=session["id"],
+            merchant_id=str(config.get("merchant_id") or purchase.merchant["id"]),
+            expires_at=int(time.time()) + purchase.token_ttl_s,
+            idempotency_key=_key(purchase, "token"),
+        )
+    except Exception as exc:  # the PSP's refusal or absence: nothing was paid
+        raise CheckoutFailed(f"no payment token could be minted ({exc})") from exc
     await progress("completing", currency=currency, total_minor=total, spent=spent)
     body = {
         "buyer": buyer_of(value),
