@@ -117,7 +117,7 @@ class WireSchemas:
         for tool in tools:
             types += [tool.input_type, tool.output_type]
         for r in routes:  # plugins' own routes (core.routes.Route)
-            types += [t for t in (r.body_type, r.answer_type) if t is not None and t not in types]
+            types += [t for t in (r.body_type, r.answer_type, r.error_type) if t is not None and t not in types]
         refs, self.components = msgspec.json.schema_components(types, ref_template=REF)
         self._refs = {t: r for t, r in zip(types, refs)}
         # the shared answers and parameters the operations built so far refer to

@@ -28,7 +28,7 @@ from tollway._http_server.openapi import (
     query,
     quote_parameter,
 )
-from tollway._http_server.translate import answer_response, to_call_request
+from tollway._http_server.translate import JSON, answer_response, to_call_request
 
 if TYPE_CHECKING:
     from tollway._core.kernel import Kernel
@@ -49,8 +49,10 @@ _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 def _answers(r: Route, schemas: WireSchemas, alias: Alias | None) -> dict[str, Any]:
     """The route's answers: its own status (and `also_answers`), then every refusal."""
     headers = {**(RATE_HEADERS if r.rate_limit else {}), **(PAYMENT_RESPONSE_HEADER if r.paid_with else {})}
-    if r.page:
-        content: dict[str, Any] = {r.media_type: {"schema": {"type": "string"}}}
+    if r.page and r.answer_type is not None:  # a page of its own bytes in a typed format (JSON of a protocol)
+        content: dict[str, Any] = {r.media_type: schemas.json(r.answer_type)[JSON]}
+    elif r.page:
+        content = {r.media_type: {"schema": {"type": "string"}}}
     elif r.answer_type is not None:
         content = schemas.json(r.answer_type)
     else:
@@ -67,7 +69,13 @@ def _answers(r: Route, schemas: WireSchemas, alias: Alias | None) -> dict[str, A
         }
     if r.page:
         for status in r.statuses:
-            responses[str(status)] = {"description": "A page saying why the link is refused.", "content": content}
+            if r.error_type is not None:  # the route's own error object (a protocol's), not the service's
+                responses[str(status)] = {
+                    "description": dict(r.refusal_docs).get(status, f"Refused ({status}): the error object says why."),
+                    "content": {r.media_type: schemas.json(r.error_type)[JSON]},
+                }
+            else:
+                responses[str(status)] = {"description": "A page saying why the link is refused.", "content": content}
         return responses
     worded = dict(r.refusal_docs)
     limited = r.rate_limit is not None

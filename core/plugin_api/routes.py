@@ -155,6 +155,9 @@ class Route:
     # credential), the caller to hand on, or a refusal; replaces the runner's own checks.
     caller_check: Callable[[Caller | None, CallRequest], Caller | None] | None = None
     raw_body: bool = False  # the handler reads the body itself; `body_type` only documents it
+    # A page route answering a protocol's own JSON (`media_type` application/json): `answer_type`
+    # documents its answers and `error_type` the error object of its refusals, in OpenAPI.
+    error_type: type[msgspec.Struct] | None = None
     aliases: tuple[Alias, ...] = ()  # other paths of the same operation, each with its own id
     # OpenAPI only: the summary (default `title`), whether `description` is shown, the answer's
     # description (default `title`), other answers of `answer_type` by status, the header

@@ -34,3 +34,22 @@ async def test_a_credit_pack_is_bought_and_credited(kernel_factory) -> None:
         signed = storage.loads(receipt["body"])
         assert signed["category"] == "commerce" and signed["amount_usdc"] == "10.000000"
         assert await ledger_problems() == []
+
+
+async def test_the_order_permalink_and_the_openapi_document(kernel_factory) -> None:
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (_k, client, acp, _agent):
+        session = await acp.create("credits_5usd")
+        order = (await acp.complete(session["id"], stripe.grant())).json()["order"]
+        path = order["permalink_url"].removeprefix("https://shop.example.com")
+        shown = (await client.get(path)).json()
+        assert shown["id"] == order["id"] and shown["total"] == 500 and shown["status"] == "confirmed"
+        doc = (await client.get("/schema/openapi.json")).json()
+        create = doc["paths"]["/v1/checkout_sessions"]["post"]
+        assert create["operationId"] == "acp_create_checkout_session"
+        assert create["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].endswith("/CheckoutSession")
+        assert create["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+        assert create["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+            "/CheckoutSessionCreateRequest"
+        )
+        for suffix in ("", "/complete", "/cancel"):
+            assert "post" in doc["paths"]["/v1/checkout_sessions/{checkout_session_id}" + suffix]

@@ -213,12 +213,16 @@ async def test_8_emits_order_webhooks_signed_as_the_webhook_api_says(kernel_fact
             session = await hooked.create("credits_5usd")
             assert (await hooked.complete(session["id"], stripe.grant())).status_code == 200
             await kernel.webhooks.run_due()
-        (headers, raw) = hooks.received[0]
-        event = json.loads(raw)
-        validate("webhook:WebhookEvent", event)
-        assert event["type"] == "order_create" and event["data"]["checkout_session_id"] == session["id"]
-        assert signing.verify_webhook(secret, raw, headers["merchant-signature"])
-        assert headers["timestamp"].endswith("Z") and headers["request-id"]
+        events = {}
+        for headers, raw in hooks.received:
+            event = json.loads(raw)
+            validate("webhook:WebhookEvent", event)
+            assert signing.verify_webhook(secret, raw, headers["merchant-signature"])
+            assert headers["timestamp"].endswith("Z") and headers["request-id"]
+            assert event["data"]["checkout_session_id"] == session["id"]
+            events[event["type"]] = event["data"]["status"]
+        # the credits are delivered with the order: created confirmed, then updated fulfilled
+        assert events == {"order_create": "confirmed", "order_update": "fulfilled"}
 
 
 async def test_9_uses_nested_fulfillment_details(kernel_factory) -> None:

@@ -350,6 +350,8 @@ def _acp_route(
         tags=("acp",),
         statuses=ACP_STATUSES,
         param_docs=(("checkout_session_id", "The checkout session's id (cs_...)."),),
+        answer_type=kw.pop("answer_type", acp.CheckoutSession),
+        error_type=acp.Error,
         **kw,
     )
 
@@ -587,6 +589,37 @@ service is sold by the soul named on the line item, Tollway keeping the marketpl
 not be completed.</p>"""
 
 
+class OrderView(msgspec.Struct, kw_only=True):
+    """An order's permalink: what was bought, for how much, and its state."""
+
+    id: str
+    checkout_session_id: str
+    status: str
+    total: int  # cents
+    currency: str
+    receipt_id: str
+    created_at: str
+
+
+async def _order(call: RouteCall) -> OrderView:
+    from tollway import iso
+
+    from .tables import Order
+
+    row = await Order.select().where(Order.id == call.params["order_id"]).first()
+    if row is None:
+        raise Refusal("not_found", "No such order.", status=404)
+    return OrderView(
+        id=row["id"],
+        checkout_session_id=row["session_id"],
+        status=row["status"],
+        total=int(row["total"]),
+        currency=sessions.CURRENCY,
+        receipt_id=row["receipt_id"],
+        created_at=iso(row["created_ms"]),
+    )
+
+
 async def _policies(call: RouteCall) -> Page:
     return Page(POLICIES)
 
@@ -616,6 +649,19 @@ FEED_ROUTES = (
         answer_type=acp.FeedProducts,
         tags=("acp",),
         statuses=(429,),
+    ),
+    Route(
+        method="GET",
+        path="/v1/commerce/orders/{order_id}",
+        name="commerce_order",
+        title="An order",
+        description="An ACP order's permalink: its session, state, total and receipt (the id is the capability: "
+        "unguessable, given only to the platform that paid).",
+        handle=_order,
+        auth="public",
+        answer_type=OrderView,
+        tags=("acp",),
+        statuses=(404, 429),
     ),
     Route(
         method="GET",

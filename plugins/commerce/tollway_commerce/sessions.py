@@ -483,12 +483,20 @@ async def complete(
             }
         else:  # a payment left in progress: resume it (the same key asks for the same payment)
             step = storage.loads(row["payment"])
+        if request.buyer is not UNSET:  # the buyer as the agent confirms it at payment
+            if (await _buyer_messages(platform, request.buyer)) != []:
+                raise AcpError(
+                    400,
+                    "invalid_request",
+                    "invalid",
+                    "buyer.customer_id is not an agent of this service.",
+                    "$.buyer.customer_id",
+                )
+            session.buyer = request.buyer
         session.status = IN_PROGRESS
         await _save(
             session, attempt=attempt, complete_started_ms=now, payment=storage.dumps(step), total=total_of(session)
         )
-    if request.buyer is not UNSET and session.buyer is UNSET:
-        session.buyer = request.buyer
     charge = await _ask(psp, session_id, int(row["total"]), step)
     return await settle(platform, caller, session_id, step, charge)
 
@@ -604,21 +612,31 @@ async def settle(
         )
         await _save(session, payment_intent=charge.id, complete_started_ms=None)
         if token.webhook_url and token.webhook_secret:
-            event = acp.WebhookEvent(
-                type="order_create",
-                data=acp.EventDataOrder(
-                    checkout_session_id=session_id, permalink_url=permalink, status="confirmed", refunds=[]
-                ),
-            )
-            await platform.enqueue_webhook(
-                webhook_id=f"whk_{order_id}_create",
-                kind="acp.order_create",
-                subject=session_id,
-                url=token.webhook_url,
-                secret=token.webhook_secret,
-                body=acp.to_builtins(event),
-                signing="acp",
-            )
+            # order_create as the order is confirmed; credits are delivered in this same
+            # transaction, so their order is fulfilled at once: order_update says so.
+            events = [("order_create", "confirmed")]
+            products = await catalogue.find(settings, [li.item.id for li in session.line_items])
+            if all(product.kind == "credits" for product in products.values()):
+                events.append(("order_update", "fulfilled"))
+            for kind, status in events:
+                event = acp.WebhookEvent(
+                    type=kind,  # type: ignore[arg-type]
+                    data=acp.EventDataOrder(
+                        checkout_session_id=session_id,
+                        permalink_url=permalink,
+                        status=status,
+                        refunds=[],  # type: ignore[arg-type]
+                    ),
+                )
+                await platform.enqueue_webhook(
+                    webhook_id=f"{order_id}_{kind[6:]}",
+                    kind=f"acp.{kind}",
+                    subject=session_id,
+                    url=token.webhook_url,
+                    secret=token.webhook_secret,
+                    body=acp.to_builtins(event),
+                    signing="acp",
+                )
             webhook = order_id
     if webhook:
         await platform.webhooks_due()
