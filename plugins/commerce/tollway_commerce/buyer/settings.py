@@ -9,7 +9,7 @@ from tollway import Setting, to_micro
 
 FAMILY = "commerce"
 
-SEARCH_PRICE = "0.01"  # USDC per commerce_search call (service.md shows no price: docs/commerce.md)
+SEARCH_PRICE = "0.01"  # USDC per commerce_search call (the contract shows none: docs/commerce.md)
 
 BUY_FEE = Setting(
     FAMILY,
