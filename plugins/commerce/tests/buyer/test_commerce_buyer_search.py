@@ -3,6 +3,7 @@ changed kept), and commerce_search over them, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import datetime
 import logging
 
 from acp_merchant_standin import TOKEN
@@ -102,6 +103,18 @@ async def test_the_feed_is_read_into_search_and_its_changes_are_kept(kernel_fact
         assert await ids(query="socks") == ["socks"]
         unchanged = await client.post("/v1/tools/internal/merchants/shop/feed/read", headers=OPERATOR)
         assert unchanged.json()["changes"] == 0
+        # each search also recorded what it answered as facts: Changes shows the new price
+        assert await ids(query="classic red") == ["tee-red-m"]
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        changes = await client.post(
+            "/v1/tools/changes",
+            json={"attribute": "commerce_search", "key": "shop|tee-red-m", "since": today},
+            headers=auth,
+        )
+        assert changes.status_code == 200, changes.text
+        rows = changes.json()["data"]["changes"]
+        assert [(r["field"], r["before"], r["after"]) for r in rows] == [("price", 1999, 1799)]
+        assert rows[0]["as_of"] == "2026-11-28T08:00:00Z"
 
 
 async def test_a_bad_search_is_refused_before_payment(kernel_factory, merchant):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tollway import Evidence, Example, FieldError, Tool, ToolContext, iso, to_micro, usdc
+from collections.abc import Iterable
+
+from tollway import Evidence, Example, Fact, FieldError, HistoryDeclaration, Tool, ToolContext, iso, to_micro, usdc
 
 from . import search
 from .settings import FAMILY, SEARCH_PRICE
@@ -33,6 +35,25 @@ def price_of(row: dict[str, Any]) -> CommercePrice | None:
         currency=row["currency"],
         usdc=None if equivalent is None else usdc(int(equivalent)),
     )
+
+
+def facts(value: CommerceSearchInput, answer: CommerceSearchAnswer) -> Iterable[Fact]:
+    """What each product answered states, for Changes: keyed `<merchant>|<product_id>`, dated by
+    the merchant's feed (the feed reader also keeps every change it reads: docs/commerce.md)."""
+    for p in answer.result.products:
+        yield Fact(
+            attribute="commerce_search",
+            key=f"{p.merchant}|{p.product_id}",
+            value={
+                "title": p.title,
+                "price": None if p.price is None else p.price.amount,
+                "currency": None if p.price is None else p.price.currency,
+                "available": p.available,
+                "availability": p.availability,
+            },
+            source=SOURCE,
+            as_of=p.feed_updated_at,
+        )
 
 
 async def run(value: CommerceSearchInput, ctx: ToolContext) -> CommerceSearchAnswer:
@@ -105,6 +126,7 @@ SEARCH = Tool(
     family=FAMILY,
     rate_limit="paid",
     check=check,
+    history=HistoryDeclaration(facts=facts),
     time_limit_s=15.0,
     examples=(
         Example(
