@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from acp_schemas import validate_exchange
 from buyer_support import buy_body
 from commerce_support import stripe_standin
 from stripe_standin import SECRET_KEY
@@ -37,6 +39,28 @@ from tollway_commerce.buyer.tables import Order
 
 TOLLWAY = str(Path(sys.executable).parent / "tollway")
 SIGNING_KEY = "a-signing-key-both-sides-share"
+
+
+class ValidatingTransport(httpx.AsyncBaseTransport):
+    """The buyer service's HTTP transport: real HTTP, and every ACP checkout request it sends
+    and answer it gets validated against the 2026-01-30 JSON Schemas (kept in `checked`)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.checked: list[tuple[str, str, int]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if "/checkout_sessions" not in request.url.path:
+            return response
+        raw = await response.aread()
+        body = json.loads(request.content) if request.content else None
+        validate_exchange(request.method, request.url.path, body, response.status_code, json.loads(raw))
+        self.checked.append((request.method, request.url.path, response.status_code))
+        return httpx.Response(response.status_code, headers=response.headers, content=raw, request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 @contextlib.asynccontextmanager
@@ -90,21 +114,23 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
                 await proc.wait()
 
 
-async def _order_event(order_id: str) -> dict[str, Any]:
-    """The order once a merchant's event reached it (an event sets its refunds, [] when none)."""
+async def _order_event(order_id: str, status: str) -> dict[str, Any]:
+    """The order once a merchant's event set it to `status` (an event also sets its refunds, [] when none)."""
     row: dict[str, Any] = {}
     for _ in range(300):
         row = await Order.select().where(Order.id == order_id).first()
-        if row["refunds"] is not None:
+        if row["refunds"] is not None and row["order_status"] == status:
             return row
         await asyncio.sleep(0.1)
     raise AssertionError(f"no order event reached the order: {row}")
 
 
 async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory, tmp_path):
+    transport = ValidatingTransport()
     async with stripe_standin() as stripe:
         buyer = await kernel_factory(
             installed={"tollway_commerce"},
+            transport=transport,
             env={
                 "TOLLWAY_PSP_STRIPE_SECRET_KEY": SECRET_KEY,
                 "TOLLWAY_PSP_STRIPE_API_BASE": stripe.url,
@@ -164,8 +190,8 @@ async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory,
                 order = job["result"]["result"]
                 assert order["spent_usdc"] == pack["price"]["usdc"]
                 assert order["returned_usdc"] == f"{10 - float(pack['price']['usdc']):.6f}"
-                row = await _order_event(job["request_id"])  # the seller's signed order_create
-                assert row["order_status"] == "confirmed"
+                # the seller's signed order_create (confirmed), then order_update (fulfilled: credits are instant)
+                row = await _order_event(job["request_id"], "fulfilled")
                 notes = (await client.get("/v1/tools/notifications", headers=auth)).json()["notifications"]
                 assert any(n["type"] == "commerce_order_updated" for n in notes)
         assert row["merchant_order_id"] == order["merchant_order_id"]
@@ -176,6 +202,8 @@ async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory,
         assert issued_token["usage_limits"]["max_amount"] == pack["price"]["amount"]
         assert issued_token["shared_metadata"]["checkout_session_id"] == order["checkout_session_id"]
         assert await ledger_problems() == []
+    # create (201) and complete (200): the seller selected its one digital option itself
+    assert [(m, s) for m, _, s in transport.checked] == [("POST", 201), ("POST", 200)], transport.checked
 
 
 async def test_a_stripe_psp_without_a_card_to_buy_with_refuses_before_payment(kernel_factory, merchant):

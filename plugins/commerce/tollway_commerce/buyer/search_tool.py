@@ -5,9 +5,8 @@ prices are what the merchant last published, not a quote: the checkout's total d
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Iterable
+from typing import Any
 
 from tollway import Evidence, Example, Fact, FieldError, HistoryDeclaration, Tool, ToolContext, iso, to_micro, usdc
 
