@@ -195,3 +195,52 @@ async def test_without_a_psp_the_buy_tool_answers_503_before_payment(kernel_fact
         _, auth = await credits_session(client, "100")
         refused = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="50"), headers=auth)
         assert refused.status_code == 503 and refused.json()["error"] == "provider_unavailable", refused.text
+
+
+async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_next_charging_once(
+    kernel_factory, merchant, monkeypatch
+):
+    """The job's run dies after the merchant completed the checkout and before the order was
+    recorded (a worker killed there); the next run replays every step with the same
+    Idempotency-Keys (the merchant answers its first answers, the PSP its first token) and
+    records the order: one session, one token, one charge, the unspent returned once."""
+    import msgspec
+
+    from tollway_commerce.buyer import buy_tool
+    from tollway_commerce.buyer.wire import CommerceBuyInput
+
+    kernel = await commerce_kernel(kernel_factory, merchant)
+    async with http_client(kernel) as client:
+        await configure(client, merchant)
+        agent_id, auth = await credits_session(client, "100")
+        body = buy_body(("tee-red-m", 2), max_total="60")
+        accepted = await client.post("/v1/tools/commerce/buy", json=body, headers=auth)
+        assert accepted.status_code == 202, accepted.text
+        request_id = accepted.json()["request_id"]
+
+        real = buy_tool._complete
+
+        async def dies(*args, **kwargs):
+            raise RuntimeError("the worker was killed here")
+
+        tool = kernel.tools["commerce_buy"]
+        ctx = kernel.tool_runner.contexts.for_run(tool, request_id, agent_id)
+        monkeypatch.setattr(buy_tool, "_complete", dies)
+        with pytest.raises(RuntimeError):
+            await tool.run(msgspec.convert(body, CommerceBuyInput), ctx)
+        assert len(merchant.charges) == 1  # the merchant completed; we never recorded it
+        assert (await Order.select(Order.state).where(Order.id == request_id).first())["state"] == "completing"
+        monkeypatch.setattr(buy_tool, "_complete", real)
+
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            job = await wait_for_job(client, request_id, auth, every_s=0.05)
+        finally:
+            await worker.stop()
+        assert job["status"] == "completed", job
+        assert job["result"]["result"]["returned_usdc"] == "11.030000"
+        assert await balance(client, auth) == "50.780000"
+    assert len(merchant.charges) == 1 and len(merchant.tokens) == 1 and len(merchant.sessions) == 1
+    validate_exchanges(merchant)
+    assert await ledger_problems() == []
