@@ -122,7 +122,10 @@ async def test_a_replay_answers_the_first_response_byte_for_byte(kernel_factory)
         done = await acp.complete(session, token, key="replay-2")
         done_again = await acp.complete(session, token, key="replay-2")
         assert done_again.content == done.content and done_again.status_code == 200
-        assert len(stripe.succeeded()) == 1
+        # another key after the completion: the completed session again, nothing charged
+        other_key = await acp.complete(session, stripe.grant(), key="replay-3")
+        assert other_key.status_code == 200 and other_key.json()["order"] == done.json()["order"]
+        assert len(stripe.succeeded()) == 1 and len(stripe.intents) == 1
         # the same key on another path is another request
         other = await acp.post(f"/v1/checkout_sessions/{session}/cancel", {}, key="replay-1")
         assert other.status_code == 405
@@ -216,3 +219,51 @@ async def test_the_operator_token_is_needed_to_issue_acp_tokens(kernel_factory) 
     async with http_client(kernel) as client:
         answer = await client.post("/v1/tools/internal/acp-tokens", json={"platform": "x", "agent_id": "a"})
         assert answer.status_code == 401
+
+
+async def test_a_key_past_its_retention_is_a_new_request(kernel_factory) -> None:
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (_k, _client, acp, _agent):
+        body = {"line_items": [{"id": "credits_5usd"}], "currency": "usd", "capabilities": {}}
+        first = await acp.post("/v1/checkout_sessions", body, key="old-key")
+        assert (await acp.post("/v1/checkout_sessions", {**body, "locale": "fr-FR"}, key="old-key")).status_code == 422
+        kept = await storage.row("SELECT created_ms FROM commerce_idempotency")
+        # 24 hours and a second later (TOLLWAY_COMMERCE_IDEMPOTENCY_TTL_S: never less than a day)
+        await storage.execute("UPDATE commerce_idempotency SET created_ms = {}", int(kept["created_ms"]) - 86_401_000)
+        again = await acp.post("/v1/checkout_sessions", {**body, "locale": "fr-FR"}, key="old-key")
+        assert again.status_code == 201 and again.json()["id"] != first.json()["id"]
+
+
+async def test_expired_and_canceled_sessions_cannot_be_completed(kernel_factory) -> None:
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (_k, _client, acp, _agent):
+        late = await acp.create("credits_5usd")
+        await storage.execute("UPDATE commerce_sessions SET expires_ms = {} WHERE id = {}", 1, late["id"])
+        assert (await acp.get(f"/v1/checkout_sessions/{late['id']}")).json()["status"] == "expired"
+        refused = await acp.complete(late["id"], stripe.grant())
+        assert refused.status_code == 409 and refused.json()["code"] == "invalid_state"
+        gone = await acp.create("credits_5usd")
+        await acp.post(f"/v1/checkout_sessions/{gone['id']}/cancel", {})
+        assert (await acp.complete(gone["id"], stripe.grant())).status_code == 409
+        assert stripe.intents == {}  # nothing was asked of the PSP
+
+
+async def test_the_ledger_check_sees_credits_bought_twice(kernel_factory) -> None:
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (_k, _client, acp, agent):
+        session = await acp.create("credits_5usd")
+        assert (await acp.complete(session["id"], stripe.grant())).status_code == 200
+        assert await ledger_problems() == []
+        row = await storage.row("SELECT * FROM tw_ledger WHERE kind = {}", "outside_sale_credit")
+        await storage.execute(
+            "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) "
+            "VALUES ({}, {}, {}, {}, {}, {}, {}, {})",
+            "txn_forged",
+            row["account"],
+            row["delta"],
+            row["balance_after"],
+            row["kind"],
+            row["reference"],
+            row["memo"],
+            row["created_ms"],
+        )
+        problems = await ledger_problems()
+        assert any("credited 2 times" in p for p in problems), problems
+        assert agent in row["account"]

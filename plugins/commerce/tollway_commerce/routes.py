@@ -143,7 +143,7 @@ def decode(body: bytes, type_: type[Any]) -> Any:
         raise AcpError(400, "invalid_request", "invalid", "The body is not JSON.", "$") from exc
 
 
-Operation = Callable[[RouteCall, Caller], Awaitable[tuple[int, bytes]]]
+Operation = Callable[[RouteCall, Caller, "sessions.Keep"], Awaitable[tuple[int, bytes]]]
 
 
 class _Replay(Exception):
@@ -238,13 +238,17 @@ def acp_handler(operation: Operation, *, atomic: bool) -> Callable[[RouteCall], 
             return replay.page
         except AcpError as error:
             return _error_page(call, error)
+
+        async def keep(status: int, body: bytes) -> None:
+            await _keep(record_id, status, body)
+
         try:
             if atomic:
                 async with storage.transaction():
-                    status, body = await operation(call, caller)
+                    status, body = await operation(call, caller, keep)
                     await _keep(record_id, status, body)
                 return _page(status, body, _echo(call))
-            status, body = await operation(call, caller)
+            status, body = await operation(call, caller, keep)
         except AcpError as error:
             status, body = error.status, error.body()
             await _keep(record_id, status, body)
@@ -263,31 +267,31 @@ def acp_handler(operation: Operation, *, atomic: bool) -> Callable[[RouteCall], 
 # --- the operations ---------------------------------------------------------------------------
 
 
-async def _create(call: RouteCall, caller: Caller) -> tuple[int, bytes]:
+async def _create(call: RouteCall, caller: Caller, _kept: sessions.Keep) -> tuple[int, bytes]:
     request = decode(call.request.body, acp.CheckoutSessionCreateRequest)
     return 201, acp.encode(await sessions.create(call.platform, caller, request))
 
 
-async def _update(call: RouteCall, caller: Caller) -> tuple[int, bytes]:
+async def _update(call: RouteCall, caller: Caller, _kept: sessions.Keep) -> tuple[int, bytes]:
     request = decode(call.request.body, acp.CheckoutSessionUpdateRequest)
     session = await sessions.update(call.platform, caller, call.params["checkout_session_id"], request)
     return 200, acp.encode(session)
 
 
-async def _retrieve(call: RouteCall, caller: Caller) -> tuple[int, bytes]:
+async def _retrieve(call: RouteCall, caller: Caller, _kept: sessions.Keep) -> tuple[int, bytes]:
     return 200, acp.encode(await sessions.retrieve(caller, call.params["checkout_session_id"]))
 
 
-async def _cancel(call: RouteCall, caller: Caller) -> tuple[int, bytes]:
+async def _cancel(call: RouteCall, caller: Caller, _kept: sessions.Keep) -> tuple[int, bytes]:
     decode(call.request.body, acp.CancelSessionRequest)  # the intent trace is read, not kept
     return 200, acp.encode(await sessions.cancel(call.platform, caller, call.params["checkout_session_id"]))
 
 
-async def _complete(call: RouteCall, caller: Caller) -> tuple[int, bytes]:
+async def _complete(call: RouteCall, caller: Caller, keep: sessions.Keep) -> tuple[int, bytes]:
     request = decode(call.request.body, acp.CheckoutSessionCompleteRequest)
     session_id = call.params["checkout_session_id"]
     try:
-        session = await sessions.complete(call.platform, caller, session_id, request)
+        session = await sessions.complete(call.platform, caller, session_id, request, keep)
     except sessions.Declined as declined:
         raise AcpError(
             402,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -34,6 +34,9 @@ OPEN = ("not_ready_for_payment", "ready_for_payment", "authentication_required")
 COMPLETED = "completed"
 IN_PROGRESS = "complete_in_progress"
 TOOL = "acp_checkout"
+
+
+Keep = Callable[[int, bytes], Awaitable[None]]  # keeps an answer against the request's Idempotency-Key
 
 
 class Caller(msgspec.Struct, frozen=True):
@@ -420,7 +423,11 @@ def charge_key(session_id: str, attempt: int) -> str:
 
 
 async def complete(
-    platform: Platform, caller: Caller, session_id: str, request: acp.CheckoutSessionCompleteRequest
+    platform: Platform,
+    caller: Caller,
+    session_id: str,
+    request: acp.CheckoutSessionCompleteRequest,
+    keep: Keep | None = None,
 ) -> acp.CheckoutSession:
     psp = psp_of(platform)
     data = request.payment_data
@@ -466,6 +473,8 @@ async def complete(
                 "This checkout session requires issuer authentication. The request must include 'authentication_result'.",
                 "$.authentication_result",
             )
+        if status == COMPLETED:  # paid already (a retry whose first answer was lost): its state, nothing charged
+            return _decoded(row)
         if status not in ("ready_for_payment", "authentication_required", IN_PROGRESS):
             raise AcpError(409, "invalid_request", "invalid_state", f"The session is {status}: it cannot be completed.")
         session = _decoded(row)
@@ -498,7 +507,7 @@ async def complete(
             session, attempt=attempt, complete_started_ms=now, payment=storage.dumps(step), total=total_of(session)
         )
     charge = await _ask(psp, session_id, int(row["total"]), step)
-    return await settle(platform, caller, session_id, step, charge)
+    return await settle(platform, caller, session_id, step, charge, keep)
 
 
 async def _ask(psp: Psp, session_id: str, total: int, step: Mapping[str, Any]) -> Charge:
@@ -522,7 +531,12 @@ async def _ask(psp: Psp, session_id: str, total: int, step: Mapping[str, Any]) -
 
 
 async def settle(
-    platform: Platform, caller: Caller | None, session_id: str, step: Mapping[str, Any], charge: Charge
+    platform: Platform,
+    caller: Caller | None,
+    session_id: str,
+    step: Mapping[str, Any],
+    charge: Charge,
+    keep: Keep | None = None,
 ) -> acp.CheckoutSession:
     """Write what the PSP answered for the session's current attempt: the order (succeeded),
     authentication_required (requires_action), back to ready_for_payment (declined); a
@@ -611,6 +625,8 @@ async def settle(
             ),
         )
         await _save(session, payment_intent=charge.id, complete_started_ms=None)
+        if keep is not None:  # the answer kept against the Idempotency-Key commits with the order (RFC §6.8)
+            await keep(200, acp.encode(session))
         if token.webhook_url and token.webhook_secret:
             # order_create as the order is confirmed; credits are delivered in this same
             # transaction, so their order is fulfilled at once: order_update says so.
