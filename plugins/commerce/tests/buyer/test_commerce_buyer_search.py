@@ -130,3 +130,25 @@ async def test_a_bad_search_is_refused_before_payment(kernel_factory, merchant):
         assert bad.status_code == 400, bad.text
         assert (await client.post("/v1/tools/commerce/search", json={"query": ""}, headers=auth)).status_code == 400
         assert await count_receipts() == before
+
+
+async def test_the_periodic_task_reads_each_feed_once_per_interval_and_keeps_a_failure(kernel_factory, merchant):
+    from buyer_support import merchant_body
+
+    from tollway_commerce.buyer import FEED_TASK
+    from tollway_commerce.buyer.tables import Merchant, Product
+
+    kernel = await commerce_kernel(kernel_factory, merchant)
+    async with http_client(kernel) as client:
+        body = merchant_body(merchant)
+        assert (await client.post("/v1/tools/internal/merchants", json=body, headers=OPERATOR)).status_code == 201
+        broken = {**merchant_body(merchant, "broken"), "feed_url": f"{merchant.url}/nothing-here"}
+        assert (await client.post("/v1/tools/internal/merchants", json=broken, headers=OPERATOR)).status_code == 201
+    await FEED_TASK.run(kernel.context)
+    assert await Product.count().where(Product.merchant_id == "shop") == len(merchant.catalogue)
+    failed = await Merchant.select().where(Merchant.id == "broken").first()
+    assert failed["feed_error"].endswith("answered 404") and failed["feed_read_ms"] is None
+    merchant.catalogue["tee-red-m"].price = 1
+    await FEED_TASK.run(kernel.context)  # within TOLLWAY_COMMERCE_FEED_INTERVAL_S: not read again
+    row = await Product.select(Product.price_minor).where(Product.id == "shop|tee-red-m").first()
+    assert row["price_minor"] == 1999
