@@ -244,3 +244,40 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
     assert len(merchant.charges) == 1 and len(merchant.tokens) == 1 and len(merchant.sessions) == 1
     validate_exchanges(merchant)
     assert await ledger_problems() == []
+
+
+async def test_a_purchase_paid_by_x402_returns_the_unspent_part_as_credits(kernel_factory, merchant):
+    """A wallet pays max_total_usdc + fee on chain (x402, the local network); what the total
+    did not use comes back to the wallet's agent as credits."""
+    from eth_account import Account
+
+    from tollway.testing import OPERATOR, pay_402
+
+    kernel = await commerce_kernel(kernel_factory, merchant)
+    wallet = Account.create()
+    body = buy_body(("mug", 1), max_total="30")
+    async with http_client(kernel) as client:
+        await configure(client, merchant)
+        await client.post(
+            "/v1/tools/internal/chain/fund", json={"address": wallet.address, "amount": "40"}, headers=OPERATOR
+        )
+        quote = await client.post("/v1/tools/commerce/buy", json=body)
+        assert quote.status_code == 402 and quote.json()["amount_usdc"] == "30.250000", quote.text
+        paid = {
+            "payment-signature": pay_402(wallet, quote.headers["PAYMENT-REQUIRED"]),
+            "X-Quote-ID": quote.json()["quote_id"],
+        }
+        accepted = await client.post("/v1/tools/commerce/buy", json=body, headers=paid)
+        assert accepted.status_code == 202, accepted.text
+        ids = {"X-Agent-ID": wallet.address}
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            job = await wait_for_job(client, accepted.json()["request_id"], ids, every_s=0.05)
+        finally:
+            await worker.stop()
+        assert job["status"] == "completed", job
+        assert job["result"]["result"]["spent_usdc"] == "21.500000"  # 15.00 + 1.50 tax + 5.00 shipping
+        held = (await client.get("/v1/balance", headers=ids)).json()
+        assert held["credits_balance"] == "8.500000" and held["on_chain_balance"] == "9.750000"
+    assert await ledger_problems() == []
