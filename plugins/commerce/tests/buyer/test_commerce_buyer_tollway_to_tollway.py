@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from acp_schemas import validate_exchange
 from buyer_support import buy_body
 from commerce_support import stripe_standin
@@ -38,6 +39,15 @@ from tollway.testing import (
 from tollway_commerce.buyer.tables import Order
 
 TOLLWAY = str(Path(sys.executable).parent / "tollway")
+
+
+@pytest.fixture(autouse=True)
+def stripe_config_in_tmp(tmp_path, monkeypatch):
+    """The stripe library keeps a telemetry id under $XDG_CONFIG_HOME/stripe (else ~/.config):
+    in the test's temporary folder, never the user's home (tests/support/boundary.py)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 SIGNING_KEY = "a-signing-key-both-sides-share"
 
 
@@ -92,7 +102,7 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
     )
     try:
         async with httpx.AsyncClient() as http:
-            for _ in range(600):
+            for _ in range(1200):  # 120 s: a loaded machine starts it slowly
                 if proc.returncode is not None:
                     raise RuntimeError(
                         f"the seller exited {proc.returncode}: {(await proc.stderr.read()).decode()[-3000:]}"
@@ -117,7 +127,7 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
 async def _order_event(order_id: str, status: str) -> dict[str, Any]:
     """The order once a merchant's event set it to `status` (an event also sets its refunds, [] when none)."""
     row: dict[str, Any] = {}
-    for _ in range(300):
+    for _ in range(900):  # 90 s: the outbox retries a first delivery that failed after 10 s, then 20 s
         row = await Order.select().where(Order.id == order_id).first()
         if row["refunds"] is not None and row["order_status"] == status:
             return row
