@@ -86,21 +86,11 @@ class KernelPlatform:
         memo: str | None = None,
     ) -> JSONObject:
         """A sale paid outside the service (a PSP charge): the buyer's settled receipt and,
-        when `credit` is given, that much credited to the buyer; in the caller's transaction."""
-        return await self.sales.record_outside_sale(
-            agent_id=agent_id,
-            amount=amount,
-            payment_method=payment_method,
-            payment_reference=payment_reference,
-            category=category,
-            subcategory=subcategory,
-            tool=tool,
-            request_id=request_id,
-            credit=credit,
-            soul_agent_id=soul_agent_id,
-            service_fee=service_fee,
-            memo=memo,
-        )
+        when `credit` is given, that much credited to the buyer; in the caller's transaction.
+        The parameters are spelled out: `tollway.Platform` is held to them (test_public_package)."""
+        sale = dict(locals())
+        del sale["self"]
+        return await self.sales.record_outside_sale(**sale)
 
     @staticmethod
     async def agent_exists(agent_id: str) -> bool:

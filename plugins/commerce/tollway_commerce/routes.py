@@ -75,14 +75,7 @@ async def caller_of(call: RouteCall) -> Caller:
     row = await AcpToken.select().where((AcpToken.token_hash == digest) & (AcpToken.revoked_ms.is_null())).first()
     if row is None:
         raise AcpError(401, "invalid_request", "unauthorized", "The ACP token is unknown or revoked.")
-    return Caller(
-        token_id=row["id"],
-        platform=row["platform"],
-        agent_id=row["agent_id"],
-        webhook_url=row["webhook_url"],
-        webhook_secret=row["webhook_secret"],
-        signing_key=row["signing_key"],
-    )
+    return Caller.of(row)
 
 
 def check_version(call: RouteCall) -> None:

@@ -49,6 +49,18 @@ class Caller(msgspec.Struct, frozen=True):
     webhook_secret: str | None
     signing_key: str | None
 
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Caller:
+        """The caller of an `AcpToken` row."""
+        return cls(
+            token_id=row["id"],
+            platform=row["platform"],
+            agent_id=row["agent_id"],
+            webhook_url=row["webhook_url"],
+            webhook_secret=row["webhook_secret"],
+            signing_key=row["signing_key"],
+        )
+
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
@@ -686,15 +698,7 @@ def _authentication_metadata(charge: Charge) -> dict[str, Any]:
 
 
 async def _caller_of(token_id: str) -> Caller:
-    row = await AcpToken.select().where(AcpToken.id == token_id).first()
-    return Caller(
-        token_id=row["id"],
-        platform=row["platform"],
-        agent_id=row["agent_id"],
-        webhook_url=row["webhook_url"],
-        webhook_secret=row["webhook_secret"],
-        signing_key=row["signing_key"],
-    )
+    return Caller.of(await AcpToken.select().where(AcpToken.id == token_id).first())
 
 
 async def _book(

@@ -23,6 +23,10 @@ from tollway import Provider, Setting
 
 from .psp import KIND, Charge, PspError
 
+# The library's telemetry writes a machine id under ~/.config/stripe and sends it, with
+# request timings, on every call: a service sends Stripe the payment and nothing else.
+stripe.enable_telemetry = False
+
 SECRET_KEY = Setting(KIND, "stripe_secret_key", None, "Stripe secret key (sk_test_... for test mode).", secret=True)
 API_BASE = Setting(
     KIND,
