@@ -226,12 +226,14 @@ async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) ->
                 Order.total_minor: done.total_minor,
                 Order.spent: done.spent,
                 Order.merchant_order_id: str(done.order["id"]),
-                Order.order_status: status[:20],
-                Order.permalink_url: done.order.get("permalink_url"),
                 Order.error: None,
                 Order.updated_ms: now_ms(),
             }
         ).where(Order.id == order["id"])
+        # the merchant's order events may have come first (they are sent as it completes): theirs stand
+        await Order.update(
+            {Order.order_status: status[:20], Order.permalink_url: done.order.get("permalink_url")}
+        ).where(Order.id == order["id"], Order.order_status.is_null())
         unspent = int(order["max_total"]) - done.spent
         if unspent > 0:
             await platform.return_unspent(
