@@ -251,7 +251,7 @@ def commerce_buy_tool(context: PluginContext) -> Tool:
     return Tool(
         name="commerce_buy",
         path="/v1/tools/commerce/buy",
-        title="Buy from an ACP merchant (price: max_total_usdc plus the service fee)",
+        title="Buy from an ACP merchant (price: max_total_usdc + fee)",
         summary="Buys products commerce_search found, at one ACP merchant, within a USDC cap.",
         description=(
             "Buys items from one ACP merchant this service is configured for (product ids from commerce_search), "

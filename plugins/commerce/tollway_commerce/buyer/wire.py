@@ -18,7 +18,7 @@ MerchantId = Annotated[
         min_length=1,
         max_length=64,
         pattern=r"^[a-z0-9][a-z0-9-]*$",
-        description="The operator's name for the merchant: lower-case letters, digits and dashes.",
+        description="The merchant's id.",
     ),
 ]
 Url = Annotated[str, Meta(min_length=8, max_length=2048, pattern=r"^https?://")]
@@ -179,7 +179,7 @@ class CommerceBuyInput(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
     buyer: CommerceBuyer
     fulfillment_address: CommerceAddress
     max_total_usdc: Annotated[
-        Usdc, Meta(description="The most the whole order may cost (items, tax, shipping), in USDC; charged up front.")
+        Usdc, Meta(description="Cap on the whole order (items, tax, shipping), charged up front.")
     ]
     fulfillment_option: (
         Annotated[
@@ -187,7 +187,7 @@ class CommerceBuyInput(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
             Meta(
                 min_length=1,
                 max_length=200,
-                description="The merchant's fulfillment option id; left out: the cheapest it offers.",
+                description="Merchant's option id; default: its cheapest.",
             ),
         ]
         | None
