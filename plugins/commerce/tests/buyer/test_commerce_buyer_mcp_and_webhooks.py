@@ -99,6 +99,9 @@ async def test_order_webhooks_update_the_order_and_notify_the_agent(kernel_facto
         assert taken.status_code == 200, taken.text
         assert taken.json() == {"received": True, "request_id": "req_merchant_1"}
 
+        older = _event(session_id, "confirmed")  # arrives after a later one: received, changes nothing
+        assert (await client.post(path, content=older, headers=_signed(older))).status_code == 200
+
         forged = _event(session_id, "canceled")
         refused = await client.post(path, content=forged, headers=_signed(forged, "not-the-secret"))
         assert refused.status_code == 401

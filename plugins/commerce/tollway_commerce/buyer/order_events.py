@@ -22,6 +22,9 @@ from .tables import Merchant, Order
 PATH = "/v1/commerce/merchants/{merchant_id}/order-events"
 NOTIFICATION = "commerce_order_updated"
 STATUSES = ("created", "manual_review", "confirmed", "canceled", "shipped", "fulfilled")
+# An order's statuses in their order: events carry no sequence number and may arrive out of
+# order (a merchant's outbox retries each on its own), so an event never moves an order back.
+RANK = {"created": 0, "manual_review": 1, "confirmed": 2, "shipped": 3, "fulfilled": 4, "canceled": 5}
 
 
 def _error(status: int, type_: str, code: str, message: str, param: str | None = None) -> RouteReply:
@@ -101,6 +104,11 @@ async def receive(call: RouteCall) -> Any:
     if order is None:
         return _error(404, "invalid_request", "not_found", "No order of this service has that checkout session.")
     refunds = [r for r in data.get("refunds") or [] if isinstance(r, Mapping)]
+    answer: dict[str, Any] = {"received": True}
+    if call.request.header("request-id"):
+        answer["request_id"] = call.request.header("request-id")
+    if RANK.get(order["order_status"] or "", -1) > RANK[data["status"]]:
+        return answer  # an older event than one already applied: received, nothing changes
     async with storage.transaction():
         await Order.update(
             {
@@ -124,9 +132,6 @@ async def receive(call: RouteCall) -> Any:
                 "refunds": refunds,
             },
         )
-    answer: dict[str, Any] = {"received": True}
-    if call.request.header("request-id"):
-        answer["request_id"] = call.request.header("request-id")
     return answer
 
 
