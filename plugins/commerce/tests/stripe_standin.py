@@ -9,6 +9,9 @@ requests with `Authorization: Bearer sk_test_...`, JSON answers, errors as
   `pm_card_visa_chargeDeclined` is declined (card_declined / generic_decline),
   `pm_card_chargeDeclinedInsufficientFunds` is declined (insufficient_funds),
   `pm_card_authenticationRequired` asks for 3-D Secure (`requires_action`).
+- `POST /v1/shared_payment/issued_tokens` — the agent platform's side: an issued token over
+  `payment_method` with `usage_limits[...]`, `seller_details[external_id]` and
+  `shared_metadata[...]`; the seller sees it as a granted token of the same id.
 - `POST /v1/payment_intents` with `confirm=true` and
   `payment_method_data[shared_payment_granted_token]`; `POST /v1/payment_intents/{id}/confirm`
   (3-D Secure results in `payment_method_options[card][three_d_secure]`);
@@ -42,6 +45,7 @@ def _error(status: int, type_: str, message: str, **more: Any) -> web.Response:
 class StripeStandin:
     def __init__(self) -> None:
         self.tokens: dict[str, dict[str, Any]] = {}
+        self.issued: dict[str, dict[str, Any]] = {}  # the buyer side's issued tokens (also in `tokens`)
         self.intents: dict[str, dict[str, Any]] = {}
         self.refunds: list[dict[str, Any]] = []
         self.keys: dict[str, tuple[str, int, bytes]] = {}  # key -> (params, status, body)
@@ -90,6 +94,7 @@ class StripeStandin:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_post("/v1/test_helpers/shared_payment/granted_tokens", self._keyed(self._grant))
+        app.router.add_post("/v1/shared_payment/issued_tokens", self._keyed(self._issue))
         app.router.add_post("/v1/payment_intents", self._keyed(self._create))
         app.router.add_post("/v1/payment_intents/{id}/confirm", self._keyed(self._confirm))
         app.router.add_get("/v1/payment_intents/{id}", self._retrieve)
@@ -150,6 +155,27 @@ class StripeStandin:
             expires_in_s=int(form.get("usage_limits[expires_at]", str(int(time.time()) + 3600))) - int(time.time()),
         )
         return web.json_response(self.tokens[token])
+
+    async def _issue(self, request: web.Request, form: dict[str, str]) -> web.Response:
+        """An agent platform's issued token (the buyer side): the seller it names sees it as a
+        granted token of the same id, limited as issued."""
+        if not form.get("payment_method") or "usage_limits[max_amount]" not in form:
+            return _error(400, "invalid_request_error", "Missing required param: payment_method or usage_limits.")
+        token = self.grant(
+            form["payment_method"],
+            max_amount=int(form["usage_limits[max_amount]"]),
+            currency=form.get("usage_limits[currency]", "usd"),
+            expires_in_s=int(form.get("usage_limits[expires_at]", str(int(time.time()) + 3600))) - int(time.time()),
+        )
+        issued = {
+            **self.tokens[token],
+            "object": "shared_payment.issued_token",
+            "seller_details": {"external_id": form.get("seller_details[external_id]")},
+            "shared_metadata": {"checkout_session_id": form.get("shared_metadata[checkout_session_id]")},
+            "status": "active",
+        }
+        self.issued[token] = issued
+        return web.json_response(issued)
 
     async def _create(self, request: web.Request, form: dict[str, str]) -> web.StreamResponse:
         if self.gate is not None:

@@ -1,15 +1,17 @@
 """The hooks of tollway-commerce: Tollway as an ACP merchant (docs/commerce.md) — the
 checkout routes, the operator's ACP tokens, the product feed, the `psp` provider kind with
-Stripe as its first provider, the tables, and the reconciler of payments left in progress."""
+Stripe as its first provider, the tables, and the reconciler of payments left in progress —
+and the buyer side (tollway_commerce.buyer): commerce_search and commerce_buy, the operator's
+merchants, the merchants' order webhooks, the product feed reader, its settings and tables."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, hookimpl
+from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
-from . import reconciler
+from . import buyer, reconciler
 from .routes import ROUTES
 from .settings import RECONCILE_INTERVAL_S, SETTINGS
 from .stripe_psp import STRIPE
@@ -23,8 +25,14 @@ APP = AppConfig(
 
 
 @hookimpl
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    for tool in buyer.tools(context):
+        register(tool)
+
+
+@hookimpl
 def register_settings(register: Callable[[Setting], None]) -> None:
-    for setting in SETTINGS:
+    for setting in (*SETTINGS, *buyer.BUYER_SETTINGS):
         register(setting)
 
 
@@ -35,13 +43,14 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in ROUTES:
+    for route in (*ROUTES, *buyer.ROUTES):
         register(route)
 
 
 @hookimpl
 def register_migrations(register: Callable[[AppConfig], None]) -> None:
     register(APP)
+    register(buyer.APP)
 
 
 async def _reconcile(context: PluginContext) -> None:
@@ -51,3 +60,4 @@ async def _reconcile(context: PluginContext) -> None:
 @hookimpl
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     register(PeriodicTask(name="commerce_reconcile", interval_s=RECONCILE_INTERVAL_S, run=_reconcile))
+    register(buyer.FEED_TASK)

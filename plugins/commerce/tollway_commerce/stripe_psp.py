@@ -35,6 +35,13 @@ API_BASE = Setting(
     "Base URL of the Stripe API (a local stand-in in tests).",
 )
 ACCOUNT = Setting(KIND, "stripe_account", "", "The Stripe account id shown to agents in the payment handler's config.")
+PAYMENT_METHOD = Setting(
+    KIND,
+    "stripe_payment_method",
+    "",
+    "The buyer side's card (a PaymentMethod, pm_...) this service pays ACP merchants with when agents buy "
+    "(commerce_buy): each purchase shares it as a Shared Payment Token limited to that checkout's total.",
+)
 # ACP's payment handler for delegated card tokens (rfc.payment_handlers).
 HANDLER_ID = "stripe_spt"
 
@@ -70,8 +77,9 @@ def _charge(intent: Any) -> Charge:
 class StripePsp:
     name = "stripe"
 
-    def __init__(self, secret_key: str, api_base: str, account: str = "") -> None:
+    def __init__(self, secret_key: str, api_base: str, account: str = "", payment_method: str = "") -> None:
         self.account = account
+        self.payment_method = payment_method
         self.live = secret_key.startswith("sk_live_")
         self.client = stripe.StripeClient(
             secret_key,
@@ -138,6 +146,43 @@ class StripePsp:
         except stripe.StripeError as exc:
             raise PspError(f"Stripe could not be asked: {exc.user_message or exc}") from exc
 
+    def issue_problem(self) -> str | None:
+        """Why this service cannot mint payment tokens to buy with (None: it can)."""
+        if not self.payment_method:
+            return f"{PAYMENT_METHOD.env_var} is not set: this service has no card to pay merchants with"
+        return None
+
+    async def issue_token(
+        self,
+        *,
+        amount: int,
+        currency: str,
+        checkout_session_id: str,
+        merchant_id: str,
+        expires_at: int,
+        idempotency_key: str,
+    ) -> dict[str, Any]:
+        """The buyer side's call: a Shared Payment Token (an issued token, `spt_...`) over the
+        operator's PaymentMethod for at most `amount` minor units of `currency` until `expires_at`,
+        for the seller `merchant_id` and the checkout session in its shared metadata
+        (`POST /v1/shared_payment/issued_tokens`; the library has no typed call for it yet)."""
+        problem = self.issue_problem()
+        if problem is not None:
+            raise PspError(problem)
+        try:
+            reply = await self.client.raw_request_async(
+                "post",
+                "/v1/shared_payment/issued_tokens",
+                payment_method=self.payment_method,
+                usage_limits={"currency": currency, "max_amount": amount, "expires_at": expires_at},
+                seller_details={"external_id": merchant_id},
+                shared_metadata={"checkout_session_id": checkout_session_id},
+                idempotency_key=idempotency_key,
+            )
+        except stripe.StripeError as exc:
+            raise PspError(f"Stripe refused the payment token: {exc.user_message or exc}") from exc
+        return dict(self.client.deserialize(reply, api_mode="V1").to_dict())
+
     def handler_config(self) -> dict[str, Any]:
         return {
             "psp": "stripe",
@@ -153,6 +198,7 @@ def _build(values: Mapping[str, str], http: httpx.AsyncClient) -> StripePsp:
         (values.get("stripe_secret_key") or "").strip(),
         (values.get("stripe_api_base") or API_BASE.default or "").strip(),
         (values.get("stripe_account") or "").strip(),
+        (values.get("stripe_payment_method") or "").strip(),
     )
 
 
@@ -160,7 +206,7 @@ STRIPE = Provider(
     kind=KIND,
     name="stripe",
     build=_build,
-    settings=(SECRET_KEY, API_BASE, ACCOUNT),
+    settings=(SECRET_KEY, API_BASE, ACCOUNT, PAYMENT_METHOD),
     requires=(SECRET_KEY,),
     description="Stripe: ACP Shared Payment Tokens confirmed on PaymentIntents, with idempotency keys.",
 )
