@@ -6,6 +6,7 @@ import hashlib
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.engine import engine_finder
+from piccolo.querystring import QueryString
 
 ID = "2026-11-24T00:00:04:000000"
 VERSION = "1.38.0"
@@ -19,6 +20,8 @@ GROUPS = (
     ("tw_fact_numbers_group_p1", "peer_group, peer_1, peer_2, number", "updated_ms"),
     ("tw_fact_numbers_group_p2", "peer_group, peer_2, number", "updated_ms"),
 )
+# Each series' group, its values bound (never formatted into the text).
+_FILL = "UPDATE tw_fact_numbers SET peer_group = {} WHERE attribute = {} AND field = {} AND source = {}"
 # SQLite answers MIN/MAX of the update times from an index ordered on them.
 SQLITE_ONLY = ("CREATE INDEX IF NOT EXISTS tw_fact_numbers_group_seen ON tw_fact_numbers (peer_group, updated_ms)",)
 
@@ -33,10 +36,7 @@ async def _fill_and_index() -> None:
     engine = engine_finder()
     for row in await engine.run_ddl("SELECT DISTINCT attribute, field, source FROM tw_fact_numbers"):
         group = _group(row["attribute"], row["field"], row["source"])
-        await engine.run_ddl(
-            f"UPDATE tw_fact_numbers SET peer_group = {group} WHERE attribute = '{_quoted(row['attribute'])}' "
-            f"AND field = '{_quoted(row['field'])}' AND source = '{_quoted(row['source'])}'"
-        )
+        await engine.run_querystring(QueryString(_FILL, group, row["attribute"], row["field"], row["source"]))
     for name in DROPPED:
         await engine.run_ddl(f"DROP INDEX IF EXISTS {name}")
     for name, key, covered in GROUPS:
@@ -47,10 +47,6 @@ async def _fill_and_index() -> None:
     if engine.engine_type != "postgres":
         for statement in SQLITE_ONLY:
             await engine.run_ddl(statement)
-
-
-def _quoted(text: str) -> str:
-    return text.replace("'", "''")
 
 
 async def forwards() -> MigrationManager:
