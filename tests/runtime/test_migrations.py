@@ -148,6 +148,50 @@ async def test_a_database_of_the_one_kernel_app_moves_to_the_area_apps(new_datab
     assert await recorded(old) == LEGACY + KERNEL
 
 
+async def test_the_frozen_peer_group_migration_fills_the_numbers_already_kept(new_database) -> None:
+    """Kernel migration 7 gives each number kept before it the peer group of its
+    (attribute, field, source), values bound: a quote in a name changes nothing."""
+    from piccolo.querystring import QueryString
+
+    from tollway._core.history.declare import peer_group
+
+    url = await new_database()
+    await make_old_database(url, with_rows=False)
+    steps = load_steps(LEGACY_APP)
+    fill_at = next(n for n, s in enumerate(steps) if s.id == "2026-11-24T00:00:04:000000")
+    series = [("price", "amount", "o'brien feed"), ("price", "amount", "registry"), ("size", "bytes", "registry")]
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        before = Migrator(db.engine, db.kind, [LEGACY_APP])
+        before.steps = steps[:fill_at]  # the release that had the column but had not filled it
+        assert [s.id for s in await before.migrate()] == [s.id for s in steps[:fill_at]]
+        for n, (attribute, field, source) in enumerate(series * 2):
+            await db.engine.run_querystring(
+                QueryString(
+                    "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_group, updated_ms)"
+                    " VALUES ({}, {}, {}, {}, {}, 0, {})",
+                    attribute,
+                    source,
+                    f"entity-{n}",
+                    field,
+                    float(n),
+                    1_000 + n,
+                )
+            )
+        assert [s.id for s in await Migrator(db.engine, db.kind, [LEGACY_APP]).migrate()] == [
+            s.id for s in steps[fill_at:]
+        ]
+    finally:
+        await db.close()
+    rows = await rows_of(url, "tw_fact_numbers")
+    assert len(rows) == 6
+    for row in rows:
+        assert row["peer_group"] == peer_group(row["attribute"], row["field"], row["source"]) != 0
+    assert len({row["peer_group"] for row in rows}) == 3
+    assert "tw_fact_numbers_group_p1" in index_names(await schema_of(url), "tw_fact_numbers")
+
+
 async def test_a_new_database_never_runs_the_frozen_kernel_app(new_database) -> None:
     url = await new_database()
     assert await migrate(url) == KERNEL
