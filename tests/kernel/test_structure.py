@@ -535,13 +535,18 @@ def test_the_goals_modules_import_each_other_without_cycles() -> None:
 # A kernel statement is a fixed, named module-level text with bound `{}` placeholders, or a
 # Piccolo table query (docs/storage.md, "Kernel"). In core not even constants are glued into
 # SQL: no f-string, `.format`, `%` or `+` on SQL text or on a fragment of it (" AND ", a
-# RETURNING list), and no `.join` with an SQL separator. Every area is checked. Released
-# migrations are frozen, so not read; the statement helper itself appends `FOR UPDATE`.
+# RETURNING list), no `.join` with an SQL separator, and no placeholder list sized per call
+# (`", ".join("{}" for _ in values)`). Every area is checked. Released migrations are frozen,
+# so not read; the statement helper itself appends `FOR UPDATE` and is checked for the rest.
 FORMAT_FREE_AREAS = tuple(_areas())
 STATEMENT_HELPER = CORE / "storage" / "sql.py"
 _SQL_FRAGMENT = re.compile(
     r"\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|AND|OR|IN|SET|VALUES|RETURNING|ORDER BY|GROUP BY|LIMIT|OFFSET|"
     r"UNION|JOIN|FOR UPDATE|ON CONFLICT|AS)\b"
+)
+# SQL inside a string, not only at its start (the kernel writes its SQL in capitals, prose does not).
+_SQL_INSIDE = re.compile(
+    r"\bSELECT\s.*\bFROM\s|\bINSERT\s+INTO\s|\bUPDATE\s+\w+\s+SET\s|\bDELETE\s+FROM\s|\bWITH\s+\w+\s+AS\s*\("
 )
 
 
@@ -550,22 +555,40 @@ def _is_sql_text(text: object) -> bool:
     return isinstance(text, str) and (_is_sql(text) or bool(_SQL_FRAGMENT.search(text)))
 
 
-def _built_sql(tree: ast.AST) -> list[int]:
-    """Lines where SQL text, or a fragment of it, is glued or formatted: `_formatted_sql`'s
-    cases, plus an f-string with an SQL fragment anywhere, `+` with an SQL operand (a literal,
-    or a module-level name bound to one), `%`/`.format` on a fragment, `.join` on one."""
+def _placeholders_per_call(node: ast.AST) -> bool:
+    """`", ".join("{}" for _ in values)`: an `IN (...)` sized by its values."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"):
+        return False
+    parts = node.args[0] if node.args else None
+    return (
+        isinstance(parts, (ast.GeneratorExp, ast.ListComp))
+        and isinstance(parts.elt, ast.Constant)
+        and "{}" in str(parts.elt.value)
+    )
+
+
+def _built_sql(tree: ast.AST, *, helper: bool = False) -> list[int]:
+    """Lines where SQL text, or a fragment of it, is glued, formatted or sized per call:
+    `_formatted_sql`'s cases, an f-string with SQL anywhere in it, `+` with an SQL operand
+    (a literal, or a module-level name bound to one), `%`/`.format`/`.join` on a fragment, a
+    placeholder list joined per call. `helper`: the statement helper, which may glue the
+    fixed ` FOR UPDATE` onto a statement it was given, and nothing else."""
+
+    def sql_text(value: object) -> bool:
+        return _is_sql_text(value) and not (helper and str(value).strip() == "FOR UPDATE")
+
     sql_names = {
         target.id
         for node in ast.walk(tree)
         if isinstance(node, ast.Assign)
         for target in node.targets
         if isinstance(target, ast.Name)
-        and any(isinstance(c, ast.Constant) and _is_sql_text(c.value) for c in ast.walk(node.value))
+        and any(isinstance(c, ast.Constant) and sql_text(c.value) for c in ast.walk(node.value))
     }
 
     def sqlish(node: ast.expr) -> bool:
         if isinstance(node, ast.Constant):
-            return _is_sql_text(node.value)
+            return sql_text(node.value)
         if isinstance(node, ast.Name):
             return node.id in sql_names
         if isinstance(node, ast.JoinedStr):
@@ -576,10 +599,11 @@ def _built_sql(tree: ast.AST) -> list[int]:
 
     def glued(node: ast.AST) -> bool:
         if isinstance(node, ast.JoinedStr):
-            return sqlish(node)
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+            return sqlish(node) or bool(_SQL_INSIDE.search(text))
         if isinstance(node, ast.BinOp):
             return isinstance(node.op, (ast.Add, ast.Mod)) and sqlish(node)
-        return (
+        return _placeholders_per_call(node) or (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("format", "join")
@@ -593,11 +617,7 @@ def _built_sql(tree: ast.AST) -> list[int]:
 
 def _core_modules(area: str) -> list[Path]:
     frozen = ("migrations", "kernel_history")
-    return sorted(
-        p
-        for p in (CORE / area).rglob("*.py")
-        if not set(frozen) & set(p.relative_to(CORE).parts) and p != STATEMENT_HELPER
-    )
+    return sorted(p for p in (CORE / area).rglob("*.py") if not set(frozen) & set(p.relative_to(CORE).parts))
 
 
 def test_the_core_sql_check_sees_glued_statements() -> None:
@@ -612,84 +632,27 @@ def test_the_core_sql_check_sees_glued_statements() -> None:
         'h = f"No watch {x} for this agent."\n'
         'i = ", ".join(sorted(names))\n'
         'j = "prefix:" + key\n'
+        "def f(x, values):\n"
+        '    k = "UPDATE t SET n = {} WHERE " + x\n'
+        '    m = f"{x} INSERT INTO t VALUES ({{}})"\n'
+        '    n = ", ".join("{}" for _ in values)\n'
+        '    o = f"{x} rows selected from the table"\n'
+        '    p = "label: " + x\n'
+        '    q = sql + " FOR UPDATE"\n'
     )
-    assert _built_sql(ast.parse(source)) == [2, 3, 4, 5, 6]
+    assert _built_sql(ast.parse(source)) == [2, 3, 4, 5, 6, 12, 13, 14, 17]
+    assert _built_sql(ast.parse(source), helper=True) == [2, 3, 4, 5, 6, 12, 13, 14]
 
 
 @pytest.mark.parametrize("area", FORMAT_FREE_AREAS)
 def test_no_core_module_builds_sql_by_formatting(area: str) -> None:
     assert _core_modules(area), f"core/{area} has no modules"
-    found = {str(p.relative_to(REPO)): lines for p in _core_modules(area) if (lines := _built_sql(_tree(p)))}
+    found = {
+        str(p.relative_to(REPO)): lines
+        for p in _core_modules(area)
+        if (lines := _built_sql(_tree(p), helper=p == STATEMENT_HELPER))
+    }
     assert found == {}, "write each statement whole and name it (sql.Statement), or use a Piccolo table query"
-
-
-# --- The money areas' SQL ----------------------------------------------------------------------
-# Credits, receipts, auth, payments and calls query through Piccolo, or through raw statements
-# that are module-level constants fixed at import (docs/storage.md, "Kernel"): no statement is
-# assembled per call, by formatting, by `+` or from a list of placeholders. The frozen migrations
-# of the one-app releases (core/storage/kernel_history/) are left as released.
-
-MONEY_AREAS = ("credits", "receipts", "auth", "payments", "calls", "storage")
-# SQL inside a string, not only at its start (the kernel writes its SQL in capitals, prose does not).
-_SQL_INSIDE = re.compile(
-    r"\bSELECT\s.*\bFROM\s|\bINSERT\s+INTO\s|\bUPDATE\s+\w+\s+SET\s|\bDELETE\s+FROM\s|\bWITH\s+\w+\s+AS\s*\("
-)
-
-
-def _money_modules() -> list[Path]:
-    return sorted(p for area in MONEY_AREAS for p in (CORE / area).rglob("*.py") if "kernel_history" not in p.parts)
-
-
-def _added_operands(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _added_operands(node.left) + _added_operands(node.right)
-    return [node]
-
-
-def _assembled_sql(tree: ast.AST) -> list[int]:
-    """Beyond `_formatted_sql`: an f-string with SQL anywhere in it; SQL text joined with `+`
-    inside a function (a statement made per call); placeholders joined per call
-    (`", ".join("{}" for _ in values)`, an `IN (...)` sized by its values)."""
-    lines = set(_formatted_sql(tree))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
-            if _SQL_INSIDE.search(text):
-                lines.add(node.lineno)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
-            parts = node.args[0] if node.args else None
-            if isinstance(parts, (ast.GeneratorExp, ast.ListComp)) and isinstance(parts.elt, ast.Constant):
-                if "{}" in str(parts.elt.value):
-                    lines.add(node.lineno)
-    for function in ast.walk(tree):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for node in ast.walk(function):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-                texts = [o.value for o in _added_operands(node) if isinstance(o, ast.Constant)]
-                if any(isinstance(t, str) and (_is_sql(t) or _SQL_INSIDE.search(t)) for t in texts):
-                    lines.add(node.lineno)
-    return sorted(lines)
-
-
-def test_the_money_sql_check_sees_statements_assembled_per_call() -> None:
-    source = (
-        'A = "UPDATE t SET n = {} WHERE id = {} " + "RETURNING n"\n'
-        "def f(x, marks, values):\n"
-        '    a = "UPDATE t SET n = {} WHERE " + x\n'
-        '    b = f"{x} INSERT INTO t VALUES ({{}})"\n'
-        '    c = ", ".join("{}" for _ in values)\n'
-        '    d = "SELECT n FROM t WHERE id = {}"\n'
-        '    e = f"{x} rows selected from the table"\n'
-        '    g = "label: " + x\n'
-        "    return A, a, b, c, d, e, g\n"
-    )
-    assert _assembled_sql(ast.parse(source)) == [3, 4, 5]  # A is fixed at import; d is a constant
-
-
-def test_no_money_area_builds_sql_by_formatting() -> None:
-    found = {str(p.relative_to(REPO)): lines for p in _money_modules() if (lines := _assembled_sql(_tree(p)))}
-    assert found == {}, "a raw statement is a module-level constant with {} placeholders (docs/storage.md)"
 
 
 # -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
