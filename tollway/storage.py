@@ -29,7 +29,9 @@ A statement run once (a test's check, a script) may skip the name: ``await
 storage.rows("SELECT ... WHERE id = {}", x)``; a plugin's modules name theirs.
 
 Text columns holding JSON go through ``dumps``/``loads`` (compact, the same bytes on
-both engines).
+both engines). A full-text index (FTS5 on SQLite, tsvector on PostgreSQL) is given the
+words of ``fulltext.document`` and queried with ``fulltext.query_terms``, so a query means
+the same on both engines.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from tollway._core.storage import fulltext
 from tollway._core.storage.sql import Statement, engine, for_update, on_postgres, statement, transaction
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "engine",
     "execute",
     "for_update",
+    "fulltext",
     "loads",
     "lock_rows",
     "on_postgres",

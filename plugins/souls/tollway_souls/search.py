@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from tollway import storage
+from tollway.storage import fulltext
 
 from .tables import SoulAgent, SoulService
 
@@ -161,27 +159,19 @@ MAX_FIELD_CHARS = 100_000  # of each indexed text (PostgreSQL caps a tsvector at
 # (FTS5 column filter, tsvector weight label, score) of each weighted part of a document
 PARTS = (("services", "A", 4), ("{name display_name}", "B", 2), ("soul_md", "C", 1))
 
-_WORD = re.compile(r"[^\W_]+")
-
 
 def words(text: str) -> list[str]:
     """The words of `text` as the index sees them (see above), stop words dropped."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    plain = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M"))
-    return [w for w in _WORD.findall(plain) if w not in STOP_WORDS]
+    return fulltext.words(text, STOP_WORDS)
 
 
 def _document(text: str | None) -> str:
-    return " ".join(words((text or "")[:MAX_FIELD_CHARS]))
+    return fulltext.document(text, max_chars=MAX_FIELD_CHARS, stop_words=STOP_WORDS)
 
 
 def query_terms(q: str) -> list[str]:
     """The distinct words of a query that take part in it, in order."""
-    terms: list[str] = []
-    for word in words(q[: MAX_TERMS * (MAX_TERM_CHARS + 1) * 4]):
-        if len(word) <= MAX_TERM_CHARS and word not in terms:
-            terms.append(word)
-    return terms[:MAX_TERMS]
+    return fulltext.query_terms(q, max_terms=MAX_TERMS, max_term_chars=MAX_TERM_CHARS, stop_words=STOP_WORDS)
 
 
 # The index's statements. The index is no Piccolo table: an FTS5 virtual table on SQLite,
@@ -227,16 +217,6 @@ async def reindex(soul_id: str) -> None:
         await _INSERT_FTS5.execute(soul_id, name, display_name, soul_md, services)
 
 
-def _fts5(term: str, prefix: bool, part: str = "") -> str:
-    """One word as an FTS5 query: a quoted string (the word has no quote to escape)."""
-    return f'{part + " : " if part else ""}"{term}"{"*" if prefix else ""}'
-
-
-def _tsquery(term: str, prefix: bool, label: str = "") -> str:
-    """One word as a to_tsquery operand: `word`, `word:*`, `word:A`, `word:*A`."""
-    return f"{term}{':' if prefix or label else ''}{'*' if prefix else ''}{label}"
-
-
 # A query's statements, one count and one page per engine. Each takes the query of every
 # word (the match) and the category (NULL: all); the page also takes its hits as one JSON
 # list (each the points and the query of one word in one part), summed per soul into its score.
@@ -271,20 +251,11 @@ async def search(q: str, *, category: str | None = None, limit: int = 20, offset
     terms = query_terms(q)
     if not terms:
         return [], 0
-    prefixes = [i == len(terms) - 1 and len(t) >= PREFIX_MIN for i, t in enumerate(terms)]
-    if storage.on_postgres():
-        count, page = _COUNT_TSVECTOR, _PAGE_TSVECTOR
-        everything = " & ".join(_tsquery(t, p) for t, p in zip(terms, prefixes))
-        hits = [
-            {"points": score, "q": _tsquery(t, p, label)} for t, p in zip(terms, prefixes) for _, label, score in PARTS
-        ]
-    else:
-        count, page = _COUNT_FTS5, _PAGE_FTS5
-        everything = " AND ".join(_fts5(t, p) for t, p in zip(terms, prefixes))
-        hits = [[score, _fts5(t, p, part)] for t, p in zip(terms, prefixes) for part, _, score in PARTS]
+    everything, hits = fulltext.scored_query(terms, PARTS, prefix_min=PREFIX_MIN, postgres=storage.on_postgres())
+    count, page = (_COUNT_TSVECTOR, _PAGE_TSVECTOR) if storage.on_postgres() else (_COUNT_FTS5, _PAGE_FTS5)
     counted = await count.row(everything, category)
     total = int(counted["n"]) if counted else 0
     if not total or limit <= 0 or offset >= total:
         return [], total
-    found = await page.rows(storage.dumps(hits), everything, category, limit, max(offset, 0))
+    found = await page.rows(hits, everything, category, limit, max(offset, 0))
     return [r["id"] for r in found], total

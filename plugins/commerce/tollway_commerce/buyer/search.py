@@ -15,10 +15,8 @@ configuration):
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from tollway import storage
+from tollway.storage import fulltext
 
 MAX_TERMS = 8
 MAX_TERM_CHARS = 64
@@ -26,25 +24,13 @@ PREFIX_MIN = 3
 MAX_FIELD_CHARS = 20_000
 PARTS = (("title", "A", 2), ("description", "B", 1))  # FTS5 column, tsvector label, points
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def words(text: str) -> list[str]:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    plain = "".join(c for c in decomposed if not unicodedata.category(c).startswith("M"))
-    return _WORD.findall(plain)
-
 
 def document(text: str | None) -> str:
-    return " ".join(words((text or "")[:MAX_FIELD_CHARS]))
+    return fulltext.document(text, max_chars=MAX_FIELD_CHARS)
 
 
 def query_terms(q: str) -> list[str]:
-    terms: list[str] = []
-    for word in words(q[: MAX_TERMS * (MAX_TERM_CHARS + 1) * 4]):
-        if len(word) <= MAX_TERM_CHARS and word not in terms:
-            terms.append(word)
-    return terms[:MAX_TERMS]
+    return fulltext.query_terms(q, max_terms=MAX_TERMS, max_term_chars=MAX_TERM_CHARS)
 
 
 _DROP = storage.statement("DELETE FROM commerce_buyer_search WHERE product_key = {}")
@@ -69,14 +55,6 @@ async def index(key: str, title: str, description: str) -> None:
 
 async def drop(key: str) -> None:
     await _DROP.execute(key)
-
-
-def _fts5(term: str, prefix: bool, part: str = "") -> str:
-    return f'{part + " : " if part else ""}"{term}"{"*" if prefix else ""}'
-
-
-def _tsquery(term: str, prefix: bool, label: str = "") -> str:
-    return f"{term}{':' if prefix or label else ''}{'*' if prefix else ''}{label}"
 
 
 # The filters, the same on both engines: merchant (NULL: any), in stock only (1) or not (0),
@@ -126,20 +104,11 @@ async def search(
     terms = query_terms(q)
     if not terms:
         return [], 0
-    prefixes = [i == len(terms) - 1 and len(t) >= PREFIX_MIN for i, t in enumerate(terms)]
-    if storage.on_postgres():
-        page = _PAGE_TSVECTOR
-        everything = " & ".join(_tsquery(t, p) for t, p in zip(terms, prefixes))
-        hits: list[object] = [
-            {"points": score, "q": _tsquery(t, p, label)} for t, p in zip(terms, prefixes) for _, label, score in PARTS
-        ]
-    else:
-        page = _PAGE_FTS5
-        everything = " AND ".join(_fts5(t, p) for t, p in zip(terms, prefixes))
-        hits = [[score, _fts5(t, p, part)] for t, p in zip(terms, prefixes) for part, _, score in PARTS]
+    everything, hits = fulltext.scored_query(terms, PARTS, prefix_min=PREFIX_MIN, postgres=storage.on_postgres())
+    page = _PAGE_TSVECTOR if storage.on_postgres() else _PAGE_FTS5
     filters = (merchant, 1 if in_stock else 0, min_usdc, min_usdc, max_usdc, max_usdc)
-    found = await page.rows(storage.dumps(hits), everything, *filters, limit, offset)
+    found = await page.rows(hits, everything, *filters, limit, offset)
     if not found and offset > 0:  # past the end: the first row still says how many match
-        found = [{"total": r["total"]} for r in await page.rows(storage.dumps(hits), everything, *filters, 1, 0)]
+        found = [{"total": r["total"]} for r in await page.rows(hits, everything, *filters, 1, 0)]
         return [], int(found[0]["total"]) if found else 0
     return [r["id"] for r in found], int(found[0]["total"]) if found else 0
