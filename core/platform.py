@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from tollway._core.receipts.receipts import ReceiptBook
 
 
+_AGENT_EXISTS = "SELECT id FROM tw_agents WHERE id = {}"
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelPlatform:
     db: Transactions
@@ -89,7 +92,7 @@ class KernelPlatform:
     @staticmethod
     async def agent_exists(agent_id: str) -> bool:
         """Whether `agent_id` names an agent of this service (one credits can be given to)."""
-        return await sql.fetch_one("SELECT id FROM tw_agents WHERE id = {}", agent_id) is not None
+        return await sql.fetch_one(_AGENT_EXISTS, agent_id) is not None
 
     async def pay_out(self, agent_id: str, amount: int, to_address: str) -> JSONObject:
         """Withdraw `amount` (micro-USDC) of an agent's credits to a wallet, on-chain."""

@@ -26,6 +26,13 @@ log = logging.getLogger("tollway.auth")
 TOKEN_CACHE_SIZE = 10_000
 
 
+_SPEND_NONCE = "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
+_TOKEN_CALLER = (
+    "SELECT t.agent_id, t.expires_ms, t.origin, a.wallet_address FROM tw_access_tokens t JOIN "
+    "tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}"
+)
+
+
 def require_proven(caller: Caller | None, req: CallRequest, what: str) -> Caller:
     """`caller` when it proves the agent (an access token, a valid proof, a held key), else
     401 `invalid_agent_proof`: private data (message bodies, attachments, goal records,
@@ -236,7 +243,7 @@ class Authenticator:
         if caller.nonce_id is None:
             return
         inserted = await sql.fetch_one(
-            "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id",
+            _SPEND_NONCE,
             caller.nonce_id,
             caller.valid_until_ms,
         )
@@ -279,8 +286,7 @@ class Authenticator:
 
     async def _load_token(self, key: str) -> Caller:
         row = await sql.fetch_one(
-            "SELECT t.agent_id, t.expires_ms, t.origin, a.wallet_address FROM tw_access_tokens t "
-            "JOIN tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}",
+            _TOKEN_CALLER,
             key,
         )
         if row is None or row["expires_ms"] < now_ms():

@@ -27,6 +27,18 @@ PUBLIC = ""  # the owner of facts every caller may read
 MAX_KEY = 256
 
 
+_POINT_HEAD = "UPDATE tw_fact_heads SET fact_id = {} WHERE id = {}"
+_DROP_NUMBER = "DELETE FROM tw_fact_numbers WHERE attribute = {} AND source = {} AND entity_key = {} AND field = {}"
+_ADD_NUMBER = (
+    "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_group, peer_1, "
+    "peer_2, peer_3, peer_4, peer_5, as_of, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, "
+    "{}, {}, {}, {}) ON CONFLICT (attribute, source, entity_key, field) DO UPDATE SET number = "
+    "excluded.number, peer_1 = excluded.peer_1, peer_2 = excluded.peer_2, peer_3 = excluded.peer_3, "
+    "peer_4 = excluded.peer_4, peer_5 = excluded.peer_5, as_of = excluded.as_of, updated_ms = "
+    "excluded.updated_ms"
+)
+
+
 def utc_day(ms: int) -> str:
     return _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC).strftime("%Y-%m-%d")
 
@@ -71,7 +83,10 @@ _HEAD_CAS = (
 )
 # The head as it stands: most observations repeat it, and a plain read takes no row lock
 # (the CAS below locks the head row until commit, even when nothing changes).
-_HEAD_NOW = "SELECT value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND source = {} AND owner = {}"
+_HEAD_NOW = (
+    "SELECT value_hash, listed FROM tw_fact_heads WHERE attribute = {} AND entity_key = {} AND source"
+    " = {} AND owner = {}"
+)
 _INSERT_FACT = (
     "INSERT INTO tw_facts (attribute, entity_key, source, owner, listed, value, value_hash, as_of, first_seen_ms, changed_on, recorded_by) "
     "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) RETURNING id"
@@ -105,7 +120,7 @@ async def write(
         _INSERT_FACT, attribute, entity_key, source, owner, listed, text, digest, as_of, now, day, recorded_by
     )
     fact_id = int(row["id"])
-    await sql.fetch("UPDATE tw_fact_heads SET fact_id = {} WHERE id = {}", fact_id, head["id"])
+    await sql.fetch(_POINT_HEAD, fact_id, head["id"])
     return NewFact(fact_id, attribute, entity_key, source, owner, listed, value if listed else None, as_of, day)
 
 
@@ -127,7 +142,7 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
         number = _number(value.get(field))
         if number is None:
             await sql.fetch(
-                "DELETE FROM tw_fact_numbers WHERE attribute = {} AND source = {} AND entity_key = {} AND field = {}",
+                _DROP_NUMBER,
                 fact.attribute,
                 fact.source,
                 entity_key,
@@ -135,11 +150,7 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
             )
             continue
         await sql.fetch(
-            "INSERT INTO tw_fact_numbers (attribute, source, entity_key, field, number, peer_group, peer_1, peer_2, peer_3, peer_4, peer_5, as_of, updated_ms) "
-            "VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}) "
-            "ON CONFLICT (attribute, source, entity_key, field) DO UPDATE SET number = excluded.number, "
-            "peer_1 = excluded.peer_1, peer_2 = excluded.peer_2, peer_3 = excluded.peer_3, peer_4 = excluded.peer_4, "
-            "peer_5 = excluded.peer_5, as_of = excluded.as_of, updated_ms = excluded.updated_ms",
+            _ADD_NUMBER,
             fact.attribute,
             fact.source,
             entity_key,

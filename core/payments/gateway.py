@@ -45,6 +45,17 @@ _RECORD_OVER_RESERVED = (
 )
 
 
+_RECORD_AUTHORIZATION = (
+    "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, "
+    "status, settlement_tx, payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, "
+    "{}, {}, 'reserved', NULL, {}, NULL, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+_START_SETTLING = (
+    "UPDATE tw_payment_authorizations SET status = 'settling', updated_ms = {} WHERE id = {} AND "
+    "status = 'reserved' RETURNING id"
+)
+
+
 def find_payment_header(headers: Any) -> str | None:
     """The payment payload from whichever header carries it (docs/payments.md)."""
     for name in PAYMENT_HEADERS:
@@ -207,9 +218,7 @@ class X402Gateway:
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
         inserted = await sql.fetch_one(
-            "INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, status, settlement_tx, "
-            "payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, 'reserved', NULL, {}, NULL, {}, {}) "
-            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            _RECORD_AUTHORIZATION,
             key,
             payer.lower(),
             payment.authorization.to.lower(),
@@ -243,7 +252,7 @@ class X402Gateway:
         the backend holds the payment, the reconciler knows money may have moved
         (a `reserved` one was never sent anywhere and is simply voided)."""
         sending = await sql.fetch_one(
-            "UPDATE tw_payment_authorizations SET status = 'settling', updated_ms = {} WHERE id = {} AND status = 'reserved' RETURNING id",
+            _START_SETTLING,
             now_ms(),
             accepted.key,
         )

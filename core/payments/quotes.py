@@ -6,6 +6,17 @@ from __future__ import annotations
 from tollway._core.basics.ids import new_id, now_ms
 from tollway._core.storage import sql
 
+_CREATE = (
+    "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, "
+    "created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, {})"
+)
+_CLAIM = (
+    "UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL AND expires_ms >= {} AND "
+    "tool = {} AND input_hash = {} RETURNING id, amount, pay_to, used_ms"
+)
+_FIND = "SELECT id, tool, input_hash, expires_ms, used_ms FROM tw_quotes WHERE id = {}"
+_RELEASE = "UPDATE tw_quotes SET used_ms = NULL WHERE id = {} AND used_ms = {}"
+
 
 class QuoteProblem(Exception):
     def __init__(self, reason: str, message: str) -> None:
@@ -18,8 +29,7 @@ async def create_quote(*, tool: str, input_hash: str, amount: int, pay_to: str, 
     created = now_ms()
     quote_id, expires = new_id("q"), created + ttl_s * 1000
     await sql.fetch(
-        "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, created_ms) "
-        "VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, {})",
+        _CREATE,
         quote_id,
         tool,
         input_hash,
@@ -39,8 +49,7 @@ async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> di
         raise QuoteProblem("missing_quote_id", "Send the quote id from the 402 answer in X-Quote-ID.")
     now = now_ms()
     row = await sql.fetch_one(
-        "UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL AND expires_ms >= {} AND tool = {} AND input_hash = {} "
-        "RETURNING id, amount, pay_to, used_ms",
+        _CLAIM,
         now,
         quote_id,
         now,
@@ -49,7 +58,7 @@ async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> di
     )
     if row is not None:
         return row
-    row = await sql.fetch_one("SELECT id, tool, input_hash, expires_ms, used_ms FROM tw_quotes WHERE id = {}", quote_id)
+    row = await sql.fetch_one(_FIND, quote_id)
     if row is None:
         raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
     if row["expires_ms"] < now and row["used_ms"] is None:
@@ -62,4 +71,4 @@ async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> di
 
 async def release_quote(quote: dict) -> None:
     """Give back a quote claimed by a payment that was then refused: the quote stays usable."""
-    await sql.fetch("UPDATE tw_quotes SET used_ms = NULL WHERE id = {} AND used_ms = {}", quote["id"], quote["used_ms"])
+    await sql.fetch(_RELEASE, quote["id"], quote["used_ms"])

@@ -655,6 +655,52 @@ def test_no_core_module_builds_sql_by_formatting(area: str) -> None:
     assert found == {}, "write each statement whole and name it (sql.Statement), or use a Piccolo table query"
 
 
+# A kernel statement has a name: written once at module level (a constant, or `sql.statement`),
+# never as a literal inside the function that runs it, so docs/storage.md's table of raw
+# statements can name every one and a reader finds each statement by its name.
+_RUNNERS = {"fetch", "fetch_one", "statement", "Statement", "rows", "row", "execute"}
+
+
+def _inline_statements(tree: ast.AST) -> list[int]:
+    """Lines inside a function where a statement runner is given literal SQL text."""
+    lines: set[int] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Call) and node.args):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            text = node.args[0]
+            if name in _RUNNERS and isinstance(text, ast.Constant) and _is_sql_text(text.value):
+                lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_the_statement_name_check_sees_inline_sql() -> None:
+    source = (
+        '_FIND = "SELECT id FROM t WHERE id = {}"\n'
+        'LOCKED = sql.statement("SELECT * FROM t WHERE id = {}", for_update=True)\n'
+        "async def f(x):\n"
+        "    await sql.fetch_one(_FIND, x)\n"
+        '    await sql.fetch("UPDATE t SET n = 1 WHERE id = {}", x)\n'
+        '    await sql.statement("DELETE FROM t WHERE id = {}").execute(x)\n'
+        '    log.info("done", x)\n'
+    )
+    assert _inline_statements(ast.parse(source)) == [5, 6]
+
+
+@pytest.mark.parametrize("area", FORMAT_FREE_AREAS)
+def test_every_core_statement_is_named(area: str) -> None:
+    found = {str(p.relative_to(REPO)): lines for p in _core_modules(area) if (lines := _inline_statements(_tree(p)))}
+    assert found == {}, "name the statement at module level (a constant or sql.statement) and run it by name"
+
+
+def test_the_root_composition_modules_name_their_statements() -> None:
+    found = {p.name: lines for p in sorted(CORE.glob("*.py")) if (lines := _inline_statements(_tree(p)))}
+    assert found == {}
+
+
 # -- issue 26: plugin data through declared slots; credits publish, watches subscribe --------
 
 # The signed receipt fields plugins fill (a goal's, a soul's): the only family-named fields
