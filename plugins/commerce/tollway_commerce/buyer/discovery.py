@@ -89,7 +89,7 @@ async def fetch(http: httpx.AsyncClient, base_url: str) -> tuple[str, DiscoveryR
     if problem:
         raise _unreadable(url, f"is not an ACP discovery document: {problem}")
     link = reply.links.get(FEED_REL, {}).get("url")
-    return url, document, urljoin(url, link) if link else None
+    return url, document, urljoin(str(reply.url), link) if link else None  # relative to where it was read
 
 
 def _problem(document: DiscoveryResponse) -> str | None:
