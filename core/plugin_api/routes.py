@@ -44,7 +44,8 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # X-Agent-ID when given naming who it is for (the handler reads it).
 RouteAuth = Literal["read", "write", "public", "operator", "signed_in", "proof", "optional"]
 AUTHS = ("read", "write", "public", "operator", "signed_in", "proof", "optional")
-_PATH = re.compile(r"^/(v1/[a-z0-9/_{}-]+|[a-z0-9_-]+)$")  # /v1/... or one word (/healthz)
+# /v1/..., one word (/healthz), or a well-known URI of RFC 8615 (/.well-known/acp.json)
+_PATH = re.compile(r"^/(v1/[a-z0-9/_{}-]+|[a-z0-9_-]+|\.well-known/[a-z0-9_-]+(\.[a-z0-9]+)?)$")
 _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 # A route's body: its `body_type` (`Route[None]` and `RouteCall[None]` for a route without one).
 Body = TypeVar("Body")
@@ -197,7 +198,8 @@ class Route(Generic[Body]):
         for path in (self.path, *(a.path for a in self.aliases)):
             if not _PATH.match(path) or _PARAM.findall(path) != _PARAM.findall(self.path):
                 raise ValueError(
-                    f"route {self.name}: path must look like /v1/... with {{name}} parameters (an alias's the same)"
+                    f"route {self.name}: path must look like /v1/... with {{name}} parameters (an alias's the same), "
+                    "/<word> or /.well-known/<name>"
                 )
         if self.host is not None and self.mcp:
             raise ValueError(f"route {self.name}: a route on a host of its own is not an MCP tool")

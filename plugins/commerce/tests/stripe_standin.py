@@ -15,7 +15,14 @@ requests with `Authorization: Bearer sk_test_...`, JSON answers, errors as
 - `POST /v1/payment_intents` with `confirm=true` and
   `payment_method_data[shared_payment_granted_token]`; `POST /v1/payment_intents/{id}/confirm`
   (3-D Secure results in `payment_method_options[card][three_d_secure]`);
-  `GET /v1/payment_intents/{id}`; `POST /v1/refunds`.
+  `GET /v1/payment_intents/{id}` (`expand[]=latest_charge` answers the Charge, where Stripe
+  keeps `amount_refunded`: a PaymentIntent has no such field); `POST /v1/refunds`.
+- Shared Payment Tokens are a preview of Stripe's API: the two token endpoints and the
+  `shared_payment_granted_token` parameter are refused unless the request's `Stripe-Version`
+  is a preview version (`<date>.preview`): 404 for the endpoints, 400 `parameter_unknown`
+  for the parameter, as Stripe answers what a version does not know. Each request's
+  `Stripe-Version` is kept (`versions`). `issue_status` is the status of the next issued
+  tokens (`active`; Stripe may answer `requires_action`).
 - `Idempotency-Key` on every POST: the same key with the same parameters answers the first
   answer again (`Idempotent-Replayed: true`), with other parameters 400 `idempotency_error`;
   requests of one key are served one at a time.
@@ -42,12 +49,34 @@ def _error(status: int, type_: str, message: str, **more: Any) -> web.Response:
     return web.json_response({"error": {"type": type_, "message": message, **more}}, status=status)
 
 
+PREVIEW_PATHS = ("/v1/test_helpers/shared_payment/granted_tokens", "/v1/shared_payment/issued_tokens")
+SPT_PARAM = "payment_method_data[shared_payment_granted_token]"
+
+
+def _preview_refusal(request: web.Request, form: dict[str, str]) -> web.Response | None:
+    """Stripe's answer to a Shared Payment Token call made without a preview API version."""
+    if request.headers.get("Stripe-Version", "").endswith(".preview"):
+        return None
+    if request.path in PREVIEW_PATHS:
+        return _error(404, "invalid_request_error", f"Unrecognized request URL (POST: {request.path}).")
+    if SPT_PARAM in form:
+        return _error(
+            400,
+            "invalid_request_error",
+            f"Received unknown parameter: {SPT_PARAM}",
+            code="parameter_unknown",
+            param=SPT_PARAM,
+        )
+    return None
+
+
 class StripeStandin:
     def __init__(self) -> None:
         self.tokens: dict[str, dict[str, Any]] = {}
         self.issued: dict[str, dict[str, Any]] = {}  # the buyer side's issued tokens (also in `tokens`)
         self.intents: dict[str, dict[str, Any]] = {}
         self.refunds: list[dict[str, Any]] = []
+        self.charges: dict[str, dict[str, Any]] = {}  # a PaymentIntent's Charge holds what was refunded
         self.keys: dict[str, tuple[str, int, bytes]] = {}  # key -> (params, status, body)
         self.locks: dict[str, asyncio.Lock] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, form)
@@ -55,6 +84,8 @@ class StripeStandin:
         self.gate: asyncio.Event | None = None  # set by `hold`: PaymentIntents wait for it
         self.held = asyncio.Event()  # set when a PaymentIntent is waiting at the gate
         self.failures = 0  # the next this many PaymentIntent creations answer 500
+        self.versions: list[tuple[str, str]] = []  # (path, Stripe-Version) of every request
+        self.issue_status = "active"
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -121,6 +152,10 @@ class StripeStandin:
                 return _error(401, "invalid_request_error", "Invalid API Key provided.")
             form = {k: v for k, v in (await request.post()).items()}
             self.requests.append((request.method, request.path, dict(form)))
+            self.versions.append((request.path, request.headers.get("Stripe-Version", "")))
+            refused = _preview_refusal(request, form)
+            if refused is not None:
+                return refused
             key = request.headers.get("Idempotency-Key")
             if not key:
                 return await handler(request, form)
@@ -172,7 +207,7 @@ class StripeStandin:
             "object": "shared_payment.issued_token",
             "seller_details": {"external_id": form.get("seller_details[external_id]")},
             "shared_metadata": {"checkout_session_id": form.get("shared_metadata[checkout_session_id]")},
-            "status": "active",
+            "status": self.issue_status,
         }
         self.issued[token] = issued
         return web.json_response(issued)
@@ -184,7 +219,7 @@ class StripeStandin:
         if self.failures > 0:
             self.failures -= 1
             return _error(500, "api_error", "An unexpected error occurred.")
-        token_id = form.get("payment_method_data[shared_payment_granted_token]", "")
+        token_id = form.get(SPT_PARAM, "")
         token = self.tokens.get(token_id)
         if token is None:
             return _error(
@@ -192,7 +227,7 @@ class StripeStandin:
                 "invalid_request_error",
                 f"No such shared_payment_granted_token: '{token_id}'",
                 code="resource_missing",
-                param="payment_method_data[shared_payment_granted_token]",
+                param=SPT_PARAM,
             )
         amount, currency = int(form["amount"]), form["currency"]
         limits = token["usage_limits"]
@@ -209,7 +244,7 @@ class StripeStandin:
             "object": "payment_intent",
             "amount": amount,
             "amount_received": 0,
-            "amount_refunded": 0,
+            "latest_charge": None,  # the Charge's id once paid; its object with expand[]=latest_charge
             "currency": currency,
             "status": "requires_confirmation",
             "metadata": {k[9:-1]: v for k, v in form.items() if k.startswith("metadata[")},
@@ -247,6 +282,18 @@ class StripeStandin:
     async def _succeed(self, pi: dict[str, Any]) -> web.StreamResponse:
         pi["status"] = "succeeded"
         pi["amount_received"] = pi["amount"]
+        charge_id = "ch_" + secrets.token_hex(10)
+        self.charges[charge_id] = {
+            "id": charge_id,
+            "object": "charge",
+            "amount": pi["amount"],
+            "amount_refunded": 0,
+            "refunded": False,
+            "currency": pi["currency"],
+            "payment_intent": pi["id"],
+            "status": "succeeded",
+        }
+        pi["latest_charge"] = charge_id
         pi["next_action"] = None
         if self.before_answer is not None:
             outcome = self.before_answer(pi)
@@ -284,6 +331,9 @@ class StripeStandin:
         pi = self.intents.get(request.match_info["id"])
         if pi is None:
             return _error(404, "invalid_request_error", "No such payment_intent", code="resource_missing")
+        expand = {v for k, v in request.query.items() if k.startswith("expand")}
+        if "latest_charge" in expand and pi["latest_charge"]:
+            return web.json_response({**pi, "latest_charge": self.charges[pi["latest_charge"]]})
         return web.json_response(pi)
 
     async def _refund(self, request: web.Request, form: dict[str, str]) -> web.Response:
@@ -295,18 +345,20 @@ class StripeStandin:
                 "This PaymentIntent has nothing to refund.",
                 code="charge_already_refunded",
             )
-        if pi["amount_refunded"] >= pi["amount"]:
+        charge = self.charges[pi["latest_charge"]]
+        if charge["refunded"]:
             return _error(
                 400, "invalid_request_error", "Charge has already been refunded.", code="charge_already_refunded"
             )
         refund = {
             "id": "re_" + secrets.token_hex(10),
             "object": "refund",
-            "amount": pi["amount"] - pi["amount_refunded"],
+            "amount": charge["amount"] - charge["amount_refunded"],
+            "charge": charge["id"],
             "payment_intent": pi["id"],
             "status": "succeeded",
             "currency": pi["currency"],
         }
-        pi["amount_refunded"] = pi["amount"]
+        charge["amount_refunded"], charge["refunded"] = charge["amount"], True
         self.refunds.append(refund)
         return web.json_response(refund)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
-from . import buyer, reconciler
+from . import buyer, discovery, reconciler
 from .routes import ROUTES
 from .settings import RECONCILE_INTERVAL_S, SETTINGS
 from .stripe_psp import STRIPE
@@ -43,7 +43,7 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*ROUTES, *buyer.ROUTES):
+    for route in (*ROUTES, discovery.ROUTE, *buyer.ROUTES):
         register(route)
 
 

@@ -3,7 +3,10 @@ Shared Payment Tokens on PaymentIntents.
 
 A granted Shared Payment Token (`spt_...`) is passed as
 `payment_method_data[shared_payment_granted_token]` on a PaymentIntent created with
-`confirm=true` (Stripe's "accept payments with SharedPaymentTokens"); every create, confirm
+`confirm=true` (Stripe's "accept payments with SharedPaymentTokens"). Stripe serves the token
+parameters and endpoints under a preview API version only, so those calls carry
+`Stripe-Version: <TOLLWAY_PSP_STRIPE_PREVIEW_VERSION>`; confirm, retrieve and refunds use the
+library's pinned version. Every create, confirm
 and refund carries an `Idempotency-Key` (Stripe replays the first answer of a key for 24
 hours), and the API base is a setting, so tests and `make run` point it at a local server
 that speaks the same API. A PaymentIntent that answers `requires_action` is 3-D Secure: it
@@ -42,11 +45,35 @@ PAYMENT_METHOD = Setting(
     "The buyer side's card (a PaymentMethod, pm_...) this service pays ACP merchants with when agents buy "
     "(commerce_buy): each purchase shares it as a Shared Payment Token limited to that checkout's total.",
 )
+PREVIEW_VERSION = Setting(
+    KIND,
+    "stripe_preview_version",
+    "2026-04-22.preview",
+    "The Stripe API version (Stripe-Version) sent on the Shared Payment Token calls, which Stripe serves only "
+    "under a preview version: the PaymentIntent paid with a granted token, and the buyer side's issued tokens. "
+    "Every other call uses the library's own version.",
+)
 # ACP's payment handler for delegated card tokens (rfc.payment_handlers).
 HANDLER_ID = "stripe_spt"
 
-# 3-D Secure outcomes Stripe can be told of (ares_trans_status): authenticated, attempted, informational.
-_ARES = {"authenticated": "Y", "attempt_acknowledged": "A", "informational": "I"}
+# ACP's 3-D Secure outcomes as the ARes transStatus Stripe takes (ares_trans_status): authenticated,
+# attempted, informational, rejected, not performed for a technical reason; any other is N.
+_ARES = {
+    "authenticated": "Y",
+    "attempt_acknowledged": "A",
+    "informational": "I",
+    "rejected": "R",
+    "internal_error": "U",
+    "processing_error": "U",
+    "not_supported": "U",
+}
+
+
+def _refunded(intent: Any) -> int:
+    """What was refunded of a PaymentIntent: its Charge's `amount_refunded` (a PaymentIntent has no
+    such field), known when `latest_charge` was expanded, else 0."""
+    latest = intent.get("latest_charge")
+    return int(latest.get("amount_refunded") or 0) if isinstance(latest, dict) else 0
 
 
 def _charge(intent: Any) -> Charge:
@@ -70,16 +97,24 @@ def _charge(intent: Any) -> Charge:
         decline_code=(error.get("decline_code") or error.get("code")) if kind == "declined" else None,
         message=error.get("message") if kind == "declined" else None,
         next_action=dict(intent["next_action"]) if kind == "requires_action" and intent.get("next_action") else None,
-        refunded=int(intent.get("amount_refunded") or 0),
+        refunded=_refunded(intent),
     )
 
 
 class StripePsp:
     name = "stripe"
 
-    def __init__(self, secret_key: str, api_base: str, account: str = "", payment_method: str = "") -> None:
+    def __init__(
+        self,
+        secret_key: str,
+        api_base: str,
+        account: str = "",
+        payment_method: str = "",
+        preview_version: str = PREVIEW_VERSION.default or "",
+    ) -> None:
         self.account = account
         self.payment_method = payment_method
+        self.preview_version = preview_version
         self.live = secret_key.startswith("sk_live_")
         self.client = stripe.StripeClient(
             secret_key,
@@ -97,23 +132,21 @@ class StripePsp:
             "automatic_payment_methods": {"enabled": True, "allow_redirects": "never"},
             "metadata": dict(metadata),
         }
-        return await self._ask(self.client.v1.payment_intents.create_async(params, {"idempotency_key": key}))
+        options = {"idempotency_key": key, "stripe_version": self.preview_version}  # the token is a preview parameter
+        return await self._ask(self.client.v1.payment_intents.create_async(params, options))
 
     async def authenticate(self, *, payment: str, authentication: Mapping[str, Any], key: str) -> Charge:
         details = authentication.get("outcome_details") or {}
-        params = {
-            "payment_method_options": {
-                "card": {
-                    "three_d_secure": {
-                        "cryptogram": details.get("three_ds_cryptogram", ""),
-                        "electronic_commerce_indicator": details.get("electronic_commerce_indicator", ""),
-                        "transaction_id": details.get("transaction_id", ""),
-                        "version": details.get("version", ""),
-                        "ares_trans_status": _ARES.get(str(authentication.get("outcome")), "N"),
-                    }
-                }
-            }
+        # cryptogram, transaction_id and version are required by Stripe; the indicator only when known
+        result = {
+            "cryptogram": details.get("three_ds_cryptogram", ""),
+            "transaction_id": details.get("transaction_id", ""),
+            "version": details.get("version", ""),
+            "ares_trans_status": _ARES.get(str(authentication.get("outcome")), "N"),
         }
+        if details.get("electronic_commerce_indicator"):
+            result["electronic_commerce_indicator"] = details["electronic_commerce_indicator"]
+        params = {"payment_method_options": {"card": {"three_d_secure": result}}}
         return await self._ask(self.client.v1.payment_intents.confirm_async(payment, params, {"idempotency_key": key}))
 
     async def refund(self, *, payment: str, key: str) -> Charge:
@@ -124,7 +157,8 @@ class StripePsp:
         return await self.retrieve(payment)
 
     async def retrieve(self, payment: str) -> Charge:
-        return await self._ask(self.client.v1.payment_intents.retrieve_async(payment))
+        params = {"expand": ["latest_charge"]}  # the Charge says what was refunded
+        return await self._ask(self.client.v1.payment_intents.retrieve_async(payment, params))
 
     async def _ask(self, call: Any) -> Charge:
         try:
@@ -178,10 +212,14 @@ class StripePsp:
                 seller_details={"external_id": merchant_id},
                 shared_metadata={"checkout_session_id": checkout_session_id},
                 idempotency_key=idempotency_key,
+                stripe_version=self.preview_version,
             )
         except stripe.StripeError as exc:
             raise PspError(f"Stripe refused the payment token: {exc.user_message or exc}") from exc
-        return dict(self.client.deserialize(reply, api_mode="V1").to_dict())
+        token = dict(self.client.deserialize(reply, api_mode="V1").to_dict())
+        if token.get("status", "active") != "active":  # requires_action or deactivated: no merchant can charge it
+            raise PspError(f"Stripe's payment token {token.get('id')} is {token.get('status')}, not active")
+        return token
 
     def handler_config(self) -> dict[str, Any]:
         return {
@@ -199,6 +237,7 @@ def _build(values: Mapping[str, str], http: httpx.AsyncClient) -> StripePsp:
         (values.get("stripe_api_base") or API_BASE.default or "").strip(),
         (values.get("stripe_account") or "").strip(),
         (values.get("stripe_payment_method") or "").strip(),
+        (values.get("stripe_preview_version") or PREVIEW_VERSION.default or "").strip(),
     )
 
 
@@ -206,7 +245,7 @@ STRIPE = Provider(
     kind=KIND,
     name="stripe",
     build=_build,
-    settings=(SECRET_KEY, API_BASE, ACCOUNT, PAYMENT_METHOD),
+    settings=(SECRET_KEY, API_BASE, ACCOUNT, PAYMENT_METHOD, PREVIEW_VERSION),
     requires=(SECRET_KEY,),
     description="Stripe: ACP Shared Payment Tokens confirmed on PaymentIntents, with idempotency keys.",
 )

@@ -7,6 +7,10 @@ own examples (`fixtures/acp-2026-01-30/examples.agentic_checkout.json`: the paym
 line items, totals, fulfilment options, links, the 3-D Secure session and the `requires_3ds`
 error) and its RFCs (rfc.agentic_checkout §3, §4, §6; rfc.product_feeds §3.4):
 
+* `GET /.well-known/acp.json` (rfc.discovery, no credential): the RFC's example document of a
+  direct seller with feeds (rfc.product_feeds §3.5), its `api_base_url` the stand-in's URL; a
+  test may answer another document (`discovery`), raw bytes, another status
+  (`discovery_status`) or add the feed's Link of a Tollway merchant (`discovery_feed_link`);
 * `GET /feed/metadata.json`, `GET /feed/products.jsonl`: the product feed snapshot of `catalogue`;
 * `POST /checkout_sessions` (201), `POST /checkout_sessions/{id}` (update), `GET /checkout_sessions/{id}`,
   `POST .../complete`, `POST .../cancel` (405 once completed or canceled). Every request needs
@@ -51,6 +55,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import rfc8785
+
+from tollway_commerce.acp.discovery import FEED_REL
 
 TOKEN = "acp_test_token_for_the_standin"
 VERSION = "2026-01-30"
@@ -103,6 +109,22 @@ class Merchant:
             _examples()["create_checkout_session_response"]["capabilities"]["payment"]["handlers"][0]
         )
         self.auth_metadata = _examples()["checkout_session_authentication_required"]["authentication_metadata"]
+        self.discovery: Any = None  # None: discovery_document(); a dict, or bytes answered as they are
+        self.discovery_status = 200
+        self.discovery_feed_link = False
+        self.discovery_reads = 0
+
+    # --- discovery ---------------------------------------------------------------------------
+
+    def discovery_document(self) -> Any:
+        if self.discovery is not None:
+            return self.discovery
+        return {
+            "protocol": {"name": "acp", "version": VERSION, "supported_versions": [VERSION]},
+            "api_base_url": self.url,
+            "transports": ["rest"],
+            "capabilities": {"services": ["checkout", "feeds"]},
+        }
 
     # --- the feed ----------------------------------------------------------------------------
 
@@ -365,6 +387,19 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _discovery(self) -> None:
+            merchant.discovery_reads += 1
+            document = merchant.discovery_document()
+            raw = document if isinstance(document, bytes) else json.dumps(document).encode()
+            self.send_response(merchant.discovery_status)
+            self.send_header("Content-Type", "text/html" if isinstance(document, bytes) else "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.send_header("Cache-Control", "public, max-age=3600")
+            if merchant.discovery_feed_link:
+                self.send_header("Link", f'</feed>; rel="{FEED_REL}"')
+            self.end_headers()
+            self.wfile.write(raw)
+
         def _refuse(self) -> tuple[int, Any] | None:
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return 401, {"type": "invalid_request", "code": "unauthorized", "message": "Bad bearer token"}
@@ -380,6 +415,9 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
             with merchant.lock:
+                if self.path == "/.well-known/acp.json":
+                    self._discovery()
+                    return
                 refused = self._refuse()
                 if refused is not None:
                     self._send(*refused)

@@ -2,7 +2,8 @@
 HTTP both ways: the seller is `tollway serve` in a subprocess (its own home and SQLite
 database, the commerce plugin's checkout routes, its Stripe psp pointed at a local Stripe);
 the buyer is this test's service (SQLite or PostgreSQL), served for real so the seller's order
-webhooks reach it. The buyer reads the seller's product feed, an agent searches and buys a
+webhooks reach it. The operator gives the buyer the seller's origin alone: its ACP discovery
+document says the rest. The buyer reads the seller's product feed, an agent searches and buys a
 credit pack with commerce_buy paid from its credits; the buyer mints a Shared Payment Token
 with the real Stripe provider, the seller charges it once on a PaymentIntent, and its signed
 order event updates the buyer's order and notifies the agent."""
@@ -165,18 +166,22 @@ async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory,
                 assert issued.status_code == 201, issued.text
                 token = issued.json()
             async with http_client(buyer) as client:
-                merchant = {
+                merchant = {  # its origin alone: the API base, version and feed come from its discovery
                     "id": "tollway-seller",
                     "name": "Another Tollway",
-                    "base_url": f"{seller_url}/v1",
-                    "feed_url": f"{seller_url}/v1/commerce/feed",
+                    "base_url": seller_url,
                     "acp_token": token["token"],
                     "signing_key": SIGNING_KEY,
                     "webhook_secret": token["webhook_secret"],
                 }
-                assert (
-                    await client.post("/v1/tools/internal/merchants", json=merchant, headers=OPERATOR)
-                ).status_code == 201
+                put = await client.post("/v1/tools/internal/merchants", json=merchant, headers=OPERATOR)
+                assert put.status_code == 201, put.text
+                found = put.json()
+                assert (found["base_url"], found["feed_url"], found["api_version"]) == (
+                    f"{seller_url}/v1",
+                    f"{seller_url}/v1/commerce/feed",
+                    "2026-01-30",
+                )
                 read = await client.post("/v1/tools/internal/merchants/tollway-seller/feed/read", headers=OPERATOR)
                 assert read.status_code == 200, read.text
                 _, auth = await credits_session(client, "50")

@@ -11,7 +11,7 @@ import httpx
 
 from tollway import Refusal, Route, RouteCall, RouteReply, iso, now_ms, storage
 
-from . import feeds, search
+from . import discovery, feeds, search
 from .settings import FAMILY
 from .tables import Merchant, Product
 from .wire import (
@@ -63,13 +63,15 @@ def merchant_out(row: Mapping[str, Any]) -> CommerceMerchant:
 
 async def put(call: RouteCall) -> RouteReply:
     body: CommerceMerchantIn = call.body
+    async with httpx.AsyncClient() as http:  # a route gets no shared HTTP client
+        found = await discovery.resolve(http, body)
     now = now_ms()
     fields = {
         Merchant.name: body.name,
-        Merchant.base_url: body.base_url.rstrip("/"),
-        Merchant.feed_url: body.feed_url.rstrip("/"),
+        Merchant.base_url: found.base_url,
+        Merchant.feed_url: found.feed_url,
         Merchant.acp_token: body.acp_token,
-        Merchant.api_version: body.api_version,
+        Merchant.api_version: found.api_version,
         Merchant.signing_key: body.signing_key,
         Merchant.webhook_secret: body.webhook_secret,
         Merchant.updated_ms: now,
@@ -126,8 +128,9 @@ ROUTES = (
         name="operator_commerce_merchant_put",
         title="Configure an ACP merchant",
         description="Creates (201) or replaces (200) a merchant agents may buy from: its ACP API base, product "
-        "feed, the ACP token it issued, API version and optional signing key and webhook secret. Secrets are "
-        "never answered back.",
+        "feed, the ACP token it issued, API version and optional signing key and webhook secret. Given only its "
+        "origin (or no feed_url), the rest is read from its ACP discovery document (/.well-known/acp.json); "
+        "502 when that cannot be read. Secrets are never answered back.",
         handle=put,
         auth="operator",
         rate_limit=None,
@@ -136,7 +139,7 @@ ROUTES = (
         answer_type=CommerceMerchant,
         status=201,
         also_answers=((200, "Replaced: the merchant existed."),),
-        statuses=(400, 401),
+        statuses=(400, 401, 502),
     ),
     Route(
         method="GET",

@@ -32,24 +32,34 @@ Text200 = Annotated[str, Meta(min_length=1, max_length=200)]
 # --- operator: merchants -------------------------------------------------------------------
 
 
-class CommerceMerchantIn(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+class CommerceMerchantIn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """An ACP merchant agents may buy from through commerce_buy (created, or replaced when the id exists)."""
 
     id: MerchantId
     name: Text200
     base_url: Annotated[
-        Url, Meta(description="The merchant's ACP API base: checkout sessions are <base_url>/checkout_sessions.")
-    ]
-    feed_url: Annotated[
         Url,
         Meta(
-            description="Where the merchant publishes its product feed snapshot: <feed_url>/metadata.json and /products.jsonl."
+            description="The merchant's ACP API base (checkout sessions are <base_url>/checkout_sessions), or its "
+            "origin alone: then the base is its ACP discovery document's api_base_url (/.well-known/acp.json)."
         ),
     ]
+    feed_url: Annotated[
+        Url | None,
+        Meta(
+            description="Where the merchant publishes its product feed snapshot: <feed_url>/metadata.json and "
+            "/products.jsonl. Null: the feed its ACP discovery document links."
+        ),
+    ] = None
     acp_token: Annotated[
         Secret, Meta(description="The bearer token the merchant issued to this service. Never answered back.")
     ]
-    api_version: Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")] = "2026-01-30"
+    api_version: Annotated[
+        Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None,
+        Meta(
+            description="Null: the latest version both sides support when the merchant is discovered, else 2026-01-30."
+        ),
+    ] = None
     signing_key: Annotated[
         Secret | None,
         Meta(
