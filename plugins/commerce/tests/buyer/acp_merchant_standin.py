@@ -38,7 +38,8 @@ Fault switches, each a count of checkout requests it applies to (decremented as 
 `drop_complete_answer` completes (charges) and then drops the connection instead of answering
 (the answer is lost; the Idempotency-Key keeps it, so a repeat answers it); `fail_after_complete`
 completes (charges) and answers 500, which is not kept against the key (rfc §6.5), so a repeat is
-a fresh request, refused 400 for a session already completed.
+a fresh request, refused 400 for a session already completed; `down_after_complete` is added to
+`down` once a complete is done (the merchant goes down right after charging).
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class Merchant:
         self.lose_complete = 0
         self.drop_complete_answer = 0
         self.fail_after_complete = 0
+        self.down_after_complete = 0
         self.lock = threading.Lock()
         self.url = ""
         self.handler = copy.deepcopy(
@@ -493,6 +495,8 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
                     status, answer = 404, {"type": "invalid_request", "code": "not_found", "message": "No such path"}
                 answer = copy.deepcopy(answer)
                 completed = parts[-1] == "complete" and status == 200
+                if completed:
+                    merchant.down, merchant.down_after_complete = merchant.down + merchant.down_after_complete, 0
                 if completed and merchant.fail_after_complete > 0:
                     merchant.fail_after_complete -= 1
                     status, answer = 500, {"type": "processing_error", "code": "internal", "message": "Oops"}

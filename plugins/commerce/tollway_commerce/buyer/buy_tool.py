@@ -301,7 +301,7 @@ async def _wait(ctx: ToolContext, order: dict[str, Any], why: str, *, hold: bool
         return Parked(HELD)
     delay = recheck_after_s(ctx.settings, waited_s)
     log.warning(
-        "commerce order %s: the merchant's outcome is unknown (%s); asking again in %.0f s", order["id"], why, delay
+        "commerce order %s: the merchant's outcome is unknown (%s); asking again in %g s", order["id"], why, delay
     )
     return Parked(WAITING, retry_after_s=delay)
 
