@@ -218,7 +218,7 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
         assert accepted.status_code == 202, accepted.text
         request_id = accepted.json()["request_id"]
 
-        real = buy_tool._complete
+        real = buy_tool.record
 
         class Killed(BaseException):  # like a kill: no handler of the tool's runs (they catch Exception)
             pass
@@ -228,12 +228,12 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
 
         tool = kernel.tools["commerce_buy"]
         ctx = kernel.tool_runner.contexts.for_run(tool, request_id, agent_id)
-        monkeypatch.setattr(buy_tool, "_complete", dies)
+        monkeypatch.setattr(buy_tool, "record", dies)
         with pytest.raises(Killed):
             await tool.run(msgspec.convert(body, CommerceBuyInput), ctx)
         assert len(merchant.charges) == 1  # the merchant completed; we never recorded it
         assert (await Order.select(Order.state).where(Order.id == request_id).first())["state"] == "completing"
-        monkeypatch.setattr(buy_tool, "_complete", real)
+        monkeypatch.setattr(buy_tool, "record", real)
 
         worker = worker_for(kernel)
         worker.start()

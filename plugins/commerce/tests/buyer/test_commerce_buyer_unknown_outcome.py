@@ -15,7 +15,15 @@ import contextlib
 import pytest
 from buyer_support import balance, buy_body, commerce_kernel, configure, validate_exchanges
 
-from tollway.testing import count_receipts, credits_session, http_client, ledger_problems, wait_for_job, worker_for
+from tollway.testing import (
+    OPERATOR,
+    count_receipts,
+    credits_session,
+    http_client,
+    ledger_problems,
+    wait_for_job,
+    worker_for,
+)
 from tollway_commerce.buyer import buy_tool
 from tollway_commerce.buyer.tables import Order
 
@@ -25,6 +33,7 @@ FAST = {
 }
 # the first wait long enough for a test to see the job parked (and change the merchant meanwhile)
 SEEN = {**FAST, "TOLLWAY_COMMERCE_BUY_RECHECK_S": "1.5"}
+HELD_ENV = {**FAST, "TOLLWAY_COMMERCE_BUY_OUTCOME_WAIT_S": "0.5"}  # asked for half a second, then held
 KEPT = "50.780000"  # 100 - (60 + 0.25) + 11.03: the total (48.97) and the fee kept
 CHARGED = "39.750000"  # 100 - (60 + 0.25): charged up front, nothing returned or refunded yet
 
@@ -208,15 +217,23 @@ async def test_a_session_the_merchant_canceled_meanwhile_is_refunded(kernel_fact
     assert await ledger_problems() == []
 
 
-async def test_a_merchant_that_never_answers_leaves_the_order_held_for_the_operator(kernel_factory, merchant):
-    """Past TOLLWAY_COMMERCE_BUY_OUTCOME_WAIT_S the job stops asking: the order is `outcome_unknown`,
-    the job stays `processing` saying so, and the agent's payment is neither refunded nor kept."""
-    kernel = await commerce_kernel(kernel_factory, merchant, **FAST, TOLLWAY_COMMERCE_BUY_OUTCOME_WAIT_S="0.5")
-    async with http_client(kernel) as client, _worker(kernel):
+@contextlib.asynccontextmanager
+async def _held(kernel_factory, merchant):
+    """A purchase whose merchant charged, then never answered again: held for the operator.
+    Yields (client, auth, receipts before it, its request id)."""
+    kernel = await commerce_kernel(kernel_factory, merchant, **HELD_ENV)
+    async with http_client(kernel) as client:
         await configure(client, merchant)
         _, auth = await credits_session(client, "100")
+        receipts = await count_receipts()
         merchant.drop_complete_answer, merchant.down_after_complete = 1, 1_000_000
         request_id = await _accept(client, auth)
+        await _until_held(kernel, merchant, request_id)
+        yield client, auth, receipts, request_id
+
+
+async def _until_held(kernel, merchant, request_id) -> None:
+    async with _worker(kernel):
         for _ in range(200):
             order = await Order.select().where(Order.id == request_id).first()
             if order["state"] == "outcome_unknown":
@@ -227,12 +244,54 @@ async def test_a_merchant_that_never_answers_leaves_the_order_held_for_the_opera
         asked = _completes(merchant)
         await asyncio.sleep(0.6)  # held: no worker claims the job again, nobody asks any more
         assert _completes(merchant) == asked and asked >= 2
+
+
+async def test_a_merchant_that_never_answers_leaves_the_order_held_for_the_operator(kernel_factory, merchant):
+    """Past TOLLWAY_COMMERCE_BUY_OUTCOME_WAIT_S the job stops asking: the order is `outcome_unknown`,
+    the job stays `processing` saying so, and the agent's payment is neither refunded nor kept. The
+    operator's `resolve` asks the merchant again: still down, nothing changes; back, the order is
+    settled and the job completed."""
+    async with _held(kernel_factory, merchant) as (client, auth, receipts, request_id):
         job = (await client.get(f"/v1/requests/{request_id}", headers=auth)).json()
         assert job["status"] == "processing" and "held for the operator" in job["message"], job
         assert await balance(client, auth) == CHARGED
         receipt = (await client.get(f"/v1/receipts/{job['receipt_id']}", headers=auth)).json()
         assert receipt["status"] == "settled" and receipt.get("returned_usdc") in (None, "0.000000"), receipt
-    assert len(merchant.charges) == 1
+
+        path = f"/v1/tools/internal/commerce/orders/{request_id}/resolve"
+        assert (await client.post(path, json={}, headers=auth)).status_code == 401  # the operator's only
+        still = await client.post(path, json={}, headers=OPERATOR)
+        assert still.status_code == 200, still.text
+        assert still.json()["state"] == "outcome_unknown" and still.json()["job_status"] == "processing"
+        assert "could not be read" in still.json()["heard"]
+        merchant.down = 0  # back
+        ended = await client.post(path, json={"outcome": "ask"}, headers=OPERATOR)
+        assert ended.json() == {"order_id": request_id, "state": "completed", "job_status": "completed"}, ended.text
+        job = (await client.get(f"/v1/requests/{request_id}", headers=auth)).json()
+        await _settled(client, auth, job, receipts)
+        again = await client.post(path, json={}, headers=OPERATOR)
+        assert again.status_code == 409, again.text  # ended once
+    _one_purchase_at_the_merchant(merchant)
+    assert await ledger_problems() == []
+
+
+@pytest.mark.parametrize("outcome", ["completed", "not_completed"])
+async def test_the_operator_ends_a_held_order_by_what_the_merchant_told_them(kernel_factory, merchant, outcome):
+    async with _held(kernel_factory, merchant) as (client, auth, receipts, request_id):
+        told = {"outcome": outcome, "merchant_order_id": "ord_by_email"}
+        ended = await client.post(
+            f"/v1/tools/internal/commerce/orders/{request_id}/resolve", json=told, headers=OPERATOR
+        )
+        assert ended.status_code == 200, ended.text
+        job = (await client.get(f"/v1/requests/{request_id}", headers=auth)).json()
+        if outcome == "completed":
+            await _settled(client, auth, job, receipts)
+            assert job["result"]["result"]["merchant_order_id"] == "ord_by_email"
+        else:
+            assert job["status"] == "failed" and job["error_code"] == "checkout_failed", job
+            assert await balance(client, auth) == "100.000000"
+            order = await Order.select().where(Order.id == request_id).first()
+            assert order["state"] == "failed" and order["payment_token"] is None
     assert await ledger_problems() == []
 
 
@@ -296,7 +355,7 @@ async def test_a_run_killed_while_completing_is_rerun_asking_never_buying_again(
         receipts = await count_receipts()
         request_id = await _accept(client, auth)
         with monkeypatch.context() as patched:
-            patched.setattr(buy_tool, "settle" if before else "_complete", dies)
+            patched.setattr(buy_tool, "settle" if before else "record", dies)
             tool = kernel.tools["commerce_buy"]
             ctx = kernel.tool_runner.contexts.for_run(tool, request_id, agent_id)
             with pytest.raises(Killed):

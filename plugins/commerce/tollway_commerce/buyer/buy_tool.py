@@ -164,7 +164,7 @@ def answer_of(order: dict[str, Any], merchant_name: str) -> CommerceBuyAnswer:
     )
 
 
-def _failure(reason: str) -> ToolError:
+def checkout_failure(reason: str) -> ToolError:
     return ToolError(
         "checkout_failed",
         f"{FAILED}: {reason} — {HINT}. Nothing was charged at the merchant and your payment is refunded.",
@@ -179,8 +179,8 @@ TIME_LIMIT_S = 120.0
 # refunded, so a slow merchant parks the job (asked again by the next run) before the limit instead
 SETTLE_MARGIN_S = 10.0
 WAITING = (
-    "paying: the merchant has not said whether it took the payment (its answer was lost); asking it "
-    "again shortly. Nothing is refunded or kept until it says."
+    "paying: the merchant has not said whether it took the payment; asking it again shortly. Nothing is "
+    "refunded or kept until it says."
 )
 HELD = (
     "paying: the merchant never said whether it took the payment; the order is held for the operator, "
@@ -198,12 +198,12 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer | 
     if order["state"] == "completed":
         return answer_of(order, name)
     if order["state"] == "failed":
-        raise _failure(order["error"] or "it failed before")
+        raise checkout_failure(order["error"] or "it failed before")
     if merchant is None:
         if order["state"] in ASKING:  # it may have charged: only the operator can find out now
             return await _wait(ctx, order, "the merchant was removed from this service", hold=True)
-        await _fail(ctx.request_id, "the merchant was removed from this service")
-        raise _failure("the merchant was removed from this service")
+        await fail_order(ctx.request_id, "the merchant was removed from this service")
+        raise checkout_failure("the merchant was removed from this service")
     settings = ctx.settings
     product = (
         await Product.select(Product.currency)
@@ -230,7 +230,7 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer | 
         await ctx.report({"session_open": "checkout session opened", "completing": "paying"}.get(state, state))
 
     if order["state"] in ASKING:  # a run after one that sent complete (or may have): ask, never start again
-        payment = _payment_of(order)
+        payment = payment_of(order)
         again = True
     else:
         issuer: TokenIssuer = ctx.provider("psp")
@@ -251,14 +251,14 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer | 
             log.exception("commerce order %s: asking the merchant about its payment failed", ctx.request_id)
         return await _wait(ctx, order, str(exc) or type(exc).__name__)
     try:
-        order = await _complete(ctx, order, done)
+        order = await record(ctx.plugin.platform, order, done)
     except Exception:  # the merchant completed: failing now would refund a purchase it charged
         log.exception("commerce order %s completed at the merchant but could not be recorded", ctx.request_id)
         return await _wait(ctx, order, "the merchant completed the order; recording it failed")
     return answer_of(order, name)
 
 
-def _payment_of(order: dict[str, Any]) -> Payment:
+def payment_of(order: dict[str, Any]) -> Payment:
     return Payment(
         session_id=str(order["checkout_session_id"]),
         handler_id=order["payment_handler_id"],
@@ -273,8 +273,8 @@ async def _failed(client: AcpClient, purchase: Purchase, exc: CheckoutFailed) ->
     """The purchase ended without the merchant completing it: cancel its session, fail the order, refund."""
     if purchase.session_id is not None:
         await cancel_quietly(client, purchase, purchase.session_id)
-    await _fail(purchase.request_id, exc.reason)
-    raise _failure(exc.reason) from exc
+    await fail_order(purchase.request_id, exc.reason)
+    raise checkout_failure(exc.reason) from exc
 
 
 async def _wait(ctx: ToolContext, order: dict[str, Any], why: str, *, hold: bool = False) -> Parked:
@@ -306,16 +306,17 @@ async def _wait(ctx: ToolContext, order: dict[str, Any], why: str, *, hold: bool
     return Parked(WAITING, retry_after_s=delay)
 
 
-async def _fail(order_id: str, reason: str) -> None:
+async def fail_order(order_id: str, reason: str) -> None:
     await Order.update(
         {Order.state: "failed", Order.error: reason, Order.payment_token: None, Order.updated_ms: now_ms()}
     ).where(Order.id == order_id, Order.state != "completed")
 
 
-async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) -> dict[str, Any]:
+async def record(platform: Any, order: dict[str, Any], done: Completed, *, finish: bool = False) -> dict[str, Any]:
     """Record the merchant's order and give back what the cap left, in one transaction (once: a
-    repeated run finds the order completed, and a receipt's unspent part is returned once)."""
-    platform = ctx.plugin.platform  # type: ignore[union-attr]
+    repeated run finds the order completed, and a receipt's unspent part is returned once); with
+    `finish`, the job is completed with its answer in that transaction too (an order ended from
+    outside its runs: held.py)."""
     status = str(done.order.get("status") or "confirmed")
     async with storage.transaction():
         await Order.update(
@@ -340,7 +341,12 @@ async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) ->
             await platform.return_unspent(
                 order["receipt_id"], unspent, reason=f"commerce order {order['id']}: max_total_usdc not spent"
             )
-    return await Order.select().where(Order.id == order["id"]).first()
+        row = await Order.select().where(Order.id == order["id"]).first()
+        if finish:
+            merchant = await Merchant.select(Merchant.name).where(Merchant.id == row["merchant_id"]).first()
+            answer = answer_of(row, merchant["name"] if merchant is not None else row["merchant_id"])
+            await platform.finish_job(order["id"], msgspec.to_builtins(answer))
+    return row
 
 
 def commerce_buy_tool(context: PluginContext) -> Tool:
