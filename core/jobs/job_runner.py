@@ -82,9 +82,13 @@ class JobRunner:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
-        if ran.parked:  # someone else finishes it (core/jobs/parked.py)
+        if ran.parked:  # someone else finishes it, or it runs again later (core/jobs/parked.py)
             parked = claimed.attempt is not None and await jobs.park(
-                claimed.id, claimed.attempt, ran.output.message, bus=self.events
+                claimed.id,
+                claimed.attempt,
+                ran.output.message,
+                bus=self.events,
+                retry_after_s=ran.output.retry_after_s,
             )
             return "parked" if parked else "fenced"
         return await self.job_completed(claimed, msgspec.to_builtins(ran.output))

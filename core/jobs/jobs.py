@@ -124,11 +124,11 @@ REPORT = {
 }
 PARK = {
     False: sql.Statement(
-        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
+        "UPDATE tw_jobs SET lease_until_ms = {}, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
         "AND status = 'processing' RETURNING id"
     ),
     True: sql.Statement(
-        "UPDATE tw_jobs SET lease_until_ms = NULL, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
+        "UPDATE tw_jobs SET lease_until_ms = {}, message = {}, updated_ms = {} WHERE id = {} AND attempt = {} "
         "AND status = 'processing' RETURNING id, pg_notify('tollway_job_updates', id || ' processing') AS notified"
     ),
 }
@@ -267,12 +267,17 @@ async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = Non
     return row is not None
 
 
-async def park(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
+async def park(job_id: str, attempt: int, message: str, bus: Any = None, *, retry_after_s: float | None = None) -> bool:
     """A run that handed the job to someone else (a seller fulfils it): the job stays
     `processing` with no lease, so no worker claims it again, until it is finished from
-    outside (`core/jobs/parked.py`). False when the attempt was fenced out."""
+    outside (`core/jobs/parked.py`). With `retry_after_s` the run is waiting on someone it
+    must ask again (a merchant that did not answer): the job's lease is set to run out then,
+    and a worker claims it as the next attempt, exactly as a job whose worker died. False
+    when the attempt was fenced out."""
+    now = now_ms()
+    wake = None if retry_after_s is None else now + max(int(retry_after_s * 1000), 0)
     notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", PARK[True])
-    row = await PARK[notifying].row(message[:500], now_ms(), job_id, attempt)
+    row = await PARK[notifying].row(wake, message[:500], now, job_id, attempt)
     return row is not None
 
 

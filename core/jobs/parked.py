@@ -5,6 +5,12 @@ A tool's `run` returns `Parked(message)`: the job stays `processing` with no lea
 worker claims it again) and shows `message`. `ParkedJobs.finish` or `.fail` then writes
 its one outcome exactly as a run would (the receipt re-signed, a failure refunded, the
 owner notified, subscribers pushed), inside the caller's transaction when there is one.
+
+`Parked(message, retry_after_s=...)` is the other kind of wait: the run itself must ask
+again later (an upstream's answer was lost and only it knows the outcome). The job stays
+`processing`, showing `message`, with a lease that runs out after `retry_after_s`; then a
+worker claims it as its next attempt and the tool runs again (it finds its own saved
+progress, as after a crash). Nothing is refunded or charged meanwhile.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from tollway._core.jobs import jobs
 @dataclasses.dataclass(frozen=True)
 class Parked:
     """A job run's answer meaning "waiting for someone else": `message` is the Job's
-    `message` meanwhile (e.g. "waiting for the seller")."""
+    `message` meanwhile (e.g. "waiting for the seller"). With `retry_after_s` the job is run
+    again after that many seconds (a new attempt) instead of waiting to be finished from outside."""
 
     message: str
+    retry_after_s: float | None = None
 
 
 class ParkedJobs:

@@ -152,6 +152,42 @@ async def test_a_worker_that_lost_its_lease_cannot_write(kernel):
     assert spends == 1
 
 
+async def test_a_job_parked_with_retry_after_runs_again_later_charged_once(kernel, tmp_path):
+    """`Parked(message, retry_after_s=...)`: the job stays `processing` showing the message, no
+    worker claims it before the delay, then a worker runs it again as its next attempt; it is
+    charged once and its receipt re-signed once, whatever the number of waits."""
+    gate, marker = tmp_path / "gate", tmp_path / "runs"
+    async with http_client(kernel) as client:
+        _, auth = await agent_with_credits(client)
+        body = {"a": 2, "b": 3, "gate": str(gate), "marker": str(marker)}
+        accepted = (await client.post("/v1/tools/test/retry-job", json=body, headers=auth)).json()
+        skip = kernel.db.kind == "postgres"
+        first = await jobs.claim("worker-a", lease_s=30, skip_locked=skip)
+        assert first is not None and first.attempt == 1
+        assert await kernel.job_runner.run_claimed(first, lease_s=30) == "parked"
+        waiting = (await client.get(f"/v1/requests/{accepted['request_id']}", headers=auth)).json()
+        assert waiting["status"] == "processing" and waiting["message"] == "asking again shortly"
+        assert await jobs.claim("worker-b", lease_s=30, skip_locked=skip) is None  # not before its delay
+        worker = Worker(kernel, poll_s=0.05)
+        worker.start()
+        try:
+            await asyncio.sleep(0.5)  # it runs again (and parks again) while the gate is shut
+            gate.touch()
+            done = await wait_for_status(client, accepted["request_id"], auth)
+        finally:
+            await worker.stop()
+        balance = (await client.get("/v1/balance", headers=auth)).json()
+    runs = marker.read_text().split()
+    assert len(runs) >= 3  # parked at least twice, then completed
+    assert done["status"] == "completed" and done["result"]["sum"] == 5 and "message" not in done
+    row = await Job.select().where(Job.id == accepted["request_id"]).first()
+    assert row["attempt"] == len(runs) and row["lease_until_ms"] is None
+    assert balance["credits_balance"] == "0.998000"
+    revisions = await kernel.receipts.revisions(accepted["receipt_id"])
+    assert [r["execution_status"] for r in revisions] == ["pending", "completed"]
+    assert await LedgerEntry.count().where(LedgerEntry.kind == "spend") == 1
+
+
 async def test_time_limit_and_process_pool(kernel):
     async with http_client(kernel) as client:
         _, auth = await agent_with_credits(client)

@@ -3,7 +3,9 @@
 `add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
 while a worker is killed; `gate_inline` is the same as an inline call, to hold a
 paid request while its API process is killed); `broken_job` fails with a job failure code; `slow_job`
-outlives its time limit; `cpu_sum` runs in the worker's process pool.
+outlives its time limit; `cpu_sum` runs in the worker's process pool; `retry_job` parks
+with `retry_after_s` (as a run that must ask an upstream again later) until its gate file
+exists, counting its runs in its marker file, then adds.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from tollway import Example, Tool, ToolContext, ToolError, hookimpl
+from tollway import Example, Parked, Tool, ToolContext, ToolError, hookimpl
 
 
 class Numbers(msgspec.Struct, forbid_unknown_fields=True):
@@ -54,6 +56,15 @@ async def slow_job(value: Numbers, ctx: ToolContext) -> Sum:
     return Sum(sum=0, pid=os.getpid())
 
 
+async def retry_job(value: Numbers, ctx: ToolContext) -> Sum | Parked:
+    if value.marker:
+        with open(value.marker, "a") as fh:
+            fh.write(f"{ctx.request_id}\n")
+    if value.gate and not Path(value.gate).exists():
+        return Parked("asking again shortly", retry_after_s=0.1)
+    return Sum(sum=value.a + value.b, pid=os.getpid())
+
+
 def cpu_sum(value: Numbers) -> Sum:
     """Runs in a worker's process pool: a plain function of the input."""
     return Sum(sum=sum(i * i for i in range(value.a)) + value.b, pid=os.getpid())
@@ -86,12 +97,13 @@ BROKEN = _tool("broken_job", broken_job)
 BROKEN_KEPT = _tool("broken_kept", broken_job, refund_failed_jobs=False)
 SLOW = _tool("slow_job", slow_job, time_limit_s=0.3)
 CPU = _tool("cpu_sum", cpu_sum, cpu_bound=True)
+RETRY = _tool("retry_job", retry_job)
 
 
 class JobsPlugin:
     @hookimpl
     def register_tools(self, register):
-        for tool in (ADD, ADD_KEYED, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU):
+        for tool in (ADD, ADD_KEYED, GATE, BROKEN, BROKEN_KEPT, SLOW, CPU, RETRY):
             register(tool)
 
 

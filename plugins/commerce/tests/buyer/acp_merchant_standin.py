@@ -33,7 +33,17 @@ error) and its RFCs (rfc.agentic_checkout §3, §4, §6; rfc.product_feeds §3.4
   `shared_metadata[checkout_session_id]`; `Idempotency-Key` honoured) answers an issued token `spt_...`.
 
 Every request and answer is kept (`exchanges`) so a test can validate each against the
-protocol's JSON Schemas.
+protocol's JSON Schemas; every checkout request that arrives, faulty or not, is counted in
+`requests` ((method, path)).
+
+Fault switches, each a count of checkout requests it applies to (decremented as used):
+`down` answers that many checkout requests (any method) 503 without doing anything;
+`lose_complete` drops that many complete requests unread (the connection closes, nothing done);
+`drop_complete_answer` completes (charges) and then drops the connection instead of answering
+(the answer is lost; the Idempotency-Key keeps it, so a repeat answers it); `fail_after_complete`
+completes (charges) and answers 500, which is not kept against the key (rfc §6.5), so a repeat is
+a fresh request, refused 400 for a session already completed; `down_after_complete` is added to
+`down` once a complete is done (the merchant goes down right after charging).
 """
 
 from __future__ import annotations
@@ -103,6 +113,12 @@ class Merchant:
         self.token_requests: list[dict[str, str]] = []
         self.signing_key: str | None = None
         self.feed_updated_at = "2026-11-27T12:00:00Z"
+        self.requests: list[tuple[str, str]] = []
+        self.down = 0
+        self.lose_complete = 0
+        self.drop_complete_answer = 0
+        self.fail_after_complete = 0
+        self.down_after_complete = 0
         self.lock = threading.Lock()
         self.url = ""
         self.handler = copy.deepcopy(
@@ -400,6 +416,19 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
+        def _fault(self, method: str) -> bool:
+            """Count the checkout request; answer it 503 or drop it when a fault switch says so."""
+            merchant.requests.append((method, self.path))
+            if merchant.down > 0:
+                merchant.down -= 1
+                self._send(503, {"type": "service_unavailable", "code": "unavailable", "message": "Down"})
+                return True
+            if method == "POST" and self.path.endswith("/complete") and merchant.lose_complete > 0:
+                merchant.lose_complete -= 1
+                self.close_connection = True  # closed unanswered: the request is lost
+                return True
+            return False
+
         def _refuse(self) -> tuple[int, Any] | None:
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return 401, {"type": "invalid_request", "code": "unauthorized", "message": "Bad bearer token"}
@@ -431,6 +460,8 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
                     self._send(200, None, raw=merchant.feed_lines())
                     return
                 if self.path.startswith("/checkout_sessions/"):
+                    if self._fault("GET"):
+                        return
                     session = merchant.sessions.get(self.path.rsplit("/", 1)[1])
                     status, answer = (
                         (200, session)
@@ -448,6 +479,8 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
                 if self.path.startswith("/psp/"):
                     fields = dict(parse_qsl(raw.decode()))
                     self._send(*merchant.issue_token(fields, self.headers.get("Idempotency-Key")))
+                    return
+                if self._fault("POST"):
                     return
                 body = json.loads(raw) if raw else {}
                 refused = self._refuse()
@@ -499,9 +532,19 @@ def _handler(merchant: Merchant) -> type[BaseHTTPRequestHandler]:
                 else:
                     status, answer = 404, {"type": "invalid_request", "code": "not_found", "message": "No such path"}
                 answer = copy.deepcopy(answer)
+                completed = parts[-1] == "complete" and status == 200
+                if completed:
+                    merchant.down, merchant.down_after_complete = merchant.down + merchant.down_after_complete, 0
+                if completed and merchant.fail_after_complete > 0:
+                    merchant.fail_after_complete -= 1
+                    status, answer = 500, {"type": "processing_error", "code": "internal", "message": "Oops"}
                 if status < 500:
                     merchant.keys[(self.path, key)] = (digest, status, answer)
                 merchant.exchanges.append(Exchange("POST", self.path, body, status, answer))
+                if completed and merchant.drop_complete_answer > 0:
+                    merchant.drop_complete_answer -= 1
+                    self.close_connection = True  # done and kept, but the answer never leaves
+                    return
                 self._send(status, answer, {"Idempotency-Key": key})
 
     return Handler

@@ -201,9 +201,9 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
     kernel_factory, merchant, monkeypatch
 ):
     """The job's run dies after the merchant completed the checkout and before the order was
-    recorded (a worker killed there); the next run replays every step with the same
-    Idempotency-Keys (the merchant answers its first answers, the PSP its first token) and
-    records the order: one session, one token, one charge, the unspent returned once."""
+    recorded (a worker killed there); the next run goes straight to asking the merchant again:
+    complete with the same Idempotency-Key and body (the merchant answers its first answer),
+    no new session, no new token; it records the order: one charge, the unspent returned once."""
     import msgspec
 
     from tollway_commerce.buyer import buy_tool
@@ -218,19 +218,22 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
         assert accepted.status_code == 202, accepted.text
         request_id = accepted.json()["request_id"]
 
-        real = buy_tool._complete
+        real = buy_tool.record
+
+        class Killed(BaseException):  # like a kill: no handler of the tool's runs (they catch Exception)
+            pass
 
         async def dies(*args, **kwargs):
-            raise RuntimeError("the worker was killed here")
+            raise Killed("the worker was killed here")
 
         tool = kernel.tools["commerce_buy"]
         ctx = kernel.tool_runner.contexts.for_run(tool, request_id, agent_id)
-        monkeypatch.setattr(buy_tool, "_complete", dies)
-        with pytest.raises(RuntimeError):
+        monkeypatch.setattr(buy_tool, "record", dies)
+        with pytest.raises(Killed):
             await tool.run(msgspec.convert(body, CommerceBuyInput), ctx)
         assert len(merchant.charges) == 1  # the merchant completed; we never recorded it
         assert (await Order.select(Order.state).where(Order.id == request_id).first())["state"] == "completing"
-        monkeypatch.setattr(buy_tool, "_complete", real)
+        monkeypatch.setattr(buy_tool, "record", real)
 
         worker = worker_for(kernel)
         worker.start()
@@ -242,6 +245,8 @@ async def test_a_run_that_dies_after_the_merchant_completed_is_finished_by_the_n
         assert job["result"]["result"]["returned_usdc"] == "11.030000"
         assert await balance(client, auth) == "50.780000"
     assert len(merchant.charges) == 1 and len(merchant.tokens) == 1 and len(merchant.sessions) == 1
+    assert len(merchant.token_requests) == 1  # the rerun minted nothing, not even a replay
+    assert merchant.requests.count(("POST", "/checkout_sessions")) == 1
     validate_exchanges(merchant)
     assert await ledger_problems() == []
 

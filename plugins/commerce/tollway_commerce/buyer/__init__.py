@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, Tool
 
-from . import feeds, merchants, order_events
+from . import feeds, held, merchants, order_events
 from .buy_tool import commerce_buy_tool
 from .search_tool import SEARCH
 from .settings import SETTINGS
@@ -27,5 +27,5 @@ def tools(context: PluginContext) -> tuple[Tool, ...]:
     return (SEARCH, commerce_buy_tool(context))
 
 
-ROUTES: tuple[Route, ...] = (*merchants.ROUTES, order_events.ROUTE)
+ROUTES: tuple[Route, ...] = (*merchants.ROUTES, held.ROUTE, order_events.ROUTE)
 BUYER_SETTINGS: tuple[Setting, ...] = SETTINGS

@@ -12,8 +12,11 @@ finds it and carries on (a completed order is answered again, never bought again
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from typing import Any
+import logging
+import time
+from typing import Any, NoReturn
 
 import msgspec
 
@@ -25,6 +28,7 @@ from tollway import (
     Example,
     FieldError,
     JobDeclaration,
+    Parked,
     PluginContext,
     Refusal,
     Tool,
@@ -39,10 +43,22 @@ from tollway import (
 
 from . import money
 from .acp_client import AcpClient
-from .checkout import CheckoutFailed, Completed, Purchase, TokenIssuer, buy, cancel_quietly
-from .settings import FAMILY, buy_fee, max_total_ceiling, token_ttl_s
+from .checkout import (
+    CheckoutFailed,
+    Completed,
+    OutcomeUnknown,
+    Payment,
+    Purchase,
+    TokenIssuer,
+    buy,
+    cancel_quietly,
+    settle,
+)
+from .settings import FAMILY, buy_fee, max_total_ceiling, outcome_wait_s, recheck_after_s, token_ttl_s
 from .tables import Merchant, Order, Product
 from .wire import CommerceBuyAnswer, CommerceBuyInput, CommerceOrderOut, CommercePrice
+
+log = logging.getLogger("tollway.commerce.buyer")
 
 FAILED = "commerce checkout could not be completed"
 HINT = "verify cart or quote, retry"
@@ -148,7 +164,7 @@ def answer_of(order: dict[str, Any], merchant_name: str) -> CommerceBuyAnswer:
     )
 
 
-def _failure(reason: str) -> ToolError:
+def checkout_failure(reason: str) -> ToolError:
     return ToolError(
         "checkout_failed",
         f"{FAILED}: {reason} — {HINT}. Nothing was charged at the merchant and your payment is refunded.",
@@ -156,7 +172,24 @@ def _failure(reason: str) -> ToolError:
     )
 
 
-async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer:
+# The states in which `complete` was (or may have been) sent: only the merchant's word ends them.
+ASKING = ("completing", "outcome_unknown")
+TIME_LIMIT_S = 120.0
+# complete and its read-back must end within the run's time limit: a run timed out is failed and
+# refunded, so a slow merchant parks the job (asked again by the next run) before the limit instead
+SETTLE_MARGIN_S = 10.0
+WAITING = (
+    "paying: the merchant has not said whether it took the payment; asking it again shortly. Nothing is "
+    "refunded or kept until it says."
+)
+HELD = (
+    "paying: the merchant never said whether it took the payment; the order is held for the operator, "
+    "neither refunded nor kept until they find out (docs/commerce.md, Payments whose outcome is unknown)."
+)
+
+
+async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer | Parked:
+    deadline = time.monotonic() + TIME_LIMIT_S - SETTLE_MARGIN_S
     order = await Order.select().where(Order.id == ctx.request_id).first()
     if order is None or ctx.plugin is None:
         raise ToolError("internal_error", "The order was not recorded.", status=500)
@@ -165,10 +198,12 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer:
     if order["state"] == "completed":
         return answer_of(order, name)
     if order["state"] == "failed":
-        raise _failure(order["error"] or "it failed before")
+        raise checkout_failure(order["error"] or "it failed before")
     if merchant is None:
-        await _fail(ctx.request_id, "the merchant was removed from this service")
-        raise _failure("the merchant was removed from this service")
+        if order["state"] in ASKING:  # it may have charged: only the operator can find out now
+            return await _wait(ctx, order, "the merchant was removed from this service", hold=True)
+        await fail_order(ctx.request_id, "the merchant was removed from this service")
+        raise checkout_failure("the merchant was removed from this service")
     settings = ctx.settings
     product = (
         await Product.select(Product.currency)
@@ -186,7 +221,6 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer:
         session_id=order["checkout_session_id"],
     )
     client = AcpClient(ctx.http, merchant, ctx.request_id)
-    issuer: TokenIssuer = ctx.provider("psp")
 
     async def progress(state: str, **fields: Any) -> None:
         columns = {getattr(Order, k): v for k, v in fields.items()}
@@ -195,27 +229,94 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer:
         )
         await ctx.report({"session_open": "checkout session opened", "completing": "paying"}.get(state, state))
 
+    if order["state"] in ASKING:  # a run after one that sent complete (or may have): ask, never start again
+        payment = payment_of(order)
+        again = True
+    else:
+        issuer: TokenIssuer = ctx.provider("psp")
+        try:
+            payment = await buy(client, issuer, purchase, progress)
+        except CheckoutFailed as exc:
+            await _failed(client, purchase, exc)
+        again = False
     try:
-        done = await buy(client, issuer, purchase, progress)
-    except CheckoutFailed as exc:
-        if purchase.session_id is not None:
-            await cancel_quietly(client, purchase, purchase.session_id)
-        await _fail(ctx.request_id, exc.reason)
-        raise _failure(exc.reason) from exc
-    order = await _complete(ctx, order, done)
+        left = deadline - time.monotonic()
+        if left < 1:
+            raise OutcomeUnknown("no time was left in this run to ask the merchant")
+        done = await asyncio.wait_for(settle(client, purchase, payment, again=again), left)
+    except CheckoutFailed as exc:  # the merchant's word: it did not complete
+        await _failed(client, purchase, exc)
+    except Exception as exc:  # OutcomeUnknown, or anything else once complete may have been sent: never refund
+        if not isinstance(exc, OutcomeUnknown):
+            log.exception("commerce order %s: asking the merchant about its payment failed", ctx.request_id)
+        return await _wait(ctx, order, str(exc) or type(exc).__name__)
+    try:
+        order = await record(ctx.plugin.platform, order, done)
+    except Exception:  # the merchant completed: failing now would refund a purchase it charged
+        log.exception("commerce order %s completed at the merchant but could not be recorded", ctx.request_id)
+        return await _wait(ctx, order, "the merchant completed the order; recording it failed")
     return answer_of(order, name)
 
 
-async def _fail(order_id: str, reason: str) -> None:
-    await Order.update({Order.state: "failed", Order.error: reason, Order.updated_ms: now_ms()}).where(
-        Order.id == order_id, Order.state != "completed"
+def payment_of(order: dict[str, Any]) -> Payment:
+    return Payment(
+        session_id=str(order["checkout_session_id"]),
+        handler_id=order["payment_handler_id"],
+        token=order["payment_token"],
+        currency=str(order["currency"]),
+        total_minor=int(order["total_minor"]),
+        spent=int(order["spent"]),
     )
 
 
-async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) -> dict[str, Any]:
+async def _failed(client: AcpClient, purchase: Purchase, exc: CheckoutFailed) -> NoReturn:
+    """The purchase ended without the merchant completing it: cancel its session, fail the order, refund."""
+    if purchase.session_id is not None:
+        await cancel_quietly(client, purchase, purchase.session_id)
+    await fail_order(purchase.request_id, exc.reason)
+    raise checkout_failure(exc.reason) from exc
+
+
+async def _wait(ctx: ToolContext, order: dict[str, Any], why: str, *, hold: bool = False) -> Parked:
+    """complete was sent and how it ended is not known: the job asks again later (the kernel runs
+    it again after the wait: `Parked(retry_after_s=...)`), until TOLLWAY_COMMERCE_BUY_OUTCOME_WAIT_S
+    after the first complete; then the order is held for the operator (`outcome_unknown`, the job
+    parked with no retry). Neither refunds nor keeps the agent's payment."""
+    now = now_ms()
+    waited_s = max(now - int(order.get("completing_ms") or now), 0) / 1000
+    if hold or waited_s >= outcome_wait_s(ctx.settings):
+        log.error(
+            "commerce order %s: merchant %s never said whether it completed session %s (%s); held for the operator",
+            order["id"],
+            order["merchant_id"],
+            order["checkout_session_id"],
+            why,
+        )
+        try:
+            await Order.update({Order.state: "outcome_unknown", Order.error: why, Order.updated_ms: now}).where(
+                Order.id == order["id"], Order.state.is_in(list(ASKING))
+            )
+        except Exception:  # the database is down: the job is held all the same; its next run writes it
+            log.exception("commerce order %s: holding it for the operator was not recorded", order["id"])
+        return Parked(HELD)
+    delay = recheck_after_s(ctx.settings, waited_s)
+    log.warning(
+        "commerce order %s: the merchant's outcome is unknown (%s); asking again in %g s", order["id"], why, delay
+    )
+    return Parked(WAITING, retry_after_s=delay)
+
+
+async def fail_order(order_id: str, reason: str) -> None:
+    await Order.update(
+        {Order.state: "failed", Order.error: reason, Order.payment_token: None, Order.updated_ms: now_ms()}
+    ).where(Order.id == order_id, Order.state != "completed")
+
+
+async def record(platform: Any, order: dict[str, Any], done: Completed, *, finish: bool = False) -> dict[str, Any]:
     """Record the merchant's order and give back what the cap left, in one transaction (once: a
-    repeated run finds the order completed, and a receipt's unspent part is returned once)."""
-    platform = ctx.plugin.platform  # type: ignore[union-attr]
+    repeated run finds the order completed, and a receipt's unspent part is returned once); with
+    `finish`, the job is completed with its answer in that transaction too (an order ended from
+    outside its runs: held.py)."""
     status = str(done.order.get("status") or "confirmed")
     async with storage.transaction():
         await Order.update(
@@ -225,8 +326,9 @@ async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) ->
                 Order.currency: done.currency,
                 Order.total_minor: done.total_minor,
                 Order.spent: done.spent,
-                Order.merchant_order_id: str(done.order["id"]),
+                Order.merchant_order_id: str(done.order.get("id") or ""),
                 Order.error: None,
+                Order.payment_token: None,  # used: nothing to send again
                 Order.updated_ms: now_ms(),
             }
         ).where(Order.id == order["id"])
@@ -239,7 +341,12 @@ async def _complete(ctx: ToolContext, order: dict[str, Any], done: Completed) ->
             await platform.return_unspent(
                 order["receipt_id"], unspent, reason=f"commerce order {order['id']}: max_total_usdc not spent"
             )
-    return await Order.select().where(Order.id == order["id"]).first()
+        row = await Order.select().where(Order.id == order["id"]).first()
+        if finish:
+            merchant = await Merchant.select(Merchant.name).where(Merchant.id == row["merchant_id"]).first()
+            answer = answer_of(row, merchant["name"] if merchant is not None else row["merchant_id"])
+            await platform.finish_job(order["id"], msgspec.to_builtins(answer))
+    return row
 
 
 def commerce_buy_tool(context: PluginContext) -> Tool:
@@ -272,7 +379,7 @@ def commerce_buy_tool(context: PluginContext) -> Tool:
         family=FAMILY,
         idempotency="optional",
         rate_limit="paid",
-        time_limit_s=120.0,
+        time_limit_s=TIME_LIMIT_S,
         job=JobDeclaration(
             accepted_status="pending",
             refund_failed_jobs=True,

@@ -4,9 +4,15 @@ cap, mint a delegated payment token for exactly that total through the `psp` pro
 complete. Every POST carries an Idempotency-Key made of the job's request id and the step,
 so a run repeated after a crash replays each step at the merchant instead of doing it twice.
 
-Anything that stops the purchase before the merchant completes it raises `CheckoutFailed`
-(the job then fails `checkout_failed` and the agent is refunded); a session opened at the
-merchant is cancelled first, so nothing is charged there."""
+Anything that stops the purchase before `complete` is sent raises `CheckoutFailed` (the job
+then fails `checkout_failed` and the agent is refunded); a session opened at the merchant is
+cancelled first, so nothing is charged there.
+
+Once `complete` is sent the merchant may have charged the token whatever we heard, so only
+its word ends the purchase (`settle`): a completed session is the purchase; a session
+canceled or expired, or a refusal of complete the session confirms, is `CheckoutFailed`;
+anything else (no answer, a 5xx, a request still in flight, a session still in progress)
+raises `OutcomeUnknown`, and the job asks again later with the identical request."""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from .acp_client import AcpClient, Answer, Unreachable
 from .wire import CommerceBuyInput
 
 DELEGATED_HANDLER = "dev.acp.tokenized.card"
+THREE_DS = "the merchant requires 3-D Secure authentication, which this service cannot perform"
 
 
 class CheckoutFailed(Exception):
@@ -30,6 +37,10 @@ class CheckoutFailed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.session_id = session_id
+
+
+class OutcomeUnknown(Exception):
+    """`complete` was sent and the merchant has not said how it ended: it may have charged."""
 
 
 class TokenIssuer(Protocol):
@@ -58,6 +69,19 @@ class Completed:
     total_minor: int
     spent: int  # micro-USDC
     order: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Payment:
+    """What `complete` is sent with, kept on the order before it is sent (`progress("completing")`)
+    so it can be sent again identically: the same Idempotency-Key and body get the original answer."""
+
+    session_id: str
+    handler_id: str | None  # None: an order from before these were kept (then only the session is read)
+    token: str | None
+    currency: str
+    total_minor: int
+    spent: int  # micro-USDC
 
 
 @dataclass
@@ -139,7 +163,7 @@ def _amount(totals: object, kind: str = "total") -> int | None:
 def _session(answer: Answer, what: str) -> dict[str, Any]:
     if not answer.ok:
         if isinstance(answer.body, Mapping) and answer.body.get("code") == "requires_3ds":
-            raise CheckoutFailed("the merchant requires 3-D Secure authentication, which this service cannot perform")
+            raise CheckoutFailed(THREE_DS)
         raise CheckoutFailed(f"the merchant refused to {what} the checkout session ({answer.error()})")
     if not isinstance(answer.body.get("id"), str):
         raise CheckoutFailed(f"the merchant's answer to {what} is not a checkout session")
@@ -222,8 +246,9 @@ async def cancel_quietly(client: AcpClient, purchase: Purchase, session_id: str)
         pass
 
 
-async def buy(client: AcpClient, issuer: TokenIssuer, purchase: Purchase, progress: Progress) -> Completed:
-    """Run the purchase to its completion at the merchant; raise CheckoutFailed before it."""
+async def buy(client: AcpClient, issuer: TokenIssuer, purchase: Purchase, progress: Progress) -> Payment:
+    """Open the session and mint the token, up to the point `complete` is to be sent (saved as
+    `completing`); raise CheckoutFailed before it. `settle` sends complete."""
     value = purchase.value
     try:
         session = _session(
@@ -249,12 +274,12 @@ async def buy(client: AcpClient, issuer: TokenIssuer, purchase: Purchase, progre
 
 async def _pay(
     client: AcpClient, issuer: TokenIssuer, purchase: Purchase, session: dict[str, Any], progress: Progress
-) -> Completed:
+) -> Payment:
     value = purchase.value
     check_items(value, session)
     problems = _errors(session)
     if session.get("status") == "authentication_required":
-        raise CheckoutFailed("the merchant requires 3-D Secure authentication, which this service cannot perform")
+        raise CheckoutFailed(THREE_DS)
     if session.get("status") != "ready_for_payment":
         said = "; ".join(problems) or "no reason given"
         raise CheckoutFailed(f"the session is {session.get('status')!r}, not ready for payment ({said})")
@@ -285,30 +310,97 @@ async def _pay(
         )
     except Exception as exc:  # the PSP's refusal or absence: nothing was paid
         raise CheckoutFailed(f"no payment token could be minted ({exc})") from exc
-    await progress("completing", currency=currency, total_minor=total, spent=spent)
-    body = {
+    payment = Payment(session["id"], str(handler["id"]), str(token["id"]), currency, total, spent)
+    # kept before complete is sent: from here on only the merchant's word ends the purchase
+    await progress(
+        "completing",
+        currency=currency,
+        total_minor=total,
+        spent=spent,
+        payment_handler_id=payment.handler_id,
+        payment_token=payment.token,
+        completing_ms=int(time.time() * 1000),
+    )
+    return payment
+
+
+# Session statuses once complete was sent: the merchant may still be completing (unknown), or
+# has ended the session without completing it (definite).
+WORKING = ("complete_in_progress", "in_progress", "pending_approval", "requires_escalation")
+ENDED = ("canceled", "expired")
+# Refusals of complete that say nothing of its outcome: ask again later (rfc §6.4: 409 in flight;
+# 422 idempotency_conflict is a different body under our key, which we never send).
+NOT_AN_OUTCOME = (408, 409, 425, 429)
+
+
+def complete_body(value: CommerceBuyInput, payment: Payment) -> dict[str, Any]:
+    """The complete request: the same bytes whenever it is sent for one purchase."""
+    return {
         "buyer": buyer_of(value),
         "payment_data": {
-            "handler_id": handler["id"],
-            "instrument": {"type": "card", "credential": {"type": "spt", "token": str(token["id"])}},
+            "handler_id": payment.handler_id,
+            "instrument": {"type": "card", "credential": {"type": "spt", "token": payment.token}},
             "billing_address": address_of(value),
         },
     }
-    try:
-        answer = await client.complete(session["id"], body, _key(purchase, "complete"))
-    except Unreachable:
-        answer = Answer(599, None)
-    if answer.status >= 500 or answer.status == 599:
-        # no answer to go by: the merchant may have completed; its session says
+
+
+def _refused(answer: Answer | None) -> bool:
+    """A 4xx answer to complete that is the merchant's refusal of it (not a request to come back)."""
+    if answer is None or not 400 <= answer.status < 500 or answer.status in NOT_AN_OUTCOME:
+        return False
+    return not (isinstance(answer.body, Mapping) and answer.body.get("code") == "idempotency_conflict")
+
+
+def _completed(session: Mapping[str, Any], payment: Payment) -> Completed:
+    # the token capped the charge at the total we checked against the cap: that is what was spent
+    order = session.get("order") if isinstance(session.get("order"), Mapping) else {}
+    return Completed(payment.session_id, payment.currency, payment.total_minor, payment.spent, order)
+
+
+async def settle(client: AcpClient, purchase: Purchase, payment: Payment, *, again: bool) -> Completed:
+    """Send complete (`again`: it may have been sent before; the same Idempotency-Key and body get
+    the merchant's original answer) and go by the merchant's word: Completed; CheckoutFailed when it
+    definitely did not complete; OutcomeUnknown when it has not said."""
+    answer: Answer | None = None
+    if payment.token is not None:
         try:
-            answer = await client.get(session["id"])
-        except Unreachable as exc:
-            raise CheckoutFailed("the merchant did not answer the completion", session_id=session["id"]) from exc
-    done = _session(answer, "complete")
-    if done.get("status") == "authentication_required":
-        raise CheckoutFailed("the merchant requires 3-D Secure authentication, which this service cannot perform")
-    order = done.get("order")
-    if done.get("status") != "completed" or not isinstance(order, Mapping) or not order.get("id"):
-        said = "; ".join(_errors(done)) or f"status {done.get('status')!r}"
-        raise CheckoutFailed(f"the merchant did not complete the checkout ({said})")
-    return Completed(session_id=session["id"], currency=currency, total_minor=total, spent=spent, order=order)
+            answer = await client.complete(
+                payment.session_id, complete_body(purchase.value, payment), _key(purchase, "complete")
+            )
+        except Unreachable:
+            answer = None
+    if answer is not None and answer.ok and isinstance(answer.body.get("id"), str):
+        return _outcome(answer.body, payment, answered=True)
+    # no answer, a 5xx, or a refusal (of a repeat, perhaps: a 5xx is not kept against the key, so a
+    # repeat is a fresh request, which a merchant refuses for a session it completed): the session says
+    try:
+        read = await client.get(payment.session_id)
+    except Unreachable:
+        read = None
+    said = answer.error() if answer is not None else "no answer"
+    if read is not None and read.ok and isinstance(read.body.get("id"), str):
+        status = read.body.get("status")
+        if status == "completed" or status in ENDED or (_refused(answer) and status not in WORKING):
+            return _outcome(read.body, payment, answered=False, refusal=said if _refused(answer) else None)
+        raise OutcomeUnknown(f"the merchant's answer to complete: {said}; the session is {status!r}")
+    if _refused(answer) and not again:  # the answer to the one complete ever sent
+        raise CheckoutFailed(f"the merchant refused to complete the checkout session ({said})")
+    raise OutcomeUnknown(f"the merchant's answer to complete: {said}; its session could not be read")
+
+
+def _outcome(session: Mapping[str, Any], payment: Payment, *, answered: bool, refusal: str | None = None) -> Completed:
+    status = session.get("status")
+    if status == "completed":
+        return _completed(session, payment)
+    if status in ENDED:
+        raise CheckoutFailed(f"the merchant did not complete the checkout (the session is {status})")
+    if refusal is not None:
+        raise CheckoutFailed(f"the merchant refused to complete the checkout session ({refusal})")
+    if status in WORKING or not answered:
+        raise OutcomeUnknown(f"the session is {status!r}")
+    # the merchant answered complete with a session it did not complete (nor is completing)
+    if status == "authentication_required":
+        raise CheckoutFailed(THREE_DS)
+    said = "; ".join(_errors(session)) or f"status {status!r}"
+    raise CheckoutFailed(f"the merchant did not complete the checkout ({said})")

@@ -45,7 +45,36 @@ TOKEN_TTL_S = Setting(
     "Seconds a delegated payment token minted for one checkout stays usable.",
 )
 
-SETTINGS = (BUY_FEE, BUY_MAX_TOTAL, FX_RATES, FEED_INTERVAL_S, TOKEN_TTL_S)
+BUY_RECHECK_S = Setting(
+    FAMILY,
+    "buy_recheck_s",
+    "30",
+    "Seconds before a commerce_buy whose merchant left the payment's outcome unknown (its answer to "
+    "complete lost) asks it again; each later wait is half the time waited so far, at most "
+    "TOLLWAY_COMMERCE_BUY_RECHECK_MAX_S.",
+)
+BUY_RECHECK_MAX_S = Setting(
+    FAMILY, "buy_recheck_max_s", "1800", "The longest wait (seconds) between two asks of a merchant about a payment."
+)
+BUY_OUTCOME_WAIT_S = Setting(
+    FAMILY,
+    "buy_outcome_wait_s",
+    "86400",
+    "How long (seconds, from the first complete) a merchant is asked again about a payment whose outcome it "
+    "left unknown before the order is held for the operator (`outcome_unknown`: neither refunded nor settled). "
+    "The default is the 24 hours ACP merchants keep an Idempotency-Key's answer.",
+)
+
+SETTINGS = (
+    BUY_FEE,
+    BUY_MAX_TOTAL,
+    FX_RATES,
+    FEED_INTERVAL_S,
+    TOKEN_TTL_S,
+    BUY_RECHECK_S,
+    BUY_RECHECK_MAX_S,
+    BUY_OUTCOME_WAIT_S,
+)
 
 
 def value(settings: Mapping[str, str], setting: Setting) -> str:
@@ -67,3 +96,14 @@ def feed_interval_ms(settings: Mapping[str, str]) -> int:
 
 def token_ttl_s(settings: Mapping[str, str]) -> int:
     return int(value(settings, TOKEN_TTL_S))
+
+
+def recheck_after_s(settings: Mapping[str, str], waited_s: float) -> float:
+    """How long to wait before asking a merchant again, `waited_s` after the first complete:
+    the first wait, then half the time waited so far (the waits grow by half each time), capped."""
+    first = float(value(settings, BUY_RECHECK_S))
+    return min(max(first, waited_s / 2), float(value(settings, BUY_RECHECK_MAX_S)))
+
+
+def outcome_wait_s(settings: Mapping[str, str]) -> float:
+    return float(value(settings, BUY_OUTCOME_WAIT_S))

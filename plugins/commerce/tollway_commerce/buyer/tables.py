@@ -63,7 +63,9 @@ class Order(Table, tablename="commerce_buyer_orders"):
     agent_id = Varchar(length=36, index=True)
     receipt_id = Varchar(length=40)
     merchant_id = Varchar(length=64)
-    state = Varchar(length=20, index=True)  # accepted, session_open, completing, completed, failed
+    # accepted, session_open, completing (complete sent, or about to be: only the merchant knows the
+    # outcome), completed, failed, outcome_unknown (the merchant never said: held for the operator)
+    state = Varchar(length=20, index=True)
     request = Text()  # JSON: the validated input
     max_total = BigInt()  # micro-USDC the agent allowed
     fee = BigInt()  # micro-USDC, the service fee
@@ -78,6 +80,11 @@ class Order(Table, tablename="commerce_buyer_orders"):
     error = Text(null=True, default=None)
     created_ms = BigInt()
     updated_ms = BigInt()
+    # what complete was sent with, to send it again identically (same Idempotency-Key, same body)
+    # while its outcome is unknown; the token is cleared once the order is settled either way
+    payment_handler_id = Text(null=True, default=None)
+    payment_token = Text(null=True, default=None)  # secret (single-use, this session only): never answered
+    completing_ms = BigInt(null=True, default=None)  # when complete was first sent (the wait's clock)
 
 
 TABLES = [Merchant, Product, ProductChange, Order]

@@ -5,7 +5,7 @@ OpenAPI component names, unique across plugins)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta
@@ -105,6 +105,27 @@ class CommerceMerchantList(msgspec.Struct):
 class CommerceMerchantDeleted(msgspec.Struct):
     id: str
     deleted: bool
+
+
+class CommerceHeldOrderIn(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """How to end an order held for the operator (`outcome_unknown`)."""
+
+    outcome: Annotated[
+        Literal["ask", "completed", "not_completed"],
+        Meta(
+            description="`ask` (default): ask the merchant again now and go by its answer. `completed` / "
+            "`not_completed`: what the merchant told the operator out of band (the order is settled, or "
+            "failed and refunded)."
+        ),
+    ] = "ask"
+    merchant_order_id: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+
+
+class CommerceHeldOrderOut(msgspec.Struct, omit_defaults=True):
+    order_id: str
+    state: str  # the order's: completed, failed, or still outcome_unknown
+    job_status: str  # the job's: completed, failed, or still processing
+    heard: str | None = None  # what the merchant answered, when it is still unknown
 
 
 class CommerceFeedRead(msgspec.Struct):
