@@ -15,7 +15,8 @@ requests with `Authorization: Bearer sk_test_...`, JSON answers, errors as
 - `POST /v1/payment_intents` with `confirm=true` and
   `payment_method_data[shared_payment_granted_token]`; `POST /v1/payment_intents/{id}/confirm`
   (3-D Secure results in `payment_method_options[card][three_d_secure]`);
-  `GET /v1/payment_intents/{id}`; `POST /v1/refunds`.
+  `GET /v1/payment_intents/{id}`; `POST /v1/refunds` (`payment_intent`, `amount` in part or
+  all that is left, `reason`, `metadata`; above what is left: 400 `amount_too_large`).
 - `Idempotency-Key` on every POST: the same key with the same parameters answers the first
   answer again (`Idempotent-Replayed: true`), with other parameters 400 `idempotency_error`;
   requests of one key are served one at a time.
@@ -287,26 +288,60 @@ class StripeStandin:
         return web.json_response(pi)
 
     async def _refund(self, request: web.Request, form: dict[str, str]) -> web.Response:
+        """`POST /v1/refunds` as Stripe's Refund API documents it: `payment_intent`, an optional
+        `amount` (default: all that is left; above what is left is `amount_too_large`), `reason`
+        (duplicate, fraudulent, requested_by_customer) and `metadata`; a Refund object."""
         pi = self.intents.get(form.get("payment_intent", ""))
-        if pi is None or pi["status"] != "succeeded":
+        if pi is None:
+            return _error(
+                404,
+                "invalid_request_error",
+                f"No such payment_intent: '{form.get('payment_intent', '')}'",
+                code="resource_missing",
+                param="payment_intent",
+            )
+        if pi["status"] != "succeeded":
             return _error(
                 400,
                 "invalid_request_error",
                 "This PaymentIntent has nothing to refund.",
                 code="charge_already_refunded",
             )
-        if pi["amount_refunded"] >= pi["amount"]:
+        left = pi["amount"] - pi["amount_refunded"]
+        if left <= 0:
             return _error(
                 400, "invalid_request_error", "Charge has already been refunded.", code="charge_already_refunded"
             )
+        amount = int(form["amount"]) if form.get("amount") else left
+        if amount <= 0:
+            return _error(400, "invalid_request_error", "Invalid positive integer", code="parameter_invalid_integer")
+        if amount > left:
+            return _error(
+                400,
+                "invalid_request_error",
+                f"Refund amount ({amount}) is greater than unrefunded amount on charge ({left})",
+                code="amount_too_large",
+                param="amount",
+            )
+        reason = form.get("reason")
+        if reason is not None and reason not in ("duplicate", "fraudulent", "requested_by_customer"):
+            return _error(400, "invalid_request_error", f"Invalid reason: {reason}", param="reason")
         refund = {
             "id": "re_" + secrets.token_hex(10),
             "object": "refund",
-            "amount": pi["amount"] - pi["amount_refunded"],
-            "payment_intent": pi["id"],
-            "status": "succeeded",
+            "amount": amount,
+            "balance_transaction": "txn_" + secrets.token_hex(10),
+            "charge": "ch_" + pi["id"][3:],
+            "created": int(time.time()),
             "currency": pi["currency"],
+            "metadata": {k[9:-1]: v for k, v in form.items() if k.startswith("metadata[")},
+            "payment_intent": pi["id"],
+            "reason": reason,
+            "receipt_number": None,
+            "source_transfer_reversal": None,
+            "status": "succeeded",
+            "transfer_reversal": None,
         }
-        pi["amount_refunded"] = pi["amount"]
+        pi["amount_refunded"] += amount
         self.refunds.append(refund)
         return web.json_response(refund)
