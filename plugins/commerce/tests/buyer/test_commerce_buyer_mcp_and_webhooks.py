@@ -79,18 +79,24 @@ def _signed(raw: bytes, secret: str = SECRET) -> dict[str, str]:
     }
 
 
+async def bought_mug(kernel, client) -> tuple[str, dict[str, str], dict]:
+    """An agent with 100 USDC of credits buys a mug (max 30): its id, auth headers and finished job."""
+    agent_id, auth = await credits_session(client, "100")
+    accepted = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="30"), headers=auth)
+    worker = worker_for(kernel)
+    worker.start()
+    try:
+        job = await wait_for_job(client, accepted.json()["request_id"], auth, every_s=0.05)
+    finally:
+        await worker.stop()
+    return agent_id, auth, job
+
+
 async def test_order_webhooks_update_the_order_and_notify_the_agent(kernel_factory, merchant):
     kernel = await commerce_kernel(kernel_factory, merchant)
     async with http_client(kernel) as client:
         await configure(client, merchant, webhook_secret=SECRET)
-        agent_id, auth = await credits_session(client, "100")
-        accepted = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="30"), headers=auth)
-        worker = worker_for(kernel)
-        worker.start()
-        try:
-            job = await wait_for_job(client, accepted.json()["request_id"], auth, every_s=0.05)
-        finally:
-            await worker.stop()
+        agent_id, auth, job = await bought_mug(kernel, client)
         session_id = job["result"]["result"]["checkout_session_id"]
         path = "/v1/commerce/merchants/shop/order-events"
 
@@ -126,14 +132,7 @@ async def test_a_merchants_refunds_are_credited_once_each_and_never_above_what_w
     kernel = await commerce_kernel(kernel_factory, merchant)
     async with http_client(kernel) as client:
         await configure(client, merchant, webhook_secret=SECRET)
-        agent_id, auth = await credits_session(client, "100")
-        accepted = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="30"), headers=auth)
-        worker = worker_for(kernel)
-        worker.start()
-        try:
-            job = await wait_for_job(client, accepted.json()["request_id"], auth, every_s=0.05)
-        finally:
-            await worker.stop()
+        agent_id, auth, job = await bought_mug(kernel, client)
         assert job["result"]["result"]["spent_usdc"] == "21.500000"  # 2150 US cents
         session_id = job["result"]["result"]["checkout_session_id"]
         path = "/v1/commerce/merchants/shop/order-events"
