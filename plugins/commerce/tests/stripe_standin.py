@@ -56,6 +56,7 @@ class StripeStandin:
         self.gate: asyncio.Event | None = None  # set by `hold`: PaymentIntents wait for it
         self.held = asyncio.Event()  # set when a PaymentIntent is waiting at the gate
         self.failures = 0  # the next this many PaymentIntent creations answer 500
+        self.refund_failures = 0  # the next this many refund requests answer 500
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -291,6 +292,9 @@ class StripeStandin:
         """`POST /v1/refunds` as Stripe's Refund API documents it: `payment_intent`, an optional
         `amount` (default: all that is left; above what is left is `amount_too_large`), `reason`
         (duplicate, fraudulent, requested_by_customer) and `metadata`; a Refund object."""
+        if self.refund_failures > 0:
+            self.refund_failures -= 1
+            return _error(500, "api_error", "An unexpected error occurred.")
         pi = self.intents.get(form.get("payment_intent", ""))
         if pi is None:
             return _error(

@@ -14,7 +14,7 @@ from acp_schemas import validate
 from commerce_support import OPERATOR, AcpClient, merchant, register_agent, stripe_standin
 from test_acp_soul_orders import register_soul
 
-from tollway import storage
+from tollway import now_ms, storage
 from tollway.testing import ledger_problems, webhook_receiver
 from tollway_commerce.acp import signing
 
@@ -147,4 +147,29 @@ async def test_concurrent_refunds_never_add_up_above_what_was_paid(kernel_factor
         assert await credits(agent) == 2_000_000  # 20.00 bought, 18.00 taken back
         left = await refund(client, order_id, "last")
         assert left.status_code == 201 and left.json()["amount"] == 200 and await credits(agent) == 0
+        assert await ledger_problems() == []
+
+
+async def test_a_refund_the_psp_did_not_answer_is_finished_by_the_reconciler_once(kernel_factory) -> None:
+    from tollway_commerce import refunds
+
+    async with stripe_standin() as stripe, merchant(kernel_factory, stripe) as (kernel, client, acp, agent):
+        session = await acp.create("credits_5usd")
+        order_id = (await acp.complete(session["id"], stripe.grant())).json()["order"]["id"]
+        stripe.refund_failures = 10  # Stripe answers 500 to every try of the library
+        down = await refund(client, order_id, "down", amount=100)
+        assert down.status_code == 503 and down.json()["error"] == "psp_unavailable"
+        assert stripe.refunds == [] and await credits(agent) == 5_000_000
+        busy = await refund(client, order_id, "down", amount=100)  # the same key while it is still in flight
+        assert busy.status_code == 409 and busy.json()["error"] == "refund_in_progress"
+        other = await refund(client, order_id, "other")  # the pending refund's amount is held: 4.00 left
+        assert other.status_code == 503  # still down, and held too
+        stripe.refund_failures = 0
+        assert await refunds.sweep(kernel.platform, now_ms() + 120_000) == 2
+        assert await refunds.sweep(kernel.platform, now_ms() + 120_000) == 0  # finished once
+        assert sorted(r["amount"] for r in stripe.refunds) == [100, 400]
+        assert await credits(agent) == 0
+        again = await refund(client, order_id, "down", amount=100)
+        assert again.status_code == 201 and again.json()["status"] == "succeeded"
+        assert again.json()["refunded_total"] == 500
         assert await ledger_problems() == []
