@@ -184,7 +184,10 @@ class Sales:
                 (await sql.fetch_one(_LEDGER_SUM, f"credits:{buyer}", OUTSIDE_REVERSAL_KIND, receipt_id))["total"]
             )
             credits = await _take_up_to(
-                buyer, min(bought * amount // price, bought - taken), kind=OUTSIDE_REVERSAL_KIND, reference=receipt_id
+                buyer,
+                min(_part(bought, refunded, amount, price), bought - taken),
+                kind=OUTSIDE_REVERSAL_KIND,
+                reference=receipt_id,
             )
             share = 0
             paid = await LedgerEntry.select(LedgerEntry.account, LedgerEntry.delta).where(
@@ -199,7 +202,7 @@ class Sales:
                 earnings = int((await sql.fetch_one(_EARNINGS, paid[0]["account"]))["total"])
                 share = await _take_up_to(
                     seller,
-                    min(earned * amount // price, earned - back, earnings),
+                    min(_part(earned, refunded, amount, price), earned - back, earnings),
                     kind=SHARE_REVERSAL_KIND,
                     reference=receipt_id,
                 )
@@ -271,6 +274,12 @@ class Sales:
                 memo=memo,
             )
         )
+
+
+def _part(whole: int, refunded: int, amount: int, price: int) -> int:
+    """The part of `whole` a refund of `amount` after `refunded` stands for, of a sale of
+    `price`: cumulatively rounded down, so the parts of a full refund add up to `whole`."""
+    return whole * (refunded + amount) // price - whole * refunded // price
 
 
 async def _take_up_to(agent_id: str, want: int, *, kind: str, reference: str) -> int:
