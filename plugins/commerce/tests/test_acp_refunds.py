@@ -126,8 +126,15 @@ async def test_a_soul_service_refund_takes_back_the_sellers_share(kernel_factory
         assert half.status_code == 201, half.text
         assert half.json()["share_taken_back_usdc"] == "1.000000" and await credits(seller_agent) == 1_000_000
         assert half.json()["credits_taken_back_usdc"] == "0.000000" and await credits(agent) == 0
+        seller_auth = {"Authorization": f"Bearer {key}"}
+        still = (await client.get(f"/v1/soul/orders/{session['id']}", headers=seller_auth)).json()
+        assert still["state"] == "open"  # refunded in part: the seller still delivers
         rest = await refund(client, order_id, "rest")
         assert rest.json()["share_taken_back_usdc"] == "1.000000" and await credits(seller_agent) == 0
+        ended = (await client.get(f"/v1/soul/orders/{session['id']}", headers=seller_auth)).json()
+        assert ended["state"] == "refunded"  # refunded in full before delivery: the order ends
+        late = await client.post(f"/v1/soul/orders/{session['id']}/fulfil", json={"result": {}}, headers=seller_auth)
+        assert late.status_code == 409 and late.json()["state"] == "refunded"
         earnings = (await client.get("/v1/soul/earnings", headers={"Authorization": f"Bearer {key}"})).json()
         assert earnings["credits_balance"] == "0.000000"
         assert await ledger_problems() == []

@@ -196,9 +196,31 @@ async def _succeed(platform: Platform, refund_id: str, psp_refund_id: str) -> No
                 Refund.updated_ms: now_ms(),
             }
         ).where(Refund.id == refund_id)
+        await _end_refunded_soul_order(order)
         webhook = await _order_updated(platform, order, refund_id)
     if webhook:
         await platform.webhooks_due()
+
+
+async def _end_refunded_soul_order(order: dict[str, Any]) -> None:
+    """A soul service's order refunded in full, not fulfilled yet, ends `refunded` in the souls
+    marketplace (the seller can no longer fulfil it), through the souls plugin's own function."""
+    done = await Refund.select(Refund.amount).where((Refund.order_id == order["id"]) & (Refund.status == SUCCEEDED))
+    if sum(int(r["amount"]) for r in done) < int(order["total"]) or not any(
+        i.startswith("soul:") for i in await _items(order)
+    ):
+        return
+    from tollway_souls.orders import refund_paid_order  # a soul service was sold: the souls plugin is there
+
+    await refund_paid_order(order["session_id"], "refunded in full by the merchant's operator")
+
+
+async def _items(order: dict[str, Any]) -> list[str]:
+    """The item ids the order's session sold."""
+    session = (
+        await CheckoutSession.select(CheckoutSession.state).where(CheckoutSession.id == order["session_id"]).first()
+    )
+    return [li["item"]["id"] for li in storage.loads(session["state"])["line_items"]]
 
 
 async def _order_updated(platform: Platform, order: dict[str, Any], refund_id: str) -> bool:
@@ -211,10 +233,7 @@ async def _order_updated(platform: Platform, order: dict[str, Any], refund_id: s
         .where((Refund.order_id == order["id"]) & (Refund.status == SUCCEEDED))
         .order_by(Refund.created_ms)
     )
-    session = (
-        await CheckoutSession.select(CheckoutSession.state).where(CheckoutSession.id == order["session_id"]).first()
-    )
-    items = [li["item"]["id"] for li in storage.loads(session["state"])["line_items"]]
+    items = await _items(order)
     event = acp.WebhookEvent(
         type="order_update",
         data=acp.EventDataOrder(

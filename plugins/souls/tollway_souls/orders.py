@@ -19,6 +19,7 @@ from .wire import BuyInput, Order
 
 ORDER_WEBHOOK_KIND = "soul_order"
 OPEN = "open"
+REFUNDED = "refunded"  # a sale paid outside soul_buy, refunded in full before it was fulfilled
 DEFAULT_DEADLINE_S = 86_400  # as `soul_buy`'s default deadline_s
 
 
@@ -186,6 +187,19 @@ async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[
             },
         )
     return await order_out(await get(order_id))
+
+
+async def refund_paid_order(order_id: str, note: str) -> bool:
+    """An order `open_paid_order` opened whose sale was refunded in full outside (tollway_commerce's
+    refund route): still open, it ends `refunded` and the seller can no longer fulfil it; in the
+    caller's transaction. False when it had ended already (fulfilled before the refund)."""
+    now = now_ms()
+    closed = (
+        await Orders.update({Orders.state: REFUNDED, Orders.note: note, Orders.updated_ms: now})
+        .where((Orders.id == order_id) & (Orders.state == OPEN))
+        .returning(Orders.id)
+    )
+    return bool(closed)
 
 
 async def decline(platform: Platform, order_id: str, soul: dict[str, Any], reason: str) -> Order:
