@@ -89,6 +89,28 @@ class KernelPlatform:
         del sale["self"]
         return await self.sales.record_outside_sale(**sale)
 
+    async def refund_outside_sale(
+        self, receipt_id: str, *, refund_id: str, amount: int, payment_reference: str, reason: str
+    ) -> JSONObject:
+        """The seller's side of a refund of part or all (`amount` micro-USDC) of an outside sale
+        already refunded outside: what it bought (credits) and paid (a seller's share) taken back
+        in proportion, never below a zero balance, and the buyer's `refund` receipt; refunds
+        never add up above the sale; once per `refund_id`. In the caller's transaction.
+        Answers `{receipt, credits_taken, share_taken}`."""
+        return await self.sales.refund_outside_sale(
+            receipt_id, refund_id=refund_id, amount=amount, payment_reference=payment_reference, reason=reason
+        )
+
+    async def credit_outside_refund(
+        self, receipt_id: str, *, refund_id: str, amount: int, limit: int, reason: str
+    ) -> JSONObject | None:
+        """The buyer's side of a refund an outside seller made of a purchase paid by `receipt_id`:
+        `amount` (micro-USDC) credited to its agent, never more in all than `limit`, with a
+        `refund` receipt; None when `refund_id` was credited already or nothing is left."""
+        return await self.sales.credit_outside_refund(
+            receipt_id, refund_id=refund_id, amount=amount, limit=limit, reason=reason
+        )
+
     @staticmethod
     async def agent_exists(agent_id: str) -> bool:
         """Whether `agent_id` names an agent of this service (one credits can be given to)."""

@@ -47,6 +47,7 @@ async def check_ledger(*, max_intermediate_age_s: float | None = None) -> list[s
     problems += await _watches_match()
     problems += _shares_match(receipts, ledger)
     problems += _outside_credits_match(receipts, ledger)
+    problems += _outside_refunds_match(receipts, ledger)
     problems += await _payouts_match(ledger)
     if max_intermediate_age_s is not None:
         problems += await _nothing_stale(int(now_ms() - max_intermediate_age_s * 1000))
@@ -172,6 +173,37 @@ def _outside_credits_match(receipts: list[dict[str, Any]], ledger: list[dict[str
             problems.append(
                 f"outside sale {e['reference']} credited {e['delta']} to {e['account']}, not within its receipt"
             )
+    return problems
+
+
+def _outside_refunds_match(receipts: list[dict[str, Any]], ledger: list[dict[str, Any]]) -> list[str]:
+    """Refunds of sales paid outside the service (core/credits/sales.py): credits and shares taken
+    back within what the sale gave, refunds credited and refund receipts within what was paid."""
+    problems = []
+    moved: Counter[tuple[str, str, str]] = Counter()
+    for e in ledger:
+        moved[(e["kind"], e["account"], e["reference"] or "")] += int(e["delta"])
+    for (kind, account, reference), total in moved.items():
+        given = {"outside_sale_reversal": "outside_sale_credit", "sale_share_reversal": "sale_share"}.get(kind)
+        if given is not None and -total > moved.get((given, account, reference), 0):
+            problems.append(f"{kind} of {reference} took {-total} from {account}, more than the sale gave it")
+    by_id = {r["receipt_id"]: r for r in receipts}
+    for (kind, account, reference), total in moved.items():
+        receipt = by_id.get(reference)
+        if kind == "outside_refund_credit" and (
+            receipt is None or account != f"credits:{receipt['agent_id']}" or total > int(receipt["amount"])
+        ):
+            problems.append(f"refunds credited {total} to {account} for {reference}, not within its receipt")
+    paid = {r["job_id"]: int(r["amount"]) for r in receipts if r["status"] == "settled" and r["job_id"]}
+    refunded: Counter[str] = Counter()
+    for r in receipts:
+        if r["status"] == "refund":
+            refunded[r["job_id"]] += int(r["amount"])
+    problems += [
+        f"refunds of {job_id} add up to {total}, more than its {paid.get(job_id, 0)}"
+        for job_id, total in refunded.items()
+        if total > paid.get(job_id, 0)
+    ]
     return problems
 
 

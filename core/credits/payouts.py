@@ -36,7 +36,12 @@ from tollway._core.payments.settlement import SettlementBackend
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 PAYOUT_KIND, RETURN_KIND = "payout", "payout_return"
-EARNINGS_KINDS = ("sale_share", PAYOUT_KIND, RETURN_KIND)  # earned, less withdrawn, plus withdrawals returned
+EARNINGS_KINDS = (
+    "sale_share",
+    "sale_share_reversal",
+    PAYOUT_KIND,
+    RETURN_KIND,
+)  # earned, less withdrawn, plus withdrawals returned
 AUTHORIZATION_VALID_S = 3600
 # a fate that proves the authorization can never move money (else a refusal may still be settled late)
 UNUSABLE = ("authorization_canceled", "authorization_expired_unused")

@@ -10,6 +10,7 @@ receipt of status `earned` (not spend: analytics count charges only) carrying th
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import msgspec
@@ -20,11 +21,32 @@ from tollway._core.credits import ledger
 from tollway._core.credits.tables import LedgerEntry
 from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
 from tollway._core.receipts.tables import Receipt
+from tollway._core.storage import sql
 
 SHARE_KIND = "sale_share"
 OUTSIDE_CREDIT_KIND = "outside_sale_credit"  # credits bought with money paid outside the service (a PSP charge)
 EARNED = "earned"  # the status of a seller's receipt
 SHARE_METHOD = "sale_share"  # its payment_method
+# Refunds of sales paid outside the service (docs/commerce.md, "Refunds"):
+OUTSIDE_REVERSAL_KIND = "outside_sale_reversal"  # credits a refunded outside sale bought, taken back
+SHARE_REVERSAL_KIND = "sale_share_reversal"  # a seller's share of a refunded sale, taken back
+REFUND_CREDIT_KIND = "outside_refund_credit"  # a refund an outside seller made of a purchase, credited to its buyer
+REFUND = "refund"  # the status of a refund's own receipt (not a charge: analytics do not count it)
+_BALANCE = "SELECT credits FROM tw_agents WHERE id = {}"
+_LEDGER_SUM = (
+    "SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {} AND kind = {} AND reference = {}"
+)
+_EARNINGS = (
+    "SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {} "
+    "AND kind IN ('sale_share', 'sale_share_reversal', 'payout', 'payout_return')"
+)
+_REFUNDED = "SELECT COALESCE(SUM(amount), 0) AS total FROM tw_receipts WHERE job_id = {} AND status = 'refund'"
+_REFUND_RECEIPT = "SELECT body FROM tw_receipts WHERE receipt_id = {} AND status = 'refund'"
+
+
+def refund_receipt_id(refund_id: str) -> str:
+    """A refund's receipt id, derived from the refund's id: one receipt per refund."""
+    return "rcpt_rf_" + hashlib.sha256(refund_id.encode()).hexdigest()[:24]
 
 
 class Sales:
@@ -132,5 +154,154 @@ class Sales:
                 )
             return receipt
 
+    async def refund_outside_sale(
+        self, receipt_id: str, *, refund_id: str, amount: int, payment_reference: str, reason: str
+    ) -> dict[str, Any]:
+        """The seller's side of a refund of `amount` (micro-USDC) of an outside sale, the money
+        already given back outside (the PSP refunded the card): what the sale moved is taken
+        back in proportion to the part refunded — credits it bought from its buyer, a share
+        from its seller — each never below a zero balance (what was spent stays spent) nor a
+        seller's earnings below what it withdrew; and the buyer gets a receipt of status
+        `refund`, request id `refund_id`. Refunds of one receipt never add up above its
+        amount; the same `refund_id` answers its receipt again. In the caller's transaction.
+        Answers `{receipt, credits_taken, share_taken}` (micro-USDC taken back)."""
+        async with self.db.transaction():
+            sale = await self._locked(receipt_id)
+            done = await sql.fetch_one(_REFUND_RECEIPT, refund_receipt_id(refund_id))
+            if done is not None:  # made already: its receipt, nothing taken again
+                return {"receipt": msgspec.json.decode(done["body"]), "credits_taken": 0, "share_taken": 0}
+            price = int(sale["amount"])
+            refunded = int((await sql.fetch_one(_REFUNDED, sale["job_id"]))["total"])
+            if not 0 < amount <= price - refunded:
+                raise ServiceError(
+                    409, "exceeds_paid", f"A refund of {usdc(amount)} is more than the {usdc(price - refunded)} left."
+                )
+            buyer = sale["agent_id"]
+            bought = int(
+                (await sql.fetch_one(_LEDGER_SUM, f"credits:{buyer}", OUTSIDE_CREDIT_KIND, receipt_id))["total"]
+            )
+            taken = -int(
+                (await sql.fetch_one(_LEDGER_SUM, f"credits:{buyer}", OUTSIDE_REVERSAL_KIND, receipt_id))["total"]
+            )
+            credits = await _take_up_to(
+                buyer,
+                min(_part(bought, refunded, amount, price), bought - taken),
+                kind=OUTSIDE_REVERSAL_KIND,
+                reference=receipt_id,
+            )
+            share = 0
+            paid = await LedgerEntry.select(LedgerEntry.account, LedgerEntry.delta).where(
+                (LedgerEntry.kind == SHARE_KIND) & (LedgerEntry.reference == receipt_id)
+            )
+            if paid:
+                seller = paid[0]["account"].removeprefix("credits:")
+                earned = int(paid[0]["delta"])
+                back = -int(
+                    (await sql.fetch_one(_LEDGER_SUM, paid[0]["account"], SHARE_REVERSAL_KIND, receipt_id))["total"]
+                )
+                earnings = int((await sql.fetch_one(_EARNINGS, paid[0]["account"]))["total"])
+                share = await _take_up_to(
+                    seller,
+                    min(_part(earned, refunded, amount, price), earned - back, earnings),
+                    kind=SHARE_REVERSAL_KIND,
+                    reference=receipt_id,
+                )
+            memo = (
+                f"refund {refund_id} of {receipt_id}: {reason}; credits taken back {usdc(credits)}, "
+                f"seller's share taken back {usdc(share)}"
+            )
+            receipt = await self._refund_receipt(sale, refund_id, amount, payment_reference, memo)
+            return {"receipt": receipt, "credits_taken": credits, "share_taken": share}
 
-__all__ = ["EARNED", "OUTSIDE_CREDIT_KIND", "SHARE_KIND", "SHARE_METHOD", "Sales"]
+    async def credit_outside_refund(
+        self, receipt_id: str, *, refund_id: str, amount: int, limit: int, reason: str
+    ) -> dict[str, Any] | None:
+        """The buyer's side of a refund an outside seller made of a purchase paid by the
+        receipt `receipt_id`: `amount` (micro-USDC) credited to the receipt's agent (ledger kind
+        `outside_refund_credit`), never more in all than `limit` (what the purchase cost the
+        agent, at most the receipt's amount), with a receipt of status `refund`, request id
+        `refund_id`. None when `refund_id` was credited already or nothing is left under the
+        limit. In the caller's transaction."""
+        async with self.db.transaction():
+            sale = await self._locked(receipt_id)
+            if await sql.fetch_one(_REFUND_RECEIPT, refund_receipt_id(refund_id)) is not None:
+                return None
+            buyer = sale["agent_id"]
+            credited = int(
+                (await sql.fetch_one(_LEDGER_SUM, f"credits:{buyer}", REFUND_CREDIT_KIND, receipt_id))["total"]
+            )
+            give = min(amount, min(limit, int(sale["amount"])) - credited)
+            if give <= 0:
+                return None
+            await ledger.credit_credits(buyer, give, kind=REFUND_CREDIT_KIND, reference=receipt_id, memo=refund_id)
+            return await self._refund_receipt(
+                sale, refund_id, give, None, f"refund {refund_id} of {receipt_id}: {reason}"
+            )
+
+    @staticmethod
+    async def _locked(receipt_id: str) -> dict[str, Any]:
+        """The settled receipt, locked against a concurrent refund of it (a no-op update)."""
+        locked = await (
+            Receipt.update({Receipt.status: Receipt.status})
+            .where(Receipt.receipt_id == receipt_id)
+            .returning(Receipt.agent_id, Receipt.amount, Receipt.status, Receipt.job_id, Receipt.body)
+        )
+        if not locked:
+            raise LookupError(receipt_id)
+        if locked[0]["status"] != "settled":
+            raise ServiceError(409, "not_refundable", f"Receipt {receipt_id} is {locked[0]['status']}, not settled.")
+        return locked[0]
+
+    async def _refund_receipt(
+        self, sale: dict[str, Any], refund_id: str, amount: int, reference: str | None, memo: str
+    ) -> dict[str, Any]:
+        body = msgspec.json.decode(sale["body"])
+        return await self.receipts.issue(
+            ReceiptDraft(
+                receipt_id=refund_receipt_id(refund_id),
+                agent_id=sale["agent_id"],
+                category=body["category"],
+                subcategory=REFUND,
+                amount=amount,
+                status=REFUND,
+                execution_status="completed",
+                settlement_tx=reference,
+                payment_method=body["payment_method"],
+                tool=body.get("tool"),
+                request_id=refund_id,
+                job_id=sale["job_id"],
+                soul_agent_id=body.get("soul_agent_id"),
+                memo=memo,
+            )
+        )
+
+
+def _part(whole: int, refunded: int, amount: int, price: int) -> int:
+    """The part of `whole` a refund of `amount` after `refunded` stands for, of a sale of
+    `price`: cumulatively rounded down, so the parts of a full refund add up to `whole`."""
+    return whole * (refunded + amount) // price - whole * refunded // price
+
+
+async def _take_up_to(agent_id: str, want: int, *, kind: str, reference: str) -> int:
+    """Debit at most `want` of the agent's credits, never below zero; what was taken."""
+    for _ in range(5):  # a concurrent spend may lower the balance between the read and the debit
+        row = await sql.fetch_one(_BALANCE, agent_id)
+        take = min(want, int(row["credits"]) if row else 0)
+        if take <= 0:
+            return 0
+        if await ledger.debit_credits(agent_id, take, kind=kind, reference=reference) is not None:
+            return take
+    return 0
+
+
+__all__ = [
+    "EARNED",
+    "OUTSIDE_CREDIT_KIND",
+    "OUTSIDE_REVERSAL_KIND",
+    "REFUND",
+    "REFUND_CREDIT_KIND",
+    "SHARE_KIND",
+    "SHARE_METHOD",
+    "SHARE_REVERSAL_KIND",
+    "Sales",
+]

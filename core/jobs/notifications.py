@@ -30,6 +30,7 @@ TYPES = (
     "watch_paused",  # ours: a watch paused for its cap or its credits (the owner is told once per pause)
     "case_needs_a_person",  # ours: a goal's case reached its budget or step limit; its spending stopped
     "commerce_order_updated",  # ours: a merchant's order event about an order commerce_buy placed (docs/commerce.md)
+    "commerce_refund_credited",  # ours: a merchant's refund of such an order, credited to the agent (docs/commerce.md)
 )
 MAX_LIMIT = 100
 

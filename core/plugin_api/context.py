@@ -125,6 +125,21 @@ class Platform(Protocol):
         to the buyer's credits; in the caller's transaction. `pay_share` of its receipt pays a seller."""
         ...
 
+    async def refund_outside_sale(
+        self, receipt_id: str, *, refund_id: str, amount: int, payment_reference: str, reason: str
+    ) -> JSONObject:
+        """The seller's side of a refund (`amount` micro-USDC) of an outside sale refunded outside:
+        its credits and seller's share taken back in proportion, never below zero, and a `refund`
+        receipt (`{receipt, credits_taken, share_taken}`); once per `refund_id`, never above the sale in all."""
+        ...
+
+    async def credit_outside_refund(
+        self, receipt_id: str, *, refund_id: str, amount: int, limit: int, reason: str
+    ) -> JSONObject | None:
+        """The buyer's side of a seller's refund of a purchase paid by `receipt_id`: credited to its
+        agent, never more than `limit` in all, with a `refund` receipt; once per `refund_id`."""
+        ...
+
     async def agent_exists(self, agent_id: str) -> bool:
         """Whether `agent_id` names an agent of this service."""
         ...

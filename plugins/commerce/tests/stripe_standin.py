@@ -16,7 +16,9 @@ requests with `Authorization: Bearer sk_test_...`, JSON answers, errors as
   `payment_method_data[shared_payment_granted_token]`; `POST /v1/payment_intents/{id}/confirm`
   (3-D Secure results in `payment_method_options[card][three_d_secure]`);
   `GET /v1/payment_intents/{id}` (`expand[]=latest_charge` answers the Charge, where Stripe
-  keeps `amount_refunded`: a PaymentIntent has no such field); `POST /v1/refunds`.
+  keeps `amount_refunded`: a PaymentIntent has no such field); `POST /v1/refunds`
+  (`payment_intent`, `amount` in part or all that is left, `reason`, `metadata`; above what
+  is left: 400 `amount_too_large`).
 - Shared Payment Tokens are a preview of Stripe's API: the two token endpoints and the
   `shared_payment_granted_token` parameter are refused unless the request's `Stripe-Version`
   is a preview version (`<date>.preview`): 404 for the endpoints, 400 `parameter_unknown`
@@ -86,6 +88,7 @@ class StripeStandin:
         self.failures = 0  # the next this many PaymentIntent creations answer 500
         self.versions: list[tuple[str, str]] = []  # (path, Stripe-Version) of every request
         self.issue_status = "active"
+        self.refund_failures = 0  # the next this many refund requests answer 500
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -337,8 +340,22 @@ class StripeStandin:
         return web.json_response(pi)
 
     async def _refund(self, request: web.Request, form: dict[str, str]) -> web.Response:
+        """`POST /v1/refunds` as Stripe's Refund API documents it: `payment_intent`, an optional
+        `amount` (default: all that is left; above what is left is `amount_too_large`), `reason`
+        (duplicate, fraudulent, requested_by_customer) and `metadata`; a Refund object."""
+        if self.refund_failures > 0:
+            self.refund_failures -= 1
+            return _error(500, "api_error", "An unexpected error occurred.")
         pi = self.intents.get(form.get("payment_intent", ""))
-        if pi is None or pi["status"] != "succeeded":
+        if pi is None:
+            return _error(
+                404,
+                "invalid_request_error",
+                f"No such payment_intent: '{form.get('payment_intent', '')}'",
+                code="resource_missing",
+                param="payment_intent",
+            )
+        if pi["status"] != "succeeded":
             return _error(
                 400,
                 "invalid_request_error",
@@ -346,19 +363,42 @@ class StripeStandin:
                 code="charge_already_refunded",
             )
         charge = self.charges[pi["latest_charge"]]
-        if charge["refunded"]:
+        left = charge["amount"] - charge["amount_refunded"]
+        if left <= 0:
             return _error(
                 400, "invalid_request_error", "Charge has already been refunded.", code="charge_already_refunded"
             )
+        amount = int(form["amount"]) if form.get("amount") else left
+        if amount <= 0:
+            return _error(400, "invalid_request_error", "Invalid positive integer", code="parameter_invalid_integer")
+        if amount > left:
+            return _error(
+                400,
+                "invalid_request_error",
+                f"Refund amount ({amount}) is greater than unrefunded amount on charge ({left})",
+                code="amount_too_large",
+                param="amount",
+            )
+        reason = form.get("reason")
+        if reason is not None and reason not in ("duplicate", "fraudulent", "requested_by_customer"):
+            return _error(400, "invalid_request_error", f"Invalid reason: {reason}", param="reason")
         refund = {
             "id": "re_" + secrets.token_hex(10),
             "object": "refund",
-            "amount": charge["amount"] - charge["amount_refunded"],
+            "amount": amount,
+            "balance_transaction": "txn_" + secrets.token_hex(10),
             "charge": charge["id"],
-            "payment_intent": pi["id"],
-            "status": "succeeded",
+            "created": int(time.time()),
             "currency": pi["currency"],
+            "metadata": {k[9:-1]: v for k, v in form.items() if k.startswith("metadata[")},
+            "payment_intent": pi["id"],
+            "reason": reason,
+            "receipt_number": None,
+            "source_transfer_reversal": None,
+            "status": "succeeded",
+            "transfer_reversal": None,
         }
-        charge["amount_refunded"], charge["refunded"] = charge["amount"], True
+        charge["amount_refunded"] += amount
+        charge["refunded"] = charge["amount_refunded"] >= charge["amount"]
         self.refunds.append(refund)
         return web.json_response(refund)

@@ -4,8 +4,10 @@ one US dollar buys one USDC of credits (docs/commerce.md, "Decisions").
 
 A credit pack's item id is `credits_<N>usd`; a soul service's is `soul:<soul slug>/<service
 slug>`. The souls tables are read through read-only table classes here (the souls plugin is
-another distribution: plugins import only `tollway`); without the souls plugin installed
-there are no soul services on sale."""
+another distribution, not a dependency of this one); without the souls plugin installed
+there are no soul services on sale. Selling one writes nothing of the souls plugin's here:
+its order is opened through the plugin's own `tollway_souls.orders.open_paid_order`
+(sessions.souls_order), imported only then, when the plugin is there."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
 from . import buyer, discovery, reconciler
+from .refunds import ROUTES as REFUND_ROUTES
 from .routes import ROUTES
 from .settings import RECONCILE_INTERVAL_S, SETTINGS
 from .stripe_psp import STRIPE
@@ -43,7 +44,7 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*ROUTES, discovery.ROUTE, *buyer.ROUTES):
+    for route in (*ROUTES, discovery.ROUTE, *REFUND_ROUTES, *buyer.ROUTES):
         register(route)
 
 

@@ -7,7 +7,9 @@ currency and an expiry). A `psp` client has three calls, each safe to repeat wit
   idempotency), which is also how the reconciler finds a payment it never heard back about;
 - `authenticate(payment, authentication, key)`: confirm a payment that asked for 3-D Secure
   with the agent's authentication result;
-- `refund(payment, key)`: give the whole payment back.
+- `refund(payment, key)`: give the whole payment back;
+- `refund_amount(payment, amount, key, metadata)`: give back `amount` minor units of it (an
+  operator's refund of an order, in full or in part), answering a `RefundResult`.
 
 Each answers a `Charge`: `succeeded`, `requires_action` (3-D Secure: the session's
 `authentication_required`), `declined` (nothing taken: the agent may pay again) or
@@ -36,8 +38,20 @@ class Charge(msgspec.Struct, kw_only=True):
     refunded: int = 0
 
 
+class RefundResult(msgspec.Struct, kw_only=True):
+    id: str  # the PSP's refund id (Stripe: re_...)
+    status: Literal["succeeded", "pending", "failed", "canceled", "requires_action"]
+    amount: int
+    currency: str
+
+
 class PspError(Exception):
     """The PSP could not be asked or did not answer usably: nothing is known of the payment."""
+
+
+class PspRefused(PspError):
+    """The PSP answered, and refused: nothing was done (a refund above what is left, a payment it
+    does not know)."""
 
 
 class Psp(Protocol):
@@ -50,6 +64,10 @@ class Psp(Protocol):
     async def authenticate(self, *, payment: str, authentication: Mapping[str, Any], key: str) -> Charge: ...
 
     async def refund(self, *, payment: str, key: str) -> Charge: ...
+
+    async def refund_amount(
+        self, *, payment: str, amount: int, key: str, metadata: Mapping[str, str]
+    ) -> RefundResult: ...
 
     async def retrieve(self, payment: str) -> Charge: ...
 

@@ -10,7 +10,8 @@ first request never arrived), and then either completes the order exactly as the
 call would have, or — when the order can no longer be completed (the item left the
 catalogue, the session expired) — refunds the payment and cancels the session. Declines go
 back to `ready_for_payment`, 3-D Secure to `authentication_required`; a payment still
-processing is left for the next sweep."""
+processing is left for the next sweep. Operator refunds left `pending` as long (refunds.py) are
+asked of the PSP again with their own key and finished the same way."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import logging
 
 from tollway import Platform, PluginContext, now_ms, storage
 
-from . import acp, sessions
+from . import acp, refunds, sessions
 from .acp import AcpError
 from .psp import PspError
 from .settings import FAMILY, IN_FLIGHT_S, number
@@ -45,6 +46,10 @@ async def sweep(context: PluginContext) -> int:
             done += await finish(platform, row["id"], row["complete_started_ms"])
         except Exception:
             log.exception("the reconciler could not finish checkout session %s", row["id"])
+    try:
+        done += await refunds.sweep(platform, cutoff)  # operator refunds the PSP never answered
+    except Exception:
+        log.exception("the reconciler could not finish the pending refunds")
     await _forget_old_keys(settings)
     return done
 

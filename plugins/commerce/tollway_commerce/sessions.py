@@ -736,9 +736,53 @@ async def _book(
         )
     )
     if seller is not None:
+        line = next(li for li in session.line_items if li.item.id == seller.item_id)
+        share = await souls_order(
+            platform,
+            seller,
+            order_id=session.id,
+            buyer_agent_id=agent_id,
+            receipt_id=receipt["receipt_id"],
+            price=amount,
+            request={
+                "checkout_session_id": session.id,
+                "item_id": seller.item_id,
+                "quantity": line.quantity,
+                "buyer": acp.to_builtins(session.buyer) if session.buyer is not UNSET else None,
+                "metadata": session.metadata if session.metadata is not UNSET else None,
+            },
+        )
         await platform.pay_share(receipt["receipt_id"], seller_agent_id=seller.seller_agent_id or "", share=share)
     receipt.setdefault("agent_id", agent_id)
     return receipt
+
+
+async def souls_order(
+    platform: Platform,
+    seller: catalogue.Product,
+    *,
+    order_id: str,
+    buyer_agent_id: str,
+    receipt_id: str,
+    price: int,
+    request: dict[str, Any],
+) -> int:
+    """The souls marketplace's order of a soul service sold over ACP, through the souls
+    plugin's own `open_paid_order` (the order an x402 purchase makes: its state machine, its
+    webhook to the seller), in the caller's transaction; the seller's share it answers."""
+    from tollway_souls.orders import open_paid_order  # a soul service is on sale only with the souls plugin
+
+    soul, service = seller.item_id.removeprefix("soul:").split("/", 1)
+    return await open_paid_order(
+        platform,
+        order_id=order_id,
+        soul=soul,
+        service=service,
+        buyer_agent_id=buyer_agent_id,
+        receipt_id=receipt_id,
+        price=price,
+        request=request,
+    )
 
 
 def charge_psp(platform: Platform) -> str:

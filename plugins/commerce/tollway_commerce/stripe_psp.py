@@ -24,7 +24,7 @@ import stripe
 
 from tollway import Provider, Setting
 
-from .psp import KIND, Charge, PspError
+from .psp import KIND, Charge, PspError, PspRefused, RefundResult
 
 # The library's telemetry writes a machine id under ~/.config/stripe and sends it, with
 # request timings, on every call: a service sends Stripe the payment and nothing else.
@@ -155,6 +155,23 @@ class StripePsp:
         except stripe.StripeError as exc:
             raise PspError(f"Stripe refused the refund of {payment}: {exc.user_message or exc}") from exc
         return await self.retrieve(payment)
+
+    async def refund_amount(self, *, payment: str, amount: int, key: str, metadata: Mapping[str, str]) -> RefundResult:
+        """`POST /v1/refunds` for `amount` of the PaymentIntent (reason `requested_by_customer`);
+        the same key answers the same refund again."""
+        params = {
+            "payment_intent": payment,
+            "amount": amount,
+            "reason": "requested_by_customer",
+            "metadata": dict(metadata),
+        }
+        try:
+            refund = await self.client.v1.refunds.create_async(params, {"idempotency_key": key})  # type: ignore[arg-type]
+        except stripe.InvalidRequestError as exc:  # Stripe answered and refused: nothing was refunded
+            raise PspRefused(f"Stripe refused the refund of {payment}: {exc.user_message or exc}") from exc
+        except stripe.StripeError as exc:
+            raise PspError(f"Stripe did not refund {payment}: {exc.user_message or exc}") from exc
+        return RefundResult(id=refund.id, status=refund.status, amount=refund.amount, currency=refund.currency)
 
     async def retrieve(self, payment: str) -> Charge:
         params = {"expand": ["latest_charge"]}  # the Charge says what was refunded

@@ -58,4 +58,24 @@ class IdempotencyRecord(Table, tablename="commerce_idempotency"):
     created_ms = BigInt(index=True)
 
 
-TABLES = [AcpToken, CheckoutSession, Order, IdempotencyRecord]
+class Refund(Table, tablename="commerce_refunds"):
+    """An operator's refund of a completed order, in full or in part (refunds.py)."""
+
+    id = Varchar(length=40, primary_key=True)  # rf_...
+    order_id = Varchar(length=40, index=True)
+    key_hash = Varchar(length=64, unique=True)  # SHA-256 hex of the order id and the operator's Idempotency-Key
+    fingerprint = Varchar(length=64)  # SHA-256 hex of the request (amount asked, reason): a key's one request
+    amount = BigInt()  # cents given back
+    reason = Text(default="")
+    status = Varchar(length=12, index=True)  # pending (the PSP asked or to be asked), succeeded, failed
+    psp_refund_id = Varchar(length=80, null=True, default=None)
+    receipt_id = Varchar(length=40, null=True, default=None)  # the buyer's refund receipt
+    credits_taken = BigInt(default=0)  # micro-USDC of credits taken back from the buyer
+    share_taken = BigInt(default=0)  # micro-USDC of the seller's share taken back
+    error = Text(null=True, default=None)  # why the PSP refused (failed)
+    started_ms = BigInt()  # when the PSP was last asked: a pending refund older than IN_FLIGHT_S is the reconciler's
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+TABLES = [AcpToken, CheckoutSession, Order, IdempotencyRecord, Refund]

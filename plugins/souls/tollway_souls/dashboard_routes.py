@@ -32,9 +32,9 @@ from .wire import (
 
 TAGS = ("souls seller dashboard",)
 KEY_STATUSES = (400, 401, 404, 409, 429)
-ORDER_STATES = ("open", "fulfilled", "declined", "expired")
+ORDER_STATES = ("open", "fulfilled", "declined", "expired", "refunded")
 # The listings' query parameters, declared once: the routes list them (OpenAPI) and the handlers read them.
-STATE = QueryChoice("state", "open, fulfilled, declined or expired.", ORDER_STATES)
+STATE = QueryChoice("state", "open, fulfilled, declined, expired or refunded.", ORDER_STATES)
 LIMIT = QueryInt("limit", "1 to 100, default 50.", default=50, low=1, high=100)
 OFFSET = QueryInt("offset", "Items to skip.", default=0, low=0, high=1_000_000)
 # what the kernel keeps of the seller's agent: its payouts and its credits

@@ -19,48 +19,80 @@ from .wire import BuyInput, Order
 
 ORDER_WEBHOOK_KIND = "soul_order"
 OPEN = "open"
+REFUNDED = "refunded"  # a sale paid outside soul_buy, refunded in full before it was fulfilled
+DEFAULT_DEADLINE_S = 86_400  # as `soul_buy`'s default deadline_s
 
 
 async def accept(context: PluginContext, job: AcceptedJob) -> None:
     """The tool's `on_accept`: the order row and the seller's webhook, in the payment's
     transaction. It must not refuse (the payment is taken): the admitted soul and service exist."""
     value: BuyInput = job.value
-    soul = await Souls.select(Souls.id, Souls.webhook_url, Souls.webhook_secret).where(Souls.slug == value.soul).first()
-    service = (
-        await Services.select(Services.id)
-        .where((Services.soul_id == soul["id"]) & (Services.slug == value.service))
-        .first()
+    await open_paid_order(
+        context.platform,
+        order_id=job.request_id,
+        soul=value.soul,
+        service=value.service,
+        buyer_agent_id=job.agent_id,
+        receipt_id=job.receipt_id,
+        price=job.price,
+        request=value.request,
+        deadline_s=value.deadline_s,
     )
-    share, _fee = split(job.price, fee_percent(dict(context.settings(FAMILY))))
+
+
+async def open_paid_order(
+    platform: Platform,
+    *,
+    order_id: str,
+    soul: str,
+    service: str,
+    buyer_agent_id: str,
+    receipt_id: str,
+    price: int,
+    request: Any,
+    deadline_s: int = DEFAULT_DEADLINE_S,
+) -> int:
+    """An open order of the service `soul`/`service` (slugs) for `price` micro-USDC paid by the
+    buyer's receipt `receipt_id`, and the seller's webhook, in the caller's transaction; the
+    seller's share of the price (TOLLWAY_SOULS_FEE_PERCENT's split). `soul_buy` opens its
+    orders with it, and so does a sale paid outside that tool (an ACP checkout paid by card,
+    tollway_commerce), which pays the share itself with `Platform.pay_share`: such an order
+    has no job waiting on it, and fulfilling it pays no second share (once per receipt)."""
+    share, _fee = split(price, fee_percent(dict(platform.settings(FAMILY))))
+    found = await Souls.select(Souls.id, Souls.webhook_url, Souls.webhook_secret).where(Souls.slug == soul).first()
+    offered = (
+        await Services.select(Services.id).where((Services.soul_id == found["id"]) & (Services.slug == service)).first()
+    )
     now = now_ms()
     await Orders.insert(
         Orders(
-            id=job.request_id,
-            soul_id=soul["id"],
-            service_id=service["id"],
-            buyer_agent_id=job.agent_id,
-            receipt_id=job.receipt_id,
-            price=job.price,
+            id=order_id,
+            soul_id=found["id"],
+            service_id=offered["id"],
+            buyer_agent_id=buyer_agent_id,
+            receipt_id=receipt_id,
+            price=price,
             share=share,
-            request=storage.dumps(value.request),
+            request=storage.dumps(request),
             state=OPEN,
             result=None,
             note=None,
-            deadline_ms=now + value.deadline_s * 1000,
+            deadline_ms=now + deadline_s * 1000,
             created_ms=now,
             updated_ms=now,
         )
     )
-    if soul["webhook_url"]:
-        order = msgspec.to_builtins(await order_out(await get(job.request_id)))
-        await context.platform.enqueue_webhook(
-            webhook_id=f"whk_{job.request_id}",
+    if found["webhook_url"]:
+        order = msgspec.to_builtins(await order_out(await get(order_id)))
+        await platform.enqueue_webhook(
+            webhook_id=f"whk_{order_id}",
             kind=ORDER_WEBHOOK_KIND,
-            subject=job.request_id,
-            url=soul["webhook_url"],
-            secret=soul["webhook_secret"],
-            body={"type": "soul.order", "delivery_id": f"whk_{job.request_id}", "order": order},
+            subject=order_id,
+            url=found["webhook_url"],
+            secret=found["webhook_secret"],
+            body={"type": "soul.order", "delivery_id": f"whk_{order_id}", "order": order},
         )
+    return share
 
 
 # an order with its service's slug and the buyer's payment status (its receipt's, a kernel table)
@@ -155,6 +187,19 @@ async def fulfil(p: Platform, order_id: str, soul: dict[str, Any], result: dict[
             },
         )
     return await order_out(await get(order_id))
+
+
+async def refund_paid_order(order_id: str, note: str) -> bool:
+    """An order `open_paid_order` opened whose sale was refunded in full outside (tollway_commerce's
+    refund route): still open, it ends `refunded` and the seller can no longer fulfil it; in the
+    caller's transaction. False when it had ended already (fulfilled before the refund)."""
+    now = now_ms()
+    closed = (
+        await Orders.update({Orders.state: REFUNDED, Orders.note: note, Orders.updated_ms: now})
+        .where((Orders.id == order_id) & (Orders.state == OPEN))
+        .returning(Orders.id)
+    )
+    return bool(closed)
 
 
 async def decline(platform: Platform, order_id: str, soul: dict[str, Any], reason: str) -> Order:

@@ -51,7 +51,7 @@ class SoulOrder(Table, tablename="souls_orders"):
     price = BigInt()
     share = BigInt()  # the seller's part of the price; the rest is the service fee
     request = Text()  # JSON: what the buyer asked for
-    state = Varchar(length=12, index=True)  # open, fulfilled, declined, expired
+    state = Varchar(length=12, index=True)  # open, fulfilled, declined, expired, refunded
     result = Text(null=True, default=None)  # JSON: what the seller delivered
     note = Text(null=True, default=None)  # the seller's reason when declined
     deadline_ms = BigInt(index=True)

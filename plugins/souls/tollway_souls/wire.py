@@ -128,7 +128,7 @@ class Order(msgspec.Struct):
     order_id: str  # the buyer's request id: the buyer polls it as a job
     soul_agent_id: str
     service: str
-    state: str  # open, fulfilled, declined, expired
+    state: str  # open, fulfilled, declined, expired, refunded (a sale paid by card over ACP, refunded in full)
     price_usdc: str
     seller_share_usdc: str
     service_fee: str

@@ -31,6 +31,8 @@ error) and its RFCs (rfc.agentic_checkout §3, §4, §6; rfc.product_feeds §3.4
 * The PSP: `POST /psp/v1/shared_payment/issued_tokens` (form fields as Stripe's API names them:
   `payment_method`, `usage_limits[currency|max_amount|expires_at]`, `seller_details[external_id]`,
   `shared_metadata[checkout_session_id]`; `Idempotency-Key` honoured) answers an issued token `spt_...`.
+* `refund(session_id, amount, secret)`: the merchant refunds part of a completed order and
+  gives the signed `order_update` event (all the order's refunds) it sends to the platform.
 
 Every request and answer is kept (`exchanges`) so a test can validate each against the
 protocol's JSON Schemas; every checkout request that arrives, faulty or not, is counted in
@@ -354,6 +356,35 @@ class Merchant:
         return 200, session
 
     # --- the PSP -----------------------------------------------------------------------------
+
+    def refund(
+        self, session_id: str, amount: int, secret: str, *, status: str = "confirmed"
+    ) -> tuple[bytes, dict[str, str]]:
+        """Refund `amount` minor units of a completed session's order: the signed `order_update`
+        the merchant sends (every refund of the order so far, as 2026-01-30's `refunds[]` is),
+        as (raw body, headers) for the test to deliver."""
+        session = self.sessions[session_id]
+        assert session["status"] == "completed", session["status"]
+        refunds = session.setdefault("refunds", [])
+        refunds.append({"type": "original_payment", "amount": amount})
+        return self.order_event(session_id, secret, status=status)
+
+    def order_event(self, session_id: str, secret: str, *, status: str = "confirmed") -> tuple[bytes, dict[str, str]]:
+        """The signed `order_update` of the session's order as it stands (Merchant-Signature: hex HMAC-SHA256)."""
+        session = self.sessions[session_id]
+        event = {
+            "type": "order_update",
+            "data": {
+                "type": "order",
+                "checkout_session_id": session_id,
+                "permalink_url": session["order"]["permalink_url"],
+                "status": status,
+                "refunds": list(session.get("refunds", [])),
+            },
+        }
+        raw = json.dumps(event).encode()
+        signature = hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+        return raw, {"Merchant-Signature": signature, "Content-Type": "application/json"}
 
     def issue_token(self, fields: dict[str, str], key: str | None) -> tuple[int, Any]:
         self.token_requests.append(fields)

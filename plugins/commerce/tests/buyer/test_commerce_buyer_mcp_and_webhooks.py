@@ -79,18 +79,24 @@ def _signed(raw: bytes, secret: str = SECRET) -> dict[str, str]:
     }
 
 
+async def bought_mug(kernel, client) -> tuple[str, dict[str, str], dict]:
+    """An agent with 100 USDC of credits buys a mug (max 30): its id, auth headers and finished job."""
+    agent_id, auth = await credits_session(client, "100")
+    accepted = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="30"), headers=auth)
+    worker = worker_for(kernel)
+    worker.start()
+    try:
+        job = await wait_for_job(client, accepted.json()["request_id"], auth, every_s=0.05)
+    finally:
+        await worker.stop()
+    return agent_id, auth, job
+
+
 async def test_order_webhooks_update_the_order_and_notify_the_agent(kernel_factory, merchant):
     kernel = await commerce_kernel(kernel_factory, merchant)
     async with http_client(kernel) as client:
         await configure(client, merchant, webhook_secret=SECRET)
-        agent_id, auth = await credits_session(client, "100")
-        accepted = await client.post("/v1/tools/commerce/buy", json=buy_body(("mug", 1), max_total="30"), headers=auth)
-        worker = worker_for(kernel)
-        worker.start()
-        try:
-            job = await wait_for_job(client, accepted.json()["request_id"], auth, every_s=0.05)
-        finally:
-            await worker.stop()
+        agent_id, auth, job = await bought_mug(kernel, client)
         session_id = job["result"]["result"]["checkout_session_id"]
         path = "/v1/commerce/merchants/shop/order-events"
 
@@ -120,3 +126,48 @@ async def test_order_webhooks_update_the_order_and_notify_the_agent(kernel_facto
         shipped = [n for n in notes if n["type"] == "commerce_order_updated"]
         assert len(shipped) == 1 and shipped[0]["metadata"]["status"] == "shipped"
         assert shipped[0]["metadata"]["order_id"] == job["request_id"] and agent_id
+
+
+async def test_a_merchants_refunds_are_credited_once_each_and_never_above_what_was_spent(kernel_factory, merchant):
+    kernel = await commerce_kernel(kernel_factory, merchant)
+    async with http_client(kernel) as client:
+        await configure(client, merchant, webhook_secret=SECRET)
+        agent_id, auth, job = await bought_mug(kernel, client)
+        assert job["result"]["result"]["spent_usdc"] == "21.500000"  # 2150 US cents
+        session_id = job["result"]["result"]["checkout_session_id"]
+        path = "/v1/commerce/merchants/shop/order-events"
+
+        async def balance() -> str:
+            return (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+
+        before = await balance()  # 100 - 21.50 - the 0.25 fee
+        assert before == "78.250000"
+        raw, headers = merchant.refund(session_id, 500, SECRET)
+        validate("webhook:WebhookEvent", json.loads(raw))
+        for _ in range(2):  # the merchant's outbox sends it again: credited once
+            assert (await client.post(path, content=raw, headers=headers)).status_code == 200
+        assert await balance() == "83.250000"
+        older, older_headers = merchant.order_event(session_id, SECRET, status="created")
+        assert (await client.post(path, content=older, headers=older_headers)).status_code == 200
+        assert await balance() == "83.250000"  # an older event repeats the refunds credited
+        rest, rest_headers = merchant.refund(session_id, 1650, SECRET, status="canceled")
+        assert (await client.post(path, content=rest, headers=rest_headers)).status_code == 200
+        assert await balance() == "99.750000"  # all 21.50 spent came back; the fee stays
+        beyond, beyond_headers = merchant.refund(session_id, 1000, SECRET, status="canceled")  # more than was paid
+        assert (await client.post(path, content=beyond, headers=beyond_headers)).status_code == 200
+        assert await balance() == "99.750000"
+
+        notes = (await client.get("/v1/tools/notifications", headers=auth)).json()["notifications"]
+        credited = sorted(
+            (n["metadata"]["refund_id"], n["metadata"]["credited_usdc"])
+            for n in notes
+            if n["type"] == "commerce_refund_credited"
+        )
+        order_id = job["request_id"]
+        assert credited == [(f"{order_id}:refund:0", "5.000000"), (f"{order_id}:refund:1", "16.500000")]
+        receipts = (await client.get("/v1/analytics/receipts", headers=auth)).json()["receipts"]
+        refunds = sorted(r["amount_usdc"] for r in receipts if r["status"] == "refund")
+        assert refunds == ["16.500000", "5.000000"] and agent_id
+        assert all(r["job_id"] == order_id for r in receipts if r["status"] == "refund")
+        validate_exchanges(merchant)
+        assert await ledger_problems() == []

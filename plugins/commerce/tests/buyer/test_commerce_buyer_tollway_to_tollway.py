@@ -6,7 +6,9 @@ webhooks reach it. The operator gives the buyer the seller's origin alone: its A
 document says the rest. The buyer reads the seller's product feed, an agent searches and buys a
 credit pack with commerce_buy paid from its credits; the buyer mints a Shared Payment Token
 with the real Stripe provider, the seller charges it once on a PaymentIntent, and its signed
-order event updates the buyer's order and notifies the agent."""
+order event updates the buyer's order and notifies the agent. Then the seller's operator
+refunds part of the order through the seller's refund route: Stripe refunds it, the seller's
+signed order_update carries the refund, and the buyer credits its agent the USDC equivalent."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from buyer_support import buy_body
 from commerce_support import stripe_standin
 from stripe_standin import SECRET_KEY
 
+from tollway import to_micro
 from tollway.testing import (
     OPERATOR,
     credits_session,
@@ -136,6 +139,17 @@ async def _order_event(order_id: str, status: str) -> dict[str, Any]:
     raise AssertionError(f"no order event reached the order: {row}")
 
 
+async def _refunds_reached(order_id: str, refunds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The order once a merchant's event set its refunds to `refunds`."""
+    row: dict[str, Any] = {}
+    for _ in range(900):
+        row = await Order.select().where(Order.id == order_id).first()
+        if row["refunds"] is not None and json.loads(row["refunds"]) == refunds:
+            return row
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the refund event did not reach the order: {row}")
+
+
 async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory, tmp_path):
     transport = ValidatingTransport()
     async with stripe_standin() as stripe:
@@ -209,7 +223,24 @@ async def test_a_tollway_buys_a_credit_pack_from_another_tollway(kernel_factory,
                 row = await _order_event(job["request_id"], "fulfilled")
                 notes = (await client.get("/v1/tools/notifications", headers=auth)).json()["notifications"]
                 assert any(n["type"] == "commerce_order_updated" for n in notes)
-        assert row["merchant_order_id"] == order["merchant_order_id"]
+                # the seller's operator refunds 2.00 of it; its order_update reaches the buyer, which credits its agent
+                before = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+                async with httpx.AsyncClient(base_url=seller_url) as seller:
+                    refunded = await seller.post(
+                        f"/v1/tools/internal/commerce/orders/{order['merchant_order_id']}/refunds",
+                        json={"amount": 200, "reason": "a partial refund"},
+                        headers={**OPERATOR, "Idempotency-Key": "t2t-refund"},
+                    )
+                    assert refunded.status_code == 201, refunded.text
+                    assert refunded.json()["status"] == "succeeded" and refunded.json()["refunded_total"] == 200
+                refunded_row = await _refunds_reached(job["request_id"], [{"type": "original_payment", "amount": 200}])
+                after = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+                assert to_micro(after) - to_micro(before) == 2_000_000  # 200 US cents at the purchase's 1:1
+                notes = (await client.get("/v1/tools/notifications", headers=auth)).json()["notifications"]
+                (credited,) = [n for n in notes if n["type"] == "commerce_refund_credited"]
+                assert credited["metadata"]["credited_usdc"] == "2.000000"
+        assert row["merchant_order_id"] == order["merchant_order_id"] == refunded_row["merchant_order_id"]
+        assert [r["amount"] for r in stripe.refunds] == [200]
         charged = stripe.succeeded()
         assert len(charged) == 1 and charged[0]["amount"] == pack["price"]["amount"]
         assert len(stripe.issued) == 1  # one Shared Payment Token, minted by the buyer

@@ -2,7 +2,8 @@
 `order_create` / `order_update` events for the orders agents placed through commerce_buy to
 `/v1/commerce/merchants/{merchant_id}/order-events`. The body must carry a valid
 `Merchant-Signature` made with the merchant's webhook secret (docs/commerce.md, "Order
-webhooks"); the order's status, permalink and refunds are updated and its agent notified.
+webhooks"); the order's status, permalink and refunds are updated and its agent notified;
+each refund is credited to the agent once, in USDC at the purchase's rate (`credit_refunds`).
 Answers are ACP's: `{received: true}` or its flat error object."""
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 
 import msgspec
 
-from tollway import Route, RouteCall, RouteReply, now_ms, storage
+from tollway import Platform, Route, RouteCall, RouteReply, now_ms, storage, usdc
 
 from .tables import Merchant, Order
 
 PATH = "/v1/commerce/merchants/{merchant_id}/order-events"
 NOTIFICATION = "commerce_order_updated"
+REFUND_NOTIFICATION = "commerce_refund_credited"  # a merchant's refund credited to the agent
 STATUSES = ("created", "manual_review", "confirmed", "canceled", "shipped", "fulfilled")
 # An order's statuses in their order: events carry no sequence number and may arrive out of
 # order (a merchant's outbox retries each on its own), so an event never moves an order back.
@@ -104,11 +106,16 @@ async def receive(call: RouteCall) -> Any:
     if order is None:
         return _error(404, "invalid_request", "not_found", "No order of this service has that checkout session.")
     refunds = [r for r in data.get("refunds") or [] if isinstance(r, Mapping)]
+    if any(not isinstance(r.get("amount"), int) or r["amount"] < 0 for r in refunds):
+        return _error(
+            400, "invalid_request", "invalid_event", "A refund's amount is not minor units.", "$.data.refunds"
+        )
     answer: dict[str, Any] = {"received": True}
     if call.request.header("request-id"):
         answer["request_id"] = call.request.header("request-id")
+    await credit_refunds(call.platform, order, merchant["name"], refunds)  # type: ignore[arg-type]
     if RANK.get(order["order_status"] or "", -1) > RANK[data["status"]]:
-        return answer  # an older event than one already applied: received, nothing changes
+        return answer  # an older event than one already applied: received, its status changes nothing
     async with storage.transaction():
         await Order.update(
             {
@@ -133,6 +140,59 @@ async def receive(call: RouteCall) -> Any:
             },
         )
     return answer
+
+
+async def credit_refunds(platform: Platform, order: Mapping[str, Any], merchant: str, refunds: list[Any]) -> int:
+    """Credit the agent the USDC equivalent of each refund of the merchant's not credited yet;
+    how many were. An event carries all of the order's refunds (2026-01-30's `refunds[]`, no
+    ids), so the n-th refund of the list is refund n of the order (`<order id>:refund:<n>`),
+    credited once whichever events repeat it. Converted at the purchase's own rate (what was
+    spent for the total), cumulatively rounded down, so the refunds never credit more than
+    the agent spent on the order; a refund reported before the order was recorded completed
+    waits for the next event."""
+    spent, total = order["spent"], order["total_minor"]
+    if order["state"] != "completed" or not spent or not total:
+        return 0
+    credited = 0
+    paid_back = 0  # minor units refunded by the refunds before this one
+    for n, refund in enumerate(refunds):
+        before = min(paid_back, total) * int(spent) // int(total)
+        paid_back += int(refund["amount"])
+        amount = min(paid_back, total) * int(spent) // int(total) - before
+        refund_id = f"{order['id']}:refund:{n}"
+        if amount <= 0:
+            continue
+        async with storage.transaction():
+            receipt = await platform.credit_outside_refund(
+                order["receipt_id"],
+                refund_id=refund_id,
+                amount=amount,
+                limit=int(spent),
+                reason=f"{merchant} refunded {refund['amount']} {order['currency']} minor units ({refund.get('type')})",
+            )
+            if receipt is None:
+                continue
+            await platform.notify(
+                order["agent_id"],
+                REFUND_NOTIFICATION,
+                f"{merchant} refunded {usdc(amount)} USDC of your order",
+                None,
+                {
+                    "order_id": order["id"],
+                    "merchant": order["merchant_id"],
+                    "checkout_session_id": order["checkout_session_id"],
+                    "refund_id": refund_id,
+                    "refund": {
+                        "type": refund.get("type"),
+                        "amount": int(refund["amount"]),
+                        "currency": order["currency"],
+                    },
+                    "credited_usdc": usdc(amount),
+                    "receipt_id": receipt["receipt_id"],
+                },
+            )
+            credited += 1
+    return credited
 
 
 ROUTE = Route(
