@@ -86,7 +86,9 @@ async def test_a_credit_pack_is_refunded_in_part_then_in_full_taking_back_only_u
             assert (await refund(client, "ord_unknown", "x")).status_code == 404
 
             (pi,) = stripe.succeeded()
-            assert stripe.charges[pi["latest_charge"]]["amount_refunded"] == 500 and [r["amount"] for r in stripe.refunds] == [200, 300]
+            assert stripe.charges[pi["latest_charge"]]["amount_refunded"] == 500 and [
+                r["amount"] for r in stripe.refunds
+            ] == [200, 300]
             receipts = await storage.rows(
                 "SELECT receipt_id, agent_id, amount, body FROM tw_receipts WHERE status = 'refund' ORDER BY amount"
             )
