@@ -92,6 +92,9 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
         TOLLWAY_OPERATOR_TOKEN="test-operator-token",
         TOLLWAY_OFFLINE="1",
         TOLLWAY_WEBHOOKS_ALLOW_INSECURE="1",
+        # a delivery the buyer could not take yet (its order row not written) is sent again
+        # after 1, 2, 4 ... s, not 10, 20, 40 s: a loaded machine's slow first answer costs seconds
+        TOLLWAY_WEBHOOK_RETRY_BASE_S="1",
         TOLLWAY_COMMERCE_PUBLIC_URL=url,
         **env,
     )
@@ -131,7 +134,7 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
 async def _order_event(order_id: str, status: str) -> dict[str, Any]:
     """The order once a merchant's event set it to `status` (an event also sets its refunds, [] when none)."""
     row: dict[str, Any] = {}
-    for _ in range(900):  # 90 s: the outbox retries a first delivery that failed after 10 s, then 20 s
+    for _ in range(1200):  # 120 s: the seller's outbox sends a failed delivery again after 1, 2, 4 ... s
         row = await Order.select().where(Order.id == order_id).first()
         if row["refunds"] is not None and row["order_status"] == status:
             return row
@@ -142,7 +145,7 @@ async def _order_event(order_id: str, status: str) -> dict[str, Any]:
 async def _refunds_reached(order_id: str, refunds: list[dict[str, Any]]) -> dict[str, Any]:
     """The order once a merchant's event set its refunds to `refunds`."""
     row: dict[str, Any] = {}
-    for _ in range(900):
+    for _ in range(1200):
         row = await Order.select().where(Order.id == order_id).first()
         if row["refunds"] is not None and json.loads(row["refunds"]) == refunds:
             return row
