@@ -109,7 +109,7 @@ class Merchant:
         self.sessions: dict[str, dict[str, Any]] = {}
         self.keys: dict[tuple[str, str], tuple[str, int, Any]] = {}  # (path, key) -> (body hash, status, answer)
         self.tokens: dict[str, dict[str, Any]] = {}
-        self.token_keys: dict[str, str] = {}
+        self.token_keys: dict[str, tuple[str, dict[str, str]]] = {}  # key -> (token id, first parameters)
         self.charges: list[tuple[str, int, str]] = []  # (session id, amount, token)
         self.exchanges: list[Exchange] = []
         self.token_requests: list[dict[str, str]] = []
@@ -389,7 +389,16 @@ class Merchant:
     def issue_token(self, fields: dict[str, str], key: str | None) -> tuple[int, Any]:
         self.token_requests.append(fields)
         if key and key in self.token_keys:
-            return 200, self.tokens[self.token_keys[key]]
+            first_id, first_fields = self.token_keys[key]
+            if first_fields != fields:  # as Stripe answers a key reused with other parameters
+                return 400, {
+                    "error": {
+                        "type": "idempotency_error",
+                        "message": "Keys for idempotent requests can only be used with the same parameters "
+                        "they were first used with.",
+                    }
+                }
+            return 200, self.tokens[first_id]
         token = {
             "id": "spt_" + secrets.token_hex(10),
             "object": "shared_payment.issued_token",
@@ -407,7 +416,7 @@ class Merchant:
         }
         self.tokens[token["id"]] = token
         if key:
-            self.token_keys[key] = token["id"]
+            self.token_keys[key] = (token["id"], dict(fields))
         return 200, token
 
 

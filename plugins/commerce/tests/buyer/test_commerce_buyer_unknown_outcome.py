@@ -369,3 +369,51 @@ async def test_a_run_killed_while_completing_is_rerun_asking_never_buying_again(
     assert _completes(merchant) == (1 if before else 2)
     validate_exchanges(merchant)
     assert await ledger_problems() == []
+
+
+async def test_a_run_killed_after_the_token_was_minted_asks_for_the_same_token_again(
+    kernel_factory, merchant, monkeypatch
+):
+    """The run dies after the PSP minted the token and before `completing` was kept (complete never
+    sent). The next run replays each step under its key: the same session, and the token asked for
+    with identical parameters (its expiry was kept before the first ask), which the PSP answers with
+    the first token instead of refusing a reused key; then it completes, charged once."""
+
+    import msgspec
+    from buyer_support import StandinIssuer
+
+    from tollway_commerce.buyer.wire import CommerceBuyInput
+
+    class Killed(BaseException):
+        pass
+
+    mint = StandinIssuer.issue_token
+
+    async def minted_then_dies(self, **kwargs):
+        await mint(self, **kwargs)
+        raise Killed("after the token was minted")
+
+    kernel = await commerce_kernel(kernel_factory, merchant, **FAST)
+    async with http_client(kernel) as client:
+        await configure(client, merchant)
+        agent_id, auth = await credits_session(client, "100")
+        receipts = await count_receipts()
+        request_id = await _accept(client, auth)
+        with monkeypatch.context() as patched:
+            patched.setattr(StandinIssuer, "issue_token", minted_then_dies)
+            tool = kernel.tools["commerce_buy"]
+            ctx = kernel.tool_runner.contexts.for_run(tool, request_id, agent_id)
+            with pytest.raises(Killed):
+                await tool.run(msgspec.convert(buy_body(("tee-red-m", 2), max_total="60"), CommerceBuyInput), ctx)
+        order = await Order.select().where(Order.id == request_id).first()
+        assert order["state"] == "session_open" and order["token_expires_at"] is not None
+        assert len(merchant.tokens) == 1 and merchant.charges == []
+        await asyncio.sleep(1.1)  # a later second: a new expiry would be other parameters
+        async with _worker(kernel):
+            job = await _until_done(client, request_id, auth)
+        await _settled(client, auth, job, receipts)
+    assert len(merchant.sessions) == 1  # the create sent again under its key: answered with the first session
+    assert len(merchant.token_requests) == 2 and merchant.token_requests[0] == merchant.token_requests[1]
+    assert len(merchant.tokens) == 1 and [amount for _, amount, _ in merchant.charges] == [4897]
+    validate_exchanges(merchant)
+    assert await ledger_problems() == []

@@ -219,6 +219,7 @@ async def run(value: CommerceBuyInput, ctx: ToolContext) -> CommerceBuyAnswer | 
         rates=money.rates(settings),
         token_ttl_s=token_ttl_s(settings),
         session_id=order["checkout_session_id"],
+        token_expires_at=order["token_expires_at"],
     )
     client = AcpClient(ctx.http, merchant, ctx.request_id)
 

@@ -96,6 +96,7 @@ class Purchase:
     rates: Mapping[str, Decimal]
     token_ttl_s: int
     session_id: str | None = None
+    token_expires_at: int | None = None  # fixed by the first run that asks for the token
 
 
 class Progress(Protocol):
@@ -299,13 +300,16 @@ async def _pay(
         )
     handler = handler_for(session, issuer.name)
     config = handler.get("config") if isinstance(handler.get("config"), Mapping) else {}
+    if purchase.token_expires_at is None:  # kept first: a rerun asks the PSP for the identical token
+        purchase.token_expires_at = int(time.time()) + purchase.token_ttl_s
+        await progress("session_open", token_expires_at=purchase.token_expires_at)
     try:
         token = await issuer.issue_token(
             amount=total,
             currency=currency,
             checkout_session_id=session["id"],
             merchant_id=str(config.get("merchant_id") or purchase.merchant["id"]),
-            expires_at=int(time.time()) + purchase.token_ttl_s,
+            expires_at=purchase.token_expires_at,
             idempotency_key=_key(purchase, "token"),
         )
     except Exception as exc:  # the PSP's refusal or absence: nothing was paid

@@ -85,6 +85,8 @@ class Order(Table, tablename="commerce_buyer_orders"):
     payment_handler_id = Text(null=True, default=None)
     payment_token = Text(null=True, default=None)  # secret (single-use, this session only): never answered
     completing_ms = BigInt(null=True, default=None)  # when complete was first sent (the wait's clock)
+    # the token's expiry (unix s), fixed before it is first asked for: a rerun asks for the same token
+    token_expires_at = BigInt(null=True, default=None)
 
 
 TABLES = [Merchant, Product, ProductChange, Order]
