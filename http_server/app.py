@@ -37,6 +37,10 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRoute
         return answer_asgi(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
 
     handle.__name__ = f"tool_{tool.name}"
+    # Evaluated annotations: Litestar resolves each handler's hints at registration, and
+    # the string form (this module's `from __future__ import annotations`) costs a compile
+    # per name per handler, paid again by every app built (each test's app, each reload).
+    handle.__annotations__ = {"request": Request, "return": ASGIResponse}
     # The tool's description is transport-neutral; how to pay, retry and wait is said here in HTTP terms.
     how = [
         f"Price: {'depends on the input' if tool.fixed_price is None else f'{tool.fixed_price / 1_000_000:.6f} USDC'} per call. Pay with `{tool.payment_header}` after the 402 quote, or from credits."

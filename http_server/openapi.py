@@ -107,6 +107,28 @@ PAYMENT_REQUIRED_HEADER = header_refs("PAYMENT-REQUIRED")
 PAYMENT_RESPONSE_HEADER = header_refs("PAYMENT-RESPONSE")
 
 
+# msgspec's schema generation for a set of types, kept as JSON: every app built for the
+# same tools (each test's, each reload's) generated the same schemas again, the biggest
+# part of building one. Each caller decodes its own copy, free to change it.
+_COMPONENTS: dict[tuple[Any, ...], bytes] = {}
+_COMPONENTS_KEPT = 64
+
+
+def _schema_components(types: list[Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    key = tuple(types)
+    try:
+        kept = _COMPONENTS.get(key)
+    except TypeError:  # an unhashable annotation: generate without keeping
+        return msgspec.json.schema_components(types, ref_template=REF)
+    if kept is None:
+        kept = msgspec.json.encode(msgspec.json.schema_components(types, ref_template=REF))
+        if len(_COMPONENTS) >= _COMPONENTS_KEPT:
+            _COMPONENTS.pop(next(iter(_COMPONENTS)))
+        _COMPONENTS[key] = kept
+    refs, components = msgspec.json.decode(kept)
+    return refs, components
+
+
 class WireSchemas:
     """The components of the wire types and of every tool's input and output types,
     built together so that two plugins' types of the same name get distinct
@@ -118,7 +140,7 @@ class WireSchemas:
             types += [tool.input_type, tool.output_type]
         for r in routes:  # plugins' own routes (core.routes.Route)
             types += [t for t in (r.body_type, r.answer_type, r.error_type) if t is not None and t not in types]
-        refs, self.components = msgspec.json.schema_components(types, ref_template=REF)
+        refs, self.components = _schema_components(types)
         self._refs = {t: r for t, r in zip(types, refs)}
         # the shared answers and parameters the operations built so far refer to
         self.shared: dict[str, dict[str, Any]] = {"responses": {}, "parameters": {}}

@@ -125,6 +125,7 @@ def _handler(
 
     name = alias.name if alias else r.name
     handle.__name__ = f"route_{name}"
+    handle.__annotations__ = {"request": Request, "return": Response}  # evaluated: see app._tool_handler
     return route(
         _PARAM.sub(lambda m: "{" + m.group(1) + ":str}", alias.path if alias else r.path),
         http_method=[r.method],

@@ -6,7 +6,8 @@ reported by name and skipped here (strict mode raises instead).
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
 
 from tollway._core.kernel import Kernel, report_plugin_failure
 
@@ -17,10 +18,13 @@ class PluginLoadError(RuntimeError):
     pass
 
 
-def load_entry_point_plugins(kernel: Kernel, *, strict: bool = False, only: set[str] | None = None) -> list[str]:
-    """Register every installed plugin; returns the names loaded."""
+def load_entry_point_plugins(
+    kernel: Kernel, *, strict: bool = False, only: set[str] | None = None, found: Iterable[EntryPoint] | None = None
+) -> list[str]:
+    """Register every installed plugin; returns the names loaded. `found`: the group's entry
+    points already read (a test process reads them once instead of for every kernel)."""
     loaded = []
-    for ep in entry_points(group=GROUP):
+    for ep in entry_points(group=GROUP) if found is None else found:
         if only is not None and ep.name not in only:
             continue
         if kernel.pm.has_plugin(ep.name):

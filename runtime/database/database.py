@@ -51,6 +51,21 @@ async def _keep_session(connection: Any) -> None:
     return None
 
 
+class _PostgresEngine(PostgresEngine):
+    """Piccolo's engine, asking a server its version once per process: every engine made
+    connects on its own to check it (a connection, a thread and an event loop each), and
+    a process that opens the same server again (a test's kernels, the CLI's commands) got
+    the same answer each time."""
+
+    _checked: set[tuple[Any, ...]] = set()
+
+    async def check_version(self) -> None:
+        server = (self.config.get("host"), self.config.get("port"), self.config.get("database"))
+        if server not in self._checked:
+            await super().check_version()
+            self._checked.add(server)
+
+
 class Database:
     def __init__(self, url: str, *, asynchronous_commit: bool = False) -> None:
         """`asynchronous_commit` is for worker-only processes (`tollway worker`):
@@ -66,7 +81,7 @@ class Database:
             os.makedirs(os.path.dirname(os.path.abspath(self._config["path"])), exist_ok=True)
             self.engine = EmbeddedSQLiteEngine(path=self._config["path"])
         else:
-            self.engine = PostgresEngine(config=self._config)
+            self.engine = _PostgresEngine(config=self._config)
         self._tables: list[type[Table]] = list(KERNEL_TABLES)
 
     @classmethod

@@ -20,7 +20,7 @@ import pytest
 from eth_account import Account
 from mcp import Client, StdioServerParameters
 
-from tests.support.checkout import clean_env, copy_checkout, wait_until
+from tests.support.checkout import clean_env, wait_until
 from tests.support.serve_process import free_port
 from tollway.testing import pay_402
 
@@ -87,26 +87,14 @@ for name in sys.argv[1:]:
 """
 
 
-async def test_author_renders_installs_serves_and_is_paid_from_wheels(tmp_path: Path, capsys) -> None:
+async def test_author_renders_installs_serves_and_is_paid_from_wheels(
+    tmp_path: Path, made_wheels: Path, capsys
+) -> None:
     assert UV.exists(), f"{UV} is missing: the Makefile installs uv into .venv (and the test extra lists it)"
-    # Tollway's wheel, built from the working tree, in a fresh virtualenv.
-    source = copy_checkout(REPO, tmp_path / "source")
+    # Tollway's wheel, built from the working tree by `make wheels` (tests/runtime/conftest.py),
+    # in a fresh virtualenv.
     build_env = clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--quiet",
-        "--no-deps",
-        "--no-build-isolation",
-        "-w",
-        tmp_path / "dist",
-        source,
-        cwd=tmp_path,
-        env=build_env,
-    )
-    wheel = next((tmp_path / "dist").glob("tollway-*.whl"))
+    wheel = next(made_wheels.glob("tollway-*.whl"))
     venv = tmp_path / "venv"
     run(UV, "venv", "--quiet", "--seed", "--python", sys.executable, venv, cwd=tmp_path, env=build_env)
     run(UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python", wheel, cwd=tmp_path, env=build_env)

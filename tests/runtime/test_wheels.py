@@ -3,16 +3,11 @@ each with what an install from an index needs (the plugin template, the entry po
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
 
-from tests.support.checkout import clean_env, copy_checkout
-
 REPO = Path(__file__).resolve().parents[2]
-UV = Path(sys.executable).parent / "uv"  # the Makefile installs it beside python
 
 
 def _distributions() -> dict[str, Path]:
@@ -21,22 +16,12 @@ def _distributions() -> dict[str, Path]:
     return {tomllib.loads((f / "pyproject.toml").read_text())["project"]["name"].replace("-", "_"): f for f in folders}
 
 
-def test_make_wheels_builds_every_distribution_into_dist(tmp_path: Path) -> None:
-    # A copy of the checkout, so the builds leave nothing in the working tree.
-    source = copy_checkout(REPO, tmp_path / "source")
-    # `UV=` is the uv of this environment: the copy has no .venv of its own.
-    done = subprocess.run(
-        ["make", "--no-print-directory", "wheels", f"UV={UV}"],
-        cwd=source,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    wheels = {path.name.split("-")[0]: path for path in (source / "dist").glob("*.whl")}
+def test_make_wheels_builds_every_distribution_into_dist(made_wheels: Path) -> None:
+    dist = made_wheels  # `make wheels` in a copy of the checkout (tests/runtime/conftest.py)
+    wheels = {path.name.split("-")[0]: path for path in dist.glob("*.whl")}
     distributions = _distributions()
     assert set(wheels) == set(distributions)
-    assert len(list((source / "dist").glob("*.whl"))) == len(distributions)  # one each
+    assert len(list(dist.glob("*.whl"))) == len(distributions)  # one each
 
     with zipfile.ZipFile(wheels["tollway"]) as root:
         names = set(root.namelist())
