@@ -4,6 +4,7 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -171,3 +172,23 @@ async def test_a_merchants_refunds_are_credited_once_each_and_never_above_what_w
         assert all(r["job_id"] == order_id for r in receipts if r["status"] == "refund")
         validate_exchanges(merchant)
         assert await ledger_problems() == []
+
+
+async def test_events_delivered_at_once_never_move_an_order_back(kernel_factory, merchant):
+    """A merchant's outbox sends order_create and order_update on their own schedules, so they
+    can arrive together: whatever the interleaving, the later status stays."""
+    kernel = await commerce_kernel(kernel_factory, merchant)
+    async with http_client(kernel) as client:
+        await configure(client, merchant, webhook_secret=SECRET)
+        _, _, job = await bought_mug(kernel, client)
+        session_id = job["result"]["result"]["checkout_session_id"]
+        path = "/v1/commerce/merchants/shop/order-events"
+        confirmed, fulfilled = _event(session_id, "confirmed"), _event(session_id, "fulfilled")
+        for _ in range(8):
+            await Order.update({Order.order_status: None}).where(Order.id == job["request_id"])
+            answers = await asyncio.gather(
+                *(client.post(path, content=raw, headers=_signed(raw)) for raw in (confirmed, fulfilled) * 3)
+            )
+            assert [a.status_code for a in answers] == [200] * 6
+            order = await Order.select(Order.order_status).where(Order.id == job["request_id"]).first()
+            assert order["order_status"] == "fulfilled"

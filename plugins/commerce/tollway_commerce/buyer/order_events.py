@@ -114,17 +114,24 @@ async def receive(call: RouteCall) -> Any:
     if call.request.header("request-id"):
         answer["request_id"] = call.request.header("request-id")
     await credit_refunds(call.platform, order, merchant["name"], refunds)  # type: ignore[arg-type]
-    if RANK.get(order["order_status"] or "", -1) > RANK[data["status"]]:
-        return answer  # an older event than one already applied: received, its status changes nothing
+    # An older event than one already applied is received and changes nothing. The guard is in
+    # the update itself: two events delivered at once must not both pass a check read before.
+    not_later = [s for s in STATUSES if RANK[s] <= RANK[data["status"]]]
     async with storage.transaction():
-        await Order.update(
-            {
-                Order.order_status: data["status"],
-                Order.permalink_url: data.get("permalink_url") or order["permalink_url"],
-                Order.refunds: storage.dumps(refunds),
-                Order.updated_ms: now_ms(),
-            }
-        ).where(Order.id == order["id"])
+        applied = (
+            await Order.update(
+                {
+                    Order.order_status: data["status"],
+                    Order.permalink_url: data.get("permalink_url") or order["permalink_url"],
+                    Order.refunds: storage.dumps(refunds),
+                    Order.updated_ms: now_ms(),
+                }
+            )
+            .where((Order.id == order["id"]) & (Order.order_status.is_null() | Order.order_status.is_in(not_later)))
+            .returning(Order.id)
+        )
+        if not applied:
+            return answer
         await call.platform.notify(  # type: ignore[union-attr]
             order["agent_id"],
             NOTIFICATION,
