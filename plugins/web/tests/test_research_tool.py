@@ -75,6 +75,7 @@ def cited(report: str) -> set[int]:
 
 async def test_a_quick_extractive_report_cites_only_pages_read(kernel_factory, site, searxng) -> None:
     url, searcher = searxng
+    searcher.delay_s = 0.2  # each search outlasts a few polls: the job's step message is seen while it runs
     kernel = await kernel_factory(installed={"tollway_web"}, env=env_for(url))
     job, seen, balance = await run_job(kernel, {"topic": "urban heat island mitigation"})
     assert job["status"] == "completed", job
