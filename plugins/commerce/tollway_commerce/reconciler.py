@@ -11,7 +11,9 @@ call would have, or — when the order can no longer be completed (the item left
 catalogue, the session expired) — refunds the payment and cancels the session. Declines go
 back to `ready_for_payment`, 3-D Secure to `authentication_required`; a payment still
 processing is left for the next sweep. Operator refunds left `pending` as long (refunds.py) are
-asked of the PSP again with their own key and finished the same way."""
+asked of the PSP again with their own key and finished the same way. A soul service sold over
+ACP whose souls order ended declined or expired is refunded in full, once (refunds.py,
+`refund_ended_soul_orders`)."""
 
 from __future__ import annotations
 
@@ -50,6 +52,10 @@ async def sweep(context: PluginContext) -> int:
         done += await refunds.sweep(platform, cutoff)  # operator refunds the PSP never answered
     except Exception:
         log.exception("the reconciler could not finish the pending refunds")
+    try:
+        done += await refunds.refund_ended_soul_orders(platform)  # souls orders declined or expired
+    except Exception:
+        log.exception("the reconciler could not refund the soul service orders that ended undelivered")
     await _forget_old_keys(settings)
     return done
 

@@ -15,11 +15,16 @@
    the buyer's `refund` receipt; the refund `succeeded`; the ACP `order_update` event carrying
    the order's refunds enqueued in the webhook outbox, signed as order_create is.
 A refund left pending (the process died, the PSP did not answer) is finished by the
-reconciler after TOLLWAY_COMMERCE_IN_FLIGHT_S, or by the same request again."""
+reconciler after TOLLWAY_COMMERCE_IN_FLIGHT_S, or by the same request again.
+
+The reconciler also refunds, through the same steps, a soul service whose souls order ended
+declined or expired (no job waits on an ACP sale to be failed and refunded): all that is left
+of the order, under the order's fixed key AUTO_KEY, so it is made once."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Annotated, Any
 
 import msgspec
@@ -33,9 +38,20 @@ from .psp import PspError, PspRefused
 from .settings import FAMILY, IN_FLIGHT_S, number, public_url
 from .tables import AcpToken, CheckoutSession, Order, Refund
 
+log = logging.getLogger("tollway.commerce")
+
 PATH = "/v1/tools/internal/commerce/orders/{order_id}/refunds"
 PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 LIVE = (PENDING, SUCCEEDED)  # refunds that count against the order's total
+# the key of the reconciler's refund of a soul service whose souls order ended undelivered, one
+# per order; no operator's Idempotency-Key can be it (a header cannot carry NUL)
+AUTO_KEY = "\x00soul-order-ended"
+OPEN = "open"  # a souls order still to be fulfilled (tollway_souls.orders.OPEN)
+ENDED = {  # souls order states ended undelivered (tollway_souls.orders.UNFULFILLED): the refund's reason
+    "declined": "the seller declined the order",
+    "expired": "the seller did not fulfil the order before its deadline",
+}
+PAGE = 500  # soul service orders asked of the souls plugin at a time (its limit a call)
 
 
 class RefundRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -116,8 +132,7 @@ async def _reserve(platform: Platform, order_id: str, key: str, body: RefundRequ
                 )
             await Refund.update({Refund.started_ms: now}).where(Refund.id == found["id"])
             return found["id"], True
-        live = await Refund.select(Refund.amount).where((Refund.order_id == order_id) & Refund.status.is_in(LIVE))
-        left = int(order["total"]) - sum(int(r["amount"]) for r in live)
+        left = await _left(order)
         amount = left if body.amount is None else body.amount
         if left <= 0 or amount > left:
             raise Refusal(
@@ -126,22 +141,34 @@ async def _reserve(platform: Platform, order_id: str, key: str, body: RefundRequ
                 status=409,
                 extra={"refundable": left},
             )
-        refund_id = sessions.new_id("rf")
-        await Refund.insert(
-            Refund(
-                id=refund_id,
-                order_id=order_id,
-                key_hash=_hash(order_id, key),
-                fingerprint=fingerprint,
-                amount=amount,
-                reason=body.reason,
-                status=PENDING,
-                started_ms=now,
-                created_ms=now,
-                updated_ms=now,
-            )
-        )
+        refund_id = await _insert(order_id, key, fingerprint, amount, body.reason, now)
     return refund_id, True
+
+
+async def _left(order: dict[str, Any]) -> int:
+    """Cents of the order not yet refunded nor being refunded (its row locked by the caller)."""
+    live = await Refund.select(Refund.amount).where((Refund.order_id == order["id"]) & Refund.status.is_in(LIVE))
+    return int(order["total"]) - sum(int(r["amount"]) for r in live)
+
+
+async def _insert(order_id: str, key: str, fingerprint: str, amount: int, reason: str, now: int) -> str:
+    """A new refund, pending (the PSP to be asked); its id."""
+    refund_id = sessions.new_id("rf")
+    await Refund.insert(
+        Refund(
+            id=refund_id,
+            order_id=order_id,
+            key_hash=_hash(order_id, key),
+            fingerprint=fingerprint,
+            amount=amount,
+            reason=reason,
+            status=PENDING,
+            started_ms=now,
+            created_ms=now,
+            updated_ms=now,
+        )
+    )
+    return refund_id
 
 
 async def make(platform: Platform, refund_id: str) -> None:
@@ -289,6 +316,75 @@ async def sweep(platform: Platform, cutoff_ms: int) -> int:
             await make(platform, row["id"])
             done += 1
     return done
+
+
+async def refund_ended_soul_orders(platform: Platform) -> int:
+    """Refund in full, once, every soul service sold over ACP whose souls order ended declined or
+    expired (the reconciler); how many refunds the PSP made. Only the orders still watched
+    (`soul_order_open`) are asked of the souls plugin (`order_states`), in pages of 500; one
+    that ended any other way (fulfilled, refunded by the operator) is no longer watched. The
+    refund is the operator route's, under the order's fixed key AUTO_KEY, for all that is left;
+    a PSP that does not answer leaves it pending for `sweep`."""
+    done, after = 0, ""
+    while True:
+        watched = (
+            await Order.select(Order.id, Order.session_id)
+            .where(Order.soul_order_open.eq(True) & (Order.id > after))
+            .order_by(Order.id)
+            .limit(PAGE)
+        )
+        if not watched:
+            return done
+        after = watched[-1]["id"]
+        try:
+            from tollway_souls.orders import order_states  # soul services were sold: the souls plugin was there
+
+            states = await order_states([r["session_id"] for r in watched])
+        except Exception:  # the souls plugin is gone (not installed, no tables): nothing to learn
+            log.warning("soul service orders are watched but the souls plugin cannot be asked", exc_info=True)
+            return done
+        for row in watched:
+            state = states.get(row["session_id"], {"state": None, "note": None})
+            if state["state"] == OPEN:
+                continue
+            try:
+                done += await _refund_ended(platform, row["id"], state["state"], state["note"])
+            except Exception:  # one order's trouble does not hold the others back; a pending refund is `sweep`'s
+                log.exception("the reconciler could not refund order %s, whose souls order ended", row["id"])
+
+
+async def _refund_ended(platform: Platform, order_id: str, state: str | None, note: str | None) -> int:
+    """1 when the PSP refunded the order whose souls order ended, else 0."""
+    refund_id = await _reserve_ended(order_id, state, note)
+    if refund_id is None:
+        return 0
+    try:
+        await make(platform, refund_id)
+    except PspError:
+        log.warning("the refund %s of order %s is left pending: the PSP did not answer", refund_id, order_id)
+        return 0
+    return 1
+
+
+async def _reserve_ended(order_id: str, state: str | None, note: str | None) -> str | None:
+    """The order is no longer watched; the refund of what is left of it, pending, when its souls
+    order ended undelivered (`state` None: it has none). Waits while another refund of it is
+    pending (its outcome decides what is left)."""
+    reason = ENDED.get(state or "")
+    async with storage.transaction():
+        order = await storage.lock_rows(Order.select().where(Order.id == order_id)).first()
+        if not order["soul_order_open"]:
+            return None  # another process took it
+        if reason and await Refund.exists().where((Refund.order_id == order_id) & (Refund.status == PENDING)):
+            return None  # the next sweep, once the pending refund has its outcome
+        await Order.update({Order.soul_order_open: False}).where(Order.id == order_id)
+        if not reason or await Refund.exists().where(Refund.key_hash == _hash(order_id, AUTO_KEY)):
+            return None
+        left = await _left(order)
+        if left <= 0:
+            return None  # the operator refunded it all already
+        reason = f"{reason}: {note}" if note else reason
+        return await _insert(order_id, AUTO_KEY, _hash("None", reason), left, reason[:500], now_ms())
 
 
 async def _handle(call: RouteCall) -> RefundView:

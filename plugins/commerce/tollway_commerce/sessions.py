@@ -622,6 +622,8 @@ async def settle(
                 total=total,
                 status="confirmed",
                 created_ms=now_ms(),
+                # a souls order was opened (_book): the reconciler watches how it ends (refunds.py)
+                soul_order_open=any(li.item.id.startswith("soul:") for li in session.line_items),
             )
         )
         session.status = COMPLETED

@@ -6,7 +6,7 @@ token and the path, kept at least 24 hours). Money columns are integers of minor
 
 from __future__ import annotations
 
-from piccolo.columns import BigInt, Integer, Text, Varchar
+from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
 from piccolo.table import Table
 
 
@@ -47,6 +47,9 @@ class Order(Table, tablename="commerce_orders"):
     total = BigInt()  # cents charged
     status = Varchar(length=16)  # confirmed (digital goods are delivered at once)
     created_ms = BigInt()
+    # a soul service whose souls order has not ended yet, as commerce last saw: the reconciler asks
+    # the souls plugin about these only, and refunds those that end declined or expired (refunds.py)
+    soul_order_open = Boolean(default=False, index=True)
 
 
 class IdempotencyRecord(Table, tablename="commerce_idempotency"):
@@ -59,11 +62,12 @@ class IdempotencyRecord(Table, tablename="commerce_idempotency"):
 
 
 class Refund(Table, tablename="commerce_refunds"):
-    """An operator's refund of a completed order, in full or in part (refunds.py)."""
+    """A refund of a completed order, in full or in part (refunds.py): the operator's, or the
+    reconciler's of a soul service whose souls order ended declined or expired."""
 
     id = Varchar(length=40, primary_key=True)  # rf_...
     order_id = Varchar(length=40, index=True)
-    key_hash = Varchar(length=64, unique=True)  # SHA-256 hex of the order id and the operator's Idempotency-Key
+    key_hash = Varchar(length=64, unique=True)  # SHA-256 hex of the order id and the Idempotency-Key (or AUTO_KEY)
     fingerprint = Varchar(length=64)  # SHA-256 hex of the request (amount asked, reason): a key's one request
     amount = BigInt()  # cents given back
     reason = Text(default="")

@@ -72,6 +72,11 @@ async def test_a_declined_order_is_refunded_and_the_deadline_cannot_end_it_again
             f"/v1/soul/orders/{job_id}/decline", json={"reason": "Not my language."}, headers=soul_auth(key)
         )
         assert await orders.expire_due(kernel.platform, now_ms() + 61_000) == 0
+        # what a seller outside soul_buy (tollway_commerce) asks: the state and note by order id
+        assert await orders.order_states([job_id, "req_unknown"]) == {
+            job_id: {"state": "declined", "note": "Not my language."}
+        }
+        assert await orders.order_states([]) == {}
         job = (await client.get(f"/v1/requests/{job_id}", headers=auth)).json()
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
     assert (

@@ -202,6 +202,21 @@ async def refund_paid_order(order_id: str, note: str) -> bool:
     return bool(closed)
 
 
+UNFULFILLED = ("declined", "expired")  # ended without delivery: the buyer is owed the price
+
+
+async def order_states(order_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """`{state, note}` of each of these orders that exists, by id (`note`: the seller's reason
+    when declined). For sales paid outside `soul_buy` (tollway_commerce's ACP card sales), which
+    have no job to fail when the seller declines or lets the order expire: their seller learns
+    here which ended in UNFULFILLED (to refund), which ended otherwise and which are still open.
+    At most 500 ids a call."""
+    if not order_ids:
+        return {}
+    rows = await Orders.select(Orders.id, Orders.state, Orders.note).where(Orders.id.is_in(list(order_ids)[:500]))
+    return {r["id"]: {"state": r["state"], "note": r["note"]} for r in rows}
+
+
 async def decline(platform: Platform, order_id: str, soul: dict[str, Any], reason: str) -> Order:
     """The seller refuses the order: the buyer's job fails and the price is refunded."""
     async with storage.transaction():
