@@ -1,0 +1,197 @@
+"""The browser tests' peers: a local test site (a sign-in form, an account page behind a
+cookie, a table, pages that try to reach a forbidden address every way a page can), the
+forbidden listener itself (it counts every connection: the tests want zero), and helpers to
+run tasks through the whole job machinery."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+from tollway.testing import worker_for
+
+TABLE = """<table id="fares"><thead><tr><th>Route</th><th>Fare (USD)</th><th>Notes</th></tr></thead>
+<tbody><tr><td>North quay &rarr; Island</td><td>4.50</td><td>Daily, <b>07:40</b></td></tr>
+<tr><td>Island &rarr; South pier</td><td>3.25</td><td></td></tr>
+<tr><td>Return, &ldquo;any day&rdquo;</td><td>7.00</td><td>Bikes free &amp; dogs €1</td></tr></tbody></table>"""
+TABLE_ROWS = [
+    ["Route", "Fare (USD)", "Notes"],
+    ["North quay → Island", "4.50", "Daily, 07:40"],
+    ["Island → South pier", "3.25", ""],
+    ["Return, “any day”", "7.00", "Bikes free & dogs €1"],
+]
+
+
+def page(title: str, body: str) -> bytes:
+    return f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body>{body}</body></html>".encode()
+
+
+@dataclass
+class Forbidden:
+    """A listener on 127.0.0.1 that no page may reach: it counts every connection."""
+
+    port: int
+    hits: list[bytes] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    port: int
+    forbidden: Forbidden
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def allow(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+def _forbidden() -> tuple[Forbidden, socket.socket]:
+    listener = socket.create_server(("127.0.0.1", 0), family=socket.AF_INET)
+    forbidden = Forbidden(port=listener.getsockname()[1])
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.settimeout(1)
+            try:
+                forbidden.hits.append(conn.recv(4096))
+            except OSError:
+                forbidden.hits.append(b"")
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return forbidden, listener
+
+
+def attack_pages(f: int) -> dict[str, str]:
+    """Pages of the test site that try to reach the forbidden listener (port `f`)."""
+    target = f"http://127.0.0.1:{f}"
+    return {
+        "/iframe": f'<iframe src="{target}/iframe"></iframe><p id="done">iframe</p>',
+        "/fetch": f"<p id='done'>fetch</p><script>fetch('{target}/fetch').catch(e => console.error('fetch blocked'));"
+        f"var x = new XMLHttpRequest(); x.open('GET', '{target}/xhr'); x.send();</script>",
+        "/websocket": f"<p id='done'>ws</p><script>var w = new WebSocket('ws://127.0.0.1:{f}/ws');"
+        "w.onerror = () => console.error('websocket blocked');</script>",
+        "/subresources": f'<img src="{target}/img"><script src="{target}/script.js"></script>'
+        f'<link rel="stylesheet" href="{target}/style.css"><p id="done">subresources</p>',
+        "/beacon": f"<p id='done'>beacon</p><script>navigator.sendBeacon('{target}/beacon', 'x');"
+        f"new EventSource('{target}/events');</script>",
+        "/download": f'<a id="dl" href="{target}/file.bin" download>get</a>',
+        "/form": f'<form method="post" action="{target}/form"><button>Send</button></form>',
+        "/worker": "<p id='done'>worker</p><script>navigator.serviceWorker.register('/sw.js')"
+        ".then(() => navigator.serviceWorker.ready).then(() => fetch('/via-worker'))"
+        ".catch(e => console.error('sw ' + e));</script>",
+        "/sw.js": f"self.addEventListener('fetch', e => {{ if (e.request.url.endsWith('/via-worker')) "
+        f"e.respondWith(fetch('{target}/sw').catch(() => new Response('blocked'))); }});"
+        "self.addEventListener('install', () => self.skipWaiting());"
+        "self.addEventListener('activate', e => e.waitUntil(clients.claim()));",
+        "/navigate-file": "<p id='done'>file</p><script>location.href = 'file:///etc/passwd';</script>",
+        "/navigate-data": "<p id='done'>data</p><script>location.href = 'data:text/html,<h1>data page</h1>';</script>",
+    }
+
+
+def serve_site() -> Iterator[Site]:
+    forbidden, listener = _forbidden()
+    attacks = attack_pages(forbidden.port)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes, content_type: str = "text/html; charset=utf-8", **headers: str):
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in headers.items():
+                self.send_header(name.replace("_", "-"), value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _signed_in(self) -> bool:
+            return "session=ada-7f3c" in (self.headers.get("Cookie") or "")
+
+        def do_GET(self) -> None:
+            site.paths.append(self.path)
+            path = self.path.split("?", 1)[0]
+            if path == "/login":
+                return self._send(
+                    200,
+                    page(
+                        "Sign in",
+                        '<form method="post" action="/login"><label>Username <input name="user"></label>'
+                        '<label>Password <input type="password" name="password"></label>'
+                        "<button>Sign in</button></form>",
+                    ),
+                )
+            if path == "/account":
+                if not self._signed_in():
+                    return self._send(302, b"", Location="/login")
+                return self._send(200, page("Your account", "<h1>Signed in as Ada</h1>" + TABLE))
+            if path == "/fares":
+                return self._send(200, page("Fares", "<h1>Harbour fares</h1>" + TABLE + '<a href="/login">Sign in</a>'))
+            if path == "/redirect":
+                return self._send(302, b"", Location=f"http://127.0.0.1:{forbidden.port}/redirected")
+            if path == "/sw.js":
+                return self._send(200, attacks[path].encode(), "text/javascript")
+            if path in attacks:
+                return self._send(200, page(path.strip("/"), attacks[path]))
+            if path == "/via-worker":
+                return self._send(200, b"served by the site")
+            return self._send(200, page("Home", "<h1>Harbour office</h1><p>Welcome.</p>"))
+
+        def do_POST(self) -> None:
+            site.paths.append(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            form = parse_qs(self.rfile.read(length).decode())
+            if self.path == "/login" and form.get("user") == ["ada"] and form.get("password") == ["lovelace"]:
+                return self._send(
+                    303, b"", Location="/account", Set_Cookie="session=ada-7f3c; Path=/; HttpOnly; Max-Age=3600"
+                )
+            return self._send(401, page("Refused", "<p>Wrong user or password.</p>"))
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    site = Site(port=server.server_port, forbidden=forbidden)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site
+    server.shutdown()
+    server.server_close()
+    listener.close()
+
+
+async def finished(client: Any, request_id: str, headers: dict[str, str], *, seconds: float = 120) -> dict[str, Any]:
+    for _ in range(int(seconds / 0.1)):
+        job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
+        if job["status"] in ("completed", "failed"):
+            return job
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{request_id} did not finish: {job}")
+
+
+async def run_task(kernel: Any, client: Any, auth: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    """Pay for one task from the agent's credits, run it on a worker, answer its finished job."""
+    worker = worker_for(kernel, poll_s=0.05)
+    worker.start()
+    try:
+        accepted = await client.post("/v1/tools/browser/task", json=body, headers=auth)
+        assert accepted.status_code == 202, accepted.text
+        return await finished(client, accepted.json()["request_id"], auth)
+    finally:
+        await worker.stop()
+
+
+async def balance(client: Any, auth: dict[str, str]) -> str:
+    return (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
