@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
-from tollway.testing import worker_for
+from tollway.testing import credits_session, http_client, worker_for
 
 TABLE = """<table id="fares"><thead><tr><th>Route</th><th>Fare (USD)</th><th>Notes</th></tr></thead>
 <tbody><tr><td>North quay &rarr; Island</td><td>4.50</td><td>Daily, <b>07:40</b></td></tr>
@@ -92,15 +92,63 @@ def attack_pages(f: int) -> dict[str, str]:
         "/download": f'<a id="dl" href="{target}/file.bin" download>get</a>',
         "/form": f'<form method="post" action="{target}/form"><button>Send</button></form>',
         "/worker": "<p id='done'>worker</p><script>navigator.serviceWorker.register('/sw.js')"
-        ".then(() => navigator.serviceWorker.ready).then(() => fetch('/via-worker'))"
+        ".then(() => navigator.serviceWorker.ready).then(() => new Promise(r => setTimeout(r, 300)))"
+        ".then(() => fetch('/via-worker')).then(r => r.text())"
+        ".then(t => { const p = document.createElement('p'); p.id = 'worker'; p.textContent = t; document.body.append(p); })"
         ".catch(e => console.error('sw ' + e));</script>",
         "/sw.js": f"self.addEventListener('fetch', e => {{ if (e.request.url.endsWith('/via-worker')) "
         f"e.respondWith(fetch('{target}/sw').catch(() => new Response('blocked'))); }});"
         "self.addEventListener('install', () => self.skipWaiting());"
         "self.addEventListener('activate', e => e.waitUntil(clients.claim()));",
+        "/worker-result": "",
         "/navigate-file": "<p id='done'>file</p><script>location.href = 'file:///etc/passwd';</script>",
         "/navigate-data": "<p id='done'>data</p><script>location.href = 'data:text/html,<h1>data page</h1>';</script>",
     }
+
+
+# Addresses and forms a page may write for a forbidden host, each an <img> of its own path
+# (the proxy's refusal names the path, so each case is told apart). `F` is the forbidden
+# listener's port; the names resolve through the test's resolver (test_browser_ssrf.py).
+IMAGE_CASES = {
+    "loopback": "http://127.0.0.1:F",
+    "localhost-name": "http://localhost:F",
+    "ipv6-loopback": "http://[::1]:F",
+    "ipv4-mapped": "http://[::ffff:127.0.0.1]:F",
+    "ipv4-mapped-hex": "http://[::ffff:7f00:1]:F",
+    "nat64": "http://[64:ff9b::7f00:1]:F",
+    "6to4": "http://[2002:7f00:1::]:F",
+    "hex-literal": "http://0x7f000001:F",
+    "decimal-literal": "http://2130706433:F",
+    "short-literal": "http://127.1:F",
+    "unspecified": "http://0.0.0.0:F",
+    "metadata": "http://169.254.169.254",
+    "metadata-name": "http://metadata.test",
+    "private-10": "http://10.0.0.1",
+    "private-192": "http://192.168.0.1",
+    "shared-cgnat": "http://100.64.0.1",
+    "ipv6-unique-local": "http://[fd00::1]",
+    "ipv6-link-local": "http://[fe80::1]",
+    "multicast": "http://224.0.0.1",
+    "name-to-loopback": "http://loopback.test:F",
+    "name-to-ipv6-loopback": "http://loopback6.test:F",
+    "name-public-and-private": "http://mixed.test:F",
+}
+
+
+def battery(f: int) -> str:
+    images = "".join(f'<img src="{base.replace("F", str(f))}/{case}">' for case, base in IMAGE_CASES.items())
+    target = f"http://127.0.0.1:{f}"
+    return (
+        images
+        + '<img src="/redirect">'
+        + f'<iframe src="{target}/iframe"></iframe>'
+        + f'<script src="{target}/script.js"></script><link rel="stylesheet" href="{target}/style.css">'
+        + f"<script>fetch('{target}/fetch').catch(() => console.error('fetch blocked'));"
+        + f"var x = new XMLHttpRequest(); x.open('GET', '{target}/xhr'); x.send();"
+        + f"var w = new WebSocket('ws://127.0.0.1:{f}/ws'); w.onerror = () => console.error('websocket blocked');"
+        + f"navigator.sendBeacon('{target}/beacon', 'x'); new EventSource('{target}/events');</script>"
+        + '<p id="done">battery</p>'
+    )
 
 
 def serve_site() -> Iterator[Site]:
@@ -148,6 +196,10 @@ def serve_site() -> Iterator[Site]:
                 return self._send(200, attacks[path].encode(), "text/javascript")
             if path in attacks:
                 return self._send(200, page(path.strip("/"), attacks[path]))
+            if path == "/self":
+                return self._send(200, page("Self", '<h1>Rebound</h1><img src="/pixel.png">'))
+            if path == "/battery":
+                return self._send(200, page("Battery", battery(forbidden.port)))
             if path == "/via-worker":
                 return self._send(200, b"served by the site")
             return self._send(200, page("Home", "<h1>Harbour office</h1><p>Welcome.</p>"))
@@ -173,11 +225,14 @@ def serve_site() -> Iterator[Site]:
 
 
 async def finished(client: Any, request_id: str, headers: dict[str, str], *, seconds: float = 120) -> dict[str, Any]:
-    for _ in range(int(seconds / 0.1)):
-        job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
-        if job["status"] in ("completed", "failed"):
+    """Poll the job until it ends (at a pace within free_read's 120 reads a minute)."""
+    job: dict[str, Any] = {}
+    for _ in range(int(seconds / 0.4)):
+        polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
+        job = polled.json()
+        if polled.status_code == 200 and job["status"] in ("completed", "failed"):
             return job
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.4)
     raise AssertionError(f"{request_id} did not finish: {job}")
 
 
@@ -191,6 +246,13 @@ async def run_task(kernel: Any, client: Any, auth: dict[str, str], body: dict[st
         return await finished(client, accepted.json()["request_id"], auth)
     finally:
         await worker.stop()
+
+
+async def one_task(kernel: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """One task of a new agent with a dollar of credits: its finished job."""
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        return await run_task(kernel, client, auth, body)
 
 
 async def balance(client: Any, auth: dict[str, str]) -> str:

@@ -285,6 +285,7 @@ class Browser:
             else:
                 await found.press(step.key or "", timeout=t)
         elif action == "wait_for":
+            t = self.timeout_ms(step.timeout_s)
             found = self.locate(step)
             if found is not None:
                 await found.wait_for(state="visible", timeout=t)
@@ -292,7 +293,7 @@ class Browser:
                 part = step.url_contains
                 await self.page.wait_for_url(lambda url: part in url, timeout=t)
             else:
-                await self.page.wait_for_load_state("load", timeout=t)
+                await self.page.wait_for_load_state("networkidle", timeout=t)
         elif action == "scroll":
             found = self.locate(step)
             if found is None:

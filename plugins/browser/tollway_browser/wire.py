@@ -32,7 +32,8 @@ class BrowserStep(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     what: Literal["text", "html", "attribute", "table", "links"] = "text"  # extract
     attribute: Short | None = None  # extract what=attribute
     save_as: Annotated[str, Meta(max_length=100)] | None = None  # extract: names the value
-    url_contains: Short | None = None  # wait_for the URL (else the element, else the load)
+    url_contains: Short | None = None  # wait_for the URL (else the element, else a quiet network)
+    timeout_s: Annotated[float, Meta(gt=0, le=60)] = 10  # wait_for
     dy: Annotated[int, Meta(ge=-100_000, le=100_000)] = 800  # scroll, when no element is named
     full_page: bool = False  # screenshot
 
