@@ -10,6 +10,7 @@ from msgspec import Meta
 
 MAX_URL = 2048
 Url = Annotated[str, Meta(min_length=1, max_length=MAX_URL, description="An http(s) URL.")]
+StepUrl = Annotated[str, Meta(min_length=1, max_length=MAX_URL)]
 Short = Annotated[str, Meta(max_length=500)]
 
 
@@ -21,7 +22,7 @@ class BrowserStep(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     """One step. An element is named by `role` (+ `name`), `label`, `text` or CSS `selector`."""
 
     action: Action
-    url: Url | None = None  # goto
+    url: StepUrl | None = None  # goto
     role: Short | None = None
     name: Short | None = None
     label: Short | None = None
