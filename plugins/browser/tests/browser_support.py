@@ -45,6 +45,7 @@ class Site:
     port: int
     forbidden: Forbidden
     paths: list[str] = field(default_factory=list)
+    gate_open: bool = False
 
     @property
     def base(self) -> str:
@@ -196,6 +197,18 @@ def serve_site() -> Iterator[Site]:
                 return self._send(200, attacks[path].encode(), "text/javascript")
             if path in attacks:
                 return self._send(200, page(path.strip("/"), attacks[path]))
+            if path == "/gate":  # #ready appears once the test opens the gate
+                script = (
+                    "setInterval(() => fetch('/gate-state').then(r => r.text()).then(t => { if (t === 'open' && "
+                    "!document.getElementById('ready')) { const p = document.createElement('p'); p.id = 'ready'; "
+                    "p.textContent = 'ready'; document.body.append(p); } }), 200);"
+                )
+                return self._send(200, page("Gate", f"<h1>Waiting</h1><script>{script}</script>"))
+            if path == "/gate-state":
+                return self._send(200, b"open" if site.gate_open else b"shut", "text/plain")
+            if path == "/hog":  # grows its memory until something stops it
+                script = "const kept = []; setInterval(() => kept.push(new Array(4e6).fill(kept.length)), 50);"
+                return self._send(200, page("Hog", f"<h1>Hog</h1><script>{script}</script>"))
             if path == "/self":
                 return self._send(200, page("Self", '<h1>Rebound</h1><img src="/pixel.png">'))
             if path == "/battery":

@@ -93,6 +93,8 @@ async def pursue(llm: Chat, goal: str, driver: Browser) -> None:
             except msgspec.ValidationError as exc:
                 said = f"not a valid step: {exc}"
             except StepFailed as failed:
+                if outcome.status != "completed":  # the browser was killed for a cap
+                    return
                 said = f"{failed.status}: {failed.detail}"
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"{said}\n\n{await view(driver)}"})
     outcome.status = "goal_unfinished"

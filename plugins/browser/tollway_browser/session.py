@@ -108,18 +108,28 @@ Agent = Callable[["Browser"], Awaitable[None]]
 
 
 # -- the process group ------------------------------------------------------------------
-def _browser_pid(token: str) -> int | None:
-    """The Chromium main process carrying our marker (its children share its process group)."""
-    wanted = f"{MARKER}={token}".encode()
+def marked(prefix: bytes) -> list[int]:
+    """Chromium main processes whose environment holds `prefix` (`MARKER=<token>`): each the
+    leader of its process group (Playwright starts it so), which its children share. The
+    crash handlers it starts carry the marker too but live in sessions of their own."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if wanted in (entry / "environ").read_bytes().split(b"\0"):
-                return int(entry.name)
+            if not any(v.startswith(prefix) for v in (entry / "environ").read_bytes().split(b"\0")):
+                continue
+            if "crashpad" in (entry / "comm").read_text() or os.getpgid(int(entry.name)) != int(entry.name):
+                continue
+            found.append(int(entry.name))
         except OSError:
             continue
-    return None
+    return found
+
+
+def _browser_pid(token: str) -> int | None:
+    found = marked(f"{MARKER}={token}".encode())
+    return found[0] if found else None
 
 
 def group_members(pgid: int) -> list[int]:
@@ -460,5 +470,7 @@ async def _steps(task: wire.BrowserTaskInput, driver: Browser, agent: Agent | No
         try:
             await driver.run_step(number, step, len(steps))
         except StepFailed:
-            outcome.status = "step_failed"
+            # A step cut short by the task's time limit or by a cap (its browser killed) is theirs.
+            if outcome.status == "completed":
+                outcome.status = "timed_out" if driver.remaining_ms() <= 0 else "step_failed"
             return
