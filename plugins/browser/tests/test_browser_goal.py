@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from browser_support import Site, one_task, serve_site
+from browser_support import one_task
 
 GOAL = "Sign in as ada (password lovelace) and tell me the fare from the North quay to the Island."
 
@@ -51,11 +51,6 @@ class Script:
         }
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
         return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    yield from serve_site()
 
 
 @pytest.fixture

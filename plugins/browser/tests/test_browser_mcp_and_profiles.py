@@ -4,23 +4,11 @@ once running one after the other; on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
-import pytest
-from browser_support import Site, finished, serve_site
+from browser_support import finished
 from mcp import Client
 
 from tollway.testing import credits_session, http_client, mcp_server_for, worker_for
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    yield from serve_site()
-
-
-@pytest.fixture
-async def kernel(kernel_factory, site):
-    return await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
 
 
 def data(result) -> dict:

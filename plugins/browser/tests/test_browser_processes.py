@@ -11,20 +11,14 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import Site, finished, one_task, serve_site
+from browser_support import Site, finished, one_task
 
 from tollway.testing import credits_session, http_client, worker_for
 from tollway_browser import session
 from tollway_browser.settings import MEMORY_MB
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    yield from serve_site()
 
 
 def browser_groups() -> dict[int, int]:

@@ -11,10 +11,8 @@ below); the tasks' paid path is the same as test_browser_task.py's on both datab
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from browser_support import IMAGE_CASES, Site, one_task, serve_site
+from browser_support import IMAGE_CASES, one_task
 
 from tollway_browser import proxy
 
@@ -30,11 +28,6 @@ NAMES = {
 @pytest.fixture
 def db_kind() -> str:
     return "sqlite"
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    yield from serve_site()
 
 
 @pytest.fixture
@@ -68,11 +61,6 @@ def connects(monkeypatch, site) -> list[tuple[str, int]]:
 
     monkeypatch.setattr(proxy, "connect", connect)
     return made
-
-
-@pytest.fixture
-async def kernel(kernel_factory, site):
-    return await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
 
 
 def blocked_paths(result: dict) -> dict[str, str]:

@@ -6,23 +6,9 @@ port of 127.0.0.1 stays refused and counts zero connections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from browser_support import TABLE_ROWS, Site, balance, run_task, serve_site
+from browser_support import TABLE_ROWS, balance, run_task
 
 from tollway.testing import credits_session, http_client
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    yield from serve_site()
-
-
-@pytest.fixture
-async def kernel(kernel_factory, site):
-    return await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
-
 
 LOGIN = [
     {"action": "goto", "url": "/login"},
