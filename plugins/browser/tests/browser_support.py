@@ -209,6 +209,10 @@ def serve_site() -> Iterator[Site]:
             if path == "/hog":  # grows its memory until something stops it
                 script = "const kept = []; setInterval(() => kept.push(new Array(4e6).fill(kept.length)), 50);"
                 return self._send(200, page("Hog", f"<h1>Hog</h1><script>{script}</script>"))
+            if path == "/spin":  # keeps a core busy
+                return self._send(
+                    200, page("Spin", "<h1>Spin</h1><script>setTimeout(() => { for (;;) {} }, 100);</script>")
+                )
             if path == "/self":
                 return self._send(200, page("Self", '<h1>Rebound</h1><img src="/pixel.png">'))
             if path == "/battery":

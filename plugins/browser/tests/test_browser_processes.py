@@ -85,14 +85,20 @@ async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, sit
     assert browser_groups() == {}
 
 
-async def test_a_task_past_its_memory_cap_or_its_time_is_stopped_and_leaves_nothing(kernel_factory, site):
+async def test_a_task_past_its_memory_cap_cpu_cap_or_time_is_stopped_and_leaves_nothing(kernel_factory, site):
     kernel = await kernel_factory(
         installed={"tollway_browser"},
-        env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow, "TOLLWAY_BROWSER_MEMORY_MB": "700"},
+        env={
+            "TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow,
+            "TOLLWAY_BROWSER_MEMORY_MB": "700",
+            "TOLLWAY_BROWSER_CPU_S": "6",
+        },
     )
     wait = {"action": "wait_for", "selector": "#never", "timeout_s": 60}
     hog = await one_task(kernel, {"start_url": f"{site.base}/hog", "steps": [wait], "time_limit_s": 60})
+    spin = await one_task(kernel, {"start_url": f"{site.base}/spin", "steps": [wait], "time_limit_s": 60})
     slow = await one_task(kernel, {"start_url": f"{site.base}/gate", "steps": [wait], "time_limit_s": 5})
+    assert spin["status"] == "completed" and spin["result"]["status"] == "cpu_cap", spin["result"]["steps"]
     assert hog["status"] == "completed" and hog["result"]["status"] == "memory_cap", (
         hog["result"]["steps"],
         hog["result"]["console_errors"],
