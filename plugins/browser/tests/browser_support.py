@@ -209,6 +209,9 @@ def serve_site() -> Iterator[Site]:
             if path == "/hog":  # grows its memory until something stops it
                 script = "const kept = []; setInterval(() => kept.push(new Array(4e6).fill(kept.length)), 50);"
                 return self._send(200, page("Hog", f"<h1>Hog</h1><script>{script}</script>"))
+            if path == "/popups":
+                opener = "for (let i = 1; i <= 3; i++) window.open('/fares?' + i)"
+                return self._send(200, page("Popups", f'<button onclick="{opener}">Open</button>'))
             if path == "/spin":  # keeps a core busy
                 return self._send(
                     200, page("Spin", "<h1>Spin</h1><script>setTimeout(() => { for (;;) {} }, 100);</script>")

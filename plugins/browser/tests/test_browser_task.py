@@ -6,7 +6,7 @@ port of 127.0.0.1 stays refused and counts zero connections."""
 
 from __future__ import annotations
 
-from browser_support import TABLE_ROWS, balance, run_task
+from browser_support import TABLE_ROWS, balance, one_task, run_task
 
 from tollway.testing import credits_session, http_client
 
@@ -114,6 +114,14 @@ async def test_another_agent_gets_404_for_a_profile_and_a_task_naming_it_fails_r
     assert left == "1.000000"
     assert deleted.status_code == 200 and deleted.json() == {"id": made["id"], "deleted": True}
     assert gone.status_code == 404
+
+
+async def test_pages_past_max_pages_are_closed_and_reported(kernel, site):
+    steps = [{"action": "click", "role": "button", "name": "Open"}, {"action": "wait_for", "timeout_s": 3}]
+    job = await one_task(kernel, {"start_url": f"{site.base}/popups", "steps": steps, "max_pages": 2})
+    assert job["status"] == "completed", job
+    closed = [b for b in job["result"]["blocked"] if b["reason"] == "max_pages"]
+    assert len(closed) == 2 and all(b["detail"] == "more than 2 pages" for b in closed), job["result"]["blocked"]
 
 
 async def test_input_is_checked_before_payment(kernel):
