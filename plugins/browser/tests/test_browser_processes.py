@@ -42,6 +42,10 @@ def alive(pids: set[int]) -> set[int]:
     return out
 
 
+# The caps and the kills are the processes', not the database's: once, on SQLite (the paid
+# path is test_browser_task.py's on both; the killed worker's test runs on PostgreSQL, which
+# a second worker process needs).
+@pytest.mark.parametrize("db_kind", ["sqlite"], indirect=True)
 async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, site):
     kernel = await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
     peaks: dict[int, float] = {}
@@ -85,6 +89,7 @@ async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, sit
     assert browser_groups() == {}
 
 
+@pytest.mark.parametrize("db_kind", ["sqlite"], indirect=True)
 async def test_a_task_past_its_memory_cap_cpu_cap_or_time_is_stopped_and_leaves_nothing(kernel_factory, site):
     kernel = await kernel_factory(
         installed={"tollway_browser"},
