@@ -25,7 +25,7 @@ from playwright.async_api import Locator, Page, async_playwright
 from . import wire
 from .proxy import FilteringProxy
 
-MARKER = "TOLLWAY_BROWSER_TASK"  # in the browser's environment: how its processes are found
+MARKER = "--tollway-task"  # a switch Chromium ignores, on its main process's command line: how it is found
 WATCH_S = 0.25
 STEP_TIMEOUT_S = 15.0
 MAX_TEXT = 200_000
@@ -109,17 +109,17 @@ Agent = Callable[["Browser"], Awaitable[None]]
 
 # -- the process group ------------------------------------------------------------------
 def marked(prefix: bytes) -> list[int]:
-    """Chromium main processes whose environment holds `prefix` (`MARKER=<token>`): each the
-    leader of its process group (Playwright starts it so), which its children share. The
-    crash handlers it starts carry the marker too but live in sessions of their own."""
+    """Chromium main processes with an argument starting `prefix` (`--tollway-task=<token>`):
+    each the leader of its process group (Playwright starts it so), which its children
+    share. Those children, and the crash handlers it starts, carry no such argument."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if not any(v.startswith(prefix) for v in (entry / "environ").read_bytes().split(b"\0")):
+            if not any(v.startswith(prefix) for v in (entry / "cmdline").read_bytes().split(b"\0")):
                 continue
-            if "crashpad" in (entry / "comm").read_text() or os.getpgid(int(entry.name)) != int(entry.name):
+            if os.getpgid(int(entry.name)) != int(entry.name):
                 continue
             found.append(int(entry.name))
         except OSError:
@@ -388,8 +388,7 @@ async def run_task(
         browser = await playwright.chromium.launch(
             executable_path=limits.chromium,
             headless=True,
-            args=[f"--proxy-server=http://127.0.0.1:{proxy.port}", *CHROMIUM_ARGS],
-            env={**os.environ, MARKER: token},
+            args=[f"--proxy-server=http://127.0.0.1:{proxy.port}", *CHROMIUM_ARGS, f"{MARKER}={token}"],
             timeout=30_000,
         )
         watcher = asyncio.ensure_future(watch.run())
