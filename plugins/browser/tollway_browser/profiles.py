@@ -20,7 +20,8 @@ from .wire import BrowserProfile, BrowserProfileDeleted, BrowserProfileIn, Brows
 
 PATH = "/v1/browser/profiles"
 TAGS = ("browser",)
-HOLD_MS = 360_000  # a task's hold outlives its 300 s at most; a dead worker's hold lapses then
+HOLD_MS = 660_000  # a hold outlives its task's whole attempt (the tool's time limit); a dead worker's lapses then
+WAIT_FOR_PROFILE_S = 300.0
 WAIT_S = 0.25
 MAX_PROFILES = 100  # per agent
 

@@ -88,7 +88,7 @@ async def run(value: wire.BrowserTaskInput, ctx: ToolContext) -> wire.BrowserTas
     state = None
     if value.profile_id is not None:
         await ctx.report("waiting for the profile")
-        state = await profiles.hold(ctx.plugin, value.profile_id, owner, ctx.request_id, TIME_LIMIT_S)
+        state = await profiles.hold(ctx.plugin, value.profile_id, owner, ctx.request_id, profiles.WAIT_FOR_PROFILE_S)
     try:
         async with _slots(ctx.plugin, ctx.settings):
             llm = ctx.provider("llm") if value.goal is not None else None
