@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from tollway import ToolError
+from tollway.helpers import is_public_address
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -31,9 +32,6 @@ FETCH_DEADLINE_S = 40.0
 USER_AGENT = "Mozilla/5.0 (compatible; TollwayWebRead/0.1)"
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,text/*;q=0.8,*/*;q=0.1"
 _REDIRECTS = {301, 302, 303, 307, 308}
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,28 +55,8 @@ def unsupported(message: str, reason: str, **details: Any) -> ToolError:
 
 
 # -- addresses ------------------------------------------------------------------------
-def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (mapped, 6to4, Teredo, NAT64), if any."""
-    if ip.version != 6:
-        return None
-    assert isinstance(ip, ipaddress.IPv6Address)
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
-def is_public(ip: IPAddress) -> bool:
-    """True for a globally routable unicast address (and whatever IPv4 it embeds)."""
-    if not ip.is_global or ip.is_multicast:
-        return False
-    inner = _embedded_ipv4(ip)
-    return inner is None or is_public(inner)
+# The public-address rule is shared with the browser's filtering proxy (tollway.helpers).
+is_public = is_public_address
 
 
 Resolver = Callable[[str, int], Any]

@@ -26,7 +26,7 @@ SCREENSHOT_URL_TEMPLATE = Setting(
         "URL of an external screenshot service with `{url}` where the page's final URL goes "
         "(percent-encoded), e.g. https://shots.example/render?url={url}. It is served to callers "
         "as `screenshot_url` without being fetched, so it must carry no secret. Unset: "
-        "screenshot_url is null (no browser runs in Tollway)."
+        "screenshot_url is null (web read renders no page; browser_task does)."
     ),
 )
 RESEARCH_QUICK_SEARCH_S = Setting(

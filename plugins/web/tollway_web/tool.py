@@ -97,7 +97,7 @@ async def run(value: WebReadInput, ctx: ToolContext) -> WebReadResult:
                 f"The page answered HTTP {page.status} with nothing to read.", "http_error", upstream_status=page.status
             )
         raise fetch.unsupported(
-            "The page has no readable text (a page drawn by JavaScript cannot be read: no browser runs here).",
+            "The page has no readable text (a page drawn by JavaScript cannot be read: web read runs no browser; browser_task does).",
             "no_text",
             upstream_status=page.status,
         )

@@ -1,0 +1,192 @@
+"""The browser's processes: four tasks at once on this 2-core machine, each within the memory
+cap (measured from outside, every 100 ms, as the proportional set size of each task's
+process group); a task past its memory cap or its time limit ends so and leaves no Chromium
+process behind; a worker killed with SIGKILL mid-task leaves no Chromium behind, and the task
+finishes on another worker, charged once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from browser_support import Site, finished, one_task
+
+from tollway.testing import credits_session, http_client, worker_for
+from tollway_browser import session
+from tollway_browser.settings import MEMORY_MB
+
+
+def browser_groups() -> dict[int, int]:
+    """Every running task browser's process group, with the pid of its leader's parent."""
+    groups = {}
+    for pid in session.marked(session.MARKER.encode() + b"="):
+        with contextlib.suppress(OSError, IndexError):
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if stat[0] != "Z":
+                groups[pid] = int(stat[1])
+    return groups
+
+
+def alive(pids: set[int]) -> set[int]:
+    """Those of `pids` that still run (a zombie waiting for its parent runs no more)."""
+    out = set()
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                out.add(pid)
+    return out
+
+
+# The caps and the kills are the processes', not the database's: once, on SQLite (the paid
+# path is test_browser_task.py's on both; the killed worker's test runs on PostgreSQL, which
+# a second worker process needs).
+@pytest.mark.parametrize("db_kind", ["sqlite"], indirect=True)
+async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, site):
+    kernel = await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
+    peaks: dict[int, float] = {}
+    most_at_once = 0
+    done = asyncio.Event()
+
+    async def sample() -> None:
+        nonlocal most_at_once
+        while not done.is_set():
+            groups = browser_groups()
+            most_at_once = max(most_at_once, len(groups))
+            for pgid in groups:
+                memory, _ = session._usage(session.group_members(pgid))
+                peaks[pgid] = max(peaks.get(pgid, 0.0), memory)
+            await asyncio.sleep(0.1)
+
+    body = {
+        "start_url": f"{site.base}/fares",
+        "steps": [
+            {"action": "screenshot", "full_page": True},
+            {"action": "wait_for", "timeout_s": 2},
+            {"action": "pdf"},
+        ],
+    }
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        accepted = [(await client.post("/v1/tools/browser/task", json=body, headers=auth)).json() for _ in range(4)]
+        sampler = asyncio.ensure_future(sample())
+        worker = worker_for(kernel, poll_s=0.05)
+        worker.start()
+        try:
+            jobs = [await finished(client, a["request_id"], auth) for a in accepted]
+        finally:
+            await worker.stop()
+            done.set()
+            await sampler
+    assert [j["result"]["status"] for j in jobs] == ["completed"] * 4, jobs
+    cap = float(MEMORY_MB.default or 0)
+    assert most_at_once == 4 and len(peaks) == 4
+    assert all(0 < peak < cap for peak in peaks.values()), (peaks, cap)
+    assert browser_groups() == {}
+
+
+@pytest.mark.parametrize("db_kind", ["sqlite"], indirect=True)
+async def test_a_task_past_its_memory_cap_cpu_cap_or_time_is_stopped_and_leaves_nothing(kernel_factory, site):
+    kernel = await kernel_factory(
+        installed={"tollway_browser"},
+        env={
+            "TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow,
+            "TOLLWAY_BROWSER_MEMORY_MB": "700",
+            "TOLLWAY_BROWSER_CPU_S": "6",
+        },
+    )
+    wait = {"action": "wait_for", "selector": "#never", "timeout_s": 60}
+    hog = await one_task(kernel, {"start_url": f"{site.base}/hog", "steps": [wait], "time_limit_s": 60})
+    spin = await one_task(kernel, {"start_url": f"{site.base}/spin", "steps": [wait], "time_limit_s": 60})
+    slow = await one_task(kernel, {"start_url": f"{site.base}/gate", "steps": [wait], "time_limit_s": 5})
+    assert spin["status"] == "completed" and spin["result"]["status"] == "cpu_cap", spin["result"]["steps"]
+    assert hog["status"] == "completed" and hog["result"]["status"] == "memory_cap", (
+        hog["result"]["steps"],
+        hog["result"]["console_errors"],
+    )
+    assert slow["status"] == "completed" and slow["result"]["status"] == "timed_out", slow
+    assert slow["result"]["steps"][-1]["status"] == "failed"
+    assert browser_groups() == {}
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+async def start_worker(kernel, site: Site) -> asyncio.subprocess.Process:
+    """`tollway worker` on the test's database, with a 2 s lease (a dead worker's job moves on soon)."""
+    env = {
+        **os.environ,
+        "TOLLWAY_HOME": str(kernel.config.plugin_env.get("TOLLWAY_HOME", "")),
+        "TOLLWAY_DATABASE_URL": kernel.db.url,
+        "TOLLWAY_OPERATOR_TOKEN": "test-operator-token",
+        "TOLLWAY_RECEIPT_KEY": kernel.config.plugin_env["TOLLWAY_RECEIPT_KEY"],
+        "TOLLWAY_OFFLINE": "1",
+        "TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow,
+    }
+    tollway = Path(sys.executable).with_name("tollway")
+    return await asyncio.create_subprocess_exec(
+        str(tollway), "worker", "--lease", "2", env=env, cwd=str(REPO), stderr=asyncio.subprocess.DEVNULL
+    )
+
+
+async def until(predicate, seconds: float = 60.0) -> None:
+    for _ in range(int(seconds / 0.1)):
+        if predicate():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("condition not reached")
+
+
+def browsers_of(worker: int) -> set[int]:
+    """The processes of the browsers a worker process started (through its Playwright driver)."""
+    groups = browser_groups()
+    mine = set()
+    for pgid, parent in groups.items():
+        with contextlib.suppress(OSError, IndexError):
+            grandparent = int(Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            if worker in (parent, grandparent):
+                mine |= set(session.group_members(pgid))
+    return mine
+
+
+@pytest.mark.parametrize("db_kind", ["postgres"], indirect=True)
+async def test_a_killed_worker_leaves_no_browser_and_the_task_finishes_elsewhere_charged_once(kernel_factory, site):
+    kernel = await kernel_factory(installed={"tollway_browser"}, env={"TOLLWAY_BROWSER_ALLOW_HOSTS": site.allow})
+    site.gate_open = False
+    body = {
+        "start_url": f"{site.base}/gate",
+        "steps": [
+            {"action": "wait_for", "selector": "#ready", "timeout_s": 60},
+            {"action": "extract", "selector": "#ready"},
+        ],
+    }
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        accepted = (await client.post("/v1/tools/browser/task", json=body, headers=auth)).json()
+        first = await start_worker(kernel, site)
+        second = None
+        try:
+            await until(lambda: len(browsers_of(first.pid)) >= 3)
+            chromium = browsers_of(first.pid)
+            first.send_signal(signal.SIGKILL)
+            await first.wait()
+            await until(lambda: not alive(chromium), seconds=15)
+            site.gate_open = True
+            second = await start_worker(kernel, site)
+            job = await finished(client, accepted["request_id"], auth, seconds=90)
+            left = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+        finally:
+            for proc in (first, second):
+                if proc is not None and proc.returncode is None:
+                    proc.terminate()
+                    await proc.wait()
+    assert job["status"] == "completed", job
+    assert job["result"]["status"] == "completed" and job["result"]["extracts"][0]["value"] == "ready"
+    assert left == "0.920000"  # charged once
+    receipt = await kernel.receipts.get(accepted["receipt_id"])
+    assert receipt["execution_status"] == "completed"
+    await until(lambda: not browser_groups(), seconds=10)

@@ -1,0 +1,1 @@
+"""Tollway plugin: browser tasks and browser profiles (docs/browser.md)."""

@@ -1,0 +1,475 @@
+"""One browser task in one fresh Chromium: the proxy it must use, its process group, its
+memory and CPU caps, its steps, and what it leaves (the result, the artifacts, the profile's
+new storage state). Runs on a worker, inside the task's job; never keeps a browser between
+tasks, so nothing of one task (cookies, cache, service workers) reaches the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Locator, Page, async_playwright
+
+from . import wire
+from .proxy import FilteringProxy
+
+MARKER = "--tollway-task"  # a switch Chromium ignores, on its main process's command line: how it is found
+WATCH_S = 0.25
+STEP_TIMEOUT_S = 15.0
+MAX_TEXT = 200_000
+MAX_ROWS = 2_000
+MAX_LINKS = 1_000
+MAX_ARTIFACT_BYTES = 10 * 1024 * 1024
+WEB_SCHEMES = ("http", "https")
+# Navigations the main frame may end on besides web pages: the blank page and Chromium's own error page.
+QUIET_URLS = ("about:blank", "chrome-error://chromewebdata/")
+
+# Chromium's switches: the proxy as the only way out (loopback not bypassed), nothing sent on
+# its own (component updates, safe browsing, metrics), no QUIC or WebRTC UDP around the proxy.
+CHROMIUM_ARGS = (
+    "--proxy-bypass-list=<-loopback>",
+    "--disable-quic",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-domain-reliability",
+    "--disable-sync",
+    "--no-pings",
+    "--no-first-run",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--disable-dev-shm-usage",
+    "--renderer-process-limit=4",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-client-side-phishing-detection",
+    "--safebrowsing-disable-auto-update",
+    "--disable-features=AutofillServerCommunication,OptimizationHintsFetching,OptimizationGuideModelDownloading,"
+    "Translate,MediaRouter,CertificateTransparencyComponentUpdater,AccountConsistency,SigninInterceptBubble,"
+    "ChromeSignin,DiceWebSigninInterception,PushMessaging",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    chromium: str
+    allow: frozenset[tuple[str, int]]
+    memory_mb: float
+    cpu_s: float
+    max_response_bytes: int
+
+
+@dataclasses.dataclass
+class Shot:
+    kind: str  # screenshot, pdf
+    media_type: str
+    body: bytes
+
+
+@dataclasses.dataclass
+class Outcome:
+    status: str = "completed"
+    url: str = ""
+    title: str = ""
+    started: bool = False  # the start page was reached: the task did something
+    start_problem: str | None = None
+    extracts: list[wire.BrowserExtracted] = dataclasses.field(default_factory=list)
+    answer: str | None = None
+    steps: list[wire.BrowserStepLog] = dataclasses.field(default_factory=list)
+    console_errors: list[str] = dataclasses.field(default_factory=list)
+    blocked: list[wire.BrowserBlocked] = dataclasses.field(default_factory=list)
+    shots: list[Shot] = dataclasses.field(default_factory=list)
+    storage_state: dict[str, Any] | None = None
+    peak_memory_mb: float = 0.0
+
+
+class StepFailed(Exception):
+    def __init__(self, detail: str, status: str = "failed") -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+
+
+Report = Callable[[str], Awaitable[object]]
+Agent = Callable[["Browser"], Awaitable[None]]
+
+
+# -- the process group ------------------------------------------------------------------
+def marked(prefix: bytes) -> list[int]:
+    """Chromium main processes with an argument starting `prefix` (`--tollway-task=<token>`):
+    each the leader of its process group (Playwright starts it so), which its children
+    share. Those children, and the crash handlers it starts, carry no such argument."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if not any(v.startswith(prefix) for v in (entry / "cmdline").read_bytes().split(b"\0")):
+                continue
+            if os.getpgid(int(entry.name)) != int(entry.name):
+                continue
+            found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _browser_pid(token: str) -> int | None:
+    found = marked(f"{MARKER}={token}".encode())
+    return found[0] if found else None
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:  # pgrp is the 5th field of stat, the 3rd after the name
+            members.append(int(entry.name))
+    return members
+
+
+def _usage(pids: list[int]) -> tuple[float, float]:
+    """(proportional set size in MB, CPU seconds) of these processes together."""
+    pss_kb = 0
+    ticks = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    pss_kb += int(line.split()[1])
+                    break
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return pss_kb / 1024, ticks / os.sysconf("SC_CLK_TCK")
+
+
+def kill_group(pgid: int | None) -> None:
+    if pgid is None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    for pid in group_members(pgid):  # a member that left the group's leader behind
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class Watch:
+    """Measures the browser's processes every 250 ms; kills the group past a cap."""
+
+    def __init__(self, token: str, limits: Limits, outcome: Outcome) -> None:
+        self.token = token
+        self.limits = limits
+        self.outcome = outcome
+        self.pgid: int | None = None
+        self.capped = asyncio.Event()
+
+    async def run(self) -> None:
+        for _ in range(200):
+            pid = _browser_pid(self.token)
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    self.pgid = os.getpgid(pid)
+                break
+            await asyncio.sleep(0.05)
+        if self.pgid is None:
+            return
+        while True:
+            memory, cpu = _usage(group_members(self.pgid))
+            self.outcome.peak_memory_mb = max(self.outcome.peak_memory_mb, memory)
+            over = "memory_cap" if memory > self.limits.memory_mb else "cpu_cap" if cpu > self.limits.cpu_s else None
+            if over is not None:
+                self.outcome.status = over
+                self.capped.set()
+                kill_group(self.pgid)
+                return
+            await asyncio.sleep(WATCH_S)
+
+
+# -- one task ---------------------------------------------------------------------------
+class Browser:
+    """The task's page and what it has collected: what the steps and the goal loop act on."""
+
+    def __init__(self, page: Page, outcome: Outcome, deadline: float, max_pages: int, report: Report) -> None:
+        self.page = page
+        self.outcome = outcome
+        self.deadline = deadline
+        self.max_pages = max_pages
+        self.report = report
+
+    def remaining_ms(self) -> float:
+        return max(0.0, (self.deadline - time.monotonic()) * 1000)
+
+    def timeout_ms(self, seconds: float = STEP_TIMEOUT_S) -> float:
+        return max(1.0, min(seconds * 1000, self.remaining_ms()))
+
+    async def run_step(self, number: int, step: wire.BrowserStep, of: int | None = None) -> None:
+        """Run one step and log it; raises StepFailed when it failed or was blocked."""
+        action = step.action
+        await self.report(f"step {number}{f'/{of}' if of else ''}: {action}")
+        began = time.monotonic()
+        try:
+            await self._act(number, step)
+        except StepFailed as failed:
+            self._log(number, action, failed.status, began, failed.detail)
+            raise
+        except PlaywrightError as exc:
+            detail = _short(exc)
+            self._log(number, action, "failed", began, detail)
+            raise StepFailed(detail) from None
+        self._log(number, action, "ok", began, None)
+
+    def _log(self, number: int, action: str, status: str, began: float, detail: str | None) -> None:
+        ms = int((time.monotonic() - began) * 1000)
+        self.outcome.steps.append(wire.BrowserStepLog(step=number, action=action, status=status, ms=ms, detail=detail))
+
+    async def goto(self, url: str) -> None:
+        if urlsplit(url).scheme.lower() not in WEB_SCHEMES:
+            self.outcome.blocked.append(wire.BrowserBlocked(url=url, reason="scheme", detail="only http(s) pages open"))
+            raise StepFailed(f"{url[:100]} is not an http(s) URL", "blocked")
+        try:
+            response = await self.page.goto(url, timeout=self.timeout_ms(30), wait_until="load")
+        except PlaywrightError as exc:
+            detail = _short(exc)
+            blocked = "ERR_TUNNEL_CONNECTION_FAILED" in detail
+            raise StepFailed(detail, "blocked" if blocked else "failed") from None
+        if response is not None and response.headers.get("x-tollway-blocked"):
+            raise StepFailed(f"{url[:200]} was refused by the proxy", "blocked")
+
+    def locate(self, step: Any, default: str | None = None) -> Locator | None:
+        page = self.page
+        if step.role:
+            found = page.get_by_role(step.role, name=step.name) if step.name else page.get_by_role(step.role)
+        elif step.label:
+            found = page.get_by_label(step.label)
+        elif step.text:
+            found = page.get_by_text(step.text)
+        elif step.selector:
+            found = page.locator(step.selector)
+        elif default is not None:
+            found = page.locator(default)
+        else:
+            return None
+        return found.first
+
+    def _need(self, step: Any) -> Locator:
+        found = self.locate(step)
+        if found is None:
+            raise StepFailed("name the element: role (and name), label, text or selector")
+        return found
+
+    async def _act(self, number: int, step: wire.BrowserStep) -> None:
+        t = self.timeout_ms()
+        action = step.action
+        if action == "goto":
+            await self.goto(step.url or "")
+        elif action == "click":
+            await self._need(step).click(timeout=t)
+        elif action == "fill":
+            await self._need(step).fill(step.value or "", timeout=t)
+        elif action == "select":
+            await self._need(step).select_option(step.value or "", timeout=t)
+        elif action == "press":
+            found = self.locate(step)
+            if found is None:
+                await self.page.keyboard.press(step.key or "")
+            else:
+                await found.press(step.key or "", timeout=t)
+        elif action == "wait_for":
+            t = self.timeout_ms(step.timeout_s)
+            found = self.locate(step)
+            if found is not None:
+                await found.wait_for(state="visible", timeout=t)
+            elif step.url_contains:
+                part = step.url_contains
+                await self.page.wait_for_url(lambda url: part in url, timeout=t)
+            else:
+                await self.page.wait_for_load_state("networkidle", timeout=t)
+        elif action == "scroll":
+            found = self.locate(step)
+            if found is None:
+                await self.page.mouse.wheel(0, step.dy)
+            else:
+                await found.scroll_into_view_if_needed(timeout=t)
+        elif action == "extract":
+            self.outcome.extracts.append(await self._extract(number, step, t))
+        elif action == "screenshot":
+            found = self.locate(step)
+            if found is None:
+                body = await self.page.screenshot(full_page=step.full_page, timeout=t)
+            else:
+                body = await found.screenshot(timeout=t)
+            self._keep(Shot("screenshot", "image/png", body))
+        else:
+            self._keep(Shot("pdf", "application/pdf", await self.page.pdf()))
+
+    def _keep(self, shot: Shot) -> None:
+        if len(shot.body) > MAX_ARTIFACT_BYTES:
+            raise StepFailed(f"the {shot.kind} is larger than {MAX_ARTIFACT_BYTES // (1024 * 1024)} MB")
+        self.outcome.shots.append(shot)
+
+    async def _extract(self, number: int, step: wire.BrowserStep, t: float) -> wire.BrowserExtracted:
+        out = wire.BrowserExtracted(step=number, what=step.what, save_as=step.save_as)
+        if step.what == "text":
+            out.value = (await self.locate(step, "body").inner_text(timeout=t))[:MAX_TEXT]  # type: ignore[union-attr]
+        elif step.what == "html":
+            found = self.locate(step)
+            html = await (self.page.content() if found is None else found.inner_html(timeout=t))
+            out.value = html[:MAX_TEXT]
+        elif step.what == "attribute":
+            if not step.attribute:
+                raise StepFailed("name the attribute to extract")
+            out.value = await self._need(step).get_attribute(step.attribute, timeout=t)
+        elif step.what == "table":
+            rows = await self.locate(step, "table").evaluate(TABLE_ROWS, timeout=t)  # type: ignore[union-attr]
+            out.rows = [[str(cell) for cell in row] for row in rows[:MAX_ROWS]]
+        else:
+            links = await self.locate(step, "body").evaluate(LINKS, timeout=t)  # type: ignore[union-attr]
+            out.links = [wire.BrowserLink(text=str(a["text"]), href=str(a["href"])) for a in links[:MAX_LINKS]]
+        return out
+
+
+TABLE_ROWS = """(table) => Array.from(table.rows).map(
+    (row) => Array.from(row.cells).map((cell) => cell.innerText.trim()))"""
+LINKS = """(root) => Array.from(root.querySelectorAll('a[href]')).map(
+    (a) => ({text: a.innerText.trim(), href: a.href}))"""
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
+def _console(outcome: Outcome, text: str) -> None:
+    if len(outcome.console_errors) < 100:
+        outcome.console_errors.append(text[:500])
+
+
+async def run_task(
+    task: wire.BrowserTaskInput,
+    limits: Limits,
+    report: Report,
+    *,
+    storage_state: dict[str, Any] | None = None,
+    keep_state: bool = False,
+    agent: Agent | None = None,
+) -> Outcome:
+    """Run `task` in a fresh Chromium behind a fresh filtering proxy; the browser's whole
+    process group is gone when this returns, whatever happened."""
+    outcome = Outcome()
+    proxy = FilteringProxy(allow=limits.allow, max_response_bytes=limits.max_response_bytes)
+    await proxy.start()
+    token = uuid.uuid4().hex
+    watch = Watch(token, limits, outcome)
+    watcher: asyncio.Task[None] | None = None
+    deadline = time.monotonic() + task.time_limit_s
+    playwright = await async_playwright().start()
+    try:
+        await report("starting the browser")
+        browser = await playwright.chromium.launch(
+            executable_path=limits.chromium,
+            headless=True,
+            args=[f"--proxy-server=http://127.0.0.1:{proxy.port}", *CHROMIUM_ARGS, f"{MARKER}={token}"],
+            timeout=30_000,
+        )
+        watcher = asyncio.ensure_future(watch.run())
+        context = await browser.new_context(
+            storage_state=storage_state,  # type: ignore[arg-type]
+            accept_downloads=False,  # a download is cancelled (and capped by the proxy anyway)
+            service_workers="allow",
+            viewport={"width": 1280, "height": 800},
+        )
+        page = await context.new_page()
+        pages = [page]
+
+        def on_page(opened: Page) -> None:
+            pages.append(opened)
+            if len(pages) > task.max_pages:
+                outcome.blocked.append(
+                    wire.BrowserBlocked(url=opened.url, reason="max_pages", detail=f"more than {task.max_pages} pages")
+                )
+                asyncio.ensure_future(opened.close())
+
+        context.on("page", on_page)
+        page.on("console", lambda m: _console(outcome, m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: _console(outcome, str(e)))
+        driver = Browser(page, outcome, deadline, task.max_pages, report)
+        try:
+            async with asyncio.timeout_at(asyncio.get_running_loop().time() + task.time_limit_s):
+                await _steps(task, driver, agent)
+        except TimeoutError:
+            if outcome.status == "completed":
+                outcome.status = "timed_out"
+        except PlaywrightError as exc:
+            if not watch.capped.is_set():
+                if not outcome.started:
+                    outcome.start_problem = _short(exc)
+                outcome.status = "step_failed" if outcome.started else outcome.status
+        if keep_state and outcome.started and not watch.capped.is_set():
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                async with asyncio.timeout(5):
+                    outcome.storage_state = await context.storage_state()
+        with contextlib.suppress(PlaywrightError, TimeoutError):
+            async with asyncio.timeout(3):
+                outcome.url = page.url
+                outcome.title = await page.title()
+        with contextlib.suppress(PlaywrightError, TimeoutError):
+            async with asyncio.timeout(5):
+                await browser.close()
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        kill_group(watch.pgid)  # whatever the browser left running
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(5):
+                await playwright.stop()
+        await proxy.close()
+        outcome.blocked.extend(msgspec.convert(proxy.blocked, list[wire.BrowserBlocked]))
+    return outcome
+
+
+async def _steps(task: wire.BrowserTaskInput, driver: Browser, agent: Agent | None) -> None:
+    outcome = driver.outcome
+    began = time.monotonic()
+    await driver.report("opening the start page")
+    try:
+        await driver.goto(task.start_url)
+    except StepFailed as failed:
+        outcome.start_problem = failed.detail
+        driver._log(0, "start", failed.status, began, failed.detail)
+        return
+    outcome.started = True
+    driver._log(0, "start", "ok", began, None)
+    if agent is not None:
+        await agent(driver)
+        return
+    steps = task.steps or []
+    for number, step in enumerate(steps, start=1):
+        try:
+            await driver.run_step(number, step, len(steps))
+        except StepFailed:
+            # A step cut short by the task's time limit or by a cap (its browser killed) is theirs.
+            if outcome.status == "completed":
+                outcome.status = "timed_out" if driver.remaining_ms() <= 0 else "step_failed"
+            return
