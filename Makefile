@@ -42,8 +42,7 @@ test: $(TEST_STAMP)
 	$(BIN)/ruff format --check --quiet .
 	./scripts/ensure-postgres.sh
 	./scripts/ensure-chromium.sh
-	TOLLWAY_TEST_DATABASE_URL=$${TOLLWAY_TEST_DATABASE_URL-postgres://postgres@127.0.0.1:5432/test} \
-		$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30
+	./scripts/run-tests.sh
 
 # Every distribution's wheel into $(DIST): the root `tollway` and each plugin's, each built
 # by `uv build` in its own isolated environment, four at a time.
