@@ -41,10 +41,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from tollway._core.storage import fulltext
+from tollway._core.storage.migration_steps import add_tables
 from tollway._core.storage.sql import Statement, engine, for_update, on_postgres, statement, transaction
 
 __all__ = [
     "Statement",
+    "add_tables",
     "dumps",
     "engine",
     "execute",

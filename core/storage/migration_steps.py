@@ -1,22 +1,28 @@
-"""What the kernel's migrations share: making tables from a frozen description of their
-columns. Written once and never changed in meaning, since released migrations call it."""
+"""What migrations share: making tables from a frozen description of their columns (the
+kernel's, and plugins' through `tollway.storage.add_tables`). Written once and never changed
+in meaning, since released migrations call it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import Column
 
-# tablename -> (class name, {column name: (column class, parameters other than its defaults)})
-TableSpec = Mapping[str, tuple[str, Mapping[str, tuple[type[Column], Mapping[str, object]]]]]
+ColumnSpecs = (
+    Mapping[str, tuple[type[Column], Mapping[str, object]]]  # {name: (column class, parameters)}
+    | Iterable[tuple[str, type[Column], Mapping[str, object]]]  # ((name, column class, parameters), ...)
+)
+# tablename -> (class name, its columns); parameters are those other than the column's defaults
+TableSpec = Mapping[str, tuple[str, ColumnSpecs]]
 
 
 def add_tables(manager: MigrationManager, tables: TableSpec) -> None:
     """Add each table of `tables` to `manager`, its columns in the order given."""
     for tablename, (class_name, columns) in tables.items():
         manager.add_table(class_name=class_name, tablename=tablename)
-        for name, (column_class, params) in columns.items():
+        named = columns.items() if isinstance(columns, Mapping) else ((n, (c, p)) for n, c, p in columns)
+        for name, (column_class, params) in named:
             manager.add_column(
                 table_class_name=class_name,
                 tablename=tablename,

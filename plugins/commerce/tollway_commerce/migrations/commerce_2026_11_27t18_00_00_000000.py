@@ -3,6 +3,8 @@
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Integer, Text, Varchar
 
+from tollway import storage
+
 ID = "2026-11-27T18:00:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "commerce_acp_tokens, commerce_sessions, commerce_orders, commerce_idempotency"
@@ -70,15 +72,5 @@ TABLES = {
 
 async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="commerce", description=DESCRIPTION)
-    for tablename, (class_name, columns) in TABLES.items():
-        manager.add_table(class_name=class_name, tablename=tablename)
-        for name, column, params in columns:
-            manager.add_column(
-                table_class_name=class_name,
-                tablename=tablename,
-                column_name=name,
-                db_column_name=name,
-                column_class=column,
-                params=params,
-            )
+    storage.add_tables(manager, TABLES)
     return manager

@@ -10,6 +10,8 @@ from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Boolean, Integer, Text, Varchar
 from piccolo.engine import engine_finder
 
+from tollway import storage
+
 ID = "2026-11-27T18:00:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "commerce_buyer_merchants, commerce_buyer_products, commerce_buyer_product_changes, commerce_buyer_orders, commerce_buyer_search"
@@ -114,16 +116,6 @@ async def _search_index() -> None:
 
 async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="commerce_buyer", description=DESCRIPTION)
-    for tablename, (class_name, columns) in TABLES.items():
-        manager.add_table(class_name=class_name, tablename=tablename)
-        for name, column, params in columns:
-            manager.add_column(
-                table_class_name=class_name,
-                tablename=tablename,
-                column_name=name,
-                db_column_name=name,
-                column_class=column,
-                params=params,
-            )
+    storage.add_tables(manager, TABLES)
     manager.add_raw(_search_index)
     return manager
