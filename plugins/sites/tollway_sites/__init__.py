@@ -1,0 +1,1 @@
+"""Tollway plugin: website build (docs/website.md)."""
