@@ -5,6 +5,9 @@ for `tollway serve`, the tests and the benchmarks, mounting the MCP front beside
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -16,7 +19,8 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.response.base import ASGIResponse
 
-from tollway._core.basics.errors import ServiceError
+from tollway._core.basics.errors import ServiceError, invalid_request
+from tollway._core.basics.request import CallRequest
 from tollway._core.kernel import Kernel
 from tollway._core.plugin_api.tool import Tool
 from tollway._http_server.hosts import bound_hosts, host_gate
@@ -32,9 +36,35 @@ from tollway._http_server.translate import (
 )
 
 
+_FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+def _with_path_fields(tool: Tool, call: CallRequest, params: dict[str, Any]) -> CallRequest:
+    """The body with the path's fields put in (`/v1/tools/website/{site_id}/update`): a body
+    that names one of them otherwise is refused; a body that is no JSON object is left for
+    the kernel's own refusal."""
+    try:
+        body = json.loads(call.body or b"{}")
+    except ValueError:
+        return call
+    if not isinstance(body, dict):
+        return call
+    clash = [f for f in tool.path_fields if f in body and body[f] != str(params[f])]
+    if clash:
+        raise invalid_request(
+            "A field the path carries differs in the body.",
+            [{"field": f, "message": "differs from the path's value; leave it out of the body"} for f in clash],
+        )
+    body.update({f: str(params[f]) for f in tool.path_fields})
+    return dataclasses.replace(call, body=json.dumps(body).encode())
+
+
 def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRouteHandler:
     async def handle(request: Request) -> ASGIResponse:
-        return answer_asgi(await kernel.paid_calls.call(tool.name, await to_call_request(request)))
+        call = await to_call_request(request)
+        if tool.path_fields:
+            call = _with_path_fields(tool, call, request.path_params)
+        return answer_asgi(await kernel.paid_calls.call(tool.name, call))
 
     handle.__name__ = f"tool_{tool.name}"
     # Evaluated annotations: Litestar resolves each handler's hints at registration, and
@@ -52,7 +82,7 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRoute
             "Answered 202 with a `request_id`: poll `GET /v1/requests/{request_id}` or subscribe at `/v1/requests/subscribe`."
         )
     return post(
-        tool.path,
+        _FIELD.sub(lambda m: "{" + m.group(1) + ":str}", tool.path),
         operation_id=tool.name,
         summary=tool.title,
         description=f"{tool.description}\n\n{' '.join(how)}",

@@ -40,6 +40,7 @@ async def to_call_request(request: Request) -> CallRequest:
         body=body,
         query=query,
         client_ip=client[0] if client else None,
+        raw_path=(scope.get("raw_path") or b"").decode("latin-1").split("?", 1)[0] or None,
     )
 
 

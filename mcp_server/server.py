@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import re
 import time
+from urllib.parse import urlsplit
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -538,7 +539,8 @@ class TollwayMcp:
         if key is not None:
             extra_headers["idempotency-key"] = key
         body = dumps(args).encode()
-        credential, url, ip = self._who(ctx, path=tool.path)
+        path = tool.path_for(args)
+        credential, url, ip = self._who(ctx, path=path)
         payment = None
         if meta.get(PAYMENT_META) is not None:
             try:
@@ -546,7 +548,7 @@ class TollwayMcp:
             except BadPayment as exc:
                 raise ServiceError(402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}) from exc
         req = CallRequest(
-            "POST", tool.path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment
+            "POST", path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment
         )
         try:
             answer: Answer = await self._shielded(self.kernel.paid_calls.call(tool.name, req))
@@ -610,7 +612,7 @@ class TollwayMcp:
         # the kernel takes the payer from the signed authorization
         req = CallRequest(
             "POST",
-            tool.path,
+            urlsplit(url).path,
             url,
             extra_headers,
             body,

@@ -499,6 +499,11 @@ def worker_for(kernel: Any, *, poll_s: float = 0.05, pool: Any = None) -> Any:
     return Worker(kernel, poll_s=poll_s, pool=pool)
 
 
+def _example_path(tool: Any) -> str:
+    """The path the tool's first example is posted to (its path fields filled in from it)."""
+    return tool.path_for(dict(tool.examples[0].input))
+
+
 async def wait_for_job(
     client: Any, request_id: str, headers: dict[str, str], *, tries: int = 500, every_s: float = 0.6
 ) -> dict[str, Any]:
@@ -674,7 +679,7 @@ class PluginContract:
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
                 resp = await client.post(
-                    tool.path,
+                    tool.path_for({f: "x" for f in tool.path_fields}),
                     content=b'{"__not_a_field__": 1}',
                     headers={"content-type": "application/json", **self._key(tool)},
                 )
@@ -690,7 +695,7 @@ class PluginContract:
     async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
+                resp = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool))
                 assert resp.status_code == 402, resp.text
                 assert resp.json()["error"] == "payment_required"
                 assert resp.headers["PAYMENT-REQUIRED"]
@@ -709,7 +714,7 @@ class PluginContract:
         bare = await _plugin_kernel(kernel_factory, self.plugin, self.module, bare_env)
         async with http_client(bare) as client:
             for tool in needy:
-                resp = await client.post(tool.path, json=dict(tool.examples[0].input), headers=self._key(tool))
+                resp = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool))
                 assert resp.status_code == 503, resp.text
                 body = resp.json()
                 assert body["error"] == "provider_unavailable"
@@ -727,7 +732,7 @@ class PluginContract:
         async with http_client(contract_kernel) as client:
             doc = (await client.get("/schema/openapi.json")).json()
         for tool in self._tools(contract_kernel):
-            op = doc["paths"][tool.path]["post"]
+            op = doc["paths"][tool.path]["post"]  # OpenAPI writes path parameters as {name}, as tools do
             assert op["operationId"] == tool.name
             ref = op["requestBody"]["content"]["application/json"]["schema"]["allOf"][0]["$ref"]
             assert ref.rsplit("/", 1)[1] in doc["components"]["schemas"]
@@ -758,14 +763,14 @@ class PluginContract:
                         if tool.idempotency != "ignored"
                         else {}
                     )
-                    quote = await client.post(tool.path, json=dict(tool.examples[0].input), headers=key)
+                    quote = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=key)
                     assert quote.status_code == 402, quote.text
                     paid = {
                         **key,
                         "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
                         "X-Quote-ID": quote.json()["quote_id"],
                     }
-                    accepted = await client.post(tool.path, json=dict(tool.examples[0].input), headers=paid)
+                    accepted = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=paid)
                     assert accepted.status_code == 202, accepted.text
                     job_id = accepted.json()["request_id"]
                     waiting = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()

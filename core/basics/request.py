@@ -33,7 +33,7 @@ Credential = TokenCredential | HeldWallet
 @dataclasses.dataclass
 class CallRequest:
     method: str
-    path: str  # without the query string
+    path: str  # without the query string (the HTTP front's router drops a trailing slash)
     url: str  # absolute URL, used as the x402 resource
     headers: Mapping[str, str]  # lower-case names
     body: bytes = b""
@@ -47,6 +47,7 @@ class CallRequest:
     # What handling this request has worked out already (the verified proof, the
     # access token's caller, the payment's payer), so that it is done only once.
     memo: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    raw_path: str | None = None  # the path as the client sent it, trailing slash kept (HTTP only)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())

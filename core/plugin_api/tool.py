@@ -4,6 +4,8 @@ entry, price quote, rate-limit category, docs, contract tests) is derived from i
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -44,7 +46,8 @@ Mode = Literal["inline", "job"]
 RATE_LIMIT_CATEGORIES = ("paid", "expensive", "free_read", "lookup")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
-_PATH = re.compile(r"^/v1/[a-z0-9/_-]+$")
+_PATH = re.compile(r"^/v1/[a-z0-9/_-]+(\{[a-z_][a-z0-9_]*\}[a-z0-9/_-]*)*$")
+_PATH_FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +255,9 @@ class Tool(Generic[In, Out]):
         if not _NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must be lower_snake_case")
         if not _PATH.match(self.path):
-            raise ValueError(f"tool path {self.path!r} must start with /v1/ and use lower-case segments")
+            raise ValueError(
+                f"tool path {self.path!r} must start with /v1/ and use lower-case segments and {{field}} parameters"
+            )
         if self.category not in CATEGORIES:
             raise ValueError(f"tool {self.name}: category must be one of {CATEGORIES}")
         if self.rate_limit not in RATE_LIMIT_CATEGORIES:
@@ -269,6 +274,8 @@ class Tool(Generic[In, Out]):
         if any(s.family != self.family for s in self.requires):
             raise ValueError(f"tool {self.name}: required settings must be of its family {self.family!r}")
         fields = {f.encode_name for f in msgspec.structs.fields(self.input_type)}
+        if not set(self.path_fields) <= fields:
+            raise ValueError(f"tool {self.name}: each {{name}} in its path must be an input field")
         for one_of in self.exactly_one_of:
             if len(one_of) < 2 or not set(one_of) <= fields:
                 raise ValueError(f"tool {self.name}: exactly_one_of group {one_of} must name two or more input fields")
@@ -295,6 +302,16 @@ class Tool(Generic[In, Out]):
         if not isinstance(price, int) or isinstance(price, bool) or price <= 0:
             raise ValueError(f"tool {self.name}: price function must return a positive int of micro-USDC")
         return price
+
+    @property
+    def path_fields(self) -> tuple[str, ...]:
+        """Input fields the HTTP path carries (`/v1/tools/website/{site_id}/update`): the
+        HTTP front puts each into the body; MCP and the kernel see ordinary input fields."""
+        return tuple(_PATH_FIELD.findall(self.path))
+
+    def path_for(self, values: Mapping[str, JSONValue]) -> str:
+        """The concrete HTTP path of a call with these input values (`quote` the values)."""
+        return _PATH_FIELD.sub(lambda m: quote(str(values.get(m.group(1), "")), safe=""), self.path)
 
     @property
     def short_description(self) -> str:
