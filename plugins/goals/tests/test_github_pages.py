@@ -250,6 +250,10 @@ async def test_publishing_through_a_connection_is_refused_as_token_requests_are(
         standin.outage = None
         standin.uninstall(INSTALLATION)
         refusals.append(await attempt())
+        with pytest.raises(ValueError):
+            await publish_pages_for(
+                owner, connection_id, "acme/site", SITE, kernel.platform, message="m", branch="a..b"
+            )
     kinds = [type(e) for e in refusals]
     assert kinds == [
         RepositoryOutOfScope,

@@ -28,7 +28,7 @@ from .github_app import (
     RepositoryNotInScope,
     RepoToken,
 )
-from .github_pages import DEFAULT_BRANCH, PagesPublication, publish_pages, site_files
+from .github_pages import DEFAULT_BRANCH, PagesPublication, checked_branch, publish_pages, site_files
 from .ids import iso, new_id, now_ms
 from .settings import (
     FAMILY,
@@ -538,6 +538,7 @@ async def publish_pages_for(
 
     The refusals of repository_token_for; ValueError for a file path, cname or branch that cannot be published."""
     site_files(files, cname)
+    checked_branch(branch)
     row, full_name = await _usable(agent_id, connection_id, repository)
     async with _refusals(row, full_name, PAGES_WRITE), github(platform) as app:
         grant = await app.repository_token(int(row["installation_id"]), full_name, PAGES_WRITE)

@@ -62,6 +62,13 @@ def site_files(files: Mapping[str, bytes], cname: str | None = None) -> dict[str
     return site
 
 
+def checked_branch(branch: str) -> str:
+    """`branch` when git and GitHub take it as a branch name; ValueError otherwise."""
+    if not _BRANCH.match(branch) or ".." in branch or "//" in branch or branch.endswith((".lock", "/", ".")):
+        raise ValueError(f"not a usable branch name: {branch!r}")
+    return branch
+
+
 def _checked_path(path: str) -> str:
     parts = path.split("/") if isinstance(path, str) else []
     if not parts or len(path) > MAX_PATH or any(part in ("", ".", "..") or "\0" in part for part in parts):
@@ -89,8 +96,7 @@ async def publish_pages(
     ProviderUnavailable when GitHub does not answer, ProviderError otherwise (the branch moved meanwhile, an empty
     repository); no message holds the token."""
     owner, name = split_repository(repository)
-    if not _BRANCH.match(branch) or ".." in branch or branch.endswith((".lock", "/", ".")):
-        raise ValueError(f"not a usable branch name: {branch!r}")
+    checked_branch(branch)
     site = site_files(files, cname)
     repo = _Repository(http, api_url, token, f"{owner}/{name}")
     head = await repo.head(branch)
