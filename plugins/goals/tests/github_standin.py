@@ -1,5 +1,5 @@
-"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents) and its
-OAuth side (a user's authorization code exchanged for a user access token, the installations that user reaches) for tests."""
+"""A local stand-in for GitHub's App REST API (installations, installation tokens, revocation, repository contents, the Git
+Database and Pages endpoints over a real in-memory git store) and its OAuth side (a user's authorization code exchanged for a user access token, the installations that user reaches) for tests."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from git_store import Commit, GitInvalid, GitStore
 
 TOKEN_LIFETIME_S = 3600
 # A user access token lives eight hours, its authorization code ten minutes (once).
@@ -35,6 +36,9 @@ INSTALLATION_PATH = re.compile(r"^/app/installations/(\d+)$")
 ACCESS_TOKENS_PATH = re.compile(r"^/app/installations/(\d+)/access_tokens$")
 CONTENTS_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)/contents/(.+)$")
 APP_TOKEN_PATH = re.compile(r"^/applications/([^/]+)/token$")
+REPO_API_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)/(git/.+|pages)$")
+BOT = {"name": "tollway-standin[bot]", "email": "1+tollway-standin[bot]@users.noreply.github.com"}
+NOT_ACCESSIBLE = {"message": "Resource not accessible by integration"}
 OAUTH_ERRORS = {
     "bad_verification_code": "The code passed is incorrect or expired.",
     "incorrect_client_credentials": "The client_id and/or client_secret passed are incorrect.",
@@ -111,7 +115,12 @@ class GitHubStandin:
     files: dict[str, dict[str, str]] = field(default_factory=dict)
     codes: dict[str, UserGrant] = field(default_factory=dict)
     user_tokens: dict[str, UserGrant] = field(default_factory=dict)
+    git: dict[str, GitStore] = field(default_factory=dict)
+    empty: set[str] = field(default_factory=set)
+    sites: dict[str, dict[str, Any]] = field(default_factory=dict)
     outage: int | None = None
+    # (method, path prefix) -> status answered instead, to break one endpoint.
+    failing: dict[tuple[str, str], int] = field(default_factory=dict)
     delay_s: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -148,6 +157,40 @@ class GitHubStandin:
         with self.lock:
             self.files.setdefault(repo_full_name.lower(), {})[path.strip("/")] = text
 
+    def empty_repository(self, repo_full_name: str) -> None:
+        """`owner/name` has no commit at all (GitHub's Git Database API answers 409 for it)."""
+        with self.lock:
+            self.empty.add(repo_full_name.lower())
+            self.git.pop(repo_full_name.lower(), None)
+
+    def files_at(self, repo_full_name: str, branch: str) -> dict[str, bytes]:
+        """Every file of `branch` of `owner/name` by path, as its last commit holds them."""
+        with self.lock:
+            store = self._store(repo_full_name)
+            return store.files(store.refs[f"refs/heads/{branch}"])
+
+    def commit_at(self, repo_full_name: str, branch: str) -> tuple[str, Commit]:
+        with self.lock:
+            store = self._store(repo_full_name)
+            sha = store.refs[f"refs/heads/{branch}"]
+            return sha, store.commits[sha]
+
+    def site(self, repo_full_name: str) -> dict[str, Any] | None:
+        with self.lock:
+            return self.sites.get(repo_full_name.lower())
+
+    def _store(self, full_name: str) -> GitStore:
+        """The repository's git store; one never given otherwise starts with a README on main."""
+        key = full_name.lower()
+        if key not in self.git:
+            store = self.git[key] = GitStore()
+            if key not in self.empty:
+                tree = store.tree(
+                    [{"path": "README.md", "mode": "100644", "type": "blob", "sha": store.blob(b"# repo\n")}]
+                )
+                store.refs["refs/heads/main"] = store.commit(tree, [], "Initial commit", *_signed(BOT))
+        return self.git[key]
+
     def uninstall(self, installation_id: int) -> None:
         """What GitHub does when the account removes the app: the installation and its tokens go."""
         with self.lock:
@@ -174,6 +217,9 @@ class GitHubStandin:
             time.sleep(self.delay_s)
         if self.outage:
             return self.outage, {"message": "Service unavailable"}
+        for (failing_method, prefix), status in self.failing.items():
+            if method == failing_method and split.path.startswith(prefix):
+                return status, {"message": "Server Error"}
         if split.path == "/login/oauth/access_token" and method == "POST":
             return self._exchange_code({**query, **(body or {})}, headers)
         if split.path == "/user/installations" and method == "GET":
@@ -186,7 +232,201 @@ class GitHubStandin:
             return self._installation_route(method, split.path, query, headers)
         if (found := CONTENTS_PATH.match(split.path)) and method == "GET":
             return self._contents(f"{found[1]}/{found[2]}", unquote(found[3]), headers)
+        if found := REPO_API_PATH.match(split.path):
+            return self._repository_api(method, found[1], found[2], unquote(found[3]), query, headers, body)
         return 404, {"message": "Not Found"}
+
+    def _reached(self, full_name: str, headers: dict[str, str]) -> tuple[int, Any] | tuple[IssuedToken, str]:
+        """The live token and the repository's name as installed, or GitHub's refusal: 401 without a live token, 404 (as
+        GitHub hides what a token cannot see) for a repository it does not cover."""
+        issued = self._live(_presented_token(headers))
+        if issued is None:
+            return 401, {"message": "Bad credentials"}
+        installation = self.installations.get(issued.installation_id)
+        names = (
+            {f"{installation.account}/{name}".lower(): f"{installation.account}/{name}" for name in issued.repositories}
+            if installation
+            else {}
+        )
+        if full_name.lower() not in names:
+            return 404, {"message": "Not Found"}
+        return issued, names[full_name.lower()]
+
+    def _repository_api(
+        self, method: str, owner: str, repo: str, rest: str, query: dict[str, str], headers: dict[str, str], body: Any
+    ) -> tuple[int, Any]:
+        """The Git Database (/git/...) and Pages (/pages) endpoints: reads need the area's read permission, writes its write."""
+        with self.lock:
+            reached = self._reached(f"{owner}/{repo}", headers)
+            if isinstance(reached[0], int):
+                return reached  # type: ignore[return-value]
+            issued, full_name = reached
+            area = "pages" if rest == "pages" else "contents"
+            if issued.permissions.get(area) not in (("read", "write") if method == "GET" else ("write",)):
+                return 403, NOT_ACCESSIBLE
+            if rest == "pages":
+                return self._pages(method, full_name, body or {})
+            if full_name.lower() in self.empty:
+                return 409, {"message": "Git Repository is empty."}
+            try:
+                return self._git(method, full_name, rest, query, body or {})
+            except GitInvalid as exc:
+                return 422, {"message": str(exc)}
+
+    def _git(
+        self, method: str, full_name: str, rest: str, query: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
+        store, base = self._store(full_name), f"{self.url}/repos/{full_name}/git"
+        if rest.startswith("git/ref/heads/") and method == "GET":
+            ref = "refs/" + rest.removeprefix("git/ref/")
+            return (
+                (200, self._ref_body(base, ref, store.refs[ref]))
+                if ref in store.refs
+                else (404, {"message": "Not Found"})
+            )
+        if rest == "git/blobs" and method == "POST":
+            try:
+                content = (
+                    base64.b64decode(body["content"], validate=True)
+                    if body.get("encoding") == "base64"
+                    else str(body["content"]).encode()
+                )
+            except (KeyError, ValueError):
+                raise GitInvalid("content is not valid for its encoding") from None
+            sha = store.blob(content)
+            return 201, {"sha": sha, "url": f"{base}/blobs/{sha}"}
+        if rest.startswith("git/trees/") and method == "GET":
+            return self._tree_body(store, base, rest.removeprefix("git/trees/"), "recursive" in query)
+        if rest == "git/trees" and method == "POST":
+            if "base_tree" in body:
+                raise GitInvalid("base_tree is not supported by the stand-in")
+            sha = store.tree(list(body.get("tree") or []))
+            return 201, self._tree_body(store, base, sha, False)[1]
+        if rest == "git/commits" and method == "POST":
+            author = _signed(body.get("author") or BOT)
+            sha = store.commit(
+                str(body.get("tree")), list(body.get("parents") or []), str(body.get("message")), *author
+            )
+            return 201, self._commit_body(store, base, sha)
+        if rest == "git/refs" and method == "POST":
+            ref, sha = str(body.get("ref") or ""), str(body.get("sha") or "")
+            if not ref.startswith("refs/") or ref.count("/") < 2:
+                raise GitInvalid("Reference name must start with 'refs/' and have at least two slashes.")
+            if ref in store.refs:
+                raise GitInvalid("Reference already exists")
+            if store.kind(sha) is None:
+                raise GitInvalid("Object does not exist")
+            store.refs[ref] = sha
+            return 201, self._ref_body(base, ref, sha)
+        if rest.startswith("git/refs/heads/") and method == "PATCH":
+            ref, sha = "refs/" + rest.removeprefix("git/refs/"), str(body.get("sha") or "")
+            if ref not in store.refs:
+                raise GitInvalid("Reference does not exist")
+            if store.kind(sha) != "commit":
+                raise GitInvalid("Object does not exist")
+            if not body.get("force") and not store.descends(sha, store.refs[ref]):
+                raise GitInvalid("Update is not a fast forward")
+            store.refs[ref] = sha
+            return 200, self._ref_body(base, ref, sha)
+        return 404, {"message": "Not Found"}
+
+    @staticmethod
+    def _ref_body(base: str, ref: str, sha: str) -> dict[str, Any]:
+        return {
+            "ref": ref,
+            "node_id": "REF_" + sha[:12],
+            "url": f"{base}/{ref}",
+            "object": {"sha": sha, "type": "commit", "url": f"{base}/commits/{sha}"},
+        }
+
+    @staticmethod
+    def _tree_body(store: GitStore, base: str, tree_ish: str, recursive: bool) -> tuple[int, Any]:
+        """GET /git/trees/{tree_sha}: a tree, or a commit's or branch's tree (GitHub takes any tree-ish)."""
+        sha = store.refs.get(f"refs/heads/{tree_ish}", tree_ish)
+        sha = store.commits[sha].tree if store.kind(sha) == "commit" else sha
+        if store.kind(sha) != "tree":
+            return 404, {"message": "Not Found"}
+        rows = store.walk(sha) if recursive else [(name, mode, kind, s) for mode, kind, s, name in store.trees[sha]]
+        entries = []
+        for path, mode, kind, entry_sha in rows:
+            entry: dict[str, Any] = {"path": path, "mode": mode, "type": kind, "sha": entry_sha}
+            if kind == "blob":
+                entry["size"] = len(store.blob_content(entry_sha))
+            entry["url"] = f"{base}/{kind}s/{entry_sha}"
+            entries.append(entry)
+        return 200, {"sha": sha, "url": f"{base}/trees/{sha}", "tree": entries, "truncated": False}
+
+    def _commit_body(self, store: GitStore, base: str, sha: str) -> dict[str, Any]:
+        commit = store.commits[sha]
+        web = f"{self.url}/{base.split('/repos/', 1)[1].removesuffix('/git')}/commit"
+        person = lambda who: {"name": who["name"], "email": who["email"], "date": who["date"]}  # noqa: E731
+        return {
+            "sha": sha,
+            "node_id": "C_" + sha[:12],
+            "url": f"{base}/commits/{sha}",
+            "html_url": f"{web}/{sha}",
+            "author": person(commit.author),
+            "committer": person(commit.committer),
+            "message": commit.message,
+            "tree": {"sha": commit.tree, "url": f"{base}/trees/{commit.tree}"},
+            "parents": [{"sha": p, "url": f"{base}/commits/{p}", "html_url": f"{web}/{p}"} for p in commit.parents],
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
+        }
+
+    def _pages(self, method: str, full_name: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """GET, POST (create: 201, 409 when there is one) and PUT (update: 204) /repos/{owner}/{repo}/pages."""
+        key = full_name.lower()
+        site = self.sites.get(key)
+        if method == "GET":
+            return (200, self._site_body(full_name, site)) if site else (404, {"message": "Not Found"})
+        if method not in ("POST", "PUT"):
+            return 404, {"message": "Not Found"}
+        if method == "POST" and site is not None:
+            return 409, {"message": "GitHub Pages is already enabled."}
+        if method == "PUT" and site is None:
+            return 404, {"message": "Not Found"}
+        source = body.get("source")
+        if source is not None:
+            if not isinstance(source, dict) or source.get("path", "/") not in ("/", "/docs"):
+                return 422, {"message": "Invalid request.", "errors": ["source.path must be / or /docs"]}
+            if f"refs/heads/{source.get('branch')}" not in self._store(full_name).refs:
+                return 422, {"message": "The selected branch does not exist."}
+        elif method == "POST":
+            return 422, {"message": "Invalid request.", "errors": ["source is required"]}
+        merged = {
+            **(site or {}),
+            **({"source": {"branch": source["branch"], "path": source.get("path", "/")}} if source else {}),
+        }
+        if "cname" in body:
+            merged["cname"] = body["cname"]
+        self.sites[key] = merged
+        return (201, self._site_body(full_name, merged)) if method == "POST" else (204, None)
+
+    def _site_body(self, full_name: str, site: dict[str, Any]) -> dict[str, Any]:
+        """The site as GitHub reports it once built: a CNAME file on the source branch gives it its custom domain."""
+        owner, name = full_name.split("/")
+        store = self._store(full_name)
+        head = store.refs.get(f"refs/heads/{site['source']['branch']}")
+        folder = site["source"]["path"].strip("/")
+        cname_file = store.files(head).get(f"{folder}/CNAME" if folder else "CNAME") if head else None
+        cname = cname_file.decode().strip() if cname_file else site.get("cname")
+        return {
+            "url": f"{self.url}/repos/{full_name}/pages",
+            "status": "built",
+            "cname": cname,
+            "custom_404": False,
+            "html_url": f"https://{cname}/" if cname else f"https://{owner.lower()}.github.io/{name}/",
+            "source": dict(site["source"]),
+            "public": True,
+            "https_enforced": True,
+            "build_type": "legacy",
+        }
 
     def _app_route(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         if not self._jwt_ok(headers):
@@ -218,19 +458,13 @@ class GitHubStandin:
     def _contents(self, full_name: str, path: str, headers: dict[str, str]) -> tuple[int, Any]:
         """GET /repos/{owner}/{repo}/contents/{path}: 401 without a live token, 404 (as GitHub hides
         what a token cannot see) for a repository it does not cover, 403 without contents permission."""
-        token = _presented_token(headers)
         with self.lock:
-            issued = self._live(token)
-            if issued is None:
-                return 401, {"message": "Bad credentials"}
-            installation = self.installations.get(issued.installation_id)
-            covered = (
-                {f"{installation.account}/{name}".lower() for name in issued.repositories} if installation else set()
-            )
-            if full_name.lower() not in covered:
-                return 404, {"message": "Not Found"}
+            reached = self._reached(full_name, headers)
+            if isinstance(reached[0], int):
+                return reached  # type: ignore[return-value]
+            issued, _ = reached
             if issued.permissions.get("contents") not in ("read", "write"):
-                return 403, {"message": "Resource not accessible by integration"}
+                return 403, NOT_ACCESSIBLE
             text = self.files.get(full_name.lower(), {}).get(path.strip("/"))
         if text is None:
             return 404, {"message": "Not Found"}
@@ -381,6 +615,18 @@ class GitHubStandin:
         }
 
 
+def _signed(person: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Author and committer as the store keeps them: name, email, the time as git and as GitHub write it."""
+    now = int(time.time())
+    who = {
+        "name": person["name"],
+        "email": person["email"],
+        "unix": str(now),
+        "date": datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    return who, dict(who)
+
+
 def _covering(level: str) -> set[str]:
     return {"read", "write"} if level == "read" else {level}
 
@@ -419,7 +665,7 @@ def _handler(standin: GitHubStandin) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
 
-        do_GET = do_POST = do_DELETE = _serve
+        do_GET = do_POST = do_DELETE = do_PATCH = do_PUT = _serve
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from github_standin import CLIENT_ID, CLIENT_SECRET, GitHubStandin, github_standin, rsa_keypair
+from github_standin import CLIENT_ID, CLIENT_SECRET, GitHubStandin, github_standin
 from goal_support import goals_kernel
 
 from tollway import storage
@@ -42,11 +42,6 @@ SETTINGS = (
     "TOLLWAY_GOALS_GITHUB_CLIENT_ID",
     "TOLLWAY_GOALS_GITHUB_CLIENT_SECRET",
 )
-
-
-@pytest.fixture(scope="module")
-def keys() -> tuple[str, str]:
-    return rsa_keypair()
 
 
 @pytest.fixture

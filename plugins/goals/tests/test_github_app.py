@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
@@ -31,11 +31,6 @@ INSTALLATION = 7
 
 
 @pytest.fixture(scope="module")
-def keys() -> tuple[str, str]:
-    return rsa_keypair()
-
-
-@pytest.fixture(scope="module")
 def foreign_keys() -> tuple[str, str]:
     return rsa_keypair()
 
@@ -47,17 +42,13 @@ def standin(keys: tuple[str, str]) -> Iterator[GitHubStandin]:
         yield server
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=5) as client:
-        yield client
-
-
-def make_app(http: httpx.AsyncClient, url: str, private_pem: str, client_secret: str = CLIENT_SECRET) -> GitHubApp:
+def make_app(
+    http: httpx.AsyncClient, url: str, private_pem: str, client_secret: str = CLIENT_SECRET, app_id: int = APP_ID
+) -> GitHubApp:
     return GitHubApp(
         http,
         url,
-        app_id=APP_ID,
+        app_id=app_id,
         app_slug=SLUG,
         private_key_pem=private_pem,
         web_url=url,

@@ -19,6 +19,7 @@ from msgspec import Meta
 from tollway import Page, Refusal, Route, RouteCall, RouteReply, storage
 
 from .github_app import (
+    READ_CONTENTS,
     AuthorizationRefused,
     GitHubApp,
     InstallationGone,
@@ -27,6 +28,7 @@ from .github_app import (
     RepositoryNotInScope,
     RepoToken,
 )
+from .github_pages import DEFAULT_BRANCH, PagesPublication, checked_branch, publish_pages, site_files
 from .ids import iso, new_id, now_ms
 from .settings import (
     FAMILY,
@@ -47,16 +49,21 @@ __all__ = [
     "ConnectionNotFound",
     "ConnectionRefusal",
     "ConnectionRevoked",
+    "PAGES_WRITE",
+    "PagesPublication",
     "ProviderDown",
     "ProviderFailed",
     "ProviderNotConfigured",
     "RepositoryOutOfScope",
     "api_url",
     "github",
+    "publish_pages_for",
     "repository_token_for",
 ]
 
 LINK_LIFETIME_MS = 3_600_000
+# What publishing a site to a repository's Pages branch needs of the installation.
+PAGES_WRITE: Mapping[str, str] = {"contents": "write", "pages": "write"}
 HTTP_TIMEOUT_S = 15.0
 NO_STORE = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"}
 TAGS = ("connections",)
@@ -462,8 +469,8 @@ def _in_scope(row: Mapping[str, Any], repository: str) -> str | None:
     return next((name for name in storage.loads(row["repositories"]) or [] if name.lower() == wanted), None)
 
 
-async def repository_token_for(agent_id: str, connection_id: str, repository: str, platform: Any) -> RepoToken:
-    """A token for `repository` alone (read-only, expiring within the hour) through the caller's active connection."""
+async def _usable(agent_id: str, connection_id: str, repository: str) -> tuple[dict[str, Any], str]:
+    """The caller's active connection and the repository's name as its scope spells it, or the refusal."""
     row = await owned(connection_id, agent_id)
     if row["status"] == "revoked":
         raise ConnectionRevoked(f"Connection {connection_id} is revoked.")
@@ -474,20 +481,73 @@ async def repository_token_for(agent_id: str, connection_id: str, repository: st
     full_name = _in_scope(row, repository)
     if full_name is None:
         raise RepositoryOutOfScope(f"{repository} is not in the scope of connection {connection_id}.")
+    return row, full_name
+
+
+@asynccontextmanager
+async def _refusals(row: Mapping[str, Any], full_name: str, permissions: Mapping[str, str]) -> AsyncIterator[None]:
+    """GitHub's answers as the connection's refusals; an uninstalled app revokes the connection."""
+    connection_id = row["id"]
     try:
-        async with github(platform) as app:
-            return await app.repository_token(int(row["installation_id"]), full_name)
+        yield
     except InstallationGone:
-        await _mark_revoked(row["id"])
+        await _mark_revoked(connection_id)
         raise ConnectionRevoked(f"Connection {connection_id} is revoked: the app was uninstalled at GitHub.") from None
     except RepositoryNotInScope:
+        wanted = "" if permissions == READ_CONTENTS else f" or does not grant {_named(permissions)} on it"
         raise RepositoryOutOfScope(
-            f"The installation behind connection {connection_id} no longer reaches {full_name}."
+            f"The installation behind connection {connection_id} no longer reaches {full_name}{wanted}."
         ) from None
     except ProviderUnavailable:
         raise ProviderDown("GitHub did not answer; try again later.") from None
-    except ProviderError:
-        raise ProviderFailed("GitHub refused this service's request for a repository token.") from None
+    except ProviderError as exc:
+        raise ProviderFailed(f"GitHub refused this service's request: {exc}") from None
+
+
+def _named(permissions: Mapping[str, str]) -> str:
+    return ", ".join(f"{name.capitalize()}: {level}" for name, level in sorted(permissions.items()))
+
+
+async def repository_token_for(
+    agent_id: str,
+    connection_id: str,
+    repository: str,
+    platform: Any,
+    permissions: Mapping[str, str] = READ_CONTENTS,
+) -> RepoToken:
+    """A token for `repository` alone (read-only unless `permissions` says more, expiring within the hour) through the
+    caller's active connection."""
+    row, full_name = await _usable(agent_id, connection_id, repository)
+    async with _refusals(row, full_name, permissions), github(platform) as app:
+        return await app.repository_token(int(row["installation_id"]), full_name, permissions)
+
+
+async def publish_pages_for(
+    agent_id: str,
+    connection_id: str,
+    repository: str,
+    files: Mapping[str, bytes],
+    platform: Any,
+    *,
+    message: str,
+    cname: str | None = None,
+    branch: str = DEFAULT_BRANCH,
+) -> PagesPublication:
+    """Publishes `files` as the whole of `repository`'s Pages branch (see github_pages.publish_pages) with a token for that
+    repository alone (Contents and Pages write) through the caller's active connection; the token is given up afterwards.
+
+    The refusals of repository_token_for; ValueError for a file path, cname or branch that cannot be published."""
+    site_files(files, cname)
+    checked_branch(branch)
+    row, full_name = await _usable(agent_id, connection_id, repository)
+    async with _refusals(row, full_name, PAGES_WRITE), github(platform) as app:
+        grant = await app.repository_token(int(row["installation_id"]), full_name, PAGES_WRITE)
+        try:
+            return await publish_pages(
+                app.http, app.api_url, grant.token, full_name, files, branch=branch, message=message, cname=cname
+            )
+        finally:
+            await app.revoke_token(grant.token)
 
 
 PATH = "/v1/connections"

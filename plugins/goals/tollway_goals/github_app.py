@@ -88,6 +88,10 @@ class GitHubApp:
         self.client_id = client_id
         self._client_secret = client_secret
 
+    @property
+    def http(self) -> httpx.AsyncClient:
+        return self._http
+
     def __repr__(self) -> str:
         return f"GitHubApp(app_id={self.app_id!r}, app_slug={self.app_slug!r}, api_url={self.api_url!r})"
 
@@ -125,18 +129,18 @@ class GitHubApp:
         try:
             return await self._list_repositories(grant["token"])
         finally:
-            await self._revoke_token(grant["token"])
+            await self.revoke_token(grant["token"])
 
     async def repository_token(
         self, installation_id: int, repository: str, permissions: Mapping[str, str] = READ_CONTENTS
     ) -> RepoToken:
-        owner, name = _split(repository)
+        owner, name = split_repository(repository)
         body = await self._installation_token(
             installation_id, {"repositories": [name], "permissions": dict(permissions)}, repository
         )
         covered = tuple(repo["full_name"] for repo in body.get("repositories", ()))
         if [full.lower() for full in covered] != [f"{owner}/{name}".lower()]:
-            await self._revoke_token(body["token"])
+            await self.revoke_token(body["token"])
             raise RepositoryNotInScope(f"installation {installation_id} does not reach {repository}")
         return RepoToken(body["token"], _parse_time(body["expires_at"]), covered)
 
@@ -206,32 +210,52 @@ class GitHubApp:
         except ProviderError:
             pass
 
-    async def _revoke_token(self, token: str) -> None:
+    async def revoke_token(self, token: str) -> None:
+        """Gives an installation token up at GitHub; a failure is ignored (the token expires within the hour anyway)."""
         try:
             await self._send("DELETE", "/installation/token", token)
         except ProviderError:
             pass
 
     async def _send(self, method: str, path: str, bearer: str, **kwargs: Any) -> httpx.Response:
-        return await self._request(f"{method} {path}", method, f"{self.api_url}{path}", self._headers(bearer), **kwargs)
+        return await send(self._http, self.api_url, method, path, bearer, **kwargs)
 
     @staticmethod
     def _headers(bearer: str | None) -> dict[str, str]:
-        headers = {"Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
-        return {"Authorization": f"Bearer {bearer}", **headers} if bearer is not None else headers
+        return headers_for(bearer)
 
     async def _request(
         self, route: str, method: str, url: str, headers: dict[str, str], **kwargs: Any
     ) -> httpx.Response:
-        """One request; `route` (never a secret) names it in errors."""
-        try:
-            response = await self._http.request(method, url, headers=headers, **kwargs)
-        except httpx.TimeoutException:
-            raise ProviderUnavailable(f"GitHub timed out ({route})") from None
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"GitHub unreachable ({route}: {type(exc).__name__})") from None
-        _raise_for_common(response, route)
-        return response
+        return await request(self._http, route, method, url, headers, **kwargs)
+
+
+def headers_for(bearer: str | None) -> dict[str, str]:
+    headers = {"Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION}
+    return {"Authorization": f"Bearer {bearer}", **headers} if bearer is not None else headers
+
+
+async def send(
+    http: httpx.AsyncClient, api_url: str, method: str, path: str, bearer: str, **kwargs: Any
+) -> httpx.Response:
+    """One API request with GitHub's headers and `bearer`; errors name the method and path, never the bearer."""
+    return await request(
+        http, f"{method} {path}", method, f"{api_url.rstrip('/')}{path}", headers_for(bearer), **kwargs
+    )
+
+
+async def request(
+    http: httpx.AsyncClient, route: str, method: str, url: str, headers: dict[str, str], **kwargs: Any
+) -> httpx.Response:
+    """One request; `route` (never a secret) names it in errors."""
+    try:
+        response = await http.request(method, url, headers=headers, **kwargs)
+    except httpx.TimeoutException:
+        raise ProviderUnavailable(f"GitHub timed out ({route})") from None
+    except httpx.TransportError as exc:
+        raise ProviderUnavailable(f"GitHub unreachable ({route}: {type(exc).__name__})") from None
+    _raise_for_common(response, route)
+    return response
 
 
 def _raise_for_common(response: httpx.Response, route: str) -> None:
@@ -250,7 +274,7 @@ def _expect(response: httpx.Response, status: int) -> Any:
     return response.json() if response.content else None
 
 
-def _split(repository: str) -> tuple[str, str]:
+def split_repository(repository: str) -> tuple[str, str]:
     owner, _, name = repository.partition("/")
     if not owner or not name or "/" in name:
         raise ValueError(f"a repository is named owner/name, got {repository!r}")
