@@ -35,7 +35,6 @@ from tollway._http_server.translate import (
     unexpected_error_handler,
 )
 
-
 _FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 

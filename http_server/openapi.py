@@ -337,6 +337,13 @@ def tool_operation_class(tool: Tool, schemas: WireSchemas) -> type[Operation]:
     )
     refusals = [400, 401, 402, 404, 409, 422, 429, 500, 502, 503]
     parameters = [
+        *(
+            schemas.parameter(
+                "".join(part.title() for part in name.split("_")) + "InPath",
+                path_param(name, f"The input's `{name}`; the body may leave it out (or must give the same value)."),
+            )
+            for name in tool.path_fields
+        ),
         payment_parameter(schemas, tool.payment_header),
         quote_parameter(schemas),
         schemas.parameter(

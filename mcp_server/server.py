@@ -15,9 +15,9 @@ import dataclasses
 import logging
 import re
 import time
-from urllib.parse import urlsplit
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import mcp_types as types
 import msgspec
@@ -547,9 +547,7 @@ class TollwayMcp:
                 payment = payment_value(meta[PAYMENT_META])
             except BadPayment as exc:
                 raise ServiceError(402, "payment_verification_failed", str(exc), {"reason": "invalid_payload"}) from exc
-        req = CallRequest(
-            "POST", path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment
-        )
+        req = CallRequest("POST", path, url, extra_headers, body, client_ip=ip, credential=credential, payment=payment)
         try:
             answer: Answer = await self._shielded(self.kernel.paid_calls.call(tool.name, req))
         except ServiceError as exc:

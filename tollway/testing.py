@@ -695,7 +695,9 @@ class PluginContract:
     async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
             for tool in self._tools(contract_kernel):
-                resp = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool))
+                resp = await client.post(
+                    _example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool)
+                )
                 assert resp.status_code == 402, resp.text
                 assert resp.json()["error"] == "payment_required"
                 assert resp.headers["PAYMENT-REQUIRED"]
@@ -714,7 +716,9 @@ class PluginContract:
         bare = await _plugin_kernel(kernel_factory, self.plugin, self.module, bare_env)
         async with http_client(bare) as client:
             for tool in needy:
-                resp = await client.post(_example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool))
+                resp = await client.post(
+                    _example_path(tool), json=dict(tool.examples[0].input), headers=self._key(tool)
+                )
                 assert resp.status_code == 503, resp.text
                 body = resp.json()
                 assert body["error"] == "provider_unavailable"

@@ -4,12 +4,11 @@ entry, price quote, rate-limit category, docs, contract tests) is derived from i
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar, Union
+from urllib.parse import quote
 
 import httpx
 import msgspec

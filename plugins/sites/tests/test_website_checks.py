@@ -9,7 +9,9 @@ import pytest
 
 from tollway_sites import checks, copywriting, render, wire
 
-CSS = render.File("site.aaaaaaaaaaaa.css", "text/css; charset=utf-8", b"body{font-family:sans-serif}.wide{width:2000px}")
+CSS = render.File(
+    "site.aaaaaaaaaaaa.css", "text/css; charset=utf-8", b"body{font-family:sans-serif}.wide{width:2000px}"
+)
 
 
 def page(body: str, *, head: str = '<meta name="description" content="A page.">', title: str = "T") -> bytes:
@@ -67,7 +69,9 @@ async def test_a_serious_accessibility_violation_fails_the_build():
     low = render.File("site.aaaaaaaaaaaa.css", "text/css", b".low{color:#bbbbbb;background:#ffffff}")
     body = page(GOOD + '<p class="low">Light grey on white is hard to read for many people.</p>'
                 + '<form><input type="text"></form>')  # fmt: skip
-    outcome = await checks.check_site([render.File("index.html", render.HTML, body), low], "/usr/bin/chromium", 60, _quiet)
+    outcome = await checks.check_site(
+        [render.File("index.html", render.HTML, body), low], "/usr/bin/chromium", 60, _quiet
+    )
     rules = {v.rule for v in outcome.violations if v.impact in ("serious", "critical")}
     assert {"color-contrast", "label"} <= rules
     assert failed(outcome) == {"accessibility"}

@@ -41,20 +41,33 @@ class Model:
         asked = body["messages"][1]["content"]
         retry = body["messages"][-1]["role"] == "tool"
         if "“Home”" in asked:
-            copy = {"headline": "Bicycle hire at the North quay",
-                    "intro": "Quay Bikes hires bicycles at the North quay. We are open from April to October.",
-                    "sections": [{"heading": "What we offer", "paragraphs": ["Bicycles for a day on the island."]}]}
+            copy = {
+                "headline": "Bicycle hire at the North quay",
+                "intro": "Quay Bikes hires bicycles at the North quay. We are open from April to October.",
+                "sections": [{"heading": "What we offer", "paragraphs": ["Bicycles for a day on the island."]}],
+            }
         elif not retry:
-            copy = {"headline": "How hiring works",
-                    "intro": "Pick up your bicycle at the quay and bring an ID. A day costs $15.",
-                    "sections": [{"heading": "Why us", "paragraphs": ["We won the 2024 Island Tourism Award.",
-                                                                    "Bring an ID when you pick up."]}]}
+            copy = {
+                "headline": "How hiring works",
+                "intro": "Pick up your bicycle at the quay and bring an ID. A day costs $15.",
+                "sections": [
+                    {
+                        "heading": "Why us",
+                        "paragraphs": ["We won the 2024 Island Tourism Award.", "Bring an ID when you pick up."],
+                    }
+                ],
+            }
         else:
-            copy = {"headline": "How hiring works",
-                    "intro": "Pick up your bicycle at the quay and bring an ID. Find us at 12 Harbour Street.",
-                    "sections": [{"heading": "Open", "paragraphs": ["We are open from April to October."]}]}
-        call = {"id": f"call_{len(self.requests)}", "type": "function",
-                "function": {"name": "page_copy", "arguments": json.dumps(copy)}}
+            copy = {
+                "headline": "How hiring works",
+                "intro": "Pick up your bicycle at the quay and bring an ID. Find us at 12 Harbour Street.",
+                "sections": [{"heading": "Open", "paragraphs": ["We are open from April to October."]}],
+            }
+        call = {
+            "id": f"call_{len(self.requests)}",
+            "type": "function",
+            "function": {"name": "page_copy", "arguments": json.dumps(copy)},
+        }
         return {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
                              "finish_reason": "tool_calls"}]}  # fmt: skip
 
@@ -135,3 +148,14 @@ async def test_pages_without_content_need_a_model_before_payment(kernel_factory)
 def test_the_claim_check_names_what_the_brief_lacks(sentence, reasons):
     source = "Quay Bikes. Bicycle hire at the North quay, open from April to October. hello@quaybikes.example"
     assert copywriting.untraceable(sentence, source) == reasons
+
+
+def test_given_content_is_laid_out_as_paragraphs_headings_and_lists():
+    blocks = copywriting.blocks_of("Intro line one\nline two\n\n## Head\n- a\n- b\nafter list\n\n* c\n\n\n")
+    assert [(b.kind, b.text, b.items) for b in blocks] == [
+        ("p", "Intro line one line two", ()),
+        ("h2", "Head", ()),
+        ("ul", "", ("a", "b")),
+        ("p", "after list", ()),
+        ("ul", "", ("c",)),
+    ]

@@ -16,6 +16,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Route, async_playwright
+
 from tollway_browser.session import CHROMIUM_ARGS, MARKER, kill_group, marked
 
 from . import wire
@@ -178,7 +179,10 @@ async def _check_page(context, path: str, files: dict[str, File], outcome: Outco
         )
         broken = [u for u in failed if u.startswith(ORIGIN)]
         outcome.add(
-            "console", not errors and not broken, path, "; ".join([*errors, *(f"{u}: failed" for u in broken)])[:500] or None
+            "console",
+            not errors and not broken,
+            path,
+            "; ".join([*errors, *(f"{u}: failed" for u in broken)])[:500] or None,
         )
     finally:
         with contextlib.suppress(PlaywrightError):

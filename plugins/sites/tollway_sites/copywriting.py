@@ -41,32 +41,28 @@ def blocks_of(text: str) -> tuple[Block, ...]:
     """Paragraphs parted by blank lines; `## ` lines are headings, `- ` / `* ` lines list items."""
     out: list[Block] = []
     for chunk in re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip()):
-        lines = [line.strip() for line in chunk.split("\n") if line.strip()]
-        items: list[str] = []
-        para: list[str] = []
-
-        def flush() -> None:
-            if para:
-                out.append(Block("p", " ".join(para)))
-                para.clear()
-            if items:
-                out.append(Block("ul", items=tuple(items)))
-                items.clear()
-
-        for line in lines:
-            if line.startswith(("## ", "# ", "### ")):
-                flush()
-                out.append(Block("h2", line.lstrip("#").strip()))
-            elif line.startswith(("- ", "* ")):
-                if para:
-                    flush()
-                items.append(line[2:].strip())
-            else:
-                if items:
-                    flush()
-                para.append(line)
-        flush()
+        run: list[str] = []  # the lines of the paragraph or list being read
+        kind = "p"
+        for line in (line.strip() for line in chunk.split("\n")):
+            if not line:
+                continue
+            heading = line.startswith(("# ", "## ", "### "))
+            item = line.startswith(("- ", "* "))
+            this = "h2" if heading else "ul" if item else "p"
+            if run and (this != kind or heading):
+                out.append(_block(kind, run))
+                run = []
+            kind = this
+            run.append(line.lstrip("#").strip() if heading else line[2:].strip() if item else line)
+        if run:
+            out.append(_block(kind, run))
     return tuple(b for b in out if b.text or b.items)[:MAX_BLOCKS]
+
+
+def _block(kind: str, lines: list[str]) -> Block:
+    if kind == "ul":
+        return Block("ul", items=tuple(lines))
+    return Block(kind, " ".join(lines))
 
 
 def as_is(slug: str, page: wire.PageBrief) -> PageCopy:
@@ -248,7 +244,9 @@ def _without_unsupported(copy: PageCopy, source: str) -> tuple[PageCopy, list[st
 # -- the claim check ----------------------------------------------------------------------
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_LINK = re.compile(r"(?:https?://|www\.)[^\s)]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co|uk|de|fr|app)\b", re.I)
+_LINK = re.compile(
+    r"(?:https?://|www\.)[^\s)]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co|uk|de|fr|app)\b", re.I
+)
 _MONEY = re.compile(r"[$€£¥]|\b(?:usd|eur|gbp|dollars?|euros?|pounds?|cents?)\b", re.I)
 # Words that claim standing or a record: they must come from the brief.
 CLAIM_WORDS = (

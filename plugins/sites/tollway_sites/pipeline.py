@@ -13,11 +13,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
-from tollway_browser import artifacts
-from tollway_browser.session import Shot
 
 from tollway import ToolContext
 from tollway import ToolError as Failure
+from tollway_browser import artifacts
+from tollway_browser.session import Shot
 
 from . import checks, copywriting, domains, publish, render, store, wire
 from .copywriting import Block, PageCopy

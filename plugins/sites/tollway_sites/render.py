@@ -144,7 +144,9 @@ def build(
         File(
             f"{p.page}.html",
             HTML,
-            template.render(site=site, page={**dataclasses.asdict(p), "canonical": canonical(p.page)}, nav=nav, assets=assets).encode(),
+            template.render(
+                site=site, page={**dataclasses.asdict(p), "canonical": canonical(p.page)}, nav=nav, assets=assets
+            ).encode(),
         )
         for p in pages
     ]

@@ -26,7 +26,7 @@ from tollway import (
 )
 from tollway import ToolError as Failure
 
-from . import copywriting, pipeline, publish, store, wire
+from . import copywriting, domains, pipeline, publish, store, wire
 from .settings import FAMILY
 
 BUILD_PRICE = "10.00"
@@ -49,15 +49,27 @@ def _need_llm(context: PluginContext, fields: list[str]) -> None:
         ) from None
 
 
+def _check_domain(domain: str | None) -> list[FieldError]:
+    if domain is None:
+        return []
+    try:
+        domains.normalize(domain)
+    except ValueError as exc:
+        return [FieldError("domain", str(exc) or "not a domain name")]
+    return []
+
+
 def check_build(context: PluginContext, value: wire.WebsiteBrief) -> None:
     publish.check_available(value.publish)
+    if problems := _check_domain(value.domain):
+        raise FieldErrors(problems)
     _need_llm(context, [f"pages[{n}].content" for n, p in enumerate(value.pages) if p.content is None])
 
 
 def check_update(context: PluginContext, value: wire.WebsiteUpdate) -> None:
     publish.check_available(value.publish)
     seen: set[str] = set()
-    problems = []
+    problems = _check_domain(value.domain)
     for n, change in enumerate(value.pages):
         if change.page in seen:
             problems.append(FieldError(f"pages[{n}].page", f"{change.page!r} is changed twice"))
@@ -141,7 +153,9 @@ async def run_update(value: wire.WebsiteUpdate, ctx: ToolContext) -> wire.Websit
     except Refusal as refused:
         raise Failure("invalid_input", f"{refused.message} Nothing was charged.", status=404) from None
     plan = _changed(value, storage.loads(row["brief"]))
-    if ctx.plugin.started and any(c is None and p.content is None for p, c in zip(plan.brief.pages, plan.kept, strict=True)):
+    if ctx.plugin.started and any(
+        c is None and p.content is None for p, c in zip(plan.brief.pages, plan.kept, strict=True)
+    ):
         try:
             ctx.provider("llm")
         except Failure:
@@ -222,7 +236,10 @@ def update_tool(context: PluginContext) -> Tool[wire.WebsiteUpdate, wire.Website
         examples=(
             Example(
                 title="Change the fares page",
-                input={"site_id": "site_0123456789abcdef01234567", "pages": [{"page": "fares", "content": "- Adult: 5.00 USD"}]},
+                input={
+                    "site_id": "site_0123456789abcdef01234567",
+                    "pages": [{"page": "fares", "content": "- Adult: 5.00 USD"}],
+                },
             ),
         ),
         admission=AdmissionChecks(check=functools.partial(check_update, context)),

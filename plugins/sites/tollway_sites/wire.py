@@ -11,24 +11,16 @@ from msgspec import Meta
 MAX_PAGES = 20
 Title = Annotated[str, Meta(min_length=1, max_length=80)]
 Purpose = Annotated[str, Meta(min_length=1, max_length=500)]
-Content = Annotated[str, Meta(max_length=20_000, description="Plain text: blank lines part paragraphs, "
-                              "`## ` starts a heading, `- ` a list item.")]
-Email = Annotated[str, Meta(max_length=254, pattern=r"^[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\"]+$")]
-Domain = Annotated[
-    str,
-    Meta(
-        max_length=253,
-        pattern=r"^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}\.?$",
-        description="A domain name (ASCII; write an internationalized name in its xn-- form).",
-    ),
-]
+Content = Annotated[str, Meta(max_length=20_000, description="Plain text; `## ` heading, `- ` item.")]
+Email = Annotated[str, Meta(max_length=254, pattern=r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")]
+Domain = Annotated[str, Meta(max_length=253, pattern=r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,63}\.?$")]  # then domains.normalize
 PageSlug = Annotated[str, Meta(min_length=1, max_length=60, pattern=r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")]
 PALETTES = ("harbour", "forest", "slate", "sunset", "plum")
 Palette = Annotated[
     str,
     Meta(
         pattern=rf"^({'|'.join(PALETTES)}|#[0-9a-fA-F]{{6}})$",
-        description="A named palette (harbour, forest, slate, sunset, plum) or a brand colour #RRGGBB.",
+        description="A named palette or a brand colour #RRGGBB.",
     ),
 ]
 Font = Literal["system", "serif", "humanist", "mono"]
@@ -64,8 +56,7 @@ class WebsiteBrief(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class PageChange(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """A page of the site by its `page` (its file name without .html; `index` the home page):
-    the fields given replace the page's; an unknown `page` with a title and purpose adds one."""
+    """A page by name (`index` is home): given fields replace its own; a new name adds a page."""
 
     page: PageSlug
     title: Title | None = None
@@ -75,7 +66,7 @@ class PageChange(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True)
 
 
 class WebsiteUpdate(msgspec.Struct, forbid_unknown_fields=True):
-    site_id: Annotated[str, Meta(min_length=1, max_length=40, description="Taken from the path.")]
+    site_id: Annotated[str, Meta(min_length=1, max_length=40)]  # over HTTP, the path's
     name: Annotated[str, Meta(min_length=1, max_length=100)] | None = None
     description: Annotated[str, Meta(min_length=1, max_length=1000)] | None = None
     pages: Annotated[list[PageChange], Meta(max_length=MAX_PAGES)] = msgspec.field(default_factory=list)
