@@ -4,9 +4,12 @@ an update that changes one page; a failed build refunded."""
 from __future__ import annotations
 
 import pytest
-from site_support import FIVE_PAGES, balance, run_job
+from rdap_standin import rdap_server
+from site_support import FIVE_PAGES, balance, finished, run_job
 
-from tollway.testing import credits_session, http_client
+from tollway import now_ms
+from tollway.testing import credits_session, http_client, worker_for
+from tollway_sites import expiry
 
 
 async def test_a_five_page_site_is_built_checked_served_and_updated(kernel_factory):
@@ -72,3 +75,50 @@ async def test_a_build_that_fails_its_checks_is_refunded_and_publishes_nothing(k
         assert "did not pass its checks, so nothing was published" in job["error"]
         assert await balance(client, auth) == "20.000000"
         assert (await client.get("/sites/harbour-ferries/")).status_code == 404
+
+
+async def test_a_site_with_a_domain_gets_its_records_and_a_notice_before_the_domain_lapses(kernel_factory):
+    with rdap_server() as rdap:
+        rdap.add("harbourferries.example", now_ms() + 10 * 24 * 3600 * 1000)
+        env = {"TOLLWAY_DOMAINS_RDAP_URL": rdap.url, "TOLLWAY_WEBSITE_PUBLIC_URL": "https://tools.example.net"}
+        kernel = await kernel_factory(installed={"tollway_sites", "tollway_browser"}, env=env)
+        async with http_client(kernel) as client:
+            _, auth = await credits_session(client, "10")
+            job = await run_job(
+                kernel, client, auth, "/v1/tools/website/build", {**FIVE_PAGES, "domain": "HarbourFerries.example."}
+            )
+            assert job["status"] == "completed", job
+            site = job["result"]
+            assert site["url"] == "https://tools.example.net/sites/harbour-ferries/"
+            assert [(r["type"], r["name"], r["value"]) for r in site["dns_records"]] == [
+                ("ALIAS", "harbourferries.example", "tools.example.net")
+            ]
+            home = (await client.get("/sites/harbour-ferries/")).text
+            assert '<link rel="canonical" href="https://harbourferries.example/">' in home
+            assert (await expiry.check_due(kernel.context)).notified == 1
+            assert (await expiry.check_due(kernel.context)).notified == 0
+            listed = (await client.get("/v1/tools/notifications", headers=auth)).json()["notifications"]
+        [notice] = [n for n in listed if n["type"] == "domain_expiring"]
+        assert (
+            notice["metadata"]["site_id"] == site["site_id"]
+            and notice["metadata"]["domain"] == "harbourferries.example"
+        )
+
+
+async def test_two_builds_of_one_name_at_once_get_two_addresses_or_a_refund(kernel_factory):
+    kernel = await kernel_factory(installed={"tollway_sites", "tollway_browser"})
+    worker = worker_for(kernel, poll_s=0.05)
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "20")
+        accepted = [await client.post("/v1/tools/website/build", json=FIVE_PAGES, headers=auth) for _ in range(2)]
+        worker.start()
+        try:
+            jobs = [await finished(client, a.json()["request_id"], auth) for a in accepted]
+        finally:
+            await worker.stop()
+        done = [j["result"]["slug"] for j in jobs if j["status"] == "completed"]
+        assert len(set(done)) == len(done) and set(done) <= {"harbour-ferries", "harbour-ferries-2"}
+        assert all(j["error_code"] == "internal_error" for j in jobs if j["status"] == "failed")
+        assert await balance(client, auth) == f"{20 - 10 * len(done)}.000000"
+        for slug in done:
+            assert (await client.get(f"/sites/{slug}/")).status_code == 200

@@ -162,6 +162,30 @@ async def _save(
     ctx: ToolContext,
 ) -> int:
     github = next((p for p in publications if p.kind == "github_pages"), None)
+    try:
+        return await _store(plan, site_id, slug, copies, files, github, ctx)
+    except Exception:
+        taken = await store.by_slug(slug)
+        if taken is None or taken["id"] == site_id:
+            raise
+        # Two builds of one name chose the same free slug at once; this one lost the race.
+        raise Failure(
+            "internal_error",
+            f"Another site took the address /sites/{slug}/ at the same moment. Nothing was published and the build "
+            "was refunded; build again and it gets the next free address.",
+            status=500,
+        ) from None
+
+
+async def _store(
+    plan: Plan,
+    site_id: str,
+    slug: str,
+    copies: Sequence[PageCopy],
+    files: Sequence[render.File],
+    github: wire.Publication | None,
+    ctx: ToolContext,
+) -> int:
     return await store.save(
         site_id=site_id,
         agent_id=ctx.agent_id or "",
