@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -381,6 +381,63 @@ def webhook_receiver(path: str = "/hooks") -> Any:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class ScriptedModel:
+    """A language model stand-in (`scripted_model`): what it was asked, and its address."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []  # each Chat Completions request body, in order
+        self.base_url = ""  # for TOLLWAY_LLM_BASE_URL
+        self.port = 0
+
+
+@contextlib.contextmanager
+def scripted_model(answer: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """A real OpenAI-compatible Chat Completions server on 127.0.0.1 (`POST .../chat/completions`)
+    whose assistant message for each request is `answer(request body)` — e.g. `{"role":
+    "assistant", "content": None, "tool_calls": [...]}`. Yields its `ScriptedModel`; point the
+    `llm` provider at it with TOLLWAY_LLM_BASE_URL=<model.base_url>, TOLLWAY_LLM_MODEL=<any>."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    model = ScriptedModel()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = msgspec.json.decode(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            model.requests.append(body)
+            message = answer(body)
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+            out = msgspec.json.encode({"choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    model.port = server.server_address[1]
+    model.base_url = f"http://127.0.0.1:{model.port}/v1"
+    try:
+        yield model
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def tool_call(name: str, arguments: Mapping[str, Any], call_id: str = "call_1") -> dict[str, Any]:
+    """An assistant message calling one function tool, as a `scripted_model` answer."""
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": msgspec.json.encode(dict(arguments)).decode()},
+    }
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 class MailInbox:
@@ -1073,6 +1130,9 @@ class PluginSurface:
 __all__ += [
     "HookReceiver",
     "webhook_receiver",
+    "ScriptedModel",
+    "scripted_model",
+    "tool_call",
     "PluginSurface",
     "mcp_surface",
     "normalise",

@@ -1,20 +1,17 @@
 """Copy written by the `llm` provider (web's chat_completions, answered by a scripted
-stand-in: a real OpenAI-compatible HTTP server on 127.0.0.1) is checked against the brief:
+stand-in: `tollway.testing.scripted_model`, a real Chat Completions server on 127.0.0.1) is checked against the brief:
 the model is told once which sentences the brief does not support, and whatever it still
 invents — a price, an award, an address — is taken out before the site is built."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from site_support import balance, run_job
 
-from tollway.testing import credits_session, http_client
+from tollway.testing import ScriptedModel, credits_session, http_client, scripted_model, tool_call
 from tollway_sites import copywriting
 
 BRIEF = {
@@ -29,76 +26,46 @@ BRIEF = {
 }
 
 
-class Model:
-    """Writes each page; the first draft of Hire invents a price and an award, the second
-    still invents an address."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(body)
-        asked = body["messages"][1]["content"]
-        retry = body["messages"][-1]["role"] == "tool"
-        if "“Home”" in asked:
-            copy = {
-                "headline": "Bicycle hire at the North quay",
-                "intro": "Quay Bikes hires bicycles at the North quay. We are open from April to October.",
-                "sections": [{"heading": "What we offer", "paragraphs": ["Bicycles for a day on the island."]}],
-            }
-        elif not retry:
-            copy = {
-                "headline": "How hiring works",
-                "intro": "Pick up your bicycle at the quay and bring an ID. A day costs $15.",
-                "sections": [
-                    {
-                        "heading": "Why us",
-                        "paragraphs": ["We won the 2024 Island Tourism Award.", "Bring an ID when you pick up."],
-                    }
-                ],
-            }
-        else:
-            copy = {
-                "headline": "How hiring works",
-                "intro": "Pick up your bicycle at the quay and bring an ID. Find us at 12 Harbour Street.",
-                "sections": [{"heading": "Open", "paragraphs": ["We are open from April to October."]}],
-            }
-        call = {
-            "id": f"call_{len(self.requests)}",
-            "type": "function",
-            "function": {"name": "page_copy", "arguments": json.dumps(copy)},
+def write(body: dict[str, Any]) -> dict[str, Any]:
+    """The stand-in model writes each page; the first draft of Hire invents a price and an
+    award, the second still invents an address."""
+    asked = body["messages"][1]["content"]
+    retry = body["messages"][-1]["role"] == "tool"
+    if "“Home”" in asked:
+        copy = {
+            "headline": "Bicycle hire at the North quay",
+            "intro": "Quay Bikes hires bicycles at the North quay. We are open from April to October.",
+            "sections": [{"heading": "What we offer", "paragraphs": ["Bicycles for a day on the island."]}],
         }
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                             "finish_reason": "tool_calls"}]}  # fmt: skip
+    elif not retry:
+        copy = {
+            "headline": "How hiring works",
+            "intro": "Pick up your bicycle at the quay and bring an ID. A day costs $15.",
+            "sections": [
+                {
+                    "heading": "Why us",
+                    "paragraphs": ["We won the 2024 Island Tourism Award.", "Bring an ID when you pick up."],
+                }
+            ],
+        }
+    else:
+        copy = {
+            "headline": "How hiring works",
+            "intro": "Pick up your bicycle at the quay and bring an ID. Find us at 12 Harbour Street.",
+            "sections": [{"heading": "Open", "paragraphs": ["We are open from April to October."]}],
+        }
+    return tool_call("page_copy", copy)  # fmt: skip
 
 
 @pytest.fixture
-def model() -> Iterator[tuple[Model, int]]:
-    script = Model()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            answer = json.dumps(script.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield script, server.server_port
-    server.shutdown()
-    server.server_close()
+def model() -> Iterator[ScriptedModel]:
+    with scripted_model(write) as stand_in:
+        yield stand_in
 
 
 async def test_written_copy_keeps_only_what_the_brief_supports(kernel_factory, model):
-    script, port = model
-    env = {"TOLLWAY_LLM_BASE_URL": f"http://127.0.0.1:{port}/v1", "TOLLWAY_LLM_MODEL": "scripted"}
+    script = model
+    env = {"TOLLWAY_LLM_BASE_URL": model.base_url, "TOLLWAY_LLM_MODEL": "scripted"}
     kernel = await kernel_factory(installed={"tollway_sites", "tollway_browser", "tollway_web"}, env=env)
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "10")
