@@ -126,3 +126,22 @@ def test_given_content_is_laid_out_as_paragraphs_headings_and_lists():
         ("p", "after list", ()),
         ("ul", "", ("c",)),
     ]
+
+
+async def test_rewrite_has_the_model_write_pages_whose_content_is_given(kernel_factory):
+    def polish(body: dict[str, Any]) -> dict[str, Any]:
+        return tool_call("page_copy", {"headline": "Bicycles at the quay", "intro": "Hire a bicycle at the North quay.",
+                                       "sections": []})  # fmt: skip
+
+    brief = {"name": "Quay Bikes", "description": "Bicycle hire at the North quay.", "rewrite": True,
+             "pages": [{"title": "Home", "purpose": "Welcome.", "content": "bikes here. hire them at north quay"}]}  # fmt: skip
+    with scripted_model(polish) as model:
+        env = {"TOLLWAY_LLM_BASE_URL": model.base_url, "TOLLWAY_LLM_MODEL": "scripted"}
+        kernel = await kernel_factory(installed={"tollway_sites", "tollway_browser", "tollway_web"}, env=env)
+        async with http_client(kernel) as client:
+            _, auth = await credits_session(client, "10")
+            job = await run_job(kernel, client, auth, "/v1/tools/website/build", brief)
+            home = (await client.get("/sites/quay-bikes/")).text
+    assert job["status"] == "completed" and job["result"]["copy_written"] is True, job
+    assert "Hire a bicycle at the North quay." in home and "bikes here" not in home
+    assert "bikes here. hire them at north quay" in model.requests[0]["messages"][1]["content"]

@@ -68,7 +68,7 @@ async def _copies(plan: Plan, ctx: ToolContext) -> tuple[list[PageCopy], list[st
     removed: list[str] = []
     wrote = False
     for n, (slug, page, kept) in enumerate(zip(plan.slugs, plan.brief.pages, plan.kept, strict=True), start=1):
-        if page.content is not None:
+        if page.content is not None and not plan.brief.rewrite:
             copies.append(copywriting.as_is(slug, page))
         elif kept is not None:  # written for the last build, and nothing it drew on changed
             copies.append(kept)

@@ -42,8 +42,8 @@ def _need_llm(context: PluginContext, fields: list[str]) -> None:
     except LookupError:
         raise Refusal(
             "provider_unavailable",
-            "Pages without content are written by a language model, and no llm provider is configured on this "
-            f"service: give their content ({', '.join(fields)}). Nothing was charged.",
+            "Copy is written by a language model, and no llm provider is configured on this service: give each "
+            f"page's content and leave rewrite out ({', '.join(fields)}). Nothing was charged.",
             status=503,
             details={"reason": "not_configured", "kind": "llm", "fields": fields},
         ) from None
@@ -63,7 +63,10 @@ def check_build(context: PluginContext, value: wire.WebsiteBrief) -> None:
     publish.check_available(value.publish)
     if problems := _check_domain(value.domain):
         raise FieldErrors(problems)
-    _need_llm(context, [f"pages[{n}].content" for n, p in enumerate(value.pages) if p.content is None])
+    if value.rewrite:
+        _need_llm(context, ["rewrite"])
+    else:
+        _need_llm(context, [f"pages[{n}].content" for n, p in enumerate(value.pages) if p.content is None])
 
 
 def check_update(context: PluginContext, value: wire.WebsiteUpdate) -> None:

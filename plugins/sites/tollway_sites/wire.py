@@ -53,6 +53,7 @@ class WebsiteBrief(msgspec.Struct, forbid_unknown_fields=True):
     contact_email: Email | None = None
     domain: Domain | None = None
     publish: Publish | None = None
+    rewrite: bool = False  # the llm provider writes every page, given content as its material
 
 
 class PageChange(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
