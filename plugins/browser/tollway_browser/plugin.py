@@ -36,7 +36,7 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*profiles.ROUTES, artifacts.ROUTE):
+    for route in (*profiles.ROUTES, *artifacts.ROUTES):
         register(route)
 
 
