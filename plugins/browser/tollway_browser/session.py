@@ -1,7 +1,9 @@
 """One browser task in one fresh Chromium: the proxy it must use, its process group, its
 memory and CPU caps, its steps, and what it leaves (the result, the artifacts, the profile's
 new storage state). Runs on a worker, inside the task's job; never keeps a browser between
-tasks, so nothing of one task (cookies, cache, service workers) reaches the next.
+tasks, so nothing of one task (cookies, cache, service workers) reaches the next — nor on
+the disk: the temporary profile directory Playwright made for the browser is removed when
+the task ends, however it ended, and those of dead tasks at the service's start.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
+import stat
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,6 +32,11 @@ from .proxy import FilteringProxy
 
 MARKER = "--tollway-task"  # a switch Chromium ignores, on its main process's command line: how it is found
 WATCH_S = 0.25
+PROFILE_PREFIX = "playwright_chromiumdev_profile-"  # Playwright's temporary profile of a launched Chromium
+USER_DATA_DIR = b"--user-data-dir="
+# A launch names its directory on the browser's command line within moments of making it:
+# one older than this that no running process names is left over.
+STALE_PROFILE_S = 120.0
 STEP_TIMEOUT_S = 15.0
 MAX_TEXT = 200_000
 MAX_ROWS = 2_000
@@ -132,6 +142,62 @@ def _browser_pid(token: str) -> int | None:
     return found[0] if found else None
 
 
+def _user_data_dir(cmdline: bytes) -> Path | None:
+    for arg in cmdline.split(b"\0"):
+        if arg.startswith(USER_DATA_DIR):
+            return Path(os.fsdecode(arg[len(USER_DATA_DIR) :]))
+    return None
+
+
+def temporary_profile(pid: int) -> Path | None:
+    """The temporary profile directory Playwright gave the browser `pid` (its --user-data-dir)."""
+    try:
+        found = _user_data_dir(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return None
+    return found if found is not None and found.name.startswith(PROFILE_PREFIX) else None
+
+
+def remove_profile(path: Path | None) -> None:
+    """Remove a browser's temporary profile; a dying browser's last writes may race the
+    first pass, so it tries again."""
+    if path is None or not path.name.startswith(PROFILE_PREFIX):
+        return
+    for _ in range(5):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.1)
+
+
+def sweep_profiles(folder: Path | None = None) -> list[Path]:
+    """Remove the temporary profiles left by browsers that are gone (a worker killed outright
+    takes its browsers with it before their task could remove theirs): each of this user's
+    `playwright_chromiumdev_profile-*` directories in the temporary folder that no running
+    process names as its --user-data-dir and that is older than a launch. Answers those removed."""
+    in_use = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                found = _user_data_dir((entry / "cmdline").read_bytes())
+                if found is not None:
+                    in_use.add(found)
+    removed = []
+    now = time.time()
+    for path in (folder or Path(tempfile.gettempdir())).glob(f"{PROFILE_PREFIX}*"):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or path in in_use:
+            continue
+        if now - info.st_mtime < STALE_PROFILE_S:
+            continue
+        remove_profile(path)
+        removed.append(path)
+    return removed
+
+
 def group_members(pgid: int) -> list[int]:
     members = []
     for entry in Path("/proc").iterdir():
@@ -181,12 +247,14 @@ class Watch:
         self.limits = limits
         self.outcome = outcome
         self.pgid: int | None = None
+        self.profile: Path | None = None  # the browser's temporary profile directory
         self.capped = asyncio.Event()
 
     async def run(self) -> None:
         for _ in range(200):
             pid = _browser_pid(self.token)
             if pid is not None:
+                self.profile = temporary_profile(pid)
                 with contextlib.suppress(ProcessLookupError):
                     self.pgid = os.getpgid(pid)
                 break
@@ -444,6 +512,9 @@ async def run_task(
         with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 await playwright.stop()
+        # Playwright removes it on a clean close; not after a kill, nor when its own removal
+        # raced the dying browser's last writes.
+        await asyncio.to_thread(remove_profile, watch.profile)
         await proxy.close()
         outcome.blocked.extend(msgspec.convert(proxy.blocked, list[wire.BrowserBlocked]))
     return outcome
