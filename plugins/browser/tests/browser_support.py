@@ -104,6 +104,9 @@ def attack_pages(f: int) -> dict[str, str]:
         "/worker-result": "",
         "/navigate-file": "<p id='done'>file</p><script>location.href = 'file:///etc/passwd';</script>",
         "/navigate-data": "<p id='done'>data</p><script>location.href = 'data:text/html,<h1>data page</h1>';</script>",
+        "/navigate-blob": "<p id='done'>blob</p><script>location.href = URL.createObjectURL("
+        "new Blob(['<h1>blob page</h1>'], {type: 'text/html'}));</script>",
+        "/popup-data": "<p id='done'>popup</p><script>window.open('data:text/html,<h1>popup data</h1>');</script>",
     }
 
 

@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
+from playwright.async_api import BrowserContext, Frame, Locator, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator, Page, async_playwright
 
 from . import wire
 from .proxy import FilteringProxy
@@ -45,6 +45,7 @@ MAX_ARTIFACT_BYTES = 10 * 1024 * 1024
 WEB_SCHEMES = ("http", "https")
 # Navigations the main frame may end on besides web pages: the blank page and Chromium's own error page.
 QUIET_URLS = ("about:blank", "chrome-error://chromewebdata/")
+MAX_SCHEME_BLOCKS = 100  # a page looping over made-up URLs fills the result no further
 
 # Chromium's switches: the proxy as the only way out (loopback not bypassed), nothing sent on
 # its own (component updates, safe browsing, metrics), no QUIC or WebRTC UDP around the proxy.
@@ -239,6 +240,23 @@ def kill_group(pgid: int | None) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+async def killed(pgid: int | None, seconds: float = 3.0) -> None:
+    """Kill the group and wait (a few seconds at most) until its processes have exited: one
+    SIGKILLed a moment ago may still be tearing down its memory (and writing its profile)."""
+    kill_group(pgid)
+    if pgid is None:
+        return
+    for _ in range(int(seconds / 0.05)):
+        living = []
+        for pid in group_members(pgid):
+            with contextlib.suppress(OSError, IndexError):
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    living.append(pid)
+        if not living:
+            return
+        await asyncio.sleep(0.05)
+
+
 class Watch:
     """Measures the browser's processes every 250 ms; kills the group past a cap."""
 
@@ -271,6 +289,82 @@ class Watch:
                 kill_group(self.pgid)
                 return
             await asyncio.sleep(WATCH_S)
+
+
+# -- the main frame's schemes ------------------------------------------------------------
+def off_the_web(url: str) -> bool:
+    """A main frame's navigation to anything but an http(s) page or the blank page (`data:`,
+    `file:`, `blob:`, `filesystem:`, `chrome:`...); a `javascript:` URL runs in the page
+    it is on, and Chromium's error page is where a refused navigation ends."""
+    scheme = url.split(":", 1)[0].lower()
+    return scheme not in (*WEB_SCHEMES, "javascript") and url.split("#", 1)[0] not in QUIET_URLS
+
+
+class SchemeGuard:
+    """Our own stop, besides Chromium's, for a page's main frame leaving the web: a script's
+    `location`, a link, a form or `window.open` naming a `data:`, `file:`, `blob:` or other
+    URL. Each page (popups too) gets a DevTools session of its own: a navigation the page
+    asks for is reported in `blocked` (reason `scheme`) and, where Chromium would carry it
+    out (`blob:`), replaced by the blank page before it commits; one that commits all the
+    same is replaced once it has."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.reported: set[str] = set()
+        self.pending: set[asyncio.Future[Any]] = set()
+
+    def report(self, url: str) -> None:
+        if url in self.reported or len(self.reported) >= MAX_SCHEME_BLOCKS:
+            return
+        self.reported.add(url)
+        self.outcome.blocked.append(
+            wire.BrowserBlocked(url=url[:300], reason="scheme", detail="a page opens only http(s) pages")
+        )
+
+    def later(self, work: Awaitable[Any]) -> None:
+        async def quietly() -> None:
+            with contextlib.suppress(PlaywrightError):
+                await work
+
+        done = asyncio.ensure_future(quietly())
+        self.pending.add(done)
+        done.add_done_callback(self.pending.discard)
+
+    async def watch(self, context: BrowserContext, page: Page) -> None:
+        try:
+            session = await context.new_cdp_session(page)
+            await session.send("Page.enable")
+            main = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+        except PlaywrightError:  # a page closed at once (past max_pages)
+            return
+
+        def blank() -> None:
+            self.later(session.send("Page.navigate", {"url": "about:blank"}))
+
+        def asked(event: dict[str, Any], stop: bool) -> None:
+            url = str(event.get("url") or "")
+            if event.get("frameId") == main and off_the_web(url):
+                self.report(url)
+                if stop:
+                    blank()
+
+        def committed(frame: Frame) -> None:
+            if frame == page.main_frame and off_the_web(frame.url):
+                self.report(frame.url)
+                blank()
+
+        # Scheduled: every navigation a script or a link asks for, also those Chromium refuses in
+        # the page (data:, file:); requested: those it would carry out, still to be stopped.
+        session.on("Page.frameScheduledNavigation", lambda e: asked(e, stop=False))
+        session.on("Page.frameRequestedNavigation", lambda e: asked(e, stop=True))
+        session.on("Page.windowOpen", lambda e: self.report(str(e["url"])) if off_the_web(str(e["url"])) else None)
+        page.on("framenavigated", committed)
+        committed(page.main_frame)
+
+    async def close(self) -> None:
+        for pending in list(self.pending):
+            pending.cancel()
+        await asyncio.gather(*self.pending, return_exceptions=True)
 
 
 # -- one task ---------------------------------------------------------------------------
@@ -448,6 +542,7 @@ async def run_task(
     await proxy.start()
     token = uuid.uuid4().hex
     watch = Watch(token, limits, outcome)
+    guard = SchemeGuard(outcome)
     watcher: asyncio.Task[None] | None = None
     deadline = time.monotonic() + task.time_limit_s
     playwright = await async_playwright().start()
@@ -468,6 +563,7 @@ async def run_task(
         )
         page = await context.new_page()
         pages = [page]
+        await guard.watch(context, page)
 
         def on_page(opened: Page) -> None:
             pages.append(opened)
@@ -476,6 +572,8 @@ async def run_task(
                     wire.BrowserBlocked(url=opened.url, reason="max_pages", detail=f"more than {task.max_pages} pages")
                 )
                 asyncio.ensure_future(opened.close())
+            else:
+                guard.later(guard.watch(context, opened))
 
         context.on("page", on_page)
         page.on("console", lambda m: _console(outcome, m.text) if m.type == "error" else None)
@@ -504,11 +602,12 @@ async def run_task(
             async with asyncio.timeout(5):
                 await browser.close()
     finally:
+        await guard.close()
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-        kill_group(watch.pgid)  # whatever the browser left running
+        await killed(watch.pgid)  # whatever the browser left running
         with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 await playwright.stop()
