@@ -104,6 +104,9 @@ def attack_pages(f: int) -> dict[str, str]:
         "/worker-result": "",
         "/navigate-file": "<p id='done'>file</p><script>location.href = 'file:///etc/passwd';</script>",
         "/navigate-data": "<p id='done'>data</p><script>location.href = 'data:text/html,<h1>data page</h1>';</script>",
+        "/navigate-blob": "<p id='done'>blob</p><script>location.href = URL.createObjectURL("
+        "new Blob(['<h1>blob page</h1>'], {type: 'text/html'}));</script>",
+        "/popup-data": "<p id='done'>popup</p><script>window.open('data:text/html,<h1>popup data</h1>');</script>",
     }
 
 
@@ -216,6 +219,17 @@ def serve_site() -> Iterator[Site]:
                 return self._send(
                     200, page("Spin", "<h1>Spin</h1><script>setTimeout(() => { for (;;) {} }, 100);</script>")
                 )
+            if path == "/noise":  # a canvas of random pixels: a full-page PNG of it is past 10 MB
+                script = (
+                    "const c = document.getElementById('noise'); const g = c.getContext('2d');"
+                    "const img = g.createImageData(c.width, c.height);"
+                    "for (let i = 0; i < img.data.length; i += 65536)"
+                    " crypto.getRandomValues(img.data.subarray(i, Math.min(i + 65536, img.data.length)));"
+                    "for (let i = 3; i < img.data.length; i += 4) img.data[i] = 255;"
+                    "g.putImageData(img, 0, 0); document.body.append(Object.assign(document.createElement('p'), {id: 'done', textContent: 'drawn'}));"
+                )
+                body = f'<canvas id="noise" width="1280" height="4000" style="display:block"></canvas><script>{script}</script>'
+                return self._send(200, page("Noise", body))
             if path == "/self":
                 return self._send(200, page("Self", '<h1>Rebound</h1><img src="/pixel.png">'))
             if path == "/battery":

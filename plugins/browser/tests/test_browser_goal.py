@@ -1,7 +1,8 @@
 """A goal task: the agent loop drives the browser with the `llm` provider (web's
 chat_completions) answered by a scripted stand-in — a real OpenAI-compatible HTTP server on
 127.0.0.1 that reads each request's accessibility snapshot and answers with the next tool
-call, naming elements by the snapshot's refs."""
+call, naming elements by the snapshot's refs. And a stand-in that never finishes: the
+loop's turns run out."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from browser_support import one_task
+from browser_support import balance, run_task
+
+from tollway.testing import credits_session, http_client
+from tollway_browser import agent
 
 GOAL = "Sign in as ada (password lovelace) and tell me the fare from the North quay to the Island."
 
@@ -53,10 +57,15 @@ class Script:
         return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
 
 
-@pytest.fixture
-def model() -> Iterator[tuple[Script, int]]:
-    script = Script()
+class Endless(Script):
+    """A stand-in that scrolls every turn and never calls `finish`."""
 
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(body)
+        return self._call("step", {"action": "scroll", "dy": 100})
+
+
+def serve(script: Script) -> Iterator[tuple[Script, int]]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -77,8 +86,18 @@ def model() -> Iterator[tuple[Script, int]]:
     server.server_close()
 
 
-async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_factory, site, model):
-    script, port = model
+@pytest.fixture
+def model() -> Iterator[tuple[Script, int]]:
+    yield from serve(Script())
+
+
+@pytest.fixture
+def endless() -> Iterator[tuple[Script, int]]:
+    yield from serve(Endless())
+
+
+async def goal_task(kernel_factory, site, port: int, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A goal task of a new agent with a dollar of credits: its finished job and the balance left."""
     kernel = await kernel_factory(
         installed={"tollway_browser", "tollway_web"},
         env={
@@ -87,7 +106,15 @@ async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_fac
             "TOLLWAY_LLM_MODEL": "scripted",
         },
     )
-    job = await one_task(kernel, {"start_url": f"{site.base}/fares", "goal": GOAL})
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        job = await run_task(kernel, client, auth, body)
+        return job, await balance(client, auth)
+
+
+async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_factory, site, model):
+    script, port = model
+    job, _ = await goal_task(kernel_factory, site, port, {"start_url": f"{site.base}/fares", "goal": GOAL})
     assert job["status"] == "completed", job
     result = job["result"]
     assert result["status"] == "completed" and result["answer"] == "The fare is 4.50 USD."
@@ -99,4 +126,20 @@ async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_fac
     assert first["model"] == "scripted" and {t["function"]["name"] for t in first["tools"]} == {"step", "finish"}
     assert GOAL in first["messages"][1]["content"] and "Harbour fares" in first["messages"][1]["content"]
     assert len(script.requests) == 6
+    assert site.forbidden.hits == []
+
+
+async def test_a_goal_task_whose_model_never_finishes_ends_goal_unfinished_and_is_charged(
+    kernel_factory, site, endless
+):
+    script, port = endless
+    body = {"start_url": f"{site.base}/fares", "goal": "Scroll until you find the moon.", "time_limit_s": 120}
+    job, left = await goal_task(kernel_factory, site, port, body)
+    assert job["status"] == "completed", job
+    result = job["result"]
+    assert result["status"] == "goal_unfinished" and result["answer"] is None
+    assert len(script.requests) == agent.MAX_TURNS == 20
+    assert [s["action"] for s in result["steps"]] == ["start"] + ["scroll"] * 20
+    assert all(s["status"] == "ok" for s in result["steps"]), result["steps"]
+    assert left == "0.920000"  # the start page opened: the task did work, charged 0.08
     assert site.forbidden.hits == []

@@ -1,8 +1,9 @@
 """The browser's processes: four tasks at once on this 2-core machine, each within the memory
 cap (measured from outside, every 100 ms, as the proportional set size of each task's
 process group); a task past its memory cap or its time limit ends so and leaves no Chromium
-process behind; a worker killed with SIGKILL mid-task leaves no Chromium behind, and the task
-finishes on another worker, charged once."""
+process behind, nor its temporary profile directory; a worker killed with SIGKILL mid-task
+leaves no Chromium behind, and the task finishes on another worker, charged once; the sweep
+at start removes the profile directories of browsers that are gone, and only those."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +34,26 @@ def browser_groups() -> dict[int, int]:
             if stat[0] != "Z":
                 groups[pid] = int(stat[1])
     return groups
+
+
+async def profiles_while(work, seen: set[Path]):
+    """Await `work`, noting meanwhile every running task browser's temporary profile directory."""
+    done = asyncio.Event()
+
+    async def sample() -> None:
+        while not done.is_set():
+            for pid in browser_groups():
+                found = session.temporary_profile(pid)
+                if found is not None:
+                    seen.add(found)
+            await asyncio.sleep(0.05)
+
+    sampler = asyncio.ensure_future(sample())
+    try:
+        return await work
+    finally:
+        done.set()
+        await sampler
 
 
 def alive(pids: set[int]) -> set[int]:
@@ -100,9 +124,16 @@ async def test_a_task_past_its_memory_cap_cpu_cap_or_time_is_stopped_and_leaves_
         },
     )
     wait = {"action": "wait_for", "selector": "#never", "timeout_s": 60}
-    hog = await one_task(kernel, {"start_url": f"{site.base}/hog", "steps": [wait], "time_limit_s": 60})
-    spin = await one_task(kernel, {"start_url": f"{site.base}/spin", "steps": [wait], "time_limit_s": 60})
-    slow = await one_task(kernel, {"start_url": f"{site.base}/gate", "steps": [wait], "time_limit_s": 5})
+    seen: dict[str, set[Path]] = {"hog": set(), "spin": set(), "slow": set()}
+    hog = await profiles_while(
+        one_task(kernel, {"start_url": f"{site.base}/hog", "steps": [wait], "time_limit_s": 60}), seen["hog"]
+    )
+    spin = await profiles_while(
+        one_task(kernel, {"start_url": f"{site.base}/spin", "steps": [wait], "time_limit_s": 60}), seen["spin"]
+    )
+    slow = await profiles_while(
+        one_task(kernel, {"start_url": f"{site.base}/gate", "steps": [wait], "time_limit_s": 5}), seen["slow"]
+    )
     assert spin["status"] == "completed" and spin["result"]["status"] == "cpu_cap", spin["result"]["steps"]
     assert hog["status"] == "completed" and hog["result"]["status"] == "memory_cap", (
         hog["result"]["steps"],
@@ -111,6 +142,9 @@ async def test_a_task_past_its_memory_cap_cpu_cap_or_time_is_stopped_and_leaves_
     assert slow["status"] == "completed" and slow["result"]["status"] == "timed_out", slow
     assert slow["result"]["steps"][-1]["status"] == "failed"
     assert browser_groups() == {}
+    # Each task's browser had its own temporary profile, and none is left on the disk.
+    assert all(len(dirs) == 1 for dirs in seen.values()), seen
+    assert [d for dirs in seen.values() for d in dirs if d.exists()] == []
 
 
 REPO = Path(__file__).resolve().parents[3]
@@ -190,3 +224,31 @@ async def test_a_killed_worker_leaves_no_browser_and_the_task_finishes_elsewhere
     receipt = await kernel.receipts.get(accepted["receipt_id"])
     assert receipt["execution_status"] == "completed"
     await until(lambda: not browser_groups(), seconds=10)
+
+
+def test_the_sweep_removes_only_the_profiles_of_browsers_that_are_gone():
+    folder = Path(tempfile.mkdtemp(prefix="tollway-sweep-"))
+    old = time.time() - session.STALE_PROFILE_S - 60
+    left, running, launching = (folder / f"{session.PROFILE_PREFIX}{n}" for n in ("left", "running", "launching"))
+    other = folder / "playwright-something-else"
+    for path in (left, running, launching, other):
+        (path / "Default").mkdir(parents=True)
+        (path / "Default" / "Cookies").write_bytes(b"x")
+    for path in (left, running, other):
+        os.utime(path, (old, old))
+    # A process naming `running` as its profile, the way a live browser's command line does.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--user-data-dir={running}"])
+    try:
+        for _ in range(100):  # until its command line is readable
+            if session._user_data_dir(Path(f"/proc/{holder.pid}/cmdline").read_bytes()) == running:
+                break
+            time.sleep(0.02)
+        removed = session.sweep_profiles(folder)
+    finally:
+        holder.kill()
+        holder.wait()
+    try:
+        assert removed == [left]
+        assert not left.exists() and running.exists() and launching.exists() and other.exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(folder)], check=True)

@@ -3,8 +3,8 @@ listener (another port of 127.0.0.1) and other internal addresses every way a pa
 literal addresses in every IPv4 and IPv6 form, names resolving to loopback or to a public
 and a private address, a redirect, an iframe, script, style, fetch, XHR, WebSocket,
 beacon, EventSource, a download, a form post, a service worker, DNS rebinding between the
-check and the use, file: and data: navigations. Every one is refused, the task reports it,
-and the listener counts zero connections.
+check and the use, file: and data: navigations (and a blob: one, which Chromium would open).
+Every one is refused, the task reports it, and the listener counts zero connections.
 
 The proxy's rules touch no database, so the battery runs once, on SQLite (`db_kind`
 below); the tasks' paid path is the same as test_browser_task.py's on both databases."""
@@ -110,14 +110,46 @@ async def test_every_way_a_page_reaches_inside_is_refused_and_reported(kernel, s
     assert refused.get("/form") == "private_address"  # the form's navigation
     assert refused.get("/sw") == "private_address"  # the service worker's own fetch
     assert result["extracts"][0]["value"] == "blocked"  # what the worker answered instead
-    # file: and data: top-level navigations: Chromium refuses them; nothing is fetched.
+    # file: and data: top-level navigations: Chromium refuses them, nothing is fetched, and the
+    # task's own guard reports them.
     assert any("Not allowed to load local resource" in e for e in result["console_errors"]), result
     assert any("data URL" in e for e in result["console_errors"]), result["console_errors"]
+    assert refused.get("/etc/passwd") == "scheme" and refused.get("data:text/html,<h1>data page</h1>") == "scheme"
     # The last step's goto is refused, reported, and stops the task there.
     last = result["steps"][-1]
     assert last["action"] == "goto" and last["status"] == "blocked" and result["status"] == "step_failed"
     assert refused.get("/goto") == "private_address"
     assert ("127.0.0.1", f) not in connects and not any(a == "::1" for a, _ in connects)
+    assert site.forbidden.hits == []
+
+
+async def test_a_page_leaving_the_web_is_stopped_and_reported_by_its_scheme(kernel, site):
+    """Pages whose scripts send the main frame to data:, file: and blob: URLs, and open a
+    data: popup: each is reported blocked (reason `scheme`) by the task's own guard — the
+    blob: page, which Chromium itself would open, is replaced by the blank page."""
+    wait = {"action": "wait_for", "timeout_s": 5}
+    steps = [
+        wait,
+        {"action": "goto", "url": f"{site.base}/navigate-file"},
+        wait,
+        {"action": "goto", "url": f"{site.base}/popup-data"},
+        wait,
+        {"action": "goto", "url": f"{site.base}/navigate-blob"},
+        wait,
+    ]
+    job = await one_task(kernel, {"start_url": f"{site.base}/navigate-data", "steps": steps})
+    assert job["status"] == "completed", job
+    result = job["result"]
+    scheme = [b for b in result["blocked"] if b["reason"] == "scheme"]
+    urls = [b["url"] for b in scheme]
+    assert "data:text/html,<h1>data page</h1>" in urls, result["blocked"]
+    assert "file:///etc/passwd" in urls, result["blocked"]
+    assert "data:text/html,<h1>popup data</h1>" in urls, result["blocked"]
+    blobs = [u for u in urls if u.startswith(f"blob:{site.base}/")]
+    assert len(blobs) == 1 and len(urls) == 4, urls
+    assert all(b["detail"] == "a page opens only http(s) pages" for b in scheme)
+    assert result["status"] == "completed" and all(s["status"] == "ok" for s in result["steps"]), result["steps"]
+    assert result["url"] == "about:blank"  # the blob: page did not stay
     assert site.forbidden.hits == []
 
 

@@ -2,12 +2,14 @@
 database (any worker writes them, any API process serves them) for 30 days like jobs. The
 owner reads one with its credentials; anyone holding the signed link of a task's result
 (`?expires=&sig=`, HMAC-SHA256 with the plugin's link key) until it expires. Anyone else
-gets 404."""
+gets 404. The owner gets a fresh signed link (`POST /v1/artifacts/{id}/link`) once the
+task's has expired."""
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from tollway import Page, PeriodicTask, PluginContext, Refusal, Route, RouteCall, iso, now_ms
@@ -29,7 +31,7 @@ async def keep(
     if not shots:
         return []
     key = await crypto.link_key()
-    expires = int(time.time() + number(context.settings(FAMILY), ARTIFACT_LINK_S))
+    expires = _expiry(context.settings(FAMILY))
     kept = []
     now = now_ms()
     for n, shot in enumerate(shots, start=1):
@@ -46,18 +48,25 @@ async def keep(
                 created_ms=now,
             )
         )
-        sig = crypto.link_signature(key, artifact_id, expires)
         kept.append(
             wire.BrowserArtifact(
                 id=artifact_id,
                 kind=shot.kind,
                 media_type=shot.media_type,
                 bytes=len(shot.body),
-                url=f"/v1/artifacts/{artifact_id}?expires={expires}&sig={sig}",
+                url=_signed_url(key, artifact_id, expires),
                 expires_at=iso(expires * 1000),
             )
         )
     return kept
+
+
+def _expiry(settings: Mapping[str, str]) -> int:
+    return int(time.time() + number(settings, ARTIFACT_LINK_S))
+
+
+def _signed_url(key: bytes, artifact_id: str, expires: int) -> str:
+    return f"/v1/artifacts/{artifact_id}?expires={expires}&sig={crypto.link_signature(key, artifact_id, expires)}"
 
 
 def _caller(caller: Any, request: Any) -> Any:
@@ -88,13 +97,27 @@ async def read(call: RouteCall) -> Page:
     return Page(bytes(row["body"]), headers=_HEADERS, media_type=row["media_type"])
 
 
+async def fresh_link(call: RouteCall) -> wire.BrowserArtifactLink:
+    """A new signed link to the caller's artifact, valid as long as a task's (the owner only)."""
+    artifact_id = call.params["artifact_id"]
+    row = await Artifact.select(Artifact.agent_id).where(Artifact.id == artifact_id).first()
+    if row is None or call.caller is None or row["agent_id"] != call.caller.agent_id:
+        raise Refusal("not_found", f"No artifact {artifact_id!r}.", status=404)
+    if call.platform is None:
+        raise Refusal("internal_error", "The service is not started.", status=500)
+    expires = _expiry(call.platform.settings(FAMILY))
+    url = _signed_url(await crypto.link_key(), artifact_id, expires)
+    return wire.BrowserArtifactLink(id=artifact_id, url=url, expires_at=iso(expires * 1000))
+
+
 async def purge(context: PluginContext) -> None:
     await Artifact.delete().where(Artifact.created_ms < now_ms() - KEEP_MS)
 
 
 PURGE = PeriodicTask(name="browser_artifacts_purge", interval_s=3600.0, run=purge)
 
-ROUTE = Route(
+ARTIFACT_ID = (("artifact_id", "The artifact's id (art_...)."),)
+READ = Route(
     method="GET",
     path=PATH,
     name="browser_artifact_get",
@@ -108,6 +131,22 @@ ROUTE = Route(
     media_type="application/octet-stream",
     tags=("browser",),
     query=(("expires", "The signed link's expiry (Unix seconds)."), ("sig", "The signed link's signature.")),
-    param_docs=(("artifact_id", "The artifact's id (art_...)."),),
+    param_docs=ARTIFACT_ID,
     statuses=(401, 404, 429),
 )
+LINK = Route(
+    method="POST",
+    path=f"{PATH}/link",
+    name="browser_artifact_link",
+    title="Renew an artifact link",
+    description="A fresh signed link (url, expires_at) to a screenshot or PDF of one of your browser tasks.",
+    handle=fresh_link,
+    auth="read",
+    private=True,
+    answer_type=wire.BrowserArtifactLink,
+    tags=("browser",),
+    mcp=True,
+    param_docs=ARTIFACT_ID,
+    statuses=(401, 404, 429),
+)
+ROUTES = (READ, LINK)

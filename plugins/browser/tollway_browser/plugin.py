@@ -1,17 +1,19 @@
 """Hook implementations: the browser task tool, the profile and artifact routes, the
-settings, the tables and the artifacts' 30-day purge (docs/browser.md).
+settings, the tables, the artifacts' 30-day purge and, at start, the sweep of temporary
+browser profiles dead tasks left (docs/browser.md).
 
 Nothing runs here at import time beyond building the declarations.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
 from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, Tool, hookimpl
 
-from . import artifacts, profiles
+from . import artifacts, profiles, session
 from .settings import SETTINGS
 from .tables import TABLES
 from .tool import browser_task_tool
@@ -36,7 +38,7 @@ def register_settings(register: Callable[[Setting], None]) -> None:
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*profiles.ROUTES, artifacts.ROUTE):
+    for route in (*profiles.ROUTES, *artifacts.ROUTES):
         register(route)
 
 
@@ -48,3 +50,8 @@ def register_migrations(register: Callable[[AppConfig], None]) -> None:
 @hookimpl
 def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
     register(artifacts.PURGE)
+
+
+@hookimpl
+async def startup(context: PluginContext) -> None:
+    await asyncio.to_thread(session.sweep_profiles)

@@ -1,7 +1,9 @@
 """One browser task in one fresh Chromium: the proxy it must use, its process group, its
 memory and CPU caps, its steps, and what it leaves (the result, the artifacts, the profile's
 new storage state). Runs on a worker, inside the task's job; never keeps a browser between
-tasks, so nothing of one task (cookies, cache, service workers) reaches the next.
+tasks, so nothing of one task (cookies, cache, service workers) reaches the next — nor on
+the disk: the temporary profile directory Playwright made for the browser is removed when
+the task ends, however it ended, and those of dead tasks at the service's start.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
+import stat
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -19,14 +24,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
+from playwright.async_api import BrowserContext, Frame, Locator, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Locator, Page, async_playwright
 
 from . import wire
 from .proxy import FilteringProxy
 
 MARKER = "--tollway-task"  # a switch Chromium ignores, on its main process's command line: how it is found
 WATCH_S = 0.25
+PROFILE_PREFIX = "playwright_chromiumdev_profile-"  # Playwright's temporary profile of a launched Chromium
+USER_DATA_DIR = b"--user-data-dir="
+# A launch names its directory on the browser's command line within moments of making it:
+# one older than this that no running process names is left over.
+STALE_PROFILE_S = 120.0
 STEP_TIMEOUT_S = 15.0
 MAX_TEXT = 200_000
 MAX_ROWS = 2_000
@@ -35,6 +45,7 @@ MAX_ARTIFACT_BYTES = 10 * 1024 * 1024
 WEB_SCHEMES = ("http", "https")
 # Navigations the main frame may end on besides web pages: the blank page and Chromium's own error page.
 QUIET_URLS = ("about:blank", "chrome-error://chromewebdata/")
+MAX_SCHEME_BLOCKS = 100  # a page looping over made-up URLs fills the result no further
 
 # Chromium's switches: the proxy as the only way out (loopback not bypassed), nothing sent on
 # its own (component updates, safe browsing, metrics), no QUIC or WebRTC UDP around the proxy.
@@ -132,6 +143,62 @@ def _browser_pid(token: str) -> int | None:
     return found[0] if found else None
 
 
+def _user_data_dir(cmdline: bytes) -> Path | None:
+    for arg in cmdline.split(b"\0"):
+        if arg.startswith(USER_DATA_DIR):
+            return Path(os.fsdecode(arg[len(USER_DATA_DIR) :]))
+    return None
+
+
+def temporary_profile(pid: int) -> Path | None:
+    """The temporary profile directory Playwright gave the browser `pid` (its --user-data-dir)."""
+    try:
+        found = _user_data_dir(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return None
+    return found if found is not None and found.name.startswith(PROFILE_PREFIX) else None
+
+
+def remove_profile(path: Path | None) -> None:
+    """Remove a browser's temporary profile; a dying browser's last writes may race the
+    first pass, so it tries again."""
+    if path is None or not path.name.startswith(PROFILE_PREFIX):
+        return
+    for _ in range(5):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.1)
+
+
+def sweep_profiles(folder: Path | None = None) -> list[Path]:
+    """Remove the temporary profiles left by browsers that are gone (a worker killed outright
+    takes its browsers with it before their task could remove theirs): each of this user's
+    `playwright_chromiumdev_profile-*` directories in the temporary folder that no running
+    process names as its --user-data-dir and that is older than a launch. Answers those removed."""
+    in_use = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                found = _user_data_dir((entry / "cmdline").read_bytes())
+                if found is not None:
+                    in_use.add(found)
+    removed = []
+    now = time.time()
+    for path in (folder or Path(tempfile.gettempdir())).glob(f"{PROFILE_PREFIX}*"):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or path in in_use:
+            continue
+        if now - info.st_mtime < STALE_PROFILE_S:
+            continue
+        remove_profile(path)
+        removed.append(path)
+    return removed
+
+
 def group_members(pgid: int) -> list[int]:
     members = []
     for entry in Path("/proc").iterdir():
@@ -173,6 +240,23 @@ def kill_group(pgid: int | None) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+async def killed(pgid: int | None, seconds: float = 3.0) -> None:
+    """Kill the group and wait (a few seconds at most) until its processes have exited: one
+    SIGKILLed a moment ago may still be tearing down its memory (and writing its profile)."""
+    kill_group(pgid)
+    if pgid is None:
+        return
+    for _ in range(int(seconds / 0.05)):
+        living = []
+        for pid in group_members(pgid):
+            with contextlib.suppress(OSError, IndexError):
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    living.append(pid)
+        if not living:
+            return
+        await asyncio.sleep(0.05)
+
+
 class Watch:
     """Measures the browser's processes every 250 ms; kills the group past a cap."""
 
@@ -181,12 +265,14 @@ class Watch:
         self.limits = limits
         self.outcome = outcome
         self.pgid: int | None = None
+        self.profile: Path | None = None  # the browser's temporary profile directory
         self.capped = asyncio.Event()
 
     async def run(self) -> None:
         for _ in range(200):
             pid = _browser_pid(self.token)
             if pid is not None:
+                self.profile = temporary_profile(pid)
                 with contextlib.suppress(ProcessLookupError):
                     self.pgid = os.getpgid(pid)
                 break
@@ -203,6 +289,82 @@ class Watch:
                 kill_group(self.pgid)
                 return
             await asyncio.sleep(WATCH_S)
+
+
+# -- the main frame's schemes ------------------------------------------------------------
+def off_the_web(url: str) -> bool:
+    """A main frame's navigation to anything but an http(s) page or the blank page (`data:`,
+    `file:`, `blob:`, `filesystem:`, `chrome:`...); a `javascript:` URL runs in the page
+    it is on, and Chromium's error page is where a refused navigation ends."""
+    scheme = url.split(":", 1)[0].lower()
+    return scheme not in (*WEB_SCHEMES, "javascript") and url.split("#", 1)[0] not in QUIET_URLS
+
+
+class SchemeGuard:
+    """Our own stop, besides Chromium's, for a page's main frame leaving the web: a script's
+    `location`, a link, a form or `window.open` naming a `data:`, `file:`, `blob:` or other
+    URL. Each page (popups too) gets a DevTools session of its own: a navigation the page
+    asks for is reported in `blocked` (reason `scheme`) and, where Chromium would carry it
+    out (`blob:`), replaced by the blank page before it commits; one that commits all the
+    same is replaced once it has."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.reported: set[str] = set()
+        self.pending: set[asyncio.Future[Any]] = set()
+
+    def report(self, url: str) -> None:
+        if url in self.reported or len(self.reported) >= MAX_SCHEME_BLOCKS:
+            return
+        self.reported.add(url)
+        self.outcome.blocked.append(
+            wire.BrowserBlocked(url=url[:300], reason="scheme", detail="a page opens only http(s) pages")
+        )
+
+    def later(self, work: Awaitable[Any]) -> None:
+        async def quietly() -> None:
+            with contextlib.suppress(PlaywrightError):
+                await work
+
+        done = asyncio.ensure_future(quietly())
+        self.pending.add(done)
+        done.add_done_callback(self.pending.discard)
+
+    async def watch(self, context: BrowserContext, page: Page) -> None:
+        try:
+            session = await context.new_cdp_session(page)
+            await session.send("Page.enable")
+            main = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+        except PlaywrightError:  # a page closed at once (past max_pages)
+            return
+
+        def blank() -> None:
+            self.later(session.send("Page.navigate", {"url": "about:blank"}))
+
+        def asked(event: dict[str, Any], stop: bool) -> None:
+            url = str(event.get("url") or "")
+            if event.get("frameId") == main and off_the_web(url):
+                self.report(url)
+                if stop:
+                    blank()
+
+        def committed(frame: Frame) -> None:
+            if frame == page.main_frame and off_the_web(frame.url):
+                self.report(frame.url)
+                blank()
+
+        # Scheduled: every navigation a script or a link asks for, also those Chromium refuses in
+        # the page (data:, file:); requested: those it would carry out, still to be stopped.
+        session.on("Page.frameScheduledNavigation", lambda e: asked(e, stop=False))
+        session.on("Page.frameRequestedNavigation", lambda e: asked(e, stop=True))
+        session.on("Page.windowOpen", lambda e: self.report(str(e["url"])) if off_the_web(str(e["url"])) else None)
+        page.on("framenavigated", committed)
+        committed(page.main_frame)
+
+    async def close(self) -> None:
+        for pending in list(self.pending):
+            pending.cancel()
+        await asyncio.gather(*self.pending, return_exceptions=True)
 
 
 # -- one task ---------------------------------------------------------------------------
@@ -380,6 +542,7 @@ async def run_task(
     await proxy.start()
     token = uuid.uuid4().hex
     watch = Watch(token, limits, outcome)
+    guard = SchemeGuard(outcome)
     watcher: asyncio.Task[None] | None = None
     deadline = time.monotonic() + task.time_limit_s
     playwright = await async_playwright().start()
@@ -400,6 +563,7 @@ async def run_task(
         )
         page = await context.new_page()
         pages = [page]
+        await guard.watch(context, page)
 
         def on_page(opened: Page) -> None:
             pages.append(opened)
@@ -408,6 +572,8 @@ async def run_task(
                     wire.BrowserBlocked(url=opened.url, reason="max_pages", detail=f"more than {task.max_pages} pages")
                 )
                 asyncio.ensure_future(opened.close())
+            else:
+                guard.later(guard.watch(context, opened))
 
         context.on("page", on_page)
         page.on("console", lambda m: _console(outcome, m.text) if m.type == "error" else None)
@@ -436,14 +602,18 @@ async def run_task(
             async with asyncio.timeout(5):
                 await browser.close()
     finally:
+        await guard.close()
         if watcher is not None:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-        kill_group(watch.pgid)  # whatever the browser left running
+        await killed(watch.pgid)  # whatever the browser left running
         with contextlib.suppress(Exception):
             async with asyncio.timeout(5):
                 await playwright.stop()
+        # Playwright removes it on a clean close; not after a kill, nor when its own removal
+        # raced the dying browser's last writes.
+        await asyncio.to_thread(remove_profile, watch.profile)
         await proxy.close()
         outcome.blocked.extend(msgspec.convert(proxy.blocked, list[wire.BrowserBlocked]))
     return outcome

@@ -88,6 +88,14 @@ class BrowserArtifact(msgspec.Struct):
     expires_at: str
 
 
+class BrowserArtifactLink(msgspec.Struct):
+    """A fresh signed link to one of the caller's artifacts."""
+
+    id: str
+    url: str  # a signed link, valid until expires_at
+    expires_at: str
+
+
 class BrowserTaskResult(msgspec.Struct):
     """The Browser task result (docs/browser.md)."""
 
