@@ -19,12 +19,13 @@ from goal_support import event, goals_kernel, new_goal
 from test_goal_replies import reply, setup, wait_for
 
 from tollway import storage
-from tollway.testing import http_client, smtp_server
+from tollway.testing import http_client, smtp_server, worker_for
 from tollway_goals.runner import SessionRunner
 
 TELEPHONY_TESTS = Path(__file__).resolve().parents[2] / "telephony" / "tests"
 sys.path.insert(0, str(TELEPHONY_TESTS))  # the Twilio stand-in
 
+from telephony_support import finished  # noqa: E402
 from twilio_standin import TwilioStandIn, twilio_standin  # noqa: E402
 
 PLUGINS = {"tollway_goals", "tollway_web", "tollway_telephony", "tollway_email"}
@@ -57,11 +58,16 @@ def policy(request: dict[str, Any]) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def service(kernel_factory: Any) -> AsyncIterator[tuple[Any, TwilioStandIn, SessionRunner, Any]]:
     """(the chat stand-in, the Twilio stand-in, a session runner, an HTTP client) of a started
-    service with the goals and telephony plugins."""
+    service with the goals and telephony plugins and a job worker (for the agent's own texts)."""
     with chat_standin(policy) as chat, twilio_standin() as twilio:
         kernel = await goals_kernel(kernel_factory, env={**chat.env, **twilio.env()}, installed=PLUGINS)
-        async with http_client(kernel) as client:
-            yield chat, twilio, SessionRunner(kernel.platform), client
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            async with http_client(kernel) as client:
+                yield chat, twilio, SessionRunner(kernel.platform), client
+        finally:
+            await worker.stop()
 
 
 async def told(pattern: str) -> list[tuple[str, str | None]]:
@@ -162,6 +168,23 @@ async def test_a_status_posted_again_wakes_the_case_once(kernel_factory) -> None
         await runner.run_until_idle()
     assert await told("%Result of the call%") == [(goal["goal_id"], "alice")]
     assert await told("%Tuesday is fine%") == [(goal["goal_id"], "alice")]
+
+
+async def test_a_text_answering_the_agents_own_later_text_wakes_no_session(kernel_factory) -> None:
+    """The thread is the text last sent to that number: when the agent itself (not a goal)
+    texted it after the case did, the reply answers the agent's text and goes to its inbox only."""
+    async with service(kernel_factory) as (_chat, twilio, runner, client):
+        _agent, headers, goal = await new_goal(client)
+        await event(client, goal["goal_id"], headers, event_id="1", case_key="alice", task=f"Text {ALICE}")
+        await runner.run_until_idle()
+        accepted = await client.post("/v1/tools/sms/send", json={"to": [ALICE], "body": "Me again."}, headers=headers)
+        assert accepted.status_code == 202, accepted.text
+        await finished(client, accepted.json()["request_id"], headers)
+        await post(client, twilio.incoming_sms(ALICE, "Which of you is this?"))
+        await runner.run_until_idle()
+        inbox = (await client.get("/v1/tools/sms/inbox", headers=headers)).json()["messages"]
+    assert await told("%Which of you%") == []
+    assert [m["body"] for m in inbox] == ["Which of you is this?"]
 
 
 async def test_a_reply_to_a_cases_email_reaches_that_case_not_the_newest_root(kernel_factory) -> None:
