@@ -187,32 +187,43 @@ async def test_a_text_answering_the_agents_own_later_text_wakes_no_session(kerne
     assert [m["body"] for m in inbox] == ["Which of you is this?"]
 
 
-async def test_a_reply_to_a_cases_email_reaches_that_case_not_the_newest_root(kernel_factory) -> None:
+@contextlib.asynccontextmanager
+async def mail_service(kernel_factory: Any) -> AsyncIterator[tuple[Any, Any, int, SessionRunner, Any]]:
+    """(the chat stand-in, the SMTP server's inbox, the inbound SMTP port, a session runner, an
+    HTTP client) of a started service with the goals and email plugins."""
     with chat_standin(policy) as chat, smtp_server() as (mail, mail_env):
         kernel, port = await setup(kernel_factory, chat, mail_env)
-        runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
-            agent_id, headers, goal = await new_goal(client)
-            await event(client, goal["goal_id"], headers, event_id="1", case_key="lee", task="Email lee@example.com")
-            await event(client, goal["goal_id"], headers, event_id="2", case_key="kim", task="Email lee@example.com")
-            await runner.run_until_idle()
-            # the same agent's newer goal: mail that follows nothing goes to its root
-            newer = (await client.post("/v1/compute", json={"goal": "A newer goal"}, headers=headers)).json()
-            await runner.run_until_idle()
-            mine = await storage.row(
-                "SELECT s.provider_id FROM goals_sent s JOIN goals_cases c ON c.id = s.case_id "
-                "WHERE s.channel = 'email' AND c.case_key = 'lee'"
-            )
-            [original] = [m for m in mail.messages if m["Message-ID"] == mine["provider_id"]]
-            assert original["Reply-To"].startswith("agents+a" + agent_id.replace("-", ""))
-            await reply(port, original, "Tuesday suits me.")
+            yield chat, mail, port, SessionRunner(kernel.platform), client
 
-            async def arrived() -> bool:
-                return bool(await told("%Tuesday suits me%"))
 
-            await wait_for(arrived)
-            await runner.run_until_idle()
-            inbox = (await client.get("/v1/tools/inbox/list", headers=headers)).json()
+async def test_a_reply_to_a_cases_email_reaches_that_case_not_the_newest_root(kernel_factory) -> None:
+    async with mail_service(kernel_factory) as (chat, mail, port, runner, client):
+        _other, other_headers, other = await new_goal(client)
+        await event(client, other["goal_id"], other_headers, event_id="1", case_key="lee", task="Email lee@example.com")
+        agent_id, headers, goal = await new_goal(client)
+        for key in ("lee", "kim"):  # two cases email the same person (as another agent's goal did)
+            await event(client, goal["goal_id"], headers, event_id=key, case_key=key, task="Email lee@example.com")
+        await runner.run_until_idle()
+        assert len(mail.messages) == 3
+        # the same agent's newer goal: mail that follows nothing goes to its root
+        newer = (await client.post("/v1/compute", json={"goal": "A newer goal"}, headers=headers)).json()
+        await runner.run_until_idle()
+        mine = await storage.row(
+            "SELECT s.provider_id FROM goals_sent s JOIN goals_cases c ON c.id = s.case_id "
+            "WHERE s.channel = 'email' AND c.case_key = 'lee' AND s.goal_id = {}",
+            goal["goal_id"],
+        )
+        [original] = [m for m in mail.messages if m["Message-ID"] == mine["provider_id"]]
+        assert original["Reply-To"].startswith("agents+a" + agent_id.replace("-", ""))
+        await reply(port, original, "Tuesday suits me.")
+
+        async def arrived() -> bool:
+            return bool(await told("%Tuesday suits me%"))
+
+        await wait_for(arrived)
+        await runner.run_until_idle()
+        inbox = (await client.get("/v1/tools/inbox/list", headers=headers)).json()
     assert await told("%Tuesday suits me%") == [(goal["goal_id"], "lee")] and newer["goal_id"] != goal["goal_id"]
     [seen] = model_saw(chat, "[email]")
     assert seen == (
