@@ -243,8 +243,9 @@ class GoalEnded(Exception):
 async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], name: str, args: dict[str, Any]) -> None:
     """One of the service's tools: validated and priced, its price held on the budget, run,
     then receipted (goal_id, covered by the goal's budget) and charged with its stored result
-    in one transaction, which also records the texts, calls and emails it sent (`sends`). A failed or refused call is not charged; a run that dies mid-call
-    leaves a hold the next run gives back before the call is made again."""
+    in one transaction, which also records the texts, calls and emails it sent (`sends`). A
+    failed or refused call is not charged; a run that dies mid-call leaves a hold the next run
+    gives back before the call is made again."""
     c = ctx.claim
     delegated = ctx.platform.delegated
     try:

@@ -1,5 +1,6 @@
 """The goals plugin's tables: goals, their cases, events, sessions and stored steps, and
-what a case records (decisions, asks, result deliveries, the messages it sent). Money is micro-USDC."""
+what a case records (decisions, asks, result deliveries, the messages it sent). Money is
+micro-USDC."""
 
 from __future__ import annotations
 
