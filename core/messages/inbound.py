@@ -1,4 +1,4 @@
-"""Inbound messages (a reply by email, later a text or a call result): the protocol-neutral
+"""Inbound messages (a reply by email, a text, a call's outcome): the protocol-neutral
 `InboundMessage` a listener or a provider's webhook hands the kernel, and `Inbound`, which
 offers it to every handler plugins registered (`register_inbound_handlers`): an inbox keeps
 it, a goal whose question it answers takes it, each on its own."""
@@ -15,7 +15,7 @@ log = logging.getLogger("tollway.inbound")
 
 @dataclasses.dataclass(frozen=True)
 class InboundMessage:
-    channel: str  # "email"
+    channel: str  # "email", "sms", "voice" (a call's outcome)
     sender: str  # the address it came from
     recipients: tuple[str, ...]
     subject: str

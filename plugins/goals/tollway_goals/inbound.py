@@ -1,8 +1,12 @@
-"""Replies from people: an inbound message that answers one a case sent (by Message-ID,
-In-Reply-To and References) reaches that session and no other goal. A reply to a question
-is written on the ask (who, when, `via: reply`, the message); a reply to an approval is
-passed on but approves nothing. Mail that follows nothing a case sent, to an agent's own
-reply address, goes to the root of that agent's newest running goal."""
+"""Replies from people: an inbound message that answers one a session sent reaches that
+session and no other goal. An email is threaded by Message-ID, In-Reply-To and References:
+a reply to a question is written on the ask (who, when, `via: reply`, the message), a reply
+to an approval is passed on but approves nothing, and a reply to an email a session sent
+with `email_send` is passed on to that session. A text that answers one a session sent with
+`sms_send`, and the outcome of a call it placed with `voice_call`, wake that session
+(`sends`). Mail that follows nothing a session sent, to an agent's own reply address, goes
+to the root of that agent's newest running goal; a text or a call's outcome that follows
+nothing a session sent is left to the others (the SMS inbox keeps the text)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 from tollway import InboundMessage, storage
 from tollway.helpers import agent_address, agent_of_address
 
+from . import sends
 from .cases import root_session, wake
 from .goals import add_message
 from .ids import iso, now_ms
@@ -24,12 +29,20 @@ def reply_address(from_address: str, agent_id: str) -> str:
 
 async def handle(message: InboundMessage, platform: Any) -> bool:
     if message.channel != "email":
-        return False
+        sent = await sends.answering(message)
+        if sent is None:
+            return False
+        await sends.to_sender(sent, message, platform)
+        return True
     for message_id in message.thread:
         ask = await Ask.select().where(Ask.message_id == message_id).first()
         if ask is not None:
             await _to_ask(ask, message)
             await platform.publish("tollway_goal_sessions", ask["goal_id"])
+            return True
+        sent = await sends.sent_with("email", (message_id,))
+        if sent is not None:
+            await sends.to_sender(sent, message, platform)
             return True
     return await _to_newest_root(message, platform)
 

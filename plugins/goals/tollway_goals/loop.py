@@ -16,7 +16,7 @@ import msgspec
 
 from tollway import storage, to_micro
 
-from . import asks, budget, case_tools, delivery, ending, repo_tools, service_tools, sessions, transcript
+from . import asks, budget, case_tools, delivery, ending, repo_tools, sends, service_tools, sessions, transcript
 from .case_tools import CallRefused, Where
 from .goals import add_step, goal_row
 from .ids import new_id, next_seq, now_ms
@@ -243,8 +243,9 @@ class GoalEnded(Exception):
 async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], name: str, args: dict[str, Any]) -> None:
     """One of the service's tools: validated and priced, its price held on the budget, run,
     then receipted (goal_id, covered by the goal's budget) and charged with its stored result
-    in one transaction. A failed or refused call is not charged; a run that dies mid-call
-    leaves a hold the next run gives back before the call is made again."""
+    in one transaction, which also records the texts, calls and emails it sent (`sends`). A
+    failed or refused call is not charged; a run that dies mid-call leaves a hold the next run
+    gives back before the call is made again."""
     c = ctx.claim
     delegated = ctx.platform.delegated
     try:
@@ -272,6 +273,7 @@ async def _service_call(ctx: RunContext, where: Where, call: dict[str, Any], nam
         receipt = await delegated.receipt(
             prepared, output, agent_id=where.goal["agent_id"], request_id=request_id, goal_id=c.goal_id
         )
+        await sends.record(where, name, request_id, args, output)
         await _insert_result(
             c,
             call,

@@ -1,5 +1,6 @@
 """The goals plugin's tables: goals, their cases, events, sessions and stored steps, and
-what a case records (decisions, asks, result deliveries). Money is micro-USDC."""
+what a case records (decisions, asks, result deliveries, the messages it sent). Money is
+micro-USDC."""
 
 from __future__ import annotations
 
@@ -134,6 +135,22 @@ class Delivery(Table, tablename="goals_deliveries"):
     created_ms = BigInt()
 
 
+class Sent(Table, tablename="goals_sent"):
+    """One message a session sent through the service's tools (a text, a call, an email): a
+    reply (or a call's result) naming its provider id wakes that session."""
+
+    id = Varchar(length=64, primary_key=True)
+    request_id = Varchar(length=64, index=True)  # the delegated call's request id
+    goal_id = Varchar(length=64)
+    case_id = Varchar(length=64, null=True, default=None)  # None: the goal's root sent it
+    session_id = Varchar(length=64)
+    tool = Varchar(length=40)  # sms_send, voice_call, email_send
+    channel = Varchar(length=8)  # sms, voice, email: the InboundMessage channel that answers it
+    provider_id = Varchar(length=255, index=True)  # Twilio's message or call SID, the email's Message-ID
+    recipient = Varchar(length=320)  # the number or address it went to
+    created_ms = BigInt()
+
+
 class Secret(Table, tablename="goals_secrets"):
     name = Varchar(length=64, primary_key=True)
     value = Text()
@@ -156,4 +173,4 @@ class Connection(Table, tablename="goals_connections"):
     revoked_ms = BigInt(null=True, default=None)
 
 
-TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery, Secret, Connection]
+TABLES = [Goal, Case, Event, Session, Step, Decision, Ask, Delivery, Sent, Secret, Connection]

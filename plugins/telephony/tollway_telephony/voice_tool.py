@@ -1,7 +1,8 @@
 """`voice_call` (POST /v1/tools/voice/call, 0.10 USDC a call, a job): Twilio calls one number
 and speaks a message (TwiML `<Response><Say>…</Say></Response>`, the text XML-escaped).
-When Twilio's status callback reports the call ended, the call is evaluated and the agent
-gets one `voice_completed` notification.
+When Twilio's status callback reports the call ended, the call is evaluated, the agent
+gets one `voice_completed` notification, and the outcome is handed once to the service's
+inbound handlers (`call_result`: a goal whose session placed the call takes it).
 
 The evaluation is deliberately simple and says what it measures: the call succeeded when it
 was answered (`completed`, not busy, unanswered, failed or canceled; not a machine when
@@ -22,7 +23,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 from piccolo.query.functions import Coalesce
 
-from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Tool, ToolContext, now_ms
+from tollway import AdmissionChecks, Example, FieldError, InboundMessage, JobDeclaration, Tool, ToolContext, now_ms
 
 from .settings import VOICE_PUBLIC_URL, status_callback
 from .sms_tool import PhoneNumber
@@ -224,8 +225,9 @@ async def job_extras(request_id: str) -> dict[str, Any] | None:
 
 # -- status callbacks ----------------------------------------------------------------------
 async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
-    """A call's status callback: its status moves forward; a final one is evaluated and
-    `voice_completed` written (once: the call's row is locked meanwhile)."""
+    """A call's status callback: its status moves forward; a final one is evaluated,
+    `voice_completed` written (once: the call's row is locked meanwhile) and, once that
+    committed, the outcome handed to the inbound handlers (`call_result`)."""
     sid = params.get("CallSid") or ""
     status = (params.get("CallStatus") or "").strip().lower()
     if status not in RANK or status == "pending":
@@ -240,6 +242,7 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
     duration = int(raw_duration) if raw_duration.isdigit() and len(raw_duration) < 9 else None
     answered_by = (params.get("AnsweredBy") or "").strip().lower()[:40] or None
     request_id = found["request_id"]
+    result: InboundMessage | None = None
     async with platform.transaction():
         await _change(request_id, {})  # the call's lock
         call = await _call(request_id)
@@ -277,7 +280,29 @@ async def on_status(platform: Any, params: dict[str, str], ref: str) -> bool:
                     "evaluation": msgspec.to_builtins(evaluation),
                 },
             )
+            result = call_result(call, sid or call["sid"], status, duration, evaluation)
+    if result is not None:
+        await platform.deliver_inbound(result)
     return True
+
+
+def call_result(
+    call: dict[str, Any], sid: str, status: str, duration_s: int | None, evaluation: VoiceCallEvaluation
+) -> InboundMessage:
+    """A call's final outcome as an inbound message (channel `voice`, from the number called
+    to the number it was placed from, `in_reply_to` the call's SID): what a goal's session
+    that placed the call is woken with."""
+    verdict = "succeeded" if evaluation.success else "did not succeed"
+    return InboundMessage(
+        channel="voice",
+        sender=call["recipient"],
+        recipients=(call["sender"],),
+        subject=f"Call to {call['recipient']} {verdict} ({status}, {duration_s or 0} s)",
+        text=evaluation.reason,
+        message_id=None,
+        in_reply_to=sid or None,
+        received_ms=now_ms(),
+    )
 
 
 VOICE_CALL = Tool(
