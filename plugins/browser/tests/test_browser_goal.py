@@ -1,99 +1,60 @@
 """A goal task: the agent loop drives the browser with the `llm` provider (web's
-chat_completions) answered by a scripted stand-in — a real OpenAI-compatible HTTP server on
-127.0.0.1 that reads each request's accessibility snapshot and answers with the next tool
+chat_completions) answered by a scripted stand-in (`tollway.testing.scripted_model`, a real
+Chat Completions server on 127.0.0.1) that reads each request's accessibility snapshot and answers with the next tool
 call, naming elements by the snapshot's refs. And a stand-in that never finishes: the
 loop's turns run out."""
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from browser_support import balance, run_task
 
-from tollway.testing import credits_session, http_client
+from tollway.testing import ScriptedModel, credits_session, http_client, scripted_model, tool_call
 from tollway_browser import agent
 
 GOAL = "Sign in as ada (password lovelace) and tell me the fare from the North quay to the Island."
 
 
-class Script:
+def sign_in_and_read(body: dict[str, Any]) -> dict[str, Any]:
     """The stand-in model: each turn's answer is worked out from the conversation so far."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(body)
-        seen = body["messages"][-1]["content"]
-        turn = len(self.requests)
-        if turn == 1:
-            ref = re.search(r'link "Sign in" \[ref=([a-z0-9]+)\]', seen)
-            return self._call("step", {"action": "click", "selector": f"aria-ref={ref.group(1)}"})
-        if turn == 2:
-            return self._call("step", {"action": "fill", "label": "Username", "value": "ada"})
-        if turn == 3:
-            return self._call("step", {"action": "fill", "label": "Password", "value": "lovelace"})
-        if turn == 4:
-            ref = re.search(r'button "Sign in" \[ref=([a-z0-9]+)\]', seen)
-            return self._call("step", {"action": "click", "selector": f"aria-ref={ref.group(1)}"})
-        if turn == 5:
-            return self._call("step", {"action": "extract", "what": "table", "selector": "#fares", "save_as": "fares"})
-        fare = re.search(r"North quay → Island.*?(\d+\.\d\d)", seen, re.S)
-        return self._call("finish", {"answer": f"The fare is {fare.group(1)} USD." if fare else "not found"})
-
-    def _call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        call = {
-            "id": f"call_{len(self.requests)}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
-        }
-        message = {"role": "assistant", "content": None, "tool_calls": [call]}
-        return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    seen = body["messages"][-1]["content"]
+    turn = sum(1 for m in body["messages"] if m["role"] == "assistant") + 1
+    if turn == 1:
+        ref = re.search(r'link "Sign in" \[ref=([a-z0-9]+)\]', seen)
+        return tool_call("step", {"action": "click", "selector": f"aria-ref={ref.group(1)}"}, f"call_{turn}")
+    if turn == 2:
+        return tool_call("step", {"action": "fill", "label": "Username", "value": "ada"}, f"call_{turn}")
+    if turn == 3:
+        return tool_call("step", {"action": "fill", "label": "Password", "value": "lovelace"}, f"call_{turn}")
+    if turn == 4:
+        ref = re.search(r'button "Sign in" \[ref=([a-z0-9]+)\]', seen)
+        return tool_call("step", {"action": "click", "selector": f"aria-ref={ref.group(1)}"}, f"call_{turn}")
+    if turn == 5:
+        step = {"action": "extract", "what": "table", "selector": "#fares", "save_as": "fares"}
+        return tool_call("step", step, f"call_{turn}")
+    fare = re.search(r"North quay → Island.*?(\d+\.\d\d)", seen, re.S)
+    return tool_call("finish", {"answer": f"The fare is {fare.group(1)} USD." if fare else "not found"}, f"call_{turn}")
 
 
-class Endless(Script):
+def scroll_forever(body: dict[str, Any]) -> dict[str, Any]:
     """A stand-in that scrolls every turn and never calls `finish`."""
-
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.requests.append(body)
-        return self._call("step", {"action": "scroll", "dy": 100})
-
-
-def serve(script: Script) -> Iterator[tuple[Script, int]]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            answer = json.dumps(script.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield script, server.server_port
-    server.shutdown()
-    server.server_close()
+    return tool_call("step", {"action": "scroll", "dy": 100}, f"call_{len(body['messages'])}")
 
 
 @pytest.fixture
-def model() -> Iterator[tuple[Script, int]]:
-    yield from serve(Script())
+def model() -> Iterator[ScriptedModel]:
+    with scripted_model(sign_in_and_read) as stand_in:
+        yield stand_in
 
 
 @pytest.fixture
-def endless() -> Iterator[tuple[Script, int]]:
-    yield from serve(Endless())
+def endless() -> Iterator[ScriptedModel]:
+    with scripted_model(scroll_forever) as stand_in:
+        yield stand_in
 
 
 async def goal_task(kernel_factory, site, port: int, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -113,7 +74,7 @@ async def goal_task(kernel_factory, site, port: int, body: dict[str, Any]) -> tu
 
 
 async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_factory, site, model):
-    script, port = model
+    script, port = model, model.port
     job, _ = await goal_task(kernel_factory, site, port, {"start_url": f"{site.base}/fares", "goal": GOAL})
     assert job["status"] == "completed", job
     result = job["result"]
@@ -132,7 +93,7 @@ async def test_a_goal_task_signs_in_and_answers_with_a_scripted_model(kernel_fac
 async def test_a_goal_task_whose_model_never_finishes_ends_goal_unfinished_and_is_charged(
     kernel_factory, site, endless
 ):
-    script, port = endless
+    script, port = endless, endless.port
     body = {"start_url": f"{site.base}/fares", "goal": "Scroll until you find the moon.", "time_limit_s": 120}
     job, left = await goal_task(kernel_factory, site, port, body)
     assert job["status"] == "completed", job
