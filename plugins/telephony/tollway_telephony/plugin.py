@@ -1,5 +1,6 @@
 """Hook implementations: the `twilio` providers of the `sms` and `voice` kinds, the tools
-`sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox and the plugin's tables.
+`sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox, the agents' own numbers (and
+the periodic release of idle ones) and the plugin's tables.
 
 Nothing runs here at import time beyond building the declarations."""
 
@@ -9,8 +10,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PluginContext, Provider, Route, Setting, Tool, hookimpl
+from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
+from . import numbers
 from .inbox import INBOX_ROUTES
 from .settings import DEFAULT_PUBLIC_URL, SMS_PUBLIC_URL, VOICE_PUBLIC_URL
 from .sms_tool import SMS_SEND
@@ -47,6 +49,14 @@ def register_routes(register: Callable[[Route], None]) -> None:
 def register_settings(register: Callable[[Setting], None]) -> None:
     register(SMS_PUBLIC_URL)
     register(VOICE_PUBLIC_URL)
+    for setting in numbers.SETTINGS:
+        register(setting)
+
+
+@hookimpl
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
+    for task in numbers.TASKS:
+        register(task)
 
 
 @hookimpl
