@@ -17,6 +17,7 @@ import pytest
 from telephony_support import PLUGIN, Catcher, balance, finished, notifications, post
 from twilio_standin import INBOUND_CALL_PATH, INBOUND_PATH, PUBLIC_URL, TwilioStandIn
 
+from tollway import now_ms
 from tollway.testing import credits_session, http_client, provider_cost_of, worker_for
 from tollway_telephony import numbers
 from tollway_telephony.tables import PhoneNumber
@@ -274,3 +275,61 @@ async def test_numbers_off_every_agent_uses_the_configured_number(kernel_factory
         cost = await provider_cost_of(job["receipt_id"])
     assert sent_from(twilio) == [twilio.from_number] and twilio.number_calls("POST") == []
     assert cost == SMS_COST
+
+
+async def stale_claim(twilio: TwilioStandIn, agent_id: str, claim: str, age_ms: int, *, bought: bool) -> str | None:
+    """A claim a send left when its worker died (after buying its number, when `bought`): the
+    number's sid at the stand-in, if any."""
+    now = now_ms()
+    await PhoneNumber.insert(
+        PhoneNumber(
+            id=claim,
+            holder=f"{agent_id}|{twilio.account_sid}",
+            agent_id=agent_id,
+            account_sid=twilio.account_sid,
+            country="US",
+            phone_number=None,
+            sid=None,
+            state="provisioning",
+            monthly_cost=NUMBER_COST,
+            billed_months=0,
+            last_used_ms=now - age_ms,
+            warned_ms=None,
+            provisioned_ms=None,
+            released_ms=None,
+            created_ms=now - age_ms,
+            updated_ms=now - age_ms,
+        )
+    )
+    if not bought:
+        return None
+    sid, number = "PN" + "a" * 24 + claim[-8:], twilio.stock.pop(0)
+    twilio.owned[sid] = {"PhoneNumber": number, "FriendlyName": numbers.friendly_name(claim)}
+    return sid
+
+
+async def test_a_claim_left_by_a_dead_send_is_taken_over_and_its_number_kept(
+    kernel_factory, twilio: TwilioStandIn
+) -> None:
+    async with service(kernel_factory, twilio) as (_kernel, client):
+        alice, alice_auth = await credits_session(client, "1")
+        sid = await stale_claim(twilio, alice, "num_deadbeefdeadbeef00000001", 10 * 60_000, bought=True)
+        job, done = await text(client, alice_auth, DANA, "hello")
+        cost = await provider_cost_of(job["receipt_id"])
+        [row] = await PhoneNumber.select()
+    assert done["status"] == "completed" and row["state"] == "active" and row["sid"] == sid
+    assert sent_from(twilio) == [row["phone_number"]] == [twilio.owned[sid]["PhoneNumber"]]
+    assert twilio.number_calls("POST") == []  # adopted (found by its FriendlyName), not bought again
+    assert cost == SMS_COST + NUMBER_COST
+
+
+async def test_abandoned_claims_are_cleared_and_their_numbers_released(kernel_factory, twilio: TwilioStandIn) -> None:
+    async with service(kernel_factory, twilio) as (kernel, _client):
+        sid = await stale_claim(twilio, "agent-gone", "num_deadbeefdeadbeef00000002", 2 * 3_600_000, bought=True)
+        await stale_claim(twilio, "agent-gone-too", "num_deadbeefdeadbeef00000003", 2 * 3_600_000, bought=False)
+        await stale_claim(twilio, "agent-busy", "num_deadbeefdeadbeef00000004", 60_000, bought=False)  # recent
+        report = await numbers.release_idle(kernel.context)
+        left = await PhoneNumber.select(PhoneNumber.id)
+    assert report == numbers.IdleReport(abandoned=2)
+    assert twilio.released == [sid] and twilio.owned == {}
+    assert [r["id"] for r in left] == ["num_deadbeefdeadbeef00000004"]

@@ -16,7 +16,9 @@
   (`sid` PN…, `phone_number`, `sms_url`, `voice_url`, `capabilities`, `status` `in-use`),
   or 400 code 21422 when the number is not for sale, 21421 when it is missing; `DELETE
   .../IncomingPhoneNumbers/{Sid}.json` releases it, 204 with no body (404 code 20404 when the
-  account has no such number). Messages and calls go only from a number of the account.
+  account has no such number); `GET .../IncomingPhoneNumbers.json?FriendlyName=…` lists the
+  account's numbers of that exact FriendlyName (`{incoming_phone_numbers: [...]}`). Messages
+  and calls go only from a number of the account.
 * Every request is recorded (path, form, whether the credentials were right), and a test
   may script the next answers (`fail_next`) or a delay (`delay_s`, or `number_delay_s` for
   the numbers' requests).
@@ -278,6 +280,38 @@ class TwilioStandIn:
                     "previous_page_uri": None,
                     "start": 0,
                     "uri": f"{base}/AvailablePhoneNumbers/{country}/Local.json?{split.query}",
+                },
+                {},
+            )
+        if incoming and incoming.group(2) is None and method == "GET":
+            wanted = dict(parse_qsl(split.query)).get("FriendlyName")
+            with self._lock:
+                found = [
+                    (sid, form)
+                    for sid, form in self.owned.items()
+                    if wanted is None or form.get("FriendlyName", form["PhoneNumber"]) == wanted
+                ]
+            return (
+                200,
+                {
+                    "incoming_phone_numbers": [
+                        {
+                            "account_sid": self.account_sid,
+                            "friendly_name": form.get("FriendlyName", form["PhoneNumber"]),
+                            "phone_number": form["PhoneNumber"],
+                            "sid": sid,
+                            "sms_url": form.get("SmsUrl", ""),
+                            "status": "in-use",
+                            "voice_url": form.get("VoiceUrl", ""),
+                        }
+                        for sid, form in found
+                    ],
+                    "page": 0,
+                    "page_size": 50,
+                    "start": 0,
+                    "end": max(0, len(found) - 1),
+                    "next_page_uri": None,
+                    "uri": f"{base}/IncomingPhoneNumbers.json?{split.query}",
                 },
                 {},
             )

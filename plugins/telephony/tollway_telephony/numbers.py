@@ -2,13 +2,14 @@
 every later one, released when unused.
 
 * **First use.** `number_for` answers the number a send goes from. Without one, the agent's
-  claim row is written first (`telephony_numbers.holder` = agent and account is unique, so two
-  first sends at once make one claim; the other waits for it), the operator's monthly cap is
-  checked, then Twilio is asked for a local number of `TOLLWAY_SMS_NUMBER_COUNTRY` that takes
-  texts and calls (`AvailablePhoneNumbers/{Country}/Local.json`) and buys it
+  claim row is written first (`telephony_numbers.holder` = agent and account is unique, so
+  two first sends at once make one claim; the other waits for it), the operator's monthly cap
+  is checked, then Twilio is asked for a local number of `TOLLWAY_SMS_NUMBER_COUNTRY` that
+  takes texts and calls (`AvailablePhoneNumbers/{Country}/Local.json`) and buys it
   (`POST IncomingPhoneNumbers.json`, its incoming-message and incoming-call webhooks set to
   the service). A failure removes the claim and fails the send (refunded); the next send tries
-  again.
+  again. A dead send's claim is taken over, keeping the number it may have bought (found by
+  its FriendlyName), or cleared by the periodic task, which releases such a number.
 * **Its cost.** A number costs `TOLLWAY_SMS_NUMBER_COST_USDC` a month (Twilio charges a month
   at purchase, then each month). The send that bought it carries the first month on its
   receipt's provider cost; the first send of each later month of the number's life carries
@@ -61,6 +62,7 @@ FAMILY = "sms"  # the numbers' settings: the voice tool reads them too
 DAY_MS = 86_400_000
 MONTH_MS = 30 * DAY_MS  # a number's billing month
 STALE_MS = 120_000  # a claim not bought in this time was abandoned (a worker died): another send takes it over
+ABANDONED_MS = 3_600_000  # one no send took over in this time is cleared by the periodic task
 WAIT_S = 30.0  # how long a send waits for the number another send is buying (or the release under way)
 POLL_S = 0.05
 CANDIDATES = 3  # numbers offered tried in turn when one is bought by someone else meanwhile
@@ -111,6 +113,7 @@ class IdleReport:
     warned: int = 0
     released: int = 0
     failed: int = 0
+    abandoned: int = 0  # claims of sends that died, cleared (and their number released, if one was bought)
 
 
 # -- settings ------------------------------------------------------------------------------
@@ -179,17 +182,8 @@ async def number_for(ctx: ToolContext, client: Any) -> Use:
                 return used
             continue  # another send or the release moved it meanwhile
         if row["state"] == "provisioning" and row["updated_ms"] <= now - STALE_MS:
-            taken = await (
-                PhoneNumber.update({PhoneNumber.updated_ms: now})
-                .where(
-                    (PhoneNumber.id == row["id"])
-                    & (PhoneNumber.state == "provisioning")
-                    & (PhoneNumber.updated_ms == row["updated_ms"])
-                )
-                .returning(PhoneNumber.id)
-            )
-            if taken:
-                return await _provision(client, settings, row["id"], now)
+            if await _take_over(row, now):
+                return await _provision(client, settings, row["id"], now, taken_over=True)
             continue
         if time.monotonic() > deadline:
             raise ToolError(
@@ -198,6 +192,20 @@ async def number_for(ctx: ToolContext, client: Any) -> Use:
                 status=503,
             )
         await asyncio.sleep(POLL_S)
+
+
+async def _take_over(row: Mapping[str, Any], now: int) -> bool:
+    """Take over a stale claim (once: conditional on it being unchanged since read)."""
+    taken = await (
+        PhoneNumber.update({PhoneNumber.updated_ms: now})
+        .where(
+            (PhoneNumber.id == row["id"])
+            & (PhoneNumber.state == "provisioning")
+            & (PhoneNumber.updated_ms == row["updated_ms"])
+        )
+        .returning(PhoneNumber.id)
+    )
+    return bool(taken)
 
 
 async def _claim(agent_id: str, account_sid: str, holder: str, settings: Mapping[str, str], now: int) -> str | None:
@@ -251,14 +259,20 @@ async def _use(row: Mapping[str, Any], now: int) -> Use | None:
     return Use(row["phone_number"], due * int(row["monthly_cost"])) if changed else None
 
 
-async def _provision(client: Any, settings: Mapping[str, str], claim: str, now: int) -> Use:
-    """Buy the claimed number: the cap first, then Twilio. Any failure drops the claim."""
+async def _provision(
+    client: Any, settings: Mapping[str, str], claim: str, now: int, *, taken_over: bool = False
+) -> Use:
+    """Buy the claimed number: the cap first, then Twilio. Any failure drops the claim. A
+    claim taken over from a send that died first adopts the number that send may have bought
+    (found by its FriendlyName), so no number is ever bought and forgotten."""
     try:
-        await _check_cap(settings, now)
         row = await PhoneNumber.select().where(PhoneNumber.id == claim).first()
         if row is None:
             raise ToolError("provider_unavailable", "Your phone number's setup was interrupted; try again.", status=503)
-        bought = await _buy(client, settings, row["country"], claim)
+        bought = await client.find_number(friendly_name(claim)) if taken_over else None
+        if bought is None:
+            await _check_cap(settings, now)
+            bought = await _buy(client, settings, row["country"], claim)
     except Exception:
         await PhoneNumber.delete().where((PhoneNumber.id == claim) & (PhoneNumber.state == "provisioning"))
         raise
@@ -276,6 +290,11 @@ async def _provision(client: Any, settings: Mapping[str, str], claim: str, now: 
     ).where(PhoneNumber.id == claim)
     log.info("telephony: bought %s (%s) for claim %s", bought.phone_number, bought.sid, claim)
     return Use(bought.phone_number, int(row["monthly_cost"]))
+
+
+def friendly_name(claim: str) -> str:
+    """The FriendlyName a number is bought with: its claim, to find it again."""
+    return f"tollway {claim}"
 
 
 async def _check_cap(settings: Mapping[str, str], now: int) -> None:
@@ -316,7 +335,7 @@ async def _buy(client: NumbersClient, settings: Mapping[str, str], country: str,
                 number,
                 sms_url=base + INBOUND_SMS_PATH,
                 voice_url=base + INBOUND_CALL_PATH,
-                friendly_name=f"tollway {claim}",
+                friendly_name=friendly_name(claim),
             )
         except Refusal as exc:
             if exc.code != "number_taken":
@@ -417,7 +436,31 @@ async def release_idle(context: PluginContext, *, now: int | None = None) -> Idl
         done = await _release(context, row, now)
         released += done is True
         failed += done is False
-    return IdleReport(warned, released, failed)
+    abandoned = await _clear_abandoned(context, now)
+    return IdleReport(warned, released, failed, abandoned)
+
+
+async def _clear_abandoned(context: PluginContext, now: int) -> int:
+    """Claims a dead send left and no later send of the agent took over: the number it may
+    have bought is released, the claim removed (it no longer counts toward the cap)."""
+    cleared = 0
+    stale = await PhoneNumber.select().where(
+        (PhoneNumber.state == "provisioning") & (PhoneNumber.updated_ms <= now - ABANDONED_MS)
+    )
+    for row in stale:
+        client = _client_for(context, row["account_sid"]) if await _take_over(row, now) else None
+        if client is None:
+            continue
+        try:
+            bought = await client.find_number(friendly_name(row["id"]))
+            if bought is not None:
+                await client.release_number(bought.sid)
+        except (ToolError, Refusal) as exc:
+            log.warning("telephony: clearing the abandoned claim %s failed (%s); tried again later", row["id"], exc)
+            continue
+        await PhoneNumber.delete().where((PhoneNumber.id == row["id"]) & (PhoneNumber.state == "provisioning"))
+        cleared += 1
+    return cleared
 
 
 async def _release(context: PluginContext, row: Mapping[str, Any], now: int) -> bool | None:

@@ -63,6 +63,8 @@ class NumbersClient(Protocol):
 
     async def buy_number(self, phone_number: str, *, sms_url: str, voice_url: str, friendly_name: str) -> Bought: ...
 
+    async def find_number(self, friendly_name: str) -> Bought | None: ...
+
     async def release_number(self, sid: str) -> bool: ...
 
 
@@ -216,6 +218,31 @@ class TwilioClient:
                 "Twilio answered a bought number without its sid and phone_number.", upstream_status=reply.status
             )
         return Bought(sid=sid, phone_number=number)
+
+    async def find_number(self, friendly_name: str) -> Bought | None:
+        """The account's number of that exact FriendlyName (`GET .../IncomingPhoneNumbers.json
+        ?FriendlyName=…`), or None: finds a number bought by a send that died before keeping it."""
+        reply = await self.api.send(
+            self.http,
+            f"{self._account_path()}/IncomingPhoneNumbers.json",
+            base_url=self.api_url,
+            params={"FriendlyName": friendly_name[:64], "PageSize": "20"},
+            headers=self._headers(),
+        )
+        body = self.api.json_of(reply)
+        found = body.get("incoming_phone_numbers") if isinstance(body, dict) else None
+        if not isinstance(found, list):
+            raise self.api.unavailable(
+                "Twilio answered a list of numbers without its list.", upstream_status=reply.status
+            )
+        for number in found:
+            if (
+                isinstance(number, dict)
+                and isinstance(number.get("sid"), str)
+                and isinstance(number.get("phone_number"), str)
+            ):
+                return Bought(sid=number["sid"], phone_number=number["phone_number"])
+        return None
 
     async def release_number(self, sid: str) -> bool:
         """Release a number of the account (`DELETE .../IncomingPhoneNumbers/{sid}.json`, 204);
