@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from eth_account import Account
 from telephony_support import PLUGIN, Catcher, balance, finished, notifications, post
 from twilio_standin import INBOUND_CALL_PATH, INBOUND_PATH, PUBLIC_URL, TwilioStandIn
 
 from tollway import now_ms
-from tollway.testing import credits_session, http_client, provider_cost_of, worker_for
+from tollway.testing import count_receipts, credits_session, http_client, pay_402, provider_cost_of, worker_for
 from tollway_telephony import numbers
 from tollway_telephony.tables import PhoneNumber
 
@@ -230,24 +231,58 @@ async def test_a_later_month_of_the_number_is_on_the_next_send(kernel_factory, t
 @pytest.mark.parametrize(
     "cap", [{"TOLLWAY_SMS_NUMBERS_MAX_MONTHLY": "1"}, {"TOLLWAY_SMS_NUMBERS_BUDGET_USDC": "2"}], ids=["count", "cost"]
 )
-async def test_the_monthly_cap_refuses_a_new_number_and_refunds(
+async def test_the_monthly_cap_refuses_a_new_number_before_payment(
     kernel_factory, twilio: TwilioStandIn, cap: dict[str, str]
 ) -> None:
-    async with service(kernel_factory, twilio, **cap) as (_kernel, client):
+    payer = Account.create()
+    async with service(kernel_factory, twilio, **cap) as (kernel, client):
+        await kernel.accounts.fund_chain(payer.address, 1_000_000)
         _alice, alice_auth = await credits_session(client, "1")
         _bob, bob_auth = await credits_session(client, "1")
         _, alice_job = await text(client, alice_auth, DANA, "hello")
-        _, bob_job = await text(client, bob_auth, LEE, "hello")
+        receipts = await count_receipts()
+        by_credits = await client.post(SEND, json={"to": [LEE], "body": "hello"}, headers=bob_auth)
         bob_left = await balance(client, bob_auth)
+        # by x402: the quote cannot know the payer; the signed payment is refused before it settles
+        quote = await client.post(SEND, json={"to": [LEE], "body": "hello"})
+        by_wallet = await client.post(
+            SEND,
+            json={"to": [LEE], "body": "hello"},
+            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])},
+        )
+        wallet = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+        receipts_after = await count_receipts()
         _, alice_again = await text(client, alice_auth, DANA, "still mine")  # a held number is still used
-        failed = await notifications(client, bob_auth, "job_failed")
         rows = await PhoneNumber.select()
     assert alice_job["status"] == "completed" and alice_again["status"] == "completed"
-    assert bob_job["status"] == "failed" and bob_job["error_code"] == "provider_unavailable"
-    assert "cap on phone numbers is reached" in bob_job["error"]
-    assert bob_left == "1.000000" and failed[0]["metadata"]["refunded"] is True
-    assert len(twilio.number_calls("POST")) == 1 and len(rows) == 1  # Bob's claim was dropped
-    assert len(twilio.api_calls("Messages")) == 2  # nothing went out for Bob
+    for refused in (by_credits, by_wallet):
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"] == "provider_unavailable"
+        assert refused.json()["details"] == {"reason": "number_cap_reached"}
+        assert "cap on phone numbers is reached" in refused.json()["message"]
+    assert quote.status_code == 402
+    assert bob_left == "1.000000" and wallet["on_chain_balance"] == "1.000000" and receipts_after == receipts
+    assert len(twilio.number_calls("POST")) == 1 and len(rows) == 1
+    assert len(twilio.api_calls("Messages")) == 2  # Alice's two; nothing for Bob or the wallet
+
+
+async def test_the_cap_reached_after_acceptance_fails_the_send_refunded(kernel_factory, twilio: TwilioStandIn) -> None:
+    async with service(kernel_factory, twilio, workers=0, TOLLWAY_SMS_NUMBERS_MAX_MONTHLY="1") as (kernel, client):
+        _bob, bob_auth = await credits_session(client, "1")
+        job = await accepted(client, bob_auth, SEND, {"to": [LEE], "body": "hello"})  # room for one: admitted
+        await stale_claim(twilio, "agent-first", "num_0123456789abcdef00000005", 0, bought=False)  # taken meanwhile
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            done = await finished(client, job["request_id"], bob_auth)
+        finally:
+            await worker.stop()
+        left = await balance(client, bob_auth)
+        failed = await notifications(client, bob_auth, "job_failed")
+    assert done["status"] == "failed" and done["error_code"] == "provider_unavailable"
+    assert "cap on phone numbers is reached" in done["error"]
+    assert left == "1.000000" and failed[0]["metadata"]["refunded"] is True
+    assert twilio.number_calls("POST") == [] and twilio.api_calls("Messages") == []
 
 
 async def test_a_number_that_cannot_be_bought_fails_the_send_uncharged(kernel_factory, twilio: TwilioStandIn) -> None:

@@ -271,7 +271,7 @@ async def _provision(
             raise ToolError("provider_unavailable", "Your phone number's setup was interrupted; try again.", status=503)
         bought = await client.find_number(friendly_name(claim)) if taken_over else None
         if bought is None:
-            await _check_cap(settings, now)
+            await _check_cap(settings, now, claimed=True)
             bought = await _buy(client, settings, row["country"], claim)
     except Exception:
         await PhoneNumber.delete().where((PhoneNumber.id == claim) & (PhoneNumber.state == "provisioning"))
@@ -297,21 +297,35 @@ def friendly_name(claim: str) -> str:
     return f"tollway {claim}"
 
 
-async def _check_cap(settings: Mapping[str, str], now: int) -> None:
-    """Refuse when the numbers held this month (this claim among them) pass the cap. Two
-    claims at once may both be refused at the edge; never both admitted past it."""
-    held = await PhoneNumber.select(PhoneNumber.monthly_cost).where(
+async def admit_payer(context: PluginContext, kind: str, value: Any, agent_id: str) -> None:
+    """Before payment (`AdmissionChecks.admit_payer`): refuse a send of an agent without a
+    number that would need one the cap has no room for. The run checks again when it buys."""
+    settings = context.settings(FAMILY)
+    if not enabled(settings) or not agent_id:
+        return
+    account = str(context.settings(kind).get("twilio_account_sid") or "").strip()
+    held = await PhoneNumber.select(PhoneNumber.id).where(PhoneNumber.holder == f"{agent_id}|{account}").first()
+    if held is None:
+        await _check_cap(settings, now_ms(), claimed=False)
+
+
+async def _check_cap(settings: Mapping[str, str], now: int, *, claimed: bool) -> None:
+    """Refuse when the numbers held this month, with the one wanted (`claimed`: its claim is
+    among them already), pass the cap. Two claims at once may both be refused at the edge;
+    never both admitted past it."""
+    rows = await PhoneNumber.select(PhoneNumber.monthly_cost).where(
         PhoneNumber.released_ms.is_null() | (PhoneNumber.released_ms >= month_start(now))
     )
+    held = [int(r["monthly_cost"]) for r in rows] + ([] if claimed else [_usdc(settings, NUMBER_COST) or 0])
     limit, budget = _limit(settings), _usdc(settings, NUMBERS_BUDGET)
-    spent = sum(int(r["monthly_cost"]) for r in held)
+    spent = sum(held)
     if limit is not None and len(held) > limit:
         reason = f"{limit} number{'s' if limit != 1 else ''} a month"
     elif budget is not None and spent > budget:
         reason = f"{budget / 1_000_000:.2f} USDC of numbers a month"
     else:
         return
-    raise ToolError(
+    raise Refusal(
         "provider_unavailable",
         f"This service's cap on phone numbers is reached ({reason}): no number of your own can be set up "
         "for you this month, and nothing was charged.",

@@ -6,6 +6,8 @@ Nothing runs here at import time beyond building the declarations."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -34,9 +36,10 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(SMS_SEND)
-    register(VOICE_CALL)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    # the cap's check before payment reads the service's settings and tables: bound to its context
+    register(dataclasses.replace(SMS_SEND, admit_payer=functools.partial(numbers.admit_payer, context, "sms")))
+    register(dataclasses.replace(VOICE_CALL, admit_payer=functools.partial(numbers.admit_payer, context, "voice")))
 
 
 @hookimpl
