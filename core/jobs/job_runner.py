@@ -19,6 +19,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
+from piccolo.querystring import QueryString
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
@@ -27,10 +28,9 @@ from tollway._core.credits.refunds import Refunds
 from tollway._core.jobs import jobs, notifications
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.storage import sql
+from tollway._core.receipts.tables import Receipt
 
 log = logging.getLogger("tollway.jobs")
-_ADD_COST = "UPDATE tw_receipts SET provider_cost = COALESCE(provider_cost, 0) + {} WHERE receipt_id = {}"
 
 
 class _Meter:
@@ -111,7 +111,8 @@ class JobRunner:
         if not cost or not claimed.receipt_id:
             return
         try:
-            await sql.fetch(_ADD_COST, cost, claimed.receipt_id)
+            added = QueryString("COALESCE(provider_cost, 0) + {}", cost)
+            await Receipt.update({Receipt.provider_cost: added}).where(Receipt.receipt_id == claimed.receipt_id)
         except Exception:  # the cost is bookkeeping: never the job's outcome
             log.exception("recording the provider cost of job %s failed", claimed.id)
 
