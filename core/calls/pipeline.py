@@ -181,6 +181,8 @@ class PaidCalls:
     async def _pay_credits(self, call: PreparedCall, agent_id: str) -> Answer | None:
         """None when the credits do not cover the price (the caller then gets a 402)."""
         tool = call.tool
+        if tool.admit_payer is not None:  # the payer's own state, before the debit
+            await tool.admit_payer(call.value, agent_id)
         request_id = new_id("req")
         if tool.mode == "job":  # charge, receipt and job row commit together
             async with self.db.transaction():
@@ -261,6 +263,12 @@ class PaidCalls:
                 failure=failure,
             ) from failure
         agent_id = await self.agents.for_wallet(accepted.payer)
+        if tool.admit_payer is not None:  # the payer's own state, before settlement: refused, nothing moves
+            try:
+                await tool.admit_payer(call.value, agent_id)
+            except ServiceError:
+                await gateway.record(accepted, "voided")
+                raise
         request_id = new_id("req")
         if tool.mode == "job":  # nothing to wait for: settle now, the job runs later
             return await self._settle_and_answer(call, req, accepted, agent_id, request_id, None)

@@ -5,7 +5,8 @@ CPU-heavy tools, and exactly one outcome per job whatever the attempts.
 The charge and the receipt were made when the job was accepted; an outcome
 re-signs that same receipt (`execution_status`), refunds it when the tool's
 declaration says failed jobs are refunded, writes the owner's notification and
-publishes the update for push subscribers.
+publishes the update for push subscribers. What each attempt cost upstream (the tool's
+`provider_cost`) is added beside that receipt when the attempt ends.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
+from piccolo.querystring import QueryString
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
@@ -26,8 +28,15 @@ from tollway._core.credits.refunds import Refunds
 from tollway._core.jobs import jobs, notifications
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
+from tollway._core.receipts.tables import Receipt
 
 log = logging.getLogger("tollway.jobs")
+
+
+class _Meter:
+    """Gets a run's provider cost whether it succeeds or fails (`ToolRunner.run(meter=...)`)."""
+
+    provider_cost: int | None = None
 
 
 class JobRunner:
@@ -58,6 +67,7 @@ class JobRunner:
         if tool is None:
             return await self.job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
         heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
+        meter = _Meter()
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
             ran = await self.runner.run(
@@ -68,6 +78,7 @@ class JobRunner:
                 may_park=True,
                 pool=pool,
                 reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
+                meter=meter,
             )
         except TimeLimitExceeded:
             return await self.job_failed(
@@ -82,6 +93,7 @@ class JobRunner:
             heart.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heart
+            await self._record_cost(claimed, meter.provider_cost)
         if ran.parked:  # someone else finishes it, or it runs again later (core/jobs/parked.py)
             parked = claimed.attempt is not None and await jobs.park(
                 claimed.id,
@@ -92,6 +104,17 @@ class JobRunner:
             )
             return "parked" if parked else "fenced"
         return await self.job_completed(claimed, msgspec.to_builtins(ran.output))
+
+    async def _record_cost(self, claimed: jobs.Claimed, cost: int | None) -> None:
+        """What this attempt cost upstream, added to the private column beside the job's
+        receipt (spent whatever the outcome: a refunded job's cost stays the operator's)."""
+        if not cost or not claimed.receipt_id:
+            return
+        try:
+            added = QueryString("COALESCE(provider_cost, 0) + {}", cost)
+            await Receipt.update({Receipt.provider_cost: added}).where(Receipt.receipt_id == claimed.receipt_id)
+        except Exception:  # the cost is bookkeeping: never the job's outcome
+            log.exception("recording the provider cost of job %s failed", claimed.id)
 
     async def announce_claim(self, claimed: jobs.Claimed) -> None:
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")

@@ -67,6 +67,7 @@ class ToolOptions(TypedDict, total=False):
     check: Callable[[Input], None] | None
     exactly_one_of: tuple[tuple[str, ...], ...]
     admit: Callable[[Input], Awaitable[Admission | None]] | None
+    admit_payer: Callable[[Input, str], Awaitable[None]] | None
     requires: tuple[Setting, ...]
     provider_kind: str | None
 

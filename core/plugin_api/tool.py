@@ -235,6 +235,7 @@ class Tool(Generic[In, Out]):
     check: Callable[[In], None] | None = None
     exactly_one_of: tuple[tuple[str, ...], ...] = ()
     admit: Callable[[In], Awaitable[Admission | None]] | None = None
+    admit_payer: Callable[[In, str], Awaitable[None]] | None = None
     requires: tuple[Setting, ...] = ()
     provider_kind: str | None = None
 

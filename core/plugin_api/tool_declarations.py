@@ -148,6 +148,11 @@ class AdmissionChecks(Generic[In]):
     # Async checks that read stored state and must refuse before payment (raise
     # `ServiceError`/`Refusal`), e.g. Benchmark's `no_data`; may answer a `tollway.Admission`.
     admit: Callable[[In], Awaitable[Admission | None]] | None = None
+    # Async checks of the paying agent's stored state (`admit_payer(input, agent_id)`), made
+    # once the payer is known (credits: the caller; x402: the signed payment's wallet) and
+    # before anything is charged or settled; raise `ServiceError`/`Refusal` to refuse, e.g. a
+    # number of its own the agent would need but the operator's cap leaves no room for.
+    admit_payer: Callable[[In, str], Awaitable[None]] | None = None
     # Settings of the tool's family it cannot run without (an upstream's API key): while
     # one is unset the tool stays listed, but a call is refused with 503
     # `provider_unavailable` naming the variable, before any quote or payment.

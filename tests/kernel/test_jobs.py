@@ -70,6 +70,8 @@ async def test_credits_paid_job_is_accepted_polled_and_completed(kernel):
     assert receipt["execution_status"] == "completed" and receipt["status"] == "settled" and receipt["revision"] == 2
     assert receipt["job_id"] == body["request_id"]
     assert receipt["memo"] == "sum"
+    assert (await Receipt.select(Receipt.provider_cost).first())["provider_cost"] == 5  # the run's, never served
+    assert "provider_cost" not in receipt
     # newest first: the job's notification, then the grant's credit_issued
     assert [n["type"] for n in notes["notifications"]] == ["job_completed", "credit_issued"]
     assert notes["notifications"][0]["metadata"]["jobId"] == body["request_id"]
@@ -118,6 +120,8 @@ async def test_failed_job_carries_error_fields_and_is_refunded_when_declared(ker
     assert failed["error"].endswith(f"(ref: {accepted['request_id']})")
     receipt = await kernel.receipts.get(accepted["receipt_id"])
     assert receipt["execution_status"] == "failed"
+    kept = await Receipt.select(Receipt.provider_cost).where(Receipt.receipt_id == accepted["receipt_id"]).first()
+    assert kept["provider_cost"] == 4  # what the failed run spent upstream is the operator's either way
     if refunded:
         assert balance["credits_balance"] == "1.000000"
         assert receipt["status"] == "refunded" and receipt["revision"] == 2

@@ -149,6 +149,43 @@ async def test_hook_register_tools_declares_routes(kernel_factory) -> None:
 
 
 @exercises("register_tools")
+async def test_a_tools_admit_payer_refuses_before_any_debit_or_settlement(kernel_factory) -> None:
+    from tollway import Refusal
+    from tollway.testing import count_receipts, credits_session
+
+    asked: list[str] = []
+
+    async def admit_payer(value: EchoInput, agent_id: str) -> None:
+        asked.append(agent_id)
+        if value.text == "no":
+            raise Refusal("provider_unavailable", "not for you", status=503, details={"reason": "test"})
+
+    tool = dataclasses.replace(make_tool("hooks_payer", "/v1/tools/hooks/payer"), admit_payer=admit_payer)
+    kernel = await kernel_factory(plugins=[("tools", ToolsPlugin(tool))])
+    payer = Account.create()
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
+    async with http_client(kernel) as client:
+        agent, auth = await credits_session(client, "1")
+        quote = await client.post("/v1/tools/hooks/payer", json={"text": "no"})  # no payer yet: not asked
+        refused = await client.post("/v1/tools/hooks/payer", json={"text": "no"}, headers=auth)
+        fine = await client.post("/v1/tools/hooks/payer", json={"text": "yes"}, headers=auth)
+        receipts = await count_receipts()
+        by_wallet = await client.post(
+            "/v1/tools/hooks/payer",
+            json={"text": "no"},
+            headers={"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])},
+        )
+        wallet = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+        credits = (await client.get("/v1/balance", headers=auth)).json()
+        receipts_after = await count_receipts()
+    assert quote.status_code == 402
+    assert refused.status_code == 503 and refused.json()["details"] == {"reason": "test"}
+    assert fine.status_code == 200 and credits["credits_balance"] == "0.999000"  # only the admitted call paid
+    assert by_wallet.status_code == 503 and wallet["on_chain_balance"] == "1.000000" and receipts_after == receipts
+    assert asked[:2] == [agent, agent] and len(asked) == 3
+
+
+@exercises("register_tools")
 async def test_hook_register_tools_duplicate_name_stops_startup(kernel_factory) -> None:
     first = ToolsPlugin(make_tool("hooks_same", "/v1/tools/hooks/one"))
     second = ToolsPlugin(make_tool("hooks_same", "/v1/tools/hooks/two"))

@@ -33,6 +33,7 @@ class Sum(msgspec.Struct):
 
 
 async def add_numbers(value: Numbers, ctx: ToolContext) -> Sum:
+    ctx.provider_cost = 5  # what an upstream would have cost us: kept beside the job's receipt
     return Sum(sum=value.a + value.b, pid=os.getpid())
 
 
@@ -48,6 +49,7 @@ async def gate_job(value: Numbers, ctx: ToolContext) -> Sum:
 
 
 async def broken_job(value: Numbers, ctx: ToolContext) -> Sum:
+    ctx.provider_cost = 4  # spent before it failed: kept, refunded or not
     raise ToolError("provider_unavailable", "the upstream is down", status=503)
 
 

@@ -1,5 +1,5 @@
 """What the telephony tests share: a started service with the plugin and a worker, jobs
-waited for, webhooks posted, notifications read."""
+waited for, webhooks posted, notifications read, inbound messages caught."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from twilio_standin import TwilioStandIn, Webhook
 
+import tollway
 from tollway.testing import http_client, worker_for
 
 PLUGIN = "tollway_telephony"
@@ -53,3 +54,18 @@ async def notifications(client: Any, headers: dict[str, str], type_: str) -> lis
 
 async def balance(client: Any, headers: dict[str, str]) -> str:
     return (await client.get("/v1/balance", headers=headers)).json()["credits_balance"]
+
+
+class Catcher:
+    """A plugin whose inbound handler keeps every message the service hands it."""
+
+    def __init__(self) -> None:
+        self.got: list[tollway.InboundMessage] = []
+
+    @tollway.hookimpl
+    def register_inbound_handlers(self, register: Any) -> None:
+        async def take(message: tollway.InboundMessage, platform: Any) -> bool:
+            self.got.append(message)
+            return True
+
+        register(take)

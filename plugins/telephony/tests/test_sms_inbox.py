@@ -8,29 +8,15 @@ webhook is refused 403 and nothing is kept. A text's body is private: a bare X-A
 from __future__ import annotations
 
 from eth_account import Account
-from telephony_support import finished, post, service
+from telephony_support import Catcher, finished, post, service
 from twilio_standin import TwilioStandIn
 
-import tollway
 from tollway.testing import credits_session, proof_headers
 from tollway_telephony.tables import InboundSms
 
 SEND = "/v1/tools/sms/send"
 INBOX = "/v1/tools/sms/inbox"
 DANA, LEE, STRANGER = "+14155550101", "+14155550102", "+14155550109"
-
-
-class Catcher:
-    def __init__(self) -> None:
-        self.got: list[tollway.InboundMessage] = []
-
-    @tollway.hookimpl
-    def register_inbound_handlers(self, register):
-        async def take(message, platform):
-            self.got.append(message)
-            return True
-
-        register(take)
 
 
 async def text(client, headers, to: list[str], body: str) -> dict:

@@ -11,6 +11,7 @@ from tollway.testing import PluginSurface, http_client
 ROUTES = {
     "/v1/telephony/twilio/status": "post",
     "/v1/telephony/twilio/inbound-sms": "post",
+    "/v1/telephony/twilio/inbound-call": "post",
     "/v1/tools/sms/inbox": "get",
     "/v1/tools/sms/inbox/{id}": "get",
 }

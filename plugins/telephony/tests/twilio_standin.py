@@ -7,8 +7,21 @@
   `queued`), or Twilio's error body `{code, message, more_info, status}`: 401 code 20003 for
   wrong credentials, 400 code 21211 for a `To` that is not a phone number (or one the test
   declares invalid), 400 code 21604/21602/21205 for a missing To, Body, or Twiml/Url.
+* The account's numbers: `GET .../AvailablePhoneNumbers/{CountryCode}/Local.json` (query
+  SmsEnabled, VoiceEnabled, PageSize) answers 200 `{available_phone_numbers: [{phone_number,
+  friendly_name, iso_country, capabilities, ...}], page, page_size, uri, ...}` from the
+  stand-in's stock (`stock`; an empty list when none is left, 404 code 20404 for a country it
+  does not sell in); `POST .../IncomingPhoneNumbers.json` (form PhoneNumber, SmsUrl, SmsMethod,
+  VoiceUrl, VoiceMethod, FriendlyName) buys one, 201 with the IncomingPhoneNumber resource
+  (`sid` PN…, `phone_number`, `sms_url`, `voice_url`, `capabilities`, `status` `in-use`),
+  or 400 code 21422 when the number is not for sale, 21421 when it is missing; `DELETE
+  .../IncomingPhoneNumbers/{Sid}.json` releases it, 204 with no body (404 code 20404 when the
+  account has no such number); `GET .../IncomingPhoneNumbers.json?FriendlyName=…` lists the
+  account's numbers of that exact FriendlyName (`{incoming_phone_numbers: [...]}`). Messages
+  and calls go only from a number of the account.
 * Every request is recorded (path, form, whether the credentials were right), and a test
-  may script the next answers (`fail_next`) or a delay (`delay_s`).
+  may script the next answers (`fail_next`) or a delay (`delay_s`, or `number_delay_s` for
+  the numbers' requests).
 * The webhooks Twilio would post back are built here, signed the way Twilio signs them
   (base64 HMAC-SHA1 under the auth token of the URL followed by the parameters sorted by
   name, each name then its value), for the test to post through the service's ASGI client:
@@ -37,6 +50,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 PUBLIC_URL = "https://tools.tollway.test"  # the service's public URL in these tests
 INBOUND_PATH = "/v1/telephony/twilio/inbound-sms"
 _RESOURCE = re.compile(r"^/2010-04-01/Accounts/([^/]+)/(Messages|Calls)\.json$")
+_AVAILABLE = re.compile(r"^/2010-04-01/Accounts/([^/]+)/AvailablePhoneNumbers/([A-Z]{2})/Local\.json$")
+_INCOMING = re.compile(r"^/2010-04-01/Accounts/([^/]+)/IncomingPhoneNumbers(?:/(PN[0-9a-f]{32}))?\.json$")
+INBOUND_CALL_PATH = "/v1/telephony/twilio/inbound-call"
 _E164 = re.compile(r"^\+[1-9][0-9]{6,14}$")
 
 
@@ -85,12 +101,20 @@ class TwilioStandIn:
         self.delay_s = 0.0
         self.messages: dict[str, dict[str, str]] = {}  # sid -> the form it was created with
         self.calls: dict[str, dict[str, str]] = {}
+        # numbers for sale (US, in this order), and those the account bought: sid -> the form it was bought with
+        self.stock: list[str] = [f"+1415555{n:04d}" for n in range(7000, 7020)]
+        self.countries = {"US"}
+        self.owned: dict[str, dict[str, str]] = {}
+        self.released: list[str] = []  # sids, in order
+        self.number_delay_s = 0.0
         self._lock = threading.Lock()
         self.url = ""
 
     # -- the service's settings ---------------------------------------------------------
-    def env(self, public_url: str = PUBLIC_URL) -> dict[str, str]:
-        out = {}
+    def env(self, public_url: str = PUBLIC_URL, *, agent_numbers: bool = False) -> dict[str, str]:
+        """The service's settings for this stand-in; agents share the configured number unless
+        `agent_numbers` (then each agent buys its own)."""
+        out = {"TOLLWAY_SMS_AGENT_NUMBERS": "on" if agent_numbers else "off"}
         for kind in ("SMS", "VOICE"):
             out.update(
                 {
@@ -116,6 +140,10 @@ class TwilioStandIn:
             time.sleep(self.delay_s)
         if scripted is not None:
             return scripted
+        if _AVAILABLE.match(urlsplit(path).path) or _INCOMING.match(urlsplit(path).path):
+            if self.number_delay_s:
+                time.sleep(self.number_delay_s)
+            return self._numbers(method, path, authorized, form)
         found = _RESOURCE.match(path)
         if method != "POST" or found is None:
             return _error(404, 20404, "The requested resource was not found")
@@ -133,7 +161,7 @@ class TwilioStandIn:
                 else f"To number: {to}, is not a mobile number"
             )
             return _error(400, code, text)
-        if form.get("From") != self.from_number:
+        if form.get("From") != self.from_number and form.get("From") not in self.numbers_owned():
             return _error(
                 400,
                 21212,
@@ -206,8 +234,143 @@ class TwilioStandIn:
             {},
         )
 
+    def _numbers(
+        self, method: str, path: str, authorized: bool, form: dict[str, str]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        split = urlsplit(path)
+        available, incoming = _AVAILABLE.match(split.path), _INCOMING.match(split.path)
+        account = (available or incoming).group(1)  # type: ignore[union-attr]
+        if not authorized or account != self.account_sid:
+            return _error(401, 20003, "Authenticate")
+        base = f"/2010-04-01/Accounts/{self.account_sid}"
+        if available and method == "GET":
+            country = available.group(2)
+            if country not in self.countries:
+                return _error(404, 20404, "The requested resource was not found")
+            query = dict(parse_qsl(split.query))
+            size = int(query.get("PageSize") or 50)
+            with self._lock:
+                offered = self.stock[:size]
+            return (
+                200,
+                {
+                    "available_phone_numbers": [
+                        {
+                            "friendly_name": f"({n[2:5]}) {n[5:8]}-{n[8:]}",
+                            "phone_number": n,
+                            "lata": "722",
+                            "locality": "San Francisco",
+                            "rate_center": "SNFC CA 01",
+                            "latitude": "37.774900",
+                            "longitude": "-122.419400",
+                            "region": "CA",
+                            "postal_code": "94103",
+                            "iso_country": country,
+                            "address_requirements": "none",
+                            "beta": False,
+                            "capabilities": {"voice": True, "SMS": True, "MMS": True, "fax": False},
+                        }
+                        for n in offered
+                    ],
+                    "end": max(0, len(offered) - 1),
+                    "first_page_uri": f"{base}/AvailablePhoneNumbers/{country}/Local.json?{split.query}",
+                    "next_page_uri": None,
+                    "page": 0,
+                    "page_size": size,
+                    "previous_page_uri": None,
+                    "start": 0,
+                    "uri": f"{base}/AvailablePhoneNumbers/{country}/Local.json?{split.query}",
+                },
+                {},
+            )
+        if incoming and incoming.group(2) is None and method == "GET":
+            wanted = dict(parse_qsl(split.query)).get("FriendlyName")
+            with self._lock:
+                found = [
+                    (sid, form)
+                    for sid, form in self.owned.items()
+                    if wanted is None or form.get("FriendlyName", form["PhoneNumber"]) == wanted
+                ]
+            return (
+                200,
+                {
+                    "incoming_phone_numbers": [
+                        {
+                            "account_sid": self.account_sid,
+                            "friendly_name": form.get("FriendlyName", form["PhoneNumber"]),
+                            "phone_number": form["PhoneNumber"],
+                            "sid": sid,
+                            "sms_url": form.get("SmsUrl", ""),
+                            "status": "in-use",
+                            "voice_url": form.get("VoiceUrl", ""),
+                        }
+                        for sid, form in found
+                    ],
+                    "page": 0,
+                    "page_size": 50,
+                    "start": 0,
+                    "end": max(0, len(found) - 1),
+                    "next_page_uri": None,
+                    "uri": f"{base}/IncomingPhoneNumbers.json?{split.query}",
+                },
+                {},
+            )
+        if incoming and incoming.group(2) is None and method == "POST":
+            number = form.get("PhoneNumber", "")
+            if not number:
+                return _error(400, 21421, "PhoneNumber is invalid")
+            with self._lock:
+                if number not in self.stock:
+                    return _error(400, 21422, "PhoneNumber is not available")
+                self.stock.remove(number)
+                sid = "PN" + secrets.token_hex(16)
+                self.owned[sid] = dict(form)
+            now = formatdate(usegmt=True)
+            return (
+                201,
+                {
+                    "account_sid": self.account_sid,
+                    "address_requirements": "none",
+                    "address_sid": None,
+                    "api_version": "2010-04-01",
+                    "beta": False,
+                    "capabilities": {"voice": True, "sms": True, "mms": True, "fax": False},
+                    "date_created": now,
+                    "date_updated": now,
+                    "emergency_status": "Inactive",
+                    "friendly_name": form.get("FriendlyName") or number,
+                    "origin": "twilio",
+                    "phone_number": number,
+                    "sid": sid,
+                    "sms_method": form.get("SmsMethod", "POST"),
+                    "sms_url": form.get("SmsUrl", ""),
+                    "status": "in-use",
+                    "status_callback": "",
+                    "uri": f"{base}/IncomingPhoneNumbers/{sid}.json",
+                    "voice_method": form.get("VoiceMethod", "POST"),
+                    "voice_url": form.get("VoiceUrl", ""),
+                },
+                {},
+            )
+        if incoming and incoming.group(2) is not None and method == "DELETE":
+            with self._lock:
+                if self.owned.pop(incoming.group(2), None) is None:
+                    return _error(404, 20404, "The requested resource was not found")
+                self.released.append(incoming.group(2))
+            return 204, {}, {}
+        return _error(405, 20004, "Method not allowed")
+
+    def numbers_owned(self) -> dict[str, str]:
+        """The account's bought numbers: number -> sid."""
+        with self._lock:
+            return {form["PhoneNumber"]: sid for sid, form in self.owned.items()}
+
     def api_calls(self, resource: str) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith(f"/{resource}.json")]
+        return [r for r in self.requests if urlsplit(r.path).path.endswith(f"/{resource}.json")]
+
+    def number_calls(self, method: str) -> list[Recorded]:
+        """The requests about the account's numbers: GET the offer, POST a purchase, DELETE a release."""
+        return [r for r in self.requests if r.method == method and ("PhoneNumbers" in r.path)]
 
     # -- webhooks, signed as Twilio signs them ---------------------------------------------
     def _signed(self, url: str, params: dict[str, str], *, token: str | None = None) -> Webhook:
@@ -272,9 +435,13 @@ class TwilioStandIn:
         sid: str | None = None,
         url: str = PUBLIC_URL + INBOUND_PATH,
         token: str | None = None,
+        to: str | None = None,
     ) -> Webhook:
-        """Twilio's incoming-message webhook for a text someone sends to the service's number."""
+        """Twilio's incoming-message webhook for a text someone sends to the service's number
+        (or to `to`, a number the account bought: to the SmsUrl it was bought with)."""
         sid = sid or "SM" + secrets.token_hex(16)
+        if to is not None and to in self.numbers_owned():
+            url = self.owned[self.numbers_owned()[to]]["SmsUrl"]
         params = {
             "AccountSid": self.account_sid,
             "ApiVersion": "2010-04-01",
@@ -287,13 +454,31 @@ class TwilioStandIn:
             "SmsMessageSid": sid,
             "SmsSid": sid,
             "SmsStatus": "received",
-            "To": self.from_number,
+            "To": to or self.from_number,
             "ToCountry": "US",
         }
         for i, media_url in enumerate(media):
             params[f"MediaUrl{i}"] = media_url
             params[f"MediaContentType{i}"] = "image/jpeg"
         return self._signed(url, params, token=token)
+
+    def incoming_call(self, sender: str, to: str, *, token: str | None = None) -> Webhook:
+        """Twilio's incoming-call webhook for a call to a number the account bought (its VoiceUrl)."""
+        sid = "CA" + secrets.token_hex(16)
+        params = {
+            "AccountSid": self.account_sid,
+            "ApiVersion": "2010-04-01",
+            "CallSid": sid,
+            "CallStatus": "ringing",
+            "Called": to,
+            "Caller": sender,
+            "Direction": "inbound",
+            "From": sender,
+            "FromCountry": "US",
+            "To": to,
+            "ToCountry": "US",
+        }
+        return self._signed(self.owned[self.numbers_owned()[to]]["VoiceUrl"], params, token=token)
 
 
 def _handler(standin: TwilioStandIn) -> type[BaseHTTPRequestHandler]:
@@ -305,10 +490,10 @@ def _handler(standin: TwilioStandIn) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             form = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-            status, body, headers = standin.answer(
-                self.command, urlsplit(self.path).path, self.headers.get("authorization"), form
-            )
-            content = json.dumps(body).encode()
+            split = urlsplit(self.path)
+            path = split.path + (f"?{split.query}" if split.query and "PhoneNumbers" in split.path else "")
+            status, body, headers = standin.answer(self.command, path, self.headers.get("authorization"), form)
+            content = json.dumps(body).encode() if status != 204 else b""
             self.send_response(status)
             self.send_header("content-type", "application/json; charset=utf-8")
             self.send_header("content-length", str(len(content)))
@@ -319,6 +504,7 @@ def _handler(standin: TwilioStandIn) -> type[BaseHTTPRequestHandler]:
 
         do_POST = _serve
         do_GET = _serve
+        do_DELETE = _serve
 
     return Handler
 

@@ -1,5 +1,6 @@
-"""The SMS inbox: each text that reaches the service's number (Twilio's incoming-message
-webhook) is kept once, threaded to the agent that last texted its sender from that number
+"""The SMS inbox: each text that reaches the service's numbers (Twilio's incoming-message
+webhook) is kept once: a text to an agent's own number is that agent's; one to the shared
+configured number is threaded to the agent that last texted its sender from that number
 (`related_outbound_id` is that message's id), else kept unassigned; then it is handed to
 the service's inbound handlers as a `tollway.InboundMessage(channel="sms")`. An agent lists
 and reads its own texts (free reads, private: every text shows its body, so a read proof or
@@ -16,6 +17,7 @@ import msgspec
 
 from tollway import InboundMessage, QueryInt, Refusal, Route, RouteCall, iso, now_ms
 
+from .numbers import owner_of
 from .settings import thread_id
 from .tables import InboundSms, SmsMessage
 
@@ -60,13 +62,15 @@ async def receive(platform: Any, form: list[tuple[str, str]], raw: bytes) -> boo
     count = params.get("NumMedia", "0").strip()
     num_media = min(int(count), MAX_MEDIA) if count.isdigit() and len(count) < 4 else 0
     media_urls = [params[f"MediaUrl{i}"][:2000] for i in range(num_media) if params.get(f"MediaUrl{i}")]
+    owner = await owner_of(to)  # an agent's own number: the text is that agent's
+    mine = SmsMessage.agent_id == owner if owner else SmsMessage.sent_ms.is_not_null()
     related = (
         await SmsMessage.select(SmsMessage.id, SmsMessage.agent_id, SmsMessage.sid)
-        .where((SmsMessage.recipient == sender) & (SmsMessage.sender == to) & SmsMessage.sent_ms.is_not_null())
+        .where((SmsMessage.recipient == sender) & (SmsMessage.sender == to) & SmsMessage.sent_ms.is_not_null() & mine)
         .order_by(SmsMessage.sent_ms, SmsMessage.id, ascending=False)
         .first()
     )
-    agent_id = (related["agent_id"] or None) if related else None
+    agent_id = owner or ((related["agent_id"] or None) if related else None)
     now = now_ms()
     inbound_id = f"smsin_{secrets.token_hex(12)}"
     await InboundSms.insert(
@@ -80,7 +84,7 @@ async def receive(platform: Any, form: list[tuple[str, str]], raw: bytes) -> boo
             num_media=num_media,
             media_urls=json.dumps(media_urls),
             thread_id=thread_id(agent_id, sender),
-            related_outbound_id=related["id"] if agent_id else None,
+            related_outbound_id=related["id"] if agent_id and related else None,
             received_ms=now,
             created_ms=now,
         )

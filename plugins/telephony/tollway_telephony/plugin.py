@@ -1,16 +1,20 @@
 """Hook implementations: the `twilio` providers of the `sms` and `voice` kinds, the tools
-`sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox and the plugin's tables.
+`sms_send` and `voice_call`, Twilio's webhooks, the SMS inbox, the agents' own numbers (and
+the periodic release of idle ones) and the plugin's tables.
 
 Nothing runs here at import time beyond building the declarations."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PluginContext, Provider, Route, Setting, Tool, hookimpl
+from tollway import AppConfig, PeriodicTask, PluginContext, Provider, Route, Setting, Tool, hookimpl
 
+from . import numbers
 from .inbox import INBOX_ROUTES
 from .settings import DEFAULT_PUBLIC_URL, SMS_PUBLIC_URL, VOICE_PUBLIC_URL
 from .sms_tool import SMS_SEND
@@ -32,9 +36,10 @@ def register_providers(register: Callable[[Provider], None]) -> None:
 
 
 @hookimpl
-def register_tools(register: Callable[[Tool], None]) -> None:
-    register(SMS_SEND)
-    register(VOICE_CALL)
+def register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    # the cap's check before payment reads the service's settings and tables: bound to its context
+    register(dataclasses.replace(SMS_SEND, admit_payer=functools.partial(numbers.admit_payer, context, "sms")))
+    register(dataclasses.replace(VOICE_CALL, admit_payer=functools.partial(numbers.admit_payer, context, "voice")))
 
 
 @hookimpl
@@ -47,6 +52,14 @@ def register_routes(register: Callable[[Route], None]) -> None:
 def register_settings(register: Callable[[Setting], None]) -> None:
     register(SMS_PUBLIC_URL)
     register(VOICE_PUBLIC_URL)
+    for setting in numbers.SETTINGS:
+        register(setting)
+
+
+@hookimpl
+def register_periodic_tasks(register: Callable[[PeriodicTask], None]) -> None:
+    for task in numbers.TASKS:
+        register(task)
 
 
 @hookimpl

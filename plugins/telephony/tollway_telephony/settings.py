@@ -24,6 +24,7 @@ VOICE_PUBLIC_URL = Setting(
 )
 STATUS_PATH = "/v1/telephony/twilio/status"
 INBOUND_SMS_PATH = "/v1/telephony/twilio/inbound-sms"
+INBOUND_CALL_PATH = "/v1/telephony/twilio/inbound-call"
 
 
 def status_callback(base_url: str | None, ref: str) -> str:

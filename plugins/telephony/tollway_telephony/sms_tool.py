@@ -15,6 +15,7 @@ from piccolo.query.functions import Coalesce
 
 from tollway import AdmissionChecks, Example, FieldError, JobDeclaration, Refusal, Tool, ToolContext, ToolError, now_ms
 
+from .numbers import number_for
 from .settings import SMS_PUBLIC_URL, status_callback, thread_id
 from .tables import SmsBatch, SmsMessage, unless_moved
 from .twilio import SmsClient
@@ -116,6 +117,8 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
     first); a refused number fails its own message, a provider failure stops the batch."""
     ctx.check_content(value.body)
     client = cast(SmsClient, ctx.provider("sms"))  # counts the first message's cost; each further one is counted below
+    sender = await number_for(ctx, client)  # the agent's own number (bought on first use), or the configured one
+    ctx.provider_cost = (ctx.provider_cost or 0) + sender.cost  # the number's months this send carries
     base = ctx.setting(SMS_PUBLIC_URL)
     agent_id = ctx.agent_id or ""
     now = now_ms()
@@ -137,7 +140,7 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
                 request_id=ctx.request_id,
                 position=position,
                 agent_id=agent_id,
-                sender=client.from_number,
+                sender=sender.number,
                 recipient=number,
                 thread_id=thread_id(agent_id, number),
                 sid=None,
@@ -160,7 +163,10 @@ async def run(value: SmsSendInput, ctx: ToolContext) -> SmsSendResult:
             continue
         try:
             created = await client.send_sms(
-                to=message["recipient"], body=value.body, status_callback=status_callback(base, message["id"])
+                to=message["recipient"],
+                body=value.body,
+                status_callback=status_callback(base, message["id"]),
+                from_number=message["sender"],
             )
         except Refusal as exc:  # Twilio will not reach this number: this message fails, the others go on
             refused = refused or exc
@@ -263,12 +269,13 @@ SMS_SEND = Tool(
     title="Send an SMS",
     summary="Sends one text to 1 to 10 phone numbers (one message each) and reports each message's delivery.",
     description=(
-        "Send one text (1 to 1600 characters) to 1 to 10 phone numbers in E.164, one message per recipient, from the "
-        "service's number. Runs as a job whose result lists each message {id, to, sid, status}; the statuses follow "
+        "Send one text (1 to 1600 characters) to 1 to 10 phone numbers in E.164, one message per recipient, from your "
+        "own number (bought on your first text or call unless the operator shares one number; released after a long "
+        "idle stretch, with a phone_expiring notification first). Runs as a job whose result lists each message {id, to, sid, status}; the statuses follow "
         "the carrier's delivery reports, and once every message is final (delivered, undelivered, failed) an "
         "sms_completed notification gives the summary. A number the carrier network refuses fails its own message; "
-        "when no message could be sent the job fails and the payment is refunded. Replies to the service's number "
-        "reach your SMS inbox."
+        "when no message could be sent the job fails and the payment is refunded. Replies to your number reach your "
+        "SMS inbox."
     ),
     category="communication",
     subcategory="sms",

@@ -1,7 +1,8 @@
 """The telephony plugin's tables: each SMS batch the tool sent (one row per call) and its
 messages with Twilio's SIDs and statuses, each voice call with its status, length and
-evaluation, and the inbound SMS kept for the agent they answer (or for nobody); and the
-status update that never moves a row back (`unless_moved`)."""
+evaluation, the inbound SMS kept for the agent they answer (or for nobody), and each agent's
+own number (`PhoneNumber`); and the status update that never moves a row back
+(`unless_moved`)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,29 @@ class VoiceCall(Table, tablename="telephony_voice_calls"):
     updated_ms = BigInt()
 
 
-TABLES = [SmsBatch, SmsMessage, InboundSms, VoiceCall]
+class PhoneNumber(Table, tablename="telephony_numbers"):
+    """An agent's own number at a Twilio account (numbers.py): one held at a time per agent
+    and account (`holder` is unique; None once released), kept after release for the cap's count."""
+
+    id = Varchar(length=40, primary_key=True)
+    holder = Varchar(length=140, null=True, default=None)  # "<agent>|<account SID>" until released
+    agent_id = Varchar(length=64)
+    account_sid = Varchar(length=64)
+    country = Varchar(length=2)
+    phone_number = Varchar(length=20, null=True, default=None)  # E.164, once bought
+    sid = Varchar(length=64, null=True, default=None)  # Twilio's PN…, once bought
+    state = Varchar(length=16)  # provisioning, active, releasing, released
+    monthly_cost = BigInt()  # micro-USDC a month, as configured when it was bought
+    billed_months = Integer()  # months of its cost put on send receipts so far
+    last_used_ms = BigInt()  # the last send, call or inbound text
+    warned_ms = BigInt(null=True, default=None)  # phone_expiring sent for the current idle stretch
+    provisioned_ms = BigInt(null=True, default=None)
+    released_ms = BigInt(null=True, default=None)
+    created_ms = BigInt()
+    updated_ms = BigInt()
+
+
+TABLES = [SmsBatch, SmsMessage, InboundSms, VoiceCall, PhoneNumber]
 
 
 def unless_moved(status: Column, new: Any) -> QueryString:

@@ -1,7 +1,9 @@
 """The `twilio` providers of the `sms` and `voice` kinds: clients of Twilio's REST API
 (`POST /2010-04-01/Accounts/{AccountSid}/Messages.json` and `.../Calls.json`, form-encoded,
 HTTP Basic auth AccountSid:AuthToken) through the service's shared httpx client, and the
-rule by which Twilio signs the webhooks it sends (`X-Twilio-Signature`).
+rule by which Twilio signs the webhooks it sends (`X-Twilio-Signature`). The same client
+finds, buys and releases the account's numbers (`AvailablePhoneNumbers/{Country}/Local.json`,
+`IncomingPhoneNumbers.json`, `IncomingPhoneNumbers/{Sid}.json`): an agent's own number.
 
 How Twilio's refusals map to the service's failure codes (docs/providers.md):
 401/403 `provider_auth`, 429 `rate_limited`, 5xx, timeouts and unreadable answers
@@ -20,7 +22,7 @@ from urllib.parse import quote
 
 import httpx
 
-from tollway import Provider, Refusal, Setting, Upstream, to_micro
+from tollway import Provider, Refusal, Reply, Setting, Upstream, to_micro
 
 API_VERSION = "2010-04-01"
 DEFAULT_API_URL = "https://api.twilio.com"
@@ -31,6 +33,10 @@ INVALID_NUMBER_CODES = frozenset({21211, 21614})
 DEFAULT_COST = {"sms": "0.0083", "voice": "0.014"}  # a US SMS segment, a US call's first minute (list prices)
 
 
+# Twilio's error when the number asked for was bought by someone else meanwhile (21422).
+NUMBER_TAKEN_CODES = frozenset({21422})
+
+
 @dataclasses.dataclass(frozen=True)
 class Created:
     """What Twilio answered to a created message or call: its SID and status."""
@@ -39,23 +45,54 @@ class Created:
     status: str
 
 
-class SmsClient(Protocol):
+@dataclasses.dataclass(frozen=True)
+class Bought:
+    """A number Twilio sold the account: its SID (PN…) and the number (E.164)."""
+
+    sid: str
+    phone_number: str
+
+
+class NumbersClient(Protocol):
+    """Finding, buying and releasing the account's numbers (`TwilioClient` does)."""
+
+    @property
+    def account_sid(self) -> str: ...
+
+    async def available_numbers(self, country: str, *, limit: int = 5) -> list[str]: ...
+
+    async def buy_number(self, phone_number: str, *, sms_url: str, voice_url: str, friendly_name: str) -> Bought: ...
+
+    async def find_number(self, friendly_name: str) -> Bought | None: ...
+
+    async def release_number(self, sid: str) -> bool: ...
+
+
+class SmsClient(NumbersClient, Protocol):
     """What every `sms` provider's client offers (`TwilioClient` of kind `sms` is one)."""
 
     @property
     def from_number(self) -> str: ...
 
-    async def send_sms(self, *, to: str, body: str, status_callback: str | None = None) -> Created: ...
+    async def send_sms(
+        self, *, to: str, body: str, status_callback: str | None = None, from_number: str | None = None
+    ) -> Created: ...
 
 
-class VoiceClient(Protocol):
+class VoiceClient(NumbersClient, Protocol):
     """What every `voice` provider's client offers (`TwilioClient` of kind `voice` is one)."""
 
     @property
     def from_number(self) -> str: ...
 
     async def call(
-        self, *, to: str, twiml: str | None = None, url: str | None = None, status_callback: str | None = None
+        self,
+        *,
+        to: str,
+        twiml: str | None = None,
+        url: str | None = None,
+        status_callback: str | None = None,
+        from_number: str | None = None,
     ) -> Created: ...
 
 
@@ -103,41 +140,151 @@ class TwilioClient:
     http: httpx.AsyncClient = dataclasses.field(repr=False)
     auth_token: str = dataclasses.field(repr=False)
 
-    async def send_sms(self, *, to: str, body: str, status_callback: str | None = None) -> Created:
-        """Create one outbound message; Twilio's SID (SM…) and status (`queued`, usually)."""
-        form = {"To": to, "From": self.from_number, "Body": body}
+    async def send_sms(
+        self, *, to: str, body: str, status_callback: str | None = None, from_number: str | None = None
+    ) -> Created:
+        """Create one outbound message (from `from_number`, else the configured number);
+        Twilio's SID (SM…) and status (`queued`, usually)."""
+        form = {"To": to, "From": from_number or self.from_number, "Body": body}
         if status_callback:
             form["StatusCallback"] = status_callback
         return await self._create("Messages", form, to)
 
     async def call(
-        self, *, to: str, twiml: str | None = None, url: str | None = None, status_callback: str | None = None
+        self,
+        *,
+        to: str,
+        twiml: str | None = None,
+        url: str | None = None,
+        status_callback: str | None = None,
+        from_number: str | None = None,
     ) -> Created:
-        """Place one outbound call that runs `twiml` (or the TwiML Twilio fetches from `url`);
-        Twilio's SID (CA…) and status. The status callback is sent when the call ends."""
+        """Place one outbound call (from `from_number`, else the configured number) that runs
+        `twiml` (or the TwiML Twilio fetches from `url`); Twilio's SID (CA…) and status. The
+        status callback is sent when the call ends."""
         if (twiml is None) == (url is None):
             raise ValueError("give exactly one of twiml and url")
-        form = {"To": to, "From": self.from_number}
+        form = {"To": to, "From": from_number or self.from_number}
         form.update({"Twiml": twiml} if twiml is not None else {"Url": url or ""})
         if status_callback:
             form["StatusCallback"] = status_callback
         return await self._create("Calls", form, to)
 
-    def _authorization(self) -> str:
-        return "Basic " + base64.b64encode(f"{self.account_sid}:{self.auth_token}".encode()).decode()
-
-    async def _create(self, resource: str, form: Mapping[str, str], to: str) -> Created:
-        path = f"/{API_VERSION}/Accounts/{quote(self.account_sid, safe='')}/{resource}.json"
+    # -- the account's numbers ---------------------------------------------------------
+    async def available_numbers(self, country: str, *, limit: int = 5) -> list[str]:
+        """Local numbers of `country` (ISO 3166-1 alpha-2) Twilio offers now that take both
+        texts and calls (`GET .../AvailablePhoneNumbers/{country}/Local.json?SmsEnabled=true
+        &VoiceEnabled=true`) and need no address on file, in Twilio's order; empty when none."""
+        path = f"{self._account_path()}/AvailablePhoneNumbers/{quote(country.upper(), safe='')}/Local.json"
         reply = await self.api.send(
             self.http,
             path,
             base_url=self.api_url,
+            params={"SmsEnabled": "true", "VoiceEnabled": "true", "PageSize": str(limit)},
+            headers=self._headers(),
+        )
+        body = self.api.json_of(reply)
+        found = body.get("available_phone_numbers") if isinstance(body, dict) else None
+        if not isinstance(found, list):
+            raise self.api.unavailable(
+                "Twilio answered a search of numbers without its list.", upstream_status=reply.status
+            )
+        # a number that needs an address or a regulatory bundle on file cannot be bought without one
+        usable = [n for n in found if isinstance(n, dict) and n.get("address_requirements") in (None, "none")]
+        numbers = [n.get("phone_number") for n in usable]
+        return [n for n in numbers if isinstance(n, str) and n.startswith("+")][:limit]
+
+    async def buy_number(self, phone_number: str, *, sms_url: str, voice_url: str, friendly_name: str) -> Bought:
+        """Buy `phone_number` for the account (`POST .../IncomingPhoneNumbers.json`) with its
+        incoming-message and incoming-call webhooks set. A number bought by someone else
+        meanwhile raises `Refusal("number_taken")`; every other failure as `_create`'s."""
+        form = {
+            "PhoneNumber": phone_number,
+            "SmsUrl": sms_url,
+            "SmsMethod": "POST",
+            "VoiceUrl": voice_url,
+            "VoiceMethod": "POST",
+            "FriendlyName": friendly_name[:64],
+        }
+        reply, code = await self._post("IncomingPhoneNumbers", form)
+        if reply.status == 400 and code in NUMBER_TAKEN_CODES:
+            raise Refusal("number_taken", f"Twilio no longer offers {phone_number} (Twilio error {code}).")
+        if not reply.ok:
+            raise self.api.refusal(reply, **({"twilio_code": code} if code is not None else {}))
+        bought = self.api.json_of(reply)
+        sid, number = (bought.get("sid"), bought.get("phone_number")) if isinstance(bought, dict) else (None, None)
+        if not isinstance(sid, str) or not sid or not isinstance(number, str) or not number:
+            raise self.api.unavailable(
+                "Twilio answered a bought number without its sid and phone_number.", upstream_status=reply.status
+            )
+        return Bought(sid=sid, phone_number=number)
+
+    async def find_number(self, friendly_name: str) -> Bought | None:
+        """The account's number of that exact FriendlyName (`GET .../IncomingPhoneNumbers.json
+        ?FriendlyName=…`), or None: finds a number bought by a send that died before keeping it."""
+        reply = await self.api.send(
+            self.http,
+            f"{self._account_path()}/IncomingPhoneNumbers.json",
+            base_url=self.api_url,
+            params={"FriendlyName": friendly_name[:64], "PageSize": "20"},
+            headers=self._headers(),
+        )
+        body = self.api.json_of(reply)
+        found = body.get("incoming_phone_numbers") if isinstance(body, dict) else None
+        if not isinstance(found, list):
+            raise self.api.unavailable(
+                "Twilio answered a list of numbers without its list.", upstream_status=reply.status
+            )
+        for number in found:
+            if (
+                isinstance(number, dict)
+                and isinstance(number.get("sid"), str)
+                and isinstance(number.get("phone_number"), str)
+            ):
+                return Bought(sid=number["sid"], phone_number=number["phone_number"])
+        return None
+
+    async def release_number(self, sid: str) -> bool:
+        """Release a number of the account (`DELETE .../IncomingPhoneNumbers/{sid}.json`, 204);
+        False when Twilio no longer has it (404): released already."""
+        reply = await self.api.send(
+            self.http,
+            f"{self._account_path()}/IncomingPhoneNumbers/{quote(sid, safe='')}.json",
+            base_url=self.api_url,
+            method="DELETE",
+            headers=self._headers(),
+        )
+        if reply.status == 404:
+            return False
+        if not reply.ok:
+            raise self.api.refusal(reply)
+        return True
+
+    def _account_path(self) -> str:
+        return f"/{API_VERSION}/Accounts/{quote(self.account_sid, safe='')}"
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": self._authorization(), "Accept": "application/json"}
+
+    def _authorization(self) -> str:
+        return "Basic " + base64.b64encode(f"{self.account_sid}:{self.auth_token}".encode()).decode()
+
+    async def _post(self, resource: str, form: Mapping[str, str]) -> tuple[Reply, int | None]:
+        """POST `form` to one of the account's list resources: the reply and Twilio's error code, if any."""
+        reply = await self.api.send(
+            self.http,
+            f"{self._account_path()}/{resource}.json",
+            base_url=self.api_url,
             method="POST",
             data=form,
-            headers={"Authorization": self._authorization(), "Accept": "application/json"},
+            headers=self._headers(),
         )
         error = reply.body if isinstance(reply.body, dict) else {}
-        code = error.get("code") if isinstance(error.get("code"), int) else None
+        return reply, error.get("code") if isinstance(error.get("code"), int) else None
+
+    async def _create(self, resource: str, form: Mapping[str, str], to: str) -> Created:
+        reply, code = await self._post(resource, form)
+        error = reply.body if isinstance(reply.body, dict) else {}
         if reply.status == 400 and code in INVALID_NUMBER_CODES:
             said = str(error.get("message") or "not a number Twilio can reach")[:300]
             raise Refusal(

@@ -25,6 +25,7 @@ from piccolo.query.functions import Coalesce
 
 from tollway import AdmissionChecks, Example, FieldError, InboundMessage, JobDeclaration, Tool, ToolContext, now_ms
 
+from .numbers import number_for
 from .settings import VOICE_PUBLIC_URL, status_callback
 from .sms_tool import PhoneNumber
 from .tables import VoiceCall, unless_moved
@@ -159,12 +160,14 @@ async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
     """Place the call once (a second attempt after a worker crash answers the first's SID)."""
     ctx.check_content(value.message)
     client = cast(VoiceClient, ctx.provider("voice"))  # the kind's interface
+    sender = await number_for(ctx, client)  # the agent's own number (bought on first use), or the configured one
+    ctx.provider_cost = (ctx.provider_cost or 0) + sender.cost  # the number's months this call carries
     now = now_ms()
     await VoiceCall.insert(
         VoiceCall(
             request_id=ctx.request_id,
             agent_id=ctx.agent_id or "",
-            sender=client.from_number,
+            sender=sender.number,
             recipient=value.to,
             goal=value.goal,
             words=words_of(value.message),
@@ -180,7 +183,9 @@ async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
         )
     ).on_conflict(target=VoiceCall.request_id, action="DO NOTHING")
     placed = (
-        await VoiceCall.select(VoiceCall.sid, VoiceCall.status).where(VoiceCall.request_id == ctx.request_id).first()
+        await VoiceCall.select(VoiceCall.sid, VoiceCall.status, VoiceCall.sender)
+        .where(VoiceCall.request_id == ctx.request_id)
+        .first()
     )
     if placed is not None and placed["sid"]:
         return VoiceCallResult(sid=placed["sid"], status=placed["status"])
@@ -189,6 +194,7 @@ async def run(value: VoiceCallInput, ctx: ToolContext) -> VoiceCallResult:
             to=value.to,
             twiml=twiml(value.message),
             status_callback=status_callback(ctx.setting(VOICE_PUBLIC_URL), ctx.request_id),
+            from_number=placed["sender"] if placed is not None else sender.number,
         )
     except Exception:  # refused (an invalid number), or Twilio failed: the job fails and is refunded
         await _change(ctx.request_id, {VoiceCall.state: "failed"})
@@ -311,7 +317,7 @@ VOICE_CALL = Tool(
     title="Place a voice call",
     summary="Calls one phone number and speaks your message; reports whether someone heard it.",
     description=(
-        "Call one phone number (E.164) from the service's number and speak a message (1 to 2000 characters, read as "
+        "Call one phone number (E.164) from your own number (the one your texts go from) and speak a message (1 to 2000 characters, read as "
         "plain text). Runs as a job whose result is {sid, status}; when the call ends, a voice_completed notification "
         "(and the job's result) gives its length and an evaluation {success, reason}: success means the call was "
         "answered and lasted long enough to hear the whole message. The optional goal is kept with the evaluation "

@@ -14,13 +14,18 @@ from xml.sax.saxutils import escape
 
 from tollway import Page, Route, RouteCall
 
-from . import inbox, sms_tool, voice_tool
-from .settings import DEFAULT_PUBLIC_URL, INBOUND_SMS_PATH, STATUS_PATH
+from . import inbox, numbers, sms_tool, voice_tool
+from .settings import DEFAULT_PUBLIC_URL, INBOUND_CALL_PATH, INBOUND_SMS_PATH, STATUS_PATH
 from .twilio import account_of, signed_by
 
 log = logging.getLogger("tollway.telephony")
 XML = "text/xml"
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response/>'
+# An agent's number takes texts; a caller hears so (nothing is recorded).
+CALL_TWIML = (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Say>This number takes text messages only. '
+    "Please send a text.</Say><Hangup/></Response>"
+)
 MAX_BODY = 64 * 1024
 TAGS = ("telephony webhooks",)
 
@@ -101,6 +106,20 @@ async def inbound_sms(call: RouteCall) -> Page:
     return Page(EMPTY_TWIML, media_type=XML)
 
 
+async def inbound_call(call: RouteCall) -> Page:
+    try:
+        form = form_of(call)
+        account = verified_account(call, form, ("voice", "sms"))
+    except Refused as exc:
+        log.warning("twilio inbound call refused: %s", exc.message)
+        return refusal_page(exc)
+    params = dict(form)
+    if params.get("AccountSid", account) == account and params.get("CallSid") and params.get("From"):
+        agent_id = await numbers.incoming_call(call.platform, params, call.request.body)
+        log.info("twilio inbound call %s: %s", params.get("CallSid"), "an agent's number" if agent_id else "no agent's")
+    return Page(CALL_TWIML, media_type=XML)
+
+
 def _route(path: str, name: str, title: str, description: str, handle: Any) -> Route:
     return Route(
         method="POST",
@@ -135,5 +154,14 @@ WEBHOOK_ROUTES = (
         "agent that last texted its sender, and handed to the service's inbound handlers. Signed with "
         "X-Twilio-Signature; answered with empty TwiML (no reply is sent), or 403 when the signature is missing or wrong.",
         inbound_sms,
+    ),
+    _route(
+        INBOUND_CALL_PATH,
+        "twilio_inbound_call",
+        "Twilio incoming call",
+        "The incoming-call webhook of the agents' own numbers (set by the service when it buys one): the call is "
+        "handed to the service's inbound handlers for the agent owning the number, and the caller hears that the "
+        "number takes texts. Signed with X-Twilio-Signature; 403 when the signature is missing or wrong.",
+        inbound_call,
     ),
 )
