@@ -70,10 +70,14 @@ PAGES = {
             "Our staff directory lists every teacher with their subjects.",
         ),
     ),
+    "/news/dana-reyes-arrested": _page(
+        "Local executive in the news",
+        _paras("Dana Reyes, head of finance at Example Corp, appeared in a county court listing this week."),
+    ),
     "/blog/unrelated": _page("Gardening notes", _paras("Tomatoes need sun, water and patience in equal measure.")),
 }
 SEARCHES = {  # a query naming the person finds these pages
-    "dana reyes": ["/team/dana-reyes", "/events/finance-summit", "/blog/unrelated"],
+    "dana reyes": ["/team/dana-reyes", "/events/finance-summit", "/news/dana-reyes-arrested", "/blog/unrelated"],
     "alex kim": ["/people/alex-kim-acme", "/staff/alex-kim"],
 }
 DANA = {

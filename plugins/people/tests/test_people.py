@@ -104,6 +104,8 @@ async def test_an_extractive_profile_over_http_cites_its_sources_and_withholds_t
     assert result["match_score"] == 1.0 and result["matched"] == ["company"]
     assert {s["kind"] for s in result["sources"]} == {"page", "enrichment"}
     assert web.page_url("/blog/unrelated") not in {s["url"] for s in result["sources"]}  # read, names nobody
+    assert "/news/dana-reyes-arrested" in web.read  # read, but its address says what is never answered
+    assert web.page_url("/news/dana-reyes-arrested") not in json.dumps(result)
     assert result["meta"]["withheld"] >= 7  # each sensitive sentence left out
     assert_nothing_sensitive(result)
     assert "personal_emails" not in json.dumps(result) and "+1512" not in json.dumps(result)
@@ -152,26 +154,48 @@ async def test_a_profile_written_by_the_model_is_checked_and_filtered(kernel_fac
 
 
 async def test_people_research_over_mcp(kernel_factory, web):
-    kernel = await kernel_factory(installed=PLUGINS, env=web.env())
-    async with http_client(kernel) as client:
-        _, auth = await credits_session(client, "1")
-    token = auth["Authorization"].split()[1]
-    worker = worker_for(kernel)
-    worker.start()
-    try:
-        async with Client(mcp_server_for(kernel, token=token)) as mcp:
-            names = {t.name for t in (await mcp.list_tools()).tools}
-            called = await mcp.call_tool("people_research", {**DANA, "email": "dana.reyes@example.com"})
-            assert not called.is_error, called.content
-            async with http_client(kernel) as client:
-                job = await wait_for_job(client, called.structured_content["request_id"], auth, every_s=0.1)
-    finally:
-        await worker.stop()
+    def answer(request: dict) -> dict:
+        written = {
+            "role": {"value": "Head of Finance", "sources": [1]},
+            "summary": {"value": "Dana Reyes runs finance at Example Corp. She is Hispanic.", "sources": [1]},
+        }
+        return {"role": "assistant", "content": json.dumps(written)}
+
+    with scripted_model(answer) as model:
+        env = web.env(TOLLWAY_LLM_BASE_URL=model.base_url, TOLLWAY_LLM_MODEL="people-test")
+        kernel = await kernel_factory(installed=PLUGINS, env=env)
+        async with http_client(kernel) as client:
+            _, auth = await credits_session(client, "1")
+            listed = await client.post("/v1/tools/internal/opt-outs", json={"domain": "acme.example"}, headers=OPERATOR)
+            assert listed.status_code == 201
+        token = auth["Authorization"].split()[1]
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            async with Client(mcp_server_for(kernel, token=token)) as mcp:
+                names = {t.name for t in (await mcp.list_tools()).tools}
+                quotes = await count_quotes()
+                refused = await mcp.call_tool(
+                    "people_research",
+                    {"name": "Alex Kim", "email": "alex@acme.example", "purpose": "hiring"},
+                )
+                unquoted = await count_quotes() == quotes
+                called = await mcp.call_tool("people_research", {**DANA, "email": "dana.reyes@example.com"})
+                assert not called.is_error, called.content
+                async with http_client(kernel) as client:
+                    job = await wait_for_job(client, called.structured_content["request_id"], auth, every_s=0.1)
+                    left = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
+        finally:
+            await worker.stop()
     assert "people_research" in names
+    assert refused.is_error and "opted_out" in json.dumps([c.model_dump() for c in refused.content]) and unquoted
     assert job["status"] == "completed", job
-    assert job["result"]["matched"] == ["company", "email"]
-    assert_cited(job["result"]["profile"], web.base)
-    assert_nothing_sensitive(job["result"])
+    result = job["result"]
+    assert result["matched"] == ["company", "email"] and result["synthesis"] == "llm"
+    assert result["profile"]["summary"]["value"] == "Dana Reyes runs finance at Example Corp."
+    assert_cited(result["profile"], web.base)
+    assert_nothing_sensitive(result)
+    assert left == "0.900000"  # the refused call cost nothing
 
 
 async def test_an_ambiguous_name_answers_candidates(kernel_factory, web):

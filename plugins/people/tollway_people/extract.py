@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 
 from . import sensitive
 from .match import name_form
@@ -52,14 +53,8 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"\b" + r"[\s.,'-]+".join(words) + r"\b", re.IGNORECASE)
 
 
-def names(name: str, text: str) -> bool:
-    return bool(_name_pattern(name).search(_fold(text)))
-
-
 def _fold(text: str) -> str:
     """Accents dropped, so "José" is found as "jose" (the pattern is in name form)."""
-    import unicodedata
-
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -90,17 +85,17 @@ def _role_and_employer(name_re: str, text: str) -> tuple[str | None, str | None]
     return None, _clean(works.group("org")) if works else None
 
 
-def _about_them(name: str, pattern: re.Pattern[str], lines: list[str]) -> list[str]:
-    """The sentences naming the person, and each one right after such a sentence that goes on
+def _about_them(name: str, pattern: re.Pattern[str], lines: list[str]) -> list[int]:
+    """Which sentences name the person, and each one right after such a sentence that goes on
     about them (it starts with a pronoun or one of their names: "She is based in Austin.")."""
     words = "|".join(re.escape(w) for w in name_form(name).split())
     goes_on = re.compile(r"^(?:he|she|they|his|her|their|" + words + r")\b", re.IGNORECASE)
-    out: list[str] = []
+    out: list[int] = []
     previous = False
-    for line in lines:
+    for i, line in enumerate(lines):
         previous = bool(pattern.search(line)) or (previous and bool(goes_on.match(line)))
         if previous:
-            out.append(line)
+            out.append(i)
     return out
 
 
@@ -118,12 +113,14 @@ def _location(name_re: str, text: str) -> str | None:
 def mention(name: str, url: str, title: str | None, markdown: str) -> Mention | None:
     """What the page says about `name`, or None when it does not name them."""
     pattern = _name_pattern(name)
-    lines = sentences(_fold(plain(markdown)))
-    naming = _about_them(name, pattern, lines)
+    lines = sentences(plain(markdown))  # as written, for the summary
+    folded = [_fold(line) for line in lines]  # accents dropped, for matching and values
+    naming = _about_them(name, pattern, folded)
     head = _fold(title or "")
     if not naming and not pattern.search(head):
         return None
-    kept = [s for s in naming if not sensitive.touches(s)]
+    kept_at = [i for i in naming if not sensitive.touches(lines[i])]
+    kept = [folded[i] for i in kept_at]
     name_re = r"(?i:" + pattern.pattern + r")"  # the name in any case; the rest as written
     role = employer = location = None
     for text in ([head] if head and not sensitive.touches(head) else []) + kept:
@@ -140,7 +137,7 @@ def mention(name: str, url: str, title: str | None, markdown: str) -> Mention | 
         role=role,
         employer=employer,
         location=location,
-        sentences=tuple(kept[:MAX_SENTENCES]),
+        sentences=tuple(lines[i] for i in kept_at[:MAX_SENTENCES]),
         about=bool(pattern.search(head)),
         withheld=len(naming) - len(kept),
     )

@@ -10,7 +10,9 @@ is recorded for the history features."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import re
 from collections.abc import Mapping
 from typing import cast
 
@@ -156,13 +158,18 @@ async def _read_all(reader: WebReader, urls: list[str]) -> tuple[list[Page], int
     return pages, len(urls) - len(pages)
 
 
+def _sensitive_page(page: Page) -> bool:
+    """A page whose title or address (its words: /news/dana-reyes-arrested) touches a sensitive category."""
+    return sensitive.touches(page.title) or sensitive.touches(re.sub(r"[/_.?=&+-]+", " ", page.url))
+
+
 def _safe_record(record: candidates.Record | None) -> tuple[candidates.Record | None, int]:
     """The record less any value touching a sensitive category (and how many were dropped)."""
     if record is None:
         return None, 0
     fields = {f: getattr(record, f) for f in ("role", "employer", "location")}
     dropped = {f: None for f, v in fields.items() if sensitive.touches(v)}
-    return candidates.dataclasses.replace(record, **dropped), len(dropped)
+    return dataclasses.replace(record, **dropped), len(dropped)
 
 
 async def _refuse_found(profile: PersonProfile, record: candidates.Record | None) -> None:
@@ -208,12 +215,14 @@ async def run(value: PeopleResearchInput, ctx: ToolContext) -> PeopleResearchRes
             failure = exc
             continue
         found += [h.url for h in hits]
-    if failure is not None and len(found) == len(hints.get("url", "") and [1]) and record is None:
+    if failure is not None and len(found) == ("url" in hints) and record is None:
         raise failure  # every search failed and nothing else is known: the provider's failure, refunded
     urls = list({normalise_url(u): u for u in reversed(found)}.values())[::-1][: PAGES[value.depth]]
     await ctx.report(f"reading {len(urls)} pages")
     pages, failed = await _read_all(WebReader(ctx.http, allow_private=_allow_private(ctx)), urls)
-    mentions = [m for p in pages if (m := extract.mention(value.name, p.url, p.title, p.markdown)) is not None]
+    usable = [p for p in pages if not _sensitive_page(p)]  # a page whose title or address says one is not cited
+    withheld += len(pages) - len(usable)
+    mentions = [m for p in usable if (m := extract.mention(value.name, p.url, p.title, p.markdown)) is not None]
     withheld += sum(m.withheld for m in mentions)
     groups = candidates.group(mentions, record)
     if not groups:
