@@ -92,6 +92,14 @@ async def admit(value: PeopleResearchInput) -> Admission:
     return Admission(decision_context={"purpose": value.purpose})
 
 
+def found_opted_out() -> ToolError:
+    return ToolError(
+        "opted_out",
+        "The person found has asked this service's operator not to be researched. The payment is refunded.",
+        status=403,
+    )
+
+
 def nothing_found(why: str) -> ToolError:
     return ToolError(
         "enrichment_exhausted",
@@ -184,7 +192,7 @@ async def _refuse_found(profile: PersonProfile, record: candidates.Record | None
             + ([record.employer_domain] if record is not None and record.employer_domain else []),
         )
     except Refusal as exc:
-        raise ToolError("opted_out", exc.message, status=403) from exc
+        raise found_opted_out() from exc
 
 
 def _merged(profile: PersonProfile, written: Mapping[str, Cited]) -> PersonProfile:
@@ -247,6 +255,8 @@ async def run(value: PeopleResearchInput, ctx: ToolContext) -> PeopleResearchRes
             except ToolError:
                 continue  # a candidate on the opt-out list is left out
             listed.append(Candidate(match_score=match, matched=matched, profile=one))
+        if not listed:
+            raise found_opted_out()  # every candidate is on the list
         note = (
             "Extractive: the hints fit several people; each candidate's values are taken from its sources' sentences."
         )
