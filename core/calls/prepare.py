@@ -10,6 +10,7 @@ from typing import Any, cast
 import msgspec
 import rfc8785
 
+from tollway._core.basics.json_values import JSONValue
 from tollway._core.basics.validation import (
     FieldError,
     FieldErrors,
@@ -35,7 +36,7 @@ class Admission:
 
     soul_agent_id: str | None = None
     service_fee: int = 0
-    decision_context: Mapping[str, Any] | None = None
+    decision_context: Mapping[str, JSONValue] | None = None
 
 
 @dataclasses.dataclass
