@@ -195,6 +195,17 @@ async def _refuse_found(profile: PersonProfile, record: candidates.Record | None
         raise found_opted_out() from exc
 
 
+def _cited(profiles: list[PersonProfile]) -> set[str]:
+    """Every source the answer cites: `sources` lists these and no other (a page of a candidate
+    left out, or read but naming nobody, is not shown)."""
+    out: set[str] = set()
+    for p in profiles:
+        for value in (*p.names, *p.links, p.role, p.employer, p.location, p.summary):
+            if value is not None:
+                out.update(value.sources)
+    return out
+
+
 def _merged(profile: PersonProfile, written: Mapping[str, Cited]) -> PersonProfile:
     return PersonProfile(
         names=profile.names,
@@ -279,11 +290,11 @@ async def run(value: PeopleResearchInput, ctx: ToolContext) -> PeopleResearchRes
                         "was checked against, and values citing none were dropped."
                     ),
                 )
-    now = iso(now_ms())
-    sources = [Source(url=p.url, title=p.title, kind="page", retrieved_at=p.retrieved_at) for p in pages
-               if any(m.url == p.url for m in mentions)]  # fmt: skip
-    if record is not None:
-        sources.append(Source(url=record.source, title=None, kind="enrichment", retrieved_at=now))
+    cited = _cited([profile] if profile is not None else [c.profile for c in listed])
+    sources = [Source(url=p.url, title=p.title, kind="page", retrieved_at=p.retrieved_at) for p in usable
+               if p.url in cited]  # fmt: skip
+    if record is not None and record.source in cited:
+        sources.append(Source(url=record.source, title=None, kind="enrichment", retrieved_at=iso(now_ms())))
     best = fitting[0][0]
     return PeopleResearchResult(
         name=value.name,
