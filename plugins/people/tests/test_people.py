@@ -217,7 +217,23 @@ async def test_an_ambiguous_name_answers_candidates(kernel_factory, web):
     )
     assert one["result"]["ambiguous"] is False
     assert one["result"]["profile"]["role"]["value"] == "software engineer"
+    # and so does a page of theirs, read first
+    _, by_page, _, _ = await research(
+        kernel, {"name": "Alex Kim", "url": web.page_url("/staff/alex-kim"), "purpose": "finding a speaker"}
+    )
+    assert by_page["result"]["matched"] == ["url"]
+    assert by_page["result"]["profile"]["employer"]["value"] == "Lincoln High School"
     assert left == "0.900000"
+
+
+async def test_pages_are_read_by_web_reads_address_rules(kernel_factory, web):
+    """Without TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES the stand-in pages (on 127.0.0.1) are refused
+    as web read refuses them: nothing is read, nothing found, the job refunded."""
+    env = {k: v for k, v in web.env().items() if k != "TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES"}
+    kernel = await kernel_factory(installed=PLUGINS, env=env)
+    _, job, left, _ = await research(kernel, {"name": "Alex Kim", "location": "Portland", "purpose": "hiring"})
+    assert (job["status"], job["error_code"]) == ("failed", "enrichment_exhausted"), job
+    assert web.searches and web.read == [] and left == "1.000000"
 
 
 async def test_nothing_found_fails_the_job_refunded(kernel_factory, web):

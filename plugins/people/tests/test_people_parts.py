@@ -73,4 +73,6 @@ def test_candidates_are_scored_against_the_hints():
     assert by_company == [(1.0, ["company", "location"]), (0.5, ["location"])]
     assert candidates.score(groups[0], {"email": "alex@gmail.com"}) == (0.5, [])
     assert candidates.score(groups[0], {"url": "https://b/elsewhere"}) == (0.0, [])
+    assert candidates.score(groups[1], {"url": "http://b/elsewhere"}) == (0.5, [])
+    assert candidates.score(groups[1], {"url": "http://B/2#top"}) == (1.0, ["url"])
     assert candidates.confidence(2, 1.0) == 0.85 and candidates.confidence(1, 0.5) == 0.49

@@ -8,7 +8,8 @@ otherwise left out; the enrichment record joins the candidate of its employer.
 
 A candidate's match score is the mean over the hints given (company, location, email, url)
 of: 1 when the hint fits what its sources say, 0 when they say something else, 0.5 when they
-say nothing about it (a free-mail address says nothing about an employer). A value's
+say nothing about it (a free-mail address says nothing about an employer; another page on the
+`url`'s site says little, and scores 0.5 too). A value's
 confidence grows with the sources that agree on it and with the candidate's score:
 min(0.95, 0.45 + 0.2 × sources) × (0.5 + 0.5 × score), two decimals."""
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from tollway_web.search_tool import normalise_url
 
 from . import sensitive
 from .extract import Mention
@@ -171,8 +174,11 @@ def score(g: Group, hints: Mapping[str, str]) -> tuple[float, list[str]]:
         else:
             parts["email"] = _fit([e for e, _ in g.employers()], lambda e: companies_agree(domain, e))
     if url := hints.get("url"):
-        host = url_host(url)
-        parts["url"] = 1.0 if any(url_host(u) == host for u in g.urls()) else 0.0
+        page, host = normalise_url(url), url_host(url)
+        if any(normalise_url(u) == page for u in g.urls()):
+            parts["url"] = 1.0
+        else:  # another page of the same site says little (a platform hosts everyone's profiles)
+            parts["url"] = 0.5 if any(url_host(u) == host for u in g.urls()) else 0.0
     if not parts:
         return 0.0, []
     return round(sum(parts.values()) / len(parts), 2), sorted(k for k, v in parts.items() if v == 1.0)
