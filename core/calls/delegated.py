@@ -61,7 +61,7 @@ class DelegatedCalls:
         self.contexts.require_configured(tool)
         call = prepare(tool, msgspec.json.encode(dict(arguments)))
         if tool.admit is not None:
-            await tool.admit(call.value)
+            call.admit(await tool.admit(call.value))
         return call
 
     async def run(self, call: PreparedCall, *, agent_id: str, request_id: str) -> Any:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Mapping
 from typing import Any, cast
 
 import msgspec
 import rfc8785
 
+from tollway._core.basics.json_values import JSONValue
 from tollway._core.basics.validation import (
     FieldError,
     FieldErrors,
@@ -27,11 +29,14 @@ MEMO_MAX = 1000
 @dataclasses.dataclass(frozen=True)
 class Admission:
     """What a tool's `admit` check may fix about a call before payment, written on its
-    receipt: the soul agent sold through (`soul_agent_id`) and the platform's part of the
-    price (`service_fee`, micro-USDC)."""
+    receipt: the soul agent sold through (`soul_agent_id`), the platform's part of the
+    price (`service_fee`, micro-USDC) and keys added to the receipt's `decisionContext`
+    (`decision_context`, e.g. people research's `purpose`; they replace the caller's keys
+    of the same name)."""
 
     soul_agent_id: str | None = None
     service_fee: int = 0
+    decision_context: Mapping[str, JSONValue] | None = None
 
 
 @dataclasses.dataclass
@@ -51,6 +56,8 @@ class PreparedCall:
             if not 0 <= admitted.service_fee <= self.price:
                 raise ValueError(f"tool {self.tool.name}: service_fee must be within the price")
             self.admission = admitted
+            if admitted.decision_context:
+                self.decision_context = {**(self.decision_context or {}), **admitted.decision_context}
 
     def receipt(
         self,

@@ -1,0 +1,1 @@
+"""Tollway people research: a cited public work profile of one person, with operator opt-outs."""
