@@ -13,7 +13,7 @@ TEST_STAMP := $(VENV)/.test-stamp
 # keeps a wheel cache that works where pip's HTTP cache is not kept.
 INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 
-.PHONY: install run test lint wheels bench bench-jobs clean
+.PHONY: install run test lint wheels bench bench-jobs clients clean
 
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,9 +27,10 @@ $(STAMP): pyproject.toml $(PLUGINS) | $(UV)
 	$(INSTALL) $(foreach f,$?,-e $(dir $(f)))
 	touch $@
 
-# The test tools (the `test` extra) only for `make test` and the benches.
-$(TEST_STAMP): pyproject.toml $(STAMP)
-	$(INSTALL) -r pyproject.toml --extra test
+# The test tools (the `test` extra) only for `make test` and the benches, with the Python
+# client library (clients/python, editable) that its tests call the service with.
+$(TEST_STAMP): pyproject.toml clients/python/pyproject.toml $(STAMP)
+	$(INSTALL) -r pyproject.toml --extra test -e clients/python
 	touch $@
 
 install: $(STAMP)
@@ -72,6 +73,11 @@ bench: $(TEST_STAMP)
 bench-jobs: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/jobs.py
+
+# The client libraries' generated tool methods and types (clients/python, clients/typescript)
+# from the OpenAPI document of a service with every installed plugin; a test checks they are current.
+clients: $(TEST_STAMP)
+	$(BIN)/python clients/generate.py
 
 clean:
 	rm -rf $(VENV) .tollway
