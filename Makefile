@@ -33,12 +33,18 @@ $(TEST_STAMP): pyproject.toml clients/python/pyproject.toml $(STAMP)
 	$(INSTALL) -r pyproject.toml --extra test -e clients/python
 	touch $@
 
+# The TypeScript client's dependencies (viem, ws), as its package-lock.json pins them.
+NODE_STAMP := clients/typescript/node_modules/.package-lock.json
+$(NODE_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 install: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/tollway serve $(if $(PORT),--port $(PORT))
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	./scripts/ensure-postgres.sh
@@ -80,4 +86,4 @@ clients: $(TEST_STAMP)
 	$(BIN)/python clients/generate.py
 
 clean:
-	rm -rf $(VENV) .tollway
+	rm -rf $(VENV) .tollway clients/typescript/node_modules
