@@ -1,6 +1,8 @@
-// `npm install ./clients/typescript` in a fresh folder gives a working package: installed as a
-// copy (`--install-links`, as from the registry: only its `files`, its dependencies fetched), it
-// imports as `tollway-client` and verifies a receipt with no service at all.
+// `npm install ./clients/typescript` in a fresh folder gives a working package that imports as
+// `tollway-client` and verifies a receipt with no service at all: installed as a copy
+// (`--install-links`, as from the registry: only its `files`, its dependencies fetched), and as
+// npm's plain install of a folder, a link to it (whose dependencies are the folder's own, as
+// `npm ci` installed them: npm installs none for a folder outside the project).
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -31,17 +33,23 @@ new Client({ walletKey: "0x" + "11".repeat(32) });
 console.log("ok", import.meta.resolve("tollway-client"));
 `;
 
-test("npm install ./clients/typescript works in a fresh folder", { timeout: 180_000 }, async () => {
+async function installAndCheck(flags, expected) {
   const folder = await mkdtemp(join(tmpdir(), "tollway-client-install-"));
   try {
     await writeFile(join(folder, "package.json"), JSON.stringify({ name: "fresh", private: true, type: "module" }));
-    await run("npm", ["install", "--install-links", "--prefer-offline", "--no-audit", "--no-fund", PACKAGE], {
-      cwd: folder,
-    });
+    await run("npm", ["install", ...flags, "--prefer-offline", "--no-audit", "--no-fund", PACKAGE], { cwd: folder });
     await writeFile(join(folder, "check.js"), CHECK);
     const { stdout } = await run(process.execPath, ["check.js"], { cwd: folder });
-    assert.match(stdout, /^ok file:.*node_modules\/tollway-client\/src\/index\.js/);
+    assert.match(stdout, expected);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
-});
+}
+
+test("npm install --install-links ./clients/typescript: a copy, as from the registry", { timeout: 180_000 }, () =>
+  installAndCheck(["--install-links"], /^ok file:.*\/node_modules\/tollway-client\/src\/index\.js/),
+);
+
+test("npm install ./clients/typescript: a link to the folder", { timeout: 180_000 }, () =>
+  installAndCheck([], new RegExp(`^ok file://${PACKAGE}/src/index\\.js`)),
+);
