@@ -4,7 +4,6 @@ when the WebSocket is cut halfway), receipts verified offline, refusals as typed
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from decimal import Decimal
 
@@ -19,6 +18,7 @@ from tollway_client import (
     ReceiptInvalid,
     SpendCapExceeded,
     ToolResult,
+    _wait,
     check_receipt,
     verify_receipt,
 )
@@ -102,20 +102,25 @@ def test_the_blocking_client_pays_from_credits(service):
         assert tollway.verify_receipt(answer.receipt_id)["payment_method"] == "credits"
 
 
-async def test_a_job_waited_on_finishes_by_polling_when_the_websocket_is_cut_halfway(service):
+async def test_a_job_waited_on_finishes_by_websocket_and_by_polling_when_the_websocket_is_cut_halfway(
+    service, monkeypatch
+):
     token = service.token_with_credits("5")
-    async with (
-        AsyncClient(service.cutting_url, token=token) as cut,
-        AsyncClient(service.url, token=token) as whole,
-    ):
-        by_polling, by_socket = await asyncio.gather(
-            cut.solve(SOLVE, idempotency_key="cut-halfway"), whole.solve({**SOLVE, "time_limit_s": 1})
-        )
+    async with AsyncClient(service.url, token=token) as whole, AsyncClient(service.cutting_url, token=token) as cut:
+        with monkeypatch.context() as patched:  # polling held back: only the socket can finish this wait
+            patched.setattr(_wait, "POLL_DELAYS_S", (60.0,) * 4)
+            by_socket = await whole.solve({**SOLVE, "time_limit_s": 1})
+        by_polling = await cut.solve(SOLVE, idempotency_key="cut-halfway")
     assert isinstance(by_polling, JobResult) and isinstance(by_socket, JobResult)
-    assert by_polling.channel == "polling" and by_socket.channel == "websocket"
+    assert by_socket.channel == "websocket" and by_polling.channel == "polling"
     for done in (by_polling, by_socket):
         assert done.job["status"] == "completed" and done.result["solution"]["routes"]
         assert done.payment is not None and done.payment.method == "credits"
+
+
+def test_the_polling_backoff():
+    assert [_wait.poll_delay(i, push_alive=True) for i in range(6)] == [0.3, 0.6, 1.0, 2.0, 5.0, 5.0]
+    assert _wait.poll_delay(7, push_alive=False) == 2.0
 
 
 async def test_a_job_paid_by_x402_is_waited_for_as_its_payer(service):

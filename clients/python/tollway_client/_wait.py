@@ -12,7 +12,7 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
-from ._errors import NotFound, TollwayError, TransportError, WaitTimeout
+from ._errors import TollwayError, WaitTimeout
 
 TERMINAL = ("completed", "failed")
 # Polling backoff: 300 ms, 600 ms, 1 s, 2 s, then 5 s while the push channel is proven (it
@@ -60,10 +60,8 @@ async def _by_polling(get_job: Callable[[], Awaitable[dict[str, Any]]], push: _P
         attempt += 1
         try:
             job = await get_job()
-        except NotFound:
-            raise
-        except (TransportError, TollwayError) as exc:
-            if isinstance(exc, TollwayError) and exc.status is not None and exc.status < 500 and exc.status != 429:
+        except TollwayError as exc:  # unreachable, 5xx or 429: ask again; any other refusal ends the wait
+            if exc.status is not None and exc.status < 500 and exc.status != 429:
                 raise
             continue
         if job.get("status") in TERMINAL:
