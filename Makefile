@@ -13,7 +13,7 @@ TEST_STAMP := $(VENV)/.test-stamp
 # keeps a wheel cache that works where pip's HTTP cache is not kept.
 INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 
-.PHONY: install run test lint wheels bench bench-jobs clean
+.PHONY: install run test lint wheels bench bench-jobs clients clean
 
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,9 +27,16 @@ $(STAMP): pyproject.toml $(PLUGINS) | $(UV)
 	$(INSTALL) $(foreach f,$?,-e $(dir $(f)))
 	touch $@
 
-# The test tools (the `test` extra) only for `make test` and the benches.
-$(TEST_STAMP): pyproject.toml $(STAMP)
-	$(INSTALL) -r pyproject.toml --extra test
+# The test tools (the `test` extra) only for `make test` and the benches, with the Python
+# client library (clients/python, editable) that its tests call the service with.
+$(TEST_STAMP): pyproject.toml clients/python/pyproject.toml $(STAMP)
+	$(INSTALL) -r pyproject.toml --extra test -e clients/python
+	touch $@
+
+# The TypeScript client's dependencies (viem, ws), as its package-lock.json pins them.
+NODE_STAMP := clients/typescript/node_modules/.package-lock.json
+$(NODE_STAMP): clients/typescript/package.json clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 install: $(STAMP)
@@ -37,7 +44,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/tollway serve $(if $(PORT),--port $(PORT))
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(NODE_STAMP)
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	./scripts/ensure-postgres.sh
@@ -73,5 +80,10 @@ bench-jobs: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
 	$(BIN)/python bench/jobs.py
 
+# The client libraries' generated tool methods and types (clients/python, clients/typescript)
+# from the OpenAPI document of a service with every installed plugin; a test checks they are current.
+clients: $(TEST_STAMP)
+	$(BIN)/python clients/generate.py
+
 clean:
-	rm -rf $(VENV) .tollway
+	rm -rf $(VENV) .tollway clients/typescript/node_modules

@@ -5,6 +5,8 @@
 #        the PostgreSQL-only tests), then the other tests of tests/runtime (fresh clones, venvs
 #        and wheels: the longest tests, which share one `make wheels` per run);
 #   two: every other test.
+# The first run ends with the TypeScript client's suite (`node --test` in clients/typescript,
+# against a real `tollway serve`; the Python client's suite is in clients/tests, with the rest).
 # Each part prints its own report; the first run's parts follow the second's. Fails when any
 # part fails. A snapshot file holds both databases' cases, so each part sees the other's
 # snapshots as unused: they are reported as warnings, not failures.
@@ -19,8 +21,11 @@ trap 'rm -f "$first_log"' EXIT
   pg=$?
   "${PYTEST[@]}" -m "not postgres" tests/runtime
   runtime=$?
-  echo "== parts: postgres exit $pg, tests/runtime (not postgres) exit $runtime =="
-  [ "$pg" -eq 0 ] && [ "$runtime" -eq 0 ]
+  echo "== the TypeScript client (clients/typescript: node --test) =="
+  (cd clients/typescript && npm test --silent)
+  typescript=$?
+  echo "== parts: postgres exit $pg, tests/runtime (not postgres) exit $runtime, clients/typescript exit $typescript =="
+  [ "$pg" -eq 0 ] && [ "$runtime" -eq 0 ] && [ "$typescript" -eq 0 ]
 ) >"$first_log" 2>&1 &
 first=$!
 echo "== every test not marked postgres outside tests/runtime (the rest runs beside it) =="
@@ -28,7 +33,7 @@ echo "== every test not marked postgres outside tests/runtime (the rest runs bes
 rest=$?
 wait "$first"
 first_rc=$?
-echo "== the tests marked postgres, then tests/runtime's others =="
+echo "== the tests marked postgres, then tests/runtime's others, then the TypeScript client =="
 cat "$first_log"
-echo "== runs: the rest exit $rest, postgres + runtime exit $first_rc =="
+echo "== runs: the rest exit $rest, postgres + runtime + typescript exit $first_rc =="
 [ "$rest" -eq 0 ] && [ "$first_rc" -eq 0 ]

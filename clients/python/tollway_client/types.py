@@ -1,0 +1,3 @@
+"""The generated input and output types of every tool (`VehicleRecallsInput`, `VehicleRecallsOutput`, …)."""
+
+from ._tools import *  # noqa: F403
