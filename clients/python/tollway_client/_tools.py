@@ -60,6 +60,9 @@ TOOLS: dict[str, ToolSpec] = {
         "ignored",
         (),
     ),
+    "people_research": ToolSpec(
+        "people_research", "POST", "/v1/tools/research/people", "job", "X-Payment-Proof", "optional", ()
+    ),
     "person_sanctions": ToolSpec(
         "person_sanctions", "POST", "/v1/tools/lookup/person-sanctions", "inline", "payment-signature", "ignored", ()
     ),
@@ -454,6 +457,20 @@ class GovernmentSolicitationsOutput(TypedDict):
     tool: Literal["government_solicitations"]
     result: SolicitationsResult
     evidence: Evidence
+
+
+class PeopleResearchInput(TypedDict):
+    """The input of `people_research`."""
+
+    name: str
+    purpose: str
+    company: NotRequired[str]
+    location: NotRequired[str]
+    email: NotRequired[str]
+    url: NotRequired[str]
+    depth: NotRequired[Literal["deep", "quick"]]
+    memo: NotRequired[str]
+    decisionContext: NotRequired[dict[str, Any]]
 
 
 class PersonSanctionsInput(TypedDict):
@@ -1707,6 +1724,14 @@ class AsyncTools:
         """US government solicitations"""
         return await self._call_tool(TOOLS["government_solicitations"], input, **options)  # type: ignore[return-value]
 
+    async def people_research(
+        self, input: PeopleResearchInput, *, idempotency_key: str | None = None, wait: bool = True, **options: Any
+    ) -> JobResult | JobAccepted:
+        """People research"""
+        return await self._call_tool(
+            TOOLS["people_research"], input, idempotency_key=idempotency_key, wait=wait, **options
+        )  # type: ignore[return-value]
+
     async def person_sanctions(self, input: PersonSanctionsInput, **options: Any) -> ToolResult[PersonSanctionsOutput]:
         """Person sanctions screening"""
         return await self._call_tool(TOOLS["person_sanctions"], input, **options)  # type: ignore[return-value]
@@ -1891,6 +1916,12 @@ class Tools:
     ) -> ToolResult[GovernmentSolicitationsOutput]:
         """US government solicitations"""
         return self._run_tool(TOOLS["government_solicitations"], input, **options)  # type: ignore[return-value]
+
+    def people_research(
+        self, input: PeopleResearchInput, *, idempotency_key: str | None = None, wait: bool = True, **options: Any
+    ) -> JobResult | JobAccepted:
+        """People research"""
+        return self._run_tool(TOOLS["people_research"], input, idempotency_key=idempotency_key, wait=wait, **options)  # type: ignore[return-value]
 
     def person_sanctions(self, input: PersonSanctionsInput, **options: Any) -> ToolResult[PersonSanctionsOutput]:
         """Person sanctions screening"""

@@ -2,7 +2,7 @@
 
 import type { CallOptions, JobAccepted, JobCallOptions, JobResult, ToolResult, ToolSpec } from "./index.js";
 
-export type ToolName = "benchmark" | "browser_task" | "changes" | "commerce_buy" | "commerce_search" | "company_bank_profile" | "company_sanctions" | "compound_resolve" | "compute" | "email_send" | "email_verification" | "enrich_email" | "enrich_profile" | "government_solicitations" | "person_sanctions" | "physical_mail_send" | "place_disasters" | "predict" | "product_drug_adverse_events" | "research" | "sms_send" | "solve" | "soul_buy" | "variant_clinical_significance" | "vehicle_complaints" | "vehicle_identification" | "vehicle_recalls" | "voice_call" | "web_read" | "web_search" | "website_build" | "website_update";
+export type ToolName = "benchmark" | "browser_task" | "changes" | "commerce_buy" | "commerce_search" | "company_bank_profile" | "company_sanctions" | "compound_resolve" | "compute" | "email_send" | "email_verification" | "enrich_email" | "enrich_profile" | "government_solicitations" | "people_research" | "person_sanctions" | "physical_mail_send" | "place_disasters" | "predict" | "product_drug_adverse_events" | "research" | "sms_send" | "solve" | "soul_buy" | "variant_clinical_significance" | "vehicle_complaints" | "vehicle_identification" | "vehicle_recalls" | "voice_call" | "web_read" | "web_search" | "website_build" | "website_update";
 
 export declare const TOOLS: Readonly<Record<ToolName, ToolSpec>>;
 
@@ -36,6 +36,8 @@ export interface ToolMethods {
   enrichProfile(input: EnrichProfileInput, options?: CallOptions): Promise<ToolResult<EnrichProfileOutput>>;
   /** US government solicitations */
   governmentSolicitations(input: GovernmentSolicitationsInput, options?: CallOptions): Promise<ToolResult<GovernmentSolicitationsOutput>>;
+  /** People research */
+  peopleResearch(input: PeopleResearchInput, options?: JobCallOptions): Promise<JobResult | JobAccepted>;
   /** Person sanctions screening */
   personSanctions(input: PersonSanctionsInput, options?: CallOptions): Promise<ToolResult<PersonSanctionsOutput>>;
   /** Send a physical letter */
@@ -350,6 +352,19 @@ export interface GovernmentSolicitationsOutput {
   tool: "government_solicitations";
   result: SolicitationsResult;
   evidence: Evidence;
+}
+
+/** The input of `people_research`. */
+export interface PeopleResearchInput {
+  name: string;
+  purpose: string;
+  company?: string;
+  location?: string;
+  email?: string;
+  url?: string;
+  depth?: "deep" | "quick";
+  memo?: string;
+  decisionContext?: Record<string, unknown>;
 }
 
 /** The input of `person_sanctions`. */

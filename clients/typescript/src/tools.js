@@ -16,6 +16,7 @@ export const TOOLS = Object.freeze({
   enrich_email: {"name": "enrich_email", "method": "POST", "path": "/v1/tools/enrich/email", "mode": "inline", "paymentHeader": "payment-signature", "idempotency": "optional", "pathParams": []},
   enrich_profile: {"name": "enrich_profile", "method": "POST", "path": "/v1/tools/enrich/profile", "mode": "inline", "paymentHeader": "payment-signature", "idempotency": "optional", "pathParams": []},
   government_solicitations: {"name": "government_solicitations", "method": "POST", "path": "/v1/tools/lookup/government-solicitations", "mode": "inline", "paymentHeader": "payment-signature", "idempotency": "ignored", "pathParams": []},
+  people_research: {"name": "people_research", "method": "POST", "path": "/v1/tools/research/people", "mode": "job", "paymentHeader": "X-Payment-Proof", "idempotency": "optional", "pathParams": []},
   person_sanctions: {"name": "person_sanctions", "method": "POST", "path": "/v1/tools/lookup/person-sanctions", "mode": "inline", "paymentHeader": "payment-signature", "idempotency": "ignored", "pathParams": []},
   physical_mail_send: {"name": "physical_mail_send", "method": "POST", "path": "/v1/tools/physical-mail/send", "mode": "job", "paymentHeader": "payment-signature", "idempotency": "required", "pathParams": []},
   place_disasters: {"name": "place_disasters", "method": "POST", "path": "/v1/tools/lookup/place-disasters", "mode": "inline", "paymentHeader": "payment-signature", "idempotency": "ignored", "pathParams": []},
@@ -93,6 +94,10 @@ export const toolMethods = {
   /** US government solicitations */
   governmentSolicitations(input, options) {
     return this.callTool(TOOLS.government_solicitations, input, options);
+  },
+  /** People research */
+  peopleResearch(input, options) {
+    return this.callTool(TOOLS.people_research, input, options);
   },
   /** Person sanctions screening */
   personSanctions(input, options) {
