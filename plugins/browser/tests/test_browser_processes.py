@@ -25,13 +25,30 @@ from tollway_browser import session
 from tollway_browser.settings import MEMORY_MB
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def descends_from_this_test(pid: int) -> bool:
+    """Whether `pid` was started by this pytest process (through Playwright's driver or a worker
+    it started): the suite runs two pytest processes side by side, and the other's browsers
+    are not this test's."""
+    me = os.getpid()
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        while pid > 1:
+            pid = _parent(pid)
+            if pid == me:
+                return True
+    return False
+
+
 def browser_groups() -> dict[int, int]:
-    """Every running task browser's process group, with the pid of its leader's parent."""
+    """Every running task browser of this test's, by process group, with the pid of its leader's parent."""
     groups = {}
     for pid in session.marked(session.MARKER.encode() + b"="):
         with contextlib.suppress(OSError, IndexError):
             stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            if stat[0] != "Z":
+            if stat[0] != "Z" and descends_from_this_test(pid):
                 groups[pid] = int(stat[1])
     return groups
 

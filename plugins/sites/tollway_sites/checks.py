@@ -17,11 +17,14 @@ from urllib.parse import urldefrag, urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Route, async_playwright
 
-from tollway_browser.session import CHROMIUM_ARGS, MARKER, kill_group, marked
+from tollway_browser.session import CHROMIUM_ARGS, kill_group, marked
 
 from . import wire
 from .render import File
 
+# On the checks' Chromium's command line (ignored by it): how its process group is found and
+# ended; not the browser tasks' marker, so nothing counts it as a task's browser.
+MARKER = "--tollway-site-check"
 ORIGIN = "https://site.check"  # no such host: every request to it is answered from the build
 AXE = (Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js").read_text()
 FAILING_IMPACTS = ("serious", "critical")
