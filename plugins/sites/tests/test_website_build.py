@@ -56,6 +56,10 @@ async def test_a_five_page_site_is_built_checked_served_and_updated(kernel_facto
         assert await balance(client, auth) == "8.000000"
         fares = await client.get("/sites/harbour-ferries/fares.html")
         assert "5.00 USD" in fares.text and "4.50 USD" not in fares.text
+        _, stranger = await credits_session(client, "5")
+        refused = await client.post(f"/v1/tools/website/{site['site_id']}/update", json=change, headers=stranger)
+        assert refused.status_code == 404 and refused.json()["error"] == "not_found", refused.text
+        assert await balance(client, stranger) == "5.000000"
         for page, text in before.items():
             assert (await client.get(f"/sites/harbour-ferries/{page}.html")).text == text
 

@@ -32,8 +32,7 @@ async def test_a_site_built_and_updated_over_mcp(kernel_factory):
                 again = data(await mcp.call_tool("website_update", change))
                 updated = await finished(client, again["request_id"], auth)
                 contact = (await client.get("/sites/harbour-ferries/contact.html")).text
-                other = await mcp.call_tool("website_update", {**change, "site_id": "site_nope"})
-                refused = await finished(client, data(other)["request_id"], auth)
+                refused = await mcp.call_tool("website_update", {**change, "site_id": "site_nope"})
                 left = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
     finally:
         await worker.stop()
@@ -41,5 +40,5 @@ async def test_a_site_built_and_updated_over_mcp(kernel_factory):
     assert "website_file" not in names and "website_home" not in names  # pages for people, not tools
     assert built["status"] == "completed" and updated["status"] == "completed", updated
     assert updated["result"]["version"] == 2 and "Call at the quay office." in contact
-    assert refused["status"] == "failed" and refused["error_code"] == "invalid_input"
-    assert left == "8.000000"  # 20 - 10 (build) - 2 (update); the refused update refunded
+    assert refused.is_error and refused.structured_content["error"] == "not_found"
+    assert left == "8.000000"  # 20 - 10 (build) - 2 (update); the refused update never charged

@@ -2,9 +2,9 @@
 (POST /v1/tools/website/{site_id}/update, a paid job, 2.00).
 
 Before payment: a page without `content` needs the `llm` provider (503 `provider_unavailable`
-otherwise), and publication on GitHub Pages needs the code-host connections. On the worker a
-build that fails a check, a site that is not the caller's, or a push GitHub refused fails the
-job, refunded; a re-run after a worker crash builds again into the same site."""
+otherwise), publication on GitHub Pages needs the code-host connections, and an update's site
+must be the payer's (404 otherwise). On the worker a build that fails a check or a push GitHub
+refused fails the job, refunded; a re-run after a worker crash builds again into the same site."""
 
 from __future__ import annotations
 
@@ -81,6 +81,11 @@ def check_update(context: PluginContext, value: wire.WebsiteUpdate) -> None:
             problems.append(FieldError(f"pages[{n}].remove", "a removed page takes no other change"))
     if problems:
         raise FieldErrors(problems)
+
+
+async def own_site(value: wire.WebsiteUpdate, agent_id: str) -> None:
+    """Before payment, once the payer is known: a site that is not the payer's is 404."""
+    await store.owned(value.site_id, agent_id)
 
 
 # -- the build ----------------------------------------------------------------------------
@@ -245,5 +250,5 @@ def update_tool(context: PluginContext) -> Tool[wire.WebsiteUpdate, wire.Website
                 },
             ),
         ),
-        admission=AdmissionChecks(check=functools.partial(check_update, context)),
+        admission=AdmissionChecks(check=functools.partial(check_update, context), admit_payer=own_site),
     )
