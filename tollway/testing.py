@@ -664,6 +664,10 @@ class PluginContract:
     # API key (`Tool.requires`) or a provider choice (`Tool.provider_kind`), so its calls
     # get as far as a quote.
     env: dict[str, str] = {}
+    # Tools whose example is accepted only with stored state the suite cannot make for its
+    # payer (an update of the payer's own record, refused 404 by `admit_payer` otherwise):
+    # left out of the payment-flow test, kept in every other.
+    examples_need_state: tuple[str, ...] = ()
 
     @pytest.fixture
     async def contract_kernel(self, kernel_factory: Any) -> Any:
@@ -809,7 +813,9 @@ class PluginContract:
         from tollway._core.jobs import jobs
         from tollway._core.receipts.tables import Receipt
 
-        job_tools = [t for t in self._tools(contract_kernel) if t.mode == "job"]
+        job_tools = [
+            t for t in self._tools(contract_kernel) if t.mode == "job" and t.name not in self.examples_need_state
+        ]
         if not job_tools:
             return
         late, payer = LateSettlement(contract_kernel), Account.create()
