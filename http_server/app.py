@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from tollway._core.kernel import Kernel
 from tollway._core.plugin_api.tool import Tool
 from tollway._http_server.hosts import bound_hosts, host_gate
 from tollway._http_server.openapi import WireSchemas, include_components, tool_operation_class
-from tollway._http_server.plugin_routes import route_handlers
+from tollway._http_server.plugin_routes import litestar_path, route_handlers
 from tollway._http_server.push import PushHub, make_subscribe_handler
 from tollway._http_server.translate import (
     answer_asgi,
@@ -34,8 +33,6 @@ from tollway._http_server.translate import (
     to_call_request,
     unexpected_error_handler,
 )
-
-_FIELD = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
 def _with_path_fields(tool: Tool, call: CallRequest, params: dict[str, Any]) -> CallRequest:
@@ -81,7 +78,7 @@ def _tool_handler(kernel: Kernel, tool: Tool, schemas: WireSchemas) -> HTTPRoute
             "Answered 202 with a `request_id`: poll `GET /v1/requests/{request_id}` or subscribe at `/v1/requests/subscribe`."
         )
     return post(
-        _FIELD.sub(lambda m: "{" + m.group(1) + ":str}", tool.path),
+        litestar_path(tool.path),
         operation_id=tool.name,
         summary=tool.title,
         description=f"{tool.description}\n\n{' '.join(how)}",

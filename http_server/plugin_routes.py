@@ -46,6 +46,11 @@ _SECURITY = {
 _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
+def litestar_path(path: str) -> str:
+    """A declared path's `{name}` parameters in Litestar's typed form (`{name:str}`)."""
+    return _PARAM.sub(lambda m: "{" + m.group(1) + ":str}", path)
+
+
 def _answers(r: Route, schemas: WireSchemas, alias: Alias | None) -> dict[str, Any]:
     """The route's answers: its own status (and `also_answers`), then every refusal."""
     headers = {**(RATE_HEADERS if r.rate_limit else {}), **(PAYMENT_RESPONSE_HEADER if r.paid_with else {})}
@@ -127,7 +132,7 @@ def _handler(
     handle.__name__ = f"route_{name}"
     handle.__annotations__ = {"request": Request, "return": Response}  # evaluated: see app._tool_handler
     return route(
-        _PARAM.sub(lambda m: "{" + m.group(1) + ":str}", alias.path if alias else r.path),
+        litestar_path(alias.path if alias else r.path),
         http_method=[r.method],
         operation_id=name,
         summary=(alias.summary if alias else None) or r.summary or r.title,
@@ -139,4 +144,4 @@ def _handler(
     )(handle)
 
 
-__all__ = ["route_handlers", "route_operation"]
+__all__ = ["litestar_path", "route_handlers", "route_operation"]

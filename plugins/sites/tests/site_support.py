@@ -3,10 +3,9 @@ the whole job machinery (credits, a worker, polling the job)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from tollway.testing import worker_for
+from tollway.testing import wait_for_job, worker_for
 
 FIVE_PAGES = {
     "name": "Harbour Ferries",
@@ -29,15 +28,11 @@ FIVE_PAGES = {
 }  # fmt: skip
 
 
-async def finished(client: Any, request_id: str, headers: dict[str, str], *, seconds: float = 180) -> dict[str, Any]:
-    job: dict[str, Any] = {}
-    for _ in range(int(seconds / 0.5)):
-        polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
-        job = polled.json()
-        if polled.status_code == 200 and job["status"] in ("completed", "failed"):
-            return job
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"{request_id} did not finish: {job}")
+async def finished(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The job once it completed or failed (polled within free_read's limit, up to three minutes)."""
+    job = await wait_for_job(client, request_id, headers, tries=360, every_s=0.5)
+    assert job["status"] in ("completed", "failed"), f"{request_id} did not finish: {job}"
+    return job
 
 
 async def run_job(kernel: Any, client: Any, auth: dict[str, str], path: str, body: dict[str, Any]) -> dict[str, Any]:

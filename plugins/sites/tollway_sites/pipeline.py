@@ -163,7 +163,17 @@ async def _save(
 ) -> int:
     github = next((p for p in publications if p.kind == "github_pages"), None)
     try:
-        return await _store(plan, site_id, slug, copies, files, github, ctx)
+        return await store.save(
+            site_id=site_id,
+            agent_id=ctx.agent_id or "",
+            slug=slug,
+            name=plan.brief.name,
+            brief=stored(plan, copies),
+            request_id=ctx.request_id,
+            files=files,
+            publication=None if github is None else msgspec.to_builtins(github),
+            domain=plan.brief.domain.rstrip(".").lower() if plan.brief.domain else None,
+        )
     except Exception:
         taken = await store.by_slug(slug)
         if taken is None or taken["id"] == site_id:
@@ -175,25 +185,3 @@ async def _save(
             "was refunded; build again and it gets the next free address.",
             status=500,
         ) from None
-
-
-async def _store(
-    plan: Plan,
-    site_id: str,
-    slug: str,
-    copies: Sequence[PageCopy],
-    files: Sequence[render.File],
-    github: wire.Publication | None,
-    ctx: ToolContext,
-) -> int:
-    return await store.save(
-        site_id=site_id,
-        agent_id=ctx.agent_id or "",
-        slug=slug,
-        name=plan.brief.name,
-        brief=stored(plan, copies),
-        request_id=ctx.request_id,
-        files=files,
-        publication=None if github is None else msgspec.to_builtins(github),
-        domain=plan.brief.domain.rstrip(".").lower() if plan.brief.domain else None,
-    )

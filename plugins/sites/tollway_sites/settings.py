@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tollway import Setting
+from tollway_browser.settings import number, text  # how a run reads a setting, as the browser's
+
+__all__ = ["FAMILY", "SETTINGS", "number", "text"]
 
 FAMILY = "website"
 
@@ -41,17 +42,3 @@ DOMAIN_CHECK_S = Setting(
 )
 
 SETTINGS = (PUBLIC_URL, CHROMIUM_PATH, CHECK_TIMEOUT_S, DOMAIN_WARN_DAYS, DOMAIN_CHECK_S)
-
-
-def text(settings: Mapping[str, str], setting: Setting) -> str:
-    raw = settings.get(setting.name)
-    return raw.strip() if raw is not None and raw.strip() else (setting.default or "")
-
-
-def number(settings: Mapping[str, str], setting: Setting) -> float:
-    """A positive number, or the setting's default when the value is not one."""
-    try:
-        found = float(text(settings, setting))
-    except ValueError:
-        found = 0.0
-    return found if found > 0 else float(setting.default or 0)
