@@ -35,7 +35,6 @@ FAILURE_CODES: dict[str, tuple[str, int]] = {
     "provider_unavailable": ("upstream_unavailable", 503),
     "provider_auth": ("upstream_rejected", 503),  # as the inline refusal (core/plugin_api/upstream.py)
     "enrichment_exhausted": ("not_found", 404),
-    "opted_out": ("forbidden", 403),  # people research: the person found is on the operator's opt-out list
     "target_unreachable": ("bad_request", 400),
     "source_unsupported": ("bad_request", 422),
     "checkout_failed": ("upstream_rejected", 502),

@@ -305,7 +305,8 @@ async def test_a_profile_found_on_the_list_fails_refunded(kernel_factory, web):
         listed = await client.post("/v1/tools/internal/opt-outs", json={"domain": "example.com"}, headers=OPERATOR)
     assert listed.status_code == 201
     _, job, left, _ = await research(kernel, {"name": "Dana Reyes", "location": "Austin", "purpose": "a sales call"})
-    assert (job["status"], job["error_code"]) == ("failed", "opted_out"), json.dumps(job)
+    assert (job["status"], job["error_code"]) == ("failed", "enrichment_exhausted"), json.dumps(job)
+    assert "opt" not in job["error"].lower()  # the failure does not say who asked not to be researched
     assert left == "1.000000"
 
 

@@ -93,10 +93,12 @@ async def admit(value: PeopleResearchInput) -> Admission:
 
 
 def found_opted_out() -> ToolError:
+    # The contract's job failure codes have no opt-out: this is its "no data for the person"
+    # (and says no more, so the failure does not tell who asked not to be researched).
     return ToolError(
-        "opted_out",
-        "The person found has asked this service's operator not to be researched. The payment is refunded.",
-        status=403,
+        "enrichment_exhausted",
+        "No result can be given for the person found. The payment is refunded.",
+        status=404,
     )
 
 
