@@ -20,6 +20,7 @@ import httpx
 import pluggy
 
 from tollway._core import builtin
+from tollway._core.auth import shared_settings
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator
 from tollway._core.basics.events import EventBus, LocalEventBus
@@ -168,6 +169,7 @@ class Kernel:
             allow_insecure_webhooks=config.webhooks_allow_insecure,
         )
         self.started = False
+        self.shared_setting_differences: list[shared_settings.Difference] = []
 
     def __getattr__(self, name: str) -> Any:  # only for attributes not set yet
         if name in _BUILT_AT_START:
@@ -198,6 +200,10 @@ class Kernel:
     def family_settings(self, family: str) -> dict[str, str]:
         return self.registry.family_settings(family)
 
+    def shared_fingerprints(self) -> dict[str, str]:
+        """This process's fingerprints of the settings every process must share."""
+        return shared_settings.for_config(self.config, self.receipts.signer.key_id)
+
     # -- lifecycle ---------------------------------------------------------------
     async def start(self) -> None:
         if self.started:
@@ -206,6 +212,7 @@ class Kernel:
         await self.db.connect()
         await self.db.migrate(self.pm)
         await self.receipts.publish_key()
+        self.shared_setting_differences = await shared_settings.record(self.shared_fingerprints())
         backend_name = self.config.settlement_backend or ("local" if self.network.name == "local" else "facilitator")
         if backend_name not in self.backend_factories:
             raise StartupError(f"unknown settlement backend {backend_name!r}; known: {sorted(self.backend_factories)}")

@@ -40,6 +40,8 @@ def _serve(args: argparse.Namespace) -> int:
     from tollway._runtime.settings import DEFAULT_PORT, load_settings
 
     settings = load_settings()
+    if (refused := _refuse_layout(settings, processes=args.processes, role="serve")) is not None:
+        return refused
     port = args.port
     if port is None:
         try:
@@ -48,6 +50,8 @@ def _serve(args: argparse.Namespace) -> int:
             print("tollway: TOLLWAY_PORT must be a port number", file=sys.stderr)
             return 2
     kernel = build_kernel(settings)
+    if (unreachable := _database_unreachable(kernel)) is not None:
+        return unreachable
     app = http_app(kernel, workers=args.workers, scheduler=True) if args.processes == 1 else None
     processes = f", {args.processes} processes" if args.processes > 1 else ""
     print(
@@ -74,6 +78,48 @@ def _serve(args: argparse.Namespace) -> int:
     os.environ[SERVE_JOB_WORKERS_ENV] = str(args.workers)
     serve_processes("tollway._runtime.service:serve_app", host=args.host, port=port, processes=args.processes)
     return 0
+
+
+def _refuse_layout(settings, *, processes: int, role: str) -> int | None:
+    """Exit 2 with one line when several processes would share the embedded database on a real network."""
+    from tollway._runtime.production import layout_refusal
+
+    refusal = layout_refusal(settings.env, settings.database_url, processes=processes, role=role)
+    if refusal is None:
+        return None
+    print(f"tollway: {refusal}", file=sys.stderr)
+    return 2
+
+
+def _database_unreachable(kernel, timeout_s: float = 15.0) -> int | None:
+    """Exit 1 with one line when the database does not answer, before anything says "serving"."""
+    where = kernel.db.url.split("@")[-1]
+
+    try:
+        asyncio.run(asyncio.wait_for(kernel.db.reachable(timeout_s), timeout_s))
+    except Exception as exc:  # any failure to reach it is the one line
+        print(
+            f"tollway: database {where} unreachable ({type(exc).__name__}: {exc or 'no answer'}); "
+            "check TOLLWAY_DATABASE_URL (`tollway doctor` checks the whole configuration)",
+            file=sys.stderr,
+        )
+        return 1
+    return None
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """Check this configuration and print what to fix; exit 1 when something must be."""
+    from tollway._runtime.doctor import diagnose, render
+    from tollway._runtime.settings import read_env
+
+    env = read_env()
+    findings = diagnose(env, providers=not args.skip_providers, timeout_s=args.timeout)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(f) for f in findings], indent=2))
+    else:
+        print(render(findings, env))
+    failing = {"fail", "warn"} if args.strict else {"fail"}
+    return 1 if any(f.status in failing for f in findings) else 0
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -111,7 +157,11 @@ def _worker(args: argparse.Namespace) -> int:
     from tollway._runtime.settings import load_settings
 
     settings = load_settings()
+    if (refused := _refuse_layout(settings, processes=1, role="worker")) is not None:
+        return refused
     kernel = build_kernel(settings, worker_only=True)
+    if (unreachable := _database_unreachable(kernel)) is not None:
+        return unreachable
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -508,8 +558,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     f.set_defaults(func=_dev_fund)
 
+    p = sub.add_parser(
+        "doctor",
+        help="check this configuration (settings, database, facilitator, providers, clock) and say what to fix",
+    )
+    p.add_argument("--json", action="store_true", help="the findings as JSON")
+    p.add_argument("--strict", action="store_true", help="warnings also fail (exit 1)")
+    p.add_argument("--skip-providers", action="store_true", help="do not run the providers' health checks")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds each remote check may take")
+    p.set_defaults(func=_doctor)
+
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    from tollway._runtime.settings import SettingsError
+
+    try:
+        return int(args.func(args) or 0)
+    except SettingsError as exc:  # a setting that stops start-up: one line naming it, no traceback
+        print(f"tollway: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

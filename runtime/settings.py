@@ -1,7 +1,9 @@
-"""Settings from the environment (and `.env`), docs/settings.md.
+"""Settings from the environment (and `.env` files), docs/settings.md.
 
-First start generates what an embedded deployment needs into TOLLWAY_HOME:
-the receipt signing seed, the dev receiving wallet and the operator token.
+On the local test network, first start generates what an embedded deployment needs
+into TOLLWAY_HOME: the receipt signing seed, the dev receiving wallet and the operator
+token. On a real network nothing is generated: a missing secret stops the start
+(runtime/production.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from tollway._core.basics.money import to_micro
 from tollway._core.config import KernelConfig
+from tollway._runtime.production import malformed_settings, production_refusals
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,15 +86,44 @@ def _read_or_create(path: Path, make: callable) -> tuple[str, bool]:
     return value, True
 
 
-def read_env() -> dict[str, str]:
-    """The settings' environment: `.env` of the working folder, overridden by the process's."""
-    try:
-        from dotenv import dotenv_values
+class SettingsError(ValueError):
+    """A setting that stops start-up; the message names it, in one line."""
 
-        file_env = {k: v for k, v in dotenv_values(".env").items() if v is not None}
-    except Exception:  # pragma: no cover - dotenv is a dependency
-        file_env = {}
-    return {**file_env, **os.environ}
+
+DOTENV_SWITCH = "TOLLWAY_DOTENV"  # 0/false/no/off: read no `.env` file (the test suite sets it)
+
+
+def _dotenv(path: Path) -> dict[str, str]:
+    from dotenv import dotenv_values
+
+    if not path.is_file():
+        return {}
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def dotenv_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Path]:
+    """The `.env` files the settings read, the one that wins first: the working folder's,
+    then TOLLWAY_HOME's (so a command started from anywhere, like an MCP client's
+    `tollway mcp`, finds the deployment's). None when TOLLWAY_DOTENV is off."""
+    environ = os.environ if environ is None else environ
+    if (environ.get(DOTENV_SWITCH) or "").strip().lower() in ("0", "false", "no", "off"):
+        return []
+    here = (cwd or Path.cwd()) / ".env"
+    home = home_of({**_dotenv(here), **environ}) / ".env"
+    paths = [here]
+    if home.resolve() != here.resolve():
+        paths.append(home)
+    return [p for p in paths if p.is_file()]
+
+
+def read_env(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> dict[str, str]:
+    """The settings' environment: the process's, over the working folder's `.env`, over
+    TOLLWAY_HOME's `.env`."""
+    environ = os.environ if environ is None else environ
+    merged: dict[str, str] = {}
+    for path in reversed(dotenv_paths(environ, cwd)):
+        merged.update(_dotenv(path))
+    return {**merged, **environ}
 
 
 def home_of(env: Mapping[str, str]) -> Path:
@@ -137,14 +169,43 @@ def _seconds(env: Mapping[str, str], name: str, default: float, *, zero: bool = 
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """The settings of `env` (default: `read_env()`); a bad or, on a real network, a
+    missing setting raises `SettingsError` naming it, before anything is written."""
     if env is None:
         env = read_env()
+    try:
+        return _load_settings(env)
+    except SettingsError:
+        raise
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def _load_settings(env: Mapping[str, str]) -> Settings:
+    network = env.get("TOLLWAY_NETWORK") or "local"
+    if network not in ("local", "base-sepolia", "base"):
+        raise SettingsError("TOLLWAY_NETWORK must be local, base-sepolia or base")
+    # Before anything is written: on a real network nothing may be generated.
+    refusals = malformed_settings(env) + production_refusals(env)
+    if len(refusals) == 1:
+        raise SettingsError(str(refusals[0]))
+    if refusals:
+        names = ", ".join(r.setting for r in refusals)
+        raise SettingsError(
+            f"network {network} needs {names} set: nothing is generated off the local network "
+            "(`tollway doctor` says why each)"
+        )
     home = home_of(env)
     home.mkdir(parents=True, exist_ok=True)
     database_url = env.get("TOLLWAY_DATABASE_URL") or f"sqlite:///{home / 'tollway.db'}"
-    network = env.get("TOLLWAY_NETWORK") or "local"
-    if network not in ("local", "base-sepolia", "base"):
-        raise ValueError("TOLLWAY_NETWORK must be local, base-sepolia or base")
+    from tollway._runtime.database.database import parse_database_url
+
+    try:
+        parse_database_url(database_url)
+    except ValueError:
+        raise SettingsError(
+            "TOLLWAY_DATABASE_URL must be sqlite:///<path> or postgres://user@host:port/database"
+        ) from None
 
     pay_to = env.get("TOLLWAY_PAY_TO")
     payout_key = env.get("TOLLWAY_PAYOUT_KEY") or None

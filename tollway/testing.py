@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import os
 import re
 import secrets
@@ -148,8 +149,21 @@ def settings_for(tmp_path: Path, db_kind: str, **env: str):
         "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x07" * 32).decode(),
         # tests never reach the internet: no background downloads at start-up
         "TOLLWAY_OFFLINE": "1",
+        "TOLLWAY_DOTENV": "0",  # processes started with these settings read no .env file
     }
     base.update(env)
+    if base["TOLLWAY_NETWORK"] != "local":
+        # A real network generates nothing: the receiving wallet (which also pays out)
+        # and the facilitator are set, as an operator sets them.
+        from eth_account import Account
+
+        key = "0x" + hashlib.sha256(f"tollway-test-wallet:{home}".encode()).hexdigest()
+        base.setdefault("TOLLWAY_PAY_TO", Account.from_key(key).address)
+        if "TOLLWAY_PAY_TO" not in env:
+            base.setdefault("TOLLWAY_PAYOUT_KEY", key)
+        base.setdefault("TOLLWAY_FACILITATOR_URL", "http://127.0.0.1:9/")  # no facilitator: nothing answers
+        if base["TOLLWAY_NETWORK"] == "base":
+            base.setdefault("TOLLWAY_CHAIN_RPC_URL", "http://127.0.0.1:9/")
     return load_settings(base)
 
 

@@ -1,4 +1,5 @@
-"""Who calls: agents (each payer wallet and registered agent), access tokens, the nonces of agent proofs.
+"""Who calls: agents (each payer wallet and registered agent), access tokens, the nonces of agent proofs;
+and the fingerprints of the settings every process of a deployment must share.
 
 Piccolo tables of this area (money in integer micro-USDC, times in unix milliseconds);
 its app is `migrations.APP`."""
@@ -41,8 +42,19 @@ class ProofNonce(Table, tablename="tw_proof_nonces", db=PLACEHOLDER_ENGINE):
     expires_ms = BigInt(index=True)
 
 
+class SharedSetting(Table, tablename="tw_shared_settings", db=PLACEHOLDER_ENGINE):
+    """The last start's fingerprint of each setting every process must share (operator
+    token, receipt key, receiving and payout wallets, network): never the secret itself."""
+
+    name = Varchar(length=64, primary_key=True)  # the variable, e.g. TOLLWAY_OPERATOR_TOKEN
+    fingerprint = Varchar(length=80)
+    host = Varchar(length=255)  # the machine (and process) that recorded it
+    recorded_ms = BigInt()
+
+
 TABLES: tuple[type[Table], ...] = (
     Agent,
     AccessToken,
     ProofNonce,
+    SharedSetting,
 )

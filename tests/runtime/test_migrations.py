@@ -85,7 +85,7 @@ async def test_the_kernel_migrations_describe_its_table_classes() -> None:
             f"the tables of {app.app_name} changed without a migration; add one in its migrations/ with:\n"
             + "\n".join(statements)
         )
-    assert len(KERNEL_TABLES) == len({t._meta.tablename for t in KERNEL_TABLES}) == 25
+    assert len(KERNEL_TABLES) == len({t._meta.tablename for t in KERNEL_TABLES}) == 26
 
 
 async def test_migrations_make_the_schema_the_release_before_them_made(new_database) -> None:
@@ -101,10 +101,11 @@ async def test_migrations_make_the_schema_the_release_before_them_made(new_datab
         "tw_webhooks",
         "tw_webhook_attempts",
         "tw_payouts",
+        "tw_shared_settings",
     }
     assert await tables_of(fresh) == await tables_of(old) | {"migration"} | new_tables
     fresh_schema, old_schema = await schema_of(fresh), await schema_of(old)
-    assert len(fresh_schema) == 25 and all(s["columns"] for s in fresh_schema.values())
+    assert len(fresh_schema) == 26 and all(s["columns"] for s in fresh_schema.values())
     changed = {"tw_access_tokens", "tw_jobs"}  # a column added since
     assert {t: s for t, s in fresh_schema.items() if t not in new_tables | changed} == {
         t: s for t, s in old_schema.items() if t not in changed

@@ -39,7 +39,9 @@ def copy_checkout(repo: Path, dest: Path) -> Path:
 def clean_env(**env: str) -> dict[str, str]:
     """This process's environment less Tollway's settings, the virtualenv and make's own, plus `env`."""
     drop = ("PYTHONPATH", "VIRTUAL_ENV", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_") and k not in drop}
+    base = {
+        k: v for k, v in os.environ.items() if (not k.startswith("TOLLWAY_") or k == "TOLLWAY_DOTENV") and k not in drop
+    }
     base.update(env)
     return base
 

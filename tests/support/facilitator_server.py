@@ -228,6 +228,8 @@ class Facilitator:
             return {"jsonrpc": "2.0", "id": body.get("id"), "result": result}
 
         head = len(self.transactions)
+        if method == "eth_chainId":
+            return answer(hex(self.network.chain_id))
         if method == "eth_blockNumber":
             return answer(hex(head))
         if method == "eth_call":

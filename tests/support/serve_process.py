@@ -26,7 +26,7 @@ def free_port() -> int:
 
 def cli_env(**env: str) -> dict[str, str]:
     """The test process's environment without any TOLLWAY_* setting, plus `env`."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_") or k == "TOLLWAY_DOTENV"}
     base.update(env)
     return base
 

@@ -84,7 +84,7 @@ async def seller_process(home: Path, env: dict[str, str]) -> AsyncIterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_") or k == "TOLLWAY_DOTENV"}
     base.update(
         TOLLWAY_HOME=str(home),
         TOLLWAY_DATABASE_URL=f"sqlite:///{home / 'tollway.db'}",
