@@ -88,7 +88,8 @@ HEADERS: dict[str, dict[str, Any]] = {
     "RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
     "PAYMENT-REQUIRED": {"description": "x402 v2 PaymentRequired, base64 JSON.", "schema": {"type": "string"}},
     "PAYMENT-RESPONSE": {
-        "description": "x402 settlement response, base64 JSON (x402 payments only).",
+        "description": "x402 v2 SettleResponse, base64 JSON: with an answer paid by x402, and with the 402 "
+        "of a payment whose settlement was refused (`success: false`, `errorReason`).",
         "schema": {"type": "string"},
     },
 }
@@ -166,7 +167,7 @@ class WireSchemas:
             code = str(status)
             answer: dict[str, Any] = {"description": STATUS_TEXT[code]}
             if status == 402:
-                answer["headers"] = dict(PAYMENT_REQUIRED_HEADER)
+                answer["headers"] = {**PAYMENT_REQUIRED_HEADER, **PAYMENT_RESPONSE_HEADER}
                 answer["content"] = self.json(wire.PaymentRequiredBody)
             else:
                 answer["content"] = self.json(wire.ErrorBody)

@@ -80,6 +80,7 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 def service_error_handler(_: Request, exc: ServiceError) -> Response:
     headers = _with_x402(x402.PAYMENT_REQUIRED_HEADER, exc.payment_required, exc.headers)
+    headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, exc.settlement, headers)
     return Response(content=exc.body(), status_code=exc.status, headers=headers or None, media_type=JSON)
 
 

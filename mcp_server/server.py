@@ -233,10 +233,13 @@ def _text(value: Any) -> list[types.TextContent]:
 
 
 def error_result(exc: ServiceError) -> types.CallToolResult:
-    """402 as the x402 MCP convention (the PaymentRequired object, also as content[0].text);
+    """402 as the x402 MCP convention (the PaymentRequired object, also as content[0].text,
+    with `x402/payment-response` in it when a settlement was refused);
     any other refusal as the error body of docs/api.md, worded in MCP terms."""
     payment_required = exc.payment_required if exc.status == 402 else None
     if payment_required:
+        if exc.settlement is not None:  # a refused settlement, beside the fresh requirements (x402's MCP transport)
+            payment_required = {**payment_required, PAYMENT_RESPONSE_META: exc.settlement}
         return types.CallToolResult(
             content=_text(payment_required),
             structuredContent=payment_required,

@@ -25,6 +25,7 @@ class ServiceError(Exception):
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
         payment_required: dict[str, Any] | None = None,
+        settlement: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -38,6 +39,10 @@ class ServiceError(Exception):
         # A 402 quote's x402 PaymentRequired object: the HTTP front sends it as the
         # PAYMENT-REQUIRED header (base64 JSON), the MCP front as the tool result.
         self.payment_required = payment_required
+        # A settlement that was refused: its x402 SettleResponse (`success: false`,
+        # `errorReason`), which x402 v2's HTTP transport sends with the 402 as the
+        # PAYMENT-RESPONSE header, as it does a settled payment's with the answer.
+        self.settlement = settlement
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"error": self.code, "message": self.message}

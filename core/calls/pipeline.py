@@ -312,6 +312,7 @@ class PaidCalls:
                 amount=call.price,
                 resource_url=req.url,
                 failure=failure,
+                settlement=gateway.settlement(accepted, result),
             )
         job = call.tool.mode == "job"
         answer = (

@@ -132,7 +132,9 @@ class TopUps:
         input_hash = f"top-up:{amount}"
         header = find_payment_header(req.headers)
 
-        async def refuse(failure: PaymentFailed | None = None) -> ServiceError:
+        async def refuse(
+            failure: PaymentFailed | None = None, settlement: dict[str, Any] | None = None
+        ) -> ServiceError:
             return await self.gateway.payment_required(
                 purpose=TOP_UP_PURPOSE,
                 description="Prepaid credits",
@@ -140,6 +142,7 @@ class TopUps:
                 amount=amount,
                 resource_url=req.url,
                 failure=failure,
+                settlement=settlement,
             )
 
         if not header:
@@ -177,7 +180,7 @@ class TopUps:
                 result.reason or "settlement_failed",
                 f"The payment did not settle: {result.reason or result.status}; nothing was credited.",
             )
-            raise await refuse(failure)
+            raise await refuse(failure, self.gateway.settlement(accepted, result))
         return answer
 
     async def _retry(self, payment: Any, amount: int) -> Answer | None:

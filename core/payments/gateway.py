@@ -121,9 +121,11 @@ class X402Gateway:
         amount: int,
         resource_url: str,
         failure: PaymentFailed | None = None,
+        settlement: dict[str, Any] | None = None,
     ) -> ServiceError:
         """A fresh quote as the 402 body (docs/payments.md), carrying the x402
-        PaymentRequired object (each front sends it its own way)."""
+        PaymentRequired object (each front sends it its own way) and, for a payment
+        whose settlement was refused, that settlement's SettleResponse."""
         quote = await quotes.create_quote(
             tool=purpose,
             input_hash=input_hash,
@@ -153,6 +155,7 @@ class X402Gateway:
                 {"reason": failure.reason},
                 payment_required=required,
                 extra=extra,
+                settlement=settlement,
             )
         return ServiceError(
             402, "payment_required", f"Payment of {usdc(amount)} USDC required.", payment_required=required, extra=extra

@@ -16,6 +16,10 @@ import httpx
 import msgspec
 import pytest
 from eth_account import Account
+from x402 import x402Client
+from x402.http import decode_payment_response_header
+from x402.http.clients import x402AsyncTransport
+from x402.mechanisms.evm.exact import register_exact_evm_client
 from x402.schemas import SupportedResponse
 
 from tests.support import echo_plugin
@@ -27,6 +31,7 @@ from tollway._core.payments.networks import get_network
 from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tollway._core.receipts.tables import Receipt
+from tollway._runtime.service import http_app
 from tollway.testing import http_client, pay_402
 
 ECHO = "/v1/tools/test/echo"
@@ -171,11 +176,62 @@ async def test_failed_settlement_is_not_charged(kernel, facilitator):
     assert paid.status_code == 402, paid.text
     assert paid.json()["error"] == "payment_verification_failed"
     assert paid.json()["details"]["reason"] == wire.ERR_TRANSACTION_FAILED
+    # x402 v2's HTTP transport: the refused settlement comes back as PAYMENT-RESPONSE,
+    # beside a fresh quote to pay again
+    assert payment_response(paid) == {
+        "success": False,
+        "errorReason": wire.ERR_TRANSACTION_FAILED,
+        "payer": payer.address,
+        "transaction": "",
+        "network": "eip155:84532",
+    }
+    assert wire.decode_header(paid.headers["PAYMENT-REQUIRED"])["accepts"][0]["extra"]["quoteId"]
     assert facilitator.balance(payer.address) == 1_000_000 and not facilitator.transactions
     (receipt,) = await Receipt.select()
     assert receipt["status"] == "not_charged"
     row = await PaymentAuthorization.select().first()
     assert row["status"] == "failed"
+
+
+async def test_the_official_client_reads_a_refused_settlement(kernel, facilitator):
+    """The x402 SDK's paying transport gets the 402 of a settlement the facilitator
+    refused and reads its PAYMENT-RESPONSE as a SettleResponse; nothing moved."""
+    payer = Account.create()
+    facilitator.fund(payer.address, 1_000_000)
+    facilitator.settle_mode = "fail"
+    sdk = register_exact_evm_client(x402Client(), payer)
+    app = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 50000))
+    async with httpx.AsyncClient(transport=x402AsyncTransport(sdk, app), base_url="http://testserver.local") as client:
+        resp = await client.post(ECHO, json={"text": "refused"})
+    assert resp.status_code == 402, resp.text
+    assert resp.json()["details"]["reason"] == wire.ERR_TRANSACTION_FAILED
+    settle = decode_payment_response_header(resp.headers["PAYMENT-RESPONSE"])
+    assert settle.success is False and settle.error_reason == wire.ERR_TRANSACTION_FAILED
+    assert settle.network == "eip155:84532" and settle.payer == payer.address
+    assert facilitator.calls("settle") == 1 and not facilitator.transactions
+    assert facilitator.balance(payer.address) == 1_000_000
+
+
+async def test_a_top_up_whose_settlement_is_refused_says_so_in_payment_response(kernel, facilitator):
+    payer = Account.create()
+    facilitator.fund(payer.address, 5_000_000)
+    facilitator.settle_mode = "fail"
+    top_up = {"amount": 2, "memo": "refused"}
+    async with http_client(kernel) as client:
+        quote = await client.post("/v1/credits/top-up", json=top_up, headers={"X-Agent-ID": payer.address})
+        assert quote.status_code == 402, quote.text
+        header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"], "base-sepolia")
+        paid = await client.post(
+            "/v1/credits/top-up", json=top_up, headers={"X-Agent-ID": payer.address, "payment-signature": header}
+        )
+        balance = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
+    assert paid.status_code == 402, paid.text
+    assert paid.json()["details"]["reason"] == wire.ERR_TRANSACTION_FAILED
+    settle = payment_response(paid)
+    assert settle["success"] is False and settle["errorReason"] == wire.ERR_TRANSACTION_FAILED
+    assert settle["payer"] == payer.address and settle["network"] == "eip155:84532"
+    assert facilitator.balance(payer.address) == 5_000_000 and not facilitator.transactions
+    assert balance["credits_balance"] == "0.000000"
 
 
 async def test_replayed_payment_is_refused_and_charged_once(kernel, facilitator):

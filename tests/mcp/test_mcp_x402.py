@@ -20,6 +20,7 @@ from x402.mechanisms.evm.exact import ExactEvmClientScheme
 from x402.mechanisms.evm.signers import EthAccountSigner
 
 from tests.support.echo_plugin import EchoPlugin
+from tests.support.facilitator_server import running_facilitator
 from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.receipts.tables import Receipt
 from tollway._mcp_server import build_server
@@ -165,3 +166,28 @@ async def test_one_authorization_pays_at_most_one_of_concurrent_retries(kernel):
     assert await kernel.backend.on_chain_balance(account.address) == 999_000
     assert await Receipt.count() == 1
     assert [r["status"] for r in await PaymentAuthorization.select(PaymentAuthorization.status)] == ["settled"]
+
+
+async def test_a_refused_settlement_carries_its_payment_response(kernel_factory):
+    """x402's MCP transport: a settlement refused after the tool ran is an error result with
+    the fresh requirements and `x402/payment-response` (`success: false`); nothing moved."""
+    async with running_facilitator("base-sepolia") as facilitator:
+        kernel = await kernel_factory(
+            plugins=[("echo", EchoPlugin())],
+            env={"TOLLWAY_NETWORK": "base-sepolia", "TOLLWAY_FACILITATOR_URL": facilitator.url},
+        )
+        account = Account.create()
+        facilitator.fund(account.address, 1_000_000)
+        facilitator.settle_mode = "fail"
+        payments = x402Client()
+        payments.register(NETWORK, ExactEvmClientScheme(EthAccountSigner(account)))
+        async with Client(build_server(kernel).server) as client:
+            refused = await x402MCPSession(SdkSession(client), payments).call_tool("echo_words", {"text": "refused"})
+        assert facilitator.balance(account.address) == 1_000_000 and not facilitator.transactions
+    assert refused.is_error is True
+    structured = refused.raw_result.structuredContent
+    assert structured["x402Version"] == 2 and structured["accepts"][0]["network"] == NETWORK
+    settle = structured["x402/payment-response"]
+    assert settle["success"] is False and settle["errorReason"] == structured["error"]
+    assert settle["network"] == NETWORK and settle["payer"] == account.address
+    assert json.loads(refused.raw_result.content[0].text) == structured
