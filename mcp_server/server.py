@@ -39,6 +39,7 @@ from tollway._mcp_server.route_tools import (
     route_tool,
     route_value,
 )
+from tollway._mcp_server.selection import Selections, UnknownTools
 from tollway._mcp_server.shaping import (
     BadPayment,
     cap_output,
@@ -282,13 +283,22 @@ def _has_paging(schema: dict[str, Any]) -> tuple[bool, bool]:
 
 class TollwayMcp:
     """One MCP server over one kernel. `identity` fixes who pays (stdio, in-memory);
-    without it each HTTP request's bearer token does."""
+    without it each HTTP request's bearer token does. `tools` (names from
+    `selection.resolve`) fixes the tools it serves; without it an HTTP request's
+    `?tools=` selects them, else every tool is served."""
 
     def __init__(
-        self, kernel: Kernel, *, identity: Identity | None = None, settings: McpSettings | None = None
+        self,
+        kernel: Kernel,
+        *,
+        identity: Identity | None = None,
+        settings: McpSettings | None = None,
+        tools: frozenset[str] | None = None,
     ) -> None:
         self.kernel = kernel
         self.identity = identity
+        self.tools = tools
+        self.select = Selections(kernel)
         self.settings = settings or McpSettings.from_env(kernel.config.plugin_env)
         self._inflight: set[asyncio.Task[Any]] = set()
         tooled = [r for r in kernel.routes.values() if r.mcp_tool is not None]
@@ -332,16 +342,18 @@ class TollwayMcp:
         return schema
 
     # -- tools/list ---------------------------------------------------------------------
-    def tool_list(self) -> list[types.Tool]:
+    def tool_list(self, selection: frozenset[str] | None = None) -> list[types.Tool]:
         """Compact: a sentence and the price per tool, its input schema (with an example when
         the input nests objects); full descriptions, every example and the output schemas
-        come from `describe_tool`."""
+        come from `describe_tool`. With `selection`, only the tools it names."""
         kernel = self.kernel
         clash = sorted(({DESCRIBE} | set(self._routes)) & set(kernel.tools))
         if clash:
             raise RuntimeError(f"tool names {clash} clash with the MCP front's route tools")
         out: list[types.Tool] = []
         for tool in sorted(kernel.tools.values(), key=lambda t: t.name):
+            if selection is not None and tool.name not in selection:
+                continue
             description = f"{tool.short_description} {_price_text(tool)}"
             if tool.mode == "job":
                 description += " Runs as a job."
@@ -363,15 +375,39 @@ class TollwayMcp:
                     _meta=meta,
                 )
             )
-        out.extend(route_tool(r, kernel) for r in sorted(self._routes.values(), key=lambda r: r.tool_name))
+        out.extend(
+            route_tool(r, kernel)
+            for r in sorted(self._routes.values(), key=lambda r: r.tool_name)
+            if selection is None or r.tool_name in selection
+        )
         out.append(describe_tool())
         return out
 
-    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tool_list())
+    def selection(self, ctx: Any) -> frozenset[str] | None:
+        """The tools this request may see: the server's own selection, else the HTTP
+        request's `?tools=` (checked by the /mcp mount before it gets here), else all."""
+        if self.tools is not None:
+            return self.tools
+        request = getattr(ctx, "request", None)
+        query = getattr(request, "query_params", None)
+        specs = query.getlist("tools") if query is not None else []
+        if not specs:
+            return None
+        try:
+            return self.select(",".join(specs))
+        except UnknownTools as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"tools: {exc}") from None
 
-    def describe(self, name: str) -> dict[str, Any]:
-        """`describe_tool`: everything tools/list leaves out, in MCP terms."""
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tool_list(self.selection(ctx)))
+
+    def describe(self, name: str, selection: frozenset[str] | None = None) -> dict[str, Any]:
+        """`describe_tool`: everything tools/list leaves out, in MCP terms (of the selected tools)."""
+        if selection is not None and name not in selection:
+            raise invalid_request(
+                f"No tool {name!r}. Tools: {', '.join(sorted(selection))}.",
+                [{"field": "name", "message": "unknown tool"}],
+            )
         tool = self.kernel.tools.get(name)
         if tool is None and name in self._routes:
             r = self._routes[name]
@@ -467,10 +503,13 @@ class TollwayMcp:
         name = params.name
         args = dict(params.arguments or {})
         meta = dict(params.meta or {})
+        selection = self.selection(ctx)
+        if selection is not None and name not in selection:  # as a tool that does not exist
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
         try:
             if name == DESCRIBE:  # the declarations, no kernel read
                 return self._result(
-                    self.describe(_describe_name(args)), {}, self._hint(DESCRIBE_SCHEMA, args, paid=False)
+                    self.describe(_describe_name(args), selection), {}, self._hint(DESCRIBE_SCHEMA, args, paid=False)
                 )
             if name in self._routes:
                 return await self._call_route(ctx, self._routes[name], args)
@@ -698,7 +737,12 @@ class TollwayMcp:
 
 
 def build_server(
-    kernel: Kernel, *, identity: Identity | None = None, settings: McpSettings | None = None
+    kernel: Kernel,
+    *,
+    identity: Identity | None = None,
+    settings: McpSettings | None = None,
+    tools: frozenset[str] | None = None,
 ) -> TollwayMcp:
-    """The MCP server for `kernel` (already collected or started)."""
-    return TollwayMcp(kernel, identity=identity, settings=settings)
+    """The MCP server for `kernel` (already collected or started); `tools`: only these
+    (`selection.resolve`)."""
+    return TollwayMcp(kernel, identity=identity, settings=settings, tools=tools)

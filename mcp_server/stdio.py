@@ -14,14 +14,15 @@ if TYPE_CHECKING:
 AGENT_KEY_ENV = "TOLLWAY_AGENT_KEY"
 
 
-async def serve_stdio(kernel: Kernel, *, identity: Identity | None) -> None:
-    """Serve MCP on stdin/stdout for the started `kernel` until the client closes it."""
+async def serve_stdio(kernel: Kernel, *, identity: Identity | None, tools: frozenset[str] | None = None) -> None:
+    """Serve MCP on stdin/stdout for the started `kernel` until the client closes it;
+    `tools`: only these (`tollway mcp --tools`, mcp_server/selection.py)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     from tollway._mcp_server.guard import GuardedLines
 
-    mcp = build_server(kernel, identity=identity)
+    mcp = build_server(kernel, identity=identity, tools=tools)
     # stdin is read here, line by line, so a message nested too deeply is
     # answered with an error before the SDK decodes it (mcp_server/guard.py).
     lines = GuardedLines(anyio.wrap_file(sys.stdin.buffer))

@@ -146,8 +146,28 @@ def _mcp(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"tollway: {exc}", file=sys.stderr)
         return 2
-    anyio.run(lambda: run_mcp_stdio(kernel, agent_key=key, workers=args.workers))
+    tools = None
+    if args.tools is not None:  # refuse an unknown tool or family before touching stdio
+        from tollway._mcp_server.selection import UnknownTools, resolve
+
+        kernel.collect()
+        try:
+            tools = resolve(kernel, args.tools)
+        except UnknownTools as exc:
+            print(f"tollway: --tools: {exc}", file=sys.stderr)
+            return 2
+    anyio.run(lambda: run_mcp_stdio(kernel, agent_key=key, workers=args.workers, tools=tools))
     return 0
+
+
+def _mcp_install(args: argparse.Namespace) -> int:
+    from tollway._runtime.mcp_install import InstallError, run_install
+
+    try:
+        return run_install(args)
+    except InstallError as exc:
+        print(f"tollway: mcp install: {exc}", file=sys.stderr)
+        return 2
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -499,7 +519,28 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="in-process job workers (0: leave jobs to `tollway serve`/`tollway worker`)",
     )
+    p.add_argument("--tools", help="serve only these tools and families, comma-separated (e.g. sanctions,solve)")
     p.set_defaults(func=_mcp)
+    msub = p.add_subparsers(dest="mcp_command", metavar="[install]")
+    i = msub.add_parser(
+        "install",
+        help="write this server into an MCP client's configuration (claude-desktop, cursor, vscode, claude-code)",
+    )
+    i.add_argument("client", help="claude-desktop, cursor, vscode or claude-code")
+    who = i.add_mutually_exclusive_group()
+    who.add_argument(
+        "--agent-key", help="who pays: an access token or a wallet private key (default TOLLWAY_AGENT_KEY)"
+    )
+    who.add_argument("--token", help="who pays: an access token tw_at_...")
+    i.add_argument("--tools", help="only these tools and families, comma-separated")
+    i.add_argument("--name", default="tollway", help="the server's name in the client (default tollway)")
+    i.add_argument(
+        "--scope", choices=("user", "project"), help="the client's user-wide file (default) or this folder's"
+    )
+    i.add_argument("--path", help="write this file instead of the client's own")
+    i.add_argument("--print", action="store_true", dest="print_only", help="show the JSON entry, write nothing")
+    i.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="another setting for the server")
+    i.set_defaults(func=_mcp_install)
 
     p = sub.add_parser("worker", help="run a job worker only (any number, on any machine, sharing one PostgreSQL)")
     p.add_argument("--concurrency", type=int, default=8, help="jobs run at once by this process")

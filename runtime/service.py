@@ -146,10 +146,12 @@ async def run_worker(kernel: Kernel, *, concurrency: int, lease_s: float, stop: 
         await kernel.stop()
 
 
-async def run_mcp_stdio(kernel: Kernel, *, agent_key: str | None, workers: int = 0) -> None:
+async def run_mcp_stdio(
+    kernel: Kernel, *, agent_key: str | None, workers: int = 0, tools: frozenset[str] | None = None
+) -> None:
     """`tollway mcp`: start the kernel (and `workers` job workers, so job tools finish
-    even when no `tollway serve` runs beside it), serve MCP on stdin/stdout until the
-    client closes it, then stop."""
+    even when no `tollway serve` runs beside it), serve MCP on stdin/stdout (only `tools`,
+    when given) until the client closes it, then stop."""
     from tollway._mcp_server.server import identity_from_key
     from tollway._mcp_server.stdio import serve_stdio
 
@@ -158,7 +160,7 @@ async def run_mcp_stdio(kernel: Kernel, *, agent_key: str | None, workers: int =
     try:
         identity = identity_from_key(agent_key, kernel.network.chain_id)
         await background.start()
-        await serve_stdio(kernel, identity=identity)
+        await serve_stdio(kernel, identity=identity, tools=tools)
     finally:
         await background.stop()
         await kernel.stop()

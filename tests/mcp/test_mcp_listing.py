@@ -41,6 +41,16 @@ from tollway.testing import http_client
 # 71,700 until people_research (2026-11-28, 1.4 KB: a name, a purpose, four hints and a depth,
 # the email checked by code instead of a pattern).
 LIST_BUDGET = 73_200
+# The listing of a selection (`tollway mcp --tools ...`, `/mcp?tools=...`): what an agent given
+# only these tools reads, each within a budget of its own and a fraction of LIST_BUDGET.
+SELECTION_BUDGETS = {
+    "sanctions": (2_600, {"company_sanctions", "person_sanctions", "describe_tool"}),
+    "solve,predict": (16_100, {"solve", "predict", "job_status", "describe_tool"}),
+    "vehicles,balance,receipts": (
+        4_700,
+        {"vehicle_recalls", "vehicle_complaints", "vehicle_identification", "balance", "receipts", "describe_tool"},
+    ),
+}
 HTTP_WORDS = re.compile(r"X-Agent-ID|Idempotency-Key|/v1/requests|\b202\b|\b400\b|header|X-Quote-ID|\bpoll")
 AUDIT = {"memo", "decisionContext"}  # the front's own: decisionContext is free-form by design
 
@@ -66,6 +76,19 @@ async def test_the_listing_of_every_installed_tool_fits_its_budget_in_mcp_words(
         text = tool["description"] + json.dumps(tool["inputSchema"])
         assert not HTTP_WORDS.findall(text), (tool["name"], HTTP_WORDS.findall(text))
         assert "outputSchema" not in tool  # describe_tool serves it
+
+
+@pytest.mark.parametrize("spec", sorted(SELECTION_BUDGETS))
+async def test_a_selected_listing_has_only_its_tools_within_its_budget(kernel, spec):
+    from tollway._mcp_server.selection import resolve
+
+    budget, names = SELECTION_BUDGETS[spec]
+    async with Client(build_server(kernel, tools=resolve(kernel, spec)).server) as client:
+        listed = await client.list_tools()
+    tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+    size = len(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False).encode())
+    assert {t["name"] for t in tools} == names
+    assert size <= budget < LIST_BUDGET // 4, f"tools/list of {spec} is {size} bytes, over its budget of {budget}"
 
 
 async def test_every_example_validates_against_its_listed_schema(kernel):
