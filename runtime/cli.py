@@ -36,6 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ["TOLLWAY_EMAIL_INBOUND_PORT"] = str(args.smtp_port)  # the email plugin's inbound listener
     import uvicorn
 
+    from tollway._runtime.proxies import uvicorn_proxy_options
     from tollway._runtime.service import build_kernel, http_app
     from tollway._runtime.settings import DEFAULT_PORT, load_settings
 
@@ -65,7 +66,15 @@ def _serve(args: argparse.Namespace) -> int:
     for name, err in kernel.plugin_failures.items():
         print(f"tollway: plugin {name} skipped: {err}", file=sys.stderr)
     if app is not None:
-        uvicorn.run(app, host=args.host, port=port, workers=1, log_level="info", access_log=False)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=port,
+            workers=1,
+            log_level="info",
+            access_log=False,
+            **uvicorn_proxy_options(settings.trusted_proxies),
+        )
         return 0
     # Several processes, each with its own socket on the port (runtime/processes.py),
     # each building its own kernel from the factory's import name; the settings
@@ -76,7 +85,13 @@ def _serve(args: argparse.Namespace) -> int:
     from tollway._runtime.service import SERVE_JOB_WORKERS_ENV
 
     os.environ[SERVE_JOB_WORKERS_ENV] = str(args.workers)
-    serve_processes("tollway._runtime.service:serve_app", host=args.host, port=port, processes=args.processes)
+    serve_processes(
+        "tollway._runtime.service:serve_app",
+        host=args.host,
+        port=port,
+        processes=args.processes,
+        trusted_proxies=settings.trusted_proxies,
+    )
     return 0
 
 

@@ -15,6 +15,8 @@ import socket
 import sys
 from typing import Any
 
+from tollway._runtime.proxies import uvicorn_proxy_options
+
 
 def _reuseport_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -27,31 +29,58 @@ def _reuseport_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _serve_one(target: str, host: str, port: int, log_level: str, paths: list[str]) -> None:
+def _serve_one(
+    target: str, host: str, port: int, log_level: str, paths: list[str], trusted_proxies: tuple[str, ...]
+) -> None:
     import uvicorn
 
     sys.path[:0] = [p for p in paths if p not in sys.path]
-    config = uvicorn.Config(target, factory=True, host=host, port=port, log_level=log_level, access_log=False)
+    config = uvicorn.Config(
+        target,
+        factory=True,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        **uvicorn_proxy_options(trusted_proxies),
+    )
     server = uvicorn.Server(config)
     server.run(sockets=[_reuseport_socket(host, port)])
 
 
 def serve_processes(
-    target: str, *, host: str, port: int, processes: int, log_level: str = "info", paths: list[str] | None = None
+    target: str,
+    *,
+    host: str,
+    port: int,
+    processes: int,
+    log_level: str = "info",
+    paths: list[str] | None = None,
+    trusted_proxies: tuple[str, ...] = (),
 ) -> None:
     """Run `processes` uvicorn servers of the app factory `target` ("module:function") on
-    `host:port` until SIGINT or SIGTERM, then stop them all (each finishes its requests)."""
+    `host:port` until SIGINT or SIGTERM, then stop them all (each finishes its requests).
+    Proxy headers are honoured from `trusted_proxies` only (runtime/proxies.py)."""
     if not hasattr(socket, "SO_REUSEPORT"):
         import uvicorn
 
         uvicorn.run(
-            target, factory=True, host=host, port=port, workers=processes, log_level=log_level, access_log=False
+            target,
+            factory=True,
+            host=host,
+            port=port,
+            workers=processes,
+            log_level=log_level,
+            access_log=False,
+            **uvicorn_proxy_options(trusted_proxies),
         )
         return
     _reuseport_socket(host, port).close()  # the port is free: fail here, not in N children
     spawn = multiprocessing.get_context("spawn")
     children: list[Any] = [
-        spawn.Process(target=_serve_one, args=(target, host, port, log_level, paths or []), daemon=False)
+        spawn.Process(
+            target=_serve_one, args=(target, host, port, log_level, paths or [], trusted_proxies), daemon=False
+        )
         for _ in range(processes)
     ]
     for child in children:

@@ -46,6 +46,7 @@ class Settings:
     webhook_retry_base_s: float = 10.0
     webhooks_allow_insecure: bool = False
     upstream_cache_s: float = 60.0
+    trusted_proxies: tuple[str, ...] = ()  # runtime/proxies.py
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -243,6 +244,7 @@ def _load_settings(env: Mapping[str, str]) -> Settings:
         raise ValueError("TOLLWAY_PROOF_ENFORCEMENT must be log or enforce")
     from tollway._core.calls.idempotency import parse_settings as parse_idempotency
     from tollway._core.calls.ratelimits import parse_limits
+    from tollway._runtime.proxies import parse_trusted_proxies
 
     rate_limits = parse_limits(env)
     price_text = (env.get("TOLLWAY_WATCH_PRICE_PER_CHANGE") or "0.02").strip()
@@ -279,4 +281,5 @@ def _load_settings(env: Mapping[str, str]) -> Settings:
         webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower()
         in ("1", "true", "yes"),
         upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
+        trusted_proxies=parse_trusted_proxies(env),
     )

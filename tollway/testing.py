@@ -315,13 +315,15 @@ def reserve_socket(host: str = "127.0.0.1") -> Any:
 
 
 @contextlib.asynccontextmanager
-async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
+async def serve_http(kernel: Any, sock: Any = None, *, trusted_proxies: tuple[str, ...] = ()) -> AsyncIterator[str]:
     """Serve `kernel`'s app for real (uvicorn, in the test's event loop, on `sock` or a free
-    port of 127.0.0.1), for clients outside the process such as a browser; yields the base URL."""
+    port of 127.0.0.1), for clients outside the process such as a browser; yields the base URL.
+    Proxy headers count from `trusted_proxies` only, as TOLLWAY_TRUSTED_PROXIES (none by default)."""
     import asyncio
 
     import uvicorn
 
+    from tollway._runtime.proxies import uvicorn_proxy_options
     from tollway._runtime.service import http_app
 
     class InLoop(uvicorn.Server):
@@ -337,6 +339,7 @@ async def serve_http(kernel: Any, sock: Any = None) -> AsyncIterator[str]:
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=5,
+            **uvicorn_proxy_options(trusted_proxies),
         )
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))

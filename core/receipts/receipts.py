@@ -30,6 +30,14 @@ _RESIGN = (
     "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} "
     "RETURNING receipt_id"
 )
+# One key is active: the newest published (by first start), whichever process started
+# last. During a rolling restart onto a new key, an old process that restarts still
+# signs with the old key, but the flag stays on the new one; older keys stay published
+# so their receipts verify (docs/deploy.md, "Rotating keys").
+_ACTIVATE_NEWEST = sql.statement(
+    "UPDATE tw_signing_keys SET active = (key_id = "
+    "(SELECT key_id FROM tw_signing_keys ORDER BY created_ms DESC, key_id DESC LIMIT 1))"
+)
 _ARCHIVE = "INSERT INTO tw_receipt_revisions (id, receipt_id, revision, body, created_ms) VALUES ({}, {}, {}, {}, {})"
 
 
@@ -72,9 +80,7 @@ class ReceiptBook:
                 key_id=self.signer.key_id, public_key=self.signer.public_key_b64url, active=True, created_ms=now_ms()
             )
         ).on_conflict(action="DO NOTHING")
-        # Only the key this process signs with is active; older keys stay published.
-        await SigningKey.update({SigningKey.active: False}).where(SigningKey.key_id != self.signer.key_id)
-        await SigningKey.update({SigningKey.active: True}).where(SigningKey.key_id == self.signer.key_id)
+        await _ACTIVATE_NEWEST.execute()
 
     async def keys(self) -> wire.ReceiptKeys:
         rows = await SigningKey.select().order_by(SigningKey.created_ms)

@@ -15,6 +15,7 @@ import sys
 import uvicorn
 
 from tests.support.jobs_plugin import CrashPlugin, JobsPlugin
+from tollway._runtime.proxies import uvicorn_proxy_options
 from tollway._runtime.service import build_kernel, http_app
 from tollway._runtime.settings import load_settings
 
@@ -27,8 +28,9 @@ class _Announcing(uvicorn.Server):
 
 def main() -> None:
     port = int(sys.argv[1])
+    settings = load_settings()
     kernel = build_kernel(
-        load_settings(),
+        settings,
         plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())],
         load_installed=False,
         strict_plugins=True,
@@ -39,7 +41,10 @@ def main() -> None:
 
         load_entry_point_plugins(kernel, strict=True, only=installed)
     app = http_app(kernel, workers=0, scheduler=True)
-    _Announcing(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)).run()
+    options = uvicorn_proxy_options(settings.trusted_proxies)
+    _Announcing(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **options)
+    ).run()
 
 
 if __name__ == "__main__":

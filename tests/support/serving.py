@@ -11,6 +11,8 @@ from typing import Any
 
 import uvicorn
 
+from tollway._runtime.proxies import uvicorn_proxy_options
+
 
 class _InLoopServer(uvicorn.Server):
     """uvicorn inside a test: leaves the test runner's signal handlers alone."""
@@ -26,7 +28,14 @@ async def serve_app(app: Any, *, host: str = "127.0.0.1") -> AsyncIterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+        **uvicorn_proxy_options(()),  # as a service without TOLLWAY_TRUSTED_PROXIES
+    )
     server = _InLoopServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
