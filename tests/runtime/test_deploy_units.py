@@ -5,6 +5,7 @@ the environment file example is settings `tollway serve` accepts."""
 
 from __future__ import annotations
 
+import base64
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from tollway._runtime.settings import load_settings
+from tollway._runtime.settings import SettingsError, load_settings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 SHIPPED_TOLLWAY = "/opt/tollway/.venv/bin/tollway"
@@ -86,5 +87,10 @@ def test_units_run_as_their_own_user_with_the_hardening_docs_describe():
 def test_the_environment_example_is_accepted(tmp_path):
     env = {k: v for k, v in dotenv_values(DEPLOY / "tollway.env.example").items() if v is not None}
     assert env["TOLLWAY_HOME"] == "/var/lib/tollway" and env["TOLLWAY_NETWORK"] == "base"
+    # the secrets are left for the operator to generate: until then a start is refused, naming them
+    with pytest.raises(SettingsError) as refused:
+        load_settings({**env, "TOLLWAY_HOME": str(tmp_path / "home")})
+    assert "TOLLWAY_RECEIPT_KEY, TOLLWAY_OPERATOR_TOKEN" in str(refused.value)
+    env.update(TOLLWAY_RECEIPT_KEY=base64.b64encode(b"\x03" * 32).decode(), TOLLWAY_OPERATOR_TOKEN="tw_op_generated")
     settings = load_settings({**env, "TOLLWAY_HOME": str(tmp_path / "home")})
     assert settings.trusted_proxies == ("127.0.0.1/32",) and settings.database_url.startswith("postgres://")
