@@ -43,6 +43,7 @@ class Settings:
     webhook_retry_base_s: float = 10.0
     webhooks_allow_insecure: bool = False
     upstream_cache_s: float = 60.0
+    db_dead_session_s: float = 30.0
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -218,4 +219,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         webhooks_allow_insecure=(env.get("TOLLWAY_WEBHOOKS_ALLOW_INSECURE") or "").strip().lower()
         in ("1", "true", "yes"),
         upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
+        db_dead_session_s=_seconds(env, "TOLLWAY_DB_DEAD_SESSION_S", 30, zero=True),
     )
