@@ -1,8 +1,9 @@
 """Several machines, proven (docs/multihost.md): three hosts made of network namespaces share
 one PostgreSQL reached over their network. Two API hosts (`tollway serve`), a worker host (two
 `tollway worker`) and a client host carrying the load: credits and x402 calls, jobs, watch
-deliveries. The worker host is cut off (its link down) while it holds jobs; later one API
-host is SIGKILLed while paid calls are in flight on it. Every job finishes elsewhere, every
+deliveries, a compute goal's sessions. The worker host is cut off (its link down) while it
+holds jobs and goal sessions; later one API host is SIGKILLed while paid calls are in flight
+on it. Every job finishes elsewhere, every
 charge has one receipt, and the ledger check is clean; every wait has a deadline."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 from eth_account import Account
 
-from tests.support import netns
+from tests.support import multihost_model, netns
 from tollway._runtime.database.database import session_limits
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +34,8 @@ OPERATOR_TOKEN = "tw_op_multihost_" + secrets.token_hex(8)
 LEASE_S = 2.0  # `tollway worker --lease` on the worker host
 RECONCILE_AFTER_S = 3.0  # holds and payments older than this are the reconciler's
 DEAD_SESSION_S = 5.0
-GATED = 12  # held jobs: more than the API host's in-process worker takes (8), so the worker host holds some
+GATED = 12
+CASES = 3  # of the compute goal  # held jobs: more than the API host's in-process worker takes (8), so the worker host holds some
 
 
 def _pg_url() -> str | None:
@@ -178,6 +180,10 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             # a session of the cut host is ended this soon, its transaction's locks released
             "TOLLWAY_DB_DEAD_SESSION_S": str(DEAD_SESSION_S),
             "TOLLWAY_TEST_FEED_FILE": str(feed),
+            # goal sessions: the model stand-in on the db host, their lease as short as the jobs'
+            "TOLLWAY_LLM_BASE_URL": f"http://{db.address}:{multihost_model.PORT}/v1",
+            "TOLLWAY_LLM_MODEL": "stand-in",
+            "TOLLWAY_GOALS_SESSION_LEASE_S": str(int(LEASE_S)),
         }
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("TOLLWAY_")}
         base_env["PYTHONPATH"] = str(REPO)
@@ -190,12 +196,27 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             os.close(fd)  # the fork server holds them now
         client = Client(to_driver, from_driver)
 
-        def start(host: netns.Host, name: str, *argv: str, **what: Any) -> int:
+        def start(host: netns.Host, name: str, *argv: str, sessions: int | None = None, **what: Any) -> int:
             env = {**base_env, **shared, "TOLLWAY_HOME": str(tmp_path / name)}
+            if sessions is not None:  # goal sessions this process runs at once
+                env["TOLLWAY_GOALS_SESSIONS_PER_WORKER"] = str(sessions)
             return forks.start(host, env, tmp_path / f"{name}.log", argv=list(argv), **what)
 
-        api_a = start(a, "api-a", "serve", "--host", a.address, "--port", "8402", "--workers", "0")
-        api_b = start(b, "api-b", "serve", "--host", b.address, "--port", "8402")  # one in-process job worker
+        gate, marker = tmp_path / "gate", tmp_path / "started"  # held jobs and model turns wait for the gate
+        forks.start(
+            db,
+            {
+                **base_env,
+                "TEST_MODEL_ADDRESS": db.address,
+                "TEST_MODEL_GATE": str(gate),
+                "TEST_MODEL_MARKER": str(tmp_path / "model-turns"),
+            },
+            tmp_path / "model.log",
+            module="tests.support.multihost_model",
+        )
+        # host a serves only; host b also runs one job worker and one goal session at a time
+        api_a = start(a, "api-a", "serve", "--host", a.address, "--port", "8402", "--workers", "0", sessions=0)
+        api_b = start(b, "api-b", "serve", "--host", b.address, "--port", "8402", sessions=1)
         workers = [start(c, f"worker-{i}", "worker", "--lease", str(LEASE_S), "--concurrency", "4") for i in (1, 2)]
         forks.start(
             k,
@@ -216,9 +237,8 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
         booted = time.monotonic() - started
 
         # -- load: paid calls on both API hosts, jobs, held jobs, watches and their deliveries
-        await client.ask("setup", credits="20", wallet_funds="5")
+        await client.ask("setup", credits="30", wallet_funds="5")
         await client.ask("poll", url=urls[0])  # the feed's baseline
-        gate, marker = tmp_path / "gate", tmp_path / "started"
         load = await client.ask(
             "load",
             n_credits=24,
@@ -227,6 +247,7 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             gated={"count": GATED, "gate": str(gate), "marker": str(marker)},
             keys=keys,
         )
+        goal = await client.ask("goal", url=urls[1], cases=CASES)
         feed.write_text(json.dumps({key: {"price": 2} for key in keys}))
         polled = await client.ask("poll", url=urls[1])
         assert polled["changes_detected"] == len(keys)
@@ -235,6 +256,12 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             return [int(p) for p in marker.read_text().split()] if marker.exists() else []
 
         await _until(lambda: asyncio.sleep(0, len(held_by()) == GATED), 30, "every held job started")
+        turns = tmp_path / "model-turns"
+        await _until(
+            lambda: asyncio.sleep(0, turns.exists() and len(turns.read_text().split()) >= CASES),
+            30,
+            "every case session waiting on the model",
+        )
         worker_pids = set(workers)
         on_cut_host = sum(1 for pid in held_by() if pid in worker_pids)
         assert on_cut_host > 0, f"the worker host holds none of the held jobs: {held_by()}"
@@ -270,6 +297,33 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             )
             left = await _rows(database, "SELECT watch_id, state, seq FROM tw_watch_deliveries")
             raise AssertionError(f"{exc}; sessions {[dict(r) for r in sessions]}; deliveries {[dict(r) for r in left]}")
+
+        async def goal_settled() -> list[Any]:
+            # the root and every case session waiting for more, nothing of the budget held
+            rows = await _rows(
+                database,
+                "SELECT g.held, g.spent, (SELECT count(*) FROM goals_sessions s WHERE s.goal_id = g.id) AS sessions, "
+                "(SELECT count(*) FROM goals_sessions s WHERE s.goal_id = g.id AND s.status = 'waiting') AS waiting "
+                "FROM goals_goals g WHERE g.id = $1",
+                goal["goal_id"],
+            )
+            row = rows[0] if rows else None
+            done = row is not None and row["sessions"] == CASES + 1 == row["waiting"] and row["held"] == 0
+            return [row] if done else []
+
+        goal_row = (await _until(goal_settled, 30, "the goal's sessions settled"))[0]
+        steps = await _rows(
+            database,
+            "SELECT st.kind, st.cost FROM goals_steps st JOIN goals_sessions se ON se.id = st.session_id "
+            "WHERE se.goal_id = $1",
+            goal["goal_id"],
+        )
+        rerun = await _rows(
+            database, "SELECT count(*) AS n FROM goals_sessions WHERE goal_id = $1 AND attempt > 1", goal["goal_id"]
+        )
+        assert rerun[0]["n"] >= CASES - 1  # host b held one case session at most; the cut host's ran again on b
+        assert sum(int(st["cost"]) for st in steps) == int(goal_row["spent"])
+        assert [st["kind"] for st in steps].count("llm") == 1 + 2 * CASES, steps  # each step paid once
 
         # -- the kill: paid inline calls in flight on host a, then SIGKILL
         gate2, marker2 = tmp_path / "gate2", tmp_path / "started2"
@@ -355,6 +409,12 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
                 "held_at_cut_elsewhere": GATED - on_cut_host,
                 "reclaimed_after_lease": reclaimed,
                 "all_finished_s_after_cut": round(reclaimed_after_s, 1),
+            },
+            "goal": {
+                "cases": CASES,
+                "steps": len(steps),
+                "sessions_run_again": rerun[0]["n"],
+                "spent_usdc": int(goal_row["spent"]) / 1e6,
             },
             "watch_deliveries": {"delivered": len(keys), "pending_at_cut": undelivered[0]["n"]},
             "open_transactions_at_end": stuck[0]["n"],

@@ -12,8 +12,9 @@ on a 2-core machine; forked, they pay it once. The command is otherwise the real
 arguments, settings, kernel, uvicorn, worker and reconciler).
 
 The plugins: the job tools `add_numbers`, `gate_job` and `gate_inline`
-(tests/support/jobs_plugin.py), `echo_words`, and `test_file_feed`, a watch source reading the
-JSON file TOLLWAY_TEST_FEED_FILE names (`{key: value}`), which the test edits from outside.
+(tests/support/jobs_plugin.py), `echo_words`, `test_file_feed`, a watch source reading the
+JSON file TOLLWAY_TEST_FEED_FILE names (`{key: value}`), which the test edits from outside,
+and the installed goals and web plugins (compute goals, and the llm provider they use).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from tests.support.echo_plugin import EchoPlugin
@@ -72,9 +73,14 @@ class GateJobsPlugin:
 JOBS, ECHO, FILE_FEED = GateJobsPlugin(), EchoPlugin(), FileFeedPlugin()
 
 
+INSTALLED = ("tollway_goals", "tollway_web")  # goals, and the web plugin's llm provider they need
+_FOUND = [ep for ep in entry_points(group="tollway") if ep.name in INSTALLED]
+
+
 def _test_entry_points(group: str | None = None, **_: Any) -> list[EntryPoint]:
     names = ("JOBS", "ECHO", "FILE_FEED")
-    return [EntryPoint(f"tollway_test_{n.lower()}", f"{__name__}:{n}", group or "tollway") for n in names]
+    ours = [EntryPoint(f"tollway_test_{n.lower()}", f"{__name__}:{n}", group or "tollway") for n in names]
+    return ours + _FOUND
 
 
 def _enter_namespace(name: str) -> None:
@@ -94,8 +100,8 @@ def _child(command: dict[str, Any], passed: list[int]) -> int:
     os.environ.update(command["env"])
     log = os.open(command["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     if "module" in command:
-        os.dup2(command["stdin_fd"], 0)
-        os.dup2(command["stdout_fd"], 1)
+        os.dup2(command.get("stdin_fd", os.open(os.devnull, os.O_RDONLY)), 0)
+        os.dup2(command.get("stdout_fd", log), 1)
         os.dup2(log, 2)
         _close(passed)
         sys.stdin = open(0)  # noqa: SIM115 - the child's own stdin for its life
@@ -122,6 +128,9 @@ def serve_forks(passed: list[int]) -> None:
     from tollway._runtime.database import database  # noqa: F401
 
     importlib.import_module("tests.support.multihost_load")
+    importlib.import_module("tests.support.multihost_model")
+    for ep in _FOUND:
+        ep.load()
     plugins.entry_points = _test_entry_points  # what load_entry_point_plugins reads
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
     for line in sys.stdin:

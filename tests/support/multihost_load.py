@@ -4,8 +4,9 @@ It reads one JSON command a line on stdin and answers each with one JSON line on
 so every request of the test crosses the namespaces' network. Commands (`op` names one):
 `setup` (an agent with credits and an access token, a funded x402 wallet), `load` (credits
 and x402 calls, jobs, gated jobs, watches), `poll` (the operator's watch poll),
-`inflight` (gated inline calls left running), `settle` (their outcomes), `wait_jobs` (until
-every job is finished) and `after` (calls made once a host is gone). Every request has a
+`goal` (a compute goal and its cases), `inflight_calls` (gated inline calls left running),
+`settle` (their outcomes), `wait_jobs` (until every job is finished) and `after` (calls made
+once a host is gone). Every request has a
 time limit and every wait a deadline.
 """
 
@@ -180,6 +181,17 @@ class Driver:
             if time.monotonic() > end:
                 return {"unfinished": waiting, "jobs": {i: s.get("status") for i, s in status.items()}}
             await asyncio.sleep(0.3)
+
+    async def goal(self, url: str, cases: int) -> dict[str, Any]:
+        """A compute goal paid from credits, and an event opening each of `cases` cases."""
+        made = await self.http.post(f"{url}/v1/compute", json={"goal": "Decide each refund."}, headers=self.auth)
+        assert made.status_code == 202, made.text
+        goal_id = made.json()["goal_id"]
+        for i in range(cases):
+            body = {"event_id": f"e{i}", "case_key": f"inv-{i}", "task": "Decide the refund"}
+            opened = await self.http.post(f"{url}/v1/compute/{goal_id}/events", json=body, headers=self.auth)
+            assert opened.status_code in (200, 201, 202), opened.text
+        return {"goal_id": goal_id}
 
     async def after(self, url: str, n_credits: int, n_jobs: int) -> dict[str, Any]:
         calls = await asyncio.gather(
