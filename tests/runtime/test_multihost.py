@@ -154,12 +154,13 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
     netns.remove_stale()
     started = time.monotonic()
     database = f"tollway_mh_{os.getpid()}_{secrets.token_hex(3)}"
-    await _admin(f'CREATE DATABASE "{database}"')
     procs: list[subprocess.Popen[bytes]] = []
     forks: Forks | None = None
     client: Client | None = None
-    lab = netns.Lab()
+    lab: netns.Lab | None = None
     try:
+        await _admin(f'CREATE DATABASE "{database}"')
+        lab = netns.Lab()
         db, a, b, c, k = (lab.add_host(n, o) for n, o in (("d", 2), ("a", 11), ("b", 12), ("c", 13), ("k", 20)))
         procs.append(netns.forward_postgres(db, session_limits(DEAD_SESSION_S)))
         payout = Account.create()
@@ -432,15 +433,16 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "multihost.json").write_text(line + "\n")
         assert seconds <= 120, f"the multi-host test took {seconds} s"
-    finally:
-        if client is not None:
-            client.close()
+    finally:  # the processes first (a read of the driver's pipe then ends), then the hosts
         if forks is not None:
             forks.close()
+        if client is not None:
+            client.close()
         for proc in procs:
             proc.kill()
             proc.wait(timeout=10)
-        lab.close()
+        if lab is not None:
+            lab.close()
         await _admin(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 

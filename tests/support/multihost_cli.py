@@ -99,8 +99,8 @@ def _child(command: dict[str, Any], passed: list[int]) -> int:
     os.environ.clear()
     os.environ.update(command["env"])
     log = os.open(command["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(command.get("stdin_fd", os.open(os.devnull, os.O_RDONLY)), 0)  # not the server's command pipe
     if "module" in command:
-        os.dup2(command.get("stdin_fd", os.open(os.devnull, os.O_RDONLY)), 0)
         os.dup2(command.get("stdout_fd", log), 1)
         os.dup2(log, 2)
         _close(passed)

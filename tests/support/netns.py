@@ -73,9 +73,13 @@ class Lab:
         self.switch = f"{self.prefix}s"
         self.hosts: dict[str, Host] = {}
         self._made: list[str] = []
-        self._add_namespace(self.switch)
-        _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
-        _ip("-n", self.switch, "link", "set", "br0", "up")
+        try:
+            self._add_namespace(self.switch)
+            _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
+            _ip("-n", self.switch, "link", "set", "br0", "up")
+        except Exception:
+            self.close()
+            raise
 
     def _add_namespace(self, name: str) -> None:
         _ip("netns", "add", name)
