@@ -47,6 +47,7 @@ class Settings:
     webhooks_allow_insecure: bool = False
     upstream_cache_s: float = 60.0
     trusted_proxies: tuple[str, ...] = ()  # runtime/proxies.py
+    db_dead_session_s: float = 30.0
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -282,4 +283,5 @@ def _load_settings(env: Mapping[str, str]) -> Settings:
         in ("1", "true", "yes"),
         upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
         trusted_proxies=parse_trusted_proxies(env),
+        db_dead_session_s=_seconds(env, "TOLLWAY_DB_DEAD_SESSION_S", 30, zero=True),
     )

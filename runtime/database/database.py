@@ -77,15 +77,45 @@ class _PostgresEngine(PostgresEngine):
             log.warning("PostgreSQL %s is older than the %s Piccolo supports", version, self.min_version_number)
 
 
+DEAD_SESSION_S = 30.0  # TOLLWAY_DB_DEAD_SESSION_S's default
+
+
+def session_limits(dead_session_s: float) -> dict[str, str]:
+    """The server settings that end a session of ours within about `dead_session_s` once its
+    process stopped answering (0: none): idle inside a transaction that long, or its TCP
+    peer silent to keepalive probes, or its sent data unacknowledged, for about as long."""
+    if dead_session_s <= 0:
+        return {}
+    seconds = max(int(dead_session_s), 4)
+    return {
+        "idle_in_transaction_session_timeout": str(int(dead_session_s * 1000)),
+        "tcp_keepalives_idle": str(max(seconds // 3, 1)),  # then 4 probes: dead after ~seconds
+        "tcp_keepalives_interval": str(max(seconds // 6, 1)),
+        "tcp_keepalives_count": "4",
+        "tcp_user_timeout": str(seconds * 1000),
+    }
+
+
 class Database:
-    def __init__(self, url: str, *, asynchronous_commit: bool = False) -> None:
+    def __init__(self, url: str, *, asynchronous_commit: bool = False, dead_session_s: float = DEAD_SESSION_S) -> None:
         """`asynchronous_commit` is for worker-only processes (`tollway worker`):
         everything a worker writes is fenced by the job's attempt and redone by a
         re-run, so a commit lost in a database crash is the same as a worker
         crash, which the lease already recovers from. API processes, which write
-        charges, always commit synchronously."""
+        charges, always commit synchronously.
+
+        `dead_session_s` (0: no limit) is how soon PostgreSQL ends a session of ours
+        whose process stopped answering, rolling its transaction back
+        (`session_limits`). A process cut off from the server in the middle of a
+        transaction (its network gone, its machine frozen) would otherwise keep that
+        transaction's row locks, the watch's or the agent's balance's, until the
+        server's TCP keepalive gave up on it, two hours by default, with every other
+        host waiting on those rows meanwhile. A transaction waits on its own
+        statements only; one idle this long waiting on anything else (an upstream
+        call made inside it) is ended as well."""
         self.url = url
         self.asynchronous_commit = asynchronous_commit
+        self.dead_session_s = dead_session_s
         self.kind, self._config = parse_database_url(url)
         self.engine: Engine
         if self.kind == "sqlite":
@@ -111,6 +141,7 @@ class Database:
         self.bind()
         if isinstance(self.engine, PostgresEngine):
             settings = {"synchronous_commit": "off"} if self.asynchronous_commit else {}
+            settings.update(session_limits(self.dead_session_s))
             await self.engine.start_connection_pool(
                 min_size=2, max_size=20, server_settings=settings, reset=_keep_session
             )
