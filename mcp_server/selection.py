@@ -34,9 +34,9 @@ class UnknownTools(ValueError):
         self.unknown = unknown
 
 
-def split(spec: str | Iterable[str]) -> list[str]:
+def split(wanted: str | Iterable[str]) -> list[str]:
     """The items of `a,b` (or of several such values), blanks left out."""
-    values = [spec] if isinstance(spec, str) else list(spec)
+    values = [wanted] if isinstance(wanted, str) else list(wanted)
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
@@ -80,10 +80,10 @@ def tool_groups(kernel: Kernel) -> dict[str, frozenset[str]]:
 
 
 def resolve(
-    kernel: Kernel, spec: str | Iterable[str], groups: dict[str, frozenset[str]] | None = None
+    kernel: Kernel, wanted: str | Iterable[str], groups: dict[str, frozenset[str]] | None = None
 ) -> frozenset[str]:
     """The MCP tool names a selection names, or `UnknownTools` (one line, naming the first unknown item)."""
-    items = split(spec)
+    items = split(wanted)
     if not items:
         raise UnknownTools("the tool selection names no tool or family", [])
     groups = tool_groups(kernel) if groups is None else groups
@@ -121,13 +121,13 @@ class Selections:
         self._groups: dict[str, frozenset[str]] | None = None
         self._resolved: dict[str, frozenset[str]] = {}
 
-    def __call__(self, spec: str) -> frozenset[str]:
-        found = self._resolved.get(spec)
+    def __call__(self, wanted: str) -> frozenset[str]:
+        found = self._resolved.get(wanted)
         if found is None:
             if self._groups is None:
                 self._groups = tool_groups(self.kernel)
-            found = resolve(self.kernel, spec, self._groups)
+            found = resolve(self.kernel, wanted, self._groups)
             if len(self._resolved) >= self.LIMIT:
                 self._resolved.clear()
-            self._resolved[spec] = found
+            self._resolved[wanted] = found
         return found

@@ -225,13 +225,15 @@ class Doctor:
         for d in differences:
             when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(d.recorded_ms / 1000))
             self.add(
-                "shared",
+                "deployment",
                 "fail",
                 f"{d.setting} differs from the one {d.host} started with at {when}",
                 f"give every process of the deployment the same {d.setting}",
             )
         if not differences:
-            self.add("shared", "ok", f"{', '.join(sorted(ours))} as the processes on this database last started with")
+            self.add(
+                "deployment", "ok", f"{', '.join(sorted(ours))} as the processes on this database last started with"
+            )
 
     # -- payments -----------------------------------------------------------------
     async def check_facilitator(self, http: httpx.AsyncClient) -> None:

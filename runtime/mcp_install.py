@@ -290,7 +290,7 @@ def paying_key(agent_key: str | None, token: str | None, env: Mapping[str, str])
     return key
 
 
-def check_tools(spec: str, env: Mapping[str, str]) -> str:
+def check_tools(wanted: str, env: Mapping[str, str]) -> str:
     """The selection as the server will read it, after checking every item against the
     installed tools (a kernel collected over a throwaway home: nothing is written to the real one)."""
     from tollway._mcp_server.selection import UnknownTools, resolve, split
@@ -309,10 +309,10 @@ def check_tools(spec: str, env: Mapping[str, str]) -> str:
         kernel = build_kernel(settings)
         kernel.collect()
         try:
-            resolve(kernel, spec)
+            resolve(kernel, wanted)
         except UnknownTools as exc:
             raise InstallError(f"--tools: {exc}") from None
-    return ",".join(split(spec))
+    return ",".join(split(wanted))
 
 
 def run_install(args: Any) -> int:

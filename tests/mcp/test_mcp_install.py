@@ -48,8 +48,8 @@ def isolated(tmp_path, monkeypatch) -> dict[str, Path]:
     return folders
 
 
-def where(spec: str, folders: dict[str, Path]) -> Path:
-    return Path(spec.replace("~", str(folders["home"])).replace("$XDG", str(folders["xdg"])))
+def where(pattern: str, folders: dict[str, Path]) -> Path:
+    return Path(pattern.replace("~", str(folders["home"])).replace("$XDG", str(folders["xdg"])))
 
 
 def entry_of(path: Path, client: str, name: str = "tollway") -> dict[str, Any]:
@@ -78,7 +78,7 @@ async def served_tools(entry: dict[str, Any], cwd: Path) -> tuple[set[str], str 
 async def test_each_client_file_starts_the_server_it_describes(isolated, monkeypatch, capsys):
     wallet = Account.create()
     entries: dict[str, dict[str, Any]] = {}
-    for client, (spec, _, _) in CLIENTS.items():
+    for client, (pattern, _, _) in CLIENTS.items():
         home = isolated["home"] / f"tollway-{client}"  # a database each: the four start at once
         monkeypatch.setenv("TOLLWAY_HOME", str(home))
         who = ["--agent-key", wallet.key.hex()] if client in ("cursor", "vscode") else ["--token", "tw_at_test"]
@@ -87,7 +87,7 @@ async def test_each_client_file_starts_the_server_it_describes(isolated, monkeyp
         assert (
             main(["mcp", "install", client, *who, *tools, "--path", str(isolated["project"] / f"{client}.json")]) == 0
         )
-        path = where(spec, isolated)
+        path = where(pattern, isolated)
         assert path.stat().st_mode & 0o777 == 0o600
         entries[client] = entry_of(path, client)
         assert entry_of(isolated["project"] / f"{client}.json", client) == entries[client]

@@ -106,6 +106,7 @@ def test_project_scope_warns_about_version_control(isolated, capsys):
 
 
 def test_settings_that_pick_the_service_are_carried(isolated, monkeypatch, capsys):
+    monkeypatch.delenv("TOLLWAY_DOTENV")  # this test reads a .env on purpose (the suite reads none)
     (isolated / "project" / ".env").write_text(
         "TOLLWAY_DATABASE_URL=postgres://db/tollway\nTOLLWAY_PAYOUT_KEY=0xsecret\n"
     )

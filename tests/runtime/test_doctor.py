@@ -63,7 +63,7 @@ async def test_a_healthy_embedded_configuration(tmp_path, db_kind):
     findings = await Doctor(settings.env).run()
     assert not failures(findings), findings
     seen = statuses(findings)
-    assert seen["database"] == {"ok"} and seen["shared"] == {"ok"} and "providers" in seen
+    assert seen["database"] == {"ok"} and seen["deployment"] == {"ok"} and "providers" in seen
     if db_kind == "postgres":
         assert seen["clock"] == {"ok"}  # against the database server's clock
 
@@ -76,7 +76,7 @@ async def test_a_healthy_production_configuration(tmp_path):
         findings = await Doctor(settings.env, providers=False).run()
     assert not failures(findings), findings
     seen = statuses(findings)
-    for check in ("settings", "database", "shared", "facilitator", "chain", "clock"):
+    for check in ("settings", "database", "deployment", "facilitator", "chain", "clock"):
         assert seen[check] == {"ok"}, (check, findings)
     assert ("supported", {}) in facilitator.requests
 
@@ -137,8 +137,8 @@ async def test_settings_another_process_started_with_differ(tmp_path):
         tmp_path / "other", "sqlite", TOLLWAY_RECEIPT_KEY="CgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgo="
     )
     found = failures(await Doctor(ours.env, providers=False).run())
-    assert list(found) == ["shared"]
-    named = " ".join(found["shared"])
+    assert list(found) == ["deployment"]
+    named = " ".join(found["deployment"])
     assert "TOLLWAY_OPERATOR_TOKEN differs" in named and "TOLLWAY_RECEIPT_KEY differs" in named
     assert "TOLLWAY_PAY_TO" not in named  # the same home: the same generated wallet
     assert "tw_op_other" not in named and "test-operator-token" not in named  # never a secret
@@ -186,6 +186,6 @@ def test_the_command_exits_by_what_it_found(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TOLLWAY_NETWORK", "base")
     assert cli(["doctor", "--skip-providers", "--json"]) == 1
     findings = json.loads(capsys.readouterr().out)
-    assert {f["check"] for f in findings if f["status"] == "fail"} == {"settings", "shared"}
-    shared = [f["detail"] for f in findings if f["check"] == "shared"]
+    assert {f["check"] for f in findings if f["status"] == "fail"} == {"settings", "deployment"}
+    shared = [f["detail"] for f in findings if f["check"] == "deployment"]
     assert len(shared) == 1 and shared[0].startswith("TOLLWAY_NETWORK differs")  # the service ran on local
