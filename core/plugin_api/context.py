@@ -156,6 +156,30 @@ class Platform(Protocol):
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits, once per receipt."""
         ...
 
+    def is_operator_token(self, given: str) -> bool:
+        """Whether `given` is the operator token, compared in constant time (a page of the operator's signs in so)."""
+        ...
+
+    async def grant_credits(self, agent_id: str, amount: int, memo: str | None) -> JSONObject:
+        """Grant `amount` (micro-USDC) of credits to an agent as the operator route does: `{agent_id, credits_balance, transaction_id}`."""
+        ...
+
+    async def pending_money(self) -> JSONObject:
+        """Money in an intermediate state, with its age and why (the operator's pending report)."""
+        ...
+
+    async def revenue_per_day(self, since_ms: int, by: str) -> list[JSONObject]:
+        """Revenue from `since_ms` on, `{day, part, total}` per day and category or payment method (`by`), micro-USDC."""
+        ...
+
+    async def calls_per_minute(self, since_ms: int) -> list[JSONObject]:
+        """Paid calls from `since_ms` on, `{minute, calls, errors}` per minute with calls."""
+        ...
+
+    async def credits_outstanding(self) -> str:
+        """What every agent's credits add up to (USDC)."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...
