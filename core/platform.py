@@ -166,6 +166,17 @@ class KernelPlatform:
         """What every agent's credits add up to (USDC): what the service owes its agents."""
         return await figures.outstanding()
 
+    # Every agent's receipts, newest first, filtered, by keyset: `{receipts, next}`.
+    receipts_page = staticmethod(figures.receipts_page)
+
+    async def receipt_revisions(self, receipt_id: str) -> list[JSONObject]:
+        """Every signed revision of a receipt as served, oldest first, the current one last ([] when none)."""
+        return await self.receipts.revisions(receipt_id)
+
+    async def receipt_keys(self) -> list[JSONObject]:
+        """The published receipt signing keys, as GET /v1/receipts/keys serves them."""
+        return msgspec.to_builtins(await self.receipts.keys())["keys"]
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""
         return await self.inbound.deliver(message)

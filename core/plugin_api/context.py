@@ -180,6 +180,27 @@ class Platform(Protocol):
         """What every agent's credits add up to (USDC)."""
         ...
 
+    async def receipts_page(
+        self,
+        *,
+        agent_id: str | None,
+        tool: str | None,
+        category: str | None,
+        since_ms: int | None,
+        before: str | None,
+        limit: int,
+    ) -> JSONObject:
+        """Every agent's receipts, newest first, filtered, by keyset: `{receipts, next}`."""
+        ...
+
+    async def receipt_revisions(self, receipt_id: str) -> list[JSONObject]:
+        """Every signed revision of a receipt, oldest first, the current one last."""
+        ...
+
+    async def receipt_keys(self) -> list[JSONObject]:
+        """The published receipt signing keys (`key_id`, `public_key` base64url, `active`, `created_at`)."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

@@ -3,12 +3,16 @@ day by category or by payment method, paid calls and their failures per minute, 
 credits agents hold. What the console's overview draws (docs/console.md, through
 `Platform.operator_figures`). Both engines answer the same statements but for reading a field
 of a receipt's JSON body, which each says its own way. Every statement reading receipts
-bounds `created_ms` from below: a range of the index on `tw_receipts.created_ms`."""
+bounds `created_ms` from below: a range of the index on `tw_receipts.created_ms`. And the
+operator's listing of every agent's receipts, filtered, by keyset."""
 
 from __future__ import annotations
 
+import msgspec
+
 from tollway._core.basics.json_values import JSONObject
 from tollway._core.basics.money import usdc
+from tollway._core.receipts.tables import Receipt
 from tollway._core.storage import sql
 
 DAY_MS = 86_400_000
@@ -76,3 +80,43 @@ async def outstanding() -> str:
     """The credits every agent holds together (USDC): what the service owes its agents."""
     row = await OUTSTANDING.row()
     return usdc(int(row["total"]) if row else 0)
+
+
+async def receipts_page(
+    *,
+    agent_id: str | None,
+    tool: str | None,
+    category: str | None,
+    since_ms: int | None,
+    before: str | None,
+    limit: int,
+) -> JSONObject:
+    """Every agent's receipts, newest first, filtered, one page at a time by keyset: `before`
+    is the `next` of the page before (`<created_ms>:<receipt_id>` of its last receipt), so a
+    page costs the same however deep it is. `{receipts: [served bodies], next}`."""
+    where = Receipt.created_ms >= (since_ms or 0)
+    if agent_id:
+        where &= Receipt.agent_id == agent_id
+    if tool:
+        where &= Receipt.tool == tool
+    if category:
+        where &= Receipt.category == category
+    if before:
+        at, _, rid = before.partition(":")
+        if at.isdigit() and rid:
+            # after (at, rid) in (created_ms, receipt_id) DESC order, said so that both engines
+            # read the index (created_ms, receipt_id) backwards from `at` with no sort
+            where &= (Receipt.created_ms <= int(at)) & ((Receipt.created_ms < int(at)) | (Receipt.receipt_id < rid))
+    rows = await (
+        Receipt.select(Receipt.receipt_id, Receipt.created_ms, Receipt.body)
+        .where(where)
+        .order_by(Receipt.created_ms, ascending=False)
+        .order_by(Receipt.receipt_id, ascending=False)
+        .limit(limit + 1)
+    )
+    page = rows[:limit]
+    more = len(rows) > limit
+    return {
+        "receipts": [msgspec.json.decode(r["body"]) for r in page],
+        "next": f"{page[-1]['created_ms']}:{page[-1]['receipt_id']}" if more else None,
+    }

@@ -19,7 +19,12 @@ from tollway_sites.checks import AXE, AXE_RUN, FAILING_IMPACTS
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "console"
 RECEIPT_KEY = base64.b64encode(b"\x07" * 32).decode()  # the suite's receipt signing seed (tollway.testing)
-PAGES = (("overview", "/console"), ("overview-7-days", "/console?days=7"))
+PAGES = (  # name, path, its h1
+    ("overview", "/console", "Overview"),
+    ("overview-7-days", "/console?days=7", "Overview"),
+    ("receipts", "/console/receipts", "Receipts"),
+    ("receipts-filtered", "/console/receipts?category=data&days=all", "Receipts"),
+)
 
 
 async def test_the_console_signs_in_and_renders_every_page_accessibly_without_secrets(
@@ -65,13 +70,18 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
             cookie = next(c for c in await page.context.cookies() if c["name"] == "tollway_console")
             assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
 
-            for name, path in PAGES:
+            for name, path, heading in PAGES:
                 await page.goto(f"{base}{path}")
-                assert await page.locator("h1").inner_text() == "Overview"
+                assert await page.locator("h1").inner_text() == heading
                 shots.append((name, await _checked(page, secrets)))
-            groups = await page.locator("#by-category g.day").count()
-            assert groups == 2  # two seeded days
-            assert await page.evaluate("() => typeof htmx") == "object"  # the vendored htmx loaded under the CSP
+                if name == "overview-7-days":
+                    assert await page.locator("#by-category g.day").count() == 2  # two seeded days
+                    assert await page.evaluate("() => typeof htmx") == "object"  # the vendored htmx ran under the CSP
+            assert await page.locator("table.receipts tbody tr").count() == 2  # the data calls
+            await page.locator("table.receipts a").first.click()
+            await page.wait_for_url(f"{base}/console/receipts/rcpt_*")
+            assert await page.locator('tr[data-valid="true"]').count() == 1
+            shots.append(("receipt", await _checked(page, secrets)))
 
             await page.click("text=Sign out")
             await page.wait_for_url(f"{base}/console/sign-in")

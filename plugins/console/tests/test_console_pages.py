@@ -14,7 +14,7 @@ from tollway import storage
 from tollway.testing import OPERATOR, credits_session, http_client, pay_402
 from tollway_console import plugin as hooks
 
-PAGES = ("/console", "/console/activity")
+PAGES = ("/console", "/console/activity", "/console/receipts", "/console/receipts/rcpt_0123")
 POSTS = ("/console/sign-out",)
 
 

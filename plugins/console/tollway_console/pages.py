@@ -15,7 +15,7 @@ import jinja2
 
 from tollway import Page, Platform, Route, RouteCall, now_ms
 
-from . import chart, overview, sessions
+from . import chart, overview, receipts, sessions
 
 HTML = "text/html; charset=utf-8"
 CSP = (
@@ -45,7 +45,7 @@ TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 # The pages the navigation links to: (path, label).
-NAVIGATION = (("/console", "Overview"),)
+NAVIGATION = (("/console", "Overview"), ("/console/receipts", "Receipts"))
 
 
 def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **values: object) -> Page:
@@ -162,6 +162,37 @@ async def _activity(call: RouteCall, session: str) -> Page:
     return render("activity.html", minutes=await overview.activity(_platform(call), now_ms()))
 
 
+async def _receipts(call: RouteCall, session: str) -> Page:
+    filters = receipts.Filters.of(call)
+    page = await receipts.listing(_platform(call), filters)
+    return render(
+        "receipts.html",
+        csrf=sessions.csrf_for(session),
+        here="/console/receipts",
+        signed_in=True,
+        filters=filters,
+        periods=receipts.PERIODS,
+        categories=receipts.CATEGORIES,
+        receipts=page["receipts"],
+        next=filters.query(before=page["next"]) if page["next"] else None,
+        first=filters.query(before="") if filters.before else None,
+    )
+
+
+async def _receipt(call: RouteCall, session: str) -> Page:
+    revisions = await receipts.revisions(_platform(call), call.params["receipt_id"])
+    if not revisions:
+        return refused(404, "Not found", "There is no such receipt.")
+    return render(
+        "receipt.html",
+        csrf=sessions.csrf_for(session),
+        here="/console/receipts",
+        signed_in=True,
+        current=revisions[-1].body,
+        revisions=revisions,
+    )
+
+
 async def static_file(call: RouteCall) -> Page:
     name = call.params["file"]
     for served, path, media_type in STATIC_FILES:
@@ -192,6 +223,16 @@ def _route(method: str, path: str, name: str, title: str, handle, **extra) -> Ro
 ROUTES = (
     _route("GET", "/console", "console_overview", "The overview", signed_in(_overview)),
     _route("GET", "/console/activity", "console_activity", "Calls and errors per minute", signed_in(_activity)),
+    _route("GET", "/console/receipts", "console_receipts", "The receipts", signed_in(_receipts)),
+    _route(
+        "GET",
+        "/console/receipts/{receipt_id}",
+        "console_receipt",
+        "A receipt and its revisions",
+        signed_in(_receipt),
+        statuses=(303, 404),
+        param_docs=(("receipt_id", "The receipt's id."),),
+    ),
     _route("GET", SIGN_IN, "console_sign_in_page", "The sign-in page", show_sign_in, statuses=(303,)),
     _route("POST", SIGN_IN, "console_sign_in", "Sign in", sign_in, statuses=(303, 401, 403), rate_limit="free_read"),
     _route("POST", "/console/sign-out", "console_sign_out", "Sign out", signed_in(_sign_out), statuses=(303, 403)),
