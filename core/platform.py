@@ -15,6 +15,7 @@ import httpx
 import msgspec
 
 from tollway._core.basics.events import EventBus
+from tollway._core.credits import operator_reads
 from tollway._core.jobs import notifications
 from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
 from tollway._core.receipts import figures
@@ -176,6 +177,11 @@ class KernelPlatform:
     async def receipt_keys(self) -> list[JSONObject]:
         """The published receipt signing keys, as GET /v1/receipts/keys serves them."""
         return msgspec.to_builtins(await self.receipts.keys())["keys"]
+
+    # The agents holding the most credits, most first: `[{agent_id, name, wallet_address, credits_balance, created_at}]`.
+    agents_by_credits = staticmethod(operator_reads.agents_by_credits)
+    # An agent (by id or wallet) with its credits and latest ledger rows, newest first; None when unknown.
+    agent_account = staticmethod(operator_reads.agent_account)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

@@ -201,6 +201,14 @@ class Platform(Protocol):
         """The published receipt signing keys (`key_id`, `public_key` base64url, `active`, `created_at`)."""
         ...
 
+    async def agents_by_credits(self, limit: int) -> list[JSONObject]:
+        """The agents holding the most credits, most first."""
+        ...
+
+    async def agent_account(self, agent_ref: str, ledger_limit: int) -> JSONObject | None:
+        """An agent (by id or wallet address) with its credits and latest ledger rows; None when unknown."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

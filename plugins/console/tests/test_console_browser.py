@@ -24,6 +24,7 @@ PAGES = (  # name, path, its h1
     ("overview-7-days", "/console?days=7", "Overview"),
     ("receipts", "/console/receipts", "Receipts"),
     ("receipts-filtered", "/console/receipts?category=data&days=all", "Receipts"),
+    ("agents", "/console/agents", "Agents"),
 )
 
 
@@ -77,11 +78,23 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
                 if name == "overview-7-days":
                     assert await page.locator("#by-category g.day").count() == 2  # two seeded days
                     assert await page.evaluate("() => typeof htmx") == "object"  # the vendored htmx ran under the CSP
+            await page.goto(f"{base}/console/receipts?category=data&days=all")
             assert await page.locator("table.receipts tbody tr").count() == 2  # the data calls
             await page.locator("table.receipts a").first.click()
             await page.wait_for_url(f"{base}/console/receipts/rcpt_*")
             assert await page.locator('tr[data-valid="true"]').count() == 1
             shots.append(("receipt", await _checked(page, secrets)))
+
+            await page.goto(f"{base}/console/agents")
+            await page.locator("table.agents a").first.click()
+            await page.wait_for_url(f"{base}/console/agents/*")
+            assert await page.locator("[data-balance]").get_attribute("data-balance") == "4.400000"
+            await page.fill("#amount", "1.6")
+            await page.fill("#memo", "from the console")
+            await page.click("form.grant button")
+            await page.wait_for_load_state()
+            assert await page.locator("[data-balance]").get_attribute("data-balance") == "6.000000"
+            shots.append(("agent", await _checked(page, secrets)))
 
             await page.click("text=Sign out")
             await page.wait_for_url(f"{base}/console/sign-in")

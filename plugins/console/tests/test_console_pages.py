@@ -14,8 +14,15 @@ from tollway import storage
 from tollway.testing import OPERATOR, credits_session, http_client, pay_402
 from tollway_console import plugin as hooks
 
-PAGES = ("/console", "/console/activity", "/console/receipts", "/console/receipts/rcpt_0123")
-POSTS = ("/console/sign-out",)
+PAGES = (
+    "/console",
+    "/console/activity",
+    "/console/receipts",
+    "/console/receipts/rcpt_0123",
+    "/console/agents",
+    "/console/agents/0b5e7c1e-0000-4000-8000-000000000000",
+)
+POSTS = ("/console/sign-out", "/console/agents/0b5e7c1e-0000-4000-8000-000000000000/grant")
 
 
 async def console_kernel(kernel_factory, **env: str):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import jinja2
 
 from tollway import Page, Platform, Route, RouteCall, now_ms
 
-from . import chart, overview, receipts, sessions
+from . import agents, chart, overview, receipts, sessions
 
 HTML = "text/html; charset=utf-8"
 CSP = (
@@ -45,7 +45,7 @@ TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 # The pages the navigation links to: (path, label).
-NAVIGATION = (("/console", "Overview"), ("/console/receipts", "Receipts"))
+NAVIGATION = (("/console", "Overview"), ("/console/receipts", "Receipts"), ("/console/agents", "Agents"))
 
 
 def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **values: object) -> Page:
@@ -193,6 +193,52 @@ async def _receipt(call: RouteCall, session: str) -> Page:
     )
 
 
+async def _agents(call: RouteCall, session: str) -> Page:
+    wanted = (call.query.get("agent") or "").strip()
+    if wanted:  # the lookup form: straight to that agent's page
+        return redirect(f"/console/agents/{quote(wanted[:64], safe='')}")
+    return render(
+        "agents.html",
+        csrf=sessions.csrf_for(session),
+        here="/console/agents",
+        signed_in=True,
+        agents=await _platform(call).agents_by_credits(agents.TOP),
+    )
+
+
+async def _agent_page(call: RouteCall, session: str, *, error: str | None = None, status: int = 200) -> Page:
+    account = await _platform(call).agent_account(call.params["agent_id"], agents.LEDGER_ROWS)
+    if account is None:
+        return refused(404, "Not found", "There is no such agent.")
+    return render(
+        "agent.html",
+        status=status,
+        csrf=sessions.csrf_for(session),
+        here="/console/agents",
+        signed_in=True,
+        agent=account,
+        error=error,
+    )
+
+
+async def _agent(call: RouteCall, session: str) -> Page:
+    return await _agent_page(call, session)
+
+
+async def _grant(call: RouteCall, session: str) -> Page:
+    fields = form(call)
+    amount = agents.grant_amount(fields.get("amount", ""))
+    if isinstance(amount, str):
+        return await _agent_page(call, session, error=amount, status=400)
+    platform = _platform(call)
+    account = await platform.agent_account(call.params["agent_id"], 0)
+    if account is None:
+        return refused(404, "Not found", "There is no such agent.")
+    memo = fields.get("memo", "").strip()[:1000] or None
+    await platform.grant_credits(str(account["agent_id"]), amount, memo)
+    return redirect(f"/console/agents/{account['agent_id']}")
+
+
 async def static_file(call: RouteCall) -> Page:
     name = call.params["file"]
     for served, path, media_type in STATIC_FILES:
@@ -232,6 +278,25 @@ ROUTES = (
         signed_in(_receipt),
         statuses=(303, 404),
         param_docs=(("receipt_id", "The receipt's id."),),
+    ),
+    _route("GET", "/console/agents", "console_agents", "The agents", signed_in(_agents)),
+    _route(
+        "GET",
+        "/console/agents/{agent_id}",
+        "console_agent",
+        "An agent's balance and ledger",
+        signed_in(_agent),
+        statuses=(303, 404),
+        param_docs=(("agent_id", "The agent's id or wallet address."),),
+    ),
+    _route(
+        "POST",
+        "/console/agents/{agent_id}/grant",
+        "console_grant_credits",
+        "Grant an agent credits",
+        signed_in(_grant),
+        statuses=(303, 400, 403, 404),
+        param_docs=(("agent_id", "The agent's id."),),
     ),
     _route("GET", SIGN_IN, "console_sign_in_page", "The sign-in page", show_sign_in, statuses=(303,)),
     _route("POST", SIGN_IN, "console_sign_in", "Sign in", sign_in, statuses=(303, 401, 403), rate_limit="free_read"),
