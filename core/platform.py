@@ -17,6 +17,7 @@ import msgspec
 from tollway._core.basics.events import EventBus
 from tollway._core.credits import operator_reads
 from tollway._core.jobs import notifications
+from tollway._core.jobs import operator_reads as job_reads
 from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
 from tollway._core.receipts import figures
 from tollway._core.storage import sql
@@ -182,6 +183,12 @@ class KernelPlatform:
     agents_by_credits = staticmethod(operator_reads.agents_by_credits)
     # An agent (by id or wallet) with its credits and latest ledger rows, newest first; None when unknown.
     agent_account = staticmethod(operator_reads.agent_account)
+
+    # Jobs for the operator: `[{status, count}]`, the oldest unfinished ones, and one job's record
+    # (never its input or result).
+    job_counts = staticmethod(job_reads.job_counts)
+    unfinished_jobs = staticmethod(job_reads.unfinished_jobs)
+    job_record = staticmethod(job_reads.job_record)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

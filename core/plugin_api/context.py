@@ -209,6 +209,18 @@ class Platform(Protocol):
         """An agent (by id or wallet address) with its credits and latest ledger rows; None when unknown."""
         ...
 
+    async def job_counts(self) -> list[JSONObject]:
+        """How many jobs are in each state: `[{status, count}]`."""
+        ...
+
+    async def unfinished_jobs(self, limit: int) -> list[JSONObject]:
+        """The oldest jobs not finished, oldest first, each saying whether it is stuck (its lease ran out)."""
+        ...
+
+    async def job_record(self, job_id: str) -> JSONObject | None:
+        """One job's record, never its input or result; None when unknown."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

@@ -39,11 +39,20 @@ async def seed_verify(text: Annotated[str, Meta(max_length=40)]) -> Echo:
     return Echo(text=text)
 
 
+@tollway.tool(
+    path="/v1/tools/seed/report", price="0.050000", category="data", family="seed", examples={"text": "a"}, mode="job"
+)
+async def seed_report(text: Annotated[str, Meta(max_length=40)]) -> Echo:
+    """A paid report run as a job."""
+    return Echo(text=text)
+
+
 class SeedPlugin:
     @tollway.hookimpl
     def register_tools(self, register):
         register(seed_lookup)
         register(seed_verify)
+        register(seed_report)
 
     @tollway.hookimpl
     def register_settings(self, register):

@@ -7,6 +7,7 @@ page is screenshotted under test-artifacts/console/."""
 from __future__ import annotations
 
 import base64
+from decimal import Decimal
 from pathlib import Path
 
 from console_support import OPERATOR_TOKEN, PROVIDER_SECRET, SeedPlugin, at_day
@@ -25,6 +26,7 @@ PAGES = (  # name, path, its h1
     ("receipts", "/console/receipts", "Receipts"),
     ("receipts-filtered", "/console/receipts?category=data&days=all", "Receipts"),
     ("agents", "/console/agents", "Agents"),
+    ("jobs", "/console/jobs", "Jobs"),
 )
 
 
@@ -42,6 +44,8 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
             for _ in range(2):
                 assert (await client.post("/v1/tools/seed/lookup", json={"text": "x"}, headers=auth)).status_code == 200
         assert (await client.post("/v1/tools/seed/verify", json={"text": "x"}, headers=auth)).status_code == 200
+        job = await client.post("/v1/tools/seed/report", json={"text": "x"}, headers=auth)  # left pending
+        assert job.status_code == 202
     secrets = {
         "operator token": OPERATOR_TOKEN,
         "access token": access_token,
@@ -79,7 +83,7 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
                     assert await page.locator("#by-category g.day").count() == 2  # two seeded days
                     assert await page.evaluate("() => typeof htmx") == "object"  # the vendored htmx ran under the CSP
             await page.goto(f"{base}/console/receipts?category=data&days=all")
-            assert await page.locator("table.receipts tbody tr").count() == 2  # the data calls
+            assert await page.locator("table.receipts tbody tr").count() == 3  # the data calls: two lookups, the job
             await page.locator("table.receipts a").first.click()
             await page.wait_for_url(f"{base}/console/receipts/rcpt_*")
             assert await page.locator('tr[data-valid="true"]').count() == 1
@@ -88,13 +92,19 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
             await page.goto(f"{base}/console/agents")
             await page.locator("table.agents a").first.click()
             await page.wait_for_url(f"{base}/console/agents/*")
-            assert await page.locator("[data-balance]").get_attribute("data-balance") == "4.400000"
+            before = Decimal(await page.locator("[data-balance]").get_attribute("data-balance"))
             await page.fill("#amount", "1.6")
             await page.fill("#memo", "from the console")
             await page.click("form.grant button")
             await page.wait_for_load_state()
-            assert await page.locator("[data-balance]").get_attribute("data-balance") == "6.000000"
+            after = Decimal(await page.locator("[data-balance]").get_attribute("data-balance"))
+            assert after - before == Decimal("1.6")
             shots.append(("agent", await _checked(page, secrets)))
+
+            await page.goto(f"{base}/console/jobs")
+            await page.locator("table.jobs a").first.click()
+            await page.wait_for_url(f"{base}/console/jobs/*")
+            shots.append(("job", await _checked(page, secrets)))
 
             await page.click("text=Sign out")
             await page.wait_for_url(f"{base}/console/sign-in")

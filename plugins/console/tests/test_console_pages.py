@@ -21,6 +21,8 @@ PAGES = (
     "/console/receipts/rcpt_0123",
     "/console/agents",
     "/console/agents/0b5e7c1e-0000-4000-8000-000000000000",
+    "/console/jobs",
+    "/console/jobs/req_0123",
 )
 POSTS = ("/console/sign-out", "/console/agents/0b5e7c1e-0000-4000-8000-000000000000/grant")
 

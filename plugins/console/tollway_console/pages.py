@@ -38,6 +38,7 @@ STATIC_FILES = (  # name served, file, media type
     ("htmx.min.js", "htmx/htmx.min.js", "text/javascript; charset=utf-8"),
 )
 PERIODS = (7, 30, 90)
+UNFINISHED_JOBS = 50  # the oldest jobs not finished, on the jobs page
 TAGS = ("console",)
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -45,7 +46,12 @@ TEMPLATES = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 # The pages the navigation links to: (path, label).
-NAVIGATION = (("/console", "Overview"), ("/console/receipts", "Receipts"), ("/console/agents", "Agents"))
+NAVIGATION = (
+    ("/console", "Overview"),
+    ("/console/receipts", "Receipts"),
+    ("/console/agents", "Agents"),
+    ("/console/jobs", "Jobs"),
+)
 
 
 def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **values: object) -> Page:
@@ -239,6 +245,25 @@ async def _grant(call: RouteCall, session: str) -> Page:
     return redirect(f"/console/agents/{account['agent_id']}")
 
 
+async def _jobs(call: RouteCall, session: str) -> Page:
+    platform = _platform(call)
+    return render(
+        "jobs.html",
+        csrf=sessions.csrf_for(session),
+        here="/console/jobs",
+        signed_in=True,
+        counts=await platform.job_counts(),
+        unfinished=await platform.unfinished_jobs(UNFINISHED_JOBS),
+    )
+
+
+async def _job(call: RouteCall, session: str) -> Page:
+    job = await _platform(call).job_record(call.params["job_id"])
+    if job is None:
+        return refused(404, "Not found", "There is no such job.")
+    return render("job.html", csrf=sessions.csrf_for(session), here="/console/jobs", signed_in=True, job=job)
+
+
 async def static_file(call: RouteCall) -> Page:
     name = call.params["file"]
     for served, path, media_type in STATIC_FILES:
@@ -297,6 +322,16 @@ ROUTES = (
         signed_in(_grant),
         statuses=(303, 400, 403, 404),
         param_docs=(("agent_id", "The agent's id."),),
+    ),
+    _route("GET", "/console/jobs", "console_jobs", "The jobs", signed_in(_jobs)),
+    _route(
+        "GET",
+        "/console/jobs/{job_id}",
+        "console_job",
+        "A job's record",
+        signed_in(_job),
+        statuses=(303, 404),
+        param_docs=(("job_id", "The job's id (its request id)."),),
     ),
     _route("GET", SIGN_IN, "console_sign_in_page", "The sign-in page", show_sign_in, statuses=(303,)),
     _route("POST", SIGN_IN, "console_sign_in", "Sign in", sign_in, statuses=(303, 401, 403), rate_limit="free_read"),
