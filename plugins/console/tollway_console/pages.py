@@ -1,8 +1,9 @@
 """The console's routes: sign-in and sign-out, the overview (with its activity panel, which
-htmx refreshes), and the static files. Every page but sign-in wants a live session (else a
-303 to the sign-in page), every POST a valid CSRF token (else 403), and every answer carries
-a strict Content-Security-Policy: the pages load only the console's own files and run no
-inline script or style."""
+htmx refreshes), the receipts, the agents (and granting credits), the jobs, and the static
+files. Every page but sign-in wants a live session (else a 303 to the sign-in page), every
+POST a valid CSRF token (else 403), and every answer carries a strict
+Content-Security-Policy: the pages load only the console's own files and run no inline
+script or style (docs/console.md)."""
 
 from __future__ import annotations
 
