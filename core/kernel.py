@@ -249,6 +249,8 @@ class Kernel:
             parked=ParkedJobs(self.job_runner),
             sales=Sales(db=self.db, receipts=self.receipts),
             payouts=self.payouts,
+            accounts=self.accounts,
+            operator_token_check=self.auth.is_operator_token,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.context.bind(http=self.http, platform=self.platform)

@@ -12,10 +12,14 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 import httpx
+import msgspec
 
 from tollway._core.basics.events import EventBus
+from tollway._core.credits import operator_reads
 from tollway._core.jobs import notifications
+from tollway._core.jobs import operator_reads as job_reads
 from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
+from tollway._core.receipts import figures
 from tollway._core.storage import sql
 from tollway._core.webhooks import outbox
 from tollway._core.webhooks.signing import SIGNINGS, new_secret, sign, verify
@@ -23,6 +27,7 @@ from tollway._core.webhooks.targets import target_problem
 
 if TYPE_CHECKING:
     from tollway._core.calls.delegated import DelegatedCalls
+    from tollway._core.credits.accounts import Accounts
     from tollway._core.credits.payouts import Payouts
     from tollway._core.credits.refunds import Refunds
     from tollway._core.credits.sales import Sales
@@ -50,6 +55,8 @@ class KernelPlatform:
     parked: ParkedJobs  # outcomes of jobs a run handed to someone else
     sales: Sales  # a seller's share of a charge
     payouts: Payouts  # credits withdrawn to a wallet
+    accounts: Accounts  # the operator's account work: granting credits, the pending report
+    operator_token_check: Callable[[str], bool]  # whether a text is the operator token (constant time)
 
     async def finish_job(self, job_id: str, result: JSONValue) -> bool:
         """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
@@ -128,6 +135,60 @@ class KernelPlatform:
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits,
         once per receipt, re-signing the receipt (`returned_usdc`); in the caller's transaction."""
         return await self.refunds.return_unspent(receipt_id, amount, reason=reason)
+
+    def is_operator_token(self, given: str) -> bool:
+        """Whether `given` is the operator token (TOLLWAY_OPERATOR_TOKEN), compared in constant
+        time: how a page of the operator's (the console) signs the operator in."""
+        return self.operator_token_check(given)
+
+    async def grant_credits(self, agent_id: str, amount: int, memo: str | None) -> JSONObject:
+        """Grant `amount` (micro-USDC) of credits to an agent, as the operator route
+        POST /v1/tools/internal/credits/grant does (a `grant` ledger row, a notification):
+        `{agent_id, credits_balance, transaction_id}`."""
+        return msgspec.to_builtins(await self.accounts.grant(agent_id, amount, memo))
+
+    async def pending_money(self) -> JSONObject:
+        """Money in an intermediate state now, each item with its age and why, as the operator
+        route GET /v1/tools/internal/pending answers it."""
+        return msgspec.to_builtins(await self.accounts.pending_report())
+
+    @staticmethod
+    async def revenue_per_day(since_ms: int, by: str) -> list[JSONObject]:
+        """Revenue from `since_ms` on, `{day, part, total}` per day (since 1970-01-01, UTC) and
+        category or payment method (`by`: "category" or "payment_method"), micro-USDC."""
+        return await figures.revenue(since_ms, by)
+
+    @staticmethod
+    async def calls_per_minute(since_ms: int) -> list[JSONObject]:
+        """Paid calls from `since_ms` on, `{minute, calls, errors}` per minute (since the epoch) with calls."""
+        return await figures.calls(since_ms)
+
+    @staticmethod
+    async def credits_outstanding() -> str:
+        """What every agent's credits add up to (USDC): what the service owes its agents."""
+        return await figures.outstanding()
+
+    # Every agent's receipts, newest first, filtered, by keyset: `{receipts, next}`.
+    receipts_page = staticmethod(figures.receipts_page)
+
+    async def receipt_revisions(self, receipt_id: str) -> list[JSONObject]:
+        """Every signed revision of a receipt as served, oldest first, the current one last ([] when none)."""
+        return await self.receipts.revisions(receipt_id)
+
+    async def receipt_keys(self) -> list[JSONObject]:
+        """The published receipt signing keys, as GET /v1/receipts/keys serves them."""
+        return msgspec.to_builtins(await self.receipts.keys())["keys"]
+
+    # The agents holding the most credits, most first: `[{agent_id, name, wallet_address, credits_balance, created_at}]`.
+    agents_by_credits = staticmethod(operator_reads.agents_by_credits)
+    # An agent (by id or wallet) with its credits and latest ledger rows, newest first; None when unknown.
+    agent_account = staticmethod(operator_reads.agent_account)
+
+    # Jobs for the operator: `[{status, count}]`, the oldest unfinished ones, and one job's record
+    # (never its input or result).
+    job_counts = staticmethod(job_reads.job_counts)
+    unfinished_jobs = staticmethod(job_reads.unfinished_jobs)
+    job_record = staticmethod(job_reads.job_record)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

@@ -65,10 +65,14 @@ class Authenticator:
         self.operator_token = operator_token
         self._tokens: dict[str, Caller] = {}
 
+    def is_operator_token(self, given: str) -> bool:
+        """Whether `given` is the operator token, compared in constant time (never an empty one)."""
+        return bool(given) and hmac.compare_digest(given.encode(), self.operator_token.encode())
+
     def require_operator(self, req: CallRequest) -> None:
         auth = req.header("authorization") or ""
         given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        if not given or not hmac.compare_digest(given.encode(), self.operator_token.encode()):
+        if not self.is_operator_token(given):
             raise ServiceError(
                 401, "unauthorized", "Operator routes need Authorization: Bearer <TOLLWAY_OPERATOR_TOKEN>."
             )

@@ -122,6 +122,14 @@ class Accounts:
                 "memo must be a string of at most 1000 characters.",
                 [{"field": "memo", "message": "at most 1000 characters"}],
             )
+        return await self.grant(agent_ref, amount, memo)
+
+    async def grant(self, agent_ref: str, amount: int, memo: str | None) -> wire.CreditsGranted:
+        """Credit `amount` (micro-USDC, positive) to an agent (its id, or a wallet address, which
+        gets an agent if it has none) as a `grant` ledger row, and notify it: the operator route's
+        work, and the console's (`Platform.grant_credits`)."""
+        if amount <= 0:
+            raise invalid_request("amount must be positive.", [{"field": "amount", "message": "must be positive"}])
         agent = await self.agents.get(agent_ref)
         if agent is None:
             if is_address(agent_ref):

@@ -156,6 +156,71 @@ class Platform(Protocol):
         """Give back the unused part (micro-USDC) of a settled charge to its payer's credits, once per receipt."""
         ...
 
+    def is_operator_token(self, given: str) -> bool:
+        """Whether `given` is the operator token, compared in constant time (a page of the operator's signs in so)."""
+        ...
+
+    async def grant_credits(self, agent_id: str, amount: int, memo: str | None) -> JSONObject:
+        """Grant `amount` (micro-USDC) of credits to an agent as the operator route does: `{agent_id, credits_balance, transaction_id}`."""
+        ...
+
+    async def pending_money(self) -> JSONObject:
+        """Money in an intermediate state, with its age and why (the operator's pending report)."""
+        ...
+
+    async def revenue_per_day(self, since_ms: int, by: str) -> list[JSONObject]:
+        """Revenue from `since_ms` on, `{day, part, total}` per day and category or payment method (`by`), micro-USDC."""
+        ...
+
+    async def calls_per_minute(self, since_ms: int) -> list[JSONObject]:
+        """Paid calls from `since_ms` on, `{minute, calls, errors}` per minute with calls."""
+        ...
+
+    async def credits_outstanding(self) -> str:
+        """What every agent's credits add up to (USDC)."""
+        ...
+
+    async def receipts_page(
+        self,
+        *,
+        agent_id: str | None,
+        tool: str | None,
+        category: str | None,
+        since_ms: int | None,
+        before: str | None,
+        limit: int,
+    ) -> JSONObject:
+        """Every agent's receipts, newest first, filtered, by keyset: `{receipts, next}`."""
+        ...
+
+    async def receipt_revisions(self, receipt_id: str) -> list[JSONObject]:
+        """Every signed revision of a receipt, oldest first, the current one last."""
+        ...
+
+    async def receipt_keys(self) -> list[JSONObject]:
+        """The published receipt signing keys (`key_id`, `public_key` base64url, `active`, `created_at`)."""
+        ...
+
+    async def agents_by_credits(self, limit: int) -> list[JSONObject]:
+        """The agents holding the most credits, most first."""
+        ...
+
+    async def agent_account(self, agent_ref: str, ledger_limit: int) -> JSONObject | None:
+        """An agent (by id or wallet address) with its credits and latest ledger rows; None when unknown."""
+        ...
+
+    async def job_counts(self) -> list[JSONObject]:
+        """How many jobs are in each state: `[{status, count}]`."""
+        ...
+
+    async def unfinished_jobs(self, limit: int) -> list[JSONObject]:
+        """The oldest jobs not finished, oldest first, each saying whether it is stuck (its lease ran out)."""
+        ...
+
+    async def job_record(self, job_id: str) -> JSONObject | None:
+        """One job's record, never its input or result; None when unknown."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

@@ -44,9 +44,11 @@ Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 # X-Agent-ID when given naming who it is for (the handler reads it).
 RouteAuth = Literal["read", "write", "public", "operator", "signed_in", "proof", "optional"]
 AUTHS = ("read", "write", "public", "operator", "signed_in", "proof", "optional")
-# /v1/..., one word (/healthz), or a well-known URI of RFC 8615 (/.well-known/acp.json)
-# /v1/..., a page of the service's own (/console, /sites/{slug}/{file}), or /.well-known/<name>
-_PATH = re.compile(r"^/(v1/[a-z0-9/_{}-]+|[a-z0-9_-]+(/\{[a-z_][a-z0-9_]*\})*|\.well-known/[a-z0-9_-]+(\.[a-z0-9]+)?)$")
+# /v1/..., a page of the service's own (/healthz, /sites/{slug}/{file}, /console/receipts/{receipt_id}:
+# a word, then words and {name} parameters), or a well-known URI of RFC 8615 (/.well-known/acp.json)
+_PATH = re.compile(
+    r"^/(v1/[a-z0-9/_{}-]+|[a-z0-9_-]+(/([a-z0-9_-]+|\{[a-z_][a-z0-9_]*\}))*|\.well-known/[a-z0-9_-]+(\.[a-z0-9]+)?)$"
+)
 _PARAM = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 # A route's body: its `body_type` (`Route[None]` and `RouteCall[None]` for a route without one).
 Body = TypeVar("Body")
@@ -200,7 +202,7 @@ class Route(Generic[Body]):
             if not _PATH.match(path) or _PARAM.findall(path) != _PARAM.findall(self.path):
                 raise ValueError(
                     f"route {self.name}: path must look like /v1/... with {{name}} parameters (an alias's the same), "
-                    "/<word> (then {name} parameters only) or /.well-known/<name>"
+                    "/<word> (then words and {name} parameters) or /.well-known/<name>"
                 )
         if self.host is not None and self.mcp:
             raise ValueError(f"route {self.name}: a route on a host of its own is not an MCP tool")

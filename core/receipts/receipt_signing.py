@@ -15,6 +15,7 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
 from tollway._core.basics.canonical import canonical_bytes
+from tollway._core.basics.json_values import JSONValue
 
 ALG = "Ed25519"
 UNSIGNED_FIELDS = ("signature", "digest")
@@ -64,7 +65,7 @@ class ReceiptSigner:
         return {**body, "digest": digest.hex(), "signature": b64url(signature)}
 
 
-def verify_receipt(receipt: Mapping[str, Any], public_keys: Mapping[str, bytes]) -> tuple[bool, str]:
+def verify_receipt(receipt: Mapping[str, JSONValue], public_keys: Mapping[str, bytes]) -> tuple[bool, str]:
     """Check a served receipt offline. Returns (valid, reason)."""
     try:
         key_id = receipt["key_id"]

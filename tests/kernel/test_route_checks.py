@@ -104,3 +104,21 @@ async def test_plugin_listings_document_their_query_parameters_with_types_and_bo
     souls = params("/v1/souls")
     assert souls["limit"]["type"] == "integer" and souls["limit"]["maximum"] == 100
     assert too_many.status_code == 400 and too_many.json()["details"][0]["field"] == "limit"
+
+
+def test_a_page_path_may_hold_words_after_its_first_and_nothing_else_odd() -> None:
+    """A page of the service's own may nest (/console/receipts/{receipt_id}); paths keep
+    to lower-case words and {name} parameters."""
+    from tollway import Route
+
+    async def handle(call):
+        return {}
+
+    def route(path: str) -> Route:
+        return Route(method="GET", path=path, name="p", title="P", description="P.", handle=handle, auth="public")
+
+    for fine in ("/console", "/console/receipts", "/console/receipts/{receipt_id}", "/sites/{slug}/{file}"):
+        assert route(fine).path == fine
+    for bad in ("/console/", "/Console/x", "/console//x", "/console/{a b}", "/console/x.html", "/console/{a}b"):
+        with pytest.raises(ValueError, match="path must look like"):
+            route(bad)
