@@ -119,6 +119,7 @@ async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, sit
             {"action": "wait_for", "timeout_s": 2},
             {"action": "pdf"},
         ],
+        "time_limit_s": 240,
     }
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
