@@ -102,15 +102,18 @@ async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, sit
     done = asyncio.Event()
     began = boot_seconds() - 1  # a browser an earlier test left dying is not one of these four
 
+    def measure() -> dict[int, float]:
+        return {pgid: session._pss_mb(session.group_members(pgid)) for pgid in browser_groups(since=began)}
+
     async def sample() -> None:
         nonlocal most_at_once
         while not done.is_set():
-            groups = browser_groups(since=began)
-            most_at_once = max(most_at_once, len(groups))
-            for pgid in groups:
-                memory, _ = session._usage(session.group_members(pgid))
+            # In a thread, as the service's own watch does: the tasks' pages share this loop.
+            sizes = await asyncio.to_thread(measure)
+            most_at_once = max(most_at_once, len(sizes))
+            for pgid, memory in sizes.items():
                 peaks[pgid] = max(peaks.get(pgid, 0.0), memory)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.2)
 
     body = {
         "start_url": f"{site.base}/fares",
@@ -119,7 +122,6 @@ async def test_four_tasks_at_once_stay_within_the_memory_cap(kernel_factory, sit
             {"action": "wait_for", "timeout_s": 2},
             {"action": "pdf"},
         ],
-        "time_limit_s": 240,
     }
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
