@@ -1,8 +1,25 @@
-"""What the benchmarks share: a throwaway PostgreSQL database per run and a percentile."""
+"""What the benchmarks share: a throwaway PostgreSQL database per run, a service's settings,
+and a percentile."""
 
 from __future__ import annotations
 
+import base64
 import secrets
+from pathlib import Path
+
+OPERATOR = "bench-operator-token"
+
+
+def service_env(home: Path, url: str, key_byte: int, **more: str) -> dict[str, str]:
+    """A benchmark service's settings: its home and database, the operator token, a receipt
+    key of its own (32 bytes of `key_byte`), and `more`."""
+    return {
+        "TOLLWAY_HOME": str(home),
+        "TOLLWAY_DATABASE_URL": url,
+        "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
+        "TOLLWAY_RECEIPT_KEY": base64.b64encode(bytes([key_byte]) * 32).decode(),
+        **more,
+    }
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import random
@@ -33,20 +32,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database, percentile  # noqa: E402
+from common import create_database, drop_database, percentile, service_env  # noqa: E402
 
-OPERATOR = "bench-operator-token"
 GOALS = {"changes_p50_ms": 5.0, "benchmark_p50_ms": 20.0, "deliveries_per_s": 200.0}
 
 
 def bench_env(home: Path, url: str) -> dict[str, str]:
-    return {
-        "TOLLWAY_HOME": str(home),
-        "TOLLWAY_DATABASE_URL": url,
-        "TOLLWAY_OPERATOR_TOKEN": OPERATOR,
-        "TOLLWAY_RECEIPT_KEY": base64.b64encode(b"\x0c" * 32).decode(),
-        "TOLLWAY_OFFLINE": "1",
-    }
+    return service_env(home, url, 0x0C, TOLLWAY_OFFLINE="1")
 
 
 async def timed(fn, n: int) -> list[float]:

@@ -153,15 +153,20 @@ class KernelPlatform:
         return msgspec.to_builtins(await self.accounts.pending_report())
 
     @staticmethod
-    async def revenue_per_day(since_ms: int, by: str) -> list[JSONObject]:
-        """Revenue from `since_ms` on, `{day, part, total}` per day (since 1970-01-01, UTC) and
-        category or payment method (`by`: "category" or "payment_method"), micro-USDC."""
-        return await figures.revenue(since_ms, by)
+    async def revenue_per_day(since_ms: int) -> list[JSONObject]:
+        """Revenue from the day of `since_ms` on, `{day, category, payment_method, total}` per
+        day (since 1970-01-01, UTC), category and payment method, micro-USDC."""
+        return await figures.revenue(since_ms)
 
     @staticmethod
     async def calls_per_minute(since_ms: int) -> list[JSONObject]:
         """Paid calls from `since_ms` on, `{minute, calls, errors}` per minute (since the epoch) with calls."""
         return await figures.calls(since_ms)
+
+    @staticmethod
+    async def tool_latency(since_ms: int) -> list[JSONObject]:
+        """Each tool's calls from `since_ms` on with their run time: `{tool, calls, p50_ms, p99_ms}`."""
+        return await figures.latency(since_ms)
 
     @staticmethod
     async def credits_outstanding() -> str:

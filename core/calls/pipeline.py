@@ -9,6 +9,7 @@ it fails.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -142,10 +143,15 @@ class PaidCalls:
         )
 
     async def run_paid(self, call: PreparedCall, agent_id: str, request_id: str) -> Any:
-        """Run the tool itself; any exception is the tool's failure."""
-        return (
-            await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)
-        ).output
+        """Run the tool itself; any exception is the tool's failure. How long it ran is kept
+        on `call` for its receipt (the operator's latency figures)."""
+        started = time.monotonic_ns()
+        try:
+            return (
+                await self.runner.run(call.tool, call.value, request_id=request_id, agent_id=agent_id, meter=call)
+            ).output
+        finally:
+            call.duration_ms = (time.monotonic_ns() - started) // 1_000_000
 
     def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
         meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)

@@ -49,6 +49,7 @@ class PreparedCall:
     decision_context: dict[str, Any] | None
     provider_cost: int | None = None  # reported by the tool while it runs
     admission: Admission = Admission()
+    duration_ms: int | None = None  # how long the tool ran, once it has (stored beside the receipt)
 
     def admit(self, admitted: Any) -> None:
         """Keep what the tool's `admit` check answered (an `Admission`, or None)."""
@@ -71,6 +72,7 @@ class PreparedCall:
         settled: bool = True,
         receipt_id: str | None = None,
         goal_id: str | None = None,
+        duration_ms: int | None = None,
     ) -> ReceiptDraft:
         """The draft of this call's receipt: the tool, price and audit fields, with the signed
         fields plugins fill: the goal (given, or the one of the job tool's `accepted_fields`),
@@ -97,6 +99,7 @@ class PreparedCall:
             goal_id=goal_id,
             soul_agent_id=self.admission.soul_agent_id,
             service_fee=self.admission.service_fee,
+            duration_ms=self.duration_ms if duration_ms is None else duration_ms,
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Mapping
 from concurrent.futures import Executor
 from typing import Any
@@ -68,6 +69,7 @@ class JobRunner:
             return await self.job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
         heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
         meter = _Meter()
+        started = time.monotonic_ns()
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
             ran = await self.runner.run(
@@ -103,7 +105,8 @@ class JobRunner:
                 retry_after_s=ran.output.retry_after_s,
             )
             return "parked" if parked else "fenced"
-        return await self.job_completed(claimed, msgspec.to_builtins(ran.output))
+        ran_ms = (time.monotonic_ns() - started) // 1_000_000
+        return await self.job_completed(claimed, msgspec.to_builtins(ran.output), duration_ms=ran_ms)
 
     async def _record_cost(self, claimed: jobs.Claimed, cost: int | None) -> None:
         """What this attempt cost upstream, added to the private column beside the job's
@@ -129,12 +132,15 @@ class JobRunner:
             except Exception:  # the database blipped: the next beat tries again
                 log.exception("heartbeat of job %s failed", claimed.id)
 
-    async def job_completed(self, claimed: jobs.Claimed, result: Any) -> str:
+    async def job_completed(self, claimed: jobs.Claimed, result: Any, *, duration_ms: int | None = None) -> str:
+        """Complete the job; `duration_ms` (the attempt's run time) goes beside its receipt."""
         async with self.db.transaction():
             if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
                 return "fenced"
             if claimed.receipt_id:
-                await self.receipts.revise(claimed.receipt_id, {"execution_status": "completed"})
+                await self.receipts.revise(
+                    claimed.receipt_id, {"execution_status": "completed"}, duration_ms=duration_ms
+                )
             await notifications.notify(
                 claimed.agent_id,
                 "job_completed",

@@ -168,12 +168,16 @@ class Platform(Protocol):
         """Money in an intermediate state, with its age and why (the operator's pending report)."""
         ...
 
-    async def revenue_per_day(self, since_ms: int, by: str) -> list[JSONObject]:
-        """Revenue from `since_ms` on, `{day, part, total}` per day and category or payment method (`by`), micro-USDC."""
+    async def revenue_per_day(self, since_ms: int) -> list[JSONObject]:
+        """Revenue from the day of `since_ms` on, `{day, category, payment_method, total}` per day, category and payment method (micro-USDC)."""
         ...
 
     async def calls_per_minute(self, since_ms: int) -> list[JSONObject]:
         """Paid calls from `since_ms` on, `{minute, calls, errors}` per minute with calls."""
+        ...
+
+    async def tool_latency(self, since_ms: int) -> list[JSONObject]:
+        """Each tool's calls from `since_ms` on with their run time: `{tool, calls, p50_ms, p99_ms}`."""
         ...
 
     async def credits_outstanding(self) -> str:

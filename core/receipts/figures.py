@@ -1,10 +1,9 @@
-"""The operator's figures of money and calls, each one GROUP BY in the database: revenue per
-day by category or by payment method, paid calls and their failures per minute, and the
-credits agents hold. What the console's overview draws (docs/console.md, through
-`Platform.operator_figures`). Both engines answer the same statements but for reading a field
-of a receipt's JSON body, which each says its own way. Every statement reading receipts
-bounds `created_ms` from below: a range of the index on `tw_receipts.created_ms`. And the
-operator's listing of every agent's receipts, filtered, by keyset."""
+"""The operator's figures of money and calls, each a GROUP BY in the database: revenue per
+day by category or by payment method (ended days from their kept totals, day_totals.py),
+paid calls and their failures per minute, each tool's p50 and p99 run time, and the credits
+agents hold. What the console's overview draws (docs/console.md). Every statement reading
+receipts bounds `created_ms` from below: a range of the index on `tw_receipts.created_ms`.
+And the operator's listing of every agent's receipts, filtered, by keyset."""
 
 from __future__ import annotations
 
@@ -12,68 +11,58 @@ import msgspec
 
 from tollway._core.basics.json_values import JSONObject
 from tollway._core.basics.money import usdc
+from tollway._core.receipts import day_totals
 from tollway._core.receipts.tables import Receipt
 from tollway._core.storage import sql
 
 DAY_MS = 86_400_000
 MINUTE_MS = 60_000
 
-# Revenue: receipts of money taken or being taken (receipts.md's statuses `settled` and
-# `pending`), not the buying of credits (spending them is the revenue). A goal's `covered`
-# calls are paid by the goal's own receipt; `earned` is a seller's income.
-BY_CATEGORY = sql.statement(
-    "SELECT created_ms / 86400000 AS day, category AS part, SUM(amount) AS total FROM tw_receipts "
-    "WHERE created_ms >= {} AND status IN ('settled', 'pending') AND (tool IS NULL OR tool <> 'credits_top_up') "
-    "GROUP BY 1, 2"
-)
-BY_METHOD_SQLITE = sql.statement(
-    "SELECT created_ms / 86400000 AS day, json_extract(body, '$.payment_method') AS part, SUM(amount) AS total "
-    "FROM tw_receipts "
-    "WHERE created_ms >= {} AND status IN ('settled', 'pending') AND (tool IS NULL OR tool <> 'credits_top_up') "
-    "GROUP BY 1, 2"
-)
-BY_METHOD_POSTGRES = sql.statement(
-    "SELECT created_ms / 86400000 AS day, body::json ->> 'payment_method' AS part, SUM(amount) AS total "
-    "FROM tw_receipts "
-    "WHERE created_ms >= {} AND status IN ('settled', 'pending') AND (tool IS NULL OR tool <> 'credits_top_up') "
-    "GROUP BY 1, 2"
-)
 # Paid calls (every paid call leaves a receipt, failed ones too) and those whose tool failed.
-CALLS_SQLITE = sql.statement(
+CALLS = sql.statement(
     "SELECT created_ms / 60000 AS minute, COUNT(*) AS calls, "
-    "SUM(CASE WHEN json_extract(body, '$.execution_status') = 'failed' THEN 1 ELSE 0 END) AS errors "
+    "SUM(CASE WHEN execution_status = 'failed' THEN 1 ELSE 0 END) AS errors "
     "FROM tw_receipts WHERE created_ms >= {} AND tool IS NOT NULL AND tool <> 'credits_top_up' GROUP BY 1"
 )
-CALLS_POSTGRES = sql.statement(
-    "SELECT created_ms / 60000 AS minute, COUNT(*) AS calls, "
-    "SUM(CASE WHEN body::json ->> 'execution_status' = 'failed' THEN 1 ELSE 0 END) AS errors "
-    "FROM tw_receipts WHERE created_ms >= {} AND tool IS NOT NULL AND tool <> 'credits_top_up' GROUP BY 1"
+# The run times of each tool's calls, ranked within the tool: the rows at the ranks of the
+# median and the 99th percentile (nearest rank) are the tool's p50 and p99.
+LATENCY = sql.statement(
+    "SELECT tool, n, duration_ms, rank FROM ("
+    "SELECT tool, duration_ms, ROW_NUMBER() OVER (PARTITION BY tool ORDER BY duration_ms) AS rank, "
+    "COUNT(*) OVER (PARTITION BY tool) AS n FROM tw_receipts "
+    "WHERE created_ms >= {} AND duration_ms IS NOT NULL AND tool IS NOT NULL) AS ranked "
+    "WHERE rank = (n + 1) / 2 OR rank = (99 * n + 99) / 100 ORDER BY tool, rank"
 )
 OUTSTANDING = sql.statement("SELECT COALESCE(SUM(credits), 0) AS total FROM tw_agents")
 
 
-async def revenue(since_ms: int, by: str) -> list[JSONObject]:
-    """`{day, part, total}` per day (days since 1970-01-01, UTC) and category or payment method
-    (`by`) from `since_ms` on; `total` in micro-USDC."""
-    if by == "category":
-        statement = BY_CATEGORY
-    elif by == "payment_method":
-        statement = BY_METHOD_POSTGRES if sql.on_postgres() else BY_METHOD_SQLITE
-    else:
-        raise ValueError(f"revenue by {by!r}: category or payment_method")
-    return [
-        {"day": int(r["day"]), "part": str(r["part"] or "unknown"), "total": int(r["total"] or 0)}
-        for r in await statement.rows(since_ms)
-    ]
+async def revenue(since_ms: int) -> list[JSONObject]:
+    """`{day, category, payment_method, total}` per day (days since 1970-01-01, UTC), category
+    and payment method from the day of `since_ms` on; `total` in micro-USDC. Ended days come
+    from their kept totals (day_totals.py), so a long period costs what a short one does."""
+    return await day_totals.revenue(since_ms)
 
 
 async def calls(since_ms: int) -> list[JSONObject]:
     """`{minute, calls, errors}` per minute (since the epoch) with paid calls, from `since_ms` on."""
-    statement = CALLS_POSTGRES if sql.on_postgres() else CALLS_SQLITE
     return [
         {"minute": int(r["minute"]), "calls": int(r["calls"]), "errors": int(r["errors"] or 0)}
-        for r in await statement.rows(since_ms)
+        for r in await CALLS.rows(since_ms)
     ]
+
+
+async def latency(since_ms: int) -> list[JSONObject]:
+    """`{tool, calls, p50_ms, p99_ms}` per tool whose calls from `since_ms` on have a recorded
+    run time (nearest-rank percentiles), by tool name."""
+    found: dict[str, JSONObject] = {}
+    for r in await LATENCY.rows(since_ms):
+        n, rank = int(r["n"]), int(r["rank"])
+        tool = found.setdefault(str(r["tool"]), {"tool": str(r["tool"]), "calls": n, "p50_ms": 0, "p99_ms": 0})
+        if rank == (n + 1) // 2:
+            tool["p50_ms"] = int(r["duration_ms"])
+        if rank == (99 * n + 99) // 100:
+            tool["p99_ms"] = int(r["duration_ms"])
+    return list(found.values())
 
 
 async def outstanding() -> str:

@@ -14,6 +14,7 @@ import msgspec
 
 from tollway._core.basics.ids import iso, new_id, now_ms
 from tollway._core.basics.money import usdc
+from tollway._core.receipts import day_totals
 from tollway._core.receipts.receipt_signing import ReceiptSigner, metadata_digest
 from tollway._core.receipts.tables import Receipt, ReceiptRevision, SigningKey
 from tollway._core.storage import sql
@@ -22,13 +23,14 @@ from tollway._core.wire import receipts as wire
 # The receipt writer's statements, raw: issuing is on the paid path (bench/paid_calls.py), and
 # a re-sign is a compare-and-swap on the revision (read, sign, update only if unchanged).
 _ISSUE = (
-    "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, provider_cost, created_ms) "
-    "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {})"
+    "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, "
+    "provider_cost, created_ms, payment_method, execution_status, duration_ms) "
+    "VALUES ({}, {}, {}, {}, {}, {}, 1, {}, {}, {}, {}, {}, {}, {})"
 )
-_CURRENT = "SELECT body, revision FROM tw_receipts WHERE receipt_id = {}"
+_CURRENT = "SELECT body, revision, created_ms FROM tw_receipts WHERE receipt_id = {}"
 _RESIGN = (
-    "UPDATE tw_receipts SET body = {}, revision = {}, status = {} WHERE receipt_id = {} AND revision = {} "
-    "RETURNING receipt_id"
+    "UPDATE tw_receipts SET body = {}, revision = {}, status = {}, execution_status = {}, "
+    "duration_ms = COALESCE({}, duration_ms) WHERE receipt_id = {} AND revision = {} RETURNING receipt_id"
 )
 # One key is active: the newest published (by first start), whichever process started
 # last. During a rolling restart onto a new key, an old process that restarts still
@@ -68,6 +70,7 @@ class ReceiptDraft:
     goal_id: str | None = None
     soul_agent_id: str | None = None
     service_fee: int = 0
+    duration_ms: int | None = None  # the tool's run time, stored beside the receipt, never signed
 
 
 class ReceiptBook:
@@ -141,14 +144,21 @@ class ReceiptBook:
             text,
             d.provider_cost,
             created,
+            d.payment_method,
+            d.execution_status,
+            d.duration_ms,
         )
         return signed
 
-    async def revise(self, receipt_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
-        """Re-sign with `changes` applied and revision + 1 (status change, settlement, refund).
+    async def revise(
+        self, receipt_id: str, changes: Mapping[str, Any], *, duration_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Re-sign with `changes` applied and revision + 1 (status change, settlement, refund);
+        `duration_ms`, when given, is the tool's run time (a job's, once it ran).
 
         Compare-and-swap on the revision: a concurrent re-sign of the same receipt
-        makes this one read the newer revision and apply its changes on top.
+        makes this one read the newer revision and apply its changes on top. A receipt of
+        a day that has ended marks that day's revenue totals for summing again.
         """
         while True:
             row = await sql.fetch_one(_CURRENT, receipt_id)
@@ -164,11 +174,14 @@ class ReceiptBook:
                 text,
                 body["revision"],
                 body["status"],
+                body.get("execution_status"),
+                duration_ms,
                 receipt_id,
                 int(row["revision"]),
             )
             if updated is not None:
                 break
+        await day_totals.revised(int(row["created_ms"]))
         # the superseded revision is archived; the current one lives in tw_receipts
         await sql.fetch(
             _ARCHIVE,

@@ -25,6 +25,11 @@ class Receipt(Table, tablename="tw_receipts", db=PLACEHOLDER_ENGINE):
     body = Text()  # the receipt exactly as served (JSON)
     provider_cost = BigInt(null=True, default=None)  # private: never served, never signed
     created_ms = BigInt(index=True)
+    # Copies of two body fields, kept current at each revision, and the tool's run time
+    # (private, never served): what the operator's figures group by without parsing JSON.
+    payment_method = Varchar(length=16, null=True, default=None)
+    execution_status = Varchar(length=16, null=True, default=None)
+    duration_ms = Integer(null=True, default=None)
 
 
 class ReceiptRevision(Table, tablename="tw_receipt_revisions", db=PLACEHOLDER_ENGINE):
@@ -46,8 +51,30 @@ class SigningKey(Table, tablename="tw_signing_keys", db=PLACEHOLDER_ENGINE):
     created_ms = BigInt()
 
 
+class ReceiptDay(Table, tablename="tw_receipt_days", db=PLACEHOLDER_ENGINE):
+    """Revenue of one ended UTC day by category and payment method, summed from its receipts
+    (core/receipts/day_totals.py); valid while its day's mark says so."""
+
+    id = Varchar(length=80, primary_key=True)  # "<day>:<category>:<payment_method>"
+    day = BigInt(index=True)  # days since 1970-01-01, UTC
+    category = Varchar(length=32)
+    payment_method = Varchar(length=16)
+    total = BigInt()  # micro-USDC
+
+
+class ReceiptDayMark(Table, tablename="tw_receipt_day_marks", db=PLACEHOLDER_ENGINE):
+    """Per ended day: how many times a receipt of it was revised after it ended, and at which
+    of those counts its totals were summed (they are valid while the two are equal)."""
+
+    day = BigInt(primary_key=True)
+    changes = BigInt(default=0)
+    summed_at = BigInt(null=True, default=None)
+
+
 TABLES: tuple[type[Table], ...] = (
     Receipt,
     ReceiptRevision,
     SigningKey,
+    ReceiptDay,
+    ReceiptDayMark,
 )

@@ -21,13 +21,23 @@ def add_tables(manager: MigrationManager, tables: TableSpec) -> None:
     """Add each table of `tables` to `manager`, its columns in the order given."""
     for tablename, (class_name, columns) in tables.items():
         manager.add_table(class_name=class_name, tablename=tablename)
-        named = columns.items() if isinstance(columns, Mapping) else ((n, (c, p)) for n, c, p in columns)
-        for name, (column_class, params) in named:
-            manager.add_column(
-                table_class_name=class_name,
-                tablename=tablename,
-                column_name=name,
-                db_column_name=name,
-                column_class=column_class,
-                params=dict(params),
-            )
+        named = ((n, c, p) for n, (c, p) in columns.items()) if isinstance(columns, Mapping) else columns
+        add_columns(manager, tablename, class_name, named)
+
+
+def add_columns(
+    manager: MigrationManager,
+    tablename: str,
+    class_name: str,
+    columns: Iterable[tuple[str, type[Column], Mapping[str, object]]],
+) -> None:
+    """Add `columns` ((name, column class, parameters), ...) to an existing table, in order."""
+    for name, column_class, params in columns:
+        manager.add_column(
+            table_class_name=class_name,
+            tablename=tablename,
+            column_name=name,
+            db_column_name=name,
+            column_class=column_class,
+            params=dict(params),
+        )

@@ -3,6 +3,7 @@ the real pipeline, signing in over HTTP, and the secrets no page may show."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from typing import Annotated
@@ -47,12 +48,22 @@ async def seed_report(text: Annotated[str, Meta(max_length=40)]) -> Echo:
     return Echo(text=text)
 
 
+@tollway.tool(
+    path="/v1/tools/seed/wait", price="0.010000", category="infrastructure", family="seed", examples={"ms": 1}
+)
+async def seed_wait(ms: Annotated[int, Meta(ge=0, le=1000)]) -> Echo:
+    """A paid call that takes `ms` milliseconds."""
+    await asyncio.sleep(ms / 1000)
+    return Echo(text=str(ms))
+
+
 class SeedPlugin:
     @tollway.hookimpl
     def register_tools(self, register):
         register(seed_lookup)
         register(seed_verify)
         register(seed_report)
+        register(seed_wait)
 
     @tollway.hookimpl
     def register_settings(self, register):

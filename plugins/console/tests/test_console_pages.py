@@ -11,7 +11,7 @@ from console_support import CSRF, OPERATOR_TOKEN, SeedPlugin, at_day, sign_in
 from eth_account import Account
 
 from tollway import storage
-from tollway.testing import OPERATOR, credits_session, http_client, pay_402
+from tollway.testing import OPERATOR, credits_session, http_client, pay_402, wait_for_job, worker_for
 from tollway_console import plugin as hooks
 
 PAGES = (
@@ -167,3 +167,33 @@ async def test_the_overview_shows_seeded_revenue_per_day_activity_and_credits_ow
     assert 'data-outstanding="8.600000"' in html
     assert "Nothing pending." in html
     assert OPERATOR_TOKEN not in html
+
+
+async def test_the_overview_shows_each_tools_p50_and_p99_run_time(kernel_factory):
+    kernel = await console_kernel(kernel_factory)
+    waits = (10, 30, 50, 70, 300)
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+        for ms in waits:
+            assert (await client.post("/v1/tools/seed/wait", json={"ms": ms}, headers=auth)).status_code == 200
+        job = (await client.post("/v1/tools/seed/report", json={"text": "x"}, headers=auth)).json()
+        worker = worker_for(kernel)
+        worker.start()
+        try:
+            await wait_for_job(client, job["request_id"], auth)
+        finally:
+            await worker.stop()
+        await sign_in(client)
+        html = (await client.get("/console")).text
+    rows = {
+        tool: (int(calls), int(p50), int(p99))
+        for tool, calls, p50, p99 in re.findall(
+            r'<tr data-tool="([a-z_]+)"><td>[a-z_]+</td><td>(\d+)</td><td data-p50="(\d+)">\d+</td>'
+            r'<td data-p99="(\d+)">',
+            html,
+        )
+    }
+    calls, p50, p99 = rows["seed_wait"]
+    # nearest rank of five: the median is the third (50 ms), the 99th percentile the fifth (300 ms)
+    assert calls == 5 and 50 <= p50 < 300 <= p99 < 1000, rows
+    assert rows["seed_report"][0] == 1  # a job's run time is recorded when it completes

@@ -34,21 +34,22 @@ class Day:
         return (dt.date(1970, 1, 1) + dt.timedelta(days=self.day)).isoformat()
 
 
-def _days(rows: list) -> list[Day]:
-    """The grouped rows (one per day and part) as days, each with its parts in order."""
-    by_day: dict[int, list[Segment]] = {}
+def _days(rows: list, by: str) -> list[Day]:
+    """The grouped rows (one per day, category and payment method) as days, each with its
+    parts (`by`: "category" or "payment_method") in order."""
+    by_day: dict[int, dict[str, int]] = {}
     for r in rows:
-        by_day.setdefault(int(r["day"]), []).append(Segment(str(r["part"]), int(r["total"])))
-    return [Day(d, tuple(sorted(segs, key=lambda s: s.part))) for d, segs in sorted(by_day.items())]
+        parts = by_day.setdefault(int(r["day"]), {})
+        parts[str(r[by])] = parts.get(str(r[by]), 0) + int(r["total"])
+    return [Day(d, tuple(Segment(p, a) for p, a in sorted(parts.items()))) for d, parts in sorted(by_day.items())]
 
 
 async def revenue(platform: Platform, period_days: int, now: int) -> tuple[int, list[Day], list[Day]]:
     """The first day of the period, and its days with revenue, by category and by payment method."""
     first = now // DAY_MS - period_days + 1
     since = first * DAY_MS
-    by_category = await platform.revenue_per_day(since, "category")
-    by_method = await platform.revenue_per_day(since, "payment_method")
-    return first, _days(by_category), _days(by_method)
+    rows = await platform.revenue_per_day(since)
+    return first, _days(rows, "category"), _days(rows, "payment_method")
 
 
 @dataclasses.dataclass(frozen=True)

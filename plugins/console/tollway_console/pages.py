@@ -160,6 +160,7 @@ async def _overview(call: RouteCall, session: str) -> Page:
         by_category=chart.stacked(f"Revenue per day by category, last {days} days", first, days, by_category),
         by_method=chart.stacked(f"Revenue per day by payment method, last {days} days", first, days, by_method),
         minutes=await overview.activity(platform, now),
+        latency=await platform.tool_latency(now - overview.DAY_MS),
         outstanding=await platform.credits_outstanding(),
         pending=pending["pending"],
     )
