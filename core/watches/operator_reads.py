@@ -12,6 +12,7 @@ from tollway._core.basics.json_values import JSONObject
 from tollway._core.basics.money import usdc
 from tollway._core.storage import sql
 from tollway._core.watches.tables import Watch, WatchDelivery
+from tollway._core.webhooks.tables import Webhook
 
 # One pass over the index (status, pause_reason, deleted_ms), never the rows: a deleted
 # watch counts as deleted whatever its status was. GROUP BY an expression, which the ORM
@@ -39,7 +40,7 @@ async def watch_delivery_counts() -> list[JSONObject]:
 
 async def latest_watch_deliveries(limit: int) -> list[JSONObject]:
     """The `limit` latest watch deliveries (changes detected), newest first, with their watch's
-    attribute and entity, state, charge and receipt."""
+    attribute and entity, state, charge, receipt and whether a webhook was sent for it."""
     d = WatchDelivery
     rows = await (
         d.select(d.id, d.watch_id, d.state, d.charged, d.receipt_id, d.detected_ms, d.delivered_ms)
@@ -50,6 +51,9 @@ async def latest_watch_deliveries(limit: int) -> list[JSONObject]:
     ids = list({r["watch_id"] for r in rows})
     found = await Watch.select(Watch.id, Watch.attribute, Watch.entity_key).where(Watch.id.is_in(ids)) if ids else []
     watches = {w["id"]: w for w in found}
+    delivery_ids = [r["id"] for r in rows]
+    hooked = await Webhook.select(Webhook.id).where(Webhook.id.is_in(delivery_ids)) if delivery_ids else []
+    sent = {h["id"] for h in hooked}  # a delivery's webhook has the delivery's id
     return [
         {
             "delivery_id": r["id"],
@@ -59,6 +63,7 @@ async def latest_watch_deliveries(limit: int) -> list[JSONObject]:
             "state": r["state"],
             "charged": usdc(int(r["charged"])) if r["charged"] is not None else None,
             "receipt_id": r["receipt_id"],
+            "webhook": r["id"] in sent,
             "detected_at": iso(r["detected_ms"]),
             "delivered_at": iso(r["delivered_ms"]) if r["delivered_ms"] else None,
         }

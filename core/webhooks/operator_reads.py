@@ -89,16 +89,16 @@ async def webhooks_page(*, state: str | None, before: str | None, limit: int) ->
     """The outbox, newest first, every webhook or one state's, one page at a time by keyset:
     `before` is the `next` of the page before (`<created_ms>:<webhook_id>` of its last row).
     `{webhooks, next}`, each with its last attempt's status code and error."""
-    where = Webhook.created_ms >= 0
+    where = []
     if state:
-        where &= Webhook.state == state
+        where.append(Webhook.state == state)
     if before:
         at, _, wid = before.partition(":")
         if at.isdigit() and wid:  # said so both engines read (created_ms, id) backwards from `at`
-            where &= (Webhook.created_ms <= int(at)) & ((Webhook.created_ms < int(at)) | (Webhook.id < wid))
+            where.append((Webhook.created_ms <= int(at)) & ((Webhook.created_ms < int(at)) | (Webhook.id < wid)))
     rows = await (
         Webhook.select(*_COLUMNS)
-        .where(where)
+        .where(*where)
         .order_by(Webhook.created_ms, ascending=False)
         .order_by(Webhook.id, ascending=False)
         .limit(limit + 1)

@@ -2,7 +2,8 @@
 webhooks page): watches counted by state, and the latest watch deliveries. Idempotent."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.engine import engine_finder
+
+from tollway._core.storage.migration_steps import add_indexes
 
 ID = "2026-11-28T06:00:08:000000"
 VERSION = "1.38.0"
@@ -17,13 +18,7 @@ INDEXES = (
 )
 
 
-async def _indexes() -> None:
-    engine = engine_finder()
-    for statement in INDEXES:
-        await engine.run_ddl(statement)
-
-
 async def forwards() -> MigrationManager:
     manager = MigrationManager(migration_id=ID, app_name="kernel_watches", description=DESCRIPTION)
-    manager.add_raw(_indexes)
+    add_indexes(manager, INDEXES)
     return manager

@@ -6,7 +6,8 @@ none of them. Idempotent indexes."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import BigInt, Integer
-from piccolo.engine import engine_finder
+
+from tollway._core.storage.migration_steps import add_indexes
 
 ID = "2026-11-28T06:00:09:000000"
 VERSION = "1.38.0"
@@ -18,12 +19,6 @@ INDEXES = (
     # One state's webhooks (the given-up ones), newest first.
     "CREATE INDEX IF NOT EXISTS tw_webhooks_state_newest ON tw_webhooks (state, created_ms, id)",
 )
-
-
-async def _indexes() -> None:
-    engine = engine_finder()
-    for statement in INDEXES:
-        await engine.run_ddl(statement)
 
 
 async def forwards() -> MigrationManager:
@@ -44,5 +39,5 @@ async def forwards() -> MigrationManager:
         column_class=BigInt,
         params={"null": True, "default": None},
     )
-    manager.add_raw(_indexes)
+    add_indexes(manager, INDEXES)
     return manager

@@ -55,6 +55,8 @@ async def test_a_given_up_webhook_is_listed_and_redelivered_through_the_kernel(k
             )
             assert row and "HTTP 500" in row.group(0) and "http://127.0.0.1:" in row.group(0)
             assert "watch.change" in row.group(0)
+            sent = f'<tr data-delivery="{seeded.webhook_id}" data-state="delivered"><td><a href="{hook}">'
+            assert sent in listing  # the watch delivery links the webhook it sent
             listed = f'data-webhook="{seeded.webhook_id}"'
             assert listed in (await client.get("/console/webhooks?state=abandoned")).text
             assert listed not in (await client.get("/console/webhooks?state=delivered")).text

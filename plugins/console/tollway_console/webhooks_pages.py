@@ -19,6 +19,11 @@ PAGE_SIZE = 50
 LATEST_DELIVERIES = 20
 
 
+def _page(template: str, session: str, status: int = 200, **values: object) -> Page:
+    """A page of this area, for the signed-in operator (its forms carry the session's CSRF token)."""
+    return render(template, status=status, csrf=sessions.csrf_for(session), here=HERE, signed_in=True, **values)
+
+
 def _state(call: RouteCall) -> str:
     wanted = call.query.get("state", "")
     return wanted if wanted in STATES else ""
@@ -29,11 +34,9 @@ async def _webhooks(call: RouteCall, session: str) -> Page:
     before = (call.query.get("before") or "")[:100] or None
     page = await platform.webhooks_page(state=state or None, before=before, limit=PAGE_SIZE)
     older = urlencode({k: v for k, v in (("state", state), ("before", page["next"])) if v}) if page["next"] else None
-    return render(
+    return _page(
         "webhooks.html",
-        csrf=sessions.csrf_for(session),
-        here=HERE,
-        signed_in=True,
+        session,
         state=state,
         states=STATES,
         counts=await platform.webhook_counts(),
@@ -50,15 +53,7 @@ async def _webhook_page(call: RouteCall, session: str, *, error: str | None = No
     entry = await _platform(call).webhook_entry(call.params["webhook_id"])
     if entry is None:
         return refused(404, "Not found", "There is no such webhook.")
-    return render(
-        "webhook.html",
-        status=status,
-        csrf=sessions.csrf_for(session),
-        here=HERE,
-        signed_in=True,
-        hook=entry,
-        error=error,
-    )
+    return _page("webhook.html", session, status=status, hook=entry, error=error)
 
 
 async def _webhook(call: RouteCall, session: str) -> Page:
