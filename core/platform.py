@@ -21,7 +21,9 @@ from tollway._core.jobs import operator_reads as job_reads
 from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
 from tollway._core.receipts import figures
 from tollway._core.storage import sql
-from tollway._core.webhooks import outbox
+from tollway._core.watches import operator_reads as watch_reads
+from tollway._core.webhooks import operator_reads as webhook_reads
+from tollway._core.webhooks import outbox, redelivery
 from tollway._core.webhooks.signing import SIGNINGS, new_secret, sign, verify
 from tollway._core.webhooks.targets import target_problem
 
@@ -194,6 +196,22 @@ class KernelPlatform:
     job_counts = staticmethod(job_reads.job_counts)
     unfinished_jobs = staticmethod(job_reads.unfinished_jobs)
     job_record = staticmethod(job_reads.job_record)
+
+    # The webhook outbox and the watches for the operator: counts by state, the outbox newest
+    # first with each webhook's last attempt, one webhook with its attempts (never its secret,
+    # body or URL path), the latest watch deliveries; and queueing a given-up webhook again.
+    webhook_counts = staticmethod(webhook_reads.webhook_counts)
+    webhooks_page = staticmethod(webhook_reads.webhooks_page)
+    webhook_entry = staticmethod(webhook_reads.webhook_entry)
+    watch_counts = staticmethod(watch_reads.watch_counts)
+    watch_delivery_counts = staticmethod(watch_reads.watch_delivery_counts)
+    latest_watch_deliveries = staticmethod(watch_reads.latest_watch_deliveries)
+
+    async def redeliver_webhook(self, webhook_id: str) -> JSONObject | None:
+        """Queue a given-up (abandoned) webhook again, due now with a fresh budget of attempts,
+        its history kept: `{queued, state, reason}` (a pending or delivered one is refused and
+        left as it is); None when unknown."""
+        return await redelivery.redeliver(webhook_id, self.events)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

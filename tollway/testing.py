@@ -360,11 +360,13 @@ async def serve_http(kernel: Any, sock: Any = None, *, trusted_proxies: tuple[st
 
 
 class HookReceiver:
-    """What a local webhook receiver (`webhook_receiver`) was POSTed: (lower-cased headers, raw body) pairs."""
+    """What a local webhook receiver (`webhook_receiver`) was POSTed: (lower-cased headers, raw body) pairs;
+    `status` is what it answers (a test sets 500 to fail deliveries)."""
 
     def __init__(self) -> None:
         self.received: list[tuple[dict[str, str], bytes]] = []
         self.url = ""
+        self.status = 204
 
     def bodies(self) -> list[Any]:
         return [msgspec.json.decode(body) for _headers, body in self.received]
@@ -372,7 +374,7 @@ class HookReceiver:
 
 @contextlib.contextmanager
 def webhook_receiver(path: str = "/hooks") -> Any:
-    """A real HTTP server on 127.0.0.1 that answers 204 to every POST and keeps it: yields its
+    """A real HTTP server on 127.0.0.1 that answers 204 (its `status`) to every POST and keeps it: yields its
     `HookReceiver` (`.url` is where to send). Webhook targets on loopback need
     TOLLWAY_WEBHOOKS_ALLOW_INSECURE=1."""
     import threading
@@ -387,7 +389,7 @@ def webhook_receiver(path: str = "/hooks") -> Any:
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             receiver.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
-            self.send_response(204)
+            self.send_response(receiver.status)
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

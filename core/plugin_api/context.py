@@ -225,6 +225,34 @@ class Platform(Protocol):
         """One job's record, never its input or result; None when unknown."""
         ...
 
+    async def webhook_counts(self) -> list[JSONObject]:
+        """How many webhooks of the outbox are in each state: `[{state, count}]`."""
+        ...
+
+    async def webhooks_page(self, *, state: str | None, before: str | None, limit: int) -> JSONObject:
+        """The outbox newest first, by keyset, each webhook with its last attempt (never its secret, body or URL path): `{webhooks, next}`."""
+        ...
+
+    async def webhook_entry(self, webhook_id: str) -> JSONObject | None:
+        """One webhook of the outbox with every attempt (never its secret, body or URL path); None when unknown."""
+        ...
+
+    async def redeliver_webhook(self, webhook_id: str) -> JSONObject | None:
+        """Queue a given-up webhook again with a fresh budget of attempts: `{queued, state, reason}`; None when unknown."""
+        ...
+
+    async def watch_counts(self) -> list[JSONObject]:
+        """How many watches are running, paused (per reason) and deleted: `[{state, reason, count}]`."""
+        ...
+
+    async def watch_delivery_counts(self) -> list[JSONObject]:
+        """How many watch deliveries are in each state: `[{state, count}]`."""
+        ...
+
+    async def latest_watch_deliveries(self, limit: int) -> list[JSONObject]:
+        """The latest watch deliveries, newest first."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

@@ -1,6 +1,6 @@
 """What migrations share: making tables from a frozen description of their columns (the
-kernel's, and plugins' through `tollway.storage.add_tables`). Written once and never changed
-in meaning, since released migrations call it."""
+kernel's, and plugins' through `tollway.storage.add_tables`), and adding indexes by raw DDL.
+Written once and never changed in meaning, since released migrations call it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import Column
+from piccolo.engine import engine_finder
 
 ColumnSpecs = (
     Mapping[str, tuple[type[Column], Mapping[str, object]]]  # {name: (column class, parameters)}
@@ -41,3 +42,17 @@ def add_columns(
             column_class=column_class,
             params=dict(params),
         )
+
+
+def add_indexes(manager: MigrationManager, statements: Iterable[str]) -> None:
+    """Run each statement of `statements` (`CREATE INDEX IF NOT EXISTS ...`, so idempotent) as
+    the migration's raw DDL: raw DDL runs before the migration's own tables are made, so the
+    indexed tables are those of earlier migrations."""
+    frozen = tuple(statements)
+
+    async def indexes() -> None:
+        engine = engine_finder()
+        for statement in frozen:
+            await engine.run_ddl(statement)
+
+    manager.add_raw(indexes)

@@ -3,7 +3,8 @@ sender that claims due rows, sends them and records every attempt (docs/webhooks
 
 A row is `pending` until an attempt gets a 2xx (`delivered`) or the sixth
 attempt fails (`abandoned`); after the n-th failure the next attempt waits
-`retry_base_s * 2**(n-1)`. A sender claims due rows under a lease (`FOR UPDATE
+`retry_base_s * 2**(n-1)`. The operator may queue an abandoned row again
+(redelivery.py): it gets a fresh budget of six attempts, counted from `budget_from`. A sender claims due rows under a lease (`FOR UPDATE
 SKIP LOCKED` on PostgreSQL, so concurrent senders take disjoint rows) and
 records each outcome only while it still holds that lease. A sender that dies
 mid-send leaves its rows leased: once the lease expires another sender sends them
@@ -117,6 +118,7 @@ class _Claimed:
     attempts: int
     lease_until_ms: int
     signing: str | None = None  # None: the service's own signature; "acp": ACP's (signing.py)
+    budget_from: int = 0  # the attempts made before the operator's last redelivery
 
     def raw_body(self, attempt_no: int) -> bytes:
         if not self.numbered:
@@ -134,12 +136,12 @@ CLAIM_PG = sql.Statement(
     "ORDER BY next_attempt_ms LIMIT {} FOR UPDATE SKIP LOCKED) "
     "UPDATE tw_webhooks SET lease_until_ms = {}, updated_ms = {} FROM due WHERE tw_webhooks.id = due.id "
     "RETURNING tw_webhooks.id, tw_webhooks.url, tw_webhooks.secret, tw_webhooks.body, tw_webhooks.numbered, "
-    "tw_webhooks.attempts, tw_webhooks.lease_until_ms, tw_webhooks.signing"
+    "tw_webhooks.attempts, tw_webhooks.lease_until_ms, tw_webhooks.signing, tw_webhooks.budget_from"
 )
 CLAIM_SQLITE = sql.Statement(
     "UPDATE tw_webhooks SET lease_until_ms = {}, updated_ms = {} WHERE id IN (SELECT id FROM tw_webhooks "
     "WHERE state = 'pending' AND next_attempt_ms <= {} AND lease_until_ms < {} ORDER BY next_attempt_ms LIMIT {}) "
-    "RETURNING id, url, secret, body, numbered, attempts, lease_until_ms, signing"
+    "RETURNING id, url, secret, body, numbered, attempts, lease_until_ms, signing, budget_from"
 )
 
 
@@ -207,6 +209,7 @@ class WebhookSender:
                 int(r["attempts"]),
                 int(r["lease_until_ms"]),
                 r["signing"],
+                int(r["budget_from"] or 0),
             )
             for r in rows
         ]
@@ -228,12 +231,13 @@ class WebhookSender:
 
     async def _record(self, claimed: _Claimed, number: int, started: int, outcome: Outcome) -> None:
         now = now_ms()
+        spent = number - claimed.budget_from  # of this budget's attempts
         if outcome.delivered:
             state, next_ms = "delivered", now
-        elif outcome.final or number >= MAX_ATTEMPTS:
+        elif outcome.final or spent >= MAX_ATTEMPTS:
             state, next_ms = "abandoned", now
         else:
-            state, next_ms = "pending", now + retry_delay_ms(self.retry_base_s, number)
+            state, next_ms = "pending", now + retry_delay_ms(self.retry_base_s, spent)
         async with self.db.transaction():
             await WebhookAttempt.insert(
                 WebhookAttempt(

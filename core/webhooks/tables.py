@@ -26,6 +26,10 @@ class Webhook(Table, tablename="tw_webhooks", db=PLACEHOLDER_ENGINE):
     created_ms = BigInt()
     updated_ms = BigInt()
     signing = Varchar(length=16, null=True, default=None)  # None: the service's signature; "acp": ACP's
+    # The operator's redelivery of a given-up webhook (redelivery.py): the attempts made before
+    # it (a fresh budget of MAX_ATTEMPTS counts from there) and when it was asked for.
+    budget_from = Integer(default=0)
+    redelivered_ms = BigInt(null=True, default=None)
 
 
 class WebhookAttempt(Table, tablename="tw_webhook_attempts", db=PLACEHOLDER_ENGINE):

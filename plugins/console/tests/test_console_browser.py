@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from console_support import OPERATOR_TOKEN, PROVIDER_SECRET, SeedPlugin, at_day
-from playwright.async_api import async_playwright
+from playwright.async_api import Page, async_playwright
 
 from tollway.testing import credits_session, http_client, serve_http
 from tollway_console import plugin as hooks
@@ -57,11 +57,7 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
     async with serve_http(kernel) as base, async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            csp_errors: list[str] = []
-            page.on(
-                "console", lambda msg: csp_errors.append(msg.text) if "Content Security Policy" in msg.text else None
-            )
+            page, csp_errors = await watched_page(browser)
 
             await page.goto(f"{base}/console")
             assert page.url == f"{base}/console/sign-in"  # no session: the sign-in page
@@ -127,3 +123,11 @@ async def _checked(page, secrets: dict[str, str]) -> bytes:
     failing = [v for v in found if v["impact"] in FAILING_IMPACTS]
     assert not failing, f"{page.url}: {failing}"
     return await page.screenshot(full_page=True)
+
+
+async def watched_page(browser) -> tuple[Page, list[str]]:
+    """A new page of `browser` and the list the Content-Security-Policy violations it logs go to."""
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    csp_errors: list[str] = []
+    page.on("console", lambda msg: csp_errors.append(msg.text) if "Content Security Policy" in msg.text else None)
+    return page, csp_errors

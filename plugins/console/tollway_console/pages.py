@@ -52,6 +52,7 @@ NAVIGATION = (
     ("/console/receipts", "Receipts"),
     ("/console/agents", "Agents"),
     ("/console/jobs", "Jobs"),
+    ("/console/webhooks", "Watches & webhooks"),
 )
 
 
