@@ -194,10 +194,11 @@ class KernelPlatform:
     unfinished_jobs = staticmethod(job_reads.unfinished_jobs)
     job_record = staticmethod(job_reads.job_record)
 
-    async def access_tokens(self, agent_ref: str, limit: int) -> list[JSONObject] | None:
-        """An agent's (by id or wallet) latest access tokens, newest first, by their public id
-        (never the token or its hash): `{token_id, origin, created_at, expires_at, expired,
-        revoked_at}`; None when there is no such agent."""
+    async def access_tokens(self, agent_ref: str, limit: int) -> JSONObject | None:
+        """`{tokens, revocation_bound_s}`: an agent's (by id or wallet) latest access tokens,
+        newest first, by their public id (never the token or its hash), each `{token_id, origin,
+        created_at, expires_at, expired, revoked_at}`, and the longest a revocation takes to
+        reach every process; None when there is no such agent."""
         return await self.tokens.of_agent(agent_ref, limit)
 
     async def revoke_access_token(self, agent_id: str, token_id: str) -> str | None:

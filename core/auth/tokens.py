@@ -5,7 +5,7 @@ their public id, never their value or its hash, and revoking one."""
 from __future__ import annotations
 
 from tollway._core.auth.agents import AgentDirectory
-from tollway._core.auth.auth import Authenticator
+from tollway._core.auth.auth import TOKEN_RECHECK_S, Authenticator
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.json_values import JSONObject
 from tollway._core.storage import sql
@@ -33,15 +33,17 @@ class AccessTokens:
         self.auth = auth
 
     @staticmethod
-    async def of_agent(agent_ref: str, limit: int) -> list[JSONObject] | None:
-        """The agent's (by id or wallet address) latest `limit` tokens, newest first, each
-        `{token_id, origin, created_at, expires_at, expired, revoked_at}`; None for no such agent."""
+    async def of_agent(agent_ref: str, limit: int) -> JSONObject | None:
+        """`{tokens, revocation_bound_s}`: the agent's (by id or wallet address) latest `limit`
+        tokens, newest first, each `{token_id, origin, created_at, expires_at, expired,
+        revoked_at}`, and how long a revocation takes at most to reach every process; None for
+        no such agent."""
         agent = await AgentDirectory().get(agent_ref)
         if agent is None:
             return None
         now = now_ms()
         rows = await sql.fetch(_OF_AGENT, agent["id"], limit)
-        return [
+        tokens: list[JSONObject] = [
             {
                 "token_id": r["token_id"],
                 "origin": r["origin"] or "operator",
@@ -52,6 +54,7 @@ class AccessTokens:
             }
             for r in rows
         ]
+        return {"tokens": tokens, "revocation_bound_s": TOKEN_RECHECK_S}
 
     async def revoke(self, agent_id: str, token_id: str) -> str | None:
         """Revoke the agent's token `token_id`: from now on it is refused 401

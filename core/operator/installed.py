@@ -88,7 +88,8 @@ class Installed:
 
     def plugins(self) -> JSONObject:
         """`{plugins: [...], failures: [{plugin, error}]}`: each registered plugin with its
-        distribution and version, tools (name, path, price, category, mode) and routes count,
+        distribution and version, tools (name, path, price, category, mode), routes count and
+        providers (`kind/name`),
         then the kernel's own tools; the failures' texts redacted."""
         owners = self.registry.owners
         tools: dict[str, list[JSONObject]] = {}
@@ -104,9 +105,12 @@ class Installed:
                 }
             )
         routes: dict[str, int] = {}
-        for (what, _), owner in owners.items():
+        providers: dict[str, list[str]] = {}
+        for (what, name), owner in owners.items():
             if what == "route":
                 routes[owner] = routes.get(owner, 0) + 1
+            elif what == "provider":
+                providers.setdefault(owner, []).append(name)
         plugins: list[JSONObject] = []
         for name, plugin in sorted(self.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
             if plugin is None:  # blocked
@@ -119,6 +123,7 @@ class Installed:
                     "version": version,
                     "tools": tools.get(name, []),
                     "routes": routes.get(name, 0),
+                    "providers": sorted(providers.get(name, [])),
                 }
             )
         if tools.get("kernel") or routes.get("kernel"):
@@ -129,6 +134,7 @@ class Installed:
                     "version": None,
                     "tools": tools.get("kernel", []),
                     "routes": routes.get("kernel", 0),
+                    "providers": [],
                 }
             )
         hidden = self.registry.secret_values()

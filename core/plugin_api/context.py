@@ -221,8 +221,8 @@ class Platform(Protocol):
         """One job's record, never its input or result; None when unknown."""
         ...
 
-    async def access_tokens(self, agent_ref: str, limit: int) -> list[JSONObject] | None:
-        """An agent's latest access tokens by public id (never the token or its hash); None when unknown."""
+    async def access_tokens(self, agent_ref: str, limit: int) -> JSONObject | None:
+        """`{tokens, revocation_bound_s}`: an agent's latest access tokens by public id (never the token or its hash); None when unknown."""
         ...
 
     async def revoke_access_token(self, agent_id: str, token_id: str) -> str | None:

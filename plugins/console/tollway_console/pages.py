@@ -52,6 +52,7 @@ NAVIGATION = (
     ("/console/receipts", "Receipts"),
     ("/console/agents", "Agents"),
     ("/console/jobs", "Jobs"),
+    ("/console/plugins", "Plugins"),
 )
 
 
@@ -224,6 +225,7 @@ async def _agent_page(call: RouteCall, session: str, *, error: str | None = None
         here="/console/agents",
         signed_in=True,
         agent=account,
+        tokens=await _platform(call).access_tokens(str(account["agent_id"]), agents.TOKENS),
         error=error,
     )
 
