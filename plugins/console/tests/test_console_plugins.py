@@ -11,7 +11,6 @@ import re
 from console_support import PROVIDER_SECRET, SeedPlugin, sign_in
 from provider_standin import GEO_KEY, LOOKUP_KEY, ProvidersPlugin, provider_env, stand_in
 
-from tollway._core.kernel import report_plugin_failure
 from tollway.testing import http_client
 from tollway_console import plugin as hooks
 from tollway_console import plugins_pages, tokens_pages
@@ -33,9 +32,10 @@ async def test_the_plugins_page_lists_tools_failures_and_providers_and_checks_th
             env={**provider_env(base), "TOLLWAY_SEED_API_KEY": PROVIDER_SECRET},
             start=False,
         )
-        # the kernel's own record of a plugin that failed to import, its error quoting a secret
-        leak = RuntimeError(f"cannot reach https://ops:{PROVIDER_SECRET}@models.example/v1?api_key={PROVIDER_SECRET}")
-        report_plugin_failure(kernel, "tollway_broken", leak)
+        # a plugin that failed to import, in the kernel's record of failures (as the entry-point
+        # loader writes it: the exception's type and text), its error quoting a secret
+        leak = f"cannot reach https://ops:{PROVIDER_SECRET}@models.example/v1?api_key={PROVIDER_SECRET}"
+        kernel.plugin_failures["tollway_broken"] = f"RuntimeError: {leak}"
         await kernel.start()
         async with http_client(kernel) as client:
             assert (await client.get("/console/plugins")).headers["location"] == "/console/sign-in"
