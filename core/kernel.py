@@ -23,6 +23,7 @@ from tollway._core import builtin
 from tollway._core.auth import shared_settings
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator
+from tollway._core.auth.tokens import AccessTokens
 from tollway._core.basics.events import EventBus, LocalEventBus
 from tollway._core.calls.delegated import DelegatedCalls
 from tollway._core.calls.idempotency import IdempotencyStore
@@ -44,6 +45,7 @@ from tollway._core.jobs.job_runner import JobRunner
 from tollway._core.jobs.parked import ParkedJobs
 from tollway._core.messages.content_safety import Rules
 from tollway._core.messages.inbound import Inbound
+from tollway._core.operator.installed import Installed
 from tollway._core.payments.gateway import X402Gateway
 from tollway._core.payments.networks import Network, get_network
 from tollway._core.payments.settlement import BackendServices, SettlementBackend
@@ -251,6 +253,14 @@ class Kernel:
             payouts=self.payouts,
             accounts=self.accounts,
             operator_token_check=self.auth.is_operator_token,
+            tokens=AccessTokens(self.auth),
+            installed=Installed(
+                pm=self.pm,
+                registry=self.registry,
+                failures=self.plugin_failures,
+                providers=self.providers,
+                context=self.context,
+            ),
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.context.bind(http=self.http, platform=self.platform)

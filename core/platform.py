@@ -28,6 +28,7 @@ from tollway._core.webhooks.signing import SIGNINGS, new_secret, sign, verify
 from tollway._core.webhooks.targets import target_problem
 
 if TYPE_CHECKING:
+    from tollway._core.auth.tokens import AccessTokens
     from tollway._core.calls.delegated import DelegatedCalls
     from tollway._core.credits.accounts import Accounts
     from tollway._core.credits.payouts import Payouts
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from tollway._core.credits.sales import Sales
     from tollway._core.jobs.parked import ParkedJobs
     from tollway._core.messages.inbound import Inbound, InboundMessage
+    from tollway._core.operator.installed import Installed
     from tollway._core.plugin_api.providers import Providers
     from tollway._core.receipts.receipts import ReceiptBook
 
@@ -59,6 +61,8 @@ class KernelPlatform:
     payouts: Payouts  # credits withdrawn to a wallet
     accounts: Accounts  # the operator's account work: granting credits, the pending report
     operator_token_check: Callable[[str], bool]  # whether a text is the operator token (constant time)
+    tokens: AccessTokens  # agents' access tokens for the operator: listed, revoked
+    installed: Installed  # the plugins, their tools and routes, the providers and their health
 
     async def finish_job(self, job_id: str, result: JSONValue) -> bool:
         """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
@@ -212,6 +216,33 @@ class KernelPlatform:
         its history kept: `{queued, state, reason}` (a pending or delivered one is refused and
         left as it is); None when unknown."""
         return await redelivery.redeliver(webhook_id, self.events)
+
+    async def access_tokens(self, agent_ref: str, limit: int) -> JSONObject | None:
+        """`{tokens, revocation_bound_s}`: an agent's (by id or wallet) latest access tokens,
+        newest first, by their public id (never the token or its hash), each `{token_id, origin,
+        created_at, expires_at, expired, revoked_at}`, and the longest a revocation takes to
+        reach every process; None when there is no such agent."""
+        return await self.tokens.of_agent(agent_ref, limit)
+
+    async def revoke_access_token(self, agent_id: str, token_id: str) -> str | None:
+        """Revoke an agent's access token by its id: refused 401 `invalid_access_token` at once in
+        this process, within `TOKEN_RECHECK_S` in the others. When it was revoked (the first time:
+        revoking twice changes nothing), or None when the agent has no such token."""
+        return await self.tokens.revoke(agent_id, token_id)
+
+    def installed_plugins(self) -> JSONObject:
+        """`{plugins, failures}`: each plugin with its distribution, version, tools (path, price,
+        category, mode) and routes count; the plugins that failed to load, their errors redacted."""
+        return self.installed.plugins()
+
+    def provider_status(self) -> list[JSONObject]:
+        """Each provider kind: the chosen provider, configured or not, the missing settings' names (never a value)."""
+        return self.installed.provider_status()
+
+    async def check_providers(self) -> list[JSONObject]:
+        """Run every configured provider's health check now (a short timeout each):
+        `[{kind, provider, ok, error}]`, the error redacted."""
+        return await self.installed.check_providers()
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

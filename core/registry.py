@@ -43,6 +43,9 @@ class Registry:
         self.providers: dict[str, dict[str, Provider]] = {}  # kind -> name -> provider
         self.routes: dict[str, Route] = {}  # name -> route
         self.inbound_handlers: list[Any] = []
+        # ("tool" | "route" | "provider", its name) -> the plugin that declared it ("kernel": the kernel's own)
+        self.owners: dict[tuple[str, str], str] = {}
+        self._declaring = "kernel"
 
     def collect(self, pm: pluggy.PluginManager, context: PluginContext) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`, a
@@ -67,15 +70,32 @@ class Registry:
             registry.clear()
         self.periodic_tasks.clear()
         self.inbound_handlers.clear()
-        pm.hook.register_tools(register=self._add_tool, context=context)
+        self.owners.clear()
+        self._declare(pm, "register_tools", register=self._add_tool, context=context)
         pm.hook.register_data_sources(register=self._add_source)
         pm.hook.register_settings(register=self._add_setting)
-        pm.hook.register_providers(register=self._add_provider)
+        self._declare(pm, "register_providers", register=self._add_provider)
         pm.hook.register_settlement_backends(register=self._add_backend)
         pm.hook.register_periodic_tasks(register=self.periodic_tasks.append)
         pm.hook.register_watch_sources(register=self._add_watch_source)
-        pm.hook.register_routes(register=self._add_route)
+        self._declare(pm, "register_routes", register=self._add_route)
         pm.hook.register_inbound_handlers(register=self.inbound_handlers.append)
+
+    def _declare(self, pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
+        """Call a register hook as pluggy does (each implementation, last registered first),
+        one plugin at a time, so what each declares is noted as its own (`owners`)."""
+        hook = getattr(pm.hook, hook_name)
+        impls = hook.get_hookimpls()
+        if any(impl.hookwrapper or impl.wrapper for impl in impls):  # pluggy's own call, unattributed
+            hook(**kwargs)
+            return
+        try:
+            for impl in reversed(impls):
+                self._declaring = impl.plugin_name
+                extra = {name: kwargs[name] for name in impl.kwargnames if name in kwargs}
+                impl.function(*(kwargs[name] for name in impl.argnames), **extra)
+        finally:
+            self._declaring = "kernel"
 
     def _add_route(self, route: Route) -> None:
         if not isinstance(route, Route):
@@ -94,6 +114,7 @@ class Registry:
                 f"route {route.name} is served on the host of {route.host.env_var}: register that setting with register_settings"
             )
         self.routes[route.name] = route
+        self.owners["route", route.name] = self._declaring
 
     def add_kernel_tool(self, tool: Tool) -> None:
         """A tool the kernel itself provides (Changes, Benchmark), checked like a plugin's."""
@@ -117,6 +138,7 @@ class Registry:
             )
         self.tools[tool.name] = tool
         self.tools_by_path[tool.path] = tool
+        self.owners["tool", tool.name] = self._declaring
 
     def _add_setting(self, setting: Setting) -> None:
         if setting.env_var in self.settings:
@@ -132,6 +154,7 @@ class Registry:
         if not of_kind:  # the first of its kind brings TOLLWAY_<KIND>_PROVIDER
             self._add_setting(choice_setting(provider.kind))
         of_kind[provider.name] = provider
+        self.owners["provider", f"{provider.kind}/{provider.name}"] = self._declaring
         for setting in provider.settings:
             self._add_setting(setting)
 
@@ -144,6 +167,10 @@ class Registry:
         if source.name in self.data_sources:
             raise StartupError(f"duplicate data source {source.name!r}")
         self.data_sources[source.name] = source
+
+    def secret_values(self) -> list[str]:
+        """The values the operator set for settings marked secret (what `redact` removes from texts shown)."""
+        return [v for env_var, s in self.settings.items() if s.secret and (v := self.plugin_env.get(env_var))]
 
     def family_settings(self, family: str) -> dict[str, str]:
         """The family's settings by name, defaults included (unset ones without a default are absent)."""

@@ -305,7 +305,9 @@ def _plugins(args: argparse.Namespace) -> int:
     kinds = tuple(t.provider_kind for t in kernel.tools.values() if t.provider_kind)
     providers = [dataclasses.asdict(p) for p in kernel.providers.statuses(also=kinds)]
     if args.check:
-        health = asyncio.run(_provider_health(kernel, [p["kind"] for p in providers if p["configured"]]))
+        from tollway._runtime.doctor import provider_health
+
+        health = asyncio.run(provider_health(kernel, [p["kind"] for p in providers if p["configured"]]))
         for p in providers:
             if p["kind"] in health:
                 p["health"] = health[p["kind"]] or "ok"
@@ -325,19 +327,6 @@ def _plugins(args: argparse.Namespace) -> int:
         for name, err in kernel.plugin_failures.items():
             print(f"FAILED {name}: {err}")
     return 1 if kernel.plugin_failures else 0
-
-
-async def _provider_health(kernel, kinds: list[str]) -> dict[str, str | None]:
-    """Each kind's health check (None when it passes), with a client of its own."""
-    import httpx
-
-    from tollway._core.plugin_api.context import PluginContext
-
-    async with httpx.AsyncClient(timeout=httpx.Timeout(15.0), follow_redirects=True) as http:
-        context = PluginContext(
-            home=Path(kernel.config.home), offline=kernel.config.offline, http=http, settings_of=kernel.family_settings
-        )
-        return {kind: await kernel.providers.check(kind, context) for kind in kinds}
 
 
 def _receipts_verify(args: argparse.Namespace) -> int:

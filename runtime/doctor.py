@@ -13,7 +13,7 @@ import asyncio
 import base64
 import dataclasses
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -317,8 +317,10 @@ class Doctor:
 async def provider_health(
     kernel: Any, kinds: list[str], *, http: httpx.AsyncClient | None = None, timeout_s: float = 15.0
 ) -> dict[str, str | None]:
-    """Each kind's health check: None when it passes, else what failed (a check that
-    raises or outlasts `timeout_s` fails with that)."""
+    """Each kind's health check with a client of this process (the kernel's check, as the
+    console runs it): None when it passes, else what failed, redacted (a check that raises
+    or outlasts `timeout_s` fails with that)."""
+    from tollway._core.operator.installed import provider_health as checked
     from tollway._core.plugin_api.context import PluginContext
 
     async def run(client: httpx.AsyncClient) -> dict[str, str | None]:
@@ -328,24 +330,14 @@ async def provider_health(
             http=client,
             settings_of=kernel.family_settings,
         )
-        found: dict[str, str | None] = {}
-        for kind in kinds:
-            found[kind] = await _bounded(kernel.providers.check(kind, context), timeout_s)
-        return found
+        return await checked(
+            kernel.providers, kinds, context, timeout_s=timeout_s, secrets=kernel.registry.secret_values()
+        )
 
     if http is not None:
         return await run(http)
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), follow_redirects=True) as client:
         return await run(client)
-
-
-async def _bounded(check: Awaitable[str | None], timeout_s: float) -> str | None:
-    try:
-        return await asyncio.wait_for(check, timeout_s)
-    except TimeoutError:
-        return f"no answer within {timeout_s:.0f} s"
-    except Exception as exc:  # noqa: BLE001 - a failing check is its finding
-        return f"{type(exc).__name__}: {exc}"
 
 
 def render(findings: list[Finding], env: Mapping[str, str]) -> str:

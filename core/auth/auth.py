@@ -1,7 +1,9 @@
 """Who is calling: access tokens, X-Agent-ID with an EIP-712 proof, a wallet whose
 key the front holds (`CallRequest.credential`), or a bare X-Agent-ID (free reads
 only, never proven, never shown private data). Write-proof nonces are single-use
-(database). Each credential is checked once per request (`CallRequest.memo`)."""
+(database). Each credential is checked once per request (`CallRequest.memo`); a process
+remembers a checked access token for at most `TOKEN_RECHECK_S`, so a revocation reaches
+every process within that (docs/auth.md)."""
 
 from __future__ import annotations
 
@@ -24,12 +26,15 @@ from tollway._core.storage import sql
 log = logging.getLogger("tollway.auth")
 
 TOKEN_CACHE_SIZE = 10_000
+# How long a process trusts an access token it checked before asking the database again:
+# the bound on a revocation reaching every other process (the revoking one forgets at once).
+TOKEN_RECHECK_S = 10
 
 
 _SPEND_NONCE = "INSERT INTO tw_proof_nonces (id, expires_ms) VALUES ({}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
 _TOKEN_CALLER = (
     "SELECT t.agent_id, t.expires_ms, t.origin, a.wallet_address FROM tw_access_tokens t JOIN "
-    "tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {}"
+    "tw_agents a ON a.id = t.agent_id WHERE t.token_hash = {} AND t.revoked_ms IS NULL"
 )
 
 
@@ -55,6 +60,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def new_token_id() -> str:
+    """A token's public id: what the operator sees and revokes it by, unrelated to its value."""
+    return "at_" + secrets.token_hex(8)
+
+
 class Authenticator:
     def __init__(
         self, *, agents: AgentDirectory, chain_id: int, enforce_read_proofs: bool, operator_token: str
@@ -63,7 +73,7 @@ class Authenticator:
         self.chain_id = chain_id
         self.enforce_read_proofs = enforce_read_proofs
         self.operator_token = operator_token
-        self._tokens: dict[str, Caller] = {}
+        self._tokens: dict[str, tuple[Caller, int]] = {}  # token hash -> (caller, when to check again, ms)
 
     def is_operator_token(self, given: str) -> bool:
         """Whether `given` is the operator token, compared in constant time (never an empty one)."""
@@ -86,10 +96,19 @@ class Authenticator:
         expires = now_ms() + ttl_s * 1000
         await AccessToken.insert(
             AccessToken(
-                token_hash=token_hash(token), agent_id=agent_id, expires_ms=expires, created_ms=now_ms(), origin=origin
+                token_hash=token_hash(token),
+                agent_id=agent_id,
+                expires_ms=expires,
+                created_ms=now_ms(),
+                origin=origin,
+                token_id=new_token_id(),
             )
         )
         return token, expires
+
+    def forget_token(self, key: str) -> None:
+        """Drop a token (by its hash) from this process's memory: revoked, it is refused at once here."""
+        self._tokens.pop(key, None)
 
     async def caller(self, req: CallRequest, *, scope: str, consume_nonce: bool = True) -> Caller | None:
         """Identify the caller for a route needing `scope` ("read" or "write").
@@ -276,16 +295,18 @@ class Authenticator:
         )
 
     async def _token_caller(self, token: str) -> Caller:
-        # Tokens never change and are never revoked before they expire, so a
-        # process may remember them until then (saves a query per call).
+        # A token never changes but may be revoked: a process remembers one it checked for
+        # TOKEN_RECHECK_S at most (and never past its expiry), which saves a query per call
+        # and bounds how long another process's revocation takes to reach this one.
         key = token_hash(token)
+        now = now_ms()
         cached = self._tokens.get(key)
-        if cached is not None and cached.valid_until_ms > now_ms():
-            return cached
+        if cached is not None and now < min(cached[0].valid_until_ms, cached[1]):
+            return cached[0]
         caller = await self._load_token(key)
         if len(self._tokens) >= TOKEN_CACHE_SIZE:
             self._tokens.clear()
-        self._tokens[key] = caller
+        self._tokens[key] = (caller, now + TOKEN_RECHECK_S * 1000)
         return caller
 
     async def _load_token(self, key: str) -> Caller:
@@ -294,7 +315,7 @@ class Authenticator:
             key,
         )
         if row is None or row["expires_ms"] < now_ms():
-            raise ServiceError(401, "invalid_access_token", "The access token is unknown or expired.")
+            raise ServiceError(401, "invalid_access_token", "The access token is unknown, expired or revoked.")
         return Caller(
             row["agent_id"],
             row["wallet_address"],

@@ -33,6 +33,10 @@ class AccessToken(Table, tablename="tw_access_tokens", db=PLACEHOLDER_ENGINE):
     # "operator" (issued by the operator route) or "sign_in" (the owner signed in
     # with the wallet's proof): only the latter may change watches.
     origin = Varchar(length=16, default="operator")
+    # The token's public name (`at_` and 16 hex): what the operator sees and revokes it by,
+    # never the token or its hash. NULL only before its migration filled it in.
+    token_id = Varchar(length=24, null=True, default=None)
+    revoked_ms = BigInt(null=True, default=None)  # when the operator revoked it (NULL: never)
 
 
 class ProofNonce(Table, tablename="tw_proof_nonces", db=PLACEHOLDER_ENGINE):

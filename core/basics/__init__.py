@@ -10,6 +10,7 @@ PUBLIC_MODULES = (
     "json_depth",
     "json_values",
     "money",
+    "redaction",
     "request",
     "sentences",
     "source_values",

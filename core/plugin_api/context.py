@@ -253,6 +253,26 @@ class Platform(Protocol):
         """The latest watch deliveries, newest first."""
         ...
 
+    async def access_tokens(self, agent_ref: str, limit: int) -> JSONObject | None:
+        """`{tokens, revocation_bound_s}`: an agent's latest access tokens by public id (never the token or its hash); None when unknown."""
+        ...
+
+    async def revoke_access_token(self, agent_id: str, token_id: str) -> str | None:
+        """Revoke an agent's access token by its id (twice is harmless): when, or None when it has no such token."""
+        ...
+
+    def installed_plugins(self) -> JSONObject:
+        """`{plugins, failures}`: each plugin's distribution, version, tools and routes count; load failures, redacted."""
+        ...
+
+    def provider_status(self) -> list[JSONObject]:
+        """Each provider kind: the chosen provider, configured or not, the missing settings' names."""
+        ...
+
+    async def check_providers(self) -> list[JSONObject]:
+        """Every configured provider's health check run now: `[{kind, provider, ok, error}]`, errors redacted."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -219,6 +220,19 @@ async def test_a_new_database_never_runs_the_frozen_kernel_app(new_database) -> 
     assert not [r for r in await recorded(url) if r.startswith("kernel:")]
 
 
+ID = "<a token id>"
+
+
+async def upgraded_rows(url: str, table: str) -> list[dict]:
+    """A table's rows; an access token's id (random, given by the migration that added it) is
+    checked for its shape and then read as `ID`."""
+    rows = await rows_of(url, table)
+    if table != "tw_access_tokens":
+        return rows
+    assert all(re.fullmatch(r"at_[0-9a-f]{16}", str(row["token_id"])) for row in rows if "token_id" in row)
+    return normalized([{**row, "token_id": ID} if "token_id" in row else row for row in rows])
+
+
 @pytest.mark.parametrize("how", ["start", "cli"])
 async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
     tmp_path, db_kind, new_database, how, monkeypatch, capsys
@@ -229,7 +243,9 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
     meta, expected = history["meta"], history["rows"]
     # what the old rows are after the upgrade: columns added since, at their defaults
     upgraded = {t: normalized(rows) for t, rows in expected.items()}
-    upgraded["tw_access_tokens"] = [{**row, "origin": "operator"} for row in upgraded["tw_access_tokens"]]
+    upgraded["tw_access_tokens"] = normalized(
+        [{**row, "origin": "operator", "token_id": ID, "revoked_ms": None} for row in upgraded["tw_access_tokens"]]
+    )
     upgraded["tw_jobs"] = [{**row, "message": None, "waiting_for": None} for row in upgraded["tw_jobs"]]
     upgraded["tw_receipts"] = [filled(row) for row in upgraded["tw_receipts"]]
     assert "migration" not in await tables_of(url)
@@ -250,7 +266,7 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
         assert kernel_lines == LEGACY + KERNEL
         assert await asyncio.to_thread(cli.main, ["db", "migrate"]) == 0  # again: nothing left to do
         assert "up to date (0 migrations applied)" in capsys.readouterr().out
-    assert {t: await rows_of(url, t) for t in expected} == (
+    assert {t: await upgraded_rows(url, t) for t in expected} == (
         upgraded if how == "cli" else {t: normalized(rows) for t, rows in expected.items()}
     )
 
@@ -264,7 +280,7 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
             r for r in await recorded(url) if r.startswith("kernel")
         ]  # (the CLI also migrated installed plugins' apps)
         assert kernel_recorded == LEGACY + KERNEL  # adopted once, whoever migrated
-        assert {t: await rows_of(url, t) for t in expected} == upgraded
+        assert {t: await upgraded_rows(url, t) for t in expected} == upgraded
         assert await check_ledger() == []
         auth = {"Authorization": f"Bearer {meta['access_token']}"}
         async with http_client(kernel) as client:

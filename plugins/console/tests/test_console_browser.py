@@ -2,16 +2,21 @@
 operator signs in through the form, every page renders the seeded service under its own
 Content-Security-Policy with no violation of it, an axe-core scan (the copy the sites plugin
 vendors, and its runner) finds nothing serious or critical, no page holds a secret, and each
-page is screenshotted under test-artifacts/console/."""
+page is screenshotted under test-artifacts/console/. The operator also revokes an access token
+and runs the providers' health checks (a local stand-in provider) from their forms."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
+import pytest
 from console_support import OPERATOR_TOKEN, PROVIDER_SECRET, SeedPlugin, at_day
 from playwright.async_api import Page, async_playwright
+from provider_standin import GEO_KEY, LOOKUP_KEY, ProvidersPlugin, provider_env, stand_in
 
 from tollway.testing import credits_session, http_client, serve_http
 from tollway_console import plugin as hooks
@@ -27,14 +32,23 @@ PAGES = (  # name, path, its h1
     ("receipts-filtered", "/console/receipts?category=data&days=all", "Receipts"),
     ("agents", "/console/agents", "Agents"),
     ("jobs", "/console/jobs", "Jobs"),
+    ("plugins", "/console/plugins", "Plugins and providers"),
 )
 
 
+@pytest.fixture
+def standin() -> Iterator[str]:
+    """A local stand-in provider's base URL, for the providers' health checks."""
+    with stand_in() as base:
+        yield base
+
+
 async def test_the_console_signs_in_and_renders_every_page_accessibly_without_secrets(
-    kernel_factory, db_kind, monkeypatch
+    kernel_factory, db_kind, monkeypatch, standin
 ):
     kernel = await kernel_factory(
-        plugins=[("tollway_console", hooks), ("seed", SeedPlugin())], env={"TOLLWAY_SEED_API_KEY": PROVIDER_SECRET}
+        plugins=[("tollway_console", hooks), ("seed", SeedPlugin()), ("providers", ProvidersPlugin())],
+        env={"TOLLWAY_SEED_API_KEY": PROVIDER_SECRET, **provider_env(standin)},
     )
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "5")
@@ -52,6 +66,8 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
         "receipt signing seed": RECEIPT_KEY,
         "receipt signing seed (hex)": ("07" * 32),
         "provider key": PROVIDER_SECRET,
+        "lookup provider key": LOOKUP_KEY,
+        "geo provider key (in a URL's query)": GEO_KEY,
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     async with serve_http(kernel) as base, async_playwright() as playwright:
@@ -96,6 +112,20 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
             after = Decimal(await page.locator("[data-balance]").get_attribute("data-balance"))
             assert after - before == Decimal("1.6")
             shots.append(("agent", await _checked(page, secrets)))
+            await page.click("form.revoke button")
+            await page.wait_for_load_state()
+            assert await page.locator('tr[data-state="revoked"]').count() == 1
+            shots.append(("agent-token-revoked", await _checked(page, secrets)))
+            async with httpx.AsyncClient() as api:
+                refused = await api.get(f"{base}/v1/balance", headers=auth)
+            assert refused.status_code == 401 and refused.json()["error"] == "invalid_access_token"
+
+            await page.goto(f"{base}/console/plugins")
+            await page.click("form.check button")
+            await page.wait_for_load_state()
+            assert await page.locator('tr[data-kind="lookup"][data-health="ok"]').count() == 1
+            assert await page.locator('tr[data-kind="geo"][data-health="failed"]').count() == 1
+            shots.append(("plugins-checked", await _checked(page, secrets)))
 
             await page.goto(f"{base}/console/jobs")
             await page.locator("table.jobs a").first.click()

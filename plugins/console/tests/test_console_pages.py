@@ -23,8 +23,14 @@ PAGES = (
     "/console/agents/0b5e7c1e-0000-4000-8000-000000000000",
     "/console/jobs",
     "/console/jobs/req_0123",
+    "/console/plugins",
 )
-POSTS = ("/console/sign-out", "/console/agents/0b5e7c1e-0000-4000-8000-000000000000/grant")
+POSTS = (
+    "/console/sign-out",
+    "/console/agents/0b5e7c1e-0000-4000-8000-000000000000/grant",
+    "/console/agents/0b5e7c1e-0000-4000-8000-000000000000/tokens/at_0123456789abcdef/revoke",
+    "/console/plugins/health",
+)
 
 
 async def console_kernel(kernel_factory, **env: str):

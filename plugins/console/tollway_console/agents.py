@@ -8,6 +8,7 @@ from tollway import to_micro
 
 TOP = 50  # agents listed by credits held
 LEDGER_ROWS = 50
+TOKENS = 50  # an agent's latest access tokens listed
 MAX_GRANT = 1_000_000  # USDC in one grant from the form: a typo's ceiling, not a policy
 
 

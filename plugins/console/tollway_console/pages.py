@@ -53,6 +53,7 @@ NAVIGATION = (
     ("/console/agents", "Agents"),
     ("/console/jobs", "Jobs"),
     ("/console/webhooks", "Watches & webhooks"),
+    ("/console/plugins", "Plugins"),
 )
 
 
@@ -226,6 +227,7 @@ async def _agent_page(call: RouteCall, session: str, *, error: str | None = None
         here="/console/agents",
         signed_in=True,
         agent=account,
+        tokens=await _platform(call).access_tokens(str(account["agent_id"]), agents.TOKENS),
         error=error,
     )
 

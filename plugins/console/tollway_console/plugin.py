@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tollway import AppConfig, Route, hookimpl
 
-from . import pages, webhooks_pages
+from . import pages, plugins_pages, tokens_pages, webhooks_pages
 from .tables import TABLES
 
 APP = AppConfig(
@@ -20,9 +20,7 @@ APP = AppConfig(
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in pages.ROUTES:
-        register(route)
-    for route in webhooks_pages.ROUTES:
+    for route in (*pages.ROUTES, *plugins_pages.ROUTES, *tokens_pages.ROUTES, *webhooks_pages.ROUTES):
         register(route)
 
 
