@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tollway import AppConfig, Route, hookimpl
 
-from . import pages
+from . import job_pages, pages
 from .tables import TABLES
 
 APP = AppConfig(
@@ -21,6 +21,8 @@ APP = AppConfig(
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
     for route in pages.ROUTES:
+        register(route)
+    for route in job_pages.ROUTES:
         register(route)
 
 
