@@ -16,25 +16,21 @@ from __future__ import annotations
 
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.json_values import JSONObject
-from tollway._core.jobs.tables import JobEvent
+from tollway._core.jobs.tables import Job, JobEvent
 from tollway._core.storage import sql
 
 PROGRESS_KEPT = 100
 TEXT_MAX = 500
 
-# Raw, like the job's own statements: on the worker's path bench/jobs.py measures.
+# Raw, like the job's own statements: on the paid call's and the worker's path (bench/jobs.py).
 INSERT = sql.Statement("INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) VALUES ({}, {}, {}, {}, {})")
-# The progress rows of a job older than its latest PROGRESS_KEPT (nothing while it has fewer).
+# The progress rows of a job older than its latest PROGRESS_KEPT (nothing while it has fewer):
+# the OFFSET is PROGRESS_KEPT - 1 (a test holds them together).
 TRIM = sql.Statement(
     "DELETE FROM tw_job_events WHERE job_id = {} AND kind = 'progress' AND seq < (SELECT seq FROM tw_job_events "
-    f"WHERE job_id = {{}} AND kind = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET {PROGRESS_KEPT - 1})"
+    "WHERE job_id = {} AND kind = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 99)"
 )
-# The claim's event on PostgreSQL, where the claim is one statement (core/jobs/jobs.py): the
-# claimed row `c` of the CTE gives it, so an empty claim (a poll) writes nothing.
-CLAIMED_FROM_CTE = (
-    "INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) SELECT c.id, c.updated_ms, "
-    "CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, c.attempt, c.worker_id FROM c"
-)
+# The claim's event on PostgreSQL is written by the claim statement itself (core/jobs/jobs.py, CLAIM).
 
 
 def claimed_kind(attempt: int) -> str:
@@ -71,9 +67,6 @@ async def for_job(job_id: str) -> list[JSONObject]:
     ]
 
 
-PURGE = sql.Statement("DELETE FROM tw_job_events WHERE job_id IN (SELECT id FROM tw_jobs WHERE created_ms < {})")
-
-
 async def purge_of_jobs_before(cutoff_ms: int) -> None:
     """The events of the jobs created before `cutoff_ms` (run just before those jobs are deleted)."""
-    await PURGE.execute(cutoff_ms)
+    await JobEvent.delete().where(JobEvent.job_id.is_in(Job.select(Job.id).where(Job.created_ms < cutoff_ms)))

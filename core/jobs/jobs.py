@@ -85,30 +85,42 @@ RELEASE = {
 }
 # Keyed by (skip_locked, notifying): the oldest runnable job, pending or with an expired lease.
 # With SKIP LOCKED (PostgreSQL) the claim's event (core/jobs/job_events.py) is written by the
-# same statement, from its CTE, so a claim that finds nothing (a worker's poll) costs one
-# statement and writes nothing; without, `claim` writes it in a transaction with the claim.
-_CLAIM_UPDATE = (
-    "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-    "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
-    "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-    "ORDER BY created_ms LIMIT 1"
-)
-_CLAIMED = "id, tool, agent_id, input, attempt, receipt_id"
-_CLAIM_NOTIFY = ", pg_notify('tollway_job_updates', id || ' processing') AS notified"
-
-
-def _claim_with_event(notify: str) -> sql.Statement:
-    return sql.Statement(
-        f"WITH c AS ({_CLAIM_UPDATE} FOR UPDATE SKIP LOCKED) RETURNING {_CLAIMED}, updated_ms, worker_id), "
-        f"e AS ({job_events.CLAIMED_FROM_CTE}) SELECT {_CLAIMED}{notify} FROM c"
-    )
-
-
+# same statement, from a CTE over the claimed row (`started` for attempt 1, else `retried`),
+# so a claim that finds nothing (a worker's poll) costs one statement and writes nothing;
+# without, `claim` writes the event in a transaction with the claim.
 CLAIM = {
-    (False, False): sql.Statement(f"{_CLAIM_UPDATE}) RETURNING {_CLAIMED}"),
-    (False, True): sql.Statement(f"{_CLAIM_UPDATE}) RETURNING {_CLAIMED}{_CLAIM_NOTIFY}"),
-    (True, False): _claim_with_event(""),
-    (True, True): _claim_with_event(_CLAIM_NOTIFY),
+    (False, False): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id"
+    ),
+    (False, True): sql.Statement(
+        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
+        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
+        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id, "
+        "pg_notify('tollway_job_updates', id || ' processing') AS notified"
+    ),
+    (True, False): sql.Statement(
+        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
+        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
+        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
+        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
+        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
+        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
+        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id FROM c"
+    ),
+    (True, True): sql.Statement(
+        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
+        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
+        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
+        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
+        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
+        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
+        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id, "
+        "pg_notify('tollway_job_updates', id || ' processing') AS notified FROM c"
+    ),
 }
 HEARTBEAT = sql.Statement(
     "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"

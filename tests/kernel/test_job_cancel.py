@@ -9,13 +9,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from eth_account import Account
 
 from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.credits.tables import LedgerEntry
 from tollway._core.jobs import jobs
 from tollway._core.receipts.tables import Receipt
 from tollway._runtime.worker import Worker
-from tollway.testing import credits_session, http_client, ledger_problems, wait_for_job, worker_for
+from tollway.testing import (
+    LateSettlement,
+    credits_session,
+    http_client,
+    ledger_problems,
+    pay_402,
+    wait_for_job,
+    worker_for,
+)
 
 
 @pytest.fixture
@@ -180,4 +189,36 @@ async def test_a_cancel_racing_a_finishing_worker_ends_in_exactly_one_outcome(ke
             assert refunds == 1
         assert receipt["revision"] == 2
         outcomes.append(finished)
+    assert await ledger_problems() == []
+
+
+@pytest.mark.parametrize("outcome,final,credited", [("settled", "refunded", 1), ("failed", "not_charged", 0)])
+async def test_a_job_waiting_for_its_x402_payment_cancelled_is_refunded_only_if_the_payment_lands(
+    kernel, outcome, final, credited
+):
+    """The charge is still pending when the job is cancelled: the receipt becomes `refund_due`;
+    the reconciler then credits the refund once if the payment settles, or marks it
+    `not_charged` if it never does, and the job stays cancelled (it never runs)."""
+    late, payer = LateSettlement(kernel), Account.create()
+    await kernel.accounts.fund_chain(payer.address, 1_000_000)
+    reader = {"X-Agent-ID": payer.address}
+    async with http_client(kernel) as client:
+        quote = await client.post("/v1/tools/test/add-numbers", json={"a": 1})
+        paid = {"payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"])}
+        accepted = (await client.post("/v1/tools/test/add-numbers", json={"a": 1}, headers=paid)).json()
+        job_id, receipt_id = accepted["request_id"], accepted["receipt_id"]
+        assert (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()["status"] == "pending"
+        assert await kernel.platform.cancel_job(job_id, None) == "cancelled"
+        assert (await kernel.receipts.get(receipt_id))["status"] == "refund_due"
+        late.outcome = outcome
+        await kernel.reconciler.run_once(grace_s=0)
+        await kernel.reconciler.run_once(grace_s=0)  # a second pass changes nothing
+        job = (await client.get(f"/v1/requests/{job_id}", headers=reader)).json()
+        balance = (await client.get("/v1/balance", headers=reader)).json()
+    assert job["status"] == "failed" and job["error_code"] == "cancelled"
+    assert (await kernel.receipts.get(receipt_id))["status"] == final
+    assert await _refunds(receipt_id) == credited
+    assert balance["credits_balance"] == ("0.002000" if credited else "0.000000")
+    assert await jobs.claim("worker-a", 30, skip_locked=kernel.db.kind == "postgres") is None
+    assert await _kinds(kernel, job_id) == ["accepted", "cancelled"]
     assert await ledger_problems() == []
