@@ -16,7 +16,8 @@ import msgspec
 
 from tollway._core.basics.events import EventBus
 from tollway._core.credits import operator_reads
-from tollway._core.jobs import notifications
+from tollway._core.jobs import cancel, notifications
+from tollway._core.jobs import job_events as event_rows
 from tollway._core.jobs import operator_reads as job_reads
 from tollway._core.plugin_api.context import JSONObject, JSONValue, Transactions
 from tollway._core.receipts import figures
@@ -243,6 +244,13 @@ class KernelPlatform:
         """Run every configured provider's health check now (a short timeout each):
         `[{kind, provider, ok, error}]`, the error redacted."""
         return await self.installed.check_providers()
+
+    # The operator's cancel of a job, and a job's events oldest first (the console's job page)
+    job_events = staticmethod(event_rows.for_job)
+
+    async def cancel_job(self, job_id: str, reason: str | None) -> str:
+        """Fail an unfinished job `cancelled`, refunded as a failed job; `cancelled`, `finished` or `not_found`."""
+        return await cancel.cancel(self.parked, job_id, reason)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

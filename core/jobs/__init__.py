@@ -3,6 +3,8 @@
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
 PUBLIC_MODULES = (
     "agent_reads",
+    "cancel",
+    "job_events",
     "job_payments",
     "job_runner",
     "jobs",

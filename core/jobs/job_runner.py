@@ -67,21 +67,29 @@ class JobRunner:
         tool = self.tools.get(claimed.tool)
         if tool is None:
             return await self.job_failed(claimed, None, "invalid_input", f"Unknown tool {claimed.tool!r}.")
-        heart = asyncio.create_task(self._heartbeat(claimed, lease_s))
         meter = _Meter()
         started = time.monotonic_ns()
+        heart: asyncio.Task[bool] | None = None
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
-            ran = await self.runner.run(
-                tool,
-                value,
-                request_id=claimed.id,
-                agent_id=claimed.agent_id,
-                may_park=True,
-                pool=pool,
-                reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
-                meter=meter,
+            run = asyncio.ensure_future(
+                self.runner.run(
+                    tool,
+                    value,
+                    request_id=claimed.id,
+                    agent_id=claimed.agent_id,
+                    may_park=True,
+                    pool=pool,
+                    reporter=lambda message: jobs.report(claimed.id, claimed.attempt, message, bus=self.events),
+                    meter=meter,
+                )
             )
+            heart = asyncio.create_task(self._heartbeat(claimed, lease_s, run))
+            ran = await run
+        except asyncio.CancelledError:
+            if heart is not None and heart.done() and not heart.cancelled() and heart.result():
+                return "fenced"  # the job is no longer this attempt's (cancelled, or re-run elsewhere): its run stopped
+            raise
         except TimeLimitExceeded:
             return await self.job_failed(
                 claimed, tool, "internal_error", f"The job exceeded its time limit of {tool.time_limit_s:g} s."
@@ -92,9 +100,10 @@ class JobRunner:
             log.exception("job %s attempt %s failed", claimed.id, claimed.attempt)
             return await self.job_failed(claimed, tool, "internal_error", "The job failed.")
         finally:
-            heart.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heart
+            if heart is not None:
+                heart.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await heart
             await self._record_cost(claimed, meter.provider_cost)
         if ran.parked:  # someone else finishes it, or it runs again later (core/jobs/parked.py)
             parked = claimed.attempt is not None and await jobs.park(
@@ -122,13 +131,19 @@ class JobRunner:
     async def announce_claim(self, claimed: jobs.Claimed) -> None:
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} processing")
 
-    async def _heartbeat(self, claimed: jobs.Claimed, lease_s: float) -> None:
+    async def _heartbeat(self, claimed: jobs.Claimed, lease_s: float, run: asyncio.Future[Any]) -> bool:
+        """Keep the lease; once the job is no longer this attempt's (the operator cancelled it,
+        its lease ran out and another worker took it, it was finished from outside) stop its
+        run, whose outcome could not be written anyway, and return True."""
         while True:
             await asyncio.sleep(max(lease_s / 3, 0.05))
             try:
                 if not await jobs.heartbeat(claimed.id, claimed.attempt, lease_s):
-                    log.warning("job %s attempt %s lost its lease", claimed.id, claimed.attempt)
-                    return
+                    log.warning(
+                        "job %s attempt %s is no longer this worker's: its run stops", claimed.id, claimed.attempt
+                    )
+                    run.cancel()
+                    return True
             except Exception:  # the database blipped: the next beat tries again
                 log.exception("heartbeat of job %s failed", claimed.id)
 

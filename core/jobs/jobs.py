@@ -18,6 +18,7 @@ import msgspec
 
 from tollway._core.basics.events import JOB_UPDATES, JOBS_NEW
 from tollway._core.basics.ids import iso, now_ms
+from tollway._core.jobs import job_events
 from tollway._core.jobs.tables import Job
 from tollway._core.storage import sql
 from tollway._core.wire.calls import JobStatus
@@ -39,7 +40,9 @@ FAILURE_CODES: dict[str, tuple[str, int]] = {
     "source_unsupported": ("bad_request", 422),
     "checkout_failed": ("upstream_rejected", 502),
     "internal_error": ("internal", 500),
+    "cancelled": ("cancelled", 409),  # ours: the operator cancelled the job (core/jobs/cancel.py)
 }
+CANCELLED = "cancelled"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +84,10 @@ RELEASE = {
     ),
 }
 # Keyed by (skip_locked, notifying): the oldest runnable job, pending or with an expired lease.
+# With SKIP LOCKED (PostgreSQL) the claim's event (core/jobs/job_events.py) is written by the
+# same statement, from a CTE over the claimed row (`started` for attempt 1, else `retried`),
+# so a claim that finds nothing (a worker's poll) costs one statement and writes nothing;
+# without, `claim` writes the event in a transaction with the claim.
 CLAIM = {
     (False, False): sql.Statement(
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
@@ -96,17 +103,23 @@ CLAIM = {
         "pg_notify('tollway_job_updates', id || ' processing') AS notified"
     ),
     (True, False): sql.Statement(
-        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
-        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        "ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, input, attempt, receipt_id"
+        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
+        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
+        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
+        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
+        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
+        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
+        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id FROM c"
     ),
     (True, True): sql.Statement(
-        "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
-        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        "ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, input, attempt, receipt_id, "
-        "pg_notify('tollway_job_updates', id || ' processing') AS notified"
+        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
+        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
+        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
+        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
+        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
+        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
+        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id, "
+        "pg_notify('tollway_job_updates', id || ' processing') AS notified FROM c"
     ),
 }
 HEARTBEAT = sql.Statement(
@@ -210,7 +223,9 @@ async def create(
     now = now_ms()
     waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
     notifying = payment_settled and _notifying(bus, JOBS_NEW, "id", CREATE[True])
-    await CREATE[notifying].execute(job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
+    async with sql.transaction():  # the caller's, on the paid path
+        await CREATE[notifying].execute(job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
+        await job_events.record(job_id, "accepted", text=message)
 
 
 async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
@@ -225,7 +240,10 @@ async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
 async def release(job_id: str, bus: Any = None) -> bool:
     """The job's payment settled: it becomes claimable (workers are woken by the caller after its commit)."""
     notifying = _notifying(bus, JOBS_NEW, "id", RELEASE[True])
-    row = await RELEASE[notifying].row(now_ms(), job_id, WAITING_FOR_PAYMENT)
+    async with sql.transaction():  # the reconciler's
+        row = await RELEASE[notifying].row(now_ms(), job_id, WAITING_FOR_PAYMENT)
+        if row is not None:
+            await job_events.record(job_id, "released", text="Its payment settled.")
     return row is not None
 
 
@@ -233,7 +251,15 @@ async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any =
     """Take the oldest runnable job: pending, or processing with an expired lease."""
     now = now_ms()
     notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", CLAIM[skip_locked, True])
-    row = await CLAIM[skip_locked, notifying].row(worker_id, now + int(lease_s * 1000), now, now, now)
+    args = (worker_id, now + int(lease_s * 1000), now, now, now)
+    if skip_locked:  # the event is the statement's own
+        row = await CLAIM[True, notifying].row(*args)
+    else:
+        async with sql.transaction():
+            row = await CLAIM[False, notifying].row(*args)
+            if row is not None:
+                attempt = int(row["attempt"])
+                await job_events.record(row["id"], job_events.claimed_kind(attempt), attempt=attempt, text=worker_id)
     if row is None:
         return None
     return Claimed(
@@ -251,7 +277,10 @@ async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bo
     """A running job's progress `message` (which step it is on), fenced like its outcome;
     push subscribers are told. False when the job is no longer this attempt's."""
     notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", REPORT[True])
-    row = await REPORT[notifying].row(message[:500], now_ms(), job_id, attempt)
+    async with sql.transaction():
+        row = await REPORT[notifying].row(message[:500], now_ms(), job_id, attempt)
+        if row is not None:
+            await job_events.record_progress(job_id, attempt, message)
     if row is not None and bus is not None and not notifying:
         await bus.publish(JOB_UPDATES, f"{job_id} processing")
     return row is not None
@@ -261,9 +290,12 @@ async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = Non
     now = now_ms()
     fenced = attempt is not None
     notifying = _notifying(bus, JOB_UPDATES, "id || ' completed'", COMPLETE[fenced, True])
-    row = await COMPLETE[fenced, notifying].row(
-        msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if fenced else ())
-    )
+    async with sql.transaction():  # the runner's, with the receipt and the notification
+        row = await COMPLETE[fenced, notifying].row(
+            msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if fenced else ())
+        )
+        if row is not None:
+            await job_events.record(job_id, "completed", attempt=attempt)
     return row is not None
 
 
@@ -277,7 +309,10 @@ async def park(job_id: str, attempt: int, message: str, bus: Any = None, *, retr
     now = now_ms()
     wake = None if retry_after_s is None else now + max(int(retry_after_s * 1000), 0)
     notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", PARK[True])
-    row = await PARK[notifying].row(wake, message[:500], now, job_id, attempt)
+    async with sql.transaction():
+        row = await PARK[notifying].row(wake, message[:500], now, job_id, attempt)
+        if row is not None:
+            await job_events.record(job_id, "parked", attempt=attempt, text=message)
     return row is not None
 
 
@@ -290,9 +325,18 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
     now = now_ms()
     fenced = attempt is not None
     notifying = _notifying(bus, JOB_UPDATES, "id || ' failed'", FAIL[fenced, True])
-    row = await FAIL[fenced, notifying].row(
-        text, code, category, status, now, now, job_id, *((attempt,) if fenced else ())
-    )
+    async with sql.transaction():  # the runner's, with the receipt, the refund and the notification
+        row = await FAIL[fenced, notifying].row(
+            text, code, category, status, now, now, job_id, *((attempt,) if fenced else ())
+        )
+        if row is not None:
+            cancelled = code == CANCELLED
+            await job_events.record(
+                job_id,
+                "cancelled" if cancelled else "failed",
+                attempt=attempt,
+                text=message if cancelled else f"{code}: {message}",
+            )
     return row is not None
 
 
@@ -321,5 +365,9 @@ def resource(row: Any) -> JobStatus:
 
 
 async def purge_older_than(days: int = RETENTION_DAYS) -> int:
-    gone = await Job.delete().where(Job.created_ms < now_ms() - days * 86_400_000).returning(Job.id)
+    """Delete the jobs created more than `days` ago, and their events."""
+    cutoff = now_ms() - days * 86_400_000
+    async with sql.transaction():
+        await job_events.purge_of_jobs_before(cutoff)
+        gone = await Job.delete().where(Job.created_ms < cutoff).returning(Job.id)
     return len(gone)

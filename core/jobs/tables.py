@@ -5,7 +5,7 @@ its app is `migrations.APP`."""
 
 from __future__ import annotations
 
-from piccolo.columns import BigInt, Integer, Text, Varchar
+from piccolo.columns import BigInt, BigSerial, Integer, Text, Varchar
 from piccolo.table import Table
 
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
@@ -38,4 +38,19 @@ class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):
     waiting_for = Varchar(length=16, null=True, default=None)  # 'payment': not claimable until its payment settles
 
 
-TABLES: tuple[type[Table], ...] = (Job,)
+class JobEvent(Table, tablename="tw_job_events", db=PLACEHOLDER_ENGINE):
+    """One step of a job's life (core/jobs/job_events.py), written in the transaction of the
+    state change it records: accepted, released, started, retried, progress, parked,
+    completed, failed, cancelled. `seq` orders a job's events (each is written holding the
+    job's row, so a job's events are numbered in the order they happened). Deleted with
+    the job; a job keeps only its latest progress rows (`job_events.PROGRESS_KEPT`)."""
+
+    seq = BigSerial(primary_key=True)
+    job_id = Varchar(length=40, index=True)
+    at_ms = BigInt()
+    kind = Varchar(length=16)
+    attempt = Integer(null=True, default=None)  # the attempt it happened in, when it was one's
+    text = Text(null=True, default=None)  # the worker, the progress message, the failure code and message
+
+
+TABLES: tuple[type[Table], ...] = (Job, JobEvent)

@@ -273,6 +273,15 @@ class Platform(Protocol):
         """Every configured provider's health check run now: `[{kind, provider, ok, error}]`, errors redacted."""
         ...
 
+    async def job_events(self, job_id: str) -> list[JSONObject]:
+        """A job's events, oldest first: `{seq, at, kind, attempt, text}` (docs/jobs.md, "Events")."""
+        ...
+
+    async def cancel_job(self, job_id: str, reason: str | None) -> str:
+        """The operator cancels a job: an unfinished one fails `cancelled` and is refunded as a
+        failed job; `cancelled`, or `finished` (it already had an outcome: nothing changes), or `not_found`."""
+        ...
+
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message to the plugins' handlers; True when one took it."""
         ...

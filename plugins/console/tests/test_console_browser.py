@@ -2,8 +2,9 @@
 operator signs in through the form, every page renders the seeded service under its own
 Content-Security-Policy with no violation of it, an axe-core scan (the copy the sites plugin
 vendors, and its runner) finds nothing serious or critical, no page holds a secret, and each
-page is screenshotted under test-artifacts/console/. The operator also revokes an access token
-and runs the providers' health checks (a local stand-in provider) from their forms."""
+page is screenshotted under test-artifacts/console/. The operator grants credits, cancels a
+pending job, revokes an access token and runs the providers' health checks (a local
+stand-in provider) from their forms."""
 
 from __future__ import annotations
 
@@ -131,6 +132,14 @@ async def test_the_console_signs_in_and_renders_every_page_accessibly_without_se
             await page.locator("table.jobs a").first.click()
             await page.wait_for_url(f"{base}/console/jobs/*")
             shots.append(("job", await _checked(page, secrets)))
+            assert await page.locator("tr[data-event]").count() == 1  # accepted
+            await page.fill("#reason", "cancelled from the console")
+            await page.click("form.cancel button")
+            await page.wait_for_load_state()
+            assert await page.locator('dd[data-status="failed"]').count() == 1  # the pending job, cancelled
+            assert await page.locator('tr[data-event="cancelled"]').count() == 1
+            assert await page.locator("form.cancel").count() == 0
+            shots.append(("job-cancelled", await _checked(page, secrets)))
 
             await page.click("text=Sign out")
             await page.wait_for_url(f"{base}/console/sign-in")

@@ -263,10 +263,14 @@ async def _jobs(call: RouteCall, session: str) -> Page:
 
 
 async def _job(call: RouteCall, session: str) -> Page:
-    job = await _platform(call).job_record(call.params["job_id"])
+    platform = _platform(call)
+    job = await platform.job_record(call.params["job_id"])
     if job is None:
         return refused(404, "Not found", "There is no such job.")
-    return render("job.html", csrf=sessions.csrf_for(session), here="/console/jobs", signed_in=True, job=job)
+    events = await platform.job_events(str(job["job_id"]))
+    return render(
+        "job.html", csrf=sessions.csrf_for(session), here="/console/jobs", signed_in=True, job=job, events=events
+    )
 
 
 async def static_file(call: RouteCall) -> Page:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tollway import AppConfig, Route, hookimpl
 
-from . import pages, plugins_pages, tokens_pages, webhooks_pages
+from . import job_pages, pages, plugins_pages, tokens_pages, webhooks_pages
 from .tables import TABLES
 
 APP = AppConfig(
@@ -20,8 +20,9 @@ APP = AppConfig(
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in (*pages.ROUTES, *plugins_pages.ROUTES, *tokens_pages.ROUTES, *webhooks_pages.ROUTES):
-        register(route)
+    for module in (pages, job_pages, plugins_pages, tokens_pages, webhooks_pages):
+        for route in module.ROUTES:
+            register(route)
 
 
 @hookimpl
