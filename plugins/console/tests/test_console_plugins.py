@@ -13,8 +13,6 @@ from provider_standin import GEO_KEY, LOOKUP_KEY, ProvidersPlugin, provider_env,
 
 from tollway.testing import http_client
 from tollway_console import plugin as hooks
-from tollway_console import plugins_pages, tokens_pages
-from tollway_console.pages import ROUTES
 
 SECRETS = (PROVIDER_SECRET, LOOKUP_KEY, GEO_KEY)
 
@@ -53,7 +51,9 @@ async def test_the_plugins_page_lists_tools_failures_and_providers_and_checks_th
             assert "<td>job</td>" in _row(seed, "data-tool", "seed_report")
             assert "POST /v1/tools/seed/lookup" in seed and "<td>data</td>" in seed
             console = html[html.index('data-plugin="tollway_console"') :]
-            count = len(ROUTES) + len(plugins_pages.ROUTES) + len(tokens_pages.ROUTES)
+            declared: list = []
+            hooks.register_routes(register=declared.append)
+            count = len(declared)
             assert "Distribution tollway-console 0.1.0" in console[:400]
             assert f'data-routes="{count}"' in console[:600]
             assert 'data-providers="geo/standin lookup/standin mail/standin"' in html
