@@ -251,6 +251,7 @@ class Kernel:
             payouts=self.payouts,
             accounts=self.accounts,
             operator_token_check=self.auth.is_operator_token,
+            pages=self.registry.operator_pages,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.context.bind(http=self.http, platform=self.platform)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from tollway._core.credits.sales import Sales
     from tollway._core.jobs.parked import ParkedJobs
     from tollway._core.messages.inbound import Inbound, InboundMessage
+    from tollway._core.plugin_api.operator_pages import OperatorPage
     from tollway._core.plugin_api.providers import Providers
     from tollway._core.receipts.receipts import ReceiptBook
 
@@ -57,6 +58,7 @@ class KernelPlatform:
     payouts: Payouts  # credits withdrawn to a wallet
     accounts: Accounts  # the operator's account work: granting credits, the pending report
     operator_token_check: Callable[[str], bool]  # whether a text is the operator token (constant time)
+    pages: Mapping[str, OperatorPage]  # the operator pages the plugins registered, by name
 
     async def finish_job(self, job_id: str, result: JSONValue) -> bool:
         """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
@@ -189,6 +191,14 @@ class KernelPlatform:
     job_counts = staticmethod(job_reads.job_counts)
     unfinished_jobs = staticmethod(job_reads.unfinished_jobs)
     job_record = staticmethod(job_reads.job_record)
+
+    # The operator pages and the marketplace's payouts (docs/console.md, "Operator pages").
+    def operator_pages(self) -> list[OperatorPage]:
+        """The operator pages the plugins registered (`register_operator_pages`), by title."""
+        return sorted(self.pages.values(), key=lambda page: (page.title.lower(), page.name))
+
+    latest_payouts = staticmethod(operator_reads.latest_payouts)
+    payout_totals = staticmethod(operator_reads.payout_totals)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import msgspec
 
     from tollway._core.messages.inbound import InboundMessage
+    from tollway._core.plugin_api.operator_pages import OperatorPage
 
 T = TypeVar("T")
 
@@ -219,6 +220,19 @@ class Platform(Protocol):
 
     async def job_record(self, job_id: str) -> JSONObject | None:
         """One job's record, never its input or result; None when unknown."""
+        ...
+
+    # The operator pages and the marketplace's payouts (docs/console.md, "Operator pages").
+    def operator_pages(self) -> list[OperatorPage]:
+        """The operator pages the plugins registered (`register_operator_pages`), by title."""
+        ...
+
+    async def latest_payouts(self, limit: int) -> list[JSONObject]:
+        """Every agent's latest payouts, newest first, never the signed payment they carry."""
+        ...
+
+    async def payout_totals(self) -> list[JSONObject]:
+        """Payouts counted and added up by state: `[{status, count, amount_usdc}]`."""
         ...
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tollway import AppConfig, Route, hookimpl
 
-from . import pages
+from . import pages, view_pages
 from .tables import TABLES
 
 APP = AppConfig(
@@ -20,7 +20,7 @@ APP = AppConfig(
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for route in pages.ROUTES:
+    for route in (*pages.ROUTES, *view_pages.ROUTES):
         register(route)
 
 
