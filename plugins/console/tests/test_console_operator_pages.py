@@ -7,9 +7,10 @@ and a console without the goals or souls plugins, whose navigation lacks them.""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from console_support import sign_in
-from families_support import ENV, INSTALLED, PRIVATE, seed_goal, seed_market
+from families_support import INSTALLED, PRIVATE, seed_goal, seed_market, services
 
 from tollway import Figure, Link, OperatorPage, Report, Row, Section, Table, hookimpl
 from tollway.testing import http_client
@@ -77,31 +78,38 @@ async def test_a_plugins_report_is_rendered_escaped_with_only_console_links(kern
 
 
 async def test_the_goals_and_marketplace_pages_show_what_was_seeded(kernel_factory):
-    kernel = await kernel_factory(plugins=[("tollway_console", hooks)], installed=INSTALLED, env=ENV)
-    async with http_client(kernel) as client:
-        goal, market = await seed_goal(client), await seed_market(client)
-        gid, agent = goal["goal_id"], goal["agent_id"]
-        for path in ("/console/view/goals", f"/console/view/goals/{gid}", "/console/view/marketplace"):
-            assert (await client.get(path)).status_code == 303
-        await sign_in(client)
-        listing = await client.get("/console/view/goals")
-        one = await client.get(f"/console/view/goals/{gid}")
-        missing = await client.get("/console/view/goals/goal_nothing")
-        market_page = await client.get("/console/view/marketplace")
-        no_item = await client.get("/console/view/marketplace/x")
+    with services() as env:
+        kernel = await kernel_factory(plugins=[("tollway_console", hooks)], installed=INSTALLED, env=env)
+        async with http_client(kernel) as client:
+            goal, market = await seed_goal(client, kernel), await seed_market(client)
+            gid, agent = goal["goal_id"], goal["agent_id"]
+            for path in ("/console/view/goals", f"/console/view/goals/{gid}", "/console/view/marketplace"):
+                assert (await client.get(path)).status_code == 303
+            await sign_in(client)
+            listing = await client.get("/console/view/goals")
+            one = await client.get(f"/console/view/goals/{gid}")
+            missing = await client.get("/console/view/goals/goal_nothing")
+            market_page = await client.get("/console/view/marketplace")
+            no_item = await client.get("/console/view/marketplace/x")
+    used, held = goal["record"]["spent_usdc"], goal["record"]["held_usdc"]
     assert listing.status_code == one.status_code == market_page.status_code == 200, listing.text
     assert missing.status_code == no_item.status_code == 404
     assert NAV.findall(listing.text)[-2:] == ["/console/view/goals", "/console/view/marketplace"]
-    assert ROW.search(listing.text).groups() == ("running", "1", "20.000000", "0.000000", "5.500000")
+    assert ROW.search(listing.text).groups() == ("running", "1", "20.000000", used, held)
+    assert used != "0.000000" and Decimal(held) + Decimal(used) >= Decimal("6.5")  # the model's turns; three slices
     assert f'<a href="/console/view/goals/{gid}">{gid}</a>' in listing.text
     assert f'<a href="/console/agents/{agent}">{agent}</a>' in listing.text
-    for label, value in (("Budget", "20.000000"), ("Held", "5.500000"), ("Left", "14.500000")):
+    waiting = listing.text.split("Asks waiting for a person", 1)[1]
+    assert re.search(
+        rf'<a href="/console/view/goals/{gid}">{gid}</a></td><td>inv-1</td><td>answer</td><td>sent</td><td>Lee</td><td>\d+ s</td>',
+        waiting,
+    )
+    for label, value in (("Budget", "20.000000"), ("Used", used), ("Held", held)):
         assert f'data-figure="{label} (USDC)" data-value="{value}"' in one.text
-    assert 'data-figure="Cases" data-value="2"' in one.text
-    assert re.findall(r'<tr data-level="0"><td>(inv-\d)</td><td>open</td><td>([\d.]+)</td>', one.text) == [
-        ("inv-1", "3.000000"),
-        ("inv-2", "2.500000"),
-    ]
+    assert 'data-figure="Cases" data-value="3"' in one.text and 'data-figure="Asks waiting" data-value="1"' in one.text
+    tree = re.findall(r'<tr data-level="(\d)"><td[^>]*>(inv-[\w-]+)</td><td>open</td><td>([\d.]+)</td>', one.text)
+    assert tree == [("0", "inv-1", "3.000000"), ("1", "inv-1-a", "1.000000"), ("0", "inv-2", "2.500000")]
+    assert 'class="level-1">inv-1-a</td>' in one.text
     html = market_page.text
     assert (
         'data-figure="Souls listed" data-value="1"' in html and 'data-figure="Services on sale" data-value="2"' in html
