@@ -5,7 +5,7 @@ plugin's per-service state; with `Platform`, the protocol of those kernel servic
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import msgspec
 
     from tollway._core.messages.inbound import InboundMessage
-    from tollway._core.plugin_api.operator_pages import OperatorPage
 
 T = TypeVar("T")
 
@@ -48,6 +47,15 @@ class ToolDeclaration(Protocol):
 
     @property
     def fixed_price(self) -> int | None: ...
+
+
+class OperatorPageDeclaration(Protocol):
+    """What the console reads of a registered operator page (`tollway.OperatorPage` is one):
+    `load(platform, query, item)` answers a `tollway.Report`, or None for an unknown item."""
+
+    name: str
+    title: str
+    load: Callable[[Platform, Mapping[str, str], str | None], Awaitable[object]]
 
 
 class PreparedToolCall(Protocol):
@@ -223,7 +231,7 @@ class Platform(Protocol):
         ...
 
     # The operator pages and the marketplace's payouts (docs/console.md, "Operator pages").
-    def operator_pages(self) -> list[OperatorPage]:
+    def operator_pages(self) -> list[OperatorPageDeclaration]:
         """The operator pages the plugins registered (`register_operator_pages`), by title."""
         ...
 

@@ -22,17 +22,21 @@ HOSTILE = '<script>alert("x")</script>'
 ROW = re.compile(r'<tr data-level="0">' + r"<td>([^<]+)</td>" * 5)
 
 
+ELSEWHERE = {  # addresses the console shows as text, never as a link
+    "elsewhere": "https://evil.example/steal",
+    "protocol-relative": "//evil.example/x",
+    "script": "javascript:alert(1)",
+    "climbing": "/console/../v1/balance",
+    "slashes": "/console//evil.example",
+}
+
+
 async def _zoo(platform, query, item):
     if item == "missing":
         return None
-    links = (
-        Link("an agent", "/console/agents/agent_1"),
-        Link("elsewhere", "https://evil.example/steal"),
-        Link("protocol-relative", "//evil.example/x"),
-        Link("script", "javascript:alert(1)"),
-        Link("climbing", "/console/../v1/balance"),
-        Link("slashes", "/console//evil.example"),
-    )
+    if item == "broken":  # a plugin's bug: not a Report
+        return {"title": HOSTILE}
+    links = (Link("an agent", "/console/agents/agent_1"), *(Link(text, href) for text, href in ELSEWHERE.items()))
     rows = (Row(("top", 1)), Row((HOSTILE, 2), level=1), Row(("deep", 3), level=9), *(Row((link, 0)) for link in links))
     return Report(
         f"Zoo {item or 'all'} {query.get('q', '')}".strip(),
@@ -59,6 +63,7 @@ async def test_a_plugins_report_is_rendered_escaped_with_only_console_links(kern
         page = await client.get("/console/view/zoo?q=giraffes")
         item = await client.get("/console/view/zoo/child")
         missing_item = await client.get("/console/view/zoo/missing")
+        broken = await client.get("/console/view/zoo/broken")
         unknown = await client.get("/console/view/nothing")
         home = await client.get("/console")
     assert page.status_code == 200 and item.status_code == 200, page.text
@@ -68,11 +73,12 @@ async def test_a_plugins_report_is_rendered_escaped_with_only_console_links(kern
     assert 'data-figure="Count" data-value="3"' in html and 'data-figure="Empty" data-value=""' in html
     hrefs = re.findall(r'<a href="([^"]+)">', html.split("<main>", 1)[1])
     assert hrefs == ["/console/agents/agent_1"]  # every other address shown as text
-    for text in ("elsewhere", "protocol-relative", "script", "climbing", "slashes"):
+    for text in ELSEWHERE:
         assert f"<td>{text}</td>" in html
     assert re.findall(r'<tr data-level="(\d)">', html)[:3] == ["0", "1", "6"]  # deeper than 6 drawn at 6
     assert 'class="level-1"' in html and "No animal here." in html
     assert missing_item.status_code == 404 and unknown.status_code == 404
+    assert broken.status_code == 500 and HOSTILE not in broken.text
     assert "/console/view/zoo" in NAV.findall(home.text) and "/console/view/zoo" in NAV.findall(html)
     assert 'href="/console/view/zoo" aria-current="page"' in html
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tollway import Link, OperatorPage, Page, Report, RouteCall
+from tollway import Link, Page, Report, RouteCall
 
 from . import sessions
 from .pages import _platform, _route, refused, render, signed_in
@@ -56,19 +56,17 @@ def laid_out(report: Report) -> dict[str, object]:
     }
 
 
-def _find(call: RouteCall) -> OperatorPage | None:
-    name = call.params["name"]
-    return next((p for p in _platform(call).operator_pages() if p.name == name), None)
-
-
 async def _view(call: RouteCall, session: str) -> Page:
-    page = _find(call)
+    name = call.params["name"]
+    page = next((p for p in _platform(call).operator_pages() if p.name == name), None)
     if page is None:
         return refused(404, "Not found", "There is no such page: its plugin may not be installed.")
     item = call.params.get("item")
     report = await page.load(_platform(call), dict(call.query), item)
     if report is None:
         return refused(404, "Not found", f"{page.title} has no such item.")
+    if not isinstance(report, Report):  # a plugin's bug: the service answers 500 and logs it
+        raise TypeError(f"operator page {page.name!r} answered {type(report).__name__}, not a tollway.Report")
     return render(
         "view.html",
         csrf=sessions.csrf_for(session),
