@@ -261,6 +261,7 @@ class Kernel:
                 providers=self.providers,
                 context=self.context,
             ),
+            pages=self.registry.operator_pages,
         )
         self.route_runner.platform = self.inbound.platform = self.platform
         self.context.bind(http=self.http, platform=self.platform)

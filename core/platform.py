@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tollway._core.jobs.parked import ParkedJobs
     from tollway._core.messages.inbound import Inbound, InboundMessage
     from tollway._core.operator.installed import Installed
+    from tollway._core.plugin_api.operator_pages import OperatorPage
     from tollway._core.plugin_api.providers import Providers
     from tollway._core.receipts.receipts import ReceiptBook
 
@@ -64,6 +65,7 @@ class KernelPlatform:
     operator_token_check: Callable[[str], bool]  # whether a text is the operator token (constant time)
     tokens: AccessTokens  # agents' access tokens for the operator: listed, revoked
     installed: Installed  # the plugins, their tools and routes, the providers and their health
+    pages: Mapping[str, OperatorPage]  # the operator pages the plugins registered, by name
 
     async def finish_job(self, job_id: str, result: JSONValue) -> bool:
         """Complete a parked job (its run answered `tollway.Parked`) with `result`; False when
@@ -251,6 +253,14 @@ class KernelPlatform:
     async def cancel_job(self, job_id: str, reason: str | None) -> str:
         """Fail an unfinished job `cancelled`, refunded as a failed job; `cancelled`, `finished` or `not_found`."""
         return await cancel.cancel(self.parked, job_id, reason)
+
+    # The operator pages and the marketplace's payouts (docs/console.md, "Operator pages").
+    def operator_pages(self) -> list[OperatorPage]:
+        """The operator pages the plugins registered (`register_operator_pages`), by title."""
+        return sorted(self.pages.values(), key=lambda page: (page.title.lower(), page.name))
+
+    latest_payouts = staticmethod(operator_reads.latest_payouts)
+    payout_totals = staticmethod(operator_reads.payout_totals)
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:
         """Offer an inbound message (`tollway.InboundMessage`) to the plugins' handlers; True when one took it."""

@@ -1,5 +1,5 @@
 """`Registry`: what the plugins declared (tools, settings, providers, periodic tasks, data
-sources, settlement backend factories), collected through the hooks; collisions stop start-up.
+sources, settlement backend factories, operator pages), collected through the hooks; collisions stop start-up.
 With them, the awaited lifecycle hooks (`startup`, `shutdown`) of every plugin."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pluggy
 
 from tollway._core.plugin_api.context import PluginContext
 from tollway._core.plugin_api.datasources import DataSource
+from tollway._core.plugin_api.operator_pages import OperatorPage
 from tollway._core.plugin_api.periodic import PeriodicTask
 from tollway._core.plugin_api.providers import Provider, choice_setting
 from tollway._core.plugin_api.routes import Route
@@ -46,6 +47,7 @@ class Registry:
         # ("tool" | "route" | "provider", its name) -> the plugin that declared it ("kernel": the kernel's own)
         self.owners: dict[tuple[str, str], str] = {}
         self._declaring = "kernel"
+        self.operator_pages: dict[str, OperatorPage] = {}  # name -> page, in registration order
 
     def collect(self, pm: pluggy.PluginManager, context: PluginContext) -> None:
         """Ask every plugin for its declarations (a misspelled hook fails `check_pending`, a
@@ -66,6 +68,7 @@ class Registry:
             self.watch_sources,
             self.providers,
             self.routes,
+            self.operator_pages,
         ):
             registry.clear()
         self.periodic_tasks.clear()
@@ -80,6 +83,14 @@ class Registry:
         pm.hook.register_watch_sources(register=self._add_watch_source)
         self._declare(pm, "register_routes", register=self._add_route)
         pm.hook.register_inbound_handlers(register=self.inbound_handlers.append)
+        pm.hook.register_operator_pages(register=self._add_operator_page)
+
+    def _add_operator_page(self, page: OperatorPage) -> None:
+        if not isinstance(page, OperatorPage):
+            raise StartupError(f"register_operator_pages received {page!r}, not a tollway.OperatorPage")
+        if page.name in self.operator_pages:
+            raise StartupError(f"duplicate operator page {page.name!r}: two plugins declare it")
+        self.operator_pages[page.name] = page
 
     def _declare(self, pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> None:
         """Call a register hook as pluggy does (each implementation, last registered first),

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # what type checkers and readers see; at run time each name i
     from tollway._core.plugin_api.decorator import tool
     from tollway._core.plugin_api.evidence import Evidence, UpstreamCall
     from tollway._core.plugin_api.hookspecs import hookimpl
+    from tollway._core.plugin_api.operator_pages import Figure, Link, OperatorPage, Report, Row, Section, Table
     from tollway._core.plugin_api.periodic import PeriodicTask
     from tollway._core.plugin_api.providers import Provider
     from tollway._core.plugin_api.query_params import (
@@ -88,6 +89,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "JSONValue": ("tollway._core.plugin_api.context", "JSONValue"),
     "JobDeclaration": ("tollway._core.plugin_api.tool_declarations", "JobDeclaration"),
     "MigrationManager": ("piccolo.apps.migrations.auto.migration_manager", "MigrationManager"),
+    "Figure": ("tollway._core.plugin_api.operator_pages", "Figure"),
+    "Link": ("tollway._core.plugin_api.operator_pages", "Link"),
+    "OperatorPage": ("tollway._core.plugin_api.operator_pages", "OperatorPage"),
+    "Report": ("tollway._core.plugin_api.operator_pages", "Report"),
+    "Row": ("tollway._core.plugin_api.operator_pages", "Row"),
+    "Section": ("tollway._core.plugin_api.operator_pages", "Section"),
+    "Table": ("tollway._core.plugin_api.operator_pages", "Table"),
     "Observed": ("tollway._core.watches.sources", "Observed"),
     "Page": ("tollway._core.plugin_api.routes", "Page"),
     "Parked": ("tollway._core.jobs.parked", "Parked"),
@@ -167,6 +175,13 @@ __all__ = [
     "JSONObject",
     "JSONValue",
     "MigrationManager",
+    "Figure",
+    "Link",
+    "OperatorPage",
+    "Report",
+    "Row",
+    "Section",
+    "Table",
     "Observed",
     "Parked",
     "PeriodicTask",

@@ -528,6 +528,17 @@ def pay_402(account: Any, payment_required_header: str, network_name: str = "loc
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
 
+async def paid_with_x402(client: Any, account: Any, path: str, body: dict[str, Any]) -> Any:
+    """POST `body` to a paid `path`, pay its 402 quote with an x402 payment signed by `account`
+    (funded on the local network), and answer the paid call's response."""
+    quote = await client.post(path, json=body)
+    assert quote.status_code == 402, quote.text
+    payment = pay_402(account, quote.headers["PAYMENT-REQUIRED"])
+    return await client.post(
+        path, json=body, headers={"payment-signature": payment, "X-Quote-ID": quote.json()["quote_id"]}
+    )
+
+
 async def credits_session(client: Any, amount: str = "1", *, wallet: str | None = None) -> tuple[str, dict[str, str]]:
     """Register an agent, grant it `amount` USDC of credits, issue an access token.
 
@@ -945,6 +956,7 @@ __all__ = [
     "keyed_job_round_trip",
     "http_client",
     "pay_402",
+    "paid_with_x402",
     "decode_payment_required",
     "settings_for",
     "kernel_factory",

@@ -7,6 +7,7 @@ PUBLIC_MODULES = (
     "decorator",
     "evidence",
     "hookspecs",
+    "operator_pages",
     "periodic",
     "providers",
     "query_params",

@@ -5,7 +5,7 @@ plugin's per-service state; with `Platform`, the protocol of those kernel servic
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -47,6 +47,15 @@ class ToolDeclaration(Protocol):
 
     @property
     def fixed_price(self) -> int | None: ...
+
+
+class OperatorPageDeclaration(Protocol):
+    """What the console reads of a registered operator page (`tollway.OperatorPage` is one):
+    `load(platform, query, item)` answers a `tollway.Report`, or None for an unknown item."""
+
+    name: str
+    title: str
+    load: Callable[[Platform, Mapping[str, str], str | None], Awaitable[object]]
 
 
 class PreparedToolCall(Protocol):
@@ -280,6 +289,19 @@ class Platform(Protocol):
     async def cancel_job(self, job_id: str, reason: str | None) -> str:
         """The operator cancels a job: an unfinished one fails `cancelled` and is refunded as a
         failed job; `cancelled`, or `finished` (it already had an outcome: nothing changes), or `not_found`."""
+        ...
+
+    # The operator pages and the marketplace's payouts (docs/console.md, "Operator pages").
+    def operator_pages(self) -> list[OperatorPageDeclaration]:
+        """The operator pages the plugins registered (`register_operator_pages`), by title."""
+        ...
+
+    async def latest_payouts(self, limit: int) -> list[JSONObject]:
+        """Every agent's latest payouts, newest first, never the signed payment they carry."""
+        ...
+
+    async def payout_totals(self) -> list[JSONObject]:
+        """Payouts counted and added up by state: `[{status, count, amount_usdc}]`."""
         ...
 
     async def deliver_inbound(self, message: InboundMessage) -> bool:

@@ -2,7 +2,7 @@
 
 The `register_*` hooks declare objects through a `register` callback (tools, routes,
 providers, settings, periodic tasks, data sources, watch sources, inbound handlers,
-settlement backends, migration apps); the registered objects carry the behaviour.
+settlement backends, migration apps, operator pages); the registered objects carry the behaviour.
 `register_tools` may also take the service's `context` (a `PluginContext`) to bind its
 tools' checks to it. `startup` and `shutdown` are async and awaited, each given the context.
 """
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # only for annotations; pluggy never resolves them
     from tollway._core.payments.settlement import SettlementBackendFactory
     from tollway._core.plugin_api.context import PluginContext
     from tollway._core.plugin_api.datasources import DataSource
+    from tollway._core.plugin_api.operator_pages import OperatorPage
     from tollway._core.plugin_api.periodic import PeriodicTask
     from tollway._core.plugin_api.providers import Provider
     from tollway._core.plugin_api.routes import Route
@@ -114,6 +115,15 @@ def register_watch_sources(register: Callable[[WatchSource], None]) -> None:
 
     :param register: call once per `tollway.WatchSource`; an attribute taken twice
         stops start-up.
+    """
+
+
+@hookspec
+def register_operator_pages(register: Callable[[OperatorPage], None]) -> None:
+    """Declare pages of the operator console: read-only reports of the plugin's own data.
+
+    :param register: call once per `tollway.OperatorPage`; a name taken twice stops
+        start-up. The console (when installed) serves each at `/console/view/{name}`.
     """
 
 

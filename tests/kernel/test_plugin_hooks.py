@@ -907,6 +907,60 @@ async def test_hook_register_routes_serves_a_plugins_operations_over_http_and_mc
         clash.collect()
 
 
+@exercises("register_operator_pages")
+async def test_hook_register_operator_pages_lists_the_pages_by_title_and_refuses_clashes(kernel_factory) -> None:
+    """Each registered `OperatorPage` is listed by `Platform.operator_pages()` (by title), and
+    its `load` answers the typed report; a name taken twice, or something else than an
+    `OperatorPage`, stops the start; a name that is not one url word is refused at once."""
+    from tollway import Figure, Link, OperatorPage, Report, Row, Section, Table
+
+    async def load(platform, query, item):
+        if item == "missing":
+            return None
+        rows = (Row(("parent", 1)), Row((Link("child", "/console/view/zoo/child"), 2), level=1))
+        return Report(
+            f"Zoo {item or 'all'}",
+            (Section("Animals", (Figure("Count", 2),), Table(("Name", "Legs"), rows), query.get("note")),),
+        )
+
+    def plugin(*pages: object) -> object:
+        class Pages:
+            @hookimpl
+            def register_operator_pages(self, register):
+                for page in pages:
+                    register(page)
+
+        return Pages()
+
+    zoo = OperatorPage(name="zoo", title="Zoo", load=load)
+    aviary = OperatorPage(name="aviary", title="Aviary", load=load, description="Birds.")
+    kernel = await kernel_factory(plugins=[("zoo", plugin(zoo)), ("aviary", plugin(aviary))])
+    assert [p.name for p in kernel.platform.operator_pages()] == ["aviary", "zoo"]
+    report = await kernel.platform.operator_pages()[1].load(kernel.platform, {"note": "n"}, "child")
+    assert report.title == "Zoo child" and report.sections[0].note == "n"
+    assert report.sections[0].table.rows[1].level == 1 and report.sections[0].figures == (Figure("Count", 2),)
+    assert await zoo.load(kernel.platform, {}, "missing") is None
+    bare = await kernel_factory()
+    assert bare.platform.operator_pages() == []
+
+    twice = await kernel_factory(plugins=[("one", plugin(zoo)), ("two", plugin(zoo))], start=False)
+    with pytest.raises(StartupError, match="duplicate operator page 'zoo'"):
+        twice.collect()
+    wrong = await kernel_factory(plugins=[("wrong", plugin({"name": "zoo"}))], start=False)
+    with pytest.raises(StartupError, match="not a tollway.OperatorPage"):
+        wrong.collect()
+    for name in ("Zoo", "zoo/child", "", "z" * 41, "-zoo"):
+        with pytest.raises(ValueError, match="operator page name"):
+            OperatorPage(name=name, title="Zoo", load=load)
+    with pytest.raises(ValueError, match="needs a title"):
+        OperatorPage(name="zoo", title=" ", load=load)
+    assert (Link.agent("a1"), Link.job("req_1"), Link.item("zoo", "z1")) == (
+        Link("a1", "/console/agents/a1"),
+        Link("req_1", "/console/jobs/req_1"),
+        Link("z1", "/console/view/zoo/z1"),
+    )
+
+
 @exercises("register_routes")
 async def test_hook_register_routes_alias_clashes_stop_startup(kernel_factory) -> None:
     """An alias's path and operation id are as taken as the route's own: a clash with another

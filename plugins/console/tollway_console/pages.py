@@ -7,6 +7,7 @@ script or style (docs/console.md)."""
 
 from __future__ import annotations
 
+import contextvars
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -55,10 +56,15 @@ NAVIGATION = (
     ("/console/webhooks", "Watches & webhooks"),
     ("/console/plugins", "Plugins"),
 )
+# The operator pages the installed plugins provide, after NAVIGATION (set per request by `signed_in`).
+OPERATOR_NAVIGATION: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "operator_navigation", default=()
+)
 
 
 def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **values: object) -> Page:
-    html = TEMPLATES.get_template(name).render(navigation=NAVIGATION, **values)
+    navigation = NAVIGATION + OPERATOR_NAVIGATION.get()
+    html = TEMPLATES.get_template(name).render(navigation=navigation, **values)
     return Page(html, status=status, headers={**HEADERS, **(headers or {})}, media_type=HTML)
 
 
@@ -89,6 +95,7 @@ def signed_in(handler: Handler) -> Callable[[RouteCall], Awaitable[Page]]:
         session = await sessions.current(call)
         if session is None:
             return redirect(SIGN_IN)
+        OPERATOR_NAVIGATION.set(tuple((f"/console/view/{p.name}", p.title) for p in _platform(call).operator_pages()))
         if call.request.method == "POST" and not sessions.csrf_ok(session, form(call).get("csrf", "")):
             return refused(403, "Refused", "The form's security token is missing or wrong. Reload the page and retry.")
         return await handler(call, session)

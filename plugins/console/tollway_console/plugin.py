@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tollway import AppConfig, Route, hookimpl
 
-from . import job_pages, pages, plugins_pages, tokens_pages, webhooks_pages
+from . import job_pages, pages, plugins_pages, tokens_pages, view_pages, webhooks_pages
 from .tables import TABLES
 
 APP = AppConfig(
@@ -20,7 +20,7 @@ APP = AppConfig(
 
 @hookimpl
 def register_routes(register: Callable[[Route], None]) -> None:
-    for module in (pages, job_pages, plugins_pages, tokens_pages, webhooks_pages):
+    for module in (pages, job_pages, plugins_pages, tokens_pages, webhooks_pages, view_pages):
         for route in module.ROUTES:
             register(route)
 

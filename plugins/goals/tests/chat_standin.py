@@ -35,6 +35,29 @@ def turn(content: str | None = None, *calls: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
+def ask_lee(question: str = "Which address should the parcel go to?", **options: Any) -> dict[str, Any]:
+    """The `ask_person` call (id a1) of a case asking Lee by email; `options` add to it."""
+    return call(
+        "ask_person",
+        "a1",
+        person_name="Lee",
+        person_address="lee@example.com",
+        question=question,
+        **{"kind": "answer", **options},
+    )
+
+
+def case_event(request: dict[str, Any]) -> bool:
+    """Whether the model is asked by a case's session about an event (not by the root)."""
+    messages = request["messages"]
+    last = messages[-1]
+    return (
+        "You run the goal's root" not in messages[0]["content"]
+        and last["role"] == "user"
+        and last["content"].startswith("[event]")
+    )
+
+
 def last_user_text(request: dict[str, Any]) -> str:
     for message in reversed(request["messages"]):
         if message["role"] == "user":

@@ -22,6 +22,14 @@ async def goals_kernel(
     return await kernel_factory(installed=installed or PLUGINS, env={**ENV, **(env or {})})
 
 
+async def mail_kernel(kernel_factory: Any, model_env: dict[str, str], mail_env: dict[str, str]) -> Any:
+    """A kernel with goals whose model is a stand-in and whose asks are emailed (the email
+    plugin, to a test SMTP server)."""
+    return await goals_kernel(
+        kernel_factory, env={**model_env, **mail_env}, installed={"tollway_goals", "tollway_web", "tollway_email"}
+    )
+
+
 async def new_goal(
     client: Any, *, credits: str = "50", params: dict[str, Any] | None = None, goal: str = "Keep every invoice paid."
 ) -> tuple[str, dict[str, str], dict[str, Any]]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chat_standin import call, chat_standin, turn
-from goal_support import event, goals_kernel, new_goal
+from chat_standin import ask_lee, case_event, chat_standin, turn
+from goal_support import event, goals_kernel, mail_kernel, new_goal
 
 from tollway import storage
 from tollway.testing import http_client, smtp_server
@@ -17,31 +17,14 @@ from tollway_goals.runner import SessionRunner
 
 
 def asker(request: dict[str, Any]) -> dict[str, Any]:
-    messages = request["messages"]
-    if "You run the goal's root" in messages[0]["content"]:
-        return turn("Noted.")
-    if messages[-1]["role"] == "user" and messages[-1]["content"].startswith("[event]"):
-        return turn(
-            None,
-            call(
-                "ask_person",
-                "a1",
-                person_name="Lee",
-                person_address="lee@example.com",
-                kind="answer",
-                question="Which address should the parcel go to?",
-                chase_after_seconds=60,
-                deadline_seconds=300,
-            ),
-        )
-    return turn("Waiting.")
+    if case_event(request):
+        return turn(None, ask_lee(chase_after_seconds=60, deadline_seconds=300))
+    return turn("Noted." if "You run the goal's root" in request["messages"][0]["content"] else "Waiting.")
 
 
 async def test_reminders_and_the_deadline(kernel_factory) -> None:
     with chat_standin(asker) as chat, smtp_server() as (mail, mail_env):
-        kernel = await goals_kernel(
-            kernel_factory, env={**chat.env, **mail_env}, installed={"tollway_goals", "tollway_web", "tollway_email"}
-        )
+        kernel = await mail_kernel(kernel_factory, chat.env, mail_env)
         runner = SessionRunner(kernel.platform)
         async with http_client(kernel) as client:
             _agent, headers, goal = await new_goal(client)

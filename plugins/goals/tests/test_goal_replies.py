@@ -10,7 +10,7 @@ from email.message import EmailMessage
 from typing import Any
 
 import aiosmtplib
-from chat_standin import call, chat_standin, turn
+from chat_standin import ask_lee, call, chat_standin, turn
 from goal_support import event, goals_kernel, new_goal
 
 from tollway import storage
@@ -30,15 +30,7 @@ def policy(request: dict[str, Any]) -> dict[str, Any]:
         extra = {"shown": SHOWN} if kind == "approval" else {}
         return turn(
             None,
-            call(
-                "ask_person",
-                "a1",
-                person_name="Lee",
-                person_address="lee@example.com",
-                kind=kind,
-                question="Well?",
-                **extra,
-            ),
+            ask_lee("Well?", kind=kind, **extra),
         )
     if last["role"] == "user" and last["content"].startswith("[reply]") and "approval ask" in last["content"]:
         return turn(None, call("deliver_result", "d1", result=SHOWN))

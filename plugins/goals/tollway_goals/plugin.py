@@ -1,17 +1,18 @@
 """Hook implementations: the compute tool, the goal routes, the goals tables and settings,
-and the session runner the workers run."""
+the session runner the workers run, and the operator page (the console's Goals)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, Tool, hookimpl
+from tollway import AppConfig, OperatorPage, PeriodicTask, PluginContext, Route, Setting, Tool, hookimpl
 
 from . import inbound
 from .approval_routes import ROUTES as APPROVAL_ROUTES
 from .compute_tool import compute_tool
 from .connections import CONNECTION_ROUTES
+from .operator_page import OPERATOR_PAGE
 from .routes import ROUTES
 from .runner import asks_task, ending_task, session_task, stop_runner
 from .settings import SETTINGS
@@ -31,6 +32,11 @@ def register_tools(register: Callable[[Tool], None], context: PluginContext) -> 
 def register_routes(register: Callable[[Route], None]) -> None:
     for route in (*ROUTES, *APPROVAL_ROUTES, *CONNECTION_ROUTES):
         register(route)
+
+
+@hookimpl
+def register_operator_pages(register: Callable[[OperatorPage], None]) -> None:
+    register(OPERATOR_PAGE)
 
 
 @hookimpl

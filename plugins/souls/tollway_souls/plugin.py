@@ -1,5 +1,6 @@
 """Hook implementations: the buying tool, the marketplace and seller dashboard routes, the
-souls tables and settings, and the periodic task that refunds orders past their deadline."""
+souls tables and settings, the periodic task that refunds orders past their deadline, and the
+operator page (the console's Marketplace)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tollway import AppConfig, PeriodicTask, PluginContext, Route, Setting, StateKey, Tool, hookimpl
+from tollway import AppConfig, OperatorPage, PeriodicTask, PluginContext, Route, Setting, StateKey, Tool, hookimpl
 
 from . import orders
 from .buy_tool import soul_buy_tool
 from .dashboard_routes import ROUTES as DASHBOARD_ROUTES
 from .keys import ROUTES as KEY_ROUTES
 from .market_routes import ROUTES as MARKET_ROUTES
+from .operator_page import OPERATOR_PAGE
 from .settings import EXPIRY_INTERVAL_S, FAMILY, SETTINGS
 from .tables import TABLES
 
@@ -31,6 +33,11 @@ def register_tools(register: Callable[[Tool], None], context: PluginContext) -> 
 def register_routes(register: Callable[[Route], None]) -> None:
     for route in (*MARKET_ROUTES, *DASHBOARD_ROUTES, *KEY_ROUTES):
         register(route)
+
+
+@hookimpl
+def register_operator_pages(register: Callable[[OperatorPage], None]) -> None:
+    register(OPERATOR_PAGE)
 
 
 @hookimpl
