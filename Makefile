@@ -75,6 +75,7 @@ bench: $(TEST_STAMP)
 	$(BIN)/python bench/solve.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/forecast.py
+	$(BIN)/python bench/console.py
 
 bench-jobs: $(TEST_STAMP)
 	./scripts/ensure-postgres.sh
