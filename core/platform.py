@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 
 _AGENT_EXISTS = "SELECT id FROM tw_agents WHERE id = {}"
+# What `Platform.webhook` shows a plugin of an outbox row: its delivery state, no secret.
+_WEBHOOK_STATE = ("id", "kind", "subject", "state", "attempts", "next_attempt_ms", "created_ms", "updated_ms")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -327,8 +329,11 @@ class KernelPlatform:
 
     @staticmethod
     async def webhook(webhook_id: str) -> JSONObject | None:
-        """The outbox row (state, attempts, next_attempt_ms, last_error), or None."""
-        return await outbox.get(webhook_id)
+        """A webhook's delivery state (`id, kind, subject, state, attempts, next_attempt_ms,
+        created_ms, updated_ms`), or None; never its URL, signing secret or body, which are
+        the receiver's and the agent's (a plugin that needs them keeps its own copy)."""
+        row = await outbox.get(webhook_id)
+        return None if row is None else {key: row[key] for key in _WEBHOOK_STATE}
 
     @staticmethod
     async def webhook_attempts(webhook_id: str) -> list[JSONObject]:

@@ -356,7 +356,7 @@ class Platform(Protocol):
         ...
 
     async def webhook(self, webhook_id: str) -> JSONObject | None:
-        """The outbox row (state, attempts, next_attempt_ms, last_error), or None."""
+        """A webhook's delivery state (`id, kind, subject, state, attempts, next_attempt_ms, created_ms, updated_ms`), or None; never its URL, secret or body."""
         ...
 
     async def webhook_attempts(self, webhook_id: str) -> list[JSONObject]:

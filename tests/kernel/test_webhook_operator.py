@@ -114,3 +114,24 @@ async def test_a_redelivery_gets_a_fresh_budget_once_and_is_signed_when_sent(ker
         refused = await redelivery.redeliver(webhook_id, kernel.events)
         assert refused == {"queued": False, "state": "delivered", "reason": redelivery.REFUSALS["delivered"]}
     assert await redelivery.redeliver("dlv_nosuchhook", kernel.events) is None
+
+
+async def test_a_plugin_reads_a_webhooks_state_never_its_url_secret_or_body(kernel_factory):
+    """`Platform.webhook` gives plugins the delivery state only: the URL (it may carry the
+    receiver's token), the signing secret and the body are not theirs to read back."""
+    kernel = await kernel_factory()
+    platform = kernel.platform
+    secret = platform.new_webhook_secret()
+    await platform.enqueue_webhook(
+        webhook_id="wh_state_only",
+        kind="case.result",
+        subject="goal_x",
+        url="https://hooks.example.com/in?token=receiver-own-token",
+        secret=secret,
+        body={"result": "the agent's own data"},
+    )
+    seen = await platform.webhook("wh_state_only")
+    assert seen is not None and seen["state"] == "pending" and seen["attempts"] == 0
+    text = repr(seen)
+    assert secret not in text and "receiver-own-token" not in text and "the agent's own data" not in text
+    assert await platform.webhook("wh_missing") is None
