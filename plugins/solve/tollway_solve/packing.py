@@ -633,7 +633,8 @@ def _solve_columns(
     started = time.monotonic()
     kinds = _one_dim(plan)
     start = _loads(plan, best) or []
-    bound, patterns = packing_colgen.generate(plan.one_dim, kinds, start, 0.5 * time_limit_s)
+    target = len(best) if best is not None else 1 << 62  # stop once the bound proves the packing
+    bound, patterns = packing_colgen.generate(plan.one_dim, kinds, start, 0.5 * time_limit_s, target)
     bound = max(bound, plan.lb)
     if bound > sum(b.quantity for b in block.bins):
         return cp_model.INFEASIBLE, None, bound, len(patterns)

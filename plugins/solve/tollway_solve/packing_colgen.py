@@ -14,6 +14,7 @@ from ortools.sat.python import cp_model
 
 Pattern = dict[int, int]  # kind -> units in one bin
 PRICE_SCALE = 1_000_000  # duals are priced as integers in millionths
+EXACT_EVERY = 3  # rounds of cheap pricing between exact ones
 
 
 def _price(cap: int, kinds: list[tuple[int, int]], duals: list[float], limit_s: float) -> tuple[Pattern, float]:
@@ -64,7 +65,7 @@ def _greedy_columns(cap: int, kinds: list[tuple[int, int]], duals: list[float], 
 
 
 def generate(
-    cap: int, kinds: list[tuple[int, int]], start: list[Pattern], time_limit_s: float
+    cap: int, kinds: list[tuple[int, int]], start: list[Pattern], time_limit_s: float, target: int = 1 << 62
 ) -> tuple[int, list[Pattern]]:
     """Column generation from the patterns `start`: the best bound found (Farley's: the
     duals' total over the largest pattern value) and every pattern generated."""
@@ -88,8 +89,9 @@ def generate(
         if p and key not in seen:
             seen.add(key)
             add(p)
-    bound = 0
-    while True:
+    bound, rounds = 0, 0
+    while bound < target:
+        rounds += 1
         left = time_limit_s - (time.monotonic() - started)
         if left < 0.05:
             break
@@ -98,11 +100,11 @@ def generate(
             break
         duals = [max(0.0, r.dual_value()) for r in rows]
         cheap = [p for p in _greedy_columns(cap, kinds, duals, 20) if tuple(sorted(p.items())) not in seen]
-        if cheap:
-            for p in cheap:
-                seen.add(tuple(sorted(p.items())))
-                add(p)
-            continue
+        for p in cheap:
+            seen.add(tuple(sorted(p.items())))
+            add(p)
+        if cheap and rounds % EXACT_EVERY:
+            continue  # the exact pricing (and its bound) every few rounds while cheap columns remain
         pattern, top = _price(cap, kinds, duals, left)
         if top == math.inf or not pattern:
             break
@@ -110,10 +112,11 @@ def generate(
         bound = max(bound, math.ceil(total / max(top, 1e-12) - 1e-6))
         key = tuple(sorted(pattern.items()))
         value = sum(duals[k] * c for k, c in pattern.items())
-        if value <= 1 + 1e-9 or key in seen:
+        if value > 1 + 1e-9 and key not in seen:
+            seen.add(key)
+            add(pattern)
+        elif not cheap:
             break  # no pattern prices out: the master's optimum is the bound
-        seen.add(key)
-        add(pattern)
     return bound, patterns
 
 
