@@ -3,7 +3,8 @@
 independent checks), and prints one JSON line per instance:
 {instance, problem, status, objective, published, gap_pct, seconds}; routing rows add the
 vehicle count and, from the same run, a plain OR-Tools guided-local-search baseline over the
-same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline).
+same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline);
+packing rows not proven optimal add the tool's proven lower bound (bound).
 
     .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
 

@@ -32,7 +32,7 @@ from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome,
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
-VERSION = f"packing-2/{ENGINE}"  # bump the revision when a change can alter answers
+VERSION = f"packing-3/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
@@ -535,7 +535,9 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     if plan.flow is not None:
         code, found, bound, nvars = _solve_flow(block, plan, left, best, lb)
     elif plan.one_dim is not None:
-        pass  # the columns' outcome stands
+        if best is not None and left > 0.5:  # the integer master ended early: the rest of the time
+            sizes = [k.size for k in plan.kinds]  # repacks a few bins at a time
+            best, _ = packing_lns.improve(best, sizes, plan.data.caps, plan.clash, lb, left - 0.2, 1)
     elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
         code, found, bound, nvars = _solve_bins(plan, left)
     else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
