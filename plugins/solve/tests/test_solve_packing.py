@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -546,3 +547,19 @@ def test_column_generation_bound_and_master_are_valid() -> None:
             assert packed is not None and len(packed) >= len(bins)
             assert [sum(b.get(k, 0) for b in packed) for k in range(len(kinds))] == [q for _, q in kinds]
             assert all(sum(kinds[k][0] * c for k, c in b.items()) <= cap for b in packed)
+
+
+def test_one_dimension_with_a_huge_capacity_answers_in_time() -> None:
+    """Capacities scaled to a billion: no exact subset sum or pricing is tried, the answer comes anyway."""
+    rng = random.Random(3)
+    sizes = [rng.randint(200_000_000, 450_000_000) for _ in range(120)]
+    block = one_dim_block(1_000_000_000, sizes)
+    value = request(block, time_limit_s=3)
+    tool.check(value)
+    started = time.monotonic()
+    out = msgspec.to_builtins(tool.run(value))
+    assert time.monotonic() - started < 6
+    assert out["status"] in ("optimal", "feasible", "timeout") and out["objective_value"] is not None
+    parsed = msgspec.convert(block, packing.PackingBlock)
+    assert all(c.satisfied for c in packing_check.check(parsed, out["solution"]))
+    assert out["bound"] <= out["objective_value"] <= 120

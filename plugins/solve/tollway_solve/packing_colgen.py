@@ -15,6 +15,8 @@ from ortools.sat.python import cp_model
 Pattern = dict[int, int]  # kind -> units in one bin
 PRICE_SCALE = 1_000_000  # duals are priced as integers in millionths
 EXACT_EVERY = 3  # rounds of cheap pricing between exact ones
+DP_WORK = 50_000_000  # units x capacity a knapsack by dynamic programming may take
+SEEDS = 60  # first units tried by the cheap pricing
 
 
 def _price(cap: int, kinds: list[tuple[int, int]], duals: list[float], limit_s: float) -> tuple[Pattern, float]:
@@ -26,6 +28,8 @@ def _price(cap: int, kinds: list[tuple[int, int]], duals: list[float], limit_s: 
             units += [k] * min(d, cap // w)
     if not units:
         return {}, 0.0
+    if len(units) * cap > DP_WORK:
+        return {}, math.inf  # too large to price exactly: no bound
     profits = [math.floor(duals[k] * PRICE_SCALE) for k in units]
     solver = knapsack_solver.KnapsackSolver(knapsack_solver.SolverType.KNAPSACK_DYNAMIC_PROGRAMMING_SOLVER, "price")
     solver.init(profits, [[kinds[k][0] for k in units]], [cap])
@@ -49,7 +53,7 @@ def _greedy_columns(cap: int, kinds: list[tuple[int, int]], duals: list[float], 
         key=lambda k: -duals[k] / kinds[k][0],
     )
     found: dict[tuple[tuple[int, int], ...], float] = {}
-    for first in order:
+    for first in order[:SEEDS]:
         room, p = cap - kinds[first][0], {first: 1}
         for k in order:
             w, d = kinds[k]
@@ -171,6 +175,8 @@ def min_slack(cap: int, kinds: list[tuple[int, int]], time_limit_s: float) -> li
         room = cap - kinds[first][0]
         load = {first: 1}
         units = [k for k, d in left.items() for _ in range(min(d - (k == first), room // kinds[k][0]))]
+        if len(units) * room > DP_WORK:
+            return None  # too large for an exact subset sum
         if units and room > 0:
             solver = knapsack_solver.KnapsackSolver(
                 knapsack_solver.SolverType.KNAPSACK_DYNAMIC_PROGRAMMING_SOLVER, "slack"
