@@ -3,7 +3,8 @@
 independent checks), and prints one JSON line per instance:
 {instance, problem, status, objective, published, gap_pct, seconds}; routing rows add the
 vehicle count and, from the same run, a plain OR-Tools guided-local-search baseline over the
-same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline).
+same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline);
+packing rows not proven optimal add the tool's proven lower bound (bound).
 
     .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +51,28 @@ def binpack_bpp(path: Path, published: float) -> Iterator[Case]:
     tok = _numbers(path)
     n, cap = int(tok[0]), float(tok[1])
     yield path.stem, _bin_request(cap, [float(x) for x in tok[2 : 2 + n]]), published
+
+
+def cut_bins(kind: str, count: int = 3) -> Iterator[Case]:
+    """Instances in the shape of two hard classes, cut from full bins so that the optimum is
+    known (seeded: every run cuts the same). `bin2`, Scholl, Klein and Juergens' set 2 shape:
+    capacity 1,000, 67 bins cut into three pieces in 260..420 with up to 6 % left over (no
+    bin holds four pieces, so 67 is optimal). `HARD`, their set 3 shape: capacity 100,000,
+    50 bins cut into four pieces in 20,000..35,000 with under 1,000 left over per bin (less
+    than one bin in all, so 50 is optimal): 200 items."""
+    for seed in range(count):
+        rng = random.Random(f"{kind}-{seed}")
+        cap, bins, pieces, low, high, waste = (
+            (1000, 67, 3, 260, 420, 60) if kind == "bin2" else (100_000, 50, 4, 20_000, 35_000, 999)
+        )
+        sizes: list[int] = []
+        while len(sizes) < pieces * bins:
+            cut = [rng.randint(low, high) for _ in range(pieces - 1)]
+            last = cap - rng.randint(0, waste) - sum(cut)
+            if low <= last <= high:
+                sizes += [*cut, last]
+        rng.shuffle(sizes)
+        yield f"{kind}-cut{seed}", _bin_request(cap, sizes), float(bins)
 
 
 def _bin_request(cap: float, sizes: list[float]) -> dict[str, Any]:
@@ -138,6 +162,8 @@ LOADERS: dict[str, Callable[[], Iterator[Case]]] = {
     "A-n32-k5": lambda: scheduling_or_routing("A-n32-k5"),
     "u120_00": lambda: binpack_orlib(BENCH / "binpacking" / "u120_00.txt"),
     "N1C1W1_A": lambda: binpack_bpp(BENCH / "binpacking" / "N1C1W1_A.BPP", 25),
+    "bin2-cut": lambda: cut_bins("bin2"),
+    "HARD-cut": lambda: cut_bins("HARD"),
     "mknap1": lambda: mknap(BENCH / "knapsack" / "mknap1.txt"),
     "gap1-0-min": lambda: gap_orlib(BENCH / "gap" / "gap1-0", maximise=False, published=261),
     "gap1-0-max": lambda: gap_orlib(BENCH / "gap" / "gap1-0", maximise=True, published=336),
@@ -157,7 +183,11 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
     except tool.SolveFailed as exc:
         status, objective = f"failed: {exc.message}", None
     seconds = time.monotonic() - started
-    gap = None if objective is None else round(100 * abs(objective - published) / max(1e-9, abs(published)), 3)
+    gap = (
+        None
+        if objective is None or published is None
+        else round(100 * abs(objective - published) / max(1e-9, abs(published)), 3)
+    )
     row = {
         "instance": instance,
         "problem": request["problem"],
@@ -167,6 +197,8 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
         "gap_pct": gap,
         "seconds": round(seconds, 2),
     }
+    if request["problem"] == "packing" and status != "optimal" and objective is not None:
+        row["bound"] = out.bound
     if request["problem"] == "routing":
         row.update(routing_figures(value, out if objective is not None else None, objective, time_limit))
     return row

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -481,3 +482,84 @@ def test_improvement_repacks_bins_into_fewer() -> None:
     for _, load in better:
         assert all(sum(sizes[k][d] * c for k, c in load.items()) <= 10 for d in range(2))
         assert not (2 in load and 3 in load)
+
+
+def cut_bins(rng: random.Random, cap: int, bins: int, low: int, high: int) -> list[int]:
+    """Sizes made by cutting `bins` bins into three pieces in [low, high] (low above a quarter of
+    the capacity, so no bin holds four) and up to 6 % of the bin left over: the optimum is `bins`."""
+    assert 4 * low > cap
+    sizes: list[int] = []
+    while len(sizes) < 3 * bins:
+        a, b = rng.randint(low, high), rng.randint(low, high)
+        c = cap - rng.randint(0, cap * 6 // 100) - a - b
+        if low <= c <= high:
+            sizes += [a, b, c]
+    rng.shuffle(sizes)
+    return sizes
+
+
+def one_dim_block(cap: int, sizes: list[int]) -> dict[str, Any]:
+    return {
+        "variant": "bin",
+        "dimensions": ["w"],
+        "bins": [{"id": "b", "capacity": {"w": cap}, "quantity": len(sizes)}],
+        "items": [{"id": f"i{j}", "size": {"w": s}} for j, s in enumerate(sizes)],
+    }
+
+
+@pytest.mark.parametrize(
+    "cap,bins,low,high",
+    [
+        (1000, 40, 260, 420),  # Scholl bin2 like: three items a bin, the arc-flow graph small
+        (100_000, 70, 26_000, 40_000),  # HARD like: capacity 100,000, the arc-flow graph too large
+    ],
+)
+def test_hard_class_cut_bins_proven_optimal(cap: int, bins: int, low: int, high: int) -> None:
+    sizes = cut_bins(random.Random(cap + bins), cap, bins, low, high)
+    block = one_dim_block(cap, sizes)
+    plan = packing._plan(msgspec.convert(block, packing.PackingBlock))
+    assert plan.greedy_bins is not None and plan.greedy_bins > bins  # first fit decreasing misses it
+    assert (plan.flow is None) == (cap > 1000)
+    out = solve(block)
+    assert out["status"] == "optimal" and out["objective_value"] == bins
+    parsed = msgspec.convert(block, packing.PackingBlock)
+    assert all(c.satisfied for c in packing_check.check(parsed, out["solution"]))
+
+
+def test_column_generation_bound_and_master_are_valid() -> None:
+    from tollway_solve import packing_colgen
+
+    rng = random.Random(7)
+    for _ in range(5):
+        cap = 100
+        kinds = [(rng.randint(20, 60), rng.randint(1, 4)) for _ in range(6)]
+        bound, patterns = packing_colgen.generate(cap, kinds, [], 5)
+        g = packing_flow.graph(cap, kinds, 100_000)
+        assert g is not None
+        code, bins, exact = packing_flow.search(g, kinds, 1, sum(q for _, q in kinds), None, 5, 2)
+        assert code == cp_model.OPTIMAL and bins is not None
+        assert packing_relax.l2_bound(cap, kinds) <= bound <= len(bins)  # never above the optimum
+        for p in patterns:
+            assert sum(kinds[k][0] * c for k, c in p.items()) <= cap
+        master = packing_colgen.integer_master(kinds, patterns, bound, sum(q for _, q in kinds) + 1, 5, 2)
+        slack = packing_colgen.min_slack(cap, kinds, 5)
+        for packed in (master, slack):
+            assert packed is not None and len(packed) >= len(bins)
+            assert [sum(b.get(k, 0) for b in packed) for k in range(len(kinds))] == [q for _, q in kinds]
+            assert all(sum(kinds[k][0] * c for k, c in b.items()) <= cap for b in packed)
+
+
+def test_one_dimension_with_a_huge_capacity_answers_in_time() -> None:
+    """Capacities scaled to a billion: no exact subset sum or pricing is tried, the answer comes anyway."""
+    rng = random.Random(3)
+    sizes = [rng.randint(200_000_000, 450_000_000) for _ in range(120)]
+    block = one_dim_block(1_000_000_000, sizes)
+    value = request(block, time_limit_s=3)
+    tool.check(value)
+    started = time.monotonic()
+    out = msgspec.to_builtins(tool.run(value))
+    assert time.monotonic() - started < 6
+    assert out["status"] in ("optimal", "feasible", "timeout") and out["objective_value"] is not None
+    parsed = msgspec.convert(block, packing.PackingBlock)
+    assert all(c.satisfied for c in packing_check.check(parsed, out["solution"]))
+    assert out["bound"] <= out["objective_value"] <= 120

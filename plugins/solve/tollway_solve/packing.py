@@ -25,14 +25,14 @@ from typing import Annotated, Any, Literal
 import msgspec
 from ortools.sat.python import cp_model
 
-from . import packing_check, packing_flow, packing_lns, packing_relax
+from . import packing_check, packing_colgen, packing_flow, packing_lns, packing_relax
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
-VERSION = f"packing-2/{ENGINE}"  # bump the revision when a change can alter answers
+VERSION = f"packing-3/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
@@ -340,6 +340,7 @@ class _Plan:
     lb: int = 0  # the lower bound on the bins (L2 on each dimension)
     flow: packing_flow.Graph | None = None  # the arc-flow graph when the one-dimensional model applies
     flow_dim: int = 0
+    one_dim: int | None = None  # the capacity when one dimension carries every size (flow_dim)
 
     @property
     def greedy_bins(self) -> int | None:
@@ -402,8 +403,8 @@ def _flow_graph(block: PackingBlock, plan: _Plan) -> None:
     if len(dims) != 1 or len(caps) != 1 or plan.clash or plan.greedy_bins == plan.lb:
         return
     d, cap = dims.pop(), caps.pop()
+    plan.one_dim, plan.flow_dim = cap, d
     plan.flow = packing_flow.graph(cap, [(k.size[d], k.quantity) for k in plan.kinds], MAX_VARIABLES - 1)
-    plan.flow_dim = d
 
 
 def estimate_variables(block: PackingBlock) -> int:
@@ -516,8 +517,27 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     if best is not None and len(best) <= lb:  # the greedy packing meets the bound: proven
         return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=0)
     left = time_limit_s - (time.monotonic() - started)
+    if plan.one_dim is not None:
+        start = _min_slack(block, plan, 0.2 * left)
+        if start is not None and (best is None or len(start) < len(best)):
+            best = start
+            if len(best) <= lb:
+                return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=0)
+        # column generation first (half the time when the arc-flow model can follow)
+        share = 0.5 * left if plan.flow is not None else left
+        code, found, bound, nvars = _solve_columns(block, plan, share, best)
+        if found is not None and (best is None or len(found) < len(best)):
+            best = found
+        lb = max(lb, bound)
+        if best is not None and len(best) <= lb:
+            return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=nvars)
+        left = time_limit_s - (time.monotonic() - started)
     if plan.flow is not None:
-        code, found, bound, nvars = _solve_flow(block, plan, left)
+        code, found, bound, nvars = _solve_flow(block, plan, left, best, lb)
+    elif plan.one_dim is not None:
+        if best is not None and left > 0.5:  # the integer master ended early: the rest of the time
+            sizes = [k.size for k in plan.kinds]  # repacks a few bins at a time
+            best, _ = packing_lns.improve(best, sizes, plan.data.caps, plan.clash, lb, left - 0.2, 1)
     elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
         code, found, bound, nvars = _solve_bins(plan, left)
     else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
@@ -558,29 +578,77 @@ def _answer(
     return Outcome(status, value, float(bound), (value - bound) / max(1.0, value), sol, variables_built=nvars)
 
 
+Contents = list[tuple[int, dict[int, int]]]  # (bin type, kind -> count) per opened bin
+
+
+def _one_dim(plan: _Plan) -> list[tuple[int, int]]:
+    """The kinds as (size, units) in the one dimension; weightless units join a bin at the end."""
+    d = plan.flow_dim
+    return [(k.size[d], k.quantity if k.size[d] else 0) for k in plan.kinds]
+
+
+def _loads(plan: _Plan, best: Contents | None) -> list[dict[int, int]] | None:
+    """A packing's bins without their weightless units."""
+    kinds = _one_dim(plan)
+    return None if best is None else [{k: c for k, c in load.items() if kinds[k][1]} for _, load in best]
+
+
+def _typed(block: PackingBlock, plan: _Plan, loads: list[dict[int, int]]) -> Contents:
+    """One-dimensional bins typed in entry order, the weightless units in the first."""
+    weightless = {k: kind.quantity for k, kind in enumerate(plan.kinds) if kind.size[plan.flow_dim] == 0}
+    if weightless and loads:
+        loads = [{**loads[0], **weightless}, *loads[1:]]
+    types = [t for t, b in enumerate(block.bins) for _ in range(min(b.quantity, len(loads)))]
+    return list(zip(types, loads))
+
+
+def _min_slack(block: PackingBlock, plan: _Plan, time_limit_s: float) -> Contents | None:
+    """The minimum-bin-slack packing when it fits the bins available."""
+    assert plan.one_dim is not None
+    loads = packing_colgen.min_slack(plan.one_dim, _one_dim(plan), time_limit_s)
+    if loads is None or len(loads) > sum(b.quantity for b in block.bins):
+        return None
+    return _typed(block, plan, loads)
+
+
 def _solve_flow(
-    block: PackingBlock, plan: _Plan, time_limit_s: float
-) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
+    block: PackingBlock, plan: _Plan, time_limit_s: float, best: Contents | None = None, lb: int = 0
+) -> tuple[int, Contents | None, int, int]:
     """The arc-flow model (one dimension, one capacity): bins in a path each, typed in entry order."""
     assert plan.flow is not None
-    d = plan.flow_dim
-    kinds = [(k.size[d], k.quantity if k.size[d] else 0) for k in plan.kinds]  # weightless units join a bin at the end
-    greedy = (
-        None
-        if plan.greedy is None
-        else [{k: c for k, c in g.load.items() if kinds[k][1]} for g in plan.greedy for _ in range(g.n)]
-    )
-    ub = sum(b.quantity for b in block.bins)
-    if ub < plan.lb:
-        return cp_model.INFEASIBLE, None, plan.lb, plan.flow.size
-    code, loads, bound = packing_flow.search(plan.flow, kinds, plan.lb, ub, greedy, time_limit_s, _num_workers())
+    kinds = _one_dim(plan)
+    ub, lb = sum(b.quantity for b in block.bins), max(lb, plan.lb)
+    if ub < lb:
+        return cp_model.INFEASIBLE, None, lb, plan.flow.size
+    code, loads, bound = packing_flow.search(plan.flow, kinds, lb, ub, _loads(plan, best), time_limit_s, _num_workers())
     if loads is None:
         return code, None, bound, plan.flow.size
-    weightless = {k: kind.quantity for k, kind in enumerate(plan.kinds) if kind.size[d] == 0}
-    if weightless and loads:
-        loads[0] = {**loads[0], **weightless}
-    types = [t for t, b in enumerate(block.bins) for _ in range(min(b.quantity, len(loads)))]
-    return code, list(zip(types, loads)), bound, plan.flow.size
+    return code, _typed(block, plan, loads), bound, plan.flow.size
+
+
+def _solve_columns(
+    block: PackingBlock, plan: _Plan, time_limit_s: float, best: Contents | None
+) -> tuple[int, Contents | None, int, int]:
+    """One dimension, the arc-flow graph too large: column generation bounds (up to half the
+    time), the integer master over its patterns packs."""
+    assert plan.one_dim is not None
+    started = time.monotonic()
+    kinds = _one_dim(plan)
+    start = _loads(plan, best) or []
+    target = len(best) if best is not None else 1 << 62  # stop once the bound proves the packing
+    bound, patterns = packing_colgen.generate(plan.one_dim, kinds, start, 0.5 * time_limit_s, target)
+    bound = max(bound, plan.lb)
+    if bound > sum(b.quantity for b in block.bins):
+        return cp_model.INFEASIBLE, None, bound, len(patterns)
+    if best is not None and len(best) <= bound:
+        return cp_model.OPTIMAL, best, bound, len(patterns)
+    ub = len(best) if best is not None else sum(b.quantity for b in block.bins) + 1
+    left = time_limit_s - (time.monotonic() - started)
+    loads = packing_colgen.integer_master(kinds, patterns, bound, ub, left, _num_workers())
+    if loads is None:
+        return cp_model.FEASIBLE if best is not None else cp_model.UNKNOWN, None, bound, len(patterns)
+    code = cp_model.OPTIMAL if len(loads) <= bound else cp_model.FEASIBLE
+    return code, _typed(block, plan, loads), bound, len(patterns)
 
 
 def _solve_bins(plan: _Plan, time_limit_s: float) -> tuple[int, list[tuple[int, dict[int, int]]] | None, int, int]:
