@@ -34,8 +34,8 @@ from .routing_check import objective
 
 PYVRP = f"pyvrp-{version('pyvrp')}"
 HANDOVER = 0.75  # share of the time after which an incomplete search hands over to OR-Tools
-FLEET_FROM = 0.3  # vehicles_then_distance: share of the time after which a feasible first search ends
-FLEET_UNTIL = 0.7  # ... and by which route elimination (routing_fleet) hands over to distance
+FLEET_FROM = 0.1  # vehicles_then_distance: share of the time after which a feasible first search ends
+FLEET_UNTIL = 0.85  # ... and by which route elimination (routing_fleet) hands over to distance
 INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 
 
