@@ -593,3 +593,21 @@ def test_route_elimination_brings_a_naive_fleet_down_to_the_minimum(monkeypatch)
     assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]
     # route elimination from 8 vans (first try with 7), then distance is polished on the two left
     assert fleets[:2] == [8, 7] and fleets[-1] == 2
+
+
+def test_route_elimination_keeps_stops_with_several_windows(monkeypatch):
+    no_ortools(monkeypatch)
+    # eight stops (too many to enumerate), two of them with two windows each (groups of visits)
+    stops = [
+        {**s, "windows": [{"start": 0, "end": 10}, {"start": 50, "end": 90}]}
+        for s in msgspec.to_builtins(small_vrptw().stops)
+    ]
+    b = small_vrptw(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 6, "shift": {"start": 0, "end": 200}}],
+        stops=stops[:2] + msgspec.to_builtins(small_vrptw().stops)[2:],
+    )
+    family.validate(b)
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]  # 16 units, capacity 10

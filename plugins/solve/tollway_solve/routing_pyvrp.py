@@ -191,13 +191,13 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     proof = routing_exact.bound(data, owner, timed=block.objective == "time")
     span = t_end - started
     # vehicles first: a first search, route elimination, then the rest of the time on distance
-    fleet = block.objective == "vehicles_then_distance" and proof is None
-    stop = _Stop(t_end, started + HANDOVER * span, proof, started + FLEET_FROM * span if fleet else None)
+    by_fleet = block.objective == "vehicles_then_distance" and proof is None
+    stop = _Stop(t_end, started + HANDOVER * span, proof, started + FLEET_FROM * span if by_fleet else None)
     best = _search(data, stop, None)
     if not best.is_feasible() or not best.is_complete():
         return routing_model.solve(expand(block, most=S), max(1.0, t_end - time.monotonic() + 0.5))
     kinds = list(range(data.num_vehicle_types))
-    if fleet:
+    if by_fleet:
         data, best, kinds = routing_fleet.fewer_vehicles(data, best, started + FLEET_UNTIL * span, _search)
         stop = _Stop(t_end, t_end, None)
         best = _search(data, stop, best)
