@@ -2,9 +2,10 @@
 `solve` requests, runs them through the tool's own `run` (model, solver and the
 independent checks), and prints one JSON line per instance:
 {instance, problem, status, objective, published, gap_pct, seconds}; routing rows add the
-vehicle count and, from the same run, a plain OR-Tools guided-local-search baseline over the
-same instance and time limit (baseline_vehicles, baseline_objective, ratio_to_baseline);
-packing rows not proven optimal add the tool's proven lower bound (bound).
+vehicle count beside the best-known fleet (published_vehicles) and, from the same run, a
+plain OR-Tools guided-local-search baseline over the same instance and time limit
+(baseline_vehicles, baseline_objective, ratio_to_baseline); packing rows not proven optimal
+add the tool's proven lower bound (bound).
 
     .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
 
@@ -200,20 +201,23 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
     if request["problem"] == "packing" and status != "optimal" and objective is not None:
         row["bound"] = out.bound
     if request["problem"] == "routing":
-        row.update(routing_figures(value, out if objective is not None else None, objective, time_limit))
+        row.update(routing_figures(instance, value, out if objective is not None else None, objective, time_limit))
     return row
 
 
-def routing_figures(value: Any, out: Any, objective: float | None, time_limit: int) -> dict[str, Any]:
-    """The tool's vehicle count, and plain OR-Tools routing with guided local search over the
-    same instance and time limit (bench/routing_baseline.py) with the ratio of objectives."""
+def routing_figures(instance: str, value: Any, out: Any, objective: float | None, time_limit: int) -> dict[str, Any]:
+    """The tool's vehicle count beside the best-known fleet, and plain OR-Tools routing with
+    guided local search over the same instance and time limit (bench/routing_baseline.py) with
+    the ratio of objectives."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from routing_baseline import ortools_gls
+    from solve_instances_sched_routing import PUBLISHED_VEHICLES
 
     base = ortools_gls(value.routing, time_limit)
     ratio = None if objective is None or not base["objective"] else round(objective / base["objective"], 4)
     return {
         "vehicles": out.solution["vehicles_used"] if out is not None else None,
+        "published_vehicles": PUBLISHED_VEHICLES.get(instance),
         "baseline": "ortools-gls",
         "baseline_vehicles": base["vehicles"],
         "baseline_objective": base["objective"],

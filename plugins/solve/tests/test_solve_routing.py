@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import msgspec
 import pytest
@@ -359,11 +360,12 @@ def test_pyvrp_solves_a_small_vrptw_that_passes_every_check(monkeypatch, objecti
     no_ortools(monkeypatch)
     b = small_vrptw(objective=objective)
     family.validate(b)
-    out = family.solve(b, 5)
-    assert out.status == "feasible" and not out.solution["unserved"]
+    out = family.solve(b, 3)
+    # eight stops: too many to enumerate, so nothing is proven and the search runs to the limit
+    assert out.status == "timeout" and not out.solution["unserved"]
     all_ok(b, out)
     assert {r["vehicle"] for r in out.solution["routes"]} <= {"van#1", "van#2"}
-    assert family.VERSION.startswith("routing-2/pyvrp-")
+    assert family.VERSION.startswith("routing-3/pyvrp-")
 
 
 def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
@@ -489,15 +491,71 @@ def test_vehicles_then_distance_reports_the_vehicle_count():
     assert not next(c for c in family.check(b, bad) if c.name == "objective").satisfied
 
 
-def test_converged_search_returns_before_the_limit(monkeypatch):
+def test_unproven_search_uses_the_whole_time_limit(monkeypatch):
     import time
 
     no_ortools(monkeypatch)
-    b = small_vrptw()
+    b = small_vrptw()  # eight stops: no enumerated bound, so no early stop
     started = time.monotonic()
-    out = family.solve(b, 30)
-    assert time.monotonic() - started < 15
+    out = family.solve(b, 6)
+    # the search stops half a second before the limit (the replay and checks follow)
+    assert time.monotonic() - started >= 5.0
+    assert out.status == "timeout" and not out.solution["unserved"]
     all_ok(b, out)
+
+
+@pytest.mark.parametrize("objective", ["distance", "time", "vehicles_then_distance"])
+def test_a_tiny_instance_proven_by_enumeration_stops_early(monkeypatch, objective):
+    import time
+
+    no_ortools(monkeypatch)
+    b = basic(objective=objective)
+    started = time.monotonic()
+    out = family.solve(b, 20)
+    assert time.monotonic() - started < 5
+    assert out.status == "feasible"
+    all_ok(b, out)
+    assert out.solution["total_distance"] == pytest.approx(15 + math.sqrt(97))  # D-A-B-C-D, the optimum
+
+
+def _pyvrp_data(b):
+    import numpy as np
+
+    from tollway_solve import routing_pyvrp
+    from tollway_solve.routing_block import matrices
+
+    d, t = (np.array(m, dtype=float) for m in matrices(b))
+    S = len(b.stops)
+    times = [float(t.max()) + max(s.service for s in b.stops)]
+    times += [w.end for s in b.stops for w in s.windows or []] + [v.shift.end for v in b.vehicles if v.shift]
+    SD, ST = routing_pyvrp._scale(float(d.max()), 2 * S + 1), routing_pyvrp._scale(max(times), 2 * S + 1)
+    return routing_pyvrp._data(b, d, t, SD, ST)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_routing())
+def test_enumerated_bound_never_exceeds_what_pyvrp_finds(b):
+    from pyvrp import CostEvaluator
+    from pyvrp import solve as pyvrp_solve
+    from pyvrp.stop import MaxRuntime
+
+    from tollway_solve import routing_exact
+
+    try:
+        family.validate(b)
+    except InputProblem:
+        return
+    built = _pyvrp_data(b)
+    if built is None:
+        return
+    data, owner = built
+    lb = routing_exact.bound(data, owner, timed=b.objective == "time")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best = pyvrp_solve(data, stop=MaxRuntime(0.2), seed=1, collect_stats=False, display=False).best
+    if best.is_feasible() and best.is_complete():
+        # a bound above a solution would stop the search at a wrong "optimum"
+        assert lb is not None and lb <= CostEvaluator([0], 0, 0).cost(best)
 
 
 def test_a_fleet_too_small_hands_over_and_lists_the_unserved():
@@ -507,3 +565,49 @@ def test_a_fleet_too_small_hands_over_and_lists_the_unserved():
     out = family.solve(b, 2)
     assert out.status == "timeout" and out.solution["unserved"]
     all_ok(b, out)
+
+
+def test_route_elimination_brings_a_naive_fleet_down_to_the_minimum(monkeypatch):
+    from tollway_solve import routing_pyvrp
+
+    no_ortools(monkeypatch)
+    # eight stops of 3 units, vans of capacity 12: two vans suffice (and the loads need two)
+    b = small_vrptw(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": "van", "capacity": 12, "start": {"id": "L0"}, "count": 8}],
+        stops=[{"id": f"s{i}", "location": {"id": f"L{i}"}, "demand": 3} for i in range(1, 9)],
+    )
+    real = routing_pyvrp._search
+    fleets = []
+
+    def naive_first(data, stop, initial):
+        fleets.append(data.num_vehicles)
+        if initial is not None:
+            return real(data, stop, initial)
+        # the first search answers one van per stop: six vans too many
+        return routing_pyvrp.Solution(data, [[k] for k in range(data.num_clients)])
+
+    monkeypatch.setattr(routing_pyvrp, "_search", naive_first)
+    out = family.solve(b, 4)
+    all_ok(b, out)
+    assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]
+    # route elimination from 8 vans (first try with 7), then distance is polished on the two left
+    assert fleets[:2] == [8, 7] and fleets[-1] == 2
+
+
+def test_route_elimination_keeps_stops_with_several_windows(monkeypatch):
+    no_ortools(monkeypatch)
+    # eight stops (too many to enumerate), two of them with two windows each (groups of visits)
+    stops = [
+        {**s, "windows": [{"start": 0, "end": 10}, {"start": 50, "end": 90}]}
+        for s in msgspec.to_builtins(small_vrptw().stops)
+    ]
+    b = small_vrptw(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": "van", "capacity": 10, "start": {"id": "L0"}, "count": 6, "shift": {"start": 0, "end": 200}}],
+        stops=stops[:2] + msgspec.to_builtins(small_vrptw().stops)[2:],
+    )
+    family.validate(b)
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]  # 16 units, capacity 10

@@ -48,14 +48,17 @@ of alternative visits, one per window, exactly one made). OR-Tools routing (rout
 takes over when PyVRP has not served every stop by three quarters of the time limit, when the
 integer time grid (a thousandth of a time unit unless values are huge) would leave a stop no
 window or a vehicle no shift (OR-Tools then leaves such a stop unserved), and when loads
-exceed 64-bit integers once scaled. PyVRP's search stops before the time limit once it has
-converged.
+exceed 64-bit integers once scaled. PyVRP's search runs to the time limit unless a tiny
+instance (up to six stops) is solved: its enumerated optimum (routing_exact) is reached.
 
-Statuses: never `optimal` (bound and gap are null). `feasible` when every stop is served;
+Statuses: never `optimal` (bound and gap are null: PyVRP's optimum is on its rounded integer
+grid, not proven in input units). `feasible` when every stop is served and the search ended
+before the time limit (a tiny instance whose enumerated optimum was reached); `timeout` with
+every stop served when the search used the whole time limit;
 `infeasible` only for contradictions proven before search (a stop's demand above every
 vehicle's capacity; a stop no vehicle can reach within its windows and shift, using shortest
-travel times); `timeout` when the time ran out before every stop could be served (the solution,
-if any, lists the rest in `unserved`).
+travel times); `timeout` with stops in `unserved` when the time ran out before every stop could
+be served.
 
 Validation codes: empty_id, duplicate_id, unknown_id, no_vehicles, no_stops, too_many_stops,
 too_many_vehicles, missing_locations, ambiguous_locations, bad_matrix, reversed_window,
@@ -98,7 +101,7 @@ from .routing_pyvrp import PYVRP
 class RoutingFamily:
     name = "routing"
     block_type = RoutingBlock
-    VERSION = f"routing-2/{PYVRP}+{ENGINE}"  # bump the revision when a change can alter answers
+    VERSION = f"routing-3/{PYVRP}+{ENGINE}"  # bump the revision when a change can alter answers
 
     def validate(self, block: RoutingBlock) -> None:
         if not block.vehicles:

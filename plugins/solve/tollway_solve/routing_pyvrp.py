@@ -7,8 +7,9 @@ with several windows is a group of optional visits, one per window, exactly one 
 made. Each vehicle entry is one PyVRP vehicle type (`num_available` = its count).
 vehicles_then_distance puts a fixed cost above any total distance on every vehicle used; time
 weighs route durations only.
-The search stops at the time limit, or earlier once it has converged: no better solution for
-both CONVERGED_ITERATIONS iterations and as long as it took to find the best one. When it has
+The search runs to the time limit (PyVRP's iterated local search restarts from its best
+solution on its own when stuck), unless a tiny instance's enumerated bound (routing_exact) shows
+that nothing cheaper exists in PyVRP's model. When it has
 no solution serving every stop by HANDOVER of the time, OR-Tools routing (routing_model), which
 may leave stops unserved, gets the rest of the time; it also solves a request whose stop has
 every window narrower than the integer grid.
@@ -23,7 +24,7 @@ from importlib.metadata import version
 from types import SimpleNamespace
 
 import numpy as np
-from pyvrp import Client, ClientGroup, Depot, Location, ProblemData, VehicleType
+from pyvrp import Client, ClientGroup, Depot, Location, ProblemData, Solution, VehicleType
 from pyvrp import solve as pyvrp_solve
 from pyvrp.exceptions import PenaltyBoundWarning
 
@@ -32,8 +33,9 @@ from .routing_block import RoutingBlock, amount_scale, copy_id, expand, location
 from .routing_check import objective
 
 PYVRP = f"pyvrp-{version('pyvrp')}"
-CONVERGED_ITERATIONS = 20_000
 HANDOVER = 0.75  # share of the time after which an incomplete search hands over to OR-Tools
+FLEET_FROM = 0.1  # vehicles_then_distance: share of the time after which a feasible first search ends
+FLEET_UNTIL = 0.85  # ... and by which route elimination (routing_fleet) hands over to distance
 INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 
 
@@ -63,16 +65,15 @@ def _down(x: float, s: int) -> int:
     return math.floor(x * s + 1e-9)
 
 
-class _Converged:
-    """PyVRP stopping criterion: the deadline, an incomplete search at the handover, or convergence."""
+class _Stop:
+    """PyVRP stopping criterion: the deadline, an incomplete search at the handover, a cost that
+    reaches the enumerated bound of a tiny instance (routing_exact), or a complete solution once
+    `enough` has passed (the first search before fleet minimisation): nothing else ends the
+    search early, so an unproven search uses the whole time limit."""
 
-    def __init__(self, deadline: float, handover: float) -> None:
-        self.started = time.monotonic()
-        self.deadline, self.handover = deadline, handover
-        self.best: int | None = None
-        self.found_at = self.started
-        self.since = 0
-        self.out_of_time = False  # the deadline, not convergence, ended the search
+    def __init__(self, deadline: float, handover: float, bound: int | None, enough: float | None = None) -> None:
+        self.deadline, self.handover, self.bound, self.enough = deadline, handover, bound, enough
+        self.out_of_time = False  # the deadline, not the bound, ended the search
 
     def __call__(self, cost: int) -> bool:
         now = time.monotonic()
@@ -81,11 +82,7 @@ class _Converged:
             return True
         if cost >= INT_SAFE:  # PyVRP reports no feasible solution yet with its largest cost
             return now >= self.handover
-        if self.best is None or cost < self.best:
-            self.best, self.found_at, self.since = cost, now, 0
-            return False
-        self.since += 1
-        return self.since >= CONVERGED_ITERATIONS and now - self.found_at >= self.found_at - self.started
+        return (self.bound is not None and cost <= self.bound) or (self.enough is not None and now >= self.enough)
 
 
 def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -> tuple[ProblemData, list[int]] | None:
@@ -152,8 +149,15 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
     return ProblemData(locations, clients, depots, types, [Di], [Ti], groups), owner
 
 
+def _search(data: ProblemData, stop, initial: Solution | None) -> Solution:
+    """PyVRP's best solution within `stop`, from `initial` when given."""
+    with warnings.catch_warnings():  # a hard-to-serve instance is handed over, not printed
+        warnings.simplefilter("ignore", PenaltyBoundWarning)
+        return pyvrp_solve(data, stop=stop, seed=0, collect_stats=False, display=False, initial_solution=initial).best
+
+
 def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
-    from . import routing_model
+    from . import routing_exact, routing_fleet, routing_model
 
     started = time.monotonic()
     t_end = started + max(0.5, time_limit_s - 0.5)
@@ -183,20 +187,27 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
     if built is None:
         return routing_model.solve(expand(block, most=S), time_limit_s)
     data, owner = built
-    stop = _Converged(t_end, started + HANDOVER * (t_end - started))
-    with warnings.catch_warnings():  # a hard-to-serve instance is handed over below, not printed
-        warnings.simplefilter("ignore", PenaltyBoundWarning)
-        best = pyvrp_solve(data, stop=stop, seed=0, collect_stats=False, display=False).best
     nvars = S + sum(vt.num_available for vt in data.vehicle_types())
+    proof = routing_exact.bound(data, owner, timed=block.objective == "time")
+    span = t_end - started
+    # vehicles first: a first search, route elimination, then the rest of the time on distance
+    by_fleet = block.objective == "vehicles_then_distance" and proof is None
+    stop = _Stop(t_end, started + HANDOVER * span, proof, started + FLEET_FROM * span if by_fleet else None)
+    best = _search(data, stop, None)
     if not best.is_feasible() or not best.is_complete():
         return routing_model.solve(expand(block, most=S), max(1.0, t_end - time.monotonic() + 0.5))
+    kinds = list(range(data.num_vehicle_types))
+    if by_fleet:
+        data, best, kinds = routing_fleet.fewer_vehicles(data, best, started + FLEET_UNTIL * span, _search)
+        stop = _Stop(t_end, t_end, None)
+        best = _search(data, stop, best)
     fleet = expand(block, most=S)
     first = np.cumsum([0] + [min(v.count, S) for v in block.vehicles])
     used = [0] * len(block.vehicles)
     routes: list[list[int]] = [[] for _ in fleet.vehicles]
     starts = [0] * len(fleet.vehicles)
     for r in best.routes():
-        j = r.vehicle_type()
+        j = kinds[r.vehicle_type()]
         k = int(first[j]) + used[j]
         used[j] += 1
         assert fleet.vehicles[k].id == copy_id(block.vehicles[j], used[j] - 1)
