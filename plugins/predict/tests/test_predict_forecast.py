@@ -278,22 +278,6 @@ def test_methods_mean_and_sd_shapes():
     assert np.allclose(mean[:5], y[-5:]) and mean[5] == y[-5]
 
 
-def test_ets_fits_shared_within_a_forecast(monkeypatch):
-    # ses and theta fit the same (A,N,N) model on the same series: one optimisation, same answer
-    calls = []
-    inner = fm._fit_ets
-    monkeypatch.setattr(fm, "_fit_ets", lambda *a: calls.append(a[1:]) or inner(*a))
-    monkeypatch.setattr(fm, "_FITS", {})
-    y = seasonal_series(60, 1, seed=5)
-    first = fm.ses(y, 4)
-    fm.theta(y, 4)
-    again = fm.ses(y.copy(), 4)
-    assert calls == [(False, False)]
-    assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
-    fm.fit_ets(y + 1.0, False, False)  # another series is fitted anew
-    assert len(calls) == 2
-
-
 def test_arima_random_walk_with_drift():
     rng = np.random.default_rng(3)
     y = np.cumsum(rng.normal(2.0, 1.0, 300))

@@ -164,26 +164,9 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
     return np.r_[free[0], s[:-1]]
 
 
-_FITS: dict = {}  # (series bytes, trend, damped) -> fit: ses, theta and ets_auto share their fits
-_FITS_MAX = 64
-
-
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
-    smoothing parameters and initial states. Memoised on the exact series: within one
-    forecast `ses`, `theta` and `ets_auto` fit the same series at every origin."""
-    y = np.asarray(y, float)
-    key = (y.tobytes(), trend, damped)
-    fit = _FITS.get(key)
-    if fit is None:
-        fit = _fit_ets(y, trend, damped)
-        if len(_FITS) >= _FITS_MAX:
-            _FITS.clear()
-        _FITS[key] = fit
-    return dict(fit)
-
-
-def _fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
+    smoothing parameters and initial states."""
     from scipy.optimize import minimize  # as lfilter above: imported at the first fit
 
     n = len(y)
