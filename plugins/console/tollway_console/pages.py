@@ -1,5 +1,5 @@
 """The console's routes: sign-in and sign-out, the overview (with its activity panel, which
-htmx refreshes), the receipts, the agents (and granting credits), the jobs, and the static
+its script refreshes), the receipts, the agents (and granting credits), the jobs, and the static
 files. Every page but sign-in wants a live session (else a 303 to the sign-in page), every
 POST a valid CSRF token (else 403), and every answer carries a strict
 Content-Security-Policy: the pages load only the console's own files and run no inline
@@ -37,7 +37,7 @@ SIGN_IN = "/console/sign-in"
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = (  # name served, file, media type
     ("console.css", "console.css", "text/css; charset=utf-8"),
-    ("htmx.min.js", "htmx/htmx.min.js", "text/javascript; charset=utf-8"),
+    ("console.js", "console.js", "text/javascript; charset=utf-8"),
 )
 PERIODS = (7, 30, 90)
 UNFINISHED_JOBS = 50  # the oldest jobs not finished, on the jobs page
