@@ -25,6 +25,7 @@ from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator
 from tollway._core.auth.tokens import AccessTokens
 from tollway._core.basics.events import EventBus, LocalEventBus
+from tollway._core.basics.redaction import redact, secret_named_values
 from tollway._core.calls.delegated import DelegatedCalls
 from tollway._core.calls.idempotency import IdempotencyStore
 from tollway._core.calls.pipeline import PaidCalls
@@ -349,5 +350,10 @@ class Kernel:
 
 
 def report_plugin_failure(kernel: Kernel, name: str, exc: BaseException) -> None:
-    kernel.plugin_failures[name] = f"{type(exc).__name__}: {exc}"
-    print(f"tollway: plugin {name!r} failed to load and was skipped: {exc}", file=sys.stderr)
+    """Record and print why a plugin did not load, redacted: an import error may quote a setting's
+    value (a failing plugin's own secret settings are not registered yet, so every setting whose
+    name says it is secret counts too)."""
+    hidden = [*kernel.registry.secret_values(), *secret_named_values(kernel.registry.plugin_env)]
+    text = redact(str(exc), hidden)
+    kernel.plugin_failures[name] = f"{type(exc).__name__}: {text}"
+    print(f"tollway: plugin {name!r} failed to load and was skipped: {text}", file=sys.stderr)

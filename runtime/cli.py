@@ -536,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
         "--agent-key", help="who pays: an access token or a wallet private key (default TOLLWAY_AGENT_KEY)"
     )
     who.add_argument("--token", help="who pays: an access token tw_at_...")
-    i.add_argument("--tools", help="only these tools and families, comma-separated")
+    # SUPPRESS: `tollway mcp --tools X install` keeps the outer flag (a default here would overwrite it)
+    i.add_argument("--tools", default=argparse.SUPPRESS, help="only these tools and families, comma-separated")
     i.add_argument("--name", default="tollway", help="the server's name in the client (default tollway)")
     i.add_argument(
         "--scope", choices=("user", "project"), help="the client's user-wide file (default) or this folder's"

@@ -5,7 +5,7 @@ parameter values, bearer tokens and token-shaped strings replaced by `[redacted]
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 REDACTED = "[redacted]"
 _URL_USER = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@?#]+@")  # scheme://user:password@
@@ -17,6 +17,7 @@ _SHAPED = re.compile(
     r"|sk[-_][A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
 )
 MIN_SECRET = 4  # shorter values are not searched for: they would blank ordinary words
+_SECRET_NAME = re.compile(r"(?i)(key|secret|password|passwd|token|credential|dsn)")
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -31,4 +32,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _SHAPED.sub(REDACTED, text)
 
 
-__all__ = ["REDACTED", "redact"]
+def secret_named_values(env: Mapping[str, str]) -> list[str]:
+    """The values of the settings in `env` whose names say they hold a secret (…_API_KEY,
+    …_TOKEN, …_PASSWORD): what to hide before a setting's owner has declared it secret."""
+    return [value for name, value in env.items() if value and _SECRET_NAME.search(name)]
+
+
+__all__ = ["REDACTED", "redact", "secret_named_values"]

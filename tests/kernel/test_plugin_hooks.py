@@ -1070,3 +1070,37 @@ async def test_hook_register_inbound_handlers_offers_each_message_to_every_handl
         ("replies", "spam"),
         ("everything", "spam"),
     ]
+
+
+LEAKY_PLUGIN = """
+import os
+
+raise RuntimeError("cannot reach https://models.example/v1 with key " + os.environ["TOLLWAY_TP_LEAKY_API_KEY"])
+"""
+
+
+async def test_a_plugin_failure_quoting_a_secret_setting_is_recorded_and_printed_redacted(
+    kernel_factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    secret = "leaky-value-0123456789"
+    monkeypatch.setenv("TOLLWAY_TP_LEAKY_API_KEY", secret)
+    site = tmp_path / "site"
+    (site / "tollway_tp_leaky").mkdir(parents=True)
+    (site / "tollway_tp_leaky" / "__init__.py").write_text("")
+    (site / "tollway_tp_leaky" / "plugin.py").write_text(LEAKY_PLUGIN)
+    dist = site / "tollway_leaky-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tollway-leaky\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[tollway]\ntollway_tp_leaky = tollway_tp_leaky.plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        # the plugin never declared its setting secret (it failed first): its name says so
+        kernel = await kernel_factory(start=False, env={"TOLLWAY_TP_LEAKY_API_KEY": secret})
+        assert load_entry_point_plugins(kernel, strict=False, only={"tollway_tp_leaky"}) == []
+        recorded = kernel.plugin_failures["tollway_tp_leaky"]
+        assert recorded.startswith("RuntimeError: cannot reach https://models.example/v1 with key [redacted]")
+        assert secret not in recorded and secret not in capsys.readouterr().err
+    finally:
+        sys.modules.pop("tollway_tp_leaky.plugin", None)
+        sys.modules.pop("tollway_tp_leaky", None)
+        importlib.invalidate_caches()

@@ -192,3 +192,11 @@ def test_the_command_is_the_running_tollway(tmp_path, monkeypatch):
     # run as `python -m ...`: the tollway beside the interpreter (a virtualenv's bin)
     beside = tollway_command("/x/cli.py")
     assert os.path.isabs(beside) and Path(beside).name == "tollway"
+
+
+def test_the_tools_flag_counts_before_install_too(isolated, capsys):
+    # `tollway mcp --tools X install ...`: the subcommand's own default must not overwrite X
+    assert main(["mcp", "--tools", "sanctions", "install", "vscode", "--token", TOKEN, "--print"]) == 0
+    assert json.loads(capsys.readouterr().out)["servers"]["tollway"]["args"] == ["mcp", "--tools", "sanctions"]
+    assert main(["mcp", "--tools", "sanction", "install", "vscode", "--token", TOKEN, "--print"]) == 2
+    assert "no tool or family 'sanction'" in capsys.readouterr().err

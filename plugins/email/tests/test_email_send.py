@@ -6,7 +6,6 @@ and checks a draft; bad input is refused before payment."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
 
@@ -15,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tollway.helpers import agent_address
-from tollway.testing import credits_session, http_client, smtp_server, worker_for
+from tollway.testing import credits_session, http_client, smtp_server, wait_for_job, worker_for
 
 SEND = "/v1/tools/email/send"
 
@@ -29,14 +28,9 @@ def dkim_key() -> tuple[str, str]:
     return private, base64.b64encode(public).decode()
 
 
-async def finished(client, job_id: str, headers: dict[str, str]) -> dict:
-    """The job's status once it has completed or failed (polled for up to about 8 s)."""
-    for _ in range(400):
-        job = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
-        if job["status"] in ("completed", "failed"):
-            break
-        await asyncio.sleep(0.02)
-    return job
+async def finished(client, request_id: str, headers: dict[str, str]) -> dict:
+    """The job once it completed or failed (polled every 20 ms, up to 8 s)."""
+    return await wait_for_job(client, request_id, headers, tries=400, every_s=0.02)
 
 
 async def sent(client, body: dict, headers: dict[str, str]) -> tuple[str, dict]:

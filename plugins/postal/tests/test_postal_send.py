@@ -12,7 +12,6 @@ TOLLWAY_IDEMPOTENCY_TTL_S and its hourly purge, so the same key gives the same j
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import Any
@@ -24,7 +23,15 @@ from mcp import Client
 from postal_lob_standin import API_KEY, SENDER, LobStandIn
 
 from tollway import ToolContext, ToolError
-from tollway.testing import count_quotes, count_receipts, credits_session, http_client, mcp_server_for, worker_for
+from tollway.testing import (
+    count_quotes,
+    count_receipts,
+    credits_session,
+    http_client,
+    mcp_server_for,
+    wait_for_job,
+    worker_for,
+)
 from tollway_postal import lob as lob_module
 from tollway_postal.lob import LOB_MAIL
 from tollway_postal.send_tool import provider_key, run
@@ -44,14 +51,9 @@ LETTER = {"to": TO, "text": "Dear Dana,\n\nYour order #42 has shipped.\n\nBest r
 PLUGIN = {"tollway_postal"}
 
 
-async def finished(client: httpx.AsyncClient, job_id: str, auth: dict[str, str]) -> dict[str, Any]:
-    job: dict[str, Any] = {}
-    for _ in range(600):
-        job = (await client.get(f"/v1/requests/{job_id}", headers=auth)).json()
-        if job.get("status") in ("completed", "failed"):
-            return job
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
+async def finished(client, request_id: str, headers: dict[str, str]) -> dict:
+    """The job once it completed or failed (polled every 20 ms, up to 12 s)."""
+    return await wait_for_job(client, request_id, headers, tries=600, every_s=0.02)
 
 
 async def balance(client: httpx.AsyncClient, auth: dict[str, str]) -> str:

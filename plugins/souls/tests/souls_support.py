@@ -12,7 +12,7 @@ from typing import Any
 import rfc8785
 from nacl.signing import VerifyKey
 
-from tollway.testing import proof_headers
+from tollway.testing import proof_headers, wait_for_job
 
 PLUGIN = {"tollway_souls"}
 ENV = {"TOLLWAY_WEBHOOKS_ALLOW_INSECURE": "1"}
@@ -61,14 +61,9 @@ def soul_auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-async def finished(client: Any, job_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    job: dict[str, Any] = {}
-    for _ in range(500):
-        job = (await client.get(f"/v1/requests/{job_id}", headers=headers)).json()
-        if job.get("status") in ("completed", "failed"):
-            return job
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"job {job_id} did not finish: {job}")
+async def finished(client, request_id: str, headers: dict[str, str]) -> dict:
+    """The job once it completed or failed (polled every 20 ms, up to 10 s)."""
+    return await wait_for_job(client, request_id, headers, tries=500, every_s=0.02)
 
 
 async def parked(client: Any, job_id: str, headers: dict[str, str]) -> dict[str, Any]:

@@ -3,7 +3,6 @@ waited for, webhooks posted, notifications read, inbound messages caught."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from twilio_standin import TwilioStandIn, Webhook
 
 import tollway
-from tollway.testing import http_client, worker_for
+from tollway.testing import http_client, wait_for_job, worker_for
 
 PLUGIN = "tollway_telephony"
 
@@ -30,14 +29,9 @@ async def service(kernel_factory: Any, twilio: TwilioStandIn, **extra: Any) -> A
         await worker.stop()
 
 
-async def finished(client: Any, request_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    """The Job once it completed or failed."""
-    for _ in range(500):
-        job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
-        if job["status"] in ("completed", "failed"):
-            return job
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"job {request_id} did not finish: {job}")
+async def finished(client, request_id: str, headers: dict[str, str]) -> dict:
+    """The job once it completed or failed (polled every 20 ms, up to 10 s)."""
+    return await wait_for_job(client, request_id, headers, tries=500, every_s=0.02)
 
 
 async def post(client: Any, hook: Webhook, **changes: Any) -> Any:

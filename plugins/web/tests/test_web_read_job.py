@@ -5,7 +5,6 @@ plugin's setting for this test); nothing reaches the internet."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from eth_account import Account
 
-from tollway.testing import http_client, pay_402, worker_for
+from tollway.testing import http_client, pay_402, wait_for_job, worker_for
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 PAGE = b"""<!doctype html><html><head><title>Harbour ferry notice</title>
@@ -52,13 +51,9 @@ async def kernel(kernel_factory):
     return await kernel_factory(installed={"tollway_web"}, env={"TOLLWAY_WEB_ALLOW_PRIVATE_ADDRESSES": "true"})
 
 
-async def finished(client, request_id, headers):
-    for _ in range(400):
-        job = (await client.get(f"/v1/requests/{request_id}", headers=headers)).json()
-        if job["status"] in ("completed", "failed"):
-            return job
-        await asyncio.sleep(0.025)
-    raise AssertionError(f"{request_id} did not finish")
+async def finished(client, request_id: str, headers: dict[str, str]) -> dict:
+    """The job once it completed or failed (polled every 20 ms, up to 8 s)."""
+    return await wait_for_job(client, request_id, headers, tries=400, every_s=0.02)
 
 
 async def test_paid_web_read_runs_as_a_job(kernel, page_url):
