@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from tests.support.echo_plugin import EchoPlugin
 from tests.support.facts_plugin import CATALOGUE, ITEM_FACTS, SOURCE, FactsPlugin
 from tollway import Fact
 from tollway._core.basics.ids import now_ms
+from tollway._core.history import ranks
 from tollway._core.history.store import write_numbers
 from tollway._core.storage import sql
 from tollway._mcp_server import BearerIdentity, build_server
@@ -116,6 +118,38 @@ async def look_up(client, auth, items: dict[str, dict], **extra) -> None:
 
 
 # -- the statistics ---------------------------------------------------------------------------
+async def test_a_filtered_peer_set_is_read_through_the_index_of_its_peer_columns(kernel):
+    """On SQLite without statistics (the service never runs ANALYZE), on PostgreSQL with those
+    autovacuum keeps, each read of a filtered peer set goes
+    through the index its filtered columns lead (make: p1; model year alone: p2), never through
+    the group's number order with the peer column checked row by row in the table."""
+    for kind in ("tool", "gadget", "widget"):
+        await record(kernel, [float(i % 97) for i in range(150)], kind=kind, region=kind[0], prefix=kind)
+    if sql.on_postgres():  # PostgreSQL's autovacuum keeps statistics: its planner has them
+        await sql.fetch("ANALYZE tw_fact_numbers")
+    placed = 40.0
+    cases = {"tw_fact_numbers_group_p1": (("peer_1", "tool"),), "tw_fact_numbers_group_p2": (("peer_2", "g"),)}
+    for index, filters in cases.items():
+        peers = ranks.PeerSet("item_facts", "score", SOURCE, filters)
+        if sql.on_postgres():
+            reads = [(ranks.SUMMARY_POSTGRES, (placed, placed, ranks.PEERS))]
+        else:
+            summary = (*[ranks.PEERS] * 6, placed, ranks.PEERS, placed)
+            quartiles = (ranks.PEERS, 37, ranks.PEERS, 74, ranks.PEERS, 40)
+            reads = [(ranks.SUMMARY_SQLITE_FILTERED, summary)]
+            reads += [(statement, quartiles) for statement in ranks.QUARTILES_SQLITE_FILTERED.values()]
+        for template, slots in reads:
+            text, values = ranks.peer_statement(template, peers, *slots)
+            async with sql.transaction():
+                if sql.on_postgres():
+                    await sql.fetch("SET LOCAL enable_seqscan = off")
+                    plan = [str(next(iter(dict(r).values()))) for r in await sql.fetch("EXPLAIN " + text, *values)]
+                else:
+                    plan = [r["detail"] for r in await sql.fetch("EXPLAIN QUERY PLAN " + text, *values)]
+            shown = "\n".join(plan)
+            assert index in shown and not re.search(r"tw_fact_numbers_group(?!_)|SCAN tw_fact_numbers\b", shown), plan
+
+
 WHOLE = st.lists(st.integers(-5_000, 5_000), min_size=20, max_size=70)
 DOUBLES = st.lists(st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False), min_size=20, max_size=70)
 
