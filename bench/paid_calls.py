@@ -25,6 +25,10 @@ TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
                          the SDK's facilitator class with its exact-EVM scheme over an
                          in-memory chain (signatures recovered for real, balances and
                          nonces in a dict); 402 + paid resend pairs
+  wal_bytes_per_credits_call (SQLite only)
+                         what one credits call adds to SQLite's write-ahead log, calls
+                         in process one at a time (checkpoints held back): the pages
+                         its commits write
 Beside them:
   crypto_floor_per_s     anchor: one secp256k1 key recovery of an EIP-712 digest
                          (coincurve) plus one Ed25519 signature of a 600-byte receipt
@@ -235,6 +239,37 @@ async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, age
         await kernel.stop()
 
 
+async def wal_bytes(url: str, home: Path, calls: int = 400) -> dict[str, float]:
+    """SQLite: bytes a credits call adds to the write-ahead log (every page a commit writes is
+    one frame: the page and a 24-byte header), one call at a time after a warm-up, with the
+    checkpointer held back so the log only grows."""
+    from tollway._runtime.service import http_app
+    from tollway._runtime.settings import load_settings
+
+    kernel = bench_kernel(load_settings(bench_env(home, url)))
+    kernel.db.engine.checkpoint_every_s = 1e9  # before the engine's first use starts the checkpointer
+    await kernel.start()
+    try:
+        transport = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
+            tokens, _ = await setup_payers(client, calls + 50, 0, 10_000, 1)
+            auth = {"Authorization": f"Bearer {tokens[0]}"}
+
+            async def call() -> None:
+                resp = await client.post(PATH, json=LOOKUP, headers=auth)
+                assert resp.status_code == 200, resp.text
+
+            for _ in range(50):
+                await call()
+            log = Path(url.removeprefix("sqlite:///") + "-wal")
+            before = log.stat().st_size
+            for _ in range(calls):
+                await call()
+            return {"wal_bytes_per_credits_call": round((log.stat().st_size - before) / calls)}
+    finally:
+        await kernel.stop()
+
+
 async def over_http(
     url: str,
     home: Path,
@@ -349,7 +384,7 @@ async def main() -> None:
                     print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}), flush=True)
                     continue
             else:
-                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(7)]
+                fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(8)]
             row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency, "agents": agents}
             try:
                 row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
@@ -362,6 +397,8 @@ async def main() -> None:
                 )
                 if db == "postgres":
                     row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
+                else:
+                    row.update(await wal_bytes(fresh[7], Path(tmp) / f"{db}-7"))
             finally:
                 if db == "postgres":
                     for url in fresh:

@@ -15,7 +15,7 @@ class LedgerEntry(Table, tablename="tw_ledger", db=PLACEHOLDER_ENGINE):
     """One row per movement of money, written in the same transaction as the balance."""
 
     id = Varchar(length=40, primary_key=True)
-    account = Varchar(length=80, index=True)  # "credits:<agent_id>" or "chain:<chain_id>:<address>"
+    account = Varchar(length=80)  # "credits:<agent_id>" or "chain:<chain_id>:<address>"; tw_ledger_account_newest
     delta = BigInt()
     balance_after = BigInt()
     kind = Varchar(length=24)  # grant, top_up, spend, refund, fund, transfer_in, transfer_out
@@ -43,13 +43,13 @@ class CreditHold(Table, tablename="tw_credit_holds", db=PLACEHOLDER_ENGINE):
     grace period belongs to a process that died; the reconciler refunds it."""
 
     id = Varchar(length=40, primary_key=True)  # the request_id
-    agent_id = Varchar(length=36, index=True)
+    agent_id = Varchar(length=36)
     amount = BigInt()
     tool = Varchar(length=64)
     receipt_id = Varchar(length=40)  # the id the receipt will carry, chosen up front
     memo = Text(null=True, default=None)
     decision_context = Text(null=True, default=None)  # JSON
-    state = Varchar(length=12, index=True)  # held, charged, refunded
+    state = Varchar(length=12)  # held, charged, refunded; partial index tw_credit_holds_held
     created_ms = BigInt()
     resolved_ms = BigInt(null=True, default=None)
 

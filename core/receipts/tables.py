@@ -15,16 +15,16 @@ class Receipt(Table, tablename="tw_receipts", db=PLACEHOLDER_ENGINE):
     """The current signed revision of each receipt, plus private columns never served."""
 
     receipt_id = Varchar(length=40, primary_key=True)
-    agent_id = Varchar(length=36, index=True)
+    agent_id = Varchar(length=36)  # indexed with created_ms (tw_receipts_agent_newest)
     category = Varchar(length=32)
     tool = Varchar(length=64, null=True, default=None)  # "credits_top_up" for top-ups (not spend)
     amount = BigInt()
     status = Varchar(length=24)
     revision = Integer()
-    job_id = Varchar(length=40, null=True, default=None, index=True)
+    job_id = Varchar(length=40, null=True, default=None)  # partial index tw_receipts_job
     body = Text()  # the receipt exactly as served (JSON)
     provider_cost = BigInt(null=True, default=None)  # private: never served, never signed
-    created_ms = BigInt(index=True)
+    created_ms = BigInt()  # indexed with receipt_id (tw_receipts_newest)
     # Copies of two body fields, kept current at each revision, and the tool's run time
     # (private, never served): what the operator's figures group by without parsing JSON.
     payment_method = Varchar(length=16, null=True, default=None)

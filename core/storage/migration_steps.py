@@ -48,6 +48,29 @@ def add_indexes(manager: MigrationManager, statements: Iterable[str]) -> None:
     """Run each statement of `statements` (`CREATE INDEX IF NOT EXISTS ...`, so idempotent) as
     the migration's raw DDL: raw DDL runs before the migration's own tables are made, so the
     indexed tables are those of earlier migrations."""
+    run_ddl(manager, statements)
+
+
+def drop_column_index(
+    manager: MigrationManager, tablename: str, class_name: str, column: str, column_class: type[Column]
+) -> None:
+    """Drop the index a column declared with `index=True` had (`DROP INDEX IF EXISTS
+    <table>_<column>`), recorded as Piccolo's own column change so its differ sees the column unindexed."""
+    manager.alter_column(
+        table_class_name=class_name,
+        tablename=tablename,
+        column_name=column,
+        db_column_name=column,
+        params={"index": False},
+        old_params={"index": True},
+        column_class=column_class,
+        old_column_class=column_class,
+    )
+
+
+def run_ddl(manager: MigrationManager, statements: Iterable[str]) -> None:
+    """Run each statement of `statements` (idempotent DDL: `CREATE INDEX IF NOT EXISTS`,
+    `DROP INDEX IF EXISTS`) as the migration's raw DDL, in order, on tables of earlier migrations."""
     frozen = tuple(statements)
 
     async def indexes() -> None:
