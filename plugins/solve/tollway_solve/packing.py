@@ -38,8 +38,10 @@ MAX_VARIABLES = 100_000
 GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
 # of the time left after minimum bin slack, for the tabu search (one dimension), without and with
 # the arc-flow model to follow (it proves the small capacities, the search rarely closes them)
-TABU_SHARE = (0.15, 0.1)
-BOUND_SHARE = 0.7  # of column generation's time for its bound, the rest for the integer master
+TABU_SHARE = (0.08, 0.05)
+# of column generation's time for its bound (the rest for the integer master), without and with the
+# arc-flow model to follow: without it the tabu search takes the time the integer master leaves
+BOUND_SHARE = (0.85, 0.5)
 
 
 MAX_DIMENSIONS = 50
@@ -647,14 +649,16 @@ def _solve_flow(
 def _solve_columns(
     block: PackingBlock, plan: _Plan, time_limit_s: float, best: Contents | None
 ) -> tuple[int, Contents | None, int, int]:
-    """One dimension, the arc-flow graph too large: column generation bounds (up to BOUND_SHARE of the
+    """One dimension, the arc-flow graph too large: column generation bounds (a BOUND_SHARE of the
     time), the integer master over its patterns packs."""
     assert plan.one_dim is not None
     started = time.monotonic()
     kinds = _one_dim(plan)
     start = _loads(plan, best) or []
     target = len(best) if best is not None else 1 << 62  # stop once the bound proves the packing
-    bound, patterns = packing_colgen.generate(plan.one_dim, kinds, start, BOUND_SHARE * time_limit_s, target)
+    bound, patterns = packing_colgen.generate(
+        plan.one_dim, kinds, start, BOUND_SHARE[plan.flow is not None] * time_limit_s, target
+    )
     bound = max(bound, plan.lb)
     if bound > sum(b.quantity for b in block.bins):
         return cp_model.INFEASIBLE, None, bound, len(patterns)

@@ -93,6 +93,13 @@ def generate(
         if p and key not in seen:
             seen.add(key)
             add(p)
+    # dual-optimal inequalities (Ben Amor, Desrosiers and Valério de Carvalho): a larger unit may
+    # stand in for a smaller one, so the duals never fall as sizes grow; the master's value stays
+    sized = sorted((k for k, (w, d) in enumerate(kinds) if 0 < w <= cap and d > 0), key=lambda k: -kinds[k][0])
+    for big, small in zip(sized, sized[1:]):
+        x = lp.NumVar(0, lp.infinity(), "")
+        rows[big].SetCoefficient(x, -1)
+        rows[small].SetCoefficient(x, 1)
     bound = 0
     center: list[float] | None = None  # the duals of the best Farley value so far
     best_value = 0.0

@@ -10,6 +10,7 @@ Load = dict[int, int]  # kind -> units in one bin
 MAX_UNITS = 5_000  # units are expanded one by one: larger packings are left to the other methods
 MAX_CELLS = 4_000_000  # units x bins of the tabu table
 STALL = 3_000  # moves without a lower overflow before the search drops another bin
+TRIES = 2  # stalled searches for one bin fewer before giving up (the bound may be below the optimum)
 TENURE = (100, 100)  # a unit that left a bin stays out of it for 100 + up to 99 moves
 
 
@@ -57,12 +58,13 @@ def improve(
 def _one_fewer(
     cap: int, w: np.ndarray, start: list[list[int]], rng: np.random.Generator, deadline: float
 ) -> list[list[int]] | None:
-    """A packing of every unit in len(start) - 1 bins, or None when the time runs out: a bin
+    """A packing of every unit in len(start) - 1 bins, or None when the time runs out or TRIES
+    searches stalled: a bin
     is dropped, its units put where the most room is (bins may overflow), and a tabu search
     moves units until no bin overflows; a stalled search restarts dropping another bin."""
     loads = np.array([int(w[b].sum()) for b in start], dtype=np.int64)
     tries = 0
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and tries < TRIES:
         if tries == 0:
             drop = int(np.argmin(loads))
         else:  # bins drawn with weight to their room
