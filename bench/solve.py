@@ -5,7 +5,8 @@ independent checks), and prints one JSON line per instance:
 vehicle count beside the best-known fleet (published_vehicles) and, from the same run, a
 plain OR-Tools guided-local-search baseline over the same instance and time limit
 (baseline_vehicles, baseline_objective, ratio_to_baseline); packing rows not proven optimal
-add the tool's proven lower bound (bound).
+add the tool's proven lower bound (bound); one-dimensional bin rows add plain first fit
+decreasing's bins from the same run (anchor, anchor_objective).
 
     .venv/bin/python bench/solve.py [--time-limit 30] [name ...]
 
@@ -163,6 +164,13 @@ LOADERS: dict[str, Callable[[], Iterator[Case]]] = {
     "A-n32-k5": lambda: scheduling_or_routing("A-n32-k5"),
     "u120_00": lambda: binpack_orlib(BENCH / "binpacking" / "u120_00.txt"),
     "N1C1W1_A": lambda: binpack_bpp(BENCH / "binpacking" / "N1C1W1_A.BPP", 25),
+    # Scholl, Klein and Juergens set 2 ("bin2", few large items per bin) and set 3 ("HARD")
+    "N1W1B1R0": lambda: binpack_bpp(BENCH / "binpacking" / "N1W1B1R0.BPP", 18),
+    "N2W3B1R7": lambda: binpack_bpp(BENCH / "binpacking" / "N2W3B1R7.BPP", 14),
+    "N4W2B2R6": lambda: binpack_bpp(BENCH / "binpacking" / "N4W2B2R6.BPP", 103),
+    "HARD0": lambda: binpack_bpp(BENCH / "binpacking" / "HARD0.BPP", 56),
+    "HARD4": lambda: binpack_bpp(BENCH / "binpacking" / "HARD4.BPP", 57),
+    "HARD7": lambda: binpack_bpp(BENCH / "binpacking" / "HARD7.BPP", 55),
     "bin2-cut": lambda: cut_bins("bin2"),
     "HARD-cut": lambda: cut_bins("HARD"),
     "mknap1": lambda: mknap(BENCH / "knapsack" / "mknap1.txt"),
@@ -200,9 +208,29 @@ def run_case(instance: str, request: dict[str, Any], published: float, time_limi
     }
     if request["problem"] == "packing" and status != "optimal" and objective is not None:
         row["bound"] = out.bound
+    if request["problem"] == "packing" and request["packing"]["variant"] == "bin":
+        row.update({"anchor": "ffd", "anchor_objective": ffd_bins(request["packing"])})
     if request["problem"] == "routing":
         row.update(routing_figures(instance, value, out if objective is not None else None, objective, time_limit))
     return row
+
+
+def ffd_bins(block: dict[str, Any]) -> int | None:
+    """The anchor of one-dimensional bin rows: plain first fit decreasing over units, the bins
+    it opens (None for other shapes)."""
+    if len(block["dimensions"]) != 1 or len(block["bins"]) != 1:
+        return None
+    dim = block["dimensions"][0]
+    cap = block["bins"][0]["capacity"][dim]
+    room: list[float] = []
+    units = [it["size"].get(dim, 0) for it in block["items"] for _ in range(it.get("quantity", 1))]
+    for size in sorted(units, reverse=True):
+        at = next((i for i, r in enumerate(room) if r >= size), None)
+        if at is None:
+            room.append(cap - size)
+        else:
+            room[at] -= size
+    return len(room)
 
 
 def routing_figures(instance: str, value: Any, out: Any, objective: float | None, time_limit: int) -> dict[str, Any]:

@@ -563,3 +563,38 @@ def test_one_dimension_with_a_huge_capacity_answers_in_time() -> None:
     parsed = msgspec.convert(block, packing.PackingBlock)
     assert all(c.satisfied for c in packing_check.check(parsed, out["solution"]))
     assert out["bound"] <= out["objective_value"] <= 120
+
+
+def test_tabu_search_reaches_the_optimum_of_cut_bins() -> None:
+    """HARD-like units (four a bin, capacity 100,000) cut from 20 bins with under 5,000 left
+    over in each (under one bin in all, so 20 is optimal): first fit decreasing stays above 20
+    bins, the tabu search packs them into 20 — every unit once, no bin over."""
+    from tollway_solve import packing_tabu
+
+    rng = random.Random(6)
+    cap, bins = 100_000, 20
+    sizes: list[int] = []
+    while len(sizes) < 4 * bins:
+        cut = [rng.randint(20_000, 35_000) for _ in range(3)]
+        last = cap - rng.randint(0, 4_999) - sum(cut)
+        if 20_000 <= last <= 35_000:
+            sizes += [*cut, last]
+    kinds = sorted((w, sizes.count(w)) for w in set(sizes))
+    start: list[dict[int, int]] = []  # first fit decreasing
+    room: list[int] = []
+    for k in sorted(range(len(kinds)), key=lambda k: -kinds[k][0]):
+        for _ in range(kinds[k][1]):
+            b = next((i for i, r in enumerate(room) if r >= kinds[k][0]), len(room))
+            if b == len(room):
+                start.append({})
+                room.append(cap)
+            start[b][k] = start[b].get(k, 0) + 1
+            room[b] -= kinds[k][0]
+    assert len(start) > bins
+    packed = packing_tabu.improve(cap, kinds, start, bins, 8)
+    assert len(packed) == bins
+    assert [sum(b.get(k, 0) for b in packed) for k in range(len(kinds))] == [q for _, q in kinds]
+    assert all(sum(kinds[k][0] * c for k, c in b.items()) <= cap for b in packed)
+    # no time: the start comes back unchanged; a bound met by the start: nothing to do
+    assert packing_tabu.improve(cap, kinds, start, bins, 0) == start
+    assert packing_tabu.improve(cap, kinds, start, len(start), 5) == start

@@ -25,17 +25,23 @@ from typing import Annotated, Any, Literal
 import msgspec
 from ortools.sat.python import cp_model
 
-from . import packing_check, packing_colgen, packing_flow, packing_lns, packing_relax
+from . import packing_check, packing_colgen, packing_flow, packing_lns, packing_relax, packing_tabu
 from .bounds import LIST_MAX, Amount, Id, mapping, shown
 from .bounds import items as bounded
 from .family import ENGINE, Conflict, ConflictConstraint, InputProblem, Outcome, cpsat_status, status_of
 from .numbers import INT_SAFE, check_number, scale_for, scaled, unscale
 
 name = "packing"
-VERSION = f"packing-3/{ENGINE}"  # bump the revision when a change can alter answers
+VERSION = f"packing-4/{ENGINE}"  # bump the revision when a change can alter answers
 MAX_QUANTITY = 1_000_000
 MAX_VARIABLES = 100_000
 GREEDY_WORK = 3_000_000  # item kinds x bin groups the greedy packing may scan
+# of the time left after minimum bin slack, for the tabu search (one dimension), without and with
+# the arc-flow model to follow (it proves the small capacities, the search rarely closes them)
+TABU_SHARE = (0.08, 0.05)
+# of column generation's time for its bound (the rest for the integer master), without and with the
+# arc-flow model to follow: without it the tabu search takes the time the integer master leaves
+BOUND_SHARE = (0.85, 0.5)
 
 
 MAX_DIMENSIONS = 50
@@ -519,11 +525,17 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
     left = time_limit_s - (time.monotonic() - started)
     if plan.one_dim is not None:
         start = _min_slack(block, plan, 0.2 * left)
-        if start is not None and (best is None or len(start) < len(best)):
-            best = start
+        if start is not None and (best is None or len(start) <= len(best)):
+            best = start  # on a tie too: the tabu search does better from its fuller bins
+            if len(best) <= lb:
+                return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=0)
+        if best is not None:  # fewer bins by the tabu search, for a share of the time
+            share = TABU_SHARE[plan.flow is not None] * (time_limit_s - (time.monotonic() - started))
+            best = _tabu(block, plan, best, lb, share)
             if len(best) <= lb:
                 return _answer(block, plan, best, lb, proven=True, out_of_time=False, nvars=0)
         # column generation first (half the time when the arc-flow model can follow)
+        left = time_limit_s - (time.monotonic() - started)
         share = 0.5 * left if plan.flow is not None else left
         code, found, bound, nvars = _solve_columns(block, plan, share, best)
         if found is not None and (best is None or len(found) < len(best)):
@@ -536,8 +548,7 @@ def solve(block: PackingBlock, time_limit_s: float) -> Outcome:
         code, found, bound, nvars = _solve_flow(block, plan, left, best, lb)
     elif plan.one_dim is not None:
         if best is not None and left > 0.5:  # the integer master ended early: the rest of the time
-            sizes = [k.size for k in plan.kinds]  # repacks a few bins at a time
-            best, _ = packing_lns.improve(best, sizes, plan.data.caps, plan.clash, lb, left - 0.2, 1)
+            best = _tabu(block, plan, best, max(lb, bound), left - 0.2)  # to the tabu search
     elif plan.per_bin_variables <= MAX_VARIABLES or best is None:
         code, found, bound, nvars = _solve_bins(plan, left)
     else:  # no exact model fits the variable limit: the greedy packing, improved a few bins at a time
@@ -611,6 +622,15 @@ def _min_slack(block: PackingBlock, plan: _Plan, time_limit_s: float) -> Content
     return _typed(block, plan, loads)
 
 
+def _tabu(block: PackingBlock, plan: _Plan, best: Contents, lb: int, time_limit_s: float) -> Contents:
+    """The tabu search's packing when it has fewer bins than `best`."""
+    assert plan.one_dim is not None
+    loads = packing_tabu.improve(plan.one_dim, _one_dim(plan), _loads(plan, best) or [], lb, time_limit_s)
+    if len(loads) >= len(best):
+        return best
+    return _typed(block, plan, loads)
+
+
 def _solve_flow(
     block: PackingBlock, plan: _Plan, time_limit_s: float, best: Contents | None = None, lb: int = 0
 ) -> tuple[int, Contents | None, int, int]:
@@ -629,14 +649,16 @@ def _solve_flow(
 def _solve_columns(
     block: PackingBlock, plan: _Plan, time_limit_s: float, best: Contents | None
 ) -> tuple[int, Contents | None, int, int]:
-    """One dimension, the arc-flow graph too large: column generation bounds (up to half the
+    """One dimension, the arc-flow graph too large: column generation bounds (a BOUND_SHARE of the
     time), the integer master over its patterns packs."""
     assert plan.one_dim is not None
     started = time.monotonic()
     kinds = _one_dim(plan)
     start = _loads(plan, best) or []
     target = len(best) if best is not None else 1 << 62  # stop once the bound proves the packing
-    bound, patterns = packing_colgen.generate(plan.one_dim, kinds, start, 0.5 * time_limit_s, target)
+    bound, patterns = packing_colgen.generate(
+        plan.one_dim, kinds, start, BOUND_SHARE[plan.flow is not None] * time_limit_s, target
+    )
     bound = max(bound, plan.lb)
     if bound > sum(b.quantity for b in block.bins):
         return cp_model.INFEASIBLE, None, bound, len(patterns)

@@ -14,9 +14,9 @@ from ortools.sat.python import cp_model
 
 Pattern = dict[int, int]  # kind -> units in one bin
 PRICE_SCALE = 1_000_000  # duals are priced as integers in millionths
-EXACT_EVERY = 3  # rounds of cheap pricing between exact ones
 DP_WORK = 50_000_000  # units x capacity a knapsack by dynamic programming may take
 SEEDS = 60  # first units tried by the cheap pricing
+SMOOTH = 0.5  # weight of the best duals so far in the duals priced
 
 
 def _price(cap: int, kinds: list[tuple[int, int]], duals: list[float], limit_s: float) -> tuple[Pattern, float]:
@@ -93,9 +93,17 @@ def generate(
         if p and key not in seen:
             seen.add(key)
             add(p)
-    bound, rounds = 0, 0
+    # dual-optimal inequalities (Ben Amor, Desrosiers and Valério de Carvalho): a larger unit may
+    # stand in for a smaller one, so the duals never fall as sizes grow; the master's value stays
+    sized = sorted((k for k, (w, d) in enumerate(kinds) if 0 < w <= cap and d > 0), key=lambda k: -kinds[k][0])
+    for big, small in zip(sized, sized[1:]):
+        x = lp.NumVar(0, lp.infinity(), "")
+        rows[big].SetCoefficient(x, -1)
+        rows[small].SetCoefficient(x, 1)
+    bound = 0
+    center: list[float] | None = None  # the duals of the best Farley value so far
+    best_value = 0.0
     while bound < target:
-        rounds += 1
         left = time_limit_s - (time.monotonic() - started)
         if left < 0.05:
             break
@@ -107,19 +115,27 @@ def generate(
         for p in cheap:
             seen.add(tuple(sorted(p.items())))
             add(p)
-        if cheap and rounds % EXACT_EVERY:
-            continue  # the exact pricing (and its bound) every few rounds while cheap columns remain
-        pattern, top = _price(cap, kinds, duals, left)
-        if top == math.inf or not pattern:
-            break
-        total = sum(y * d for y, (_, d) in zip(duals, kinds))
-        bound = max(bound, math.ceil(total / max(top, 1e-12) - 1e-6))
-        key = tuple(sorted(pattern.items()))
-        value = sum(duals[k] * c for k, c in pattern.items())
-        if value > 1 + 1e-9 and key not in seen:
-            seen.add(key)
-            add(pattern)
-        elif not cheap:
+        # exact pricing at duals smoothed toward the center (Wentges): fewer rounds to a bound;
+        # Farley's bound holds at any duals, the column is kept when it prices out at the master's
+        priced = [] if center is None else [SMOOTH * c + (1 - SMOOTH) * d for c, d in zip(center, duals)]
+        added = False
+        for at in (priced, duals):
+            if not at:
+                continue
+            pattern, top = _price(cap, kinds, at, left)
+            if top == math.inf or not pattern:
+                return bound, patterns
+            value = sum(y * d for y, (_, d) in zip(at, kinds)) / max(top, 1e-12)
+            if value > best_value:
+                best_value, center = value, at
+            bound = max(bound, math.ceil(value - 1e-6))
+            key = tuple(sorted(pattern.items()))
+            if sum(duals[k] * c for k, c in pattern.items()) > 1 + 1e-9 and key not in seen:
+                seen.add(key)
+                add(pattern)
+                added = True
+                break  # priced out at the master's duals: no need to price them
+        if not added and not cheap:
             break  # no pattern prices out: the master's optimum is the bound
     return bound, patterns
 
