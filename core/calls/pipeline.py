@@ -202,8 +202,10 @@ class PaidCalls:
                 )
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             return await self._job_accepted(call, request_id, receipt["receipt_id"])
-        # Inline: the debit and its hold commit together; the hold ends (charged with
-        # its receipt, or refunded) with the outcome, or the reconciler ends it if
+        if not tool.holds_credits:
+            return await self._run_then_charge(call, agent_id, request_id)
+        # Inline with a hold: the debit and its hold commit together; the hold ends (charged
+        # with its receipt, or refunded) with the outcome, or the reconciler ends it if
         # this process dies in between (core/credits/holds.py).
         receipt_id = new_id("rcpt")
         if not await holds.take(
@@ -248,6 +250,55 @@ class PaidCalls:
                 )
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
+            await self.runner.record(call.tool, call.value, output, agent_id)
+        return Answer(200, self._success(call, request_id, receipt_id, output))
+
+    async def _run_then_charge(self, call: PreparedCall, agent_id: str, request_id: str) -> Answer | None:
+        """An inline call in one commit: the run first, then the conditional debit, the signed
+        receipt and the lookup's facts in one transaction, and the answer only after it
+        commits. A process that dies before the commit charged nothing; no lock or hold is
+        kept while the tool runs. Credits that do not cover the price, read before the run
+        or found by the debit after it (another call of the agent spent them meanwhile),
+        give None (the caller's 402) and the output is not given."""
+        if await ledger.credits_of(agent_id) < call.price:
+            return None
+        receipt_id = new_id("rcpt")
+        try:
+            output = await self.run_paid(call, agent_id, request_id)
+        except Exception as exc:  # the tool failed: charged and refunded together, with the receipt
+            async with self.db.transaction():
+                debit = await ledger.debit_credits(
+                    agent_id, call.price, kind="spend", reference=request_id, memo=call.tool.name
+                )
+                if debit is not None:
+                    await self._receipt(
+                        call,
+                        agent_id,
+                        request_id,
+                        status="settled",
+                        execution="failed",
+                        method="credits",
+                        tx=None,
+                        receipt_id=receipt_id,
+                    )
+                    await self.refunds.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
+            raise self._failure(exc, request_id, receipt_id) from exc
+        async with self.db.transaction():
+            debit = await ledger.debit_credits(
+                agent_id, call.price, kind="spend", reference=request_id, memo=call.tool.name
+            )
+            if debit is None:  # the debit wrote nothing: the transaction ends empty
+                return None
+            await self._receipt(
+                call,
+                agent_id,
+                request_id,
+                status="settled",
+                execution="completed",
+                method="credits",
+                tx=None,
+                receipt_id=receipt_id,
+            )
             await self.runner.record(call.tool, call.value, output, agent_id)
         return Answer(200, self._success(call, request_id, receipt_id, output))
 

@@ -107,6 +107,15 @@ async def _move(
     return after, row_id
 
 
+_CREDITS = sql.Statement("SELECT credits FROM tw_agents WHERE id = {}")
+
+
+async def credits_of(agent_id: str) -> int:
+    """The agent's credits now (0 for an unknown agent): a read, no lock."""
+    row = await _CREDITS.row(agent_id)
+    return 0 if row is None else int(row["credits"])
+
+
 async def debit_credits(
     agent_id: str, amount: int, *, kind: str, reference: str | None = None, memo: str | None = None
 ) -> tuple[int, str] | None:

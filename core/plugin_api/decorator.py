@@ -53,6 +53,7 @@ class ToolOptions(TypedDict, total=False):
     rate_limit: str
     shape_error: Literal["invalid_request", "invalid_input"]
     time_limit_s: float
+    credit_hold: bool | None
     job: declarations.JobDeclaration[Input] | None
     history: declarations.HistoryDeclaration[Input, msgspec.Struct] | None
     admission: declarations.AdmissionChecks[Input] | None

@@ -218,6 +218,12 @@ class Tool(Generic[In, Out]):
     shape_error: Literal["invalid_request", "invalid_input"] = "invalid_request"
     # The longest one run may take, for a paid call, a job attempt or a goal's call alike.
     time_limit_s: float = 60.0
+    # An inline call paid from credits: True takes the credits before the run (a hold, ended
+    # with the outcome: two commits); False runs first and takes them in the one commit that
+    # writes the receipt. None lets the kernel choose: a hold for a tool that pays a provider
+    # (`provider_kind`) or runs in the process pool (`cpu_bound`), one commit otherwise
+    # (`holds_credits`; docs/payments.md, "Credits").
+    credit_hold: bool | None = None
     # -- grouped declarations (core/plugin_api/tool_declarations.py) ------------------------------
     job: dataclasses.InitVar[JobDeclaration[In] | None] = None
     history: dataclasses.InitVar[HistoryDeclaration[In, Out] | None] = None
@@ -291,6 +297,13 @@ class Tool(Generic[In, Out]):
             raise ValueError(f"tool {self.name}: give {', '.join(clash)} inside {group_name}=, not beside it")
         for n in names:
             object.__setattr__(self, n, getattr(group, n))
+
+    @property
+    def holds_credits(self) -> bool:
+        """Whether an inline call paid from credits takes them before its run (`credit_hold`)."""
+        if self.credit_hold is not None:
+            return self.credit_hold
+        return self.provider_kind is not None or self.cpu_bound
 
     def unconfigured(self, settings: Mapping[str, str]) -> tuple[Setting, ...]:
         """The required settings that `settings` (the family's values) leaves unset."""

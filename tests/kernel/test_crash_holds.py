@@ -1,6 +1,7 @@
-"""Fault test: an API process killed with SIGKILL between the credits debit and
-the receipt. The debit was a hold; the next start of the service (its
-reconciler) refunds it with a receipt, on SQLite and PostgreSQL."""
+"""Fault tests: an API process killed with SIGKILL while an inline credits call runs, on
+SQLite and PostgreSQL. A tool that takes its credits before the run (a hold): the next
+start of the service (its reconciler) refunds the hold with a receipt. A tool charged in
+the commit after its run: nothing was charged, nothing is left to end."""
 
 from __future__ import annotations
 
@@ -124,4 +125,53 @@ async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kern
     )
     assert [r["revision"] for r in await kernel.receipts.revisions(receipt["receipt_id"])] == [1, 2]
     assert await LedgerEntry.count().where(LedgerEntry.kind == "refund") == 1
+    assert await check_ledger(max_intermediate_age_s=0) == []
+
+
+async def test_a_call_charged_in_one_commit_and_killed_while_running_charged_nothing(kernel_factory, tmp_path):
+    """The other path: a tool charged in the commit after its run (`credit_hold=False`). Killed
+    while it runs, the process leaves nothing to end: no debit, no hold, no receipt; a retry
+    on a live process is charged once."""
+    kernel = await kernel_factory(plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())])
+    gate, marker = tmp_path / "gate", tmp_path / "started"
+    body = {"a": 1, "b": 2, "gate": str(gate), "marker": str(marker)}
+    async with http_client(kernel) as client:
+        _, auth = await credits_session(client, "1")
+
+    port = free_port()
+    first = await start_api(kernel, port, TOLLWAY_RECONCILE_AFTER_S="600")
+    second = None
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
+            call = asyncio.create_task(remote.post("/v1/tools/test/gate-inline-one-commit", json=body, headers=auth))
+            await wait_until(lambda: asyncio.sleep(0, marker.exists()))
+            first.send_signal(signal.SIGKILL)  # while the tool runs
+            await first.wait()
+            try:
+                await call
+                raise AssertionError("the killed process answered")
+            except httpx.HTTPError:
+                pass
+        assert await CreditHold.count() == 0 and await Receipt.count() == 0
+        assert await LedgerEntry.count().where(LedgerEntry.kind == "spend") == 0
+        async with http_client(kernel) as client:
+            assert (await client.get("/v1/balance", headers=auth)).json()["credits_balance"] == "1.000000"
+            assert (await client.get("/v1/tools/internal/pending", headers=OPERATOR)).json()["pending"] == []
+
+        gate.write_text("open")  # the retry runs through
+        port = free_port()
+        second = await start_api(kernel, port)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
+            answer = await remote.post("/v1/tools/test/gate-inline-one-commit", json=body, headers=auth)
+        assert answer.status_code == 200, answer.text
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    async with http_client(kernel) as client:
+        assert (await client.get("/v1/balance", headers=auth)).json()["credits_balance"] == "0.998000"
+        (receipt,) = (await client.get("/v1/analytics/receipts", headers=auth)).json()["receipts"]
+    assert receipt["receipt_id"] == answer.json()["data"]["receipt_id"] and receipt["status"] == "settled"
+    assert await CreditHold.count() == 0
     assert await check_ledger(max_intermediate_age_s=0) == []

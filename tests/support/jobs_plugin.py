@@ -1,8 +1,9 @@
 """Job-mode tools for the kernel's job tests (no upstream needed).
 
 `add_numbers` adds; `gate_job` waits until its gate file exists (to hold a job
-while a worker is killed; `gate_inline` is the same as an inline call, to hold a
-paid request while its API process is killed); `broken_job` fails with a job failure code; `slow_job`
+while a worker is killed; `gate_inline` is the same as an inline call taking its credits
+before the run, to hold a paid request while its API process is killed, and
+`gate_inline_one_commit` one charged in the commit after its run); `broken_job` fails with a job failure code; `slow_job`
 outlives its time limit; `cpu_sum` runs in the worker's process pool; `retry_job` parks
 with `retry_after_s` (as a run that must ask an upstream again later) until its gate file
 exists, counting its runs in its marker file, then adds.
@@ -94,7 +95,8 @@ def _tool(name: str, run, mode: str = "job", **kw) -> Tool:
 ADD = _tool("add_numbers", add_numbers)
 ADD_KEYED = _tool("add_keyed", gate_job, idempotency="required")  # like solve and predict
 GATE = _tool("gate_job", gate_job)
-GATE_INLINE = _tool("gate_inline", gate_job, mode="inline")
+GATE_INLINE = _tool("gate_inline", gate_job, mode="inline", credit_hold=True)  # credits held while it runs
+GATE_INLINE_ONE_COMMIT = _tool("gate_inline_one_commit", gate_job, mode="inline", credit_hold=False)
 BROKEN = _tool("broken_job", broken_job)
 BROKEN_KEPT = _tool("broken_kept", broken_job, refund_failed_jobs=False)
 SLOW = _tool("slow_job", slow_job, time_limit_s=0.3)
@@ -115,3 +117,4 @@ class CrashPlugin:
     @hookimpl
     def register_tools(self, register):
         register(GATE_INLINE)
+        register(GATE_INLINE_ONE_COMMIT)
