@@ -202,28 +202,44 @@ class PaidCalls:
                 )
                 await self._create_job(call, agent_id, request_id, receipt["receipt_id"])
             return await self._job_accepted(call, request_id, receipt["receipt_id"])
-        if not tool.holds_credits:
-            return await self._run_then_charge(call, agent_id, request_id)
-        # Inline with a hold: the debit and its hold commit together; the hold ends (charged
-        # with its receipt, or refunded) with the outcome, or the reconciler ends it if
-        # this process dies in between (core/credits/holds.py).
+        # Inline. With a hold (tool.holds_credits): the debit and its hold commit together
+        # before the run, and the hold ends (charged with its receipt, or refunded) with the
+        # outcome, or the reconciler ends it if this process dies in between
+        # (core/credits/holds.py). Without: the balance is read, the tool runs, and the
+        # conditional debit commits with the receipt and the facts, so a process that dies
+        # before that commit charged nothing and no lock or hold is kept while the tool runs;
+        # credits another call of the agent spent meanwhile give None (the caller's 402) and
+        # the output is not given.
         receipt_id = new_id("rcpt")
-        if not await holds.take(
-            self.db,
-            request_id=request_id,
-            agent_id=agent_id,
-            amount=call.price,
-            tool=tool.name,
-            receipt_id=receipt_id,
-            memo=call.memo,
-            decision_context=call.decision_context,
-        ):
+        if tool.holds_credits:
+            if not await holds.take(
+                self.db,
+                request_id=request_id,
+                agent_id=agent_id,
+                amount=call.price,
+                tool=tool.name,
+                receipt_id=receipt_id,
+                memo=call.memo,
+                decision_context=call.decision_context,
+            ):
+                return None
+        elif await ledger.credits_of(agent_id) < call.price:
             return None
+
+        async def charged(outcome: str) -> bool:
+            """Whether this process ends the call's charge as `outcome` (its receipt to write)."""
+            if tool.holds_credits:
+                return await holds.end(request_id, outcome)
+            return (
+                await ledger.debit_credits(agent_id, call.price, kind="spend", reference=request_id, memo=tool.name)
+                is not None
+            )
+
         try:
             output = await self.run_paid(call, agent_id, request_id)
         except Exception as exc:  # the tool failed: the charge is recorded, then refunded
             async with self.db.transaction():
-                if await holds.end(request_id, "refunded"):
+                if await charged("refunded"):
                     await self._receipt(
                         call,
                         agent_id,
@@ -237,7 +253,7 @@ class PaidCalls:
                     await self.refunds.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
             raise self._failure(exc, request_id, receipt_id) from exc
         async with self.db.transaction():
-            if await holds.end(request_id, "charged"):
+            if await charged("charged"):
                 await self._receipt(
                     call,
                     agent_id,
@@ -248,57 +264,10 @@ class PaidCalls:
                     tx=None,
                     receipt_id=receipt_id,
                 )
+            elif not tool.holds_credits:  # the debit found the credits spent: it wrote nothing
+                return None
             # else the reconciler took this process for dead and refunded the hold
             # (its receipt says so): the answer is given, and it stays free.
-            await self.runner.record(call.tool, call.value, output, agent_id)
-        return Answer(200, self._success(call, request_id, receipt_id, output))
-
-    async def _run_then_charge(self, call: PreparedCall, agent_id: str, request_id: str) -> Answer | None:
-        """An inline call in one commit: the run first, then the conditional debit, the signed
-        receipt and the lookup's facts in one transaction, and the answer only after it
-        commits. A process that dies before the commit charged nothing; no lock or hold is
-        kept while the tool runs. Credits that do not cover the price, read before the run
-        or found by the debit after it (another call of the agent spent them meanwhile),
-        give None (the caller's 402) and the output is not given."""
-        if await ledger.credits_of(agent_id) < call.price:
-            return None
-        receipt_id = new_id("rcpt")
-        try:
-            output = await self.run_paid(call, agent_id, request_id)
-        except Exception as exc:  # the tool failed: charged and refunded together, with the receipt
-            async with self.db.transaction():
-                debit = await ledger.debit_credits(
-                    agent_id, call.price, kind="spend", reference=request_id, memo=call.tool.name
-                )
-                if debit is not None:
-                    await self._receipt(
-                        call,
-                        agent_id,
-                        request_id,
-                        status="settled",
-                        execution="failed",
-                        method="credits",
-                        tx=None,
-                        receipt_id=receipt_id,
-                    )
-                    await self.refunds.refund_to_credits(receipt_id, reason=getattr(exc, "code", "internal_error"))
-            raise self._failure(exc, request_id, receipt_id) from exc
-        async with self.db.transaction():
-            debit = await ledger.debit_credits(
-                agent_id, call.price, kind="spend", reference=request_id, memo=call.tool.name
-            )
-            if debit is None:  # the debit wrote nothing: the transaction ends empty
-                return None
-            await self._receipt(
-                call,
-                agent_id,
-                request_id,
-                status="settled",
-                execution="completed",
-                method="credits",
-                tx=None,
-                receipt_id=receipt_id,
-            )
             await self.runner.record(call.tool, call.value, output, agent_id)
         return Answer(200, self._success(call, request_id, receipt_id, output))
 

@@ -62,33 +62,37 @@ async def wait_until(predicate, timeout: float = 30.0) -> None:
     raise AssertionError("condition not reached")
 
 
+async def kill_during_call(kernel, path: str, body: dict, auth: dict) -> None:
+    """Start an API process, send it the call, SIGKILL it once the tool has started (its
+    marker file exists), and check the caller got no answer."""
+    proc = await start_api(kernel, (port := free_port()), TOLLWAY_RECONCILE_AFTER_S="600")
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
+            call = asyncio.create_task(remote.post(path, json=body, headers=auth))
+            await wait_until(lambda: asyncio.sleep(0, Path(body["marker"]).exists()))
+            proc.send_signal(signal.SIGKILL)  # while the tool runs
+            await proc.wait()
+            try:
+                await call
+                raise AssertionError("the killed process answered")
+            except httpx.HTTPError:
+                pass
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kernel_factory, tmp_path):
     kernel = await kernel_factory(plugins=[("jobs", JobsPlugin()), ("crash", CrashPlugin())])
     gate, marker = tmp_path / "gate", tmp_path / "started"
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
 
-    port = free_port()
-    first = await start_api(kernel, port, TOLLWAY_RECONCILE_AFTER_S="600")
+    body = {"a": 1, "b": 2, "gate": str(gate), "marker": str(marker)}
+    await kill_during_call(kernel, "/v1/tools/test/gate-inline", body, auth)
     second = None
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
-            call = asyncio.create_task(
-                remote.post(
-                    "/v1/tools/test/gate-inline",
-                    json={"a": 1, "b": 2, "gate": str(gate), "marker": str(marker)},
-                    headers=auth,
-                )
-            )
-            await wait_until(lambda: asyncio.sleep(0, marker.exists()))
-            first.send_signal(signal.SIGKILL)  # between the debit and the receipt
-            await first.wait()
-            try:
-                await call
-                raise AssertionError("the killed process answered")
-            except httpx.HTTPError:
-                pass
-
         held = await CreditHold.select().first()
         assert held["state"] == "held" and held["amount"] == 2_000
         assert await Receipt.count() == 0
@@ -108,10 +112,9 @@ async def test_debit_of_a_killed_call_is_refunded_with_a_receipt_on_restart(kern
 
         await wait_until(refunded)
     finally:
-        for proc in (first, second):
-            if proc is not None and proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        if second is not None and second.returncode is None:
+            second.kill()
+            await second.wait()
     async with http_client(kernel) as client:
         balance = (await client.get("/v1/balance", headers=auth)).json()
         receipts = (await client.get("/v1/analytics/receipts", headers=auth)).json()
@@ -138,20 +141,9 @@ async def test_a_call_charged_in_one_commit_and_killed_while_running_charged_not
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
 
-    port = free_port()
-    first = await start_api(kernel, port, TOLLWAY_RECONCILE_AFTER_S="600")
+    await kill_during_call(kernel, "/v1/tools/test/gate-inline-one-commit", body, auth)
     second = None
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as remote:
-            call = asyncio.create_task(remote.post("/v1/tools/test/gate-inline-one-commit", json=body, headers=auth))
-            await wait_until(lambda: asyncio.sleep(0, marker.exists()))
-            first.send_signal(signal.SIGKILL)  # while the tool runs
-            await first.wait()
-            try:
-                await call
-                raise AssertionError("the killed process answered")
-            except httpx.HTTPError:
-                pass
         assert await CreditHold.count() == 0 and await Receipt.count() == 0
         assert await LedgerEntry.count().where(LedgerEntry.kind == "spend") == 0
         async with http_client(kernel) as client:
@@ -165,10 +157,9 @@ async def test_a_call_charged_in_one_commit_and_killed_while_running_charged_not
             answer = await remote.post("/v1/tools/test/gate-inline-one-commit", json=body, headers=auth)
         assert answer.status_code == 200, answer.text
     finally:
-        for proc in (first, second):
-            if proc is not None and proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+        if second is not None and second.returncode is None:
+            second.kill()
+            await second.wait()
     async with http_client(kernel) as client:
         assert (await client.get("/v1/balance", headers=auth)).json()["credits_balance"] == "0.998000"
         (receipt,) = (await client.get("/v1/analytics/receipts", headers=auth)).json()["receipts"]
