@@ -450,3 +450,19 @@ def test_seasonal_ets_forms():
     mean, sd = fe.forecast(y, 18, 12, form, params)
     assert mean.shape == sd.shape == (18,) and np.all(sd > 0) and sd[-1] >= sd[0]
     assert not fe.usable(y[:27], 12) and not fe.usable(y, 24)
+    k = np.arange(72)
+    positive = (200 + 2 * k) * (1 + 0.3 * np.sin(2 * np.pi * k / 12))
+    form, _ = fe.choose(positive, 12)
+    assert form[0] == "mul"  # a positive series ranks the multiplicative-error forms
+
+
+def test_seasonal_ets_projection_matches_statsmodels():
+    from tollway_predict import forecast_ets as fe
+
+    k = np.arange(84)
+    y = (100 + 0.8 * k) * (1 + 0.2 * np.sin(2 * np.pi * k / 12)) + np.random.default_rng(3).normal(0, 2, 84)
+    for form in (("add", "add", True, "add"), ("mul", None, False, "mul"), ("mul", "add", True, "mul")):
+        f = fe._Fit(y, 12, form)
+        res = fe._model(f.y, 12, form).smooth(f.params)
+        assert np.allclose(f.project(18), res.forecast(18), rtol=1e-9)
+        assert abs(f.aicc - res.aicc) < 1e-6

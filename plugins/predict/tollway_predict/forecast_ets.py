@@ -81,7 +81,9 @@ def choose(y: np.ndarray, m: int) -> tuple[tuple, np.ndarray] | None:
     positive = bool(np.all(y > 0))
     best = None
     for form in FORMS:
-        if not positive and (form[0] == "mul" or form[3] == "mul"):
+        # a positive series ranks the multiplicative-error forms only (the additive-error ones
+        # give nearly the same point forecasts, and half the time of the choice was theirs)
+        if (form[0] == "mul") != positive:
             continue
         try:
             r = _Fit(y, m, form, maxiter=CHOOSE_ITERATIONS)
