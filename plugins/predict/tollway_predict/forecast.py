@@ -10,8 +10,10 @@ Pipeline of `run_forecast`:
 4. rolling-origin backtest (forecast_backtest): every candidate is fitted at up to
    three origins, each followed by a full horizon, and scored there by an OWA-like
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
-5. the best three are refitted on the whole window and combined with inverse-score
-   weights; interval half-widths are the combined model sd times a multiplier
+5. every model-based candidate scored is refitted on the whole window and the
+   forecast is their pointwise median (with fewer than three, the best are combined
+   with inverse-score weights); one `forecast_models.Fits` per forecast shares the
+   ETS fits among the candidates; interval half-widths are the combined model sd times a multiplier
    calibrated on the backtest errors (split-conformal quantile of |error| / sd);
 6. forecasts and bounds are clipped at `floor` (reported).
 """
