@@ -24,6 +24,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # sin
 
 import csv
 import json
+import math
 import os
 import sys
 import time
@@ -64,29 +65,83 @@ def naive2(train, h, m):
     return season.restore(mean, sd)[0]
 
 
-def autoets(train, h, m):
-    """statsforecast's AutoETS (its own model selection by AICc), the plain-library baseline."""
-    from statsforecast.models import AutoETS
+BASELINES = ("AutoETS", "AutoTheta", "AutoCES", "AutoARIMA")
 
-    r = AutoETS(season_length=m).forecast(y=train, h=h, level=[80, 95])
-    return r["mean"], {80: (r["lo-80"], r["hi-80"]), 95: (r["lo-95"], r["hi-95"])}
+
+def baseline(name, train, h, m):
+    """One of statsforecast's automatic models (its own selection by AICc): mean and the 80 / 95 % bounds."""
+    import statsforecast.models as sm
+
+    r = getattr(sm, name)(season_length=m).forecast(y=train, h=h, level=[80, 95])
+    return {
+        "mean": np.asarray(r["mean"], float),
+        80: (np.asarray(r["lo-80"], float), np.asarray(r["hi-80"], float)),
+        95: (np.asarray(r["lo-95"], float), np.asarray(r["hi-95"], float)),
+    }
+
+
+def median_anchor(runs: dict) -> dict:
+    """The median of the statsforecast models that ran: point forecasts and each bound taken pointwise
+    (the M4-style median combination of AutoETS, AutoTheta, AutoCES and AutoARIMA)."""
+    got = [runs[k] for k in BASELINES if k in runs]
+    med = lambda xs: np.median(np.vstack(xs), axis=0)  # noqa: E731
+    return {
+        "mean": med([g["mean"] for g in got]),
+        **{lv: (med([g[lv][0] for g in got]), med([g[lv][1] for g in got])) for lv in (80, 95)},
+    }
+
+
+def baselines(uid, train, h, m, cache: dict) -> tuple[dict, float]:
+    """Every baseline on one series (from `cache` when it holds the series), and their seconds."""
+    key = f"{uid}/{len(train)}/{h}"
+    if key in cache:
+        c = cache[key]
+        runs = {
+            k: {"mean": np.array(v["mean"]), **{lv: tuple(map(np.array, v[str(lv)])) for lv in (80, 95)}}
+            for k, v in c["runs"].items()
+        }
+        return runs, c["seconds"]
+    runs, t0 = {}, time.perf_counter()
+    for name in BASELINES:
+        try:
+            runs[name] = baseline(name, train, h, m)
+        except Exception as exc:  # noqa: BLE001 — a baseline that fails is left out of the median
+            print(f"{uid}: {name} failed: {exc}", file=sys.stderr)
+    spent = time.perf_counter() - t0
+    cache[key] = {
+        "seconds": spent,
+        "runs": {
+            k: {"mean": v["mean"].tolist(), **{str(lv): [v[lv][0].tolist(), v[lv][1].tolist()] for lv in (80, 95)}}
+            for k, v in runs.items()
+        },
+    }
+    return runs, spent
 
 
 def covered(test, lo, hi) -> float:
     return float(np.mean((test >= lo) & (test <= hi)))
 
 
+ANCHORS = {"AutoETS": "ets", "AutoTheta": "theta", "AutoCES": "ces", "AutoARIMA": "arima", "median": "median"}
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     path = args[0] if args else DEFAULT
     detail = "--series" in sys.argv
+    cache_path = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--cache=")), None)
+    cache = {}
+    if cache_path and os.path.exists(cache_path):
+        with open(cache_path) as fh:
+            cache = json.load(fh)
     data = defaultdict(lambda: {"train": [], "test": []})
     with open(path, newline="") as fh:
         for row in csv.DictReader(fh):
             d = data[row["unique_id"]]
             d["freq"] = row["frequency"]
             d[row["split"]].append((int(row["t"]), float(row["y"])))
-    autoets(np.arange(1.0, 30.0), 2, 1)  # statsforecast compiles on first use: not counted
+    for name in BASELINES:  # statsforecast compiles on first use: not counted
+        baseline(name, np.arange(1.0, 30.0), 2, 1)
     rows, seconds, sf_seconds = [], 0.0, 0.0
     for uid, d in data.items():
         train = sorted(d["train"])
@@ -100,9 +155,9 @@ def main() -> None:
         f = np.array([p["value"] for p in out["prediction"]])
         iv = out["uncertainty"]["intervals"]
         y = np.array([v for _, v in train])
-        t0 = time.perf_counter()
-        sf, sf_iv = autoets(y, h, m)
-        sf_seconds += time.perf_counter() - t0
+        runs, sf_spent = baselines(uid, y, h, m, cache)
+        sf_seconds += sf_spent
+        runs["median"] = median_anchor(runs)
         n2 = naive2(y, h, m)
         row = {
             "id": uid,
@@ -111,53 +166,67 @@ def main() -> None:
             "mase": mase(y, test, f, m),
             "n2_smape": smape(test, n2),
             "n2_mase": mase(y, test, n2, m),
-            "sf_smape": smape(test, sf),
-            "sf_mase": mase(y, test, sf, m),
             "method": out["meta"]["method"],
             "seconds": spent,
         }
+        for name, tag in ANCHORS.items():
+            if name in runs:
+                row[f"{tag}_smape"] = smape(test, runs[name]["mean"])
+                row[f"{tag}_mase"] = mase(y, test, runs[name]["mean"], m)
         for lv in (80, 95):
             row[f"c{lv}"] = covered(
                 test, np.array([x["lower"][str(lv)] for x in iv]), np.array([x["upper"][str(lv)] for x in iv])
             )
-            row[f"sf_c{lv}"] = covered(test, *sf_iv[lv])
+            for name, tag in ANCHORS.items():
+                if name in runs:
+                    row[f"{tag}_c{lv}"] = covered(test, *runs[name][lv])
         rows.append(row)
+    if cache_path:
+        with open(cache_path, "w") as fh:
+            json.dump(cache, fh)
 
     def summary(rs):
         s2 = np.mean([r["n2_smape"] for r in rs])
         m2 = np.mean([r["n2_mase"] for r in rs])
-        s = np.mean([r["smape"] for r in rs])
-        ma = np.mean([r["mase"] for r in rs])
-        ss = np.mean([r["sf_smape"] for r in rs])
-        sm = np.mean([r["sf_mase"] for r in rs])
-        owa, sf = 0.5 * (s / s2 + ma / m2), 0.5 * (ss / s2 + sm / m2)
-        mean = lambda k: round(float(np.mean([r[k] for r in rs])), 3)  # noqa: E731
-        return {
-            "owa": round(owa, 4),
-            "autoets_owa": round(sf, 4),
-            "ratio": round(owa / sf, 4),
-            "smape": round(float(s), 4),
-            "mase": round(float(ma), 4),
+
+        def owa(tag):
+            pre = f"{tag}_" if tag else ""
+            if any(f"{pre}smape" not in r for r in rs):
+                return math.nan
+            s = np.mean([r[f"{pre}smape"] for r in rs])
+            ma = np.mean([r[f"{pre}mase"] for r in rs])
+            return 0.5 * (s / s2 + ma / m2)
+
+        mean = lambda k: round(float(np.mean([r[k] for r in rs])) if all(k in r for r in rs) else math.nan, 3)  # noqa: E731
+        ours = owa("")
+        out = {
+            "owa": round(ours, 4),
+            **{f"{tag}_owa": round(owa(tag), 4) for tag in ANCHORS.values()},
+            "smape": round(float(np.mean([r["smape"] for r in rs])), 4),
+            "mase": round(float(np.mean([r["mase"] for r in rs])), 4),
             "cover80": mean("c80"),
             "cover95": mean("c95"),
-            "autoets_cover80": mean("sf_c80"),
-            "autoets_cover95": mean("sf_c95"),
+            **{f"{tag}_cover{lv}": mean(f"{tag}_c{lv}") for tag in ("ets", "median") for lv in (80, 95)},
             "seconds": mean("seconds"),
             "series": len(rs),
         }
+        out["ratio_ets"] = round(ours / out["ets_owa"], 4)
+        out["ratio_median"] = round(ours / out["median_owa"], 4)
+        return out
 
     if detail:
         for r in rows:
             print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
     by = {f: summary([r for r in rows if r["freq"] == f]) for f in dict.fromkeys(r["freq"] for r in rows)}
     print(
-        f"{'':10} {'series':>6} {'OWA':>7} {'AutoETS':>8} {'ratio':>6} {'cov80':>6} {'cov95':>6} "
-        f"{'AE cov80':>8} {'AE cov95':>8} {'s/series':>8}"
+        f"{'':10} {'series':>6} {'OWA':>6} {'ETS':>6} {'Theta':>6} {'CES':>6} {'ARIMA':>6} {'median':>6} "
+        f"{'cov80':>6} {'cov95':>6} {'med c80':>7} {'med c95':>7} {'s/ser':>6}"
     )
     for name, s in [*by.items(), ("overall", summary(rows))]:
         print(
-            f"{name:10} {s['series']:6d} {s['owa']:7.3f} {s['autoets_owa']:8.3f} {s['ratio']:6.3f} "
-            f"{s['cover80']:6.3f} {s['cover95']:6.3f} {s['autoets_cover80']:8.3f} {s['autoets_cover95']:8.3f} {s['seconds']:8.3f}"
+            f"{name:10} {s['series']:6d} {s['owa']:6.3f} {s['ets_owa']:6.3f} {s['theta_owa']:6.3f} {s['ces_owa']:6.3f} "
+            f"{s['arima_owa']:6.3f} {s['median_owa']:6.3f} {s['cover80']:6.3f} {s['cover95']:6.3f} "
+            f"{s['median_cover80']:7.3f} {s['median_cover95']:7.3f} {s['seconds']:6.3f}"
         )
     print(
         json.dumps(
@@ -165,7 +234,7 @@ def main() -> None:
                 **summary(rows),
                 "seconds_per_series": round(seconds / len(rows), 4),
                 "max_seconds": round(max(r["seconds"] for r in rows), 4),
-                "autoets_seconds_per_series": round(sf_seconds / len(rows), 4),
+                "baseline_seconds_per_series": round(sf_seconds / len(rows), 4),
                 "by_frequency": by,
             }
         )

@@ -244,10 +244,13 @@ def test_result_shape_and_meta():
     out = run_forecast(block(seasonal_series(72), t=monthly_dates(72), horizon=6), 20)
     assert out["status"] == "complete" and out["model"] == "forecast"
     meta = out["meta"]
-    for name in ("naive", "seasonal_naive", "ses", "holt_damped", "ets_auto", "theta", "arima"):
+    for name in ("naive", "seasonal_naive", "ses", "holt_damped", "ets_auto", "theta", "ces", "arima"):
         assert name in meta["candidates"], name
         assert set(meta["candidates"][name]) == {"smape", "mase", "score"}
-    assert 1 <= len(meta["chosen"]) <= 3 and all(c in meta["candidates"] for c in meta["chosen"])
+    # the median of every model-based candidate scored, the benchmarks left out
+    assert meta["combination"] == "median" and meta["method"].startswith("median(")
+    model_based = {k for k in meta["candidates"] if k not in ("naive", "naive2", "seasonal_naive", "drift")}
+    assert set(meta["chosen"]) == model_based
     assert meta["holdout"] == 6
     msgspec.json.encode(out)  # JSON-serialisable
 
@@ -271,11 +274,87 @@ def test_long_series_fit_window_reported():
 
 def test_methods_mean_and_sd_shapes():
     y = seasonal_series(50, 1)
-    for fn in (fm.naive, fm.drift, fm.ses, fm.holt_damped, fm.ets_auto, fm.theta, fm.arima):
+    for fn in (fm.naive, fm.drift, fm.ses, fm.holt_damped, fm.ets_auto, fm.theta, fm.ces, fm.arima):
         mean, sd = fn(y, 7)
         assert mean.shape == (7,) and sd.shape == (7,) and np.all(np.isfinite(mean)) and np.all(sd >= 0)
     mean, sd = fm.seasonal_naive(y, 7, 5)
     assert np.allclose(mean[:5], y[-5:]) and mean[5] == y[-5]
+
+
+def test_ets_fits_shared_within_a_forecast(monkeypatch):
+    # ses, theta and ets_auto fit the same (A,N,N) model on the same series: with one Fits
+    # object it is optimised once and every candidate gets the same numbers as alone
+    calls = []
+    inner = fm.fit_ets
+    monkeypatch.setattr(fm, "fit_ets", lambda *a: calls.append(a[1:]) or inner(*a))
+    y = seasonal_series(60, 1, seed=5)
+    fits = fm.Fits()
+    shared = fm.ses(y, 4, fits)
+    fm.theta(y, 4, fits)
+    fm.ets_auto(y, 4, fits)
+    fm.holt_damped(y.copy(), 4, fits)
+    assert sorted(calls) == [(False, False), (True, False), (True, True)]
+    alone = fm.ses(y, 4)
+    assert np.array_equal(shared[0], alone[0]) and np.array_equal(shared[1], alone[1])
+    fm.ses(y + 1.0, 4, fits)  # another series is fitted anew
+    assert len(calls) == 5
+    assert len(fm.Fits()._fits) == 0  # a new forecast starts empty
+
+
+def test_ces_follows_a_trend_and_a_level():
+    rng = np.random.default_rng(7)
+    k = np.arange(80)
+    trend = 50 + 2.0 * k + rng.normal(0, 1, 80)
+    mean, sd = fm.ces(trend, 8)
+    # CES extrapolates a trend through its information potential (slightly steeper than linear)
+    assert mean[0] > trend[-1] - 2 and 1.5 < (mean[-1] - mean[0]) / 7 < 4 and np.all(np.diff(sd) >= -1e-9)
+    flat = 20 + rng.normal(0, 1, 80)
+    mean, _ = fm.ces(flat, 8)
+    assert np.all(np.abs(mean - 20) < 1.5)
+
+
+def test_ces_filter_matches_its_recursion():
+    rng = np.random.default_rng(2)
+    y = 100 + np.cumsum(rng.normal(0.3, 2, 40))
+    a0, a1, l0, c0 = 1.2, 0.9, 100.0, 98.0
+    f, g = fm._ces_matrices(a0, a1)
+    x, loop = np.array([l0, c0]), []
+    for v in y:
+        loop.append(x[0])
+        x = f @ x + g * (v - x[0])
+    assert np.allclose(fm._ces_one_step([a0, a1, l0, c0], y), loop)
+    assert fm._ces_one_step([3.0, 0.0, l0, c0], y) is None  # unstable constants are refused
+
+
+def test_median_combination_is_pointwise():
+    from tollway_predict import forecast_backtest as fb
+
+    fits = {k: (np.array([v, 10 * v]), np.array([1.0, 2.0]) * v) for k, v in (("a", 1.0), ("b", 2.0), ("c", 9.0))}
+    w = {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}
+    mean, sd = fb.combine(fits, w, "median")
+    assert np.allclose(mean, [2.0, 20.0]) and np.allclose(sd, [4.0, 8.0])
+    mean, _ = fb.combine(fits, w)
+    assert np.allclose(mean, [4.0, 40.0])
+
+
+def test_median_of_the_model_based_candidates():
+    from tollway_predict import forecast_backtest as fb
+
+    # the median combines every model-based candidate scored, never the benchmarks, and one
+    # far-off member cannot move it; with fewer than three the best are weighted instead
+    scores = {
+        k: {"smape": v, "mase": v, "score": v}
+        for k, v in (("naive", 0.5), ("naive2", 1.0), ("ses", 0.9), ("theta", 0.8), ("ces", 0.95), ("arima", 3.0))
+    }
+    order = ["naive", "naive2", "ses", "theta", "ces", "arima"]
+    how, w = fb.combination(scores, order)
+    assert how == "median" and set(w) == {"ses", "theta", "ces", "arima"}
+    fits = {k: (np.full(3, 100.0 + i), np.ones(3)) for i, k in enumerate(w)}
+    fits["arima"] = (np.full(3, 1e6), np.ones(3))
+    mean, _ = fb.combine(fits, w, how)
+    assert np.all(mean <= 103.0)
+    how, w = fb.combination({k: scores[k] for k in ("naive", "naive2", "ses", "theta")}, order)
+    assert how == "weighted" and set(w) == {"ses", "theta"} and w["theta"] > w["ses"]
 
 
 def test_arima_random_walk_with_drift():
@@ -326,7 +405,7 @@ def test_seasonal_monthly_picks_a_seasonal_candidate_and_intervals_grow_with_lev
     meta = out["meta"]
     assert "ets_seasonal" in meta["candidates"] and meta["seasonality"] != "none"
     assert "ets_seasonal" in meta["chosen"]
-    assert abs(sum(meta["weights"].values()) - 1) < 1e-9 and set(meta["weights"]) == set(meta["chosen"])
+    assert abs(sum(meta["weights"].values()) - 1) < 1e-5 and set(meta["weights"]) == set(meta["chosen"])  # rounded
     scale = meta["interval_scale"]
     assert scale["50"] < scale["80"] < scale["95"]
     for iv in out["uncertainty"]["intervals"]:
@@ -371,3 +450,19 @@ def test_seasonal_ets_forms():
     mean, sd = fe.forecast(y, 18, 12, form, params)
     assert mean.shape == sd.shape == (18,) and np.all(sd > 0) and sd[-1] >= sd[0]
     assert not fe.usable(y[:27], 12) and not fe.usable(y, 24)
+    k = np.arange(72)
+    positive = (200 + 2 * k) * (1 + 0.3 * np.sin(2 * np.pi * k / 12))
+    form, _ = fe.choose(positive, 12)
+    assert form[0] == "mul"  # a positive series ranks the multiplicative-error forms
+
+
+def test_seasonal_ets_projection_matches_statsmodels():
+    from tollway_predict import forecast_ets as fe
+
+    k = np.arange(84)
+    y = (100 + 0.8 * k) * (1 + 0.2 * np.sin(2 * np.pi * k / 12)) + np.random.default_rng(3).normal(0, 2, 84)
+    for form in (("add", "add", True, "add"), ("mul", None, False, "mul"), ("mul", "add", True, "mul")):
+        f = fe._Fit(y, 12, form)
+        res = fe._model(f.y, 12, form).smooth(f.params)
+        assert np.allclose(f.project(18), res.forecast(18), rtol=1e-9)
+        assert abs(f.aicc - res.aicc) < 1e-6

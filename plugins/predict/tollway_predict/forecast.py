@@ -10,8 +10,10 @@ Pipeline of `run_forecast`:
 4. rolling-origin backtest (forecast_backtest): every candidate is fitted at up to
    three origins, each followed by a full horizon, and scored there by an OWA-like
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
-5. the best three are refitted on the whole window and combined with inverse-score
-   weights; interval half-widths are the combined model sd times a multiplier
+5. every model-based candidate scored is refitted on the whole window and the
+   forecast is their pointwise median (with fewer than three, the best are combined
+   with inverse-score weights); one `forecast_models.Fits` per forecast shares the
+   ETS fits among the candidates; interval half-widths are the combined model sd times a multiplier
    calibrated on the backtest errors (split-conformal quantile of |error| / sd);
 6. forecasts and bounds are clipped at `floor` (reported).
 """
@@ -34,7 +36,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-2"
+VERSION = "forecast-3"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -141,9 +143,10 @@ def size(block: ForecastBlock) -> int:
 # ---------------------------------------------------------------- fitting
 
 
-def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None):
+def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None, fits: fm.Fits | None = None):
     """Fit each named candidate on y; returns {name: (mean, sd)}, errors, whether the
-    deadline cut the list short, and the seasonal adjustment used."""
+    deadline cut the list short, and the seasonal adjustment used. `fits` shares the ETS
+    fits among the candidates of one forecast."""
     season = fm.Season(y, m)
     z = season.adjust(y)
     out, errors, cut = {}, {}, False
@@ -163,10 +166,10 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None):
                 else:
                     adjusted, fn = fm.CANDIDATES[name]
                     if adjusted:
-                        mean, sd = fn(z, h)
+                        mean, sd = fn(z, h, fits)
                         mean, sd = season.restore(np.asarray(mean, float), np.asarray(sd, float))
                     else:
-                        mean, sd = fn(y, h)
+                        mean, sd = fn(y, h, fits)
             mean, sd = np.asarray(mean, float), np.asarray(sd, float)
             if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))):
                 raise ValueError("non-finite forecast")
@@ -232,10 +235,11 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             names.append("ets_seasonal")
 
     # 4. rolling-origin backtest
+    memo = fm.Fits()  # this forecast's ETS fits, shared by the candidates that fit the same model
     per_origin, tests, fitted, errors, cut = [], [], [], {}, False
     for n_o in fb.origins(n, h, m):
         train, test = y[:n_o], y[n_o : n_o + h]
-        fits, errs, cut, _ = _fit_all(train, len(test), m, names, deadline, ets)
+        fits, errs, cut, _ = _fit_all(train, len(test), m, names, deadline, ets, memo)
         errors.update(errs)
         per_origin.append(fb.score_origin(train, test, fits, m))
         tests.append(test)
@@ -244,20 +248,21 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             cut = cut or len(per_origin) < len(fb.origins(n, h, m))
             break
     scores = fb.average(per_origin)
-    w = fb.weights(scores, names) or {"naive": 1.0}
+    how, w = fb.combination(scores, names)
+    w = w or {"naive": 1.0}
 
     # 5. refit the chosen on the whole window, combine; calibrate the intervals
     final, errors2, cut2, season = _fit_all(
-        y, h, m, list(w), math.inf if not cut else deadline + 0.1 * time_limit_s, ets
+        y, h, m, list(w), math.inf if not cut else deadline + 0.1 * time_limit_s, ets, memo
     )
     if not final:  # cannot happen in practice: naive never fails
         final, *_ = _fit_all(y, h, m, ["naive"], math.inf)
         w = {"naive": 1.0}
     w = {k: v for k, v in w.items() if k in final}
     members = list(w)
-    mean, sd = fb.combine(final, w)
+    mean, sd = fb.combine(final, w, how)
     whole = [i for i, f in enumerate(fitted) if all(k in f for k in w)]  # origins where every member fitted
-    z = fb.ratios([tests[i] for i in whole], [fb.combine(fitted[i], w) for i in whole])
+    z = fb.ratios([tests[i] for i in whole], [fb.combine(fitted[i], w, how) for i in whole])
     levels = list(block.interval_levels)
     q = {lv: fb.multiplier(z, lv, max(1, len(whole))) for lv in levels}
     bounds = _bounds(mean, sd, levels, q)
@@ -285,7 +290,8 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     ]
     status = "timeout" if (cut or cut2) else "complete"
     meta = {
-        "method": members[0] if len(members) == 1 else "weighted(" + ", ".join(members) + ")",
+        "method": members[0] if len(members) == 1 else f"{how}(" + ", ".join(members) + ")",
+        "combination": how,
         "chosen": members,
         "candidates": {
             k: {"smape": round(v["smape"], 6), "mase": round(v["mase"], 6), "score": round(v["score"], 6)}

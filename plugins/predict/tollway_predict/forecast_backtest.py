@@ -89,13 +89,31 @@ def weights(scores: dict, order: list[str]) -> dict[str, float]:
     return {k: v / total for k, v in inv.items()}
 
 
-def combine(fits: dict, w: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted mean and weighted sd of the members present (weights renormalised)."""
+def combine(fits: dict, w: dict[str, float], how: str = "weighted") -> tuple[np.ndarray, np.ndarray]:
+    """The combined forecast of the members present: their weighted mean (weights
+    renormalised) or, with how="median", their pointwise median; the sd is the weighted
+    mean of the members' sds either way (the intervals are calibrated on it)."""
     members = [k for k in w if k in fits]
     tot = sum(w[k] for k in members)
-    mean = sum(w[k] / tot * fits[k][0] for k in members)
     sd = sum(w[k] / tot * fits[k][1] for k in members)
+    if how == "median":
+        mean = np.median(np.vstack([fits[k][0] for k in members]), axis=0)
+    else:
+        mean = sum(w[k] / tot * fits[k][0] for k in members)
     return np.asarray(mean, float), np.asarray(sd, float)
+
+
+def combination(scores: dict, order: list[str]) -> tuple[str, dict[str, float]]:
+    """How to combine: the pointwise median of every model-based candidate scored (the M4
+    rule for statistical combinations: nothing is selected on a few short backtest tails),
+    or, with fewer than three of them, the inverse-score weighted mean of the best COMBINE.
+    Choosing per series between the median and the weighted best three by their backtest
+    scores was tried and lost (the weights are picked on the same tails, so the weighted
+    mean always looks better there than it forecasts): see docs/predict.md."""
+    pool = [k for k in order if k in scores and k not in BENCHMARKS]
+    if len(pool) < 3:
+        return "weighted", weights(scores, order)
+    return "median", {k: 1.0 / len(pool) for k in pool}
 
 
 def ratios(tests: list[np.ndarray], combos: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:

@@ -94,7 +94,7 @@ class Season:
 # ---------------------------------------------------------------- simple methods
 
 
-def naive(y: np.ndarray, h: int):
+def naive(y: np.ndarray, h: int, fits: Fits | None = None):
     d = np.diff(y)
     s = float(np.sqrt(np.mean(d**2))) if len(d) else 0.0
     return np.full(h, y[-1]), s * np.sqrt(np.arange(1, h + 1))
@@ -108,7 +108,7 @@ def seasonal_naive(y: np.ndarray, h: int, m: int):
     return mean.astype(float), s * np.sqrt(k // m + 1.0)
 
 
-def drift(y: np.ndarray, h: int):
+def drift(y: np.ndarray, h: int, fits: Fits | None = None):
     n = len(y)
     slope = (y[-1] - y[0]) / (n - 1)
     d = np.diff(y) - slope
@@ -162,6 +162,28 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
     free = lfilter([h0, h1 - tr * h0], den, impulse)
     s = lfilter(num, den, y) + free[1:]
     return np.r_[free[0], s[:-1]]
+
+
+class Fits:
+    """The ETS fits of one forecast, keyed by the exact series and form: `ses`, `theta` and
+    `ets_auto` fit (A,N,N) on the same series at every origin, `holt_damped` and `ets_auto`
+    (A,Ad,N). Created per forecast and passed to the candidates (never module state: the
+    plugin keeps none), so it lives as long as the request."""
+
+    def __init__(self):
+        self._fits: dict = {}
+
+    def ets(self, y: np.ndarray, trend: bool, damped: bool) -> dict:
+        y = np.asarray(y, float)
+        key = (y.tobytes(), trend, damped)
+        fit = self._fits.get(key)
+        if fit is None:
+            fit = self._fits[key] = fit_ets(y, trend, damped)
+        return dict(fit)
+
+
+def _ets(fits: Fits | None, y, trend: bool, damped: bool) -> dict:
+    return fits.ets(y, trend, damped) if fits is not None else fit_ets(np.asarray(y, float), trend, damped)
 
 
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
@@ -239,30 +261,112 @@ def project_ets(f: dict, h: int):
     return mean, np.sqrt(var)
 
 
-def ses(y, h):
-    return project_ets(fit_ets(y, False, False), h)
+def ses(y, h, fits: Fits | None = None):
+    return project_ets(_ets(fits, y, False, False), h)
 
 
-def holt_damped(y, h):
-    return project_ets(fit_ets(y, True, True), h)
+def holt_damped(y, h, fits: Fits | None = None):
+    return project_ets(_ets(fits, y, True, True), h)
 
 
-def ets_auto(y, h):
-    fits = [fit_ets(y, False, False), fit_ets(y, True, False), fit_ets(y, True, True)]
-    best = min(fits, key=lambda f: f["aicc"])
+def ets_auto(y, h, fits: Fits | None = None):
+    forms = [_ets(fits, y, False, False), _ets(fits, y, True, False), _ets(fits, y, True, True)]
+    best = min(forms, key=lambda f: f["aicc"])
     return project_ets(best, h)
 
 
-def theta(y, h):
+def theta(y, h, fits: Fits | None = None):
     """Standard Theta method as SES with drift (Hyndman & Billah 2003)."""
     n = len(y)
-    f = fit_ets(y, False, False)
+    f = _ets(fits, y, False, False)
     b0 = float(np.polyfit(np.arange(n), y, 1)[0])
     a = f["alpha"]
     j = np.arange(1, h + 1)
     mean = f["level"] + 0.5 * b0 * (j - 1 + 1 / a - (1 - a) ** n / a)
     sd = np.sqrt(f["sigma2"] * (1 + (j - 1) * a * a))
     return mean, sd
+
+
+# ---------------------------------------------------------------- complex exponential smoothing
+
+
+def _ces_matrices(a0: float, a1: float):
+    """CES (Svetunkov, Kourentzes & Ord): level l and information potential c, one-step
+    forecast l, complex smoothing constant a0 + i a1. Transition F, persistence g."""
+    f = np.array([[1.0, a1 - 1.0], [1.0, 1.0 - a0]])
+    g = np.array([a0 - a1, a0 + a1])
+    return f, g
+
+
+def _ces_parts(a0: float, a1: float, y: np.ndarray):
+    """One-step forecasts of CES as a second-order linear filter of y (x_t = D x_(t-1) + g y_t,
+    D = F - g e1'): the part driven by y and the responses to the initial states l0 and c0
+    (the forecasts are linear in them). None when D is not stable (errors would not wash out)."""
+    from scipy.signal import lfilter
+
+    f, g = _ces_matrices(a0, a1)
+    d = f - np.outer(g, [1.0, 0.0])
+    tr, det = d[0, 0] + d[1, 1], d[0, 0] * d[1, 1] - d[0, 1] * d[1, 0]
+    if not (abs(det) < 1 and abs(tr) < 1 + det):
+        return None
+    den = [1.0, -tr, det]
+    driven = lfilter([g[0], -d[1, 1] * g[0] + d[0, 1] * g[1]], den, y)
+    impulse = np.zeros(len(y))
+    impulse[0] = 1.0
+    # response to x0 = e1 and e2: w' D^t x0 for t = 0, 1, ...; first terms w'x0 and w'D x0
+    free = np.column_stack([lfilter([1.0, d[0, 0] - tr], den, impulse), lfilter([0.0, d[0, 1]], den, impulse)])
+    return np.r_[0.0, driven[:-1]], free
+
+
+def _ces_one_step(params, y: np.ndarray) -> np.ndarray | None:
+    a0, a1, l0, c0 = params
+    parts = _ces_parts(a0, a1, np.asarray(y, float))
+    return None if parts is None else parts[0] + parts[1] @ np.array([l0, c0])
+
+
+def _ces_states(a0: float, a1: float, y: np.ndarray):
+    """Least-squares initial states for these constants: (SSE, l0, c0), None when unstable."""
+    parts = _ces_parts(a0, a1, y)
+    if parts is None:
+        return None
+    driven, free = parts
+    x0, *_ = np.linalg.lstsq(free, y - driven, rcond=None)
+    sse = float(np.sum((y - driven - free @ x0) ** 2))
+    return (sse, float(x0[0]), float(x0[1])) if math.isfinite(sse) else None
+
+
+def ces(y, h, fits: Fits | None = None):
+    """Complex exponential smoothing (the non-seasonal form) by least squares: the complex
+    smoothing constant by Nelder-Mead, the two initial states solved exactly for each
+    (the one-step forecasts are linear in them); closed-form error variance."""
+    from scipy.optimize import minimize
+
+    y = np.asarray(y, float)
+    n = len(y)
+    scale = float(np.std(y)) or 1.0
+
+    def obj(p):
+        got = _ces_states(p[0], p[1], y)
+        return 1e30 if got is None else got[0] / (scale * scale)
+
+    r = minimize(obj, [1.3, 1.0], method="Nelder-Mead", options={"maxiter": 300, "xatol": 1e-4, "fatol": 1e-9})
+    got = _ces_states(float(r.x[0]), float(r.x[1]), y)
+    if got is None:
+        raise ValueError("no stable CES fit")
+    a0, a1 = float(r.x[0]), float(r.x[1])
+    f, g = _ces_matrices(a0, a1)
+    x = np.array(got[1:])
+    for v in y:  # the final states
+        x = f @ x + g * (v - x[0])
+    sigma2 = got[0] / max(n - 4, 1)
+    mean, c = np.empty(h), np.empty(h)
+    p = np.eye(2)
+    for j in range(h):
+        mean[j] = (p @ x)[0]
+        c[j] = (p @ g)[0]
+        p = f @ p
+    var = sigma2 * (1 + np.r_[0.0, np.cumsum(c[:-1] ** 2)])
+    return mean, np.sqrt(var)
 
 
 # ---------------------------------------------------------------- ARIMA
@@ -294,7 +398,7 @@ def _psi(ar: np.ndarray, ma: np.ndarray, h: int) -> np.ndarray:
 ARIMA_ORDERS = ((1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1))
 
 
-def arima(y, h):
+def arima(y, h, fits: Fits | None = None):
     """ARIMA(p,d,q) with d in {0,1,2} by KPSS tests, drift when the mean of the
     differenced series is clearly non-zero, (p,q) by AICc."""
     from statsmodels.tsa.arima.model import ARIMA
@@ -354,5 +458,6 @@ CANDIDATES = {
     "holt_damped": (True, holt_damped),
     "theta": (True, theta),
     "ets_auto": (True, ets_auto),
+    "ces": (True, ces),
     "arima": (True, arima),
 }
