@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 import warnings
 
 import msgspec
@@ -365,7 +366,7 @@ def test_pyvrp_solves_a_small_vrptw_that_passes_every_check(monkeypatch, objecti
     assert out.status == "timeout" and not out.solution["unserved"]
     all_ok(b, out)
     assert {r["vehicle"] for r in out.solution["routes"]} <= {"van#1", "van#2"}
-    assert family.VERSION.startswith("routing-3/pyvrp-")
+    assert family.VERSION.startswith("routing-4/pyvrp-")
 
 
 def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
@@ -580,10 +581,10 @@ def test_route_elimination_brings_a_naive_fleet_down_to_the_minimum(monkeypatch)
     real = routing_pyvrp._search
     fleets = []
 
-    def naive_first(data, stop, initial):
+    def naive_first(data, stop, initial, *more):
         fleets.append(data.num_vehicles)
         if initial is not None:
-            return real(data, stop, initial)
+            return real(data, stop, initial, *more)
         # the first search answers one van per stop: six vans too many
         return routing_pyvrp.Solution(data, [[k] for k in range(data.num_clients)])
 
@@ -611,3 +612,63 @@ def test_route_elimination_keeps_stops_with_several_windows(monkeypatch):
     out = family.solve(b, 3)
     all_ok(b, out)
     assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]  # 16 units, capacity 10
+
+
+def _one_van_data():
+    """PyVRP's instance of five stops with windows on a line, one van: most orders run late."""
+    from pyvrp import Client, Depot, Location, ProblemData, VehicleType
+
+    xs = [0, 10, 20, 30, 40, 50]
+    d = [[abs(a - b) for b in xs] for a in xs]
+    clients = [Client(location=i, delivery=[1], tw_early=0, tw_late=12 * i) for i in range(1, 6)]
+    vt = VehicleType(num_available=1, capacity=[10])
+    return ProblemData([Location(x, 0) for x in xs], clients, [Depot(location=0)], [vt], [d], [d])
+
+
+def test_route_elimination_restarts_from_the_closest_miss_and_gives_up_without_headway():
+    from pyvrp import Solution
+
+    from tollway_solve import routing_fleet
+
+    data = _one_van_data()
+    by_warp = sorted((Solution(data, [list(p)]) for p in itertools.permutations(range(5))), key=lambda s: s.time_warp())
+    # complete, infeasible candidates with ever smaller violation, the last one no better
+    misses = [by_warp[-1], by_warp[len(by_warp) // 2], by_warp[1], by_warp[1]]
+    assert misses[0].time_warp() > misses[1].time_warp() > misses[2].time_warp() > 0
+    calls = []
+
+    def fake(trial, stop, start, seed, watch):
+        calls.append((seed, start))
+        miss = misses[len(calls) - 1]
+        watch.on_iteration(None, Solution(data, [[0, 1]]), None, None)  # incomplete: not a restart point
+        watch.on_iteration(None, miss, None, None)
+        return miss
+
+    start = Solution(data, [[0, 1, 2]])
+    assert routing_fleet._squeeze(data, start, time.monotonic() + 60, 1.0, fake) is None
+    # each slice starts from the least violating candidate of the one before, with another seed;
+    # the fourth lowers nothing, so the level is given up there
+    assert [c[0] for c in calls] == [0, 1, 2, 3]
+    assert calls[0][1] is start
+    assert [c[1] for c in calls[1:]] == misses[:3]
+
+
+def test_route_elimination_keeps_the_feasible_answer_of_a_slice():
+    from pyvrp import Solution
+
+    from tollway_solve import routing_fleet
+
+    data = _one_van_data()
+    good = Solution(data, [[0, 1, 2, 3, 4]])
+    assert good.is_feasible()
+    seen = []
+
+    def fake(trial, stop, start, seed, watch):
+        seen.append(seed)
+        if seed == 0:
+            watch.on_iteration(None, Solution(data, [[4, 3, 2, 1, 0]]), None, None)
+            return Solution(data, [[4, 3, 2, 1, 0]])
+        return good
+
+    assert routing_fleet._squeeze(data, Solution(data, [[0]]), time.monotonic() + 60, 1.0, fake) is good
+    assert seen == [0, 1]

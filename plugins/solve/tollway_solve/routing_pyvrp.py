@@ -24,7 +24,17 @@ from importlib.metadata import version
 from types import SimpleNamespace
 
 import numpy as np
-from pyvrp import Client, ClientGroup, Depot, Location, ProblemData, Solution, VehicleType
+from pyvrp import (
+    Client,
+    ClientGroup,
+    Depot,
+    IteratedLocalSearchParams,
+    Location,
+    ProblemData,
+    Solution,
+    SolveParams,
+    VehicleType,
+)
 from pyvrp import solve as pyvrp_solve
 from pyvrp.exceptions import PenaltyBoundWarning
 
@@ -36,6 +46,7 @@ PYVRP = f"pyvrp-{version('pyvrp')}"
 HANDOVER = 0.75  # share of the time after which an incomplete search hands over to OR-Tools
 FLEET_FROM = 0.1  # vehicles_then_distance: share of the time after which a feasible first search ends
 FLEET_UNTIL = 0.85  # ... and by which route elimination (routing_fleet) hands over to distance
+FLEET_SLICE = 0.13  # share of the time in one slice of route elimination's search (routing_fleet)
 INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 
 
@@ -149,11 +160,15 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
     return ProblemData(locations, clients, depots, types, [Di], [Ti], groups), owner
 
 
-def _search(data: ProblemData, stop, initial: Solution | None) -> Solution:
-    """PyVRP's best solution within `stop`, from `initial` when given."""
+def _search(data: ProblemData, stop, initial: Solution | None, seed: int = 0, watch=None) -> Solution:
+    """PyVRP's best solution within `stop`, from `initial` when given; `watch` (PyVRP search
+    callbacks) sees every iteration."""
+    params = SolveParams(ils=IteratedLocalSearchParams(callbacks=watch)) if watch is not None else SolveParams()
     with warnings.catch_warnings():  # a hard-to-serve instance is handed over, not printed
         warnings.simplefilter("ignore", PenaltyBoundWarning)
-        return pyvrp_solve(data, stop=stop, seed=0, collect_stats=False, display=False, initial_solution=initial).best
+        return pyvrp_solve(
+            data, stop=stop, seed=seed, collect_stats=False, display=False, params=params, initial_solution=initial
+        ).best
 
 
 def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
@@ -198,7 +213,9 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         return routing_model.solve(expand(block, most=S), max(1.0, t_end - time.monotonic() + 0.5))
     kinds = list(range(data.num_vehicle_types))
     if by_fleet:
-        data, best, kinds = routing_fleet.fewer_vehicles(data, best, started + FLEET_UNTIL * span, _search)
+        data, best, kinds = routing_fleet.fewer_vehicles(
+            data, best, started + FLEET_UNTIL * span, FLEET_SLICE * span, _search
+        )
         stop = _Stop(t_end, t_end, None)
         best = _search(data, stop, best)
     fleet = expand(block, most=S)
