@@ -14,6 +14,7 @@ import time
 import pytest
 from console_support import OPERATOR_TOKEN, REAL_TIME_NS, SeedPlugin, sign_in
 
+from tollway._core.storage import sql
 from tollway.testing import OPERATOR, credits_session, http_client
 from tollway_console import plugin as hooks
 
@@ -47,7 +48,10 @@ async def test_an_agents_tokens_are_listed_and_revoked_from_its_page(kernel_fact
         assert [state for _, state in rows] == ["live", "live"]
         for secret in (first, second, token_hash(first), token_hash(second), OPERATOR_TOKEN):
             assert secret not in html
-        newest, oldest = rows[0][0], rows[1][0]  # the first token was issued first
+        # the first token's row (two tokens issued in one millisecond list in either order)
+        (row,) = await sql.fetch("SELECT token_id FROM tw_access_tokens WHERE token_hash = {}", token_hash(first))
+        oldest = row["token_id"]
+        (newest,) = [token for token, _ in rows if token != oldest]
         revoke = f"{page}/tokens/{oldest}/revoke"
 
         assert (await client.post(revoke, data={})).status_code == 403
