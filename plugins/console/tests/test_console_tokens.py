@@ -7,6 +7,7 @@ changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import time
@@ -14,7 +15,6 @@ import time
 import pytest
 from console_support import OPERATOR_TOKEN, REAL_TIME_NS, SeedPlugin, sign_in
 
-from tollway._core.storage import sql
 from tollway.testing import OPERATOR, credits_session, http_client
 from tollway_console import plugin as hooks
 
@@ -38,6 +38,7 @@ async def test_an_agents_tokens_are_listed_and_revoked_from_its_page(kernel_fact
     async with http_client(kernel) as client:
         agent, auth = await credits_session(client, "2")
         first = auth["Authorization"].removeprefix("Bearer ")
+        await asyncio.sleep(0.005)  # issued in a later millisecond: the rows list newest first, ties in either order
         second = await _issue(client, agent)
         page = f"/console/agents/{agent}"
         assert (await client.get(page)).headers["location"] == "/console/sign-in"
@@ -48,10 +49,7 @@ async def test_an_agents_tokens_are_listed_and_revoked_from_its_page(kernel_fact
         assert [state for _, state in rows] == ["live", "live"]
         for secret in (first, second, token_hash(first), token_hash(second), OPERATOR_TOKEN):
             assert secret not in html
-        # the first token's row (two tokens issued in one millisecond list in either order)
-        (row,) = await sql.fetch("SELECT token_id FROM tw_access_tokens WHERE token_hash = {}", token_hash(first))
-        oldest = row["token_id"]
-        (newest,) = [token for token, _ in rows if token != oldest]
+        newest, oldest = rows[0][0], rows[1][0]  # the first token was issued first
         revoke = f"{page}/tokens/{oldest}/revoke"
 
         assert (await client.post(revoke, data={})).status_code == 403
