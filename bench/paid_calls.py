@@ -75,12 +75,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -221,53 +222,52 @@ async def measure(
     return out
 
 
-async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, agents: int) -> dict[str, float]:
+@contextlib.asynccontextmanager
+async def inprocess_client(db: str, url: str, home: Path, *, checkpoints: bool = True) -> AsyncIterator[Any]:
+    """An httpx client over the ASGI app of a bench kernel in this process (without
+    `checkpoints`, SQLite's checkpointer is held back so its write-ahead log only grows)."""
     from tollway._runtime.service import http_app
     from tollway._runtime.settings import load_settings
 
     kernel = bench_kernel(load_settings(bench_env(home, url)))
+    if not checkpoints:
+        kernel.db.engine.checkpoint_every_s = 1e9  # before the engine's first use starts the checkpointer
     await kernel.start()
     if db == "postgres":
         await kernel.db.truncate_all()
         await kernel.receipts.publish_key()
     try:
-        app = http_app(kernel, manage_kernel=False)
-        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        transport = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
-            return await measure(client, n, concurrency, "inprocess", agents)
+            yield client
     finally:
         await kernel.stop()
+
+
+async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, agents: int) -> dict[str, float]:
+    async with inprocess_client(db, url, home) as client:
+        return await measure(client, n, concurrency, "inprocess", agents)
 
 
 async def wal_bytes(url: str, home: Path, calls: int = 400) -> dict[str, float]:
     """SQLite: bytes a credits call adds to the write-ahead log (every page a commit writes is
     one frame: the page and a 24-byte header), one call at a time after a warm-up, with the
     checkpointer held back so the log only grows."""
-    from tollway._runtime.service import http_app
-    from tollway._runtime.settings import load_settings
+    async with inprocess_client("sqlite", url, home, checkpoints=False) as client:
+        tokens, _ = await setup_payers(client, calls + 50, 0, 10_000, 1)
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
 
-    kernel = bench_kernel(load_settings(bench_env(home, url)))
-    kernel.db.engine.checkpoint_every_s = 1e9  # before the engine's first use starts the checkpointer
-    await kernel.start()
-    try:
-        transport = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
-            tokens, _ = await setup_payers(client, calls + 50, 0, 10_000, 1)
-            auth = {"Authorization": f"Bearer {tokens[0]}"}
+        async def call() -> None:
+            resp = await client.post(PATH, json=LOOKUP, headers=auth)
+            assert resp.status_code == 200, resp.text
 
-            async def call() -> None:
-                resp = await client.post(PATH, json=LOOKUP, headers=auth)
-                assert resp.status_code == 200, resp.text
-
-            for _ in range(50):
-                await call()
-            log = Path(url.removeprefix("sqlite:///") + "-wal")
-            before = log.stat().st_size
-            for _ in range(calls):
-                await call()
-            return {"wal_bytes_per_credits_call": round((log.stat().st_size - before) / calls)}
-    finally:
-        await kernel.stop()
+        for _ in range(50):
+            await call()
+        log = Path(url.removeprefix("sqlite:///") + "-wal")
+        before = log.stat().st_size
+        for _ in range(calls):
+            await call()
+        return {"wal_bytes_per_credits_call": round((log.stat().st_size - before) / calls)}
 
 
 async def over_http(

@@ -32,7 +32,6 @@ OUTSIDE_REVERSAL_KIND = "outside_sale_reversal"  # credits a refunded outside sa
 SHARE_REVERSAL_KIND = "sale_share_reversal"  # a seller's share of a refunded sale, taken back
 REFUND_CREDIT_KIND = "outside_refund_credit"  # a refund an outside seller made of a purchase, credited to its buyer
 REFUND = "refund"  # the status of a refund's own receipt (not a charge: analytics do not count it)
-_BALANCE = "SELECT credits FROM tw_agents WHERE id = {}"
 _LEDGER_SUM = (
     "SELECT COALESCE(SUM(delta), 0) AS total FROM tw_ledger WHERE account = {} AND kind = {} AND reference = {}"
 )
@@ -285,8 +284,7 @@ def _part(whole: int, refunded: int, amount: int, price: int) -> int:
 async def _take_up_to(agent_id: str, want: int, *, kind: str, reference: str) -> int:
     """Debit at most `want` of the agent's credits, never below zero; what was taken."""
     for _ in range(5):  # a concurrent spend may lower the balance between the read and the debit
-        row = await sql.fetch_one(_BALANCE, agent_id)
-        take = min(want, int(row["credits"]) if row else 0)
+        take = min(want, await ledger.credits_of(agent_id))
         if take <= 0:
             return 0
         if await ledger.debit_credits(agent_id, take, kind=kind, reference=reference) is not None:

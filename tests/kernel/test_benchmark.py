@@ -23,6 +23,7 @@ from mcp import Client
 
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.facts_plugin import CATALOGUE, ITEM_FACTS, SOURCE, FactsPlugin
+from tests.support.plans import plan
 from tollway import Fact
 from tollway._core.basics.ids import now_ms
 from tollway._core.history import ranks
@@ -140,14 +141,8 @@ async def test_a_filtered_peer_set_is_read_through_the_index_of_its_peer_columns
             reads += [(statement, quartiles) for statement in ranks.QUARTILES_SQLITE_FILTERED.values()]
         for template, slots in reads:
             text, values = ranks.peer_statement(template, peers, *slots)
-            async with sql.transaction():
-                if sql.on_postgres():
-                    await sql.fetch("SET LOCAL enable_seqscan = off")
-                    plan = [str(next(iter(dict(r).values()))) for r in await sql.fetch("EXPLAIN " + text, *values)]
-                else:
-                    plan = [r["detail"] for r in await sql.fetch("EXPLAIN QUERY PLAN " + text, *values)]
-            shown = "\n".join(plan)
-            assert index in shown and not re.search(r"tw_fact_numbers_group(?!_)|SCAN tw_fact_numbers\b", shown), plan
+            shown = await plan(text, *values)
+            assert index in shown and not re.search(r"tw_fact_numbers_group(?!_)|SCAN tw_fact_numbers\b", shown), shown
 
 
 WHOLE = st.lists(st.integers(-5_000, 5_000), min_size=20, max_size=70)

@@ -7,21 +7,10 @@ through the partial index of them."""
 from __future__ import annotations
 
 from tests.support.echo_plugin import EchoPlugin
+from tests.support.plans import plan
 from tollway._core.credits import holds
 from tollway._core.credits.pending_report import UNSETTLED_RECEIPTS
 from tollway._core.receipts import day_totals
-from tollway._core.storage import sql
-
-
-async def plan(statement: sql.Statement | str, *args: object) -> str:
-    engine = "postgres" if sql.on_postgres() else "sqlite"
-    explain = "EXPLAIN " if engine == "postgres" else "EXPLAIN QUERY PLAN "
-    async with sql.transaction():
-        if engine == "postgres":
-            await sql.fetch("SET LOCAL enable_seqscan = off")
-        template = statement if isinstance(statement, str) else statement.template
-        rows = await sql.fetch(explain + template, *args)
-    return "\n".join(" ".join(str(v) for v in dict(r).values()) for r in rows)
 
 
 async def test_the_operators_reads_use_their_indexes(kernel_factory):

@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from .forecast_models import damped_steps
+
 # (error, trend, damped, seasonal): the seasonal forms of the usual automatic ETS set
 # (additive error with a multiplicative season left out, as numerically unstable);
 # multiplicative ones only for positive series
@@ -70,7 +72,7 @@ class _Fit:
         """Point forecasts: level plus the (damped) trend, with the season of the last cycle."""
         phi = self.param("damping_trend", 1.0) if self.form[2] else 1.0
         j = np.arange(1, h + 1)
-        cum = j.astype(float) if phi == 1.0 else phi * (1 - phi**j) / (1 - phi)
+        cum = damped_steps(phi, j)
         base = self.level + cum * self.trend
         s = self.season[(j - 1) % self.m]
         return base * s if self.form[3] == "mul" else base + s
@@ -104,7 +106,7 @@ def forecast(y: np.ndarray, h: int, m: int, form, start=None):
     g = r.param("smoothing_seasonal", 0.0)
     phi = r.param("damping_trend", 1.0) if form[2] else 1.0
     j = np.arange(1, h)
-    cum = j.astype(float) if phi == 1.0 else phi * (1 - phi**j) / (1 - phi)
+    cum = damped_steps(phi, j)
     c = a + b * cum + g * (j % m == 0)
     growth = np.sqrt(1 + np.r_[0.0, np.cumsum(c**2)])
     fitted = r.fitted

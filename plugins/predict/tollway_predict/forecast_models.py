@@ -244,6 +244,11 @@ def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     }
 
 
+def damped_steps(phi: float, j: np.ndarray) -> np.ndarray:
+    """phi + phi^2 + ... + phi^j for each step j: how far a damped trend has carried (j itself undamped)."""
+    return j.astype(float) if phi == 1.0 else phi * (1 - phi**j) / (1 - phi)
+
+
 def project_ets(f: dict, h: int):
     j = np.arange(1, h + 1)
     a, b, phi = f["alpha"], f["beta"], f["phi"]
@@ -254,7 +259,7 @@ def project_ets(f: dict, h: int):
         mean = f["level"] + j * f["slope"]
         c = a + b * j
     else:
-        cum = phi * (1 - phi**j) / (1 - phi)
+        cum = damped_steps(phi, j)
         mean = f["level"] + cum * f["slope"]
         c = a + b * cum
     var = f["sigma2"] * (1 + np.r_[0.0, np.cumsum(c[:-1] ** 2)])
