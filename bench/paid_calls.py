@@ -1,71 +1,40 @@
-"""Paid-call throughput: credits-paid and x402-paid vehicle recall lookups, beside anchors
-measured in the same run.
+"""Paid calls measured as server CPU per request, beside anchors measured in the same run.
 
-Prints one JSON line per database (SQLite, then PostgreSQL when
-TOLLWAY_BENCH_POSTGRES_URL or the default local server answers). Each path gives
-`<path>_rps`, `<path>_p50_ms` and `<path>_p99_ms`:
-  credits_inprocess      credits-paid lookup through the ASGI app in this process
-  x402_inprocess         402, then the paid resend with a pre-signed EIP-3009 payment
-  credits_http           credits-paid lookup over HTTP on 127.0.0.1: the service in a
-                         child process, one API process (the factory of
-                         `tollway serve --processes N`, only the vehicles plugin, NHTSA
-                         replayed in-process from plugins/vehicles/tests/fixtures)
-  x402_http              the 402 + paid resend pair over HTTP, same server
-  credits_http_history_cpu_us, credits_http_no_history_cpu_us
-                         the credits path's server CPU per call with fact recording on and
-                         switched off (bench only), runs alternated twice on fresh
-                         databases, the least of each kept: the anchor of what the history
-                         costs a lookup
-  credits_http_processes_2, x402_http_processes_2 (PostgreSQL only)
-                         the same with two API processes on one port
-  framework              anchor: a bare Litestar app, one POST endpoint decoding a small
-                         JSON body and answering a body the size of a lookup's (~2.7 kB)
-  sdk_x402               anchor: the official x402 SDK's resource server (its FastAPI
-                         middleware) on one endpoint priced like the lookup, settled by
-                         the SDK's facilitator class with its exact-EVM scheme over an
-                         in-memory chain (signatures recovered for real, balances and
-                         nonces in a dict); 402 + paid resend pairs
-  wal_bytes_per_credits_call (SQLite only)
-                         what one credits call adds to SQLite's write-ahead log, calls
-                         in process one at a time (checkpoints held back): the pages
-                         its commits write
-Beside them:
-  crypto_floor_per_s     anchor: one secp256k1 key recovery of an EIP-712 digest
-                         (coincurve) plus one Ed25519 signature of a 600-byte receipt
-                         (PyNaCl), per second, in one process: the signature work no
-                         x402-paid call avoids
-  http_cpu_busy, http_processes_2_cpu_busy
-                         the share of one core each API process used while its credits
-                         and x402 paths were measured (from /proc): near 1, the process
-                         is the bottleneck; well under, it waits (database, CPU)
-  credits_http_cpu_us, x402_http_cpu_us (and _processes_2_)
-                         the API processes' CPU time per call (per pair for x402), in
-                         microseconds: what a call costs the server, however busy the
-                         machine was
-  http_machine_idle, http_processes_2_machine_idle
-                         the share of the machine's CPU (all cores) left idle meanwhile:
-                         near 0, the machine itself (client, servers, database and
-                         whatever else runs on it) limits the figures
+Prints one JSON line per database (SQLite, then PostgreSQL when TOLLWAY_BENCH_POSTGRES_URL
+or the default local server answers). Every server runs in a child process under uvicorn
+with `tollway serve`'s arguments, is warmed up, then driven by an aiohttp client with
+`--concurrency` requests in flight spread over `--agents` agents (each paying credits from
+its own balance and x402 from its own wallet). A path's figure is the CPU time (utime +
+stime, from /proc) of the serving processes divided by the requests they answered, over
+a window of `--n` calls (n/2 x402 pairs), the median of three windows on one server:
+  credits_cpu_us      a credits-paid vehicle recall lookup (the service: the vehicles
+                      plugin alone, NHTSA's recorded answer replayed in process)
+  x402_cpu_us         the 402 and the paid resend with a pre-signed EIP-3009 payment, per pair
+  framework_cpu_us    anchor: a bare Litestar app on the same server settings, one POST
+                      endpoint decoding a small JSON body and answering a lookup-sized one
+  sdk_x402_cpu_us     anchor: the official x402 SDK's resource server (its FastAPI
+                      middleware) on one endpoint priced like the lookup, settled by the
+                      SDK's facilitator class over an in-memory chain, per pair
+  floor_cpu_us        anchor: the one-commit component floor of a credits call
+                      (`bench/floor.py`): framework_cpu_us plus the call's own SQL
+                      statements replayed on the raw driver in one transaction, the
+                      receipt's signature and the tool's run, each measured alone
+  wal_bytes_per_credits_call (SQLite)
+                      what a credits call adds to SQLite's write-ahead log with the bench's
+                      calls in flight (checkpoints held back); `_serial`: one at a time
+  pg_cpu_2_vs_1 (PostgreSQL)
+                      server + database CPU per credits call (the API processes and the
+                      PostgreSQL backends serving the bench's database) with two API
+                      processes on one port, divided by the same with one
+Ratios: credits_cpu_vs_framework, credits_vs_floor (floor_cpu_us / credits_cpu_us: the
+share of the call that is its parts' own work), x402_cpu_vs_framework, x402_cpu_vs_sdk;
+history_share as before: what recording a lookup's facts adds to its server CPU (fact
+recording switched off, bench only, alternated with it on). Also each path's requests per
+second (`_rps`) and the machine's idle share while it ran (`machine_idle`).
 
-An x402 "request" is the 402 and the paid resend together. Every server runs in a child
-process under uvicorn with `tollway serve`'s arguments (uvloop and httptools when
-installed), is warmed up, then driven by the same aiohttp client with `--concurrency`
-requests in flight: n calls per credits/framework path, n/2 pairs per x402 path. The calls
-are spread over `--agents` agents (default one per request in flight: many agents paying
-at once, as a shared service sees them; `--agents 1` measures one agent's calls queueing
-on its own balance row), each paying by credits from its own balance and by x402 from
-its own wallet. The
-warm-up opens the client's connections one at a time (bench/serving.py `ramp_up`). The
-SDK and crypto anchors do not depend on the database: measured once, shown in every row;
-the framework is measured beside each row's service.
-
-Ratios (3 decimals): credits_http_vs_framework = credits_http_rps / framework_rps (what
-the service keeps of the bare framework); x402_http_vs_crypto_floor = x402_http_rps /
-crypto_floor_per_s (the share of the signature floor reached); x402_vs_sdk =
-x402_http_rps / sdk_x402_rps; history_share = credits_http_history_cpu_us /
-credits_http_no_history_cpu_us - 1 (what recording a lookup's facts adds to its server
-CPU); api_processes_2_vs_1 (PostgreSQL) =
-credits_http_processes_2_rps / credits_http_rps.
+The bench refuses to measure (one JSON line saying so, exit status 3) when the machine
+is less than 50 % idle as it starts: other work on the cores would slow the servers' CPU
+caches and the figures would not be comparable with other runs.
 
 Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
 """
@@ -78,10 +47,11 @@ import base64
 import contextlib
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +62,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import anchors  # noqa: E402
+import floor  # noqa: E402
 from common import create_database, drop_database  # noqa: E402
 from paid_server import HONDA, NO_HISTORY_ENV, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
-from serving import drive, figures, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
+from serving import cpu_seconds, drive, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
 from tollway._core.basics.money import usdc  # noqa: E402
+from tollway._core.storage import sql  # noqa: E402
 
 LOOKUP = {"make": "Honda", "model": "Accord", "model_year": 2021}
 PATH = "/v1/tools/lookup/vehicle-recalls"
@@ -171,21 +143,44 @@ async def setup_payers(client: Any, calls: int, payments: int, price: int, agent
     return tokens, headers
 
 
-async def measure(
-    client: Any,
+REPEATS = 3  # measurement windows per path; their median is reported
+MIN_IDLE = 0.5
+
+
+async def setup_credits(client: Any, calls: int, price: int, agents: int) -> list[dict[str, str]]:
+    tokens, _ = await setup_payers(client, calls, 0, price, agents)
+    return [{"Authorization": f"Bearer {token}"} for token in tokens]
+
+
+async def cpu_windows(
     n: int,
     concurrency: int,
-    suffix: str,
-    agents: int,
-    cpu: Callable[[], list[float]] | None = None,
-    x402: bool = True,
-) -> dict[str, Any]:
-    """The service's credits path (n calls) and x402 path (n/2 pairs), after a warm-up;
-    call i is agent i % agents's (x402: wallet i % agents pays); with `cpu` (the server
-    processes' CPU seconds so far), how busy each process was."""
-    pairs, warm = n // 2 or 1, min(WARM, n)
+    one: Callable[[int], Awaitable[None]],
+    cpu: Callable[[], Awaitable[float]],
+    offset: int = 0,
+) -> dict[str, float]:
+    """REPEATS windows of `n` calls of `one`: the median CPU µs per call and calls per second."""
+    per_call, rates = [], []
+    for w in range(REPEATS):
+        before = await cpu()
+        measured = await drive(n, concurrency, lambda i: one(offset + w * n + i))
+        per_call.append((await cpu() - before) / n * 1e6)
+        rates.append(measured["rps"])
+    return {"cpu_us": round(statistics.median(per_call), 1), "rps": round(statistics.median(rates), 1)}
+
+
+def process_cpu(client: Any) -> Callable[[], Awaitable[float]]:
+    async def seconds() -> float:
+        return sum(server_cpu_seconds(client.server_pid))
+
+    return seconds
+
+
+async def measure(client: Any, n: int, concurrency: int, agents: int, cpu: Callable[[], Awaitable[float]]) -> dict:
+    """The service's credits path and x402 path, REPEATS windows each after a warm-up."""
+    pairs = n // 2 or 1
     tokens, payments = await setup_payers(
-        client, n + ramp_calls(concurrency), pairs + warm if x402 else 0, 5000, agents
+        client, REPEATS * n + ramp_calls(concurrency), REPEATS * pairs + WARM, 5000, agents
     )
     auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
@@ -202,29 +197,27 @@ async def measure(
         assert paid.status_code == 200, paid.text
 
     await ramp_up(concurrency, credits_call)
-    if x402:
-        await drive(warm, concurrency, lambda i: x402_call(pairs + i))
-    before, start, idle = cpu() if cpu else [], time.perf_counter(), machine_idle()
-    out: dict[str, Any] = figures(f"credits_{suffix}", await drive(n, concurrency, credits_call))
-    middle = cpu() if cpu else []
-    if x402:
-        out.update(figures(f"x402_{suffix}", await drive(pairs, concurrency, x402_call)))
-    if cpu:
-        after = cpu()
-        # the API processes' CPU time per call (per pair for x402), whatever else the machine ran
-        out[f"credits_{suffix}_cpu_us"] = round((sum(middle) - sum(before)) / n * 1e6)
-        if x402:
-            out[f"x402_{suffix}_cpu_us"] = round((sum(after) - sum(middle)) / pairs * 1e6)
-        elapsed = time.perf_counter() - start
-        out[f"{suffix}_cpu_busy"] = [round((b - a) / elapsed, 2) for a, b in zip(before, cpu())]
-        idle_after = machine_idle()
-        out[f"{suffix}_machine_idle"] = round((idle_after[0] - idle[0]) / max(1, idle_after[1] - idle[1]), 2)
-    return out
+    await drive(WARM, concurrency, lambda i: x402_call(REPEATS * pairs + i))
+    idle = machine_idle()
+    credits = await cpu_windows(n, concurrency, credits_call, cpu)
+    x402 = await cpu_windows(pairs, concurrency, x402_call, cpu)
+    return {
+        "credits_cpu_us": credits["cpu_us"],
+        "credits_rps": credits["rps"],
+        "x402_cpu_us": x402["cpu_us"],
+        "x402_pairs_per_s": x402["rps"],
+        "machine_idle": idle_since(idle),
+    }
+
+
+def idle_since(start: tuple[int, int]) -> float:
+    now = machine_idle()
+    return round((now[0] - start[0]) / max(1, now[1] - start[1]), 2)
 
 
 @contextlib.asynccontextmanager
-async def inprocess_client(db: str, url: str, home: Path, *, checkpoints: bool = True) -> AsyncIterator[Any]:
-    """An httpx client over the ASGI app of a bench kernel in this process (without
+async def inprocess_service(db: str, url: str, home: Path, *, checkpoints: bool = True) -> AsyncIterator[Any]:
+    """(kernel, httpx client over its ASGI app) of a bench kernel in this process (without
     `checkpoints`, SQLite's checkpointer is held back so its write-ahead log only grows)."""
     from tollway._runtime.service import http_app
     from tollway._runtime.settings import load_settings
@@ -239,35 +232,45 @@ async def inprocess_client(db: str, url: str, home: Path, *, checkpoints: bool =
     try:
         transport = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
-            yield client
+            yield kernel, client
     finally:
         await kernel.stop()
 
 
-async def inprocess(db: str, url: str, home: Path, n: int, concurrency: int, agents: int) -> dict[str, float]:
-    async with inprocess_client(db, url, home) as client:
-        return await measure(client, n, concurrency, "inprocess", agents)
-
-
-async def wal_bytes(url: str, home: Path, calls: int = 400) -> dict[str, float]:
-    """SQLite: bytes a credits call adds to the write-ahead log (every page a commit writes is
-    one frame: the page and a 24-byte header), one call at a time after a warm-up, with the
-    checkpointer held back so the log only grows."""
-    async with inprocess_client("sqlite", url, home, checkpoints=False) as client:
-        tokens, _ = await setup_payers(client, calls + 50, 0, 10_000, 1)
-        auth = {"Authorization": f"Bearer {tokens[0]}"}
+async def component_floor(db: str, url: str, home: Path, n: int = 2000) -> dict[str, Any]:
+    """The parts of a credits call measured alone in this process (`bench/floor.py`)."""
+    async with inprocess_service(db, url, home) as (kernel, client):
+        auth = (await setup_credits(client, 60, 10_000, 1))[0]
 
         async def call() -> None:
             resp = await client.post(PATH, json=LOOKUP, headers=auth)
             assert resp.status_code == 200, resp.text
 
-        for _ in range(50):
+        for _ in range(50):  # warm: the upstream answer cached, the lookup's facts recorded once
             await call()
+        agent = await sql.fetch_one("SELECT id FROM tw_agents WHERE name = {}", "bench-0")
+        return await floor.component_floor(kernel, call, agent["id"], n)
+
+
+async def wal_bytes(url: str, home: Path, concurrency: int, agents: int, calls: int = 800) -> dict[str, float]:
+    """SQLite: bytes a credits call adds to the write-ahead log (every page a commit writes is
+    one frame: the page and a 24-byte header), with `concurrency` calls in flight and one at
+    a time, after a warm-up, the checkpointer held back so the log only grows."""
+    async with inprocess_service("sqlite", url, home, checkpoints=False) as (_, client):
+        auths = await setup_credits(client, 2 * calls + 100, 10_000, agents)
+
+        async def call(i: int) -> None:
+            resp = await client.post(PATH, json=LOOKUP, headers=auths[i % agents])
+            assert resp.status_code == 200, resp.text
+
+        await drive(100, concurrency, call)
         log = Path(url.removeprefix("sqlite:///") + "-wal")
-        before = log.stat().st_size
-        for _ in range(calls):
-            await call()
-        return {"wal_bytes_per_credits_call": round((log.stat().st_size - before) / calls)}
+        out = {}
+        for name, inflight in (("wal_bytes_per_credits_call", concurrency), ("wal_bytes_per_credits_call_serial", 1)):
+            before = log.stat().st_size
+            await drive(calls, inflight, call)
+            out[name] = round((log.stat().st_size - before) / calls)
+        return out
 
 
 async def over_http(
@@ -278,33 +281,58 @@ async def over_http(
     agents: int,
     processes: int = 1,
     history: bool = True,
-    suffix: str | None = None,
-    x402: bool = True,
-) -> dict[str, float]:
+    database: DatabaseCpu | None = None,
+) -> dict[str, Any]:
     """The service served as `tollway serve --processes N --workers 0` serves it (without
-    `history`, its calls record no facts: the anchor of what recording costs)."""
-    suffix = suffix or ("http" if processes == 1 else f"http_processes_{processes}")
+    `history`, its calls record no facts: the anchor of what recording costs); with
+    `database`, the PostgreSQL backends' CPU counts too."""
     env = bench_env(home, url) if history else {**bench_env(home, url), NO_HISTORY_ENV: "1"}
     async with served(
         "paid_server:app", env=env, concurrency=concurrency, processes=processes, ready_path="/healthz"
     ) as client:
-        return await measure(
-            client, n, concurrency, suffix, agents, cpu=lambda: server_cpu_seconds(client.server_pid), x402=x402
-        )
+        api = process_cpu(client)
+
+        async def cpu() -> float:
+            return await api() + (await database.seconds() if database else 0.0)
+
+        return await measure(client, n, concurrency, agents, cpu)
+
+
+class DatabaseCpu:
+    """CPU seconds of the PostgreSQL backends connected to one database (from /proc: the
+    server runs on this machine), a backend that left keeping what it had used."""
+
+    def __init__(self, admin: str, url: str) -> None:
+        self.admin, self.name = admin, url.rsplit("/", 1)[1]
+        self.used: dict[int, float] = {}
+
+    async def seconds(self) -> float:
+        import asyncpg
+
+        conn = await asyncpg.connect(self.admin.replace("postgres://", "postgresql://", 1))
+        try:
+            pids = [
+                r["pid"] for r in await conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.name)
+            ]
+        finally:
+            await conn.close()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                self.used[pid] = cpu_seconds(pid)
+        return sum(self.used.values())
 
 
 async def history_share(urls: list[str], homes: list[Path], n: int, concurrency: int, agents: int) -> dict[str, Any]:
-    """Credits calls' server CPU with and without fact recording, alternated twice on fresh
-    databases; the least of each pair of runs (the one least disturbed) is compared."""
-    on: list[int] = []
-    off: list[int] = []
+    """Credits calls' server CPU with and without fact recording, alternated on fresh databases."""
+    on: list[float] = []
+    off: list[float] = []
     for i, (url, home) in enumerate(zip(urls, homes)):
         recording = i % 2 == 0
-        run = await over_http(url, home, n, concurrency, agents, history=recording, suffix="history_run", x402=False)
-        (on if recording else off).append(run["credits_history_run_cpu_us"])
+        run = await over_http(url, home, n, concurrency, agents, history=recording)
+        (on if recording else off).append(run["credits_cpu_us"])
     return {
-        "credits_http_history_cpu_us": min(on),
-        "credits_http_no_history_cpu_us": min(off),
+        "credits_history_cpu_us": min(on),
+        "credits_no_history_cpu_us": min(off),
         "history_share": round(min(on) / min(off) - 1, 3),
     }
 
@@ -317,7 +345,8 @@ async def framework(n: int, concurrency: int) -> dict[str, float]:
             assert resp.status_code == 200, resp.text
 
         await ramp_up(concurrency, call)
-        return figures("framework", await drive(n, concurrency, call))
+        measured = await cpu_windows(n, concurrency, call, process_cpu(client))
+        return {"framework_cpu_us": measured["cpu_us"], "framework_rps": measured["rps"]}
 
 
 async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
@@ -330,7 +359,7 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
         required = anchors.payment_required(first.headers["PAYMENT-REQUIRED"])
         pairs = n // 2 or 1
         payments = anchors.sdk_payments(
-            payer, required["accepts"][0], required.get("resource"), pairs + ramp_calls(concurrency)
+            payer, required["accepts"][0], required.get("resource"), REPEATS * pairs + ramp_calls(concurrency)
         )
 
         async def pair(i: int) -> None:
@@ -339,27 +368,38 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
             paid = await client.post(anchors.PATH, json=LOOKUP, headers={"payment-signature": payments[i]})
             assert paid.status_code == 200 and "PAYMENT-RESPONSE" in paid.headers, paid.text
 
-        await ramp_up(concurrency, lambda i: pair(pairs + i))
-        return figures("sdk_x402", await drive(pairs, concurrency, pair))
+        await ramp_up(concurrency, lambda i: pair(REPEATS * pairs + i))
+        measured = await cpu_windows(pairs, concurrency, pair, process_cpu(client))
+        return {"sdk_x402_cpu_us": measured["cpu_us"], "sdk_x402_pairs_per_s": measured["rps"]}
 
 
 def ratios(row: dict[str, Any]) -> dict[str, float]:
     def ratio(a: str, b: str) -> float:
         return round(row[a] / row[b], 3)
 
+    row["floor_cpu_us"] = round(
+        row["framework_cpu_us"] + row["floor_sql_us"] + row["floor_sign_us"] + row["floor_tool_us"], 1
+    )
     out = {
-        "credits_http_vs_framework": ratio("credits_http_rps", "framework_rps"),
-        "x402_http_vs_crypto_floor": ratio("x402_http_rps", "crypto_floor_per_s"),
-        "x402_vs_sdk": ratio("x402_http_rps", "sdk_x402_rps"),
+        "credits_cpu_vs_framework": ratio("credits_cpu_us", "framework_cpu_us"),
+        "credits_vs_floor": ratio("floor_cpu_us", "credits_cpu_us"),
+        "x402_cpu_vs_framework": ratio("x402_cpu_us", "framework_cpu_us"),
+        "x402_cpu_vs_sdk": ratio("x402_cpu_us", "sdk_x402_cpu_us"),
     }
-    if "credits_http_processes_2_rps" in row:
-        out["api_processes_2_vs_1"] = ratio("credits_http_processes_2_rps", "credits_http_rps")
+    if "processes_2_cpu_us" in row:
+        out["pg_cpu_2_vs_1"] = ratio("processes_2_cpu_us", "processes_1_cpu_us")
     return out
+
+
+def idle_now(seconds: float = 3.0) -> float:
+    start = machine_idle()
+    time.sleep(seconds)
+    return idle_since(start)
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=2000, help="calls per credits/framework path (x402 paths: n/2 pairs)")
+    parser.add_argument("--n", type=int, default=2000, help="calls per window (x402: n/2 pairs)")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument(
@@ -368,37 +408,48 @@ async def main() -> None:
         default=None,
         help="agents (and x402 wallets) the calls spread over (default: one per request in flight)",
     )
+    parser.add_argument(
+        "--min-idle",
+        type=float,
+        default=MIN_IDLE,
+        help="the least idle share of the machine at the start to measure at all (printed with the figures)",
+    )
     args = parser.parse_args()
     n, concurrency = args.n, args.concurrency
     agents = max(1, args.agents or concurrency)
 
-    shared: dict[str, float] = {"crypto_floor_per_s": round(anchors.crypto_floor(), 1)}
+    idle = idle_now()
+    if idle < args.min_idle:
+        print(json.dumps({"refused": "the machine is busy: CPU per request would not compare", "machine_idle": idle}))
+        sys.exit(3)
+    shared: dict[str, Any] = {"machine_idle_at_start": idle, "crypto_floor_per_s": round(anchors.crypto_floor(), 1)}
     shared.update(await sdk_x402(n, concurrency))
     with tempfile.TemporaryDirectory() as tmp:
         dbs = ["sqlite"] if args.db == "sqlite" else ["postgres"] if args.db == "postgres" else ["sqlite", "postgres"]
         for db in dbs:
             if db == "postgres":
                 try:
-                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(7)]
+                    fresh = [await create_database(ADMIN, "tollway_bench") for _ in range(8)]
                 except Exception:
                     print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}), flush=True)
                     continue
             else:
                 fresh = [f"sqlite:///{tmp}/sqlite-{i}/tollway.db" for i in range(8)]
+            homes = [Path(tmp) / f"{db}-{i}" for i in range(8)]
             row: dict[str, Any] = {"db": db, "n": n, "concurrency": concurrency, "agents": agents}
             try:
-                row.update(await inprocess(db, fresh[0], Path(tmp) / f"{db}-0", n, concurrency, agents))
                 row.update(await framework(n, concurrency))
-                row.update(await over_http(fresh[1], Path(tmp) / f"{db}-1", n, concurrency, agents))
-                row.update(
-                    await history_share(
-                        fresh[3:7], [Path(tmp) / f"{db}-{i}" for i in range(3, 7)], n, concurrency, agents
-                    )
-                )
+                row.update(await over_http(fresh[0], homes[0], n, concurrency, agents))
+                row.update(await component_floor(db, fresh[1], homes[1]))
+                row.update(await history_share(fresh[2:6], homes[2:6], n, concurrency, agents))
                 if db == "postgres":
-                    row.update(await over_http(fresh[2], Path(tmp) / f"{db}-2", n, concurrency, agents, processes=2))
+                    for processes, url, home in ((1, fresh[6], homes[6]), (2, fresh[7], homes[7])):
+                        run = await over_http(
+                            url, home, n, concurrency, agents, processes=processes, database=DatabaseCpu(ADMIN, url)
+                        )
+                        row[f"processes_{processes}_cpu_us"] = run["credits_cpu_us"]
                 else:
-                    row.update(await wal_bytes(fresh[7], Path(tmp) / f"{db}-7"))
+                    row.update(await wal_bytes(fresh[6], homes[6], concurrency, agents))
             finally:
                 if db == "postgres":
                     for url in fresh:

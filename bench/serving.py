@@ -36,7 +36,7 @@ else:  # as `tollway serve --processes N` runs them
 """
 
 
-def _cpu_seconds(pid: int | str) -> float:
+def cpu_seconds(pid: int | str) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # user + system
 
@@ -57,7 +57,7 @@ def server_cpu_seconds(pid: int) -> list[float]:
     try:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
-        return [_cpu_seconds(w) for w in workers] if workers else [_cpu_seconds(pid)]
+        return [cpu_seconds(w) for w in workers] if workers else [cpu_seconds(pid)]
     except OSError:
         return []
 

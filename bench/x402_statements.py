@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from paid_calls import LOOKUP, OPERATOR, PATH, bench_env, drop_postgres, postgres_url, replay_transport  # noqa: E402
+from common import create_database, drop_database  # noqa: E402
+from paid_calls import ADMIN, LOOKUP, OPERATOR, PATH, bench_env  # noqa: E402
+from paid_server import replay_transport  # noqa: E402
 
 
 class StatementLog:
@@ -139,14 +141,15 @@ async def main() -> None:
                 json.dumps(await one_database("sqlite", f"sqlite:///{tmp}/s/tollway.db", Path(tmp) / "s", args.verbose))
             )
         if args.db in ("postgres", "both"):
-            url = await postgres_url()
-            if url is None:
+            try:
+                url = await create_database(ADMIN, "tollway_bench")
+            except Exception:
                 print(json.dumps({"db": "postgres", "skipped": "no PostgreSQL server answered"}))
                 return
             try:
                 print(json.dumps(await one_database("postgres", url, Path(tmp) / "p", args.verbose)))
             finally:
-                await drop_postgres(url)
+                await drop_database(ADMIN, url)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,15 @@ sqlite3 connections in WAL mode and runs statements inline (a local statement
 takes microseconds, less than a thread hop costs, see docs/performance.md):
 
 * the writer: transactions and writes, with an asyncio lock so a transaction has
-  it to itself until it commits (SQLite has one writer at a time anyway);
+  it to itself until it ends (SQLite has one writer at a time anyway);
+* group commit: a transaction runs inside a savepoint of an outer one. When it
+  ends, it releases its savepoint and leaves the outer transaction open; the
+  transactions that run before the event loop's next turn join it, and the
+  group commits once then (or when `GROUP_MAX` have joined). Every member's
+  `async with` returns only after that commit; a member that fails rolls back
+  to its savepoint alone. A commit writes each page it changed once to the WAL,
+  so the pages concurrent calls share (the newest leaf of each table and index)
+  are written once per group instead of once per call;
 * the reader: a statement that only reads, outside any transaction, runs on its
   own connection and never waits for the writer's lock: WAL gives it the last
   committed state while a transaction is open;
@@ -23,6 +31,7 @@ busy_timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 from typing import Any
@@ -43,15 +52,38 @@ class _SharedConnection:
         return None
 
 
+GROUP_MAX = 64  # transactions one commit may carry
+# each member runs inside this savepoint of the group's outer transaction
+SAVE, UNDO, KEEP = "SAVEPOINT tw_member", "ROLLBACK TO tw_member", "RELEASE tw_member"
+
+
+class _Group:
+    """One open outer transaction and the members that ended inside it."""
+
+    __slots__ = ("members", "committed")
+
+    def __init__(self) -> None:
+        self.members = 0
+        self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+
 class _Transaction(SQLiteTransaction):
     async def __aenter__(self) -> SQLiteTransaction:
         if self._parent is not None:  # a nested transaction is its outermost one
             return self._parent
         engine: EmbeddedSQLiteEngine = self.engine  # type: ignore[assignment]
-        await engine.lock.acquire()
+        engine.queued += 1
         try:
-            self.connection = _SharedConnection(engine.raw_connection())
-            await self.begin()
+            await engine.lock.acquire()
+        finally:
+            engine.queued -= 1
+        try:
+            conn = engine.raw_connection()
+            self.connection = _SharedConnection(conn)
+            if engine.group is None:
+                conn.execute("BEGIN IMMEDIATE")  # the outer transaction of a group writes
+                engine.group = _Group()
+            conn.execute(SAVE)
         except BaseException:
             engine.lock.release()
             raise
@@ -62,15 +94,36 @@ class _Transaction(SQLiteTransaction):
         if self._parent:
             return exception is None
         engine: EmbeddedSQLiteEngine = self.engine  # type: ignore[assignment]
+        group = engine.group
+        assert group is not None
+        conn = engine.raw_connection()
+        deferred = False
         try:
-            if exception:
-                if not self._rolled_back:
-                    await self.rollback()
-            elif not self._committed and not self._rolled_back:
-                await self.commit()
+            if exception is not None:
+                conn.execute(UNDO)
+                conn.execute(KEEP)
+                if group.members == 0:  # nothing of anyone's to keep: end the outer transaction
+                    engine.group = None
+                    conn.execute("ROLLBACK")
+                    group.committed.set_result(None)
+                # else the group's commit is already on its way (`commit_soon`)
+            else:
+                conn.execute(KEEP)
+                group.members += 1
+                if group.members < GROUP_MAX:
+                    deferred = True
+                    if group.members == 1:  # the commit runs once the tasks ready now have had their turn
+                        engine.commit_soon(group)
+                else:
+                    engine.commit_group(group)
+        except sqlite3.Error as error:  # SQLite ended the outer transaction itself: the group is lost
+            engine.abort_group(group, error)
+            raise
         finally:
             self.engine.current_transaction.reset(self.context)
             engine.lock.release()
+        if deferred:
+            await asyncio.shield(group.committed)
         return exception is None
 
 
@@ -114,6 +167,8 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
     def __init__(self, path: str, *, checkpoint_every_s: float = 1.0, **kwargs: Any) -> None:
         super().__init__(path=path, **kwargs)
         self.lock = asyncio.Lock()
+        self.group: _Group | None = None  # the open outer transaction, if any
+        self.queued = 0  # transactions waiting for the writer
         self.checkpoint_every_s = checkpoint_every_s
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
@@ -131,12 +186,58 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             self._checkpointer.start()
         return self._conn
 
+    def commit_group(self, group: _Group) -> None:
+        """Commit the open outer transaction (the writer's lock held) and wake its members."""
+        self.group = None
+        try:
+            self.raw_connection().execute("COMMIT")
+        except sqlite3.Error as error:
+            self.abort_group(group, error)
+            raise
+        group.committed.set_result(None)
+
+    def abort_group(self, group: _Group, error: BaseException) -> None:
+        """End `group` without committing: every member that waits for it raises `error`."""
+        if self.group is group:
+            self.group = None
+        conn = self.raw_connection()
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        if not group.committed.done():
+            group.committed.set_exception(error)
+            group.committed.exception()  # retrieved here: each waiting member re-raises it
+
+    def commit_soon(self, group: _Group) -> None:
+        """Commit `group` at the event loop's next turn, after the tasks ready now (which may
+        join it); while a member holds the writer or others wait for it, at a later turn."""
+
+        def commit() -> None:
+            if self.group is not group:
+                return
+            if self.lock.locked() or self.queued:  # a member is between its statements, or more will join
+                loop.call_soon(commit)
+                return
+            with contextlib.suppress(sqlite3.Error):  # the members raise it
+                self.commit_group(group)
+
+        loop = asyncio.get_running_loop()
+        loop.call_soon(commit)
+
+    def _flush_open_group(self) -> None:
+        """A write outside any transaction first commits the open group (it answers at once)."""
+        if self.group is not None:
+            self.commit_group(self.group)
+
     def reader(self) -> sqlite3.Connection:
         self.raw_connection()
         assert self._reader is not None
         return self._reader
 
     def close(self) -> None:
+        if self.group is not None and self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self.commit_group(self.group)
         if self._checkpointer is not None:
             self._checkpointer.stopping.set()
             self._checkpointer.join()
@@ -163,6 +264,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         if _only_reads(query):
             return self._execute(self.reader(), query, args)
         async with self.lock:
+            self._flush_open_group()
             return self._execute(self.raw_connection(), query, args)
 
     async def _run_in_existing_connection(

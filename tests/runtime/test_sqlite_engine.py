@@ -1,5 +1,6 @@
 """The embedded SQLite engine: reads outside a transaction never wait for the writer,
-transactions stay whole and serial, and the WAL is checkpointed off the request path."""
+transactions stay whole and serial, concurrent ones share a commit (group commit), and
+the WAL is checkpointed off the request path."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import asyncio
 import os
 import sqlite3
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tollway._core.auth.tables import Agent
 from tollway._core.storage import sql
@@ -95,3 +99,126 @@ async def test_the_wal_is_checkpointed_by_the_background_thread(tmp_path: Path) 
     reopened = sqlite3.connect(path)
     assert reopened.execute("SELECT count(*) FROM tw_agents").fetchone()[0] == 200
     reopened.close()
+
+
+class Refused(Exception):
+    """A member's own failure, after it wrote."""
+
+
+def count_commits(db: Database) -> list[str]:
+    """The writer's COMMIT statements from now on (sqlite3's trace of what it runs)."""
+    seen: list[str] = []
+    db.engine.raw_connection().set_trace_callback(lambda text: seen.append(text) if text == "COMMIT" else None)
+    return seen
+
+
+async def member(db: Database, i: int, fails: bool, pauses: int, path: str, visible: dict[int, bool]) -> None:
+    """One transaction writing agent `m<i>` (and failing after it wrote when `fails`); when
+    it returns, another connection is asked at once whether its row is committed."""
+    try:
+        async with db.transaction():
+            await sql.fetch(
+                "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'm', {}, 0)",
+                f"m{i}",
+                i,
+            )
+            for _ in range(pauses):
+                await asyncio.sleep(0)  # others queue for the writer meanwhile
+            if fails:
+                raise Refused(i)
+    except Refused:
+        return
+    other = sqlite3.connect(path)
+    try:
+        visible[i] = other.execute("SELECT count(*) FROM tw_agents WHERE id = ?", (f"m{i}",)).fetchone()[0] == 1
+    finally:
+        other.close()
+
+
+async def test_concurrent_transactions_share_a_commit_and_answer_after_it(tmp_path: Path) -> None:
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        commits = count_commits(db)
+        visible: dict[int, bool] = {}
+        await asyncio.gather(*[member(db, i, False, 1, path, visible) for i in range(40)])
+        # every member's row was committed before its `async with` returned
+        assert visible == {i: True for i in range(40)}
+        assert 1 <= len(commits) < 40 / 4  # forty transactions, a handful of commits
+    finally:
+        await db.close()
+
+
+async def test_one_at_a_time_each_transaction_commits_on_its_own(tmp_path: Path) -> None:
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        commits = count_commits(db)
+        visible: dict[int, bool] = {}
+        for i in range(5):
+            await member(db, i, False, 1, path, visible)
+        assert visible == {i: True for i in range(5)} and len(commits) == 5
+    finally:
+        await db.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3)), min_size=1, max_size=30))
+def test_a_failed_member_rolls_back_alone(tmp_path_factory, plan: list[tuple[bool, int]]) -> None:
+    """Any mix of members that fail after writing and members that pause inside: exactly
+    the rows of those that succeeded are there, each committed when its member returned."""
+
+    async def run() -> None:
+        folder = tmp_path_factory.mktemp("group")
+        db = await open_db(folder)
+        try:
+            visible: dict[int, bool] = {}
+            await asyncio.gather(
+                *[
+                    member(db, i, fails, pauses, str(folder / "tollway.db"), visible)
+                    for i, (fails, pauses) in enumerate(plan)
+                ]
+            )
+            kept = {i for i, (fails, _) in enumerate(plan) if not fails}
+            assert visible == {i: True for i in kept}
+            rows = await sql.fetch("SELECT id FROM tw_agents WHERE name = 'm'")
+            assert {r["id"] for r in rows} == {f"m{i}" for i in kept}
+            assert db.engine.group is None  # nothing left open
+        finally:
+            await db.close()
+
+    asyncio.run(run())
+
+
+async def test_a_failed_commit_fails_every_member_of_its_group(tmp_path: Path) -> None:
+    """When the shared COMMIT itself fails, no member answers as if its work were kept."""
+    db = await open_db(tmp_path)
+    try:
+        writer = db.engine.raw_connection()
+        real = writer.execute
+        failing = {"on": True}
+
+        class Flaky:
+            """The writer connection with its next COMMIT refused (as a full disk would)."""
+
+            def __getattr__(self, name):
+                return getattr(writer, name)
+
+            def execute(self, text, *args):
+                if text == "COMMIT" and failing["on"]:
+                    failing["on"] = False
+                    raise sqlite3.OperationalError("disk I/O error")
+                return real(text, *args)
+
+        db.engine._conn = Flaky()  # type: ignore[assignment]
+        outcomes = await asyncio.gather(
+            *[member(db, i, False, 1, str(tmp_path / "tollway.db"), {}) for i in range(10)], return_exceptions=True
+        )
+        failed = [o for o in outcomes if isinstance(o, sqlite3.OperationalError)]
+        kept = await sql.fetch("SELECT id FROM tw_agents WHERE name = 'm'")
+        # the members of the failed group raised; those of later groups (if any) kept their rows
+        assert failed and len(failed) + len(kept) == 10
+        assert db.engine.group is None
+    finally:
+        db.engine._conn = writer
+        await db.close()
