@@ -176,11 +176,13 @@ def process_cpu(client: Any) -> Callable[[], Awaitable[float]]:
     return seconds
 
 
-async def measure(client: Any, n: int, concurrency: int, agents: int, cpu: Callable[[], Awaitable[float]]) -> dict:
-    """The service's credits path and x402 path, REPEATS windows each after a warm-up."""
+async def measure(
+    client: Any, n: int, concurrency: int, agents: int, cpu: Callable[[], Awaitable[float]], x402: bool = True
+) -> dict:
+    """The service's credits path and (with `x402`) its x402 path, REPEATS windows each after a warm-up."""
     pairs = n // 2 or 1
     tokens, payments = await setup_payers(
-        client, REPEATS * n + ramp_calls(concurrency), REPEATS * pairs + WARM, 5000, agents
+        client, REPEATS * n + ramp_calls(concurrency), REPEATS * pairs + WARM if x402 else 0, 5000, agents
     )
     auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
@@ -197,17 +199,16 @@ async def measure(client: Any, n: int, concurrency: int, agents: int, cpu: Calla
         assert paid.status_code == 200, paid.text
 
     await ramp_up(concurrency, credits_call)
-    await drive(WARM, concurrency, lambda i: x402_call(REPEATS * pairs + i))
+    if x402:
+        await drive(WARM, concurrency, lambda i: x402_call(REPEATS * pairs + i))
     idle = machine_idle()
     credits = await cpu_windows(n, concurrency, credits_call, cpu)
-    x402 = await cpu_windows(pairs, concurrency, x402_call, cpu)
-    return {
-        "credits_cpu_us": credits["cpu_us"],
-        "credits_rps": credits["rps"],
-        "x402_cpu_us": x402["cpu_us"],
-        "x402_pairs_per_s": x402["rps"],
-        "machine_idle": idle_since(idle),
-    }
+    out = {"credits_cpu_us": credits["cpu_us"], "credits_rps": credits["rps"]}
+    if x402:
+        paid = await cpu_windows(pairs, concurrency, x402_call, cpu)
+        out.update({"x402_cpu_us": paid["cpu_us"], "x402_pairs_per_s": paid["rps"]})
+    out["machine_idle"] = idle_since(idle)
+    return out
 
 
 def idle_since(start: tuple[int, int]) -> float:
@@ -282,6 +283,7 @@ async def over_http(
     processes: int = 1,
     history: bool = True,
     database: DatabaseCpu | None = None,
+    x402: bool = True,
 ) -> dict[str, Any]:
     """The service served as `tollway serve --processes N --workers 0` serves it (without
     `history`, its calls record no facts: the anchor of what recording costs); with
@@ -295,7 +297,7 @@ async def over_http(
         async def cpu() -> float:
             return await api() + (await database.seconds() if database else 0.0)
 
-        return await measure(client, n, concurrency, agents, cpu)
+        return await measure(client, n, concurrency, agents, cpu, x402)
 
 
 class DatabaseCpu:
@@ -328,7 +330,7 @@ async def history_share(urls: list[str], homes: list[Path], n: int, concurrency:
     off: list[float] = []
     for i, (url, home) in enumerate(zip(urls, homes)):
         recording = i % 2 == 0
-        run = await over_http(url, home, n, concurrency, agents, history=recording)
+        run = await over_http(url, home, n, concurrency, agents, history=recording, x402=False)
         (on if recording else off).append(run["credits_cpu_us"])
     return {
         "credits_history_cpu_us": min(on),
@@ -445,7 +447,14 @@ async def main() -> None:
                 if db == "postgres":
                     for processes, url, home in ((1, fresh[6], homes[6]), (2, fresh[7], homes[7])):
                         run = await over_http(
-                            url, home, n, concurrency, agents, processes=processes, database=DatabaseCpu(ADMIN, url)
+                            url,
+                            home,
+                            n,
+                            concurrency,
+                            agents,
+                            processes=processes,
+                            database=DatabaseCpu(ADMIN, url),
+                            x402=False,
                         )
                         row[f"processes_{processes}_cpu_us"] = run["credits_cpu_us"]
                 else:

@@ -13,7 +13,8 @@ takes microseconds, less than a thread hop costs, see docs/performance.md):
   transactions that run before the event loop's next turn join it, and the
   group commits once then (or when `GROUP_MAX` have joined). Every member's
   `async with` returns only after that commit; a member that fails rolls back
-  to its savepoint alone. A commit writes each page it changed once to the WAL,
+  to its savepoint alone; a write outside any transaction joins the group as a
+  member of one statement. A commit writes each page it changed once to the WAL,
   so the pages concurrent calls share (the newest leaf of each table and index)
   are written once per group instead of once per call;
 * the reader: a statement that only reads, outside any transaction, runs on its
@@ -53,6 +54,8 @@ class _SharedConnection:
 
 
 GROUP_MAX = 64  # transactions one commit may carry
+# the engine of this process with an open group, per database file
+_OPEN_GROUPS: dict[str, EmbeddedSQLiteEngine] = {}
 # each member runs inside this savepoint of the group's outer transaction
 SAVE, UNDO, KEEP = "SAVEPOINT tw_member", "ROLLBACK TO tw_member", "RELEASE tw_member"
 
@@ -78,11 +81,9 @@ class _Transaction(SQLiteTransaction):
         finally:
             engine.queued -= 1
         try:
+            await engine.open_group()
             conn = engine.raw_connection()
             self.connection = _SharedConnection(conn)
-            if engine.group is None:
-                conn.execute("BEGIN IMMEDIATE")  # the outer transaction of a group writes
-                engine.group = _Group()
             conn.execute(SAVE)
         except BaseException:
             engine.lock.release()
@@ -103,9 +104,7 @@ class _Transaction(SQLiteTransaction):
                 conn.execute(UNDO)
                 conn.execute(KEEP)
                 if group.members == 0:  # nothing of anyone's to keep: end the outer transaction
-                    engine.group = None
-                    conn.execute("ROLLBACK")
-                    group.committed.set_result(None)
+                    engine.roll_back_group(group)
                 # else the group's commit is already on its way (`commit_soon`)
             else:
                 conn.execute(KEEP)
@@ -139,6 +138,13 @@ def _connect(path: str, detect_types: int) -> sqlite3.Connection:
 
 def _only_reads(query: str) -> bool:
     return query.lstrip()[:6].upper() == "SELECT"
+
+
+_ROW_CHANGES = ("INSERT", "UPDATE", "DELETE", "WITH", "REPLACE")
+
+
+def _changes_rows(query: str) -> bool:
+    return query.lstrip()[:7].upper().startswith(_ROW_CHANGES)
 
 
 class Checkpointer(threading.Thread):
@@ -186,9 +192,42 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             self._checkpointer.start()
         return self._conn
 
+    async def open_group(self) -> _Group:
+        """The open group, or a new one (the writer's lock held). Another engine of this
+        process on the same file (a test's second "process") may hold SQLite's write lock in
+        its own open group: its commit comes at a later turn of this event loop, so wait
+        for it here rather than in sqlite3's busy wait, which would stop the loop."""
+        if self.group is not None:
+            return self.group
+        await self._others_committed()
+        self.raw_connection().execute("BEGIN IMMEDIATE")  # the outer transaction of a group writes
+        self.group = group = _Group()
+        _OPEN_GROUPS[self.path] = self
+        return group
+
+    async def _others_committed(self) -> None:
+        loop = asyncio.get_running_loop()
+        while (other := _OPEN_GROUPS.get(self.path)) is not None and other is not self and other.group is not None:
+            if other.group.committed.get_loop() is not loop:  # another thread's: sqlite3's busy wait it is
+                return
+            with contextlib.suppress(Exception):  # its members see its failure, not us
+                await asyncio.shield(other.group.committed)
+
+    def _end(self, group: _Group) -> None:
+        if self.group is group:
+            self.group = None
+        if _OPEN_GROUPS.get(self.path) is self:
+            del _OPEN_GROUPS[self.path]
+
+    def roll_back_group(self, group: _Group) -> None:
+        """End a group none of whose members kept anything."""
+        self._end(group)
+        self.raw_connection().execute("ROLLBACK")
+        group.committed.set_result(None)
+
     def commit_group(self, group: _Group) -> None:
         """Commit the open outer transaction (the writer's lock held) and wake its members."""
-        self.group = None
+        self._end(group)
         try:
             self.raw_connection().execute("COMMIT")
         except sqlite3.Error as error:
@@ -198,8 +237,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
 
     def abort_group(self, group: _Group, error: BaseException) -> None:
         """End `group` without committing: every member that waits for it raises `error`."""
-        if self.group is group:
-            self.group = None
+        self._end(group)
         conn = self.raw_connection()
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
@@ -225,7 +263,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         loop.call_soon(commit)
 
     def _flush_open_group(self) -> None:
-        """A write outside any transaction first commits the open group (it answers at once)."""
+        """A statement that must run on its own (DDL, PRAGMA) first commits the open group."""
         if self.group is not None:
             self.commit_group(self.group)
 
@@ -263,9 +301,42 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
     async def _run_in_new_connection(self, query: str, args=None, query_type: str = "generic", table=None):
         if _only_reads(query):
             return self._execute(self.reader(), query, args)
-        async with self.lock:
-            self._flush_open_group()
-            return self._execute(self.raw_connection(), query, args)
+        if not _changes_rows(query):  # DDL, PRAGMA: on its own, after the open group's commit
+            async with self.lock:
+                self._flush_open_group()
+                await self._others_committed()
+                return self._execute(self.raw_connection(), query, args)
+        return await self._write_in_group(query, args)
+
+    async def _write_in_group(self, query: str, args: Any) -> list[dict]:
+        """A write outside any transaction joins the open group as a member of one statement
+        (SQLite undoes a failed statement alone) and returns after the group's commit."""
+        self.queued += 1
+        try:
+            await self.lock.acquire()
+        finally:
+            self.queued -= 1
+        try:
+            group = await self.open_group()
+            conn = self.raw_connection()
+            try:
+                rows = self._execute(conn, query, args)
+            except sqlite3.Error as error:
+                if not conn.in_transaction:  # SQLite ended the outer transaction itself
+                    self.abort_group(group, error)
+                elif group.members == 0:
+                    self.roll_back_group(group)
+                raise
+            group.members += 1
+            if group.members >= GROUP_MAX:
+                self.commit_group(group)
+                return rows
+            if group.members == 1:
+                self.commit_soon(group)
+        finally:
+            self.lock.release()
+        await asyncio.shield(group.committed)
+        return rows
 
     async def _run_in_existing_connection(
         self, connection, query: str, args=None, query_type: str = "generic", table=None

@@ -222,3 +222,30 @@ async def test_a_failed_commit_fails_every_member_of_its_group(tmp_path: Path) -
     finally:
         db.engine._conn = writer
         await db.close()
+
+
+async def test_writes_outside_transactions_join_the_group_and_fail_alone(tmp_path: Path) -> None:
+    """Statements run outside any transaction (a quote, a claim) share commits too; one that
+    breaks a constraint raises to its caller alone, and each returns once it is committed."""
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        commits = count_commits(db)
+        insert = "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ({}, NULL, 'w', 0, 0)"
+        seen: dict[str, bool] = {}
+
+        async def write(agent: str) -> None:
+            await sql.fetch(insert, agent)
+            other = sqlite3.connect(path)
+            try:
+                seen[agent] = other.execute("SELECT count(*) FROM tw_agents WHERE id = ?", (agent,)).fetchone()[0] == 1
+            finally:
+                other.close()
+
+        outcomes = await asyncio.gather(*[write(f"w{i % 30}") for i in range(31)], return_exceptions=True)
+        failed = [o for o in outcomes if isinstance(o, Exception)]
+        assert len(failed) == 1 and isinstance(failed[0], sqlite3.IntegrityError)  # w0 twice
+        assert seen == {f"w{i}": True for i in range(30)}
+        assert len(commits) < 10
+    finally:
+        await db.close()
