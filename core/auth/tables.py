@@ -16,7 +16,7 @@ class Agent(Table, tablename="tw_agents", db=PLACEHOLDER_ENGINE):
     """Every payer wallet and every registered agent; owns credits, receipts, jobs."""
 
     id = Varchar(length=36, primary_key=True)
-    wallet_address = Varchar(length=42, null=True, default=None, unique=True, index=True)
+    wallet_address = Varchar(length=42, null=True, default=None, unique=True)  # its unique index serves reads
     name = Text(null=True, default=None)
     credits = BigInt(default=0)  # micro-USDC; a conditional update keeps it >= 0
     created_ms = BigInt()
