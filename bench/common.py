@@ -1,9 +1,11 @@
 """What the benchmarks share: a throwaway PostgreSQL database per run, a service's settings,
-and a percentile."""
+a percentile, and CPU seconds read from /proc (a process's, and a database's backends')."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import os
 import secrets
 from pathlib import Path
 
@@ -44,3 +46,32 @@ async def drop_database(admin: str, url: str) -> None:
     conn = await asyncpg.connect(admin.replace("postgres://", "postgresql://", 1))
     await conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
     await conn.close()
+
+
+def cpu_seconds(pid: int | str) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # user + system
+
+
+class DatabaseCpu:
+    """CPU seconds of the PostgreSQL backends connected to one database (from /proc: the
+    server runs on this machine), a backend that left keeping what it had used."""
+
+    def __init__(self, admin: str, url: str) -> None:
+        self.admin, self.name = admin, url.rsplit("/", 1)[1]
+        self.used: dict[int, float] = {}
+
+    async def seconds(self) -> float:
+        import asyncpg
+
+        conn = await asyncpg.connect(self.admin.replace("postgres://", "postgresql://", 1))
+        try:
+            pids = [
+                r["pid"] for r in await conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.name)
+            ]
+        finally:
+            await conn.close()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                self.used[pid] = cpu_seconds(pid)
+        return sum(self.used.values())

@@ -1,4 +1,5 @@
-"""Job dispatch latency and throughput on PostgreSQL with N worker processes.
+"""Job dispatch latency, throughput and CPU per job on PostgreSQL with N worker processes,
+beside procrastinate's bare queue doing the same trivial job in the same run.
 
 Prints one JSON line: `dispatch_p50_ms` / `dispatch_p99_ms` (job accepted ->
 picked up by a worker, read from the job rows, measured at a steady 50 jobs/s so
@@ -6,7 +7,16 @@ workers are idle when each job arrives), `jobs_per_s` (end to end: a burst of
 paid jobs accepted through `kernel.paid_calls.call` — the pipeline both fronts call; the
 HTTP layer's own cost is measured by bench/paid_calls.py — by 16 concurrent
 callers in this process, and completed by the worker processes, from the first
-acceptance to the last completion), `workers`, `db`.
+acceptance to the last completion), `cpu_us_per_job` (the burst's CPU per completed
+job, utime + stime: this process while it accepts, the worker processes, and the
+PostgreSQL backends of the bench's database, each also printed alone), `workers`, `db`.
+
+`procrastinate` holds the same figures for procrastinate (bench/procrastinate_anchor.py)
+on a fresh database of its own: the same job (add two numbers), the same number of jobs,
+of worker processes and of jobs each worker runs at once, deferred by 16 concurrent
+callers; `jobs_cpu_vs_procrastinate` and `jobs_throughput_vs_procrastinate` are ours
+divided by its. `load_average` is the machine's one-minute load as ours finished: the
+cores are shared, and a busy machine inflates every CPU figure.
 
 The job is trivial (`add_numbers` from tests/support/jobs_plugin.py), paid from
 credits through the real pipeline: charge, receipt, job row, NOTIFY wake-up,
@@ -34,11 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database, percentile  # noqa: E402
+import procrastinate_anchor  # noqa: E402
+from common import DatabaseCpu, cpu_seconds, create_database, drop_database, percentile  # noqa: E402
 
 OPERATOR = "bench-operator-token"
 UNLIMITED = "10000000/60"
 PATH = "/v1/tools/test/add-numbers"
+WORKER_CONCURRENCY = int(os.environ.get("BENCH_WORKER_CONCURRENCY", "16"))  # jobs each worker runs at once
 
 
 def bench_env(home: Path, url: str) -> dict[str, str]:
@@ -63,7 +75,7 @@ async def start_workers(env: dict[str, str], count: int) -> list[asyncio.subproc
                 **os.environ,
                 **env,
                 "PYTHONPATH": str(ROOT),
-                "TEST_WORKER_CONCURRENCY": os.environ.get("BENCH_WORKER_CONCURRENCY", "16"),
+                "TEST_WORKER_CONCURRENCY": str(WORKER_CONCURRENCY),
             },
             cwd=str(ROOT),
             stdout=asyncio.subprocess.PIPE,
@@ -148,22 +160,35 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
                 for i in counter:
                     burst.append(await accept(i))
 
+            database = DatabaseCpu(admin, url)
+            db0 = await database.seconds()
+            workers0 = sum(cpu_seconds(p.pid) for p in procs)
             t0 = time.time()
+            cpu0 = time.process_time()
             await asyncio.gather(*[client_loop() for _ in range(16)])
+            accept_cpu = time.process_time() - cpu0
+            await database.seconds()  # a backend that leaves before the end keeps what it used until now
             await wait_all_done(burst)
+            workers_cpu = sum(cpu_seconds(p.pid) for p in procs) - workers0
+            db_cpu = await database.seconds() - db0
             row = await sql.fetch_one(
                 "SELECT min(created_ms) AS a, max(finished_ms) AS b, count(*) AS n FROM tw_jobs WHERE status = 'completed' AND created_ms >= {}",
                 int(t0 * 1000) - 1,
             )
             span_s = (int(row["b"]) - int(row["a"])) / 1000
             failed = await sql.fetch_one("SELECT count(*) AS n FROM tw_jobs WHERE status = 'failed'")
+        done = int(row["n"])
         return {
             "db": "postgres",
             "workers": workers,
             "jobs": jobs,
             "dispatch_p50_ms": round(statistics.median(dispatch), 2),
             "dispatch_p99_ms": round(percentile(dispatch, 0.99), 2),
-            "jobs_per_s": round(int(row["n"]) / span_s, 1),
+            "jobs_per_s": round(done / span_s, 1),
+            "cpu_us_per_job": round((accept_cpu + workers_cpu + db_cpu) / done * 1e6, 1),
+            "accept_cpu_us_per_job": round(accept_cpu / done * 1e6, 1),
+            "workers_cpu_us_per_job": round(workers_cpu / done * 1e6, 1),
+            "db_cpu_us_per_job": round(db_cpu / done * 1e6, 1),
             "failed": int(failed["n"]),
         }
     finally:
@@ -172,6 +197,19 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
             await proc.wait()
         await kernel.stop()
         await drop_database(admin, url)
+
+
+async def both(jobs: int, workers: int, admin: str) -> dict[str, object]:
+    """Ours, then procrastinate's on a fresh database of its own, in the same run."""
+    ours = await run(jobs, workers, admin)
+    anchor = await procrastinate_anchor.run(admin, jobs, workers, WORKER_CONCURRENCY)
+    return {
+        **ours,
+        "load_average": round(os.getloadavg()[0], 2),
+        "procrastinate": anchor,
+        "jobs_cpu_vs_procrastinate": round(ours["cpu_us_per_job"] / anchor["cpu_us_per_job"], 3),
+        "jobs_throughput_vs_procrastinate": round(ours["jobs_per_s"] / anchor["jobs_per_s"], 3),
+    }
 
 
 def main() -> None:
@@ -184,7 +222,7 @@ def main() -> None:
     args = parser.parse_args()
     import uvloop
 
-    print(json.dumps(uvloop.run(run(args.jobs, args.workers, args.postgres))), flush=True)
+    print(json.dumps(uvloop.run(both(args.jobs, args.workers, args.postgres))), flush=True)
 
 
 if __name__ == "__main__":

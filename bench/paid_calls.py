@@ -63,9 +63,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import anchors  # noqa: E402
 import floor  # noqa: E402
-from common import create_database, drop_database  # noqa: E402
+from common import DatabaseCpu, create_database, drop_database  # noqa: E402
 from paid_server import HONDA, NO_HISTORY_ENV, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
-from serving import cpu_seconds, drive, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
+from serving import drive, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
 from tollway._core.basics.money import usdc  # noqa: E402
 from tollway._core.storage import sql  # noqa: E402
@@ -298,30 +298,6 @@ async def over_http(
             return await api() + (await database.seconds() if database else 0.0)
 
         return await measure(client, n, concurrency, agents, cpu, x402)
-
-
-class DatabaseCpu:
-    """CPU seconds of the PostgreSQL backends connected to one database (from /proc: the
-    server runs on this machine), a backend that left keeping what it had used."""
-
-    def __init__(self, admin: str, url: str) -> None:
-        self.admin, self.name = admin, url.rsplit("/", 1)[1]
-        self.used: dict[int, float] = {}
-
-    async def seconds(self) -> float:
-        import asyncpg
-
-        conn = await asyncpg.connect(self.admin.replace("postgres://", "postgresql://", 1))
-        try:
-            pids = [
-                r["pid"] for r in await conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.name)
-            ]
-        finally:
-            await conn.close()
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                self.used[pid] = cpu_seconds(pid)
-        return sum(self.used.values())
 
 
 async def history_share(urls: list[str], homes: list[Path], n: int, concurrency: int, agents: int) -> dict[str, Any]:

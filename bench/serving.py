@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from common import percentile
+from common import cpu_seconds, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,11 +34,6 @@ else:  # as `tollway serve --processes N` runs them
     from runtime.processes import serve_processes
     serve_processes({target!r}, host="127.0.0.1", port={port}, processes={processes}, paths=[{root!r}, {bench!r}])
 """
-
-
-def cpu_seconds(pid: int | str) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # user + system
 
 
 def machine_idle() -> tuple[int, int]:
