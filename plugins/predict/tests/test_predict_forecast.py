@@ -413,14 +413,18 @@ def test_seasonal_monthly_picks_a_seasonal_candidate_and_intervals_grow_with_lev
         assert 0 < w["50"] < w["80"] < w["95"]
 
 
-def test_multiplier_conformal_and_widened():
+def test_multiplier_conformal():
     from tollway_predict import forecast_backtest as fb
 
     z = np.abs(np.random.default_rng(0).normal(size=2000))
-    q = fb.multiplier(z, 95, 3)
-    assert abs(q / np.sqrt(1 + 1 / 3) - 1.96) < 0.1  # normal ratios: the normal quantile, widened for 3 origins
-    assert fb.multiplier(np.zeros(0), 80, 1) == pytest.approx(1.2816, abs=1e-3)
-    assert fb.multiplier(z * 3, 80, 3) > 3 * 1.2
+    assert abs(fb.multiplier(z, 95) - 1.96) < 0.1  # normal ratios: the normal quantile
+    assert fb.multiplier(np.zeros(0), 80) == pytest.approx(1.2816, abs=1e-3)
+    assert fb.multiplier(z * 3, 80) > 3 * 1.2
+    # below 90 %: halfway between the conformal quantile and the larger of it and the robust normal value
+    uniform = np.linspace(0.01, 1.0, 99)  # the robust normal value (0.95) above the 80 % point
+    q80 = float(uniform[int(np.ceil(100 * 0.8)) - 1])
+    tail = max(q80, float(np.median(uniform)) / 0.6745 * 1.2816)
+    assert tail > q80 and fb.multiplier(uniform, 80) == pytest.approx(0.5 * (q80 + tail), rel=1e-3)
 
 
 def test_interval_coverage_on_simulated_series_near_the_level():
@@ -466,3 +470,20 @@ def test_seasonal_ets_projection_matches_statsmodels():
         res = fe._model(f.y, 12, form).smooth(f.params)
         assert np.allclose(f.project(18), res.forecast(18), rtol=1e-9)
         assert abs(f.aicc - res.aicc) < 1e-6
+
+
+def test_hourly_seasonal_naive_replaces_the_median_when_it_backtests_better():
+    # a daily profile that changed shape ten days ago: indices averaged over the window blur the
+    # new shape, the last cycle repeated keeps it, and the backtest sees it
+    k = np.arange(24 * 30)
+    old = 100 + 30 * np.sin(2 * np.pi * k / 24)
+    new = 100 + 30 * np.sin(2 * np.pi * (k + 8) / 24)
+    y = np.where(k < 24 * 20, old, new) + np.random.default_rng(3).normal(0, 1.0, len(k))
+    out = run_forecast(block(y, horizon=48, frequency="hourly"), 20)
+    meta = out["meta"]
+    assert meta["method"] == "seasonal_naive" and meta["weights"] == {"seasonal_naive": 1.0}
+    mean = np.array([p["value"] for p in out["prediction"]])
+    assert np.allclose(mean[:24], y[-24:]) and np.allclose(mean[24:], y[-24:])
+    # a monthly series keeps its median (the seasonal ETS models its season)
+    monthly = run_forecast(block(seasonal_series(72), horizon=12, frequency="monthly"), 20)["meta"]
+    assert monthly["combination"] == "median"

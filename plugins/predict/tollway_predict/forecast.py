@@ -12,9 +12,11 @@ Pipeline of `run_forecast`:
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
-   with inverse-score weights); one `forecast_models.Fits` per forecast shares the
-   ETS fits among the candidates; interval half-widths are the combined model sd times a multiplier
-   calibrated on the backtest errors (split-conformal quantile of |error| / sd);
+   with inverse-score weights); for a cycle longer than the seasonal ETS takes (hourly
+   24) the seasonal naive replaces the median when it scored better on the backtest;
+   one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
+   interval half-widths are the combined model sd times a multiplier calibrated on the
+   backtest errors (split-conformal quantile of |error| / sd);
 6. forecasts and bounds are clipped at `floor` (reported).
 """
 
@@ -36,7 +38,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-3"
+VERSION = "forecast-4"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -236,12 +238,13 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
 
     # 4. rolling-origin backtest
     memo = fm.Fits()  # this forecast's ETS fits, shared by the candidates that fit the same model
-    per_origin, tests, fitted, errors, cut = [], [], [], {}, False
+    per_origin, trains, tests, fitted, errors, cut = [], [], [], [], {}, False
     for n_o in fb.origins(n, h, m):
         train, test = y[:n_o], y[n_o : n_o + h]
         fits, errs, cut, _ = _fit_all(train, len(test), m, names, deadline, ets, memo)
         errors.update(errs)
         per_origin.append(fb.score_origin(train, test, fits, m))
+        trains.append(train)
         tests.append(test)
         fitted.append(fits)
         if cut or time.monotonic() > deadline:
@@ -250,6 +253,13 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     scores = fb.average(per_origin)
     how, w = fb.combination(scores, names)
     w = w or {"naive": 1.0}
+    # a cycle too long for the seasonal ETS (hourly 24): no member models the season itself, they all
+    # share classical-decomposition indices averaged over the window; the seasonal naive (the last
+    # cycle repeated) replaces the median when it beat it on the backtest, scored on whole cycles (h >= m)
+    if how == "median" and m > fe.MAX_PERIOD and h >= m and "seasonal_naive" in scores:
+        median_score = fb.combined_score(trains, tests, fitted, w, how, m)
+        if median_score is not None and scores["seasonal_naive"]["score"] < median_score:
+            how, w = "weighted", {"seasonal_naive": 1.0}
 
     # 5. refit the chosen on the whole window, combine; calibrate the intervals
     final, errors2, cut2, season = _fit_all(
@@ -264,7 +274,7 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     whole = [i for i, f in enumerate(fitted) if all(k in f for k in w)]  # origins where every member fitted
     z = fb.ratios([tests[i] for i in whole], [fb.combine(fitted[i], w, how) for i in whole])
     levels = list(block.interval_levels)
-    q = {lv: fb.multiplier(z, lv, max(1, len(whole))) for lv in levels}
+    q = {lv: fb.multiplier(z, lv) for lv in levels}
     bounds = _bounds(mean, sd, levels, q)
 
     # 6. floor
