@@ -366,7 +366,7 @@ def test_pyvrp_solves_a_small_vrptw_that_passes_every_check(monkeypatch, objecti
     assert out.status == "timeout" and not out.solution["unserved"]
     all_ok(b, out)
     assert {r["vehicle"] for r in out.solution["routes"]} <= {"van#1", "van#2"}
-    assert family.VERSION.startswith("routing-4/pyvrp-")
+    assert family.VERSION.startswith("routing-5/pyvrp-")
 
 
 def test_several_windows_are_one_visit_among_alternatives(monkeypatch):
@@ -581,10 +581,10 @@ def test_route_elimination_brings_a_naive_fleet_down_to_the_minimum(monkeypatch)
     real = routing_pyvrp._search
     fleets = []
 
-    def naive_first(data, stop, initial, *more):
+    def naive_first(data, stop, initial, *more, **named):
         fleets.append(data.num_vehicles)
         if initial is not None:
-            return real(data, stop, initial, *more)
+            return real(data, stop, initial, *more, **named)
         # the first search answers one van per stop: six vans too many
         return routing_pyvrp.Solution(data, [[k] for k in range(data.num_clients)])
 
@@ -594,6 +594,52 @@ def test_route_elimination_brings_a_naive_fleet_down_to_the_minimum(monkeypatch)
     assert out.solution["vehicles_used"] == 2 and not out.solution["unserved"]
     # route elimination from 8 vans (first try with 7), then distance is polished on the two left
     assert fleets[:2] == [8, 7] and fleets[-1] == 2
+
+
+def test_long_routes_get_a_fresh_search_before_the_distance_polish(monkeypatch):
+    from tollway_solve import routing_pyvrp
+
+    no_ortools(monkeypatch)
+    # 24 stops on a ring, one van holds them all: a route of 24 stops is a long route
+    ring = [(0.0, 0.0)] + [(10 * math.cos(k * math.pi / 12), 10 * math.sin(k * math.pi / 12)) for k in range(24)]
+    b = small_vrptw(
+        objective="vehicles_then_distance",
+        vehicles=[{"id": "van", "capacity": 100, "start": {"id": "L0"}, "count": 3}],
+        stops=[{"id": f"s{i}", "location": {"id": f"L{i}"}, "demand": 1} for i in range(1, 25)],
+        coordinates=[{"id": f"L{i}", "x": x, "y": y} for i, (x, y) in enumerate(ring)],
+    )
+    real = routing_pyvrp._search
+    calls = []
+
+    def watched(data, stop, initial, *more, **named):
+        calls.append((initial is None, named.get("history")))
+        return real(data, stop, initial, *more, **named)
+
+    monkeypatch.setattr(routing_pyvrp, "_search", watched)
+    out = family.solve(b, 3)
+    all_ok(b, out)
+    assert out.solution["vehicles_used"] == 1 and not out.solution["unserved"]
+    # first search, then a search from PyVRP's own start and the polish, both with the longer history
+    long = routing_pyvrp.LONG_HISTORY
+    assert calls == [(True, None), (True, long), (False, long)]
+
+
+def test_short_routes_are_polished_from_the_squeezed_answer_only(monkeypatch):
+    from tollway_solve import routing_pyvrp
+
+    no_ortools(monkeypatch)
+    b = small_vrptw(objective="vehicles_then_distance")  # eight stops on two vans: four per route
+    real = routing_pyvrp._search
+    histories = []
+
+    def watched(data, stop, initial, *more, **named):
+        histories.append(named.get("history"))
+        return real(data, stop, initial, *more, **named)
+
+    monkeypatch.setattr(routing_pyvrp, "_search", watched)
+    out = family.solve(b, 2)
+    all_ok(b, out)
+    assert histories and set(histories) == {None}
 
 
 def test_route_elimination_keeps_stops_with_several_windows(monkeypatch):

@@ -101,7 +101,7 @@ from .routing_pyvrp import PYVRP
 class RoutingFamily:
     name = "routing"
     block_type = RoutingBlock
-    VERSION = f"routing-4/{PYVRP}+{ENGINE}"  # bump the revision when a change can alter answers
+    VERSION = f"routing-5/{PYVRP}+{ENGINE}"  # bump the revision when a change can alter answers
 
     def validate(self, block: RoutingBlock) -> None:
         if not block.vehicles:

@@ -5,8 +5,9 @@ rounded to nearest; travel and service times are scaled and rounded up and windo
 inward, so the exact replay of its routes in input units never breaks a window or a shift. A stop
 with several windows is a group of optional visits, one per window, exactly one of which is
 made. Each vehicle entry is one PyVRP vehicle type (`num_available` = its count).
-vehicles_then_distance puts a fixed cost above any total distance on every vehicle used; time
-weighs route durations only.
+vehicles_then_distance puts a fixed cost above any total distance on every vehicle used, runs
+route elimination (routing_fleet), then polishes distance on the smallest fleet (on long routes
+after a fresh search on that fleet: _afresh); time weighs route durations only.
 The search runs to the time limit (PyVRP's iterated local search restarts from its best
 solution on its own when stuck), unless a tiny instance's enumerated bound (routing_exact) shows
 that nothing cheaper exists in PyVRP's model. When it has
@@ -47,6 +48,8 @@ HANDOVER = 0.75  # share of the time after which an incomplete search hands over
 FLEET_FROM = 0.1  # vehicles_then_distance: share of the time after which a feasible first search ends
 FLEET_UNTIL = 0.85  # ... and by which route elimination (routing_fleet) hands over to distance
 FLEET_SLICE = 0.13  # share of the time in one slice of route elimination's search (routing_fleet)
+LONG_ROUTES = 20  # stops per route from which the distance phase also searches afresh (see solve)
+LONG_HISTORY = 1000  # ... with this late-acceptance history (PyVRP's default is 300)
 INT_SAFE = 2**62  # loads and costs stay below this on PyVRP's 64-bit integers
 
 
@@ -160,15 +163,39 @@ def _data(block: RoutingBlock, d: np.ndarray, t: np.ndarray, SD: int, ST: int) -
     return ProblemData(locations, clients, depots, types, [Di], [Ti], groups), owner
 
 
-def _search(data: ProblemData, stop, initial: Solution | None, seed: int = 0, watch=None) -> Solution:
-    """PyVRP's best solution within `stop`, from `initial` when given; `watch` (PyVRP search
-    callbacks) sees every iteration."""
-    params = SolveParams(ils=IteratedLocalSearchParams(callbacks=watch)) if watch is not None else SolveParams()
+def _search(
+    data: ProblemData, stop, initial: Solution | None, seed: int = 0, watch=None, history: int | None = None
+) -> Solution:
+    """PyVRP's best solution within `stop`, from `initial` when given (else from PyVRP's own random
+    start); `watch` (PyVRP search callbacks) sees every iteration; `history` replaces PyVRP's
+    late-acceptance history length."""
+    ils = {"callbacks": watch} if watch is not None else {}
+    if history is not None:
+        ils["history_length"] = history
+    params = SolveParams(ils=IteratedLocalSearchParams(**ils))
     with warnings.catch_warnings():  # a hard-to-serve instance is handed over, not printed
         warnings.simplefilter("ignore", PenaltyBoundWarning)
         return pyvrp_solve(
             data, stop=stop, seed=seed, collect_stats=False, display=False, params=params, initial_solution=initial
         ).best
+
+
+def _afresh(data: ProblemData, squeezed: Solution, t_end: float) -> tuple[Solution, int | None]:
+    """Before the distance polish of vehicles_then_distance: on long routes (LONG_ROUTES stops or
+    more each, the two-to-four-vehicle Solomon R2 and RC2 kind), route elimination's answer is a
+    poor start that the polish seldom leaves, so half the time left goes to a search from PyVRP's
+    own start on the same fleet; the polish continues from the better of the two, both with a
+    longer late-acceptance history. Returns (the start of the polish, its history length)."""
+    if squeezed.num_clients() < LONG_ROUTES * squeezed.num_routes():
+        return squeezed, None
+    mid = time.monotonic() + 0.5 * max(0.0, t_end - time.monotonic())
+    other = _search(data, _Stop(mid, mid, None), None, history=LONG_HISTORY)
+    better = (
+        other.is_feasible()
+        and other.is_complete()
+        and (other.num_routes(), other.distance()) < (squeezed.num_routes(), squeezed.distance())
+    )
+    return (other if better else squeezed), LONG_HISTORY
 
 
 def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
@@ -216,8 +243,9 @@ def solve(block: RoutingBlock, time_limit_s: float) -> Outcome:
         data, best, kinds = routing_fleet.fewer_vehicles(
             data, best, started + FLEET_UNTIL * span, FLEET_SLICE * span, _search
         )
+        best, history = _afresh(data, best, t_end)
         stop = _Stop(t_end, t_end, None)
-        best = _search(data, stop, best)
+        best = _search(data, stop, best, history=history)
     fleet = expand(block, most=S)
     first = np.cumsum([0] + [min(v.count, S) for v in block.vehicles])
     used = [0] * len(block.vehicles)
