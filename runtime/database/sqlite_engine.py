@@ -75,11 +75,7 @@ class _Transaction(SQLiteTransaction):
         if self._parent is not None:  # a nested transaction is its outermost one
             return self._parent
         engine: EmbeddedSQLiteEngine = self.engine  # type: ignore[assignment]
-        engine.queued += 1
-        try:
-            await engine.lock.acquire()
-        finally:
-            engine.queued -= 1
+        await engine.take_writer()
         try:
             await engine.open_group()
             conn = engine.raw_connection()
@@ -191,6 +187,15 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             self._checkpointer = Checkpointer(self.path, self.checkpoint_every_s)
             self._checkpointer.start()
         return self._conn
+
+    async def take_writer(self) -> None:
+        """The writer's lock, counted among those waiting for it meanwhile (an open group
+        waits for them to join before it commits)."""
+        self.queued += 1
+        try:
+            await self.lock.acquire()
+        finally:
+            self.queued -= 1
 
     async def open_group(self) -> _Group:
         """The open group, or a new one (the writer's lock held). Another engine of this
@@ -311,11 +316,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
     async def _write_in_group(self, query: str, args: Any) -> list[dict]:
         """A write outside any transaction joins the open group as a member of one statement
         (SQLite undoes a failed statement alone) and returns after the group's commit."""
-        self.queued += 1
-        try:
-            await self.lock.acquire()
-        finally:
-            self.queued -= 1
+        await self.take_writer()
         try:
             group = await self.open_group()
             conn = self.raw_connection()
