@@ -10,8 +10,9 @@ takes microseconds, less than a thread hop costs, see docs/performance.md):
   it to itself until it ends (SQLite has one writer at a time anyway);
 * group commit: a transaction runs inside a savepoint of an outer one. When it
   ends, it releases its savepoint and leaves the outer transaction open; the
-  transactions that run before the event loop's next turn join it, and the
-  group commits once then (or when `GROUP_MAX` have joined). Every member's
+  transactions that run before the event loop's next turn (or wait for the
+  writer) join it, and the group commits once the writer is free and nobody
+  waits for it (or when `GROUP_MAX` have joined). Every member's
   `async with` returns only after that commit; a member that fails rolls back
   to its savepoint alone; a write outside any transaction joins the group as a
   member of one statement. A commit writes each page it changed once to the WAL,
@@ -63,10 +64,11 @@ SAVE, UNDO, KEEP = "SAVEPOINT tw_member", "ROLLBACK TO tw_member", "RELEASE tw_m
 class _Group:
     """One open outer transaction and the members that ended inside it."""
 
-    __slots__ = ("members", "committed")
+    __slots__ = ("members", "committed", "commit_asked")
 
     def __init__(self) -> None:
         self.members = 0
+        self.commit_asked = False  # a `_try_commit` is on the event loop's list
         self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -82,7 +84,7 @@ class _Transaction(SQLiteTransaction):
             self.connection = _SharedConnection(conn)
             conn.execute(SAVE)
         except BaseException:
-            engine.lock.release()
+            engine.release_writer()
             raise
         self.context = self.engine.current_transaction.set(self)
         return self
@@ -101,14 +103,12 @@ class _Transaction(SQLiteTransaction):
                 conn.execute(KEEP)
                 if group.members == 0:  # nothing of anyone's to keep: end the outer transaction
                     engine.roll_back_group(group)
-                # else the group's commit is already on its way (`commit_soon`)
+                # else the others' commit comes when the writer is free (`release_writer`)
             else:
                 conn.execute(KEEP)
                 group.members += 1
                 if group.members < GROUP_MAX:
-                    deferred = True
-                    if group.members == 1:  # the commit runs once the tasks ready now have had their turn
-                        engine.commit_soon(group)
+                    deferred = True  # committed once the writer is free and nobody waits (`release_writer`)
                 else:
                     engine.commit_group(group)
         except sqlite3.Error as error:  # SQLite ended the outer transaction itself: the group is lost
@@ -116,7 +116,7 @@ class _Transaction(SQLiteTransaction):
             raise
         finally:
             self.engine.current_transaction.reset(self.context)
-            engine.lock.release()
+            engine.release_writer()
         if deferred:
             await asyncio.shield(group.committed)
         return exception is None
@@ -194,8 +194,30 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         self.queued += 1
         try:
             await self.lock.acquire()
-        finally:
+        except BaseException:  # cancelled while waiting: the open group must not wait for it
             self.queued -= 1
+            self._ask_commit()
+            raise
+        self.queued -= 1
+
+    def release_writer(self) -> None:
+        """Let go of the writer's lock; an open group with members commits once the writer
+        is free and nobody waits for it (the tasks ready now may join it first)."""
+        self.lock.release()
+        self._ask_commit()
+
+    def _ask_commit(self) -> None:
+        group = self.group
+        if group is not None and group.members and not group.commit_asked:
+            group.commit_asked = True
+            asyncio.get_running_loop().call_soon(self._try_commit, group)
+
+    def _try_commit(self, group: _Group) -> None:
+        group.commit_asked = False
+        if self.group is not group or self.lock.locked() or self.queued:
+            return  # ended already, or whoever holds or takes the writer next asks again when done
+        with contextlib.suppress(sqlite3.Error):  # the members raise it
+            self.commit_group(group)
 
     async def open_group(self) -> _Group:
         """The open group, or a new one (the writer's lock held). Another engine of this
@@ -250,22 +272,6 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         if not group.committed.done():
             group.committed.set_exception(error)
             group.committed.exception()  # retrieved here: each waiting member re-raises it
-
-    def commit_soon(self, group: _Group) -> None:
-        """Commit `group` at the event loop's next turn, after the tasks ready now (which may
-        join it); while a member holds the writer or others wait for it, at a later turn."""
-
-        def commit() -> None:
-            if self.group is not group:
-                return
-            if self.lock.locked() or self.queued:  # a member is between its statements, or more will join
-                loop.call_soon(commit)
-                return
-            with contextlib.suppress(sqlite3.Error):  # the members raise it
-                self.commit_group(group)
-
-        loop = asyncio.get_running_loop()
-        loop.call_soon(commit)
 
     def _flush_open_group(self) -> None:
         """A statement that must run on its own (DDL, PRAGMA) first commits the open group."""
@@ -332,10 +338,8 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             if group.members >= GROUP_MAX:
                 self.commit_group(group)
                 return rows
-            if group.members == 1:
-                self.commit_soon(group)
         finally:
-            self.lock.release()
+            self.release_writer()
         await asyncio.shield(group.committed)
         return rows
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -247,5 +248,35 @@ async def test_writes_outside_transactions_join_the_group_and_fail_alone(tmp_pat
         assert len(failed) == 1 and isinstance(failed[0], sqlite3.IntegrityError)  # w0 twice
         assert seen == {f"w{i}": True for i in range(30)}
         assert len(commits) < 10
+    finally:
+        await db.close()
+
+
+async def test_a_group_waiting_for_a_slow_transaction_does_not_spin(tmp_path: Path) -> None:
+    """A finished member waits for the commit while another transaction holds the writer
+    across a slow await: nothing polls meanwhile (the commit is asked for when the writer is
+    let go), and the member's row is committed when it returns."""
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        inside = asyncio.Event()
+
+        async def slow() -> None:
+            async with db.transaction():
+                await sql.fetch(
+                    "INSERT INTO tw_agents (id, wallet_address, name, credits, created_ms) VALUES ('s', NULL, 's', 0, 0)"
+                )
+                inside.set()
+                await asyncio.sleep(0.5)
+
+        visible: dict[int, bool] = {}
+        first = asyncio.create_task(member(db, 0, False, 3, path, visible))
+        await asyncio.sleep(0)  # the member is inside its transaction: the slow one queues for the writer
+        slow_task = asyncio.create_task(slow())
+        started = time.process_time()
+        await inside.wait()
+        await asyncio.gather(first, slow_task)
+        assert visible == {0: True}
+        assert time.process_time() - started < 0.15  # half a second of waiting, not of polling
     finally:
         await db.close()
