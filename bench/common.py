@@ -7,6 +7,7 @@ import base64
 import contextlib
 import os
 import secrets
+import time
 from pathlib import Path
 
 OPERATOR = "bench-operator-token"
@@ -75,3 +76,33 @@ class DatabaseCpu:
             with contextlib.suppress(OSError):
                 self.used[pid] = cpu_seconds(pid)
         return sum(self.used.values())
+
+
+class BurstCpu:
+    """The CPU a burst of jobs costs: this process while it hands them over (`handed_over`),
+    the worker processes `pids`, and the PostgreSQL backends of the database at `url`."""
+
+    def __init__(self, admin: str, url: str, pids: list[int]) -> None:
+        self.database, self.pids = DatabaseCpu(admin, url), pids
+
+    async def start(self) -> None:
+        self.db0 = await self.database.seconds()
+        self.workers0 = sum(cpu_seconds(p) for p in self.pids)
+        self.cpu0 = time.process_time()
+
+    async def handed_over(self) -> None:
+        self.caller = time.process_time() - self.cpu0
+        await self.database.seconds()  # a backend that leaves before the end keeps what it used until now
+
+    async def finished(self) -> None:
+        self.workers = sum(cpu_seconds(p) for p in self.pids) - self.workers0
+        self.db = await self.database.seconds() - self.db0
+
+    def per_job(self, done: int, caller: str) -> dict[str, float]:
+        """µs per completed job: in all, and each part (`<caller>_`, `workers_`, `db_cpu_us_per_job`)."""
+        return {
+            "cpu_us_per_job": round((self.caller + self.workers + self.db) / done * 1e6, 1),
+            f"{caller}_cpu_us_per_job": round(self.caller / done * 1e6, 1),
+            "workers_cpu_us_per_job": round(self.workers / done * 1e6, 1),
+            "db_cpu_us_per_job": round(self.db / done * 1e6, 1),
+        }

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import OPERATOR, create_database, drop_database, percentile, service_env  # noqa: E402
-from serving import machine_idle  # noqa: E402
+from serving import idle_since, machine_idle  # noqa: E402
 
 GOAL_MS = 300.0
 DAY_MS = 86_400_000
@@ -188,10 +188,9 @@ async def run(db_kind: str, url: str, home: Path, args) -> dict:
             month, cpu_month = await renders(client, "/console", args.renders)
             quarter, cpu_quarter = await renders(client, "/console?days=90", args.renders)
         sums = await anchor(max(3, args.renders // 5))
-        idle1 = machine_idle()
+        idle = idle_since(idle0) * 100
     finally:
         await kernel.stop()
-    idle = (idle1[0] - idle0[0]) / max(1, idle1[1] - idle0[1]) * 100
     return {
         "bench": "console_overview",
         "db": db_kind,

@@ -30,36 +30,52 @@ from tollway._core.storage.tables import BoundEngine
 RUNS = 3
 
 
-class Captured:
-    """The statements (template and values) an engine runs while `on`."""
+class StatementLog:
+    """What an engine runs while `on`, the rate limiter's counter aside (not the payment's):
+    each statement as (template, values), an ORM query as (its text, None), and the start of
+    each outermost transaction as (TRANSACTION, None)."""
+
+    TRANSACTION = "-- transaction"
 
     def __init__(self) -> None:
         self.on = False
-        self.statements: list[tuple[str, tuple[Any, ...]]] = []
-        self.other = 0  # statements that are not named raw statements (the ORM's)
+        self.entries: list[tuple[str, tuple[Any, ...] | None]] = []
 
     def install(self, engine: Any) -> Callable[[], None]:
+        """Start logging what `engine` runs; returns what stops it."""
         base = type(engine)
-        capture = self
+        log = self
 
-        class Capturing(base):  # type: ignore[misc, valid-type]
+        class Logged(base):  # type: ignore[misc, valid-type]
             __slots__ = ()
 
             async def run_querystring(self, querystring: Any, *args: Any, **kwargs: Any) -> Any:
-                if capture.on:
+                if log.on and "tw_rate_counters" not in str(querystring):
                     if isinstance(querystring, Bound):
-                        if "tw_rate_counters" not in querystring.template:  # the rate limit's, not the payment's
-                            capture.statements.append((querystring.template, querystring.args))
+                        log.entries.append((querystring.template, querystring.args))
                     else:
-                        capture.other += 1
+                        log.entries.append((" ".join(str(querystring).split()), None))
                 return await base.run_querystring(self, querystring, *args, **kwargs)
 
-        engine.__class__ = Capturing
+            def transaction(self, *args: Any, **kwargs: Any) -> Any:
+                if log.on and self.current_transaction.get() is None:
+                    log.entries.append((log.TRANSACTION, None))
+                return base.transaction(self, *args, **kwargs)
+
+        engine.__class__ = Logged
 
         def uninstall() -> None:
             engine.__class__ = base
 
         return uninstall
+
+    def lines(self) -> list[str]:
+        """Each entry's text (a statement's first 110 characters)."""
+        return [" ".join(text.split())[:110] for text, _ in self.entries]
+
+    def statements(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The named statements with their values (what can be replayed)."""
+        return [(text, args) for text, args in self.entries if args is not None]
 
 
 ID = re.compile(r"^([a-z]+_)[0-9a-f]{16,32}$")
@@ -118,23 +134,26 @@ async def sql_floor(statements: list[tuple[str, tuple[Any, ...]]], agent_id: str
         await pg.close()
 
 
-async def component_floor(kernel: Any, one_call: Callable[[], Awaitable[None]], agent_id: str, n: int) -> dict:
-    """The parts of one credits call of `agent_id` (`one_call` makes one through the app)."""
+async def component_floor(
+    kernel: Any, one_call: Callable[[], Awaitable[None]], agent_id: str, lookup: dict[str, Any], n: int
+) -> dict:
+    """The parts of one credits call of `agent_id` for the vehicle recall `lookup` (`one_call`
+    makes one through the app)."""
     from tollway._core.storage import sql
 
-    capture = Captured()
-    uninstall = capture.install(BoundEngine.current)
+    log = StatementLog()
+    uninstall = log.install(BoundEngine.current)
     try:
-        capture.on = True
+        log.on = True
         await one_call()
     finally:
-        capture.on = False
+        log.on = False
         uninstall()
     # the captured debit must keep succeeding: a balance no replay can spend
     await sql.fetch("UPDATE tw_agents SET credits = {} WHERE id = {}", 10**15, agent_id)
     out: dict[str, Any] = {
-        "floor_statements": len(capture.statements),
-        "floor_sql_us": await sql_floor(capture.statements, agent_id, n),
+        "floor_statements": len(log.statements()),
+        "floor_sql_us": await sql_floor(log.statements(), agent_id, n),
     }
     row = await sql.fetch_one("SELECT body FROM tw_receipts ORDER BY created_ms DESC LIMIT 1")
     receipt = msgspec.json.decode(row["body"]) if isinstance(row["body"], (str, bytes)) else dict(row["body"])
@@ -145,7 +164,7 @@ async def component_floor(kernel: Any, one_call: Callable[[], Awaitable[None]], 
 
     out["floor_sign_us"] = await _least(n, sign)
     tool = kernel.registry.tools["vehicle_recalls"]
-    value = msgspec.convert({"make": "Honda", "model": "Accord", "model_year": 2021}, tool.input_type)
+    value = msgspec.convert(lookup, tool.input_type)
 
     async def run_tool() -> None:
         await kernel.tool_runner.run(tool, value, request_id="req_floor", agent_id=agent_id)

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import procrastinate_anchor  # noqa: E402
-from common import DatabaseCpu, cpu_seconds, create_database, drop_database, percentile  # noqa: E402
+from common import BurstCpu, create_database, drop_database, percentile  # noqa: E402
 
 OPERATOR = "bench-operator-token"
 UNLIMITED = "10000000/60"
@@ -160,17 +160,13 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
                 for i in counter:
                     burst.append(await accept(i))
 
-            database = DatabaseCpu(admin, url)
-            db0 = await database.seconds()
-            workers0 = sum(cpu_seconds(p.pid) for p in procs)
+            cpu = BurstCpu(admin, url, [p.pid for p in procs])
+            await cpu.start()
             t0 = time.time()
-            cpu0 = time.process_time()
             await asyncio.gather(*[client_loop() for _ in range(16)])
-            accept_cpu = time.process_time() - cpu0
-            await database.seconds()  # a backend that leaves before the end keeps what it used until now
+            await cpu.handed_over()
             await wait_all_done(burst)
-            workers_cpu = sum(cpu_seconds(p.pid) for p in procs) - workers0
-            db_cpu = await database.seconds() - db0
+            await cpu.finished()
             row = await sql.fetch_one(
                 "SELECT min(created_ms) AS a, max(finished_ms) AS b, count(*) AS n FROM tw_jobs WHERE status = 'completed' AND created_ms >= {}",
                 int(t0 * 1000) - 1,
@@ -185,10 +181,7 @@ async def run(jobs: int, workers: int, admin: str) -> dict[str, object]:
             "dispatch_p50_ms": round(statistics.median(dispatch), 2),
             "dispatch_p99_ms": round(percentile(dispatch, 0.99), 2),
             "jobs_per_s": round(done / span_s, 1),
-            "cpu_us_per_job": round((accept_cpu + workers_cpu + db_cpu) / done * 1e6, 1),
-            "accept_cpu_us_per_job": round(accept_cpu / done * 1e6, 1),
-            "workers_cpu_us_per_job": round(workers_cpu / done * 1e6, 1),
-            "db_cpu_us_per_job": round(db_cpu / done * 1e6, 1),
+            **cpu.per_job(done, "accept"),
             "failed": int(failed["n"]),
         }
     finally:

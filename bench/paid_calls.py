@@ -65,7 +65,7 @@ import anchors  # noqa: E402
 import floor  # noqa: E402
 from common import DatabaseCpu, create_database, drop_database  # noqa: E402
 from paid_server import HONDA, NO_HISTORY_ENV, bench_kernel  # noqa: E402,F401  (HONDA: the replayed answer)
-from serving import drive, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
+from serving import drive, idle_since, machine_idle, ramp_calls, ramp_up, served, server_cpu_seconds  # noqa: E402
 
 from tollway._core.basics.money import usdc  # noqa: E402
 from tollway._core.storage import sql  # noqa: E402
@@ -157,13 +157,12 @@ async def cpu_windows(
     concurrency: int,
     one: Callable[[int], Awaitable[None]],
     cpu: Callable[[], Awaitable[float]],
-    offset: int = 0,
 ) -> dict[str, float]:
     """REPEATS windows of `n` calls of `one`: the median CPU µs per call and calls per second."""
     per_call, rates = [], []
     for w in range(REPEATS):
         before = await cpu()
-        measured = await drive(n, concurrency, lambda i: one(offset + w * n + i))
+        measured = await drive(n, concurrency, lambda i: one(w * n + i))
         per_call.append((await cpu() - before) / n * 1e6)
         rates.append(measured["rps"])
     return {"cpu_us": round(statistics.median(per_call), 1), "rps": round(statistics.median(rates), 1)}
@@ -207,13 +206,8 @@ async def measure(
     if x402:
         paid = await cpu_windows(pairs, concurrency, x402_call, cpu)
         out.update({"x402_cpu_us": paid["cpu_us"], "x402_pairs_per_s": paid["rps"]})
-    out["machine_idle"] = idle_since(idle)
+    out["machine_idle"] = round(idle_since(idle), 2)
     return out
-
-
-def idle_since(start: tuple[int, int]) -> float:
-    now = machine_idle()
-    return round((now[0] - start[0]) / max(1, now[1] - start[1]), 2)
 
 
 @contextlib.asynccontextmanager
@@ -250,7 +244,7 @@ async def component_floor(db: str, url: str, home: Path, n: int = 2000) -> dict[
         for _ in range(50):  # warm: the upstream answer cached, the lookup's facts recorded once
             await call()
         agent = await sql.fetch_one("SELECT id FROM tw_agents WHERE name = {}", "bench-0")
-        return await floor.component_floor(kernel, call, agent["id"], n)
+        return await floor.component_floor(kernel, call, agent["id"], LOOKUP, n)
 
 
 async def wal_bytes(url: str, home: Path, concurrency: int, agents: int, calls: int = 800) -> dict[str, float]:
@@ -356,9 +350,6 @@ def ratios(row: dict[str, Any]) -> dict[str, float]:
     def ratio(a: str, b: str) -> float:
         return round(row[a] / row[b], 3)
 
-    row["floor_cpu_us"] = round(
-        row["framework_cpu_us"] + row["floor_sql_us"] + row["floor_sign_us"] + row["floor_tool_us"], 1
-    )
     out = {
         "credits_cpu_vs_framework": ratio("credits_cpu_us", "framework_cpu_us"),
         "credits_vs_floor": ratio("floor_cpu_us", "credits_cpu_us"),
@@ -373,7 +364,7 @@ def ratios(row: dict[str, Any]) -> dict[str, float]:
 def idle_now(seconds: float = 3.0) -> float:
     start = machine_idle()
     time.sleep(seconds)
-    return idle_since(start)
+    return round(idle_since(start), 2)
 
 
 async def main() -> None:
@@ -441,6 +432,9 @@ async def main() -> None:
                     for url in fresh:
                         await drop_database(ADMIN, url)
             row.update(shared)
+            row["floor_cpu_us"] = round(
+                row["framework_cpu_us"] + row["floor_sql_us"] + row["floor_sign_us"] + row["floor_tool_us"], 1
+            )
             row.update(ratios(row))
             print(json.dumps(row), flush=True)
 

@@ -26,7 +26,7 @@ import procrastinate
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import DatabaseCpu, cpu_seconds, create_database, drop_database, percentile  # noqa: E402
+from common import BurstCpu, create_database, drop_database, percentile  # noqa: E402
 
 URL_ENV = "BENCH_PROCRASTINATE_URL"
 CALLERS = 16  # concurrent deferring callers, as bench/jobs.py accepts ours
@@ -117,22 +117,18 @@ async def run(admin: str, jobs: int, workers: int, concurrency: int) -> dict[str
             )[0]["id"]
 
             # 2. a burst deferred by 16 concurrent callers, CPU measured around it
-            database = DatabaseCpu(admin, url)
-            db0 = await database.seconds()
-            workers0 = sum(cpu_seconds(p.pid) for p in procs)
             counter = iter(range(jobs))
 
             async def caller() -> None:
                 for i in counter:
                     await add.defer_async(a=i, b=1)
 
-            cpu0 = time.process_time()
+            cpu = BurstCpu(admin, url, [p.pid for p in procs])
+            await cpu.start()
             await asyncio.gather(*[caller() for _ in range(CALLERS)])
-            defer_cpu = time.process_time() - cpu0
-            await database.seconds()  # a backend that leaves before the end keeps what it used until now
+            await cpu.handed_over()
             await wait_all_done(local)
-            workers_cpu = sum(cpu_seconds(p.pid) for p in procs) - workers0
-            db_cpu = await database.seconds() - db0
+            await cpu.finished()
             span = (
                 await local.connector.execute_query_all_async(
                     "SELECT extract(epoch FROM max(at) FILTER (WHERE type IN ('succeeded', 'failed'))"
@@ -149,10 +145,7 @@ async def run(admin: str, jobs: int, workers: int, concurrency: int) -> dict[str
             "dispatch_p50_ms": round(statistics.median(dispatch), 2),
             "dispatch_p99_ms": round(percentile(dispatch, 0.99), 2),
             "jobs_per_s": round(done / float(span["s"]), 1),
-            "cpu_us_per_job": round((defer_cpu + workers_cpu + db_cpu) / done * 1e6, 1),
-            "defer_cpu_us_per_job": round(defer_cpu / done * 1e6, 1),
-            "workers_cpu_us_per_job": round(workers_cpu / done * 1e6, 1),
-            "db_cpu_us_per_job": round(db_cpu / done * 1e6, 1),
+            **cpu.per_job(done, "defer"),
             "failed": int(failed[0]["n"]),
         }
     finally:

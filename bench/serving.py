@@ -45,6 +45,12 @@ def machine_idle() -> tuple[int, int]:
     return ticks[3] + ticks[4], sum(ticks)  # idle + iowait
 
 
+def idle_since(start: tuple[int, int]) -> float:
+    """The share of the machine's CPU (all cores) left idle since `machine_idle()` gave `start`."""
+    now = machine_idle()
+    return (now[0] - start[0]) / max(1, now[1] - start[1])
+
+
 def server_cpu_seconds(pid: int) -> list[float]:
     """CPU seconds so far of each serving process of the server child `pid`: the child
     itself, or the processes uvicorn started under it to serve (Linux /proc; empty
@@ -171,12 +177,3 @@ async def ramp_up(concurrency: int, one: Callable[[int], Awaitable[None]]) -> No
     for k in range(1, concurrency + 1):
         await drive(k, k, lambda i: one(done + i))
         done += k
-
-
-def figures(name: str, measured: dict[str, float]) -> dict[str, float]:
-    """`measured` as the row's `<name>_rps`, `<name>_p50_ms`, `<name>_p99_ms`."""
-    return {
-        f"{name}_rps": round(measured["rps"], 1),
-        f"{name}_p50_ms": round(measured["p50_ms"], 2),
-        f"{name}_p99_ms": round(measured["p99_ms"], 2),
-    }

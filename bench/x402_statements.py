@@ -29,37 +29,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import create_database, drop_database  # noqa: E402
+from floor import StatementLog  # noqa: E402
 from paid_calls import ADMIN, LOOKUP, OPERATOR, PATH, bench_env  # noqa: E402
 from paid_server import replay_transport  # noqa: E402
-
-
-class StatementLog:
-    """Records what an engine runs (its `run_querystring` and outermost `transaction`)."""
-
-    def __init__(self, engine: Any) -> None:
-        self.engine = engine
-        self.lines: list[str] = []
-        self.on = False
-        base = type(engine)
-        log = self
-
-        class Logged(base):  # type: ignore[misc, valid-type]
-            __slots__ = ()
-
-            async def run_querystring(self, querystring: Any, *args: Any, **kwargs: Any) -> Any:
-                if log.on and "tw_rate_counters" not in str(querystring):  # the rate limit's, not the payment's
-                    log.lines.append(" ".join(str(querystring).split())[:110])
-                return await base.run_querystring(self, querystring, *args, **kwargs)
-
-            def transaction(self, *args: Any, **kwargs: Any) -> Any:
-                if log.on and self.current_transaction.get() is None:
-                    log.lines.append("-- transaction")
-                return base.transaction(self, *args, **kwargs)
-
-        engine.__class__ = Logged
-
-    def statements(self) -> list[str]:
-        return [line for line in self.lines if not line.startswith("--")]
 
 
 async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, network: Any) -> list[str]:
@@ -78,7 +50,7 @@ async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, 
         valid_before=now + 3600,
     )
     header = make_payment_header(network, required, auth, sig)
-    log.lines, log.on = [], True
+    log.entries, log.on = [], True
     try:
         paid = await client.post(
             PATH, json=LOOKUP, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
@@ -86,7 +58,7 @@ async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, 
     finally:
         log.on = False
     assert paid.status_code == 200, paid.text
-    return log.lines
+    return log.lines()
 
 
 async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str, Any]:
@@ -104,7 +76,8 @@ async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str
         await kernel.db.truncate_all()
         await kernel.receipts.publish_key()
     try:
-        log = StatementLog(kernel.db.engine)
+        log = StatementLog()
+        log.install(kernel.db.engine)
         transport = httpx.ASGITransport(app=http_app(kernel, manage_kernel=False), client=("127.0.0.1", 40000))
         async with httpx.AsyncClient(transport=transport, base_url="http://bench.local") as client:
             op = {"Authorization": f"Bearer {OPERATOR}"}
