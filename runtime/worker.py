@@ -93,10 +93,10 @@ class Worker:
         unsubscribe = self.kernel.events.subscribe(JOBS_NEW, lambda _payload: self._wake.set())
         try:
             while not self._stop.is_set():
-                claimed_any = await self._fill_slots(pool)
-                if claimed_any:
-                    continue
+                # Cleared before claiming: an event that arrives while we claim sets it again
+                # and we claim once more; without one we wait (no empty claim to find out).
                 self._wake.clear()
+                await self._fill_slots(pool)
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=self.poll_s)
         finally:
@@ -139,5 +139,6 @@ class Worker:
         except Exception:
             log.exception("job %s crashed the runner", claimed.id)
         finally:
+            # A freed slot needs no wake-up: a claim loop short of slots waits on the
+            # semaphore itself, and one that found the queue empty waits for the next event.
             self._slots.release()
-            self._wake.set()

@@ -20,7 +20,6 @@ from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
-from piccolo.querystring import QueryString
 
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
@@ -29,9 +28,13 @@ from tollway._core.credits.refunds import Refunds
 from tollway._core.jobs import jobs, notifications
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.receipts.tables import Receipt
+from tollway._core.storage import sql
 
 log = logging.getLogger("tollway.jobs")
+
+ADD_PROVIDER_COST = sql.Statement(
+    "UPDATE tw_receipts SET provider_cost = COALESCE(provider_cost, 0) + {} WHERE receipt_id = {}"
+)
 
 
 class _Meter:
@@ -70,6 +73,7 @@ class JobRunner:
         meter = _Meter()
         started = time.monotonic_ns()
         heart: asyncio.Task[bool] | None = None
+        ran = None
         try:
             value = msgspec.json.decode(claimed.input, type=tool.input_type)
             run = asyncio.ensure_future(
@@ -104,7 +108,8 @@ class JobRunner:
                 heart.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await heart
-            await self._record_cost(claimed, meter.provider_cost)
+            if ran is None or ran.parked:  # a completion writes the cost in its own transaction
+                await self._record_cost(claimed, meter.provider_cost)
         if ran.parked:  # someone else finishes it, or it runs again later (core/jobs/parked.py)
             parked = claimed.attempt is not None and await jobs.park(
                 claimed.id,
@@ -115,7 +120,9 @@ class JobRunner:
             )
             return "parked" if parked else "fenced"
         ran_ms = (time.monotonic_ns() - started) // 1_000_000
-        return await self.job_completed(claimed, msgspec.to_builtins(ran.output), duration_ms=ran_ms)
+        return await self.job_completed(
+            claimed, msgspec.to_builtins(ran.output), duration_ms=ran_ms, provider_cost=meter.provider_cost
+        )
 
     async def _record_cost(self, claimed: jobs.Claimed, cost: int | None) -> None:
         """What this attempt cost upstream, added to the private column beside the job's
@@ -123,8 +130,7 @@ class JobRunner:
         if not cost or not claimed.receipt_id:
             return
         try:
-            added = QueryString("COALESCE(provider_cost, 0) + {}", cost)
-            await Receipt.update({Receipt.provider_cost: added}).where(Receipt.receipt_id == claimed.receipt_id)
+            await ADD_PROVIDER_COST.execute(cost, claimed.receipt_id)
         except Exception:  # the cost is bookkeeping: never the job's outcome
             log.exception("recording the provider cost of job %s failed", claimed.id)
 
@@ -147,9 +153,14 @@ class JobRunner:
             except Exception:  # the database blipped: the next beat tries again
                 log.exception("heartbeat of job %s failed", claimed.id)
 
-    async def job_completed(self, claimed: jobs.Claimed, result: Any, *, duration_ms: int | None = None) -> str:
-        """Complete the job; `duration_ms` (the attempt's run time) goes beside its receipt."""
+    async def job_completed(
+        self, claimed: jobs.Claimed, result: Any, *, duration_ms: int | None = None, provider_cost: int | None = None
+    ) -> str:
+        """Complete the job; `duration_ms` (the attempt's run time) goes beside its receipt, and
+        `provider_cost` (what the attempt cost upstream) with it, written even if the job is fenced."""
         async with self.db.transaction():
+            if provider_cost and claimed.receipt_id:
+                await ADD_PROVIDER_COST.execute(provider_cost, claimed.receipt_id)
             if not await jobs.complete(claimed.id, claimed.attempt, result, bus=self.events):
                 return "fenced"
             if claimed.receipt_id:

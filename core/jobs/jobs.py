@@ -73,6 +73,23 @@ CREATE = {
         "RETURNING id, pg_notify('tollway_jobs_new', id) AS notified"
     ),
 }
+# On PostgreSQL the `accepted` event rides the insert as a data-modifying CTE (one round trip
+# on the paid path instead of two); SQLite has no such CTEs and writes it in a second statement.
+CREATE_WITH_EVENT = {
+    False: sql.Statement(
+        "WITH j AS (INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, "
+        "updated_ms, waiting_for, message) VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) "
+        "RETURNING id, created_ms, message), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) "
+        "SELECT id, created_ms, 'accepted', NULL, message FROM j) SELECT id FROM j"
+    ),
+    True: sql.Statement(
+        "WITH j AS (INSERT INTO tw_jobs (id, tool, agent_id, status, input, receipt_id, attempt, created_ms, "
+        "updated_ms, waiting_for, message) VALUES ({}, {}, {}, 'pending', {}, {}, 0, {}, {}, {}, {}) "
+        "RETURNING id, created_ms, message), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) "
+        "SELECT id, created_ms, 'accepted', NULL, message FROM j) "
+        "SELECT id, pg_notify('tollway_jobs_new', id) AS notified FROM j"
+    ),
+}
 RELEASE = {
     False: sql.Statement(
         "UPDATE tw_jobs SET waiting_for = NULL, message = NULL, updated_ms = {} WHERE id = {} AND waiting_for = {} "
@@ -168,6 +185,22 @@ COMPLETE = {
         "RETURNING id, pg_notify('tollway_job_updates', id || ' completed') AS notified"
     ),
 }
+# The claimer's completion on PostgreSQL, its `completed` event in the same statement (as CREATE_WITH_EVENT).
+COMPLETE_WITH_EVENT = {
+    False: sql.Statement(
+        "WITH c AS (UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, "
+        "finished_ms = {}, lease_until_ms = NULL WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id, updated_ms, attempt), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) "
+        "SELECT id, updated_ms, 'completed', attempt, NULL FROM c) SELECT id FROM c"
+    ),
+    True: sql.Statement(
+        "WITH c AS (UPDATE tw_jobs SET status = 'completed', result = {}, message = NULL, updated_ms = {}, "
+        "finished_ms = {}, lease_until_ms = NULL WHERE id = {} AND attempt = {} AND status = 'processing' "
+        "RETURNING id, updated_ms, attempt), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, attempt, text) "
+        "SELECT id, updated_ms, 'completed', attempt, NULL FROM c) "
+        "SELECT id, pg_notify('tollway_job_updates', id || ' completed') AS notified FROM c"
+    ),
+}
 FAIL = {
     (True, False): sql.Statement(
         "UPDATE tw_jobs SET status = 'failed', error = {}, error_code = {}, error_category = {}, error_status = {}, "
@@ -223,8 +256,12 @@ async def create(
     now = now_ms()
     waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
     notifying = payment_settled and _notifying(bus, JOBS_NEW, "id", CREATE[True])
+    args = (job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
+    if sql.on_postgres():
+        await CREATE_WITH_EVENT[notifying].execute(*args)
+        return
     async with sql.transaction():  # the caller's, on the paid path
-        await CREATE[notifying].execute(job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
+        await CREATE[notifying].execute(*args)
         await job_events.record(job_id, "accepted", text=message)
 
 
@@ -290,6 +327,9 @@ async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = Non
     now = now_ms()
     fenced = attempt is not None
     notifying = _notifying(bus, JOB_UPDATES, "id || ' completed'", COMPLETE[fenced, True])
+    if fenced and sql.on_postgres():
+        done = await COMPLETE_WITH_EVENT[notifying].row(msgspec.json.encode(result).decode(), now, now, job_id, attempt)
+        return done is not None
     async with sql.transaction():  # the runner's, with the receipt and the notification
         row = await COMPLETE[fenced, notifying].row(
             msgspec.json.encode(result).decode(), now, now, job_id, *((attempt,) if fenced else ())
