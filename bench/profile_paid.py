@@ -34,10 +34,11 @@ PARTS = [
     ("uvicorn's run_asgi: the whole request in the app", "uvicorn/protocols/http/httptools_impl.py", "run_asgi"),
     ("Litestar's app", "litestar/app.py", "__call__"),
     ("the lean front (http_server/front.py)", "http_server/front.py", "__call__"),
-    ("request -> CallRequest (to_call_request)", "http_server/translate.py", "to_call_request"),
-    ("request -> CallRequest (front)", "http_server/front.py", "call_request"),
+    ("request -> CallRequest (Litestar's route: to_call_request)", "http_server/translate.py", "to_call_request"),
+    ("scope and body -> CallRequest (call_request)", "http_server/translate.py", "call_request"),
     ("the kernel's paid call (PaidCalls.call)", "core/calls/pipeline.py", "call"),
-    ("answer -> ASGI (answer_asgi)", "http_server/translate.py", "answer_asgi"),
+    ("answer -> ASGI (Litestar's route: answer_asgi)", "http_server/translate.py", "answer_asgi"),
+    ("answer -> status, headers, body (answer_parts)", "http_server/translate.py", "answer_parts"),
     ("ServiceError -> Response (service_error_handler)", "http_server/translate.py", "service_error_handler"),
 ]
 
