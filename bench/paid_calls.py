@@ -175,18 +175,15 @@ def process_cpu(client: Any) -> Callable[[], Awaitable[float]]:
     return seconds
 
 
-async def measure(
-    client: Any, n: int, concurrency: int, agents: int, cpu: Callable[[], Awaitable[float]], x402: bool = True
-) -> dict:
-    """The service's credits path and (with `x402`) its x402 path, REPEATS windows each after a warm-up."""
-    pairs = n // 2 or 1
-    tokens, payments = await setup_payers(
-        client, REPEATS * n + ramp_calls(concurrency), REPEATS * pairs + WARM if x402 else 0, 5000, agents
-    )
+def paid_paths(
+    client: Any, tokens: list[str], payments: list[str]
+) -> tuple[Callable[[int], Awaitable[None]], Callable[[int], Awaitable[None]]]:
+    """(credits call i, x402 pair i): call i paid from agent i's credits (of `tokens`, round
+    robin), pair i a 402 then the resend paid with `payments[i]`."""
     auths = [{"Authorization": f"Bearer {token}"} for token in tokens]
 
     async def credits_call(i: int) -> None:
-        resp = await client.post(PATH, json=LOOKUP, headers=auths[i % agents])
+        resp = await client.post(PATH, json=LOOKUP, headers=auths[i % len(auths)])
         assert resp.status_code == 200, resp.text
 
     async def x402_call(i: int) -> None:
@@ -197,6 +194,18 @@ async def measure(
         )
         assert paid.status_code == 200, paid.text
 
+    return credits_call, x402_call
+
+
+async def measure(
+    client: Any, n: int, concurrency: int, agents: int, cpu: Callable[[], Awaitable[float]], x402: bool = True
+) -> dict:
+    """The service's credits path and (with `x402`) its x402 path, REPEATS windows each after a warm-up."""
+    pairs = n // 2 or 1
+    tokens, payments = await setup_payers(
+        client, REPEATS * n + ramp_calls(concurrency), REPEATS * pairs + WARM if x402 else 0, 5000, agents
+    )
+    credits_call, x402_call = paid_paths(client, tokens, payments)
     await ramp_up(concurrency, credits_call)
     if x402:
         await drive(WARM, concurrency, lambda i: x402_call(REPEATS * pairs + i))

@@ -10,6 +10,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_HISTORY_ENV = "TOLLWAY_BENCH_NO_HISTORY"
+LITESTAR_ONLY_ENV = "TOLLWAY_BENCH_LITESTAR_ONLY"  # tool calls through Litestar, not the lean path
 HONDA = (
     ROOT
     / "plugins"
@@ -48,7 +49,9 @@ def bench_kernel(settings: Any = None) -> Any:
 def app() -> Any:
     """One API process (uvicorn calls this in each): `runtime.service.serve_app`, the
     factory of `tollway serve --processes N`, over the bench's kernel; the job workers
-    come from TOLLWAY_SERVE_JOB_WORKERS as there (the bench sets 0)."""
+    come from TOLLWAY_SERVE_JOB_WORKERS as there (the bench sets 0). With
+    TOLLWAY_BENCH_LITESTAR_ONLY set, the Litestar app alone is served (the anchor of what
+    the lean path of tool calls saves: `http_server/front.py`)."""
     import os
 
     from tollway._runtime.service import serve_app
@@ -60,4 +63,5 @@ def app() -> Any:
             return None
 
         tollway._core.calls.pipeline.record_lookup = record_nothing
-    return serve_app(bench_kernel())
+    app = serve_app(bench_kernel())
+    return app.litestar if os.environ.get(LITESTAR_ONLY_ENV) else app

@@ -1,7 +1,8 @@
 """The HTTP front renders exactly two declarations: each `Tool` (a paid call) and each
 `Route` (the kernel's own and the plugins', plugin_routes.py), with their OpenAPI
-operations, plus the push subscription. runtime/service.py (`http_app`) assembles the app
-for `tollway serve`, the tests and the benchmarks, mounting the MCP front beside it."""
+operations, plus the push subscription; tool calls take the lean path of front.py in front
+of them. runtime/service.py (`http_app`) assembles the app for `tollway serve`, the tests
+and the benchmarks, mounting the MCP front beside it."""
 
 from __future__ import annotations
 
@@ -11,28 +12,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from litestar import Litestar, Request, post
-from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
 from litestar.logging import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.response.base import ASGIResponse
 
-from tollway._core.basics.errors import ServiceError, invalid_request
+from tollway._core.basics.errors import invalid_request
 from tollway._core.basics.request import CallRequest
 from tollway._core.kernel import Kernel
 from tollway._core.plugin_api.tool import Tool
+from tollway._http_server.front import ToolFront
 from tollway._http_server.hosts import bound_hosts, host_gate
 from tollway._http_server.openapi import WireSchemas, include_components, tool_operation_class
 from tollway._http_server.plugin_routes import litestar_path, route_handlers
 from tollway._http_server.push import PushHub, make_subscribe_handler
-from tollway._http_server.translate import (
-    answer_asgi,
-    http_exception_handler,
-    service_error_handler,
-    to_call_request,
-    unexpected_error_handler,
-)
+from tollway._http_server.translate import EXCEPTION_HANDLERS, answer_asgi, to_call_request
 
 
 def _with_path_fields(tool: Tool, call: CallRequest, params: dict[str, Any]) -> CallRequest:
@@ -96,8 +91,9 @@ def create_app(
     debug: bool = False,
     mounts: Sequence[Any] = (),
     lifespan: Sequence[Any] = (),
-) -> Litestar:
-    """The routes of `kernel` (its registries already collected) as a Litestar app;
+) -> ToolFront:
+    """The routes of `kernel` (its registries already collected) as a Litestar app behind the
+    lean path of tool calls (front.py; the Litestar app alone is its `litestar`);
     runtime/service.py assembles it with what runs beside it (`on_startup`, `on_shutdown`)
     and what else it serves: `mounts` (ASGI handlers, e.g. MCP over Streamable HTTP at
     /mcp) with the context managers of their `lifespan`.
@@ -129,11 +125,7 @@ def create_app(
     app = Litestar(
         route_handlers=handlers,
         openapi_config=openapi,
-        exception_handlers={
-            ServiceError: service_error_handler,
-            HTTPException: http_exception_handler,
-            Exception: unexpected_error_handler,
-        },
+        exception_handlers=EXCEPTION_HANDLERS,
         on_startup=[*on_startup, start_hub],
         on_shutdown=[stop_hub, *on_shutdown],
         lifespan=list(lifespan),
@@ -148,4 +140,4 @@ def create_app(
         ),
     )
     include_components(app, schemas)
-    return app
+    return ToolFront(app, kernel, frozenset(hosts.values()))

@@ -39,7 +39,8 @@ def bound_hosts(kernel: Kernel) -> dict[str, str]:
     return out
 
 
-def _asked(scope: Scope) -> str:
+def asked_host(scope: Scope) -> str:
+    """The host name the request's (first) Host header asks for; empty without one."""
     for name, value in scope["headers"]:
         if name.lower() == b"host":
             return host_name(value.decode("latin-1"))
@@ -54,7 +55,7 @@ def host_gate(hosts: frozenset[str]) -> Callable[[ASGIApp], ASGIApp]:
             if scope["type"] in ("http", "websocket"):
                 handler = scope.get("route_handler")
                 bound = handler.opt.get(OPT) if handler is not None else None
-                asked = _asked(scope)
+                asked = asked_host(scope)
                 if (asked != bound) if bound is not None else (asked in hosts):
                     raise NotFoundException()
             await app(scope, receive, send)
@@ -64,4 +65,4 @@ def host_gate(hosts: frozenset[str]) -> Callable[[ASGIApp], ASGIApp]:
     return middleware
 
 
-__all__ = ["OPT", "bound_hosts", "host_gate", "host_name"]
+__all__ = ["OPT", "asked_host", "bound_hosts", "host_gate", "host_name"]

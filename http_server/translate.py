@@ -22,18 +22,22 @@ JSON = "application/json"
 
 
 async def to_call_request(request: Request) -> CallRequest:
+    """The kernel's request of a Litestar request (`call_request` of its scope and body)."""
+    scope = request.scope
+    body = await request.body() if scope["method"] in ("POST", "PUT", "PATCH", "DELETE") else b""
+    return call_request(scope, body)
+
+
+def call_request(scope: Any, body: bytes) -> CallRequest:
     """The kernel's request, read straight off the ASGI scope (header names lower-cased:
     servers send them so, not every in-process transport does)."""
-    scope = request.scope
-    method = scope["method"]
-    body = await request.body() if method in ("POST", "PUT", "PATCH", "DELETE") else b""
     check_json_depth(body)  # every route, before any decoder (docs/limits.md)
     headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
     raw_query = scope.get("query_string") or b""
     query = dict(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True)) if raw_query else {}
     client = scope.get("client")
     return CallRequest(
-        method=method,
+        method=scope["method"],
         path=scope["path"],
         url=_url(scope, headers, raw_query),
         headers=headers,
@@ -67,11 +71,17 @@ def answer_response(answer: Answer) -> Response:
     return Response(content=answer.body, status_code=answer.status, headers=headers or None, media_type=JSON)
 
 
-def answer_asgi(answer: Answer) -> ASGIResponse:
-    """A tool call's answer, encoded once by msgspec and sent as it is: no Response to
-    render on the hot path (same body and headers as `answer_response`)."""
+def answer_parts(answer: Answer) -> tuple[int, dict[str, str], bytes]:
+    """A tool call's answer as status, headers and body, encoded once by msgspec."""
     headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, answer.settlement, answer.headers)
-    return ASGIResponse(body=_encode(answer.body), status_code=answer.status, headers=headers or None, media_type=JSON)
+    return answer.status, headers, _encode(answer.body)
+
+
+def answer_asgi(answer: Answer) -> ASGIResponse:
+    """A tool call's answer sent as it is encoded: no Response to render on the hot path
+    (same body and headers as `answer_response`)."""
+    status, headers, body = answer_parts(answer)
+    return ASGIResponse(body=body, status_code=status, headers=headers or None, media_type=JSON)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -114,3 +124,11 @@ def unexpected_error_handler(_: Request, exc: Exception) -> Response:
         status_code=HTTP_500_INTERNAL_SERVER_ERROR,
         media_type=JSON,
     )
+
+
+# The app's exception handlers (the Litestar app's, and the lean tool-call path's, front.py).
+EXCEPTION_HANDLERS: dict[type[Exception], Any] = {
+    ServiceError: service_error_handler,
+    HTTPException: http_exception_handler,
+    Exception: unexpected_error_handler,
+}

@@ -22,7 +22,7 @@ async def test_the_app_serves_nothing_but_tools_routes_and_their_aliases(kernel_
         declared[(r.path, r.method)] = r.name
         declared.update({(a.path, r.method): a.name for a in r.aliases})
     served = set()
-    for route in http_app(kernel, manage_kernel=False).routes:
+    for route in http_app(kernel, manage_kernel=False).litestar.routes:
         path = TYPED.sub(r"{\1}", route.path)
         methods = set(getattr(route, "methods", None) or ()) - {"HEAD", "OPTIONS"} or {
             type(route).__name__.removesuffix("Route").upper()
