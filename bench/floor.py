@@ -30,16 +30,27 @@ from tollway._core.storage.tables import BoundEngine
 RUNS = 3
 
 
+def _writes(text: str) -> bool:
+    """Whether a statement writes (its own commit when run outside a transaction)."""
+    words = text.split(None, 1)
+    first = words[0].upper() if words else ""
+    if first in ("INSERT", "UPDATE", "DELETE"):
+        return True
+    return first == "WITH" and any(w in text.upper() for w in ("INSERT ", "UPDATE ", "DELETE "))
+
+
 class StatementLog:
     """What an engine runs while `on`, the rate limiter's counter aside (not the payment's):
     each statement as (template, values), an ORM query as (its text, None), and the start of
-    each outermost transaction as (TRANSACTION, None)."""
+    each outermost transaction as (TRANSACTION, None); `commits` counts the outermost
+    transactions and the writes run outside any (each its own commit)."""
 
     TRANSACTION = "-- transaction"
 
     def __init__(self) -> None:
         self.on = False
         self.entries: list[tuple[str, tuple[Any, ...] | None]] = []
+        self.commits = 0
 
     def install(self, engine: Any) -> Callable[[], None]:
         """Start logging what `engine` runs; returns what stops it."""
@@ -55,11 +66,14 @@ class StatementLog:
                         log.entries.append((querystring.template, querystring.args))
                     else:
                         log.entries.append((" ".join(str(querystring).split()), None))
+                    if self.current_transaction.get() is None and _writes(log.entries[-1][0]):
+                        log.commits += 1
                 return await base.run_querystring(self, querystring, *args, **kwargs)
 
             def transaction(self, *args: Any, **kwargs: Any) -> Any:
                 if log.on and self.current_transaction.get() is None:
                     log.entries.append((log.TRANSACTION, None))
+                    log.commits += 1
                 return base.transaction(self, *args, **kwargs)
 
         engine.__class__ = Logged

@@ -2,7 +2,8 @@
 
 Runs a kernel in process (the vehicle recall lookup, NHTSA replayed from the
 recorded file), asks a 402 quote, then pays it, logging every statement the
-engine runs during the paid resend; per database: the first payment of a wallet
+engine runs during the 402 and the paid resend, and the commits of the pair (outermost
+transactions, and writes run outside any); per database: the first payment of a wallet
 (its agent record is made), a second one, and a third with the agent directory's
 cache emptied (as in another process). A first paid call by another wallet goes
 before, so the lookup's own history rows are not counted.
@@ -34,11 +35,19 @@ from paid_calls import ADMIN, LOOKUP, OPERATOR, PATH, bench_env  # noqa: E402
 from paid_server import replay_transport  # noqa: E402
 
 
-async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, network: Any) -> list[str]:
+async def paid_resend(
+    client: httpx.AsyncClient, log: StatementLog, payer: Any, network: Any
+) -> tuple[list[str], list[str], int]:
+    """(the 402's statements, the paid resend's, the commits of both)."""
     from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
 
-    quote = await client.post(PATH, json=LOOKUP)
+    log.entries, log.commits, log.on = [], 0, True
+    try:
+        quote = await client.post(PATH, json=LOOKUP)
+    finally:
+        log.on = False
     assert quote.status_code == 402, quote.text
+    asked = log.lines()
     required = json.loads(base64.b64decode(quote.headers["PAYMENT-REQUIRED"]))["accepts"][0]
     now = int(time.time())
     auth, sig = sign_authorization(
@@ -58,7 +67,7 @@ async def paid_resend(client: httpx.AsyncClient, log: StatementLog, payer: Any, 
     finally:
         log.on = False
     assert paid.status_code == 200, paid.text
-    return log.lines()
+    return asked, log.lines(), log.commits
 
 
 async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str, Any]:
@@ -93,11 +102,14 @@ async def one_database(db: str, url: str, home: Path, verbose: bool) -> dict[str
             for name in ("first_payment", "returning_payer", "returning_payer_uncached"):
                 if name == "returning_payer_uncached":  # another process: its agent directory has not seen the wallet
                     kernel.agents._by_wallet.clear()
-                lines = await paid_resend(client, log, payer, get_network("local"))
+                asked, lines, commits = await paid_resend(client, log, payer, get_network("local"))
                 row[f"{name}_statements"] = len([line for line in lines if not line.startswith("--")])
                 row[f"{name}_transactions"] = len([line for line in lines if line.startswith("--")])
+                row[f"{name}_402_statements"] = len([line for line in asked if not line.startswith("--")])
+                row[f"{name}_pair_commits"] = commits
                 if verbose:
-                    print(f"# {db} {name}", *lines, sep="\n    ", file=sys.stderr)
+                    print(f"# {db} {name}: the 402", *asked, sep="\n    ", file=sys.stderr)
+                    print(f"# {db} {name}: the paid resend", *lines, sep="\n    ", file=sys.stderr)
             return row
     finally:
         await kernel.stop()

@@ -281,7 +281,12 @@ class Kernel:
             plugin=self.context,
         )
         self.gateway = X402Gateway(
-            network=self.network, pay_to=config.pay_to, backend=self.backend, db=self.db, quote_ttl_s=config.quote_ttl_s
+            network=self.network,
+            pay_to=config.pay_to,
+            backend=self.backend,
+            db=self.db,
+            quote_ttl_s=config.quote_ttl_s,
+            quote_secret=config.receipt_seed,
         )
         self.top_ups = TopUps(db=self.db, gateway=self.gateway, agents=self.agents, receipts=self.receipts)
         self.reconciler = Reconciler(

@@ -764,7 +764,6 @@ class PluginContract:
                         )
 
     async def test_bad_input_is_refused_before_payment(self, contract_kernel: Any) -> None:
-        from tollway._core.payments.tables import Quote
         from tollway._core.receipts.tables import Receipt
 
         async with http_client(contract_kernel) as client:
@@ -780,7 +779,7 @@ class PluginContract:
                 assert body["details"] and all("field" in d for d in body["details"])
                 assert all(d["field"] != "Idempotency-Key" for d in body["details"])  # the body, not the key
                 assert "PAYMENT-REQUIRED" not in resp.headers
-        assert await Quote.count() == 0
+        assert await count_quotes(contract_kernel) == 0
         assert await Receipt.count() == 0
 
     async def test_unpaid_call_gets_a_quote(self, contract_kernel: Any) -> None:
@@ -796,8 +795,6 @@ class PluginContract:
     async def test_unconfigured_tools_refuse_before_payment(self, contract_kernel: Any, kernel_factory: Any) -> None:
         """A tool whose required settings are unset, or whose kind of provider has none
         configured, answers 503 `provider_unavailable` naming the settings, before any quote."""
-        from tollway._core.payments.tables import Quote
-
         needy = [t for t in self._tools(contract_kernel) if t.requires or t.provider_kind]
         if not needy:
             return
@@ -821,7 +818,7 @@ class PluginContract:
                 else:
                     assert set(body["details"]["settings"]) == {s.env_var for s in tool.requires}
                 assert "PAYMENT-REQUIRED" not in resp.headers
-        assert await Quote.count() == 0
+        assert await count_quotes(contract_kernel, bare) == 0
 
     async def test_tools_appear_in_openapi_with_schema(self, contract_kernel: Any) -> None:
         async with http_client(contract_kernel) as client:
@@ -973,11 +970,14 @@ async def ledger_problems() -> list[str]:
     return await check_ledger()
 
 
-async def count_quotes() -> int:
-    """How many payment quotes the running test service has issued (0 when every call so far was refused before payment)."""
-    from tollway._core.payments.tables import Quote
-
-    return await Quote.count()
+async def count_quotes(*kernels: Any) -> int:
+    """How many payment quotes the test service's `kernels` have issued (0 when every call
+    so far was refused before payment). Issuing a quote writes nothing (docs/payments.md):
+    each kernel counts the quotes it minted, so only kernels running in this process can be
+    asked."""
+    if not kernels:
+        raise TypeError("count_quotes(kernel, ...): name the kernels whose quotes to count")
+    return sum(k.gateway.quotes.issued for k in kernels)
 
 
 async def count_receipts() -> int:

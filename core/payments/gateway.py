@@ -1,9 +1,11 @@
 """The x402 gateway: quote -> 402, then verify -> reserve -> settle.
 
-Verifying claims the quote (given back when the payment is refused); reserving
-writes the authorization's row (keyed by chain, asset, payer and nonce) and
-commits before any tool runs, so two requests carrying one authorization, or
-one quote, can never both be served.
+A quote is minted with no write (core/payments/quotes.py); verifying checks it and the
+payment, reading nothing but the payer's funds; reserving records the quote used and
+writes the authorization's row (keyed by chain, asset, payer and nonce) in one
+transaction, committed before any tool runs, so two requests carrying one
+authorization, or one quote, can never both be served, and a refused one leaves the
+quote unused.
 """
 
 from __future__ import annotations
@@ -102,12 +104,22 @@ class PaymentFailed(Exception):
 
 
 class X402Gateway:
-    def __init__(self, *, network: Network, pay_to: str, backend: SettlementBackend, db: Any, quote_ttl_s: int) -> None:
+    def __init__(
+        self,
+        *,
+        network: Network,
+        pay_to: str,
+        backend: SettlementBackend,
+        db: Any,
+        quote_ttl_s: int,
+        quote_secret: bytes,
+    ) -> None:
         self.network = network
         self.pay_to = pay_to
         self.backend = backend
         self.db = db
         self.quote_ttl_s = quote_ttl_s
+        self.quotes = quotes.QuoteBook(quote_secret, pay_to=pay_to, network=network.caip2, ttl_s=quote_ttl_s)
 
     def requirements(self, amount: int, quote_id: str) -> dict[str, Any]:
         return x402.build_requirements(self.network, amount, self.pay_to, quote_id, self.quote_ttl_s)
@@ -126,14 +138,7 @@ class X402Gateway:
         """A fresh quote as the 402 body (docs/payments.md), carrying the x402
         PaymentRequired object (each front sends it its own way) and, for a payment
         whose settlement was refused, that settlement's SettleResponse."""
-        quote = await quotes.create_quote(
-            tool=purpose,
-            input_hash=input_hash,
-            amount=amount,
-            pay_to=self.pay_to,
-            network=self.network.caip2,
-            ttl_s=self.quote_ttl_s,
-        )
+        quote = self.quotes.mint(tool=purpose, input_hash=input_hash, amount=amount)
         error_text = failure.reason if failure else "payment_required"
         required = x402.build_payment_required(
             error_text, resource_url, description, [self.requirements(amount, quote["id"])]
@@ -170,18 +175,14 @@ class X402Gateway:
     async def verify(
         self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str
     ) -> tuple[dict, str]:
-        """Everything short of reserving: claim the quote, then check the accepted
-        requirements, the signature and the funds; a refused payment gives the quote back."""
+        """Everything short of reserving, writing nothing: the quote (ours, unexpired, for
+        this tool and input), then the accepted requirements, the signature and the funds."""
         quote_id = quote_id_header or x402.quote_id_from(payment)
         try:
-            quote = await quotes.claim_quote(quote_id, tool=purpose, input_hash=input_hash)
+            quote = self.quotes.check(quote_id, tool=purpose, input_hash=input_hash)
         except quotes.QuoteProblem as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
-        try:
-            return quote, await self._check(payment, quote)
-        except Exception:
-            await quotes.release_quote(quote)
-            raise
+        return quote, await self._check(payment, quote)
 
     async def _check(self, payment: x402.PaymentPayload, quote: dict) -> str:
         requirements = self.requirements(quote["amount"], quote["id"])
@@ -216,26 +217,32 @@ class X402Gateway:
                 raise PaymentFailed(REQUIREMENTS_MISMATCH, f"accepted.{field} does not match the quote.")
 
     async def reserve(self, payment: x402.PaymentPayload, quote: dict, payer: str, purpose: str) -> Accepted:
-        """Write the authorization's row for a payment `verify` passed (its quote is
-        claimed already): one statement, committed before the caller runs anything."""
+        """For a payment `verify` passed, one transaction committed before the caller runs
+        anything: the quote recorded used (`quote_already_used` if it was) and the
+        authorization's row (`invalid_exact_evm_nonce_already_used` if it exists, and
+        then the quote stays unused: the transaction rolls back)."""
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
-        inserted = await sql.fetch_one(
-            _RECORD_AUTHORIZATION,
-            key,
-            payer.lower(),
-            payment.authorization.to.lower(),
-            payment.authorization.value,
-            payment.authorization.nonce,
-            quote["id"],
-            purpose,
-            msgspec.json.encode(payment.raw).decode(),
-            now,
-            now,
-        )
-        if not inserted:
-            await quotes.release_quote(quote)
-            raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
+        try:
+            async with self.db.transaction():
+                await quotes.record_used(quote)
+                inserted = await sql.fetch_one(
+                    _RECORD_AUTHORIZATION,
+                    key,
+                    payer.lower(),
+                    payment.authorization.to.lower(),
+                    payment.authorization.value,
+                    payment.authorization.nonce,
+                    quote["id"],
+                    purpose,
+                    msgspec.json.encode(payment.raw).decode(),
+                    now,
+                    now,
+                )
+                if not inserted:
+                    raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
+        except quotes.QuoteProblem as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
         return Accepted(
             payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"])
         )

@@ -1,21 +1,39 @@
-"""402 quotes: a price for one tool and one exact input, valid until it expires
-and usable once."""
+"""402 quotes: a price for one tool and one exact input, valid until it expires and
+usable once. Issuing one writes nothing: its id carries its expiry, amount and a nonce
+and authenticates them, with the tool, the input's hash, pay_to and network, by HMACs
+under a key every process of the deployment derives from its shared receipt key; a
+paid quote is recorded used by one INSERT in the paying request's reservation."""
 
 from __future__ import annotations
 
-from tollway._core.basics.ids import new_id, now_ms
+import base64
+import binascii
+import hashlib
+import hmac
+import secrets
+import struct
+
+from tollway._core.basics.ids import now_ms
 from tollway._core.storage import sql
 
-_CREATE = (
+# The id: "q_" + unpadded base64url of 27 bytes (38 characters, within the 40 that the
+# quote id columns hold): expiry (unix seconds, 4 bytes), amount (micro-USDC, 6 bytes),
+# nonce (5 bytes), `ours` (5 bytes: HMAC over those and pay_to and network, so an id
+# we did not mint, or an altered one, is not found) and `bound` (7 bytes: HMAC over all
+# of it and the tool and input hash, so a genuine quote sent for another input is a
+# mismatch). Accepting a forged id needs both: 96 bits guessed, one request a guess.
+PREFIX = "q_"
+_LAYOUT = struct.Struct(">I6s5s5s7s")
+_ID_CHARS = len(PREFIX) + (_LAYOUT.size * 4 + 2) // 3
+MAX_AMOUNT = (1 << 48) - 1
+# the label the quote key is derived under (another use of the seed gets another key)
+_KEY_LABEL = b"tollway x402 quote id v1"
+
+# The record of a paid quote: its primary key refuses a second use of the same id.
+_RECORD_USED = (
     "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, "
-    "created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, NULL, {})"
+    "created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
-_CLAIM = (
-    "UPDATE tw_quotes SET used_ms = {} WHERE id = {} AND used_ms IS NULL AND expires_ms >= {} AND "
-    "tool = {} AND input_hash = {} RETURNING id, amount, pay_to, used_ms"
-)
-_FIND = "SELECT id, tool, input_hash, expires_ms, used_ms FROM tw_quotes WHERE id = {}"
-_RELEASE = "UPDATE tw_quotes SET used_ms = NULL WHERE id = {} AND used_ms = {}"
 
 
 class QuoteProblem(Exception):
@@ -25,50 +43,95 @@ class QuoteProblem(Exception):
         self.message = message
 
 
-async def create_quote(*, tool: str, input_hash: str, amount: int, pay_to: str, network: str, ttl_s: int) -> dict:
-    created = now_ms()
-    quote_id, expires = new_id("q"), created + ttl_s * 1000
-    await sql.fetch(
-        _CREATE,
-        quote_id,
-        tool,
-        input_hash,
-        amount,
-        pay_to,
-        network,
-        expires,
-        created,
-    )
-    return {"id": quote_id, "amount": amount, "pay_to": pay_to, "network": network, "expires_ms": expires}
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
-async def claim_quote(quote_id: str | None, *, tool: str, input_hash: str) -> dict:
-    """Mark the quote used and return its row, in one statement, when it exists, is
-    unexpired, unused and for this tool and input; else say which it is not."""
-    if not quote_id:
-        raise QuoteProblem("missing_quote_id", "Send the quote id from the 402 answer in X-Quote-ID.")
+def _unb64(text: str) -> bytes | None:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+class QuoteBook:
+    """Mints quote ids and checks them, with no storage, for one deployment: `secret` is a
+    key every process of it shares (the receipt signing seed), `issued` counts the quotes
+    this instance minted (the test kit reads it)."""
+
+    def __init__(self, secret: bytes, *, pay_to: str, network: str, ttl_s: int) -> None:
+        if not secret:
+            raise ValueError("quotes need the deployment's shared secret")
+        self._key = hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest()
+        self.pay_to = pay_to
+        self.network = network
+        self.ttl_s = ttl_s
+        self._scope = f"{pay_to.lower()}\n{network}".encode()
+        self.issued = 0
+
+    def _tags(self, head: bytes, tool: str, input_hash: str) -> tuple[bytes, bytes]:
+        ours = hmac.new(self._key, b"ours\n" + head + self._scope, hashlib.sha256).digest()[:5]
+        bound = hmac.new(
+            self._key, b"bound\n" + head + ours + f"\n{tool}\n{input_hash}".encode(), hashlib.sha256
+        ).digest()[:7]
+        return ours, bound
+
+    def mint(self, *, tool: str, input_hash: str, amount: int, now: int | None = None) -> dict:
+        """A new quote for `amount` micro-USDC, valid `ttl_s` from `now` (unix ms, default now)."""
+        if not 0 <= amount <= MAX_AMOUNT:
+            raise ValueError(f"a quote's amount must be 0 to {MAX_AMOUNT} micro-USDC")
+        expires_s = (now_ms() if now is None else now) // 1000 + self.ttl_s
+        head = struct.pack(">I", expires_s) + amount.to_bytes(6, "big") + secrets.token_bytes(5)
+        ours, bound = self._tags(head, tool, input_hash)
+        self.issued += 1
+        return self._quote(PREFIX + _b64(head + ours + bound), tool, input_hash, amount, expires_s)
+
+    def _quote(self, quote_id: str, tool: str, input_hash: str, amount: int, expires_s: int) -> dict:
+        return {
+            "id": quote_id,
+            "tool": tool,
+            "input_hash": input_hash,
+            "amount": amount,
+            "pay_to": self.pay_to,
+            "network": self.network,
+            "expires_ms": expires_s * 1000,
+        }
+
+    def check(self, quote_id: str | None, *, tool: str, input_hash: str) -> dict:
+        """The quote of `quote_id` when it is ours, unexpired and for this tool and input,
+        else which it is not (nothing read: whether it was used is the reservation's to say)."""
+        if not quote_id:
+            raise QuoteProblem("missing_quote_id", "Send the quote id from the 402 answer in X-Quote-ID.")
+        raw = _unb64(quote_id[len(PREFIX) :]) if len(quote_id) == _ID_CHARS and quote_id.startswith(PREFIX) else None
+        if raw is None or len(raw) != _LAYOUT.size or _b64(raw) != quote_id[len(PREFIX) :]:
+            raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
+        expires_s, amount, _nonce, ours, bound = _LAYOUT.unpack(raw)
+        head = raw[:15]
+        mine_ours, mine_bound = self._tags(head, tool, input_hash)
+        if not hmac.compare_digest(ours, mine_ours):
+            raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
+        if expires_s * 1000 < now_ms():
+            raise QuoteProblem("quote_expired", f"Quote {quote_id} has expired.")
+        if not hmac.compare_digest(bound, mine_bound):
+            raise QuoteProblem("quote_mismatch", f"Quote {quote_id} was made for another tool or another input.")
+        return self._quote(quote_id, tool, input_hash, int.from_bytes(amount, "big"), expires_s)
+
+
+async def record_used(quote: dict) -> None:
+    """Record `quote` paid; run inside the reservation's transaction, so a payment refused
+    later in it (its authorization seen before) leaves the quote unused."""
     now = now_ms()
     row = await sql.fetch_one(
-        _CLAIM,
+        _RECORD_USED,
+        quote["id"],
+        quote["tool"],
+        quote["input_hash"],
+        quote["amount"],
+        quote["pay_to"],
+        quote["network"],
+        quote["expires_ms"],
         now,
-        quote_id,
         now,
-        tool,
-        input_hash,
     )
-    if row is not None:
-        return row
-    row = await sql.fetch_one(_FIND, quote_id)
     if row is None:
-        raise QuoteProblem("quote_not_found", f"Quote {quote_id} does not exist.")
-    if row["expires_ms"] < now and row["used_ms"] is None:
-        raise QuoteProblem("quote_expired", f"Quote {quote_id} has expired.")
-    if (row["tool"] != tool or row["input_hash"] != input_hash) and row["used_ms"] is None:
-        raise QuoteProblem("quote_mismatch", f"Quote {quote_id} was made for another tool or another input.")
-    # used, or claimed by a concurrent request between the two statements
-    raise QuoteProblem("quote_already_used", f"Quote {quote_id} was already used.")
-
-
-async def release_quote(quote: dict) -> None:
-    """Give back a quote claimed by a payment that was then refused: the quote stays usable."""
-    await sql.fetch(_RELEASE, quote["id"], quote["used_ms"])
+        raise QuoteProblem("quote_already_used", f"Quote {quote['id']} was already used.")

@@ -315,7 +315,7 @@ async def test_refusals_before_payment_make_no_quote(kernel):
         else:
             assert "benchmarkable" not in body
     assert sanity.status_code == 402  # the same tool quotes a valid request: the refusals above came first
-    assert await count_quotes() == 1
+    assert await count_quotes(kernel) == 1
 
 
 async def test_nothing_recorded_is_no_data_before_payment(kernel):
@@ -323,7 +323,7 @@ async def test_nothing_recorded_is_no_data_before_payment(kernel):
         resp = await client.post(PATH, json={"attribute": "item_facts", "field": "score"})
     assert resp.status_code == 400
     assert resp.json()["error"] == "no_data" and resp.json()["details"][0]["field"] == "attribute"
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 # -- refusals after payment -------------------------------------------------------------------

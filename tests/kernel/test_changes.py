@@ -171,7 +171,7 @@ async def test_refusals_before_payment_name_every_failing_field(kernel, body, er
         assert resp.json()["error"] == error
         assert [d["field"] for d in resp.json()["details"]] == fields
         assert "receipt_id" not in resp.json() and "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and left == "1.000000"
+    assert await count_quotes(kernel) == 0 and left == "1.000000"
 
 
 async def test_an_attribute_without_history_lists_those_with_history(kernel) -> None:
@@ -193,7 +193,7 @@ async def test_an_unpaid_valid_call_is_quoted_at_the_price(kernel) -> None:
             json={"attribute": "item_facts", "input": {"prefix": "a", "memo": "left out"}, "since": "2026-01-01"},
         )
     assert resp.status_code == 402 and resp.json()["amount_usdc"] == "0.005000"
-    assert await count_quotes() == 1
+    assert await count_quotes(kernel) == 1
 
 
 async def test_an_entity_with_no_history_is_no_data_before_payment(kernel) -> None:
@@ -218,7 +218,7 @@ async def test_an_entity_with_no_history_is_no_data_before_payment(kernel) -> No
         assert body["error"] == "no_data" and "receipt_id" not in body and "PAYMENT-REQUIRED" not in resp.headers
     assert [d["field"] for d in answers[0].json()["details"]] == ["key"]
     assert [d["field"] for d in search.json()["details"]] == ["input"]
-    assert await count_quotes() == 0 and left == before
+    assert await count_quotes(kernel) == 0 and left == before
 
 
 async def test_a_key_is_normalised_as_benchmark_normalises_it(kernel) -> None:

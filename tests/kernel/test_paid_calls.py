@@ -16,10 +16,10 @@ from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
 from tollway._core.basics.money import to_micro
 from tollway._core.credits.tables import LedgerEntry
-from tollway._core.payments.tables import PaymentAuthorization, Quote
+from tollway._core.payments.tables import PaymentAuthorization
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
 from tollway._core.receipts.tables import Receipt
-from tollway.testing import credits_session, decode_payment_required, http_client, pay_402
+from tollway.testing import count_quotes, credits_session, decode_payment_required, http_client, pay_402
 
 OPERATOR = {"Authorization": "Bearer test-operator-token"}
 
@@ -64,7 +64,7 @@ async def test_invalid_input_refused_before_payment_with_field_paths(kernel):
     assert memo.status_code == 400 and memo.json()["details"] == [
         {"field": "memo", "message": "memo must be a string of at most 1000 characters"}
     ]
-    assert await Quote.count() == 0
+    assert await count_quotes(kernel) == 0
 
 
 async def test_audit_field_problems_are_listed_with_the_inputs(kernel):
@@ -82,7 +82,7 @@ async def test_audit_field_problems_are_listed_with_the_inputs(kernel):
         {"field": "colour", "message": "colour is not an accepted field"},
     ]
     assert resp.json()["message"] == "5 fields are invalid: memo, decisionContext.confidence, text, repeat, colour."
-    assert await Quote.count() == 0
+    assert await count_quotes(kernel) == 0
 
 
 async def test_x402_payment_runs_once_settles_and_signs_receipt(kernel):

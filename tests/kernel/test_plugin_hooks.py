@@ -337,7 +337,7 @@ async def test_hook_register_providers_unconfigured_refuses_before_payment(kerne
         "kind": "hooks",
         "settings": ["TOLLWAY_HOOKS_LOUD_API_KEY"],
     }
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 @exercises("register_providers")

@@ -65,7 +65,7 @@ async def test_unset_key_is_503_before_any_quote(kernel_factory) -> None:
     assert "TOLLWAY_KEYED_UPSTREAM_API_KEY" in body["message"]
     assert "PAYMENT-REQUIRED" not in resp.headers
     assert bad.status_code == 400  # input is judged first
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 @pytest.mark.parametrize("value", ["", "   "])
@@ -80,7 +80,7 @@ async def test_set_key_gets_a_quote(kernel_factory) -> None:
     async with http_client(kernel) as client:
         resp = await client.post(PATH, json={"word": "ship"})
     assert resp.status_code == 402, resp.text
-    assert await count_quotes() == 1
+    assert await count_quotes(kernel) == 1
 
 
 async def test_mcp_call_is_refused_the_same_way(kernel_factory) -> None:
@@ -94,7 +94,7 @@ async def test_mcp_call_is_refused_the_same_way(kernel_factory) -> None:
     assert result.is_error
     assert result.structured_content["error"] == "provider_unavailable"
     assert result.structured_content["details"]["settings"] == ["TOLLWAY_KEYED_UPSTREAM_API_KEY"]
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 def test_unconfigured_reads_the_family_settings() -> None:

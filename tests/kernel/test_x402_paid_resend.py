@@ -1,5 +1,5 @@
 """The x402 paid resend's fewer statements keep its guarantees, on SQLite and
-PostgreSQL: a quote claimed by a refused payment stays usable, a reservation the
+PostgreSQL: a quote a refused payment carried stays usable, a reservation the
 reconciler voided while the tool ran never settles, a wallet gets one agent
 however many first payments race, and a local transfer moves money once."""
 
@@ -15,6 +15,7 @@ from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.tables import Agent
+from tollway._core.basics.ids import now_ms
 from tollway._core.credits import ledger
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.credits.tables import LedgerEntry
@@ -53,9 +54,7 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
         forged = pay_402(stranger, quote.headers["PAYMENT-REQUIRED"])
         other = await client.post(ECHO, json={"text": "later"}, headers={**headers, "payment-signature": forged})
         assert other.status_code == 402
-        assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())[
-            "used_ms"
-        ] is None
+        assert await Quote.count() == 0  # no refused payment recorded the quote used
         await fund(client, payer.address, "1")
         paid = await client.post(ECHO, json={"text": "later"}, headers=headers)
         assert paid.status_code == 200, paid.text
@@ -63,9 +62,8 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
         assert again.status_code == 402
         assert again.json()["details"]["reason"] in ("quote_already_used", x402.ERR_NONCE_ALREADY_USED)
         assert await balance(client, payer.address) == "0.999000"
-    assert (await Quote.select(Quote.used_ms).where(Quote.id == quote.json()["quote_id"]).first())[
-        "used_ms"
-    ] is not None
+    (used,) = await Quote.select(Quote.id, Quote.used_ms)
+    assert used["id"] == quote.json()["quote_id"] and used["used_ms"] is not None
     assert await check_ledger(max_intermediate_age_s=0) == []
 
 
@@ -88,11 +86,21 @@ async def test_a_replayed_authorization_gives_its_fresh_quote_back(kernel):
         )
         assert replay.status_code == 402
         assert replay.json()["details"]["reason"] == x402.ERR_NONCE_ALREADY_USED
-        assert (await Quote.select(Quote.used_ms).where(Quote.id == fresh.json()["quote_id"]).first())[
-            "used_ms"
-        ] is None
+        # the replay's transaction rolled back: its quote was not recorded used ...
+        assert await Quote.count().where(Quote.id == fresh.json()["quote_id"]) == 0
         assert await balance(client, payer.address) == "0.999000"
-    assert await PaymentAuthorization.count() == 1
+        # ... and pays with a new authorization
+        paid = await client.post(
+            ECHO,
+            json={"text": "once"},
+            headers={
+                "payment-signature": pay_402(payer, fresh.headers["PAYMENT-REQUIRED"]),
+                "X-Quote-ID": fresh.json()["quote_id"],
+            },
+        )
+        assert paid.status_code == 200, paid.text
+        assert await balance(client, payer.address) == "0.998000"
+    assert await PaymentAuthorization.count() == 2
 
 
 async def test_a_quote_refusal_says_why(kernel):
@@ -111,11 +119,25 @@ async def test_a_quote_refusal_says_why(kernel):
 
         assert await reason("q_nothing") == "quote_not_found"
         assert await reason(quote.json()["quote_id"], text="b") == "quote_mismatch"
-        await Quote.update({Quote.expires_ms: 1}).where(Quote.id == quote.json()["quote_id"])
-        assert await reason(quote.json()["quote_id"]) == "quote_expired"
-        await Quote.update({Quote.used_ms: 1}).where(Quote.id == quote.json()["quote_id"])
-        assert await reason(quote.json()["quote_id"]) == "quote_already_used"
-    assert await PaymentAuthorization.count() == 0
+        # a quote of this tool and input minted an hour ago, its five minutes long gone
+        call = kernel.paid_calls.prepare(kernel.tools["echo_words"], b'{"text": "a"}')
+        old = kernel.gateway.quotes.mint(
+            tool="echo_words", input_hash=call.input_hash, amount=call.price, now=now_ms() - 3_600_000
+        )
+        assert await reason(old["id"]) == "quote_expired"
+        assert await PaymentAuthorization.count() == 0
+        # a quote paid once
+        paid = await client.post(
+            ECHO, json={"text": "a"}, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
+        )
+        assert paid.status_code == 200, paid.text
+        again = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])  # another authorization, the same quote
+        resp = await client.post(
+            ECHO, json={"text": "a"}, headers={"payment-signature": again, "X-Quote-ID": quote.json()["quote_id"]}
+        )
+        assert resp.status_code == 402 and resp.json()["details"]["reason"] == "quote_already_used"
+        assert await balance(client, payer.address) == "0.999000"
+    assert await PaymentAuthorization.count() == 1
 
 
 async def test_a_reservation_voided_while_the_tool_ran_is_never_settled(kernel):

@@ -17,14 +17,13 @@ from mcp.shared.exceptions import MCPError
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tollway._core.credits.tables import LedgerEntry
-from tollway._core.payments.tables import Quote
 from tollway._core.plugin_api.hookspecs import hookimpl
 from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolError
 from tollway._core.receipts.tables import Receipt
 from tollway._mcp_server import BearerIdentity, McpSettings, build_server
 from tollway._mcp_server.shaping import cap_output
 from tollway._runtime.worker import Worker
-from tollway.testing import credits_session, http_client
+from tollway.testing import count_quotes, credits_session, http_client
 
 MODES = ["auto", "legacy"]
 
@@ -256,7 +255,7 @@ async def test_bad_arguments_are_the_spec_error_before_any_payment(kernel, mode)
     assert missing.structured_content["details"][0]["field"] == "text"
     assert unknown.structured_content["error"] == "invalid_request"
     assert wait.structured_content["details"][0]["field"] == "wait_seconds"
-    assert await Quote.count() == 0 and await Receipt.count() == 0
+    assert await count_quotes(kernel) == 0 and await Receipt.count() == 0
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -24,7 +24,7 @@ async def test_bad_input_is_400_with_details_before_payment(kernel_factory, body
     assert payload["error"] == "invalid_request"
     assert payload["details"] and all("field" in d and "message" in d for d in payload["details"])
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def test_either_input_gets_a_quote(kernel_factory) -> None:

@@ -274,7 +274,7 @@ async def test_bad_state_is_400_before_payment(kernel_factory) -> None:
         resp = await client.post("/v1/tools/lookup/place-disasters", json={"state": "ZZ"})
     assert resp.status_code == 400, resp.text
     assert resp.json()["details"][0]["field"] == "state"
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 # --- facts, price, snapshot ---------------------------------------------------------------

@@ -174,12 +174,12 @@ async def test_people_research_over_mcp(kernel_factory, web):
         try:
             async with Client(mcp_server_for(kernel, token=token)) as mcp:
                 names = {t.name for t in (await mcp.list_tools()).tools}
-                quotes = await count_quotes()
+                quotes = await count_quotes(kernel)
                 refused = await mcp.call_tool(
                     "people_research",
                     {"name": "Alex Kim", "email": "alex@acme.example", "purpose": "hiring"},
                 )
-                unquoted = await count_quotes() == quotes
+                unquoted = await count_quotes(kernel) == quotes
                 called = await mcp.call_tool("people_research", {**DANA, "email": "dana.reyes@example.com"})
                 assert not called.is_error, called.content
                 async with http_client(kernel) as client:
@@ -250,7 +250,7 @@ async def test_an_opted_out_person_is_refused_before_payment(kernel_factory, web
     kernel = await kernel_factory(installed=PLUGINS, env=web.env())
     async with http_client(kernel) as client:
         _, auth = await credits_session(client, "1")
-        quotes, receipts = await count_quotes(), await count_receipts()
+        quotes, receipts = await count_quotes(kernel), await count_receipts()
         added = [
             await client.post("/v1/tools/internal/opt-outs", json=entry, headers=OPERATOR)
             for entry in (
@@ -280,7 +280,7 @@ async def test_an_opted_out_person_is_refused_before_payment(kernel_factory, web
             PATH, json={**DANA, "email": "dana.reyes@example.com"}
         )  # no credits: no quote either
         after = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
-        still_quotes, still_receipts = await count_quotes(), await count_receipts()
+        still_quotes, still_receipts = await count_quotes(kernel), await count_receipts()
         gone = await client.delete(f"/v1/tools/internal/opt-outs/{added[0].json()['id']}", headers=OPERATOR)
         missing = await client.delete(f"/v1/tools/internal/opt-outs/{added[0].json()['id']}", headers=OPERATOR)
         quoted = await client.post(PATH, json={**DANA, "email": "dana.reyes@example.com"})
@@ -318,7 +318,7 @@ async def test_a_name_alone_is_refused_naming_the_hints(kernel_factory, web):
     assert resp.status_code == 400 and "PAYMENT-REQUIRED" not in resp.headers
     assert {d["field"] for d in resp.json()["details"]} == {"company", "location", "email", "url"}
     assert no_purpose.status_code == 400 and no_purpose.json()["details"][0]["field"] == "purpose"
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 class TestPeopleContract(PluginContract):

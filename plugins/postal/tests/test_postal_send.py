@@ -138,7 +138,7 @@ async def test_the_idempotency_key_is_required_before_payment(kernel_factory, lo
     assert refused.json()["error"] == "invalid_request"
     assert refused.json()["details"] == [{"field": "Idempotency-Key", "message": "required"}]
     assert "PAYMENT-REQUIRED" not in refused.headers
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
     assert left == "10.000000" and lob.requests == []
 
 
@@ -379,7 +379,7 @@ async def test_bad_letters_are_refused_before_payment(kernel_factory, lob: LobSt
         answer = answers[name]
         assert answer.status_code == 400, (name, answer.text)
         assert {d["field"] for d in answer.json()["details"]} == fields, (name, answer.json())
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
     assert left == "10.000000" and lob.requests == []
 
 

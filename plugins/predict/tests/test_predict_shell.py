@@ -191,7 +191,7 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
     body = resp.json()
     assert body["error"] == "invalid_input" and body["code"] == "bad_expression" and body["position"] == 8
     assert body["details"][0]["field"] == "simulation.outputs[0].expression"
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def _job_with(
@@ -252,7 +252,7 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel: Any) -> None:
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
     assert kind.status_code == 400 and kind.json()["error"] == "invalid_input"
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 def test_shape_errors_name_every_nested_field() -> None:

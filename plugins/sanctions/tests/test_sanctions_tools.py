@@ -117,7 +117,7 @@ async def test_bad_input_is_400_before_payment(kernel, body, field) -> None:
     assert resp.status_code == 400, resp.text
     assert resp.json()["error"] == "invalid_request"
     assert resp.json()["details"][0]["field"] == field
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 def test_accepted_names(loaded_store) -> None:
@@ -140,7 +140,7 @@ async def test_never_loaded_is_503_before_payment(kernel_factory, tmp_path) -> N
     assert body["details"]["lists"] == [s.name for s in lists.LISTS]
     assert "OFAC SDN List" in body["message"]
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def test_stale_list_is_503_naming_only_it(kernel, monkeypatch) -> None:
@@ -150,7 +150,7 @@ async def test_stale_list_is_503_naming_only_it(kernel, monkeypatch) -> None:
     async with http_client(kernel) as client:
         resp = await client.post("/v1/tools/lookup/person-sanctions", json={"name": "Nicolas Maduro"})
     assert resp.status_code == 503 and resp.json()["details"]["lists"] == ["OFAC SDN List"]
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 async def test_refresh_from_ofac_urls_persists_and_reloads(tmp_path) -> None:

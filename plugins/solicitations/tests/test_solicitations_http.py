@@ -49,7 +49,7 @@ async def test_bad_input_is_400_naming_every_field_before_payment(kernel_factory
     assert payload["error"] == "invalid_request"
     assert {d["field"] for d in payload["details"]} == fields
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and replay.seen == []
+    assert await count_quotes(kernel) == 0 and replay.seen == []
 
 
 async def test_no_api_key_is_503_before_payment(kernel_factory) -> None:
@@ -66,7 +66,7 @@ async def test_no_api_key_is_503_before_payment(kernel_factory) -> None:
             assert body["details"]["settings"] == ["TOLLWAY_SOLICITATIONS_SAM_API_KEY"]
             assert "PAYMENT-REQUIRED" not in resp.headers
         balance = (await client.get("/v1/balance", headers=auth)).json()
-    assert await count_quotes() == 0 and await count_receipts() == 0 and replay.seen == []
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0 and replay.seen == []
     assert balance["credits_balance"] == "1.000000"  # nothing taken
 
 

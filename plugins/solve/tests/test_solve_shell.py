@@ -248,7 +248,7 @@ async def test_refused_input_never_quotes(kernel: Any) -> None:
     body = resp.json()
     assert body["error"] == "invalid_input" and body["code"] == "contradictory_input" and body["message"]
     assert body["details"][0]["field"] == "packing.incompatible[0]"
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def test_failed_check_fails_the_job_and_refunds(kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,7 +288,7 @@ async def test_shape_errors_are_invalid_input_with_a_code(kernel_factory) -> Non
     assert unknown.json()["code"] == "unknown_field" and unknown.json()["details"][0]["field"] == "colour"
     assert wrong.json()["error"] == "invalid_input" and wrong.json()["code"] == "bad_value"
     assert missing.json()["error"] == "invalid_input" and missing.json()["code"] == "missing_field"
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> None:
@@ -321,4 +321,4 @@ async def test_every_wrong_field_is_named_with_its_nested_path(kernel: Any) -> N
         "6 fields are invalid: time_limit_s, packing.bins[0].quantity, packing.items[1].id, packing.items[2].size.kg, "
         "packing.items[2].colour, packing.incompatible[0]."
     )
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0

@@ -96,7 +96,7 @@ async def test_what_cannot_be_bought_is_refused_before_payment(kernel_factory) -
         _buyer, auth = await credits_session(client, "5")
         off = await client.patch("/v1/soul/services/proofread", json={"enabled": False}, headers=soul_auth(key))
         assert off.status_code == 200 and off.json()["enabled"] is False
-        quotes = await count_quotes()
+        quotes = await count_quotes(kernel)
         disabled = await client.post("/v1/tools/souls/buy", json=BUY, headers=auth)
         unpaid = await client.post("/v1/tools/souls/buy", json=BUY)  # not even a quote
         unknown = await client.post("/v1/tools/souls/buy", json={**BUY, "service": "poetry"}, headers=auth)
@@ -112,7 +112,7 @@ async def test_what_cannot_be_bought_is_refused_before_payment(kernel_factory) -
         public = (await client.get("/v1/souls/lingua")).json()
         mine = (await client.get("/v1/soul/dashboard", headers=soul_auth(key))).json()
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
-        assert await count_quotes() == quotes
+        assert await count_quotes(kernel) == quotes
     assert disabled.status_code == 409 and disabled.json()["error"] == "service_disabled"
     assert unpaid.status_code == 409
     assert unknown.status_code == 404 and nobody.status_code == 404

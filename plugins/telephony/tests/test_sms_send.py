@@ -11,10 +11,10 @@ import base64
 import logging
 from urllib.parse import parse_qs, urlsplit
 
-from telephony_support import balance, finished, notifications, post, service
+from telephony_support import PLUGIN, balance, finished, notifications, post, service
 from twilio_standin import PUBLIC_URL, TwilioStandIn
 
-from tollway.testing import count_quotes, credits_session
+from tollway.testing import count_quotes, credits_session, http_client
 
 SEND = "/v1/tools/sms/send"
 NUMBERS = ["+14155550101", "+14155550102", "+14155550103"]
@@ -118,13 +118,14 @@ async def test_a_text_to_three_numbers_and_its_delivery(kernel_factory, twilio: 
 
 async def test_eleven_recipients_are_refused_before_payment(kernel_factory, twilio: TwilioStandIn) -> None:
     eleven = [f"+1415555{n:04d}" for n in range(11)]
-    async with service(kernel_factory, twilio) as client:
+    kernel = await kernel_factory(installed={PLUGIN}, env=twilio.env())  # no worker: nothing gets that far
+    async with http_client(kernel) as client:
         _agent, headers = await credits_session(client, "1")
         refused = await client.post(SEND, json={"to": eleven, "body": "hi"}, headers=headers)
         twice = await client.post(SEND, json={"to": [NUMBERS[0], NUMBERS[0]], "body": "hi"}, headers=headers)
         bad = await client.post(SEND, json={"to": ["4155550101"], "body": "", "colour": "red"}, headers=headers)
         left = await balance(client, headers)
-        quotes = await count_quotes()
+        quotes = await count_quotes(kernel)
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"] == "invalid_request" and [d["field"] for d in refused.json()["details"]] == ["to"]
     assert (

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from telephony_support import balance, finished, notifications, post, service
+from telephony_support import PLUGIN, balance, finished, notifications, post, service
 from twilio_standin import TwilioStandIn
 
-from tollway.testing import count_quotes, credits_session
+from tollway.testing import count_quotes, credits_session, http_client
 from tollway_telephony.voice_tool import evaluate, heard_s
 
 CALL = "/v1/tools/voice/call"
@@ -100,7 +100,8 @@ async def test_a_call_speaks_the_escaped_message_and_is_evaluated(kernel_factory
 
 
 async def test_what_cannot_be_said_is_refused_before_payment(kernel_factory, twilio: TwilioStandIn) -> None:
-    async with service(kernel_factory, twilio) as client:
+    kernel = await kernel_factory(installed={PLUGIN}, env=twilio.env())  # no worker: nothing gets that far
+    async with http_client(kernel) as client:
         _agent, headers = await credits_session(client, "1")
         control = await client.post(CALL, json={"to": "+14155550101", "message": "ring\x07ring"}, headers=headers)
         too_long = await client.post(
@@ -110,7 +111,7 @@ async def test_what_cannot_be_said_is_refused_before_payment(kernel_factory, twi
             CALL, json={"to": "0044 20 7946 0000", "message": "hi", "goal": ""}, headers=headers
         )
         left = await balance(client, headers)
-        quotes = await count_quotes()
+        quotes = await count_quotes(kernel)
     assert control.status_code == 400 and control.json()["details"][0]["field"] == "message"
     assert too_long.status_code == 400 and "TwiML" in too_long.json()["message"]
     assert not_e164.status_code == 400 and {d["field"] for d in not_e164.json()["details"]} == {"to", "goal"}

@@ -34,7 +34,7 @@ async def test_http_names_all_four_wrong_fields(kernel) -> None:
     body = resp.json()
     assert body == {"error": "invalid_request", "message": FOUR_MESSAGE, "details": FOUR_DETAILS}
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def test_mcp_names_all_four_wrong_fields(kernel) -> None:
@@ -42,7 +42,7 @@ async def test_mcp_names_all_four_wrong_fields(kernel) -> None:
         result = await client.call_tool("vehicle_recalls", FOUR_WRONG)
     assert result.is_error
     assert result.structured_content == {"error": "invalid_request", "message": FOUR_MESSAGE, "details": FOUR_DETAILS}
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 async def test_wrong_types_unknown_and_missing_fields_are_each_an_entry(kernel) -> None:

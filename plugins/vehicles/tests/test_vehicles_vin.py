@@ -101,7 +101,7 @@ async def test_bad_vin_is_400_with_details_before_payment(kernel_factory) -> Non
     assert body["error"] == "invalid_request"
     assert body["details"][0]["field"] == "vin"
     assert "PAYMENT-REQUIRED" not in resp.headers
-    assert await count_quotes() == 0 and await count_receipts() == 0
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0
 
 
 # --- decoding -----------------------------------------------------------------------

@@ -158,7 +158,7 @@ async def test_bad_input_is_400_naming_every_field_before_payment(
             assert "PAYMENT-REQUIRED" not in resp.headers
         balance = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
     assert balance == "1.000000"
-    assert await count_quotes() == 0 and await count_receipts() == 0 and fresh_zone.asked == []
+    assert await count_quotes(kernel) == 0 and await count_receipts() == 0 and fresh_zone.asked == []
 
 
 @pytest.mark.parametrize(

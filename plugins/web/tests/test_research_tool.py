@@ -132,7 +132,7 @@ async def test_without_a_search_provider_research_is_refused_before_payment(kern
         refused = await client.post("/v1/tools/research", json={"topic": "anything"}, headers=auth)
     assert refused.status_code == 503 and refused.json()["error"] == "provider_unavailable"
     assert "TOLLWAY_SEARCH_SEARXNG_URL" in refused.text or "TOLLWAY_SEARCH_PROVIDER" in refused.text
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
 
 
 async def test_a_research_job_whose_searches_all_fail_is_refunded(kernel_factory) -> None:

@@ -248,7 +248,7 @@ async def test_bad_input_is_refused_before_payment(kernel_factory, stand_in, scr
         resp = await client.post(PATH, json=body)
     assert resp.status_code == 400, resp.text
     assert field in json.dumps(resp.json().get("details"))
-    assert await count_quotes() == 0 and script.seen == []
+    assert await count_quotes(kernel) == 0 and script.seen == []
 
 
 async def test_500_character_query_is_accepted(kernel_factory, stand_in, script) -> None:
@@ -276,7 +276,7 @@ async def test_unconfigured_provider_is_503_before_payment_naming_the_setting(ke
     assert body["error"] == "provider_unavailable"
     assert body["details"] == {"reason": "not_configured", "kind": "search", "settings": settings}
     assert all(name in body["message"] for name in settings)
-    assert await count_quotes() == 0
+    assert await count_quotes(kernel) == 0
     (state,) = [p for p in health["providers"] if p["kind"] == "search"]
     assert state["configured"] is False and state["unset_settings"] == settings
 
