@@ -1035,7 +1035,7 @@ def convert_input(body: Any, input_type: type, *, error: str = "invalid_request"
 _VOLATILE = [
     (re.compile(r"^rcpt_[0-9a-f]+$"), "<receipt_id>"),
     (re.compile(r"^req_[0-9a-f]+$"), "<request_id>"),
-    (re.compile(r"^q_[0-9a-f]+$"), "<quote_id>"),
+    (re.compile(r"^q_[0-9A-Za-z_-]{36}$"), "<quote_id>"),  # core/payments/quotes.py
     (re.compile(r"^txn_[0-9a-f]+$"), "<transaction_id>"),
     (re.compile(r"^rk_[0-9a-f]+$"), "<key_id>"),
     (re.compile(r"^0x[0-9a-fA-F]{64}$"), "<hash>"),
