@@ -65,9 +65,10 @@ def test_long_cycle_pick_takes_the_best_only_when_it_beats_the_median():
     assert fb.long_cycle_pick(scores, 0.6) is None
     assert fb.long_cycle_pick({**scores, "sarima": s(0.85)}, 0.82) == "seasonal_naive"
     assert fb.long_cycle_pick({"seasonal_naive": s(0.8)}, 0.9) == "seasonal_naive"
-    # neither is ever a member of the median
-    how, w = fb.combination({**scores, "theta": s(1.0), "arima": s(1.1)}, list(scores) + ["theta", "arima"])
-    assert how == "median" and set(w) == {"ses", "theta", "arima"}
+    # the seasonal naive is never a member of the median; the airline model is when it is in the order
+    more = {**scores, "theta": s(1.0), "arima": s(1.1)}
+    how, w = fb.combination(more, list(more))
+    assert how == "median" and set(w) == {"sarima", "ses", "theta", "arima"}
 
 
 def _block(y, **kw):
@@ -82,6 +83,17 @@ def test_hourly_airline_process_is_forecast_by_the_airline_model():
     assert meta["method"] == "sarima" and meta["weights"] == {"sarima": 1.0}
     mean = np.array([p["value"] for p in out["prediction"]])
     assert np.max(np.abs(mean - truth)) < 1.0
+
+
+def test_monthly_series_take_the_airline_model_into_their_median():
+    k = np.arange(96)
+    y = 200 + 0.8 * k + 25 * np.sin(2 * np.pi * k / 12) + np.random.default_rng(2).normal(0, 2, len(k))
+    meta = run_forecast(_block(y, horizon=12, frequency="monthly"), 30)["meta"]
+    assert meta["combination"] == "median" and "sarima" in meta["chosen"] and "seasonal_naive" not in meta["chosen"]
+    # a long cycle keeps it out of the median: it competes with the median instead
+    hourly = run_forecast(_block(np.r_[y, y, y, y][: 24 * 14], horizon=24, frequency="hourly"), 30)["meta"]
+    assert "sarima" in hourly["candidates"]
+    assert hourly["chosen"] == ["sarima"] or "sarima" not in hourly["chosen"]
 
 
 def test_airline_is_not_tried_when_the_horizon_is_shorter_than_the_cycle():

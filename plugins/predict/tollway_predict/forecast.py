@@ -12,9 +12,10 @@ Pipeline of `run_forecast`:
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
-   with inverse-score weights; yearly series leave out ces and arima); for a cycle longer
-   than the seasonal ETS takes (hourly 24) the seasonal naive or the airline seasonal
-   ARIMA (forecast_sarima) replaces the median when it scored better on the backtest;
+   with inverse-score weights; yearly series leave out ces and arima; a cycle of 2 to 12
+   adds the airline seasonal ARIMA of forecast_sarima); for a cycle longer than the
+   seasonal ETS takes (hourly 24) the seasonal naive or the airline model replaces the
+   median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
    interval half-widths are the combined model sd times a multiplier calibrated on the
    backtest errors (split-conformal quantile of |error| / sd);
@@ -244,8 +245,10 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
         ets = fe.choose(y, m)
         if ets is not None:
             names.append("ets_seasonal")
-    long_cycle = m > fe.MAX_PERIOD and h >= m  # no seasonal ETS, and the horizon covers a whole cycle
-    if long_cycle and fs.usable(y, m):
+    # a cycle the seasonal ETS takes (2 to 12): the airline model joins the median; a longer one with
+    # a horizon covering a whole cycle (hourly 24): it may replace the median (below)
+    long_cycle = m > fe.MAX_PERIOD and h >= m
+    if (long_cycle or 1 < m <= fe.MAX_PERIOD) and fs.usable(y, m):
         names.append("sarima")
 
     # 4. rolling-origin backtest
@@ -263,7 +266,7 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             cut = cut or len(per_origin) < len(fb.origins(n, h, m))
             break
     scores = fb.average(per_origin)
-    how, w = fb.combination(scores, names)
+    how, w = fb.combination(scores, [k for k in names if not (long_cycle and k in fb.LONG_CYCLE)])
     w = w or {"naive": 1.0}
     # a cycle too long for the seasonal ETS (hourly 24): no member models the season itself, they all
     # share classical-decomposition indices averaged over the window; the seasonal naive (the last

@@ -9,7 +9,7 @@ import numpy as np
 
 ORIGINS = 3  # backtest origins when the series is long enough
 BENCHMARKS = ("naive", "naive2", "seasonal_naive", "drift")  # scored, never combined
-# scored, never combined: each may replace the median of a long-cycle series (`long_cycle_pick`)
+# each may replace the median of a long-cycle series (`long_cycle_pick`); there, neither is a member
 LONG_CYCLE = ("seasonal_naive", "sarima")
 COMBINE = 3  # candidates combined
 _NORMAL = NormalDist()  # the standard normal: the standard library's quantile, no scipy.stats import (1.7 s) at start
@@ -80,7 +80,7 @@ def weights(scores: dict, order: list[str]) -> dict[str, float]:
     references but not combined: over a few short backtest tails they win by luck more
     often than they forecast better, and the smoothing models nest them (SES with alpha
     near 1 is naive)."""
-    pool = [k for k in scores if k not in BENCHMARKS and k not in LONG_CYCLE] or list(scores)
+    pool = [k for k in order if k in scores and k not in BENCHMARKS] or [k for k in order if k in scores]
     ranked = sorted(pool, key=lambda k: (scores[k]["score"], order.index(k)))[:COMBINE]
     if not ranked:
         return {}
@@ -112,7 +112,7 @@ def combination(scores: dict, order: list[str]) -> tuple[str, dict[str, float]]:
     Choosing per series between the median and the weighted best three by their backtest
     scores was tried and lost (the weights are picked on the same tails, so the weighted
     mean always looks better there than it forecasts): see docs/predict.md."""
-    pool = [k for k in order if k in scores and k not in BENCHMARKS and k not in LONG_CYCLE]
+    pool = [k for k in order if k in scores and k not in BENCHMARKS]
     if len(pool) < 3:
         return "weighted", weights(scores, order)
     return "median", {k: 1.0 / len(pool) for k in pool}
