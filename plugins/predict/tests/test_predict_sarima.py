@@ -1,5 +1,5 @@
 """The airline seasonal ARIMA member, the long-cycle choice among median, seasonal naive and
-airline model, and the members left out for yearly series. No timing assertions."""
+airline model. No timing assertions."""
 
 from __future__ import annotations
 
@@ -100,13 +100,3 @@ def test_airline_is_not_tried_when_the_horizon_is_shorter_than_the_cycle():
     y, _ = airline(M * 21, -0.4, -0.7, 11)
     meta = run_forecast(_block(y, horizon=M - 1, frequency="hourly"), 30)["meta"]
     assert "sarima" not in meta["candidates"] and "seasonal_naive" in meta["candidates"]
-
-
-def test_yearly_series_leave_out_ces_and_arima():
-    rng = np.random.default_rng(5)
-    y = 1000 + np.cumsum(20 + rng.normal(0, 15, 30))
-    yearly = run_forecast(_block(y, horizon=6, frequency="yearly"), 20)["meta"]
-    plain = run_forecast(_block(y, horizon=6), 20)["meta"]
-    assert "ces" not in yearly["candidates"] and "arima" not in yearly["candidates"]
-    assert {"ces", "arima"} <= set(plain["candidates"]) and {"ces", "arima"} <= set(plain["chosen"])
-    assert set(yearly["chosen"]) == {"ses", "holt_damped", "theta", "ets_auto"}

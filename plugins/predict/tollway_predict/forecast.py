@@ -12,8 +12,8 @@ Pipeline of `run_forecast`:
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
-   with inverse-score weights; yearly series leave out ces and arima; a cycle of 2 to 12
-   adds the airline seasonal ARIMA of forecast_sarima); for a cycle longer than the
+   with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
+   forecast_sarima); for a cycle longer than the
    seasonal ETS takes (hourly 24) the seasonal naive or the airline model replaces the
    median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
@@ -46,9 +46,6 @@ MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
 FIT_WINDOW = 500
-# members left out for yearly series: on the 150 yearly series of the development set their median
-# scored OWA 0.848 without these two, 0.864 with them (docs/predict.md)
-YEARLY_LEFT_OUT = ("ces", "arima")
 
 
 class Point(msgspec.Struct, forbid_unknown_fields=True):
@@ -238,8 +235,6 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     n = len(y)
 
     names = [k for k in fm.CANDIDATES if k != "seasonal_naive" or m > 1]
-    if frequency == "yearly":  # chosen across the yearly series of the development set: see docs/predict.md
-        names = [k for k in names if k not in YEARLY_LEFT_OUT]
     ets = None
     if fe.usable(y, m) and fm.Season(y, m).kind != "none" and time.monotonic() < deadline:
         ets = fe.choose(y, m)
