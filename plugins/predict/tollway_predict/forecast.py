@@ -12,8 +12,10 @@ Pipeline of `run_forecast`:
    score (sMAPE and MASE each relative to naive2's at the same origin), averaged;
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
-   with inverse-score weights); for a cycle longer than the seasonal ETS takes (hourly
-   24) the seasonal naive replaces the median when it scored better on the backtest;
+   with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
+   forecast_sarima); for a cycle longer than the
+   seasonal ETS takes (hourly 24) the seasonal naive or the airline model replaces the
+   median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
    interval half-widths are the combined model sd times a multiplier calibrated on the
    backtest errors (split-conformal quantile of |error| / sd);
@@ -34,11 +36,12 @@ from threadpoolctl import threadpool_limits
 from . import forecast_backtest as fb
 from . import forecast_ets as fe
 from . import forecast_models as fm
+from . import forecast_sarima as fs
 from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-4"
+VERSION = "forecast-5"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -161,6 +164,8 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None, fi
                 warnings.simplefilter("ignore")
                 if name == "seasonal_naive":
                     mean, sd = fm.seasonal_naive(y, h, m)
+                elif name == "sarima":
+                    mean, sd = fs.forecast(y, h, m)
                 elif name == "ets_seasonal":
                     if ets is None or not fe.usable(y, m):
                         raise ValueError("too short for seasonal ETS")
@@ -235,6 +240,11 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
         ets = fe.choose(y, m)
         if ets is not None:
             names.append("ets_seasonal")
+    # a cycle the seasonal ETS takes (2 to 12): the airline model joins the median; a longer one with
+    # a horizon covering a whole cycle (hourly 24): it may replace the median (below)
+    long_cycle = m > fe.MAX_PERIOD and h >= m
+    if (long_cycle or 1 < m <= fe.MAX_PERIOD) and fs.usable(y, m):
+        names.append("sarima")
 
     # 4. rolling-origin backtest
     memo = fm.Fits()  # this forecast's ETS fits, shared by the candidates that fit the same model
@@ -251,15 +261,18 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             cut = cut or len(per_origin) < len(fb.origins(n, h, m))
             break
     scores = fb.average(per_origin)
-    how, w = fb.combination(scores, names)
+    how, w = fb.combination(scores, [k for k in names if not (long_cycle and k in fb.LONG_CYCLE)])
     w = w or {"naive": 1.0}
     # a cycle too long for the seasonal ETS (hourly 24): no member models the season itself, they all
     # share classical-decomposition indices averaged over the window; the seasonal naive (the last
-    # cycle repeated) replaces the median when it beat it on the backtest, scored on whole cycles (h >= m)
-    if how == "median" and m > fe.MAX_PERIOD and h >= m and "seasonal_naive" in scores:
+    # cycle repeated) or the airline seasonal ARIMA replaces the median when it beat it on the
+    # backtest, scored on whole cycles (h >= m)
+    if how == "median" and long_cycle:
         median_score = fb.combined_score(trains, tests, fitted, w, how, m)
-        if median_score is not None and scores["seasonal_naive"]["score"] < median_score:
-            how, w = "weighted", {"seasonal_naive": 1.0}
+        if median_score is not None:
+            pick = fb.long_cycle_pick(scores, median_score)
+            if pick is not None:
+                how, w = "weighted", {pick: 1.0}
 
     # 5. refit the chosen on the whole window, combine; calibrate the intervals
     final, errors2, cut2, season = _fit_all(

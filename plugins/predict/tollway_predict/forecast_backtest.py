@@ -9,6 +9,8 @@ import numpy as np
 
 ORIGINS = 3  # backtest origins when the series is long enough
 BENCHMARKS = ("naive", "naive2", "seasonal_naive", "drift")  # scored, never combined
+# each may replace the median of a long-cycle series (`long_cycle_pick`); there, neither is a member
+LONG_CYCLE = ("seasonal_naive", "sarima")
 COMBINE = 3  # candidates combined
 _NORMAL = NormalDist()  # the standard normal: the standard library's quantile, no scipy.stats import (1.7 s) at start
 
@@ -78,7 +80,7 @@ def weights(scores: dict, order: list[str]) -> dict[str, float]:
     references but not combined: over a few short backtest tails they win by luck more
     often than they forecast better, and the smoothing models nest them (SES with alpha
     near 1 is naive)."""
-    pool = [k for k in scores if k not in BENCHMARKS] or list(scores)
+    pool = [k for k in order if k in scores and k not in BENCHMARKS] or [k for k in order if k in scores]
     ranked = sorted(pool, key=lambda k: (scores[k]["score"], order.index(k)))[:COMBINE]
     if not ranked:
         return {}
@@ -114,6 +116,16 @@ def combination(scores: dict, order: list[str]) -> tuple[str, dict[str, float]]:
     if len(pool) < 3:
         return "weighted", weights(scores, order)
     return "median", {k: 1.0 / len(pool) for k in pool}
+
+
+def long_cycle_pick(scores: dict, median_score: float) -> str | None:
+    """For a long cycle: the one of LONG_CYCLE with the best backtest score when it beat the
+    median's own score (ties to the median, then to catalogue order); None keeps the median."""
+    best = None
+    for k in LONG_CYCLE:
+        if k in scores and scores[k]["score"] < (median_score if best is None else scores[best]["score"]):
+            best = k
+    return best
 
 
 def combined_score(trains, tests, fitted, w, how, m) -> float | None:
