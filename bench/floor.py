@@ -32,8 +32,9 @@ RUNS = 3
 
 class StatementLog:
     """What an engine runs while `on`, the rate limiter's counter aside (not the payment's):
-    each statement as (template, values), an ORM query as (its text, None), and the start of
-    each outermost transaction as (TRANSACTION, None)."""
+    each statement as (template, values) (a statement of the storage kit run on the driver,
+    `run_sql`, as its compiled text: replayed as it is), an ORM query as (its text, None),
+    and the start of each outermost transaction as (TRANSACTION, None)."""
 
     TRANSACTION = "-- transaction"
 
@@ -56,6 +57,11 @@ class StatementLog:
                     else:
                         log.entries.append((" ".join(str(querystring).split()), None))
                 return await base.run_querystring(self, querystring, *args, **kwargs)
+
+            async def run_sql(self, query: str, args: tuple[Any, ...]) -> Any:
+                if log.on and "tw_rate_counters" not in query:
+                    log.entries.append((query, tuple(args)))
+                return await base.run_sql(self, query, args)  # type: ignore[attr-defined]
 
             def transaction(self, *args: Any, **kwargs: Any) -> Any:
                 if log.on and self.current_transaction.get() is None:
