@@ -33,19 +33,22 @@ def monotonic_us() -> int:
     return _last_us
 
 
-# The last second `iso` formatted and its text up to the milliseconds: a receipt writes two
-# times of one millisecond, and a busy process many of one second.
-_last_second: tuple[int, str] = (0, "1970-01-01T00:00:00.")
+# The seconds `iso` formatted lately, each with its text up to the milliseconds: a paid call
+# writes its receipt's times and its evidence's (an upstream answer's, from a cache, an
+# older second), and a busy process many of one second.
+_SECONDS: dict[int, str] = {}
+_SECONDS_KEPT = 256
 
 
 def iso(ms: int) -> str:
     """Unix milliseconds -> ISO 8601 UTC with milliseconds and a Z."""
-    global _last_second
     second, milli = divmod(ms, 1000)
-    last = _last_second
-    if last[0] != second:
-        last = _last_second = (second, _dt.datetime.fromtimestamp(second, tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S."))
-    return f"{last[1]}{milli:03d}Z"
+    text = _SECONDS.get(second)
+    if text is None:
+        if len(_SECONDS) >= _SECONDS_KEPT:
+            _SECONDS.clear()
+        text = _SECONDS[second] = _dt.datetime.fromtimestamp(second, tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+    return f"{text}{milli:03d}Z"
 
 
 def parse_iso_ms(text: str) -> int:
