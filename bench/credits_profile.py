@@ -137,7 +137,7 @@ async def main() -> None:
                     best = min(best, (time.process_time() - start) / args.n * 1e6)
                 out: dict[str, Any] = {"db": args.db, "n": args.n, "cpu_us": round(best, 1)}
                 if args.profile:
-                    profiler = cProfile.Profile()
+                    profiler = cProfile.Profile(time.process_time)
                     profiler.enable()
                     await window(kernel, tokens, args.n, args.concurrency)
                     profiler.disable()
