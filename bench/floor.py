@@ -41,9 +41,10 @@ def _writes(text: str) -> bool:
 
 class StatementLog:
     """What an engine runs while `on`, the rate limiter's counter aside (not the payment's):
-    each statement as (template, values), an ORM query as (its text, None), and the start of
-    each outermost transaction as (TRANSACTION, None); `commits` counts the outermost
-    transactions and the writes run outside any (each its own commit)."""
+    each statement as (template, values) (a statement of the storage kit run on the driver,
+    `run_sql`, as its compiled text: replayed as it is), an ORM query as (its text, None), and
+    the start of each outermost transaction as (TRANSACTION, None); `commits` counts the
+    outermost transactions and the writes run outside any (each its own commit)."""
 
     TRANSACTION = "-- transaction"
 
@@ -69,6 +70,13 @@ class StatementLog:
                     if self.current_transaction.get() is None and _writes(log.entries[-1][0]):
                         log.commits += 1
                 return await base.run_querystring(self, querystring, *args, **kwargs)
+
+            async def run_sql(self, query: str, args: tuple[Any, ...]) -> Any:
+                if log.on and "tw_rate_counters" not in query:
+                    log.entries.append((query, tuple(args)))
+                    if self.current_transaction.get() is None and _writes(query):
+                        log.commits += 1
+                return await base.run_sql(self, query, args)  # type: ignore[attr-defined]
 
             def transaction(self, *args: Any, **kwargs: Any) -> Any:
                 if log.on and self.current_transaction.get() is None:

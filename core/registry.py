@@ -37,6 +37,7 @@ class Registry:
         self.tools: dict[str, Tool] = {}
         self.tools_by_path: dict[str, Tool] = {}
         self.settings: dict[str, Setting] = {}
+        self._families: dict[str, list[Setting]] = {}  # the settings by family (`family_settings`, each call)
         self.periodic_tasks: list[PeriodicTask] = []
         self.data_sources: dict[str, DataSource] = {}
         self.backend_factories: dict[str, Any] = {}
@@ -71,6 +72,7 @@ class Registry:
             self.operator_pages,
         ):
             registry.clear()
+        self._families.clear()
         self.periodic_tasks.clear()
         self.inbound_handlers.clear()
         self.owners.clear()
@@ -155,6 +157,7 @@ class Registry:
         if setting.env_var in self.settings:
             raise StartupError(f"duplicate setting {setting.env_var}")
         self.settings[setting.env_var] = setting
+        self._families.setdefault(setting.family, []).append(setting)
 
     def _add_provider(self, provider: Provider) -> None:
         if not isinstance(provider, Provider):
@@ -187,11 +190,10 @@ class Registry:
         """The family's settings by name, defaults included (unset ones without a default are absent)."""
         out: dict[str, str] = {}
         # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
-        for env_var, setting in self.settings.items():
-            if setting.family == family:
-                value = self.plugin_env.get(env_var, setting.default)
-                if value is not None:
-                    out[setting.name] = value
+        for setting in self._families.get(family, ()):
+            value = self.plugin_env.get(setting.env_var, setting.default)
+            if value is not None:
+                out[setting.name] = value
         return out
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import datetime as _dt
-import secrets
+import os
 import time
 import uuid
 
 
 def new_id(prefix: str) -> str:
-    """`rcpt_3f…` style ids: prefix + 24 hex chars of randomness."""
-    return f"{prefix}_{secrets.token_hex(12)}"
+    """`rcpt_3f…` style ids: prefix + 24 hex chars of randomness (the operating system's,
+    as `secrets.token_hex` takes it, without its layers: a paid call makes three)."""
+    return f"{prefix}_{os.urandom(12).hex()}"
 
 
 def new_uuid() -> str:
@@ -32,10 +33,22 @@ def monotonic_us() -> int:
     return _last_us
 
 
+# The seconds `iso` formatted lately, each with its text up to the milliseconds: a paid call
+# writes its receipt's times and its evidence's (an upstream answer's, from a cache, an
+# older second), and a busy process many of one second.
+_SECONDS: dict[int, str] = {}
+_SECONDS_KEPT = 256
+
+
 def iso(ms: int) -> str:
     """Unix milliseconds -> ISO 8601 UTC with milliseconds and a Z."""
-    dt = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    second, milli = divmod(ms, 1000)
+    text = _SECONDS.get(second)
+    if text is None:
+        if len(_SECONDS) >= _SECONDS_KEPT:
+            _SECONDS.clear()
+        text = _SECONDS[second] = _dt.datetime.fromtimestamp(second, tz=_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+    return f"{text}{milli:03d}Z"
 
 
 def parse_iso_ms(text: str) -> int:

@@ -35,7 +35,7 @@ from tollway._core.basics.canonical import canonical_bytes
 from tollway._core.basics.errors import ServiceError, invalid_request
 from tollway._core.basics.request import Answer
 from tollway._core.payments import x402
-from tollway._core.storage.sql import Bound
+from tollway._core.storage import sql
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 DEFAULT_TTL_S = 86_400
@@ -177,7 +177,7 @@ class IdempotencyStore:
             raise RuntimeError(
                 "IdempotencyRecord is not bound: add core.idempotency.IDEMPOTENCY_TABLES to the Database"
             )
-        return await engine.run_querystring(Bound(template, args))
+        return await sql.run(engine, template, args)
 
     async def begin(
         self, scope: str, key: str, body_hash: str, now_ms: int | None = None, *, durable: bool = False

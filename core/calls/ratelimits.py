@@ -32,7 +32,7 @@ from piccolo.columns import BigInt, Integer, Varchar
 from piccolo.table import Table
 
 from tollway._core.basics.errors import ServiceError
-from tollway._core.storage.sql import Bound
+from tollway._core.storage import sql
 from tollway._core.storage.tables import PLACEHOLDER_ENGINE
 
 DEFAULT_LIMITS: dict[str, tuple[int, int]] = {
@@ -194,7 +194,7 @@ class RateLimiter:
         start = now - now % window_ms
         end = start + window_ms
         if self.shared:
-            rows = await self._bound_engine().run_querystring(Bound(_HIT, (f"{category}:{key}:{start}", end)))
+            rows = await sql.run(self._bound_engine(), _HIT, (f"{category}:{key}:{start}", end))
             hits = int(rows[0]["hits"])
         else:
             hits = self._hit_memory(f"{category}:{key}", end, now)
@@ -222,7 +222,7 @@ class RateLimiter:
         now = _now_ms() if now_ms is None else now_ms
         if not self.shared:
             return self._drop_ended(now)
-        rows = await self._bound_engine().run_querystring(Bound(_PURGE_RETURNING, (now,)))
+        rows = await sql.run(self._bound_engine(), _PURGE_RETURNING, (now,))
         return len(rows)
 
 

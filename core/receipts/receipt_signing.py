@@ -57,12 +57,15 @@ class ReceiptSigner:
         return b64url(self.public_key)
 
     def sign(self, receipt: Mapping[str, Any]) -> dict[str, Any]:
+        """A new dict: `receipt`'s signed fields, then key_id, alg, digest and signature."""
         body = signed_form(receipt)
         body["key_id"] = self.key_id
         body["alg"] = ALG
         digest = hashlib.sha256(canonical_bytes(body)).digest()
         signature = self._key.sign(digest).signature
-        return {**body, "digest": digest.hex(), "signature": b64url(signature)}
+        body["digest"] = digest.hex()  # after the digest of the rest: the body is ours, no copy needed
+        body["signature"] = b64url(signature)
+        return body
 
 
 def verify_receipt(receipt: Mapping[str, JSONValue], public_keys: Mapping[str, bytes]) -> tuple[bool, str]:

@@ -51,12 +51,14 @@ _RESIGN_AND_ARCHIVE = (
 )
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(kw_only=True, slots=True)
 class ReceiptDraft:
     """Everything a new receipt says, typed: what `ReceiptBook.issue` signs. `amount` and
     `service_fee` are micro-USDC; `provider_cost` is stored beside the receipt, never signed;
     `metadata` is signed as its digest only. `goal_id`, `soul_agent_id` and `service_fee` are
-    the three signed fields plugins fill (through the tool's declarations and `Admission`)."""
+    the three signed fields plugins fill (through the tool's declarations and `Admission`).
+    Made once per paid call and never changed (not frozen: a frozen dataclass of this size
+    takes four times as long to make)."""
 
     agent_id: str
     category: str

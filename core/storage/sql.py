@@ -6,7 +6,11 @@ query afresh (about a quarter of a millisecond) and the paid path runs a dozen f
 statements per call. Such a statement is a `Statement` (a module-level constant) or a
 template passed to `fetch`; either way its `{}` placeholders become `$1, $2, ...` on
 PostgreSQL and `?` on SQLite once per engine, and it runs with `engine.run_querystring`:
-the same connection, pool and transaction as every other query. Values are only ever
+the same connection, pool and transaction as every other query. On the service's own
+engines (the embedded SQLite engine and the PostgreSQL pool, `runtime/database`) the
+compiled text goes straight to the driver through the engine's `run_sql` (the caller's
+transaction's connection, else the reader or the pool), without Piccolo's query wrapper;
+any other engine runs it with `run_querystring`. Values are only ever
 bound, never formatted into the text. Portable SQL only (SQLite >= 3.35 and
 PostgreSQL: RETURNING, ON CONFLICT). This is the one implementation: the kernel uses it
 directly, plugins through `tollway.storage`.
@@ -75,9 +79,18 @@ def transaction() -> Any:
     return BoundEngine.current.transaction()
 
 
+async def run(engine: Any, template: str, args: tuple[Any, ...]) -> list[Any]:
+    """Run `template` with `args` on `engine` (the bound one, or a test's second "process"):
+    on the driver through the engine's `run_sql` when it has one, else through Piccolo."""
+    direct = getattr(engine, "run_sql", None)
+    if direct is not None:
+        return await direct(compiled(template, engine.engine_type), args)
+    return await engine.run_querystring(Bound(template, args))
+
+
 async def fetch(template: str, *args: Any) -> list[Any]:
     """Run one statement; rows support `row["column"]`."""
-    return await BoundEngine.current.run_querystring(Bound(template, args))
+    return await run(BoundEngine.current, template, args)
 
 
 async def fetch_one(template: str, *args: Any) -> Any | None:
@@ -105,8 +118,9 @@ class Statement:
 
     async def rows(self, *args: Any) -> list[dict[str, Any]]:
         db = BoundEngine.current
-        found = await db.run_querystring(Bound(self.locking if db.engine_type == "postgres" else self.template, args))
-        return found if db.engine_type != "postgres" else [dict(r) for r in found]
+        if db.engine_type != "postgres":
+            return await run(db, self.template, args)
+        return [dict(r) for r in await run(db, self.locking, args)]
 
     async def row(self, *args: Any) -> dict[str, Any] | None:
         found = await self.rows(*args)

@@ -60,6 +60,17 @@ class _PostgresEngine(PostgresEngine):
 
     _checked: set[tuple[Any, ...]] = set()
 
+    async def run_sql(self, query: str, args: tuple[Any, ...]) -> list[Any]:
+        """A compiled statement of the storage kit (`core/storage/sql.py`) on asyncpg: on the
+        open transaction's connection, else on a pooled one (asyncpg prepares it once per
+        connection), as `run_querystring` runs it without Piccolo's query wrapper."""
+        current = self.current_transaction.get()
+        if current is not None:
+            return await current.connection.fetch(query, *args)
+        if self.pool is not None:
+            return await self.pool.fetch(query, *args)
+        return await self._run_in_new_connection(query, list(args))
+
     async def check_version(self) -> None:
         server = (self.config.get("host"), self.config.get("port"), self.config.get("database"))
         if server in self._checked:

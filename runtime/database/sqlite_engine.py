@@ -349,5 +349,17 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         conn = connection.conn if isinstance(connection, _SharedConnection) else self.raw_connection()
         return self._execute(conn, query, args)
 
+    async def run_sql(self, query: str, args: tuple[Any, ...]) -> list[dict]:
+        """A compiled statement of the storage kit (`core/storage/sql.py`): in the open
+        transaction on the writer, else as `run_querystring` would run it (the reader, the
+        open group, or on its own), without Piccolo's query wrapper."""
+        current = self.current_transaction.get()
+        if current is None:
+            return await self._run_in_new_connection(query, args)
+        connection = current.connection
+        return self._execute(
+            connection.conn if isinstance(connection, _SharedConnection) else self.raw_connection(), query, args
+        )
+
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)

@@ -127,3 +127,26 @@ def test_a_statement_has_no_braces_but_its_placeholders() -> None:
         storage.statement("SELECT * FROM t WHERE id = {id}")
     assert storage.statement("SELECT {} , {}").text("postgres") == "SELECT $1 , $2"
     assert storage.statement("SELECT {} , {}").text("sqlite") == "SELECT ? , ?"
+
+
+async def test_statements_go_to_the_driver_in_the_callers_transaction(probe, monkeypatch) -> None:
+    """On the service's engines a statement skips Piccolo's query wrapper, inside a transaction
+    (its own uncommitted rows seen, rolled back with it) and outside one (reads and writes)."""
+    engine = storage.engine()
+    wrapped: list[str] = []
+
+    async def through_piccolo(querystring, *args, **kwargs):
+        wrapped.append(str(querystring))
+        raise AssertionError("a storage-kit statement went through run_querystring")
+
+    monkeypatch.setattr(engine, "run_querystring", through_piccolo)
+    await ADD.execute("a", "x", 1)
+    with pytest.raises(RuntimeError):
+        async with storage.transaction():
+            assert await BUMP.row(1, "a") == {"n": 2}
+            await ADD.execute("b", "y", 5)
+            assert await ALL.rows() == [{"id": "a"}, {"id": "b"}]
+            raise RuntimeError("abandon")
+    assert await ALL.rows() == [{"id": "a"}]
+    assert await ONE.row("a") == {"id": "a", "body": "x", "n": 1}
+    assert wrapped == []

@@ -1,0 +1,158 @@
+"""One credits call profiled in process: `kernel.paid_calls.call` with no HTTP in front.
+
+Builds the paid-call bench's kernel (`bench/paid_calls.py`: the vehicles plugin alone, NHTSA
+replayed), pays credits from 16 agents, and prints:
+  cpu_us        process CPU per call (`time.process_time`), `--concurrency` calls in flight
+                (group commit on SQLite shares commits as under the HTTP bench), the least of
+                three windows of `--n` calls, no profiler;
+  parts         with `--profile`, a cProfile over one more window, its clock the process's CPU
+                time: inclusive µs per call of the functions that make up a call (the profiler
+                inflates Python code, so compare rows between runs, not with `cpu_us`);
+  top           with `--profile`, the `--top` functions by own time, µs per call.
+
+Run: `.venv/bin/python bench/credits_profile.py --db sqlite --profile`
+(`--db postgres` uses TOLLWAY_BENCH_POSTGRES_URL's server, a fresh database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import create_database, drop_database  # noqa: E402
+from paid_calls import ADMIN, LOOKUP, PATH, inprocess_service, setup_credits  # noqa: E402
+
+from tollway._core.basics.request import CallRequest  # noqa: E402
+
+TOOL = "vehicle_recalls"
+AGENTS = 16
+# (label, file suffix, function name): the parts of a call, inclusive time
+PARTS = (
+    ("the whole call (PaidCalls.call)", "calls/pipeline.py", "call"),
+    ("rate limit (RateGate.limited's own hit)", "calls/ratelimits.py", "hit"),
+    ("rate key (who counts)", "calls/rate_identity.py", "rate_key"),
+    ("validate and price (prepare)", "calls/prepare.py", "prepare"),
+    ("the caller (Authenticator.caller)", "auth/auth.py", "caller"),
+    ("the nonce (consume_nonce)", "auth/auth.py", "consume_nonce"),
+    ("credits read (ledger.credits_of)", "credits/ledger.py", "credits_of"),
+    ("tool run (ToolRunner.run)", "calls/tool_runner.py", "run"),
+    ("debit and ledger row (debit_credits)", "credits/ledger.py", "debit_credits"),
+    ("receipt (PaidCalls._receipt)", "calls/pipeline.py", "_receipt"),
+    ("of which the signature (ReceiptSigner.sign)", "receipts/receipt_signing.py", "sign"),
+    ("of which the draft (PreparedCall.receipt)", "calls/prepare.py", "receipt"),
+    ("facts (ToolRunner.record)", "calls/tool_runner.py", "record"),
+    ("transaction enter", "database/sqlite_engine.py", "__aenter__"),
+    ("transaction exit (commit wait included)", "database/sqlite_engine.py", "__aexit__"),
+    ("answer body (_success)", "calls/pipeline.py", "_success"),
+    ("statements (run_querystring, all)", "engine/sqlite.py", "run_querystring"),
+    ("statements on PostgreSQL (run_querystring, all)", "engine/postgres.py", "run_querystring"),
+    ("sqlite3 execute (the driver)", "~", "<method 'execute' of 'sqlite3.Connection' objects>"),
+    ("sqlite3 fetchall", "~", "<method 'fetchall' of 'sqlite3.Cursor' objects>"),
+)
+
+
+def request(token: str) -> CallRequest:
+    import msgspec
+
+    return CallRequest(
+        method="POST",
+        path=PATH,
+        url="http://bench.local" + PATH,
+        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
+        body=msgspec.json.encode(LOOKUP),
+        client_ip="127.0.0.1",
+    )
+
+
+async def window(kernel: Any, tokens: list[str], n: int, concurrency: int) -> None:
+    queue = iter(range(n))
+
+    async def worker() -> None:
+        for i in queue:
+            answer = await kernel.paid_calls.call(TOOL, request(tokens[i % len(tokens)]))
+            assert answer.status == 200, answer
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+def parts(stats: pstats.Stats, n: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    raw = stats.stats  # type: ignore[attr-defined]
+    for label, suffix, name in PARTS:
+        total = 0.0
+        for (path, _, func), (_, _, _, cumulative, _) in raw.items():
+            if func == name and path.endswith(suffix):
+                total += cumulative
+        if total:
+            out[label] = round(total / n * 1e6, 1)
+    return out
+
+
+def top(stats: pstats.Stats, n: int, count: int) -> list[tuple[str, float, float]]:
+    raw = stats.stats  # type: ignore[attr-defined]
+    rows = []
+    for (path, line, func), (_, calls, own, _, _) in raw.items():
+        short = "/".join(Path(path).parts[-2:]) if path != "~" else ""
+        rows.append((f"{short}:{line}({func})", round(own / n * 1e6, 1), round(calls / n, 2)))
+    rows.sort(key=lambda r: -r[1])
+    return rows[:count]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--windows", type=int, default=3, help="windows measured; the least is reported")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--dump", help="write the profile's raw stats to this file")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.db == "postgres":
+            url = await create_database(ADMIN, "tollway_profile")
+        else:
+            url = f"sqlite:///{tmp}/db/tollway.db"
+        try:
+            async with inprocess_service(args.db, url, Path(tmp) / "home") as (kernel, client):
+                auths = await setup_credits(client, 6 * args.n + 1000, 10_000, AGENTS)
+                tokens = [a["Authorization"].removeprefix("Bearer ") for a in auths]
+                await window(kernel, tokens, 300, args.concurrency)  # warm: the upstream answer cached
+                best = float("inf")
+                for _ in range(args.windows):
+                    start = time.process_time()
+                    await window(kernel, tokens, args.n, args.concurrency)
+                    best = min(best, (time.process_time() - start) / args.n * 1e6)
+                out: dict[str, Any] = {"db": args.db, "n": args.n, "cpu_us": round(best, 1)}
+                if args.profile:
+                    profiler = cProfile.Profile(time.process_time)
+                    profiler.enable()
+                    await window(kernel, tokens, args.n, args.concurrency)
+                    profiler.disable()
+                    stats = pstats.Stats(profiler)
+                    if args.dump:
+                        stats.dump_stats(args.dump)
+                    out["parts"] = parts(stats, args.n)
+                    out["top"] = top(stats, args.n, args.top)
+        finally:
+            if args.db == "postgres":
+                await drop_database(ADMIN, url)
+    print(json.dumps({k: v for k, v in out.items() if k != "top"}, indent=1))
+    for row in out.get("top", []):
+        print(f"{row[1]:8.1f} µs  {row[2]:6.2f}×  {row[0]}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,39 @@
+"""The kernel's id and time formatting: `iso` writes what datetime's formatting writes for
+any millisecond (its cache of the last second never leaks into another second), and ids
+are the prefix and 24 fresh hex digits."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tollway._core.basics.ids import iso, new_id
+
+
+def reference(ms: int) -> str:
+    dt = _dt.datetime.fromtimestamp(ms / 1000, tz=_dt.UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.integers(min_value=-(10**12), max_value=10**14), min_size=1, max_size=6))
+def test_iso_is_the_datetime_form_for_any_sequence_of_times(times: list[int]) -> None:
+    for ms in times:  # several in a row: the cached second must not leak into the next
+        assert iso(ms) == reference(ms)
+
+
+def test_iso_at_second_boundaries_and_before_1970() -> None:
+    for ms in (0, 999, 1000, 1001, -1, -999, -1000, -1001, 1_764_300_000_999, 1_764_300_001_000):
+        assert iso(ms) == reference(ms)
+    assert iso(1_764_300_000_123) == "2025-11-28T03:20:00.123Z"
+    for ms in range(1_764_300_000_000, 1_764_300_700_000, 997):  # more seconds than are kept
+        assert iso(ms) == reference(ms)
+
+
+def test_ids_are_the_prefix_and_24_fresh_hex_digits() -> None:
+    ids = {new_id("rcpt") for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(re.fullmatch(r"rcpt_[0-9a-f]{24}", i) for i in ids)
