@@ -57,11 +57,13 @@ def app() -> Any:
     from tollway._runtime.service import serve_app
 
     if os.environ.get(NO_HISTORY_ENV):  # the anchor of history's share: calls record no facts
-        import tollway._core.calls.pipeline
+        import tollway._core.calls.tool_runner as recorder  # where a call's facts are recorded
 
         async def record_nothing(*args: Any) -> None:
             return None
 
-        tollway._core.calls.pipeline.record_lookup = record_nothing
+        if not hasattr(recorder, "record_lookup"):  # moved: the anchor would measure nothing
+            raise RuntimeError("tool_runner no longer records facts through record_lookup")
+        recorder.record_lookup = record_nothing
     app = serve_app(bench_kernel())
     return app.litestar if os.environ.get(LITESTAR_ONLY_ENV) else app
