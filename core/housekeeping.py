@@ -1,5 +1,6 @@
-"""The kernel's own periodic tasks: purging old jobs, rate counters and idempotency
-records, and reconciling money left in an intermediate state."""
+"""The kernel's own periodic tasks: purging old jobs, rate counters, idempotency records
+and the records of paid quotes that expired, and reconciling money left in an
+intermediate state."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tollway._core.jobs import jobs
+from tollway._core.payments import quotes
 from tollway._core.plugin_api.periodic import PeriodicTask
 
 
@@ -27,9 +29,13 @@ def housekeeping_tasks(
     async def purge_idempotency(_services: Any) -> None:
         await idempotency.purge_expired()
 
+    async def purge_paid_quotes(_services: Any) -> None:
+        await quotes.purge_expired()
+
     return [
         PeriodicTask(name="purge_old_jobs", interval_s=3600, run=purge_jobs),
         PeriodicTask(name="rate_limit_purge", interval_s=300.0, run=purge_rate_counters),
         PeriodicTask(name="idempotency_purge", interval_s=3600.0, run=purge_idempotency),
+        PeriodicTask(name="paid_quote_purge", interval_s=3600.0, run=purge_paid_quotes),
         PeriodicTask(name="reconcile", interval_s=reconcile_interval_s, run=reconcile_task),
     ]

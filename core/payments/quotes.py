@@ -35,6 +35,12 @@ _RECORD_USED = (
     "created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 
+# A paid quote's row is needed only while its id could still be paid: an expired id is
+# refused from the id alone (`QuoteBook.check`), before its insert. The day's margin
+# covers hosts whose clocks disagree.
+_PURGE_EXPIRED = "DELETE FROM tw_quotes WHERE expires_ms < {}"
+PURGE_MARGIN_MS = 86_400_000
+
 
 class QuoteProblem(Exception):
     def __init__(self, reason: str, message: str) -> None:
@@ -135,3 +141,8 @@ async def record_used(quote: dict) -> None:
     )
     if row is None:
         raise QuoteProblem("quote_already_used", f"Quote {quote['id']} was already used.")
+
+
+async def purge_expired(now: int | None = None) -> None:
+    """Delete the records of paid quotes that expired more than `PURGE_MARGIN_MS` ago."""
+    await sql.fetch(_PURGE_EXPIRED, (now_ms() if now is None else now) - PURGE_MARGIN_MS)

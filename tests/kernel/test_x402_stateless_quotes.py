@@ -14,8 +14,10 @@ from eth_account import Account
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.wallets import fund
+from tollway._core.basics.ids import now_ms
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.credits.tables import LedgerEntry
+from tollway._core.payments import quotes
 from tollway._core.payments.quotes import QuoteBook, QuoteProblem
 from tollway._core.payments.tables import PaymentAuthorization, Quote
 from tollway._core.receipts.tables import Receipt
@@ -196,3 +198,28 @@ async def test_a_quote_minted_by_one_process_pays_at_another(kernel_factory):
     assert refused.status_code == 402 and refused.json()["details"]["reason"] == "quote_not_found"
     assert await Quote.count() == 1 and await PaymentAuthorization.count() == 1
     assert await check_ledger(max_intermediate_age_s=0) == []
+
+
+async def test_a_paid_quotes_record_is_purged_by_the_hourly_task_a_day_after_it_expired(kernel):
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        quote = await client.post(ECHO, json={"text": "kept"})
+        header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
+        quote_id = quote.json()["quote_id"]
+        paid = await client.post(
+            ECHO, json={"text": "kept"}, headers={"payment-signature": header, "X-Quote-ID": quote_id}
+        )
+        assert paid.status_code == 200, paid.text
+        expires_ms = (await Quote.select(Quote.expires_ms).where(Quote.id == quote_id).first())["expires_ms"]
+        await quotes.purge_expired(now=expires_ms + quotes.PURGE_MARGIN_MS)  # not yet a day past its expiry
+        assert await Quote.count().where(Quote.id == quote_id) == 1
+        # one paid three days ago: the hourly task deletes it and keeps the one just paid
+        old = kernel.gateway.quotes.mint(tool="echo", input_hash="h", amount=1000, now=now_ms() - 3 * 86_400_000)
+        await quotes.record_used(old)
+        assert await Quote.count() == 2
+        tasks = {task.name: task for task in kernel.periodic_tasks}
+        await tasks["paid_quote_purge"].run(None)
+        assert [row["id"] for row in await Quote.select(Quote.id)] == [quote_id]
+        await quotes.purge_expired(now=expires_ms + quotes.PURGE_MARGIN_MS + 1)
+        assert await Quote.count().where(Quote.id == quote_id) == 0
