@@ -27,7 +27,12 @@ def build_kernel(
     worker_only: bool = False,
 ) -> Kernel:
     """A ready-to-start kernel over the settings' database, with the installed plugins."""
-    db = Database(settings.database_url, asynchronous_commit=worker_only, dead_session_s=settings.db_dead_session_s)
+    db = Database(
+        settings.database_url,
+        asynchronous_commit=worker_only,
+        dead_session_s=settings.db_dead_session_s,
+        pool_max=settings.db_pool_max,
+    )
     kernel = Kernel(
         settings.kernel_config(strict_plugins=strict_plugins),
         db,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tollway._core.basics.money import to_micro
 from tollway._core.config import KernelConfig
+from tollway._runtime.database.database import POOL_MAX
 from tollway._runtime.production import malformed_settings, production_refusals
 
 
@@ -48,6 +49,7 @@ class Settings:
     upstream_cache_s: float = 60.0
     trusted_proxies: tuple[str, ...] = ()  # runtime/proxies.py
     db_dead_session_s: float = 30.0
+    db_pool_max: int = POOL_MAX
 
     def kernel_config(self, *, strict_plugins: bool = False) -> KernelConfig:
         return KernelConfig(
@@ -183,6 +185,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(str(exc)) from None
 
 
+def _pool_max(env: Mapping[str, str]) -> int:
+    text = (env.get("TOLLWAY_DB_POOL_MAX") or "").strip()
+    if not text:
+        return POOL_MAX
+    if not text.isdigit() or not 2 <= int(text) <= 1000:
+        raise ValueError("TOLLWAY_DB_POOL_MAX must be a whole number from 2 to 1000")
+    return int(text)
+
+
 def _load_settings(env: Mapping[str, str]) -> Settings:
     network = env.get("TOLLWAY_NETWORK") or "local"
     if network not in ("local", "base-sepolia", "base"):
@@ -284,4 +295,5 @@ def _load_settings(env: Mapping[str, str]) -> Settings:
         upstream_cache_s=_seconds(env, "TOLLWAY_UPSTREAM_CACHE_S", 60, zero=True),
         trusted_proxies=parse_trusted_proxies(env),
         db_dead_session_s=_seconds(env, "TOLLWAY_DB_DEAD_SESSION_S", 30, zero=True),
+        db_pool_max=_pool_max(env),
     )

@@ -89,6 +89,7 @@ class _PostgresEngine(PostgresEngine):
 
 
 DEAD_SESSION_S = 30.0  # TOLLWAY_DB_DEAD_SESSION_S's default
+POOL_MAX = 20  # TOLLWAY_DB_POOL_MAX's default: connections one process keeps to PostgreSQL at most
 
 
 def session_limits(dead_session_s: float) -> dict[str, str]:
@@ -108,7 +109,14 @@ def session_limits(dead_session_s: float) -> dict[str, str]:
 
 
 class Database:
-    def __init__(self, url: str, *, asynchronous_commit: bool = False, dead_session_s: float = DEAD_SESSION_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        asynchronous_commit: bool = False,
+        dead_session_s: float = DEAD_SESSION_S,
+        pool_max: int = POOL_MAX,
+    ) -> None:
         """`asynchronous_commit` is for worker-only processes (`tollway worker`):
         everything a worker writes is fenced by the job's attempt and redone by a
         re-run, so a commit lost in a database crash is the same as a worker
@@ -123,10 +131,15 @@ class Database:
         server's TCP keepalive gave up on it, two hours by default, with every other
         host waiting on those rows meanwhile. A transaction waits on its own
         statements only; one idle this long waiting on anything else (an upstream
-        call made inside it) is ended as well."""
+        call made inside it) is ended as well.
+
+        `pool_max` caps the connections this process opens to PostgreSQL (its pool; the
+        event listener's is one more): every process of a deployment together must stay
+        under the server's `max_connections`."""
         self.url = url
         self.asynchronous_commit = asynchronous_commit
         self.dead_session_s = dead_session_s
+        self.pool_max = pool_max
         self.kind, self._config = parse_database_url(url)
         self.engine: Engine
         if self.kind == "sqlite":
@@ -154,7 +167,7 @@ class Database:
             settings = {"synchronous_commit": "off"} if self.asynchronous_commit else {}
             settings.update(session_limits(self.dead_session_s))
             await self.engine.start_connection_pool(
-                min_size=2, max_size=20, server_settings=settings, reset=_keep_session
+                min_size=2, max_size=self.pool_max, server_settings=settings, reset=_keep_session
             )
         else:
             self.engine.raw_connection()

@@ -180,6 +180,8 @@ async def test_three_hosts_survive_a_cut_and_a_kill(tmp_path):
             "TOLLWAY_WATCH_POLL_INTERVAL_S": "3600",  # only the operator's polls
             # a session of the cut host is ended this soon, its transaction's locks released
             "TOLLWAY_DB_DEAD_SESSION_S": str(DEAD_SESSION_S),
+            # six processes share the server with the rest of the suite: sized as a deployment would
+            "TOLLWAY_DB_POOL_MAX": "5",
             "TOLLWAY_TEST_FEED_FILE": str(feed),
             # goal sessions: the model stand-in on the db host, their lease as short as the jobs'
             "TOLLWAY_LLM_BASE_URL": f"http://{db.address}:{multihost_model.PORT}/v1",

@@ -5,6 +5,7 @@ test suite reads none."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import subprocess
 import sys
@@ -13,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.checkout import clean_env
+from tollway._core.storage import sql
 from tollway._runtime.settings import SettingsError, dotenv_paths, load_settings, read_env
 
 TOLLWAY = Path(sys.executable).parent / "tollway"
 REPO = Path(__file__).resolve().parents[2]
 PAY_TO = "0x1111111111111111111111111111111111111111"
 SEED = base64.b64encode(b"\x09" * 32).decode()
+ACTIVE = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
 
 
 def production(**changes: str | None) -> dict[str, str]:
@@ -126,6 +129,32 @@ def test_the_local_network_still_generates_what_it_needs(tmp_path):
 def test_load_settings_names_a_malformed_number_without_a_traceback(tmp_path):
     with pytest.raises(SettingsError, match="TOLLWAY_RECONCILE_INTERVAL_S"):
         load_settings({"TOLLWAY_HOME": str(tmp_path / "home"), "TOLLWAY_RECONCILE_INTERVAL_S": "soon"})
+
+
+@pytest.mark.parametrize("value", ["1", "1001", "many", "-3"])
+def test_a_pool_size_out_of_range_is_named(tmp_path, value):
+    with pytest.raises(SettingsError, match="TOLLWAY_DB_POOL_MAX must be a whole number from 2 to 1000"):
+        load_settings({"TOLLWAY_HOME": str(tmp_path / "home"), "TOLLWAY_DB_POOL_MAX": value})
+
+
+@pytest.mark.parametrize("db_kind", ["postgres"], indirect=True)
+async def test_one_process_never_holds_more_connections_than_its_pool_max(kernel_factory, tmp_path):
+    kernel = await kernel_factory(env={"TOLLWAY_DB_POOL_MAX": "3"})
+    assert load_settings({"TOLLWAY_HOME": str(tmp_path / "home")}).db_pool_max == 20  # the default
+    seen: list[int] = []
+
+    async def busy() -> None:
+        await sql.fetch("SELECT pg_sleep(0.2)")
+
+    async def count() -> None:
+        for _ in range(6):
+            await asyncio.sleep(0.05)
+            async with kernel.db.engine.pool.acquire() as conn:  # one of the three: counts itself
+                seen.append(await conn.fetchval(ACTIVE))
+
+    await asyncio.gather(*[busy() for _ in range(12)], count())
+    # the pool's three, and the event listener's own connection
+    assert max(seen) <= 4 and kernel.db.engine.pool.get_max_size() == 3
 
 
 # -- .env files ------------------------------------------------------------------
