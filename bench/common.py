@@ -9,6 +9,7 @@ import os
 import secrets
 import time
 from pathlib import Path
+from typing import Any
 
 OPERATOR = "bench-operator-token"
 
@@ -106,3 +107,25 @@ class BurstCpu:
             "workers_cpu_us_per_job": round(self.workers / done * 1e6, 1),
             "db_cpu_us_per_job": round(self.db / done * 1e6, 1),
         }
+
+
+def profile_parts(stats: Any, parts: Any, n: int) -> dict[str, float]:
+    """µs per request, inclusive, of each (label, file suffix, function name) of `parts` in a
+    `pstats.Stats` over `n` requests (parts the profile never saw are left out)."""
+    rows = stats.stats
+    out: dict[str, float] = {}
+    for label, suffix, name in parts:
+        total = sum(v[3] for (path, _, func), v in rows.items() if func == name and path.endswith(suffix))
+        if total:
+            out[label] = round(total / n * 1e6, 1)
+    return out
+
+
+def profile_top(stats: Any, n: int, count: int) -> list[tuple[str, float, float]]:
+    """The `count` functions of most own time: (file:line(function), µs per request, calls per request)."""
+    rows = []
+    for (path, line, func), (_, calls, own, _, _) in stats.stats.items():
+        short = "/".join(Path(path).parts[-2:]) if path != "~" else ""
+        rows.append((f"{short}:{line}({func})", round(own / n * 1e6, 1), round(calls / n, 2)))
+    rows.sort(key=lambda r: -r[1])
+    return rows[:count]

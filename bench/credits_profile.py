@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database  # noqa: E402
+from common import create_database, drop_database, profile_parts, profile_top  # noqa: E402
 from paid_calls import ADMIN, LOOKUP, PATH, inprocess_service, setup_credits  # noqa: E402
 
 from tollway._core.basics.request import CallRequest  # noqa: E402
@@ -87,29 +87,6 @@ async def window(kernel: Any, tokens: list[str], n: int, concurrency: int) -> No
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-def parts(stats: pstats.Stats, n: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    raw = stats.stats  # type: ignore[attr-defined]
-    for label, suffix, name in PARTS:
-        total = 0.0
-        for (path, _, func), (_, _, _, cumulative, _) in raw.items():
-            if func == name and path.endswith(suffix):
-                total += cumulative
-        if total:
-            out[label] = round(total / n * 1e6, 1)
-    return out
-
-
-def top(stats: pstats.Stats, n: int, count: int) -> list[tuple[str, float, float]]:
-    raw = stats.stats  # type: ignore[attr-defined]
-    rows = []
-    for (path, line, func), (_, calls, own, _, _) in raw.items():
-        short = "/".join(Path(path).parts[-2:]) if path != "~" else ""
-        rows.append((f"{short}:{line}({func})", round(own / n * 1e6, 1), round(calls / n, 2)))
-    rows.sort(key=lambda r: -r[1])
-    return rows[:count]
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
@@ -144,8 +121,8 @@ async def main() -> None:
                     stats = pstats.Stats(profiler)
                     if args.dump:
                         stats.dump_stats(args.dump)
-                    out["parts"] = parts(stats, args.n)
-                    out["top"] = top(stats, args.n, args.top)
+                    out["parts"] = profile_parts(stats, PARTS, args.n)
+                    out["top"] = profile_top(stats, args.n, args.top)
         finally:
             if args.db == "postgres":
                 await drop_database(ADMIN, url)

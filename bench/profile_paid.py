@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from common import profile_parts, profile_top  # noqa: E402
 from paid_calls import ADMIN, WARM, bench_env, paid_paths, setup_payers  # noqa: E402
 from serving import drive, ramp_calls, ramp_up, served  # noqa: E402
 
@@ -69,17 +70,12 @@ def app() -> Any:
 
 def report(path: str, requests: int, title: str, top: int) -> None:
     stats = pstats.Stats(path)
-    rows: dict[tuple[str, int, str], Any] = stats.stats  # type: ignore[attr-defined]
     print(f"\n== {title}: µs per request, inclusive (profiled; {requests} requests)")
-    for label, suffix, name in PARTS:
-        total = sum(v[3] for (f, _, fn), v in rows.items() if f.endswith(suffix) and fn == name)
-        if total:
-            print(f"  {total / requests * 1e6:9.1f}  {label}")
+    for label, us in profile_parts(stats, PARTS, requests).items():
+        print(f"  {us:9.1f}  {label}")
     print(f"  -- top {top} by own time (µs per request)")
-    own = sorted(rows.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-    for (f, line, fn), v in own:
-        where = "/".join(Path(f).parts[-2:])
-        print(f"  {v[2] / requests * 1e6:9.1f}  {fn}  {where}:{line}")
+    for where, us, _calls in profile_top(stats, requests, top):
+        print(f"  {us:9.1f}  {where}")
 
 
 async def main() -> None:
