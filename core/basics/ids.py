@@ -14,6 +14,15 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{os.urandom(12).hex()}"
 
 
+def sorted_id(prefix: str) -> str:
+    """`rcpt_019a…` style ids whose text sorts in creation order: prefix + 24 hex chars, the
+    unix milliseconds (11 hex digits, until the year 2527) then 13 of randomness (52 bits).
+    For the keys a paid call inserts (ledger rows, requests, receipts): each index on one
+    takes its new entries at its right edge, so concurrent calls share the leaf page a
+    group commit writes, where random keys write a page of each index per call."""
+    return f"{prefix}_{time.time_ns() // 1_000_000:011x}{os.urandom(7).hex()[:13]}"
+
+
 def new_uuid() -> str:
     return str(uuid.uuid4())
 

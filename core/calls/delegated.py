@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from tollway._core.basics.errors import ServiceError
-from tollway._core.basics.ids import new_id
+from tollway._core.basics.ids import sorted_id
 from tollway._core.calls.prepare import PreparedCall, prepare
 from tollway._core.calls.tool_runner import ToolRunner
 from tollway._core.plugin_api.tool import Tool, ToolContexts
@@ -90,4 +90,4 @@ class DelegatedCalls:
 
     @staticmethod
     def new_request_id() -> str:
-        return new_id("req")
+        return sorted_id("req")

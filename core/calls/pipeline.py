@@ -19,7 +19,7 @@ from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator, Caller
 from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOBS_NEW, EventBus, publish_unless_in_sql
-from tollway._core.basics.ids import new_id
+from tollway._core.basics.ids import sorted_id
 from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.calls.idempotency import IdempotencyStore, check_key, missing_key
 from tollway._core.calls.prepare import PreparedCall, input_hash_of, prepare
@@ -189,7 +189,7 @@ class PaidCalls:
         tool = call.tool
         if tool.admit_payer is not None:  # the payer's own state, before the debit
             await tool.admit_payer(call.value, agent_id)
-        request_id = new_id("req")
+        request_id = sorted_id("req")
         if tool.mode == "job":  # charge, receipt and job row commit together
             async with self.db.transaction():
                 if (
@@ -210,7 +210,7 @@ class PaidCalls:
         # before that commit charged nothing and no lock or hold is kept while the tool runs;
         # credits another call of the agent spent meanwhile give None (the caller's 402) and
         # the output is not given.
-        receipt_id = new_id("rcpt")
+        receipt_id = sorted_id("rcpt")
         if tool.holds_credits:
             if not await holds.take(
                 self.db,
@@ -295,7 +295,7 @@ class PaidCalls:
             except ServiceError:
                 await gateway.record(accepted, "voided")
                 raise
-        request_id = new_id("req")
+        request_id = sorted_id("req")
         if tool.mode == "job":  # nothing to wait for: settle now, the job runs later
             return await self._settle_and_answer(call, req, accepted, agent_id, request_id, None)
         try:

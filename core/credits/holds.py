@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.basics.ids import new_id, now_ms
+from tollway._core.basics.ids import now_ms, sorted_id
 from tollway._core.credits import ledger
 from tollway._core.storage import sql
 
@@ -63,7 +63,7 @@ async def take(
             amount,
             agent_id,
             amount,
-            new_id("txn"),
+            sorted_id("txn"),
             ledger.credits_account(agent_id),
             -amount,
             request_id,

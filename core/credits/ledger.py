@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from tollway._core.basics.ids import new_id, now_ms
+from tollway._core.basics.ids import now_ms, sorted_id
 from tollway._core.storage import sql
 
 # A "credits changed" listener: (agent_id, delta, balance_after), awaited in the transaction
@@ -95,7 +95,7 @@ async def _move(
     """Run a balance movement and write its ledger row (one statement on PostgreSQL, two on
     SQLite). Returns (balance_after, ledger row id), or None when the balance statement
     matched nothing."""
-    row_id = new_id("txn")
+    row_id = sorted_id("txn")
     if sql.on_postgres():
         row = await sql.fetch_one(move.with_row, *update_args, row_id, account, delta, kind, reference, memo, now_ms())
         return None if row is None else (int(row["balance_after"]), row_id)
@@ -224,12 +224,12 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
             reference,
             _chain_key(chain_id, recipient),
             amount,
-            new_id("txn"),
+            sorted_id("txn"),
             chain_account(chain_id, sender),
             -amount,
             reference,
             now,
-            new_id("txn"),
+            sorted_id("txn"),
             chain_account(chain_id, recipient),
             amount,
             reference,

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from tollway._core.basics.ids import iso, new_id, now_ms
+from tollway._core.basics.ids import iso, now_ms, sorted_id
 from tollway._core.basics.money import usdc
 from tollway._core.receipts import day_totals
 from tollway._core.receipts.receipt_signing import ReceiptSigner, metadata_digest
@@ -116,7 +116,7 @@ class ReceiptBook:
         created = now_ms()
         job_id = d.job_id or d.request_id  # a receipt's job_id is the request that originated it
         body = wire.ReceiptBody(  # the Struct's field order is the signed order, whatever the order here
-            receipt_id=d.receipt_id or new_id("rcpt"),
+            receipt_id=d.receipt_id or sorted_id("rcpt"),
             agent_id=d.agent_id,
             soul_agent_id=d.soul_agent_id,
             category=d.category,

@@ -1,6 +1,7 @@
 """The kernel's id and time formatting: `iso` writes what datetime's formatting writes for
 any millisecond (its cache of the last second never leaks into another second), and ids
-are the prefix and 24 fresh hex digits."""
+are the prefix and 24 fresh hex digits; sorted ids the prefix, the milliseconds and
+randomness, in creation order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tollway._core.basics.ids import iso, new_id
+from tollway._core.basics.ids import iso, new_id, now_ms, sorted_id
 
 
 def reference(ms: int) -> str:
@@ -37,3 +38,16 @@ def test_ids_are_the_prefix_and_24_fresh_hex_digits() -> None:
     ids = {new_id("rcpt") for _ in range(1000)}
     assert len(ids) == 1000
     assert all(re.fullmatch(r"rcpt_[0-9a-f]{24}", i) for i in ids)
+
+
+def test_sorted_ids_are_the_milliseconds_then_randomness_and_sort_in_creation_order() -> None:
+    before = now_ms()
+    ids = [sorted_id("txn") for _ in range(2000)]
+    after = now_ms()
+    assert len(set(ids)) == 2000
+    assert all(re.fullmatch(r"txn_[0-9a-f]{24}", i) for i in ids)
+    stamps = [int(i[4:15], 16) for i in ids]
+    assert stamps == sorted(stamps) and before <= stamps[0] and stamps[-1] <= after
+    # an id of a later millisecond sorts after, whatever the random digits
+    assert all(a < b for a, b in zip(ids, ids[1:], strict=False) if a[4:15] != b[4:15])
+    assert len({i[15:] for i in ids}) > 1990  # the 13 random digits differ
