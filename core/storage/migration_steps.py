@@ -1,6 +1,7 @@
 """What migrations share: making tables from a frozen description of their columns (the
-kernel's, and plugins' through `tollway.storage.add_tables`), and adding indexes by raw DDL.
-Written once and never changed in meaning, since released migrations call it."""
+kernel's, and plugins' through `tollway.storage.add_tables`), adding indexes by raw DDL and
+rebuilding a table on SQLite alone. Written once and never changed in meaning, since
+released migrations call it."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from collections.abc import Iterable, Mapping
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns import Column
 from piccolo.engine import engine_finder
+from piccolo.querystring import QueryString
 
 ColumnSpecs = (
     Mapping[str, tuple[type[Column], Mapping[str, object]]]  # {name: (column class, parameters)}
     | Iterable[tuple[str, type[Column], Mapping[str, object]]]  # ((name, column class, parameters), ...)
 )
+# A table's definition as SQLite keeps it (the rebuild's check of what it already is)
+_SQLITE_TABLE_SQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = {}"
+
 # tablename -> (class name, its columns); parameters are those other than the column's defaults
 TableSpec = Mapping[str, tuple[str, ColumnSpecs]]
 
@@ -79,3 +84,24 @@ def run_ddl(manager: MigrationManager, statements: Iterable[str]) -> None:
             await engine.run_ddl(statement)
 
     manager.add_raw(indexes)
+
+
+def rebuild_on_sqlite(manager: MigrationManager, tablename: str, statements: Iterable[str], done_when: str) -> None:
+    """On SQLite, rebuild `tablename` by `statements` (frozen DDL, in order: move the table
+    aside, make it anew, copy its rows, drop the old one, make its indexes again), in the
+    migration's transaction, so a failure leaves the table as it was. Skipped where the
+    table's definition already contains `done_when` (e.g. `WITHOUT ROWID`), and on
+    PostgreSQL, whose tables it does not concern."""
+    frozen = tuple(statements)
+
+    async def rebuild() -> None:
+        engine = engine_finder()
+        if engine.engine_type != "sqlite":
+            return
+        rows = await engine.run_querystring(QueryString(_SQLITE_TABLE_SQL, tablename))
+        if rows and done_when in rows[0]["sql"]:
+            return
+        for statement in frozen:
+            await engine.run_ddl(statement)
+
+    manager.add_raw(rebuild)

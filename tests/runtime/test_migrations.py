@@ -18,7 +18,16 @@ import pytest
 from tests.support.echo_plugin import EchoPlugin
 from tests.support.jobs_plugin import JobsPlugin
 from tests.support.notes_plugin import MIGRATIONS, Note, NotesPlugin, notes_app
-from tests.support.old_release import fixture, index_names, make_old_database, normalized, rows_of, schema_of, tables_of
+from tests.support.old_release import (
+    fixture,
+    index_names,
+    make_old_database,
+    normalized,
+    rows_of,
+    schema_of,
+    tables_of,
+    without_rowid,
+)
 from tollway._core.credits.ledger_check import check_ledger
 from tollway._core.plugin_api import hookspecs
 from tollway._core.receipts.receipt_signing import ReceiptSigner, verify_receipt
@@ -34,6 +43,8 @@ from tollway.testing import _pg_admin_url, _pg_create, _pg_drop, http_client, se
 KERNEL = [f"{s.app}:{s.id}" for app in KERNEL_APPS for s in load_steps(app)]
 LEGACY = [f"kernel:{s.id}" for s in load_steps(LEGACY_APP)]
 NOTES_IDS = [s.id for s in load_steps(notes_app())]
+# the tables SQLite keeps WITHOUT ROWID (docs/performance.md, "Pages a credits call writes")
+REBUILT = {"tw_agents", "tw_ledger", "tw_quotes"}
 
 
 @pytest.fixture
@@ -284,6 +295,7 @@ async def test_a_database_of_the_release_before_migrations_upgrades_in_place(
         ]  # (the CLI also migrated installed plugins' apps)
         assert kernel_recorded == LEGACY + KERNEL  # adopted once, whoever migrated
         assert {t: await upgraded_rows(url, t) for t in expected} == upgraded
+        assert await without_rowid(url) == (REBUILT if db_kind == "sqlite" else set())  # rebuilt, rows kept
         assert await check_ledger() == []
         auth = {"Authorization": f"Bearer {meta['access_token']}"}
         async with http_client(kernel) as client:
@@ -348,6 +360,46 @@ async def test_a_plugin_app_applies_its_migrations_in_order_and_each_once(tmp_pa
     assert notes == [{"id": "n1", "tag": "early"}, {"id": "n2", "tag": None}]
     assert await recorded(url) == [*KERNEL, *(f"notes:{i}" for i in NOTES_IDS)]
     assert "tw_test_notes_tag" in index_names(await schema_of(url), "tw_test_notes")
+
+
+async def test_the_sqlite_rebuilds_keep_rows_and_constraints_and_do_nothing_twice(new_database, db_kind) -> None:
+    """`WITHOUT ROWID` on SQLite (tw_agents, tw_ledger, tw_quotes): the rows written before
+    a rebuild are there after it, the primary keys and the unique wallet still refuse a
+    second row, and a rebuild that runs again (its record gone) finds the table done and
+    leaves it alone. PostgreSQL's tables are not touched."""
+    url = await new_database()
+    db = Database.from_url(url)
+    await db.connect()
+    try:
+        await db.migrate(plugin_manager())
+        assert await without_rowid(url) == (REBUILT if db_kind == "sqlite" else set())
+        run = db.engine.run_ddl
+        await run("INSERT INTO tw_agents (id, wallet_address, credits, created_ms) VALUES ('a1', '0xabc', 5, 1)")
+        await run(
+            "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, created_ms) VALUES ('t1', 'credits:a1', 5, 5, 'grant', 1)"
+        )
+        await run(
+            "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, created_ms) VALUES ('q1', 't', 'h', 1, 'p', 'n', 9, 1)"
+        )
+        before = {t: await rows_of(url, t) for t in REBUILT}
+        again = [s for s in KERNEL if s.split(":", 1)[1].startswith("2026-11-28T09:00:0")]
+        assert len(again) == 3
+        for step in again:
+            app, mid = step.split(":", 1)
+            await run(f"DELETE FROM migration WHERE app_name = '{app}' AND name = '{mid}'")
+        assert [f"{s.app}:{s.id}" for s in await db.migrate(plugin_manager())] == again
+        assert {t: await rows_of(url, t) for t in REBUILT} == before
+        assert await without_rowid(url) == (REBUILT if db_kind == "sqlite" else set())
+        for duplicate in (
+            "INSERT INTO tw_agents (id, credits, created_ms) VALUES ('a1', 0, 2)",
+            "INSERT INTO tw_agents (id, wallet_address, credits, created_ms) VALUES ('a2', '0xabc', 0, 2)",
+            "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, created_ms) VALUES ('t1', 'x', 0, 0, 'grant', 2)",
+            "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, created_ms) VALUES ('q1', 't', 'h', 1, 'p', 'n', 9, 2)",
+        ):
+            with pytest.raises(Exception, match="(?i)unique"):
+                await run(duplicate)
+    finally:
+        await db.close()
 
 
 async def test_two_apps_of_one_name_stop_the_migration(new_database) -> None:

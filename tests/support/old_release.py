@@ -113,6 +113,15 @@ async def tables_of(url: str) -> set[str]:
     return {r["name"] for r in rows}
 
 
+async def without_rowid(url: str) -> set[str]:
+    """The kernel's tables (`tw_*`) SQLite keeps as `WITHOUT ROWID` (none on PostgreSQL, whose
+    tables are heaps); plugins' full-text indexes have some of their own."""
+    if not url.startswith("sqlite:"):
+        return set()
+    rows = await _query(url, "SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+    return {r["name"] for r in rows if r["name"].startswith("tw_") and r["sql"].upper().endswith("WITHOUT ROWID")}
+
+
 async def schema_of(url: str, *, exclude: tuple[str, ...] = ("migration",)) -> dict[str, Any]:
     """Columns (type, null, default, key), indexes and constraints of every table,
     as the database itself reports them (UNLOGGED too, on PostgreSQL)."""
