@@ -12,6 +12,7 @@ import asyncio
 import pytest
 
 from tests.support.jobs_plugin import JobsPlugin
+from tests.support.plans import plan
 from tollway._core.jobs import completion, jobs, notifications
 from tollway._core.jobs.tables import Job, JobEvent
 from tollway._core.messages.tables import Notification
@@ -77,6 +78,15 @@ async def test_a_claim_takes_up_to_as_many_jobs_as_asked_oldest_first(kernel):
             stored = await Receipt.select(Receipt.body).where(Receipt.receipt_id == claimed.receipt_id).first()
             assert claimed.receipt is not None and claimed.receipt.body == stored["body"]
             assert claimed.receipt.revision == 1
+
+
+async def test_the_claim_reads_the_index_of_the_unfinished_jobs(kernel):
+    """Never every job ever made: the partial index holds the unfinished ones only, in order."""
+    if kernel.db.kind == "postgres":
+        found = await plan(jobs.CLAIM_SKIP_LOCKED, 1, 16, "worker-a", 1, 1, 1, False)
+    else:
+        found = await plan(jobs.CLAIM[False], "worker-a", 1, 1, 1, 1, 16)
+    assert "tw_jobs_unfinished" in found, found
 
 
 async def test_a_completion_writes_the_job_its_receipt_its_event_and_its_notification_once(kernel):
