@@ -8,7 +8,7 @@ from piccolo.columns import BigInt, Varchar
 
 from tollway._core.storage.migration_steps import drop_column_index, run_ddl
 
-ID = "2026-11-28T09:00:05:000000"
+ID = "2026-11-28T10:00:05:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "notifications: one index of each agent's, newest first"
 

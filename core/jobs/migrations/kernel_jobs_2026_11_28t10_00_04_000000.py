@@ -14,7 +14,7 @@ from piccolo.columns import Varchar
 
 from tollway._core.storage.migration_steps import drop_column_index, run_ddl
 
-ID = "2026-11-28T09:00:04:000000"
+ID = "2026-11-28T10:00:04:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "jobs: the index of the unfinished jobs replaces those of their status and agent"
 
