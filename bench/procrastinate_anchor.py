@@ -107,6 +107,7 @@ async def run(admin: str, jobs: int, workers: int, concurrency: int) -> dict[str
                 await add.defer_async(a=i, b=1)
                 await asyncio.sleep(0.02)
             await wait_all_done(local)
+            await local.connector.execute_query_async("ANALYZE")  # as bench/jobs.py does for ours (ANALYZED there)
             rows = await local.connector.execute_query_all_async(
                 "SELECT extract(epoch FROM s.at - d.at) * 1000 AS ms FROM procrastinate_events d"
                 " JOIN procrastinate_events s ON s.job_id = d.job_id AND s.type = 'started' WHERE d.type = 'deferred'"

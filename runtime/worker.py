@@ -108,26 +108,36 @@ class Worker:
                     await task
 
     async def _fill_slots(self, pool: Executor | None) -> bool:
-        """Claim jobs while there are free slots and runnable jobs; True if any."""
+        """Claim jobs while there are free slots and runnable jobs; True if any. Each claim
+        asks for as many jobs as there are free slots (waiting for one when none is free):
+        a claim that brings back fewer found the queue empty, so there is no claim after it
+        to find that out."""
         claimed_any = False
         while not self._stop.is_set():
             await self._slots.acquire()
+            free = 1
+            while not self._slots.locked():  # the other free slots, taken without waiting
+                await self._slots.acquire()
+                free += 1
             try:
-                claimed = await jobs.claim(
-                    self.worker_id, self.lease_s, skip_locked=self.skip_locked, bus=self.kernel.events
+                claimed = await jobs.claim_many(
+                    self.worker_id, self.lease_s, free, skip_locked=self.skip_locked, bus=self.kernel.events
                 )
             except Exception:
-                self._slots.release()
+                for _ in range(free):
+                    self._slots.release()
                 log.exception("claiming a job failed")
                 await asyncio.sleep(self.poll_s)
                 return claimed_any
-            if claimed is None:
+            for _ in range(free - len(claimed)):
                 self._slots.release()
+            for one in claimed:
+                task = asyncio.get_running_loop().create_task(self._run_one(one, pool))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+            claimed_any = claimed_any or bool(claimed)
+            if len(claimed) < free:
                 return claimed_any
-            claimed_any = True
-            task = asyncio.get_running_loop().create_task(self._run_one(claimed, pool))
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
         return claimed_any
 
     async def _run_one(self, claimed: jobs.Claimed, pool: Executor | None) -> None:

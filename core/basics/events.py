@@ -65,6 +65,6 @@ class LocalEventBus:
 
 
 async def publish_unless_in_sql(bus: EventBus, channel: str, payload: str) -> None:
-    """Publish `payload`, unless `bus` publishes from SQL: then the write already did, at commit (see `jobs._notifying`)."""
+    """Publish `payload`, unless `bus` publishes from SQL: then the write already did, at commit (see `jobs.publishes_in_sql`)."""
     if bus.notify_sql(channel, "''") is None:
         await bus.publish(channel, payload)

@@ -30,7 +30,7 @@ TRIM = sql.Statement(
     "DELETE FROM tw_job_events WHERE job_id = {} AND kind = 'progress' AND seq < (SELECT seq FROM tw_job_events "
     "WHERE job_id = {} AND kind = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 99)"
 )
-# The claim's event on PostgreSQL is written by the claim statement itself (core/jobs/jobs.py, CLAIM).
+# The claim's event on PostgreSQL is written by the claim statement itself (core/jobs/jobs.py, CLAIM_SKIP_LOCKED).
 
 
 def claimed_kind(attempt: int) -> str:

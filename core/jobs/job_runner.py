@@ -25,7 +25,7 @@ from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.events import JOB_UPDATES, EventBus, publish_unless_in_sql
 from tollway._core.calls.tool_runner import TimeLimitExceeded, ToolRunner
 from tollway._core.credits.refunds import Refunds
-from tollway._core.jobs import jobs, notifications
+from tollway._core.jobs import completion, jobs, notifications
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
 from tollway._core.storage import sql
@@ -157,7 +157,26 @@ class JobRunner:
         self, claimed: jobs.Claimed, result: Any, *, duration_ms: int | None = None, provider_cost: int | None = None
     ) -> str:
         """Complete the job; `duration_ms` (the attempt's run time) goes beside its receipt, and
-        `provider_cost` (what the attempt cost upstream) with it, written even if the job is fenced."""
+        `provider_cost` (what the attempt cost upstream) with it, written even if the job is fenced.
+        A run's completion on PostgreSQL is first tried in one statement (core/jobs/completion.py)."""
+        notification = notifications.new_row(
+            claimed.agent_id,
+            "job_completed",
+            f"{claimed.tool} completed",
+            None,
+            {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
+        )
+        if completion.applies(claimed) and await completion.complete_and_resign(
+            self.receipts,
+            claimed,
+            result,
+            notification,
+            duration_ms=duration_ms,
+            provider_cost=provider_cost,
+            bus=self.events,
+        ):
+            await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
+            return "completed"
         async with self.db.transaction():
             if provider_cost and claimed.receipt_id:
                 await ADD_PROVIDER_COST.execute(provider_cost, claimed.receipt_id)
@@ -167,13 +186,7 @@ class JobRunner:
                 await self.receipts.revise(
                     claimed.receipt_id, {"execution_status": "completed"}, duration_ms=duration_ms
                 )
-            await notifications.notify(
-                claimed.agent_id,
-                "job_completed",
-                f"{claimed.tool} completed",
-                None,
-                {"jobId": claimed.id, "tool": claimed.tool, "receiptId": claimed.receipt_id},
-            )
+            await notifications.INSERT.execute(*notification)
         await publish_unless_in_sql(self.events, JOB_UPDATES, f"{claimed.id} completed")
         return "completed"
 

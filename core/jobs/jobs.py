@@ -46,6 +46,15 @@ CANCELLED = "cancelled"
 
 
 @dataclasses.dataclass(frozen=True)
+class ClaimedReceipt:
+    """A claimed job's receipt as the claim read it: what its completion re-signs."""
+
+    body: str
+    revision: int
+    created_ms: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Claimed:
     id: str
     tool: str
@@ -53,6 +62,7 @@ class Claimed:
     input: bytes
     attempt: int | None  # None: a job finished from outside a run (core/jobs/parked.py)
     receipt_id: str | None
+    receipt: ClaimedReceipt | None = None  # read by the claim on PostgreSQL (None: read when it is re-signed)
 
 
 # The job's life (create, release, claim, heartbeat, report, park, complete, fail) stays in
@@ -100,45 +110,50 @@ RELEASE = {
         "AND status = 'pending' RETURNING id, pg_notify('tollway_jobs_new', id) AS notified"
     ),
 }
-# Keyed by (skip_locked, notifying): the oldest runnable job, pending or with an expired lease.
-# With SKIP LOCKED (PostgreSQL) the claim's event (core/jobs/job_events.py) is written by the
-# same statement, from a CTE over the claimed row (`started` for attempt 1, else `retried`),
-# so a claim that finds nothing (a worker's poll) costs one statement and writes nothing;
-# without, `claim` writes the event in a transaction with the claim.
+# Keyed by notifying, without SKIP LOCKED (SQLite): the oldest runnable jobs, pending or with an expired lease,
+# at most `{}` of them (a worker asks for as many as it has free slots, so one statement fills
+# them, and fewer than asked means the queue is empty: no second claim to find that out). The
+# `status IN (...)` term is the predicate of the partial index tw_jobs_unfinished, written out
+# so SQLite's planner uses that index too (PostgreSQL's infers it): the claim reads the
+# unfinished jobs only, never the finished ones before them. With SKIP LOCKED (PostgreSQL)
+# the claim's event (core/jobs/job_events.py) is written by the same statement, from a CTE
+# over the claimed rows (`started` for attempt 1, else `retried`), so a claim that finds
+# nothing (a worker's poll) costs one statement and writes nothing, and each claimed row
+# comes with its receipt as it stands (body, revision, day), which the completion re-signs
+# in its own statement (core/jobs/completion.py); without, `claim` writes the events in a
+# transaction with the claim.
 CLAIM = {
-    (False, False): sql.Statement(
+    False: sql.Statement(
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
-        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id"
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id IN (SELECT id FROM tw_jobs WHERE "
+        "status IN ('pending', 'processing') AND ((status = 'pending' AND waiting_for IS NULL) OR "
+        "(status = 'processing' AND lease_until_ms < {})) ORDER BY created_ms LIMIT {}) "
+        "RETURNING id, tool, agent_id, input, attempt, receipt_id"
     ),
-    (False, True): sql.Statement(
+    True: sql.Statement(
         "UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, "
-        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id FROM tw_jobs WHERE "
-        "(status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {}) "
-        "ORDER BY created_ms LIMIT 1) RETURNING id, tool, agent_id, input, attempt, receipt_id, "
+        "updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id IN (SELECT id FROM tw_jobs WHERE "
+        "status IN ('pending', 'processing') AND ((status = 'pending' AND waiting_for IS NULL) OR "
+        "(status = 'processing' AND lease_until_ms < {})) ORDER BY created_ms LIMIT {}) "
+        "RETURNING id, tool, agent_id, input, attempt, receipt_id, "
         "pg_notify('tollway_job_updates', id || ' processing') AS notified"
     ),
-    (True, False): sql.Statement(
-        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
-        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
-        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
-        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
-        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
-        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
-        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id FROM c"
-    ),
-    (True, True): sql.Statement(
-        "WITH c AS (UPDATE tw_jobs SET status = 'processing', attempt = attempt + 1, worker_id = {}, "
-        "lease_until_ms = {}, updated_ms = {}, started_ms = COALESCE(started_ms, {}) WHERE id = (SELECT id "
-        "FROM tw_jobs WHERE (status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND "
-        "lease_until_ms < {}) ORDER BY created_ms LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, tool, agent_id, "
-        "input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, at_ms, kind, "
-        "attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE 'retried' END, "
-        "c.attempt, c.worker_id FROM c) SELECT id, tool, agent_id, input, attempt, receipt_id, "
-        "pg_notify('tollway_job_updates', id || ' processing') AS notified FROM c"
-    ),
 }
+# PostgreSQL's claim, SKIP LOCKED; its last value says whether it publishes the update itself
+# (`publishes_in_sql`): one text for both, the notification under a CASE.
+CLAIM_SKIP_LOCKED = sql.Statement(
+    "WITH p AS MATERIALIZED (SELECT id FROM tw_jobs WHERE status IN ('pending', 'processing') AND "
+    "((status = 'pending' AND waiting_for IS NULL) OR (status = 'processing' AND lease_until_ms < {})) "
+    "ORDER BY created_ms LIMIT {} FOR UPDATE SKIP LOCKED), c AS (UPDATE tw_jobs SET status = 'processing', "
+    "attempt = attempt + 1, worker_id = {}, lease_until_ms = {}, updated_ms = {}, "
+    "started_ms = COALESCE(started_ms, {}) FROM p WHERE tw_jobs.id = p.id RETURNING tw_jobs.id, tool, "
+    "agent_id, input, attempt, receipt_id, updated_ms, worker_id), e AS (INSERT INTO tw_job_events (job_id, "
+    "at_ms, kind, attempt, text) SELECT c.id, c.updated_ms, CASE WHEN c.attempt = 1 THEN 'started' ELSE "
+    "'retried' END, c.attempt, c.worker_id FROM c) SELECT c.id, c.tool, c.agent_id, c.input, c.attempt, "
+    "c.receipt_id, r.body AS receipt_body, r.revision AS receipt_revision, r.created_ms AS receipt_created_ms, "
+    "CASE WHEN {}::boolean THEN pg_notify('tollway_job_updates', c.id || ' processing') END AS notified "
+    "FROM c LEFT JOIN tw_receipts r ON r.receipt_id = c.receipt_id"
+)
 HEARTBEAT = sql.Statement(
     "UPDATE tw_jobs SET lease_until_ms = {} WHERE id = {} AND attempt = {} AND status = 'processing' RETURNING id"
 )
@@ -227,7 +242,7 @@ FAIL = {
 }
 
 
-def _notifying(bus: Any, channel: str, payload_sql: str, statement: sql.Statement) -> bool:
+def publishes_in_sql(bus: Any, channel: str, payload_sql: str, statement: sql.Statement) -> bool:
     """Whether `bus` publishes from SQL, so the notifying variant (`statement`) is the one to run:
     its RETURNING list carries exactly the bus's `pg_notify(...)` expression."""
     expr = bus.notify_sql(channel, payload_sql) if bus is not None else None
@@ -255,7 +270,7 @@ async def create(
     """The job row; with `payment_settled=False` it waits for its payment (no worker claims it)."""
     now = now_ms()
     waiting, message = (None, None) if payment_settled else (WAITING_FOR_PAYMENT, PAYMENT_WAIT_MESSAGE)
-    notifying = payment_settled and _notifying(bus, JOBS_NEW, "id", CREATE[True])
+    notifying = payment_settled and publishes_in_sql(bus, JOBS_NEW, "id", CREATE[True])
     args = (job_id, tool, agent_id, input_json, receipt_id, now, now, waiting, message)
     if sql.on_postgres():
         await CREATE_WITH_EVENT[notifying].execute(*args)
@@ -276,7 +291,7 @@ async def waiting_for_payment(receipt_id: str) -> dict[str, Any] | None:
 
 async def release(job_id: str, bus: Any = None) -> bool:
     """The job's payment settled: it becomes claimable (workers are woken by the caller after its commit)."""
-    notifying = _notifying(bus, JOBS_NEW, "id", RELEASE[True])
+    notifying = publishes_in_sql(bus, JOBS_NEW, "id", RELEASE[True])
     async with sql.transaction():  # the reconciler's
         row = await RELEASE[notifying].row(now_ms(), job_id, WAITING_FOR_PAYMENT)
         if row is not None:
@@ -286,22 +301,41 @@ async def release(job_id: str, bus: Any = None) -> bool:
 
 async def claim(worker_id: str, lease_s: float, *, skip_locked: bool, bus: Any = None) -> Claimed | None:
     """Take the oldest runnable job: pending, or processing with an expired lease."""
+    found = await claim_many(worker_id, lease_s, 1, skip_locked=skip_locked, bus=bus)
+    return found[0] if found else None
+
+
+async def claim_many(
+    worker_id: str, lease_s: float, limit: int, *, skip_locked: bool, bus: Any = None
+) -> list[Claimed]:
+    """Take the oldest runnable jobs, at most `limit`: fewer means no other job was runnable
+    (or, with SKIP LOCKED, all the others were being claimed by someone else)."""
     now = now_ms()
-    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", CLAIM[skip_locked, True])
-    args = (worker_id, now + int(lease_s * 1000), now, now, now)
-    if skip_locked:  # the event is the statement's own
-        row = await CLAIM[True, notifying].row(*args)
+    lease = now + int(lease_s * 1000)
+    if skip_locked:  # the events are the statement's own
+        notifying = publishes_in_sql(bus, JOB_UPDATES, "c.id || ' processing'", CLAIM_SKIP_LOCKED)
+        rows = await CLAIM_SKIP_LOCKED.rows(now, limit, worker_id, lease, now, now, notifying)
     else:
+        notifying = publishes_in_sql(bus, JOB_UPDATES, "id || ' processing'", CLAIM[True])
         async with sql.transaction():
-            row = await CLAIM[False, notifying].row(*args)
-            if row is not None:
+            rows = await CLAIM[notifying].rows(worker_id, lease, now, now, now, limit)
+            for row in rows:
                 attempt = int(row["attempt"])
                 await job_events.record(row["id"], job_events.claimed_kind(attempt), attempt=attempt, text=worker_id)
-    if row is None:
-        return None
-    return Claimed(
-        row["id"], row["tool"], row["agent_id"], row["input"].encode(), int(row["attempt"]), row["receipt_id"]
-    )
+    return [
+        Claimed(
+            row["id"],
+            row["tool"],
+            row["agent_id"],
+            row["input"].encode(),
+            int(row["attempt"]),
+            row["receipt_id"],
+            None
+            if row.get("receipt_body") is None
+            else ClaimedReceipt(row["receipt_body"], int(row["receipt_revision"]), int(row["receipt_created_ms"])),
+        )
+        for row in rows
+    ]
 
 
 async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
@@ -313,7 +347,7 @@ async def heartbeat(job_id: str, attempt: int, lease_s: float) -> bool:
 async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bool:
     """A running job's progress `message` (which step it is on), fenced like its outcome;
     push subscribers are told. False when the job is no longer this attempt's."""
-    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", REPORT[True])
+    notifying = publishes_in_sql(bus, JOB_UPDATES, "id || ' processing'", REPORT[True])
     async with sql.transaction():
         row = await REPORT[notifying].row(message[:500], now_ms(), job_id, attempt)
         if row is not None:
@@ -326,7 +360,7 @@ async def report(job_id: str, attempt: int, message: str, bus: Any = None) -> bo
 async def complete(job_id: str, attempt: int | None, result: Any, bus: Any = None) -> bool:
     now = now_ms()
     fenced = attempt is not None
-    notifying = _notifying(bus, JOB_UPDATES, "id || ' completed'", COMPLETE[fenced, True])
+    notifying = publishes_in_sql(bus, JOB_UPDATES, "id || ' completed'", COMPLETE[fenced, True])
     if fenced and sql.on_postgres():
         done = await COMPLETE_WITH_EVENT[notifying].row(msgspec.json.encode(result).decode(), now, now, job_id, attempt)
         return done is not None
@@ -348,7 +382,7 @@ async def park(job_id: str, attempt: int, message: str, bus: Any = None, *, retr
     when the attempt was fenced out."""
     now = now_ms()
     wake = None if retry_after_s is None else now + max(int(retry_after_s * 1000), 0)
-    notifying = _notifying(bus, JOB_UPDATES, "id || ' processing'", PARK[True])
+    notifying = publishes_in_sql(bus, JOB_UPDATES, "id || ' processing'", PARK[True])
     async with sql.transaction():
         row = await PARK[notifying].row(wake, message[:500], now, job_id, attempt)
         if row is not None:
@@ -364,7 +398,7 @@ async def fail(job_id: str, attempt: int | None, *, code: str, message: str, bus
     text = f"{message} (ref: {job_id})"
     now = now_ms()
     fenced = attempt is not None
-    notifying = _notifying(bus, JOB_UPDATES, "id || ' failed'", FAIL[fenced, True])
+    notifying = publishes_in_sql(bus, JOB_UPDATES, "id || ' failed'", FAIL[fenced, True])
     async with sql.transaction():  # the runner's, with the receipt, the refund and the notification
         row = await FAIL[fenced, notifying].row(
             text, code, category, status, now, now, job_id, *((attempt,) if fenced else ())

@@ -43,14 +43,19 @@ INSERT = sql.Statement(
 )
 
 
-async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
+def new_row(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A new notification's values, in INSERT's column order (its id first): for `notify`, and for
+    a statement that writes one together with what it tells (the job's completion, core/jobs/completion.py)."""
     if type_ not in TYPES:
         raise ValueError(f"unknown notification type {type_!r}")
-    nid = new_uuid()
-    await INSERT.execute(
-        nid, agent_id, type_, title, body, msgspec.json.encode(dict(metadata)).decode(), False, now_ms(), monotonic_us()
-    )
-    return nid
+    metadata_json = msgspec.json.encode(dict(metadata)).decode()
+    return (new_uuid(), agent_id, type_, title, body, metadata_json, False, now_ms(), monotonic_us())
+
+
+async def notify(agent_id: str, type_: str, title: str, body: str | None, metadata: Mapping[str, Any]) -> str:
+    row = new_row(agent_id, type_, title, body, metadata)
+    await INSERT.execute(*row)
+    return row[0]
 
 
 def _bool(query: Mapping[str, str], name: str, default: bool) -> bool:

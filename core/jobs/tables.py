@@ -18,8 +18,8 @@ class Job(Table, tablename="tw_jobs", db=PLACEHOLDER_ENGINE):
 
     id = Varchar(length=40, primary_key=True)  # the request_id
     tool = Varchar(length=64)
-    agent_id = Varchar(length=36, index=True)
-    status = Varchar(length=16, index=True)  # pending, processing, completed, failed
+    agent_id = Varchar(length=36)
+    status = Varchar(length=16)  # pending, processing, completed, failed (the unfinished: tw_jobs_unfinished)
     input = Text()  # validated input, JSON
     result = Text(null=True, default=None)  # JSON
     error = Text(null=True, default=None)

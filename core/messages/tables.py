@@ -15,13 +15,13 @@ class Notification(Table, tablename="tw_notifications", db=PLACEHOLDER_ENGINE):
     """Stored notifications for an agent (job_completed, job_failed, ...)."""
 
     id = Varchar(length=36, primary_key=True)
-    agent_id = Varchar(length=36, index=True)
+    agent_id = Varchar(length=36)  # agent_id, created_ms, seq: tw_notifications_agent_newest
     type = Varchar(length=32)
     title = Text()
     body = Text(null=True, default=None)
     metadata = Text()  # JSON
     read = Boolean(default=False)
-    created_ms = BigInt(index=True)
+    created_ms = BigInt()
     seq = BigInt(default=0)  # monotonic microseconds: newest-first order within one millisecond
 
 

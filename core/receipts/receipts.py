@@ -83,6 +83,37 @@ class ReceiptDraft:
     duration_ms: int | None = None  # the tool's run time, stored beside the receipt, never signed
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Revision:
+    """A receipt's next revision, signed from the one it supersedes (`ReceiptBook.next_revision`):
+    what a re-sign writes, a compare-and-swap on `old_revision`, and what archiving the
+    superseded revision writes."""
+
+    receipt_id: str
+    signed: dict[str, Any]
+    text: str  # the signed body as stored
+    old_revision: int
+    old_body: str
+    at_ms: int
+
+    def resign_values(self, duration_ms: int | None) -> tuple[Any, ...]:
+        """The re-sign's values: body, revision, status, execution_status, duration_ms, receipt_id, old revision."""
+        signed = self.signed
+        return (
+            self.text,
+            self.old_revision + 1,
+            signed["status"],
+            signed.get("execution_status"),
+            duration_ms,
+            self.receipt_id,
+            self.old_revision,
+        )
+
+    def archive_values(self) -> tuple[Any, ...]:
+        """The archived revision's id, revision, body and time (its receipt_id is the re-sign's)."""
+        return (f"{self.receipt_id}:{self.old_revision}", self.old_revision, self.old_body, self.at_ms)
+
+
 class ReceiptBook:
     def __init__(self, signer: ReceiptSigner) -> None:
         self.signer = signer
@@ -175,26 +206,35 @@ class ReceiptBook:
             row = await sql.fetch_one(_CURRENT, receipt_id)
             if row is None:
                 raise LookupError(receipt_id)
-            body = msgspec.json.decode(row["body"])
-            body.update(changes)
-            old = int(row["revision"])
-            body["revision"] = old + 1
-            signed = self.signer.sign(body)
-            text = msgspec.json.encode(signed).decode()
-            resign = (text, old + 1, body["status"], body.get("execution_status"), duration_ms, receipt_id, old)
+            revision = self.next_revision(receipt_id, row["body"], int(row["revision"]), changes)
             # the superseded revision is archived; the current one lives in tw_receipts
-            archive = (f"{receipt_id}:{old}", old, row["body"], now_ms())
             if archive_too:
-                updated = await sql.fetch_one(_RESIGN_AND_ARCHIVE, *resign, *archive)
+                updated = await sql.fetch_one(
+                    _RESIGN_AND_ARCHIVE, *revision.resign_values(duration_ms), *revision.archive_values()
+                )
             else:
-                updated = await sql.fetch_one(_RESIGN, *resign)
+                updated = await sql.fetch_one(_RESIGN, *revision.resign_values(duration_ms))
             if updated is not None:
                 break
-        await day_totals.revised(int(row["created_ms"]))
+        await self.resigned(int(row["created_ms"]))
         if not archive_too:
-            archive_id, _, old_body, at = archive
+            archive_id, old, old_body, at = revision.archive_values()
             await sql.fetch(_ARCHIVE, archive_id, receipt_id, old, old_body, at)
-        return signed
+        return revision.signed
+
+    def next_revision(self, receipt_id: str, body: str, revision: int, changes: Mapping[str, Any]) -> Revision:
+        """The revision after `revision` (whose stored body is `body`) with `changes` applied, signed."""
+        new = msgspec.json.decode(body)
+        new.update(changes)
+        new["revision"] = revision + 1
+        signed = self.signer.sign(new)
+        return Revision(receipt_id, signed, msgspec.json.encode(signed).decode(), revision, body, now_ms())
+
+    @staticmethod
+    async def resigned(created_ms: int) -> None:
+        """After a re-sign of a receipt created at `created_ms` (`revise`'s, or a caller's own
+        statement writing a `next_revision`): an ended day's kept revenue totals are summed again."""
+        await day_totals.revised(created_ms)
 
     async def get(self, receipt_id: str) -> dict[str, Any] | None:
         row = await Receipt.select(Receipt.body).where(Receipt.receipt_id == receipt_id).first()
