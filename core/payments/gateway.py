@@ -80,6 +80,24 @@ def decode_payment(payment: dict[str, Any] | str) -> x402.PaymentPayload:
     return x402.decode_payment_header(payment) if isinstance(payment, str) else x402.decode_payment(payment)
 
 
+def payment_of(req: CallRequest) -> x402.PaymentPayload:
+    """The request's x402 payment (`find_payment`'s, which must be there) decoded once per
+    request: the rate limiter's payer and the payment's check read the same; raises
+    x402.PaymentError, each time asked, when it does not decode."""
+    done = req.memo.get("payment")
+    if done is None:
+        value = find_payment(req)
+        assert value is not None, "payment_of is asked only of a request carrying a payment"
+        try:
+            done = decode_payment(value)
+        except x402.PaymentError as exc:
+            done = exc
+        req.memo["payment"] = done
+    if isinstance(done, x402.PaymentError):
+        raise x402.PaymentError(done.reason, done.message)
+    return done
+
+
 @dataclasses.dataclass
 class Accepted:
     """A verified, reserved payment waiting for settlement or voiding."""
@@ -172,6 +190,13 @@ class X402Gateway:
         except x402.PaymentError as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
 
+    def decoded(self, req: CallRequest) -> x402.PaymentPayload:
+        """`payment_of(req)`, a payment that does not decode refused as `PaymentFailed`."""
+        try:
+            return payment_of(req)
+        except x402.PaymentError as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+
     async def verify(
         self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str
     ) -> tuple[dict, str]:
@@ -248,9 +273,15 @@ class X402Gateway:
         )
 
     async def accept(
-        self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str
+        self,
+        payment_value: x402.PaymentPayload | dict[str, Any] | str,
+        quote_id_header: str | None,
+        *,
+        purpose: str,
+        input_hash: str,
     ) -> Accepted:
-        payment = self.decode(payment_value)
+        """Decode (unless decoded already), verify and reserve a payment."""
+        payment = payment_value if isinstance(payment_value, x402.PaymentPayload) else self.decode(payment_value)
         quote, payer = await self.verify(payment, quote_id_header, purpose=purpose, input_hash=input_hash)
         return await self.reserve(payment, quote, payer, purpose)
 
