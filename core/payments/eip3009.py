@@ -11,8 +11,8 @@ from typing import Any
 
 from coincurve import PublicKey
 from eth_account import Account
-from eth_hash.auto import keccak
 
+from tollway._core.basics.keccak import keccak
 from tollway._core.payments.networks import Network
 from tollway._core.payments.x402 import (
     ERR_AUTHORIZATION_VALUE_MISMATCH,
