@@ -143,24 +143,22 @@ class QuoteBook:
         return self._quote(quote_id, tool, input_hash, int.from_bytes(amount, "big"), expires_s)
 
 
+def used_values(quote: dict, now: int) -> tuple:
+    """The values of `quote`'s record as paid at `now` (`_RECORD_USED`; on PostgreSQL the
+    reservation's statement, gateway.py)."""
+    q = quote
+    return (q["id"], q["tool"], q["input_hash"], q["amount"], q["pay_to"], q["network"], q["expires_ms"], now, now)
+
+
+def already_used(quote: dict) -> QuoteProblem:
+    return QuoteProblem("quote_already_used", f"Quote {quote['id']} was already used.")
+
+
 async def record_used(quote: dict) -> None:
     """Record `quote` paid; run inside the reservation's transaction, so a payment refused
     later in it (its authorization seen before) leaves the quote unused."""
-    now = now_ms()
-    row = await sql.fetch_one(
-        _RECORD_USED,
-        quote["id"],
-        quote["tool"],
-        quote["input_hash"],
-        quote["amount"],
-        quote["pay_to"],
-        quote["network"],
-        quote["expires_ms"],
-        now,
-        now,
-    )
-    if row is None:
-        raise QuoteProblem("quote_already_used", f"Quote {quote['id']} was already used.")
+    if await sql.fetch_one(_RECORD_USED, *used_values(quote, now_ms())) is None:
+        raise already_used(quote)
 
 
 async def purge_expired(now: int | None = None) -> None:

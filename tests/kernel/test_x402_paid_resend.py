@@ -67,6 +67,39 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
     assert await check_ledger(max_intermediate_age_s=0) == []
 
 
+async def test_an_authorization_refused_for_a_used_quote_pays_another(kernel):
+    """A quote used already refuses a new authorization without keeping it: the same
+    authorization then pays a fresh quote (on PostgreSQL its row, made by the reservation's
+    one statement, was taken back)."""
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post(ECHO, json={"text": "twice"})
+        paid = await client.post(
+            ECHO,
+            json={"text": "twice"},
+            headers={
+                "payment-signature": pay_402(payer, first.headers["PAYMENT-REQUIRED"]),
+                "X-Quote-ID": first.json()["quote_id"],
+            },
+        )
+        assert paid.status_code == 200, paid.text
+        second = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        refused = await client.post(
+            ECHO, json={"text": "twice"}, headers={"payment-signature": second, "X-Quote-ID": first.json()["quote_id"]}
+        )
+        assert refused.status_code == 402 and refused.json()["details"]["reason"] == "quote_already_used"
+        assert await PaymentAuthorization.count() == 1
+        fresh = await client.post(ECHO, json={"text": "twice"})
+        again = await client.post(
+            ECHO, json={"text": "twice"}, headers={"payment-signature": second, "X-Quote-ID": fresh.json()["quote_id"]}
+        )
+        assert again.status_code == 200, again.text
+        assert await balance(client, payer.address) == "0.998000"
+    assert await PaymentAuthorization.count() == 2 and await Quote.count() == 2
+    assert await check_ledger(max_intermediate_age_s=0) == []
+
+
 async def test_a_replayed_authorization_gives_its_fresh_quote_back(kernel):
     payer = Account.create()
     async with http_client(kernel) as client:
