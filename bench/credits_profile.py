@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
 import json
-import pstats
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database, profile_parts, profile_top  # noqa: E402
+from common import create_database, drop_database, profiled  # noqa: E402
 from paid_calls import ADMIN, LOOKUP, PATH, inprocess_service, setup_credits  # noqa: E402
 
 from tollway._core.basics.request import CallRequest  # noqa: E402
@@ -114,15 +112,8 @@ async def main() -> None:
                     best = min(best, (time.process_time() - start) / args.n * 1e6)
                 out: dict[str, Any] = {"db": args.db, "n": args.n, "cpu_us": round(best, 1)}
                 if args.profile:
-                    profiler = cProfile.Profile(time.process_time)
-                    profiler.enable()
-                    await window(kernel, tokens, args.n, args.concurrency)
-                    profiler.disable()
-                    stats = pstats.Stats(profiler)
-                    if args.dump:
-                        stats.dump_stats(args.dump)
-                    out["parts"] = profile_parts(stats, PARTS, args.n)
-                    out["top"] = profile_top(stats, args.n, args.top)
+                    run = window(kernel, tokens, args.n, args.concurrency)
+                    out.update(await profiled(lambda: run, PARTS, args.n, args.top, args.dump))
         finally:
             if args.db == "postgres":
                 await drop_database(ADMIN, url)

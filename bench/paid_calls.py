@@ -36,7 +36,9 @@ The bench refuses to measure (one JSON line saying so, exit status 3) when the m
 is less than 50 % idle as it starts: other work on the cores would slow the servers' CPU
 caches and the figures would not be comparable with other runs.
 
-Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`.
+Run: `make bench` or `.venv/bin/python bench/paid_calls.py [--n 2000] [--concurrency 16] [--db both]`;
+`--x402-only` measures only the paid paths and the x402 ratios' anchors (the bare framework and the
+SDK's server), a few minutes instead of a quarter of an hour, for before/after runs alternated.
 """
 
 from __future__ import annotations
@@ -355,18 +357,19 @@ async def sdk_x402(n: int, concurrency: int) -> dict[str, float]:
         return {"sdk_x402_cpu_us": measured["cpu_us"], "sdk_x402_pairs_per_s": measured["rps"]}
 
 
-def ratios(row: dict[str, Any]) -> dict[str, float]:
-    def ratio(a: str, b: str) -> float:
-        return round(row[a] / row[b], 3)
+def ratio(row: dict[str, Any], a: str, b: str) -> float:
+    return round(row[a] / row[b], 3)
 
+
+def ratios(row: dict[str, Any]) -> dict[str, float]:
     out = {
-        "credits_cpu_vs_framework": ratio("credits_cpu_us", "framework_cpu_us"),
-        "credits_vs_floor": ratio("floor_cpu_us", "credits_cpu_us"),
-        "x402_cpu_vs_framework": ratio("x402_cpu_us", "framework_cpu_us"),
-        "x402_cpu_vs_sdk": ratio("x402_cpu_us", "sdk_x402_cpu_us"),
+        "credits_cpu_vs_framework": ratio(row, "credits_cpu_us", "framework_cpu_us"),
+        "credits_vs_floor": ratio(row, "floor_cpu_us", "credits_cpu_us"),
+        "x402_cpu_vs_framework": ratio(row, "x402_cpu_us", "framework_cpu_us"),
+        "x402_cpu_vs_sdk": ratio(row, "x402_cpu_us", "sdk_x402_cpu_us"),
     }
     if "processes_2_cpu_us" in row:
-        out["pg_cpu_2_vs_1"] = ratio("processes_2_cpu_us", "processes_1_cpu_us")
+        out["pg_cpu_2_vs_1"] = ratio(row, "processes_2_cpu_us", "processes_1_cpu_us")
     return out
 
 
@@ -386,6 +389,12 @@ async def main() -> None:
         type=int,
         default=None,
         help="agents (and x402 wallets) the calls spread over (default: one per request in flight)",
+    )
+    parser.add_argument(
+        "--x402-only",
+        action="store_true",
+        help="only the paid paths and the anchors of the x402 ratios (bare framework, SDK server): no floor, "
+        "history share, WAL or process scaling",
     )
     parser.add_argument(
         "--min-idle",
@@ -419,33 +428,38 @@ async def main() -> None:
             try:
                 row.update(await framework(n, concurrency))
                 row.update(await over_http(fresh[0], homes[0], n, concurrency, agents))
-                row.update(await component_floor(db, fresh[1], homes[1]))
-                row.update(await history_share(fresh[2:6], homes[2:6], n, concurrency, agents))
-                if db == "postgres":
-                    for processes, url, home in ((1, fresh[6], homes[6]), (2, fresh[7], homes[7])):
-                        run = await over_http(
-                            url,
-                            home,
-                            n,
-                            concurrency,
-                            agents,
-                            processes=processes,
-                            database=DatabaseCpu(ADMIN, url),
-                            x402=False,
-                        )
-                        row[f"processes_{processes}_cpu_us"] = run["credits_cpu_us"]
-                else:
-                    row.update(await wal_bytes(fresh[6], homes[6], concurrency, agents))
+                if not args.x402_only:
+                    row.update(await others(db, fresh[1:], homes[1:], n, concurrency, agents))
             finally:
                 if db == "postgres":
                     for url in fresh:
                         await drop_database(ADMIN, url)
             row.update(shared)
-            row["floor_cpu_us"] = round(
-                row["framework_cpu_us"] + row["floor_sql_us"] + row["floor_sign_us"] + row["floor_tool_us"], 1
-            )
-            row.update(ratios(row))
+            if args.x402_only:  # the ratios its anchors make
+                row["x402_cpu_vs_framework"] = ratio(row, "x402_cpu_us", "framework_cpu_us")
+                row["x402_cpu_vs_sdk"] = ratio(row, "x402_cpu_us", "sdk_x402_cpu_us")
+            else:
+                row["floor_cpu_us"] = round(
+                    row["framework_cpu_us"] + row["floor_sql_us"] + row["floor_sign_us"] + row["floor_tool_us"], 1
+                )
+                row.update(ratios(row))
             print(json.dumps(row), flush=True)
+
+
+async def others(db: str, fresh: list[str], homes: list[Path], n: int, concurrency: int, agents: int) -> dict:
+    """The figures beside the paid paths: the component floor, history's share, and the WAL
+    bytes (SQLite) or the scaling over two API processes (PostgreSQL), on fresh databases."""
+    row = await component_floor(db, fresh[0], homes[0])
+    row.update(await history_share(fresh[1:5], homes[1:5], n, concurrency, agents))
+    if db == "postgres":
+        for processes, url, home in ((1, fresh[5], homes[5]), (2, fresh[6], homes[6])):
+            run = await over_http(
+                url, home, n, concurrency, agents, processes=processes, database=DatabaseCpu(ADMIN, url), x402=False
+            )
+            row[f"processes_{processes}_cpu_us"] = run["credits_cpu_us"]
+    else:
+        row.update(await wal_bytes(fresh[5], homes[5], concurrency, agents))
+    return row
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from eth_hash.auto import keccak
+from tollway._core.basics.keccak import keccak
 
 DOMAIN_NAME = "Tollway"
 DOMAIN_VERSION = "1"

@@ -1,4 +1,4 @@
-"""What every area stands on: errors, exact money, ids, canonical JSON, the caller, request and answer, input validation, events."""
+"""What every area stands on: errors, exact money, ids, canonical JSON, Keccak-256, the caller, request and answer, input validation, events."""
 
 # The modules other areas, the runtime and the fronts may import; the rest are this area's own.
 PUBLIC_MODULES = (
@@ -9,6 +9,7 @@ PUBLIC_MODULES = (
     "ids",
     "json_depth",
     "json_values",
+    "keccak",
     "money",
     "redaction",
     "request",

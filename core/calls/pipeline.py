@@ -108,7 +108,7 @@ class PaidCalls:
         if key is None:
             return await self._pay_and_run(call, req, payment_header, caller)
         identity = (
-            payer_of(self.network, req, payment_header)
+            payer_of(self.network, req)
             if payment_header is not None
             else (caller.agent_id if _spends_credits(caller, req) else None)
         )
@@ -126,7 +126,7 @@ class PaidCalls:
         self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None
     ) -> Answer:
         if payment_header is not None:
-            return await self._pay_x402(call, req, payment_header)
+            return await self._pay_x402(call, req)
         if caller is not None:
             await self.auth.consume_nonce(caller)
         if _spends_credits(caller, req):
@@ -272,12 +272,12 @@ class PaidCalls:
         return Answer(200, self._success(call, request_id, receipt_id, output))
 
     # -- x402 ----------------------------------------------------------------------
-    async def _pay_x402(self, call: PreparedCall, req: CallRequest, header: dict[str, Any] | str) -> Answer:
+    async def _pay_x402(self, call: PreparedCall, req: CallRequest) -> Answer:
         gateway = self.gateway
         tool = call.tool
         try:
             accepted = await gateway.accept(
-                header, req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash
+                gateway.decoded(req), req.header("x-quote-id"), purpose=tool.name, input_hash=call.input_hash
             )
         except PaymentFailed as failure:
             raise await gateway.payment_required(

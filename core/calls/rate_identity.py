@@ -5,7 +5,6 @@ counts a request and puts the `RateLimit-*` headers on whatever it answers."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from tollway._core.auth.auth import Authenticator
 from tollway._core.basics.errors import ServiceError
@@ -13,17 +12,17 @@ from tollway._core.basics.request import Answer, CallRequest
 from tollway._core.calls.ratelimits import RateLimiter, caller_key
 from tollway._core.payments import x402
 from tollway._core.payments.eip3009 import recover_payer
-from tollway._core.payments.gateway import decode_payment, find_payment
+from tollway._core.payments.gateway import find_payment, payment_of
 from tollway._core.payments.networks import Network
 
 
-def payer_of(network: Network, req: CallRequest, payment_value: dict[str, Any] | str) -> str | None:
-    """The wallet that signed the request's payment (its signature checked, lower
-    case), or None if unreadable; recovered once per request. The payment itself is
-    verified in full later."""
+def payer_of(network: Network, req: CallRequest) -> str | None:
+    """The wallet that signed the request's payment (which it must carry; its signature
+    checked, lower case), or None if unreadable; recovered once per request. The payment
+    itself is verified in full later."""
     if "payer" not in req.memo:
         try:
-            payment = decode_payment(payment_value)
+            payment = payment_of(req)
             req.memo["payer"] = recover_payer(network, payment.authorization, payment.signature).lower()
         except x402.PaymentError:
             req.memo["payer"] = None
@@ -34,8 +33,7 @@ async def rate_key(network: Network, auth: Authenticator, req: CallRequest) -> s
     """The counter key of `req`: `wallet:<payer>` when it carries a payment whose
     signature recovers, else the agent proof's or access token's identity, else
     `ip:<client ip>`. Credentials are checked once: the route reuses the outcome."""
-    payment = find_payment(req)
-    payer = payer_of(network, req, payment) if payment is not None else None
+    payer = payer_of(network, req) if find_payment(req) is not None else None
     identity = f"wallet:{payer}" if payer else await auth.proven_identity(req)
     return caller_key(identity, req.client_ip)
 

@@ -12,8 +12,8 @@ import itertools
 from typing import Any, Literal
 
 import httpx
-from eth_hash.auto import keccak
 
+from tollway._core.basics.keccak import keccak
 from tollway._core.payments.x402 import Authorization
 
 AUTHORIZATION_USED = "0x" + keccak(b"AuthorizationUsed(address,bytes32)").hex()

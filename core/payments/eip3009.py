@@ -11,8 +11,8 @@ from typing import Any
 
 from coincurve import PublicKey
 from eth_account import Account
-from eth_hash.auto import keccak
 
+from tollway._core.basics.keccak import keccak
 from tollway._core.payments.networks import Network
 from tollway._core.payments.x402 import (
     ERR_AUTHORIZATION_VALUE_MISMATCH,
@@ -123,25 +123,23 @@ def recover_payer(network: Network, auth: Authorization, signature_hex: str) -> 
         raise _invalid_sig("signature r or s is out of range")
     if s > SECP256K1_HALF_N:
         raise _invalid_sig("signature s is high (non-canonical, malleable)")
-    try:
-        digest = authorization_digest(network, auth)
-    except Exception:  # a field the digest cannot encode
-        raise _invalid_sig("signature does not recover to an address") from None
     # libsecp256k1 takes the recovery id (0 or 1) after r and s, and the digest as is.
-    address = _signer(digest, sig[:64] + bytes((v - 27 if v >= 27 else v,)))
+    address = _signer(network, auth, sig[:64] + bytes((v - 27 if v >= 27 else v,)))
     if address is None:
         raise _invalid_sig("signature does not recover to an address")
     return address
 
 
 @lru_cache(maxsize=4096)
-def _signer(digest: bytes, signature: bytes) -> str | None:
-    """The checksummed address whose key made `signature` (r, s, recovery id) over `digest`,
-    None when no point recovers. Kept for a while: one request recovers its payer twice
-    (its rate-limit identity, then the payment's check)."""
+def _signer(network: Network, auth: Authorization, signature: bytes) -> str | None:
+    """The checksummed address whose key made `signature` (r, s, recovery id) over the
+    EIP-712 digest of `auth`, None when none recovers. Kept for a while: one request
+    recovers its payer twice (its rate-limit identity, then the payment's check), and the
+    second finds the digest and the point done."""
     try:
+        digest = authorization_digest(network, auth)
         point = PublicKey.from_signature_and_message(signature, digest, hasher=None)
-    except Exception:  # ValueError: no point recovers
+    except Exception:  # a field the digest cannot encode, or ValueError: no point recovers
         return None
     # The address is the last 20 bytes of keccak over the uncompressed point without its 0x04 prefix.
     return checksum_address(keccak(point.format(compressed=False)[1:])[12:].hex())

@@ -52,6 +52,21 @@ _RECORD_AUTHORIZATION = (
     "status, settlement_tx, payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, "
     "{}, {}, 'reserved', NULL, {}, NULL, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
+# PostgreSQL: the reservation as one statement, no transaction around it: the authorization's
+# row (`_RECORD_AUTHORIZATION`), and the quote's record (`quotes.record_used`'s) only when that
+# row was made: an authorization seen before leaves the quote unused, as the transaction's
+# rollback does on SQLite. The quote's values follow the row's (`quotes.used_values`).
+_RESERVE_AND_USE = (
+    "WITH reserved AS (INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, "
+    "status, settlement_tx, payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, "
+    "'reserved', NULL, {}, NULL, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id), "
+    "used AS (INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, "
+    "created_ms) SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM reserved ON CONFLICT (id) DO NOTHING RETURNING id) "
+    "SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, EXISTS (SELECT 1 FROM used) AS used"
+)
+# ... and a quote found used takes back the row just reserved, so that the authorization
+# may pay another quote (a crash in between leaves it reserved: the reconciler voids it).
+_UNRESERVE = "DELETE FROM tw_payment_authorizations WHERE id = {} AND status = 'reserved'"
 _START_SETTLING = (
     "UPDATE tw_payment_authorizations SET status = 'settling', updated_ms = {} WHERE id = {} AND "
     "status = 'reserved' RETURNING id"
@@ -80,6 +95,24 @@ def decode_payment(payment: dict[str, Any] | str) -> x402.PaymentPayload:
     return x402.decode_payment_header(payment) if isinstance(payment, str) else x402.decode_payment(payment)
 
 
+def payment_of(req: CallRequest) -> x402.PaymentPayload:
+    """The request's x402 payment (`find_payment`'s, which must be there) decoded once per
+    request: the rate limiter's payer and the payment's check read the same; raises
+    x402.PaymentError, each time asked, when it does not decode."""
+    done = req.memo.get("payment")
+    if done is None:
+        value = find_payment(req)
+        assert value is not None, "payment_of is asked only of a request carrying a payment"
+        try:
+            done = decode_payment(value)
+        except x402.PaymentError as exc:
+            done = exc
+        req.memo["payment"] = done
+    if isinstance(done, x402.PaymentError):
+        raise x402.PaymentError(done.reason, done.message)
+    return done
+
+
 @dataclasses.dataclass
 class Accepted:
     """A verified, reserved payment waiting for settlement or voiding."""
@@ -90,6 +123,10 @@ class Accepted:
     quote_id: str
     amount: int
     requirements: dict[str, Any]
+
+
+class _NonceSeen(Exception):
+    """The authorization's row exists: the reservation's transaction rolls back."""
 
 
 class AuthorizationVoided(Exception):
@@ -172,6 +209,13 @@ class X402Gateway:
         except x402.PaymentError as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
 
+    def decoded(self, req: CallRequest) -> x402.PaymentPayload:
+        """`payment_of(req)`, a payment that does not decode refused as `PaymentFailed`."""
+        try:
+            return payment_of(req)
+        except x402.PaymentError as exc:
+            raise PaymentFailed(exc.reason, exc.message) from exc
+
     async def verify(
         self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str
     ) -> tuple[dict, str]:
@@ -217,40 +261,51 @@ class X402Gateway:
                 raise PaymentFailed(REQUIREMENTS_MISMATCH, f"accepted.{field} does not match the quote.")
 
     async def reserve(self, payment: x402.PaymentPayload, quote: dict, payer: str, purpose: str) -> Accepted:
-        """For a payment `verify` passed, one transaction committed before the caller runs
-        anything: the quote recorded used (`quote_already_used` if it was) and the
-        authorization's row (`invalid_exact_evm_nonce_already_used` if it exists, and
-        then the quote stays unused: the transaction rolls back)."""
+        """For a payment `verify` passed, committed before the caller runs anything: the
+        quote recorded used (`quote_already_used` if it was) and the authorization's row
+        (`invalid_exact_evm_nonce_already_used` if it exists, and then the quote stays
+        unused). One transaction on SQLite (a refusal rolls it back), one statement on
+        PostgreSQL (`_RESERVE_AND_USE`)."""
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
-        try:
-            async with self.db.transaction():
-                await quotes.record_used(quote)
-                inserted = await sql.fetch_one(
-                    _RECORD_AUTHORIZATION,
-                    key,
-                    payer.lower(),
-                    payment.authorization.to.lower(),
-                    payment.authorization.value,
-                    payment.authorization.nonce,
-                    quote["id"],
-                    purpose,
-                    msgspec.json.encode(payment.raw).decode(),
-                    now,
-                    now,
-                )
-                if not inserted:
-                    raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
-        except quotes.QuoteProblem as exc:
-            raise PaymentFailed(exc.reason, exc.message) from exc
+        auth = payment.authorization
+        row = (key, payer.lower(), auth.to.lower(), auth.value, auth.nonce, quote["id"], purpose)
+        row += (msgspec.json.encode(payment.raw).decode(), now, now)
+        if sql.on_postgres():  # one round trip instead of four (BEGIN, two inserts, COMMIT)
+            done = await sql.fetch_one(_RESERVE_AND_USE, *row, *quotes.used_values(quote, now))
+            reserved, used = done["reserved"], done["used"]
+            if reserved and not used:
+                await sql.fetch(_UNRESERVE, key)
+        else:
+            try:
+                async with self.db.transaction():
+                    await quotes.record_used(quote)
+                    reserved = used = bool(await sql.fetch_one(_RECORD_AUTHORIZATION, *row))
+                    if not reserved:
+                        raise _NonceSeen
+            except quotes.QuoteProblem:
+                reserved, used = True, False
+            except _NonceSeen:
+                pass
+        if not reserved:
+            raise PaymentFailed(x402.ERR_NONCE_ALREADY_USED, "This payment authorization was already used.")
+        if not used:
+            problem = quotes.already_used(quote)
+            raise PaymentFailed(problem.reason, problem.message)
         return Accepted(
             payment, payer, key, quote["id"], quote["amount"], self.requirements(quote["amount"], quote["id"])
         )
 
     async def accept(
-        self, payment_value: dict[str, Any] | str, quote_id_header: str | None, *, purpose: str, input_hash: str
+        self,
+        payment_value: x402.PaymentPayload | dict[str, Any] | str,
+        quote_id_header: str | None,
+        *,
+        purpose: str,
+        input_hash: str,
     ) -> Accepted:
-        payment = self.decode(payment_value)
+        """Decode (unless decoded already), verify and reserve a payment."""
+        payment = payment_value if isinstance(payment_value, x402.PaymentPayload) else self.decode(payment_value)
         quote, payer = await self.verify(payment, quote_id_header, purpose=purpose, input_hash=input_hash)
         return await self.reserve(payment, quote, payer, purpose)
 

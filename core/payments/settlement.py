@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import httpx
-from eth_hash.auto import keccak
 
+from tollway._core.basics.keccak import keccak
 from tollway._core.credits import ledger
 from tollway._core.payments.networks import Network
 from tollway._core.payments.x402 import ERR_INSUFFICIENT_BALANCE, PaymentPayload

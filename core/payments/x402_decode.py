@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 # Generic invalid-reason codes of the x402 protocol (the evm ones are in core/payments/x402.py).
 INVALID_PAYLOAD = "invalid_payload"
@@ -22,6 +23,7 @@ _ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{40}\Z")
 _NONCE_RE = re.compile(r"0x[0-9a-fA-F]{64}\Z")
 _HEX_RE = re.compile(r"(?:0x)?((?:[0-9a-fA-F]{2})*)\Z")
 _URLSAFE_TO_STD = str.maketrans("-_", "+/")
+_decode_json = msgspec.json.Decoder().decode
 
 
 class PaymentError(Exception):
@@ -147,8 +149,8 @@ def decode_payment_header(value: str) -> PaymentPayload:
         raise _bad("payment header must be a string")
     raw = _b64decode(value)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError
+        data = _decode_json(raw)
+    except (msgspec.DecodeError, RecursionError):  # not UTF-8, not JSON (strictly: no NaN, no lone surrogate), too deep
         raise _bad("payment header is not base64 of JSON") from None
     return decode_payment(data)
 

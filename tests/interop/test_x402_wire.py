@@ -23,6 +23,7 @@ from tollway._core.payments.eip3009 import (
     authorization_digest,
     authorization_key,
     eip712_domain,
+    make_payment,
     make_payment_header,
     recover_payer,
     sign_authorization,
@@ -410,6 +411,31 @@ def test_garbage_base64(header):
 )
 def test_not_a_json_object(raw):
     _expect_reason(base64.b64encode(raw).decode()[: x402.MAX_HEADER_CHARS])
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b'"\\ud800"'])
+def test_json_beyond_the_standard_refused(payer, literal):
+    """A payment whose JSON holds a number JSON has no name for, or a lone surrogate, is
+    not JSON: refused as such, wherever in the object it stands."""
+    auth, sig = _signed(payer)
+    raw = make_payment(NET, build_requirements(NET, PRICE, PAY_TO, "q"), auth, sig)
+    raw["resource"] = {"url": "https://t.example/x"}
+    text = json.dumps(raw).replace('"https://t.example/x"', literal.decode())
+    decode_payment_header(base64.b64encode(json.dumps(raw).encode()).decode())  # the object itself is fine
+    _expect_reason(base64.b64encode(text.encode()).decode())
+
+
+@given(st.text(), st.text())
+@settings(max_examples=300, deadline=None)
+def test_header_json_is_what_json_dumps_writes(description, url):
+    """The PAYMENT-REQUIRED JSON is compact, with non-ASCII text as UTF-8 (not escaped)."""
+    req = build_requirements(NET, PRICE, PAY_TO, "q_1")
+    expected = json.dumps(
+        x402.build_payment_required("payment_required", url, description, [req]),
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8")
+    assert base64.b64decode(encode_payment_required("payment_required", url, description, [req])) == expected
 
 
 def _drop(path):

@@ -39,6 +39,13 @@ async def balance(client, address: str) -> str:
     return (await client.get("/v1/balance", headers={"X-Agent-ID": address})).json()["on_chain_balance"]
 
 
+async def resend(client, text: str, quote, header: str):
+    """The paid resend of `{"text": text}` with payment `header` and the quote of the 402 `quote`."""
+    return await client.post(
+        ECHO, json={"text": text}, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
+    )
+
+
 async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
     payer, stranger = Account.create(), Account.create()
     async with http_client(kernel) as client:
@@ -67,6 +74,27 @@ async def test_a_quote_claimed_by_a_refused_payment_stays_usable(kernel):
     assert await check_ledger(max_intermediate_age_s=0) == []
 
 
+async def test_an_authorization_refused_for_a_used_quote_pays_another(kernel):
+    """A quote used already refuses a new authorization without keeping it: the same
+    authorization then pays a fresh quote (on PostgreSQL its row, made by the reservation's
+    one statement, was taken back)."""
+    payer = Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post(ECHO, json={"text": "twice"})
+        paid = await resend(client, "twice", first, pay_402(payer, first.headers["PAYMENT-REQUIRED"]))
+        assert paid.status_code == 200, paid.text
+        second = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        refused = await resend(client, "twice", first, second)
+        assert refused.status_code == 402 and refused.json()["details"]["reason"] == "quote_already_used"
+        assert await PaymentAuthorization.count() == 1
+        again = await resend(client, "twice", await client.post(ECHO, json={"text": "twice"}), second)
+        assert again.status_code == 200, again.text
+        assert await balance(client, payer.address) == "0.998000"
+    assert await PaymentAuthorization.count() == 2 and await Quote.count() == 2
+    assert await check_ledger(max_intermediate_age_s=0) == []
+
+
 async def test_a_replayed_authorization_gives_its_fresh_quote_back(kernel):
     payer = Account.create()
     async with http_client(kernel) as client:
@@ -90,14 +118,7 @@ async def test_a_replayed_authorization_gives_its_fresh_quote_back(kernel):
         assert await Quote.count().where(Quote.id == fresh.json()["quote_id"]) == 0
         assert await balance(client, payer.address) == "0.999000"
         # ... and pays with a new authorization
-        paid = await client.post(
-            ECHO,
-            json={"text": "once"},
-            headers={
-                "payment-signature": pay_402(payer, fresh.headers["PAYMENT-REQUIRED"]),
-                "X-Quote-ID": fresh.json()["quote_id"],
-            },
-        )
+        paid = await resend(client, "once", fresh, pay_402(payer, fresh.headers["PAYMENT-REQUIRED"]))
         assert paid.status_code == 200, paid.text
         assert await balance(client, payer.address) == "0.998000"
     assert await PaymentAuthorization.count() == 2
