@@ -35,8 +35,6 @@ _RECORD_USED = (
     "created_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 
-_BLOCK = 64  # SHA-256's block, in bytes
-
 # A paid quote's row is needed only while its id could still be paid: an expired id is
 # refused from the id alone (`QuoteBook.check`), before its insert. The day's margin
 # covers hosts whose clocks disagree.
@@ -62,26 +60,6 @@ def _unb64(text: str) -> bytes | None:
         return None
 
 
-class HmacSha256:
-    """HMAC-SHA256 under one key (RFC 2104), the key's padded inner and outer blocks hashed
-    once: a MAC is then two copies and two updates, the bytes hmac.digest(key, message,
-    "sha256") gives for about half its instructions (OpenSSL 3 sets a new HMAC up each call)."""
-
-    __slots__ = ("_inner", "_outer")
-
-    def __init__(self, key: bytes) -> None:
-        block = (hashlib.sha256(key).digest() if len(key) > _BLOCK else key).ljust(_BLOCK, b"\0")
-        self._inner = hashlib.sha256(bytes(b ^ 0x36 for b in block))
-        self._outer = hashlib.sha256(bytes(b ^ 0x5C for b in block))
-
-    def digest(self, message: bytes) -> bytes:
-        inner = self._inner.copy()
-        inner.update(message)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
-
-
 class QuoteBook:
     """Mints quote ids and checks them, with no storage, for one deployment: `secret` is a
     key every process of it shares (the receipt signing seed), `issued` counts the quotes
@@ -90,16 +68,23 @@ class QuoteBook:
     def __init__(self, secret: bytes, *, pay_to: str, network: str, ttl_s: int) -> None:
         if not secret:
             raise ValueError("quotes need the deployment's shared secret")
-        self._mac = HmacSha256(hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest())
+        # The key's padded blocks hashed once; each tag copies that state (half the work of
+        # hmac.digest, which sets a new HMAC up in OpenSSL every call)
+        self._mac = hmac.new(hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest(), digestmod=hashlib.sha256)
         self.pay_to = pay_to
         self.network = network
         self.ttl_s = ttl_s
         self._scope = f"{pay_to.lower()}\n{network}".encode()
         self.issued = 0
 
+    def _digest(self, message: bytes) -> bytes:
+        mac = self._mac.copy()
+        mac.update(message)
+        return mac.digest()
+
     def _tags(self, head: bytes, tool: str, input_hash: str) -> tuple[bytes, bytes]:
-        ours = self._mac.digest(b"ours\n" + head + self._scope)[:5]
-        bound = self._mac.digest(b"bound\n" + head + ours + f"\n{tool}\n{input_hash}".encode())[:7]
+        ours = self._digest(b"ours\n" + head + self._scope)[:5]
+        bound = self._digest(b"bound\n" + head + ours + f"\n{tool}\n{input_hash}".encode())[:7]
         return ours, bound
 
     def mint(self, *, tool: str, input_hash: str, amount: int, now: int | None = None) -> dict:
