@@ -31,31 +31,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "instances", "forecasting", "series.csv")
 WEEKLY_TRAIN = 400  # weekly training parts cut to their last 400 points
+M3_M4 = (("M3", "Monthly"), ("M3", "Quarterly"), ("M3", "Yearly"), ("M3", "Other"), ("M4", "Hourly"), ("M4", "Weekly"))
 # (name, seed, [(dataset, frequency, count)]) in the order the groups are drawn
 SETS = (
-    (
-        "heldout",
-        32,
-        [
-            ("M3", "Monthly", 80),
-            ("M3", "Quarterly", 80),
-            ("M3", "Yearly", 40),
-            ("M3", "Other", 20),
-            ("M4", "Hourly", 20),
-            ("M4", "Weekly", 20),
-        ],
-    ),
+    ("heldout", 32, [(d, f, k) for (d, f), k in zip(M3_M4, (80, 80, 40, 20, 20, 20))]),
     (
         "dev",
         33,
-        [
-            ("M3", "Yearly", 150),
-            ("M3", "Quarterly", 60),
-            ("M3", "Monthly", 60),
-            ("M3", "Other", 60),
-            ("M4", "Hourly", 40),
-            ("M4", "Weekly", 20),
-        ],
+        [(d, f, k) for (d, f), k in zip([M3_M4[2], M3_M4[1], M3_M4[0], *M3_M4[3:]], (150, 60, 60, 60, 40, 20))],
     ),
 )
 
