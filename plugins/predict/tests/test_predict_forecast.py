@@ -10,6 +10,8 @@ import msgspec
 import numpy as np
 import pytest
 
+from tollway_predict import forecast_backtest as fb
+from tollway_predict import forecast_choice as fc
 from tollway_predict import forecast_models as fm
 from tollway_predict.errors import InputProblem
 from tollway_predict.forecast import ForecastBlock, Point, run_forecast, size, validate
@@ -241,7 +243,8 @@ def test_fractional_level_key():
 
 
 def test_result_shape_and_meta():
-    out = run_forecast(block(seasonal_series(72), t=monthly_dates(72), horizon=6), 20)
+    # a seasonal period without a frequency: every candidate is fitted and the median combines them all
+    out = run_forecast(block(seasonal_series(72), horizon=6, seasonal_period=12), 20)
     assert out["status"] == "complete" and out["model"] == "forecast"
     meta = out["meta"]
     for name in ("naive", "seasonal_naive", "ses", "holt_damped", "ets_auto", "theta", "ces", "arima"):
@@ -484,6 +487,47 @@ def test_hourly_seasonal_naive_replaces_the_median_when_it_backtests_better():
     assert meta["method"] == "seasonal_naive" and meta["weights"] == {"seasonal_naive": 1.0}
     mean = np.array([p["value"] for p in out["prediction"]])
     assert np.allclose(mean[:24], y[-24:]) and np.allclose(mean[24:], y[-24:])
-    # a monthly series keeps its median (the seasonal ETS models its season)
+    # a monthly series keeps its frequency's combination (the seasonal ETS models its season)
     monthly = run_forecast(block(seasonal_series(72), horizon=12, frequency="monthly"), 20)["meta"]
-    assert monthly["combination"] == "median"
+    assert monthly["combination"] == "weighted" and "ets_seasonal" in monthly["chosen"]
+
+
+def test_hourly_arima_may_replace_the_median():
+    s = lambda v: {"smape": v, "mase": v, "score": v}  # noqa: E731
+    scores = {"seasonal_naive": s(0.8), "sarima": s(0.75), "arima": s(0.7), "ses": s(0.9)}
+    assert fb.long_cycle_pick(scores, 0.78) == "arima"
+    assert fb.long_cycle_pick(scores, 0.69) is None
+    assert "arima" not in fb.LONG_CYCLE  # so it stays a member of a long cycle's median
+
+
+@pytest.mark.parametrize(
+    ("frequency", "m", "how", "members"),
+    [
+        ("monthly", 12, "weighted", {"ets_auto", "ces", "arima", "ets_seasonal", "sarima"}),
+        ("quarterly", 4, "median", {"holt_damped", "theta", "ets_auto", "ces"}),
+        ("weekly", 52, "weighted", {"ses", "theta", "sarima"}),
+        (None, 1, "median", {"holt_damped", "ces", "arima"}),
+    ],
+)
+def test_frequency_level_members(frequency, m, how, members):
+    every = {k: {"score": 1.0} for k in (*fm.CANDIDATES, "ets_seasonal", "sarima")}
+    got_how, w = fc.combination(frequency, m, every)
+    assert got_how == how and set(w) == members and abs(sum(w.values()) - 1) < 1e-12
+    assert len(set(w.values())) == 1  # equal weights
+    # members that were not scored are left out; none scored: the caller's own rule
+    some = {k: v for k, v in every.items() if k != sorted(members)[0]}
+    assert set(fc.combination(frequency, m, some)[1]) == members - {sorted(members)[0]}
+    assert fc.combination(frequency, m, {"naive": {"score": 1.0}}) is None
+
+
+def test_frequencies_without_a_row_combine_every_candidate():
+    every = {k: {"score": 1.0} for k in fm.CANDIDATES}
+    for frequency, m in (("yearly", 1), ("hourly", 24), ("daily", 7), (None, 12)):
+        assert fc.combination(frequency, m, every) is None and fc.members(frequency, m) is None
+
+
+def test_a_weekly_forecast_fits_only_its_members():
+    y = seasonal_series(300, m=52, seed=5)
+    meta = run_forecast(block(y, horizon=13, frequency="weekly"), 30)["meta"]
+    assert set(meta["candidates"]) <= {"naive", "naive2", "seasonal_naive", "drift", "ses", "theta", "sarima"}
+    assert meta["chosen"] == ["ses", "theta", "sarima"] and meta["combination"] == "weighted"

@@ -13,8 +13,10 @@ Pipeline of `run_forecast`:
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
    with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
-   forecast_sarima); for a cycle longer than the
-   seasonal ETS takes (hourly 24) the seasonal naive or the airline model replaces the
+   forecast_sarima); monthly, quarterly, weekly and no-frequency series combine only
+   the members forecast_choice lists for them, by their median or mean (chosen across
+   series of that frequency); for a cycle longer than the
+   seasonal ETS takes (hourly 24) the seasonal naive, the airline model or ARIMA replaces the
    median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
    interval half-widths are the combined model sd times a multiplier calibrated on the
@@ -34,6 +36,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from . import forecast_backtest as fb
+from . import forecast_choice as fc
 from . import forecast_ets as fe
 from . import forecast_models as fm
 from . import forecast_sarima as fs
@@ -41,7 +44,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-5"
+VERSION = "forecast-6"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -235,15 +238,24 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     n = len(y)
 
     names = [k for k in fm.CANDIDATES if k != "seasonal_naive" or m > 1]
+    chosen = fc.members(frequency, m)  # a frequency that combines only some members fits only those
+    if chosen is not None:
+        names = [k for k in names if k in fb.BENCHMARKS or k in chosen]
     ets = None
-    if fe.usable(y, m) and fm.Season(y, m).kind != "none" and time.monotonic() < deadline:
+    if (
+        (chosen is None or "ets_seasonal" in chosen)
+        and fe.usable(y, m)
+        and fm.Season(y, m).kind != "none"
+        and time.monotonic() < deadline
+    ):
         ets = fe.choose(y, m)
         if ets is not None:
             names.append("ets_seasonal")
     # a cycle the seasonal ETS takes (2 to 12): the airline model joins the median; a longer one with
-    # a horizon covering a whole cycle (hourly 24): it may replace the median (below)
+    # a horizon covering a whole cycle (hourly 24): it may replace the median (below); weekly: a member
     long_cycle = m > fe.MAX_PERIOD and h >= m
-    if (long_cycle or 1 < m <= fe.MAX_PERIOD) and fs.usable(y, m):
+    wanted = long_cycle or 1 < m <= fe.MAX_PERIOD if chosen is None else "sarima" in chosen and m > 1
+    if wanted and fs.usable(y, m):
         names.append("sarima")
 
     # 4. rolling-origin backtest
@@ -261,7 +273,9 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             cut = cut or len(per_origin) < len(fb.origins(n, h, m))
             break
     scores = fb.average(per_origin)
-    how, w = fb.combination(scores, [k for k in names if not (long_cycle and k in fb.LONG_CYCLE)])
+    how, w = fc.combination(frequency, m, scores) or fb.combination(
+        scores, [k for k in names if not (long_cycle and k in fb.LONG_CYCLE)]
+    )
     w = w or {"naive": 1.0}
     # a cycle too long for the seasonal ETS (hourly 24): no member models the season itself, they all
     # share classical-decomposition indices averaged over the window; the seasonal naive (the last

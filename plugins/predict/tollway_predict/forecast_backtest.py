@@ -11,6 +11,9 @@ ORIGINS = 3  # backtest origins when the series is long enough
 BENCHMARKS = ("naive", "naive2", "seasonal_naive", "drift")  # scored, never combined
 # each may replace the median of a long-cycle series (`long_cycle_pick`); there, neither is a member
 LONG_CYCLE = ("seasonal_naive", "sarima")
+# what `long_cycle_pick` weighs against the median: those two and `arima` (on the seasonally adjusted
+# series), which stays a member of the median as well (`forecast-6`)
+LONG_CYCLE_PICKS = (*LONG_CYCLE, "arima")
 COMBINE = 3  # candidates combined
 _NORMAL = NormalDist()  # the standard normal: the standard library's quantile, no scipy.stats import (1.7 s) at start
 
@@ -119,10 +122,10 @@ def combination(scores: dict, order: list[str]) -> tuple[str, dict[str, float]]:
 
 
 def long_cycle_pick(scores: dict, median_score: float) -> str | None:
-    """For a long cycle: the one of LONG_CYCLE with the best backtest score when it beat the
+    """For a long cycle: the one of LONG_CYCLE_PICKS with the best backtest score when it beat the
     median's own score (ties to the median, then to catalogue order); None keeps the median."""
     best = None
-    for k in LONG_CYCLE:
+    for k in LONG_CYCLE_PICKS:
         if k in scores and scores[k]["score"] < (median_score if best is None else scores[best]["score"]):
             best = k
     return best
