@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 # For a frequency listed here the forecast combines only these members, by their pointwise "median" or
 # their equal-weight "mean"; any other frequency (yearly, daily, hourly, a seasonal period given without
 # a frequency) keeps the median of every model-based candidate. Chosen once across series, not per
@@ -9,12 +11,14 @@ from __future__ import annotations
 # docs/predict.md, `forecast-6`) members were cut one at a time while the cut lowered the group's OWA by
 # 0.003 or more, for the median and for the mean, and the better of the two was kept when the held-out
 # set confirmed it. `other`: a series with no frequency and no seasonal period (M3's "other" series).
-BY_FREQUENCY: dict[str | None, tuple[str, tuple[str, ...]]] = {
-    "monthly": ("mean", ("ets_auto", "ces", "arima", "ets_seasonal", "sarima")),
-    "quarterly": ("median", ("holt_damped", "theta", "ets_auto", "ces")),
-    "weekly": ("mean", ("ses", "theta", "sarima")),
-    "other": ("median", ("holt_damped", "ces", "arima")),
-}
+BY_FREQUENCY: types.MappingProxyType[str | None, tuple[str, tuple[str, ...]]] = types.MappingProxyType(
+    {
+        "monthly": ("mean", ("ets_auto", "ces", "arima", "ets_seasonal", "sarima")),
+        "quarterly": ("median", ("holt_damped", "theta", "ets_auto", "ces")),
+        "weekly": ("mean", ("ses", "theta", "sarima")),
+        "other": ("median", ("holt_damped", "ces", "arima")),
+    }
+)
 
 
 def key(frequency: str | None, m: int) -> str | None:
