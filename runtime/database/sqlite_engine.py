@@ -356,10 +356,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         current = self.current_transaction.get()
         if current is None:
             return await self._run_in_new_connection(query, args)
-        connection = current.connection
-        return self._execute(
-            connection.conn if isinstance(connection, _SharedConnection) else self.raw_connection(), query, args
-        )
+        return await self._run_in_existing_connection(current.connection, query, args)
 
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)
