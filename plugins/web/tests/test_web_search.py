@@ -342,7 +342,7 @@ async def test_past_the_time_limit_is_504_and_x402_is_not_settled(
 
     monkeypatch.setattr(search_tool, "TIMEOUT_S", 0.3)
     kernel = await kernel_factory(installed={"tollway_web"}, env=searxng_env(stand_in[0]))
-    script.delay_s = 1.0
+    script.delay_s = 5.0  # far past the limit: an answer that waited for the upstream takes 5 s or more
     payer = Account.create()
     await kernel.accounts.fund_chain(payer.address, 1_000_000)
     async with http_client(kernel) as client:
@@ -360,7 +360,7 @@ async def test_past_the_time_limit_is_504_and_x402_is_not_settled(
         ).json()
         wallet = (await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})).json()
     assert resp.json()["error"] == "provider_unavailable" and resp.json()["details"] == {"reason": "timeout"}
-    assert took < 0.9
+    assert took < 4.0  # cut at the 0.3 s limit, not at the upstream's answer (margin for a loaded machine)
     assert receipt["status"] == "not_charged"
     assert wallet["on_chain_balance"] == "1.000000"
 
