@@ -16,8 +16,15 @@ sorted by their number, and `numpy.random.default_rng(seed).choice(len, k, repla
 one generator per set used group after group. Layout: the bench's own (`unique_id,dataset,frequency,
 t,y,split`, M3 ids `N<number>` as in the bench, M4 ids as in the competition files).
 
-    .venv/bin/python bench/forecast_sets.py --m4-dir=DIR [--out=DIR]
+With `--seasonal-extra`, a third set is written after those two: `seasonal-extra.csv` (seed 34), M3 100
+monthly and 100 quarterly series disjoint from the bench, the held-out and the development set, drawn the
+same way; a second development set for the monthly and quarterly combinations (M3 only: `--m4-dir` is not
+needed for it alone, and the held-out and development sets are drawn first only to be left out).
+
+    .venv/bin/python bench/forecast_sets.py --m4-dir=DIR [--out=DIR] [--seasonal-extra]
         writes DIR/heldout.csv and DIR/dev.csv (default out: the current directory)
+    .venv/bin/python bench/forecast_sets.py --seasonal-extra [--out=DIR]
+        writes DIR/seasonal-extra.csv only
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ SETS = (
         [(d, f, k) for (d, f), k in zip([M3_M4[2], M3_M4[1], M3_M4[0], *M3_M4[3:]], (150, 60, 60, 60, 40, 20))],
     ),
 )
+SEASONAL_EXTRA = ("seasonal-extra", 34, [("M3", "Monthly", 100), ("M3", "Quarterly", 100)])
 
 
 def load_m3() -> dict[str, dict[str, tuple[list[float], list[float]]]]:
@@ -103,18 +111,29 @@ def write(path: str, chosen, pools) -> None:
 
 def main() -> None:
     opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
-    if "m4-dir" not in opts:
+    extra = "--seasonal-extra" in sys.argv[1:]
+    both = "m4-dir" in opts
+    if not both and not extra:
         sys.exit(__doc__)
     out_dir = opts.get("out", ".")
     pools = {("M3", f): series for f, series in load_m3().items()}
-    for f in ("Hourly", "Weekly"):
-        pools["M4", f] = load_m4(opts["m4-dir"], f)
+    if both:
+        for f in ("Hourly", "Weekly"):
+            pools["M4", f] = load_m4(opts["m4-dir"], f)
     with open(BENCH, newline="") as fh:
         excluded = {row["unique_id"] for row in csv.DictReader(fh)}
     os.makedirs(out_dir, exist_ok=True)
     for name, seed, groups in SETS:
-        chosen = draw(pools, groups, seed, excluded)
+        # without the M4 files only the M3 groups are drawn, to be left out of the extra set: they come
+        # first in both sets, so the generator draws them exactly as in the full sets
+        chosen = draw(pools, groups if both else [g for g in groups if g[0] == "M3"], seed, excluded)
         excluded |= {uid for _, _, uid in chosen}  # the development set is drawn after the held-out one
+        if both:
+            write(os.path.join(out_dir, f"{name}.csv"), chosen, pools)
+            print(f"{name}: {len(chosen)} series -> {os.path.join(out_dir, name + '.csv')}")
+    if extra:
+        name, seed, groups = SEASONAL_EXTRA
+        chosen = draw(pools, groups, seed, excluded)
         write(os.path.join(out_dir, f"{name}.csv"), chosen, pools)
         print(f"{name}: {len(chosen)} series -> {os.path.join(out_dir, name + '.csv')}")
 
