@@ -340,6 +340,43 @@ def test_median_combination_is_pointwise():
     assert np.allclose(mean, [4.0, 40.0])
 
 
+def test_trimmed_mean_sets_the_extremes_aside():
+    # five members, one far off at each step: the mean of the middle three, which the far one cannot move
+    fits = {k: (np.array([v, -v]), np.full(2, v)) for k, v in (("a", 1.0), ("b", 2.0), ("c", 3.0), ("d", 4.0))}
+    fits["e"] = (np.array([1e6, -1e6]), np.full(2, 5.0))
+    w = dict.fromkeys(fits, 0.2)
+    mean, sd = fb.combine(fits, w, "trimmed")
+    assert np.allclose(mean, [3.0, -3.0]) and np.allclose(sd, 3.0)
+    # four: the mean of the middle two (their median); three or fewer: the plain mean
+    mean, _ = fb.combine(fits, {k: 0.25 for k in "abcd"}, "trimmed")
+    assert np.allclose(mean, [2.5, -2.5])
+    mean, _ = fb.combine(fits, dict.fromkeys("abe", 1 / 3), "trimmed")
+    assert np.allclose(mean, [(3.0 + 1e6) / 3, -(3.0 + 1e6) / 3])
+
+
+def test_monthly_and_quarterly_seasonal_series_add_the_damped_holt_winters_member():
+    from tollway_predict import forecast_ets as fe
+
+    y = seasonal_series(96, seed=7)
+    meta = run_forecast(block(y, horizon=12, frequency="monthly"), 30)["meta"]
+    assert meta["seasonality"] != "none" and "holt_winters" in meta["candidates"]
+    assert meta["combination"] == "median"
+    assert set(meta["chosen"]) == {"theta", "sarima", "ets_seasonal", "holt_winters"}
+    # the member itself: the damped additive form, its forecast carrying the season on
+    mean, sd = fe.forecast(y, 12, 12, fe.HOLT_WINTERS)
+    k = np.arange(96, 108)
+    truth = 100 + 0.5 * k + 20 * np.sin(2 * np.pi * k / 12)
+    assert np.max(np.abs(mean - truth)) < 6.0 and np.all(sd > 0)
+    q = seasonal_series(48, m=4, seed=8)
+    meta = run_forecast(block(q, horizon=8, frequency="quarterly"), 30)["meta"]
+    assert meta["combination"] == "trimmed" and {"holt_winters", "naive2", "theta"} <= set(meta["chosen"])
+    # a series the seasonality test finds not seasonal: neither seasonal ETS member is fitted
+    flat = 100 + np.random.default_rng(9).normal(0, 1, 60)
+    meta = run_forecast(block(flat, horizon=12, frequency="monthly"), 30)["meta"]
+    assert meta["seasonality"] == "none" and "holt_winters" not in meta["candidates"]
+    assert "ets_seasonal" not in meta["candidates"]
+
+
 def test_median_of_the_model_based_candidates():
     from tollway_predict import forecast_backtest as fb
 
@@ -489,7 +526,7 @@ def test_hourly_seasonal_naive_replaces_the_median_when_it_backtests_better():
     assert np.allclose(mean[:24], y[-24:]) and np.allclose(mean[24:], y[-24:])
     # a monthly series keeps its frequency's combination (the seasonal ETS models its season)
     monthly = run_forecast(block(seasonal_series(72), horizon=12, frequency="monthly"), 20)["meta"]
-    assert monthly["combination"] == "weighted" and "ets_seasonal" in monthly["chosen"]
+    assert monthly["combination"] == "median" and "ets_seasonal" in monthly["chosen"]
 
 
 def test_hourly_arima_may_replace_the_median():
@@ -503,14 +540,14 @@ def test_hourly_arima_may_replace_the_median():
 @pytest.mark.parametrize(
     ("frequency", "m", "how", "members"),
     [
-        ("monthly", 12, "weighted", {"ets_auto", "ces", "arima", "ets_seasonal", "sarima"}),
-        ("quarterly", 4, "median", {"holt_damped", "theta", "ets_auto", "ces"}),
+        ("monthly", 12, "median", {"theta", "sarima", "ets_seasonal", "holt_winters"}),
+        ("quarterly", 4, "trimmed", {"theta", "ces", "naive2", "ets_seasonal", "holt_winters"}),
         ("weekly", 52, "weighted", {"ses", "theta", "sarima"}),
         (None, 1, "median", {"holt_damped", "ces", "arima"}),
     ],
 )
 def test_frequency_level_members(frequency, m, how, members):
-    every = {k: {"score": 1.0} for k in (*fm.CANDIDATES, "ets_seasonal", "sarima")}
+    every = {k: {"score": 1.0} for k in (*fm.CANDIDATES, "ets_seasonal", "holt_winters", "sarima")}
     got_how, w = fc.combination(frequency, m, every)
     assert got_how == how and set(w) == members and abs(sum(w.values()) - 1) < 1e-12
     assert len(set(w.values())) == 1  # equal weights

@@ -89,8 +89,8 @@ def test_monthly_series_take_the_airline_model_into_their_combination():
     k = np.arange(96)
     y = 200 + 0.8 * k + 25 * np.sin(2 * np.pi * k / 12) + np.random.default_rng(2).normal(0, 2, len(k))
     meta = run_forecast(_block(y, horizon=12, frequency="monthly"), 30)["meta"]
-    # monthly: the equal-weight mean of its frequency's members (forecast_choice)
-    assert meta["combination"] == "weighted" and "sarima" in meta["chosen"] and "seasonal_naive" not in meta["chosen"]
+    # monthly: the median of its frequency's members (forecast_choice)
+    assert meta["combination"] == "median" and "sarima" in meta["chosen"] and "seasonal_naive" not in meta["chosen"]
     # a long cycle keeps it out of the median: it competes with the median instead
     hourly = run_forecast(_block(np.r_[y, y, y, y][: 24 * 14], horizon=24, frequency="hourly"), 30)["meta"]
     assert "sarima" in hourly["candidates"]

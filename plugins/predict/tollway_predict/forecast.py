@@ -14,8 +14,9 @@ Pipeline of `run_forecast`:
    forecast is their pointwise median (with fewer than three, the best are combined
    with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
    forecast_sarima); monthly, quarterly, weekly and no-frequency series combine only
-   the members forecast_choice lists for them, by their median or mean (chosen across
-   series of that frequency); for a cycle longer than the
+   the members forecast_choice lists for them, by their median, mean or trimmed mean (chosen
+   across series of that frequency; monthly and quarterly ones add the damped Holt-Winters
+   form of forecast_ets); for a cycle longer than the
    seasonal ETS takes (hourly 24) the seasonal naive, the airline model or ARIMA replaces the
    median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
@@ -44,7 +45,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-6"
+VERSION = "forecast-7"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -173,6 +174,10 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None, fi
                     if ets is None or not fe.usable(y, m):
                         raise ValueError("too short for seasonal ETS")
                     mean, sd = fe.forecast(y, h, m, *ets)
+                elif name == "holt_winters":
+                    if not fe.usable(y, m):
+                        raise ValueError("too short for Holt-Winters")
+                    mean, sd = fe.forecast(y, h, m, fe.HOLT_WINTERS)
                 else:
                     adjusted, fn = fm.CANDIDATES[name]
                     if adjusted:
@@ -242,15 +247,13 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     if chosen is not None:
         names = [k for k in names if k in fb.BENCHMARKS or k in chosen]
     ets = None
-    if (
-        (chosen is None or "ets_seasonal" in chosen)
-        and fe.usable(y, m)
-        and fm.Season(y, m).kind != "none"
-        and time.monotonic() < deadline
-    ):
+    seasonal = fe.usable(y, m) and fm.Season(y, m).kind != "none"
+    if (chosen is None or "ets_seasonal" in chosen) and seasonal and time.monotonic() < deadline:
         ets = fe.choose(y, m)
         if ets is not None:
             names.append("ets_seasonal")
+    if chosen is not None and "holt_winters" in chosen and seasonal:  # only where forecast_choice lists it
+        names.append("holt_winters")
     # a cycle the seasonal ETS takes (2 to 12): the airline model joins the median; a longer one with
     # a horizon covering a whole cycle (hourly 24): it may replace the median (below); weekly: a member
     long_cycle = m > fe.MAX_PERIOD and h >= m

@@ -96,13 +96,18 @@ def weights(scores: dict, order: list[str]) -> dict[str, float]:
 
 def combine(fits: dict, w: dict[str, float], how: str = "weighted") -> tuple[np.ndarray, np.ndarray]:
     """The combined forecast of the members present: their weighted mean (weights
-    renormalised) or, with how="median", their pointwise median; the sd is the weighted
-    mean of the members' sds either way (the intervals are calibrated on it)."""
+    renormalised), with how="median" their pointwise median, with how="trimmed" the pointwise
+    mean of what is left when the lowest and the highest member are set aside (four members or
+    more; the plain mean of fewer); the sd is the weighted mean of the members' sds either way
+    (the intervals are calibrated on it)."""
     members = [k for k in w if k in fits]
     tot = sum(w[k] for k in members)
     sd = sum(w[k] / tot * fits[k][1] for k in members)
     if how == "median":
         mean = np.median(np.vstack([fits[k][0] for k in members]), axis=0)
+    elif how == "trimmed":
+        means = np.sort(np.vstack([fits[k][0] for k in members]), axis=0)
+        mean = (means[1:-1] if len(members) >= 4 else means).mean(axis=0)
     else:
         mean = sum(w[k] / tot * fits[k][0] for k in members)
     return np.asarray(mean, float), np.asarray(sd, float)

@@ -23,6 +23,9 @@ FORMS = (
     ("mul", "add", False, "mul"),
     ("mul", "add", True, "mul"),
 )
+# the damped additive Holt-Winters form, fitted as it is (no choice by AICc): the `holt_winters` member of
+# the monthly and quarterly combinations (forecast_choice), beside the AICc-chosen `ets_seasonal`
+HOLT_WINTERS = ("add", "add", True, "add")
 MAX_PERIOD = 12  # longer cycles (hourly 24, weekly 52) cost too many seasonal states to fit in time
 SEASONS = 20  # fitted on at most the last 20 cycles
 CHOOSE_ITERATIONS = 80  # enough to rank the forms by AICc; the chosen one is refitted in full
