@@ -16,8 +16,14 @@ sorted by their number, and `numpy.random.default_rng(seed).choice(len, k, repla
 one generator per set used group after group. Layout: the bench's own (`unique_id,dataset,frequency,
 t,y,split`, M3 ids `N<number>` as in the bench, M4 ids as in the competition files).
 
+The extra yearly set (`forecast-7`): every M3 yearly series in neither the bench, the held-out set nor the
+development set, in the order of their number (no draw: all of them). The M4 files are not needed for it: the
+groups are drawn in order, so each set's M3 yearly ids are fixed by the groups drawn up to that one.
+
     .venv/bin/python bench/forecast_sets.py --m4-dir=DIR [--out=DIR]
         writes DIR/heldout.csv and DIR/dev.csv (default out: the current directory)
+    .venv/bin/python bench/forecast_sets.py --extra-yearly [--out=DIR]
+        writes DIR/extra_yearly.csv
 """
 
 from __future__ import annotations
@@ -101,16 +107,38 @@ def write(path: str, chosen, pools) -> None:
                 w.writerow([uid, dataset, frequency, t, repr(v), "test"])
 
 
+def bench_ids() -> set[str]:
+    with open(BENCH, newline="") as fh:
+        return {row["unique_id"] for row in csv.DictReader(fh)}
+
+
+def extra_yearly(out_dir: str) -> None:
+    """Write the M3 yearly series that no other set holds (see the module docstring)."""
+    yearly = ("M3", "Yearly")
+    pools = {("M3", f): series for f, series in load_m3().items()}
+    excluded = bench_ids()
+    for _name, seed, groups in SETS:
+        upto = next(i for i, g in enumerate(groups) if g[:2] == yearly) + 1
+        excluded |= {uid for _, _, uid in draw(pools, groups[:upto], seed, excluded)}
+    chosen = [("M3", "Yearly", uid) for uid in sorted(pools[yearly], key=_number) if uid not in excluded]
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "extra_yearly.csv")
+    write(path, chosen, pools)
+    print(f"extra_yearly: {len(chosen)} series -> {path}")
+
+
 def main() -> None:
     opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    out_dir = opts.get("out", ".")
+    if "--extra-yearly" in sys.argv[1:]:
+        extra_yearly(out_dir)
+        return
     if "m4-dir" not in opts:
         sys.exit(__doc__)
-    out_dir = opts.get("out", ".")
     pools = {("M3", f): series for f, series in load_m3().items()}
     for f in ("Hourly", "Weekly"):
         pools["M4", f] = load_m4(opts["m4-dir"], f)
-    with open(BENCH, newline="") as fh:
-        excluded = {row["unique_id"] for row in csv.DictReader(fh)}
+    excluded = bench_ids()
     os.makedirs(out_dir, exist_ok=True)
     for name, seed, groups in SETS:
         chosen = draw(pools, groups, seed, excluded)

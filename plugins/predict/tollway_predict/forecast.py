@@ -13,8 +13,8 @@ Pipeline of `run_forecast`:
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
    with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
-   forecast_sarima); monthly, quarterly, weekly and no-frequency series combine only
-   the members forecast_choice lists for them, by their median or mean (chosen across
+   forecast_sarima); monthly, quarterly, weekly, yearly and no-frequency series combine
+   only the members forecast_choice lists for them, by their median or mean (chosen across
    series of that frequency); for a cycle longer than the
    seasonal ETS takes (hourly 24) the seasonal naive, the airline model or ARIMA replaces the
    median when it scored better on the backtest;
@@ -44,7 +44,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-6"
+VERSION = "forecast-7"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -241,6 +241,8 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     chosen = fc.members(frequency, m)  # a frequency that combines only some members fits only those
     if chosen is not None:
         names = [k for k in names if k in fb.BENCHMARKS or k in chosen]
+    else:
+        names = [k for k in names if k not in fc.LISTED_ONLY]
     ets = None
     if (
         (chosen is None or "ets_seasonal" in chosen)

@@ -5,20 +5,31 @@ from __future__ import annotations
 import types
 
 # For a frequency listed here the forecast combines only these members, by their pointwise "median" or
-# their equal-weight "mean"; any other frequency (yearly, daily, hourly, a seasonal period given without
-# a frequency) keeps the median of every model-based candidate. Chosen once across series, not per
-# series: on the development set (M3 and M4 series disjoint from the bench and the held-out set,
-# docs/predict.md, `forecast-6`) members were cut one at a time while the cut lowered the group's OWA by
-# 0.003 or more, for the median and for the mean, and the better of the two was kept when the held-out
+# their equal-weight "mean"; any other frequency (daily, hourly, a seasonal period given without a
+# frequency) keeps the median of every model-based candidate but those of LISTED_ONLY. Chosen once across
+# series, not per series: on the development set (M3 and M4 series disjoint from the bench and the held-out
+# set, docs/predict.md, `forecast-6`) members were cut one at a time while the cut lowered the group's OWA
+# by 0.003 or more, for the median and for the mean, and the better of the two was kept when the held-out
 # set confirmed it. `other`: a series with no frequency and no seasonal period (M3's "other" series).
+# `yearly` (`forecast-7`): the same cut, from every non-seasonal member with the optimised and dynamic
+# optimised Theta models, on the development set's 150 yearly series and the 445 other M3 yearly series
+# (bench/forecast_sets.py --extra-yearly): only `ces` went.
 BY_FREQUENCY: types.MappingProxyType[str | None, tuple[str, tuple[str, ...]]] = types.MappingProxyType(
     {
         "monthly": ("mean", ("ets_auto", "ces", "arima", "ets_seasonal", "sarima")),
         "quarterly": ("median", ("holt_damped", "theta", "ets_auto", "ces")),
         "weekly": ("mean", ("ses", "theta", "sarima")),
+        "yearly": (
+            "median",
+            ("ses", "holt_damped", "theta", "ets_auto", "arima", "theta_optimised", "theta_dynamic"),
+        ),
         "other": ("median", ("holt_damped", "ces", "arima")),
     }
 )
+
+# Members fitted only for a frequency whose row names them (never in the median of every candidate):
+# `forecast-7` measured them on yearly and "other" series only.
+LISTED_ONLY = ("theta_optimised", "theta_dynamic")
 
 
 def key(frequency: str | None, m: int) -> str | None:
