@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 STANDARD_THETA = 2.0  # the standard Theta method's theta: the theta line doubles the local curvature
-MAX_THETA = 100.0  # the optimised forms search theta in [1, MAX_THETA]
+# the optimised forms search theta in [1, MAX_THETA] (the authors' forecTheta package allows up to 1e10, and
+# alpha from 0.1: within 0.001 of these on the yearly median, docs/predict.md `forecast-7`)
+MAX_THETA = 100.0
 ALPHA_BOUNDS = (0.01, 0.99)
 ALPHA_GRID = np.linspace(*ALPHA_BOUNDS, 25)  # a coarse look before the bounded refinement (the SSE is not unimodal)
 # (name, dynamic trend line, theta optimised); the forecast uses OTM and DOTM (forecast_models), the
