@@ -18,13 +18,16 @@ t,y,split`, M3 ids `N<number>` as in the bench, M4 ids as in the competition fil
 
 With `--seasonal-extra`, a third set is written after those two: `seasonal-extra.csv` (seed 34), M3 100
 monthly and 100 quarterly series disjoint from the bench, the held-out and the development set, drawn the
-same way; a second development set for the monthly and quarterly combinations (M3 only: `--m4-dir` is not
-needed for it alone, and the held-out and development sets are drawn first only to be left out).
+same way; a second development set for the monthly and quarterly combinations. With `--extra-yearly`,
+`extra_yearly.csv`: every M3 yearly series in neither the bench, the held-out set nor the development set,
+in the order of their number (no draw: all of them); a second development set for the yearly combination.
+Neither extra set needs the M4 files: the held-out and development sets' M3 groups come first in both, so
+they are drawn exactly as in the full sets, only to be left out.
 
-    .venv/bin/python bench/forecast_sets.py --m4-dir=DIR [--out=DIR] [--seasonal-extra]
-        writes DIR/heldout.csv and DIR/dev.csv (default out: the current directory)
-    .venv/bin/python bench/forecast_sets.py --seasonal-extra [--out=DIR]
-        writes DIR/seasonal-extra.csv only
+    .venv/bin/python bench/forecast_sets.py --m4-dir=DIR [--out=DIR] [--seasonal-extra] [--extra-yearly]
+        writes DIR/heldout.csv and DIR/dev.csv (default out: the current directory), and the extra sets asked for
+    .venv/bin/python bench/forecast_sets.py [--seasonal-extra] [--extra-yearly] [--out=DIR]
+        writes the extra sets asked for only
 """
 
 from __future__ import annotations
@@ -111,9 +114,10 @@ def write(path: str, chosen, pools) -> None:
 
 def main() -> None:
     opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
-    extra = "--seasonal-extra" in sys.argv[1:]
+    seasonal = "--seasonal-extra" in sys.argv[1:]
+    yearly = "--extra-yearly" in sys.argv[1:]
     both = "m4-dir" in opts
-    if not both and not extra:
+    if not (both or seasonal or yearly):
         sys.exit(__doc__)
     out_dir = opts.get("out", ".")
     pools = {("M3", f): series for f, series in load_m3().items()}
@@ -124,16 +128,21 @@ def main() -> None:
         excluded = {row["unique_id"] for row in csv.DictReader(fh)}
     os.makedirs(out_dir, exist_ok=True)
     for name, seed, groups in SETS:
-        # without the M4 files only the M3 groups are drawn, to be left out of the extra set: they come
+        # without the M4 files only the M3 groups are drawn, to be left out of the extra sets: they come
         # first in both sets, so the generator draws them exactly as in the full sets
         chosen = draw(pools, groups if both else [g for g in groups if g[0] == "M3"], seed, excluded)
         excluded |= {uid for _, _, uid in chosen}  # the development set is drawn after the held-out one
         if both:
             write(os.path.join(out_dir, f"{name}.csv"), chosen, pools)
             print(f"{name}: {len(chosen)} series -> {os.path.join(out_dir, name + '.csv')}")
-    if extra:
+    extras = []
+    if seasonal:
         name, seed, groups = SEASONAL_EXTRA
-        chosen = draw(pools, groups, seed, excluded)
+        extras.append((name, draw(pools, groups, seed, excluded)))
+    if yearly:
+        ids = sorted((u for u in pools["M3", "Yearly"] if u not in excluded), key=_number)
+        extras.append(("extra_yearly", [("M3", "Yearly", uid) for uid in ids]))
+    for name, chosen in extras:
         write(os.path.join(out_dir, f"{name}.csv"), chosen, pools)
         print(f"{name}: {len(chosen)} series -> {os.path.join(out_dir, name + '.csv')}")
 

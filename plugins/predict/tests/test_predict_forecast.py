@@ -277,7 +277,18 @@ def test_long_series_fit_window_reported():
 
 def test_methods_mean_and_sd_shapes():
     y = seasonal_series(50, 1)
-    for fn in (fm.naive, fm.drift, fm.ses, fm.holt_damped, fm.ets_auto, fm.theta, fm.ces, fm.arima):
+    for fn in (
+        fm.naive,
+        fm.drift,
+        fm.ses,
+        fm.holt_damped,
+        fm.ets_auto,
+        fm.theta,
+        fm.ces,
+        fm.arima,
+        fm.theta_optimised,
+        fm.theta_dynamic,
+    ):
         mean, sd = fn(y, 7)
         assert mean.shape == (7,) and sd.shape == (7,) and np.all(np.isfinite(mean)) and np.all(sd >= 0)
     mean, sd = fm.seasonal_naive(y, 7, 5)
@@ -543,6 +554,12 @@ def test_hourly_arima_may_replace_the_median():
         ("monthly", 12, "median", {"theta", "sarima", "ets_seasonal", "holt_winters"}),
         ("quarterly", 4, "trimmed", {"theta", "ces", "naive2", "ets_seasonal", "holt_winters"}),
         ("weekly", 52, "weighted", {"ses", "theta", "sarima"}),
+        (
+            "yearly",
+            1,
+            "median",
+            {"ses", "holt_damped", "theta", "ets_auto", "arima", "theta_optimised", "theta_dynamic"},
+        ),
         (None, 1, "median", {"holt_damped", "ces", "arima"}),
     ],
 )
@@ -559,8 +576,20 @@ def test_frequency_level_members(frequency, m, how, members):
 
 def test_frequencies_without_a_row_combine_every_candidate():
     every = {k: {"score": 1.0} for k in fm.CANDIDATES}
-    for frequency, m in (("yearly", 1), ("hourly", 24), ("daily", 7), (None, 12)):
+    for frequency, m in (("hourly", 24), ("daily", 7), (None, 12)):
         assert fc.combination(frequency, m, every) is None and fc.members(frequency, m) is None
+
+
+def test_listed_only_members_stay_out_of_the_median_of_every_candidate():
+    out = run_forecast(block(seasonal_series(72), horizon=6, seasonal_period=12), 20)
+    assert not set(fc.LISTED_ONLY) & set(out["meta"]["candidates"])
+
+
+def test_a_yearly_forecast_combines_the_theta_models():
+    y = 100 + np.cumsum(np.random.default_rng(4).normal(2, 3, 30))
+    meta = run_forecast(block(y, horizon=6, frequency="yearly"), 30)["meta"]
+    assert meta["combination"] == "median" and {"theta_optimised", "theta_dynamic"} <= set(meta["chosen"])
+    assert "ces" not in meta["candidates"]
 
 
 def test_a_weekly_forecast_fits_only_its_members():

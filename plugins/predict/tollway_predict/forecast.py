@@ -13,10 +13,11 @@ Pipeline of `run_forecast`:
 5. every model-based candidate scored is refitted on the whole window and the
    forecast is their pointwise median (with fewer than three, the best are combined
    with inverse-score weights; a cycle of 2 to 12 adds the airline seasonal ARIMA of
-   forecast_sarima); monthly, quarterly, weekly and no-frequency series combine only
-   the members forecast_choice lists for them, by their median, mean or trimmed mean (chosen
-   across series of that frequency; monthly and quarterly ones add the damped Holt-Winters
-   form of forecast_ets); for a cycle longer than the
+   forecast_sarima); monthly, quarterly, weekly, yearly and no-frequency series combine
+   only the members forecast_choice lists for them, by their median, mean or trimmed mean
+   (chosen across series of that frequency; monthly and quarterly ones add the damped
+   Holt-Winters form of forecast_ets, yearly ones the optimised Theta models of
+   forecast_theta); for a cycle longer than the
    seasonal ETS takes (hourly 24) the seasonal naive, the airline model or ARIMA replaces the
    median when it scored better on the backtest;
    one `forecast_models.Fits` per forecast shares the ETS fits among the candidates;
@@ -246,6 +247,8 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
     chosen = fc.members(frequency, m)  # a frequency that combines only some members fits only those
     if chosen is not None:
         names = [k for k in names if k in fb.BENCHMARKS or k in chosen]
+    else:
+        names = [k for k in names if k not in fc.LISTED_ONLY]
     ets = None
     seasonal = fe.usable(y, m) and fm.Season(y, m).kind != "none"
     if (chosen is None or "ets_seasonal" in chosen) and seasonal and time.monotonic() < deadline:

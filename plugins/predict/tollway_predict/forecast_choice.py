@@ -6,9 +6,9 @@ import types
 
 # For a frequency listed here the forecast combines only these members, by their pointwise "median", their
 # equal-weight "mean" or their "trimmed" mean (pointwise, the lowest and the highest member set aside when
-# there are four or more); any other frequency (yearly, daily, hourly, a seasonal period given without
-# a frequency) keeps the median of every model-based candidate. Chosen once across series, not per
-# series: on the development set (M3 and M4 series disjoint from the bench and the held-out set,
+# there are four or more); any other frequency (daily, hourly, a seasonal period given without a frequency)
+# keeps the median of every model-based candidate but those of LISTED_ONLY. Chosen once across series, not
+# per series: on the development set (M3 and M4 series disjoint from the bench and the held-out set,
 # docs/predict.md, `forecast-6`) members were cut one at a time while the cut lowered the group's OWA by
 # 0.003 or more, for the median and for the mean, and the better of the two was kept when the held-out
 # set confirmed it. `other`: a series with no frequency and no seasonal period (M3's "other" series).
@@ -17,14 +17,25 @@ import types
 # lowest of the worse of the two OWA ratios to `forecast-6`'s, then run once on the held-out set.
 # `holt_winters` and `ets_seasonal` join only a series the seasonality test finds seasonal; `naive2`
 # (naive on the seasonally adjusted series) is scored as a benchmark everywhere and a member here.
+# Yearly (`forecast-7`): the cut above, from every non-seasonal member with the optimised and dynamic
+# optimised Theta models, on the development set's 150 yearly series and the 445 other M3 yearly series
+# (bench/forecast_sets.py --extra-yearly): only `ces` went.
 BY_FREQUENCY: types.MappingProxyType[str | None, tuple[str, tuple[str, ...]]] = types.MappingProxyType(
     {
         "monthly": ("median", ("theta", "sarima", "ets_seasonal", "holt_winters")),
         "quarterly": ("trimmed", ("theta", "ces", "naive2", "ets_seasonal", "holt_winters")),
         "weekly": ("mean", ("ses", "theta", "sarima")),
+        "yearly": (
+            "median",
+            ("ses", "holt_damped", "theta", "ets_auto", "arima", "theta_optimised", "theta_dynamic"),
+        ),
         "other": ("median", ("holt_damped", "ces", "arima")),
     }
 )
+
+# Members fitted only for a frequency whose row names them (never in the median of every candidate):
+# `forecast-7` measured them on yearly and "other" series only.
+LISTED_ONLY = ("theta_optimised", "theta_dynamic")
 
 
 def key(frequency: str | None, m: int) -> str | None:

@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from . import forecast_theta as ft
+
 # ---------------------------------------------------------------- seasonality
 
 
@@ -292,6 +294,16 @@ def theta(y, h, fits: Fits | None = None):
     return mean, sd
 
 
+def theta_optimised(y, h, fits: Fits | None = None):
+    """The optimised Theta model (OTM, Fiorucci et al. 2016): theta, alpha and the initial level by in-sample MSE."""
+    return ft.project(ft.fit(y, dynamic=False, theta_free=True), h)
+
+
+def theta_dynamic(y, h, fits: Fits | None = None):
+    """The dynamic optimised Theta model (DOTM): as OTM, its trend line refitted on the points seen at each step."""
+    return ft.project(ft.fit(y, dynamic=True, theta_free=True), h)
+
+
 # ---------------------------------------------------------------- complex exponential smoothing
 
 
@@ -465,4 +477,6 @@ CANDIDATES = {
     "ets_auto": (True, ets_auto),
     "ces": (True, ces),
     "arima": (True, arima),
+    "theta_optimised": (True, theta_optimised),
+    "theta_dynamic": (True, theta_dynamic),
 }
