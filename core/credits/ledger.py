@@ -155,19 +155,20 @@ async def credit_credits(
     return moved
 
 
-def _chain_key(chain_id: int, address: str) -> str:
+def chain_key(chain_id: int, address: str) -> str:
+    """The key of an address's row in `tw_chain_balances`."""
     return f"{chain_id}:{address.lower()}"
 
 
 async def chain_balance(chain_id: int, address: str) -> int:
-    row = await sql.fetch_one(_CHAIN_BALANCE, _chain_key(chain_id, address))
+    row = await sql.fetch_one(_CHAIN_BALANCE, chain_key(chain_id, address))
     return int(row["balance"]) if row else 0
 
 
 async def chain_credit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int:
     moved = await _move(
         _CHAIN_CREDIT,
-        (_chain_key(chain_id, address), amount),
+        (chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         amount,
         kind,
@@ -183,7 +184,7 @@ async def chain_debit(
 ) -> int | None:
     moved = await _move(
         _CHAIN_DEBIT,
-        (amount, _chain_key(chain_id, address), amount),
+        (amount, chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         -amount,
         kind,
@@ -213,7 +214,7 @@ def transfer_values(chain_id: int, sender: str, recipient: str, amount: int, ref
     two ledger rows."""
     now = now_ms()
     sent, received = chain_account(chain_id, sender), chain_account(chain_id, recipient)
-    moved = (amount, _chain_key(chain_id, sender), amount, reference, _chain_key(chain_id, recipient), amount)
+    moved = (amount, chain_key(chain_id, sender), amount, reference, chain_key(chain_id, recipient), amount)
     return moved + (sorted_id("txn"), sent, -amount, reference, now, sorted_id("txn"), received, amount, reference, now)
 
 
@@ -237,7 +238,7 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
         return None if row is None else int(row["balance"])
     moved = await _move(
         _TRANSFER_OUT,
-        (amount, _chain_key(chain_id, sender), amount, reference),
+        (amount, chain_key(chain_id, sender), amount, reference),
         chain_account(chain_id, sender),
         -amount,
         "transfer_out",

@@ -1,7 +1,8 @@
 """An x402 lookup's settlement in one statement (PostgreSQL, core/payments/paid_settlement.py)
 writes what the settlement's transaction writes, and leaves the call to that transaction
 whenever it cannot: a fact new or changed, funds gone while the tool ran. On SQLite the
-transaction always settles, and the same outcomes hold."""
+transaction always settles, and the same outcomes hold. The funds check the reservation's
+statement makes on PostgreSQL refuses as `verify` does, writing nothing."""
 
 from __future__ import annotations
 
@@ -46,13 +47,18 @@ def one_statement(monkeypatch) -> list[str | None]:
     return outcomes
 
 
-async def pay(client, payer, key: str):
+async def payment_headers(client, payer, key: str) -> dict[str, str]:
+    """The headers of `payer`'s payment of a fresh quote for item `key`."""
     quote = await client.post(ITEM, json={"key": key})
     assert quote.status_code == 402
-    header = pay_402(payer, quote.headers["PAYMENT-REQUIRED"])
-    return await client.post(
-        ITEM, json={"key": key}, headers={"payment-signature": header, "X-Quote-ID": quote.json()["quote_id"]}
-    )
+    return {
+        "payment-signature": pay_402(payer, quote.headers["PAYMENT-REQUIRED"]),
+        "X-Quote-ID": quote.json()["quote_id"],
+    }
+
+
+async def pay(client, payer, key: str):
+    return await client.post(ITEM, json={"key": key}, headers=await payment_headers(client, payer, key))
 
 
 async def test_a_repeated_lookup_settles_in_one_statement_with_what_the_transaction_writes(kernel, one_statement):
@@ -122,4 +128,21 @@ async def test_funds_gone_while_the_tool_ran_leave_the_call_to_the_transaction(k
     assert sorted(s["status"] for s in statuses) == ["failed", "settled"]
     receipts = await Receipt.select(Receipt.status)
     assert sorted(r["status"] for r in receipts) == ["not_charged", "settled"]
+    assert await check_ledger(max_intermediate_age_s=0) == []
+
+
+async def test_funds_short_of_the_price_reserve_nothing_and_the_payment_pays_once_funded(kernel):
+    payer = Account.create()
+    CATALOGUE["Z3"] = {"score": 2}
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "0.004999")  # a micro-USDC short of the price
+        headers = await payment_headers(client, payer, "z3")
+        short = await client.post(ITEM, json={"key": "z3"}, headers=headers)
+        assert short.status_code == 402
+        assert short.json()["details"]["reason"] == x402.ERR_INSUFFICIENT_BALANCE
+        assert await PaymentAuthorization.count() == 0  # neither the authorization nor the quote is used
+        await fund(client, payer.address, "0.000001")
+        paid = await client.post(ITEM, json={"key": "z3"}, headers=headers)
+    assert paid.status_code == 200, paid.text
+    assert await ledger.chain_balance(kernel.network.chain_id, payer.address) == 0
     assert await check_ledger(max_intermediate_age_s=0) == []
