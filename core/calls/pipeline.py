@@ -27,7 +27,9 @@ from tollway._core.calls.rate_identity import RateGate, payer_of
 from tollway._core.calls.tool_runner import ToolRunner
 from tollway._core.credits import holds, ledger
 from tollway._core.credits.refunds import Refunds
+from tollway._core.history.store import observed_heads
 from tollway._core.jobs import job_payments
+from tollway._core.payments import paid_settlement
 from tollway._core.payments.gateway import Accepted, AuthorizationVoided, PaymentFailed, X402Gateway, find_payment
 from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementResult
@@ -322,11 +324,17 @@ class PaidCalls:
         # A backend that settles inside our database (the local network) shares one transaction
         # with the receipt; a remote one must never hold a transaction open across its HTTP call.
         result = None if getattr(gateway.backend, "settles_in_database", False) else await gateway.settle(accepted)
-        try:
-            result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, result)
-        except AuthorizationVoided:  # the reconciler voided it while the tool ran: nothing moved
-            voided = SettlementResult("failed", None, "authorization_voided")
-            result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, voided)
+        settled = (
+            None if result is not None else await self._settle_lookup(call, accepted, agent_id, request_id, output)
+        )
+        if settled is not None:
+            result, receipt_id = settled
+        else:
+            try:
+                result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, result)
+            except AuthorizationVoided:  # the reconciler voided it while the tool ran: nothing moved
+                voided = SettlementResult("failed", None, "authorization_voided")
+                result, receipt_id = await self._settle_and_record(call, accepted, agent_id, request_id, output, voided)
         if result.status == "failed":
             failure = PaymentFailed(
                 result.reason or "settlement_failed", f"The payment did not settle: {result.reason}."
@@ -348,6 +356,28 @@ class PaidCalls:
         )
         answer.settlement = gateway.settlement(accepted, result)
         return answer
+
+    async def _settle_lookup(
+        self, call: PreparedCall, accepted: Accepted, agent_id: str, request_id: str, output: Any
+    ) -> tuple[SettlementResult, str] | None:
+        """A lookup settled on the local network on PostgreSQL in one statement
+        (core/payments/paid_settlement.py); None when that does not apply or wrote nothing:
+        `_settle_and_record`'s transaction then settles and records."""
+        gateway = self.gateway
+        if call.tool.mode != "inline" or not paid_settlement.applies(gateway, accepted):
+            return None
+        tx = paid_settlement.transaction_of(gateway, accepted)
+        draft = call.receipt(
+            agent_id=agent_id,
+            request_id=request_id,
+            status="settled",
+            execution_status="completed",
+            payment_method="x402",
+            settlement_tx=tx,
+        )
+        heads = observed_heads(call.tool, call.value, output, agent_id)
+        receipt_id = await paid_settlement.settle_lookup(gateway, self.receipts, accepted, draft, heads)
+        return None if receipt_id is None else (SettlementResult("settled", tx), receipt_id)
 
     async def _settle_and_record(
         self,

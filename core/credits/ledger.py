@@ -155,19 +155,20 @@ async def credit_credits(
     return moved
 
 
-def _chain_key(chain_id: int, address: str) -> str:
+def chain_key(chain_id: int, address: str) -> str:
+    """The key of an address's row in `tw_chain_balances`."""
     return f"{chain_id}:{address.lower()}"
 
 
 async def chain_balance(chain_id: int, address: str) -> int:
-    row = await sql.fetch_one(_CHAIN_BALANCE, _chain_key(chain_id, address))
+    row = await sql.fetch_one(_CHAIN_BALANCE, chain_key(chain_id, address))
     return int(row["balance"]) if row else 0
 
 
 async def chain_credit(chain_id: int, address: str, amount: int, *, kind: str, reference: str | None = None) -> int:
     moved = await _move(
         _CHAIN_CREDIT,
-        (_chain_key(chain_id, address), amount),
+        (chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         amount,
         kind,
@@ -183,7 +184,7 @@ async def chain_debit(
 ) -> int | None:
     moved = await _move(
         _CHAIN_DEBIT,
-        (amount, _chain_key(chain_id, address), amount),
+        (amount, chain_key(chain_id, address), amount),
         chain_account(chain_id, address),
         -amount,
         kind,
@@ -193,7 +194,8 @@ async def chain_debit(
     return None if moved is None else moved[0]
 
 
-# PostgreSQL: the whole transfer (debit, credit, both ledger rows) as one statement.
+# PostgreSQL: the whole transfer (debit, credit, both ledger rows) as one statement
+# (`transfer_values`; core/payments/paid_settlement.py's statement holds the same transfer).
 _PG_TRANSFER = (
     "WITH debit AS (UPDATE tw_chain_balances SET balance = balance - {} WHERE address = {} AND balance >= {} AND "
     "NOT EXISTS (SELECT 1 FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out') RETURNING balance), "
@@ -205,6 +207,23 @@ _PG_TRANSFER = (
     "SELECT {}, {}, {}, balance, 'transfer_in', {}, NULL, {} FROM credit) "
     "SELECT balance FROM debit"
 )
+
+
+def transfer_values(chain_id: int, sender: str, recipient: str, amount: int, reference: str) -> tuple[Any, ...]:
+    """The values of a transfer in one statement (`_PG_TRANSFER`'s): the debit, the credit, the
+    two ledger rows."""
+    now = now_ms()
+    sent, received = chain_account(chain_id, sender), chain_account(chain_id, recipient)
+    moved = (amount, chain_key(chain_id, sender), amount, reference, chain_key(chain_id, recipient), amount)
+    return moved + (sorted_id("txn"), sent, -amount, reference, now, sorted_id("txn"), received, amount, reference, now)
+
+
+def transfers_in_one_statement(sender: str, recipient: str) -> bool:
+    """Whether one statement can move this transfer: on PostgreSQL, between two accounts
+    (one row may not change twice in one statement)."""
+    return sql.on_postgres() and sender.lower() != recipient.lower()
+
+
 _CHAIN_BALANCE = "SELECT balance FROM tw_chain_balances WHERE address = {}"
 _TRANSFER_DONE = "SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'"
 
@@ -214,31 +233,12 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
     unless a transfer with this reference was made already; returns the sender's
     balance after, or None when nothing moved (the balance falls short, or the
     transfer was made before: `transfer_done` tells which)."""
-    if sql.on_postgres() and sender.lower() != recipient.lower():  # one row may not change twice in one statement
-        now = now_ms()
-        row = await sql.fetch_one(
-            _PG_TRANSFER,
-            amount,
-            _chain_key(chain_id, sender),
-            amount,
-            reference,
-            _chain_key(chain_id, recipient),
-            amount,
-            sorted_id("txn"),
-            chain_account(chain_id, sender),
-            -amount,
-            reference,
-            now,
-            sorted_id("txn"),
-            chain_account(chain_id, recipient),
-            amount,
-            reference,
-            now,
-        )
+    if transfers_in_one_statement(sender, recipient):
+        row = await sql.fetch_one(_PG_TRANSFER, *transfer_values(chain_id, sender, recipient, amount, reference))
         return None if row is None else int(row["balance"])
     moved = await _move(
         _TRANSFER_OUT,
-        (amount, _chain_key(chain_id, sender), amount, reference),
+        (amount, chain_key(chain_id, sender), amount, reference),
         chain_account(chain_id, sender),
         -amount,
         "transfer_out",

@@ -163,11 +163,23 @@ async def write_numbers(bench: Benchmarkable, fact: Fact, entity_key: str, now: 
         )
 
 
+def _owner(fact: Fact, agent_id: str | None) -> str:
+    return PUBLIC if fact.public else (agent_id or PUBLIC)
+
+
+def observed_heads(tool: Tool, value: Any, output: Any, agent_id: str | None) -> list[tuple[str, str, str, str, str]]:
+    """The series heads one completed call of `tool` observes, each as (attribute, entity key
+    as stored, source, owner, value hash): `record_call` writes nothing when every one of
+    them is a listed head holding that hash already."""
+    facts = tool.facts(value, output) if tool.facts is not None else ()
+    return [(f.attribute, stored_key(f.key), f.source, _owner(f, agent_id), canonical(f.value)[1]) for f in facts]
+
+
 async def record_call(tool: Tool, value: Any, output: Any, agent_id: str | None, now: int) -> list[NewFact]:
     """Record what one completed call of `tool` states (inside the receipt's transaction)."""
     written: list[NewFact] = []
     for fact in tool.facts(value, output) if tool.facts is not None else ():
-        owner = PUBLIC if fact.public else (agent_id or PUBLIC)
+        owner = _owner(fact, agent_id)
         new = await write(
             attribute=fact.attribute,
             entity_key=fact.key,

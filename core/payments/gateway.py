@@ -1,7 +1,8 @@
 """The x402 gateway: quote -> 402, then verify -> reserve -> settle.
 
 A quote is minted with no write (core/payments/quotes.py); verifying checks it and the
-payment, reading nothing but the payer's funds; reserving records the quote used and
+payment, reading nothing but the payer's funds (on PostgreSQL the local network's funds are
+read by the reservation's statement instead); reserving records the quote used and
 writes the authorization's row (keyed by chain, asset, payer and nonce) in one
 transaction, committed before any tool runs, so two requests carrying one
 authorization, or one quote, can never both be served, and a refused one leaves the
@@ -21,10 +22,11 @@ from tollway._core.basics.errors import ServiceError
 from tollway._core.basics.ids import iso, now_ms
 from tollway._core.basics.money import usdc
 from tollway._core.basics.request import CallRequest
+from tollway._core.credits import ledger
 from tollway._core.payments import quotes, x402
 from tollway._core.payments.eip3009 import authorization_key, verify_authorization
 from tollway._core.payments.networks import Network
-from tollway._core.payments.settlement import SettlementBackend, SettlementResult
+from tollway._core.payments.settlement import LocalSettlement, SettlementBackend, SettlementResult
 from tollway._core.storage import sql
 from tollway._core.wire.errors import QuoteTerms
 
@@ -55,14 +57,20 @@ _RECORD_AUTHORIZATION = (
 # PostgreSQL: the reservation as one statement, no transaction around it: the authorization's
 # row (`_RECORD_AUTHORIZATION`), and the quote's record (`quotes.record_used`'s) only when that
 # row was made: an authorization seen before leaves the quote unused, as the transaction's
-# rollback does on SQLite. The quote's values follow the row's (`quotes.used_values`).
+# rollback does on SQLite. With its first value true, the local network's funds check
+# (`LocalSettlement.verify`) rides in it too: the payer's balance (its key and the amount
+# follow) must cover the amount, else nothing is written. The row's values come next, then
+# the quote's (`quotes.used_values`).
 _RESERVE_AND_USE = (
-    "WITH reserved AS (INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, "
-    "status, settlement_tx, payload, receipt_id, created_ms, updated_ms) VALUES ({}, {}, {}, {}, {}, {}, {}, "
-    "'reserved', NULL, {}, NULL, {}, {}) ON CONFLICT (id) DO NOTHING RETURNING id), "
+    "WITH funded AS (SELECT NOT {}::boolean OR EXISTS (SELECT 1 FROM tw_chain_balances WHERE address = {} "
+    "AND balance >= {}) AS ok), "
+    "reserved AS (INSERT INTO tw_payment_authorizations (id, payer, pay_to, value, nonce, quote_id, purpose, "
+    "status, settlement_tx, payload, receipt_id, created_ms, updated_ms) SELECT {}, {}, {}, {}, {}, {}, {}, "
+    "'reserved', NULL, {}, NULL, {}, {} FROM funded WHERE ok ON CONFLICT (id) DO NOTHING RETURNING id), "
     "used AS (INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, "
     "created_ms) SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM reserved ON CONFLICT (id) DO NOTHING RETURNING id) "
-    "SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, EXISTS (SELECT 1 FROM used) AS used"
+    "SELECT (SELECT ok FROM funded) AS funded, EXISTS (SELECT 1 FROM reserved) AS reserved, "
+    "EXISTS (SELECT 1 FROM used) AS used"
 )
 # ... and a quote found used takes back the row just reserved, so that the authorization
 # may pay another quote (a crash in between leaves it reserved: the reconciler voids it).
@@ -138,6 +146,11 @@ class PaymentFailed(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+def _cannot_settle(reason: str) -> PaymentFailed:
+    """The refusal of a payment the settlement backend says cannot settle."""
+    return PaymentFailed(reason, f"The payment cannot settle: {reason}.")
 
 
 class X402Gateway:
@@ -220,7 +233,8 @@ class X402Gateway:
         self, payment: x402.PaymentPayload, quote_id_header: str | None, *, purpose: str, input_hash: str
     ) -> tuple[dict, str]:
         """Everything short of reserving, writing nothing: the quote (ours, unexpired, for
-        this tool and input), then the accepted requirements, the signature and the funds."""
+        this tool and input), then the accepted requirements, the signature and the funds
+        (the local network's on PostgreSQL: `reserve`'s statement reads them)."""
         quote_id = quote_id_header or x402.quote_id_from(payment)
         try:
             quote = self.quotes.check(quote_id, tool=purpose, input_hash=input_hash)
@@ -242,10 +256,16 @@ class X402Gateway:
             )
         except x402.PaymentError as exc:
             raise PaymentFailed(exc.reason, exc.message) from exc
-        reason = await self.backend.verify(payment, requirements, payer)
-        if reason:
-            raise PaymentFailed(reason, f"The payment cannot settle: {reason}.")
+        if not self._funds_checked_in_reservation():
+            reason = await self.backend.verify(payment, requirements, payer)
+            if reason:
+                raise _cannot_settle(reason)
         return payer
+
+    def _funds_checked_in_reservation(self) -> bool:
+        """Whether the local network's funds check rides in the reservation's statement
+        (PostgreSQL: one round trip fewer) instead of running in `verify`."""
+        return type(self.backend) is LocalSettlement and sql.on_postgres()
 
     def _check_accepted(self, payment: x402.PaymentPayload, requirements: dict[str, Any]) -> None:
         try:
@@ -265,14 +285,18 @@ class X402Gateway:
         quote recorded used (`quote_already_used` if it was) and the authorization's row
         (`invalid_exact_evm_nonce_already_used` if it exists, and then the quote stays
         unused). One transaction on SQLite (a refusal rolls it back), one statement on
-        PostgreSQL (`_RESERVE_AND_USE`)."""
+        PostgreSQL (`_RESERVE_AND_USE`), which on the local network first checks the funds
+        `verify` left to it (`invalid_exact_evm_insufficient_balance`, nothing written)."""
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
         auth = payment.authorization
         row = (key, payer.lower(), auth.to.lower(), auth.value, auth.nonce, quote["id"], purpose)
         row += (msgspec.json.encode(payment.raw).decode(), now, now)
         if sql.on_postgres():  # one round trip instead of four (BEGIN, two inserts, COMMIT)
-            done = await sql.fetch_one(_RESERVE_AND_USE, *row, *quotes.used_values(quote, now))
+            funds = (self._funds_checked_in_reservation(), ledger.chain_key(self.network.chain_id, payer), auth.value)
+            done = await sql.fetch_one(_RESERVE_AND_USE, *funds, *row, *quotes.used_values(quote, now))
+            if not done["funded"]:
+                raise _cannot_settle(x402.ERR_INSUFFICIENT_BALANCE)
             reserved, used = done["reserved"], done["used"]
             if reserved and not used:
                 await sql.fetch(_UNRESERVE, key)

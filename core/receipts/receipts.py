@@ -22,6 +22,7 @@ from tollway._core.wire import receipts as wire
 
 # The receipt writer's statements, raw: issuing is on the paid path (bench/paid_calls.py), and
 # a re-sign is a compare-and-swap on the revision (read, sign, update only if unchanged).
+# A new receipt's row takes `ReceiptBook.sign`'s values in order.
 _ISSUE = (
     "INSERT INTO tw_receipts (receipt_id, agent_id, category, tool, amount, status, revision, job_id, body, "
     "provider_cost, created_ms, payment_method, execution_status, duration_ms) "
@@ -143,6 +144,13 @@ class ReceiptBook:
 
     async def issue(self, draft: ReceiptDraft) -> dict[str, Any]:
         """Sign and store a new receipt (revision 1) from `draft`; the signed body."""
+        signed, values = self.sign(draft)
+        await sql.fetch(_ISSUE, *values)
+        return signed
+
+    def sign(self, draft: ReceiptDraft) -> tuple[dict[str, Any], tuple[Any, ...]]:
+        """A new receipt (revision 1) signed from `draft`, not stored: the signed body, and the
+        values of its row in `_ISSUE`'s order (the revision aside, always 1)."""
         d = draft
         created = now_ms()
         job_id = d.job_id or d.request_id  # a receipt's job_id is the request that originated it
@@ -172,10 +180,8 @@ class ReceiptBook:
         )
         signed = self.signer.sign(msgspec.to_builtins(body))
         text = msgspec.json.encode(signed).decode()
-        rid = signed["receipt_id"]
-        await sql.fetch(
-            _ISSUE,
-            rid,
+        values = (
+            signed["receipt_id"],
             d.agent_id,
             d.category,
             d.tool,
@@ -189,7 +195,7 @@ class ReceiptBook:
             d.execution_status,
             d.duration_ms,
         )
-        return signed
+        return signed, values
 
     async def revise(
         self, receipt_id: str, changes: Mapping[str, Any], *, duration_ms: int | None = None

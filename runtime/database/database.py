@@ -18,6 +18,7 @@ from tollway._core.schema import KERNEL_TABLES
 from tollway._core.storage.tables import bind
 from tollway._runtime.database.migrations import Migrator, Step, all_apps, plugin_apps
 from tollway._runtime.database.sqlite_engine import EmbeddedSQLiteEngine
+from tollway._runtime.database.statement_connections import StatementConnections
 
 log = logging.getLogger("tollway.database")
 
@@ -59,14 +60,20 @@ class _PostgresEngine(PostgresEngine):
     the same answer each time."""
 
     _checked: set[tuple[Any, ...]] = set()
+    # The pool's connections kept borrowed for single statements (`Database.connect` sets them).
+    statements: StatementConnections | None = None
 
     async def run_sql(self, query: str, args: tuple[Any, ...]) -> list[Any]:
         """A compiled statement of the storage kit (`core/storage/sql.py`) on asyncpg: on the
-        open transaction's connection, else on a pooled one (asyncpg prepares it once per
+        open transaction's connection, else on one of the pool's kept for single statements
+        (`statement_connections.py`), else on a pooled one (asyncpg prepares it once per
         connection), as `run_querystring` runs it without Piccolo's query wrapper."""
         current = self.current_transaction.get()
         if current is not None:
             return await current.connection.fetch(query, *args)
+        statements = self.statements
+        if statements is not None and statements.pool is self.pool:
+            return await statements.fetch(query, args)
         if self.pool is not None:
             return await self.pool.fetch(query, *args)
         return await self._run_in_new_connection(query, list(args))
@@ -169,6 +176,7 @@ class Database:
             await self.engine.start_connection_pool(
                 min_size=2, max_size=self.pool_max, server_settings=settings, reset=_keep_session
             )
+            self.engine.statements = StatementConnections(self.engine.pool, most=self.pool_max // 2)
         else:
             self.engine.raw_connection()
 
@@ -211,6 +219,9 @@ class Database:
             pool = self.engine.pool
             if pool is None:
                 return
+            statements, self.engine.statements = self.engine.statements, None
+            if statements is not None:
+                await statements.close()
             try:
                 await asyncio.wait_for(pool.close(), grace_s)
             except TimeoutError:
