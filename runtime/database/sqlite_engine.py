@@ -64,12 +64,36 @@ SAVE, UNDO, KEEP = "SAVEPOINT tw_member", "ROLLBACK TO tw_member", "RELEASE tw_m
 class _Group:
     """One open outer transaction and the members that ended inside it."""
 
-    __slots__ = ("members", "committed", "commit_asked")
+    __slots__ = ("members", "committed", "commit_asked", "waiters")
 
     def __init__(self) -> None:
         self.members = 0
         self.commit_asked = False  # a `_try_commit` is on the event loop's list
         self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # one future per member waiting for the commit: a member cancelled while it waits
+        # cancels its own, never the group's (what `asyncio.shield` would do, one hop sooner)
+        self.waiters: list[asyncio.Future[None]] = []
+
+    def waiter(self) -> asyncio.Future[None]:
+        """A future of the group's end for one member to await."""
+        waiter = self.committed.get_loop().create_future()
+        self.waiters.append(waiter)
+        return waiter
+
+    def end(self, error: BaseException | None = None) -> None:
+        """The group ended: committed (or rolled back with nothing kept), or lost with `error`;
+        every waiting member wakes (and raises `error`)."""
+        if error is None:
+            self.committed.set_result(None)
+        elif not self.committed.done():
+            self.committed.set_exception(error)
+            self.committed.exception()  # retrieved here: each waiting member re-raises it
+        for waiter in self.waiters:
+            if not waiter.done():  # not cancelled meanwhile
+                if error is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(error)
 
 
 class _Transaction(SQLiteTransaction):
@@ -118,7 +142,7 @@ class _Transaction(SQLiteTransaction):
             self.engine.current_transaction.reset(self.context)
             engine.release_writer()
         if deferred:
-            await asyncio.shield(group.committed)
+            await group.waiter()
         return exception is None
 
 
@@ -250,7 +274,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         """End a group none of whose members kept anything."""
         self._end(group)
         self.raw_connection().execute("ROLLBACK")
-        group.committed.set_result(None)
+        group.end()
 
     def commit_group(self, group: _Group) -> None:
         """Commit the open outer transaction (the writer's lock held) and wake its members."""
@@ -260,7 +284,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         except sqlite3.Error as error:
             self.abort_group(group, error)
             raise
-        group.committed.set_result(None)
+        group.end()
 
     def abort_group(self, group: _Group, error: BaseException) -> None:
         """End `group` without committing: every member that waits for it raises `error`."""
@@ -269,9 +293,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-        if not group.committed.done():
-            group.committed.set_exception(error)
-            group.committed.exception()  # retrieved here: each waiting member re-raises it
+        group.end(error)
 
     def _flush_open_group(self) -> None:
         """A statement that must run on its own (DDL, PRAGMA) first commits the open group."""
@@ -338,9 +360,10 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             if group.members >= GROUP_MAX:
                 self.commit_group(group)
                 return rows
+            waiter = group.waiter()
         finally:
             self.release_writer()
-        await asyncio.shield(group.committed)
+        await waiter
         return rows
 
     async def _run_in_existing_connection(

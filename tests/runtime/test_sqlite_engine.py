@@ -280,3 +280,44 @@ async def test_a_group_waiting_for_a_slow_transaction_does_not_spin(tmp_path: Pa
         assert time.process_time() - started < 0.15  # half a second of waiting, not of polling
     finally:
         await db.close()
+
+
+async def test_a_member_cancelled_while_it_waits_for_the_commit_leaves_the_others_whole(tmp_path: Path) -> None:
+    """A member that ended its transaction and is cancelled while it waits for the group's
+    commit (a client gone) raises CancelledError alone: its row is still committed with the
+    others (it was released into the group), and the others answer as usual."""
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        commits = count_commits(db)
+        visible: dict[int, bool] = {}
+        waiting = asyncio.Event()
+        hold = asyncio.Event()
+
+        async def slow() -> None:
+            """Holds the writer after the others finished, so that they wait for the commit."""
+            await waiting.wait()
+            async with db.transaction():
+                await hold.wait()
+
+        async def first() -> None:
+            await member(db, 0, False, 0, path, visible)
+
+        cancelled = asyncio.create_task(first())
+        others = [asyncio.create_task(member(db, i, False, 1, path, visible)) for i in range(1, 4)]
+        holder = asyncio.create_task(slow())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert db.engine.group is not None and db.engine.group.members >= 1  # ended, waiting for the commit
+        waiting.set()
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        hold.set()
+        await asyncio.gather(holder, *others)
+        assert (await asyncio.gather(cancelled, return_exceptions=True))[0].__class__ is asyncio.CancelledError
+        assert visible == {1: True, 2: True, 3: True}
+        rows = await sql.fetch("SELECT id FROM tw_agents WHERE name = 'm'")
+        assert {r["id"] for r in rows} == {"m0", "m1", "m2", "m3"}
+        assert commits and db.engine.group is None
+    finally:
+        await db.close()
