@@ -379,7 +379,11 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         current = self.current_transaction.get()
         if current is None:
             return await self._run_in_new_connection(query, args)
-        return await self._run_in_existing_connection(current.connection, query, args)
+        # as `_run_in_existing_connection` runs it, inline (one coroutine fewer); fetchall runs
+        # the statement to its end, which resets it
+        connection = current.connection
+        conn = connection.conn if type(connection) is _SharedConnection else self.raw_connection()
+        return conn.execute(query, args).fetchall()
 
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)
