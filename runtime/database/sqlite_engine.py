@@ -38,7 +38,35 @@ import sqlite3
 import threading
 from typing import Any
 
-from piccolo.engine.sqlite import SQLiteEngine, SQLiteTransaction, TransactionType, dict_factory
+from piccolo.engine.sqlite import (
+    SQLiteEngine,
+    SQLiteTransaction,
+    TransactionType,
+    convert_boolean_out,
+    convert_int_out,
+    dict_factory,
+)
+
+
+def int_out(value: bytes) -> int:
+    """Piccolo's INTEGER converter (`int(Decimal(text))`, so `1.0` reads 1), the common case
+    first: a column's integer as SQLite hands it over (ASCII digits) goes to `int` directly,
+    a fifth of the instructions; anything else (or a refusal) is Piccolo's own."""
+    try:
+        return int(value)
+    except (ValueError, TypeError):
+        return convert_int_out(value)  # type: ignore[no-any-return]
+
+
+def boolean_out(value: bytes) -> bool:
+    """Piccolo's BOOLEAN converter (true for `1` alone), without decoding a true one first."""
+    return True if value == b"1" else convert_boolean_out(value)  # type: ignore[no-any-return]
+
+
+# The embedded engine's connections read these declared types on every paid call (a balance,
+# a fact head's flag): the same values as Piccolo's converters, registered over them.
+sqlite3.register_converter("INTEGER", int_out)
+sqlite3.register_converter("BOOLEAN", boolean_out)
 
 
 class _SharedConnection:

@@ -8,7 +8,9 @@ import asyncio
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -321,3 +323,33 @@ async def test_a_member_cancelled_while_it_waits_for_the_commit_leaves_the_other
         assert commits and db.engine.group is None
     finally:
         await db.close()
+
+
+def _outcome(convert: Callable[[Any], Any], value: bytes | str) -> tuple[Any, ...]:
+    """A converter's answer (with its type), or the kind of error it refused the value with."""
+    try:
+        answer = convert(value)
+    except Exception as exc:  # the refusal's kind is what must match
+        return ("raised", type(exc))
+    return ("answered", type(answer), answer)
+
+
+_TEXTS = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["1", "0", "", " 7 ", "1_000", "+3", "-0", "1e3", "1.5", "٣", "true", "\x00"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_TEXTS.map(lambda text: text.encode("utf-8", "surrogatepass")), _TEXTS, st.binary(max_size=6)))
+def test_the_integer_and_boolean_converters_answer_as_piccolos(value: bytes | str) -> None:
+    """The engine's INTEGER and BOOLEAN converters (a fast path first) give what Piccolo's
+    give for any value, or refuse it with the same kind of error."""
+    from piccolo.engine.sqlite import convert_boolean_out, convert_int_out
+
+    from tollway._runtime.database.sqlite_engine import boolean_out, int_out
+
+    assert _outcome(int_out, value) == _outcome(convert_int_out, value)
+    assert _outcome(boolean_out, value) == _outcome(convert_boolean_out, value)
