@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +200,7 @@ class Kernel:
             await self.reconciler.run_once()
             await self.payouts.resolve_stale(self.config.reconcile_after_s)
 
-    def family_settings(self, family: str) -> dict[str, str]:
+    def family_settings(self, family: str) -> Mapping[str, str]:
         return self.registry.family_settings(family)
 
     def shared_fingerprints(self) -> dict[str, str]:

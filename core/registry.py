@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pluggy
@@ -37,7 +38,10 @@ class Registry:
         self.tools: dict[str, Tool] = {}
         self.tools_by_path: dict[str, Tool] = {}
         self.settings: dict[str, Setting] = {}
-        self._families: dict[str, list[Setting]] = {}  # the settings by family (`family_settings`, each call)
+        self._families: dict[str, list[Setting]] = {}  # the settings by family
+        # each family's values (`family_settings`, twice a paid call), read-only: made once,
+        # from the fixed environment, and dropped when a setting is declared
+        self._family_values: dict[str, Mapping[str, str]] = {}
         self.periodic_tasks: list[PeriodicTask] = []
         self.data_sources: dict[str, DataSource] = {}
         self.backend_factories: dict[str, Any] = {}
@@ -73,6 +77,7 @@ class Registry:
         ):
             registry.clear()
         self._families.clear()
+        self._family_values.clear()
         self.periodic_tasks.clear()
         self.inbound_handlers.clear()
         self.owners.clear()
@@ -158,6 +163,7 @@ class Registry:
             raise StartupError(f"duplicate setting {setting.env_var}")
         self.settings[setting.env_var] = setting
         self._families.setdefault(setting.family, []).append(setting)
+        self._family_values.pop(setting.family, None)
 
     def _add_provider(self, provider: Provider) -> None:
         if not isinstance(provider, Provider):
@@ -186,15 +192,19 @@ class Registry:
         """The values the operator set for settings marked secret (what `redact` removes from texts shown)."""
         return [v for env_var, s in self.settings.items() if s.secret and (v := self.plugin_env.get(env_var))]
 
-    def family_settings(self, family: str) -> dict[str, str]:
-        """The family's settings by name, defaults included (unset ones without a default are absent)."""
-        out: dict[str, str] = {}
-        # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
-        for setting in self._families.get(family, ()):
-            value = self.plugin_env.get(setting.env_var, setting.default)
-            if value is not None:
-                out[setting.name] = value
-        return out
+    def family_settings(self, family: str) -> Mapping[str, str]:
+        """The family's settings by name, defaults included (unset ones without a default are
+        absent); a read-only mapping, the same one each time until a setting is declared."""
+        values = self._family_values.get(family)
+        if values is None:
+            out: dict[str, str] = {}
+            # by family, not by variable prefix: TOLLWAY_AIR_ also starts TOLLWAY_AIR_QUALITY_*
+            for setting in self._families.get(family, ()):
+                value = self.plugin_env.get(setting.env_var, setting.default)
+                if value is not None:
+                    out[setting.name] = value
+            values = self._family_values[family] = MappingProxyType(out)
+        return values
 
 
 async def start_plugins(pm: pluggy.PluginManager, context: PluginContext) -> None:

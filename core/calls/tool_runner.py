@@ -70,12 +70,12 @@ class ToolRunner:
             if pool is None:
                 raise RuntimeError(f"tool {tool.name} is cpu_bound but this process has no process pool")
             ctx = None
-            plain = cast(Callable[[Any], Any], tool.run)  # a cpu_bound run is a function of the input alone
+            plain = cast("Callable[[Any], Any]", tool.run)  # a cpu_bound run is a function of the input alone
             work: Awaitable[Any] = asyncio.get_running_loop().run_in_executor(pool, plain, value)
         else:
             ctx = self.contexts.for_run(tool, request_id, agent_id)
             ctx.reporter = reporter
-            work = cast(Callable[[Any, ToolContext], Awaitable[Any]], tool.run)(value, ctx)
+            work = cast("Callable[[Any, ToolContext], Awaitable[Any]]", tool.run)(value, ctx)
         limit = asyncio.timeout(tool.time_limit_s)
         try:
             async with limit:

@@ -39,6 +39,10 @@ def metadata_digest(metadata: Any) -> str:
 
 
 def signed_form(receipt: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `receipt` without its digest and signature (a new receipt has neither: a
+    plain copy, in C)."""
+    if "signature" not in receipt and "digest" not in receipt:
+        return dict(receipt)
     return {k: v for k, v in receipt.items() if k not in UNSIGNED_FIELDS}
 
 

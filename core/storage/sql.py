@@ -18,6 +18,7 @@ directly, plugins through `tollway.storage`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from tollway._core.storage.tables import BoundEngine
@@ -79,18 +80,20 @@ def transaction() -> Any:
     return BoundEngine.current.transaction()
 
 
-async def run(engine: Any, template: str, args: tuple[Any, ...]) -> list[Any]:
+def run(engine: Any, template: str, args: tuple[Any, ...]) -> Awaitable[list[Any]]:
     """Run `template` with `args` on `engine` (the bound one, or a test's second "process"):
-    on the driver through the engine's `run_sql` when it has one, else through Piccolo."""
+    on the driver through the engine's `run_sql` when it has one, else through Piccolo.
+    The engine's own awaitable is handed back (no coroutine of this module's around it:
+    the paid path runs a handful of statements per call)."""
     direct = getattr(engine, "run_sql", None)
     if direct is not None:
-        return await direct(compiled(template, engine.engine_type), args)
-    return await engine.run_querystring(Bound(template, args))
+        return direct(compiled(template, engine.engine_type), args)  # type: ignore[no-any-return]
+    return engine.run_querystring(Bound(template, args))  # type: ignore[no-any-return]
 
 
-async def fetch(template: str, *args: Any) -> list[Any]:
-    """Run one statement; rows support `row["column"]`."""
-    return await run(BoundEngine.current, template, args)
+def fetch(template: str, *args: Any) -> Awaitable[list[Any]]:
+    """Run one statement (await it); rows support `row["column"]`."""
+    return run(BoundEngine.current, template, args)
 
 
 async def fetch_one(template: str, *args: Any) -> Any | None:
@@ -116,11 +119,12 @@ class Statement:
         """The SQL as the engine runs it."""
         return compiled(self.locking if engine_type == "postgres" else self.template, engine_type)
 
-    async def rows(self, *args: Any) -> list[dict[str, Any]]:
+    def rows(self, *args: Any) -> Awaitable[list[dict[str, Any]]]:
+        """The rows (await it): SQLite's are dicts already, asyncpg's records are copied."""
         db = BoundEngine.current
         if db.engine_type != "postgres":
-            return await run(db, self.template, args)
-        return [dict(r) for r in await run(db, self.locking, args)]
+            return run(db, self.template, args)
+        return _dicts(run(db, self.locking, args))
 
     async def row(self, *args: Any) -> dict[str, Any] | None:
         found = await self.rows(*args)
@@ -131,6 +135,10 @@ class Statement:
 
     def __repr__(self) -> str:
         return f"Statement({self.template!r})"
+
+
+async def _dicts(records: Awaitable[list[Any]]) -> list[dict[str, Any]]:
+    return [dict(r) for r in await records]
 
 
 def statement(template: str, *, for_update: bool = False) -> Statement:

@@ -76,3 +76,15 @@ def test_a_receipt_signed_through_it_verifies() -> None:
         }
     )
     assert verify_receipt(receipt, {signer.key_id: signer.public_key}) == (True, "valid")
+
+
+@given(st.dictionaries(st.sampled_from(["receipt_id", "digest", "signature", "revision", "memo"]), scalars))
+def test_the_signed_form_is_a_new_dict_without_digest_and_signature(receipt) -> None:
+    """`signed_form` (a plain copy when neither is there) keeps every other member in order."""
+    from tollway._core.receipts.receipt_signing import signed_form
+
+    form = signed_form(receipt)
+    assert list(form.items()) == [(k, v) for k, v in receipt.items() if k not in ("digest", "signature")]
+    assert form is not receipt
+    form["added"] = 1
+    assert "added" not in receipt

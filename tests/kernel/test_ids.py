@@ -51,3 +51,41 @@ def test_sorted_ids_are_the_milliseconds_then_randomness_and_sort_in_creation_or
     # an id of a later millisecond sorts after, whatever the random digits
     assert all(a < b for a, b in zip(ids, ids[1:], strict=False) if a[4:15] != b[4:15])
     assert len({i[15:] for i in ids}) > 1990  # the 13 random digits differ
+
+
+def test_a_forked_child_draws_its_own_randomness() -> None:
+    """The randomness drawn ahead is the parent's alone: a child forked with some of it left
+    makes other ids than the parent makes next."""
+    import os
+
+    sorted_id("txn")  # the parent has pieces left
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids' random digits, to the parent
+        try:
+            os.write(write, "".join(sorted_id("txn")[15:] for _ in range(50)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    ours = "".join(sorted_id("txn")[15:] for _ in range(50))
+    child_pieces = {child[i : i + 13] for i in range(0, len(child), 13)}
+    assert len(child_pieces) == 50 and not child_pieces & {ours[i : i + 13] for i in range(0, len(ours), 13)}
+
+
+def test_threads_never_share_a_sorted_id() -> None:
+    import threading
+
+    made: list[list[str]] = [[] for _ in range(8)]
+
+    def make(out: list[str]) -> None:
+        out.extend(sorted_id("txn") for _ in range(3000))
+
+    threads = [threading.Thread(target=make, args=(out,)) for out in made]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({i for out in made for i in out}) == 8 * 3000

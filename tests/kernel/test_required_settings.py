@@ -135,3 +135,22 @@ def test_plugins_command_shows_unset_settings(monkeypatch, tmp_path, capsys) -> 
     assert cli.main(["plugins"]) == 0
     line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("keyed_word"))
     assert line.endswith("NOT CONFIGURED: set TOLLWAY_KEYED_UPSTREAM_API_KEY")
+
+
+def test_a_familys_values_are_read_only_and_follow_the_settings_declared() -> None:
+    """`family_settings` hands out one read-only mapping per family (the paid path asks twice
+    a call), made again once another setting of the family is declared."""
+    from tollway._core.registry import Registry
+
+    registry = Registry({KEY.env_var: "k-1"})
+    registry._add_setting(KEY)
+    values = registry.family_settings("keyed")
+    assert dict(values) == {"upstream_api_key": "k-1"} and registry.family_settings("keyed") is values
+    with pytest.raises(TypeError):
+        values["upstream_api_key"] = "changed"  # type: ignore[index]
+    registry._add_setting(URL)
+    assert dict(registry.family_settings("keyed")) == {
+        "upstream_api_key": "k-1",
+        "upstream_api_url": "https://keyed.test",
+    }
+    assert registry.family_settings("other") == {}

@@ -203,6 +203,11 @@ def test_evidence_serves_calls_only_when_given() -> None:
 
 def test_source_value_readers() -> None:
     assert [source_text(v) for v in ("  a ", "", None, True, 12, 1.5, [])] == ["a", None, None, None, "12", "1.5", None]
+
+    class Text(str):
+        """A str subclass (not the plain str the fast path takes): read the same way."""
+
+    assert [source_text(Text(v)) for v in (" b ", "  ")] == ["b", None]
     assert [source_int(v) for v in (5, "07", " 8 ", 3.0, 3.5, "x", True, None, "-1")] == [
         5,
         7,

@@ -8,7 +8,9 @@ import asyncio
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -280,3 +282,74 @@ async def test_a_group_waiting_for_a_slow_transaction_does_not_spin(tmp_path: Pa
         assert time.process_time() - started < 0.15  # half a second of waiting, not of polling
     finally:
         await db.close()
+
+
+async def test_a_member_cancelled_while_it_waits_for_the_commit_leaves_the_others_whole(tmp_path: Path) -> None:
+    """A member that ended its transaction and is cancelled while it waits for the group's
+    commit (a client gone) raises CancelledError alone: its row is still committed with the
+    others (it was released into the group), and the others answer as usual."""
+    db = await open_db(tmp_path)
+    path = str(tmp_path / "tollway.db")
+    try:
+        commits = count_commits(db)
+        visible: dict[int, bool] = {}
+        waiting = asyncio.Event()
+        hold = asyncio.Event()
+
+        async def slow() -> None:
+            """Holds the writer after the others finished, so that they wait for the commit."""
+            await waiting.wait()
+            async with db.transaction():
+                await hold.wait()
+
+        async def first() -> None:
+            await member(db, 0, False, 0, path, visible)
+
+        cancelled = asyncio.create_task(first())
+        others = [asyncio.create_task(member(db, i, False, 1, path, visible)) for i in range(1, 4)]
+        holder = asyncio.create_task(slow())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert db.engine.group is not None and db.engine.group.members >= 1  # ended, waiting for the commit
+        waiting.set()
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        hold.set()
+        await asyncio.gather(holder, *others)
+        assert (await asyncio.gather(cancelled, return_exceptions=True))[0].__class__ is asyncio.CancelledError
+        assert visible == {1: True, 2: True, 3: True}
+        rows = await sql.fetch("SELECT id FROM tw_agents WHERE name = 'm'")
+        assert {r["id"] for r in rows} == {"m0", "m1", "m2", "m3"}
+        assert commits and db.engine.group is None
+    finally:
+        await db.close()
+
+
+def _outcome(convert: Callable[[Any], Any], value: bytes | str) -> tuple[Any, ...]:
+    """A converter's answer (with its type), or the kind of error it refused the value with."""
+    try:
+        answer = convert(value)
+    except Exception as exc:  # the refusal's kind is what must match
+        return ("raised", type(exc))
+    return ("answered", type(answer), answer)
+
+
+_TEXTS = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["1", "0", "", " 7 ", "1_000", "+3", "-0", "1e3", "1.5", "٣", "true", "\x00"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_TEXTS.map(lambda text: text.encode("utf-8", "surrogatepass")), _TEXTS, st.binary(max_size=6)))
+def test_the_integer_and_boolean_converters_answer_as_piccolos(value: bytes | str) -> None:
+    """The engine's INTEGER and BOOLEAN converters (a fast path first) give what Piccolo's
+    give for any value, or refuse it with the same kind of error."""
+    from piccolo.engine.sqlite import convert_boolean_out, convert_int_out
+
+    from tollway._runtime.database.sqlite_engine import boolean_out, int_out
+
+    assert _outcome(int_out, value) == _outcome(convert_int_out, value)
+    assert _outcome(boolean_out, value) == _outcome(convert_boolean_out, value)
