@@ -7,6 +7,7 @@ import base64
 import contextlib
 import os
 import secrets
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,9 @@ def profile_top(stats: Any, n: int, count: int) -> list[tuple[str, float, float]
         rows.append((f"{short}:{line}({func})", round(own / n * 1e6, 1), round(calls / n, 2)))
     rows.sort(key=lambda r: -r[1])
     return rows[:count]
+
+
+def instrument(state: str) -> None:
+    """Callgrind's instrumentation of this process switched `state` (on or off): a bench run
+    under `valgrind --tool=callgrind --instr-atstart=no` counts only what it brackets."""
+    subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], check=True, capture_output=True)

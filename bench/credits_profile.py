@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database, profiled  # noqa: E402
+from common import create_database, drop_database, instrument, profiled  # noqa: E402
 from paid_calls import ADMIN, LOOKUP, PATH, inprocess_service, setup_credits  # noqa: E402
-from x402_profile import instrument, post  # noqa: E402
+from x402_profile import post  # noqa: E402
 
 from tollway._core.basics.request import CallRequest  # noqa: E402
 from tollway._runtime.service import http_app  # noqa: E402

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import create_database, drop_database, profiled  # noqa: E402
+from common import create_database, drop_database, instrument, profiled  # noqa: E402
 from paid_calls import ADMIN, LOOKUP, PATH, bench_env, setup_payers  # noqa: E402
 from paid_server import bench_kernel  # noqa: E402
 
@@ -136,11 +134,6 @@ async def window(app: Any, payments: list[str], start: int, n: int, concurrency:
             await pair(app, payments[i])
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-
-def instrument(state: str) -> None:
-    """Callgrind's instrumentation of this process switched `state` (on or off)."""
-    subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], check=True, capture_output=True)
 
 
 async def measure(db: str, url: str, home: Path, args: argparse.Namespace) -> dict[str, Any]:

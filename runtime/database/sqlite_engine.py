@@ -397,7 +397,12 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
     async def _run_in_existing_connection(
         self, connection, query: str, args=None, query_type: str = "generic", table=None
     ):
-        conn = connection.conn if isinstance(connection, _SharedConnection) else self.raw_connection()
+        return self._in_transaction(connection, query, args)
+
+    def _in_transaction(self, connection: Any, query: str, args: Any) -> list[dict]:
+        """Run a statement in the open transaction `connection` stands for: on the writer's
+        shared connection (a group member's) or on the writer itself."""
+        conn = connection.conn if type(connection) is _SharedConnection else self.raw_connection()
         return self._execute(conn, query, args)
 
     async def run_sql(self, query: str, args: tuple[Any, ...]) -> list[dict]:
@@ -407,11 +412,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         current = self.current_transaction.get()
         if current is None:
             return await self._run_in_new_connection(query, args)
-        # as `_run_in_existing_connection` runs it, inline (one coroutine fewer); fetchall runs
-        # the statement to its end, which resets it
-        connection = current.connection
-        conn = connection.conn if type(connection) is _SharedConnection else self.raw_connection()
-        return conn.execute(query, args).fetchall()
+        return self._in_transaction(current.connection, query, args)  # no coroutine of its own
 
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)
