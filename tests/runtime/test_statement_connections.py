@@ -1,7 +1,7 @@
 """Single statements on PostgreSQL run on pooled connections kept borrowed between them
 (runtime/database/statement_connections.py): one connection serves statements in turn, no
-more than `most` are kept, and a connection a statement failed or was cancelled on, or one
-the server ended, goes back to the pool."""
+more than `most` are kept, a connection left unused for `idle_s`, a statement failed or was
+cancelled on, or one the server ended, goes back to the pool."""
 
 from __future__ import annotations
 
@@ -70,3 +70,21 @@ async def test_a_kept_connection_the_server_ended_is_replaced(pool):
     second = await pid(kept)
     assert second != first and kept.borrowed == 1
     await kept.close()
+
+
+async def test_a_connection_kept_unused_goes_back_to_the_pool(pool):
+    kept = StatementConnections(pool, most=2, idle_s=0.4)
+    await asyncio.gather(*[kept.fetch("SELECT pg_sleep(0.1)", ()) for _ in range(2)])
+    assert kept.borrowed == 2 and len(kept.idle) == 2
+    idle_in_pool = pool.get_idle_size()
+    for _ in range(4):  # one connection keeps serving; the other waits unused
+        await asyncio.sleep(0.15)
+        await pid(kept)
+    assert kept.borrowed == 1 and len(kept.idle) == 1
+    assert pool.get_idle_size() == idle_in_pool + 1
+    await asyncio.sleep(0.6)  # now nothing runs: the last one goes back too
+    assert kept.borrowed == 0 and kept.idle == []
+    await pid(kept)  # and the next statement borrows again
+    assert kept.borrowed == 1
+    await kept.close()
+    assert kept.borrowed == 0 and kept._sweep is None
