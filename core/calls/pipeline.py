@@ -41,9 +41,10 @@ from tollway._core.wire.slots import extended
 log = logging.getLogger("tollway.pipeline")
 
 
-def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
-    """Credits pay when the caller may spend them and did not ask for x402."""
-    return caller is not None and caller.can_spend and req.payment_method() != "x402"
+def _spends_credits(caller: Caller | None, method: str | None) -> bool:
+    """Credits pay when the caller may spend them and did not ask for x402 (`method`, the
+    request's `payment_method()`)."""
+    return caller is not None and caller.can_spend and method != "x402"
 
 
 class PaidCalls:
@@ -95,7 +96,7 @@ class PaidCalls:
         return await self.rate_gate.limited(tool.rate_limit, req, lambda: self._call(tool, req))
 
     async def _call(self, tool: Tool, req: CallRequest) -> Answer:
-        req.payment_method()  # an unknown X-Payment-Method: 400, before any payment
+        method = req.payment_method()  # an unknown X-Payment-Method: 400, before any payment
         key = req.header("idempotency-key") if tool.idempotency != "ignored" else None
         if key is not None:
             check_key(key)
@@ -107,31 +108,35 @@ class PaidCalls:
             call.admit(await tool.admit(call.value))
         payment_header = find_payment(req)
         caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
+        spends = _spends_credits(caller, method)
         if key is None:
-            return await self._pay_and_run(call, req, payment_header, caller)
-        identity = (
-            payer_of(self.network, req)
-            if payment_header is not None
-            else (caller.agent_id if _spends_credits(caller, req) else None)
-        )
+            return await self._pay_and_run(call, req, payment_header, caller, spends)
+        identity = payer_of(self.network, req) if payment_header is not None else (caller.agent_id if spends else None)
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
-            return await self._pay_and_run(call, req, payment_header, caller)
+            return await self._pay_and_run(call, req, payment_header, caller, spends)
         return await self.idempotency.answer_once(
             f"{tool.name}:{identity}",
             key,
             req.body,
-            lambda: self._pay_and_run(call, req, payment_header, caller),
+            lambda: self._pay_and_run(call, req, payment_header, caller, spends),
             durable=tool.idempotency_durable,
         )
 
     async def _pay_and_run(
-        self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None
+        self,
+        call: PreparedCall,
+        req: CallRequest,
+        payment_header: dict[str, Any] | str | None,
+        caller: Caller | None,
+        spends: bool,
     ) -> Answer:
+        """Pay by x402 when the request carries a payment, else by credits when `spends`
+        (`_spends_credits`), else the 402 quote."""
         if payment_header is not None:
             return await self._pay_x402(call, req)
         if caller is not None:
             await self.auth.consume_nonce(caller)
-        if _spends_credits(caller, req):
+        if spends:
             assert caller is not None
             answer = await self._pay_credits(call, caller.agent_id)
             if answer is not None:
