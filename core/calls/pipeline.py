@@ -35,7 +35,7 @@ from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementResult
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.wire.calls import CallMeta, JobAccepted, Success
+from tollway._core.wire.calls import JobAccepted, Success
 from tollway._core.wire.slots import extended
 
 log = logging.getLogger("tollway.pipeline")
@@ -161,8 +161,11 @@ class PaidCalls:
             call.duration_ms = (time.monotonic_ns() - started) // 1_000_000
 
     def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
-        meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
-        return Success(data={**msgspec.to_builtins(meta), **msgspec.to_builtins(output)})
+        """`{success, data}`: `data` is `CallMeta`'s fields (made here as its builtins, in its
+        order) followed by the tool's output."""
+        data = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
+        data.update(msgspec.to_builtins(output))
+        return Success(data=data)
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
         if isinstance(exc, ServiceError):  # a coded refusal found while running (tollway.Refusal)

@@ -1,0 +1,116 @@
+"""What the paid path makes as dicts is the builtins of the wire types that declare it, member
+for member and in order (property tests): a new receipt's signed body (`ReceiptBook.sign`)
+is `msgspec.to_builtins` of its `wire.ReceiptBody`, and still verifies; an inline answer's
+`data` (`PaidCalls._success`) is `CallMeta`'s builtins merged with the tool's output."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tollway._core.basics.ids import iso
+from tollway._core.basics.money import usdc
+from tollway._core.calls.pipeline import PaidCalls
+from tollway._core.receipts.receipt_signing import ReceiptSigner, metadata_digest, verify_receipt
+from tollway._core.receipts.receipts import ReceiptBook, ReceiptDraft
+from tollway._core.wire.calls import CallMeta
+from tollway._core.wire.receipts import ReceiptBody
+
+SIGNER = ReceiptSigner(b"\x05" * 32)
+UNSIGNED = ("key_id", "alg", "digest", "signature")
+text = st.text(max_size=12)
+maybe = st.none() | text
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+drafts = st.builds(
+    ReceiptDraft,
+    agent_id=text,
+    category=text,
+    subcategory=maybe,
+    amount=st.integers(-(10**12), 10**12),
+    status=st.sampled_from(["settled", "not_charged", "pending"]),
+    execution_status=st.sampled_from(["completed", "failed", "pending"]),
+    payment_method=st.sampled_from(["credits", "x402"]),
+    tool=maybe,
+    request_id=maybe,
+    settlement_tx=maybe,
+    job_id=maybe,
+    memo=maybe,
+    decision_context=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=4),
+    metadata=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+    provider_cost=st.none() | st.integers(0, 10**9),
+    settled=st.booleans(),
+    receipt_id=st.none() | st.just("rcpt_0000000000000000abcd"),
+    goal_id=maybe,
+    soul_agent_id=maybe,
+    service_fee=st.integers(0, 10**9),
+    duration_ms=st.none() | st.integers(0, 10**6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(drafts)
+def test_the_signed_body_is_the_wire_types_builtins(draft: ReceiptDraft) -> None:
+    signed, values = ReceiptBook(SIGNER).sign(draft)
+    created_ms = values[9]
+    declared = msgspec.to_builtins(
+        ReceiptBody(
+            receipt_id=signed["receipt_id"],
+            agent_id=draft.agent_id,
+            soul_agent_id=draft.soul_agent_id,
+            category=draft.category,
+            subcategory=draft.subcategory,
+            tool=draft.tool,
+            request_id=draft.request_id,
+            amount_usdc=usdc(draft.amount),
+            service_fee=usdc(draft.service_fee),
+            payment_method=draft.payment_method,
+            status=draft.status,
+            execution_status=draft.execution_status,
+            goal_id=draft.goal_id,
+            revision=1,
+            settlement_tx=draft.settlement_tx,
+            memo=draft.memo,
+            decision_context=draft.decision_context,
+            value_tag=None,
+            job_id=draft.job_id or draft.request_id,
+            metadata_digest=metadata_digest(draft.metadata) if draft.metadata is not None else None,
+            created_at=iso(created_ms),
+            settled_at=iso(created_ms) if draft.settled else None,
+        )
+    )
+    body = {k: v for k, v in signed.items() if k not in UNSIGNED}
+    assert list(body.items()) == list(declared.items())
+    assert draft.receipt_id is None or signed["receipt_id"] == draft.receipt_id
+    if draft.decision_context is not None:  # the signed body holds a copy, not the draft's own dict
+        assert signed["decisionContext"] is not draft.decision_context
+    assert msgspec.json.decode(values[7]) == signed
+    assert verify_receipt(signed, {SIGNER.key_id: SIGNER.public_key}) == (True, "valid")
+
+
+class Output(msgspec.Struct):
+    count: int
+    status: str  # one of CallMeta's names too: the output's value wins, in CallMeta's place
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text,
+    text,
+    text,
+    st.dictionaries(st.sampled_from(["status", "tool", "results", "request_id", "x"]), json_values, max_size=4)
+    | st.builds(Output, count=st.integers(0, 99), status=text),
+)
+def test_an_answers_data_is_callmetas_builtins_then_the_output(request_id, receipt_id, tool, output) -> None:
+    call = SimpleNamespace(tool=SimpleNamespace(name=tool))
+    success = PaidCalls._success(None, call, request_id, receipt_id, output)  # type: ignore[arg-type]
+    meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=tool)
+    expected = {**msgspec.to_builtins(meta), **msgspec.to_builtins(output)}
+    assert list(success.data.items()) == list(expected.items())
+    assert success.success is True
