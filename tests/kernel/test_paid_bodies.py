@@ -1,7 +1,8 @@
 """What the paid path makes as dicts is the builtins of the wire types that declare it, member
 for member and in order (property tests): a new receipt's signed body (`ReceiptBook.sign`)
 is `msgspec.to_builtins` of its `wire.ReceiptBody`, and still verifies; an inline answer's
-`data` (`PaidCalls._success`) is `CallMeta`'s builtins merged with the tool's output."""
+`data` (`PaidCalls._success`) is `CallMeta`'s builtins merged with the tool's output; a prepared
+call's input hash (for x402 alone) is made when first asked."""
 
 from __future__ import annotations
 
@@ -114,3 +115,15 @@ def test_an_answers_data_is_callmetas_builtins_then_the_output(request_id, recei
     expected = {**msgspec.to_builtins(meta), **msgspec.to_builtins(output)}
     assert list(success.data.items()) == list(expected.items())
     assert success.success is True
+
+
+def test_a_prepared_calls_input_hash_is_made_when_first_asked_and_kept() -> None:
+    from tests.support.jobs_plugin import ADD
+    from tollway._core.calls.prepare import input_hash_of, prepare
+
+    call = prepare(ADD, b'{"a": 2, "b": 3}')
+    assert call._input_hash is None  # a call paid from credits never asks
+    first = call.input_hash
+    assert first == input_hash_of(call.value) == prepare(ADD, b'{"b": 3, "a": 2}').input_hash
+    call.value.a = 99  # kept as first made, whatever happens to the input afterwards
+    assert call.input_hash == first != input_hash_of(call.value)
