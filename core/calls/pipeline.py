@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+import msgspec.structs
 
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator, Caller
@@ -45,6 +46,25 @@ def _spends_credits(caller: Caller | None, method: str | None) -> bool:
     """Credits pay when the caller may spend them and did not ask for x402 (`method`, the
     request's `payment_method()`)."""
     return caller is not None and caller.can_spend and method != "x402"
+
+
+_PLAIN: dict[type, bool] = {}
+
+
+def _plain_struct(kind: type) -> bool:
+    """Whether `kind` is a Struct whose `asdict` is its builtins' top level: its own field names
+    on the wire, every field written (no `omit_defaults`), no tag, not written as an array."""
+    plain = _PLAIN.get(kind)
+    if plain is None:
+        config = getattr(kind, "__struct_config__", None)
+        plain = _PLAIN[kind] = (
+            config is not None
+            and kind.__struct_encode_fields__ == kind.__struct_fields__  # type: ignore[attr-defined]
+            and not config.omit_defaults
+            and not config.array_like
+            and config.tag is None
+        )
+    return plain
 
 
 class PaidCalls:
@@ -164,7 +184,11 @@ class PaidCalls:
         """`{success, data}`: `data` is `CallMeta`'s fields (made here as its builtins, in its
         order) followed by the tool's output."""
         data = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
-        data.update(msgspec.to_builtins(output))
+        members = msgspec.structs.asdict(output) if _plain_struct(type(output)) else None
+        if members is None or any(value is msgspec.UNSET for value in members.values()):
+            data.update(msgspec.to_builtins(output))
+        else:  # its members as they are: a Struct inside is encoded as its builtins would be
+            data.update(members)
         return Success(data=data)
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:

@@ -6,9 +6,12 @@ call's input hash (for x402 alone) is made when first asked."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 from types import SimpleNamespace
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,26 +98,76 @@ def test_the_signed_body_is_the_wire_types_builtins(draft: ReceiptDraft) -> None
     assert verify_receipt(signed, {SIGNER.key_id: SIGNER.public_key}) == (True, "valid")
 
 
+class Inner(msgspec.Struct):
+    when: datetime.date
+    tags: tuple[str, ...]
+    price: decimal.Decimal | None = None
+
+
 class Output(msgspec.Struct):
     count: int
     status: str  # one of CallMeta's names too: the output's value wins, in CallMeta's place
+    inner: list[Inner] = []
+    maybe: str | msgspec.UnsetType = msgspec.UNSET  # left out when unset
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    text,
-    text,
-    text,
-    st.dictionaries(st.sampled_from(["status", "tool", "results", "request_id", "x"]), json_values, max_size=4)
-    | st.builds(Output, count=st.integers(0, 99), status=text),
+class Renamed(msgspec.Struct, rename="camel"):
+    item_count: int
+    inner: Inner | None = None
+
+
+class Omitting(msgspec.Struct, omit_defaults=True):
+    count: int
+    note: str = ""
+
+
+class Tagged(msgspec.Struct, tag=True):
+    count: int
+
+
+class AsArray(msgspec.Struct, array_like=True):
+    count: int
+
+
+inners = st.builds(
+    Inner,
+    when=st.dates(),
+    tags=st.lists(text, max_size=2).map(tuple),
+    price=st.none() | st.decimals(allow_nan=False, allow_infinity=False, places=2),
 )
+outputs = (
+    st.dictionaries(st.sampled_from(["status", "tool", "results", "request_id", "x"]), json_values, max_size=4)
+    | st.builds(
+        Output,
+        count=st.integers(0, 99),
+        status=text,
+        inner=st.lists(inners, max_size=2),
+        maybe=st.just(msgspec.UNSET) | text,
+    )
+    | st.builds(Renamed, item_count=st.integers(0, 9), inner=st.none() | inners)
+    | st.builds(Omitting, count=st.integers(0, 9), note=st.sampled_from(["", "n"]))
+    | st.builds(Tagged, count=st.integers(0, 9))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text, text, text, outputs)
 def test_an_answers_data_is_callmetas_builtins_then_the_output(request_id, receipt_id, tool, output) -> None:
+    """The answer's data, in builtins and as JSON, is CallMeta's builtins merged with the
+    output's (a plain Struct's members are kept as they are, Structs inside included)."""
     call = SimpleNamespace(tool=SimpleNamespace(name=tool))
     success = PaidCalls._success(None, call, request_id, receipt_id, output)  # type: ignore[arg-type]
     meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=tool)
     expected = {**msgspec.to_builtins(meta), **msgspec.to_builtins(output)}
-    assert list(success.data.items()) == list(expected.items())
+    assert list(msgspec.to_builtins(success.data).items()) == list(expected.items())
+    assert msgspec.json.encode(success) == msgspec.json.encode({"data": expected, "success": True})
     assert success.success is True
+
+
+def test_an_output_written_as_an_array_is_converted_as_before() -> None:
+    call = SimpleNamespace(tool=SimpleNamespace(name="t"))
+    with pytest.raises(TypeError):  # its builtins are a list: no members to merge, as before
+        PaidCalls._success(None, call, "r", "c", AsArray(count=1))  # type: ignore[arg-type]
 
 
 def test_a_prepared_calls_input_hash_is_made_when_first_asked_and_kept() -> None:
