@@ -25,6 +25,21 @@ from tollway._core.wire.receipts import ReceiptBody
 
 SIGNER = ReceiptSigner(b"\x05" * 32)
 UNSIGNED = ("key_id", "alg", "digest", "signature")
+COPIED = (
+    "agent_id",
+    "soul_agent_id",
+    "category",
+    "subcategory",
+    "tool",
+    "request_id",
+    "payment_method",
+    "status",
+    "execution_status",
+    "goal_id",
+    "settlement_tx",
+    "memo",
+    "decision_context",
+)
 text = st.text(max_size=12)
 maybe = st.none() | text
 json_values = st.recursive(
@@ -63,30 +78,19 @@ drafts = st.builds(
 def test_the_signed_body_is_the_wire_types_builtins(draft: ReceiptDraft) -> None:
     signed, values = ReceiptBook(SIGNER).sign(draft)
     created_ms = values[9]
+    copied = {name: getattr(draft, name) for name in COPIED}  # the draft's fields the body says as they are
     declared = msgspec.to_builtins(
         ReceiptBody(
             receipt_id=signed["receipt_id"],
-            agent_id=draft.agent_id,
-            soul_agent_id=draft.soul_agent_id,
-            category=draft.category,
-            subcategory=draft.subcategory,
-            tool=draft.tool,
-            request_id=draft.request_id,
             amount_usdc=usdc(draft.amount),
             service_fee=usdc(draft.service_fee),
-            payment_method=draft.payment_method,
-            status=draft.status,
-            execution_status=draft.execution_status,
-            goal_id=draft.goal_id,
             revision=1,
-            settlement_tx=draft.settlement_tx,
-            memo=draft.memo,
-            decision_context=draft.decision_context,
             value_tag=None,
             job_id=draft.job_id or draft.request_id,
             metadata_digest=metadata_digest(draft.metadata) if draft.metadata is not None else None,
             created_at=iso(created_ms),
             settled_at=iso(created_ms) if draft.settled else None,
+            **copied,
         )
     )
     body = {k: v for k, v in signed.items() if k not in UNSIGNED}

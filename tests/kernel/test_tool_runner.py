@@ -29,6 +29,7 @@ class SlowInlinePlugin:
     @hookimpl
     def register_tools(self, register):
         register(SLOW_INLINE)
+        register(SYNC_SLOW)
 
 
 @pytest.fixture
@@ -79,6 +80,7 @@ async def test_the_time_limit_ends_a_run_the_same_way_on_every_path(kernel):
         agent_id, auth = await credits_session(client, "1")
         before = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
         inline = await client.post("/v1/tools/test/slow-inline", json={"a": 1}, headers=auth)
+        never_suspends = await client.post("/v1/tools/test/sync-slow", json={"a": 1}, headers=auth)
         after = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
         job = (await client.post("/v1/tools/test/slow-job", json={"a": 1}, headers=auth)).json()
         # the job's attempt, run as the worker runs a claimed job
@@ -91,9 +93,11 @@ async def test_the_time_limit_ends_a_run_the_same_way_on_every_path(kernel):
         await asyncio.wait_for(
             kernel.delegated.run(call, agent_id=agent_id, request_id=kernel.delegated.new_request_id()), 10
         )
-    # paid inline call: failed with the limit, refunded (not charged)
-    assert inline.status_code == 500, inline.text
-    assert inline.json()["error"] == "internal_error" and "time limit of 0.3 s" in inline.json()["message"]
+    # paid inline calls, one that awaits and one that never suspends: failed with the limit,
+    # refunded (not charged)
+    for answer in (inline, never_suspends):
+        assert answer.status_code == 500, answer.text
+        assert answer.json()["error"] == "internal_error" and "time limit of 0.3 s" in answer.json()["message"]
     assert before == after
     # job: failed with the limit, refunded
     assert failed_job["status"] == "failed" and failed_job["error_code"] == "internal_error"
@@ -139,25 +143,12 @@ STEPPED = dataclasses.replace(SLOW, name="stepped", run=_awaits_then_answers, ti
 CLEANING = dataclasses.replace(SLOW, name="cleaning", run=_waits_with_cleanup)
 
 
-class SyncSlowPlugin:
-    @hookimpl
-    def register_tools(self, register):
-        register(SYNC_SLOW)
-
-
-async def test_a_run_that_never_suspends_is_held_to_the_limit_once_it_has_run(kernel_factory):
-    kernel = await kernel_factory(plugins=[("sync_slow", SyncSlowPlugin())])
-    async with http_client(kernel) as client:
-        _, auth = await credits_session(client, "1")
-        before = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
-        answer = await client.post("/v1/tools/test/sync-slow", json={"a": 1}, headers=auth)
-        after = (await client.get("/v1/balance", headers=auth)).json()["credits_balance"]
-    assert answer.status_code == 500, answer.text
-    assert answer.json()["error"] == "internal_error" and "time limit of 0.3 s" in answer.json()["message"]
-    assert before == after  # failed, not charged
-    # within its limit the same run answers
-    fast = dataclasses.replace(SYNC_SLOW, time_limit_s=5)
-    ran = await kernel.tool_runner.run(fast, Numbers(a=4), request_id="req_sync", agent_id=None)
+async def test_a_run_that_never_suspends_is_held_to_the_limit_once_it_has_run(kernel):
+    with pytest.raises(TimeLimitExceeded) as past:
+        await kernel.tool_runner.run(SYNC_SLOW, Numbers(a=4), request_id="req_sync", agent_id=None)
+    assert past.value.limit_s == 0.3
+    within = dataclasses.replace(SYNC_SLOW, time_limit_s=5)  # the same run, within its limit, answers
+    ran = await kernel.tool_runner.run(within, Numbers(a=4), request_id="req_sync", agent_id=None)
     assert ran.output.sum == 4
 
 
