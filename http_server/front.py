@@ -53,30 +53,38 @@ class ToolFront:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             tool = self._tools.get(scope["path"])
-            if tool is not None and self._plain(scope, tool[1]):
-                await self._call(tool[0], tool[1], scope, receive, send)
+            if tool is not None and (headers := self._plain(scope, tool[1])) is not None:
+                await self._call(tool[0], tool[1], headers, scope, receive, send)
                 return
         await self.litestar(scope, receive, send)
 
-    def _plain(self, scope: Scope, limit: float) -> bool:
-        """Whether Litestar would hand this request to the tool's handler as it is: no root
-        path, a JSON body (or none said), one well-formed length within the limit, and not
-        a host kept for routes of its own (hosts.py answers 404 there)."""
+    def _plain(self, scope: Scope, limit: float) -> dict[str, str] | None:
+        """The request's headers as the kernel reads them (`call_request`'s), read in the one
+        pass that tells whether Litestar would hand this request to the tool's handler as it
+        is: no root path, a JSON body (or none said), one well-formed length within the
+        limit, and not a host kept for routes of its own (hosts.py answers 404 there); None
+        when it would not."""
         if scope.get("root_path"):
-            return False
+            return None
+        headers: dict[str, str] = {}
         length = None
         for name, value in scope["headers"]:
-            name = name.lower()
-            if name == b"content-type":
+            key = name.decode("latin-1").lower()  # no latin-1 letter lower-cases to ASCII: as bytes.lower()
+            headers[key] = value.decode("latin-1")
+            if key == "content-type":
                 if value.split(b";", 1)[0].strip().lower() != b"application/json":
-                    return False
-            elif name == b"content-length":
+                    return None
+            elif key == "content-length":
                 if length is not None or not value.isdigit() or int(value) > limit:
-                    return False
+                    return None
                 length = value
-        return not self._bound_hosts or asked_host(scope) not in self._bound_hosts
+        if self._bound_hosts and asked_host(scope) in self._bound_hosts:
+            return None
+        return headers
 
-    async def _call(self, tool: str, limit: float, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _call(
+        self, tool: str, limit: float, headers: dict[str, str], scope: Scope, receive: Receive, send: Send
+    ) -> None:
         messages: list[Message] = []
         size = 0
         while True:
@@ -90,14 +98,14 @@ class ToolFront:
                 break
         body = messages[0].get("body", b"") if len(messages) == 1 else b"".join(m.get("body", b"") for m in messages)
         try:
-            answer = await self.kernel.paid_calls.call(tool, call_request(scope, body))
-            status, headers, encoded = answer_parts(answer)
+            answer = await self.kernel.paid_calls.call(tool, call_request(scope, body, headers))
+            status, answer_headers, encoded = answer_parts(answer)
             if status < 200 or status in (204, 304):  # no body allowed: as Litestar's ASGIResponse says
-                await ASGIResponse(body=encoded, status_code=status, headers=headers or None, media_type=JSON)(
+                await ASGIResponse(body=encoded, status_code=status, headers=answer_headers or None, media_type=JSON)(
                     scope, receive, send
                 )
                 return
-            raw = _raw_headers(headers, encoded)
+            raw = _raw_headers(answer_headers, encoded)
         except Exception as exc:
             response = _handler(exc)(None, exc)
             encoded = response.render(response.content, response.media_type or JSON, _ENC_HOOK)
@@ -117,12 +125,26 @@ def _handler(exc: Exception) -> Any:
 def _raw_headers(headers: dict[str, str] | None, body: bytes) -> list[tuple[bytes, bytes]]:
     """The answer's headers as Litestar's ASGIResponse sends them: names lower-cased in order,
     then the content type and length unless given."""
-    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()]
+    raw = [
+        (_RAW_NAMES.get(name) or _raw_name(name), value.encode("latin-1")) for name, value in (headers or {}).items()
+    ]
     names = {name for name, _ in raw}
     if b"content-type" not in names:
         raw.append(_JSON_TYPE)
     if b"content-length" not in names:
         raw.append((b"content-length", str(len(body)).encode()))
+    return raw
+
+
+_RAW_NAMES: dict[str, bytes] = {}  # a header name as sent: the few names the kernel answers with, kept
+
+
+def _raw_name(name: str) -> bytes:
+    """`name` lower-cased and encoded as Litestar sends it, remembered (the `RateLimit-*` names
+    are on every answer) while few names are."""
+    raw = name.lower().encode("latin-1")
+    if len(_RAW_NAMES) < 64:
+        _RAW_NAMES[name] = raw
     return raw
 
 

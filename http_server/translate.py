@@ -28,11 +28,13 @@ async def to_call_request(request: Request) -> CallRequest:
     return call_request(scope, body)
 
 
-def call_request(scope: Any, body: bytes) -> CallRequest:
+def call_request(scope: Any, body: bytes, headers: dict[str, str] | None = None) -> CallRequest:
     """The kernel's request, read straight off the ASGI scope (header names lower-cased:
-    servers send them so, not every in-process transport does)."""
+    servers send them so, not every in-process transport does); `headers`, when given, are
+    the scope's read so already (the lean front reads them while it looks at the request)."""
     check_json_depth(body)  # every route, before any decoder (docs/limits.md)
-    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    if headers is None:
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
     raw_query = scope.get("query_string") or b""
     query = dict(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True)) if raw_query else {}
     client = scope.get("client")

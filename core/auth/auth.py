@@ -119,6 +119,11 @@ class Authenticator:
         is left for `consume_nonce` (an idempotent replay executes nothing, so
         it may repeat the proof).
         """
+        token_caller = req.memo.get("token")
+        if token_caller is not None:  # the request's access token, checked already (`proven_identity`)
+            if isinstance(token_caller, ServiceError):
+                raise token_caller
+            return token_caller  # type: ignore[no-any-return]
         if req.credential is not None:
             return await self._credential_caller(req, req.credential)
         auth = req.header("authorization")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+import msgspec.structs
 
 from tollway._core.auth.agents import AgentDirectory
 from tollway._core.auth.auth import Authenticator, Caller
@@ -35,15 +36,35 @@ from tollway._core.payments.networks import Network
 from tollway._core.payments.settlement import SettlementResult
 from tollway._core.plugin_api.tool import Tool, ToolContexts, ToolError
 from tollway._core.receipts.receipts import ReceiptBook
-from tollway._core.wire.calls import CallMeta, JobAccepted, Success
+from tollway._core.wire.calls import JobAccepted, Success
 from tollway._core.wire.slots import extended
 
 log = logging.getLogger("tollway.pipeline")
 
 
-def _spends_credits(caller: Caller | None, req: CallRequest) -> bool:
-    """Credits pay when the caller may spend them and did not ask for x402."""
-    return caller is not None and caller.can_spend and req.payment_method() != "x402"
+def _spends_credits(caller: Caller | None, method: str | None) -> bool:
+    """Credits pay when the caller may spend them and did not ask for x402 (`method`, the
+    request's `payment_method()`)."""
+    return caller is not None and caller.can_spend and method != "x402"
+
+
+_PLAIN: dict[type, bool] = {}
+
+
+def _plain_struct(kind: type) -> bool:
+    """Whether `kind` is a Struct whose `asdict` is its builtins' top level: its own field names
+    on the wire, every field written (no `omit_defaults`), no tag, not written as an array."""
+    plain = _PLAIN.get(kind)
+    if plain is None:
+        config = getattr(kind, "__struct_config__", None)
+        plain = _PLAIN[kind] = (
+            config is not None
+            and kind.__struct_encode_fields__ == kind.__struct_fields__  # type: ignore[attr-defined]
+            and not config.omit_defaults
+            and not config.array_like
+            and config.tag is None
+        )
+    return plain
 
 
 class PaidCalls:
@@ -95,7 +116,7 @@ class PaidCalls:
         return await self.rate_gate.limited(tool.rate_limit, req, lambda: self._call(tool, req))
 
     async def _call(self, tool: Tool, req: CallRequest) -> Answer:
-        req.payment_method()  # an unknown X-Payment-Method: 400, before any payment
+        method = req.payment_method()  # an unknown X-Payment-Method: 400, before any payment
         key = req.header("idempotency-key") if tool.idempotency != "ignored" else None
         if key is not None:
             check_key(key)
@@ -107,31 +128,35 @@ class PaidCalls:
             call.admit(await tool.admit(call.value))
         payment_header = find_payment(req)
         caller = None if payment_header is not None else await self.auth.caller(req, scope="write", consume_nonce=False)
+        spends = _spends_credits(caller, method)
         if key is None:
-            return await self._pay_and_run(call, req, payment_header, caller)
-        identity = (
-            payer_of(self.network, req)
-            if payment_header is not None
-            else (caller.agent_id if _spends_credits(caller, req) else None)
-        )
+            return await self._pay_and_run(call, req, payment_header, caller, spends)
+        identity = payer_of(self.network, req) if payment_header is not None else (caller.agent_id if spends else None)
         if identity is None:  # nothing will execute (a 402 quote): the key is not claimed
-            return await self._pay_and_run(call, req, payment_header, caller)
+            return await self._pay_and_run(call, req, payment_header, caller, spends)
         return await self.idempotency.answer_once(
             f"{tool.name}:{identity}",
             key,
             req.body,
-            lambda: self._pay_and_run(call, req, payment_header, caller),
+            lambda: self._pay_and_run(call, req, payment_header, caller, spends),
             durable=tool.idempotency_durable,
         )
 
     async def _pay_and_run(
-        self, call: PreparedCall, req: CallRequest, payment_header: dict[str, Any] | str | None, caller: Caller | None
+        self,
+        call: PreparedCall,
+        req: CallRequest,
+        payment_header: dict[str, Any] | str | None,
+        caller: Caller | None,
+        spends: bool,
     ) -> Answer:
+        """Pay by x402 when the request carries a payment, else by credits when `spends`
+        (`_spends_credits`), else the 402 quote."""
         if payment_header is not None:
             return await self._pay_x402(call, req)
         if caller is not None:
             await self.auth.consume_nonce(caller)
-        if _spends_credits(caller, req):
+        if spends:
             assert caller is not None
             answer = await self._pay_credits(call, caller.agent_id)
             if answer is not None:
@@ -156,8 +181,15 @@ class PaidCalls:
             call.duration_ms = (time.monotonic_ns() - started) // 1_000_000
 
     def _success(self, call: PreparedCall, request_id: str, receipt_id: str, output: Any) -> Success:
-        meta = CallMeta(request_id=request_id, receipt_id=receipt_id, status="completed", tool=call.tool.name)
-        return Success(data={**msgspec.to_builtins(meta), **msgspec.to_builtins(output)})
+        """`{success, data}`: `data` is `CallMeta`'s fields (made here as its builtins, in its
+        order) followed by the tool's output."""
+        data = {"request_id": request_id, "receipt_id": receipt_id, "status": "completed", "tool": call.tool.name}
+        members = msgspec.structs.asdict(output) if _plain_struct(type(output)) else None
+        if members is None or any(value is msgspec.UNSET for value in members.values()):
+            data.update(msgspec.to_builtins(output))
+        else:  # its members as they are: a Struct inside is encoded as its builtins would be
+            data.update(members)
+        return Success(data=data)
 
     def _failure(self, exc: BaseException, request_id: str, receipt_id: str) -> ServiceError:
         if isinstance(exc, ServiceError):  # a coded refusal found while running (tollway.Refusal)

@@ -44,12 +44,20 @@ class PreparedCall:
     tool: Tool
     value: Any  # the validated input Struct
     price: int
-    input_hash: str
     memo: str | None
     decision_context: dict[str, Any] | None
     provider_cost: int | None = None  # reported by the tool while it runs
     admission: Admission = Admission()
     duration_ms: int | None = None  # how long the tool ran, once it has (stored beside the receipt)
+    _input_hash: str | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def input_hash(self) -> str:
+        """`input_hash_of` the input, made when first asked: only an x402 payment (checked
+        before the run) and a 402 quote need it, never a call paid from credits."""
+        if self._input_hash is None:
+            self._input_hash = input_hash_of(self.value)
+        return self._input_hash
 
     def admit(self, admitted: Any) -> None:
         """Keep what the tool's `admit` check answered (an `Admission`, or None)."""
@@ -155,7 +163,7 @@ def prepare(tool: Tool, body: bytes) -> PreparedCall:
             tool.check(value)
         except (FieldError, FieldErrors) as exc:
             raise field_error(exc) from exc
-    return PreparedCall(tool, value, tool.quote(value), input_hash_of(value), memo, ctx)
+    return PreparedCall(tool, value, tool.quote(value), memo, ctx)
 
 
 __all__ = ["Admission", "MEMO_MAX", "PreparedCall", "input_hash_of", "prepare"]

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from concurrent.futures import Executor
+from types import CoroutineType
 from typing import Any, cast
 
 from tollway._core.jobs.parked import Parked
@@ -63,8 +65,9 @@ class ToolRunner:
         meter: Any = None,
     ) -> Ran:
         """One run of `tool` on the validated `value`, within its time limit (`TimeLimitExceeded`
-        past it). Only a job (`may_park`) may answer `Parked`; the tool's own failure raises.
-        `meter` (a PreparedCall) gets the run's `provider_cost` whether it succeeds or fails."""
+        past it, a run that never suspends included). Only a job (`may_park`) may answer
+        `Parked`; the tool's own failure raises. `meter` (a PreparedCall) gets the run's
+        `provider_cost` whether it succeeds or fails."""
         if tool.cpu_bound:
             pool = pool or self.pool
             if pool is None:
@@ -76,14 +79,23 @@ class ToolRunner:
             ctx = self.contexts.for_run(tool, request_id, agent_id)
             ctx.reporter = reporter
             work = cast("Callable[[Any, ToolContext], Awaitable[Any]]", tool.run)(value, ctx)
-        limit = asyncio.timeout(tool.time_limit_s)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + tool.time_limit_s
         try:
-            async with limit:
-                output = await work
-        except TimeoutError as exc:
-            if limit.expired():
-                raise TimeLimitExceeded(tool.time_limit_s) from exc
-            raise
+            if type(work) is CoroutineType:
+                # Its first step runs here, before any timer: a run that never suspends (an
+                # answer from the upstream cache) cannot be interrupted, so its time is checked
+                # once it has run; one that suspends goes on under the timeout, same deadline.
+                try:
+                    step = work.send(None)
+                except StopIteration as done:
+                    if loop.time() > deadline:
+                        raise TimeLimitExceeded(tool.time_limit_s) from None
+                    output = done.value
+                else:
+                    output = await _limited(_resumed(work, step), deadline, tool.time_limit_s)
+            else:
+                output = await _limited(work, deadline, tool.time_limit_s)
         finally:
             cost = None if ctx is None else ctx.provider_cost
             if meter is not None:
@@ -97,6 +109,41 @@ class ToolRunner:
         (the one of its receipt). Job tools record nothing here."""
         if tool.mode == "inline":
             await record_lookup(tool, value, output, agent_id, self.watch_sources)
+
+
+async def _limited(work: Awaitable[Any], deadline: float, limit_s: float) -> Any:
+    """`work`'s result, cancelled at the event loop's time `deadline` (TimeLimitExceeded)."""
+    limit = asyncio.timeout_at(deadline)
+    try:
+        async with limit:
+            return await work
+    except TimeoutError as exc:
+        if limit.expired():
+            raise TimeLimitExceeded(limit_s) from exc
+        raise
+
+
+@types.coroutine
+def _resumed(coro: Coroutine[Any, Any, Any], step: Any) -> Generator[Any, Any, Any]:
+    """The rest of `coro`, whose first step (run by hand) yielded `step`: what `await coro`
+    does from there on (each value sent or exception thrown in goes on to `coro`, closing
+    it closes `coro`), as an awaitable for `_limited`."""
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # a cancellation (the time limit's too) reaches the tool
+            try:
+                step = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                step = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 __all__ = ["Ran", "TimeLimitExceeded", "ToolRunner"]

@@ -94,8 +94,17 @@ def find_payment_header(headers: Any) -> str | None:
 
 
 def find_payment(req: CallRequest) -> dict[str, Any] | str | None:
-    """The request's x402 payment: the object (or header form) the front passed, else the header carrying it."""
-    return req.payment if req.payment is not None else find_payment_header(req.headers)
+    """The request's x402 payment: the object (or header form) the front passed, else the header
+    carrying it (looked for once per request: the rate limiter and the pipeline both ask)."""
+    if req.payment is not None:
+        return req.payment
+    found = req.memo.get("payment_header", _UNREAD)
+    if found is _UNREAD:
+        found = req.memo["payment_header"] = find_payment_header(req.headers)
+    return found  # type: ignore[no-any-return]
+
+
+_UNREAD = object()
 
 
 def decode_payment(payment: dict[str, Any] | str) -> x402.PaymentPayload:

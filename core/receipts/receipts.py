@@ -154,31 +154,35 @@ class ReceiptBook:
         d = draft
         created = now_ms()
         job_id = d.job_id or d.request_id  # a receipt's job_id is the request that originated it
-        body = wire.ReceiptBody(  # the Struct's field order is the signed order, whatever the order here
-            receipt_id=d.receipt_id or sorted_id("rcpt"),
-            agent_id=d.agent_id,
-            soul_agent_id=d.soul_agent_id,
-            category=d.category,
-            subcategory=d.subcategory,
-            tool=d.tool,
-            request_id=d.request_id,
-            amount_usdc=usdc(d.amount),
-            service_fee=usdc(d.service_fee),
-            payment_method=d.payment_method,
-            status=d.status,
-            execution_status=d.execution_status,
-            goal_id=d.goal_id,
-            revision=1,
-            settlement_tx=d.settlement_tx,
-            memo=d.memo,
-            decision_context=d.decision_context,
-            value_tag=None,
-            job_id=job_id,
-            metadata_digest=metadata_digest(d.metadata) if d.metadata is not None else None,
-            created_at=iso(created),
-            settled_at=iso(created) if d.settled else None,
-        )
-        signed = self.signer.sign(msgspec.to_builtins(body))
+        created_at = iso(created)
+        # `wire.ReceiptBody`'s builtins (`msgspec.to_builtins` of one), its fields in their
+        # (signed) order, made as the dict itself: no Struct to fill and convert on the paid path
+        # (tests/kernel/test_paid_bodies.py holds the two equal)
+        body = {
+            "receipt_id": d.receipt_id or sorted_id("rcpt"),
+            "agent_id": d.agent_id,
+            "soul_agent_id": d.soul_agent_id,
+            "category": d.category,
+            "subcategory": d.subcategory,
+            "tool": d.tool,
+            "request_id": d.request_id,
+            "amount_usdc": usdc(d.amount),
+            "service_fee": usdc(d.service_fee),
+            "payment_method": d.payment_method,
+            "status": d.status,
+            "execution_status": d.execution_status,
+            "goal_id": d.goal_id,
+            "revision": 1,
+            "settlement_tx": d.settlement_tx,
+            "memo": d.memo,
+            "decisionContext": None if d.decision_context is None else msgspec.to_builtins(d.decision_context),
+            "value_tag": None,
+            "job_id": job_id,
+            "metadata_digest": metadata_digest(d.metadata) if d.metadata is not None else None,
+            "created_at": created_at,
+            "settled_at": created_at if d.settled else None,
+        }
+        signed = self.signer.sign(body)
         text = msgspec.json.encode(signed).decode()
         values = (
             signed["receipt_id"],
