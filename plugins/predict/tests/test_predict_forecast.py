@@ -372,7 +372,7 @@ def test_monthly_and_quarterly_seasonal_series_add_the_damped_holt_winters_membe
     meta = run_forecast(block(y, horizon=12, frequency="monthly"), 30)["meta"]
     assert meta["seasonality"] != "none" and "holt_winters" in meta["candidates"]
     assert meta["combination"] == "median"
-    assert set(meta["chosen"]) == {"theta", "sarima", "ets_seasonal", "holt_winters"}
+    assert set(meta["chosen"]) == {"mapa", "sarima", "ets_seasonal", "holt_winters"}
     # the member itself: the damped additive form, its forecast carrying the season on
     mean, sd = fe.forecast(y, 12, 12, fe.HOLT_WINTERS)
     k = np.arange(96, 108)
@@ -551,7 +551,7 @@ def test_hourly_arima_may_replace_the_median():
 @pytest.mark.parametrize(
     ("frequency", "m", "how", "members"),
     [
-        ("monthly", 12, "median", {"theta", "sarima", "ets_seasonal", "holt_winters"}),
+        ("monthly", 12, "median", {"mapa", "sarima", "ets_seasonal", "holt_winters"}),
         ("quarterly", 4, "trimmed", {"theta", "ces", "naive2", "ets_seasonal", "holt_winters"}),
         ("weekly", 52, "weighted", {"ses", "theta", "sarima"}),
         (
@@ -564,7 +564,7 @@ def test_hourly_arima_may_replace_the_median():
     ],
 )
 def test_frequency_level_members(frequency, m, how, members):
-    every = {k: {"score": 1.0} for k in (*fm.CANDIDATES, "ets_seasonal", "holt_winters", "sarima")}
+    every = {k: {"score": 1.0} for k in (*fm.CANDIDATES, "ets_seasonal", "holt_winters", "sarima", "mapa")}
     got_how, w = fc.combination(frequency, m, every)
     assert got_how == how and set(w) == members and abs(sum(w.values()) - 1) < 1e-12
     assert len(set(w.values())) == 1  # equal weights

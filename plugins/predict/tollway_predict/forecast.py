@@ -16,7 +16,8 @@ Pipeline of `run_forecast`:
    forecast_sarima); monthly, quarterly, weekly, yearly and no-frequency series combine
    only the members forecast_choice lists for them, by their median, mean or trimmed mean
    (chosen across series of that frequency; monthly and quarterly ones add the damped
-   Holt-Winters form of forecast_ets, yearly ones the optimised Theta models of
+   Holt-Winters form of forecast_ets, monthly ones the temporal-aggregation member of
+   forecast_aggregation, yearly ones the optimised Theta models of
    forecast_theta); for a cycle longer than the
    seasonal ETS takes (hourly 24) the seasonal naive, the airline model or ARIMA replaces the
    median when it scored better on the backtest;
@@ -37,6 +38,7 @@ import msgspec
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from . import forecast_aggregation as fa
 from . import forecast_backtest as fb
 from . import forecast_choice as fc
 from . import forecast_ets as fe
@@ -46,7 +48,7 @@ from .bounds import REAL_MAX, Real, shown
 from .errors import InputProblem
 from .forecast_time import FREQUENCIES, NATURAL_PERIOD, build_axis
 
-VERSION = "forecast-7"
+VERSION = "forecast-8"
 MIN_POINTS, MAX_POINTS = 8, 10_000
 MAX_HORIZON = 365
 MAX_LEVELS = 5
@@ -179,6 +181,8 @@ def _fit_all(y: np.ndarray, h: int, m: int, names, deadline: float, ets=None, fi
                     if not fe.usable(y, m):
                         raise ValueError("too short for Holt-Winters")
                     mean, sd = fe.forecast(y, h, m, fe.HOLT_WINTERS)
+                elif name == "mapa":
+                    mean, sd = season.restore(*fa.forecast(z, h, m, fits))
                 else:
                     adjusted, fn = fm.CANDIDATES[name]
                     if adjusted:
@@ -257,6 +261,8 @@ def _run(block: ForecastBlock, time_limit_s: float) -> dict:
             names.append("ets_seasonal")
     if chosen is not None and "holt_winters" in chosen and seasonal:  # only where forecast_choice lists it
         names.append("holt_winters")
+    if chosen is not None and "mapa" in chosen:  # temporal aggregation (forecast_aggregation), where listed
+        names.append("mapa")
     # a cycle the seasonal ETS takes (2 to 12): the airline model joins the median; a longer one with
     # a horizon covering a whole cycle (hourly 24): it may replace the median (below); weekly: a member
     long_cycle = m > fe.MAX_PERIOD and h >= m
