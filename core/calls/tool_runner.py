@@ -10,7 +10,6 @@ import dataclasses
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from concurrent.futures import Executor
-from types import CoroutineType
 from typing import Any, cast
 
 from tollway._core.jobs.parked import Parked
@@ -82,7 +81,7 @@ class ToolRunner:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + tool.time_limit_s
         try:
-            if type(work) is CoroutineType:
+            if type(work) is types.CoroutineType:
                 # Its first step runs here, before any timer: a run that never suspends (an
                 # answer from the upstream cache) cannot be interrupted, so its time is checked
                 # once it has run; one that suspends goes on under the timeout, same deadline.
