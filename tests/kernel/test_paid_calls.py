@@ -161,6 +161,63 @@ async def test_unfunded_payer_is_refused_without_running_the_tool(kernel):
     assert len(echo_plugin.RUNS) == runs_before
 
 
+async def test_unfunded_payer_leaves_the_quote_unused(kernel):
+    """The funds check rides in the reservation's first statement: a payer short of the
+    amount writes nothing, so the same quote pays once the funds are there."""
+    payer = Account.create()
+    runs_before = len(echo_plugin.RUNS)
+    async with http_client(kernel) as client:
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        quote = {"X-Quote-ID": first.json()["quote_id"]}
+        short = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        refused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": short, **quote}
+        )
+        assert refused.status_code == 402
+        assert refused.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
+        assert len(echo_plugin.RUNS) == runs_before
+        assert await PaymentAuthorization.count() == 0
+        await fund(client, payer.address, "1")
+        again = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        paid = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": again, **quote}
+        )
+        assert paid.status_code == 200, paid.text
+        balance = await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})
+    price = to_micro(first.json()["amount_usdc"])
+    assert to_micro(balance.json()["on_chain_balance"]) == 1_000_000 - price
+
+
+async def test_unfunded_payer_of_a_used_quote_is_told_the_funds_first(kernel):
+    """Funds are checked before the quote's use, as when they were read before the
+    reservation: a quote already paid, resent by a payer without the funds, is refused
+    for the funds, and the paid quote stays paid once."""
+    payer, other = Account.create(), Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        quote = {"X-Quote-ID": first.json()["quote_id"]}
+        header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        paid = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": header, **quote}
+        )
+        assert paid.status_code == 200, paid.text
+        broke = pay_402(other, first.headers["PAYMENT-REQUIRED"])
+        refused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": broke, **quote}
+        )
+        assert refused.status_code == 402
+        assert refused.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
+        await fund(client, other.address, "1")
+        funded = pay_402(other, first.headers["PAYMENT-REQUIRED"])
+        reused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": funded, **quote}
+        )
+        assert reused.status_code == 402
+        assert reused.json()["details"]["reason"] == "quote_already_used"
+    assert await PaymentAuthorization.count() == 1
+
+
 async def test_tool_failure_with_x402_is_not_settled(kernel):
     payer = Account.create()
     async with http_client(kernel) as client:
