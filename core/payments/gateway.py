@@ -72,15 +72,6 @@ _RESERVE_AND_USE = (
     "SELECT (SELECT ok FROM funded) AS funded, EXISTS (SELECT 1 FROM reserved) AS reserved, "
     "EXISTS (SELECT 1 FROM used) AS used"
 )
-# SQLite, the local network: the quote's record (`quotes.record_used`'s) made only when the
-# payer's balance covers the amount, the first statement of the reservation's transaction
-# (the funds check rides in it: no read of its own); its values are the quote's
-# (`quotes.used_values`), then the payer's balance key and the amount.
-_USE_IF_FUNDED = (
-    "INSERT INTO tw_quotes (id, tool, input_hash, amount, pay_to, network, expires_ms, used_ms, created_ms) "
-    "SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} WHERE EXISTS (SELECT 1 FROM tw_chain_balances WHERE address = {} "
-    "AND balance >= {}) ON CONFLICT (id) DO NOTHING RETURNING id"
-)
 # ... and a quote found used takes back the row just reserved, so that the authorization
 # may pay another quote (a crash in between leaves it reserved: the reconciler voids it).
 _UNRESERVE = "DELETE FROM tw_payment_authorizations WHERE id = {} AND status = 'reserved'"
@@ -252,7 +243,7 @@ class X402Gateway:
     ) -> tuple[dict, str]:
         """Everything short of reserving, writing nothing: the quote (ours, unexpired, for
         this tool and input), then the accepted requirements, the signature and the funds
-        (the local network's are read by `reserve`'s first statement instead)."""
+        (the local network's on PostgreSQL: `reserve`'s statement reads them)."""
         quote_id = quote_id_header or x402.quote_id_from(payment)
         try:
             quote = self.quotes.check(quote_id, tool=purpose, input_hash=input_hash)
@@ -281,9 +272,9 @@ class X402Gateway:
         return payer
 
     def _funds_checked_in_reservation(self) -> bool:
-        """Whether the local network's funds check rides in the reservation's first statement
-        (a statement fewer: on PostgreSQL a round trip) instead of running in `verify`."""
-        return type(self.backend) is LocalSettlement
+        """Whether the local network's funds check rides in the reservation's statement
+        (PostgreSQL: one round trip fewer) instead of running in `verify`."""
+        return type(self.backend) is LocalSettlement and sql.on_postgres()
 
     def _check_accepted(self, payment: x402.PaymentPayload, requirements: dict[str, Any]) -> None:
         try:
@@ -303,8 +294,8 @@ class X402Gateway:
         quote recorded used (`quote_already_used` if it was) and the authorization's row
         (`invalid_exact_evm_nonce_already_used` if it exists, and then the quote stays
         unused). One transaction on SQLite (a refusal rolls it back), one statement on
-        PostgreSQL (`_RESERVE_AND_USE`); on the local network the first statement checks the
-        funds `verify` left to it (`invalid_exact_evm_insufficient_balance`, nothing written)."""
+        PostgreSQL (`_RESERVE_AND_USE`), which on the local network first checks the funds
+        `verify` left to it (`invalid_exact_evm_insufficient_balance`, nothing written)."""
         key = authorization_key(self.network, payment.authorization)
         now = now_ms()
         auth = payment.authorization
@@ -321,21 +312,7 @@ class X402Gateway:
         else:
             try:
                 async with self.db.transaction():
-                    if not self._funds_checked_in_reservation():
-                        await quotes.record_used(quote)
-                    elif (
-                        await sql.fetch_one(
-                            _USE_IF_FUNDED,
-                            *quotes.used_values(quote, now),
-                            ledger.chain_key(self.network.chain_id, payer),
-                            auth.value,
-                        )
-                        is None
-                    ):
-                        # not written: the funds fall short, else the quote was used
-                        if await ledger.chain_balance(self.network.chain_id, payer) < auth.value:
-                            raise _cannot_settle(x402.ERR_INSUFFICIENT_BALANCE)
-                        raise quotes.already_used(quote)
+                    await quotes.record_used(quote)
                     reserved = used = bool(await sql.fetch_one(_RECORD_AUTHORIZATION, *row))
                     if not reserved:
                         raise _NonceSeen
