@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import msgspec
 import pytest
@@ -431,3 +432,52 @@ async def test_the_kernel_carries_x402_objects_and_http_sends_them_as_base64_hea
     answered = answer_response(answer).headers
     assert list(answered)[0] == "PAYMENT-RESPONSE" and "RateLimit-Remaining" in answered
     assert answered["PAYMENT-RESPONSE"] == _b64_compact_json(settlement)
+
+
+@pytest.mark.parametrize(
+    ("field", "echo", "reason"),
+    [
+        ("amount", lambda req: "1", "accepted_requirements_mismatch"),
+        ("amount", lambda req: int(req["amount"]), None),  # the same text as a number
+        ("payTo", lambda req: Account.create().address, "accepted_requirements_mismatch"),
+        ("payTo", lambda req: req["payTo"].upper(), None),  # any case
+        (
+            "asset",
+            lambda req: req["asset"][:-1] + ("0" if req["asset"][-1] != "0" else "1"),
+            "accepted_requirements_mismatch",
+        ),
+        ("asset", lambda req: None, "accepted_requirements_mismatch"),
+        ("scheme", lambda req: "EXACT", "unsupported_scheme"),
+        ("network", lambda req: "eip155:1", "network_mismatch"),
+        ("extra", lambda req: {}, None),  # not echoed
+    ],
+)
+async def test_accepted_requirements_must_echo_the_quote(kernel, field, echo, reason):
+    """A v2 payment's `accepted` echoes the quote's scheme, network, amount, payTo and asset
+    (their text, in any case); the requirements are made once per quote and kept."""
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.networks import get_network
+
+    payer = Account.create()
+    network = get_network("local")
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        req = decode_payment_required(first.headers["PAYMENT-REQUIRED"])["accepts"][0]
+        assert kernel.gateway.requirements(int(req["amount"]), first.json()["quote_id"]) == req
+        now = int(time.time())
+        auth, sig = sign_authorization(
+            payer, network, to=req["payTo"], value=int(req["amount"]), valid_after=now - 5, valid_before=now + 120
+        )
+        header = make_payment_header(network, {**req, field: echo(req)}, auth, sig)
+        paid = await client.post(
+            "/v1/tools/test/echo",
+            json={"text": "a"},
+            headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]},
+        )
+    if reason is None:
+        assert paid.status_code == 200, paid.text
+    else:
+        assert paid.status_code == 402
+        assert paid.json()["details"]["reason"] == reason
+        assert await PaymentAuthorization.count() == 0
