@@ -224,13 +224,6 @@ def transfers_in_one_statement(sender: str, recipient: str) -> bool:
     return sql.on_postgres() and sender.lower() != recipient.lower()
 
 
-# SQLite: a transfer's two ledger rows (`transfer_out`, then `transfer_in`) in one statement,
-# once both balances moved; their values as `transfer_values` gives them after the moves'.
-_TRANSFER_ROWS = (
-    "INSERT INTO tw_ledger (id, account, delta, balance_after, kind, reference, memo, created_ms) VALUES "
-    "({}, {}, {}, {}, 'transfer_out', {}, NULL, {}), ({}, {}, {}, {}, 'transfer_in', {}, NULL, {})"
-)
-
 _CHAIN_BALANCE = "SELECT balance FROM tw_chain_balances WHERE address = {}"
 _TRANSFER_DONE = "SELECT id FROM tw_ledger WHERE reference = {} AND kind = 'transfer_out'"
 
@@ -243,30 +236,19 @@ async def chain_transfer(chain_id: int, sender: str, recipient: str, amount: int
     if transfers_in_one_statement(sender, recipient):
         row = await sql.fetch_one(_PG_TRANSFER, *transfer_values(chain_id, sender, recipient, amount, reference))
         return None if row is None else int(row["balance"])
-    if sql.on_postgres():  # to itself: the debit and the credit as two movements
-        moved = await _move(
-            _TRANSFER_OUT,
-            (amount, chain_key(chain_id, sender), amount, reference),
-            chain_account(chain_id, sender),
-            -amount,
-            "transfer_out",
-            reference,
-            None,
-        )
-        if moved is None:
-            return None
-        await chain_credit(chain_id, recipient, amount, kind="transfer_in", reference=reference)
-        return moved[0]
-    # SQLite: the two balance statements, then both ledger rows in one (three statements, not four)
-    values = transfer_values(chain_id, sender, recipient, amount, reference)
-    debited = await sql.fetch_one(_TRANSFER_OUT.alone, *values[:4])
-    if debited is None:
+    moved = await _move(
+        _TRANSFER_OUT,
+        (amount, chain_key(chain_id, sender), amount, reference),
+        chain_account(chain_id, sender),
+        -amount,
+        "transfer_out",
+        reference,
+        None,
+    )
+    if moved is None:
         return None
-    credited = await sql.fetch_one(_CHAIN_CREDIT.alone, *values[4:6])
-    assert credited is not None
-    sent, received = int(debited["balance"]), int(credited["balance"])
-    await sql.fetch(_TRANSFER_ROWS, *values[6:9], sent, *values[9:14], received, *values[14:])
-    return sent
+    await chain_credit(chain_id, recipient, amount, kind="transfer_in", reference=reference)
+    return moved[0]
 
 
 async def transfer_done(reference: str) -> bool:
