@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from litestar.response.base import ASGIResponse
 from litestar.routes import HTTPRoute
 from litestar.serialization import get_serializer
 
+from tollway._core.basics.errors import ServiceError
 from tollway._http_server.hosts import asked_host
-from tollway._http_server.translate import EXCEPTION_HANDLERS, JSON, answer_parts, call_request
+from tollway._http_server.translate import EXCEPTION_HANDLERS, JSON, answer_parts, call_request, error_headers
 
 if TYPE_CHECKING:
     from litestar import Litestar
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 
 _JSON_TYPE = (b"content-type", JSON.encode())
 _ENC_HOOK = get_serializer(None)  # what Litestar renders a handler's error Response with (no type encoders set)
+# a refusal's body as Litestar's `Response.render` writes it (`msgspec.json.encode` with that hook)
+_encode_error = msgspec.json.Encoder(enc_hook=_ENC_HOOK).encode
 
 
 class ToolFront:
@@ -106,6 +110,9 @@ class ToolFront:
                 )
                 return
             raw = _raw_headers(answer_headers, encoded)
+        except ServiceError as exc:  # a refusal (a 402 quote among them): what service_error_handler answers
+            encoded = _encode_error(exc.body())
+            status, raw = exc.status, _raw_headers(error_headers(exc), encoded)
         except Exception as exc:
             response = _handler(exc)(None, exc)
             encoded = response.render(response.content, response.media_type or JSON, _ENC_HOOK)

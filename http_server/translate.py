@@ -90,10 +90,15 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     return Response(content=body, status_code=status, headers=headers or None, media_type=JSON)
 
 
-def service_error_handler(_: Request, exc: ServiceError) -> Response:
+def error_headers(exc: ServiceError) -> dict[str, str]:
+    """A refusal's headers: the x402 objects it carries (PAYMENT-REQUIRED, PAYMENT-RESPONSE)
+    first, then its own."""
     headers = _with_x402(x402.PAYMENT_REQUIRED_HEADER, exc.payment_required, exc.headers)
-    headers = _with_x402(x402.PAYMENT_RESPONSE_HEADER, exc.settlement, headers)
-    return Response(content=exc.body(), status_code=exc.status, headers=headers or None, media_type=JSON)
+    return _with_x402(x402.PAYMENT_RESPONSE_HEADER, exc.settlement, headers)
+
+
+def service_error_handler(_: Request, exc: ServiceError) -> Response:
+    return Response(content=exc.body(), status_code=exc.status, headers=error_headers(exc) or None, media_type=JSON)
 
 
 _HTTP_CODES = {

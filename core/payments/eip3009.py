@@ -107,35 +107,43 @@ def checksum_address(address_hex: str) -> str:
 def recover_payer(network: Network, auth: Authorization, signature_hex: str) -> str:
     """Checksummed address that signed `auth`; refuses malformed, high-s or odd-v
     signatures with `invalid_exact_evm_payload_signature`."""
+    found = _recovered(network, auth, signature_hex)
+    if isinstance(found, PaymentError):
+        raise PaymentError(found.reason, found.message)
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _recovered(network: Network, auth: Authorization, signature_hex: str) -> str | PaymentError:
+    """`recover_payer`'s answer, the refusal as a value. Kept for a while: one request
+    recovers its payer twice (its rate-limit identity, then the payment's check), and the
+    second finds the signature read, the digest hashed and the point recovered."""
     h = signature_hex[2:] if signature_hex[:2] in ("0x", "0X") else signature_hex
     try:
         sig = bytes.fromhex(h)
     except ValueError:
-        raise _invalid_sig("signature is not hex") from None
+        return _invalid_sig("signature is not hex")
     if len(sig) != 65:
-        raise _invalid_sig(f"signature must be 65 bytes, got {len(sig)}")
+        return _invalid_sig(f"signature must be 65 bytes, got {len(sig)}")
     r = int.from_bytes(sig[:32], "big")
     s = int.from_bytes(sig[32:64], "big")
     v = sig[64]
     if v not in (0, 1, 27, 28):
-        raise _invalid_sig(f"signature v={v} is not 0, 1, 27 or 28")
+        return _invalid_sig(f"signature v={v} is not 0, 1, 27 or 28")
     if not (0 < r < SECP256K1_N) or s == 0:
-        raise _invalid_sig("signature r or s is out of range")
+        return _invalid_sig("signature r or s is out of range")
     if s > SECP256K1_HALF_N:
-        raise _invalid_sig("signature s is high (non-canonical, malleable)")
+        return _invalid_sig("signature s is high (non-canonical, malleable)")
     # libsecp256k1 takes the recovery id (0 or 1) after r and s, and the digest as is.
     address = _signer(network, auth, sig[:64] + bytes((v - 27 if v >= 27 else v,)))
     if address is None:
-        raise _invalid_sig("signature does not recover to an address")
+        return _invalid_sig("signature does not recover to an address")
     return address
 
 
-@lru_cache(maxsize=4096)
 def _signer(network: Network, auth: Authorization, signature: bytes) -> str | None:
     """The checksummed address whose key made `signature` (r, s, recovery id) over the
-    EIP-712 digest of `auth`, None when none recovers. Kept for a while: one request
-    recovers its payer twice (its rate-limit identity, then the payment's check), and the
-    second finds the digest and the point done."""
+    EIP-712 digest of `auth`, None when none recovers."""
     try:
         digest = authorization_digest(network, auth)
         point = PublicKey.from_signature_and_message(signature, digest, hasher=None)

@@ -37,6 +37,11 @@ log = logging.getLogger("tollway.payments")
 
 PAYMENT_HEADERS = ("payment-signature", "x-payment-proof", "x-payment")
 
+# The requirements' fields a v2 payment's `accepted` must echo (any case).
+_ECHOED = ("scheme", "network", "amount", "payTo", "asset")
+# How many quotes' requirements a gateway keeps (`X402Gateway.terms`).
+_TERMS_KEPT = 1024
+
 # An authorization's recorded state (the paid path, raw: bench/paid_calls.py); a transaction or
 # receipt id not given keeps the one stored. The second only moves a row still `reserved`.
 _RECORD = (
@@ -179,9 +184,24 @@ class X402Gateway:
         self.db = db
         self.quote_ttl_s = quote_ttl_s
         self.quotes = quotes.QuoteBook(quote_secret, pay_to=pay_to, network=network.caip2, ttl_s=quote_ttl_s)
+        self._terms: dict[tuple[int, str], tuple[dict[str, Any], tuple[str, ...]]] = {}
+
+    def terms(self, amount: int, quote_id: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """A quote's x402 PaymentRequirements and the lower-cased text of the fields a payment
+        echoes (`_ECHOED`), made once and kept for the last quotes: the 402 makes them, and its
+        paid resend checks the payment against them and settles with them. A pure function of
+        the amount and the quote id; no user changes them."""
+        key = (amount, quote_id)
+        found = self._terms.get(key)
+        if found is None:
+            if len(self._terms) >= _TERMS_KEPT:
+                self._terms.clear()
+            made = x402.build_requirements(self.network, amount, self.pay_to, quote_id, self.quote_ttl_s)
+            found = self._terms[key] = (made, tuple(str(made[field]).lower() for field in _ECHOED))
+        return found
 
     def requirements(self, amount: int, quote_id: str) -> dict[str, Any]:
-        return x402.build_requirements(self.network, amount, self.pay_to, quote_id, self.quote_ttl_s)
+        return self.terms(amount, quote_id)[0]
 
     async def payment_required(
         self,
@@ -198,6 +218,7 @@ class X402Gateway:
         PaymentRequired object (each front sends it its own way) and, for a payment
         whose settlement was refused, that settlement's SettleResponse."""
         quote = self.quotes.mint(tool=purpose, input_hash=input_hash, amount=amount)
+        price = usdc(amount)
         error_text = failure.reason if failure else "payment_required"
         required = x402.build_payment_required(
             error_text, resource_url, description, [self.requirements(amount, quote["id"])]
@@ -205,7 +226,7 @@ class X402Gateway:
         terms = QuoteTerms(
             code=402,
             quote_id=quote["id"],
-            amount_usdc=usdc(amount),
+            amount_usdc=price,
             pay_to=self.pay_to,
             network=self.network.caip2,
             expires_at=iso(quote["expires_ms"]),
@@ -222,7 +243,7 @@ class X402Gateway:
                 settlement=settlement,
             )
         return ServiceError(
-            402, "payment_required", f"Payment of {usdc(amount)} USDC required.", payment_required=required, extra=extra
+            402, "payment_required", f"Payment of {price} USDC required.", payment_required=required, extra=extra
         )
 
     def decode(self, payment: dict[str, Any] | str) -> x402.PaymentPayload:
@@ -252,8 +273,8 @@ class X402Gateway:
         return quote, await self._check(payment, quote)
 
     async def _check(self, payment: x402.PaymentPayload, quote: dict) -> str:
-        requirements = self.requirements(quote["amount"], quote["id"])
-        self._check_accepted(payment, requirements)
+        requirements, echoed = self.terms(quote["amount"], quote["id"])
+        self._check_accepted(payment, echoed)
         try:
             payer = verify_authorization(
                 self.network,
@@ -276,7 +297,9 @@ class X402Gateway:
         (PostgreSQL: one round trip fewer) instead of running in `verify`."""
         return type(self.backend) is LocalSettlement and sql.on_postgres()
 
-    def _check_accepted(self, payment: x402.PaymentPayload, requirements: dict[str, Any]) -> None:
+    def _check_accepted(self, payment: x402.PaymentPayload, echoed: tuple[str, ...]) -> None:
+        """The payment's scheme and network, and the requirements a v2 payment echoes: each
+        `_ECHOED` field's text equal to ours in any case (`echoed`: ours lower-cased)."""
         try:
             x402.check_scheme_and_network(payment, self.network)
         except x402.PaymentError as exc:
@@ -284,9 +307,8 @@ class X402Gateway:
         acc = payment.accepted
         if acc is None:
             return
-        for field in ("scheme", "network", "amount", "payTo", "asset"):
-            mine, theirs = requirements[field], acc.get(field)
-            if str(theirs).lower() != str(mine).lower():
+        for field, mine in zip(_ECHOED, echoed, strict=True):
+            if str(acc.get(field)).lower() != mine:
                 raise PaymentFailed(REQUIREMENTS_MISMATCH, f"accepted.{field} does not match the quote.")
 
     async def reserve(self, payment: x402.PaymentPayload, quote: dict, payer: str, purpose: str) -> Accepted:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import re
 import time
 
 import pytest
@@ -742,3 +743,21 @@ def test_hot_path_is_fast(payer):
         _verify(p.authorization, p.signature)
     per_call = (time.perf_counter() - t) / n
     assert per_call < 0.002, f"{per_call * 1e3:.2f} ms per decode+verify"
+
+
+# The signature's hex as the decoder first read it: a regex of repeated digit pairs.
+_HEX_PAIRS = re.compile(r"(?:0x)?((?:[0-9a-fA-F]{2})*)\Z")
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="0123456789abcdefABCDEFxX \u0660g", max_size=140))
+def test_signature_hex_is_read_as_the_digit_pair_rule(payer, text):
+    """The payload's signature is taken, lower-cased after one 0x, exactly when it is a
+    non-empty run of hex digit pairs (the first decoder's rule, kept as the reference)."""
+    auth, _ = _signed(payer)
+    body = _v2_body(auth, text)
+    pairs = _HEX_PAIRS.match(text)
+    if pairs is None or not pairs.group(1):
+        _expect_reason(_b64(body))
+    else:
+        assert x402.decode_payment_header(_b64(body)).signature == "0x" + pairs.group(1).lower()

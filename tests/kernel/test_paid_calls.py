@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import msgspec
 import pytest
@@ -159,6 +160,63 @@ async def test_unfunded_payer_is_refused_without_running_the_tool(kernel):
     assert paid.status_code == 402
     assert paid.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
     assert len(echo_plugin.RUNS) == runs_before
+
+
+async def test_unfunded_payer_leaves_the_quote_unused(kernel):
+    """The funds check rides in the reservation's first statement: a payer short of the
+    amount writes nothing, so the same quote pays once the funds are there."""
+    payer = Account.create()
+    runs_before = len(echo_plugin.RUNS)
+    async with http_client(kernel) as client:
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        quote = {"X-Quote-ID": first.json()["quote_id"]}
+        short = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        refused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": short, **quote}
+        )
+        assert refused.status_code == 402
+        assert refused.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
+        assert len(echo_plugin.RUNS) == runs_before
+        assert await PaymentAuthorization.count() == 0
+        await fund(client, payer.address, "1")
+        again = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        paid = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": again, **quote}
+        )
+        assert paid.status_code == 200, paid.text
+        balance = await client.get("/v1/balance", headers={"X-Agent-ID": payer.address})
+    price = to_micro(first.json()["amount_usdc"])
+    assert to_micro(balance.json()["on_chain_balance"]) == 1_000_000 - price
+
+
+async def test_unfunded_payer_of_a_used_quote_is_told_the_funds_first(kernel):
+    """Funds are checked before the quote's use, as when they were read before the
+    reservation: a quote already paid, resent by a payer without the funds, is refused
+    for the funds, and the paid quote stays paid once."""
+    payer, other = Account.create(), Account.create()
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        quote = {"X-Quote-ID": first.json()["quote_id"]}
+        header = pay_402(payer, first.headers["PAYMENT-REQUIRED"])
+        paid = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": header, **quote}
+        )
+        assert paid.status_code == 200, paid.text
+        broke = pay_402(other, first.headers["PAYMENT-REQUIRED"])
+        refused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": broke, **quote}
+        )
+        assert refused.status_code == 402
+        assert refused.json()["details"]["reason"] == "invalid_exact_evm_insufficient_balance"
+        await fund(client, other.address, "1")
+        funded = pay_402(other, first.headers["PAYMENT-REQUIRED"])
+        reused = await client.post(
+            "/v1/tools/test/echo", json={"text": "a"}, headers={"payment-signature": funded, **quote}
+        )
+        assert reused.status_code == 402
+        assert reused.json()["details"]["reason"] == "quote_already_used"
+    assert await PaymentAuthorization.count() == 1
 
 
 async def test_tool_failure_with_x402_is_not_settled(kernel):
@@ -374,3 +432,52 @@ async def test_the_kernel_carries_x402_objects_and_http_sends_them_as_base64_hea
     answered = answer_response(answer).headers
     assert list(answered)[0] == "PAYMENT-RESPONSE" and "RateLimit-Remaining" in answered
     assert answered["PAYMENT-RESPONSE"] == _b64_compact_json(settlement)
+
+
+@pytest.mark.parametrize(
+    ("field", "echo", "reason"),
+    [
+        ("amount", lambda req: "1", "accepted_requirements_mismatch"),
+        ("amount", lambda req: int(req["amount"]), None),  # the same text as a number
+        ("payTo", lambda req: Account.create().address, "accepted_requirements_mismatch"),
+        ("payTo", lambda req: req["payTo"].upper(), None),  # any case
+        (
+            "asset",
+            lambda req: req["asset"][:-1] + ("0" if req["asset"][-1] != "0" else "1"),
+            "accepted_requirements_mismatch",
+        ),
+        ("asset", lambda req: None, "accepted_requirements_mismatch"),
+        ("scheme", lambda req: "EXACT", "unsupported_scheme"),
+        ("network", lambda req: "eip155:1", "network_mismatch"),
+        ("extra", lambda req: {}, None),  # not echoed
+    ],
+)
+async def test_accepted_requirements_must_echo_the_quote(kernel, field, echo, reason):
+    """A v2 payment's `accepted` echoes the quote's scheme, network, amount, payTo and asset
+    (their text, in any case); the requirements are made once per quote and kept."""
+    from tollway._core.payments.eip3009 import make_payment_header, sign_authorization
+    from tollway._core.payments.networks import get_network
+
+    payer = Account.create()
+    network = get_network("local")
+    async with http_client(kernel) as client:
+        await fund(client, payer.address, "1")
+        first = await client.post("/v1/tools/test/echo", json={"text": "a"})
+        req = decode_payment_required(first.headers["PAYMENT-REQUIRED"])["accepts"][0]
+        assert kernel.gateway.requirements(int(req["amount"]), first.json()["quote_id"]) == req
+        now = int(time.time())
+        auth, sig = sign_authorization(
+            payer, network, to=req["payTo"], value=int(req["amount"]), valid_after=now - 5, valid_before=now + 120
+        )
+        header = make_payment_header(network, {**req, field: echo(req)}, auth, sig)
+        paid = await client.post(
+            "/v1/tools/test/echo",
+            json={"text": "a"},
+            headers={"payment-signature": header, "X-Quote-ID": first.json()["quote_id"]},
+        )
+    if reason is None:
+        assert paid.status_code == 200, paid.text
+    else:
+        assert paid.status_code == 402
+        assert paid.json()["details"]["reason"] == reason
+        assert await PaymentAuthorization.count() == 0

@@ -254,6 +254,8 @@ async def test_a_local_transfer_moves_money_once(kernel, to_self):
         LedgerEntry.reference == first.transaction
     )
     assert sorted((r["kind"], r["delta"]) for r in rows) == [("transfer_in", 4_000), ("transfer_out", -4_000)]
+    after = {r["kind"]: r["balance_after"] for r in rows}  # each row's balance once its own move was made
+    assert after == {"transfer_out": 6_000, "transfer_in": 10_000 if to_self else before_to + 4_000}
     short = await backend.settle(_payment(kernel, payer, to, 20_000), {}, payer.address)
     assert short.status == "failed" and short.reason == x402.ERR_INSUFFICIENT_BALANCE
     assert await check_ledger() == []

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 
 import pytest
 from eth_account import Account
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support import echo_plugin
 from tests.support.echo_plugin import EchoPlugin
@@ -223,3 +226,33 @@ async def test_a_paid_quotes_record_is_purged_by_the_hourly_task_a_day_after_it_
         assert [row["id"] for row in await Quote.select(Quote.id)] == [quote_id]
         await quotes.purge_expired(now=expires_ms + quotes.PURGE_MARGIN_MS + 1)
         assert await Quote.count().where(Quote.id == quote_id) == 0
+
+
+def _spelled_once(text: str) -> bytes | None:
+    """The first reading of an id's letters: base64url decoded leniently (letters outside
+    the alphabet skipped), then kept only if its 27 bytes encode back to the same letters."""
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 27 or base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != text:
+        return None
+    return raw
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    letters=st.text(alphabet=_LETTERS, min_size=36, max_size=36),
+    at=st.integers(0, 35),
+    odd=st.sampled_from(["", "+", "/", "=", "!", " ", "\n", "é", "Ａ", "-", "A"]),
+)
+def test_an_id_is_read_as_the_one_spelling_of_its_bytes(letters, at, odd):
+    """An id's 36 letters are read strictly (one spelling per 27 bytes): the same ids are
+    read, to the same bytes, as when they were decoded leniently and encoded back."""
+    text = (letters[:at] + odd + letters[at + 1 :])[:36] if odd else letters
+    read = quotes._unb64(text) if len(text) == 36 else None
+    taken = read if read is not None and len(read) == 27 else None  # `check` refuses other lengths
+    assert taken == (_spelled_once(text) if len(text) == 36 else None)
