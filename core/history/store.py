@@ -51,10 +51,24 @@ def stored_key(entity_key: str) -> str:
     return entity_key
 
 
+# Short canonical texts seen lately, with their (text, SHA-256 hex): a lookup's fact mostly
+# repeats its series' value (a count), and its text and hash cost more than its encoding.
+_HASHED: dict[bytes, tuple[str, str]] = {}
+_HASHED_KEPT = 1024
+_HASHED_MAX_BYTES = 256  # longer texts are hashed each time (fewer repeat; they would fill it)
+
+
 def canonical(value: Any) -> tuple[str, str]:
     """(RFC 8785 JSON text, its SHA-256 hex) of a JSON-able value."""
     raw = canonical_bytes(value)
-    return raw.decode(), hashlib.sha256(raw).hexdigest()
+    done = _HASHED.get(raw)
+    if done is None:
+        done = raw.decode(), hashlib.sha256(raw).hexdigest()
+        if len(raw) <= _HASHED_MAX_BYTES:
+            if len(_HASHED) >= _HASHED_KEPT:
+                _HASHED.clear()
+            _HASHED[raw] = done
+    return done
 
 
 @dataclasses.dataclass(frozen=True)

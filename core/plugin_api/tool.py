@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar, Union
 from urllib.parse import quote
 
@@ -118,6 +119,10 @@ class ToolContexts:
     upstream_cache: UpstreamCache | None = None
     content_rules: ContentCheck | None = None
     plugin: PluginContext | None = None  # handed to each run as `ToolContext.plugin`
+    # tool name -> the family's settings mapping its required settings were all found in
+    _configured: dict[str, Mapping[str, str]] = dataclasses.field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def for_run(self, tool: Tool, request_id: str, agent_id: str | None) -> ToolContext:
         begin_run()  # the evidence of this run dates from the answers it uses
@@ -145,8 +150,14 @@ class ToolContexts:
                     f"{tool.name} is not configured on this service: {state.problem}. Nothing was charged.",
                     {"reason": "not_configured", "kind": tool.provider_kind, "settings": state.unset_settings},
                 )
-        missing = [s.env_var for s in tool.unconfigured(self.family_settings(tool.family))]
-        if missing:
+        settings = self.family_settings(tool.family)
+        if self._configured.get(tool.name) is settings:  # found complete in this very mapping before
+            return
+        missing = [s.env_var for s in tool.unconfigured(settings)]
+        if not missing:
+            if type(settings) is MappingProxyType:  # the registry's: the same one until a setting is declared
+                self._configured[tool.name] = settings
+        else:
             raise ServiceError(
                 503,
                 "provider_unavailable",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -96,7 +96,10 @@ class Benchmarkable:
             raise ValueError("population must be looked_up or complete")
 
 
-@dataclasses.dataclass(frozen=True)
+_NO_PEERS: Any = object()  # `Fact`'s peers not given: a new empty dict each time
+
+
+@dataclasses.dataclass(frozen=True, init=False)
 class Fact:
     """One recordable fact a lookup's answer states about an entity, for the
     history features (Changes, Benchmark, Watches): e.g. attribute
@@ -113,6 +116,30 @@ class Fact:
     peers: Mapping[str, str | int] = dataclasses.field(default_factory=dict)
     # False leaves the fact out of Benchmark's peers (e.g. a county among states).
     benchmarked: bool = True
+
+    def __init__(
+        self,
+        attribute: str,
+        key: str,
+        value: JSONValue,
+        source: str,
+        as_of: str | None = None,
+        public: bool = True,
+        peers: Mapping[str, str | int] = _NO_PEERS,
+        benchmarked: bool = True,
+    ) -> None:
+        # the generated frozen `__init__`, in one step: it sets each field through
+        # `object.__setattr__`, a call each (a lookup makes a fact on every call)
+        self.__dict__.update(
+            attribute=attribute,
+            key=key,
+            value=value,
+            source=source,
+            as_of=as_of,
+            public=public,
+            peers={} if peers is _NO_PEERS else peers,
+            benchmarked=benchmarked,
+        )
 
 
 @dataclasses.dataclass(frozen=True)

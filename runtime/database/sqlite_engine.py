@@ -353,11 +353,8 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
             self._conn = None
 
     def _execute(self, conn: sqlite3.Connection, query: str, args: list[Any] | None) -> list[dict]:
-        cursor = conn.execute(query, args or [])
-        try:
-            return cursor.fetchall()
-        finally:
-            cursor.close()
+        # every row is fetched: the statement is done, and the cursor goes with this frame
+        return conn.execute(query, args or ()).fetchall()
 
     async def _run_in_new_connection(self, query: str, args=None, query_type: str = "generic", table=None):
         if _only_reads(query):
@@ -412,7 +409,10 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         current = self.current_transaction.get()
         if current is None:
             return await self._run_in_new_connection(query, args)
-        return self._in_transaction(current.connection, query, args)  # no coroutine of its own
+        # `_in_transaction` and `_execute` written out: four statements of a credits call run here
+        connection = current.connection
+        conn = connection.conn if type(connection) is _SharedConnection else self.raw_connection()
+        return conn.execute(query, args or ()).fetchall()
 
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)

@@ -107,3 +107,51 @@ async def test_concurrent_lookups_of_one_changed_value_make_one_row(kernel_facto
     assert [json.loads(r["value"])["score"] for r in await rows("C3")] == [1, 2]
     heads = await sql.fetch("SELECT fact_id FROM tw_fact_heads WHERE entity_key = 'C3'")
     assert [h["fact_id"] for h in heads] == [(await rows("C3"))[-1]["id"]]
+
+
+def test_a_fact_is_made_as_the_frozen_dataclass_it_declares() -> None:
+    """`Fact`'s own `__init__` (one step, not a setattr a field) keeps the dataclass's
+    signature, defaults, equality, `replace` and refusal of assignment."""
+    import dataclasses
+
+    from tollway._core.plugin_api.tool_declarations import Fact
+
+    full = Fact(
+        "vehicle_recalls", "HONDA|ACCORD|2021", {"total": 4}, "nhtsa", "2024-01-02", False, {"make": "HONDA"}, False
+    )
+    named = Fact(
+        attribute="vehicle_recalls", key="HONDA|ACCORD|2021", value={"total": 4}, source="nhtsa",
+        as_of="2024-01-02", public=False, peers={"make": "HONDA"}, benchmarked=False,
+    )  # fmt: skip
+    assert full == named
+    assert dataclasses.asdict(named) == {
+        "attribute": "vehicle_recalls", "key": "HONDA|ACCORD|2021", "value": {"total": 4}, "source": "nhtsa",
+        "as_of": "2024-01-02", "public": False, "peers": {"make": "HONDA"}, "benchmarked": False,
+    }  # fmt: skip
+    plain, other = Fact("a", "k", 1, "s"), Fact("a", "k", 1, "s")
+    assert (plain.as_of, plain.public, plain.peers, plain.benchmarked) == (None, True, {}, True)
+    assert plain.peers is not other.peers  # a new dict each, as `default_factory=dict` made
+    assert dataclasses.replace(plain, key="j") == Fact("a", "j", 1, "s")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plain.key = "j"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Fact("a", "k", 1)  # type: ignore[call-arg]
+
+
+def test_canonical_text_and_hash_are_the_same_remembered_or_not() -> None:
+    """`canonical` keeps short texts' (text, hash): the answer is the RFC 8785 text and its
+    SHA-256 either way, and a long text is not kept."""
+    import hashlib
+
+    import rfc8785
+
+    from tollway._core.history import store
+
+    for value in ({"total": 4}, {"b": [1, "é", None], "a": 0.5}, {"long": "x" * 400}, [3, {"z": True}]):
+        expected = rfc8785.dumps(value)
+        for _ in range(2):
+            text, digest = store.canonical(value)
+            assert text == expected.decode()
+            assert digest == hashlib.sha256(expected).hexdigest()
+    assert rfc8785.dumps({"long": "x" * 400}) not in store._HASHED
+    assert rfc8785.dumps({"total": 4}) in store._HASHED

@@ -6,11 +6,13 @@ SQLite and PostgreSQL; once set, the call is quoted as usual. `tollway plugins` 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
 import pytest
 
+from tollway._core.basics.errors import ServiceError
 from tollway._core.plugin_api.hookspecs import hookimpl
 from tollway._core.plugin_api.settings_spec import Setting
 from tollway._core.plugin_api.tool import Example, Tool, ToolContext, ToolContexts
@@ -106,6 +108,33 @@ def test_unconfigured_reads_the_family_settings() -> None:
         http=None, family_settings=lambda family: {"upstream_api_key": "k"} if family == "keyed" else {}
     )  # type: ignore[arg-type]
     contexts.require_configured(tool)  # does not raise
+
+
+def test_a_tool_found_configured_is_checked_again_when_its_familys_settings_change() -> None:
+    """`require_configured` remembers the read-only mapping a tool was found complete in (the
+    registry hands out the same one until a setting is declared): a new mapping is read
+    again, and a plain dict (which could change in place) is never remembered."""
+    tool = keyed_tool()
+    complete = MappingProxyType({"upstream_api_key": "k"})
+    current: dict[str, Any] = {"keyed": complete}
+    contexts = ToolContexts(http=None, family_settings=lambda family: current.get(family, {}))  # type: ignore[arg-type]
+    contexts.require_configured(tool)
+    contexts.require_configured(tool)  # the same mapping: remembered, still fine
+    current["keyed"] = MappingProxyType({"upstream_api_key": ""})  # a new mapping without the key
+    with pytest.raises(ServiceError) as refused:
+        contexts.require_configured(tool)
+    assert refused.value.status == 503
+    assert refused.value.details == {"reason": "not_configured", "settings": ["TOLLWAY_KEYED_UPSTREAM_API_KEY"]}
+    with pytest.raises(ServiceError):  # still refused: a refusal is never remembered
+        contexts.require_configured(tool)
+    current["keyed"] = complete
+    contexts.require_configured(tool)
+    plain = {"upstream_api_key": "k"}
+    current["keyed"] = plain
+    contexts.require_configured(tool)
+    del plain["upstream_api_key"]  # the same dict, changed in place: read again, refused
+    with pytest.raises(ServiceError):
+        contexts.require_configured(tool)
 
 
 def test_a_required_setting_must_be_of_the_tools_family() -> None:
