@@ -409,10 +409,7 @@ class EmbeddedSQLiteEngine(SQLiteEngine):
         current = self.current_transaction.get()
         if current is None:
             return await self._run_in_new_connection(query, args)
-        # `_in_transaction` and `_execute` written out: four statements of a credits call run here
-        connection = current.connection
-        conn = connection.conn if type(connection) is _SharedConnection else self.raw_connection()
-        return conn.execute(query, args or ()).fetchall()
+        return self._in_transaction(current.connection, query, args)  # no coroutine of its own
 
     def transaction(self, transaction_type: TransactionType = TransactionType.immediate, allow_nested: bool = True):
         return _Transaction(engine=self, transaction_type=transaction_type, allow_nested=allow_nested)
