@@ -315,6 +315,36 @@ def test_ets_fits_shared_within_a_forecast(monkeypatch):
     assert len(fm.Fits()._fits) == 0  # a new forecast starts empty
 
 
+def test_ets_gradient_takes_scipys_finite_difference_steps():
+    # fit_ets hands L-BFGS-B its own forward differences (one call per point instead of scipy's machinery): they
+    # must be scipy's, to the bit, inside the box and at its edges, so that the search ends where scipy's own
+    # finite differences end it, point for point
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(13)
+    bounds = [(1e-4, 0.9999), (1e-4, 0.9999), (0.8, 0.98), (None, None), (None, None)]
+    for trial in range(6):
+        y = 30 + np.cumsum(rng.normal(0.3, 1.0, int(rng.integers(8, 60))))
+
+        def f(p):
+            return float(np.sum((y - fm._one_step(p, y, True, True)) ** 2)) / float(np.var(y))
+
+        # starts inside the box and on its edges (a step past an edge is turned back or shortened)
+        start = [[0.3, 0.05, 0.95, 30.0, 0.3], [0.9999, 1e-4, 0.98, float(y[0]), 0.0], [0.5, 0.01, 0.8, 25.0, -1.0]]
+        x0 = start[trial % 3]
+        theirs = minimize(f, x0, method="L-BFGS-B", bounds=bounds, options={"maxiter": 200})
+        ours = minimize(
+            fm._with_forward_gradient(f, bounds),
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": 200},
+        )
+        assert np.array_equal(ours.x, theirs.x) and ours.fun == theirs.fun and ours.nit == theirs.nit
+        assert ours.nit > 1  # a real search, not a start that stopped at once
+
+
 def test_ces_follows_a_trend_and_a_level():
     rng = np.random.default_rng(7)
     k = np.arange(80)

@@ -139,16 +139,32 @@ def _ets_sse(params, y, trend: bool, damped: bool):
     return sse, l, t
 
 
-def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
+def _filter():
+    """The 1-D linear filter `_one_step` runs thousands of times a fit: scipy's lfilter core, which lfilter itself
+    calls for a denominator of more than one coefficient and no initial conditions (the same numbers, without the
+    argument checks that were a third of a fit's time); lfilter where a scipy keeps that core elsewhere."""
+    try:
+        from scipy.signal._sigtools import _linear_filter
+    except ImportError:  # pragma: no cover — another scipy layout: the public function, the same numbers
+        from scipy.signal import lfilter
+
+        return lambda b, a, x: lfilter(b, a, x)
+    return lambda b, a, x: _linear_filter(np.array(b), np.array(a), x, -1)
+
+
+def _one_step(params, y: np.ndarray, trend: bool, damped: bool, run=None, impulse=None) -> np.ndarray:
     """One-step forecasts of the additive-error ETS with these parameters, as a linear
     filter of y (the recursion of `_ets_sse`, without a Python loop): the state
     x_t = D x_(t-1) + g y_t with D = A - g w' gives a second-order filter for w' x_t, plus
-    the response to the initial state."""
-    from scipy.signal import (
-        lfilter,  # here, not at import: scipy.signal takes a second to import, and most processes never forecast
-    )
-
-    a, b, phi, l0, t0 = params
+    the response to the initial state. `run` and `impulse` (the filter and a unit impulse of len(y) + 1 points)
+    are made once per fit by the caller."""
+    run = run or _filter()
+    if impulse is None:
+        impulse = np.zeros(len(y) + 1)
+        impulse[0] = 1.0
+    a, b, phi, l0, t0 = (
+        params.tolist() if isinstance(params, np.ndarray) else params
+    )  # floats: the same numbers, faster
     if not trend:
         b = t0 = phi = 0.0
     elif not damped:
@@ -159,11 +175,12 @@ def _one_step(params, y: np.ndarray, trend: bool, damped: bool) -> np.ndarray:
     den = [1.0, -tr, det]
     h0 = l0 + phi * t0
     h1 = (d11 + phi * d21) * l0 + (d12 + phi * d22) * t0
-    impulse = np.zeros(len(y) + 1)
-    impulse[0] = 1.0
-    free = lfilter([h0, h1 - tr * h0], den, impulse)
-    s = lfilter(num, den, y) + free[1:]
-    return np.r_[free[0], s[:-1]]
+    free = run([h0, h1 - tr * h0], den, impulse)
+    s = run(num, den, y) + free[1:]
+    out = np.empty(len(y))
+    out[0] = free[0]
+    out[1:] = s[:-1]
+    return out
 
 
 class Fits:
@@ -188,6 +205,37 @@ def _ets(fits: Fits | None, y, trend: bool, damped: bool) -> dict:
     return fits.ets(y, trend, damped) if fits is not None else fit_ets(np.asarray(y, float), trend, damped)
 
 
+def _with_forward_gradient(obj, bounds):
+    """obj and its forward-difference gradient in one call, for L-BFGS-B's jac=True: the steps and numbers
+    scipy's own finite differences take for L-BFGS-B (absolute step 1e-8, its square-root-of-epsilon relative
+    step where that does not move x, turned back or shortened at a bound), without the general machinery
+    around them (half of a fit's time besides the filter)."""
+    lb = np.array([-np.inf if lo is None else lo for lo, _ in bounds], float)
+    ub = np.array([np.inf if hi is None else hi for _, hi in bounds], float)
+    rel = float(np.sqrt(np.finfo(float).eps))
+
+    def both(x):
+        f0 = np.float64(obj(x))
+        h = np.where(((x + 1e-8) - x) == 0, rel * ((x >= 0) * 2.0 - 1) * np.maximum(1.0, np.abs(x)), 1e-8)
+        lower, upper = x - lb, ub - x
+        moved = x + h
+        fitting = np.abs(h) <= np.maximum(lower, upper)
+        h[((moved < lb) | (moved > ub)) & fitting] *= -1
+        forward = (upper >= lower) & ~fitting
+        h[forward] = upper[forward]
+        backward = (upper < lower) & ~fitting
+        h[backward] = -lower[backward]
+        g = np.empty(len(x))
+        with np.errstate(all="ignore"):
+            for i in range(len(x)):
+                x1 = x.copy()
+                x1[i] = x[i] + h[i]
+                g[i] = (np.float64(obj(x1)) - f0) / ((x[i] + h[i]) - x[i])
+        return f0, g
+
+    return both
+
+
 def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
     """Additive-error ETS (A,N,N), (A,A,N) or (A,Ad,N) by least squares over the
     smoothing parameters and initial states."""
@@ -206,20 +254,42 @@ def fit_ets(y: np.ndarray, trend: bool, damped: bool) -> dict:
         bounds[2] = (1.0, 1.0)
         x0[2] = 1.0
 
+    run, impulse = _filter(), np.zeros(n + 1)
+    impulse[0] = 1.0
+
     def obj(p):
         if trend and p[1] > p[0]:
             return 1e30
         with np.errstate(all="ignore"):
-            v = float(np.sum((y - _one_step(p, y, trend, damped)) ** 2)) / (scale * scale)
+            v = float(np.sum((y - _one_step(p, y, trend, damped, run, impulse)) ** 2)) / (scale * scale)
         return v if math.isfinite(v) else 1e30
 
+    # the parameters a form fixes (no trend: beta, phi and the slope at 0; no damping: phi at 1) are left out of
+    # the search, as scipy's minimize does itself when it takes finite differences
+    free = [i for i, (lo, hi) in enumerate(bounds) if lo is None or lo != hi]
+    full = np.array(x0, float)
+
+    def searched(q):
+        p = full.copy()
+        p[free] = q
+        return obj(p)
+
+    objective = _with_forward_gradient(searched, [bounds[i] for i in free])
     best = None
     starts = [x0] if not trend else [x0, [0.5, 0.01] + x0[2:]]
     for s in starts:
-        r = minimize(obj, s, method="L-BFGS-B", bounds=bounds, options={"maxiter": 200})
+        r = minimize(
+            objective,
+            [s[i] for i in free],
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[bounds[i] for i in free],
+            options={"maxiter": 200},
+        )
         if best is None or r.fun < best.fun:
             best = r
-    p = best.x
+    p = full.copy()
+    p[free] = best.x
     sse, l, t = _ets_sse(p, yl, trend, damped)
     a, b, phi = float(p[0]), float(p[1]), float(p[2])
     if not trend:
