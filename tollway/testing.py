@@ -113,10 +113,11 @@ def pytest_configure(config: Any) -> None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    if "path" in _SQLITE_TEMPLATE:
+    if _SQLITE_TEMPLATES_DIR:
         import shutil
 
-        shutil.rmtree(_SQLITE_TEMPLATE.pop("path").parent, ignore_errors=True)
+        shutil.rmtree(_SQLITE_TEMPLATES_DIR.pop(), ignore_errors=True)
+        _SQLITE_TEMPLATE.clear()
     admin = _pg_admin_url()
     if admin and "url" in _PG_DB:
         with contextlib.suppress(Exception):
@@ -182,10 +183,8 @@ async def _empty_postgres(url: str, plugins: Any = None) -> None:
     import asyncpg
 
     from tollway._runtime.database import Database
-    from tollway._runtime.database.migrations import plugin_apps
 
-    apps = plugin_apps(plugins) if plugins is not None else []
-    key = tuple((app.app_name, str(app.resolved_migrations_folder_path)) for app in apps)
+    key = _migration_apps_key(plugins)
     if key not in _PG_MIGRATED:
         db = Database.from_url(url)
         await db.connect()
@@ -201,12 +200,25 @@ async def _empty_postgres(url: str, plugins: Any = None) -> None:
         await conn.close()
 
 
-_SQLITE_TEMPLATE: dict[str, Path] = {}
+def _migration_apps_key(plugins: Any) -> tuple[tuple[str, str], ...]:
+    """The migration apps (name, folder) of `plugins`, a kernel's plugin manager (none: the kernel's own)."""
+    from tollway._runtime.database.migrations import plugin_apps
+
+    apps = plugin_apps(plugins) if plugins is not None else []
+    return tuple((app.app_name, str(app.resolved_migrations_folder_path)) for app in apps)
 
 
-async def _sqlite_from_template(url: str) -> None:
-    """Start a new SQLite database as a copy of one migrated once per test process
-    (copying a file is cheaper than applying every migration for every test)."""
+# The migrated SQLite files new test databases are copied from, one per set of migration
+# apps (`_migration_apps_key`), all in one temporary folder removed at exit.
+_SQLITE_TEMPLATE: dict[tuple[tuple[str, str], ...], Path] = {}
+_SQLITE_TEMPLATES_DIR: list[Path] = []
+
+
+async def _sqlite_from_template(url: str, plugins: Any = None) -> None:
+    """Start a new SQLite database as a copy of one migrated once per test process for the
+    same migration apps (the kernel's and those of `plugins`, a kernel's plugin manager):
+    copying a file is cheaper than applying every migration for every test, and a plugin's
+    own migrations (its tables) were applied again by each of its tests' kernels."""
     import shutil
     import tempfile
 
@@ -215,17 +227,20 @@ async def _sqlite_from_template(url: str) -> None:
     target = Path(parse_database_url(url)[1]["path"])
     if target.exists():
         return
-    if "path" not in _SQLITE_TEMPLATE:
-        path = Path(tempfile.mkdtemp(prefix="tollway-schema-")) / "template.db"
+    key = _migration_apps_key(plugins)
+    if key not in _SQLITE_TEMPLATE:
+        if not _SQLITE_TEMPLATES_DIR:
+            _SQLITE_TEMPLATES_DIR.append(Path(tempfile.mkdtemp(prefix="tollway-schema-")))
+        path = _SQLITE_TEMPLATES_DIR[0] / f"template-{len(_SQLITE_TEMPLATE)}.db"
         db = Database.from_url(f"sqlite:///{path}")
         await db.connect()
         try:
-            await db.migrate()
+            await db.migrate(plugins)
         finally:
             await db.close()
-        _SQLITE_TEMPLATE["path"] = path
+        _SQLITE_TEMPLATE[key] = path
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_SQLITE_TEMPLATE["path"], target)
+    shutil.copyfile(_SQLITE_TEMPLATE[key], target)
 
 
 _ENTRY_POINTS: dict[tuple[str, ...], Any] = {}
@@ -253,7 +268,8 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
     Installed plugins load only when named in `installed` (strict mode).
     PostgreSQL tables are emptied before the first kernel of each test, so tests
     never see each other's rows; a new SQLite database starts as a copy of one
-    migrated once per run. Every kernel is stopped after the test.
+    migrated once per run for the same plugins' migrations. Every kernel is stopped
+    after the test.
     """
     from tollway._runtime.plugins import load_entry_point_plugins
     from tollway._runtime.service import build_kernel
@@ -277,7 +293,7 @@ async def kernel_factory(tmp_path: Path, db_kind: str) -> AsyncIterator[Any]:
         if db_kind == "postgres" and not made:
             await _empty_postgres(settings.database_url, kernel.pm)
         elif db_kind == "sqlite" and settings.database_url.startswith("sqlite:"):
-            await _sqlite_from_template(settings.database_url)
+            await _sqlite_from_template(settings.database_url, kernel.pm)
         made.append(kernel)
         if start:
             await kernel.start()
@@ -393,7 +409,7 @@ def webhook_receiver(path: str = "/hooks") -> Any:
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     try:
         yield receiver
@@ -439,7 +455,7 @@ def scripted_model(answer: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
             self.wfile.write(out)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     model.port = server.server_address[1]
     model.base_url = f"http://127.0.0.1:{model.port}/v1"
     try:
@@ -595,16 +611,20 @@ async def wait_for_job(
     client: Any, request_id: str, headers: dict[str, str], *, tries: int = 500, every_s: float = 0.6
 ) -> dict[str, Any]:
     """Poll `GET /v1/requests/{request_id}` until the job completed or failed; its last body.
-    The default pace stays under free_read's 120 reads a minute for the minutes a process pool
-    may take to start on a busy machine."""
+    The first polls come quickly (0.05 s apart, then twice as far each time: most jobs end
+    within a second, and a fixed pace left each test waiting up to `every_s` after its job
+    had ended); from then on every `every_s`, whose default stays under free_read's 120
+    reads a minute for the minutes a process pool may take to start on a busy machine."""
     body: dict[str, Any] = {}
+    pause = min(0.05, every_s)
     for _ in range(tries):
         polled = await client.get(f"/v1/requests/{request_id}", headers=headers)
         assert polled.status_code == 200, polled.text
         body = polled.json()
         if body["status"] in ("completed", "failed"):
             return body
-        await asyncio.sleep(every_s)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, every_s)
     raise AssertionError(f"job {request_id} stuck in {body.get('status')}")
 
 

@@ -29,7 +29,7 @@ class _StandIn(BaseHTTPRequestHandler):
 def stand_in() -> Iterator[str]:
     """A real HTTP server on 127.0.0.1: yields its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _StandIn)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

@@ -79,7 +79,7 @@ def pdl_standin() -> Iterator[Standin]:
             self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     standin.url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         yield standin

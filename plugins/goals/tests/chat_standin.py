@@ -108,7 +108,7 @@ def chat_standin(policy: Policy) -> Iterator[ChatStandin]:
             self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     standin.base = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:

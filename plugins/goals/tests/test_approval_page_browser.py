@@ -158,7 +158,7 @@ class Site:
 def site() -> Iterator[Site]:
     approvals = Approvals()
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(approvals))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield Site(approvals, f"http://127.0.0.1:{server.server_address[1]}")

@@ -35,7 +35,7 @@ def failing_once() -> Iterator[dict[str, Any]]:
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     seen["url"] = f"http://127.0.0.1:{server.server_address[1]}/hooks"
     try:
         yield seen

@@ -178,5 +178,5 @@ def _serve(answer: Callable[[BaseHTTPRequestHandler], tuple[int, bytes, str]]) -
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server

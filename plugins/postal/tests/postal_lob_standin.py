@@ -331,7 +331,9 @@ def lob_standin() -> Iterator[LobStandIn]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(stand_in))
     server.daemon_threads = True
     stand_in.base_url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="lob-standin", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, name="lob-standin", kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield stand_in

@@ -168,7 +168,7 @@ def rdap_server() -> Iterator[RdapStandin]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     standin.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield standin

@@ -149,7 +149,7 @@ async def test_a_research_job_whose_searches_all_fail_is_refunded(kernel_factory
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         kernel = await kernel_factory(
             installed={"tollway_web"}, env=env_for(f"http://127.0.0.1:{server.server_address[1]}")

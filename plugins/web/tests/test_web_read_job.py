@@ -40,7 +40,7 @@ class Page(BaseHTTPRequestHandler):
 def page_url() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/notice"
     server.shutdown()
     server.server_close()

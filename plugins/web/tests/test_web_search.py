@@ -88,7 +88,7 @@ def stand_in() -> Iterator[tuple[str, Script]]:
     handler = type("Handler", (StandIn,), {"script": script})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}", script
     server.shutdown()
     server.server_close()
