@@ -326,7 +326,7 @@ def test_ets_gradient_takes_scipys_finite_difference_steps():
     for trial in range(6):
         y = 30 + np.cumsum(rng.normal(0.3, 1.0, int(rng.integers(8, 60))))
 
-        def f(p):
+        def f(p, y=y):
             return float(np.sum((y - fm._one_step(p, y, True, True)) ** 2)) / float(np.var(y))
 
         # starts inside the box and on its edges (a step past an edge is turned back or shortened)
